@@ -1,0 +1,78 @@
+# The user's interface to strata. `make run` and `make test` work on a fresh Debian 12 machine
+# that has git, make, g++ and cmake: `make deps` installs the rest from Debian's packages.
+
+SHELL := /bin/bash
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
+FUZZ_SECONDS ?= 20
+
+# Everything the build, the tests and the benchmarks need, as Debian 12 package names.
+DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config clang-format clang libclang-rt-14-dev \
+  libboost1.81-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev \
+  libxxhash-dev libexpected-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev \
+  python3 procps
+
+FORMAT_FILES = $(shell git ls-files --cached --others --exclude-standard \
+  'src/*.h' 'src/*.cc' 'tests/*.h' 'tests/*.cc' 'bench/*.h' 'bench/*.cc' 'fuzz/*.cc' 2>/dev/null)
+
+.PHONY: all deps build build-asan build-fuzz test test-release test-asan fuzz format format-check run clean
+
+all: build
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	  done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	echo "strata needs these Debian packages: $$missing"; \
+	if [ "$$(id -u)" != 0 ]; then \
+	  echo "Run as root: apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing"; \
+	  exit 1; \
+	fi; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing
+
+build: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release
+
+build-asan: deps
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan
+
+build-fuzz: deps
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz
+
+test-release: build
+	ctest --preset release
+
+test-asan: build-asan
+	ctest --preset asan
+
+# Each fuzz target runs for FUZZ_SECONDS over its corpus in fuzz/corpus/<target>; new inputs go
+# to a scratch directory, so the repository's corpus changes only when someone adds to it.
+fuzz: build-fuzz
+	@set -e; for t in $$(ls build/fuzz/fuzz/ | grep '_fuzz$$'); do \
+	  scratch=$$(mktemp -d); \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS)s"; \
+	  build/fuzz/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$scratch fuzz/corpus/$$t \
+	    2>build/fuzz/$$t.log || { tail -50 build/fuzz/$$t.log; exit 1; }; \
+	  grep -E 'stat::number_of_executed_units' build/fuzz/$$t.log; \
+	  rm -rf $$scratch; \
+	done
+
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-check: deps
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+
+test: format-check test-release test-asan fuzz
+	@echo "make test: format, release tests, sanitizer tests and fuzzing all passed"
+
+run: build
+	build/release/bin/strata version
+
+clean:
+	rm -rf build

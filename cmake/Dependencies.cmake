@@ -1,0 +1,22 @@
+# Every dependency comes from Debian 12's packages (see `make deps`).
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(tl-expected REQUIRED)
+find_package(nlohmann_json REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(GTest REQUIRED)
+find_package(Boost 1.81.0 REQUIRED CONFIG)
+if(STRATA_BENCH AND NOT STRATA_FUZZ)
+  find_package(benchmark REQUIRED)
+endif()
+find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
+find_library(XXHASH_LIBRARY xxhash REQUIRED)
+add_library(strata_xxhash INTERFACE)
+target_include_directories(strata_xxhash INTERFACE ${XXHASH_INCLUDE_DIR})
+target_link_libraries(strata_xxhash INTERFACE ${XXHASH_LIBRARY})
+
+# Modules that the fuzz build compiles (with clang, -fsanitize=fuzzer-no-link).
+set(STRATA_FUZZ_MODULES common api)

@@ -1,0 +1,19 @@
+// The `strata` command: one binary for the CLI verbs, the control plane, the node agent, the
+// gateway, the engine simulator and the simulations.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "common/logging.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"strata: a platform for AI workloads on GPU clusters"};
+  app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off");
+
+  CLI::App* version = app.add_subcommand("version", "Print the version");
+  version->callback([] { std::cout << "strata " << STRATA_VERSION << "\n"; });
+
+  CLI11_PARSE(app, argc, argv);
+  return 0;
+}

@@ -1,0 +1,30 @@
+#include "common/clock.h"
+
+#include <gtest/gtest.h>
+
+namespace strata {
+namespace {
+
+TEST(FakeClockTest, MovesOnlyWhenTold) {
+  FakeClock clock;
+  TimePoint start = clock.Now();
+  EXPECT_EQ(clock.Now(), start);
+  clock.Advance(std::chrono::seconds(90));
+  EXPECT_EQ(clock.Now() - start, std::chrono::seconds(90));
+  EXPECT_EQ(FormatRfc3339(start), "2026-01-01T00:00:00Z");
+  EXPECT_EQ(FormatRfc3339(clock.Now()), "2026-01-01T00:01:30Z");
+}
+
+TEST(FakeClockTest, TimeNeverGoesBack) {
+  FakeClock clock;
+  EXPECT_DEATH(clock.Advance(std::chrono::seconds(-1)), "CHECK failed");
+  EXPECT_DEATH(clock.Set(FakeClock::kDefaultStart - std::chrono::seconds(1)), "CHECK failed");
+}
+
+TEST(RealClockTest, IsRecent) {
+  double now = ToSeconds(RealClock::Instance().Now());
+  EXPECT_GT(now, 1.7e9);  // after 2023
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,183 @@
+#include "common/yaml_json.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace strata {
+namespace {
+
+std::string Where(const YAML::Mark& mark) {
+  return "line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1);
+}
+
+bool IsNullScalar(const std::string& s) {
+  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
+}
+
+// Converts a plain (unquoted) scalar by YAML 1.2's core schema.
+nlohmann::json PlainScalar(const std::string& s) {
+  if (IsNullScalar(s)) return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  static const std::regex kInt("[-+]?[0-9]+");
+  static const std::regex kOct("0o[0-7]+");
+  static const std::regex kHex("0x[0-9a-fA-F]+");
+  static const std::regex kFloat("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+  if (std::regex_match(s, kInt)) {
+    errno = 0;
+    char* end = nullptr;
+    long long v = std::strtoll(s.c_str(), &end, 10);
+    if (errno == 0) return static_cast<int64_t>(v);
+    return s;  // out of int64 range: keep the text, let the field decoder complain
+  }
+  if (std::regex_match(s, kOct))
+    return static_cast<int64_t>(std::strtoll(s.c_str() + 2, nullptr, 8));
+  if (std::regex_match(s, kHex))
+    return static_cast<int64_t>(std::strtoll(s.c_str() + 2, nullptr, 16));
+  if (std::regex_match(s, kFloat)) return std::strtod(s.c_str(), nullptr);
+  if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf")
+    return std::numeric_limits<double>::infinity();
+  if (s == "-.inf" || s == "-.Inf" || s == "-.INF") return -std::numeric_limits<double>::infinity();
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") return std::numeric_limits<double>::quiet_NaN();
+  return s;
+}
+
+Result<nlohmann::json> Convert(const YAML::Node& node, int depth) {
+  if (depth > 200) return Err(InvalidArgumentError(Where(node.Mark()) + ": nested too deeply"));
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return nlohmann::json(nullptr);
+    case YAML::NodeType::Scalar:
+      // yaml-cpp tags quoted scalars "!" and leaves plain ones "?".
+      if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") return node.Scalar();
+      return PlainScalar(node.Scalar());
+    case YAML::NodeType::Sequence: {
+      nlohmann::json out = nlohmann::json::array();
+      for (const YAML::Node& item : node) {
+        ASSIGN_OR_RETURN(nlohmann::json value, Convert(item, depth + 1));
+        out.push_back(std::move(value));
+      }
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      nlohmann::json out = nlohmann::json::object();
+      for (const auto& kv : node) {
+        if (!kv.first.IsScalar()) {
+          return Err(
+              InvalidArgumentError(Where(kv.first.Mark()) + ": mapping keys must be scalars"));
+        }
+        const std::string& key = kv.first.Scalar();
+        if (out.contains(key)) {
+          return Err(
+              InvalidArgumentError(Where(kv.first.Mark()) + ": duplicate key \"" + key + "\""));
+        }
+        ASSIGN_OR_RETURN(nlohmann::json value, Convert(kv.second, depth + 1));
+        out[key] = std::move(value);
+      }
+      return out;
+    }
+  }
+  return nlohmann::json(nullptr);
+}
+
+bool NeedsQuotes(const std::string& s) {
+  if (s.empty()) return true;
+  nlohmann::json plain = PlainScalar(s);
+  if (!plain.is_string()) return true;
+  static const std::string kSpecial = ":#{}[],&*!|>'\"%@`";
+  if (kSpecial.find(s.front()) != std::string::npos || s.front() == '-' || s.front() == '?' ||
+      s.front() == ' ' || s.back() == ' ')
+    return true;
+  return s.find(": ") != std::string::npos || s.find(" #") != std::string::npos ||
+         s.find('\n') != std::string::npos || s.back() == ':';
+}
+
+std::string ScalarText(const nlohmann::json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    return NeedsQuotes(s) ? nlohmann::json(s).dump() : s;
+  }
+  return v.dump();
+}
+
+void Emit(const nlohmann::json& v, int indent, std::ostringstream& out);
+
+void EmitValueAfterKey(const nlohmann::json& v, int indent, std::ostringstream& out) {
+  if ((v.is_object() || v.is_array()) && !v.empty()) {
+    out << "\n";
+    Emit(v, v.is_array() ? indent : indent + 2, out);
+  } else if (v.is_object()) {
+    out << " {}\n";
+  } else if (v.is_array()) {
+    out << " []\n";
+  } else {
+    out << " " << ScalarText(v) << "\n";
+  }
+}
+
+void Emit(const nlohmann::json& v, int indent, std::ostringstream& out) {
+  std::string pad(indent, ' ');
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      out << pad << ScalarText(it.key()) << ":";
+      EmitValueAfterKey(it.value(), indent, out);
+    }
+  } else if (v.is_array()) {
+    for (const auto& item : v) {
+      if (item.is_object() && !item.empty()) {
+        // "- key: value" with the rest of the mapping aligned under the first key.
+        std::ostringstream inner;
+        Emit(item, indent + 2, inner);
+        std::string text = inner.str();
+        out << pad << "- " << text.substr(indent + 2);
+      } else if (item.is_array() && !item.empty()) {
+        out << pad << "-\n";
+        Emit(item, indent + 2, out);
+      } else {
+        out << pad << "-";
+        EmitValueAfterKey(item, indent, out);
+      }
+    }
+  } else {
+    out << pad << ScalarText(v) << "\n";
+  }
+}
+
+}  // namespace
+
+Result<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text) {
+  std::vector<YAML::Node> nodes;
+  try {
+    nodes = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgumentError(Where(e.mark) + ": " + e.msg));
+  }
+  std::vector<YamlDocument> docs;
+  for (const YAML::Node& node : nodes) {
+    if (node.IsNull()) continue;
+    ASSIGN_OR_RETURN(nlohmann::json value, Convert(node, 0));
+    docs.push_back({std::move(value), node.Mark().line + 1});
+  }
+  return docs;
+}
+
+std::string ToYaml(const nlohmann::json& value) {
+  std::ostringstream out;
+  if ((value.is_object() || value.is_array()) && value.empty()) {
+    out << (value.is_object() ? "{}\n" : "[]\n");
+  } else {
+    Emit(value, 0, out);
+  }
+  return out.str();
+}
+
+}  // namespace strata

@@ -1,0 +1,64 @@
+#include "common/yaml_json.h"
+
+#include <gtest/gtest.h>
+
+namespace strata {
+namespace {
+
+TEST(YamlJsonTest, MultiDocumentWithCoreSchemaScalars) {
+  auto docs = ParseYamlDocuments(R"(
+kind: A
+replicas: 3
+ratio: 1.5
+enabled: true
+quoted: "3"
+nothing: ~
+name: three
+---
+---
+kind: B
+list: [1, two, 0x10]
+)");
+  ASSERT_TRUE(docs) << docs.error().message();
+  ASSERT_EQ(docs->size(), 2u);
+  const nlohmann::json& a = (*docs)[0].value;
+  EXPECT_EQ(a["replicas"], 3);
+  EXPECT_EQ(a["ratio"], 1.5);
+  EXPECT_EQ(a["enabled"], true);
+  EXPECT_EQ(a["quoted"], "3");
+  EXPECT_TRUE(a["nothing"].is_null());
+  EXPECT_EQ(a["name"], "three");
+  EXPECT_EQ((*docs)[1].value["list"], nlohmann::json::parse(R"([1, "two", 16])"));
+  EXPECT_EQ((*docs)[1].line, 11);
+}
+
+TEST(YamlJsonTest, JsonIsYaml) {
+  auto docs = ParseYamlDocuments(R"({"kind": "A", "spec": {"n": [1, 2]}})");
+  ASSERT_TRUE(docs);
+  EXPECT_EQ((*docs)[0].value["spec"]["n"][1], 2);
+}
+
+TEST(YamlJsonTest, ErrorsNameTheLine) {
+  auto dup = ParseYamlDocuments("a: 1\nb: 2\na: 3\n");
+  ASSERT_FALSE(dup);
+  EXPECT_EQ(dup.error().message(), "line 3, column 1: duplicate key \"a\"");
+  auto bad = ParseYamlDocuments("a: [1, 2\n");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("line "), std::string::npos);
+}
+
+TEST(YamlJsonTest, ToYamlRoundTrips) {
+  nlohmann::json v = nlohmann::json::parse(R"json({
+    "apiVersion": "strata.dev/v1alpha1", "kind": "Job",
+    "metadata": {"name": "a", "labels": {}},
+    "spec": {"replicas": 4, "command": ["python", "-c", "print('x: y')"], "flag": "true",
+             "empty": "", "pods": [{"name": "w", "gpus": 8}, {"name": "m", "gpus": 1}],
+             "nested": [[1, 2], []]}})json");
+  std::string text = ToYaml(v);
+  auto back = ParseYamlDocuments(text);
+  ASSERT_TRUE(back) << back.error().message() << "\n" << text;
+  EXPECT_EQ((*back)[0].value, v) << text;
+}
+
+}  // namespace
+}  // namespace strata
