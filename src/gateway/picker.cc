@@ -1,0 +1,246 @@
+#include "gateway/picker.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace strata::gateway {
+namespace {
+
+constexpr std::pair<PickPolicy, std::string_view> kPolicyNames[] = {
+    {PickPolicy::kStrata, "strata"},          {PickPolicy::kEppDefault, "epp-default"},
+    {PickPolicy::kPrefixOnly, "prefix-only"}, {PickPolicy::kLeastRequest, "least-request"},
+    {PickPolicy::kRoundRobin, "round-robin"}, {PickPolicy::kRandom, "random"},
+};
+
+bool Contains(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// A value in [0, 1]: 1 for the lowest of the range, 0 for the highest (the EPP queue scorer's
+// shape). Equal values all score 1.
+double InverseRangeScore(double value, double lowest, double highest) {
+  if (highest <= lowest) return 1.0;
+  return 1.0 - (value - lowest) / (highest - lowest);
+}
+
+}  // namespace
+
+std::string_view PickPolicyName(PickPolicy policy) {
+  for (const auto& [p, name] : kPolicyNames) {
+    if (p == policy) return name;
+  }
+  return "unknown";
+}
+
+Result<PickPolicy> ParsePickPolicy(std::string_view name) {
+  for (const auto& [policy, policy_name] : kPolicyNames) {
+    if (policy_name == name) return policy;
+  }
+  return Err(InvalidArgumentError(fmt::format(
+      "unknown picker policy \"{}\" (expected strata, epp-default, prefix-only, least-request, "
+      "round-robin or random)",
+      name)));
+}
+
+std::string_view PickReasonName(PickReason reason) {
+  switch (reason) {
+    case PickReason::kPrefixAffinity:
+      return "prefix";
+    case PickReason::kLoraAffinity:
+      return "lora";
+    case PickReason::kLoadCapped:
+      return "load-cap";
+    case PickReason::kLeastLoaded:
+      return "least-loaded";
+    case PickReason::kRoundRobin:
+      return "round-robin";
+    case PickReason::kRandom:
+      return "random";
+  }
+  return "unknown";
+}
+
+Picker::Picker(PickerOptions options)
+    : options_(options),
+      prefix_index_(options.prefix_block_bytes, options.prefix_blocks_per_endpoint),
+      random_(options.seed) {}
+
+Result<std::vector<Picker::Candidate>> Picker::Eligible(std::span<const EndpointState> endpoints,
+                                                        const PickRequest& request, TimePoint now,
+                                                        std::span<const uint64_t> hashes) const {
+  std::vector<Candidate> candidates;
+  candidates.reserve(endpoints.size());
+  int not_ready = 0, draining = 0, unhealthy = 0, excluded = 0, no_adapter = 0;
+  // The EPP baseline knows only what it scrapes.
+  const bool counts_in_flight = options_.policy != PickPolicy::kEppDefault;
+  for (size_t i = 0; i < endpoints.size(); ++i) {
+    const EndpointState& endpoint = endpoints[i];
+    if (!endpoint.ready) {
+      ++not_ready;
+      continue;
+    }
+    if (endpoint.draining) {
+      ++draining;
+      continue;
+    }
+    if (!endpoint.healthy) {
+      ++unhealthy;
+      continue;
+    }
+    if (std::find(request.excluded_ids.begin(), request.excluded_ids.end(), endpoint.id) !=
+        request.excluded_ids.end()) {
+      ++excluded;
+      continue;
+    }
+    const bool fresh = endpoint.metrics_at != TimePoint{} &&
+                       now - endpoint.metrics_at <= options_.metrics_stale_after;
+    const bool loaded =
+        fresh && !request.adapter.empty() && Contains(endpoint.loaded_adapters, request.adapter);
+    if (!request.adapter.empty() && !loaded &&
+        !Contains(endpoint.served_adapters, request.adapter)) {
+      ++no_adapter;
+      continue;
+    }
+    Candidate candidate;
+    candidate.index = i;
+    candidate.queue = (fresh ? endpoint.waiting + endpoint.running : 0) +
+                      (counts_in_flight ? endpoint.in_flight : 0);
+    candidate.kv_usage = fresh ? std::clamp(endpoint.kv_usage, 0.0, 1.0) : 0.5;
+    candidate.adapter_loaded = loaded;
+    candidate.matched_blocks = prefix_index_.MatchLength(endpoint.id, hashes);
+    candidates.push_back(candidate);
+  }
+  if (candidates.empty()) {
+    return Err(UnavailableError(fmt::format(
+        "0/{} endpoints eligible: {} not ready, {} draining, {} unhealthy, {} already failed, "
+        "{} without adapter \"{}\"",
+        endpoints.size(), not_ready, draining, unhealthy, excluded, no_adapter, request.adapter)));
+  }
+  return candidates;
+}
+
+size_t Picker::BreakTie(size_t tied_count) { return rotation_++ % tied_count; }
+
+PickResult Picker::ChooseByScore(const std::vector<Candidate>& candidates, bool lora_requested) {
+  const bool strata = options_.policy == PickPolicy::kStrata;
+  const bool prefix_only = options_.policy == PickPolicy::kPrefixOnly;
+  int64_t min_queue = std::numeric_limits<int64_t>::max();
+  int64_t max_queue = std::numeric_limits<int64_t>::min();
+  for (const Candidate& c : candidates) {
+    min_queue = std::min(min_queue, c.queue);
+    max_queue = std::max(max_queue, c.queue);
+  }
+  auto capped = [&](const Candidate& c) {
+    return strata && (c.queue - min_queue > options_.load_cap_queue_excess ||
+                      c.kv_usage >= options_.kv_saturation);
+  };
+
+  std::vector<double> scores(candidates.size());
+  size_t best_match_anywhere = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    best_match_anywhere = std::max(best_match_anywhere, c.matched_blocks);
+    if (prefix_only) {
+      scores[i] = static_cast<double>(c.matched_blocks);
+    } else {
+      scores[i] = options_.queue_weight * InverseRangeScore(static_cast<double>(c.queue),
+                                                            static_cast<double>(min_queue),
+                                                            static_cast<double>(max_queue)) +
+                  options_.kv_weight * (1.0 - c.kv_usage);
+    }
+  }
+  // Prefix scores are normalised by the longest match among candidates so that a one-block
+  // match on a short prompt counts as much as a long match on a long prompt.
+  if (!prefix_only && best_match_anywhere > 0) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (capped(candidates[i])) continue;
+      scores[i] += options_.prefix_weight * static_cast<double>(candidates[i].matched_blocks) /
+                   static_cast<double>(best_match_anywhere);
+    }
+  }
+  if (strata && lora_requested) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (candidates[i].adapter_loaded && !capped(candidates[i])) {
+        scores[i] += options_.lora_weight;
+      }
+    }
+  }
+
+  const double best = *std::max_element(scores.begin(), scores.end());
+  std::vector<size_t> tied;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    // Scores are sums of a few doubles: compare with a tolerance so equal endpoints tie.
+    if (best - scores[i] <= 1e-9) tied.push_back(i);
+  }
+  const Candidate& chosen = candidates[tied[BreakTie(tied.size())]];
+
+  PickResult result;
+  result.index = chosen.index;
+  result.matched_blocks = chosen.matched_blocks;
+  bool longer_match_was_capped = false;
+  for (const Candidate& c : candidates) {
+    if (c.matched_blocks > chosen.matched_blocks && capped(c)) longer_match_was_capped = true;
+  }
+  if (chosen.matched_blocks > 0 && chosen.matched_blocks == best_match_anywhere) {
+    result.reason = PickReason::kPrefixAffinity;
+  } else if (longer_match_was_capped) {
+    result.reason = PickReason::kLoadCapped;
+  } else if (strata && lora_requested && chosen.adapter_loaded) {
+    result.reason = PickReason::kLoraAffinity;
+  } else {
+    result.reason = prefix_only ? PickReason::kRoundRobin : PickReason::kLeastLoaded;
+  }
+  return result;
+}
+
+Result<PickResult> Picker::Pick(std::span<const EndpointState> endpoints,
+                                const PickRequest& request, TimePoint now) {
+  std::vector<uint64_t> computed;
+  std::span<const uint64_t> hashes = request.block_hashes;
+  const bool uses_prefix = options_.policy == PickPolicy::kStrata ||
+                           options_.policy == PickPolicy::kEppDefault ||
+                           options_.policy == PickPolicy::kPrefixOnly;
+  if (uses_prefix && hashes.empty()) {
+    computed = PrefixIndex::HashBlocks(request.prompt, options_.prefix_block_bytes);
+    hashes = computed;
+  }
+  if (!uses_prefix) hashes = {};
+  ASSIGN_OR_RETURN(std::vector<Candidate> candidates, Eligible(endpoints, request, now, hashes));
+
+  PickResult result;
+  switch (options_.policy) {
+    case PickPolicy::kRoundRobin:
+      result.index = candidates[BreakTie(candidates.size())].index;
+      result.reason = PickReason::kRoundRobin;
+      break;
+    case PickPolicy::kRandom: {
+      std::uniform_int_distribution<size_t> uniform(0, candidates.size() - 1);
+      result.index = candidates[uniform(random_)].index;
+      result.reason = PickReason::kRandom;
+      break;
+    }
+    case PickPolicy::kLeastRequest: {
+      int64_t least = std::numeric_limits<int64_t>::max();
+      for (const Candidate& c : candidates) least = std::min(least, c.queue);
+      std::vector<size_t> tied;
+      for (const Candidate& c : candidates) {
+        if (c.queue == least) tied.push_back(c.index);
+      }
+      result.index = tied[BreakTie(tied.size())];
+      result.reason = PickReason::kLeastLoaded;
+      break;
+    }
+    case PickPolicy::kStrata:
+    case PickPolicy::kEppDefault:
+    case PickPolicy::kPrefixOnly:
+      result = ChooseByScore(candidates, !request.adapter.empty());
+      prefix_index_.Record(endpoints[result.index].id, hashes);
+      break;
+  }
+  result.total_blocks = hashes.size();
+  return result;
+}
+
+}  // namespace strata::gateway

@@ -1,0 +1,148 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "gateway/prefix_index.h"
+
+namespace strata::gateway {
+
+// What the gateway knows about one engine replica at one moment. Plain data: the scraper builds
+// a new vector of these and publishes it whole, so a reader never sees a half-updated endpoint.
+struct EndpointState {
+  std::string id;         // unique and stable for the replica's life, e.g. "127.0.0.1:8001"
+  bool ready = true;      // readiness probe passes (weights loaded)
+  bool draining = false;  // scale-down in progress: no new requests
+  bool healthy = true;    // not ejected after failures
+  // Scraped from the replica's /metrics at `metrics_at` (TimePoint{} when never scraped).
+  int64_t waiting = 0;
+  int64_t running = 0;
+  double kv_usage = 0.0;                     // fraction of KV-cache blocks in use, in [0, 1]
+  std::vector<std::string> loaded_adapters;  // LoRA adapters resident in GPU memory
+  TimePoint metrics_at{};
+  // LoRA adapters this replica may serve (from configuration); loading one may take time.
+  std::vector<std::string> served_adapters;
+  // Requests the gateway itself has sent and not yet seen finish: fresher than any scrape.
+  int64_t in_flight = 0;
+};
+
+// The routing policies. kStrata is the default; the others exist as baselines for the
+// simulator and benchmarks.
+enum class PickPolicy {
+  kStrata,        // filters, then prefix 3 + queue 2 + KV 2 + LoRA 1, with a load cap
+  kEppDefault,    // the Inference Extension's default: prefix 3 + queue 2 + KV 2, scraped only
+  kPrefixOnly,    // longest prefix match, ties rotate
+  kLeastRequest,  // fewest waiting + running + in-flight
+  kRoundRobin,    // rotate over eligible endpoints
+  kRandom,        // uniform over eligible endpoints, seeded
+};
+
+// "strata", "epp-default", "prefix-only", "least-request", "round-robin", "random".
+std::string_view PickPolicyName(PickPolicy policy);
+// The inverse of PickPolicyName; kInvalidArgument naming the accepted values otherwise.
+Result<PickPolicy> ParsePickPolicy(std::string_view name);
+
+struct PickerOptions {
+  PickPolicy policy = PickPolicy::kStrata;
+  uint64_t seed = 1;               // for kRandom
+  size_t prefix_block_bytes = 64;  // ~16 tokens of English text
+  size_t prefix_blocks_per_endpoint = 65536;
+  // Scraped figures older than this are ignored: only the gateway's own in-flight count and
+  // configuration count then.
+  Duration metrics_stale_after = std::chrono::milliseconds(500);
+  double prefix_weight = 3.0;
+  double queue_weight = 2.0;
+  double kv_weight = 2.0;
+  double lora_weight = 1.0;  // kStrata only
+  // kStrata only: an endpoint whose queue exceeds the least-loaded eligible endpoint's by more
+  // than this, or whose KV usage is at least `kv_saturation`, gets no prefix or LoRA credit, so
+  // affinity cannot pile requests onto a saturated replica.
+  int64_t load_cap_queue_excess = 8;
+  double kv_saturation = 0.95;
+};
+
+// Why the picker chose an endpoint, for metrics (`strata_gateway_picks_total{reason=...}`).
+enum class PickReason {
+  kPrefixAffinity,  // the chosen endpoint had the longest prefix match
+  kLoraAffinity,    // the chosen endpoint had the requested adapter loaded
+  kLoadCapped,      // a longer prefix match existed on an endpoint over the load cap
+  kLeastLoaded,     // load and KV usage decided
+  kRoundRobin,
+  kRandom,
+};
+
+// "prefix", "lora", "load-cap", "least-loaded", "round-robin", "random".
+std::string_view PickReasonName(PickReason reason);
+
+struct PickRequest {
+  // The text whose prefix engines cache (the prompt, or the chat messages rendered in order).
+  std::string_view prompt;
+  // Precomputed chained block hashes (the simulator has token blocks, not text). When not
+  // empty, used instead of hashing `prompt`.
+  std::span<const uint64_t> block_hashes;
+  // The LoRA adapter asked for, or empty for the base model.
+  std::string_view adapter;
+  // Endpoints not to use (already failed for this request).
+  std::span<const std::string> excluded_ids;
+};
+
+struct PickResult {
+  size_t index = 0;  // into the endpoint span given to Pick
+  PickReason reason = PickReason::kLeastLoaded;
+  size_t matched_blocks = 0;  // prefix blocks the chosen endpoint probably has cached
+  size_t total_blocks = 0;    // complete blocks in the prompt
+};
+
+// The endpoint picker: a pure, synchronous routing policy over a snapshot of endpoint states.
+// Filters (ready, not draining, healthy, not excluded, adapter servable), then scores. Time
+// enters only as the `now` argument, so the simulator drives it in virtual time. It remembers
+// only what it routed (prefix index, round-robin position, random state).
+//
+// One Picker per routing loop (one per gateway event-loop thread, one per simulation); not
+// thread-safe.
+class Picker {
+ public:
+  explicit Picker(PickerOptions options);
+
+  // Chooses one endpoint of `endpoints` for `request` and records the choice in the prefix
+  // index. Returns kUnavailable, saying how many endpoints each filter removed, when no
+  // endpoint is eligible (including when `endpoints` is empty).
+  Result<PickResult> Pick(std::span<const EndpointState> endpoints, const PickRequest& request,
+                          TimePoint now);
+
+  // Drops prefix history of an endpoint that left the set or restarted.
+  void ForgetEndpoint(std::string_view endpoint_id) { prefix_index_.Forget(endpoint_id); }
+
+  const PickerOptions& options() const { return options_; }
+  const PrefixIndex& prefix_index() const { return prefix_index_; }
+
+ private:
+  struct Candidate {
+    size_t index;
+    int64_t queue;    // waiting + running (fresh scrapes only) + in-flight
+    double kv_usage;  // 0.5 when unknown (stale)
+    bool adapter_loaded;
+    size_t matched_blocks;
+  };
+
+  Result<std::vector<Candidate>> Eligible(std::span<const EndpointState> endpoints,
+                                          const PickRequest& request, TimePoint now,
+                                          std::span<const uint64_t> hashes) const;
+  PickResult ChooseByScore(const std::vector<Candidate>& candidates, bool lora_requested);
+  // Index into `tied` of the one to take, rotating so equal endpoints share the load.
+  size_t BreakTie(size_t tied_count);
+
+  PickerOptions options_;
+  PrefixIndex prefix_index_;
+  uint64_t rotation_ = 0;
+  std::mt19937_64 random_;
+};
+
+}  // namespace strata::gateway

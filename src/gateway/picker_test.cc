@@ -1,0 +1,229 @@
+#include "gateway/picker.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace strata::gateway {
+namespace {
+
+using std::chrono::milliseconds;
+
+class PickerTest : public ::testing::Test {
+ protected:
+  EndpointState Endpoint(std::string id) {
+    EndpointState e;
+    e.id = std::move(id);
+    e.metrics_at = clock_.Now();
+    return e;
+  }
+
+  std::vector<EndpointState> Three() { return {Endpoint("a"), Endpoint("b"), Endpoint("c")}; }
+
+  static PickerOptions Options(PickPolicy policy) {
+    PickerOptions options;
+    options.policy = policy;
+    options.prefix_block_bytes = 4;
+    return options;
+  }
+
+  std::string Id(const std::vector<EndpointState>& endpoints, const Result<PickResult>& r) {
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    return r ? endpoints[r->index].id : "";
+  }
+
+  FakeClock clock_;
+};
+
+TEST_F(PickerTest, PolicyNamesRoundTrip) {
+  for (auto policy : {PickPolicy::kStrata, PickPolicy::kEppDefault, PickPolicy::kPrefixOnly,
+                      PickPolicy::kLeastRequest, PickPolicy::kRoundRobin, PickPolicy::kRandom}) {
+    auto parsed = ParsePickPolicy(PickPolicyName(policy));
+    ASSERT_TRUE(parsed.has_value());
+    EXPECT_EQ(*parsed, policy);
+  }
+  auto bad = ParsePickPolicy("fastest");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("fastest"), std::string::npos);
+}
+
+TEST_F(PickerTest, FiltersIneligibleEndpointsAndExplainsWhenNoneRemain) {
+  auto endpoints = Three();
+  endpoints[0].ready = false;
+  endpoints[1].draining = true;
+  Picker picker(Options(PickPolicy::kStrata));
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "c");
+  }
+  endpoints[2].healthy = false;
+  auto none = picker.Pick(endpoints, {}, clock_.Now());
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(none.error().message(),
+            "0/3 endpoints eligible: 1 not ready, 1 draining, 1 unhealthy, 0 already failed, 0 "
+            "without adapter \"\"");
+  EXPECT_FALSE(picker.Pick({}, {}, clock_.Now()).has_value());
+}
+
+TEST_F(PickerTest, ExcludedEndpointsAreSkippedForRetries) {
+  auto endpoints = Three();
+  Picker picker(Options(PickPolicy::kRoundRobin));
+  std::vector<std::string> excluded = {"a", "b"};
+  PickRequest request;
+  request.excluded_ids = excluded;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, request, clock_.Now())), "c");
+  }
+}
+
+TEST_F(PickerTest, RoundRobinRotates) {
+  auto endpoints = Three();
+  Picker picker(Options(PickPolicy::kRoundRobin));
+  std::vector<std::string> order;
+  for (int i = 0; i < 6; ++i)
+    order.push_back(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())));
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "b", "c", "a", "b", "c"}));
+}
+
+TEST_F(PickerTest, RandomIsDeterministicForASeedAndCoversEveryEndpoint) {
+  auto endpoints = Three();
+  Picker first(Options(PickPolicy::kRandom));
+  Picker second(Options(PickPolicy::kRandom));
+  std::map<std::string, int> counts;
+  for (int i = 0; i < 300; ++i) {
+    auto a = first.Pick(endpoints, {}, clock_.Now());
+    auto b = second.Pick(endpoints, {}, clock_.Now());
+    ASSERT_EQ(a->index, b->index);
+    EXPECT_EQ(a->reason, PickReason::kRandom);
+    ++counts[endpoints[a->index].id];
+  }
+  EXPECT_EQ(counts.size(), 3u);
+}
+
+TEST_F(PickerTest, LeastRequestCountsScrapedQueueAndOwnInFlight) {
+  auto endpoints = Three();
+  endpoints[0].waiting = 3;
+  endpoints[1].running = 1;
+  endpoints[1].in_flight = 1;
+  endpoints[2].in_flight = 1;
+  Picker picker(Options(PickPolicy::kLeastRequest));
+  EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "c");
+}
+
+TEST_F(PickerTest, StaleMetricsAreIgnored) {
+  auto endpoints = Three();
+  endpoints[0].waiting = 50;  // scraped long ago: no longer believed
+  endpoints[0].metrics_at = clock_.Now();
+  endpoints[1].in_flight = 2;
+  endpoints[2].in_flight = 2;
+  clock_.Advance(milliseconds(501));
+  endpoints[1].metrics_at = clock_.Now();
+  endpoints[2].metrics_at = clock_.Now();
+  Picker picker(Options(PickPolicy::kLeastRequest));
+  EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "a");
+}
+
+TEST_F(PickerTest, StrataPrefersTheEndpointThatServedTheSamePrefix) {
+  auto endpoints = Three();
+  Picker picker(Options(PickPolicy::kStrata));
+  PickRequest request;
+  request.prompt = "system prompt shared by a conversation";
+  auto first = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(first.has_value());
+  for (int i = 0; i < 5; ++i) {
+    request.prompt = "system prompt shared by a conversation, then a new turn";
+    auto again = picker.Pick(endpoints, request, clock_.Now());
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(again->index, first->index);
+    EXPECT_EQ(again->reason, PickReason::kPrefixAffinity);
+    EXPECT_GT(again->matched_blocks, 0u);
+  }
+}
+
+TEST_F(PickerTest, LoadCapStopsAffinityPilingOntoASaturatedEndpoint) {
+  auto endpoints = Three();
+  Picker picker(Options(PickPolicy::kStrata));
+  PickRequest request;
+  request.prompt = "a long shared system prompt for everybody";
+  auto first = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(first.has_value());
+  endpoints[first->index].waiting = 20;  // over the load cap (8 above the least loaded)
+  auto next = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(next.has_value());
+  EXPECT_NE(next->index, first->index);
+  EXPECT_EQ(next->reason, PickReason::kLoadCapped);
+}
+
+TEST_F(PickerTest, EppDefaultKeepsAffinityOnALoadedEndpoint) {
+  auto endpoints = Three();
+  Picker picker(Options(PickPolicy::kEppDefault));
+  PickRequest request;
+  request.prompt = "a long shared system prompt for everybody";
+  auto first = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(first.has_value());
+  // Prefix 3 outweighs queue 2: the baseline keeps sending to the hot replica.
+  endpoints[first->index].waiting = 20;
+  auto next = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->index, first->index);
+}
+
+TEST_F(PickerTest, QueueAndKvDecideWithoutPrefix) {
+  auto endpoints = Three();
+  endpoints[0].waiting = 4;
+  endpoints[1].kv_usage = 0.9;
+  endpoints[2].kv_usage = 0.1;
+  endpoints[2].running = 1;
+  Picker picker(Options(PickPolicy::kStrata));
+  auto r = picker.Pick(endpoints, {}, clock_.Now());
+  EXPECT_EQ(Id(endpoints, r), "c");
+  EXPECT_EQ(r->reason, PickReason::kLeastLoaded);
+}
+
+TEST_F(PickerTest, AdapterRoutesOnlyToEndpointsThatServeItAndPrefersLoaded) {
+  auto endpoints = Three();
+  endpoints[0].served_adapters = {"sql-lora"};
+  endpoints[1].served_adapters = {"sql-lora"};
+  endpoints[1].loaded_adapters = {"sql-lora"};
+  Picker picker(Options(PickPolicy::kStrata));
+  PickRequest request;
+  request.adapter = "sql-lora";
+  for (int i = 0; i < 3; ++i) {
+    auto r = picker.Pick(endpoints, request, clock_.Now());
+    EXPECT_EQ(Id(endpoints, r), "b");
+    EXPECT_EQ(r->reason, PickReason::kLoraAffinity);
+  }
+  request.adapter = "chat-lora";
+  auto none = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_FALSE(none.has_value());
+  EXPECT_NE(none.error().message().find("3 without adapter \"chat-lora\""), std::string::npos);
+}
+
+TEST_F(PickerTest, PrefixOnlyFollowsTheLongestMatchAndUsesPrecomputedHashes) {
+  auto endpoints = Three();
+  Picker picker(Options(PickPolicy::kPrefixOnly));
+  std::vector<uint64_t> blocks = {11, 12, 13};
+  PickRequest request;
+  request.block_hashes = blocks;
+  auto first = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->total_blocks, 3u);
+  endpoints[first->index].waiting = 100;
+  auto again = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->index, first->index);
+  EXPECT_EQ(again->matched_blocks, 3u);
+}
+
+TEST_F(PickerTest, EqualEndpointsShareLoad) {
+  auto endpoints = Three();
+  Picker picker(Options(PickPolicy::kStrata));
+  std::map<size_t, int> counts;
+  for (int i = 0; i < 30; ++i) ++counts[picker.Pick(endpoints, {}, clock_.Now())->index];
+  EXPECT_EQ(counts, (std::map<size_t, int>{{0, 10}, {1, 10}, {2, 10}}));
+}
+
+}  // namespace
+}  // namespace strata::gateway
