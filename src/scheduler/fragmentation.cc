@@ -1,0 +1,163 @@
+#include "scheduler/fragmentation.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+namespace strata::scheduler {
+namespace {
+
+// Increases closer than this (milli-GPU) are equal: they differ only by rounding.
+constexpr double kIncreaseEpsilon = 1e-9;
+
+bool ModelAllowed(const std::vector<std::string>& allowed, const std::string& model) {
+  return allowed.empty() || std::find(allowed.begin(), allowed.end(), model) != allowed.end();
+}
+
+int CountGpusWithAtLeast(const std::vector<int32_t>& gpu_milli, int32_t milli) {
+  return static_cast<int>(std::count_if(gpu_milli.begin(), gpu_milli.end(),
+                                        [milli](int32_t free) { return free >= milli; }));
+}
+
+// The node's free GPU milli in ascending order with prefix sums, so that each shape of a mix is
+// answered by one binary search instead of a pass over the GPUs.
+class SortedGpuFree {
+ public:
+  explicit SortedGpuFree(const std::vector<int32_t>& gpu_milli) : sorted_(gpu_milli) {
+    std::sort(sorted_.begin(), sorted_.end());
+    prefix_.resize(sorted_.size() + 1, 0);
+    for (size_t i = 0; i < sorted_.size(); ++i) prefix_[i + 1] = prefix_[i] + sorted_[i];
+  }
+
+  int64_t Total() const { return prefix_.back(); }
+  // Number of GPUs with at least `milli` free.
+  int CountAtLeast(int32_t milli) const {
+    return static_cast<int>(sorted_.end() - LowerBound(milli));
+  }
+  // Free milli summed over the GPUs with less than `milli` free.
+  int64_t SumBelow(int32_t milli) const { return prefix_[LowerBound(milli) - sorted_.begin()]; }
+
+ private:
+  std::vector<int32_t>::const_iterator LowerBound(int32_t milli) const {
+    return std::lower_bound(sorted_.begin(), sorted_.end(), milli);
+  }
+
+  std::vector<int32_t> sorted_;
+  std::vector<int64_t> prefix_;
+};
+
+double FragmentationOf(const std::string& gpu_model, int64_t cpu_milli, const SortedGpuFree& gpus,
+                       const WorkloadMix& mix) {
+  const int64_t idle = gpus.Total();
+  double expected = 0;
+  for (const WeightedPodShape& weighted : mix.shapes) {
+    const GpuPodRequest& shape = weighted.shape;
+    const bool usable = shape.gpu_count > 0 && ModelAllowed(shape.allowed_gpu_models, gpu_model) &&
+                        cpu_milli >= shape.cpu_milli &&
+                        gpus.CountAtLeast(shape.gpu_milli_each) >= shape.gpu_count;
+    expected +=
+        weighted.weight * static_cast<double>(usable ? gpus.SumBelow(shape.gpu_milli_each) : idle);
+  }
+  return expected;
+}
+
+double FragmentationAfter(const GpuNodeFree& node, const GpuPodRequest& pod,
+                          const std::vector<int>& gpu_indices, const WorkloadMix& mix) {
+  std::vector<int32_t> gpu_milli = node.gpu_milli;
+  for (int index : gpu_indices) gpu_milli[index] -= pod.gpu_milli_each;
+  return FragmentationOf(node.gpu_model, node.cpu_milli - pod.cpu_milli, SortedGpuFree(gpu_milli),
+                         mix);
+}
+
+}  // namespace
+
+WorkloadMix EstimateWorkloadMix(std::span<const GpuPodRequest> observed,
+                                const WorkloadMixOptions& options) {
+  using ShapeKey = std::tuple<int64_t, int32_t, int32_t, std::vector<std::string>>;
+  std::map<ShapeKey, int64_t> counts;
+  for (const GpuPodRequest& pod : observed) {
+    ++counts[ShapeKey(pod.cpu_milli, pod.gpu_milli_each, pod.gpu_count, pod.allowed_gpu_models)];
+  }
+  std::vector<std::pair<ShapeKey, int64_t>> ranked(counts.begin(), counts.end());
+  // Most frequent first; on a tie, larger CPU, then larger milli, then more GPUs: reversing the
+  // key order of the map gives exactly that.
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+
+  WorkloadMix mix;
+  const double total = static_cast<double>(observed.size());
+  int64_t covered = 0;
+  for (const auto& [key, count] : ranked) {
+    if (!mix.shapes.empty() && static_cast<double>(covered) >= options.coverage * total) break;
+    GpuPodRequest shape;
+    std::tie(shape.cpu_milli, shape.gpu_milli_each, shape.gpu_count, shape.allowed_gpu_models) =
+        key;
+    mix.shapes.push_back({std::move(shape), static_cast<double>(count)});
+    covered += count;
+  }
+  for (WeightedPodShape& weighted : mix.shapes) weighted.weight /= static_cast<double>(covered);
+  return mix;
+}
+
+bool Fits(const GpuNodeFree& node, const GpuPodRequest& pod) {
+  if (node.cpu_milli < pod.cpu_milli || node.memory_mib < pod.memory_mib) return false;
+  if (pod.gpu_count == 0) return true;
+  return ModelAllowed(pod.allowed_gpu_models, node.gpu_model) &&
+         CountGpusWithAtLeast(node.gpu_milli, pod.gpu_milli_each) >= pod.gpu_count;
+}
+
+double ExpectedFragmentation(const GpuNodeFree& node, const WorkloadMix& mix) {
+  return FragmentationOf(node.gpu_model, node.cpu_milli, SortedGpuFree(node.gpu_milli), mix);
+}
+
+std::optional<GpuPlacement> PlanPlacement(const GpuNodeFree& node, const GpuPodRequest& pod,
+                                          const WorkloadMix& mix) {
+  if (!Fits(node, pod)) return std::nullopt;
+  const double before = ExpectedFragmentation(node, mix);
+  const int64_t gpu_milli_left_after =
+      std::accumulate(node.gpu_milli.begin(), node.gpu_milli.end(), int64_t{0}) -
+      pod.TotalGpuMilli();
+
+  // Candidate GPU sets: a fraction may go on any GPU it fits (equal free capacity gives an equal
+  // outcome, so one GPU per distinct free value is tried); whole or multi-GPU requests take the
+  // fullest GPUs they fit on, which for whole GPUs is the lowest-indexed free ones.
+  std::vector<int> fitting;
+  for (int i = 0; i < static_cast<int>(node.gpu_milli.size()); ++i) {
+    if (node.gpu_milli[i] >= pod.gpu_milli_each) fitting.push_back(i);
+  }
+  std::stable_sort(fitting.begin(), fitting.end(),
+                   [&](int a, int b) { return node.gpu_milli[a] < node.gpu_milli[b]; });
+  std::vector<std::vector<int>> candidates;
+  if (pod.IsFractional()) {
+    for (size_t i = 0; i < fitting.size(); ++i) {
+      if (i == 0 || node.gpu_milli[fitting[i]] != node.gpu_milli[fitting[i - 1]]) {
+        candidates.push_back({fitting[i]});
+      }
+    }
+  } else {
+    std::vector<int> taken(fitting.begin(), fitting.begin() + pod.gpu_count);
+    std::sort(taken.begin(), taken.end());
+    candidates.push_back(std::move(taken));
+  }
+
+  std::optional<GpuPlacement> best;
+  for (std::vector<int>& gpu_indices : candidates) {
+    const double increase = FragmentationAfter(node, pod, gpu_indices, mix) - before;
+    // Candidates come fullest GPU first, so keeping the first of equals prefers the fullest.
+    if (!best || increase < best->fragmentation_increase - kIncreaseEpsilon) {
+      best = GpuPlacement{std::move(gpu_indices), increase, gpu_milli_left_after};
+    }
+  }
+  return best;
+}
+
+bool IsBetterPlacement(const GpuPlacement& a, const GpuPlacement& b) {
+  if (a.fragmentation_increase < b.fragmentation_increase - kIncreaseEpsilon) return true;
+  if (b.fragmentation_increase < a.fragmentation_increase - kIncreaseEpsilon) return false;
+  return a.gpu_milli_left_after < b.gpu_milli_left_after;
+}
+
+}  // namespace strata::scheduler

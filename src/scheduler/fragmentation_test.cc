@@ -1,0 +1,161 @@
+#include "scheduler/fragmentation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace strata::scheduler {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+GpuPodRequest Fraction(int32_t milli, int64_t cpu_milli = 1000) {
+  GpuPodRequest pod;
+  pod.cpu_milli = cpu_milli;
+  pod.memory_mib = 1024;
+  pod.gpu_count = 1;
+  pod.gpu_milli_each = milli;
+  return pod;
+}
+
+GpuPodRequest WholeGpus(int32_t count, int64_t cpu_milli = 1000) {
+  GpuPodRequest pod = Fraction(kMilliGpuPerGpu, cpu_milli);
+  pod.gpu_count = count;
+  return pod;
+}
+
+GpuNodeFree Node(std::vector<int32_t> gpu_milli, std::string model = "V100M32") {
+  return GpuNodeFree{.gpu_model = std::move(model),
+                     .cpu_milli = 64000,
+                     .memory_mib = 262144,
+                     .gpu_milli = std::move(gpu_milli)};
+}
+
+WorkloadMix Mix(std::vector<WeightedPodShape> shapes) { return WorkloadMix{std::move(shapes)}; }
+
+TEST(FragmentationTest, ExpectedFragmentationWeighsWhatEachShapeCannotUse) {
+  // Shape 0.5 GPU: only the 300 is too small. Whole GPU: 300 + 600 are too small.
+  const WorkloadMix mix = Mix({{Fraction(500), 0.25}, {WholeGpus(1), 0.75}});
+  EXPECT_DOUBLE_EQ(ExpectedFragmentation(Node({1000, 300, 600}), mix), 0.25 * 300 + 0.75 * 900);
+}
+
+TEST(FragmentationTest, ShapeThatCannotFitMakesAllIdleCapacityFragmented) {
+  const double idle = 1000 + 300;
+  // Two whole GPUs never fit on a node with one free GPU.
+  EXPECT_DOUBLE_EQ(ExpectedFragmentation(Node({1000, 300}), Mix({{WholeGpus(2), 1}})), idle);
+  // A CPU-only shape uses no GPU at all.
+  EXPECT_DOUBLE_EQ(ExpectedFragmentation(Node({1000, 300}), Mix({{WholeGpus(0), 1}})), idle);
+  // Too little CPU left for the shape.
+  EXPECT_DOUBLE_EQ(ExpectedFragmentation(Node({1000, 300}), Mix({{Fraction(100, 70000), 1}})),
+                   idle);
+  // A shape restricted to another model.
+  GpuPodRequest t4_only = Fraction(100);
+  t4_only.allowed_gpu_models = {"T4"};
+  EXPECT_DOUBLE_EQ(ExpectedFragmentation(Node({1000, 300}), Mix({{t4_only, 1}})), idle);
+}
+
+TEST(FragmentationTest, FractionGoesWhereTheRemainderStaysUsable) {
+  // Expected pods take 0.3 GPU. A 0.4 pod on the 550 GPU would strand 150; on the 700 GPU it
+  // leaves exactly one usable 0.3 slot, and that is tighter than breaking into the free GPU.
+  const auto placement =
+      PlanPlacement(Node({1000, 700, 550}), Fraction(400), Mix({{Fraction(300), 1}}));
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_THAT(placement->gpu_indices, ElementsAre(1));
+  EXPECT_DOUBLE_EQ(placement->fragmentation_increase, 0);
+  EXPECT_EQ(placement->gpu_milli_left_after, 1000 + 700 + 550 - 400);
+}
+
+TEST(FragmentationTest, FractionUsesFragmentRatherThanBreakingAFreeGpu) {
+  const WorkloadMix mix = Mix({{Fraction(500), 0.5}, {WholeGpus(1), 0.5}});
+  const auto placement = PlanPlacement(Node({1000, 1000, 500}), Fraction(500), mix);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_THAT(placement->gpu_indices, ElementsAre(2));
+  // Before: whole GPUs cannot use the 500 (0.5 * 500). After: nothing idle is stranded.
+  EXPECT_DOUBLE_EQ(placement->fragmentation_increase, -250);
+}
+
+TEST(FragmentationTest, WholeGpuPodPrefersNodeWhereItBreaksNoFullNode) {
+  const WorkloadMix mix = Mix({{WholeGpus(8), 0.2}, {WholeGpus(1), 0.8}});
+  const GpuNodeFree empty = Node({1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000});
+  const GpuNodeFree busy = Node({0, 0, 0, 0, 1000, 1000, 0, 0});
+  const auto on_empty = PlanPlacement(empty, WholeGpus(1), mix);
+  const auto on_busy = PlanPlacement(busy, WholeGpus(1), mix);
+  ASSERT_TRUE(on_empty.has_value());
+  ASSERT_TRUE(on_busy.has_value());
+  EXPECT_THAT(on_empty->gpu_indices, ElementsAre(0));
+  EXPECT_THAT(on_busy->gpu_indices, ElementsAre(4));
+  EXPECT_TRUE(IsBetterPlacement(*on_busy, *on_empty));
+  EXPECT_FALSE(IsBetterPlacement(*on_empty, *on_busy));
+}
+
+TEST(FragmentationTest, WholeGpusTakeTheLowestIndexedFreeGpus) {
+  const auto placement =
+      PlanPlacement(Node({500, 1000, 1000, 1000}), WholeGpus(2), Mix({{WholeGpus(1), 1}}));
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_THAT(placement->gpu_indices, ElementsAre(1, 2));
+}
+
+TEST(FragmentationTest, CpuOnlyPodTakesNoGpuButCountsCpuStarvation) {
+  const WorkloadMix mix = Mix({{WholeGpus(1, 8000), 1}});
+  GpuNodeFree node = Node({1000, 1000});
+  node.cpu_milli = 10000;
+  const auto placement = PlanPlacement(node, WholeGpus(0, 4000), mix);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_THAT(placement->gpu_indices, IsEmpty());
+  // 6000 CPU left is too little for the expected 8000-CPU GPU pods: both GPUs are stranded.
+  EXPECT_DOUBLE_EQ(placement->fragmentation_increase, 2000);
+}
+
+TEST(FragmentationTest, GpuModelConstraintIsRespected) {
+  GpuPodRequest pod = Fraction(500);
+  pod.allowed_gpu_models = {"V100M16", "V100M32"};
+  EXPECT_TRUE(Fits(Node({1000}, "V100M32"), pod));
+  EXPECT_FALSE(Fits(Node({1000}, "T4"), pod));
+  EXPECT_FALSE(PlanPlacement(Node({1000}, "T4"), pod, Mix({})).has_value());
+}
+
+TEST(FragmentationTest, MemoryAndGpusAreNeverOvercommitted) {
+  GpuNodeFree node = Node({1000, 400});
+  node.memory_mib = 2048;
+  GpuPodRequest big_memory = Fraction(100);
+  big_memory.memory_mib = 4096;
+  EXPECT_FALSE(Fits(node, big_memory));
+  EXPECT_FALSE(PlanPlacement(node, big_memory, Mix({})).has_value());
+  EXPECT_FALSE(Fits(node, WholeGpus(2)));
+  EXPECT_FALSE(Fits(Node({600, 600}), Fraction(700)));
+  EXPECT_TRUE(Fits(Node({600, 700}), Fraction(700)));
+}
+
+TEST(FragmentationTest, EmptyMixStillPacksTightly) {
+  const auto placement = PlanPlacement(Node({1000, 700, 550}), Fraction(400), Mix({}));
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_THAT(placement->gpu_indices, ElementsAre(2));
+}
+
+TEST(FragmentationTest, EstimateWorkloadMixKeepsMostFrequentShapesUpToCoverage) {
+  std::vector<GpuPodRequest> observed;
+  for (int i = 0; i < 6; ++i) observed.push_back(Fraction(500));
+  for (int i = 0; i < 3; ++i) observed.push_back(WholeGpus(1));
+  observed.push_back(WholeGpus(8));
+  const WorkloadMix mix = EstimateWorkloadMix(observed, {.coverage = 0.9});
+  ASSERT_EQ(mix.shapes.size(), 2u);
+  EXPECT_EQ(mix.shapes[0].shape.gpu_milli_each, 500);
+  EXPECT_DOUBLE_EQ(mix.shapes[0].weight, 6.0 / 9);
+  EXPECT_EQ(mix.shapes[1].shape.gpu_count, 1);
+  EXPECT_DOUBLE_EQ(mix.shapes[1].weight, 3.0 / 9);
+}
+
+TEST(FragmentationTest, EstimateWorkloadMixBreaksTiesByLargerCpuThenMilliThenCount) {
+  const std::vector<GpuPodRequest> observed = {Fraction(200, 1000), Fraction(300, 1000),
+                                               Fraction(100, 2000), WholeGpus(2, 1000)};
+  const WorkloadMix mix = EstimateWorkloadMix(observed, {.coverage = 1.0});
+  ASSERT_EQ(mix.shapes.size(), 4u);
+  EXPECT_EQ(mix.shapes[0].shape.cpu_milli, 2000);
+  EXPECT_EQ(mix.shapes[1].shape.gpu_milli_each, 1000);
+  EXPECT_EQ(mix.shapes[2].shape.gpu_milli_each, 300);
+  EXPECT_EQ(mix.shapes[3].shape.gpu_milli_each, 200);
+  EXPECT_TRUE(EstimateWorkloadMix({}).shapes.empty());
+}
+
+}  // namespace
+}  // namespace strata::scheduler
