@@ -1,0 +1,90 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "gateway/picker.h"
+
+namespace strata::gateway {
+
+// One version of a served model: its share of the traffic and the replicas that serve it.
+struct VersionConfig {
+  std::string name;
+  int64_t weight = 1;                  // relative share of unpinned traffic, >= 0
+  std::vector<std::string> endpoints;  // "host:port" of each replica
+};
+
+// A served model: the name clients put in `model`, its LoRA adapters (adapter names are
+// accepted as `model` too and route to replicas that have them), and its versions.
+struct ModelConfig {
+  std::string name;
+  std::vector<std::string> adapters;
+  std::vector<VersionConfig> versions;
+};
+
+// Priority classes of the over-quota queue, most important first.
+enum class PriorityClass { kCritical = 0, kStandard = 1, kSheddable = 2 };
+inline constexpr int kPriorityClassCount = 3;
+
+// "critical", "standard", "sheddable".
+std::string_view PriorityClassName(PriorityClass priority);
+
+// A tenant: who a bearer key belongs to and how many tokens a minute it may use.
+struct TenantConfig {
+  std::string name;
+  std::vector<std::string> keys;
+  int64_t tokens_per_minute = 0;  // 0: unlimited
+  PriorityClass priority = PriorityClass::kStandard;
+};
+
+// Protocol and resource limits of the gateway's listener.
+struct LimitsConfig {
+  size_t max_header_bytes = 16 * 1024;
+  size_t max_body_bytes = 4 * 1024 * 1024;
+  Duration read_timeout = std::chrono::seconds(30);  // to receive one whole request
+  Duration idle_timeout = std::chrono::seconds(60);  // keep-alive connection with no request
+  Duration upstream_timeout = std::chrono::seconds(600);
+  int64_t max_in_flight = 4096;  // per gateway; beyond it: 503
+  int64_t max_queued = 1024;     // over-quota waiters; beyond it: 429 at once
+  Duration max_queue_wait = std::chrono::seconds(5);
+  int retries = 2;  // extra attempts on other replicas before any byte is sent
+  Duration ejection = std::chrono::seconds(5);  // how long a failed replica stays out
+};
+
+// The whole gateway configuration, as loaded from YAML. Plain data; thread-compatible.
+struct GatewayConfig {
+  std::vector<ModelConfig> models;
+  std::vector<TenantConfig> tenants;  // empty: no authentication
+  PickerOptions picker;
+  LimitsConfig limits;
+  Duration scrape_interval = std::chrono::milliseconds(100);
+  int threads = 0;  // event loops; 0: one per core
+};
+
+// Parses and validates a gateway configuration (YAML or JSON):
+//
+//   policy: strata            # picker policy (see ParsePickPolicy)
+//   scrapeIntervalMs: 100
+//   threads: 2
+//   limits: {maxHeaderBytes, maxBodyBytes, readTimeoutMs, idleTimeoutMs, upstreamTimeoutMs,
+//            maxInFlight, maxQueued, maxQueueWaitMs, retries, ejectionMs}
+//   models:
+//   - name: llama-3-8b
+//     adapters: [sql-lora]
+//     versions:
+//     - {name: v1, weight: 90, endpoints: ["127.0.0.1:8001"]}
+//   tenants:
+//   - {name: team-a, keys: [sk-a], tokensPerMinute: 100000, priority: standard}
+//
+// On failure returns kInvalidArgument naming the field path, e.g.
+// "models[0].versions[1].weight: must be a non-negative integer". Unknown fields are errors.
+Result<GatewayConfig> ParseGatewayConfig(std::string_view text);
+
+// Reads and parses the file at `path`; errors are prefixed with the path.
+Result<GatewayConfig> LoadGatewayConfig(const std::string& path);
+
+}  // namespace strata::gateway

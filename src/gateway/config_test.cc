@@ -1,0 +1,91 @@
+#include "gateway/config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace strata::gateway {
+namespace {
+
+constexpr char kValid[] = R"(
+policy: least-request
+scrapeIntervalMs: 50
+threads: 2
+limits: {maxBodyBytes: 1000, retries: 1, maxQueueWaitMs: 250}
+models:
+- name: llama
+  adapters: [sql-lora]
+  versions:
+  - {name: v1, weight: 90, endpoints: ["127.0.0.1:8001", "127.0.0.1:8002"]}
+  - {name: v2, weight: 10, endpoints: ["localhost:8003"]}
+tenants:
+- {name: team-a, keys: [sk-a, sk-a2], tokensPerMinute: 1000, priority: critical}
+- {name: team-b, keys: [sk-b]}
+)";
+
+std::string ErrorOf(std::string_view text) {
+  auto config = ParseGatewayConfig(text);
+  EXPECT_FALSE(config.has_value());
+  return config ? "" : config.error().message();
+}
+
+TEST(GatewayConfigTest, ParsesEveryField) {
+  auto config = ParseGatewayConfig(kValid);
+  ASSERT_TRUE(config.has_value()) << config.error().ToString();
+  EXPECT_EQ(config->picker.policy, PickPolicy::kLeastRequest);
+  EXPECT_EQ(config->scrape_interval, std::chrono::milliseconds(50));
+  EXPECT_EQ(config->threads, 2);
+  EXPECT_EQ(config->limits.max_body_bytes, 1000u);
+  EXPECT_EQ(config->limits.retries, 1);
+  EXPECT_EQ(config->limits.max_queue_wait, std::chrono::milliseconds(250));
+  ASSERT_EQ(config->models.size(), 1u);
+  const ModelConfig& model = config->models[0];
+  EXPECT_EQ(model.adapters, std::vector<std::string>{"sql-lora"});
+  ASSERT_EQ(model.versions.size(), 2u);
+  EXPECT_EQ(model.versions[0].weight, 90);
+  EXPECT_EQ(model.versions[0].endpoints.size(), 2u);
+  ASSERT_EQ(config->tenants.size(), 2u);
+  EXPECT_EQ(config->tenants[0].priority, PriorityClass::kCritical);
+  EXPECT_EQ(config->tenants[0].tokens_per_minute, 1000);
+  EXPECT_EQ(config->tenants[1].priority, PriorityClass::kStandard);
+  EXPECT_EQ(config->tenants[1].tokens_per_minute, 0);
+}
+
+TEST(GatewayConfigTest, ErrorsNameTheFieldPath) {
+  EXPECT_EQ(ErrorOf("policy: strata\n"), "models: required");
+  EXPECT_EQ(ErrorOf("modles: []\n"), "modles: unknown field");
+  EXPECT_EQ(ErrorOf("policy: fast\nmodels: []\n").substr(0, 30), "policy: unknown picker policy ");
+  EXPECT_EQ(
+      ErrorOf(R"(models: [{name: m, versions: [{name: v, weight: -1, endpoints: ["h:1"]}]}])"),
+      "models[0].versions[0].weight: must be a non-negative integer");
+  EXPECT_EQ(ErrorOf(R"(models: [{name: m, versions: [{name: v, endpoints: ["h:0"]}]}])"),
+            "models[0].versions[0].endpoints[0]: \"h:0\" has a bad port");
+  EXPECT_EQ(ErrorOf(R"(models: [{name: m, versions: [{name: v, endpoints: []}]}])"),
+            "models[0].versions[0].endpoints: must not be empty");
+  EXPECT_EQ(ErrorOf(R"(models: [{name: m, versions: [{name: v, weight: 0, endpoints: ["h:1"]}]}])"),
+            "models[0].versions: weights must not all be zero");
+  EXPECT_EQ(
+      ErrorOf(R"(models: [{name: m, adapters: [m], versions: [{name: v, endpoints: ["h:1"]}]}])"),
+      "models[0].adapters[0]: \"m\" is served twice");
+  EXPECT_EQ(ErrorOf(R"(
+models: [{name: m, versions: [{name: v, endpoints: ["h:1"]}]}]
+tenants: [{name: a, keys: [k]}, {name: b, keys: [k], priority: urgent}]
+)"),
+            "tenants[1].priority: must be critical, standard or sheddable");
+  EXPECT_EQ(ErrorOf(R"(
+models: [{name: m, versions: [{name: v, endpoints: ["h:1"]}]}]
+tenants: [{name: a, keys: [k]}, {name: b, keys: [k]}]
+)"),
+            "tenants[1].keys[0]: key used twice");
+  EXPECT_EQ(ErrorOf("limits: {readTimeoutMs: 0}\nmodels: []\n"),
+            "limits.readTimeoutMs: must be an integer >= 1");
+}
+
+TEST(GatewayConfigTest, MissingFileIsNotFound) {
+  auto config = LoadGatewayConfig("/nonexistent/gateway.yaml");
+  ASSERT_FALSE(config.has_value());
+  EXPECT_EQ(config.error().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace strata::gateway
