@@ -1,0 +1,242 @@
+#include "telemetry/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/check.h"
+#include "telemetry/prometheus_text.h"
+
+namespace strata::telemetry {
+namespace {
+
+bool IsValidName(std::string_view name, bool allow_colon) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+              (allow_colon && c == ':') || (i > 0 && c >= '0' && c <= '9');
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// `{a="x",b="y"` without the closing brace, or "" when there are no labels, so that histogram
+// lines can append their "le" label.
+std::string OpenLabels(const std::vector<std::string>& names,
+                       const std::vector<std::string>& values) {
+  if (names.empty()) return "";
+  std::string out = "{";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ',';
+    out += names[i];
+    out += "=\"";
+    out += EscapeLabelValue(values[i]);
+    out += '"';
+  }
+  return out;
+}
+
+// Histogram bounds are fixed by the code that declares them, so a bad one is a programming error.
+void CheckBucketBounds(const std::vector<double>& bounds) {
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    STRATA_CHECK(std::isfinite(bounds[i]));
+    STRATA_CHECK(i == 0 || bounds[i - 1] < bounds[i]);
+  }
+}
+
+std::string CloseLabels(const std::string& open) { return open.empty() ? "" : open + "}"; }
+
+void RenderHeader(std::string& out, const std::string& name, const std::string& help,
+                  MetricType type) {
+  out += "# HELP " + name + " " + EscapeHelp(help) + "\n";
+  out += "# TYPE " + name + " " + std::string(MetricTypeName(type)) + "\n";
+}
+
+template <typename Family>
+void RenderScalar(std::string& out, const Family& family, MetricType type) {
+  RenderHeader(out, family.name(), family.help(), type);
+  family.ForEach([&](const std::vector<std::string>& values, const auto& metric) {
+    out += family.name() + CloseLabels(OpenLabels(family.label_names(), values)) + " " +
+           FormatSampleValue(metric.Value()) + "\n";
+  });
+}
+
+void RenderHistogram(std::string& out, const HistogramFamily& family) {
+  RenderHeader(out, family.name(), family.help(), MetricType::kHistogram);
+  family.ForEach([&](const std::vector<std::string>& values, const Histogram& histogram) {
+    std::string open = OpenLabels(family.label_names(), values);
+    std::string bucket_prefix = family.name() + "_bucket" + (open.empty() ? "{" : open + ",");
+    std::vector<uint64_t> counts = histogram.CumulativeCounts();
+    const std::vector<double>& bounds = histogram.UpperBounds();
+    for (size_t i = 0; i < bounds.size(); ++i) {
+      out += bucket_prefix + "le=\"" + FormatSampleValue(bounds[i]) + "\"} " +
+             std::to_string(counts[i]) + "\n";
+    }
+    out += bucket_prefix + "le=\"+Inf\"} " + std::to_string(counts.back()) + "\n";
+    std::string labels = CloseLabels(open);
+    out += family.name() + "_sum" + labels + " " + FormatSampleValue(histogram.Sum()) + "\n";
+    out += family.name() + "_count" + labels + " " + std::to_string(counts.back()) + "\n";
+  });
+}
+
+}  // namespace
+
+void Counter::Increment(double amount) {
+  STRATA_CHECK(amount >= 0);
+  value_.fetch_add(amount, std::memory_order_relaxed);
+}
+
+Histogram::Histogram(std::vector<double> upper_bounds)
+    : upper_bounds_(std::move(upper_bounds)),
+      buckets_(new std::atomic<uint64_t>[upper_bounds_.size() + 1]) {
+  CheckBucketBounds(upper_bounds_);
+  for (size_t i = 0; i <= upper_bounds_.size(); ++i) buckets_[i].store(0);
+}
+
+void Histogram::Observe(double value) {
+  // Bucket i holds values <= bound[i] (Prometheus' "le"): the first bound not below value.
+  size_t index =
+      std::lower_bound(upper_bounds_.begin(), upper_bounds_.end(), value) - upper_bounds_.begin();
+  buckets_[index].fetch_add(1, std::memory_order_relaxed);
+  sum_.fetch_add(value, std::memory_order_relaxed);
+  count_.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::vector<uint64_t> Histogram::CumulativeCounts() const {
+  std::vector<uint64_t> counts(upper_bounds_.size() + 1);
+  uint64_t running = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    running += buckets_[i].load(std::memory_order_relaxed);
+    counts[i] = running;
+  }
+  return counts;
+}
+
+std::string_view MetricTypeName(MetricType type) {
+  switch (type) {
+    case MetricType::kCounter:
+      return "counter";
+    case MetricType::kGauge:
+      return "gauge";
+    case MetricType::kHistogram:
+      return "histogram";
+  }
+  return "untyped";
+}
+
+template <typename Metric>
+Metric& MetricFamily<Metric>::With(const std::vector<std::string>& label_values) {
+  STRATA_CHECK(label_values.size() == label_names_.size());
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = children_.find(label_values);
+  if (it == children_.end()) it = children_.emplace(label_values, MakeChild()).first;
+  return *it->second;
+}
+
+template <typename Metric>
+void MetricFamily<Metric>::Remove(const std::vector<std::string>& label_values) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  children_.erase(label_values);
+}
+
+template <typename Metric>
+std::unique_ptr<Metric> MetricFamily<Metric>::MakeChild() const {
+  if constexpr (std::is_same_v<Metric, Histogram>) {
+    return std::make_unique<Histogram>(upper_bounds_);
+  } else {
+    return std::make_unique<Metric>();
+  }
+}
+
+template class MetricFamily<Counter>;
+template class MetricFamily<Gauge>;
+template class MetricFamily<Histogram>;
+
+Registry::Entry& Registry::FindOrAdd(MetricType type, std::string_view name, std::string_view help,
+                                     const std::vector<std::string>& label_names,
+                                     const std::vector<double>& upper_bounds) {
+  STRATA_CHECK(IsValidName(name, /*allow_colon=*/true));
+  for (const std::string& label : label_names) {
+    STRATA_CHECK(IsValidName(label, /*allow_colon=*/false));
+    STRATA_CHECK(label != "le" || type != MetricType::kHistogram);
+  }
+  auto it = families_.find(name);
+  if (it != families_.end()) {
+    Entry& entry = it->second;
+    STRATA_CHECK(entry.type == type);
+    const std::vector<std::string>& existing =
+        type == MetricType::kCounter ? entry.counter->label_names()
+        : type == MetricType::kGauge ? entry.gauge->label_names()
+                                     : entry.histogram->label_names();
+    STRATA_CHECK(existing == label_names);
+    return entry;
+  }
+  Entry entry{type, nullptr, nullptr, nullptr};
+  std::string owned_name(name);
+  std::string owned_help(help);
+  switch (type) {
+    case MetricType::kCounter:
+      entry.counter = std::make_unique<CounterFamily>(owned_name, owned_help, label_names,
+                                                      std::vector<double>{});
+      break;
+    case MetricType::kGauge:
+      entry.gauge =
+          std::make_unique<GaugeFamily>(owned_name, owned_help, label_names, std::vector<double>{});
+      break;
+    case MetricType::kHistogram:
+      entry.histogram =
+          std::make_unique<HistogramFamily>(owned_name, owned_help, label_names, upper_bounds);
+      break;
+  }
+  return families_.emplace(owned_name, std::move(entry)).first->second;
+}
+
+CounterFamily& Registry::AddCounter(std::string_view name, std::string_view help,
+                                    std::vector<std::string> label_names) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return *FindOrAdd(MetricType::kCounter, name, help, label_names, {}).counter;
+}
+
+GaugeFamily& Registry::AddGauge(std::string_view name, std::string_view help,
+                                std::vector<std::string> label_names) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return *FindOrAdd(MetricType::kGauge, name, help, label_names, {}).gauge;
+}
+
+HistogramFamily& Registry::AddHistogram(std::string_view name, std::string_view help,
+                                        std::vector<std::string> label_names,
+                                        std::vector<double> upper_bounds) {
+  // Checked at registration too, so a bad bound fails before the first label set is used.
+  CheckBucketBounds(upper_bounds);
+  std::lock_guard<std::mutex> lock(mutex_);
+  return *FindOrAdd(MetricType::kHistogram, name, help, label_names, upper_bounds).histogram;
+}
+
+std::string Registry::RenderText() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string out;
+  for (const auto& [name, entry] : families_) {
+    switch (entry.type) {
+      case MetricType::kCounter:
+        RenderScalar(out, *entry.counter, MetricType::kCounter);
+        break;
+      case MetricType::kGauge:
+        RenderScalar(out, *entry.gauge, MetricType::kGauge);
+        break;
+      case MetricType::kHistogram:
+        RenderHistogram(out, *entry.histogram);
+        break;
+    }
+  }
+  return out;
+}
+
+std::vector<double> ExponentialBuckets(double start, double factor, int count) {
+  STRATA_CHECK(start > 0 && factor > 1 && count >= 1);
+  std::vector<double> bounds;
+  double bound = start;
+  for (int i = 0; i < count; ++i, bound *= factor) bounds.push_back(bound);
+  return bounds;
+}
+
+}  // namespace strata::telemetry

@@ -1,0 +1,142 @@
+#include "telemetry/metrics.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "telemetry/prometheus_text.h"
+#include "telemetry/stats.h"
+
+namespace strata::telemetry {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(RegistryTest, RendersCounterAndGaugeWithHelpAndType) {
+  Registry registry;
+  registry.AddCounter("strata_test_requests_total", "Requests seen.", {"code"})
+      .With({"200"})
+      .Increment(3);
+  registry.AddGauge("strata_test_queue_depth", "Queued items.").With().Set(2.5);
+  EXPECT_EQ(registry.RenderText(),
+            "# HELP strata_test_queue_depth Queued items.\n"
+            "# TYPE strata_test_queue_depth gauge\n"
+            "strata_test_queue_depth 2.5\n"
+            "# HELP strata_test_requests_total Requests seen.\n"
+            "# TYPE strata_test_requests_total counter\n"
+            "strata_test_requests_total{code=\"200\"} 3\n");
+}
+
+TEST(RegistryTest, HistogramHasCumulativeBucketsInfSumAndCount) {
+  Registry registry;
+  Histogram& latency =
+      registry.AddHistogram("strata_test_latency_seconds", "Latency.", {"model"}, {0.1, 1})
+          .With({"m"});
+  latency.Observe(0.05);
+  latency.Observe(0.1);  // on the bound: counts in le="0.1"
+  latency.Observe(0.5);
+  latency.Observe(7);
+  EXPECT_EQ(registry.RenderText(),
+            "# HELP strata_test_latency_seconds Latency.\n"
+            "# TYPE strata_test_latency_seconds histogram\n"
+            "strata_test_latency_seconds_bucket{model=\"m\",le=\"0.1\"} 2\n"
+            "strata_test_latency_seconds_bucket{model=\"m\",le=\"1\"} 3\n"
+            "strata_test_latency_seconds_bucket{model=\"m\",le=\"+Inf\"} 4\n"
+            "strata_test_latency_seconds_sum{model=\"m\"} 7.65\n"
+            "strata_test_latency_seconds_count{model=\"m\"} 4\n");
+}
+
+TEST(RegistryTest, EscapesLabelValuesAndHelp) {
+  Registry registry;
+  registry.AddGauge("g", "line one\nback\\slash", {"path"}).With({"a\"b\\c\nd"}).Set(1);
+  std::string text = registry.RenderText();
+  EXPECT_THAT(text, HasSubstr("# HELP g line one\\nback\\\\slash\n"));
+  EXPECT_THAT(text, HasSubstr("g{path=\"a\\\"b\\\\c\\nd\"} 1\n"));
+}
+
+TEST(RegistryTest, SameNameAndShapeReturnsTheSameFamily) {
+  Registry registry;
+  CounterFamily& first = registry.AddCounter("c_total", "C.", {"a"});
+  CounterFamily& second = registry.AddCounter("c_total", "C.", {"a"});
+  EXPECT_EQ(&first, &second);
+}
+
+TEST(RegistryTest, RemovedChildIsNoLongerExported) {
+  Registry registry;
+  GaugeFamily& family = registry.AddGauge("endpoint_up", "Up.", {"endpoint"});
+  family.With({"a"}).Set(1);
+  family.With({"b"}).Set(1);
+  family.Remove({"a"});
+  std::string text = registry.RenderText();
+  EXPECT_THAT(text, Not(HasSubstr("endpoint=\"a\"")));
+  EXPECT_THAT(text, HasSubstr("endpoint=\"b\""));
+}
+
+TEST(RegistryTest, ConcurrentIncrementsAreAllCounted) {
+  Registry registry;
+  Counter& counter = registry.AddCounter("hits_total", "Hits.").With();
+  Histogram& histogram = registry.AddHistogram("h", "H.", {}, {1}).With();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10000; ++i) {
+        counter.Increment();
+        histogram.Observe(0.5);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(counter.Value(), 40000);
+  EXPECT_EQ(histogram.Count(), 40000u);
+  EXPECT_EQ(histogram.CumulativeCounts().front(), 40000u);
+}
+
+TEST(RegistryTest, RenderedTextParsesBackToTheSameValues) {
+  Registry registry;
+  registry.AddCounter("rt_total", "R.", {"model", "code"})
+      .With({"llama \"8b\"", "500"})
+      .Increment(2);
+  registry.AddGauge("rt_ratio", "R.").With().Set(0.125);
+  registry.AddHistogram("rt_seconds", "R.", {}, {0.5}).With().Observe(0.25);
+  Result<std::vector<Sample>> samples = ParsePrometheusText(registry.RenderText());
+  ASSERT_TRUE(samples.has_value()) << samples.error().ToString();
+  ASSERT_EQ(samples->size(), 6u);
+  EXPECT_EQ((*samples)[0].name, "rt_ratio");
+  EXPECT_EQ((*samples)[0].value, 0.125);
+  EXPECT_EQ((*samples)[1].name, "rt_seconds_bucket");
+  EXPECT_EQ(*(*samples)[1].Label("le"), "0.5");
+  EXPECT_EQ(*(*samples)[2].Label("le"), "+Inf");
+  EXPECT_EQ((*samples)[3].name, "rt_seconds_sum");
+  EXPECT_EQ((*samples)[3].value, 0.25);
+  EXPECT_EQ((*samples)[5].name, "rt_total");
+  EXPECT_EQ(*(*samples)[5].Label("model"), "llama \"8b\"");
+  EXPECT_EQ((*samples)[5].value, 2);
+}
+
+#define STRATA_TEST_STATS(COUNTER, GAUGE, HISTOGRAM)             \
+  COUNTER(requests_total, "Requests received, by code.", "code") \
+  GAUGE(in_flight_requests, "Requests being served.")            \
+  HISTOGRAM(ttft_seconds, "Time to first token.", ExponentialBuckets(0.01, 10, 3), "model")
+STRATA_DECLARE_STATS(TestStats, STRATA_TEST_STATS);
+
+TEST(StatsTest, DeclaredOnceRegistersPrefixedNames) {
+  Registry registry;
+  TestStats stats(registry, "widget");
+  stats.requests_total.With({"200"}).Increment();
+  stats.in_flight_requests.With().Set(4);
+  stats.ttft_seconds.With({"m"}).Observe(0.05);
+  std::string text = registry.RenderText();
+  EXPECT_THAT(text, HasSubstr("# TYPE strata_widget_requests_total counter\n"));
+  EXPECT_THAT(text, HasSubstr("strata_widget_requests_total{code=\"200\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("strata_widget_in_flight_requests 4\n"));
+  EXPECT_THAT(text, HasSubstr("strata_widget_ttft_seconds_bucket{model=\"m\",le=\"0.1\"} 1\n"));
+  EXPECT_EQ(stats.component, "widget");
+}
+
+TEST(ExponentialBucketsTest, GrowsByTheFactor) {
+  EXPECT_EQ(ExponentialBuckets(0.5, 2, 4), (std::vector<double>{0.5, 1, 2, 4}));
+}
+
+}  // namespace
+}  // namespace strata::telemetry
