@@ -1,0 +1,133 @@
+// A stand-in for libnvidia-ml.so.1, built only for tests: it exports the nvml* C symbols that
+// NvmlInventory loads and answers with a fixed machine. 8 GPUs "NVIDIA H100 80GB HBM3" in two
+// NVLink islands {0-3} and {4-7}; GPUs 0-3 do not support MIG, GPUs 4, 6 and 7 have it
+// disabled, and GPU 5 is in MIG mode with two 1g.10gb instances in slots 0 and 2 (slot 1 empty,
+// 7 slots). Read-only static data: thread-safe.
+
+#include <cstdio>
+#include <cstring>
+
+struct nvmlDevice_st {
+  bool is_mig;
+  unsigned index;  // GPU index, or MIG instance number
+};
+
+namespace {
+
+constexpr int kSuccess = 0;
+constexpr int kInvalidArgument = 2;
+constexpr int kNotSupported = 3;
+constexpr int kInsufficientSize = 7;
+constexpr int kNotFound = 6;
+constexpr unsigned kGpuCount = 8;
+constexpr unsigned kMigGpu = 5;
+constexpr unsigned kMigSlots = 7;
+constexpr unsigned long long kGpuMemory = 81559ULL << 20;
+constexpr unsigned long long kMigMemory = 9856ULL << 20;
+
+nvmlDevice_st gpus[kGpuCount] = {{false, 0}, {false, 1}, {false, 2}, {false, 3},
+                                 {false, 4}, {false, 5}, {false, 6}, {false, 7}};
+nvmlDevice_st migs[2] = {{true, 0}, {true, 1}};
+
+int CopyOut(const char* text, char* buffer, unsigned length) {
+  if (buffer == nullptr) return kInvalidArgument;
+  if (std::strlen(text) + 1 > length) return kInsufficientSize;
+  std::strcpy(buffer, text);
+  return kSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+struct nvmlMemory_t {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+
+__attribute__((visibility("default"))) int nvmlInit_v2() { return kSuccess; }
+__attribute__((visibility("default"))) int nvmlShutdown() { return kSuccess; }
+
+__attribute__((visibility("default"))) const char* nvmlErrorString(int rc) {
+  return rc == kSuccess ? "Success" : "Fake NVML error";
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetCount_v2(unsigned* count) {
+  *count = kGpuCount;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetHandleByIndex_v2(unsigned index,
+                                                                         nvmlDevice_st** device) {
+  if (index >= kGpuCount) return kInvalidArgument;
+  *device = &gpus[index];
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetName(nvmlDevice_st* device, char* name,
+                                                             unsigned length) {
+  return CopyOut(device->is_mig ? "NVIDIA H100 80GB HBM3 MIG 1g.10gb" : "NVIDIA H100 80GB HBM3",
+                 name, length);
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetUUID(nvmlDevice_st* device, char* uuid,
+                                                             unsigned length) {
+  char text[96];
+  if (device->is_mig) {
+    std::snprintf(text, sizeof text, "MIG-fake-%u-%u", kMigGpu, device->index);
+  } else {
+    std::snprintf(text, sizeof text, "GPU-fake-%u", device->index);
+  }
+  return CopyOut(text, uuid, length);
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo(nvmlDevice_st* device,
+                                                                   nvmlMemory_t* memory) {
+  memory->total = device->is_mig ? kMigMemory : kGpuMemory;
+  memory->used = 0;
+  memory->free = memory->total;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetMigMode(nvmlDevice_st* device,
+                                                                unsigned* current,
+                                                                unsigned* pending) {
+  if (device->is_mig || device->index < 4) return kNotSupported;
+  *current = *pending = device->index == kMigGpu ? 1 : 0;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_st* device,
+                                                                          unsigned* count) {
+  if (device->is_mig || device->index < 4) return kNotSupported;
+  *count = kMigSlots;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetMigDeviceHandleByIndex(
+    nvmlDevice_st* device, unsigned slot, nvmlDevice_st** mig) {
+  if (device->is_mig || device->index != kMigGpu || slot >= kMigSlots) return kInvalidArgument;
+  if (slot == 0) {
+    *mig = &migs[0];
+    return kSuccess;
+  }
+  if (slot == 2) {
+    *mig = &migs[1];
+    return kSuccess;
+  }
+  return kNotFound;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetP2PStatus(nvmlDevice_st* a,
+                                                                  nvmlDevice_st* b, int caps,
+                                                                  int* status) {
+  constexpr int kNvlinkCaps = 2;
+  constexpr int kStatusOk = 0;
+  constexpr int kStatusNotSupported = 4;
+  if (caps != kNvlinkCaps) return kInvalidArgument;
+  *status = (a->index / 4 == b->index / 4) ? kStatusOk : kStatusNotSupported;
+  return kSuccess;
+}
+
+}  // extern "C"

@@ -1,0 +1,246 @@
+#include "node/nvml_inventory.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "node/simulated_inventory.h"
+
+namespace strata::node {
+namespace {
+
+// Our own declarations of the few NVML types and functions used (nvml.h, API v2+); values are
+// part of NVML's stable ABI.
+using nvmlReturn_t = int;
+using nvmlDevice_t = struct nvmlDevice_st*;
+struct nvmlMemory_t {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+constexpr nvmlReturn_t NVML_SUCCESS = 0;
+constexpr nvmlReturn_t NVML_ERROR_NOT_SUPPORTED = 3;
+constexpr nvmlReturn_t NVML_ERROR_NOT_FOUND = 6;
+constexpr unsigned NVML_DEVICE_MIG_ENABLE = 1;
+constexpr int NVML_P2P_CAPS_INDEX_NVLINK = 2;
+constexpr int NVML_P2P_STATUS_OK = 0;
+constexpr unsigned kNameBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+constexpr unsigned kUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+
+struct NvmlApi {
+  nvmlReturn_t (*init)();
+  nvmlReturn_t (*shutdown)();
+  const char* (*error_string)(nvmlReturn_t);
+  nvmlReturn_t (*get_count)(unsigned*);
+  nvmlReturn_t (*get_handle_by_index)(unsigned, nvmlDevice_t*);
+  nvmlReturn_t (*get_name)(nvmlDevice_t, char*, unsigned);
+  nvmlReturn_t (*get_uuid)(nvmlDevice_t, char*, unsigned);
+  nvmlReturn_t (*get_memory_info)(nvmlDevice_t, nvmlMemory_t*);
+  nvmlReturn_t (*get_mig_mode)(nvmlDevice_t, unsigned*, unsigned*);
+  nvmlReturn_t (*get_max_mig_device_count)(nvmlDevice_t, unsigned*);
+  nvmlReturn_t (*get_mig_device_handle_by_index)(nvmlDevice_t, unsigned, nvmlDevice_t*);
+  nvmlReturn_t (*get_p2p_status)(nvmlDevice_t, nvmlDevice_t, int, int*);
+};
+
+// Owns a dlopen handle.
+class LoadedLibrary {
+ public:
+  explicit LoadedLibrary(void* handle) : handle_(handle) {}
+  LoadedLibrary(const LoadedLibrary&) = delete;
+  LoadedLibrary& operator=(const LoadedLibrary&) = delete;
+  ~LoadedLibrary() {
+    if (handle_ != nullptr) dlclose(handle_);
+  }
+  void* get() const { return handle_; }
+
+ private:
+  void* handle_;
+};
+
+template <typename Fn>
+Status Resolve(void* library, const char* symbol, Fn* fn) {
+  *fn = reinterpret_cast<Fn>(dlsym(library, symbol));
+  if (*fn == nullptr) {
+    return UnavailableError(fmt::format("NVML library lacks the symbol {}", symbol));
+  }
+  return Status::Ok();
+}
+
+Status ResolveAll(void* library, NvmlApi* api) {
+  for (Status status : {
+           Resolve(library, "nvmlInit_v2", &api->init),
+           Resolve(library, "nvmlShutdown", &api->shutdown),
+           Resolve(library, "nvmlErrorString", &api->error_string),
+           Resolve(library, "nvmlDeviceGetCount_v2", &api->get_count),
+           Resolve(library, "nvmlDeviceGetHandleByIndex_v2", &api->get_handle_by_index),
+           Resolve(library, "nvmlDeviceGetName", &api->get_name),
+           Resolve(library, "nvmlDeviceGetUUID", &api->get_uuid),
+           Resolve(library, "nvmlDeviceGetMemoryInfo", &api->get_memory_info),
+           Resolve(library, "nvmlDeviceGetMigMode", &api->get_mig_mode),
+           Resolve(library, "nvmlDeviceGetMaxMigDeviceCount", &api->get_max_mig_device_count),
+           Resolve(library, "nvmlDeviceGetMigDeviceHandleByIndex",
+                   &api->get_mig_device_handle_by_index),
+           Resolve(library, "nvmlDeviceGetP2PStatus", &api->get_p2p_status),
+       }) {
+    if (!status.ok()) return status;
+  }
+  return Status::Ok();
+}
+
+// Reads everything about one NVML device handle; the caller decides what it means.
+class DeviceReader {
+ public:
+  explicit DeviceReader(const NvmlApi& api) : api_(api) {}
+
+  Status Check(nvmlReturn_t rc, std::string_view call, unsigned index) const {
+    if (rc == NVML_SUCCESS) return Status::Ok();
+    return InternalError(
+        fmt::format("NVML {} for GPU {} failed: {}", call, index, api_.error_string(rc)));
+  }
+
+  Result<MigInstance> ReadMig(nvmlDevice_t handle, unsigned parent) const {
+    MigInstance mig;
+    char buffer[kNameBufferSize] = {};
+    RETURN_IF_ERROR(Check(api_.get_name(handle, buffer, sizeof buffer), "GetName(MIG)", parent));
+    mig.name = buffer;
+    char uuid[kUuidBufferSize] = {};
+    RETURN_IF_ERROR(Check(api_.get_uuid(handle, uuid, sizeof uuid), "GetUUID(MIG)", parent));
+    mig.uuid = uuid;
+    nvmlMemory_t memory{};
+    RETURN_IF_ERROR(Check(api_.get_memory_info(handle, &memory), "GetMemoryInfo(MIG)", parent));
+    mig.memory_bytes = static_cast<int64_t>(memory.total);
+    return mig;
+  }
+
+  Result<GpuDevice> ReadGpu(nvmlDevice_t handle, unsigned index) const {
+    GpuDevice gpu;
+    gpu.index = static_cast<int>(index);
+    char name[kNameBufferSize] = {};
+    RETURN_IF_ERROR(Check(api_.get_name(handle, name, sizeof name), "GetName", index));
+    gpu.name = name;
+    char uuid[kUuidBufferSize] = {};
+    RETURN_IF_ERROR(Check(api_.get_uuid(handle, uuid, sizeof uuid), "GetUUID", index));
+    gpu.uuid = uuid;
+    nvmlMemory_t memory{};
+    RETURN_IF_ERROR(Check(api_.get_memory_info(handle, &memory), "GetMemoryInfo", index));
+    gpu.memory_bytes = static_cast<int64_t>(memory.total);
+
+    unsigned current = 0;
+    unsigned pending = 0;
+    nvmlReturn_t rc = api_.get_mig_mode(handle, &current, &pending);
+    if (rc == NVML_ERROR_NOT_SUPPORTED) return gpu;  // a GPU without MIG support
+    RETURN_IF_ERROR(Check(rc, "GetMigMode", index));
+    gpu.mig_enabled = current == NVML_DEVICE_MIG_ENABLE;
+    if (!gpu.mig_enabled) return gpu;
+    unsigned slots = 0;
+    RETURN_IF_ERROR(
+        Check(api_.get_max_mig_device_count(handle, &slots), "GetMaxMigDeviceCount", index));
+    for (unsigned slot = 0; slot < slots; ++slot) {
+      nvmlDevice_t mig_handle = nullptr;
+      rc = api_.get_mig_device_handle_by_index(handle, slot, &mig_handle);
+      if (rc == NVML_ERROR_NOT_FOUND) continue;  // an empty slot
+      RETURN_IF_ERROR(Check(rc, "GetMigDeviceHandleByIndex", index));
+      ASSIGN_OR_RETURN(MigInstance mig, ReadMig(mig_handle, index));
+      gpu.mig_instances.push_back(std::move(mig));
+    }
+    return gpu;
+  }
+
+ private:
+  const NvmlApi& api_;
+};
+
+// Groups GPUs into islands: connected components of the NVLink peer graph, numbered in order of
+// their lowest GPU index.
+void AssignNvlinkIslands(const NvmlApi& api, const std::vector<nvmlDevice_t>& handles,
+                         std::vector<GpuDevice>* gpus) {
+  std::vector<size_t> parent(handles.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  auto root = [&](size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  for (size_t i = 0; i < handles.size(); ++i) {
+    for (size_t j = i + 1; j < handles.size(); ++j) {
+      int status = -1;
+      if (api.get_p2p_status(handles[i], handles[j], NVML_P2P_CAPS_INDEX_NVLINK, &status) ==
+              NVML_SUCCESS &&
+          status == NVML_P2P_STATUS_OK) {
+        parent[root(j)] = root(i);
+      }
+    }
+  }
+  std::vector<int> island_of_root(handles.size(), -1);
+  int next_island = 0;
+  for (size_t i = 0; i < handles.size(); ++i) {
+    int& island = island_of_root[root(i)];
+    if (island < 0) island = next_island++;
+    (*gpus)[i].nvlink_island = island;
+  }
+}
+
+}  // namespace
+
+NvmlInventory::NvmlInventory(std::string library_path, std::string node_name)
+    : library_path_(std::move(library_path)), node_name_(std::move(node_name)) {}
+
+Result<std::vector<NodeGpus>> NvmlInventory::Discover() {
+  LoadedLibrary library(dlopen(library_path_.c_str(), RTLD_NOW | RTLD_LOCAL));
+  if (library.get() == nullptr) {
+    return Err(UnavailableError(fmt::format("NVML not loaded: {}", dlerror())));
+  }
+  NvmlApi api{};
+  RETURN_IF_ERROR(ResolveAll(library.get(), &api));
+  nvmlReturn_t rc = api.init();
+  if (rc != NVML_SUCCESS) {
+    return Err(UnavailableError(fmt::format("nvmlInit failed: {}", api.error_string(rc))));
+  }
+  auto discover = [&]() -> Result<std::vector<NodeGpus>> {
+    unsigned count = 0;
+    nvmlReturn_t count_rc = api.get_count(&count);
+    if (count_rc != NVML_SUCCESS) {
+      return Err(
+          InternalError(fmt::format("nvmlDeviceGetCount failed: {}", api.error_string(count_rc))));
+    }
+    DeviceReader reader(api);
+    NodeGpus node;
+    node.node_name = node_name_;
+    std::vector<nvmlDevice_t> handles(count);
+    for (unsigned i = 0; i < count; ++i) {
+      RETURN_IF_ERROR(reader.Check(api.get_handle_by_index(i, &handles[i]), "GetHandleByIndex", i));
+      ASSIGN_OR_RETURN(GpuDevice gpu, reader.ReadGpu(handles[i], i));
+      node.gpus.push_back(std::move(gpu));
+    }
+    AssignNvlinkIslands(api, handles, &node.gpus);
+    return std::vector<NodeGpus>{std::move(node)};
+  };
+  Result<std::vector<NodeGpus>> result = discover();
+  api.shutdown();
+  return result;
+}
+
+std::string NvmlInventory::Describe() const { return fmt::format("nvml ({})", library_path_); }
+
+Result<LocalInventory> OpenLocalInventory(const std::string& library_path,
+                                          const std::string& node_name,
+                                          std::string_view simulate_spec) {
+  ASSIGN_OR_RETURN(SimulateSpec spec, ParseSimulateSpec(simulate_spec));
+  LocalInventory local;
+  auto nvml = std::make_unique<NvmlInventory>(library_path, node_name);
+  Result<std::vector<NodeGpus>> found = nvml->Discover();
+  if (found && !found->empty() && !found->front().gpus.empty()) {
+    local.notice = fmt::format("found {} GPU(s) through NVML", found->front().gpus.size());
+    local.nodes = std::move(*found);
+    local.inventory = std::move(nvml);
+    return local;
+  }
+  std::string why = found ? "NVML reports no GPU" : found.error().message();
+  local.inventory = std::make_unique<SimulatedInventory>(spec);
+  local.notice = fmt::format("no NVIDIA GPU found ({}); using the {} inventory", why,
+                             local.inventory->Describe());
+  ASSIGN_OR_RETURN(local.nodes, local.inventory->Discover());
+  return local;
+}
+
+}  // namespace strata::node
