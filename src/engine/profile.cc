@@ -1,0 +1,48 @@
+#include "engine/profile.h"
+
+namespace strata::engine {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+EngineProfile Profile8bH100() {
+  EngineProfile profile;
+  profile.name = "8b-h100";
+  profile.prefill_overhead = milliseconds(30);
+  profile.per_prompt_token = microseconds(250);
+  profile.per_output_token = milliseconds(12);
+  profile.batch_slope = 0.01;
+  profile.per_context_token = nanoseconds(40);
+  profile.num_kv_blocks = 26000;
+  profile.block_size = 16;
+  profile.max_prefill_tokens_per_step = 8192;
+  return profile;
+}
+
+}  // namespace
+
+Duration EngineProfile::StepDuration(int64_t prefill_tokens, int64_t decoding_sequences,
+                                     int64_t context_tokens) const {
+  Duration total{0};
+  if (prefill_tokens > 0) total += prefill_overhead + per_prompt_token * prefill_tokens;
+  if (decoding_sequences > 0) {
+    double growth = 1.0 + batch_slope * static_cast<double>(decoding_sequences - 1);
+    total += Duration(static_cast<int64_t>(static_cast<double>(per_output_token.count()) * growth));
+    total += per_context_token * context_tokens;
+  }
+  return total;
+}
+
+Result<EngineProfile> ProfileByName(std::string_view name) {
+  if (name == "8b-h100") return Profile8bH100();
+  std::string known;
+  for (const std::string& n : ProfileNames()) known += (known.empty() ? "" : ", ") + n;
+  return Err(InvalidArgumentError("unknown engine profile \"" + std::string(name) +
+                                  "\" (known: " + known + ")"));
+}
+
+std::vector<std::string> ProfileNames() { return {"8b-h100"}; }
+
+}  // namespace strata::engine

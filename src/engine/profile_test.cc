@@ -1,0 +1,38 @@
+#include "engine/profile.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace strata::engine {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+TEST(ProfileTest, EightBOnH100MatchesPublicFiguresAtBatchOne) {
+  Result<EngineProfile> profile = ProfileByName("8b-h100");
+  ASSERT_TRUE(profile.has_value());
+  // 1000-token prompt: 30 ms + 1000 x 250 us.
+  EXPECT_EQ(profile->StepDuration(1000, 0, 0), milliseconds(280));
+  EXPECT_EQ(profile->StepDuration(0, 1, 0), milliseconds(12));
+}
+
+TEST(ProfileTest, DecodeSlowsAsBatchAndContextGrow) {
+  EngineProfile profile = *ProfileByName("8b-h100");
+  Duration one = profile.StepDuration(0, 1, 1000);
+  Duration many = profile.StepDuration(0, 64, 64000);
+  Duration long_context = profile.StepDuration(0, 1, 100000);
+  EXPECT_GT(many, one);
+  EXPECT_GT(long_context, one);
+  // 64 sequences: 12 ms x 1.63 + 64k tokens x 40 ns.
+  EXPECT_EQ(many, microseconds(19560) + microseconds(2560));
+}
+
+TEST(ProfileTest, UnknownNameListsKnownProfiles) {
+  Result<EngineProfile> profile = ProfileByName("70b-a100");
+  ASSERT_FALSE(profile.has_value());
+  EXPECT_THAT(profile.error().message(), ::testing::HasSubstr("known: 8b-h100"));
+}
+
+}  // namespace
+}  // namespace strata::engine
