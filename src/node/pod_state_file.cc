@@ -1,0 +1,111 @@
+#include "node/pod_state_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace strata::node {
+namespace {
+
+using nlohmann::json;
+
+std::optional<ProcessState> ParseState(const std::string& name) {
+  for (ProcessState state : {ProcessState::kRunning, ProcessState::kExited, ProcessState::kLost}) {
+    if (ProcessStateName(state) == name) return state;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Status WritePodStateFile(const std::string& path, const PodStatus& status) {
+  json processes = json::array();
+  for (const ProcessStatus& process : status.processes) {
+    json entry = {{"name", process.name},
+                  {"pid", process.pid},
+                  {"start_time", process.start_time},
+                  {"state", ProcessStateName(process.state)},
+                  {"log", process.log_path}};
+    if (process.exit_code) entry["exit_code"] = *process.exit_code;
+    if (process.signal) entry["signal"] = *process.signal;
+    processes.push_back(std::move(entry));
+  }
+  std::string text =
+      json{{"uid", status.uid}, {"pgid", status.pgid}, {"processes", processes}}.dump(
+          1, ' ', false, json::error_handler_t::replace) +
+      "\n";
+  std::string temporary = path + ".tmp";
+  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return InternalError(fmt::format("create {}: {}", temporary, std::strerror(errno)));
+  }
+  bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  bool synced = fsync(fd) == 0;
+  close(fd);
+  if (!written || !synced || rename(temporary.c_str(), path.c_str()) != 0) {
+    return InternalError(fmt::format("write {}: {}", path, std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
+Result<PodStatus> ReadPodStateFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Err(NotFoundError(fmt::format("{}: no such pod state file", path)));
+  std::stringstream text;
+  text << in.rdbuf();
+  json document = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  auto bad = [&](std::string_view field) {
+    return Err(
+        InvalidArgumentError(fmt::format("{}: field {} is missing or malformed", path, field)));
+  };
+  if (!document.is_object()) return bad("(document)");
+  PodStatus status;
+  if (!document.contains("uid") || !document["uid"].is_string()) return bad("uid");
+  status.uid = document["uid"].get<std::string>();
+  if (!document.contains("pgid") || !document["pgid"].is_number_integer()) return bad("pgid");
+  status.pgid = document["pgid"].get<pid_t>();
+  if (!document.contains("processes") || !document["processes"].is_array()) {
+    return bad("processes");
+  }
+  for (size_t i = 0; i < document["processes"].size(); ++i) {
+    const json& entry = document["processes"][i];
+    std::string field = fmt::format("processes[{}]", i);
+    if (!entry.is_object()) return bad(field);
+    ProcessStatus process;
+    if (!entry.contains("name") || !entry["name"].is_string()) return bad(field + ".name");
+    process.name = entry["name"].get<std::string>();
+    if (!entry.contains("pid") || !entry["pid"].is_number_integer()) return bad(field + ".pid");
+    process.pid = entry["pid"].get<pid_t>();
+    if (!entry.contains("start_time") || !entry["start_time"].is_number_unsigned()) {
+      return bad(field + ".start_time");
+    }
+    process.start_time = entry["start_time"].get<uint64_t>();
+    std::optional<ProcessState> state;
+    if (entry.contains("state") && entry["state"].is_string()) {
+      state = ParseState(entry["state"].get<std::string>());
+    }
+    if (!state) return bad(field + ".state");
+    process.state = *state;
+    if (entry.contains("log") && entry["log"].is_string()) {
+      process.log_path = entry["log"].get<std::string>();
+    }
+    if (entry.contains("exit_code")) {
+      if (!entry["exit_code"].is_number_integer()) return bad(field + ".exit_code");
+      process.exit_code = entry["exit_code"].get<int>();
+    }
+    if (entry.contains("signal")) {
+      if (!entry["signal"].is_number_integer()) return bad(field + ".signal");
+      process.signal = entry["signal"].get<int>();
+    }
+    status.processes.push_back(std::move(process));
+  }
+  return status;
+}
+
+}  // namespace strata::node

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace strata::node {
+
+// What /proc/<pid>/stat says about a process that the runtime needs. `start_time` is field 22
+// (clock ticks since boot): together with the pid it names one process for the life of the
+// machine, so a recycled pid is never mistaken for the process that had it before.
+struct ProcInfo {
+  pid_t pid = 0;
+  pid_t ppid = 0;
+  pid_t pgid = 0;
+  char state = '?';  // 'R', 'S', 'Z' (zombie: exited, not yet reaped), ...
+  uint64_t start_time = 0;
+};
+
+// Reads /proc/<pid>/stat. Returns nullopt when the process does not exist (or vanished while
+// being read). Thread-safe.
+std::optional<ProcInfo> ReadProcInfo(pid_t pid);
+
+// Whether /proc/<pid>/environ holds exactly the entry `entry` ("NAME=value"). False when the
+// process is gone, a zombie, or not readable by this user. Thread-safe.
+bool ProcessHasEnvEntry(pid_t pid, std::string_view entry);
+
+// Every live (non-zombie) process, other than the caller, that is in process group `pgid`
+// (when pgid > 0) or whose environment holds `env_entry` (when not empty): the members of a
+// pod, including descendants that left its process group (setsid, double fork) but kept the
+// pod's marker variable. One pass over /proc; thread-safe.
+std::vector<ProcInfo> FindPodProcesses(pid_t pgid, std::string_view env_entry);
+
+}  // namespace strata::node

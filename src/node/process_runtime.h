@@ -1,0 +1,108 @@
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "common/status.h"
+#include "node/node_runtime.h"
+
+namespace strata::node {
+
+// The name of the marker variable the runtime puts in every process of a pod
+// ("STRATA_POD_UID=<uid>"); descendants inherit it, which is how Stop finds processes that
+// left the pod's process group.
+inline constexpr char kPodUidVariable[] = "STRATA_POD_UID";
+
+// NodeRuntime over real processes on this machine.
+//
+// Each pod's processes are spawned (posix_spawn) into one new process group led by the first
+// process, with the given environment and working directory, stdin from /dev/null, and
+// stdout+stderr appended to "<data_dir>/pods/<uid>/logs/<name>.log" (rotated by size, keeping
+// `log_keep` old files). The runtime makes this process a child subreaper
+// (PR_SET_CHILD_SUBREAPER), so processes that double-fork stay our descendants instead of
+// escaping to init; Stop finds them by the pod's process group and by the STRATA_POD_UID
+// marker in /proc/<pid>/environ, and reaps the ones reparented to us. (cgroups would also
+// catch a descendant that both leaves the group and scrubs its environment; see
+// limits_notice().)
+//
+// Supervision does not poll: one thread waits in epoll on a pidfd per process and records exit
+// codes and signals as they happen, and rewrites the pod's state file
+// ("<data_dir>/pods/<uid>/state.json") so that a later runtime can Adopt the pod.
+//
+// Owned by the node agent; thread-safe. Destroying it stops supervision but leaves the
+// processes running (a new runtime adopts them).
+class ProcessRuntime final : public NodeRuntime {
+ public:
+  struct Options {
+    std::string data_dir;
+    int64_t log_max_bytes = int64_t{10} << 20;
+    int log_keep = 3;
+    Duration log_check_interval = std::chrono::seconds(1);
+    // Called on the supervisor thread, without locks held, each time a process ends.
+    std::function<void(const std::string& uid, const ProcessStatus& process)> on_exit;
+  };
+
+  // Creates "<data_dir>/pods" and starts supervising. Internal when the directory, epoll or
+  // the thread cannot be created; InvalidArgument for bad options.
+  static Result<std::unique_ptr<ProcessRuntime>> Create(Options options);
+  ~ProcessRuntime() override;
+
+  Status Start(const PodSpec& spec) override;
+  Status Stop(std::string_view uid, Duration grace) override;
+  Result<PodStatus> GetStatus(std::string_view uid) const override;
+  Result<PodStatus> WaitForExit(std::string_view uid, Duration timeout) override;
+  std::vector<PodStatus> Adopt() override;
+  Status Forget(std::string_view uid) override;
+
+  // Rotates now every log file of a known pod that is over log_max_bytes. The supervisor also
+  // does this every log_check_interval.
+  void RotateLogs();
+
+  // Why per-pod CPU and memory limits are not enforced on this machine (said once, at
+  // creation); this runtime does not create cgroups, so the line is never empty.
+  const std::string& limits_notice() const { return limits_notice_; }
+
+  // The directory holding a pod's state file and logs.
+  std::string PodDir(std::string_view uid) const;
+
+ private:
+  struct Pod {
+    PodStatus status;
+    std::string state_path;
+  };
+  struct Watch {
+    std::string uid;
+    size_t process_index;
+  };
+
+  explicit ProcessRuntime(Options options);
+  Status Init();
+  void SuperviseLoop();
+  void OnPidfdReadable(int pidfd);
+  Status SpawnPod(const PodSpec& spec, Pod* pod);
+  // REQUIRES: mu_ held. Starts supervising process `index` of `pod` through `pidfd`.
+  void WatchLocked(const std::string& uid, size_t index, int pidfd);
+  void PersistLocked(const Pod& pod);
+  // Signals and waits until nothing of the pod is alive; see Stop.
+  void TerminatePodProcesses(const std::string& uid, pid_t pgid, bool trust_group, Duration grace);
+
+  Options options_;
+  std::string limits_notice_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::thread supervisor_;
+
+  mutable std::mutex mu_;
+  std::condition_variable exited_;
+  std::map<std::string, Pod, std::less<>> pods_;
+  std::unordered_map<int, Watch> watches_;  // pidfd -> process
+  bool stopping_ = false;
+};
+
+}  // namespace strata::node
