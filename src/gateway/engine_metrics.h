@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace strata::gateway {
+
+// The engine signals the picker uses, read from a replica's Prometheus /metrics text.
+struct EngineMetrics {
+  int64_t waiting = 0;
+  int64_t running = 0;
+  double kv_usage = 0.0;  // fraction in [0, 1]
+  std::vector<std::string> loaded_adapters;
+};
+
+// Parses Prometheus text exposition from vLLM (`vllm:num_requests_waiting`,
+// `vllm:num_requests_running`, `vllm:kv_cache_usage_perc`, older `vllm:gpu_cache_usage_perc`,
+// `vllm:lora_requests_info{running_lora_adapters="a,b"}`) or SGLang (`sglang:num_queue_reqs`,
+// `sglang:num_running_reqs`, `sglang:token_usage`). Values of several series (one per
+// model_name) are summed; KV usage takes the largest. Unknown metrics are ignored. Returns
+// kInvalidArgument naming the line of a malformed sample. Thread-safe.
+Result<EngineMetrics> ParseEngineMetrics(std::string_view text);
+
+}  // namespace strata::gateway

@@ -1,0 +1,94 @@
+#include "gateway/request.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace strata::gateway {
+namespace {
+
+std::string ErrorOf(std::string_view body, ApiKind kind = ApiKind::kChatCompletions) {
+  auto request = ParseInferenceRequest(body, kind);
+  EXPECT_FALSE(request.has_value());
+  return request ? "" : request.error().message();
+}
+
+TEST(InferenceRequestTest, ParsesChat) {
+  auto request = ParseInferenceRequest(
+      R"({"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":7,
+          "messages":[{"role":"system","content":"be brief"},
+                      {"role":"user","content":[{"type":"text","text":"hi"}]}]})",
+      ApiKind::kChatCompletions);
+  ASSERT_TRUE(request.has_value()) << request.error().ToString();
+  EXPECT_EQ(request->model, "m");
+  EXPECT_TRUE(request->stream);
+  EXPECT_TRUE(request->include_usage);
+  EXPECT_EQ(request->max_tokens, 7);
+  EXPECT_EQ(request->prompt_text, "system\nbe brief\nuser\nhi\n");
+  EXPECT_EQ(EstimateTokens(*request, 100), 6 + 7);  // 24 bytes of prompt text
+}
+
+TEST(InferenceRequestTest, ParsesCompletion) {
+  auto request =
+      ParseInferenceRequest(R"({"model":"m","prompt":"abcdefgh"})", ApiKind::kCompletions);
+  ASSERT_TRUE(request.has_value());
+  EXPECT_FALSE(request->stream);
+  EXPECT_EQ(EstimateTokens(*request, 16), 2 + 16);
+}
+
+TEST(InferenceRequestTest, ErrorsNameTheFieldOrByte) {
+  EXPECT_EQ(ErrorOf(R"({"model":)"), "request body is not valid JSON (byte 10)");
+  EXPECT_EQ(ErrorOf("[1]"), "request body must be a JSON object");
+  EXPECT_EQ(ErrorOf(R"({"messages":[]})"), "model: required");
+  EXPECT_EQ(ErrorOf(R"({"model":"m"})"), "messages: required");
+  EXPECT_EQ(ErrorOf(R"({"model":"m","messages":[{"content":"x"}]})"),
+            "messages[0].role: must be a string");
+  EXPECT_EQ(ErrorOf(R"({"model":"m","messages":[{"role":"user","content":5}]})"),
+            "messages[0].content: must be a string or a list of text parts");
+  EXPECT_EQ(ErrorOf(R"({"model":"m","stream":"yes","messages":[{"role":"user"}]})"),
+            "stream: must be a boolean");
+  EXPECT_EQ(ErrorOf(R"({"model":"m","max_tokens":-1,"messages":[{"role":"user"}]})"),
+            "max_tokens: must be a non-negative integer");
+  EXPECT_EQ(ErrorOf(R"({"model":"m","prompt":5})", ApiKind::kCompletions),
+            "prompt: must be a string or a list of strings");
+}
+
+GatewayConfig TwoVersions() {
+  GatewayConfig config;
+  ModelConfig model;
+  model.name = "llama";
+  model.adapters = {"sql-lora"};
+  model.versions = {{"v1", 3, {"h:1"}}, {"v2", 1, {"h:2"}}, {"canary", 0, {"h:3"}}};
+  config.models.push_back(model);
+  return config;
+}
+
+TEST(ModelRouterTest, SplitsByWeightAndHonoursPins) {
+  GatewayConfig config = TwoVersions();
+  ModelRouter router(config);
+  std::map<size_t, int> counts;
+  for (int i = 0; i < 100; ++i) ++counts[router.Resolve("llama", "", i / 100.0)->version];
+  EXPECT_EQ(counts, (std::map<size_t, int>{{0, 75}, {1, 25}}));
+  EXPECT_EQ(router.Resolve("llama", "", 0.9999999999)->version, 1u);
+  EXPECT_EQ(router.Resolve("llama", "canary", 0.1)->version, 2u);
+  auto bad = router.Resolve("llama", "v9", 0.1);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().code(), StatusCode::kNotFound);
+}
+
+TEST(ModelRouterTest, AdapterNamesRouteToTheirModel) {
+  GatewayConfig config = TwoVersions();
+  ModelRouter router(config);
+  auto route = router.Resolve("sql-lora", "", 0.0);
+  ASSERT_TRUE(route.has_value());
+  EXPECT_EQ(route->model, 0u);
+  EXPECT_EQ(route->adapter, "sql-lora");
+  EXPECT_EQ(router.Resolve("gpt-5", "", 0.0).error().message(),
+            "model \"gpt-5\" is not served here");
+  auto list = nlohmann::json::parse(router.ModelsListBody());
+  ASSERT_EQ(list["data"].size(), 2u);
+  EXPECT_EQ(list["data"][1]["id"], "sql-lora");
+}
+
+}  // namespace
+}  // namespace strata::gateway
