@@ -2,11 +2,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <regex>
 #include <sstream>
 #include <string>
 
@@ -21,27 +21,57 @@ bool IsNullScalar(const std::string& s) {
   return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
 }
 
+bool AllOf(std::string_view s, bool (*pred)(char)) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!pred(c)) return false;
+  }
+  return true;
+}
+
+bool IsDec(char c) { return c >= '0' && c <= '9'; }
+bool IsOctDigit(char c) { return c >= '0' && c <= '7'; }
+bool IsHexDigit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+std::string_view WithoutSign(std::string_view s) {
+  return !s.empty() && (s[0] == '-' || s[0] == '+') ? s.substr(1) : s;
+}
+
+// [-+]?[0-9]+
+bool IsInt(std::string_view s) { return AllOf(WithoutSign(s), IsDec); }
+
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool IsFloat(std::string_view s) {
+  s = WithoutSign(s);
+  size_t e = s.find_first_of("eE");
+  std::string_view mantissa = s.substr(0, e);
+  if (e != std::string_view::npos && !IsInt(s.substr(e + 1))) return false;
+  size_t dot = mantissa.find('.');
+  if (dot == std::string_view::npos) return AllOf(mantissa, IsDec);
+  std::string_view whole = mantissa.substr(0, dot);
+  std::string_view frac = mantissa.substr(dot + 1);
+  if (whole.empty()) return AllOf(frac, IsDec);
+  return AllOf(whole, IsDec) && (frac.empty() || AllOf(frac, IsDec));
+}
+
 // Converts a plain (unquoted) scalar by YAML 1.2's core schema.
 nlohmann::json PlainScalar(const std::string& s) {
   if (IsNullScalar(s)) return nullptr;
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
-  static const std::regex kInt("[-+]?[0-9]+");
-  static const std::regex kOct("0o[0-7]+");
-  static const std::regex kHex("0x[0-9a-fA-F]+");
-  static const std::regex kFloat("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
-  if (std::regex_match(s, kInt)) {
+  if (IsInt(s)) {
     errno = 0;
     char* end = nullptr;
     long long v = std::strtoll(s.c_str(), &end, 10);
     if (errno == 0) return static_cast<int64_t>(v);
     return s;  // out of int64 range: keep the text, let the field decoder complain
   }
-  if (std::regex_match(s, kOct))
+  std::string_view view(s);
+  if (view.size() > 2 && view.substr(0, 2) == "0o" && AllOf(view.substr(2), IsOctDigit))
     return static_cast<int64_t>(std::strtoll(s.c_str() + 2, nullptr, 8));
-  if (std::regex_match(s, kHex))
+  if (view.size() > 2 && view.substr(0, 2) == "0x" && AllOf(view.substr(2), IsHexDigit))
     return static_cast<int64_t>(std::strtoll(s.c_str() + 2, nullptr, 16));
-  if (std::regex_match(s, kFloat)) return std::strtod(s.c_str(), nullptr);
+  if (IsFloat(view)) return std::strtod(s.c_str(), nullptr);
   if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf")
     return std::numeric_limits<double>::infinity();
   if (s == "-.inf" || s == "-.Inf" || s == "-.INF") return -std::numeric_limits<double>::infinity();
