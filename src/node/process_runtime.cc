@@ -233,10 +233,11 @@ Status ProcessRuntime::Init() {
         "only by their STRATA_POD_UID marker",
         std::strerror(errno));
   }
-  limits_notice_ =
-      "per-pod CPU and memory limits are not enforced: this runtime does not create cgroups";
-  static std::once_flag said_once;
-  std::call_once(said_once, [this] { spdlog::warn("{}", limits_notice_); });
+  cgroups_ = CgroupLimits::Probe(options_.cgroup_root);
+  if (!cgroups_->enabled()) {
+    static std::once_flag said_once;
+    std::call_once(said_once, [this] { spdlog::warn("{}", cgroups_->reason()); });
+  }
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (epoll_fd_ < 0 || wake_fd_ < 0) {
@@ -368,6 +369,11 @@ Status ProcessRuntime::SpawnPod(const PodSpec& spec, Pod* pod) {
   std::error_code error;
   fs::create_directories(dir + "/logs", error);
   if (error) return InternalError(fmt::format("create {}/logs: {}", dir, error.message()));
+  if (cgroups_->enabled()) {
+    Result<std::string> cgroup = cgroups_->CreatePodCgroup(spec.uid, spec.limits);
+    if (!cgroup) return cgroup.error();
+    pod->cgroup = *cgroup;
+  }
   auto kill_started = [&] {
     for (const ProcessStatus& started : pod->status.processes) {
       kill(started.pid, SIGKILL);
@@ -389,6 +395,14 @@ Status ProcessRuntime::SpawnPod(const PodSpec& spec, Pod* pod) {
       return pid.error();
     }
     if (pod->status.pgid == 0) pod->status.pgid = *pid;
+    if (!pod->cgroup.empty()) {
+      if (Status added = cgroups_->AddProcess(pod->cgroup, *pid); !added.ok()) {
+        kill(*pid, SIGKILL);
+        waitpid(*pid, nullptr, 0);
+        kill_started();
+        return added;
+      }
+    }
     ProcessStatus status;
     status.name = process.name;
     status.pid = *pid;
@@ -418,6 +432,7 @@ Status ProcessRuntime::Stop(std::string_view uid, Duration grace) {
   auto it = pods_.find(uid);
   if (it == pods_.end()) return Status::Ok();
   exited_.wait(lock, [&] { return !it->second.status.Running(); });
+  if (!it->second.cgroup.empty()) cgroups_->KillAndRemove(it->second.cgroup);
   return Status::Ok();
 }
 
@@ -534,6 +549,7 @@ Status ProcessRuntime::Forget(std::string_view uid) {
   if (it->second.status.Running()) {
     return FailedPreconditionError(fmt::format("pod \"{}\" is running", uid));
   }
+  if (!it->second.cgroup.empty()) cgroups_->KillAndRemove(it->second.cgroup);
   std::error_code error;
   fs::remove(it->second.state_path, error);
   pods_.erase(it);

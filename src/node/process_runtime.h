@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "common/status.h"
+#include "node/cgroup_limits.h"
 #include "node/node_runtime.h"
 
 namespace strata::node {
@@ -27,9 +28,10 @@ inline constexpr char kPodUidVariable[] = "STRATA_POD_UID";
 // `log_keep` old files). The runtime makes this process a child subreaper
 // (PR_SET_CHILD_SUBREAPER), so processes that double-fork stay our descendants instead of
 // escaping to init; Stop finds them by the pod's process group and by the STRATA_POD_UID
-// marker in /proc/<pid>/environ, and reaps the ones reparented to us. (cgroups would also
-// catch a descendant that both leaves the group and scrubs its environment; see
-// limits_notice().)
+// marker in /proc/<pid>/environ, and reaps the ones reparented to us. Where cgroup v2 is
+// writable (CgroupLimits), each pod also gets its own cgroup with its CPU and memory limits,
+// and Stop ends with cgroup.kill, which catches even a descendant that left the group and
+// scrubbed its environment.
 //
 // Supervision does not poll: one thread waits in epoll on a pidfd per process and records exit
 // codes and signals as they happen, and rewrites the pod's state file
@@ -44,6 +46,7 @@ class ProcessRuntime final : public NodeRuntime {
     int64_t log_max_bytes = int64_t{10} << 20;
     int log_keep = 3;
     Duration log_check_interval = std::chrono::seconds(1);
+    std::string cgroup_root = "/sys/fs/cgroup";
     // Called on the supervisor thread, without locks held, each time a process ends.
     std::function<void(const std::string& uid, const ProcessStatus& process)> on_exit;
   };
@@ -64,9 +67,9 @@ class ProcessRuntime final : public NodeRuntime {
   // does this every log_check_interval.
   void RotateLogs();
 
-  // Why per-pod CPU and memory limits are not enforced on this machine (said once, at
-  // creation); this runtime does not create cgroups, so the line is never empty.
-  const std::string& limits_notice() const { return limits_notice_; }
+  // Why per-pod CPU and memory limits are not enforced on this machine (logged once per
+  // process); empty when they are.
+  const std::string& limits_notice() const { return cgroups_->reason(); }
 
   // The directory holding a pod's state file and logs.
   std::string PodDir(std::string_view uid) const;
@@ -75,6 +78,7 @@ class ProcessRuntime final : public NodeRuntime {
   struct Pod {
     PodStatus status;
     std::string state_path;
+    std::string cgroup;  // empty without cgroup limits
   };
   struct Watch {
     std::string uid;
@@ -93,7 +97,7 @@ class ProcessRuntime final : public NodeRuntime {
   void TerminatePodProcesses(const std::string& uid, pid_t pgid, bool trust_group, Duration grace);
 
   Options options_;
-  std::string limits_notice_;
+  std::shared_ptr<const CgroupLimits> cgroups_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::thread supervisor_;
