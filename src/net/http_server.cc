@@ -1,0 +1,435 @@
+#include "net/http_server.h"
+
+#include <sys/socket.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "common/check.h"
+
+namespace strata::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using asio::awaitable;
+using asio::use_awaitable;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto kTuple = asio::as_tuple(use_awaitable);
+
+// Lets writers reach an event loop that may have been stopped: they post only while it lives.
+struct LoopHandle {
+  std::mutex mutex;
+  asio::io_context* context = nullptr;  // null once the server stopped
+
+  template <typename Task>
+  void Dispatch(Task&& task) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (context != nullptr) asio::dispatch(*context, std::forward<Task>(task));
+  }
+};
+
+}  // namespace
+
+// One response being produced. Fields below `loop` are touched only on the connection's event
+// loop thread.
+struct ResponseWriter::State {
+  std::shared_ptr<LoopHandle> loop;
+  std::atomic<bool> client_gone{false};
+  // Wakes the connection waiting for output; null when it is not waiting.
+  asio::steady_timer* waiter = nullptr;
+  bool complete = false;  // nothing more will be written
+  std::optional<HttpResponse> full;
+  bool stream_started = false;
+  int stream_status = 200;
+  HttpHeaders stream_headers;
+  std::deque<std::string> chunks;
+  bool stream_ended = false;
+  std::function<void()> on_close;
+
+  void Wake() {
+    if (waiter != nullptr) waiter->cancel();
+  }
+  bool Closed() const { return complete || client_gone.load(); }
+};
+
+void ResponseWriter::Respond(HttpResponse response) {
+  state_->loop->Dispatch([state = state_, response = std::move(response)]() mutable {
+    if (state->Closed() || state->full || state->stream_started) return;
+    state->full = std::move(response);
+    state->Wake();
+  });
+}
+
+void ResponseWriter::StartStream(int status, HttpHeaders headers) {
+  state_->loop->Dispatch([state = state_, status, headers = std::move(headers)]() mutable {
+    if (state->Closed() || state->full || state->stream_started) return;
+    state->stream_started = true;
+    state->stream_status = status;
+    state->stream_headers = std::move(headers);
+    state->Wake();
+  });
+}
+
+void ResponseWriter::WriteChunk(std::string data) {
+  if (data.empty()) return;
+  state_->loop->Dispatch([state = state_, data = std::move(data)]() mutable {
+    STRATA_CHECK(state->stream_started);
+    if (state->Closed() || state->stream_ended) return;
+    state->chunks.push_back(std::move(data));
+    state->Wake();
+  });
+}
+
+void ResponseWriter::EndStream() {
+  state_->loop->Dispatch([state = state_] {
+    if (state->Closed() || !state->stream_started) return;
+    state->stream_ended = true;
+    state->Wake();
+  });
+}
+
+void ResponseWriter::OnClientGone(std::function<void()> on_close) {
+  state_->loop->Dispatch(
+      [state = state_, on_close = std::move(on_close)]() mutable { state->on_close = on_close; });
+}
+
+bool ResponseWriter::ClientGone() const { return state_->client_gone.load(); }
+
+struct HttpServer::Impl {
+  struct Loop {
+    asio::io_context context{1};
+    std::optional<tcp::acceptor> acceptor;
+    std::shared_ptr<LoopHandle> handle = std::make_shared<LoopHandle>();
+    // Connections waiting for a request: closed at once when the server stops.
+    std::set<beast::tcp_stream*> idle;
+    std::thread thread;
+  };
+
+  explicit Impl(HttpServerOptions opts) : options(std::move(opts)) {}
+
+  awaitable<void> Accept(Loop& loop);
+  awaitable<void> Serve(Loop& loop, tcp::socket socket);
+  awaitable<bool> WriteResponse(beast::tcp_stream& stream, ResponseWriter::State& state,
+                                bool keep_alive, unsigned version);
+  void Dispatch(const HttpRequest& request, ResponseWriter writer);
+  void SessionEnded();
+
+  HttpServerOptions options;
+  std::map<std::pair<std::string, std::string>, HttpHandler> routes;
+  std::vector<std::unique_ptr<Loop>> loops;
+  std::atomic<bool> stopping{false};
+  bool started = false;
+  bool stopped = false;
+  std::mutex sessions_mutex;
+  std::condition_variable sessions_done;
+  int sessions = 0;
+};
+
+namespace {
+
+HttpResponse ErrorResponse(int status, std::string_view message) {
+  // OpenAI-shaped, which is also readable for any other client.
+  std::string escaped;
+  for (char c : message) {
+    if (c == '"' || c == '\\') escaped.push_back('\\');
+    escaped.push_back(c);
+  }
+  return HttpResponse::Text(
+      status, "application/json",
+      "{\"error\":{\"message\":\"" + escaped + "\",\"type\":\"invalid_request_error\"}}");
+}
+
+template <typename Body>
+void CopyHeaders(const HttpHeaders& headers, http::response<Body>& response) {
+  for (const auto& [name, value] : headers) response.set(name, value);
+}
+
+}  // namespace
+
+void HttpServer::Impl::Dispatch(const HttpRequest& request, ResponseWriter writer) {
+  std::string path(request.Path());
+  auto it = routes.find({request.method, path});
+  if (it != routes.end()) {
+    it->second(request, writer);
+    return;
+  }
+  for (const auto& [key, handler] : routes) {
+    if (key.second == path) {
+      HttpResponse response = ErrorResponse(405, "method " + request.method + " not allowed");
+      writer.Respond(std::move(response));
+      return;
+    }
+  }
+  writer.Respond(ErrorResponse(404, "no route for " + path));
+}
+
+awaitable<bool> HttpServer::Impl::WriteResponse(beast::tcp_stream& stream,
+                                                ResponseWriter::State& state, bool keep_alive,
+                                                unsigned version) {
+  asio::steady_timer waiter(stream.get_executor());
+  bool header_sent = false;
+  bool watching_socket = true;
+  auto client_gone = [&state] {
+    state.client_gone = true;
+    if (state.on_close) state.on_close();
+    return false;
+  };
+  keep_alive = keep_alive && !stopping.load();
+  while (true) {
+    if (state.full) {
+      http::response<http::string_body> response{static_cast<http::status>(state.full->status),
+                                                 version};
+      CopyHeaders(state.full->headers, response);
+      response.body() = std::move(state.full->body);
+      response.keep_alive(keep_alive);
+      response.prepare_payload();
+      auto [ec, n] = co_await http::async_write(stream, response, kTuple);
+      state.complete = true;
+      co_return !ec;
+    }
+    if (state.stream_started && !header_sent) {
+      http::response<http::empty_body> response{static_cast<http::status>(state.stream_status),
+                                                version};
+      CopyHeaders(state.stream_headers, response);
+      response.chunked(true);
+      response.keep_alive(keep_alive);
+      http::response_serializer<http::empty_body> serializer{response};
+      auto [ec, n] = co_await http::async_write_header(stream, serializer, kTuple);
+      if (ec) co_return client_gone();
+      header_sent = true;
+      continue;
+    }
+    if (header_sent && !state.chunks.empty()) {
+      std::string data = std::move(state.chunks.front());
+      state.chunks.pop_front();
+      auto [ec, n] =
+          co_await asio::async_write(stream, http::make_chunk(asio::buffer(data)), kTuple);
+      if (ec) co_return client_gone();
+      continue;
+    }
+    if (header_sent && state.stream_ended) {
+      auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), kTuple);
+      state.complete = true;
+      co_return !ec;
+    }
+    // Nothing to write yet: wait for the handler, and notice a client that hangs up meanwhile.
+    waiter.expires_at(asio::steady_timer::time_point::max());
+    state.waiter = &waiter;
+    if (watching_socket) {
+      auto woke = co_await (waiter.async_wait(kTuple) ||
+                            stream.socket().async_wait(tcp::socket::wait_read, kTuple));
+      state.waiter = nullptr;
+      if (woke.index() == 1) {
+        char byte;
+        ssize_t peeked = ::recv(stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+          co_return client_gone();
+        }
+        // A pipelined request: it waits in the socket until this response is done.
+        watching_socket = false;
+      }
+    } else {
+      co_await waiter.async_wait(kTuple);
+      state.waiter = nullptr;
+    }
+    if (!stream.socket().is_open()) co_return client_gone();
+  }
+}
+
+awaitable<void> HttpServer::Impl::Serve(Loop& loop, tcp::socket socket) {
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer;
+  while (!stopping.load()) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<uint32_t>(options.max_header_bytes));
+    parser.body_limit(options.max_body_bytes);
+    stream.expires_after(options.idle_timeout);
+    loop.idle.insert(&stream);
+    auto [header_error, header_bytes] =
+        co_await http::async_read_header(stream, buffer, parser, kTuple);
+    loop.idle.erase(&stream);
+    if (!header_error) {
+      stream.expires_after(options.read_timeout);
+      std::tie(header_error, std::ignore) =
+          co_await http::async_read(stream, buffer, parser, kTuple);
+    }
+    std::optional<HttpResponse> rejection;
+    if (header_error == http::error::body_limit) {
+      rejection = ErrorResponse(
+          413, "request body larger than " + std::to_string(options.max_body_bytes) + " bytes");
+    } else if (header_error == http::error::header_limit) {
+      rejection = ErrorResponse(
+          431, "request header larger than " + std::to_string(options.max_header_bytes) + " bytes");
+    } else if (header_error &&
+               header_error.category() ==
+                   http::make_error_code(http::error::bad_target).category() &&
+               header_error != http::error::end_of_stream &&
+               header_error != http::error::partial_message) {
+      rejection = ErrorResponse(400, "malformed HTTP request: " + header_error.message());
+    }
+    stream.expires_never();
+    auto state = std::make_shared<ResponseWriter::State>();
+    state->loop = loop.handle;
+    if (header_error) {
+      if (!rejection) break;  // the client closed or timed out: nothing to answer
+      state->full = std::move(rejection);
+      co_await WriteResponse(stream, *state, /*keep_alive=*/false, 11);
+      break;
+    }
+    http::request<http::string_body> message = parser.release();
+    HttpRequest request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    for (const auto& field : message) {
+      request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
+    request.body = std::move(message.body());
+    bool keep_alive = message.keep_alive();
+    Dispatch(request, ResponseWriter(state));
+    bool written = co_await WriteResponse(stream, *state, keep_alive, message.version());
+    if (!written || !keep_alive) break;
+  }
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  SessionEnded();
+}
+
+void HttpServer::Impl::SessionEnded() {
+  std::lock_guard<std::mutex> lock(sessions_mutex);
+  --sessions;
+  sessions_done.notify_all();
+}
+
+awaitable<void> HttpServer::Impl::Accept(Loop& loop) {
+  while (true) {
+    auto [ec, socket] = co_await loop.acceptor->async_accept(kTuple);
+    if (ec) {
+      if (stopping.load() || !loop.acceptor->is_open()) co_return;
+      continue;  // e.g. a connection reset before it was accepted
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    {
+      std::lock_guard<std::mutex> lock(sessions_mutex);
+      ++sessions;
+    }
+    asio::co_spawn(loop.context, Serve(loop, std::move(socket)), asio::detached);
+  }
+}
+
+HttpServer::HttpServer(HttpServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+HttpServer::~HttpServer() { Stop(Duration{0}); }
+
+void HttpServer::Route(std::string method, std::string path, HttpHandler handler) {
+  STRATA_CHECK(!impl_->started);
+  impl_->routes[{std::move(method), std::move(path)}] = std::move(handler);
+}
+
+Status HttpServer::Start() {
+  STRATA_CHECK(!impl_->started);
+  const HttpServerOptions& options = impl_->options;
+  if (options.threads < 1) return InvalidArgumentError("threads must be at least 1");
+  if (options.port < 0 || options.port > 65535) {
+    return InvalidArgumentError("port " + std::to_string(options.port) + " is out of range");
+  }
+  beast::error_code ec;
+  asio::ip::address address = asio::ip::make_address(options.host, ec);
+  if (ec) return InvalidArgumentError("host \"" + options.host + "\" is not an IP address");
+  int port = options.port;
+  for (int i = 0; i < options.threads; ++i) {
+    auto loop = std::make_unique<Impl::Loop>();
+    loop->handle->context = &loop->context;
+    tcp::acceptor& acceptor = loop->acceptor.emplace(loop->context);
+    tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    // Shared only among this server's own loops: with one loop, a second process asking for
+    // the same port gets an error instead of half the connections.
+    if (!ec && options.threads > 1) {
+      acceptor.set_option(asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec);
+    }
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      impl_->loops.clear();
+      return UnavailableError("cannot listen on " + options.host + ":" + std::to_string(port) +
+                              ": " + ec.message());
+    }
+    port = acceptor.local_endpoint().port();  // the real one, for the other loops too
+    impl_->loops.push_back(std::move(loop));
+  }
+  port_ = port;
+  impl_->started = true;
+  for (auto& loop : impl_->loops) {
+    Impl::Loop& l = *loop;
+    asio::co_spawn(l.context, impl_->Accept(l), asio::detached);
+    l.thread = std::thread([&l] {
+      auto guard = asio::make_work_guard(l.context);
+      l.context.run();
+    });
+  }
+  return Status::Ok();
+}
+
+void HttpServer::Post(std::function<void()> task) {
+  STRATA_CHECK(impl_->started);
+  impl_->loops.front()->handle->Dispatch([task = std::move(task)] { task(); });
+}
+
+void HttpServer::PostAfter(Duration delay, std::function<void()> task) {
+  STRATA_CHECK(impl_->started);
+  Impl::Loop& loop = *impl_->loops.front();
+  loop.handle->Dispatch([&loop, delay, task = std::move(task)]() mutable {
+    auto timer = std::make_shared<asio::steady_timer>(loop.context);
+    timer->expires_after(std::chrono::duration_cast<asio::steady_timer::duration>(delay));
+    timer->async_wait([timer, task = std::move(task)](beast::error_code ec) {
+      if (!ec) task();
+    });
+  });
+}
+
+void HttpServer::Stop(Duration grace) {
+  if (!impl_->started || impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->stopping = true;
+  for (auto& loop : impl_->loops) {
+    Impl::Loop& l = *loop;
+    l.handle->Dispatch([&l] {
+      beast::error_code ignored;
+      l.acceptor->close(ignored);
+      for (beast::tcp_stream* stream : l.idle) stream->socket().close(ignored);
+    });
+  }
+  {
+    std::unique_lock<std::mutex> lock(impl_->sessions_mutex);
+    impl_->sessions_done.wait_for(lock, grace, [this] { return impl_->sessions == 0; });
+  }
+  for (auto& loop : impl_->loops) {
+    {
+      std::lock_guard<std::mutex> lock(loop->handle->mutex);
+      loop->handle->context = nullptr;
+    }
+    loop->context.stop();
+    loop->thread.join();
+  }
+  // Destroying the contexts destroys the suspended connections with them.
+  impl_->loops.clear();
+}
+
+}  // namespace strata::net
