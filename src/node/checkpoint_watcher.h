@@ -24,7 +24,8 @@ namespace strata::node {
 // modification time in the directory stands as the last checkpoint, so a restarted agent does
 // not forget it.
 //
-// Owns one thread that waits on the inotify descriptor; thread-safe.
+// Owned by the node agent, one per training job with a checkpoint dir. Owns one thread that
+// waits on the inotify descriptor; thread-safe.
 class CheckpointWatcher {
  public:
   // Creates `dir` if needed and starts watching. Internal when inotify or the directory fails.

@@ -71,7 +71,7 @@ struct PodStatus {
 };
 
 // Starts, stops and observes the processes of pods on this machine. A seam named in DESIGN.md:
-// ProcessRuntime is the real one. Implementations are thread-safe.
+// ProcessRuntime is the real one. Owned by the node agent; implementations are thread-safe.
 class NodeRuntime {
  public:
   virtual ~NodeRuntime() = default;

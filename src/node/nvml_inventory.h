@@ -14,7 +14,8 @@ inline constexpr char kNvmlLibrary[] = "libnvidia-ml.so.1";
 // GpuInventory backed by NVML, loaded with dlopen at each Discover() so that strata builds and
 // runs without NVIDIA's headers or driver. Reports each GPU's name, UUID, memory, MIG mode and
 // MIG instances, and NVLink islands (GPUs joined by NVLink peer-to-peer, as
-// nvmlDeviceGetP2PStatus(NVLINK) says, grouped transitively). Thread-compatible.
+// nvmlDeviceGetP2PStatus(NVLINK) says, grouped transitively). Owned by the node agent;
+// thread-compatible.
 class NvmlInventory final : public GpuInventory {
  public:
   // `library_path`: a file name for the loader's search or a path (tests point it at a fake

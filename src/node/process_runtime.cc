@@ -375,6 +375,9 @@ Status ProcessRuntime::SpawnPod(const PodSpec& spec, Pod* pod) {
     pod->cgroup = *cgroup;
   }
   auto kill_started = [&] {
+    // The group first, so that anything the started processes forked goes too; the group id
+    // is still reserved because its members are not reaped yet.
+    if (pod->status.pgid > 0) kill(-pod->status.pgid, SIGKILL);
     for (const ProcessStatus& started : pod->status.processes) {
       kill(started.pid, SIGKILL);
       waitpid(started.pid, nullptr, 0);
