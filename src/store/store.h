@@ -76,8 +76,9 @@ class Watcher {
   virtual ~Watcher() = default;
 
   // Returns the next event, waiting up to `timeout` of real time for one. Returns
-  // DeadlineExceeded when none arrived, Expired (for good) once the buffer overflowed, and
-  // Cancelled (for good) once the store is gone. Events before an error are delivered first.
+  // DeadlineExceeded when none arrived; Expired, for good, once the buffer overflowed (what was
+  // buffered is dropped: the consumer relists); Cancelled, for good, once the store is gone
+  // (after the events buffered before it).
   virtual Result<WatchEvent> Next(Duration timeout) = 0;
 
   // Non-blocking Next: nullopt when no event is waiting; the same errors as Next otherwise.
@@ -113,9 +114,10 @@ class Store {
   // version (else Conflict). Returns the deleted object stamped with the deletion's version.
   Result<Object> Delete(const ObjectKey& key, int64_t precondition_version = 0);
 
-  // Applies every write or none: on the first failing write, returns its error prefixed with
-  // "writes[i]" and leaves the store unchanged. Later writes see earlier ones of the batch.
-  // Returns the resulting objects in order (for kDelete, the deleted object).
+  // Applies every write or none: on the first failing write, returns its error (prefixed with
+  // "writes[i]: " when there are several writes) and leaves the store unchanged. Later writes see
+  // earlier ones of the batch. Returns the resulting objects in order (for kDelete, the deleted
+  // object).
   virtual Result<std::vector<Object>> Apply(std::vector<Write> writes) = 0;
 
   // Returns the object at `key`, or NotFound.
@@ -126,7 +128,7 @@ class Store {
   virtual Result<ListResult> List(const Selection& selection) const = 0;
 
   // Starts a watch; see WatchOptions. Returns Expired if options.from_version is older than
-  // the oldest kept change, InvalidArgument if it is newer than CurrentVersion().
+  // the oldest kept change, InvalidArgument if it is negative or newer than CurrentVersion().
   virtual Result<std::unique_ptr<Watcher>> Watch(const WatchOptions& options) = 0;
 
   // The version of the latest write (0 for a store never written).

@@ -34,7 +34,7 @@ Result<std::unique_ptr<Store>> VersionedStore::Open(const StoreOptions& options,
     }
     store->current_version_ = state.current_version;
     store->compacted_version_ = state.compacted_version;
-    for (Change& change : state.history) store->Remember(change);
+    for (Change& change : state.history) store->Remember(std::move(change));
   }
   return std::unique_ptr<Store>(std::move(store));
 }
@@ -58,19 +58,16 @@ Result<std::vector<Object>> VersionedStore::Apply(std::vector<Write> writes) {
   std::vector<Object> results;
   {
     std::unique_lock lock(mutex_);
-    Overlay overlay;
     std::vector<Change> changes;
+    changes.reserve(writes.size());  // `staged` points into it
+    Staged staged;
     for (size_t i = 0; i < writes.size(); ++i) {
-      const Object* current = Lookup(writes[i].object.key, overlay);
-      Result<Change> change = PlanWrite(writes[i], current, current_version_ + 1 + i);
+      const Object* current = Lookup(writes[i].object.key, staged);
+      Result<Change> change =
+          PlanWrite(std::move(writes[i]), current, current_version_ + 1 + static_cast<int64_t>(i));
       if (!change) return Err(prefixed(i, change.error()));
-      const Object& after = change->event.object;
-      if (change->event.type == WatchEventType::kDeleted) {
-        overlay[after.key] = std::nullopt;
-      } else {
-        overlay[after.key] = after;
-      }
       changes.push_back(std::move(*change));
+      staged[changes.back().event.object.key] = &changes.back();
     }
     if (changes.empty()) return results;
     int64_t new_version = current_version_ + static_cast<int64_t>(changes.size());
@@ -78,31 +75,30 @@ Result<std::vector<Object>> VersionedStore::Apply(std::vector<Write> writes) {
     int64_t new_compacted = std::max(compacted_version_, new_version - history_limit);
     if (persistence_) RETURN_IF_ERROR(persistence_->Commit(changes, new_compacted));
 
-    for (auto& [key, object] : overlay) {
-      if (object) {
-        objects_.insert_or_assign(key, std::move(*object));
-      } else {
-        objects_.erase(key);
-      }
-    }
     current_version_ = new_version;
-    for (const Change& change : changes) {
-      Remember(change);
-      results.push_back(change.event.object);
-    }
     hub_->Publish(changes, &pending);
+    results.reserve(changes.size());
+    for (Change& change : changes) {
+      const Object& object = change.event.object;
+      if (change.event.type == WatchEventType::kDeleted) {
+        objects_.erase(object.key);
+      } else {
+        objects_.insert_or_assign(object.key, object);
+      }
+      results.push_back(object);
+      Remember(std::move(change));
+    }
   }
   pending.Run();
   return results;
 }
 
-Result<Change> VersionedStore::PlanWrite(const Write& write, const Object* current,
-                                         int64_t version) {
-  const Object& requested = write.object;
+Result<Change> VersionedStore::PlanWrite(Write write, const Object* current, int64_t version) {
+  Object& requested = write.object;
   switch (write.op) {
     case WriteOp::kCreate:
       if (current) return Err(AlreadyExistsError(requested.key.Describe() + " already exists"));
-      return PlanCreate(requested, version);
+      return PlanCreate(std::move(requested), version);
     case WriteOp::kUpsert:
       if (current) break;
       if (requested.resource_version != 0) {
@@ -110,7 +106,7 @@ Result<Change> VersionedStore::PlanWrite(const Write& write, const Object* curre
                                  " does not exist, but resourceVersion " +
                                  std::to_string(requested.resource_version) + " was required"));
       }
-      return PlanCreate(requested, version);
+      return PlanCreate(std::move(requested), version);
     case WriteOp::kUpdate:
       break;
     case WriteOp::kDelete: {
@@ -124,7 +120,7 @@ Result<Change> VersionedStore::PlanWrite(const Write& write, const Object* curre
   }
   if (!current) return Err(NotFoundError(requested.key.Describe() + " not found"));
   RETURN_IF_ERROR(CheckPreconditions(requested, *current));
-  Object updated = requested;
+  Object updated = std::move(requested);
   updated.uid = current->uid;
   updated.creation_timestamp = current->creation_timestamp;
   updated.resource_version = version;
@@ -132,8 +128,8 @@ Result<Change> VersionedStore::PlanWrite(const Write& write, const Object* curre
   return Change{{WatchEventType::kModified, std::move(updated)}, current->labels};
 }
 
-Change VersionedStore::PlanCreate(const Object& requested, int64_t version) {
-  Object created = requested;
+Change VersionedStore::PlanCreate(Object requested, int64_t version) {
+  Object created = std::move(requested);
   created.uid = NewUid();
   created.creation_timestamp = options_.clock->Now();
   created.resource_version = version;
@@ -141,9 +137,10 @@ Change VersionedStore::PlanCreate(const Object& requested, int64_t version) {
   return Change{{WatchEventType::kAdded, std::move(created)}, std::nullopt};
 }
 
-const Object* VersionedStore::Lookup(const ObjectKey& key, const Overlay& overlay) const {
-  if (auto staged = overlay.find(key); staged != overlay.end()) {
-    return staged->second ? &*staged->second : nullptr;
+const Object* VersionedStore::Lookup(const ObjectKey& key, const Staged& staged) const {
+  if (auto it = staged.find(key); it != staged.end()) {
+    const Change& change = *it->second;
+    return change.event.type == WatchEventType::kDeleted ? nullptr : &change.event.object;
   }
   auto it = objects_.find(key);
   return it == objects_.end() ? nullptr : &it->second;
@@ -163,8 +160,8 @@ std::string VersionedStore::NewUid() {
   return text;
 }
 
-void VersionedStore::Remember(const Change& change) {
-  history_.push_back(change);
+void VersionedStore::Remember(Change change) {
+  history_.push_back(std::move(change));
   while (history_.size() > options_.history_limit) {
     compacted_version_ = history_.front().event.object.resource_version;
     history_.pop_front();
@@ -196,6 +193,9 @@ Result<ListResult> VersionedStore::List(const Selection& selection) const {
 Result<std::unique_ptr<Watcher>> VersionedStore::Watch(const WatchOptions& options) {
   std::shared_lock lock(mutex_);
   int64_t from = options.from_version.value_or(current_version_);
+  if (from < 0) {
+    return Err(InvalidArgumentError("resourceVersion " + std::to_string(from) + " is negative"));
+  }
   if (from > current_version_) {
     return Err(InvalidArgumentError("resourceVersion " + std::to_string(from) +
                                     " is newer than the store's current version " +

@@ -53,18 +53,20 @@ class VersionedStore final : public Store {
   int64_t CurrentVersion() const override;
 
  private:
-  // The objects a batch has touched so far: nullopt for a deletion.
-  using Overlay = std::map<ObjectKey, std::optional<Object>>;
+  // The latest change of each object a batch has touched so far.
+  using Staged = std::map<ObjectKey, const Change*>;
 
   VersionedStore(const StoreOptions& options, std::unique_ptr<Persistence> persistence);
 
   // Turns one write into a change at `version`, given the current state (nullptr if absent).
-  Result<Change> PlanWrite(const Write& write, const Object* current, int64_t version);
+  Result<Change> PlanWrite(Write write, const Object* current, int64_t version);
   // Creates a change; the object gets a fresh uid and the clock's time.
-  Change PlanCreate(const Object& requested, int64_t version);
-  const Object* Lookup(const ObjectKey& key, const Overlay& overlay) const;
+  Change PlanCreate(Object requested, int64_t version);
+  // The object at `key` as the batch so far leaves it; nullptr when there is none.
+  const Object* Lookup(const ObjectKey& key, const Staged& staged) const;
   std::string NewUid();
-  void Remember(const Change& change);
+  // Appends to the kept history, dropping the oldest changes beyond the limit.
+  void Remember(Change change);
 
   const StoreOptions options_;
   const std::unique_ptr<Persistence> persistence_;
