@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <future>
 
 #include "node/pod_state_file.h"
 #include "node/proc_table.h"
@@ -247,6 +248,27 @@ TEST_F(ProcessRuntimeTest, NeverAdoptsARecycledPidAndReportsItLost) {
   EXPECT_EQ(runtime_->GetStatus("pod-i")->processes[0].state, ProcessState::kLost);
   EXPECT_EQ(ReadPodStateFile(runtime_->PodDir("pod-i") + "/state.json")->processes[0].state,
             ProcessState::kLost);
+}
+
+TEST_F(ProcessRuntimeTest, TellsTheOwnerAboutEachExit) {
+  std::promise<std::pair<std::string, ProcessStatus>> exited;
+  ProcessRuntime::Options options;
+  options.data_dir = data_.path();
+  options.on_exit = [&exited](const std::string& uid, const ProcessStatus& process) {
+    exited.set_value({uid, process});
+  };
+  Result<std::unique_ptr<ProcessRuntime>> runtime = ProcessRuntime::Create(options);
+  ASSERT_TRUE(runtime) << runtime.error().ToString();
+  PodSpec spec;
+  spec.uid = "pod-k";
+  spec.processes.push_back(Shell("main", "exit 7"));
+  ASSERT_TRUE((*runtime)->Start(spec).ok());
+  std::future<std::pair<std::string, ProcessStatus>> report = exited.get_future();
+  ASSERT_EQ(report.wait_for(kLongWait), std::future_status::ready);
+  auto [uid, process] = report.get();
+  EXPECT_EQ(uid, "pod-k");
+  EXPECT_EQ(process.name, "main");
+  EXPECT_EQ(process.exit_code, 7);
 }
 
 TEST_F(ProcessRuntimeTest, ForgetRemovesAnEndedPod) {
