@@ -37,7 +37,7 @@ constexpr std::array<Suffix, 14> kSuffixes = {{
     {"Ei", 0, 60, Quantity::Format::kBinarySI},
 }};
 
-constexpr int kMaxSignificantDigits = 18;
+constexpr int kMaxSignificantDigits = 20;
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
 std::string Quote(std::string_view s) {
@@ -201,12 +201,19 @@ Result<Quantity> Quantity::Parse(std::string_view text) {
     --fraction_digits;
   }
   if (digits.empty()) return Quantity(0, format);
+  // Digits past the 20th can only matter below one milli-unit (any value with 20 significant
+  // digits at or above the milli-unit is out of range anyway): drop them, remembering whether
+  // they were all zero, so that rounding away from zero stays exact.
+  bool dropped_nonzero = false;
   if (static_cast<int>(digits.size()) > kMaxSignificantDigits) {
-    return Err(ParseError(text, "too many significant digits (at most 18)"));
+    int dropped = static_cast<int>(digits.size()) - kMaxSignificantDigits;
+    dropped_nonzero = digits.find_first_not_of('0', kMaxSignificantDigits) != std::string::npos;
+    digits.resize(kMaxSignificantDigits);
+    fraction_digits -= dropped;
   }
   Int128 mantissa = 0;
   for (char c : digits) mantissa = mantissa * 10 + (c - '0');
-  mantissa <<= binary_power;  // < 10^18 * 2^60 < 2^121: fits
+  mantissa <<= binary_power;  // < 10^20 * 2^60 < 2^127: fits
 
   // milli = mantissa * 10^(exponent + 3 - fraction_digits), rounded away from zero.
   int power = exponent + 3 - fraction_digits;
@@ -222,7 +229,8 @@ Result<Quantity> Quantity::Parse(std::string_view text) {
     milli = 1;  // a positive value below one milli-unit
   } else {
     Int128 divisor = Pow10(-power);
-    milli = (mantissa + divisor - 1) / divisor;
+    milli = mantissa / divisor;
+    if (mantissa % divisor != 0 || dropped_nonzero) ++milli;
   }
   if (milli > kMax) return Err(ParseError(text, "too large for a quantity"));
   int64_t value = static_cast<int64_t>(milli);
