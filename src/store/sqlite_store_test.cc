@@ -102,6 +102,32 @@ TEST_F(SqliteStoreTest, HistoryOnDiskIsBounded) {
   EXPECT_TRUE(store->Watch(options).has_value());
 }
 
+TEST_F(SqliteStoreTest, AFailedCommitChangesNothing) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_TRUE(store->Create(MakeJob("before")));
+  std::unique_ptr<Watcher> watcher = std::move(*store->Watch(WatchOptions{}));
+  // Another connection makes the file refuse one object, so the batch's transaction fails after
+  // its first write has reached the file.
+  QueryFile(dir_,
+            "CREATE TRIGGER refuse BEFORE INSERT ON history WHEN NEW.name = 'poison' "
+            "BEGIN SELECT RAISE(ABORT, 'injected failure'); END");
+  Result<std::vector<Object>> applied =
+      store->Apply({{WriteOp::kCreate, MakeJob("fine")}, {WriteOp::kCreate, MakeJob("poison")}});
+  ASSERT_FALSE(applied.has_value());
+  EXPECT_EQ(applied.error().code(), StatusCode::kInternal);
+  EXPECT_THAT(applied.error().message(), HasSubstr("injected failure"));
+  EXPECT_EQ(store->CurrentVersion(), 1);
+  EXPECT_EQ(store->Get({"Job", "team-a", "fine"}).error().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(watcher->TryNext()->has_value());
+
+  EXPECT_EQ(store->Create(MakeJob("after"))->resource_version, 2);
+  store.reset();
+  store = Open();
+  EXPECT_EQ(store->CurrentVersion(), 2);
+  EXPECT_EQ(store->Get({"Job", "team-a", "fine"}).error().code(), StatusCode::kNotFound);
+  EXPECT_EQ(QueryFile(dir_, "SELECT count(*) FROM history"), "2");
+}
+
 TEST_F(SqliteStoreTest, ASecondOpenOfTheDataDirIsRefused) {
   std::unique_ptr<Store> store = Open();
   Result<std::unique_ptr<Store>> second = OpenSqliteStore(dir_, options_);

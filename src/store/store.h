@@ -86,8 +86,9 @@ class Watcher {
 
   // Registers `notify`, invoked (from a writer's thread, after the store's locks are released)
   // whenever events or an error become available, and once right away if some already are. It
-  // must be cheap and must not call the store: an event loop posts a drain of TryNext to
-  // itself. Replaces any earlier callback; an empty function removes it.
+  // should be cheap, as writers wait for it: an event loop posts a drain of TryNext to itself.
+  // It must not call SetNotify or destroy this watcher. Replaces any earlier callback; an empty
+  // function removes it, and once SetNotify returns the old callback is never called again.
   virtual void SetNotify(std::function<void()> notify) = 0;
 
   // The bookmark: every matching change with a version up to this one has been returned by
