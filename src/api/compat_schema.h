@@ -1,0 +1,47 @@
+#pragma once
+
+#include "api/field_schema.h"
+#include "api/kinds.h"
+
+namespace strata::api {
+
+// Field tables and decoders of the compatible kinds, one pair per kind, defined beside each
+// other in the decoder file of their family.
+
+// Pieces of Kubernetes' core/v1 that other families embed.
+const TypeSchema* KubeContainerSchema();
+const TypeSchema* KubePodSpecSchema();
+const TypeSchema* KubePodTemplateSchema();
+const TypeSchema* KubeResourceRequirementsSchema();
+
+// decode_core_v1.cc
+const TypeSchema* CoreV1PodSchema();
+void DecodeCoreV1Pod(const FieldView& doc, DecodedDocument& out);
+
+// decode_kubeflow.cc
+const TypeSchema* PyTorchJobSchema();
+void DecodePyTorchJob(const FieldView& doc, DecodedDocument& out);
+const TypeSchema* TrainJobSchema();
+void DecodeTrainJob(const FieldView& doc, DecodedDocument& out);
+
+// decode_kserve.cc
+const TypeSchema* InferenceServiceSchema();
+void DecodeInferenceService(const FieldView& doc, DecodedDocument& out);
+
+// decode_kueue.cc
+const TypeSchema* ClusterQueueSchema();
+void DecodeClusterQueue(const FieldView& doc, DecodedDocument& out);
+const TypeSchema* LocalQueueSchema();
+void DecodeLocalQueue(const FieldView& doc, DecodedDocument& out);
+const TypeSchema* KueueResourceFlavorSchema();
+void DecodeKueueResourceFlavor(const FieldView& doc, DecodedDocument& out);
+const TypeSchema* CohortSchema();
+void DecodeCohort(const FieldView& doc, DecodedDocument& out);
+
+// decode_volcano.cc
+const TypeSchema* PodGroupSchema();
+void DecodePodGroup(const FieldView& doc, DecodedDocument& out);
+const TypeSchema* VolcanoQueueSchema();
+void DecodeVolcanoQueue(const FieldView& doc, DecodedDocument& out);
+
+}  // namespace strata::api

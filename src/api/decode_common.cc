@@ -1,0 +1,119 @@
+#include "api/decode_common.h"
+
+#include <array>
+#include <limits>
+#include <utility>
+
+namespace strata::api {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, int64_t>, 5> kPriorityClasses = {{
+    {"system-node-critical", 2000001000},
+    {"system-cluster-critical", 2000000000},
+    {"critical", 1000},
+    {"standard", 0},
+    {"sheddable", -1000},
+}};
+
+}  // namespace
+
+ObjectMeta DecodeMetadata(const FieldView& metadata, bool namespaced, bool label_name,
+                          FieldErrors& errors) {
+  ObjectMeta meta;
+  meta.name = metadata.String("name");
+  if (!metadata.Has("name")) {
+    // The schema already reported the missing field.
+  } else if (label_name) {
+    ValidateLabelName(meta.name, metadata.PathOf("name"), errors);
+  } else {
+    ValidateSubdomainName(meta.name, metadata.PathOf("name"), errors);
+  }
+  if (namespaced) {
+    meta.namespace_name = metadata.String("namespace", kDefaultNamespace);
+    ValidateLabelName(meta.namespace_name, metadata.PathOf("namespace"), errors);
+  } else if (metadata.Has("namespace")) {
+    errors.Add(metadata.PathOf("namespace"),
+               "this kind is cluster-scoped and has no namespace; remove the field");
+  }
+  meta.labels = metadata.StringMap("labels");
+  ValidateLabels(meta.labels, metadata.PathOf("labels"), errors);
+  meta.annotations = metadata.StringMap("annotations");
+  meta.uid = metadata.String("uid");
+  meta.resource_version = metadata.String("resourceVersion");
+  meta.creation_timestamp = metadata.String("creationTimestamp");
+  return meta;
+}
+
+ResourceRequest DecodeResourceRequest(const FieldView& view, FieldErrors& errors) {
+  ResourceRequest r;
+  r.cpu = view.GetQuantity("cpu");
+  r.memory = view.GetQuantity("memory");
+  r.gpu = view.GetQuantity("gpu");
+  r.gpu_memory = view.GetQuantity("gpuMemory");
+  r.mig_profile = view.String("migProfile");
+  ValidateResourceRequest(r, view.path(), errors);
+  return r;
+}
+
+GpuSelector DecodeGpuSelector(const FieldView& view) {
+  return {view.StringList("models"), view.GetQuantity("minMemory")};
+}
+
+std::vector<Toleration> DecodeTolerations(const FieldView& parent, std::string_view field) {
+  std::vector<Toleration> out;
+  for (const FieldView& t : parent.ObjectList(field)) {
+    out.push_back(
+        {t.String("key"), t.String("operator", "Equal"), t.String("value"), t.String("effect")});
+  }
+  return out;
+}
+
+std::vector<EnvVar> DecodeEnv(const FieldView& parent, std::string_view field) {
+  std::vector<EnvVar> out;
+  for (const FieldView& e : parent.ObjectList(field)) {
+    out.push_back({e.String("name"), e.String("value")});
+  }
+  return out;
+}
+
+ProcessTemplate DecodeProcessTemplate(const FieldView& view, WorkloadClass workload,
+                                      FieldErrors& errors) {
+  ProcessTemplate t;
+  t.image = view.String("image");
+  t.command = view.StringList("command");
+  if (view.Has("command") && t.command.empty()) {
+    errors.Add(view.PathOf("command"), "must name a program");
+  }
+  t.args = view.StringList("args");
+  t.env = DecodeEnv(view, "env");
+  ValidateEnv(t.env, workload, view.PathOf("env"), errors);
+  t.working_dir = view.String("workingDir");
+  return t;
+}
+
+void ApplyServiceDefaults(ServiceSpec& spec, bool tensor_parallel_given, bool max_replicas_given) {
+  if (spec.versions.empty()) spec.versions.push_back({"v1", 100, std::nullopt});
+  if (!tensor_parallel_given) {
+    int64_t whole_gpus = spec.resources.gpu.milli() / 1000;
+    int64_t total = 0;
+    if (__builtin_mul_overflow(whole_gpus, spec.nodes_per_replica, &total)) {
+      total = std::numeric_limits<int64_t>::max();
+    }
+    spec.tensor_parallel = std::max<int64_t>(1, total);
+  }
+  if (!max_replicas_given) spec.max_replicas = std::max<int64_t>(1, spec.min_replicas);
+}
+
+std::optional<int64_t> PriorityForClass(std::string_view name, std::string_view path,
+                                        FieldErrors& errors) {
+  for (const auto& [class_name, priority] : kPriorityClasses) {
+    if (class_name == name) return priority;
+  }
+  errors.Add(std::string(path),
+             "unknown priority class " + Quoted(name) +
+                 "; strata knows critical, standard, sheddable, system-cluster-critical and "
+                 "system-node-critical");
+  return std::nullopt;
+}
+
+}  // namespace strata::api

@@ -1,0 +1,236 @@
+// Kubernetes core/v1: the Pod kind, and the container and resource pieces other compatible kinds
+// embed.
+#include <set>
+
+#include "api/compat_schema.h"
+#include "api/decode_common.h"
+#include "api/kube_common.h"
+#include "api/native_schema.h"
+
+namespace strata::api {
+namespace {
+
+using T = FieldType;
+
+const TypeSchema* KubeEnvVarSchema() {
+  static const TypeSchema s{
+      "EnvVar",
+      "An environment variable.",
+      {{"name", T::kString, "The variable's name.", nullptr, {}, true},
+       {"value", T::kString, "Its value."},
+       {"valueFrom", T::kUnsupported, "strata has no Secrets or ConfigMaps; give the value"}}};
+  return &s;
+}
+
+constexpr std::string_view kExtendedPrefix = "nvidia.com/";
+
+bool IsExtended(const std::string& name) { return name.rfind(kExtendedPrefix, 0) == 0; }
+
+// Applies one resource's amount to the native request, or reports an unknown resource.
+void ApplyResource(const std::string& name, const Quantity& amount, const std::string& path,
+                   ResourceRequest& out, FieldErrors& errors) {
+  if (name == "cpu") {
+    out.cpu = amount;
+  } else if (name == "memory") {
+    out.memory = amount;
+  } else if (name == "nvidia.com/gpu") {
+    if (amount.milli() % 1000 != 0) {
+      errors.Add(path, "nvidia.com/gpu counts whole GPUs, got " + Quoted(amount.ToString()) +
+                           "; for a share of a GPU use strata's native resources.gpu");
+    }
+    out.gpu = amount;
+  } else if (name == "nvidia.com/gpumem") {
+    if (amount.Units() > (int64_t{1} << 30)) {
+      errors.Add(path, "nvidia.com/gpumem counts MiB per GPU; " + Quoted(amount.ToString()) +
+                           " is more than any GPU has");
+      return;
+    }
+    out.gpu_memory = Quantity::FromUnits(amount.Units() * 1024 * 1024, Quantity::Format::kBinarySI);
+  } else if (name.rfind("nvidia.com/mig-", 0) == 0) {
+    if (amount.milli() != 1000) errors.Add(path, "strata gives a pod one MIG instance; use 1");
+    out.mig_profile = name.substr(std::string("nvidia.com/mig-").size());
+  } else {
+    errors.Add(path, "resource " + Quoted(name) +
+                         " is not supported by strata (cpu, memory, nvidia.com/gpu, "
+                         "nvidia.com/gpumem, nvidia.com/mig-<profile>)");
+  }
+}
+
+}  // namespace
+
+const TypeSchema* KubeResourceRequirementsSchema() {
+  static const TypeSchema s{
+      "ResourceRequirements",
+      "Kubernetes resource requests and limits.",
+      {{"limits", T::kQuantityMap, "Most the container may use; nvidia.com/gpu goes here."},
+       {"requests", T::kQuantityMap, "What the container is guaranteed."},
+       {"claims", T::kUnsupported, "strata has no dynamic resource allocation"}}};
+  return &s;
+}
+
+const TypeSchema* KubeContainerSchema() {
+  static const TypeSchema s{
+      "Container",
+      "A Kubernetes container; strata runs its command as processes.",
+      {{"name", T::kString, "The container's name."},
+       {"image", T::kString, "Container image, used by the Kubernetes mode."},
+       {"command", T::kStringList, "The program and its first arguments."},
+       {"args", T::kStringList, "More arguments."},
+       {"env", T::kObjectList, "Environment variables.", KubeEnvVarSchema},
+       {"workingDir", T::kString, "Working directory."},
+       {"resources", T::kObject, "Requests and limits.", KubeResourceRequirementsSchema},
+       {"ports", T::kUnsupported, "strata gives each engine its port in STRATA_PORT"},
+       {"imagePullPolicy", T::kUnsupported, "the embedded mode pulls no images"},
+       {"volumeMounts", T::kUnsupported, "processes see the host's file system"},
+       {"securityContext", T::kUnsupported, "processes run as the node agent's user"},
+       {"readinessProbe", T::kUnsupported, "strata probes engines itself"},
+       {"livenessProbe", T::kUnsupported, "strata supervises processes itself"},
+       {"envFrom", T::kUnsupported, "strata has no Secrets or ConfigMaps; list env"}}};
+  return &s;
+}
+
+const TypeSchema* KubePodSpecSchema() {
+  static const TypeSchema s{
+      "PodSpec",
+      "A Kubernetes pod spec with one container.",
+      {{"containers", T::kObjectList, "Exactly one container.", KubeContainerSchema, {}, true},
+       {"restartPolicy",
+        T::kEnum,
+        "Always (default), OnFailure or Never.",
+        nullptr,
+        {"Always", "OnFailure", "Never"}},
+       {"nodeName", T::kString, "Bind to this node."},
+       {"priority", T::kInteger, "Scheduling priority."},
+       {"priorityClassName", T::kString,
+        "critical, standard, sheddable, system-cluster-critical or system-node-critical."},
+       {"tolerations", T::kObjectList, "Node taints the pod tolerates.", TolerationSchema},
+       {"nodeSelector", T::kUnsupported,
+        "choose nodes with a ResourceFlavor's nodeLabels or strata's gpuSelector"},
+       {"affinity", T::kUnsupported, "use strata's topology constraint on a Job"},
+       {"volumes", T::kUnsupported, "processes see the host's file system"},
+       {"initContainers", T::kUnsupported, "strata runs one container per pod"},
+       {"schedulerName", T::kUnsupported, "strata is the scheduler"},
+       {"serviceAccountName", T::kUnsupported, "strata has no service accounts"},
+       {"hostNetwork", T::kUnsupported, "processes always use the host's network"},
+       {"imagePullSecrets", T::kUnsupported, "the embedded mode pulls no images"}}};
+  return &s;
+}
+
+const TypeSchema* KubePodTemplateSchema() {
+  static const TypeSchema s{
+      "PodTemplateSpec",
+      "A Kubernetes pod template.",
+      {{"metadata", T::kUnsupported,
+        "pod template labels and annotations; put them on the object's metadata"},
+       {"spec", T::kObject, "The pod spec.", KubePodSpecSchema, {}, true}}};
+  return &s;
+}
+
+const TypeSchema* CoreV1PodSchema() {
+  static const TypeSchema s =
+      CompatDocument("Pod", "v1", "A Kubernetes Pod with one container.", KubePodSpecSchema);
+  return &s;
+}
+
+TypeSchema CompatDocument(std::string_view kind, std::string_view api_version, std::string_view doc,
+                          const TypeSchema* (*spec)()) {
+  return {kind,
+          doc,
+          {{"apiVersion", T::kString, api_version, nullptr, {}, true},
+           {"kind", T::kString, kind, nullptr, {}, true},
+           {"metadata", T::kObject, "Name, namespace, labels.", ObjectMetaSchema, {}, true},
+           {"spec", T::kObject, spec()->doc, spec, {}, true},
+           {"status", T::kUnsupported, "status is set by strata"}}};
+}
+
+std::string TakeQueueLabel(ObjectMeta& meta) {
+  auto it = meta.labels.find(std::string(kKueueQueueNameLabel));
+  if (it == meta.labels.end()) return "";
+  std::string queue = it->second;
+  meta.labels.erase(it);
+  return queue;
+}
+
+ResourceRequest FromKubeResources(const FieldView& resources, FieldErrors& errors) {
+  ResourceRequest out;
+  std::map<std::string, Quantity> limits = resources.QuantityMap("limits");
+  std::map<std::string, Quantity> requests = resources.QuantityMap("requests");
+  std::string limits_path = resources.PathOf("limits");
+  std::string requests_path = resources.PathOf("requests");
+  for (const auto& [name, request] : requests) {
+    auto limit = limits.find(name);
+    std::string path = JoinPath(requests_path, name);
+    if (limit == limits.end()) {
+      if (IsExtended(name)) {
+        errors.Add(path,
+                   "an extended resource needs a limit equal to its request (Kubernetes' "
+                   "rule); set limits." +
+                       name);
+      } else {
+        ApplyResource(name, request, path, out, errors);
+      }
+    } else if (limit->second != request) {
+      errors.Add(
+          path,
+          IsExtended(name)
+              ? "must equal the limit for an extended resource (Kubernetes' rule), got " +
+                    Quoted(request.ToString()) + " with limit " + Quoted(limit->second.ToString())
+              : "strata reserves and enforces one amount; set requests equal to limits "
+                "(or give only one), got " +
+                    Quoted(request.ToString()) + " with limit " + Quoted(limit->second.ToString()));
+    }
+  }
+  for (const auto& [name, limit] : limits) {
+    ApplyResource(name, limit, JoinPath(limits_path, name), out, errors);
+  }
+  return out;
+}
+
+KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workload,
+                                  FieldErrors& errors) {
+  KubeContainer out;
+  std::vector<FieldView> containers = pod_spec.ObjectList("containers");
+  if (containers.size() != 1) {
+    errors.Add(pod_spec.PathOf("containers"),
+               "strata runs one container per pod, got " + std::to_string(containers.size()));
+    return out;
+  }
+  const FieldView& c = containers.front();
+  out.process.image = c.String("image");
+  out.process.command = c.StringList("command");
+  if (out.process.command.empty()) {
+    errors.Add(c.PathOf("command"),
+               "required: strata runs the command itself and cannot read an image's entrypoint");
+  }
+  out.process.args = c.StringList("args");
+  out.process.env = DecodeEnv(c, "env");
+  ValidateEnv(out.process.env, workload, c.PathOf("env"), errors);
+  out.process.working_dir = c.String("workingDir");
+  out.resources = FromKubeResources(c.Object("resources"), errors);
+  return out;
+}
+
+void DecodeCoreV1Pod(const FieldView& doc, DecodedDocument& out) {
+  Pod pod;
+  pod.metadata = DecodeMetadata(doc.Object("metadata"), true, false, out.errors);
+  pod.spec.queue = TakeQueueLabel(pod.metadata);
+  FieldView spec = doc.Object("spec");
+  KubeContainer container = FromSingleContainer(spec, WorkloadClass::kTraining, out.errors);
+  pod.spec.template_ = std::move(container.process);
+  pod.spec.resources = std::move(container.resources);
+  pod.spec.restart_policy = spec.String("restartPolicy", "Always");
+  pod.spec.node_name = spec.String("nodeName");
+  pod.spec.priority = spec.Integer("priority", 0);
+  if (spec.Has("priorityClassName")) {
+    if (spec.Has("priority")) {
+      out.errors.Add(spec.PathOf("priority"), "give priority or priorityClassName, not both");
+    }
+    pod.spec.priority = PriorityForClass(spec.String("priorityClassName"),
+                                         spec.PathOf("priorityClassName"), out.errors)
+                            .value_or(0);
+  }
+  pod.spec.tolerations = DecodeTolerations(spec, "tolerations");
+  out.objects.push_back(std::move(pod));
+}
+
+}  // namespace strata::api

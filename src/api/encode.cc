@@ -1,0 +1,349 @@
+#include "api/encode.h"
+
+#include "api/duration.h"
+
+namespace strata::api {
+namespace {
+
+using nlohmann::json;
+
+void PutString(json& out, const char* key, const std::string& value) {
+  if (!value.empty()) out[key] = value;
+}
+
+void PutQuantity(json& out, const char* key, const Quantity& value) {
+  if (!value.IsZero()) out[key] = value.ToString();
+}
+
+void PutInt(json& out, const char* key, int64_t value) {
+  if (value != 0) out[key] = value;
+}
+
+void PutDuration(json& out, const char* key, Duration value) {
+  if (value.count() != 0) out[key] = FormatDuration(value);
+}
+
+void PutStrings(json& out, const char* key, const std::vector<std::string>& values) {
+  if (!values.empty()) out[key] = values;
+}
+
+void PutMap(json& out, const char* key, const std::map<std::string, std::string>& values) {
+  if (!values.empty()) out[key] = values;
+}
+
+void PutObject(json& out, const char* key, json value) {
+  if (!value.empty()) out[key] = std::move(value);
+}
+
+json Metadata(const ObjectMeta& m) {
+  json out = json::object();
+  out["name"] = m.name;
+  PutString(out, "namespace", m.namespace_name);
+  PutMap(out, "labels", m.labels);
+  PutMap(out, "annotations", m.annotations);
+  PutString(out, "uid", m.uid);
+  PutString(out, "resourceVersion", m.resource_version);
+  PutString(out, "creationTimestamp", m.creation_timestamp);
+  return out;
+}
+
+json Resources(const ResourceRequest& r) {
+  json out = json::object();
+  PutQuantity(out, "cpu", r.cpu);
+  PutQuantity(out, "memory", r.memory);
+  PutQuantity(out, "gpu", r.gpu);
+  PutQuantity(out, "gpuMemory", r.gpu_memory);
+  PutString(out, "migProfile", r.mig_profile);
+  return out;
+}
+
+json Selector(const GpuSelector& s) {
+  json out = json::object();
+  PutStrings(out, "models", s.models);
+  PutQuantity(out, "minMemory", s.min_memory);
+  return out;
+}
+
+json Tolerations(const std::vector<Toleration>& tolerations) {
+  json out = json::array();
+  for (const Toleration& t : tolerations) {
+    json item = json::object();
+    PutString(item, "key", t.key);
+    item["operator"] = t.op;
+    PutString(item, "value", t.value);
+    PutString(item, "effect", t.effect);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+json Template(const ProcessTemplate& t) {
+  json out = json::object();
+  PutString(out, "image", t.image);
+  out["command"] = t.command;
+  PutStrings(out, "args", t.args);
+  if (!t.env.empty()) {
+    json env = json::array();
+    for (const EnvVar& e : t.env) {
+      json item = {{"name", e.name}};
+      PutString(item, "value", e.value);
+      env.push_back(std::move(item));
+    }
+    out["env"] = std::move(env);
+  }
+  PutString(out, "workingDir", t.working_dir);
+  return out;
+}
+
+json Head(std::string_view kind, const ObjectMeta& meta) {
+  return {{"apiVersion", kApiVersion}, {"kind", kind}, {"metadata", Metadata(meta)}};
+}
+
+json EncodeNode(const Node& node) {
+  json out = Head("Node", node.metadata);
+  json spec = json::object();
+  if (!node.spec.taints.empty()) {
+    json taints = json::array();
+    for (const Taint& t : node.spec.taints) {
+      json item = {{"key", t.key}, {"effect", t.effect}};
+      PutString(item, "value", t.value);
+      taints.push_back(std::move(item));
+    }
+    spec["taints"] = std::move(taints);
+  }
+  if (node.spec.unschedulable) spec["unschedulable"] = true;
+  PutObject(out, "spec", std::move(spec));
+  json status = json::object();
+  json capacity = json::object();
+  PutQuantity(capacity, "cpu", node.status.cpu);
+  PutQuantity(capacity, "memory", node.status.memory);
+  PutObject(status, "capacity", std::move(capacity));
+  if (!node.status.gpus.empty()) {
+    json gpus = json::array();
+    for (const NodeGpu& g : node.status.gpus) {
+      json item = {{"index", g.index}, {"model", g.model}};
+      PutString(item, "uuid", g.uuid);
+      PutQuantity(item, "memory", g.memory);
+      PutInt(item, "nvlinkIsland", g.nvlink_island);
+      if (g.mig_enabled) item["migEnabled"] = true;
+      if (!g.mig_instances.empty()) {
+        json instances = json::array();
+        for (const MigInstance& m : g.mig_instances) {
+          json instance = {{"profile", m.profile}};
+          PutString(instance, "uuid", m.uuid);
+          instances.push_back(std::move(instance));
+        }
+        item["migInstances"] = std::move(instances);
+      }
+      gpus.push_back(std::move(item));
+    }
+    status["gpus"] = std::move(gpus);
+  }
+  if (!node.status.conditions.empty()) {
+    json conditions = json::array();
+    for (const NodeCondition& c : node.status.conditions) {
+      json item = {{"type", c.type}, {"status", c.status}};
+      PutString(item, "reason", c.reason);
+      PutString(item, "message", c.message);
+      PutString(item, "lastHeartbeatTime", c.last_heartbeat_time);
+      PutString(item, "lastTransitionTime", c.last_transition_time);
+      conditions.push_back(std::move(item));
+    }
+    status["conditions"] = std::move(conditions);
+  }
+  PutObject(out, "status", std::move(status));
+  return out;
+}
+
+json EncodeQueue(const Queue& queue) {
+  json out = Head("Queue", queue.metadata);
+  const QueueSpec& s = queue.spec;
+  json spec = json::object();
+  PutString(spec, "cohort", s.cohort);
+  if (!s.flavors.empty()) {
+    json flavors = json::array();
+    for (const FlavorQuota& f : s.flavors) {
+      json resources = json::array();
+      for (const ResourceQuota& r : f.resources) {
+        json item = {{"name", r.resource}, {"nominal", r.nominal.ToString()}};
+        if (r.borrowing_limit) item["borrowingLimit"] = r.borrowing_limit->ToString();
+        if (r.lending_limit) item["lendingLimit"] = r.lending_limit->ToString();
+        resources.push_back(std::move(item));
+      }
+      json flavor = {{"name", f.flavor}};
+      PutObject(flavor, "resources", std::move(resources));
+      flavors.push_back(std::move(flavor));
+    }
+    spec["flavors"] = std::move(flavors);
+  }
+  spec["weight"] = s.weight.ToString();
+  spec["queueingStrategy"] = s.queueing_strategy;
+  spec["preemption"] = {{"withinQueue", s.preemption.within_queue},
+                        {"reclaimWithinCohort", s.preemption.reclaim_within_cohort}};
+  spec["reclaimable"] = s.reclaimable;
+  if (!s.local_queues.empty()) {
+    json locals = json::array();
+    for (const LocalQueueRef& l : s.local_queues) {
+      locals.push_back({{"namespace", l.namespace_name}, {"name", l.name}});
+    }
+    spec["localQueues"] = std::move(locals);
+  }
+  out["spec"] = std::move(spec);
+  return out;
+}
+
+json EncodeResourceFlavor(const ResourceFlavor& flavor) {
+  json out = Head("ResourceFlavor", flavor.metadata);
+  json spec = json::object();
+  PutMap(spec, "nodeLabels", flavor.spec.node_labels);
+  PutObject(spec, "tolerations", Tolerations(flavor.spec.tolerations));
+  PutObject(out, "spec", std::move(spec));
+  return out;
+}
+
+json EncodeJob(const Job& job) {
+  json out = Head("Job", job.metadata);
+  const JobSpec& s = job.spec;
+  json spec = {{"replicas", s.replicas}, {"procPerNode", s.proc_per_node}};
+  PutObject(spec, "resources", Resources(s.resources));
+  PutObject(spec, "gpuSelector", Selector(s.gpu_selector));
+  PutObject(spec, "tolerations", Tolerations(s.tolerations));
+  if (!s.topology.level.empty()) {
+    spec["topology"] = {{"level", s.topology.level}, {"mode", s.topology.mode}};
+  }
+  PutInt(spec, "maxRestarts", s.max_restarts);
+  json checkpoint = json::object();
+  PutString(checkpoint, "dir", s.checkpoint.dir);
+  PutDuration(checkpoint, "interval", s.checkpoint.interval);
+  PutObject(spec, "checkpoint", std::move(checkpoint));
+  PutInt(spec, "priority", s.priority);
+  PutString(spec, "queue", s.queue);
+  PutDuration(spec, "runtimeLimit", s.runtime_limit);
+  spec["template"] = Template(s.template_);
+  spec["cleanPodPolicy"] = s.clean_pod_policy;
+  out["spec"] = std::move(spec);
+  return out;
+}
+
+json EncodeService(const Service& service) {
+  json out = Head("Service", service.metadata);
+  const ServiceSpec& s = service.spec;
+  json spec = {{"model", s.model}};
+  json versions = json::array();
+  for (const ServiceVersion& v : s.versions) {
+    json item = {{"name", v.name}, {"weight", v.weight}};
+    if (v.engine) item["engine"] = Template(*v.engine);
+    versions.push_back(std::move(item));
+  }
+  spec["versions"] = std::move(versions);
+  spec["engine"] = Template(s.engine);
+  PutObject(spec, "resources", Resources(s.resources));
+  PutObject(spec, "gpuSelector", Selector(s.gpu_selector));
+  PutObject(spec, "tolerations", Tolerations(s.tolerations));
+  spec["tensorParallel"] = s.tensor_parallel;
+  spec["nodesPerReplica"] = s.nodes_per_replica;
+  spec["minReplicas"] = s.min_replicas;
+  spec["maxReplicas"] = s.max_replicas;
+  const Autoscaling& a = s.autoscaling;
+  json autoscaling = {{"metric", a.metric},
+                      {"target", a.target},
+                      {"stableWindow", FormatDuration(a.stable_window)},
+                      {"panicWindow", FormatDuration(a.panic_window)}};
+  PutDuration(autoscaling, "scaleToZeroAfter", a.scale_to_zero_after);
+  spec["autoscaling"] = std::move(autoscaling);
+  PutStrings(spec, "tenants", s.tenants);
+  PutString(spec, "queue", s.queue);
+  PutInt(spec, "priority", s.priority);
+  out["spec"] = std::move(spec);
+  return out;
+}
+
+json EncodePod(const Pod& pod) {
+  json out = Head("Pod", pod.metadata);
+  const PodSpec& s = pod.spec;
+  json spec = json::object();
+  if (!s.owner.kind.empty()) {
+    json owner = {{"kind", s.owner.kind}, {"name", s.owner.name}};
+    PutInt(owner, "replica", s.owner.replica);
+    PutInt(owner, "rank", s.owner.rank);
+    spec["owner"] = std::move(owner);
+  }
+  PutString(spec, "queue", s.queue);
+  PutInt(spec, "priority", s.priority);
+  spec["restartPolicy"] = s.restart_policy;
+  PutString(spec, "nodeName", s.node_name);
+  PutObject(spec, "resources", Resources(s.resources));
+  PutObject(spec, "gpuSelector", Selector(s.gpu_selector));
+  PutObject(spec, "tolerations", Tolerations(s.tolerations));
+  spec["template"] = Template(s.template_);
+  if (!s.assigned_gpus.empty()) {
+    json gpus = json::array();
+    for (const AssignedGpu& g : s.assigned_gpus) {
+      json item = {{"index", g.index}, {"share", g.share.ToString()}};
+      PutString(item, "uuid", g.uuid);
+      PutQuantity(item, "memory", g.memory);
+      PutString(item, "migInstance", g.mig_instance);
+      gpus.push_back(std::move(item));
+    }
+    spec["assignedGpus"] = std::move(gpus);
+  }
+  if (!s.gang.name.empty()) {
+    json gang = {{"name", s.gang.name}, {"minMember", s.gang.min_member}};
+    if (!s.gang.min_resources.empty()) {
+      json resources = json::object();
+      for (const auto& [name, q] : s.gang.min_resources) resources[name] = q.ToString();
+      gang["minResources"] = std::move(resources);
+    }
+    spec["gang"] = std::move(gang);
+  }
+  out["spec"] = std::move(spec);
+  json status = {{"phase", pod.status.phase}};
+  if (pod.status.exit_code) status["exitCode"] = *pod.status.exit_code;
+  PutInt(status, "restartCount", pod.status.restart_count);
+  PutString(status, "reason", pod.status.reason);
+  PutString(status, "message", pod.status.message);
+  out["status"] = std::move(status);
+  return out;
+}
+
+json EncodeTenant(const Tenant& tenant) {
+  json out = Head("Tenant", tenant.metadata);
+  json spec = json::object();
+  PutStrings(spec, "apiKeys", tenant.spec.api_keys);
+  PutInt(spec, "tokensPerMinute", tenant.spec.tokens_per_minute);
+  spec["priorityClass"] = tenant.spec.priority_class;
+  out["spec"] = std::move(spec);
+  return out;
+}
+
+json EncodeEvent(const Event& event) {
+  json out = Head("Event", event.metadata);
+  json involved = {{"kind", event.involved_object.kind}, {"name", event.involved_object.name}};
+  PutString(involved, "namespace", event.involved_object.namespace_name);
+  PutString(involved, "uid", event.involved_object.uid);
+  out["involvedObject"] = std::move(involved);
+  out["type"] = event.type;
+  PutString(out, "reason", event.reason);
+  PutString(out, "message", event.message);
+  out["count"] = event.count;
+  PutString(out, "firstTimestamp", event.first_timestamp);
+  PutString(out, "lastTimestamp", event.last_timestamp);
+  return out;
+}
+
+struct Encoder {
+  json operator()(const Node& v) const { return EncodeNode(v); }
+  json operator()(const Queue& v) const { return EncodeQueue(v); }
+  json operator()(const ResourceFlavor& v) const { return EncodeResourceFlavor(v); }
+  json operator()(const Job& v) const { return EncodeJob(v); }
+  json operator()(const Service& v) const { return EncodeService(v); }
+  json operator()(const Pod& v) const { return EncodePod(v); }
+  json operator()(const Tenant& v) const { return EncodeTenant(v); }
+  json operator()(const Event& v) const { return EncodeEvent(v); }
+};
+
+}  // namespace
+
+json EncodeObject(const Object& object) { return std::visit(Encoder{}, object.value()); }
+
+}  // namespace strata::api

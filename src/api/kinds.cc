@@ -1,0 +1,57 @@
+#include "api/kinds.h"
+
+#include "api/compat_schema.h"
+#include "api/native_schema.h"
+
+namespace strata::api {
+
+const std::vector<KindInfo>& AllKinds() {
+  static const std::vector<KindInfo> kKinds = {
+      {kApiVersion, "Node", true, NodeDocumentSchema, DecodeNativeNode, ""},
+      {kApiVersion, "Queue", true, QueueDocumentSchema, DecodeNativeQueue, ""},
+      {kApiVersion, "ResourceFlavor", true, ResourceFlavorDocumentSchema,
+       DecodeNativeResourceFlavor, ""},
+      {kApiVersion, "Job", true, JobDocumentSchema, DecodeNativeJob, ""},
+      {kApiVersion, "Service", true, ServiceDocumentSchema, DecodeNativeService, ""},
+      {kApiVersion, "Pod", true, PodDocumentSchema, DecodeNativePod, ""},
+      {kApiVersion, "Tenant", true, TenantDocumentSchema, DecodeNativeTenant, ""},
+      {kApiVersion, "Event", true, EventDocumentSchema, DecodeNativeEvent, ""},
+      {"v1", "Pod", false, CoreV1PodSchema, DecodeCoreV1Pod,
+       "a Pod; nvidia.com/gpu limits become spec.resources.gpu, the kueue.x-k8s.io/queue-name "
+       "label becomes spec.queue, scheduling.k8s.io/group-name joins a Volcano PodGroup"},
+      {"kubeflow.org/v1", "PyTorchJob", false, PyTorchJobSchema, DecodePyTorchJob,
+       "a Job: replicas = Master + Worker replicas, nprocPerNode becomes procPerNode, "
+       "elasticPolicy.maxRestarts (else runPolicy.backoffLimit) becomes maxRestarts"},
+      {"trainer.kubeflow.org/v1alpha1", "TrainJob", false, TrainJobSchema, DecodeTrainJob,
+       "a Job: trainer.numNodes becomes replicas, resourcesPerNode becomes resources"},
+      {"serving.kserve.io/v1beta1", "InferenceService", false, InferenceServiceSchema,
+       DecodeInferenceService,
+       "a Service serving the model under the InferenceService's name, with a vLLM engine"},
+      {"kueue.x-k8s.io/v1beta1", "ClusterQueue", false, ClusterQueueSchema, DecodeClusterQueue,
+       "a Queue: resourceGroups' flavors and quotas become spec.flavors"},
+      {"kueue.x-k8s.io/v1beta1", "LocalQueue", false, LocalQueueSchema, DecodeLocalQueue,
+       "a name workloads of its namespace may use for its ClusterQueue (spec.localQueues of that "
+       "Queue); apply it with the ClusterQueue"},
+      {"kueue.x-k8s.io/v1beta1", "ResourceFlavor", false, KueueResourceFlavorSchema,
+       DecodeKueueResourceFlavor, "a ResourceFlavor"},
+      {"kueue.x-k8s.io/v1alpha1", "Cohort", false, CohortSchema, DecodeCohort,
+       "nothing: a strata cohort is the set of Queues that name it; a Cohort without quota of "
+       "its own is accepted and adds no object"},
+      {"scheduling.volcano.sh/v1beta1", "PodGroup", false, PodGroupSchema, DecodePodGroup,
+       "the gang (spec.gang), queue and priority of the pods that name it in the "
+       "scheduling.k8s.io/group-name annotation; apply it with its pods"},
+      {"scheduling.volcano.sh/v1beta1", "Queue", false, VolcanoQueueSchema, DecodeVolcanoQueue,
+       "a Queue in cohort \"volcano\" with quota in flavor \"default\": deserved becomes nominal, "
+       "capability - deserved the borrowing limit, deserved - guarantee the lending limit"},
+  };
+  return kKinds;
+}
+
+const KindInfo* FindKind(std::string_view api_version, std::string_view kind) {
+  for (const KindInfo& k : AllKinds()) {
+    if (k.api_version == api_version && k.kind == kind) return &k;
+  }
+  return nullptr;
+}
+
+}  // namespace strata::api

@@ -1,0 +1,38 @@
+#pragma once
+
+#include "api/field_reader.h"
+#include "api/field_schema.h"
+#include "api/object_meta.h"
+#include "api/validation.h"
+#include "api/workload.h"
+
+namespace strata::api {
+
+// A compatible kind's document: apiVersion, kind, metadata, the given spec, and a status that
+// strata rejects (status is strata's to set).
+TypeSchema CompatDocument(std::string_view kind, std::string_view api_version, std::string_view doc,
+                          const TypeSchema* (*spec)());
+
+// Conversion of Kubernetes core/v1 pieces (containers, resource requirements) that several
+// compatible kinds embed. Reports under the view's path.
+
+// A container's resources: cpu and memory (requests and limits, if both given, must be equal:
+// strata reserves and enforces one amount), nvidia.com/gpu (limits; requests default to
+// limits and must equal them, Kubernetes' rule for extended resources), nvidia.com/gpumem
+// (HAMi's GPU memory per GPU, in MiB), nvidia.com/mig-<profile> (one MIG instance).
+ResourceRequest FromKubeResources(const FieldView& resources, FieldErrors& errors);
+
+// The one container of a pod template. Reports a list that does not hold exactly one.
+// `containers`: the list's parent; the list is its "containers" field.
+struct KubeContainer {
+  ProcessTemplate process;
+  ResourceRequest resources;
+};
+KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workload,
+                                  FieldErrors& errors);
+
+// The queue a workload names with Kueue's kueue.x-k8s.io/queue-name label (empty if none);
+// the label is removed from `meta`, since it becomes the workload's queue.
+std::string TakeQueueLabel(ObjectMeta& meta);
+
+}  // namespace strata::api

@@ -1,0 +1,223 @@
+#include "api/manifest.h"
+
+#include "api/kinds.h"
+#include "common/yaml_json.h"
+
+namespace strata::api {
+namespace {
+
+// A document with where it came from, for error messages.
+struct Located {
+  std::string source;
+  int index = 0;  // 1-based within its source
+  std::string kind;
+  std::string name;
+  DecodedDocument decoded;
+
+  std::string Prefix() const {
+    std::string out = source + ": document " + std::to_string(index);
+    if (!kind.empty()) out += " (" + kind + (name.empty() ? "" : " " + name) + ")";
+    return out;
+  }
+};
+
+std::string StringField(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// What the user may have meant by an unknown apiVersion/kind pair.
+std::string UnknownKindMessage(const std::string& api_version, const std::string& kind) {
+  std::vector<std::string_view> versions;
+  std::vector<std::string_view> kinds;
+  for (const KindInfo& k : AllKinds()) {
+    if (k.kind == kind) versions.push_back(k.api_version);
+    kinds.push_back(k.kind);
+  }
+  if (!versions.empty()) {
+    std::string list;
+    for (std::string_view v : versions) list += (list.empty() ? "" : ", ") + std::string(v);
+    return "unknown apiVersion " + Quoted(api_version) + " for kind " + kind + "; strata reads " +
+           list;
+  }
+  std::string suggestion = SuggestClosest(kind, kinds);
+  std::string message = "unknown kind " + Quoted(kind) + " in " + Quoted(api_version);
+  if (!suggestion.empty()) message += "; did you mean " + Quoted(suggestion) + "?";
+  return message + " (strata explain lists the kinds it reads)";
+}
+
+void DecodeOne(const nlohmann::json& document, DecodedDocument& out) {
+  if (!document.is_object()) {
+    out.errors.Add("",
+                   "expected an object with apiVersion and kind, got " + DescribeValue(document));
+    return;
+  }
+  std::string api_version = StringField(document, "apiVersion");
+  std::string kind = StringField(document, "kind");
+  if (api_version.empty() || kind.empty()) {
+    if (api_version.empty()) out.errors.Add("apiVersion", "required field is missing");
+    if (kind.empty()) out.errors.Add("kind", "required field is missing");
+    return;
+  }
+  const KindInfo* info = FindKind(api_version, kind);
+  if (info == nullptr) {
+    out.errors.Add("kind", UnknownKindMessage(api_version, kind));
+    return;
+  }
+  ValidateAgainstSchema(document, *info->schema(), "", out.errors);
+  if (!out.errors.empty()) return;
+  info->decode(FieldView(document, ""), out);
+}
+
+Queue* FindQueue(std::vector<Located>& documents, std::string_view name) {
+  for (Located& d : documents) {
+    for (Object& o : d.decoded.objects) {
+      Queue* q = o.As<Queue>();
+      if (q != nullptr && q->metadata.name == name) return q;
+    }
+  }
+  return nullptr;
+}
+
+void LinkLocalQueues(std::vector<Located>& documents) {
+  for (Located& d : documents) {
+    if (!d.decoded.local_queue) continue;
+    const LocalQueueLink& link = *d.decoded.local_queue;
+    Queue* queue = FindQueue(documents, link.cluster_queue);
+    if (queue == nullptr) {
+      d.decoded.errors.Add("spec.clusterQueue",
+                           "ClusterQueue " + Quoted(link.cluster_queue) +
+                               " is not among these manifests; apply a LocalQueue together with "
+                               "its ClusterQueue");
+      continue;
+    }
+    queue->spec.local_queues.push_back({link.namespace_name, link.name});
+  }
+}
+
+void LinkPodGroups(std::vector<Located>& documents) {
+  for (Located& group_doc : documents) {
+    if (!group_doc.decoded.pod_group) continue;
+    const PodGroupLink& group = *group_doc.decoded.pod_group;
+    int members = 0;
+    for (Located& d : documents) {
+      for (Object& o : d.decoded.objects) {
+        Pod* pod = o.As<Pod>();
+        if (pod == nullptr || pod->metadata.namespace_name != group.namespace_name) continue;
+        auto it = pod->metadata.annotations.find(std::string(kVolcanoGroupNameAnnotation));
+        if (it == pod->metadata.annotations.end() || it->second != group.name) continue;
+        ++members;
+        pod->spec.gang = {group.name, group.min_member, group.min_resources};
+        if (!group.queue.empty()) pod->spec.queue = group.queue;
+        if (group.priority) pod->spec.priority = *group.priority;
+      }
+    }
+    if (members == 0) {
+      group_doc.decoded.errors.Add(
+          "metadata.name", "no pod among these manifests belongs to PodGroup " +
+                               Quoted(group.name) +
+                               " (annotation scheduling.k8s.io/group-name); apply the group with "
+                               "its pods");
+    }
+  }
+}
+
+// Pods that name a Volcano PodGroup absent from the manifests would silently run without
+// their gang; that is an error.
+void RejectPodsWithoutTheirGroup(std::vector<Located>& documents) {
+  for (Located& d : documents) {
+    for (Object& o : d.decoded.objects) {
+      Pod* pod = o.As<Pod>();
+      if (pod == nullptr || !pod->spec.gang.name.empty()) continue;
+      auto it = pod->metadata.annotations.find(std::string(kVolcanoGroupNameAnnotation));
+      if (it == pod->metadata.annotations.end()) continue;
+      d.decoded.errors.Add(KeyPath("metadata.annotations", it->first),
+                           "PodGroup " + Quoted(it->second) +
+                               " is not among these manifests; apply the pods with their group");
+    }
+  }
+}
+
+// The byte offset of the first invalid UTF-8 sequence in `text`, or npos.
+size_t InvalidUtf8Offset(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t length = c < 0x80           ? 1
+                    : (c >> 5) == 0x6  ? 2
+                    : (c >> 4) == 0xE  ? 3
+                    : (c >> 3) == 0x1E ? 4
+                                       : 0;
+    if (length == 0 || i + length > text.size()) return i;
+    for (size_t k = 1; k < length; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return i;
+    }
+    if (length == 2 && c < 0xC2) return i;  // overlong
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+Result<std::vector<Object>> DecodeManifests(const std::vector<ManifestSource>& sources) {
+  std::vector<Located> documents;
+  std::vector<std::string> source_errors;
+  for (const ManifestSource& source : sources) {
+    size_t bad_byte = InvalidUtf8Offset(source.text);
+    if (bad_byte != std::string_view::npos) {
+      source_errors.push_back(source.name + ": byte offset " + std::to_string(bad_byte) +
+                              ": invalid UTF-8; manifests are UTF-8 text");
+      continue;
+    }
+    Result<std::vector<YamlDocument>> parsed = ParseYamlDocuments(source.text);
+    if (!parsed) {
+      source_errors.push_back(source.name + ": " + parsed.error().message());
+      continue;
+    }
+    int index = 0;
+    for (const YamlDocument& doc : *parsed) {
+      Located located;
+      located.source = source.name;
+      located.index = ++index;
+      located.kind = StringField(doc.value, "kind");
+      if (doc.value.is_object()) located.name = StringField(doc.value["metadata"], "name");
+      DecodeOne(doc.value, located.decoded);
+      documents.push_back(std::move(located));
+    }
+  }
+  LinkLocalQueues(documents);
+  LinkPodGroups(documents);
+  RejectPodsWithoutTheirGroup(documents);
+
+  std::string message;
+  for (const std::string& e : source_errors) message += (message.empty() ? "" : "\n") + e;
+  std::vector<Object> objects;
+  for (Located& d : documents) {
+    for (const FieldError& e : d.decoded.errors.list()) {
+      message += (message.empty() ? "" : "\n") + d.Prefix() + ": " + e.ToString();
+    }
+    for (Object& o : d.decoded.objects) objects.push_back(std::move(o));
+  }
+  if (!message.empty()) return Err(InvalidArgumentError(std::move(message)));
+  return objects;
+}
+
+Result<Object> DecodeObject(const nlohmann::json& document) {
+  DecodedDocument decoded;
+  DecodeOne(document, decoded);
+  if (decoded.errors.empty() && decoded.objects.size() != 1) {
+    decoded.errors.Add("kind", "this kind only links other documents; decode it with them");
+  }
+  if (!decoded.errors.empty()) {
+    std::string message;
+    for (const FieldError& e : decoded.errors.list()) {
+      message += (message.empty() ? "" : "\n") + e.ToString();
+    }
+    return Err(InvalidArgumentError(std::move(message)));
+  }
+  return std::move(decoded.objects.front());
+}
+
+}  // namespace strata::api

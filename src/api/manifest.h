@@ -1,0 +1,34 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/object.h"
+#include "common/status.h"
+
+namespace strata::api {
+
+// The text of one manifest file (or of stdin), and the name errors give it.
+struct ManifestSource {
+  std::string name;  // "job.yaml", "examples/llm/isvc.yaml", "<stdin>"
+  std::string text;
+};
+
+// Decodes every document of every source (YAML or JSON, multi-document) into native objects,
+// in order. Native kinds (strata.dev/v1alpha1) and compatible kinds (v1 Pod, PyTorchJob,
+// TrainJob, InferenceService, Kueue, Volcano) are accepted; links between documents (a
+// LocalQueue and its ClusterQueue, a PodGroup and its pods) are resolved across all sources.
+//
+// All or nothing: on any error returns kInvalidArgument whose message lists every error found,
+// one per line, each shaped
+//   job.yaml: document 2 (PyTorchJob resnet50-train): spec.x.replicas: expected ..., got "three"
+// Thread-safe.
+Result<std::vector<Object>> DecodeManifests(const std::vector<ManifestSource>& sources);
+
+// Decodes one JSON document on its own (no links to other documents). Errors as above, without
+// the file and document prefix. For the store and the server, which receive single objects.
+Result<Object> DecodeObject(const nlohmann::json& document);
+
+}  // namespace strata::api

@@ -1,0 +1,556 @@
+#include "api/native_schema.h"
+
+namespace strata::api {
+namespace {
+
+using T = FieldType;
+
+constexpr std::string_view kQuantityDoc = "a Kubernetes quantity: \"8\", \"500m\", \"24Gi\"";
+
+const TypeSchema* TopologySchema() {
+  static const TypeSchema s{
+      "TopologyConstraint",
+      "Where the pods of a gang must or should land together.",
+      {{"level", T::kString,
+        "A node label key naming a topology level (e.g. topology.strata.dev/rack), or \"nvlink\" "
+        "for one NVLink island. Empty: no constraint."},
+       {"mode",
+        T::kEnum,
+        "Required (never split) or Preferred (split only when it must).",
+        nullptr,
+        {"Required", "Preferred"}}}};
+  return &s;
+}
+
+const TypeSchema* CheckpointSchema() {
+  static const TypeSchema s{
+      "Checkpoint",
+      "Where a job writes checkpoints; the scheduler prices preemption by the time since the last.",
+      {{"dir", T::kString,
+        "Directory the job writes checkpoints to; exported as STRATA_CHECKPOINT_DIR."},
+       {"interval", T::kDuration, "How often the job means to checkpoint (e.g. 30m)."}}};
+  return &s;
+}
+
+const TypeSchema* TaintSchema() {
+  static const TypeSchema s{"Taint",
+                            "A node taint: pods that do not tolerate it are kept off the node.",
+                            {{"key", T::kString, "The taint key.", nullptr, {}, true},
+                             {"value", T::kString, "The taint value."},
+                             {"effect",
+                              T::kEnum,
+                              "NoSchedule, PreferNoSchedule or NoExecute (default NoSchedule).",
+                              nullptr,
+                              {"NoSchedule", "PreferNoSchedule", "NoExecute"}}}};
+  return &s;
+}
+
+const TypeSchema* MigInstanceSchema() {
+  static const TypeSchema s{
+      "MigInstance",
+      "One MIG instance carved from a GPU.",
+      {{"profile", T::kString, "The MIG profile, e.g. 1g.10gb.", nullptr, {}, true},
+       {"uuid", T::kString, "The instance's UUID (MIG-...)."}}};
+  return &s;
+}
+
+const TypeSchema* NodeGpuSchema() {
+  static const TypeSchema s{
+      "NodeGpu",
+      "One GPU of a node, as its inventory reports it.",
+      {{"index", T::kNonNegativeInteger, "The device index (CUDA_VISIBLE_DEVICES)."},
+       {"uuid", T::kString, "The GPU's UUID (GPU-...)."},
+       {"model", T::kString, "The GPU model, e.g. H100-80GB.", nullptr, {}, true},
+       {"memory", T::kQuantity, "Total GPU memory, e.g. 80Gi."},
+       {"nvlinkIsland", T::kNonNegativeInteger, "GPUs with the same island talk over NVLink."},
+       {"migEnabled", T::kBool, "Whether MIG mode is on."},
+       {"migInstances", T::kObjectList, "The MIG instances carved from this GPU.",
+        MigInstanceSchema}}};
+  return &s;
+}
+
+const TypeSchema* NodeConditionSchema() {
+  static const TypeSchema s{
+      "NodeCondition",
+      "A node condition, e.g. Ready.",
+      {{"type", T::kString, "The condition, e.g. Ready.", nullptr, {}, true},
+       {"status", T::kEnum, "True, False or Unknown.", nullptr, {"True", "False", "Unknown"}},
+       {"reason", T::kString, "One CamelCase word saying why."},
+       {"message", T::kString, "A sentence for people."},
+       {"lastHeartbeatTime", T::kTimestamp, "When the node last reported this condition."},
+       {"lastTransitionTime", T::kTimestamp, "When the status last changed."}}};
+  return &s;
+}
+
+const TypeSchema* NodeCapacitySchema() {
+  static const TypeSchema s{
+      "NodeCapacity",
+      "What the node has in all.",
+      {{"cpu", T::kQuantity, "CPU cores."}, {"memory", T::kQuantity, "Memory."}}};
+  return &s;
+}
+
+const TypeSchema* NodeSpecSchema() {
+  static const TypeSchema s{
+      "NodeSpec",
+      "How the node may be used.",
+      {{"taints", T::kObjectList, "Taints that keep intolerant pods off the node.", TaintSchema},
+       {"unschedulable", T::kBool, "When true, no new pod is placed on the node (cordoned)."}}};
+  return &s;
+}
+
+const TypeSchema* NodeStatusSchema() {
+  static const TypeSchema s{
+      "NodeStatus",
+      "What the node agent reports.",
+      {{"capacity", T::kObject, "CPU and memory in all.", NodeCapacitySchema},
+       {"gpus", T::kObjectList, "The node's GPUs.", NodeGpuSchema},
+       {"conditions", T::kObjectList, "Conditions, with heartbeats.", NodeConditionSchema}}};
+  return &s;
+}
+
+const TypeSchema* ResourceQuotaSchema() {
+  static const TypeSchema s{
+      "ResourceQuota",
+      "Quota for one resource of one flavor.",
+      {{"name",
+        T::kEnum,
+        "cpu, memory, gpu (in GPUs; \"500m\" is half a GPU) or gpuMemory.",
+        nullptr,
+        {"cpu", "memory", "gpu", "gpuMemory"},
+        true},
+       {"nominal", T::kQuantity, "What the queue is guaranteed.", nullptr, {}, true},
+       {"borrowingLimit", T::kQuantity,
+        "How much more than nominal the queue may borrow from its cohort. Absent: no limit."},
+       {"lendingLimit", T::kQuantity,
+        "How much of its unused nominal quota the queue lends to its cohort. Absent: all of it."}}};
+  return &s;
+}
+
+const TypeSchema* FlavorQuotaSchema() {
+  static const TypeSchema s{
+      "FlavorQuota",
+      "The queue's quota in one ResourceFlavor.",
+      {{"name", T::kString, "The ResourceFlavor's name.", nullptr, {}, true},
+       {"resources", T::kObjectList, "Quota per resource.", ResourceQuotaSchema}}};
+  return &s;
+}
+
+const TypeSchema* QueuePreemptionSchema() {
+  static const TypeSchema s{
+      "QueuePreemption",
+      "Whom a workload of this queue may preempt when it cannot be placed otherwise.",
+      {{"withinQueue",
+        T::kEnum,
+        "Never or LowerPriority: workloads of the same queue.",
+        nullptr,
+        {"Never", "LowerPriority"}},
+       {"reclaimWithinCohort",
+        T::kEnum,
+        "Never, LowerPriority or Any: workloads of other queues of the cohort that borrow beyond "
+        "their nominal quota.",
+        nullptr,
+        {"Never", "LowerPriority", "Any"}}}};
+  return &s;
+}
+
+const TypeSchema* LocalQueueRefSchema() {
+  static const TypeSchema s{
+      "LocalQueueRef",
+      "A namespaced name workloads may use for this queue (from a Kueue LocalQueue).",
+      {{"namespace", T::kString, "The namespace the name is valid in.", nullptr, {}, true},
+       {"name", T::kString, "The name workloads of that namespace use.", nullptr, {}, true}}};
+  return &s;
+}
+
+const TypeSchema* QueueSpecSchema() {
+  static const TypeSchema s{
+      "QueueSpec",
+      "The queue's quota and how it shares it.",
+      {{"cohort", T::kString, "Queues of one cohort lend each other unused quota."},
+       {"flavors", T::kObjectList, "Quota per ResourceFlavor.", FlavorQuotaSchema},
+       {"weight", T::kQuantity, "Fair-share weight within the cohort (default 1)."},
+       {"queueingStrategy",
+        T::kEnum,
+        "BestEffortFIFO (a workload that does not fit lets later ones try; default) or StrictFIFO.",
+        nullptr,
+        {"BestEffortFIFO", "StrictFIFO"}},
+       {"preemption", T::kObject, "Whom this queue's workloads may preempt.",
+        QueuePreemptionSchema},
+       {"reclaimable", T::kBool,
+        "Whether other queues may reclaim what this queue borrows (default true)."},
+       {"localQueues", T::kObjectList, "Namespaced names workloads may use for this queue.",
+        LocalQueueRefSchema}}};
+  return &s;
+}
+
+const TypeSchema* ResourceFlavorSpecSchema() {
+  static const TypeSchema s{
+      "ResourceFlavorSpec",
+      "Which nodes belong to the flavor.",
+      {{"nodeLabels", T::kStringMap, "Nodes carrying all of these labels are of this flavor."},
+       {"tolerations", T::kObjectList, "Tolerations added to workloads admitted on this flavor.",
+        TolerationSchema}}};
+  return &s;
+}
+
+const TypeSchema* JobSpecSchema() {
+  static const TypeSchema s{
+      "JobSpec",
+      "What the job runs and what it needs.",
+      {{"replicas", T::kNonNegativeInteger,
+        "Pods (nodes), placed all together or not at all (default 1)."},
+       {"procPerNode", T::kNonNegativeInteger,
+        "Worker processes per pod, torchrun's nproc_per_node (default 1)."},
+       {"resources", T::kObject, "What each pod needs.", ResourceRequestSchema},
+       {"gpuSelector", T::kObject, "Which GPUs the job accepts.", GpuSelectorSchema},
+       {"tolerations", T::kObjectList, "Node taints the job tolerates.", TolerationSchema},
+       {"topology", T::kObject, "Where the pods must or should land together.", TopologySchema},
+       {"maxRestarts", T::kNonNegativeInteger,
+        "Whole-group restarts after a worker fails, before the job fails (default 0)."},
+       {"checkpoint", T::kObject, "Where and how often the job checkpoints.", CheckpointSchema},
+       {"priority", T::kInteger, "Higher runs first and may preempt lower (default 0)."},
+       {"queue", T::kString, "The Queue (or LocalQueue name) that admits the job."},
+       {"runtimeLimit", T::kDuration,
+        "The job is stopped after running this long; also lets "
+        "it backfill before a reservation."},
+       {"template", T::kObject, "The processes each pod runs.", ProcessTemplateSchema, {}, true},
+       {"cleanPodPolicy",
+        T::kEnum,
+        "Which pods to stop when the job ends: None, Running (default) or All.",
+        nullptr,
+        {"None", "Running", "All"}}}};
+  return &s;
+}
+
+const TypeSchema* ServiceVersionSchema() {
+  static const TypeSchema s{
+      "ServiceVersion",
+      "One version of the model; traffic splits across versions by weight.",
+      {{"name",
+        T::kString,
+        "The version's name (header x-strata-version pins it).",
+        nullptr,
+        {},
+        true},
+       {"weight", T::kNonNegativeInteger, "Relative share of traffic (default 100)."},
+       {"engine", T::kObject, "Replaces the service's engine for this version.",
+        ProcessTemplateSchema}}};
+  return &s;
+}
+
+const TypeSchema* AutoscalingSchema() {
+  static const TypeSchema s{
+      "Autoscaling",
+      "How the replica count follows load.",
+      {{"metric",
+        T::kEnum,
+        "concurrency (in-flight requests per replica; default), rps, queue (engine's waiting "
+        "requests) or kvCache (KV-cache usage, 0..1).",
+        nullptr,
+        {"concurrency", "rps", "queue", "kvCache"}},
+       {"target", T::kNumber, "The per-replica value of the metric to aim at (default 8)."},
+       {"stableWindow", T::kDuration, "Window the load is averaged over (default 60s)."},
+       {"panicWindow", T::kDuration, "Short window that scales up fast on bursts (default 6s)."},
+       {"scaleToZeroAfter", T::kDuration,
+        "Idle time after which the service scales to zero; requires minReplicas 0."}}};
+  return &s;
+}
+
+const TypeSchema* ServiceSpecSchema() {
+  static const TypeSchema s{
+      "ServiceSpec",
+      "The model served, its engine and how it scales.",
+      {{"model", T::kString, "The name clients put in the request's \"model\".", nullptr, {}, true},
+       {"versions", T::kObjectList, "Versions and their traffic weights (default: one, v1).",
+        ServiceVersionSchema},
+       {"engine",
+        T::kObject,
+        "The engine process each replica runs.",
+        ProcessTemplateSchema,
+        {},
+        true},
+       {"resources", T::kObject, "What each pod of a replica needs.", ResourceRequestSchema},
+       {"gpuSelector", T::kObject, "Which GPUs the service accepts.", GpuSelectorSchema},
+       {"tolerations", T::kObjectList, "Node taints the replicas tolerate.", TolerationSchema},
+       {"tensorParallel", T::kNonNegativeInteger,
+        "Tensor-parallel size (default: the replica's whole GPUs, or 1)."},
+       {"nodesPerReplica", T::kNonNegativeInteger,
+        "Pods (nodes) one replica spans, placed as a gang (default 1)."},
+       {"minReplicas", T::kNonNegativeInteger,
+        "Fewest replicas (default 1; 0 allows scale to zero)."},
+       {"maxReplicas", T::kNonNegativeInteger, "Most replicas (default: minReplicas, at least 1)."},
+       {"autoscaling", T::kObject, "How the replica count follows load.", AutoscalingSchema},
+       {"tenants", T::kStringList, "Tenants allowed to call the service (empty: all)."},
+       {"queue", T::kString, "The Queue (or LocalQueue name) that admits the replicas."},
+       {"priority", T::kInteger, "Scheduling priority of the replicas (default 0)."}}};
+  return &s;
+}
+
+const TypeSchema* PodOwnerSchema() {
+  static const TypeSchema s{
+      "PodOwner",
+      "The workload the pod belongs to.",
+      {{"kind", T::kEnum, "Job or Service.", nullptr, {"Job", "Service"}, true},
+       {"name", T::kString, "The workload's name.", nullptr, {}, true},
+       {"replica", T::kNonNegativeInteger, "Job: node rank. Service: replica index."},
+       {"rank", T::kNonNegativeInteger, "Service: rank within the replica's group of pods."}}};
+  return &s;
+}
+
+const TypeSchema* AssignedGpuSchema() {
+  static const TypeSchema s{
+      "AssignedGpu",
+      "A GPU, or a share of one, bound to the pod.",
+      {{"index", T::kNonNegativeInteger, "The device index on the node."},
+       {"uuid", T::kString, "The GPU's UUID."},
+       {"share", T::kQuantity, "How much of the GPU, in GPUs (default 1)."},
+       {"memory", T::kQuantity, "GPU memory reserved, for a fractional share."},
+       {"migInstance", T::kString, "The MIG instance's UUID."}}};
+  return &s;
+}
+
+const TypeSchema* PodGangSchema() {
+  static const TypeSchema s{
+      "PodGang",
+      "An all-or-nothing group of standalone pods.",
+      {{"name", T::kString, "The group's name.", nullptr, {}, true},
+       {"minMember",
+        T::kNonNegativeInteger,
+        "Pods that must be placed together.",
+        nullptr,
+        {},
+        true},
+       {"minResources", T::kQuantityMap, "Resources the group needs to start."}}};
+  return &s;
+}
+
+const TypeSchema* PodSpecSchema() {
+  static const TypeSchema s{
+      "PodSpec",
+      "What the pod runs and where.",
+      {{"owner", T::kObject, "The workload the pod belongs to (absent: standalone).",
+        PodOwnerSchema},
+       {"queue", T::kString, "The Queue that admits a standalone pod."},
+       {"priority", T::kInteger, "Scheduling priority (default 0)."},
+       {"restartPolicy",
+        T::kEnum,
+        "Always (default), OnFailure or Never.",
+        nullptr,
+        {"Always", "OnFailure", "Never"}},
+       {"nodeName", T::kString, "The node the pod is bound to."},
+       {"resources", T::kObject, "What the pod needs.", ResourceRequestSchema},
+       {"gpuSelector", T::kObject, "Which GPUs the pod accepts.", GpuSelectorSchema},
+       {"tolerations", T::kObjectList, "Node taints the pod tolerates.", TolerationSchema},
+       {"template", T::kObject, "The processes the pod runs.", ProcessTemplateSchema, {}, true},
+       {"assignedGpus", T::kObjectList, "GPUs bound to the pod.", AssignedGpuSchema},
+       {"gang", T::kObject, "The all-or-nothing group the pod belongs to.", PodGangSchema}}};
+  return &s;
+}
+
+const TypeSchema* PodStatusSchema() {
+  static const TypeSchema s{
+      "PodStatus",
+      "What happened to the pod.",
+      {{"phase",
+        T::kEnum,
+        "Pending, Running, Succeeded or Failed.",
+        nullptr,
+        {"Pending", "Running", "Succeeded", "Failed"}},
+       {"exitCode", T::kInteger, "The exit code of the last run."},
+       {"restartCount", T::kNonNegativeInteger, "How many times the processes restarted."},
+       {"reason", T::kString, "One CamelCase word saying why."},
+       {"message", T::kString, "A sentence for people."}}};
+  return &s;
+}
+
+const TypeSchema* TenantSpecSchema() {
+  static const TypeSchema s{
+      "TenantSpec",
+      "The tenant's credentials and quota.",
+      {{"apiKeys", T::kStringList, "Bearer tokens that identify the tenant at the gateway."},
+       {"tokensPerMinute", T::kNonNegativeInteger, "Token quota per minute (0: unlimited)."},
+       {"priorityClass",
+        T::kEnum,
+        "critical, standard (default) or sheddable: who waits first when over capacity.",
+        nullptr,
+        {"critical", "standard", "sheddable"}}}};
+  return &s;
+}
+
+const TypeSchema* ObjectReferenceSchema() {
+  static const TypeSchema s{"ObjectReference",
+                            "The object an event is about.",
+                            {{"kind", T::kString, "Its kind.", nullptr, {}, true},
+                             {"name", T::kString, "Its name.", nullptr, {}, true},
+                             {"namespace", T::kString, "Its namespace."},
+                             {"uid", T::kString, "Its uid."}}};
+  return &s;
+}
+
+std::vector<FieldSpec> DocumentHead() {
+  return {{"apiVersion", T::kString, "strata.dev/v1alpha1", nullptr, {}, true},
+          {"kind", T::kString, "The kind of the object.", nullptr, {}, true},
+          {"metadata",
+           T::kObject,
+           "Name, namespace, labels and bookkeeping.",
+           ObjectMetaSchema,
+           {},
+           true}};
+}
+
+TypeSchema Document(std::string_view name, std::string_view doc, const TypeSchema* (*spec)(),
+                    const TypeSchema* (*status)()) {
+  TypeSchema s{name, doc, DocumentHead()};
+  if (spec != nullptr) s.fields.push_back({"spec", T::kObject, spec()->doc, spec});
+  if (status != nullptr) s.fields.push_back({"status", T::kObject, status()->doc, status});
+  return s;
+}
+
+}  // namespace
+
+const TypeSchema* ObjectMetaSchema() {
+  static const TypeSchema s{
+      "ObjectMeta",
+      "Identity and bookkeeping common to every object.",
+      {{"name",
+        T::kString,
+        "The object's name, unique per kind and namespace (DNS-1123).",
+        nullptr,
+        {},
+        true},
+       {"namespace", T::kString, "The namespace of a namespaced kind (default \"default\")."},
+       {"labels", T::kStringMap, "Key/value pairs to select and group objects by."},
+       {"annotations", T::kStringMap, "Key/value pairs for tools; not used to select."},
+       {"uid", T::kString, "Set by the server: unique for the object's lifetime."},
+       {"resourceVersion", T::kString, "Set by the server: changes on every write."},
+       {"creationTimestamp", T::kTimestamp, "Set by the server: when the object was created."},
+       {"generateName", T::kUnsupported, "give every object a name"}}};
+  return &s;
+}
+
+const TypeSchema* ResourceRequestSchema() {
+  static const TypeSchema s{
+      "ResourceRequest",
+      "What one pod needs. GPUs count in GPUs with milli precision: \"8\" is eight whole GPUs, "
+      "\"500m\" half of one.",
+      {{"cpu", T::kQuantity, kQuantityDoc},
+       {"memory", T::kQuantity, kQuantityDoc},
+       {"gpu", T::kQuantity, "Whole GPUs (\"8\") or a share of one (\"250m\")."},
+       {"gpuMemory", T::kQuantity, "GPU memory per GPU; with a share, bounds it by memory."},
+       {"migProfile", T::kString, "One MIG instance of this profile (e.g. 1g.10gb)."}}};
+  return &s;
+}
+
+const TypeSchema* GpuSelectorSchema() {
+  static const TypeSchema s{"GpuSelector",
+                            "Which GPUs a workload accepts.",
+                            {{"models", T::kStringList, "Acceptable GPU models (empty: any)."},
+                             {"minMemory", T::kQuantity, "Least GPU memory per GPU."}}};
+  return &s;
+}
+
+const TypeSchema* EnvVarSchema() {
+  static const TypeSchema s{"EnvVar",
+                            "An environment variable.",
+                            {{"name", T::kString, "The variable's name.", nullptr, {}, true},
+                             {"value", T::kString, "Its value."}}};
+  return &s;
+}
+
+const TypeSchema* ProcessTemplateSchema() {
+  static const TypeSchema s{
+      "ProcessTemplate",
+      "The processes to run.",
+      {{"image", T::kString, "Container image, used by the Kubernetes mode."},
+       {"command", T::kStringList, "The program and its first arguments.", nullptr, {}, true},
+       {"args", T::kStringList, "More arguments."},
+       {"env", T::kObjectList, "Environment variables (names strata sets are reserved).",
+        EnvVarSchema},
+       {"workingDir", T::kString, "Working directory."}}};
+  return &s;
+}
+
+const TypeSchema* TolerationSchema() {
+  static const TypeSchema s{
+      "Toleration",
+      "A node taint the workload tolerates.",
+      {{"key", T::kString, "The taint key (empty with Exists: every taint)."},
+       {"operator", T::kEnum, "Equal (default) or Exists.", nullptr, {"Equal", "Exists"}},
+       {"value", T::kString, "The taint value, for Equal."},
+       {"effect",
+        T::kEnum,
+        "The taint effect to tolerate (empty: all).",
+        nullptr,
+        {"NoSchedule", "PreferNoSchedule", "NoExecute"}},
+       {"tolerationSeconds", T::kUnsupported, "strata does not evict on NoExecute taints"}}};
+  return &s;
+}
+
+const TypeSchema* NodeDocumentSchema() {
+  static const TypeSchema s = Document("Node", "A machine that runs pods. Cluster-scoped.",
+                                       NodeSpecSchema, NodeStatusSchema);
+  return &s;
+}
+
+const TypeSchema* QueueDocumentSchema() {
+  static const TypeSchema s = Document(
+      "Queue", "A quota queue that admits workloads. Cluster-scoped.", QueueSpecSchema, nullptr);
+  return &s;
+}
+
+const TypeSchema* ResourceFlavorDocumentSchema() {
+  static const TypeSchema s = Document(
+      "ResourceFlavor", "A class of nodes (a GPU model) quota is given in. Cluster-scoped.",
+      ResourceFlavorSpecSchema, nullptr);
+  return &s;
+}
+
+const TypeSchema* JobDocumentSchema() {
+  static const TypeSchema s = Document(
+      "Job", "A distributed training job: replicas x procPerNode workers with torchrun's contract.",
+      JobSpecSchema, nullptr);
+  return &s;
+}
+
+const TypeSchema* ServiceDocumentSchema() {
+  static const TypeSchema s =
+      Document("Service", "An inference service: engine replicas behind the gateway.",
+               ServiceSpecSchema, nullptr);
+  return &s;
+}
+
+const TypeSchema* PodDocumentSchema() {
+  static const TypeSchema s = Document("Pod", "The unit placed on one node; runs processes there.",
+                                       PodSpecSchema, PodStatusSchema);
+  return &s;
+}
+
+const TypeSchema* TenantDocumentSchema() {
+  static const TypeSchema s = Document(
+      "Tenant", "A consumer of inference services. Cluster-scoped.", TenantSpecSchema, nullptr);
+  return &s;
+}
+
+const TypeSchema* EventDocumentSchema() {
+  static const TypeSchema s = [] {
+    TypeSchema d{"Event", "Something that happened to an object.", DocumentHead()};
+    d.fields.push_back({"involvedObject",
+                        T::kObject,
+                        "The object it happened to.",
+                        ObjectReferenceSchema,
+                        {},
+                        true});
+    d.fields.push_back({"type", T::kEnum, "Normal or Warning.", nullptr, {"Normal", "Warning"}});
+    d.fields.push_back({"reason", T::kString, "One CamelCase word, e.g. Scheduled."});
+    d.fields.push_back({"message", T::kString, "A sentence for people."});
+    d.fields.push_back(
+        {"count", T::kNonNegativeInteger, "How many times it happened (default 1)."});
+    d.fields.push_back({"firstTimestamp", T::kTimestamp, "When it first happened."});
+    d.fields.push_back({"lastTimestamp", T::kTimestamp, "When it last happened."});
+    return d;
+  }();
+  return &s;
+}
+
+}  // namespace strata::api

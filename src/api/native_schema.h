@@ -1,0 +1,27 @@
+#pragma once
+
+#include "api/field_schema.h"
+
+namespace strata::api {
+
+// The field tables of strata's native kinds and of the pieces compatible kinds share with them.
+// Each returns a pointer to an immutable static.
+
+const TypeSchema* ObjectMetaSchema();
+const TypeSchema* ResourceRequestSchema();
+const TypeSchema* GpuSelectorSchema();
+const TypeSchema* EnvVarSchema();
+const TypeSchema* ProcessTemplateSchema();
+const TypeSchema* TolerationSchema();
+
+// Whole documents (apiVersion, kind, metadata, spec, status) of the native kinds.
+const TypeSchema* NodeDocumentSchema();
+const TypeSchema* QueueDocumentSchema();
+const TypeSchema* ResourceFlavorDocumentSchema();
+const TypeSchema* JobDocumentSchema();
+const TypeSchema* ServiceDocumentSchema();
+const TypeSchema* PodDocumentSchema();
+const TypeSchema* TenantDocumentSchema();
+const TypeSchema* EventDocumentSchema();
+
+}  // namespace strata::api

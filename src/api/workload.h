@@ -1,0 +1,63 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/quantity.h"
+
+namespace strata::api {
+
+// What one pod (one node's share of a job, one replica's share of a service) asks for.
+// GPUs are counted in milli-GPUs so that whole and fractional requests share one quota:
+// `gpu` "8" is eight whole GPUs, "500m" half of one GPU. `gpu_memory` is GPU memory per GPU;
+// with gpu < 1 it bounds the share by memory, never overcommitted. `mig_profile` asks for one
+// MIG instance of that profile instead ("1g.10gb").
+struct ResourceRequest {
+  Quantity cpu;
+  Quantity memory;
+  Quantity gpu;
+  Quantity gpu_memory;
+  std::string mig_profile;
+
+  bool operator==(const ResourceRequest&) const = default;
+};
+
+// Which GPUs a workload accepts: any of `models` (empty: any model) with at least `min_memory`.
+struct GpuSelector {
+  std::vector<std::string> models;
+  Quantity min_memory;
+
+  bool operator==(const GpuSelector&) const = default;
+};
+
+struct EnvVar {
+  std::string name;
+  std::string value;
+
+  bool operator==(const EnvVar&) const = default;
+};
+
+// The processes a pod runs. `image` is recorded for the Kubernetes mode; the embedded mode runs
+// `command` + `args` directly on the host.
+struct ProcessTemplate {
+  std::string image;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::vector<EnvVar> env;
+  std::string working_dir;
+
+  bool operator==(const ProcessTemplate&) const = default;
+};
+
+// A node taint tolerated by a workload (Kubernetes' semantics). `op` is Equal or Exists;
+// an empty `effect` matches every effect.
+struct Toleration {
+  std::string key;
+  std::string op = "Equal";
+  std::string value;
+  std::string effect;
+
+  bool operator==(const Toleration&) const = default;
+};
+
+}  // namespace strata::api
