@@ -1,0 +1,209 @@
+#include "scheduler/capacity_index.h"
+
+#include <algorithm>
+#include <map>
+
+#include "common/check.h"
+#include "scheduler/mig.h"
+
+namespace strata::scheduler {
+
+void NodeSet::Insert(int node, std::vector<int>& positions, int stride, int level) {
+  positions[node * stride + level] = static_cast<int>(members_.size());
+  members_.push_back(node);
+}
+
+void NodeSet::Erase(int node, std::vector<int>& positions, int stride, int level) {
+  int position = positions[node * stride + level];
+  STRATA_CHECK(position >= 0 && members_[position] == node);
+  int last = members_.back();
+  members_[position] = last;
+  positions[last * stride + level] = position;
+  members_.pop_back();
+  positions[node * stride + level] = -1;
+}
+
+CapacityIndex::CapacityIndex(const Cluster& cluster)
+    : cluster_(cluster), num_levels_(1 + static_cast<int>(cluster.topology_levels.size())) {
+  nodes_.resize(cluster.nodes.size());
+  int gpu_count = 0;
+  for (size_t n = 0; n < cluster.nodes.size(); ++n) {
+    const Node& node = cluster.nodes[n];
+    NodeFree& free = nodes_[n];
+    free.free_cpu = node.cpu_milli;
+    free.free_memory = node.memory_bytes;
+    free.first_gpu = gpu_count;
+    gpu_count += static_cast<int>(node.gpus.size());
+    max_gpus_ = std::max(max_gpus_, static_cast<int>(node.gpus.size()));
+    for (const Gpu& gpu : node.gpus) {
+      GpuFree g;
+      if (gpu.mig_enabled) {
+        g.milli = 0;
+        g.mig_compute = kMigComputeSlices;
+        g.mig_memory = kMigMemorySlices;
+      } else {
+        g.memory_mib = gpu.memory_mib;
+        ++free.free_whole;
+      }
+      gpus_.push_back(g);
+    }
+  }
+  BuildDomains();
+}
+
+void CapacityIndex::BuildDomains() {
+  const int stride = num_levels_;
+  const int num_nodes = static_cast<int>(nodes_.size());
+  node_domains_.assign(static_cast<size_t>(num_nodes) * stride, -1);
+  bucket_position_.assign(node_domains_.size(), -1);
+  shared_position_.assign(node_domains_.size(), -1);
+  domains_.emplace_back();
+  // Children of each domain by label value, so a domain's identity is its whole path.
+  std::map<std::pair<int, std::string>, int> child_of;
+  for (int n = 0; n < num_nodes; ++n) {
+    const Node& node = cluster_.nodes[n];
+    int current = 0;
+    node_domains_[n * stride] = 0;
+    for (int level = 1; level < num_levels_; ++level) {
+      auto label = node.labels.find(cluster_.topology_levels[level - 1]);
+      std::string value = label == node.labels.end() ? "" : label->second;
+      auto [it, inserted] = child_of.try_emplace({current, value}, 0);
+      if (inserted) {
+        it->second = static_cast<int>(domains_.size());
+        Domain child;
+        child.level = level;
+        child.parent = current;
+        child.name = value;
+        domains_.push_back(std::move(child));
+        domains_[current].children.push_back(it->second);
+      }
+      current = it->second;
+      node_domains_[n * stride + level] = current;
+    }
+  }
+  for (Domain& d : domains_) d.by_free_gpus.resize(max_gpus_ + 1);
+  for (int n = 0; n < num_nodes; ++n) {
+    bool has_mig = false;
+    for (const Gpu& gpu : cluster_.nodes[n].gpus) has_mig = has_mig || gpu.mig_enabled;
+    for (int level = 0; level < num_levels_; ++level) {
+      Domain& d = domains_[node_domains_[n * stride + level]];
+      d.nodes.push_back(n);
+      d.free_whole_gpus += nodes_[n].free_whole;
+      d.by_free_gpus[nodes_[n].free_whole].Insert(n, bucket_position_, stride, level);
+      if (has_mig) d.mig_nodes.push_back(n);
+    }
+  }
+}
+
+int CapacityIndex::LevelOf(std::string_view key) const {
+  if (key == kHostLevel) return num_levels_;
+  for (size_t i = 0; i < cluster_.topology_levels.size(); ++i) {
+    if (cluster_.topology_levels[i] == key) return static_cast<int>(i) + 1;
+  }
+  return -1;
+}
+
+bool CapacityIndex::GpuWhollyFree(int node, int index) const {
+  const Gpu& spec = cluster_.nodes[node].gpus[index];
+  const GpuFree& g = gpu(node, index);
+  return !spec.mig_enabled && g.milli == 1000 && g.memory_mib == spec.memory_mib;
+}
+
+void CapacityIndex::UpdateNode(int node, int old_free_whole, int old_partly_used) {
+  NodeFree& free = nodes_[node];
+  const int stride = num_levels_;
+  const bool was_shared = old_partly_used > 0;
+  const bool is_shared = free.partly_used > 0;
+  for (int level = 0; level < num_levels_; ++level) {
+    Domain& d = domains_[node_domains_[node * stride + level]];
+    if (old_free_whole != free.free_whole) {
+      d.free_whole_gpus += free.free_whole - old_free_whole;
+      d.by_free_gpus[old_free_whole].Erase(node, bucket_position_, stride, level);
+      d.by_free_gpus[free.free_whole].Insert(node, bucket_position_, stride, level);
+    }
+    if (was_shared && !is_shared) d.shared.Erase(node, shared_position_, stride, level);
+    if (!was_shared && is_shared) d.shared.Insert(node, shared_position_, stride, level);
+  }
+}
+
+void CapacityIndex::Allocate(const PodSet& pod_set, const PodPlacement& placement) {
+  const int n = placement.node;
+  NodeFree& free = nodes_[n];
+  const Node& node = cluster_.nodes[n];
+  STRATA_CHECK(free.free_cpu >= pod_set.cpu_milli && free.free_memory >= pod_set.memory_bytes);
+  const int old_free_whole = free.free_whole;
+  const int old_partly_used = free.partly_used;
+  free.free_cpu -= pod_set.cpu_milli;
+  free.free_memory -= pod_set.memory_bytes;
+  const GpuRequest& request = pod_set.gpu;
+  for (int index : placement.gpus) {
+    const Gpu& spec = node.gpus[index];
+    GpuFree& g = gpus_[free.first_gpu + index];
+    if (request.IsWhole()) {
+      STRATA_CHECK(GpuWhollyFree(n, index));
+      g.milli = 0;
+      g.memory_mib = 0;
+      --free.free_whole;
+    } else if (request.IsMig()) {
+      auto profile = FindMigProfile(spec.memory_mib, request.mig_profile);
+      STRATA_CHECK(spec.mig_enabled && profile && g.mig_compute >= profile->compute_slices &&
+                   g.mig_memory >= profile->memory_slices);
+      g.mig_compute -= profile->compute_slices;
+      g.mig_memory -= profile->memory_slices;
+    } else {
+      const bool was_free = GpuWhollyFree(n, index);
+      STRATA_CHECK(!spec.mig_enabled && g.milli >= request.milli &&
+                   g.memory_mib >= request.memory_mib);
+      g.milli -= static_cast<int32_t>(request.milli);
+      g.memory_mib -= request.memory_mib;
+      if (was_free) {
+        --free.free_whole;
+        ++free.partly_used;
+      }
+      if (g.milli == 0 && g.memory_mib == 0 && free.partly_used > 0) --free.partly_used;
+    }
+  }
+  UpdateNode(n, old_free_whole, old_partly_used);
+}
+
+void CapacityIndex::Release(const PodSet& pod_set, const PodPlacement& placement) {
+  const int n = placement.node;
+  NodeFree& free = nodes_[n];
+  const Node& node = cluster_.nodes[n];
+  const int old_free_whole = free.free_whole;
+  const int old_partly_used = free.partly_used;
+  free.free_cpu += pod_set.cpu_milli;
+  free.free_memory += pod_set.memory_bytes;
+  const GpuRequest& request = pod_set.gpu;
+  for (int index : placement.gpus) {
+    const Gpu& spec = node.gpus[index];
+    GpuFree& g = gpus_[free.first_gpu + index];
+    if (request.IsWhole()) {
+      g.milli = 1000;
+      g.memory_mib = spec.memory_mib;
+      ++free.free_whole;
+    } else if (request.IsMig()) {
+      auto profile = FindMigProfile(spec.memory_mib, request.mig_profile);
+      STRATA_CHECK(profile.has_value());
+      g.mig_compute += profile->compute_slices;
+      g.mig_memory += profile->memory_slices;
+    } else {
+      const bool was_exhausted = g.milli == 0 && g.memory_mib == 0;
+      g.milli += static_cast<int32_t>(request.milli);
+      g.memory_mib += request.memory_mib;
+      STRATA_CHECK(g.milli <= 1000 && g.memory_mib <= spec.memory_mib);
+      if (was_exhausted) ++free.partly_used;
+      if (GpuWhollyFree(n, index)) {
+        --free.partly_used;
+        ++free.free_whole;
+      }
+    }
+  }
+  UpdateNode(n, old_free_whole, old_partly_used);
+}
+
+void CapacityIndex::SetReserved(const std::vector<int>& nodes, bool reserved) {
+  for (int n : nodes) nodes_[n].reserved = reserved;
+}
+
+}  // namespace strata::scheduler

@@ -1,0 +1,115 @@
+#include "scheduler/cycle_state.h"
+
+#include <algorithm>
+
+#include "common/check.h"
+
+namespace strata::scheduler {
+namespace {
+
+GpuPodRequest ShapeOf(const PodSet& ps) {
+  GpuPodRequest shape;
+  shape.cpu_milli = ps.cpu_milli;
+  shape.memory_mib = ps.memory_bytes >> 20;
+  if (ps.gpu.IsWhole()) {
+    shape.gpu_count = ps.gpu.count;
+    shape.gpu_milli_each = kMilliGpuPerGpu;
+  } else if (ps.gpu.IsShare() && ps.gpu.milli > 0) {
+    shape.gpu_count = 1;
+    shape.gpu_milli_each = static_cast<int32_t>(ps.gpu.milli);
+  }
+  return shape;
+}
+
+// The mix of pod shapes that fragmentation is measured against: what waits and what runs. Only
+// built when some pending pod asks for a share, the one case that consults it.
+WorkloadMix ObservedMix(const Snapshot& snapshot, const std::vector<Workload>& pending) {
+  bool any_share = false;
+  for (const Workload& w : pending) {
+    for (const PodSet& ps : w.pod_sets) any_share = any_share || ps.gpu.IsShare();
+  }
+  if (!any_share) return {};
+  std::vector<GpuPodRequest> observed;
+  auto add = [&](const Workload& w) {
+    for (const PodSet& ps : w.pod_sets) {
+      if (ps.gpu.IsMig()) continue;
+      for (int i = 0; i < ps.count; ++i) observed.push_back(ShapeOf(ps));
+    }
+  };
+  for (const Workload& w : pending) add(w);
+  for (const RunningWorkload& r : snapshot.running) add(r.workload);
+  return EstimateWorkloadMix(observed);
+}
+
+}  // namespace
+
+CycleState::CycleState(const Snapshot& snapshot, const std::vector<Workload>& pending,
+                       const SchedulerOptions& options)
+    : snapshot(snapshot),
+      cluster(*snapshot.cluster),
+      options(options),
+      index(cluster),
+      ledger(cluster),
+      mix(ObservedMix(snapshot, pending)),
+      placer(index, mix) {
+  running = snapshot.running;
+  preemptible = running.size();
+  running_queue.reserve(running.size());
+  for (const RunningWorkload& r : running) {
+    running_queue.push_back(ledger.QueueIndex(r.workload.queue));
+    Hold(r);
+  }
+  victim.assign(running.size(), false);
+}
+
+void CycleState::AddBound(const Workload& workload, int flavor, std::vector<PodPlacement> pods) {
+  running.push_back({workload, flavor, std::move(pods), snapshot.now, snapshot.now, 0});
+  running_queue.push_back(ledger.QueueIndex(workload.queue));
+  victim.push_back(false);
+}
+
+std::vector<int> CycleState::FlavorsOf(int queue) const {
+  if (queue < 0 || cluster.queues[queue].flavors.empty()) return {-1};
+  std::vector<int> flavors;
+  for (const FlavorQuota& fq : cluster.queues[queue].flavors) flavors.push_back(fq.flavor);
+  return flavors;
+}
+
+void CycleState::Hold(const RunningWorkload& running) {
+  for (const PodPlacement& pod : running.pods) {
+    index.Allocate(running.workload.pod_sets[pod.pod_set], pod);
+  }
+  const int queue = ledger.QueueIndex(running.workload.queue);
+  if (queue >= 0 && running.flavor >= 0) {
+    ledger.Add(queue, running.flavor,
+               QuotaLedger::ChargeFor(running.workload, FlavorPtr(running.flavor)));
+  }
+}
+
+void CycleState::Free(const RunningWorkload& running) {
+  for (auto it = running.pods.rbegin(); it != running.pods.rend(); ++it) {
+    index.Release(running.workload.pod_sets[it->pod_set], *it);
+  }
+  const int queue = ledger.QueueIndex(running.workload.queue);
+  if (queue >= 0 && running.flavor >= 0) {
+    ledger.Subtract(queue, running.flavor,
+                    QuotaLedger::ChargeFor(running.workload, FlavorPtr(running.flavor)));
+  }
+}
+
+double GpusHeld(const RunningWorkload& running) {
+  double gpus = 0;
+  for (const PodPlacement& pod : running.pods) {
+    const GpuRequest& request = running.workload.pod_sets[pod.pod_set].gpu;
+    if (request.IsWhole()) {
+      gpus += request.count;
+    } else if (request.IsShare()) {
+      gpus += request.milli / 1000.0;
+    } else if (request.IsMig()) {
+      gpus += 1.0 / 7;
+    }
+  }
+  return gpus;
+}
+
+}  // namespace strata::scheduler

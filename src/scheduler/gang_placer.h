@@ -1,0 +1,65 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scheduler/capacity_index.h"
+#include "scheduler/fragmentation.h"
+#include "scheduler/model.h"
+#include "scheduler/node_fit.h"
+
+namespace strata::scheduler {
+
+// The outcome of placing one gang.
+struct GangOutcome {
+  bool placed = false;
+  std::vector<PodPlacement> pods;  // every pod when placed
+  // When not placed: the gang fits the cluster but no single domain of the topology level it
+  // requires; how many pods found room before the first that did not; and kube-scheduler's
+  // FitError for that pod (only when explanations were asked for).
+  bool topology_failed = false;
+  int pods_fitted = 0;
+  int pods_total = 0;
+  std::string message;
+};
+
+// Places whole gangs on a CapacityIndex: the smallest topology domain that fits every pod (best
+// fit by free whole GPUs), then per pod the node with the fewest free whole GPUs that fits
+// (nodes bucketed by free GPUs, so this is a walk up buckets), shares and small pods placed to
+// minimise fragmentation for the expected mix of shapes. All or nothing: on failure the index is
+// left as it was. Used by one scheduling cycle; not thread-safe; the index and the mix must
+// outlive it.
+class GangPlacer {
+ public:
+  GangPlacer(CapacityIndex& index, const WorkloadMix& mix) : index_(index), mix_(mix) {}
+
+  // Places every pod of `workload` and allocates them in the index, or allocates nothing.
+  // REQUIRES: the workload's topology level, if any, is known to the index (LevelOf >= 0).
+  GangOutcome Place(const Workload& workload, const FitContext& context, bool explain);
+
+  // Gives back the resources of `pods` (of `workload`) and clears it.
+  void Unplace(const Workload& workload, std::vector<PodPlacement>* pods);
+
+ private:
+  // Places all pods within domain `domain` (a node index when `host_level`). On failure what it
+  // placed stays allocated in *pods (so the failure can be explained); the caller unplaces it.
+  bool PlaceIn(const Workload& workload, const FitContext& context, int domain, bool host_level,
+               std::vector<PodPlacement>* pods, int* failed_pod_set);
+  int PickNode(const PodSet& pod_set, const FitContext& context, int domain, bool host_level,
+               std::vector<int>* gpus);
+  int PickWholeNode(const PodSet& pod_set, const FitContext& context, const Domain& domain,
+                    std::vector<int>* gpus);
+  int PickSharedNode(const PodSet& pod_set, const FitContext& context, const Domain& domain,
+                     std::vector<int>* gpus);
+  int PickPlainNode(const PodSet& pod_set, const FitContext& context, const Domain& domain,
+                    std::vector<int>* gpus);
+  bool Usable(int node, const PodSet& pod_set, const FitContext& context) const;
+  bool ChooseByFragmentation(int node, const PodSet& pod_set, GpuPlacement* placement) const;
+  std::string Explain(const PodSet& pod_set, const FitContext& context) const;
+  std::vector<int> CandidateDomains(int level, int64_t whole_gpus) const;
+
+  CapacityIndex& index_;
+  const WorkloadMix& mix_;
+};
+
+}  // namespace strata::scheduler

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "scheduler/model.h"
+
+namespace strata::scheduler {
+
+struct SchedulerOptions {
+  // Breaks ties between workloads of equal priority and submit time; same seed, same decisions.
+  uint64_t seed = 0;
+  // A workload preempted this many times is no longer a preemption victim.
+  int max_preemptions_per_workload = 3;
+  // Whether pending workloads get kube-scheduler's FitError text (costs a pass over the nodes
+  // per distinct failing shape).
+  bool explain = true;
+};
+
+// One scheduling cycle as a pure function: Snapshot + pending workloads -> Decisions.
+//
+// Order: queues by weighted dominant-resource share (lowest first, re-evaluated after every
+// admission), within a queue by priority, then submit time. Admit: the whole request fits the
+// queue's quota (nominal + what the cohort lends) in one of its flavors. Place the whole gang or
+// nothing (smallest topology domain, best fit, one NVLink island per pod, fragmentation-aware
+// shares). Otherwise preempt, only if the gang then fits whole: lower priority in the same
+// queue, or reclaim from cohort queues borrowing over nominal, cheapest lost work first.
+// Otherwise the first such gang gets a reservation; later workloads use its nodes only if their
+// runtime limit ends before it starts. Every workload not bound gets a Pending with a tier.
+//
+// Stateless apart from its options; Cycle is const and may run on any thread, one call per
+// snapshot.
+class Scheduler {
+ public:
+  explicit Scheduler(SchedulerOptions options = {}) : options_(options) {}
+
+  // Decides for every workload in `pending` (names unique and distinct from running ones).
+  // Bindings only use capacity free in `snapshot`; preemption victims keep their resources
+  // until the caller evicts them. Never fails: bad workloads (unknown queue, unknown topology
+  // level or MIG profile) get a Pending with tier kInvalid naming the field.
+  Decisions Cycle(const Snapshot& snapshot, const std::vector<Workload>& pending) const;
+
+ private:
+  SchedulerOptions options_;
+};
+
+}  // namespace strata::scheduler
