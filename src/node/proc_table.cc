@@ -58,19 +58,44 @@ std::optional<ProcInfo> ReadProcInfo(pid_t pid) {
   return std::nullopt;
 }
 
-bool ProcessHasEnvEntry(pid_t pid, std::string_view entry) {
+std::optional<std::string> ProcessEnvValue(pid_t pid, std::string_view name) {
   std::string environ = ReadProcFile("/proc/" + std::to_string(pid) + "/environ");
   size_t begin = 0;
   while (begin < environ.size()) {
     size_t end = environ.find('\0', begin);
     if (end == std::string::npos) end = environ.size();
-    if (std::string_view(environ).substr(begin, end - begin) == entry) return true;
+    std::string_view entry = std::string_view(environ).substr(begin, end - begin);
+    if (entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=') {
+      return std::string(entry.substr(name.size() + 1));
+    }
     begin = end + 1;
   }
-  return false;
+  return std::nullopt;
 }
 
-std::vector<ProcInfo> FindPodProcesses(pid_t pgid, std::string_view env_entry) {
+std::vector<pid_t> OwnChildren() {
+  std::vector<pid_t> children;
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return children;
+  while (dirent* task = readdir(tasks)) {
+    if (task->d_name[0] == '.') continue;
+    std::string list = ReadProcFile(std::string("/proc/self/task/") + task->d_name + "/children");
+    const char* cursor = list.data();
+    const char* end = list.data() + list.size();
+    while (cursor < end) {
+      pid_t pid = 0;
+      auto [next, ec] = std::from_chars(cursor, end, pid);
+      if (ec != std::errc()) break;
+      children.push_back(pid);
+      cursor = next + 1;
+    }
+  }
+  closedir(tasks);
+  return children;
+}
+
+std::vector<ProcInfo> FindPodProcesses(pid_t pgid, std::string_view env_name,
+                                       std::string_view env_value) {
   std::vector<ProcInfo> found;
   DIR* proc = opendir("/proc");
   if (proc == nullptr) return found;
@@ -83,7 +108,7 @@ std::vector<ProcInfo> FindPodProcesses(pid_t pgid, std::string_view env_entry) {
     std::optional<ProcInfo> info = ReadProcInfo(pid);
     if (!info || info->state == 'Z' || info->state == 'X') continue;
     bool in_group = pgid > 0 && info->pgid == pgid;
-    if (in_group || (!env_entry.empty() && ProcessHasEnvEntry(pid, env_entry))) {
+    if (in_group || (!env_name.empty() && ProcessEnvValue(pid, env_name) == env_value)) {
       found.push_back(*info);
     }
   }

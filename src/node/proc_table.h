@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,14 +25,20 @@ struct ProcInfo {
 // being read). Thread-safe.
 std::optional<ProcInfo> ReadProcInfo(pid_t pid);
 
-// Whether /proc/<pid>/environ holds exactly the entry `entry` ("NAME=value"). False when the
+// The value of variable `name` in /proc/<pid>/environ; nullopt when it is not set, or the
 // process is gone, a zombie, or not readable by this user. Thread-safe.
-bool ProcessHasEnvEntry(pid_t pid, std::string_view entry);
+std::optional<std::string> ProcessEnvValue(pid_t pid, std::string_view name);
+
+// The children of this process (all its threads'), from /proc/self/task/*/children.
+// Thread-safe.
+std::vector<pid_t> OwnChildren();
 
 // Every live (non-zombie) process, other than the caller, that is in process group `pgid`
-// (when pgid > 0) or whose environment holds `env_entry` (when not empty): the members of a
+// (when pgid > 0) or whose environment sets `env_name` to `env_value` (when env_name is not
+// empty): the members of a
 // pod, including descendants that left its process group (setsid, double fork) but kept the
 // pod's marker variable. One pass over /proc; thread-safe.
-std::vector<ProcInfo> FindPodProcesses(pid_t pgid, std::string_view env_entry);
+std::vector<ProcInfo> FindPodProcesses(pid_t pgid, std::string_view env_name,
+                                       std::string_view env_value);
 
 }  // namespace strata::node

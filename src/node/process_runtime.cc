@@ -42,6 +42,32 @@ int PidfdSendSignal(int pidfd, int signal) {
   return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, signal, nullptr, 0));
 }
 
+// The pids that some ProcessRuntime of this process spawned and has not seen reaped: never
+// strays, even for another runtime (tests run several; an agent runs one).
+class SpawnedPids {
+ public:
+  static SpawnedPids& Instance() {
+    static SpawnedPids* pids = new SpawnedPids();
+    return *pids;
+  }
+  void Add(pid_t pid) {
+    std::lock_guard lock(mu_);
+    pids_.insert(pid);
+  }
+  void Remove(pid_t pid) {
+    std::lock_guard lock(mu_);
+    pids_.erase(pid);
+  }
+  bool Contains(pid_t pid) const {
+    std::lock_guard lock(mu_);
+    return pids_.contains(pid);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::set<pid_t> pids_;
+};
+
 bool IsSafeName(std::string_view name) {
   return !name.empty() && name.size() <= kMaxUidLength && name != "." && name != ".." &&
          std::all_of(name.begin(), name.end(), [](char c) {
@@ -292,6 +318,7 @@ void ProcessRuntime::SuperviseLoop() {
     }
     if (steady_clock::now() >= next_rotation) {
       RotateLogs();
+      ReapStrays();
       next_rotation = steady_clock::now() + options_.log_check_interval;
     }
   }
@@ -316,6 +343,7 @@ void ProcessRuntime::OnPidfdReadable(int pidfd) {
     }
     // rc < 0 (ECHILD): an adopted process whose parent is someone else; its status is theirs.
     process.state = ProcessState::kExited;
+    SpawnedPids::Instance().Remove(process.pid);
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, pidfd, nullptr);
     close(pidfd);
     uid = watch->second.uid;
@@ -381,6 +409,7 @@ Status ProcessRuntime::SpawnPod(const PodSpec& spec, Pod* pod) {
     for (const ProcessStatus& started : pod->status.processes) {
       kill(started.pid, SIGKILL);
       waitpid(started.pid, nullptr, 0);
+      SpawnedPids::Instance().Remove(started.pid);
     }
   };
   for (const ProcessSpec& process : spec.processes) {
@@ -397,15 +426,8 @@ Status ProcessRuntime::SpawnPod(const PodSpec& spec, Pod* pod) {
       kill_started();
       return pid.error();
     }
+    SpawnedPids::Instance().Add(*pid);
     if (pod->status.pgid == 0) pod->status.pgid = *pid;
-    if (!pod->cgroup.empty()) {
-      if (Status added = cgroups_->AddProcess(pod->cgroup, *pid); !added.ok()) {
-        kill(*pid, SIGKILL);
-        waitpid(*pid, nullptr, 0);
-        kill_started();
-        return added;
-      }
-    }
     ProcessStatus status;
     status.name = process.name;
     status.pid = *pid;
@@ -414,6 +436,12 @@ Status ProcessRuntime::SpawnPod(const PodSpec& spec, Pod* pod) {
     status.start_time = info->start_time;
     status.log_path = log_path;
     pod->status.processes.push_back(std::move(status));
+    if (!pod->cgroup.empty()) {
+      if (Status added = cgroups_->AddProcess(pod->cgroup, *pid); !added.ok()) {
+        kill_started();
+        return added;
+      }
+    }
   }
   return Status::Ok();
 }
@@ -441,11 +469,10 @@ Status ProcessRuntime::Stop(std::string_view uid, Duration grace) {
 
 void ProcessRuntime::TerminatePodProcesses(const std::string& uid, pid_t pgid, bool trust_group,
                                            Duration grace) {
-  const std::string marker = fmt::format("{}={}", kPodUidVariable, uid);
   const pid_t group = trust_group ? pgid : 0;
   std::set<pid_t> signalled;
   auto signal_all = [&](int signal, std::vector<int>* pidfds) {
-    for (const ProcInfo& info : FindPodProcesses(group, marker)) {
+    for (const ProcInfo& info : FindPodProcesses(group, kPodUidVariable, uid)) {
       int pidfd = OpenVerifiedPidfd(info.pid, info.start_time);
       if (pidfd < 0) continue;  // ended meanwhile
       PidfdSendSignal(pidfd, signal);
@@ -557,6 +584,28 @@ Status ProcessRuntime::Forget(std::string_view uid) {
   fs::remove(it->second.state_path, error);
   pods_.erase(it);
   return Status::Ok();
+}
+
+void ProcessRuntime::ReapStrays() {
+  std::lock_guard lock(mu_);
+  std::set<pid_t> supervised;  // includes adopted processes that were reparented to us
+  for (const auto& [uid, pod] : pods_) {
+    for (const ProcessStatus& process : pod.status.processes) supervised.insert(process.pid);
+  }
+  std::map<pid_t, uint64_t> alive;
+  for (pid_t child : OwnChildren()) {
+    if (supervised.contains(child) || SpawnedPids::Instance().Contains(child)) continue;
+    std::optional<ProcInfo> info = ReadProcInfo(child);
+    if (!info) continue;
+    auto known = strays_.find(child);
+    bool remembered = known != strays_.end() && known->second == info->start_time;
+    if (info->state == 'Z') {
+      if (remembered) waitpid(child, nullptr, WNOHANG);
+    } else if (remembered || ProcessEnvValue(child, kPodUidVariable)) {
+      alive[child] = info->start_time;
+    }
+  }
+  strays_ = std::move(alive);
 }
 
 void ProcessRuntime::RotateLogs() {

@@ -67,6 +67,13 @@ class ProcessRuntime final : public NodeRuntime {
   // does this every log_check_interval.
   void RotateLogs();
 
+  // Reaps pod descendants that were reparented to this process (a subreaper) and have ended
+  // since: every child of this process that no ProcessRuntime started and that carries a
+  // pod's marker is remembered while it lives and reaped once it is a zombie. (One that is
+  // reparented and ends between two calls stays a zombie until the pod's Stop.) The supervisor
+  // does this every log_check_interval.
+  void ReapStrays();
+
   // Why per-pod CPU and memory limits are not enforced on this machine (logged once per
   // process); empty when they are.
   const std::string& limits_notice() const { return cgroups_->reason(); }
@@ -106,6 +113,7 @@ class ProcessRuntime final : public NodeRuntime {
   std::condition_variable exited_;
   std::map<std::string, Pod, std::less<>> pods_;
   std::unordered_map<int, Watch> watches_;  // pidfd -> process
+  std::map<pid_t, uint64_t> strays_;        // reparented pod descendants: pid -> start time
   bool stopping_ = false;
 };
 

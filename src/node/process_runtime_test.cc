@@ -21,6 +21,7 @@ using ::strata::node::testing::ProcessExists;
 using ::strata::node::testing::ReadFifo;
 using ::strata::node::testing::ReadFileOrEmpty;
 using ::strata::node::testing::TempDir;
+using ::strata::node::testing::WaitForProcessEnd;
 using ::strata::node::testing::WriteFifo;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
@@ -108,7 +109,7 @@ TEST_F(ProcessRuntimeTest, AProgramThatCannotRunStartsNothing) {
   EXPECT_THAT(started.message(),
               HasSubstr("process \"second\": cannot run \"/nonexistent/program\""));
   EXPECT_EQ(runtime_->GetStatus("pod-c").error().code(), StatusCode::kNotFound);
-  EXPECT_THAT(FindPodProcesses(0, "STRATA_POD_UID=pod-c"), ::testing::IsEmpty());
+  EXPECT_THAT(FindPodProcesses(0, kPodUidVariable, "pod-c"), ::testing::IsEmpty());
 }
 
 TEST_F(ProcessRuntimeTest, RejectsBadSpecsNamingTheField) {
@@ -172,7 +173,29 @@ TEST_F(ProcessRuntimeTest, StopLeavesNoOrphanOfADoubleForkingChild) {
 
   ASSERT_TRUE(runtime_->Stop("pod-f", 100ms).ok());
   EXPECT_FALSE(ProcessExists(orphan)) << "orphan " << orphan << " survived the stop";
-  EXPECT_THAT(FindPodProcesses(0, "STRATA_POD_UID=pod-f"), ::testing::IsEmpty());
+  EXPECT_THAT(FindPodProcesses(0, kPodUidVariable, "pod-f"), ::testing::IsEmpty());
+}
+
+TEST_F(ProcessRuntimeTest, ReapsADescendantThatOutlivedItsParentAndEndedLater) {
+  const std::string ready = scratch_.File("ready");
+  const std::string go = scratch_.File("go");
+  MakeFifo(ready);
+  MakeFifo(go);
+  PodSpec spec;
+  spec.uid = "pod-l";
+  spec.processes.push_back(Shell("daemonizer", "( setsid sh -c 'echo $$ > " + ready +
+                                                   "; read x < " + go + "' & ) ; exec sleep 1000"));
+  ASSERT_TRUE(runtime_->Start(spec).ok());
+  std::string orphan_text = ReadFifo(ready, kLongWait);
+  ASSERT_FALSE(orphan_text.empty());
+  const pid_t orphan = std::stoi(orphan_text);
+  runtime_->ReapStrays();  // sees it alive, reparented to this process, with the pod's marker
+  WriteFifo(go, "x\n");
+  ASSERT_TRUE(WaitForProcessEnd(orphan, kLongWait));
+  ASSERT_TRUE(ProcessExists(orphan)) << "a zombie until someone reaps it";
+  runtime_->ReapStrays();
+  EXPECT_FALSE(ProcessExists(orphan));
+  ASSERT_TRUE(runtime_->Stop("pod-l", kLongWait).ok());
 }
 
 TEST_F(ProcessRuntimeTest, RotatesLogsWhileTheWriterKeepsAppending) {

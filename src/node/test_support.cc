@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -67,6 +68,16 @@ std::string ReadFifo(const std::string& path, Duration timeout) {
 void WriteFifo(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
+}
+
+bool WaitForProcessEnd(int pid, Duration timeout) {
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return errno == ESRCH;
+  pollfd p{pidfd, POLLIN, 0};
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count();
+  bool ended = poll(&p, 1, static_cast<int>(ms)) == 1;
+  close(pidfd);
+  return ended;
 }
 
 bool ProcessExists(int pid) { return kill(pid, 0) == 0 || errno != ESRCH; }

@@ -36,6 +36,10 @@ std::string ReadFifo(const std::string& path, Duration timeout);
 // Writes `text` into the FIFO at `path`, waiting for a reader to open it.
 void WriteFifo(const std::string& path, const std::string& text);
 
+// Waits until process `pid` ends (becomes a zombie or disappears), at most `timeout`. Returns
+// whether it ended.
+bool WaitForProcessEnd(int pid, Duration timeout);
+
 // Whether a process with this pid exists (a zombie counts).
 bool ProcessExists(int pid);
 
