@@ -21,7 +21,7 @@ using ::strata::node::testing::ProcessExists;
 using ::strata::node::testing::TempDir;
 using namespace std::chrono_literals;
 
-// Starts the stub agent with its stdout on a pipe; returns its pid and the pipe's read end.
+// Starts the minimal agent with its stdout on a pipe; returns its pid and the pipe's read end.
 std::pair<pid_t, FILE*> StartAgent(const std::string& data_dir, int workers) {
   int pipe_fds[2];
   EXPECT_EQ(pipe(pipe_fds), 0);
@@ -44,8 +44,8 @@ TEST(AgentRestartTest, ANewAgentAdoptsLiveWorkersAndReportsTheDeadOneLost) {
   TempDir data;
   ProcessRuntime::Options options;
   options.data_dir = data.path();
-  // The test process becomes a subreaper here, so the stub's workers are reparented to it when
-  // the stub dies, as they would be to a supervisor (systemd) above a real agent.
+  // The test process becomes a subreaper here, so the minimal agent's workers are reparented to it
+  // when that agent dies, as they would be to a supervisor (systemd) above a real agent.
   Result<std::unique_ptr<ProcessRuntime>> runtime = ProcessRuntime::Create(options);
   ASSERT_TRUE(runtime) << runtime.error().ToString();
 
