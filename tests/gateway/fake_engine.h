@@ -1,0 +1,45 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace strata::gateway::testing {
+
+// A tiny OpenAI-speaking replica for gateway tests, on its own thread and loopback port 0:
+// POST /v1/chat/completions and /v1/completions answer with the words of `reply` (as SSE chunks
+// when the body asks for a stream) and a usage object; GET /metrics serves vLLM gauges. Every
+// answer carries `x-served-by: <name>`. Thread-safe; stops on destruction.
+class FakeEngine {
+ public:
+  FakeEngine(std::string name, std::string reply = "hello from the fake engine");
+  ~FakeEngine();
+
+  uint16_t port() const { return port_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  const std::string& name() const { return name_; }
+  int64_t requests() const { return requests_.load(); }
+  // Streams abandoned by their client (a write to it failed).
+  int64_t cancelled_streams() const { return cancelled_.load(); }
+  // Gauges served on /metrics.
+  void SetWaiting(int64_t waiting) { waiting_.store(waiting); }
+  // Delay between streamed chunks.
+  void SetChunkDelayMs(int64_t ms) { chunk_delay_ms_.store(ms); }
+  // Stops serving and closes the port: the replica is dead.
+  void Kill();
+
+  struct Impl;
+
+ private:
+  std::string name_;
+  std::string reply_;
+  uint16_t port_ = 0;
+  std::atomic<int64_t> requests_{0};
+  std::atomic<int64_t> cancelled_{0};
+  std::atomic<int64_t> waiting_{0};
+  std::atomic<int64_t> chunk_delay_ms_{0};
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strata::gateway::testing

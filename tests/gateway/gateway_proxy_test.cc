@@ -1,0 +1,288 @@
+// The gateway in front of real loopback replicas: routing, version split and pinning, tenants
+// and quotas, streaming pass-through, strict HTTP parsing and limits, retry on a dead replica.
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "fake_engine.h"
+#include "gateway/config.h"
+#include "gateway/server.h"
+
+namespace strata::gateway {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using testing::FakeEngine;
+
+struct Reply {
+  int status = -1;  // -1: the connection closed without an answer
+  std::map<std::string, std::string> headers;
+  std::string body;
+};
+
+// Sends raw bytes to the gateway and reads one response.
+Reply SendRaw(uint16_t port, const std::string& raw) {
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  asio::write(socket, asio::buffer(raw));
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64 * 1024 * 1024);
+  beast::error_code ec;
+  http::read(socket, buffer, parser, ec);
+  Reply reply;
+  if (ec) return reply;
+  reply.status = parser.get().result_int();
+  for (const auto& field : parser.get()) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(c));
+    reply.headers[name] = std::string(field.value());
+  }
+  reply.body = parser.get().body();
+  return reply;
+}
+
+Reply Post(uint16_t port, const std::string& path, const std::string& body,
+           const std::string& extra_headers = "") {
+  return SendRaw(port, fmt::format("POST {} HTTP/1.1\r\nHost: gw\r\nContent-Type: "
+                                   "application/json\r\nContent-Length: {}\r\nConnection: "
+                                   "close\r\n{}\r\n{}",
+                                   path, body.size(), extra_headers, body));
+}
+
+Reply Get(uint16_t port, const std::string& path, const std::string& extra_headers = "") {
+  return SendRaw(port, fmt::format("GET {} HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n{}\r\n",
+                                   path, extra_headers));
+}
+
+std::string Chat(const std::string& model, bool stream = false, int max_tokens = 16) {
+  return nlohmann::json{{"model", model},
+                        {"stream", stream},
+                        {"max_tokens", max_tokens},
+                        {"messages", {{{"role", "user"}, {"content", "Say hello."}}}}}
+      .dump();
+}
+
+class GatewayProxyTest : public ::testing::Test {
+ protected:
+  void StartGateway(const std::string& yaml) {
+    auto config = ParseGatewayConfig(yaml);
+    ASSERT_TRUE(config.has_value()) << config.error().ToString();
+    auto server = GatewayServer::Start(std::move(*config), "127.0.0.1", 0, RealClock::Instance());
+    ASSERT_TRUE(server.has_value()) << server.error().ToString();
+    gateway_ = std::move(*server);
+  }
+  uint16_t port() const { return gateway_->port(); }
+
+  std::unique_ptr<GatewayServer> gateway_;
+};
+
+TEST_F(GatewayProxyTest, RoutesByModelAndListsModels) {
+  FakeEngine a("a"), b("b");
+  StartGateway(fmt::format(R"(
+threads: 2
+models:
+- {{name: alpha, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+- {{name: beta, adapters: [beta-sql], versions: [{{name: v1, endpoints: ["{}"]}}]}}
+)",
+                           a.address(), b.address()));
+  Reply alpha = Post(port(), "/v1/chat/completions", Chat("alpha"));
+  ASSERT_EQ(alpha.status, 200) << alpha.body;
+  EXPECT_EQ(alpha.headers["x-served-by"], "a");
+  auto answer = nlohmann::json::parse(alpha.body);
+  EXPECT_EQ(answer["choices"][0]["message"]["content"], "hello from the fake engine");
+  EXPECT_EQ(answer["usage"]["completion_tokens"], 5);
+  EXPECT_EQ(Post(port(), "/v1/completions", R"({"model":"beta-sql","prompt":"x"})")
+                .headers["x-served-by"],
+            "b");
+  Reply unknown = Post(port(), "/v1/chat/completions", Chat("gamma"));
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(nlohmann::json::parse(unknown.body)["error"]["code"], "model_not_found");
+  Reply models = Get(port(), "/v1/models");
+  ASSERT_EQ(models.status, 200);
+  EXPECT_EQ(nlohmann::json::parse(models.body)["data"].size(), 3u);
+  Reply bad =
+      Post(port(), "/v1/chat/completions", R"({"model":"alpha","messages":[{"content":1}]})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("messages[0].role"), std::string::npos);
+}
+
+TEST_F(GatewayProxyTest, SplitsTrafficByWeightAndHonoursThePinHeader) {
+  FakeEngine stable("stable"), canary("canary");
+  StartGateway(fmt::format(R"(
+models:
+- name: m
+  versions:
+  - {{name: v1, weight: 1, endpoints: ["{}"]}}
+  - {{name: v2, weight: 1, endpoints: ["{}"]}}
+)",
+                           stable.address(), canary.address()));
+  std::map<std::string, int> served;
+  for (int i = 0; i < 60; ++i)
+    ++served[Post(port(), "/v1/chat/completions", Chat("m")).headers["x-served-by"]];
+  EXPECT_GT(served["stable"], 0);
+  EXPECT_GT(served["canary"], 0);
+  EXPECT_EQ(served["stable"] + served["canary"], 60);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("m"), "x-strata-version: v2\r\n")
+                  .headers["x-served-by"],
+              "canary");
+  }
+  EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("m"), "x-strata-version: v7\r\n").status,
+            404);
+}
+
+TEST_F(GatewayProxyTest, UnknownKeysGet401AndQuotaOverrunsGet429WithRetryAfter) {
+  FakeEngine engine("e");
+  StartGateway(fmt::format(R"(
+limits: {{maxQueueWaitMs: 50}}
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+tenants:
+- {{name: small, keys: [sk-small], tokensPerMinute: 120}}
+- {{name: big, keys: [sk-big]}}
+)",
+                           engine.address()));
+  EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("m")).status, 401);
+  EXPECT_EQ(
+      Post(port(), "/v1/chat/completions", Chat("m"), "Authorization: Bearer nope\r\n").status,
+      401);
+  const std::string small = "Authorization: Bearer sk-small\r\n";
+  // Each request reserves its prompt estimate + 100 tokens: the first fits, the second waits,
+  // then is refused with the time after which it would fit.
+  Reply first = Post(port(), "/v1/chat/completions", Chat("m", false, 100), small);
+  EXPECT_EQ(first.status, 200) << first.body;
+  Reply second = Post(port(), "/v1/chat/completions", Chat("m", false, 100), small);
+  EXPECT_EQ(second.status, 429);
+  ASSERT_TRUE(second.headers.contains("retry-after"));
+  EXPECT_GE(std::stoi(second.headers["retry-after"]), 1);
+  EXPECT_EQ(nlohmann::json::parse(second.body)["error"]["type"], "rate_limit_exceeded");
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("m", false, 100),
+                   "Authorization: Bearer sk-big\r\n")
+                  .status,
+              200);
+  }
+  const std::string metrics = gateway_->MetricsText();
+  EXPECT_NE(metrics.find("strata_gateway_quota_rejections_total{tenant=\"small\"} 1"),
+            std::string::npos)
+      << metrics;
+}
+
+TEST_F(GatewayProxyTest, StreamsPassThroughInOrderAndAreAccounted) {
+  FakeEngine engine("e", "one two three four");
+  StartGateway(fmt::format(R"(
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+tenants:
+- {{name: t, keys: [k], tokensPerMinute: 100000}}
+)",
+                           engine.address()));
+  Reply reply =
+      Post(port(), "/v1/chat/completions", Chat("m", true), "Authorization: Bearer k\r\n");
+  ASSERT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.headers["content-type"], "text/event-stream");
+  std::string text;
+  size_t at = 0;
+  while ((at = reply.body.find("data: {", at)) != std::string::npos) {
+    const size_t end = reply.body.find("\n\n", at);
+    auto chunk = nlohmann::json::parse(reply.body.substr(at + 6, end - at - 6));
+    if (!chunk["choices"].empty())
+      text += chunk["choices"][0]["delta"]["content"].get<std::string>();
+    at = end;
+  }
+  EXPECT_EQ(text, "one two three four");
+  EXPECT_NE(reply.body.find("data: [DONE]"), std::string::npos);
+  const std::string metrics = gateway_->MetricsText();
+  EXPECT_NE(
+      metrics.find("strata_gateway_tokens_total{model=\"m\",tenant=\"t\",kind=\"completion\"} 4"),
+      std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("strata_gateway_tpot_seconds_count{model=\"m\",version=\"v1\"} 1"),
+            std::string::npos);
+}
+
+TEST_F(GatewayProxyTest, StrictParsingAndLimits) {
+  FakeEngine engine("e");
+  StartGateway(fmt::format(R"(
+limits: {{maxHeaderBytes: 2048, maxBodyBytes: 4096}}
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+)",
+                           engine.address()));
+  const std::string body = Chat("m");
+  Reply conflicting = SendRaw(
+      port(), fmt::format("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Length: "
+                          "{}\r\nTransfer-Encoding: chunked\r\n\r\n{}",
+                          body.size(), body));
+  EXPECT_EQ(conflicting.status, 400);
+  Reply two_lengths = SendRaw(
+      port(), fmt::format("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Length: "
+                          "{}\r\nContent-Length: 3\r\n\r\n{}",
+                          body.size(), body));
+  EXPECT_EQ(two_lengths.status, 400);
+  EXPECT_EQ(Post(port(), "/v1/chat/completions", body,
+                 fmt::format("X-Padding: {}\r\n", std::string(4000, 'p')))
+                .status,
+            431);
+  EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat(std::string(5000, 'm'))).status, 413);
+  EXPECT_EQ(SendRaw(port(), "GARBAGE\r\n\r\n").status, 400);
+  Reply not_json = Post(port(), "/v1/chat/completions", "{\"model\": ");
+  EXPECT_EQ(not_json.status, 400);
+  EXPECT_NE(not_json.body.find("byte"), std::string::npos);
+  EXPECT_EQ(engine.requests(), 0);
+  EXPECT_EQ(Post(port(), "/v1/chat/completions", body).status, 200);
+}
+
+TEST_F(GatewayProxyTest, RetriesOnAnotherReplicaWhenOneDies) {
+  FakeEngine alive("alive"), doomed("doomed");
+  StartGateway(fmt::format(R"(
+policy: round-robin
+scrapeIntervalMs: 600000
+limits: {{retries: 1}}
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}", "{}"]}}]}}
+)",
+                           doomed.address(), alive.address()));
+  // Both replicas serve, so keep-alive connections to both sit in the pools.
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("m")).status, 200);
+  doomed.Kill();
+  for (int i = 0; i < 10; ++i) {
+    Reply reply = Post(port(), "/v1/chat/completions", Chat("m"));
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    EXPECT_EQ(reply.headers["x-served-by"], "alive");
+  }
+  const std::string metrics = gateway_->MetricsText();
+  EXPECT_NE(metrics.find(fmt::format("strata_gateway_upstream_failures_total{{endpoint=\"{}\"}}",
+                                     doomed.address())),
+            std::string::npos)
+      << metrics;
+}
+
+TEST_F(GatewayProxyTest, NoLiveReplicaIsA502NotAHang) {
+  FakeEngine doomed("doomed");
+  const std::string address = doomed.address();
+  doomed.Kill();
+  StartGateway(fmt::format(R"(
+scrapeIntervalMs: 600000
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+)",
+                           address));
+  Reply reply = Post(port(), "/v1/chat/completions", Chat("m"));
+  EXPECT_TRUE(reply.status == 502 || reply.status == 503) << reply.status;
+}
+
+}  // namespace
+}  // namespace strata::gateway
