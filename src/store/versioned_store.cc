@@ -21,6 +21,11 @@ Status CheckPreconditions(const Object& requested, const Object& current) {
   return Status::Ok();
 }
 
+// Names the failing write of a batch: "writes[2]: ...".
+Status AtWrite(size_t index, size_t count, const Status& status) {
+  return count == 1 ? status : status.WithPrefix("writes[" + std::to_string(index) + "]");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Store>> VersionedStore::Open(const StoreOptions& options,
@@ -48,49 +53,102 @@ VersionedStore::VersionedStore(const StoreOptions& options,
 VersionedStore::~VersionedStore() { hub_->Close(); }
 
 Result<std::vector<Object>> VersionedStore::Apply(std::vector<Write> writes) {
-  auto prefixed = [&](size_t i, const Status& status) {
-    return writes.size() == 1 ? status : status.WithPrefix("writes[" + std::to_string(i) + "]");
-  };
   for (size_t i = 0; i < writes.size(); ++i) {
-    if (Status s = ValidateObject(writes[i].object); !s.ok()) return Err(prefixed(i, s));
-  }
-  WatchHub::PendingNotifications pending;
-  std::vector<Object> results;
-  {
-    std::unique_lock lock(mutex_);
-    std::vector<Change> changes;
-    changes.reserve(writes.size());  // `staged` points into it
-    Staged staged;
-    for (size_t i = 0; i < writes.size(); ++i) {
-      const Object* current = Lookup(writes[i].object.key, staged);
-      Result<Change> change =
-          PlanWrite(std::move(writes[i]), current, current_version_ + 1 + static_cast<int64_t>(i));
-      if (!change) return Err(prefixed(i, change.error()));
-      changes.push_back(std::move(*change));
-      staged[changes.back().event.object.key] = &changes.back();
+    if (Status s = ValidateObject(writes[i].object); !s.ok()) {
+      return Err(AtWrite(i, writes.size(), s));
     }
-    if (changes.empty()) return results;
-    int64_t new_version = current_version_ + static_cast<int64_t>(changes.size());
-    int64_t history_limit = static_cast<int64_t>(options_.history_limit);
-    int64_t new_compacted = std::max(compacted_version_, new_version - history_limit);
-    if (persistence_) RETURN_IF_ERROR(persistence_->Commit(changes, new_compacted));
-
-    current_version_ = new_version;
-    hub_->Publish(changes, &pending);
-    results.reserve(changes.size());
-    for (Change& change : changes) {
-      const Object& object = change.event.object;
-      if (change.event.type == WatchEventType::kDeleted) {
-        objects_.erase(object.key);
-      } else {
-        objects_.insert_or_assign(object.key, object);
+  }
+  if (writes.empty()) return std::vector<Object>{};
+  QueuedApply mine{std::move(writes), std::vector<Object>{}, false};
+  WatchHub::PendingNotifications pending;
+  {
+    std::unique_lock queue_lock(queue_mutex_);
+    queue_.push_back(&mine);
+    // Group commit: one waiting caller commits every queued Apply as one transaction, so that
+    // concurrent writers share a commit (and its fsync) instead of queueing for one each.
+    while (!mine.done) {
+      if (committing_) {
+        queue_changed_.wait(queue_lock);
+        continue;
       }
-      results.push_back(object);
-      Remember(std::move(change));
+      committing_ = true;
+      std::vector<QueuedApply*> group;
+      group.swap(queue_);
+      queue_lock.unlock();
+      CommitGroup(group, &pending);
+      queue_lock.lock();
+      committing_ = false;
+      for (QueuedApply* apply : group) apply->done = true;
+      queue_changed_.notify_all();
     }
   }
   pending.Run();
-  return results;
+  return std::move(mine.result);
+}
+
+void VersionedStore::CommitGroup(const std::vector<QueuedApply*>& group,
+                                 WatchHub::PendingNotifications* pending) {
+  size_t total_writes = 0;
+  for (const QueuedApply* apply : group) total_writes += apply->writes.size();
+  std::unique_lock lock(mutex_);
+  std::vector<Change> changes;
+  changes.reserve(total_writes);  // `staged` points into it
+  Staged staged;
+  struct Accepted {
+    QueuedApply* apply;
+    size_t begin, end;  // its changes
+  };
+  std::vector<Accepted> accepted;
+  for (QueuedApply* apply : group) {
+    size_t begin = changes.size();
+    if (Status s = PlanApply(apply, &changes, &staged); !s.ok()) {
+      // Drop what this Apply planned; the group's other Applies go on without it.
+      changes.erase(changes.begin() + static_cast<ptrdiff_t>(begin), changes.end());
+      staged.clear();
+      for (const Change& change : changes) staged[change.event.object.key] = &change;
+      apply->result = Err(std::move(s));
+      continue;
+    }
+    accepted.push_back({apply, begin, changes.size()});
+  }
+  if (changes.empty()) return;
+  int64_t new_version = current_version_ + static_cast<int64_t>(changes.size());
+  int64_t history_limit = static_cast<int64_t>(options_.history_limit);
+  int64_t new_compacted = std::max(compacted_version_, new_version - history_limit);
+  if (persistence_) {
+    if (Status s = persistence_->Commit(changes, new_compacted); !s.ok()) {
+      for (const Accepted& a : accepted) a.apply->result = Err(s);
+      return;
+    }
+  }
+  current_version_ = new_version;
+  hub_->Publish(changes, pending);
+  for (const Accepted& a : accepted) {
+    std::vector<Object>& results = *a.apply->result;
+    for (size_t i = a.begin; i < a.end; ++i) results.push_back(changes[i].event.object);
+  }
+  for (Change& change : changes) {
+    const Object& object = change.event.object;
+    if (change.event.type == WatchEventType::kDeleted) {
+      objects_.erase(object.key);
+    } else {
+      objects_.insert_or_assign(object.key, object);
+    }
+    Remember(std::move(change));
+  }
+}
+
+Status VersionedStore::PlanApply(QueuedApply* apply, std::vector<Change>* changes, Staged* staged) {
+  std::vector<Write>& writes = apply->writes;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const Object* current = Lookup(writes[i].object.key, *staged);
+    int64_t version = current_version_ + 1 + static_cast<int64_t>(changes->size());
+    Result<Change> change = PlanWrite(std::move(writes[i]), current, version);
+    if (!change) return AtWrite(i, writes.size(), change.error());
+    changes->push_back(std::move(*change));
+    (*staged)[changes->back().event.object.key] = &changes->back();
+  }
+  return Status::Ok();
 }
 
 Result<Change> VersionedStore::PlanWrite(Write write, const Object* current, int64_t version) {

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <shared_mutex>
 #include <vector>
@@ -56,8 +58,21 @@ class VersionedStore final : public Store {
   // The latest change of each object a batch has touched so far.
   using Staged = std::map<ObjectKey, const Change*>;
 
+  // One caller's Apply, queued to be committed together with concurrent ones.
+  struct QueuedApply {
+    std::vector<Write> writes;
+    Result<std::vector<Object>> result;
+    bool done = false;  // guarded by queue_mutex_
+  };
+
   VersionedStore(const StoreOptions& options, std::unique_ptr<Persistence> persistence);
 
+  // Plans, commits and applies the Applies of `group` in one transaction, each one whole or not
+  // at all, and sets their results. Takes the store's lock.
+  void CommitGroup(const std::vector<QueuedApply*>& group, WatchHub::PendingNotifications* pending);
+  // Appends the changes of `apply` to `changes`, or returns why it cannot be applied (leaving
+  // them to be dropped by the caller).
+  Status PlanApply(QueuedApply* apply, std::vector<Change>* changes, Staged* staged);
   // Turns one write into a change at `version`, given the current state (nullptr if absent).
   Result<Change> PlanWrite(Write write, const Object* current, int64_t version);
   // Creates a change; the object gets a fresh uid and the clock's time.
@@ -71,6 +86,12 @@ class VersionedStore final : public Store {
   const StoreOptions options_;
   const std::unique_ptr<Persistence> persistence_;
   const std::shared_ptr<WatchHub> hub_ = std::make_shared<WatchHub>();
+
+  // Applies waiting for the next group commit; committing_ is true while one is under way.
+  std::mutex queue_mutex_;
+  std::condition_variable queue_changed_;
+  std::vector<QueuedApply*> queue_;
+  bool committing_ = false;
 
   mutable std::shared_mutex mutex_;
   std::map<ObjectKey, Object> objects_;
