@@ -79,7 +79,7 @@ struct GpuPlacement {
   std::vector<int> gpu_indices;  // the GPUs taken, ascending; empty for a CPU-only pod
   // ExpectedFragmentation after minus before, in milli-GPU: lower is better, may be negative.
   double fragmentation_increase = 0;
-  // Free milli-GPU left on the node after placing: less is tighter packing (the tie-break).
+  // Free milli-GPU left on the node after placing.
   int64_t gpu_milli_left_after = 0;
 };
 
@@ -89,9 +89,15 @@ struct GpuPlacement {
 std::optional<GpuPlacement> PlanPlacement(const GpuNodeFree& node, const GpuPodRequest& pod,
                                           const WorkloadMix& mix);
 
-// True when placement `a` (on one node) is preferable to `b` (on another): smaller
-// fragmentation increase, then less GPU capacity left (packing). Equal placements are neither
-// better; the caller breaks that tie (e.g. by node order).
+// The placement's score, 0..100, higher is better: the fragmentation increase squashed by a
+// sigmoid and truncated, 100 * sigmoid(-increase / 2000). Increases that differ by a few tens of
+// milli-GPU share a score: on the openb trace, spreading such near-equal choices by the caller's
+// node order places more than following their fine differences (see bench/openb/RESULTS.md).
+int PlacementScore(const GpuPlacement& placement);
+
+// True when placement `a` (on one node) is preferable to `b` (on another): a higher
+// PlacementScore. Placements with equal scores are neither better; the caller breaks that tie
+// by its node order (a seed-random order in simulation).
 bool IsBetterPlacement(const GpuPlacement& a, const GpuPlacement& b);
 
 }  // namespace strata::scheduler

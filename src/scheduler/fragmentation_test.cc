@@ -88,6 +88,22 @@ TEST(FragmentationTest, WholeGpuPodPrefersNodeWhereItBreaksNoFullNode) {
   EXPECT_FALSE(IsBetterPlacement(*on_empty, *on_busy));
 }
 
+TEST(FragmentationTest, PlacementScoreSquashesTheIncrease) {
+  const auto with_increase = [](double increase) {
+    GpuPlacement placement;
+    placement.fragmentation_increase = increase;
+    return placement;
+  };
+  EXPECT_EQ(PlacementScore(with_increase(0)), 50);
+  EXPECT_EQ(PlacementScore(with_increase(2000)), 26);  // 100 * sigmoid(-1)
+  EXPECT_EQ(PlacementScore(with_increase(-2000)), 73);
+  EXPECT_EQ(PlacementScore(with_increase(-1e6)), 100);
+  // Near-equal increases share a score, so the caller's node order decides between them.
+  EXPECT_FALSE(IsBetterPlacement(with_increase(10), with_increase(20)));
+  EXPECT_FALSE(IsBetterPlacement(with_increase(20), with_increase(10)));
+  EXPECT_TRUE(IsBetterPlacement(with_increase(-300), with_increase(300)));
+}
+
 TEST(FragmentationTest, WholeGpusTakeTheLowestIndexedFreeGpus) {
   const auto placement =
       PlanPlacement(Node({500, 1000, 1000, 1000}), WholeGpus(2), Mix({{WholeGpus(1), 1}}));
