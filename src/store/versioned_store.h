@@ -40,7 +40,8 @@ class Persistence {
 // The Store both backends share: objects indexed in memory, a bounded history, the watch hub,
 // and the write rules (preconditions, batches, version stamping), over an optional Persistence
 // that every write commits to before it is applied and acknowledged. Without one it is the
-// memory backend. Thread-safe: reads share a lock, writes take it exclusively.
+// memory backend. Thread-safe: reads share a lock, writes take it exclusively; concurrent
+// Applies are committed in groups (one transaction, one fsync), each still whole or not at all.
 class VersionedStore final : public Store {
  public:
   // Loads `persistence` (if any) and returns the store over it.
