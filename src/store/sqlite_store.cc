@@ -168,7 +168,7 @@ class SqlitePersistence final : public Persistence {
   Status InitializeSchema();
   Status PrepareAll();
   Status WriteChanges(const std::vector<Change>& changes, int64_t compacted_version);
-  Statement& Get(StatementId id) { return statements_[id]; }
+  Statement& Prepared(StatementId id) { return statements_[id]; }
 
   std::string path_;
   int lock_fd_;
@@ -331,10 +331,12 @@ Result<PersistedState> SqlitePersistence::Load() {
 }
 
 Status SqlitePersistence::Commit(const std::vector<Change>& changes, int64_t compacted_version) {
-  if (Status s = Get(kBegin).Run("begin"); !s.ok()) return s;
+  if (Status s = Prepared(kBegin).Run("begin"); !s.ok()) return s;
   Status status = WriteChanges(changes, compacted_version);
-  if (status.ok()) status = Get(kCommit).Run("commit");
-  if (!status.ok()) Get(kRollback).Run("rollback");
+  if (status.ok()) status = Prepared(kCommit).Run("commit");
+  // The commit's error is the one to report. Should the rollback fail too, later commits fail
+  // (their BEGIN finds a transaction open) and say so; memory never sees a half-applied write.
+  if (!status.ok()) Prepared(kRollback).Run("rollback");
   return status;
 }
 
@@ -343,17 +345,17 @@ Status SqlitePersistence::WriteChanges(const std::vector<Change>& changes,
   for (const Change& change : changes) {
     const Object& object = change.event.object;
     if (change.event.type == WatchEventType::kDeleted) {
-      Statement& remove = Get(kDeleteObject);
+      Statement& remove = Prepared(kDeleteObject);
       remove.Bind(1, object.key.kind);
       remove.Bind(2, object.key.namespace_name);
       remove.Bind(3, object.key.name);
       if (Status s = remove.Run("delete object"); !s.ok()) return s;
     } else {
-      Statement& put = Get(kPutObject);
+      Statement& put = Prepared(kPutObject);
       BindObject(put, 1, object);
       if (Status s = put.Run("write object"); !s.ok()) return s;
     }
-    Statement& append = Get(kAppend);
+    Statement& append = Prepared(kAppend);
     append.Bind(1, object.resource_version);
     append.Bind(2, static_cast<int64_t>(change.event.type));
     if (change.previous_labels) {
@@ -364,10 +366,10 @@ Status SqlitePersistence::WriteChanges(const std::vector<Change>& changes,
     BindObject(append, 4, object);
     if (Status s = append.Run("append history"); !s.ok()) return s;
   }
-  Statement& prune = Get(kPrune);
+  Statement& prune = Prepared(kPrune);
   prune.Bind(1, compacted_version);
   if (Status s = prune.Run("prune history"); !s.ok()) return s;
-  Statement& set_version = Get(kSetVersion);
+  Statement& set_version = Prepared(kSetVersion);
   set_version.Bind(1, changes.back().event.object.resource_version);
   set_version.Bind(2, std::string_view("current"));
   if (Status s = set_version.Run("write current version"); !s.ok()) return s;
