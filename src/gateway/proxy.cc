@@ -326,6 +326,8 @@ asio::awaitable<bool> InferenceCall::Run() {
         .With({labels_.model, labels_.version, std::string(PickReasonName(pick->reason))})
         .Increment();
     CountGuard endpoint_in_flight(endpoint.in_flight);
+    // HTTP/1.1 requires Host; engines (and Node's parser) refuse requests without it.
+    upstream_request.set(http::field::host, endpoint.id);
 
     std::optional<http::response_parser<http::buffer_body>> parser;
     parser.emplace().body_limit(boost::none);

@@ -11,10 +11,11 @@
 namespace strata::gateway {
 
 // The OpenAI-compatible gateway: accepts HTTP/1.1 on one port with one event loop per thread
-// (each with its own SO_REUSEPORT acceptor, picker and upstream connection pools, so the
-// request path takes no lock besides the quota ledger's), routes POST /v1/chat/completions and
-// /v1/completions to engine replicas, answers GET /v1/models, /metrics and /healthz, and
-// scrapes every replica's /metrics every `scrape_interval`.
+// (each with its own SO_REUSEPORT acceptor, picker and upstream connection pools; the request
+// path locks only the quota ledger of limited tenants and the metric families' child lookup),
+// routes POST /v1/chat/completions and /v1/completions to engine replicas, answers
+// GET /v1/models, /metrics and /healthz, and scrapes every replica's /metrics every
+// `scrape_interval`.
 //
 // Owned by whoever started it (the `strata gateway` command, a test). Thread-safe: Stop may be
 // called from any thread.
