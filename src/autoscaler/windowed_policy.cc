@@ -1,0 +1,191 @@
+#include "autoscaler/windowed_policy.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/check.h"
+#include "fmt/format.h"
+
+namespace strata::autoscaler {
+
+WindowedOptions KnativeDefaults() {
+  WindowedOptions options;
+  options.name = "kpa";
+  options.stable_window = std::chrono::seconds(60);
+  options.panic_window = std::chrono::seconds(6);
+  options.panic_threshold = 2.0;
+  options.max_scale_up_rate = 1000.0;
+  options.max_scale_down_rate = 2.0;
+  options.scale_to_zero_after = std::chrono::seconds(90);
+  return options;
+}
+
+WindowedOptions StrataDefaults(Duration cold_start) {
+  WindowedOptions options = KnativeDefaults();
+  options.name = "strata";
+  options.panic_threshold = 1.5;
+  options.forecast_horizon = cold_start;
+  options.scale_down_delay = cold_start;
+  options.scale_to_zero_after = std::max<Duration>(cold_start, std::chrono::seconds(90));
+  return options;
+}
+
+Status ValidateWindowedOptions(const WindowedOptions& options) {
+  Status bounds = ValidateReplicaBounds(options.min_replicas, options.max_replicas);
+  if (!bounds.ok()) return bounds;
+  if (!(options.target_load > 0)) return InvalidArgumentError("targetLoad: must be > 0");
+  if (options.target_kv_usage < 0 || options.target_kv_usage > 1) {
+    return InvalidArgumentError("targetKvUsage: must be in [0, 1]");
+  }
+  if (options.stable_window <= Duration{0}) {
+    return InvalidArgumentError("stableWindow: must be > 0");
+  }
+  if (options.panic_window <= Duration{0} || options.panic_window > options.stable_window) {
+    return InvalidArgumentError("panicWindow: must be > 0 and at most the stable window");
+  }
+  if (!(options.panic_threshold >= 1)) return InvalidArgumentError("panicThreshold: must be >= 1");
+  if (!(options.max_scale_up_rate > 1)) return InvalidArgumentError("maxScaleUpRate: must be > 1");
+  if (!(options.max_scale_down_rate > 1)) {
+    return InvalidArgumentError("maxScaleDownRate: must be > 1");
+  }
+  if (options.scale_to_zero_after < Duration{0} || options.scale_down_delay < Duration{0} ||
+      options.forecast_horizon < Duration{0}) {
+    return InvalidArgumentError("scaleToZeroAfter, scaleDownDelay, forecastHorizon: must be >= 0");
+  }
+  if (options.forecast_horizon > Duration{0} &&
+      (options.trend_window <= Duration{0} || !(options.max_forecast_growth >= 1))) {
+    return InvalidArgumentError("trendWindow must be > 0 and maxForecastGrowth >= 1");
+  }
+  return Status::Ok();
+}
+
+WindowedPolicy::WindowedPolicy(WindowedOptions options) : options_(std::move(options)) {
+  STRATA_CHECK(ValidateWindowedOptions(options_).ok());
+}
+
+double WindowedPolicy::AverageLoad(TimePoint now, Duration window) const {
+  double sum = 0;
+  int count = 0;
+  for (auto it = points_.rbegin(); it != points_.rend() && now - it->at < window; ++it) {
+    sum += it->load;
+    ++count;
+  }
+  return count == 0 ? 0 : sum / count;
+}
+
+double WindowedPolicy::ArrivalRate(TimePoint now, Duration to_ago, Duration window) const {
+  // The counter as of a time: the last sample at or before it (the oldest one if none is).
+  auto counter_at = [&](TimePoint t) -> const Point* {
+    const Point* found = nullptr;
+    for (const Point& point : points_) {
+      if (point.at > t) break;
+      found = &point;
+    }
+    return found != nullptr ? found : (points_.empty() ? nullptr : &points_.front());
+  };
+  const Point* end = counter_at(now - to_ago);
+  const Point* begin = counter_at(now - to_ago - window);
+  if (end == nullptr || begin == nullptr || end->at <= begin->at) return 0;
+  return static_cast<double>(end->arrivals_total - begin->arrivals_total) /
+         ToSeconds(end->at - begin->at);
+}
+
+int WindowedPolicy::ReplicasFor(double load) const {
+  return static_cast<int>(std::ceil(load / options_.target_load - 1e-9));
+}
+
+Decision WindowedPolicy::Decide(const LoadSample& sample, TimePoint now) {
+  const bool arrived = !points_.empty() && sample.arrivals_total > points_.back().arrivals_total;
+  if (sample.Load() > 0 || arrived) {
+    last_active_ = now;
+    seen_activity_ = true;
+  }
+  points_.push_back({now, static_cast<double>(sample.Load()), sample.arrivals_total});
+  const Duration keep = std::max(options_.stable_window, 2 * options_.trend_window);
+  while (now - points_.front().at > keep) points_.pop_front();
+
+  const double stable_load = AverageLoad(now, options_.stable_window);
+  const double panic_load = AverageLoad(now, options_.panic_window);
+  int want_stable = ReplicasFor(stable_load);
+  int want_panic = ReplicasFor(panic_load);
+  std::string why =
+      fmt::format("load {:.1f} over {}s, {:.1f} over {}s, target {:.0f}/replica", stable_load,
+                  options_.stable_window / std::chrono::seconds(1), panic_load,
+                  options_.panic_window / std::chrono::seconds(1), options_.target_load);
+  if (options_.target_kv_usage > 0 && sample.ready_replicas > 0) {
+    const int want_kv = static_cast<int>(
+        std::ceil(sample.kv_usage * sample.ready_replicas / options_.target_kv_usage - 1e-9));
+    if (want_kv > want_stable) {
+      why += fmt::format("; KV usage {:.0f}% wants {}", sample.kv_usage * 100, want_kv);
+    }
+    want_stable = std::max(want_stable, want_kv);
+    want_panic = std::max(want_panic, want_kv);
+  }
+
+  int want_forecast = 0;
+  const double stable_rate = ArrivalRate(now, Duration{0}, options_.stable_window);
+  if (options_.forecast_horizon > Duration{0} && stable_rate > 0) {
+    const double recent = ArrivalRate(now, Duration{0}, options_.trend_window);
+    const double before = ArrivalRate(now, options_.trend_window, options_.trend_window);
+    const double slope = (recent - before) / ToSeconds(options_.trend_window);
+    const double predicted = std::clamp(recent + slope * ToSeconds(options_.forecast_horizon), 0.0,
+                                        options_.max_forecast_growth * recent);
+    // Little's law: the load each request/s brings, as measured over the stable window.
+    const double load_per_rate = stable_load / stable_rate;
+    want_forecast = ReplicasFor(predicted * load_per_rate);
+    if (want_forecast > want_stable) {
+      why += fmt::format("; forecast {:.2f} req/s in {}s wants {}", predicted,
+                         options_.forecast_horizon / std::chrono::seconds(1), want_forecast);
+    }
+  }
+
+  const int panic_base = std::max(1, sample.ready_replicas);
+  if (want_panic >= options_.panic_threshold * panic_base) {
+    if (!panicking_) why += "; entering panic";
+    panicking_ = true;
+    panic_since_ = now;
+  } else if (panicking_ && now - panic_since_ >= options_.stable_window) {
+    panicking_ = false;
+    why += "; leaving panic";
+  }
+  int desired =
+      panicking_ ? std::max(want_panic, last_desired_) : std::max(want_stable, want_forecast);
+  if (panicking_) why += fmt::format("; panic wants {}", desired);
+
+  if (options_.scale_down_delay > Duration{0}) {
+    wanted_.push_back({now, desired});
+    while (now - wanted_.front().at > options_.scale_down_delay) wanted_.pop_front();
+    int held = desired;
+    for (const Wanted& wanted : wanted_) held = std::max(held, wanted.replicas);
+    if (held > desired) {
+      why += fmt::format("; holding {} for the {}s scale-down delay", held,
+                         options_.scale_down_delay / std::chrono::seconds(1));
+    }
+    desired = held;
+  }
+
+  const int up_limit = static_cast<int>(std::ceil(panic_base * options_.max_scale_up_rate - 1e-9));
+  const int down_limit = static_cast<int>(panic_base / options_.max_scale_down_rate);
+  if (desired > up_limit) why += fmt::format("; scale-up rate caps at {}", up_limit);
+  if (desired < down_limit && sample.ready_replicas > 0) {
+    why += fmt::format("; scale-down rate keeps {}", down_limit);
+  }
+  desired = std::clamp(desired, sample.ready_replicas > 0 ? down_limit : 0, up_limit);
+
+  if (desired == 0 && sample.ready_replicas + sample.starting_replicas > 0) {
+    if (seen_activity_ && now - last_active_ < options_.scale_to_zero_after) {
+      desired = 1;
+      why += fmt::format("; keeping 1 until idle for {}s",
+                         options_.scale_to_zero_after / std::chrono::seconds(1));
+    } else {
+      why += "; idle: scaling to zero";
+    }
+  }
+  if (desired < options_.min_replicas) why += fmt::format("; min {}", options_.min_replicas);
+  if (desired > options_.max_replicas) why += fmt::format("; max {}", options_.max_replicas);
+  desired = std::clamp(desired, options_.min_replicas, options_.max_replicas);
+  last_desired_ = desired;
+  return Decision{desired, panicking_, fmt::format("{} -> {} replicas", why, desired)};
+}
+
+}  // namespace strata::autoscaler

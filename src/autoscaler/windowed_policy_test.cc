@@ -1,0 +1,188 @@
+#include "autoscaler/windowed_policy.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace strata::autoscaler {
+namespace {
+
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+LoadSample Sample(int64_t load, int ready, int64_t arrivals_total = 0) {
+  LoadSample sample;
+  sample.running = load;
+  sample.ready_replicas = ready;
+  sample.arrivals_total = arrivals_total;
+  return sample;
+}
+
+WindowedOptions Target10(WindowedOptions options) {
+  options.target_load = 10;
+  options.target_kv_usage = 0;
+  return options;
+}
+
+// Feeds `load` once a second for `duration`, starting at *now, with `ready` replicas.
+Decision Feed(WindowedPolicy& policy, TimePoint& now, Duration duration, int64_t load, int ready) {
+  Decision decision;
+  for (Duration t{0}; t < duration; t += seconds(1)) {
+    now += seconds(1);
+    decision = policy.Decide(Sample(load, ready), now);
+  }
+  return decision;
+}
+
+TEST(WindowedPolicy, StableWindowAveragesAndPanicWindowReactsToASpike) {
+  WindowedPolicy policy(Target10(KnativeDefaults()));
+  TimePoint now = FakeClock::kDefaultStart;
+  Decision decision = Feed(policy, now, seconds(60), 10, 1);
+  EXPECT_EQ(decision.desired, 1);
+  EXPECT_FALSE(decision.panic);
+
+  // Five times the load: after one panic window its average says 5 while the stable window's
+  // still says 2 (6 of 60 samples at 50).
+  decision = Feed(policy, now, seconds(6), 50, 1);
+  EXPECT_TRUE(decision.panic);
+  EXPECT_EQ(decision.desired, 5);
+  EXPECT_THAT(decision.reason, HasSubstr("panic"));
+
+  WindowedOptions calm = Target10(KnativeDefaults());
+  calm.panic_threshold = 100;  // never panics
+  WindowedPolicy stable_only(calm);
+  TimePoint other = FakeClock::kDefaultStart;
+  Feed(stable_only, other, seconds(60), 10, 1);
+  decision = Feed(stable_only, other, seconds(6), 50, 1);
+  EXPECT_FALSE(decision.panic);
+  EXPECT_EQ(decision.desired, 2);
+}
+
+TEST(WindowedPolicy, PanicNeverScalesDownAndEndsAfterACalmStableWindow) {
+  WindowedPolicy policy(Target10(KnativeDefaults()));
+  TimePoint now = FakeClock::kDefaultStart;
+  Feed(policy, now, seconds(60), 10, 1);
+  EXPECT_EQ(Feed(policy, now, seconds(6), 50, 1).desired, 5);
+  // The spike is over; the replicas are up. Still panicking: holds 5.
+  Decision decision = Feed(policy, now, seconds(30), 10, 5);
+  EXPECT_TRUE(decision.panic);
+  EXPECT_EQ(decision.desired, 5);
+  // A whole stable window after the last over-threshold sample: back to the stable figure,
+  // limited by the scale-down rate (5 / 2).
+  decision = Feed(policy, now, seconds(40), 10, 5);
+  EXPECT_FALSE(decision.panic);
+  EXPECT_EQ(decision.desired, 2);
+}
+
+TEST(WindowedPolicy, ScalesToZeroOnlyAfterTheIdlePeriod) {
+  WindowedOptions options = Target10(KnativeDefaults());
+  options.scale_to_zero_after = seconds(90);
+  WindowedPolicy policy(options);
+  TimePoint now = FakeClock::kDefaultStart;
+  Feed(policy, now, seconds(10), 5, 1);
+  Decision decision = Feed(policy, now, seconds(89), 0, 1);
+  EXPECT_EQ(decision.desired, 1);
+  EXPECT_THAT(decision.reason, HasSubstr("keeping 1 until idle"));
+  decision = Feed(policy, now, seconds(1), 0, 1);
+  EXPECT_EQ(decision.desired, 0);
+  EXPECT_THAT(decision.reason, HasSubstr("scaling to zero"));
+  // A request held by the gateway wakes it up again.
+  LoadSample held = Sample(0, 0);
+  held.gateway_queued = 1;
+  EXPECT_EQ(policy.Decide(held, now + seconds(1)).desired, 1);
+}
+
+TEST(WindowedPolicy, ScaleUpAndDownRatesLimitEachDecision) {
+  WindowedOptions options = Target10(KnativeDefaults());
+  options.max_scale_up_rate = 2;
+  options.max_scale_down_rate = 2;
+  WindowedPolicy up(options);
+  TimePoint now = FakeClock::kDefaultStart;
+  Decision decision = Feed(up, now, seconds(60), 100, 2);
+  EXPECT_EQ(decision.desired, 4);  // wants 10, at most 2 x 2 ready
+  EXPECT_THAT(decision.reason, HasSubstr("scale-up rate caps at 4"));
+
+  WindowedPolicy down(options);
+  now = FakeClock::kDefaultStart;
+  decision = Feed(down, now, seconds(60), 1, 8);
+  EXPECT_EQ(decision.desired, 4);  // wants 1, at least 8 / 2
+}
+
+TEST(WindowedPolicy, MinAndMaxReplicasBoundEveryDecision) {
+  WindowedOptions options = Target10(KnativeDefaults());
+  options.min_replicas = 2;
+  options.max_replicas = 3;
+  WindowedPolicy policy(options);
+  TimePoint now = FakeClock::kDefaultStart;
+  EXPECT_EQ(Feed(policy, now, seconds(200), 0, 2).desired, 2);
+  Decision decision = Feed(policy, now, seconds(60), 1000, 3);
+  EXPECT_EQ(decision.desired, 3);
+  EXPECT_THAT(decision.reason, HasSubstr("max 3"));
+}
+
+TEST(WindowedPolicy, KvUsageAddsReplicasWhenTheCacheFills) {
+  WindowedOptions options = KnativeDefaults();
+  options.target_load = 100;
+  options.target_kv_usage = 0.8;
+  WindowedPolicy policy(options);
+  LoadSample sample = Sample(10, 2);
+  sample.kv_usage = 0.95;
+  Decision decision = policy.Decide(sample, FakeClock::kDefaultStart);
+  EXPECT_EQ(decision.desired, 3);  // ceil(0.95 * 2 / 0.8)
+  EXPECT_THAT(decision.reason, HasSubstr("KV usage 95%"));
+}
+
+// Arrivals ramp up linearly (1 req/s + 0.05 req/s per second) and each request stays 2 s; the
+// replicas follow the decision instantly, so no queue ever builds. The forecast over a 120 s
+// cold start asks for a second replica at least 30 s before the windowed load does.
+TEST(WindowedPolicy, ForecastStartsScaleUpBeforeTheQueueBuilds) {
+  auto first_second_replica = [](const WindowedOptions& options) {
+    WindowedPolicy policy(options);
+    double arrivals = 0;
+    int ready = 1;
+    for (int t = 1; t <= 600; ++t) {
+      const double rate = 1 + 0.05 * t;
+      arrivals += rate;
+      LoadSample sample =
+          Sample(static_cast<int64_t>(2 * rate), ready, static_cast<int64_t>(arrivals));
+      Decision decision = policy.Decide(sample, FakeClock::kDefaultStart + seconds(t));
+      if (decision.desired >= 2) return t;
+      ready = std::max(1, decision.desired);
+    }
+    return 0;
+  };
+  WindowedOptions with_forecast = Target10(StrataDefaults(seconds(120)));
+  WindowedOptions without_forecast = with_forecast;
+  without_forecast.forecast_horizon = Duration{0};
+  const int forecast_at = first_second_replica(with_forecast);
+  const int windowed_at = first_second_replica(without_forecast);
+  ASSERT_GT(forecast_at, 0);
+  ASSERT_GT(windowed_at, 0);
+  EXPECT_LE(forecast_at + 30, windowed_at);
+}
+
+TEST(WindowedPolicy, ScaleDownDelayHoldsCapacityForAColdStart) {
+  WindowedOptions options = Target10(StrataDefaults(seconds(100)));
+  options.forecast_horizon = Duration{0};
+  WindowedPolicy policy(options);
+  TimePoint now = FakeClock::kDefaultStart;
+  EXPECT_EQ(Feed(policy, now, seconds(60), 40, 4).desired, 4);
+  EXPECT_EQ(Feed(policy, now, seconds(99), 10, 4).desired, 4);
+  Decision decision = Feed(policy, now, seconds(62), 10, 4);
+  EXPECT_EQ(decision.desired, 2);  // wants 1; the scale-down rate keeps 4 / 2
+}
+
+TEST(WindowedPolicy, RejectsBadOptionsNamingTheField) {
+  WindowedOptions options = KnativeDefaults();
+  options.panic_window = seconds(120);
+  EXPECT_THAT(ValidateWindowedOptions(options).message(), HasSubstr("panicWindow"));
+  options = KnativeDefaults();
+  options.min_replicas = 5;
+  options.max_replicas = 2;
+  EXPECT_THAT(ValidateWindowedOptions(options).message(), HasSubstr("minReplicas"));
+  options = KnativeDefaults();
+  options.target_load = 0;
+  EXPECT_THAT(ValidateWindowedOptions(options).message(), HasSubstr("targetLoad"));
+}
+
+}  // namespace
+}  // namespace strata::autoscaler
