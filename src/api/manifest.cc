@@ -182,7 +182,10 @@ Result<std::vector<Object>> DecodeManifests(const std::vector<ManifestSource>& s
       located.source = source.name;
       located.index = ++index;
       located.kind = StringField(doc.value, "kind");
-      if (doc.value.is_object()) located.name = StringField(doc.value["metadata"], "name");
+      if (doc.value.is_object()) {
+        auto metadata = doc.value.find("metadata");
+        if (metadata != doc.value.end()) located.name = StringField(*metadata, "name");
+      }
       DecodeOne(doc.value, located.decoded);
       documents.push_back(std::move(located));
     }
