@@ -32,6 +32,7 @@ for pods in "$data_dir"/openb_pod_list_*.csv; do
     echo "$variant $policy $pods"
   done
 done | xargs -P "$jobs" -L 1 bash -c '
+  set -euo pipefail
   variant=$0 policy=$1 pods=$2
   t0=$(date +%s%N)
   result=$("'"$strata"'" sim openb --nodes "'"$nodes"'" --pods "$pods" --policy "$policy" \

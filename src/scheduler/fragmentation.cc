@@ -12,10 +12,11 @@ namespace {
 // Increases closer than this (milli-GPU) are equal: they differ only by rounding.
 constexpr double kIncreaseEpsilon = 1e-9;
 
-// PlacementScore = kMaxPlacementScore * sigmoid(-increase / kPlacementScoreScaleMilli). The FGD
-// artifact squashes by 1000; 2000 makes the bands twice as wide, measured best on openb.
+// PlacementScore = kMaxPlacementScore * sigmoid(-increase / kPlacementScoreScaleMilli), FGD's
+// squashing. Wider bands (2000) placed more on the default openb trace but less on the
+// GPU-sharing variants; finer ones (continuous) less everywhere (bench/openb/RESULTS.md).
 constexpr double kMaxPlacementScore = 100;
-constexpr double kPlacementScoreScaleMilli = 2000;
+constexpr double kPlacementScoreScaleMilli = 1000;
 
 bool ModelAllowed(const std::vector<std::string>& allowed, const std::string& model) {
   return allowed.empty() || std::find(allowed.begin(), allowed.end(), model) != allowed.end();

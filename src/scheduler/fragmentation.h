@@ -90,7 +90,7 @@ std::optional<GpuPlacement> PlanPlacement(const GpuNodeFree& node, const GpuPodR
                                           const WorkloadMix& mix);
 
 // The placement's score, 0..100, higher is better: the fragmentation increase squashed by a
-// sigmoid and truncated, 100 * sigmoid(-increase / 2000). Increases that differ by a few tens of
+// sigmoid and truncated, 100 * sigmoid(-increase / 1000). Increases that differ by a few tens of
 // milli-GPU share a score: on the openb trace, spreading such near-equal choices by the caller's
 // node order places more than following their fine differences (see bench/openb/RESULTS.md).
 int PlacementScore(const GpuPlacement& placement);

@@ -95,8 +95,8 @@ TEST(FragmentationTest, PlacementScoreSquashesTheIncrease) {
     return placement;
   };
   EXPECT_EQ(PlacementScore(with_increase(0)), 50);
-  EXPECT_EQ(PlacementScore(with_increase(2000)), 26);  // 100 * sigmoid(-1)
-  EXPECT_EQ(PlacementScore(with_increase(-2000)), 73);
+  EXPECT_EQ(PlacementScore(with_increase(1000)), 26);  // 100 * sigmoid(-1)
+  EXPECT_EQ(PlacementScore(with_increase(-1000)), 73);
   EXPECT_EQ(PlacementScore(with_increase(-1e6)), 100);
   // Near-equal increases share a score, so the caller's node order decides between them.
   EXPECT_FALSE(IsBetterPlacement(with_increase(10), with_increase(20)));

@@ -160,7 +160,8 @@ Result<std::vector<OpenbPod>> ParseOpenbPods(std::string_view csv, std::string_v
   ASSIGN_OR_RETURN(const size_t memory, table.Column("memory_mib"));
   ASSIGN_OR_RETURN(const size_t num_gpu, table.Column("num_gpu"));
   ASSIGN_OR_RETURN(const size_t gpu_milli, table.Column("gpu_milli"));
-  ASSIGN_OR_RETURN(const size_t gpu_spec, table.Column("gpu_spec"));
+  // Some published variants (multigpu20) have no gpu_spec column: then no pod names a model.
+  const Result<size_t> gpu_spec = table.Column("gpu_spec");
   std::vector<OpenbPod> pods;
   std::vector<std::string_view> fields;
   while (true) {
@@ -180,7 +181,7 @@ Result<std::vector<OpenbPod>> ParseOpenbPods(std::string_view csv, std::string_v
     pod.gpu_count = static_cast<int32_t>(gpus);
     if (pod.gpu_count > 0) {
       pod.gpu_milli_each = static_cast<int32_t>(std::min<int64_t>(milli, 1000));
-      pod.allowed_gpu_models = SplitGpuSpec(fields[gpu_spec]);
+      if (gpu_spec) pod.allowed_gpu_models = SplitGpuSpec(fields[*gpu_spec]);
     }
     pods.push_back(std::move(pod));
   }

@@ -32,7 +32,7 @@ struct OpenbPod {
   // gpu_milli, per GPU, clipped to 0..1000 as the trace's replay does; 0 when gpu_count is 0.
   int32_t gpu_milli_each = 0;
   // gpu_spec split on '|', empty pieces dropped; empty means any model. Only kept when
-  // gpu_count > 0 (a CPU-only pod has no GPU model constraint).
+  // gpu_count > 0 (a CPU-only pod has no GPU model constraint). The column is optional.
   std::vector<std::string> allowed_gpu_models;
 };
 

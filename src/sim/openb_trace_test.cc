@@ -75,6 +75,14 @@ TEST(OpenbTraceTest, ColumnsAreFoundByName) {
   EXPECT_EQ((*nodes)[0].cpu_milli, 8000);
 }
 
+TEST(OpenbTraceTest, GpuSpecColumnIsOptional) {
+  const auto pods =
+      ParseOpenbPods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,500\n", "m.csv");
+  ASSERT_TRUE(pods.has_value()) << pods.error().ToString();
+  EXPECT_EQ((*pods)[0].gpu_milli_each, 500);
+  EXPECT_THAT((*pods)[0].allowed_gpu_models, IsEmpty());
+}
+
 TEST(OpenbTraceTest, BadValueNamesFileLineAndColumn) {
   const TempFile file("bad_value.csv",
                       "sn,cpu_milli,memory_mib,gpu,model\n"
