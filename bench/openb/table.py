@@ -56,7 +56,9 @@ def main(results_path, reported_path, seeds, elapsed):
         fgd = ours.get((variant, "fgd"), {}).get("100")
         peer = reported.get((variant, "fgd"), {}).get("100")
         gap = f"{strata - peer:+.2f}" if strata is not None and peer is not None else "-"
-        out.append(f"| {variant} | {strata} | {fgd} | {peer if peer is not None else '-'} | {gap} |")
+        def show(value):
+            return "-" if value is None else f"{value:.2f}"
+        out.append(f"| {variant} | {show(strata)} | {show(fgd)} | {show(peer)} | {gap} |")
     out.append("")
     out.append("### default trace at 90 / 100 / 110 / 130 %")
     out.append("")
