@@ -109,6 +109,12 @@ bool CapacityIndex::GpuWhollyFree(int node, int index) const {
   return !spec.mig_enabled && g.milli == 1000 && g.memory_mib == spec.memory_mib;
 }
 
+bool CapacityIndex::PartlyUsed(int node, int index) const {
+  const GpuFree& g = gpu(node, index);
+  return !cluster_.nodes[node].gpus[index].mig_enabled && !GpuWhollyFree(node, index) &&
+         g.milli > 0 && g.memory_mib > 0;
+}
+
 void CapacityIndex::UpdateNode(int node, int old_free_whole, int old_partly_used) {
   NodeFree& free = nodes_[node];
   const int stride = num_levels_;
@@ -152,15 +158,13 @@ void CapacityIndex::Allocate(const PodSet& pod_set, const PodPlacement& placemen
       g.mig_memory -= profile->memory_slices;
     } else {
       const bool was_free = GpuWhollyFree(n, index);
+      const bool was_partly = PartlyUsed(n, index);
       STRATA_CHECK(!spec.mig_enabled && g.milli >= request.milli &&
                    g.memory_mib >= request.memory_mib);
       g.milli -= static_cast<int32_t>(request.milli);
       g.memory_mib -= request.memory_mib;
-      if (was_free) {
-        --free.free_whole;
-        ++free.partly_used;
-      }
-      if (g.milli == 0 && g.memory_mib == 0 && free.partly_used > 0) --free.partly_used;
+      if (was_free) --free.free_whole;
+      free.partly_used += PartlyUsed(n, index) - was_partly;
     }
   }
   UpdateNode(n, old_free_whole, old_partly_used);
@@ -188,15 +192,12 @@ void CapacityIndex::Release(const PodSet& pod_set, const PodPlacement& placement
       g.mig_compute += profile->compute_slices;
       g.mig_memory += profile->memory_slices;
     } else {
-      const bool was_exhausted = g.milli == 0 && g.memory_mib == 0;
+      const bool was_partly = PartlyUsed(n, index);
       g.milli += static_cast<int32_t>(request.milli);
       g.memory_mib += request.memory_mib;
       STRATA_CHECK(g.milli <= 1000 && g.memory_mib <= spec.memory_mib);
-      if (was_exhausted) ++free.partly_used;
-      if (GpuWhollyFree(n, index)) {
-        --free.partly_used;
-        ++free.free_whole;
-      }
+      if (GpuWhollyFree(n, index)) ++free.free_whole;
+      free.partly_used += PartlyUsed(n, index) - was_partly;
     }
   }
   UpdateNode(n, old_free_whole, old_partly_used);

@@ -39,7 +39,7 @@ struct Domain {
   std::vector<int> children;  // domains of the next level
   int64_t free_whole_gpus = 0;
   std::vector<NodeSet> by_free_gpus;  // [k]: nodes with exactly k whole GPUs free
-  NodeSet shared;                     // nodes with a partly used, non-MIG GPU
+  NodeSet shared;                     // nodes with a GPU that is shared and not full
   std::vector<int> mig_nodes;         // nodes with a MIG-enabled GPU
 };
 
@@ -86,7 +86,7 @@ class CapacityIndex {
     int64_t free_cpu = 0;
     int64_t free_memory = 0;
     int free_whole = 0;
-    int partly_used = 0;  // non-MIG GPUs with some but not all capacity taken
+    int partly_used = 0;  // GPUs for which PartlyUsed holds
     int first_gpu = 0;
     bool reserved = false;
   };
@@ -94,6 +94,8 @@ class CapacityIndex {
   void BuildDomains();
   void UpdateNode(int node, int old_free_whole, int old_partly_used);
   bool GpuWhollyFree(int node, int index) const;
+  // Shared and still able to take a share: some, not all, compute and memory taken.
+  bool PartlyUsed(int node, int index) const;
 
   const Cluster& cluster_;
   int num_levels_ = 1;

@@ -8,6 +8,8 @@
 namespace strata::scheduler {
 namespace {
 
+constexpr int kFeasibleSharedNodesToScore = 100;
+
 int64_t WholeGpus(const Workload& workload) {
   int64_t total = 0;
   for (const PodSet& ps : workload.pod_sets) total += int64_t{ps.gpu.count} * ps.count;
@@ -192,33 +194,37 @@ bool GangPlacer::ChooseByFragmentation(int node, const PodSet& pod_set,
 
 int GangPlacer::PickSharedNode(const PodSet& pod_set, const FitContext& context,
                                const Domain& domain, std::vector<int>* gpus) {
-  // Candidates: every node with a partly used GPU, and one node per bucket of free whole GPUs
-  // (nodes in one bucket outside the shared set look alike to a share).
-  std::vector<int> candidates;
-  if (pod_set.gpu.IsMig()) {
-    candidates = domain.mig_nodes;
-  } else {
-    candidates = domain.shared.members();
+  // Candidates: every node with a shared GPU that is not full, and one node per bucket of free
+  // whole GPUs (nodes in one bucket outside the shared set look alike to a share).
+  std::vector<int> representatives;
+  if (!pod_set.gpu.IsMig()) {
     for (int k = 1; k <= index_.max_gpus_per_node(); ++k) {
       for (int node : domain.by_free_gpus[k].members()) {
         if (Usable(node, pod_set, context) && ChooseGpus(index_, node, pod_set, nullptr)) {
-          candidates.push_back(node);
+          representatives.push_back(node);
           break;
         }
       }
     }
   }
+  const std::vector<int>& shared = pod_set.gpu.IsMig() ? domain.mig_nodes : domain.shared.members();
   const bool use_fragmentation =
       pod_set.gpu.IsShare() && pod_set.gpu.milli > 0 && !mix_.shapes.empty();
   int best = -1;
   GpuPlacement best_placement;
   int64_t best_left = 0;
   std::vector<int> chosen;
-  for (int node : candidates) {
+  int feasible = 0;
+  for (size_t i = 0; i < shared.size() + representatives.size(); ++i) {
+    const int node = i < shared.size() ? shared[i] : representatives[i - shared.size()];
+    // Like kube-scheduler's minFeasibleNodesToFind: score a bounded number of feasible nodes,
+    // so a share costs the same on 100 nodes as on 10,000.
+    if (feasible == kFeasibleSharedNodesToScore) break;
     if (!Usable(node, pod_set, context)) continue;
     if (use_fragmentation) {
       GpuPlacement placement;
       if (!ChooseByFragmentation(node, pod_set, &placement)) continue;
+      ++feasible;
       if (best < 0 || IsBetterPlacement(placement, best_placement) ||
           (!IsBetterPlacement(best_placement, placement) && node < best)) {
         best = node;
@@ -227,6 +233,7 @@ int GangPlacer::PickSharedNode(const PodSet& pod_set, const FitContext& context,
       continue;
     }
     if (!ChooseGpus(index_, node, pod_set, &chosen)) continue;
+    ++feasible;
     const GpuFree& g = index_.gpu(node, chosen[0]);
     const int64_t left = pod_set.gpu.IsMig() ? g.mig_compute : g.milli - pod_set.gpu.milli;
     if (best < 0 || left < best_left || (left == best_left && node < best)) {
