@@ -36,10 +36,12 @@ struct LoopHandle {
   std::mutex mutex;
   asio::io_context* context = nullptr;  // null once the server stopped
 
+  // Always queued, never run inline: a task may itself post (a writer called from a task),
+  // and the lock is not re-entrant.
   template <typename Task>
-  void Dispatch(Task&& task) {
+  void Post(Task&& task) {
     std::lock_guard<std::mutex> lock(mutex);
-    if (context != nullptr) asio::dispatch(*context, std::forward<Task>(task));
+    if (context != nullptr) asio::post(*context, std::forward<Task>(task));
   }
 };
 
@@ -68,7 +70,7 @@ struct ResponseWriter::State {
 };
 
 void ResponseWriter::Respond(HttpResponse response) {
-  state_->loop->Dispatch([state = state_, response = std::move(response)]() mutable {
+  state_->loop->Post([state = state_, response = std::move(response)]() mutable {
     if (state->Closed() || state->full || state->stream_started) return;
     state->full = std::move(response);
     state->Wake();
@@ -76,7 +78,7 @@ void ResponseWriter::Respond(HttpResponse response) {
 }
 
 void ResponseWriter::StartStream(int status, HttpHeaders headers) {
-  state_->loop->Dispatch([state = state_, status, headers = std::move(headers)]() mutable {
+  state_->loop->Post([state = state_, status, headers = std::move(headers)]() mutable {
     if (state->Closed() || state->full || state->stream_started) return;
     state->stream_started = true;
     state->stream_status = status;
@@ -87,7 +89,7 @@ void ResponseWriter::StartStream(int status, HttpHeaders headers) {
 
 void ResponseWriter::WriteChunk(std::string data) {
   if (data.empty()) return;
-  state_->loop->Dispatch([state = state_, data = std::move(data)]() mutable {
+  state_->loop->Post([state = state_, data = std::move(data)]() mutable {
     STRATA_CHECK(state->stream_started);
     if (state->Closed() || state->stream_ended) return;
     state->chunks.push_back(std::move(data));
@@ -96,7 +98,7 @@ void ResponseWriter::WriteChunk(std::string data) {
 }
 
 void ResponseWriter::EndStream() {
-  state_->loop->Dispatch([state = state_] {
+  state_->loop->Post([state = state_] {
     if (state->Closed() || !state->stream_started) return;
     state->stream_ended = true;
     state->Wake();
@@ -104,7 +106,7 @@ void ResponseWriter::EndStream() {
 }
 
 void ResponseWriter::OnClientGone(std::function<void()> on_close) {
-  state_->loop->Dispatch(
+  state_->loop->Post(
       [state = state_, on_close = std::move(on_close)]() mutable { state->on_close = on_close; });
 }
 
@@ -389,13 +391,13 @@ Status HttpServer::Start() {
 
 void HttpServer::Post(std::function<void()> task) {
   STRATA_CHECK(impl_->started);
-  impl_->loops.front()->handle->Dispatch([task = std::move(task)] { task(); });
+  impl_->loops.front()->handle->Post([task = std::move(task)] { task(); });
 }
 
 void HttpServer::PostAfter(Duration delay, std::function<void()> task) {
   STRATA_CHECK(impl_->started);
   Impl::Loop& loop = *impl_->loops.front();
-  loop.handle->Dispatch([&loop, delay, task = std::move(task)]() mutable {
+  loop.handle->Post([&loop, delay, task = std::move(task)]() mutable {
     auto timer = std::make_shared<asio::steady_timer>(loop.context);
     timer->expires_after(std::chrono::duration_cast<asio::steady_timer::duration>(delay));
     timer->async_wait([timer, task = std::move(task)](beast::error_code ec) {
@@ -410,7 +412,7 @@ void HttpServer::Stop(Duration grace) {
   impl_->stopping = true;
   for (auto& loop : impl_->loops) {
     Impl::Loop& l = *loop;
-    l.handle->Dispatch([&l] {
+    l.handle->Post([&l] {
       beast::error_code ignored;
       l.acceptor->close(ignored);
       for (beast::tcp_stream* stream : l.idle) stream->socket().close(ignored);

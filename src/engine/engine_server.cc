@@ -1,0 +1,352 @@
+#include "engine/engine_server.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "telemetry/prometheus_text.h"
+
+namespace strata::engine {
+namespace {
+
+using nlohmann::json;
+
+// vLLM's bucket bounds for these histograms.
+std::vector<double> TtftBuckets() {
+  return {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25,  0.5,   0.75,
+          1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
+}
+std::vector<double> ItlBuckets() {
+  return {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
+          0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
+}
+std::vector<double> E2eBuckets() {
+  return {0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,   15.0,  20.0,
+          30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+}
+
+net::HttpResponse JsonResponse(int status, std::string body) {
+  return net::HttpResponse::Text(status, "application/json", std::move(body));
+}
+
+net::HttpResponse ErrorResponse(const Status& status) {
+  int code = HttpStatusFor(status.code());
+  std::string type = code == 404   ? "NotFoundError"
+                     : code == 503 ? "ServiceUnavailableError"
+                                   : "BadRequestError";
+  return JsonResponse(code, ErrorBody(status.message(), type, ParamOf(status.message()), code));
+}
+
+std::string Join(const std::vector<std::string>& values) {
+  std::string out;
+  for (const std::string& value : values) out += (out.empty() ? "" : ",") + value;
+  return out;
+}
+
+}  // namespace
+
+struct EngineServer::ActiveRequest {
+  uint64_t id = 0;  // the engine's request id, and this request's key in active_
+  net::ResponseWriter writer;
+  CompletionIdentity identity;
+  bool stream = false;
+  std::string text;  // non-streaming: the completion so far
+  int completion_tokens = 0;
+};
+
+struct EngineServer::Metrics {
+  Metrics(telemetry::Registry& registry, const std::vector<std::string>& labels)
+      : running(registry.AddGauge("vllm:num_requests_running",
+                                  "Number of requests in model execution batches.", labels)),
+        waiting(registry.AddGauge("vllm:num_requests_waiting",
+                                  "Number of requests waiting to be processed.", labels)),
+        kv_usage(registry.AddGauge("vllm:kv_cache_usage_perc",
+                                   "KV-cache usage. 1 means 100 percent usage.", labels)),
+        prefix_queries(registry.AddCounter(
+            "vllm:prefix_cache_queries_total",
+            "Prefix cache queries, in terms of number of queried tokens.", labels)),
+        prefix_hits(registry.AddCounter("vllm:prefix_cache_hits_total",
+                                        "Prefix cache hits, in terms of number of cached tokens.",
+                                        labels)),
+        prompt_tokens(registry.AddCounter("vllm:prompt_tokens_total",
+                                          "Number of prefill tokens processed.", labels)),
+        generation_tokens(registry.AddCounter("vllm:generation_tokens_total",
+                                              "Number of generation tokens processed.", labels)),
+        preemptions(registry.AddCounter("vllm:num_preemptions_total",
+                                        "Cumulative number of preemption from the engine.",
+                                        labels)),
+        ttft(registry.AddHistogram("vllm:time_to_first_token_seconds",
+                                   "Histogram of time to first token in seconds.", labels,
+                                   TtftBuckets())),
+        itl(registry.AddHistogram("vllm:inter_token_latency_seconds",
+                                  "Histogram of inter-token latency in seconds.", labels,
+                                  ItlBuckets())),
+        e2e(registry.AddHistogram("vllm:e2e_request_latency_seconds",
+                                  "Histogram of e2e request latency in seconds.", labels,
+                                  E2eBuckets())),
+        success(registry.AddCounter("vllm:request_success_total",
+                                    "Count of successfully processed requests.",
+                                    {"model_name", "engine", "finished_reason"})),
+        cache_config(registry.AddGauge(
+            "vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
+            {"engine", "block_size", "num_gpu_blocks", "enable_prefix_caching", "cache_dtype"})),
+        lora_info(
+            registry.AddGauge("vllm:lora_requests_info", "Running stats on lora requests.",
+                              {"max_lora", "running_lora_adapters", "waiting_lora_adapters"})),
+        label_values(labels) {}
+
+  telemetry::GaugeFamily& running;
+  telemetry::GaugeFamily& waiting;
+  telemetry::GaugeFamily& kv_usage;
+  telemetry::CounterFamily& prefix_queries;
+  telemetry::CounterFamily& prefix_hits;
+  telemetry::CounterFamily& prompt_tokens;
+  telemetry::CounterFamily& generation_tokens;
+  telemetry::CounterFamily& preemptions;
+  telemetry::HistogramFamily& ttft;
+  telemetry::HistogramFamily& itl;
+  telemetry::HistogramFamily& e2e;
+  telemetry::CounterFamily& success;
+  telemetry::GaugeFamily& cache_config;
+  telemetry::GaugeFamily& lora_info;
+  std::vector<std::string> label_values;
+  EngineStats exported;  // counters already added to the registry
+  std::vector<std::string> lora_labels;
+};
+
+EngineServer::EngineServer(EngineServerOptions options, const Clock& clock)
+    : options_(std::move(options)),
+      clock_(clock),
+      http_(net::HttpServerOptions{.host = options_.host, .port = options_.port, .threads = 1}) {}
+
+EngineServer::~EngineServer() { Stop(); }
+
+Status EngineServer::Start() {
+  if (options_.model.empty()) return InvalidArgumentError("--model: must not be empty");
+  if (!std::isfinite(options_.time_scale) || options_.time_scale < 0) {
+    return InvalidArgumentError("--time-scale: must be a number >= 0");
+  }
+  if (options_.startup_delay < Duration{0}) {
+    return InvalidArgumentError("--startup-delay: must not be negative");
+  }
+  Status valid = EngineModel::Validate(options_.engine);
+  if (!valid.ok()) return valid;
+  engine_ = std::make_unique<EngineModel>(options_.engine);
+  metrics_ = std::make_unique<Metrics>(registry_, std::vector<std::string>{"model_name", "engine"});
+  metrics_->label_values = {options_.model, options_.engine_label};
+  metrics_->cache_config
+      .With({options_.engine_label, std::to_string(engine_->block_size()),
+             std::to_string(engine_->num_kv_blocks()), "True", "auto"})
+      .Set(1);
+  http_.Route("POST", "/v1/completions", [this](net::HttpRequest request, net::ResponseWriter w) {
+    HandleCompletion(std::move(request), std::move(w), /*chat=*/false);
+  });
+  http_.Route("POST", "/v1/chat/completions",
+              [this](net::HttpRequest request, net::ResponseWriter w) {
+                HandleCompletion(std::move(request), std::move(w), /*chat=*/true);
+              });
+  http_.Route("GET", "/v1/models",
+              [this](net::HttpRequest, net::ResponseWriter w) { HandleModels(std::move(w)); });
+  http_.Route("GET", "/health",
+              [this](net::HttpRequest, net::ResponseWriter w) { HandleHealth(std::move(w)); });
+  http_.Route("GET", "/metrics",
+              [this](net::HttpRequest, net::ResponseWriter w) { HandleMetrics(std::move(w)); });
+  started_at_ = clock_.Now();
+  virtual_now_ = started_at_;
+  return http_.Start();
+}
+
+void EngineServer::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  http_.Stop(std::chrono::seconds(1));
+}
+
+bool EngineServer::Ready() const { return clock_.Now() - started_at_ >= options_.startup_delay; }
+
+TimePoint EngineServer::EngineNow() const {
+  if (options_.time_scale == 0) return virtual_now_;
+  double elapsed = static_cast<double>((clock_.Now() - started_at_).count());
+  return started_at_ + Duration(static_cast<int64_t>(elapsed * options_.time_scale));
+}
+
+void EngineServer::HandleCompletion(net::HttpRequest request, net::ResponseWriter writer,
+                                    bool chat) {
+  Result<CompletionRequest> parsed = ParseCompletionRequest(request.body, chat);
+  if (!parsed) {
+    writer.Respond(ErrorResponse(parsed.error()));
+    return;
+  }
+  if (!Ready()) {
+    writer.Respond(ErrorResponse(UnavailableError("the engine is still starting")));
+    return;
+  }
+  std::string adapter;
+  if (parsed->model != options_.model) {
+    const std::vector<std::string>& loras = options_.engine.lora_adapters;
+    if (std::find(loras.begin(), loras.end(), parsed->model) == loras.end()) {
+      writer.Respond(
+          ErrorResponse(NotFoundError("model: The model `" + parsed->model + "` does not exist.")));
+      return;
+    }
+    adapter = parsed->model;
+  }
+  uint64_t id = next_id_++;
+  EngineRequest engine_request;
+  engine_request.id = id;
+  engine_request.prompt = Tokenize(parsed->prompt_text);
+  engine_request.max_tokens = parsed->max_tokens;
+  engine_request.adapter = adapter;
+  Status added = engine_->Add(std::move(engine_request), EngineNow());
+  if (!added.ok()) {
+    writer.Respond(ErrorResponse(added));
+    return;
+  }
+  auto active = std::make_unique<ActiveRequest>(ActiveRequest{.id = id, .writer = writer});
+  char id_text[40];
+  snprintf(id_text, sizeof(id_text), "%s-%016llx", chat ? "chatcmpl" : "cmpl",
+           static_cast<unsigned long long>(id));
+  active->identity = CompletionIdentity{.id = id_text,
+                                        .created = static_cast<int64_t>(ToSeconds(clock_.Now())),
+                                        .model = parsed->model,
+                                        .chat = chat,
+                                        .include_usage = parsed->include_usage};
+  active->stream = parsed->stream;
+  if (active->stream) {
+    writer.StartStream(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}});
+    if (chat) writer.WriteChunk("data: " + ChatRoleChunk(active->identity) + "\n\n");
+  }
+  writer.OnClientGone([this, id] {
+    engine_->Abort(id);
+    active_.erase(id);
+  });
+  active_.emplace(id, std::move(active));
+  ScheduleStep();
+}
+
+void EngineServer::ScheduleStep() {
+  if (step_pending_ || !engine_->HasWork()) return;
+  step_pending_ = true;
+  http_.Post([this] { RunStep(); });
+}
+
+void EngineServer::RunStep() {
+  StepResult result = engine_->Step(EngineNow());
+  auto finish_step = [this](const StepResult& step) {
+    Deliver(step);
+    step_pending_ = false;
+    ScheduleStep();
+  };
+  if (options_.time_scale == 0) {
+    virtual_now_ += result.duration;
+    finish_step(result);
+    return;
+  }
+  Duration real_delay(
+      static_cast<int64_t>(static_cast<double>(result.duration.count()) / options_.time_scale));
+  http_.PostAfter(real_delay, [finish_step, result = std::move(result)] { finish_step(result); });
+}
+
+void EngineServer::Deliver(const StepResult& result) {
+  const std::vector<std::string>& labels = metrics_->label_values;
+  for (const TokenOutput& output : result.outputs) {
+    (output.index == 0 ? metrics_->ttft : metrics_->itl)
+        .With(labels)
+        .Observe(ToSeconds(output.latency));
+    if (output.finished) {
+      metrics_->e2e.With(labels).Observe(ToSeconds(output.e2e));
+      metrics_->success.With({labels[0], labels[1], "length"}).Increment();
+    }
+    auto it = active_.find(output.request_id);
+    if (it == active_.end()) continue;  // its client went away
+    ActiveRequest& active = *it->second;
+    std::string_view text = GeneratedTokenText(output.token);
+    ++active.completion_tokens;
+    if (active.stream) {
+      active.writer.WriteChunk(
+          "data: " + StreamChunk(active.identity, text, output.finished ? "length" : "") + "\n\n");
+    } else {
+      active.text += text;
+    }
+    if (output.finished) Finish(active, output.prompt_tokens);
+  }
+}
+
+void EngineServer::Finish(ActiveRequest& active, int prompt_tokens) {
+  if (active.stream) {
+    if (active.identity.include_usage) {
+      active.writer.WriteChunk(
+          "data: " + UsageChunk(active.identity, prompt_tokens, active.completion_tokens) + "\n\n");
+    }
+    active.writer.WriteChunk("data: [DONE]\n\n");
+    active.writer.EndStream();
+  } else {
+    active.writer.Respond(JsonResponse(200, FullResponse(active.identity, active.text, "length",
+                                                         prompt_tokens, active.completion_tokens)));
+  }
+  active_.erase(active.id);
+}
+
+void EngineServer::HandleModels(net::ResponseWriter writer) {
+  int64_t created = static_cast<int64_t>(ToSeconds(started_at_));
+  int64_t max_model_len = static_cast<int64_t>(engine_->num_kv_blocks()) * engine_->block_size();
+  json data = json::array();
+  data.push_back({{"id", options_.model},
+                  {"object", "model"},
+                  {"created", created},
+                  {"owned_by", "vllm"},
+                  {"root", options_.model},
+                  {"parent", nullptr},
+                  {"max_model_len", max_model_len}});
+  for (const std::string& adapter : options_.engine.lora_adapters) {
+    data.push_back({{"id", adapter},
+                    {"object", "model"},
+                    {"created", created},
+                    {"owned_by", "vllm"},
+                    {"root", adapter},
+                    {"parent", options_.model},
+                    {"max_model_len", max_model_len}});
+  }
+  json body = {{"object", "list"}, {"data", data}};
+  writer.Respond(JsonResponse(200, body.dump(-1, ' ', false, json::error_handler_t::replace)));
+}
+
+void EngineServer::HandleHealth(net::ResponseWriter writer) {
+  writer.Respond(Ready() ? net::HttpResponse::Text(200, "text/plain", "")
+                         : ErrorResponse(UnavailableError("the engine is still starting")));
+}
+
+void EngineServer::HandleMetrics(net::ResponseWriter writer) {
+  RefreshMetrics();
+  writer.Respond(net::HttpResponse::Text(200, std::string(telemetry::kPrometheusContentType),
+                                         registry_.RenderText()));
+}
+
+void EngineServer::RefreshMetrics() {
+  EngineStats stats = engine_->Stats();
+  const std::vector<std::string>& labels = metrics_->label_values;
+  metrics_->running.With(labels).Set(static_cast<double>(stats.running));
+  metrics_->waiting.With(labels).Set(static_cast<double>(stats.waiting));
+  metrics_->kv_usage.With(labels).Set(stats.kv_usage);
+  EngineStats& exported = metrics_->exported;
+  auto add = [&labels](telemetry::CounterFamily& family, int64_t now, int64_t& before) {
+    family.With(labels).Increment(static_cast<double>(now - before));
+    before = now;
+  };
+  add(metrics_->prefix_queries, stats.prefix_cache_queries, exported.prefix_cache_queries);
+  add(metrics_->prefix_hits, stats.prefix_cache_hits, exported.prefix_cache_hits);
+  add(metrics_->prompt_tokens, stats.prompt_tokens, exported.prompt_tokens);
+  add(metrics_->generation_tokens, stats.generation_tokens, exported.generation_tokens);
+  add(metrics_->preemptions, stats.preemptions, exported.preemptions);
+  std::vector<std::string> lora_labels = {std::to_string(options_.engine.lora_adapters.size()),
+                                          Join(stats.running_adapters),
+                                          Join(stats.waiting_adapters)};
+  if (lora_labels != metrics_->lora_labels) {
+    if (!metrics_->lora_labels.empty()) metrics_->lora_info.Remove(metrics_->lora_labels);
+    metrics_->lora_labels = lora_labels;
+  }
+  metrics_->lora_info.With(lora_labels).Set(ToSeconds(clock_.Now()));
+}
+
+}  // namespace strata::engine

@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "engine/engine_model.h"
+#include "engine/openai_protocol.h"
+#include "net/http_server.h"
+#include "telemetry/metrics.h"
+
+namespace strata::engine {
+
+struct EngineServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;
+  std::string model;  // the served model name; LoRA adapters are served under their own names
+  EngineOptions engine;
+  // /health (and every API call) answers 503 until this much real time has passed since Start,
+  // as a replica loading its weights.
+  Duration startup_delay{0};
+  // Simulated time runs this many times faster than real time; 0: no latency at all (steps run
+  // back to back, for measuring the serving overhead).
+  double time_scale = 1.0;
+  std::string engine_label = "0";  // the `engine` label of the metrics
+};
+
+// `strata engine-sim`: an HTTP server that behaves like one vLLM replica. It serves
+// POST /v1/completions and /v1/chat/completions (JSON or SSE streams, with vLLM's and OpenAI's
+// shapes), GET /v1/models, /health and /metrics (vLLM's metric names and labels), and drives an
+// EngineModel in real time: one step at a time on the server's event loop, each step's tokens
+// delivered when its simulated duration has passed. A client that disconnects aborts its
+// request in the engine.
+//
+// Owned by the command that runs it. Start and Stop from one thread; everything else happens on
+// the server's single event-loop thread.
+class EngineServer {
+ public:
+  // `clock` (real time in production) must outlive the server.
+  EngineServer(EngineServerOptions options, const Clock& clock);
+  ~EngineServer();
+
+  // InvalidArgument for bad options (naming them); Unavailable when the port cannot be bound.
+  Status Start();
+  int port() const { return http_.port(); }
+  void Stop();
+
+ private:
+  struct ActiveRequest;
+  struct Metrics;
+
+  void HandleCompletion(net::HttpRequest request, net::ResponseWriter writer, bool chat);
+  void HandleModels(net::ResponseWriter writer);
+  void HandleHealth(net::ResponseWriter writer);
+  void HandleMetrics(net::ResponseWriter writer);
+  bool Ready() const;
+
+  // The engine's time: scaled real time, or with time_scale 0 the sum of step durations.
+  TimePoint EngineNow() const;
+  void ScheduleStep();
+  void RunStep();
+  void Deliver(const StepResult& result);
+  void Finish(ActiveRequest& active, int prompt_tokens);
+  void RefreshMetrics();
+
+  EngineServerOptions options_;
+  const Clock& clock_;
+  TimePoint started_at_{};
+  TimePoint virtual_now_{};
+  net::HttpServer http_;
+  std::unique_ptr<EngineModel> engine_;  // created by Start once the options are valid
+  telemetry::Registry registry_;
+  std::unique_ptr<Metrics> metrics_;
+  std::unordered_map<uint64_t, std::unique_ptr<ActiveRequest>> active_;
+  uint64_t next_id_ = 1;
+  bool step_pending_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace strata::engine
