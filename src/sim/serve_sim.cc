@@ -1,0 +1,210 @@
+#include "sim/serve_sim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <numeric>
+
+namespace strata::sim {
+namespace {
+
+struct RequestRecord {
+  TimePoint arrival{};
+  TimePoint first_token{};
+  TimePoint finished{};
+  int output_tokens = 0;
+  bool done = false;
+};
+
+struct Replica {
+  explicit Replica(const engine::EngineOptions& options) : engine(options) {}
+  engine::EngineModel engine;
+  bool busy = false;
+  TimePoint step_end{};
+  engine::StepResult pending;
+  Duration busy_time{0};
+};
+
+// Nearest-rank percentile of sorted `values` (0 when empty).
+double Percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+}  // namespace
+
+nlohmann::json ServeSimReport::ToJson() const {
+  return {{"policy", policy},
+          {"replicas", replicas},
+          {"requests", requests},
+          {"completed", completed},
+          {"rejected", rejected},
+          {"span_seconds", span_seconds},
+          {"ttft_seconds", {{"p50", ttft_p50}, {"p90", ttft_p90}, {"p99", ttft_p99}}},
+          {"tpot_seconds", {{"p50", tpot_p50}, {"p90", tpot_p90}}},
+          {"prefix_hit_rate", prefix_hit_rate},
+          {"output_tokens_per_second", output_tokens_per_second},
+          {"requests_per_second", requests_per_second},
+          {"goodput_requests_per_second", goodput_requests_per_second},
+          {"goodput_fraction", goodput_fraction},
+          {"utilization", utilization},
+          {"preemptions", preemptions}};
+}
+
+Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
+                                   const ServeSimOptions& options) {
+  if (trace.empty()) return Err(InvalidArgumentError("trace: has no requests"));
+  if (options.replicas < 1) return Err(InvalidArgumentError("replicas: must be at least 1"));
+  Status valid = engine::EngineModel::Validate(options.engine);
+  if (!valid.ok()) return Err(valid);
+
+  std::deque<Replica> replicas;  // engines do not move: a deque never relocates them
+  for (int i = 0; i < options.replicas; ++i) replicas.emplace_back(options.engine);
+  std::vector<gateway::EndpointState> endpoints(options.replicas);
+  for (int i = 0; i < options.replicas; ++i) endpoints[i].id = "replica-" + std::to_string(i);
+
+  // The router remembers about as many prefix blocks per replica as its KV cache holds.
+  gateway::PickerOptions picker_options;
+  picker_options.policy = options.policy;
+  picker_options.seed = options.seed;
+  picker_options.metrics_stale_after = options.scrape_interval * 5;
+  int64_t kv_tokens =
+      static_cast<int64_t>(replicas[0].engine.num_kv_blocks()) * replicas[0].engine.block_size();
+  picker_options.prefix_blocks_per_endpoint =
+      static_cast<size_t>(std::max<int64_t>(1, kv_tokens / trace.front().block_tokens));
+  gateway::Picker picker(picker_options);
+
+  std::vector<size_t> order(trace.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return trace[a].arrival < trace[b].arrival; });
+  const TimePoint start = FakeClock::kDefaultStart;
+  std::vector<RequestRecord> records(trace.size());
+  ServeSimReport report;
+  report.policy = std::string(gateway::PickPolicyName(options.policy));
+  report.replicas = options.replicas;
+  report.requests = trace.size();
+  TimePoint last_scrape = TimePoint::min();
+
+  auto start_step = [&](Replica& replica, TimePoint now) {
+    replica.pending = replica.engine.Step(now);
+    // A step that can do nothing yet (every block held) still lets time pass.
+    Duration duration = std::max<Duration>(replica.pending.duration, std::chrono::milliseconds(1));
+    replica.busy = true;
+    replica.step_end = now + duration;
+    replica.busy_time += replica.pending.duration;
+  };
+
+  size_t next = 0;
+  while (true) {
+    TimePoint next_arrival =
+        next < order.size() ? start + trace[order[next]].arrival : TimePoint::max();
+    size_t stepping = replicas.size();
+    for (size_t i = 0; i < replicas.size(); ++i) {
+      if (replicas[i].busy &&
+          (stepping == replicas.size() || replicas[i].step_end < replicas[stepping].step_end)) {
+        stepping = i;
+      }
+    }
+    if (stepping == replicas.size() && next_arrival == TimePoint::max()) break;
+    if (stepping != replicas.size() && replicas[stepping].step_end <= next_arrival) {
+      Replica& replica = replicas[stepping];
+      TimePoint now = replica.step_end;
+      replica.busy = false;
+      for (const engine::TokenOutput& output : replica.pending.outputs) {
+        RequestRecord& record = records[output.request_id];
+        if (output.index == 0) record.first_token = now;
+        ++record.output_tokens;
+        if (output.finished) {
+          record.finished = now;
+          record.done = true;
+          --endpoints[stepping].in_flight;
+        }
+      }
+      if (replica.engine.HasWork()) start_step(replica, now);
+      continue;
+    }
+    // An arrival: refresh the scraped view if it is due, then route.
+    TimePoint now = next_arrival;
+    size_t index = order[next++];
+    records[index].arrival = now;
+    if (last_scrape == TimePoint::min() || now - last_scrape >= options.scrape_interval) {
+      last_scrape = now;
+      for (size_t i = 0; i < replicas.size(); ++i) {
+        engine::EngineStats stats = replicas[i].engine.Stats();
+        endpoints[i].waiting = stats.waiting;
+        endpoints[i].running = stats.running;
+        endpoints[i].kv_usage = stats.kv_usage;
+        endpoints[i].metrics_at = now;
+      }
+    }
+    const TraceRequest& request = trace[index];
+    std::vector<uint64_t> hashes = ChainedKeyHashes(request);
+    gateway::PickRequest pick;
+    pick.block_hashes = hashes;
+    Result<gateway::PickResult> picked = picker.Pick(endpoints, pick, now);
+    if (!picked) return Err(picked.error());
+    size_t chosen = picked->index;
+    engine::EngineRequest engine_request;
+    engine_request.id = index;
+    engine_request.prompt = ExpandPrompt(request);
+    engine_request.max_tokens = request.output_tokens;
+    if (!replicas[chosen].engine.Add(std::move(engine_request), now).ok()) {
+      ++report.rejected;
+      continue;
+    }
+    ++endpoints[chosen].in_flight;
+    if (!replicas[chosen].busy) start_step(replicas[chosen], now);
+  }
+
+  std::vector<double> ttft;
+  std::vector<double> tpot;
+  TimePoint end = start;
+  size_t good = 0;
+  int64_t output_tokens = 0;
+  for (const RequestRecord& record : records) {
+    if (!record.done) continue;
+    ++report.completed;
+    end = std::max(end, record.finished);
+    output_tokens += record.output_tokens;
+    Duration first = record.first_token - record.arrival;
+    ttft.push_back(ToSeconds(first));
+    Duration per_token = record.output_tokens > 1
+                             ? (record.finished - record.first_token) / (record.output_tokens - 1)
+                             : Duration{0};
+    if (record.output_tokens > 1) tpot.push_back(ToSeconds(per_token));
+    if (first <= options.ttft_slo && per_token <= options.tpot_slo) ++good;
+  }
+  std::sort(ttft.begin(), ttft.end());
+  std::sort(tpot.begin(), tpot.end());
+  TimePoint first_arrival = start + trace[order.front()].arrival;
+  report.span_seconds = ToSeconds(end - first_arrival);
+  double span = std::max(report.span_seconds, 1e-9);
+  report.ttft_p50 = Percentile(ttft, 0.5);
+  report.ttft_p90 = Percentile(ttft, 0.9);
+  report.ttft_p99 = Percentile(ttft, 0.99);
+  report.tpot_p50 = Percentile(tpot, 0.5);
+  report.tpot_p90 = Percentile(tpot, 0.9);
+  int64_t queries = 0;
+  int64_t hits = 0;
+  Duration busy{0};
+  for (const Replica& replica : replicas) {
+    engine::EngineStats stats = replica.engine.Stats();
+    queries += stats.prefix_cache_queries;
+    hits += stats.prefix_cache_hits;
+    report.preemptions += stats.preemptions;
+    busy += replica.busy_time;
+  }
+  report.prefix_hit_rate = queries == 0 ? 0 : static_cast<double>(hits) / queries;
+  report.output_tokens_per_second = static_cast<double>(output_tokens) / span;
+  report.requests_per_second = static_cast<double>(report.completed) / span;
+  report.goodput_requests_per_second = static_cast<double>(good) / span;
+  report.goodput_fraction =
+      report.completed == 0 ? 0 : static_cast<double>(good) / static_cast<double>(report.requests);
+  report.utilization = ToSeconds(busy) / (span * options.replicas);
+  return report;
+}
+
+}  // namespace strata::sim
