@@ -10,7 +10,10 @@ FUZZ_SECONDS ?= 20
 DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config clang-format clang libclang-rt-14-dev \
   libboost1.81-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev \
   libxxhash-dev libexpected-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  python3 procps
+  python3 procps findutils nginx wrk
+# Node.js and npm run the gateway's tests with the official openai client: Debian's packages,
+# unless this machine already has a node and an npm (from any source).
+DEB_PACKAGES += $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || echo nodejs npm)
 
 FORMAT_FILES = $(shell git ls-files --cached --others --exclude-standard \
   'src/*.h' 'src/*.cc' 'tests/*.h' 'tests/*.cc' 'bench/*.h' 'bench/*.cc' 'fuzz/*.cc' 2>/dev/null)
@@ -73,7 +76,7 @@ test: format-check test-release test-asan fuzz
 	@echo "make test: format, release tests, sanitizer tests and fuzzing all passed"
 
 run: build
-	build/release/bin/strata version
+	build/release/bin/strata apply --dry-run -f examples/
 
 clean:
 	rm -rf build
