@@ -1,0 +1,261 @@
+// `strata get`, `describe`, `delete` and `top`: the friendly face of the REST API. Every verb
+// talks to --server (default $STRATA_SERVER, else http://127.0.0.1:7070) with --token (default
+// $STRATA_TOKEN). Exit codes: 0 success, 1 an error from the server (or none reachable),
+// 2 usage (an unknown kind, a missing name).
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/command_registry.h"
+#include "common/yaml_json.h"
+#include "server/api_client.h"
+#include "server/resource_catalog.h"
+#include "server/resource_tables.h"
+
+namespace strata::cli {
+namespace {
+
+using Json = nlohmann::json;
+
+struct ClientFlags {
+  std::string server;
+  std::string token;
+  std::string namespace_name = "default";
+  bool all_namespaces = false;
+};
+
+std::string Environment(const char* name, std::string fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::string(value) : fallback;
+}
+
+void AddClientFlags(CLI::App* command, ClientFlags& flags, bool namespaced_verbs) {
+  flags.server = Environment("STRATA_SERVER", server::kDefaultServer);
+  flags.token = Environment("STRATA_TOKEN", "");
+  command->add_option("--server", flags.server, "The strata server URL ($STRATA_SERVER)");
+  command->add_option("--token", flags.token, "Bearer token for the server ($STRATA_TOKEN)");
+  if (namespaced_verbs) {
+    command->add_option("-n,--namespace", flags.namespace_name, "Namespace of namespaced kinds");
+  }
+}
+
+// Prints the error and sets the exit code: 1 for the server's answer, 2 for usage.
+void Fail(const Status& status, int code = 1) {
+  std::cerr << "error: " << status.message() << "\n";
+  SetExitCode(code);
+}
+
+std::unique_ptr<server::ApiClient> Connect(const ClientFlags& flags) {
+  auto client = server::ApiClient::Create(flags.server, flags.token);
+  if (!client) {
+    Fail(client.error(), 2);
+    return nullptr;
+  }
+  return std::move(*client);
+}
+
+const server::ResourceType* ResolveKind(const std::string& name) {
+  const server::ResourceType* type = server::FindResourceType(name);
+  if (type == nullptr) {
+    std::string known;
+    for (const server::ResourceType& t : server::AllResourceTypes()) {
+      known += (known.empty() ? "" : ", ") + std::string(t.plural);
+    }
+    Fail(InvalidArgumentError("unknown kind \"" + name + "\" (known: " + known + ")"), 2);
+  }
+  return type;
+}
+
+std::string CollectionPath(const server::ResourceType& type, const ClientFlags& flags) {
+  return type.Path(type.namespaced && !flags.all_namespaces ? flags.namespace_name : "", "");
+}
+
+Result<std::vector<Json>> ListItems(server::ApiClient& client, const std::string& path) {
+  ASSIGN_OR_RETURN(Json list, client.Get(path));
+  return list.value("items", Json::array()).get<std::vector<Json>>();
+}
+
+void PrintObjects(const std::vector<Json>& items, const std::string& output, bool single) {
+  if (output == "json") {
+    std::cout << (single ? items.front()
+                         : Json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}})
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  for (size_t i = 0; i < items.size(); ++i) std::cout << (i > 0 ? "---\n" : "") << ToYaml(items[i]);
+}
+
+struct GetOptions {
+  ClientFlags flags;
+  std::string kind;
+  std::string name;
+  std::string output;
+  std::string selector;
+  bool watch = false;
+};
+
+void RunGet(const GetOptions& options) {
+  const server::ResourceType* type = ResolveKind(options.kind);
+  if (type == nullptr) return;
+  auto client = Connect(options.flags);
+  if (client == nullptr) return;
+  bool with_namespace = type->namespaced && options.flags.all_namespaces;
+  std::string query = options.selector.empty() ? "" : "labelSelector=" + options.selector;
+  if (!options.name.empty()) {
+    query += std::string(query.empty() ? "" : "&") + "fieldSelector=metadata.name=" + options.name;
+  }
+  std::string path = CollectionPath(*type, options.flags);
+  auto print = [&](const std::vector<Json>& items, bool header) {
+    if (!options.output.empty()) {
+      PrintObjects(items, options.output, !options.name.empty() && items.size() == 1);
+      return;
+    }
+    std::string table =
+        server::FormatTable(*type, items, with_namespace, RealClock::Instance().Now());
+    std::cout << (header ? table : table.substr(table.find('\n') + 1)) << std::flush;
+  };
+  if (options.watch) {
+    bool first = true;
+    Status status = client->Watch(path + "?watch=1" + (query.empty() ? "" : "&" + query),
+                                  [&](const Json& event) {
+                                    if (event.value("type", "") == "BOOKMARK") return true;
+                                    print({event["object"]}, first);
+                                    first = false;
+                                    return true;
+                                  });
+    if (!status.ok()) Fail(status);
+    return;
+  }
+  auto items = ListItems(*client, path + (query.empty() ? "" : "?" + query));
+  if (!items) return Fail(items.error());
+  if (!options.name.empty() && items->empty()) {
+    return Fail(NotFoundError(std::string(type->singular) + " \"" + options.name + "\" not found"));
+  }
+  if (items->empty() && options.output.empty()) {
+    std::cerr << "No " << type->plural << " found"
+              << (type->namespaced && !options.flags.all_namespaces
+                      ? " in namespace " + options.flags.namespace_name
+                      : "")
+              << ".\n";
+    return;
+  }
+  print(*items, true);
+}
+
+struct NamedOptions {
+  ClientFlags flags;
+  std::string kind;
+  std::string name;
+};
+
+// Pods related to an object: those on a node, or those a job or service owns.
+Result<std::vector<Json>> RelatedPods(server::ApiClient& client, const server::ResourceType& type,
+                                      const Json& object) {
+  if (type.kind != "Node" && type.kind != "Job" && type.kind != "Service") {
+    return std::vector<Json>();
+  }
+  const server::ResourceType& pods = *server::FindResourceTypeByKind("Pod");
+  std::string name = object["metadata"].value("name", "");
+  std::string namespace_name = object["metadata"].value("namespace", "");
+  ASSIGN_OR_RETURN(std::vector<Json> all, ListItems(client, pods.Path(namespace_name, "")));
+  std::vector<Json> related;
+  for (Json& pod : all) {
+    const Json& spec = pod["spec"];
+    bool match = type.kind == "Node"
+                     ? spec.value("nodeName", "") == name
+                     : spec.contains("owner") && spec["owner"].value("kind", "") == type.kind &&
+                           spec["owner"].value("name", "") == name;
+    if (match) related.push_back(std::move(pod));
+  }
+  return related;
+}
+
+void RunDescribe(const NamedOptions& options) {
+  const server::ResourceType* type = ResolveKind(options.kind);
+  if (type == nullptr) return;
+  auto client = Connect(options.flags);
+  if (client == nullptr) return;
+  std::string namespace_name = type->namespaced ? options.flags.namespace_name : "";
+  auto object = client->Get(type->Path(namespace_name, options.name));
+  if (!object) return Fail(object.error());
+  auto pods = RelatedPods(*client, *type, *object);
+  if (!pods) return Fail(pods.error());
+  const server::ResourceType& events_type = *server::FindResourceTypeByKind("Event");
+  auto all_events = ListItems(*client, events_type.Path(namespace_name, ""));
+  if (!all_events) return Fail(all_events.error());
+  std::vector<Json> events;
+  for (Json& event : *all_events) {
+    const Json& involved = event.value("involvedObject", Json::object());
+    if (involved.value("kind", "") == type->kind && involved.value("name", "") == options.name) {
+      events.push_back(std::move(event));
+    }
+  }
+  std::cout << server::FormatDescription(*type, *object, *pods, events,
+                                         RealClock::Instance().Now());
+}
+
+void RunDelete(const NamedOptions& options) {
+  const server::ResourceType* type = ResolveKind(options.kind);
+  if (type == nullptr) return;
+  auto client = Connect(options.flags);
+  if (client == nullptr) return;
+  std::string namespace_name = type->namespaced ? options.flags.namespace_name : "";
+  auto deleted = client->Call("DELETE", type->Path(namespace_name, options.name));
+  if (!deleted) return Fail(deleted.error());
+  std::cout << std::string(type->singular) << (type->group.empty() ? "" : ".") << type->group << "/"
+            << options.name << " deleted\n";
+}
+
+void RunTopNodes(const ClientFlags& flags) {
+  auto client = Connect(flags);
+  if (client == nullptr) return;
+  auto nodes = ListItems(*client, server::FindResourceTypeByKind("Node")->Path("", ""));
+  if (!nodes) return Fail(nodes.error());
+  auto pods = ListItems(*client, server::FindResourceTypeByKind("Pod")->Path("", ""));
+  if (!pods) return Fail(pods.error());
+  std::cout << server::FormatGpuHolders(*nodes, *pods);
+}
+
+}  // namespace
+
+STRATA_REGISTER_COMMANDS("client", [](CLI::App& app) {
+  auto get = std::make_shared<GetOptions>();
+  CLI::App* get_command = app.add_subcommand(
+      "get", "List objects of a kind (nodes, queues, jobs, pods, services, events), or one");
+  get_command->add_option("kind", get->kind, "nodes, queues, jobs, pods, services, events, ...")
+      ->required();
+  get_command->add_option("name", get->name, "One object's name");
+  get_command->add_option("-o,--output", get->output, "json or yaml instead of a table")
+      ->check(CLI::IsMember({"json", "yaml"}));
+  get_command->add_option("-l,--selector", get->selector, "Label selector, e.g. team=a");
+  get_command->add_flag("-w,--watch", get->watch, "Print changes as they happen");
+  get_command->add_flag("-A,--all-namespaces", get->flags.all_namespaces, "Every namespace");
+  AddClientFlags(get_command, get->flags, true);
+  get_command->callback([get] { RunGet(*get); });
+
+  auto describe = std::make_shared<NamedOptions>();
+  CLI::App* describe_command = app.add_subcommand(
+      "describe", "Show one object with its pods, its events and why it is pending");
+  describe_command->add_option("kind", describe->kind, "node, queue, job, pod, ...")->required();
+  describe_command->add_option("name", describe->name, "The object's name")->required();
+  AddClientFlags(describe_command, describe->flags, true);
+  describe_command->callback([describe] { RunDescribe(*describe); });
+
+  auto remove = std::make_shared<NamedOptions>();
+  CLI::App* delete_command = app.add_subcommand("delete", "Delete one object");
+  delete_command->add_option("kind", remove->kind, "node, queue, job, pod, ...")->required();
+  delete_command->add_option("name", remove->name, "The object's name")->required();
+  AddClientFlags(delete_command, remove->flags, true);
+  delete_command->callback([remove] { RunDelete(*remove); });
+
+  auto top = std::make_shared<ClientFlags>();
+  CLI::App* top_command = app.add_subcommand("top", "Show resource use");
+  CLI::App* top_nodes = top_command->add_subcommand("nodes", "Each GPU and the pod holding it");
+  top_command->require_subcommand(1);
+  AddClientFlags(top_nodes, *top, false);
+  top_nodes->callback([top] { RunTopNodes(*top); });
+});
+
+}  // namespace strata::cli

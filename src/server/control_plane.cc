@@ -1,0 +1,230 @@
+#include "server/control_plane.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <condition_variable>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "node/nvml_inventory.h"
+#include "node/simulated_inventory.h"
+#include "server/api_listener.h"
+#include "server/node_registration.h"
+#include "server/rest_api.h"
+#include "store/sqlite_store.h"
+#include "telemetry/metrics.h"
+
+namespace strata::server {
+namespace {
+
+std::string Trim(std::string_view text) {
+  size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string_view::npos) return "";
+  size_t end = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(begin, end - begin + 1));
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
+// "sim-node-0 (8x H100-80GB, rack-0)".
+std::string DescribeNode(const api::Node& node) {
+  std::map<std::string, int> models;
+  for (const api::NodeGpu& gpu : node.status.gpus) ++models[gpu.model];
+  std::string text = node.metadata.name + " (";
+  for (const auto& [model, count] : models) text += std::to_string(count) + "x " + model + ", ";
+  if (models.empty()) text += "no GPU, ";
+  auto rack = node.metadata.labels.find(kRackLabel);
+  text += rack == node.metadata.labels.end() ? "no rack" : rack->second;
+  return text + ")";
+}
+
+// Runs one step on a thread every interval until stopped; Stop wakes it at once.
+class PeriodicLoop {
+ public:
+  PeriodicLoop(std::string name, Duration interval, ControlStep step)
+      : name_(std::move(name)), interval_(interval), step_(std::move(step)) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~PeriodicLoop() { Stop(); }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stopping_) {
+      lock.unlock();
+      Status status = step_();
+      if (!status.ok()) spdlog::warn("{}: {}", name_, status.ToString());
+      lock.lock();
+      wake_.wait_for(lock, interval_, [this] { return stopping_; });
+    }
+  }
+
+  const std::string name_;
+  const Duration interval_;
+  const ControlStep step_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+struct ControlPlane::Impl {
+  std::unique_ptr<store::Store> store;
+  telemetry::Registry registry;
+  std::unique_ptr<RestApi> api;
+  std::unique_ptr<ApiListener> listener;
+  std::vector<std::unique_ptr<PeriodicLoop>> loops;
+  bool stopped = false;
+};
+
+Result<std::pair<std::string, int>> ParseListenAddress(std::string_view text) {
+  auto bad = [&](std::string_view why) {
+    return Err(InvalidArgumentError("--listen \"" + std::string(text) + "\": " + std::string(why)));
+  };
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) return bad("expected HOST:PORT");
+  std::string host(text.substr(0, colon));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty()) host = "0.0.0.0";
+  std::string_view port_text = text.substr(colon + 1);
+  int port = -1;
+  auto [end, error] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (error != std::errc() || end != port_text.data() + port_text.size() || port < 0 ||
+      port > 65535) {
+    return bad("the port must be a number from 0 to 65535");
+  }
+  return std::make_pair(host, port);
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  return host == "::1" || host == "localhost" || host.substr(0, 4) == "127.";
+}
+
+Result<std::vector<std::string>> ReadTokenFile(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return Err(InvalidArgumentError("--token-file \"" + path + "\": cannot be read"));
+  std::vector<std::string> tokens;
+  std::string line;
+  while (std::getline(file, line)) {
+    std::string token = Trim(line);
+    if (!token.empty()) tokens.push_back(std::move(token));
+  }
+  if (tokens.empty()) {
+    return Err(InvalidArgumentError("--token-file \"" + path + "\": holds no token"));
+  }
+  return tokens;
+}
+
+ControlPlane::ControlPlane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ControlPlane::~ControlPlane() { Stop(); }
+
+Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOptions& options,
+                                                          std::ostream& out) {
+  ASSIGN_OR_RETURN(auto address, ParseListenAddress(options.listen));
+  auto [host, port] = address;
+  std::vector<std::string> tokens;
+  if (!options.token_file.empty()) {
+    ASSIGN_OR_RETURN(tokens, ReadTokenFile(options.token_file));
+  } else if (!IsLoopbackHost(host)) {
+    return Err(
+        FailedPreconditionError("listening on " + host +
+                                " exposes the API beyond this machine; give --token-file with "
+                                "the bearer tokens clients must present, or listen on 127.0.0.1"));
+  }
+
+  // The inventory first: a bad --simulate fails before anything is opened.
+  std::unique_ptr<node::GpuInventory> inventory;
+  std::vector<node::NodeGpus> found;
+  bool simulated = true;
+  if (!options.simulate.empty()) {
+    ASSIGN_OR_RETURN(node::SimulateSpec spec, node::ParseSimulateSpec(options.simulate));
+    inventory = std::make_unique<node::SimulatedInventory>(spec);
+    ASSIGN_OR_RETURN(found, inventory->Discover());
+    out << "strata: using the " << inventory->Describe() << " inventory (--simulate)\n";
+  } else {
+    ASSIGN_OR_RETURN(
+        node::LocalInventory local,
+        node::OpenLocalInventory(options.nvml_library, HostName(), node::kDefaultSimulateSpec));
+    simulated = dynamic_cast<node::SimulatedInventory*>(local.inventory.get()) != nullptr;
+    inventory = std::move(local.inventory);
+    found = std::move(local.nodes);
+    out << "strata: " << local.notice << "\n";
+  }
+
+  auto impl = std::make_unique<Impl>();
+  ASSIGN_OR_RETURN(impl->store, store::OpenSqliteStore(options.data_dir, store::StoreOptions{}));
+  out << "strata: store " << options.data_dir << "/" << store::kSqliteStoreFileName
+      << " at resourceVersion " << impl->store->CurrentVersion() << "\n";
+
+  std::vector<api::Node> nodes =
+      NodesFromInventory(found, simulated ? SimulatedNodeCapacity() : HostCapacity(), simulated,
+                         RealClock::Instance().Now());
+  RETURN_IF_ERROR(RegisterNodes(*impl->store, nodes));
+  out << "strata: registered " << nodes.size() << " node(s):";
+  for (const api::Node& node : nodes) out << " " << DescribeNode(node);
+  out << "\n";
+
+  RestApiOptions api_options;
+  api_options.tokens = std::move(tokens);
+  api_options.version = options.version;
+  impl->api = std::make_unique<RestApi>(*impl->store, impl->registry, std::move(api_options));
+  ApiListenerOptions listener_options;
+  listener_options.host = host;
+  listener_options.port = port;
+  listener_options.max_body_bytes = options.max_body_bytes;
+  RestApi* api = impl->api.get();
+  impl->listener = std::make_unique<ApiListener>(
+      listener_options, [api](const net::HttpRequest& request) { return api->Handle(request); });
+  RETURN_IF_ERROR(impl->listener->Start());
+
+  std::unique_ptr<ControlPlane> plane(new ControlPlane(std::move(impl)));
+  std::vector<std::string> names;
+  for (const api::Node& node : nodes) names.push_back(node.metadata.name);
+  store::Store* store = plane->impl_->store.get();
+  plane->AddLoop("node heartbeat", options.heartbeat_interval, [store, names] {
+    return HeartbeatNodes(*store, names, RealClock::Instance().Now());
+  });
+  std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  out << "strata: API listening on http://" << shown_host << ":" << plane->port() << std::endl;
+  return plane;
+}
+
+void ControlPlane::AddLoop(std::string name, Duration interval, ControlStep step) {
+  impl_->loops.push_back(
+      std::make_unique<PeriodicLoop>(std::move(name), interval, std::move(step)));
+}
+
+store::Store& ControlPlane::store() { return *impl_->store; }
+
+int ControlPlane::port() const { return impl_->listener->port(); }
+
+void ControlPlane::Stop() {
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  for (auto& loop : impl_->loops) loop->Stop();
+  impl_->listener->Stop();
+}
+
+}  // namespace strata::server

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "store/store.h"
+
+namespace strata::server {
+
+struct ControlPlaneOptions {
+  std::string data_dir = "strata-data";
+  // HOST:PORT; port 0 lets the kernel pick one (the line printed at start names it).
+  std::string listen = "127.0.0.1:7070";
+  // A `--simulate` spec ("4x8:H100-80GB,racks=2"); empty: NVML when present, else the default
+  // simulated shape.
+  std::string simulate;
+  std::string nvml_library = "libnvidia-ml.so.1";
+  // One bearer token per line. Required when `listen` is not a loopback address.
+  std::string token_file;
+  std::string version = "0.0.0";
+  Duration heartbeat_interval = std::chrono::seconds(10);
+  size_t max_body_bytes = 4 * 1024 * 1024;
+};
+
+// A step of a control loop, run on the loop's own thread: a controller's reconcile pass.
+using ControlStep = std::function<Status()>;
+
+// `strata up`: the SQLite store in the data dir, the GPU inventory registered as Node objects
+// (NVML, or a simulated shape when there is no GPU), the REST API on its listener, and the
+// control loops (node heartbeats, and the steps added with AddLoop), each on one thread.
+//
+// Owned by the `strata up` command. Start, AddLoop and Stop are called from one thread; the
+// store is thread-safe and shared by everything here.
+class ControlPlane {
+ public:
+  ~ControlPlane();  // Stop()
+  ControlPlane(const ControlPlane&) = delete;
+  ControlPlane& operator=(const ControlPlane&) = delete;
+
+  // Opens the store, registers the inventory, starts the API and the heartbeat loop, and
+  // writes to `out` one line each for the store, the inventory (saying so when NVML is absent),
+  // the nodes registered and, last, "strata: API listening on http://HOST:PORT".
+  // Errors: InvalidArgument for a bad --listen or --simulate; FailedPrecondition when listening
+  // off loopback without a token file, or when the data dir is in use; Unavailable when the
+  // address cannot be bound. Nothing keeps running after an error.
+  static Result<std::unique_ptr<ControlPlane>> Start(const ControlPlaneOptions& options,
+                                                     std::ostream& out);
+
+  // Runs `step` every `interval` on a thread of its own until Stop; a failing step is logged
+  // and run again at the next interval. REQUIRES: not stopped.
+  void AddLoop(std::string name, Duration interval, ControlStep step);
+
+  store::Store& store();
+  int port() const;
+
+  // Stops the loops, then the API, then closes the store. Idempotent.
+  void Stop();
+
+ private:
+  struct Impl;
+  explicit ControlPlane(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Splits "HOST:PORT" ("127.0.0.1:7070", "[::1]:7070", ":7070" for every address). Returns
+// InvalidArgument naming the flag's value when it is malformed.
+Result<std::pair<std::string, int>> ParseListenAddress(std::string_view text);
+
+// Whether `host` is a loopback address (127.0.0.0/8, ::1).
+bool IsLoopbackHost(std::string_view host);
+
+// Reads bearer tokens, one per non-empty line (surrounding spaces trimmed). Returns
+// InvalidArgument naming the file when it cannot be read or holds no token.
+Result<std::vector<std::string>> ReadTokenFile(const std::string& path);
+
+}  // namespace strata::server

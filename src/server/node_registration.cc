@@ -1,0 +1,148 @@
+#include "server/node_registration.h"
+
+#include <unistd.h>
+
+#include "api/encode.h"
+#include "node/gpu_models.h"
+#include "server/object_codec.h"
+
+namespace strata::server {
+namespace {
+
+constexpr int kRegisterAttempts = 5;
+
+// The spec's spelling of a GPU model ("H100-80GB") for a product name NVML reports.
+std::string ModelName(const std::string& product_name) {
+  for (const node::GpuModel& model : node::KnownGpuModels()) {
+    if (model.product_name == product_name || model.name == product_name) {
+      return std::string(model.name);
+    }
+  }
+  return product_name;
+}
+
+// "1g.10gb" from "NVIDIA H100 80GB HBM3 MIG 1g.10gb".
+std::string MigProfile(const std::string& name) {
+  size_t space = name.rfind(' ');
+  return space == std::string::npos ? name : name.substr(space + 1);
+}
+
+// GPU feature discovery's spelling of a product name: "NVIDIA H100 80GB HBM3" becomes
+// "NVIDIA-H100-80GB-HBM3".
+std::string ProductLabel(const std::string& product_name) {
+  std::string label = product_name;
+  for (char& c : label) {
+    if (c == ' ') c = '-';
+  }
+  return label;
+}
+
+}  // namespace
+
+NodeCapacity SimulatedNodeCapacity() {
+  return {Quantity::FromUnits(224),
+          Quantity::FromUnits(int64_t{2} << 40, Quantity::Format::kBinarySI)};
+}
+
+NodeCapacity HostCapacity() {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page_size = sysconf(_SC_PAGESIZE);
+  return {Quantity::FromUnits(cpus > 0 ? cpus : 1),
+          Quantity::FromUnits(pages > 0 && page_size > 0 ? int64_t{pages} * page_size : 0,
+                              Quantity::Format::kBinarySI)};
+}
+
+std::vector<api::Node> NodesFromInventory(const std::vector<node::NodeGpus>& nodes,
+                                          const NodeCapacity& capacity, bool simulated,
+                                          TimePoint now) {
+  std::vector<api::Node> out;
+  for (const node::NodeGpus& found : nodes) {
+    api::Node node;
+    node.metadata.name = found.node_name;
+    node.metadata.labels[kHostnameLabel] = found.node_name;
+    if (!found.rack.empty()) node.metadata.labels[kRackLabel] = found.rack;
+    if (simulated) node.metadata.labels[kSimulatedLabel] = "true";
+    node.status.cpu = capacity.cpu;
+    node.status.memory = capacity.memory;
+    for (const node::GpuDevice& device : found.gpus) {
+      api::NodeGpu gpu;
+      gpu.index = device.index;
+      gpu.uuid = device.uuid;
+      gpu.model = ModelName(device.name);
+      gpu.memory = Quantity::FromUnits(device.memory_bytes, Quantity::Format::kBinarySI);
+      gpu.nvlink_island = device.nvlink_island;
+      gpu.mig_enabled = device.mig_enabled;
+      for (const node::MigInstance& instance : device.mig_instances) {
+        gpu.mig_instances.push_back({MigProfile(instance.name), instance.uuid});
+      }
+      node.metadata.labels[kGpuModelLabel] = gpu.model;
+      node.metadata.labels[kGpuProductLabel] = ProductLabel(device.name);
+      node.status.gpus.push_back(std::move(gpu));
+    }
+    std::string stamp = FormatRfc3339(now);
+    node.status.conditions.push_back(
+        {"Ready", "True", "AgentReady", "the node agent is running", stamp, stamp});
+    out.push_back(std::move(node));
+  }
+  return out;
+}
+
+Status RegisterNodes(store::Store& store, const std::vector<api::Node>& nodes) {
+  for (int attempt = 0;; ++attempt) {
+    std::vector<store::Write> writes;
+    for (const api::Node& node : nodes) {
+      Result<store::Object> object = ToStoreObject(api::Object(node));
+      if (!object) return object.error();
+      Result<store::Object> current = store.Get(object->key);
+      if (!current) {
+        if (current.error().code() != StatusCode::kNotFound) return current.error();
+        writes.push_back({store::WriteOp::kCreate, std::move(*object)});
+        continue;
+      }
+      if (current->body.contains("spec")) object->body["spec"] = current->body["spec"];
+      object->resource_version = current->resource_version;
+      writes.push_back({store::WriteOp::kUpdate, std::move(*object)});
+    }
+    Result<std::vector<store::Object>> written = store.Apply(std::move(writes));
+    if (written) return Status::Ok();
+    StatusCode code = written.error().code();
+    bool raced = code == StatusCode::kConflict || code == StatusCode::kAlreadyExists;
+    if (!raced || attempt + 1 == kRegisterAttempts) return written.error();
+  }
+}
+
+Status HeartbeatNodes(store::Store& store, const std::vector<std::string>& names, TimePoint now) {
+  std::string stamp = FormatRfc3339(now);
+  for (const std::string& name : names) {
+    for (int attempt = 0; attempt < kRegisterAttempts; ++attempt) {
+      Result<store::Object> current = store.Get({"Node", "", name});
+      if (!current) {
+        if (current.error().code() == StatusCode::kNotFound) break;
+        return current.error();
+      }
+      store::Object update = *current;
+      nlohmann::json& conditions = update.body["status"]["conditions"];
+      if (!conditions.is_array()) conditions = nlohmann::json::array();
+      nlohmann::json* ready = nullptr;
+      for (nlohmann::json& condition : conditions) {
+        if (condition.value("type", "") == "Ready") ready = &condition;
+      }
+      if (ready == nullptr) {
+        conditions.push_back({{"type", "Ready"}});
+        ready = &conditions.back();
+      }
+      if (ready->value("status", "") != "True") (*ready)["lastTransitionTime"] = stamp;
+      (*ready)["status"] = "True";
+      (*ready)["reason"] = "AgentReady";
+      (*ready)["message"] = "the node agent is running";
+      (*ready)["lastHeartbeatTime"] = stamp;
+      Result<store::Object> written = store.Update(std::move(update));
+      if (written) break;
+      if (written.error().code() != StatusCode::kConflict) return written.error();
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace strata::server

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/node.h"
+#include "common/clock.h"
+#include "common/quantity.h"
+#include "common/status.h"
+#include "node/gpu_inventory.h"
+#include "store/store.h"
+
+namespace strata::server {
+
+// Node labels strata sets from what an inventory reports.
+inline constexpr char kHostnameLabel[] = "kubernetes.io/hostname";
+inline constexpr char kRackLabel[] = "topology.strata.dev/rack";
+inline constexpr char kGpuModelLabel[] = "strata.dev/gpu-model";
+inline constexpr char kSimulatedLabel[] = "strata.dev/simulated";
+// NVIDIA GPU feature discovery's label: the product name with '-' for spaces
+// ("NVIDIA-H100-80GB-HBM3"), so that ResourceFlavors written for Kubernetes select the node.
+inline constexpr char kGpuProductLabel[] = "nvidia.com/gpu.product";
+
+// CPU and memory a node offers to pods.
+struct NodeCapacity {
+  Quantity cpu;
+  Quantity memory;
+};
+
+// The capacity of a simulated node: an 8-GPU HGX server's (224 hardware threads, 2 TiB).
+NodeCapacity SimulatedNodeCapacity();
+// This host's: its online CPUs and physical memory.
+NodeCapacity HostCapacity();
+
+// The Node objects for what an inventory found: labels (hostname, rack, GPU model and product,
+// simulated),
+// every GPU with its model in the spec's spelling ("H100-80GB" when the product name is a known
+// model's), memory, NVLink island and MIG instances, and a Ready condition stamped `now`.
+std::vector<api::Node> NodesFromInventory(const std::vector<node::NodeGpus>& nodes,
+                                          const NodeCapacity& capacity, bool simulated,
+                                          TimePoint now);
+
+// Creates each node, or updates the status and labels of one that exists (keeping its spec:
+// taints and unschedulable are the operator's), all in one store batch. Returns the store's
+// error, with nothing changed, on failure.
+Status RegisterNodes(store::Store& store, const std::vector<api::Node>& nodes);
+
+// Stamps a new heartbeat into the Ready condition of each named node (Ready=True). A node that
+// no longer exists is skipped. Returns the first store error.
+Status HeartbeatNodes(store::Store& store, const std::vector<std::string>& names, TimePoint now);
+
+}  // namespace strata::server

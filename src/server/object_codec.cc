@@ -1,0 +1,91 @@
+#include "server/object_codec.h"
+
+#include <charconv>
+
+#include "api/encode.h"
+#include "api/manifest.h"
+#include "common/yaml_json.h"
+#include "server/resource_catalog.h"
+
+namespace strata::server {
+namespace {
+
+bool IsNamespacedDocument(const nlohmann::json& document) {
+  if (!document.is_object() || !document.contains("kind") || !document["kind"].is_string()) {
+    return false;
+  }
+  std::string kind = document["kind"].get<std::string>();
+  const ResourceType* type = FindResourceTypeByKind(kind);
+  // Compatible kinds (PyTorchJob, InferenceService, ...) are namespaced unless they are
+  // cluster-wide quota objects.
+  if (type == nullptr) {
+    return kind != "ClusterQueue" && kind != "ResourceFlavor" && kind != "Cohort" &&
+           kind != "Queue";
+  }
+  return type->namespaced;
+}
+
+}  // namespace
+
+Result<std::vector<api::Object>> DecodeRequestBody(
+    std::string_view body, std::string_view source_name,
+    const std::optional<std::string>& default_namespace) {
+  ASSIGN_OR_RETURN(std::vector<YamlDocument> documents, ParseYamlDocuments(body));
+  if (documents.empty()) {
+    return Err(InvalidArgumentError(std::string(source_name) + ": holds no object"));
+  }
+  std::string text(body);
+  if (default_namespace) {
+    text.clear();
+    for (YamlDocument& document : documents) {
+      nlohmann::json& value = document.value;
+      if (IsNamespacedDocument(value) && value.contains("metadata") &&
+          value["metadata"].is_object() && !value["metadata"].contains("namespace")) {
+        value["metadata"]["namespace"] = *default_namespace;
+      }
+      text += "---\n" + value.dump() + "\n";
+    }
+  }
+  std::vector<api::ManifestSource> sources = {{std::string(source_name), std::move(text)}};
+  return api::DecodeManifests(sources);
+}
+
+Result<store::Object> ToStoreObject(const api::Object& object) {
+  store::Object stored;
+  stored.key = {std::string(object.kind()), object.namespace_name(), object.name()};
+  stored.labels = object.metadata().labels;
+  stored.body = api::EncodeObject(object);
+  const std::string& version = object.metadata().resource_version;
+  if (!version.empty()) {
+    int64_t parsed = 0;
+    auto [end, error] = std::from_chars(version.data(), version.data() + version.size(), parsed);
+    if (error != std::errc() || end != version.data() + version.size() || parsed < 0) {
+      return Err(InvalidArgumentError(
+          "metadata.resourceVersion: expected a decimal integer, got \"" + version + "\""));
+    }
+    stored.resource_version = parsed;
+  }
+  return stored;
+}
+
+bool CarryStatus(const store::Object& current, store::Object& replacement) {
+  if (current.body.is_object() && current.body.contains("status")) {
+    replacement.body["status"] = current.body["status"];
+  }
+  // Compare as the store would write it: the same bookkeeping stamped into both.
+  store::Object stamped = replacement;
+  stamped.uid = current.uid;
+  stamped.resource_version = current.resource_version;
+  stamped.creation_timestamp = current.creation_timestamp;
+  store::StampMetadata(&stamped);
+  return stamped.body != current.body || stamped.labels != current.labels;
+}
+
+std::string ObjectReferenceName(std::string_view kind, std::string_view name) {
+  const ResourceType* type = FindResourceTypeByKind(kind);
+  std::string prefix = type == nullptr ? std::string(kind) : std::string(type->singular);
+  if (type != nullptr && !type->group.empty()) prefix += "." + std::string(type->group);
+  return prefix + "/" + std::string(name);
+}
+
+}  // namespace strata::server

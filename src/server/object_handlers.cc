@@ -1,0 +1,306 @@
+// The REST API's object verbs: list, watch, get, create, replace, delete and apply.
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "api/manifest.h"
+#include "server/api_status.h"
+#include "server/object_codec.h"
+#include "server/rest_api.h"
+#include "server/watch_stream.h"
+
+namespace strata::server {
+namespace {
+
+// How often a write whose precondition a concurrent writer invalidated is read and tried again.
+// Only writes whose precondition the server chose itself are retried; a client's stale
+// resourceVersion is the client's 409.
+constexpr int kWriteAttempts = 5;
+
+ApiReply JsonReply(int code, const nlohmann::json& body) {
+  return ApiReply{net::HttpResponse::Text(code, "application/json", body.dump()), nullptr};
+}
+
+Result<int64_t> ParseVersion(const std::string& text, std::string_view field) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 0) {
+    return Err(InvalidArgumentError(std::string(field) +
+                                    ": expected a non-negative integer, got \"" + text + "\""));
+  }
+  return value;
+}
+
+// Reads `fieldSelector`: only metadata.name and metadata.namespace, joined by ','.
+Status ApplyFieldSelector(const std::string& text, std::optional<std::string>* name,
+                          std::optional<std::string>* namespace_name) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string term = text.substr(start, comma - start);
+    size_t eq = term.find('=');
+    size_t value_start =
+        eq == std::string::npos ? std::string::npos : term.find_first_not_of('=', eq);
+    std::string field = term.substr(0, eq);
+    std::string value = value_start == std::string::npos ? "" : term.substr(value_start);
+    if (value.empty()) {
+      return InvalidArgumentError("fieldSelector: expected FIELD=VALUE, got \"" + term + "\"");
+    }
+    if (field == "metadata.name") {
+      *name = value;
+    } else if (field == "metadata.namespace") {
+      *namespace_name = value;
+    } else {
+      return InvalidArgumentError("fieldSelector: field \"" + field +
+                                  "\" is not supported (metadata.name, metadata.namespace are)");
+    }
+    start = comma + 1;
+  }
+  return Status::Ok();
+}
+
+struct Selected {
+  store::Selection selection;
+  std::optional<std::string> name;
+};
+
+Result<Selected> SelectionFor(const ResourcePath& path,
+                              const std::map<std::string, std::string>& query) {
+  Selected out;
+  out.selection.kind = std::string(path.type->kind);
+  out.selection.namespace_name = path.namespace_name;
+  if (!path.name.empty()) out.name = path.name;
+  if (auto it = query.find("labelSelector"); it != query.end()) {
+    Result<store::LabelSelector> labels = store::LabelSelector::Parse(it->second);
+    if (!labels) return Err(labels.error().WithPrefix("labelSelector"));
+    out.selection.labels = std::move(*labels);
+  }
+  if (auto it = query.find("fieldSelector"); it != query.end()) {
+    std::optional<std::string> namespace_name;
+    RETURN_IF_ERROR(ApplyFieldSelector(it->second, &out.name, &namespace_name));
+    if (namespace_name) {
+      if (!path.type->namespaced) {
+        return Err(InvalidArgumentError("fieldSelector: " + std::string(path.type->plural) +
+                                        " are cluster-scoped"));
+      }
+      out.selection.namespace_name = namespace_name;
+    }
+  }
+  return out;
+}
+
+store::ObjectKey KeyOf(const ResourcePath& path) {
+  std::string namespace_name = path.type->namespaced ? path.namespace_name.value_or("default") : "";
+  return {std::string(path.type->kind), namespace_name, path.name};
+}
+
+// The one object of `path`'s kind a create or replace body must hold.
+Result<store::Object> DecodeSingle(const ResourcePath& path, const std::string& body) {
+  std::optional<std::string> default_namespace;
+  if (path.type->namespaced) default_namespace = path.namespace_name.value_or("default");
+  ASSIGN_OR_RETURN(std::vector<api::Object> objects,
+                   DecodeRequestBody(body, "request body", default_namespace));
+  if (objects.size() != 1 || objects[0].kind() != path.type->kind) {
+    std::string got;
+    for (const api::Object& o : objects) got += (got.empty() ? "" : ", ") + std::string(o.kind());
+    return Err(
+        InvalidArgumentError("request body: expected one " + std::string(path.type->kind) +
+                             " for " + path.type->Path(path.namespace_name.value_or(""), "") +
+                             ", got " + (got.empty() ? "no object" : got) +
+                             " (POST several kinds to " + std::string(RestApi::kApplyPath) + ")"));
+  }
+  if (path.namespace_name && objects[0].namespace_name() != *path.namespace_name) {
+    return Err(InvalidArgumentError("metadata.namespace: \"" + objects[0].namespace_name() +
+                                    "\" does not match the namespace of the request path \"" +
+                                    *path.namespace_name + "\""));
+  }
+  return ToStoreObject(objects[0]);
+}
+
+}  // namespace
+
+Result<ApiReply> RestApi::List(const ResourcePath& path, const Query& query) {
+  ASSIGN_OR_RETURN(Selected selected, SelectionFor(path, query));
+  ASSIGN_OR_RETURN(store::ListResult listed, store_.List(selected.selection));
+  nlohmann::json items = nlohmann::json::array();
+  for (const store::Object& object : listed.items) {
+    if (selected.name && object.key.name != *selected.name) continue;
+    items.push_back(object.body);
+  }
+  return JsonReply(200,
+                   {{"kind", std::string(path.type->kind) + "List"},
+                    {"apiVersion", path.type->GroupVersion()},
+                    {"metadata", {{"resourceVersion", std::to_string(listed.resource_version)}}},
+                    {"items", std::move(items)}});
+}
+
+Result<ApiReply> RestApi::Watch(const ResourcePath& path, const Query& query) {
+  ASSIGN_OR_RETURN(Selected selected, SelectionFor(path, query));
+  WatchStreamOptions stream;
+  stream.name = selected.name;
+  stream.kind = std::string(path.type->kind);
+  stream.api_version = path.type->GroupVersion();
+  stream.clock = options_.clock;
+  stream.bookmarks =
+      query.count("allowWatchBookmarks") != 0 && query.at("allowWatchBookmarks") != "false";
+  Duration timeout = options_.default_watch_timeout;
+  if (auto it = query.find("timeoutSeconds"); it != query.end()) {
+    ASSIGN_OR_RETURN(int64_t seconds, ParseVersion(it->second, "timeoutSeconds"));
+    timeout = std::chrono::seconds(seconds);
+  }
+  stream.deadline = options_.clock->Now() + timeout;
+  store::WatchOptions watch;
+  watch.selection = selected.selection;
+  std::string version = query.count("resourceVersion") ? query.at("resourceVersion") : "";
+  if (version.empty() || version == "0") {
+    // Kubernetes' "any version": the current state as ADDED events, then every change.
+    ASSIGN_OR_RETURN(store::ListResult listed, store_.List(selected.selection));
+    for (store::Object& object : listed.items) {
+      if (!selected.name || object.key.name == *selected.name) {
+        stream.initial.push_back(std::move(object));
+      }
+    }
+    watch.from_version = listed.resource_version;
+  } else {
+    ASSIGN_OR_RETURN(watch.from_version, ParseVersion(version, "resourceVersion"));
+  }
+  Result<std::unique_ptr<store::Watcher>> watcher = store_.Watch(watch);
+  if (!watcher) {
+    if (watcher.error().code() == StatusCode::kExpired) {
+      return Err(ExpiredError("too old resource version: " + version + " (" +
+                              watcher.error().message() + ")"));
+    }
+    return Err(watcher.error());
+  }
+  ApiReply reply;
+  reply.response.status = 200;
+  reply.response.headers = {{"Content-Type", "application/json"}};
+  reply.stream =
+      std::make_unique<WatchStream>(std::move(*watcher), std::move(stream), stats_.watches.With());
+  return reply;
+}
+
+Result<ApiReply> RestApi::GetObject(const ResourcePath& path) {
+  ASSIGN_OR_RETURN(store::Object object, store_.Get(KeyOf(path)));
+  return JsonReply(200, object.body);
+}
+
+Result<ApiReply> RestApi::Create(const ResourcePath& path, const std::string& body) {
+  ASSIGN_OR_RETURN(store::Object object, DecodeSingle(path, body));
+  ASSIGN_OR_RETURN(store::Object created, store_.Create(std::move(object)));
+  return JsonReply(201, created.body);
+}
+
+Result<ApiReply> RestApi::Replace(const ResourcePath& path, const std::string& body) {
+  ASSIGN_OR_RETURN(store::Object replacement, DecodeSingle(path, body));
+  if (replacement.key.name != path.name) {
+    return Err(InvalidArgumentError("metadata.name: \"" + replacement.key.name +
+                                    "\" does not match the name in the request path \"" +
+                                    path.name + "\""));
+  }
+  bool client_precondition = replacement.resource_version != 0;
+  for (int attempt = 0;; ++attempt) {
+    ASSIGN_OR_RETURN(store::Object current, store_.Get(replacement.key));
+    store::Object write = replacement;
+    CarryStatus(current, write);
+    // Without the client's precondition, the version read guards the carried status.
+    if (!client_precondition) write.resource_version = current.resource_version;
+    Result<store::Object> updated = store_.Update(std::move(write));
+    if (updated) return JsonReply(200, updated->body);
+    if (updated.error().code() != StatusCode::kConflict || client_precondition ||
+        attempt + 1 == kWriteAttempts) {
+      return Err(updated.error());
+    }
+  }
+}
+
+Result<ApiReply> RestApi::ReplaceStatus(const ResourcePath& path, const std::string& body) {
+  nlohmann::json request = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!request.is_object() || !request.contains("status")) {
+    return Err(InvalidArgumentError("request body: expected a JSON object with a status field"));
+  }
+  ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
+  nlohmann::json document = current.body;
+  document["status"] = request["status"];
+  std::string version =
+      request.value(nlohmann::json::json_pointer("/metadata/resourceVersion"), std::string());
+  document["metadata"]["resourceVersion"] =
+      version.empty() ? std::to_string(current.resource_version) : version;
+  Result<api::Object> decoded = api::DecodeObject(document);
+  if (!decoded) return Err(decoded.error());
+  ASSIGN_OR_RETURN(store::Object write, ToStoreObject(*decoded));
+  ASSIGN_OR_RETURN(store::Object updated, store_.Update(std::move(write)));
+  return JsonReply(200, updated.body);
+}
+
+Result<ApiReply> RestApi::Delete(const ResourcePath& path, const Query& query) {
+  int64_t precondition = 0;
+  if (auto it = query.find("resourceVersion"); it != query.end()) {
+    ASSIGN_OR_RETURN(precondition, ParseVersion(it->second, "resourceVersion"));
+  }
+  ASSIGN_OR_RETURN(store::Object deleted, store_.Delete(KeyOf(path), precondition));
+  return JsonReply(200, deleted.body);
+}
+
+Result<ApiReply> RestApi::Apply(const std::string& body, const Query& query) {
+  bool dry_run = query.count("dryRun") != 0 && query.at("dryRun") == "All";
+  ASSIGN_OR_RETURN(std::vector<api::Object> decoded,
+                   DecodeRequestBody(body, "request body", std::nullopt));
+  std::vector<store::Object> objects;
+  std::set<store::ObjectKey> seen;
+  for (const api::Object& object : decoded) {
+    ASSIGN_OR_RETURN(store::Object stored, ToStoreObject(object));
+    if (!seen.insert(stored.key).second) {
+      return Err(InvalidArgumentError("request body: " + stored.key.Describe() +
+                                      " is defined more than once"));
+    }
+    objects.push_back(std::move(stored));
+  }
+  for (int attempt = 0;; ++attempt) {
+    std::vector<store::Write> writes;
+    std::vector<std::string> actions;
+    for (const store::Object& object : objects) {
+      Result<store::Object> current = store_.Get(object.key);
+      if (!current && current.error().code() != StatusCode::kNotFound) return Err(current.error());
+      if (!current) {
+        writes.push_back({store::WriteOp::kCreate, object});
+        actions.push_back("created");
+        continue;
+      }
+      store::Object write = object;
+      if (!CarryStatus(*current, write)) {
+        actions.push_back("unchanged");
+        continue;
+      }
+      if (write.resource_version == 0) write.resource_version = current->resource_version;
+      writes.push_back({store::WriteOp::kUpdate, std::move(write)});
+      actions.push_back("configured");
+    }
+    Result<std::vector<store::Object>> written = std::vector<store::Object>();
+    if (!dry_run && !writes.empty()) written = store_.Apply(writes);
+    if (!written) {
+      StatusCode code = written.error().code();
+      bool raced = code == StatusCode::kConflict || code == StatusCode::kAlreadyExists;
+      if (!raced || attempt + 1 == kWriteAttempts) return Err(written.error());
+      continue;
+    }
+    nlohmann::json results = nlohmann::json::array();
+    for (size_t i = 0; i < objects.size(); ++i) {
+      results.push_back(
+          {{"kind", objects[i].key.kind},
+           {"namespace", objects[i].key.namespace_name},
+           {"name", objects[i].key.name},
+           {"reference", ObjectReferenceName(objects[i].key.kind, objects[i].key.name)},
+           {"action", actions[i]}});
+    }
+    return JsonReply(200,
+                     {{"kind", "ApplyResult"},
+                      {"apiVersion", "strata.dev/v1alpha1"},
+                      {"dryRun", dry_run},
+                      {"metadata", {{"resourceVersion", std::to_string(store_.CurrentVersion())}}},
+                      {"results", std::move(results)}});
+  }
+}
+
+}  // namespace strata::server

@@ -1,0 +1,86 @@
+#include "server/resource_tables.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace strata::server {
+namespace {
+
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+
+Json Node(const std::string& name, int gpus) {
+  Json list = Json::array();
+  for (int i = 0; i < gpus; ++i)
+    list.push_back({{"index", i}, {"model", "H100-80GB"}, {"memory", "80Gi"}});
+  return {{"metadata",
+           {{"name", name},
+            {"creationTimestamp", "2026-01-01T00:00:00Z"},
+            {"labels", {{"topology.strata.dev/rack", "rack-0"}}}}},
+          {"status", {{"gpus", list}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+}
+
+Json Pod(const std::string& name, const std::string& node, std::vector<int> gpus,
+         const std::string& phase) {
+  Json assigned = Json::array();
+  for (int index : gpus) assigned.push_back({{"index", index}});
+  return {{"metadata", {{"name", name}, {"namespace", "team-a"}}},
+          {"spec", {{"nodeName", node}, {"assignedGpus", assigned}}},
+          {"status", {{"phase", phase}}}};
+}
+
+TEST(ResourceTablesTest, NodeTableShowsReadinessGpusAndAge) {
+  FakeClock clock;
+  clock.Advance(std::chrono::hours(3));
+  std::string table =
+      FormatTable(*FindResourceType("nodes"), {Node("sim-node-0", 8)}, false, clock.Now());
+  EXPECT_EQ(table,
+            "NAME         STATUS   GPUS           RACK     AGE\n"
+            "sim-node-0   Ready    8x H100-80GB   rack-0   3h\n");
+}
+
+TEST(ResourceTablesTest, NamespaceColumnComesFirstForAllNamespaces) {
+  std::string table = FormatTable(*FindResourceType("pods"), {Pod("p", "n", {0, 1}, "Running")},
+                                  true, FakeClock().Now());
+  EXPECT_THAT(table, HasSubstr("NAMESPACE   NAME   PHASE"));
+  EXPECT_THAT(table, HasSubstr("team-a      p      Running   n      0,1"));
+}
+
+TEST(ResourceTablesTest, AgesFollowKubectlsUnits) {
+  FakeClock clock;
+  std::string start = FormatRfc3339(clock.Now());
+  EXPECT_EQ(ShortAge(start, clock.Now() + std::chrono::seconds(45)), "45s");
+  EXPECT_EQ(ShortAge(start, clock.Now() + std::chrono::minutes(12)), "12m");
+  EXPECT_EQ(ShortAge(start, clock.Now() + std::chrono::hours(50)), "2d");
+  EXPECT_EQ(ShortAge("yesterday", clock.Now()), "<unknown>");
+}
+
+TEST(ResourceTablesTest, GpuHoldersIgnoreFinishedPods) {
+  std::string table = FormatGpuHolders(
+      {Node("n", 2)}, {Pod("train-0", "n", {0}, "Running"), Pod("old", "n", {1}, "Succeeded")});
+  EXPECT_EQ(table,
+            "NODE   GPU   MODEL       MEMORY   HELD BY\n"
+            "n      0     H100-80GB   80Gi     team-a/train-0\n"
+            "n      1     H100-80GB   80Gi     -\n");
+}
+
+TEST(ResourceTablesTest, DescriptionShowsThePendingReasonAndEvents) {
+  Json job = {{"metadata", {{"name", "big"}, {"namespace", "team-a"}}},
+              {"spec", {{"replicas", 8}}},
+              {"status",
+               {{"phase", "Pending"},
+                {"reason", "WaitingForQuota"},
+                {"message", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}}}};
+  Json event = {{"type", "Warning"},
+                {"reason", "FailedScheduling"},
+                {"count", 3},
+                {"message", "0/4 nodes are available"}};
+  std::string text =
+      FormatDescription(*FindResourceType("job"), job, {}, {event}, FakeClock().Now());
+  EXPECT_THAT(text, HasSubstr("Namespace:    team-a"));
+  EXPECT_THAT(text, HasSubstr("Pending:      WaitingForQuota: 0/4 nodes are available"));
+  EXPECT_THAT(text, HasSubstr("Warning   FailedScheduling   3"));
+}
+
+}  // namespace
+}  // namespace strata::server

@@ -1,0 +1,213 @@
+#include "server/rest_api.h"
+
+#include <nlohmann/json.hpp>
+
+#include "server/api_status.h"
+
+namespace strata::server {
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string PercentDecode(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out.push_back(' ');
+    } else if (text[i] == '%' && i + 2 < text.size() && HexValue(text[i + 1]) >= 0 &&
+               HexValue(text[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(HexValue(text[i + 1]) * 16 + HexValue(text[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
+
+ApiReply JsonReply(int code, const nlohmann::json& body) {
+  return ApiReply{net::HttpResponse::Text(code, "application/json", body.dump()), nullptr};
+}
+
+// Compares without stopping at the first difference, so response time says nothing about how
+// much of a token was right.
+bool SameToken(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char difference = 0;
+  for (size_t i = 0; i < a.size(); ++i) difference |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return difference == 0;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> ParseQuery(std::string_view target) {
+  std::map<std::string, std::string> query;
+  size_t question = target.find('?');
+  if (question == std::string_view::npos) return query;
+  std::string_view rest = target.substr(question + 1);
+  while (!rest.empty()) {
+    size_t amp = rest.find('&');
+    std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    std::string key = PercentDecode(pair.substr(0, eq));
+    query[key] = eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1));
+  }
+  return query;
+}
+
+RestApi::RestApi(store::Store& store, telemetry::Registry& registry, RestApiOptions options)
+    : store_(store),
+      registry_(registry),
+      options_(std::move(options)),
+      stats_(registry, "apiserver") {}
+
+Status RestApi::Authenticate(const net::HttpRequest& request) const {
+  if (options_.tokens.empty()) return Status::Ok();
+  std::string_view header = request.Header("Authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (header.substr(0, kBearer.size()) == kBearer) {
+    std::string_view token = header.substr(kBearer.size());
+    for (const std::string& accepted : options_.tokens) {
+      if (SameToken(token, accepted)) return Status::Ok();
+    }
+    return UnauthenticatedError("the bearer token is not valid for this server");
+  }
+  return UnauthenticatedError(
+      "this server requires a bearer token (Authorization: Bearer TOKEN; strata reads it from "
+      "--token or $STRATA_TOKEN)");
+}
+
+ApiReply RestApi::Handle(const net::HttpRequest& request) {
+  std::string verb = "other";
+  Query query = ParseQuery(request.target);
+  Result<ApiReply> reply = [&]() -> Result<ApiReply> {
+    RETURN_IF_ERROR(Authenticate(request));
+    return Route(request, query, &verb);
+  }();
+  if (!reply) {
+    const Status& error = reply.error();
+    reply = JsonReply(HttpStatusFor(error.code()), StatusObject(error));
+  }
+  stats_.requests_total.With({verb, std::to_string(reply->response.status)}).Increment();
+  return std::move(*reply);
+}
+
+Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& query,
+                                std::string* verb) {
+  std::string path(request.Path());
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const std::string& method = request.method;
+  auto only_get = [&]() -> Status {
+    if (method == "GET") return Status::Ok();
+    return UnimplementedError("method " + method + " is not allowed on " + path);
+  };
+  if (path == "/api" || path == "/apis" || path == "/version" || path == "/api/v1" ||
+      path == "/apis/strata.dev" || path == "/apis/strata.dev/v1alpha1") {
+    *verb = "discovery";
+    RETURN_IF_ERROR(only_get());
+    if (path == "/api") return JsonReply(200, CoreApiVersions());
+    if (path == "/apis") return JsonReply(200, ApiGroupList());
+    if (path == "/version") return JsonReply(200, VersionInfo(options_.version));
+    if (path == "/apis/strata.dev") return JsonReply(200, ApiGroupList()["groups"][0]);
+    std::string group_version = path == "/api/v1" ? "v1" : "strata.dev/v1alpha1";
+    return JsonReply(200, *ApiResourceList(group_version));
+  }
+  if (path == "/healthz" || path == "/readyz" || path == "/livez") {
+    *verb = "health";
+    RETURN_IF_ERROR(only_get());
+    return ApiReply{net::HttpResponse::Text(200, "text/plain", "ok"), nullptr};
+  }
+  if (path == "/metrics") {
+    *verb = "metrics";
+    RETURN_IF_ERROR(only_get());
+    return ApiReply{Metrics(), nullptr};
+  }
+  if (path == kApplyPath) {
+    *verb = "apply";
+    if (method != "POST") return Err(UnimplementedError("apply takes POST with manifests"));
+    return Apply(request.body, query);
+  }
+  ASSIGN_OR_RETURN(ResourcePath resource, ParseResourcePath(path));
+  if (!resource.subresource.empty()) {
+    *verb = "update";
+    if (resource.type->kind != "Pod" && resource.type->kind != "Node") {
+      return Err(NotFoundError(std::string(resource.type->plural) + " have no status subresource"));
+    }
+    if (method == "GET") return GetObject(resource);
+    if (method == "PUT") return ReplaceStatus(resource, request.body);
+    return Err(UnimplementedError("method " + method + " is not allowed on " + path));
+  }
+  bool watch =
+      query.count("watch") != 0 && query.at("watch") != "0" && query.at("watch") != "false";
+  if (resource.name.empty()) {
+    if (method == "GET") {
+      *verb = watch ? "watch" : "list";
+      return watch ? Watch(resource, query) : List(resource, query);
+    }
+    if (method == "POST") {
+      *verb = "create";
+      return Create(resource, request.body);
+    }
+    return Err(UnimplementedError("method " + method + " is not allowed on a collection"));
+  }
+  if (method == "GET") {
+    *verb = watch ? "watch" : "get";
+    return watch ? Watch(resource, query) : GetObject(resource);
+  }
+  if (method == "PUT") {
+    *verb = "update";
+    return Replace(resource, request.body);
+  }
+  if (method == "DELETE") {
+    *verb = "delete";
+    return Delete(resource, query);
+  }
+  return Err(UnimplementedError("method " + method +
+                                " is not supported; use PUT with the whole object (strata apply)"));
+}
+
+net::HttpResponse RestApi::Metrics() {
+  std::map<std::string, int64_t> phases = {
+      {"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
+  int64_t gpus_total = 0;
+  int64_t gpus_held = 0;
+  for (const ResourceType& type : AllResourceTypes()) {
+    Result<store::ListResult> listed = store_.List({std::string(type.kind), std::nullopt, {}});
+    if (!listed) continue;
+    stats_.objects.With({std::string(type.kind)}).Set(static_cast<double>(listed->items.size()));
+    for (const store::Object& object : listed->items) {
+      const nlohmann::json& body = object.body;
+      if (type.kind == "Pod") {
+        std::string phase =
+            body.value(nlohmann::json::json_pointer("/status/phase"), std::string("Pending"));
+        ++phases[phase];
+        const nlohmann::json* assigned =
+            body.contains("spec") && body["spec"].contains("assignedGpus")
+                ? &body["spec"]["assignedGpus"]
+                : nullptr;
+        bool terminal = phase == "Succeeded" || phase == "Failed";
+        if (assigned != nullptr && assigned->is_array() && !terminal) {
+          gpus_held += static_cast<int64_t>(assigned->size());
+        }
+      } else if (type.kind == "Node" && body.contains("status") &&
+                 body["status"].contains("gpus") && body["status"]["gpus"].is_array()) {
+        gpus_total += static_cast<int64_t>(body["status"]["gpus"].size());
+      }
+    }
+  }
+  for (const auto& [phase, count] : phases) {
+    stats_.pods.With({phase}).Set(static_cast<double>(count));
+  }
+  stats_.gpus.With({"held"}).Set(static_cast<double>(gpus_held));
+  stats_.gpus.With({"free"}).Set(static_cast<double>(std::max<int64_t>(0, gpus_total - gpus_held)));
+  return net::HttpResponse::Text(200, "text/plain; version=0.0.4", registry_.RenderText());
+}
+
+}  // namespace strata::server

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "net/http_message.h"
+#include "server/api_listener.h"
+#include "server/resource_catalog.h"
+#include "store/store.h"
+#include "telemetry/metrics.h"
+#include "telemetry/stats.h"
+
+namespace strata::server {
+
+#define STRATA_APISERVER_STATS(COUNTER, GAUGE, HISTOGRAM)                              \
+  COUNTER(requests_total, "REST API requests, by verb and HTTP code.", "verb", "code") \
+  GAUGE(watches, "Watch streams open.")                                                \
+  GAUGE(objects, "Objects in the store, by kind (counted at each scrape).", "kind")    \
+  GAUGE(pods, "Pods by phase (counted at each scrape).", "phase")                      \
+  GAUGE(gpus, "GPUs of registered nodes, by whether a pod holds them (at each scrape).", "state")
+STRATA_DECLARE_STATS(ApiServerStats, STRATA_APISERVER_STATS);
+
+struct RestApiOptions {
+  // Bearer tokens accepted on every call; empty: no authentication (loopback only).
+  std::vector<std::string> tokens;
+  // The strata version reported by /version.
+  std::string version = "0.0.0";
+  const Clock* clock = &RealClock::Instance();
+  // A watch without timeoutSeconds ends after this long (clients reconnect).
+  Duration default_watch_timeout = std::chrono::minutes(30);
+};
+
+// The control plane's REST API over a Store, following the Kubernetes API conventions (see
+// DESIGN.md "API conventions"): discovery (/api, /apis, /version, per-group resource lists),
+// list / get / create (POST) / update (PUT, optimistic concurrency on resourceVersion) /
+// delete / watch per kind, the status subresource of pods and nodes, and
+// POST /apis/strata.dev/v1alpha1/apply, which creates or updates every object of a
+// multi-document body (native or compatible kinds) in one store batch, all or nothing.
+// Request bodies are decoded and validated by the api module; errors are Kubernetes Status
+// objects naming the field, and nothing is written on any error. /metrics serves the registry
+// in Prometheus text; /healthz answers "ok".
+//
+// Owned by the control plane; `store` and `registry` must outlive it. Handle may be called from
+// several threads at once (the store is thread-safe).
+class RestApi {
+ public:
+  RestApi(store::Store& store, telemetry::Registry& registry, RestApiOptions options);
+
+  // Answers one request. Never fails: errors are responses.
+  ApiReply Handle(const net::HttpRequest& request);
+
+  // The path of the multi-object apply endpoint.
+  static constexpr std::string_view kApplyPath = "/apis/strata.dev/v1alpha1/apply";
+
+ private:
+  using Query = std::map<std::string, std::string>;
+
+  Result<ApiReply> Route(const net::HttpRequest& request, const Query& query, std::string* verb);
+  Status Authenticate(const net::HttpRequest& request) const;
+  net::HttpResponse Metrics();
+
+  Result<ApiReply> List(const ResourcePath& path, const Query& query);
+  Result<ApiReply> Watch(const ResourcePath& path, const Query& query);
+  Result<ApiReply> GetObject(const ResourcePath& path);
+  Result<ApiReply> Create(const ResourcePath& path, const std::string& body);
+  Result<ApiReply> Replace(const ResourcePath& path, const std::string& body);
+  Result<ApiReply> ReplaceStatus(const ResourcePath& path, const std::string& body);
+  Result<ApiReply> Delete(const ResourcePath& path, const Query& query);
+  Result<ApiReply> Apply(const std::string& body, const Query& query);
+
+  store::Store& store_;
+  telemetry::Registry& registry_;
+  RestApiOptions options_;
+  ApiServerStats stats_;
+};
+
+// The query of a request target, percent-decoded: "/x?watch=1&labelSelector=a%3Db" gives
+// {watch: 1, labelSelector: a=b}.
+std::map<std::string, std::string> ParseQuery(std::string_view target);
+
+}  // namespace strata::server

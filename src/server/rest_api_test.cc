@@ -1,0 +1,362 @@
+#include "server/rest_api.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "server/api_client.h"
+#include "server/api_listener.h"
+
+namespace strata::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kJob[] = R"(apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata:
+  name: train
+  namespace: team-a
+spec:
+  replicas: 2
+  resources: {gpu: 8}
+  template: {command: [python, train.py]}
+)";
+
+constexpr char kPyTorchJob[] = R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: resnet
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: pytorch
+              command: [python, train.py]
+              resources: {limits: {nvidia.com/gpu: 8}}
+)";
+
+constexpr char kQueues[] = R"(apiVersion: strata.dev/v1alpha1
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: strata.dev/v1alpha1
+kind: Queue
+metadata: {name: team-a}
+spec:
+  cohort: pool
+  flavors:
+    - name: h100
+      resources: [{name: gpu, nominal: 32}]
+)";
+
+// A RestApi behind a real listener on an ephemeral loopback port, over a memory store.
+class RestApiTest : public ::testing::Test {
+ protected:
+  void Start(RestApiOptions options = {}, size_t history_limit = 10000) {
+    store::StoreOptions store_options;
+    store_options.history_limit = history_limit;
+    store_ = store::NewMemoryStore(store_options);
+    api_ = std::make_unique<RestApi>(*store_, registry_, std::move(options));
+    ApiListenerOptions listener_options;
+    listener_options.max_body_bytes = 64 * 1024;
+    listener_ = std::make_unique<ApiListener>(
+        listener_options, [this](const net::HttpRequest& r) { return api_->Handle(r); });
+    ASSERT_TRUE(listener_->Start().ok());
+    client_ = Client("");
+  }
+
+  std::unique_ptr<ApiClient> Client(std::string token) {
+    auto client = ApiClient::Create("http://127.0.0.1:" + std::to_string(listener_->port()),
+                                    std::move(token));
+    EXPECT_TRUE(client.has_value());
+    return std::move(*client);
+  }
+
+  Result<nlohmann::json> Post(std::string_view path, std::string body) {
+    return client_->Call("POST", path, std::move(body), "application/yaml");
+  }
+
+  telemetry::Registry registry_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<RestApi> api_;
+  std::unique_ptr<ApiListener> listener_;
+  std::unique_ptr<ApiClient> client_;
+};
+
+TEST_F(RestApiTest, DiscoveryDescribesTheGroupsAndResourcesKubectlReads) {
+  Start();
+  auto core = client_->Get("/api");
+  ASSERT_TRUE(core) << core.error().ToString();
+  EXPECT_EQ((*core)["kind"], "APIVersions");
+  EXPECT_EQ((*core)["versions"], nlohmann::json({"v1"}));
+
+  auto groups = client_->Get("/apis");
+  ASSERT_TRUE(groups);
+  EXPECT_EQ((*groups)["kind"], "APIGroupList");
+  EXPECT_EQ((*groups)["groups"][0]["name"], "strata.dev");
+  EXPECT_EQ((*groups)["groups"][0]["preferredVersion"]["groupVersion"], "strata.dev/v1alpha1");
+
+  auto strata = client_->Get("/apis/strata.dev/v1alpha1");
+  ASSERT_TRUE(strata);
+  EXPECT_EQ((*strata)["kind"], "APIResourceList");
+  EXPECT_EQ((*strata)["groupVersion"], "strata.dev/v1alpha1");
+  bool jobs_found = false;
+  for (const auto& resource : (*strata)["resources"]) {
+    if (resource["name"] == "jobs") {
+      jobs_found = true;
+      EXPECT_EQ(resource["kind"], "Job");
+      EXPECT_EQ(resource["namespaced"], true);
+      EXPECT_EQ(resource["singularName"], "job");
+      EXPECT_THAT(resource["verbs"].dump(), HasSubstr("\"watch\""));
+    }
+  }
+  EXPECT_TRUE(jobs_found);
+
+  auto v1 = client_->Get("/api/v1");
+  ASSERT_TRUE(v1);
+  EXPECT_THAT((*v1)["resources"].dump(), HasSubstr("\"name\":\"pods\""));
+  EXPECT_THAT((*v1)["resources"].dump(), HasSubstr("\"name\":\"nodes\""));
+
+  auto version = client_->Get("/version");
+  ASSERT_TRUE(version);
+  EXPECT_EQ((*version)["major"], "1");
+  EXPECT_TRUE((*version)["gitVersion"].is_string());
+}
+
+TEST_F(RestApiTest, CreateGetListAndDeleteANativeJob) {
+  Start();
+  auto created = Post("/apis/strata.dev/v1alpha1/namespaces/team-a/jobs", kJob);
+  ASSERT_TRUE(created) << created.error().ToString();
+  EXPECT_EQ((*created)["kind"], "Job");
+  EXPECT_FALSE((*created)["metadata"]["uid"].get<std::string>().empty());
+  std::string version = (*created)["metadata"]["resourceVersion"];
+
+  auto got = client_->Get("/apis/strata.dev/v1alpha1/namespaces/team-a/jobs/train");
+  ASSERT_TRUE(got);
+  EXPECT_EQ((*got)["spec"]["replicas"], 2);
+  EXPECT_EQ((*got)["metadata"]["resourceVersion"], version);
+
+  auto listed = client_->Get("/apis/strata.dev/v1alpha1/jobs");
+  ASSERT_TRUE(listed);
+  EXPECT_EQ((*listed)["kind"], "JobList");
+  EXPECT_EQ((*listed)["metadata"]["resourceVersion"], version);
+  ASSERT_EQ((*listed)["items"].size(), 1u);
+
+  auto other_namespace = client_->Get("/apis/strata.dev/v1alpha1/namespaces/team-b/jobs");
+  ASSERT_TRUE(other_namespace);
+  EXPECT_TRUE((*other_namespace)["items"].empty());
+
+  auto again = Post("/apis/strata.dev/v1alpha1/namespaces/team-a/jobs", kJob);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code(), StatusCode::kAlreadyExists);
+
+  ASSERT_TRUE(client_->Call("DELETE", "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs/train"));
+  auto gone = client_->Get("/apis/strata.dev/v1alpha1/namespaces/team-a/jobs/train");
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code(), StatusCode::kNotFound);
+}
+
+TEST_F(RestApiTest, CompatibleKindsAreStoredAsNativeObjectsInThePathNamespace) {
+  Start();
+  auto created = Post("/apis/strata.dev/v1alpha1/namespaces/ml/jobs", kPyTorchJob);
+  ASSERT_TRUE(created) << created.error().ToString();
+  EXPECT_EQ((*created)["apiVersion"], "strata.dev/v1alpha1");
+  EXPECT_EQ((*created)["kind"], "Job");
+  EXPECT_EQ((*created)["metadata"]["namespace"], "ml");
+  EXPECT_TRUE(store_->Get({"Job", "ml", "resnet"}).has_value());
+
+  auto wrong_collection = Post("/apis/strata.dev/v1alpha1/namespaces/ml/services", kPyTorchJob);
+  ASSERT_FALSE(wrong_collection);
+  EXPECT_EQ(wrong_collection.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(wrong_collection.error().message(), HasSubstr("expected one Service"));
+}
+
+TEST_F(RestApiTest, StaleResourceVersionIsAConflictAndChangesNothing) {
+  Start();
+  auto created = Post("/apis/strata.dev/v1alpha1/namespaces/team-a/jobs", kJob);
+  ASSERT_TRUE(created);
+  nlohmann::json job = *created;
+  job["spec"]["replicas"] = 3;
+  std::string path = "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs/train";
+  auto updated = client_->Call("PUT", path, job.dump(), "application/json");
+  ASSERT_TRUE(updated) << updated.error().ToString();
+  EXPECT_EQ((*updated)["spec"]["replicas"], 3);
+
+  job["spec"]["replicas"] = 4;  // still carries the first resourceVersion
+  auto stale = client_->Call("PUT", path, job.dump(), "application/json");
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().code(), StatusCode::kConflict);
+  EXPECT_EQ((*client_->Get(path))["spec"]["replicas"], 3);
+}
+
+TEST_F(RestApiTest, BadInputIsRejectedWithTheFieldAndNothingIsStored) {
+  Start();
+  int64_t before = store_->CurrentVersion();
+  std::string collection = "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs";
+
+  auto malformed = Post(collection, "kind: Job\nmetadata: {name: [\n");
+  ASSERT_FALSE(malformed);
+  EXPECT_EQ(malformed.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(malformed.error().message(), HasSubstr("line"));
+
+  std::string typo = kJob;
+  typo.replace(typo.find("replicas"), 8, "replcas");
+  auto unknown_field = Post(collection, typo);
+  ASSERT_FALSE(unknown_field);
+  EXPECT_THAT(unknown_field.error().message(), HasSubstr("spec.replcas: unknown field"));
+
+  auto unknown_kind = Post(collection,
+                           "apiVersion: strata.dev/v1alpha1\nkind: Jobb\n"
+                           "metadata: {name: x}\n");
+  ASSERT_FALSE(unknown_kind);
+  EXPECT_THAT(unknown_kind.error().message(), HasSubstr("unknown kind"));
+
+  std::string big = std::string(kJob) + "# " + std::string(70 * 1024, 'x') + "\n";
+  auto oversized = Post(collection, big);
+  ASSERT_FALSE(oversized);
+  EXPECT_THAT(oversized.error().message(), HasSubstr("larger than the limit"));
+
+  // One bad document spoils the whole multi-document apply.
+  std::string mixed = std::string(kQueues) + "---\n" + typo;
+  auto partly_bad = Post(RestApi::kApplyPath, mixed);
+  ASSERT_FALSE(partly_bad);
+  EXPECT_THAT(partly_bad.error().message(), HasSubstr("document 3"));
+
+  EXPECT_EQ(store_->CurrentVersion(), before);
+}
+
+TEST_F(RestApiTest, ApplyCreatesEveryObjectThenReportsThemUnchanged) {
+  Start();
+  auto first = Post(RestApi::kApplyPath, kQueues);
+  ASSERT_TRUE(first) << first.error().ToString();
+  ASSERT_EQ((*first)["results"].size(), 2u);
+  EXPECT_EQ((*first)["results"][0]["action"], "created");
+  EXPECT_EQ((*first)["results"][1]["reference"], "queue.strata.dev/team-a");
+  int64_t version = store_->CurrentVersion();
+
+  auto second = Post(RestApi::kApplyPath, kQueues);
+  ASSERT_TRUE(second);
+  EXPECT_EQ((*second)["results"][1]["action"], "unchanged");
+  EXPECT_EQ(store_->CurrentVersion(), version);
+
+  std::string changed = kQueues;
+  changed.replace(changed.find("nominal: 32"), 11, "nominal: 16");
+  auto third = Post(RestApi::kApplyPath, changed);
+  ASSERT_TRUE(third);
+  EXPECT_EQ((*third)["results"][0]["action"], "unchanged");
+  EXPECT_EQ((*third)["results"][1]["action"], "configured");
+}
+
+TEST_F(RestApiTest, WatchStreamsChangesFromAVersionAndOldVersionsAreExpired) {
+  Start({}, /*history_limit=*/4);
+  std::string collection = "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs";
+  // Versions 1 and 2: the watch below starts after them (version 0 would mean "any version").
+  ASSERT_TRUE(Post(RestApi::kApplyPath, kQueues));
+  auto created = Post(collection, kJob);
+  ASSERT_TRUE(created);
+  int64_t version = std::stoll((*created)["metadata"]["resourceVersion"].get<std::string>());
+  ASSERT_TRUE(client_->Call("DELETE", collection + "/train"));
+
+  std::vector<std::string> types;
+  Status watched =
+      client_->Watch(collection + "?watch=1&resourceVersion=" + std::to_string(version - 1),
+                     [&](const nlohmann::json& event) {
+                       types.push_back(event["type"]);
+                       EXPECT_EQ(event["object"]["metadata"]["name"], "train");
+                       return types.size() < 2;
+                     });
+  ASSERT_TRUE(watched.ok()) << watched.ToString();
+  EXPECT_EQ(types, (std::vector<std::string>{"ADDED", "DELETED"}));
+
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(Post(collection, kJob));
+    ASSERT_TRUE(client_->Call("DELETE", collection + "/train"));
+  }
+  Status expired = client_->Watch(collection + "?watch=1&resourceVersion=1",
+                                  [](const nlohmann::json&) { return false; });
+  EXPECT_EQ(expired.code(), StatusCode::kExpired) << expired.ToString();
+}
+
+TEST_F(RestApiTest, WatchWithoutVersionStartsWithTheCurrentObjectsAndEndsOnTimeout) {
+  Start();
+  ASSERT_TRUE(Post(RestApi::kApplyPath, kQueues));
+  std::vector<std::string> names;
+  Status watched = client_->Watch("/apis/strata.dev/v1alpha1/queues?watch=true&timeoutSeconds=0",
+                                  [&](const nlohmann::json& event) {
+                                    names.push_back(event["object"]["metadata"]["name"]);
+                                    return true;
+                                  });
+  ASSERT_TRUE(watched.ok()) << watched.ToString();
+  EXPECT_EQ(names, std::vector<std::string>{"team-a"});
+}
+
+TEST_F(RestApiTest, TokensAreRequiredWhenConfigured) {
+  RestApiOptions options;
+  options.tokens = {"s3cret"};
+  Start(options);
+  auto anonymous = client_->Get("/apis/strata.dev/v1alpha1/queues");
+  ASSERT_FALSE(anonymous);
+  EXPECT_EQ(anonymous.error().code(), StatusCode::kUnauthenticated);
+  auto wrong = Client("guess")->Get("/api");
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error().code(), StatusCode::kUnauthenticated);
+  EXPECT_TRUE(Client("s3cret")->Get("/apis/strata.dev/v1alpha1/queues").has_value());
+}
+
+TEST_F(RestApiTest, PodStatusIsReplacedThroughTheStatusSubresource) {
+  Start();
+  auto created = Post("/api/v1/namespaces/default/pods",
+                      "apiVersion: v1\nkind: Pod\nmetadata: {name: probe}\nspec:\n"
+                      "  containers: [{name: c, image: i, command: [\"true\"]}]\n");
+  ASSERT_TRUE(created) << created.error().ToString();
+  nlohmann::json report = {{"status", {{"phase", "Running"}}}};
+  auto updated = client_->Call("PUT", "/api/v1/namespaces/default/pods/probe/status", report.dump(),
+                               "application/json");
+  ASSERT_TRUE(updated) << updated.error().ToString();
+  EXPECT_EQ((*updated)["status"]["phase"], "Running");
+  // A spec update keeps the status the agent reported.
+  nlohmann::json pod = *updated;
+  pod["metadata"]["labels"] = {{"team", "a"}};
+  pod.erase("status");
+  auto relabeled =
+      client_->Call("PUT", "/api/v1/namespaces/default/pods/probe", pod.dump(), "application/json");
+  ASSERT_TRUE(relabeled) << relabeled.error().ToString();
+  EXPECT_EQ((*relabeled)["status"]["phase"], "Running");
+}
+
+TEST_F(RestApiTest, MetricsCountRequestsAndPods) {
+  Start();
+  ASSERT_TRUE(client_->Get("/api"));
+  auto metrics = client_->Call("GET", "/metrics");
+  // Prometheus text is not JSON: the client reports that, and the raw scrape is checked below.
+  ASSERT_FALSE(metrics);
+  net::HttpClient http;
+  net::HttpRequest request;
+  request.target = "/metrics";
+  auto scraped = http.Send("127.0.0.1", listener_->port(), request);
+  ASSERT_TRUE(scraped);
+  EXPECT_THAT(scraped->body, HasSubstr("strata_apiserver_requests_total{verb=\"discovery\""));
+  EXPECT_THAT(scraped->body, HasSubstr("strata_apiserver_pods{phase=\"Running\"} 0"));
+}
+
+TEST_F(RestApiTest, UnknownPathsAndMethodsAreStatusErrors) {
+  Start();
+  auto unknown = client_->Get("/apis/strata.dev/v1alpha1/widgets");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().code(), StatusCode::kNotFound);
+  auto patch = client_->Call("PATCH", "/apis/strata.dev/v1alpha1/queues/x", "{}");
+  ASSERT_FALSE(patch);
+  EXPECT_EQ(patch.error().code(), StatusCode::kUnimplemented);
+  auto namespaced_node = client_->Get("/api/v1/namespaces/default/nodes");
+  ASSERT_FALSE(namespaced_node);
+  EXPECT_EQ(namespaced_node.error().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace strata::server

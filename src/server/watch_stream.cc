@@ -1,0 +1,77 @@
+#include "server/watch_stream.h"
+
+#include <nlohmann/json.hpp>
+
+#include "server/api_status.h"
+
+namespace strata::server {
+
+WatchStream::WatchStream(std::unique_ptr<store::Watcher> watcher, WatchStreamOptions options,
+                         telemetry::Gauge& open_watches)
+    : watcher_(std::move(watcher)),
+      options_(std::move(options)),
+      open_watches_(open_watches),
+      last_output_(options_.clock->Now()) {
+  open_watches_.Add(1);
+}
+
+WatchStream::~WatchStream() {
+  watcher_->SetNotify(nullptr);
+  open_watches_.Add(-1);
+}
+
+void WatchStream::SetWake(std::function<void()> wake) { watcher_->SetNotify(std::move(wake)); }
+
+std::string WatchStream::EventLine(const store::WatchEvent& event) {
+  nlohmann::json line = {{"type", store::WatchEventTypeName(event.type)},
+                         {"object", event.object.body}};
+  return line.dump() + "\n";
+}
+
+std::string WatchStream::BookmarkLine() const {
+  nlohmann::json object = {
+      {"kind", options_.kind},
+      {"apiVersion", options_.api_version},
+      {"metadata", {{"resourceVersion", std::to_string(watcher_->ProgressVersion())}}}};
+  return nlohmann::json{{"type", "BOOKMARK"}, {"object", std::move(object)}}.dump() + "\n";
+}
+
+std::string WatchStream::Read(bool* finished) {
+  *finished = false;
+  std::string out;
+  if (!initial_sent_) {
+    initial_sent_ = true;
+    for (store::Object& object : options_.initial) {
+      out += EventLine({store::WatchEventType::kAdded, std::move(object)});
+    }
+    options_.initial.clear();
+  }
+  while (true) {
+    Result<std::optional<store::WatchEvent>> next = watcher_->TryNext();
+    if (!next) {
+      if (next.error().code() == StatusCode::kExpired) {
+        Status expired = ExpiredError(
+            "the watch fell too far behind and its history is gone; list again and watch from "
+            "the list's resourceVersion");
+        out += nlohmann::json{{"type", "ERROR"}, {"object", StatusObject(expired)}}.dump() + "\n";
+      }
+      *finished = true;
+      return out;
+    }
+    if (!next->has_value()) break;
+    const store::WatchEvent& event = **next;
+    if (options_.name && event.object.key.name != *options_.name) continue;
+    out += EventLine(event);
+  }
+  TimePoint now = options_.clock->Now();
+  if (now >= options_.deadline) {
+    *finished = true;
+  } else if (out.empty() && options_.bookmarks &&
+             now - last_output_ >= options_.bookmark_interval) {
+    out = BookmarkLine();
+  }
+  if (!out.empty()) last_output_ = now;
+  return out;
+}
+
+}  // namespace strata::server

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "server/api_listener.h"
+#include "store/store.h"
+#include "telemetry/metrics.h"
+
+namespace strata::server {
+
+struct WatchStreamOptions {
+  // Objects to report as ADDED before any change (a watch without a resourceVersion starts
+  // with the current state, as in Kubernetes).
+  std::vector<store::Object> initial;
+  // Only this object (fieldSelector metadata.name=...); nullopt: every object selected.
+  std::optional<std::string> name;
+  // Send a BOOKMARK with the progress version after `bookmark_interval` without output.
+  bool bookmarks = false;
+  Duration bookmark_interval = std::chrono::seconds(10);
+  // The stream ends, cleanly, at this time of `clock`.
+  TimePoint deadline = TimePoint::max();
+  const Clock* clock = &RealClock::Instance();
+  // For BOOKMARK objects: the kind and apiVersion of the collection watched.
+  std::string kind;
+  std::string api_version;
+};
+
+// The body of a watch response: one JSON object per line,
+//   {"type": "ADDED|MODIFIED|DELETED|BOOKMARK|ERROR", "object": {...}}
+// read from a store Watcher. When the watcher expires (the client fell too far behind) the
+// stream ends with an ERROR event carrying a 410 Expired Status, and the client relists. Owned
+// by the listener's connection; counts itself in `open_watches` while it lives.
+// Thread-safety: see ResponseStream.
+class WatchStream final : public ResponseStream {
+ public:
+  WatchStream(std::unique_ptr<store::Watcher> watcher, WatchStreamOptions options,
+              telemetry::Gauge& open_watches);
+  ~WatchStream() override;
+
+  void SetWake(std::function<void()> wake) override;
+  std::string Read(bool* finished) override;
+
+  // One line of the stream for `event`, newline included.
+  static std::string EventLine(const store::WatchEvent& event);
+
+ private:
+  std::string BookmarkLine() const;
+
+  std::unique_ptr<store::Watcher> watcher_;
+  WatchStreamOptions options_;
+  telemetry::Gauge& open_watches_;
+  bool initial_sent_ = false;
+  TimePoint last_output_;
+};
+
+}  // namespace strata::server

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Drives a running `strata up` with the official Kubernetes Python client (Debian's
+python3-kubernetes), as kubectl would: discovery first, then typed and dynamic calls.
+
+Usage: kubernetes_client_check.py SERVER_URL
+Prints one line per check and exits non-zero on the first failure.
+"""
+import sys
+import tempfile
+
+from kubernetes import client, dynamic
+
+
+def main():
+    configuration = client.Configuration()
+    configuration.host = sys.argv[1]
+    api = client.ApiClient(configuration)
+
+    version = client.VersionApi(api).get_code()
+    assert version.major == "1", version
+    print("version", version.git_version)
+
+    nodes = client.CoreV1Api(api).list_node()
+    names = sorted(node.metadata.name for node in nodes.items)
+    assert names == ["sim-node-0", "sim-node-1", "sim-node-2", "sim-node-3"], names
+    ready = [c.status for c in nodes.items[0].status.conditions if c.type == "Ready"]
+    assert ready == ["True"], ready
+    print("typed list_node", names)
+
+    with tempfile.TemporaryDirectory() as cache_dir:
+        discovered = dynamic.DynamicClient(api, cache_file=cache_dir + "/discovery.json")
+        jobs = discovered.resources.get(api_version="strata.dev/v1alpha1", kind="Job")
+        assert jobs.namespaced and jobs.name == "jobs", jobs
+        job = {
+            "apiVersion": "strata.dev/v1alpha1",
+            "kind": "Job",
+            "metadata": {"name": "from-python", "namespace": "team-a"},
+            "spec": {"replicas": 1, "resources": {"gpu": "1"},
+                     "template": {"command": ["python3", "-c", "print(1)"]}},
+        }
+        created = jobs.create(body=job, namespace="team-a")
+        assert created.metadata.resourceVersion, created
+        listed = jobs.get(namespace="team-a")
+        assert [item.metadata.name for item in listed.items] == ["from-python"], listed
+        assert int(listed.metadata.resourceVersion) >= int(created.metadata.resourceVersion)
+        print("dynamic create and list jobs", listed.metadata.resourceVersion)
+
+        try:
+            jobs.create(body=job, namespace="team-a")
+            raise AssertionError("a second create of the same job succeeded")
+        except dynamic.exceptions.ConflictError as error:
+            body = error.body.decode() if isinstance(error.body, bytes) else error.body
+            assert "AlreadyExists" in body, body
+        print("conflict on a second create")
+
+        jobs.delete(name="from-python", namespace="team-a")
+        assert jobs.get(namespace="team-a").items == []
+        print("dynamic delete")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+
+// Runs the real `strata` binary for the platform tests: `strata up` as a long-lived server, and
+// one-shot CLI verbs with their output and exit code.
+namespace strata::platform_test {
+
+// $STRATA_BINARY_DIR/bin/strata.
+std::string StrataBinary();
+// $STRATA_SOURCE_DIR (the repository, for examples/).
+std::string SourceDir();
+
+// What a finished command printed and how it ended.
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `strata ARGS...` to completion with `env` added to the environment ("NAME=value").
+CommandResult RunStrata(const std::vector<std::string>& args,
+                        const std::vector<std::string>& env = {});
+
+// Runs `command` (its program found on PATH) to completion, like RunStrata.
+CommandResult RunProgram(const std::vector<std::string>& command,
+                         const std::vector<std::string>& env = {});
+
+// A running `strata up`. Start waits for the line naming the API's address and keeps what was
+// printed before it. The destructor stops the process (SIGTERM, then SIGKILL) and reaps it.
+class UpProcess {
+ public:
+  UpProcess() = default;
+  ~UpProcess();
+  UpProcess(const UpProcess&) = delete;
+  UpProcess& operator=(const UpProcess&) = delete;
+
+  // Starts `strata up ARGS...`; returns false (with what it printed in output()) when it exits
+  // or prints nothing for `timeout` before announcing its address.
+  bool Start(const std::vector<std::string>& args, Duration timeout = std::chrono::seconds(60));
+
+  // Sends SIGKILL and reaps the process: a crash, with no chance to clean up.
+  void Kill();
+  // Sends SIGTERM and returns the exit status after the process ended.
+  int Terminate();
+  // Waits for a process that is expected to exit on its own; returns its exit code.
+  int WaitExit();
+
+  const std::string& url() const { return url_; }
+  int port() const { return port_; }
+  const std::string& output() const { return output_; }
+
+ private:
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  std::string output_;
+  std::string url_;
+  int port_ = 0;
+};
+
+}  // namespace strata::platform_test
