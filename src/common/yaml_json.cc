@@ -1,5 +1,6 @@
 #include "common/yaml_json.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
@@ -182,11 +183,57 @@ void Emit(const nlohmann::json& v, int indent, std::ostringstream& out) {
   }
 }
 
+// Records where each document of a stream starts, and nothing else.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override { last_ = mark; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  const YAML::Mark& last() const { return last_; }
+
+ private:
+  YAML::Mark last_;
+};
+
+// yaml-cpp 0.7 (Debian 12) loops forever, allocating, on a stray flow indicator after a
+// document ("{a: 1},"): it reports empty documents without consuming input (upstream issue
+// jbeder/yaml-cpp#1040). Walk the stream's documents first and fail at one that starts where
+// the previous one did. yaml-cpp exceptions propagate to the caller's handler.
+Status CheckDocumentsAdvance(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  int previous = -1;
+  while (parser.HandleNextDocument(starts)) {
+    const YAML::Mark& mark = starts.last();
+    if (mark.pos == previous) {
+      std::string message = Where(mark) + ": unexpected character";
+      if (mark.pos >= 0 && static_cast<size_t>(mark.pos) < text.size()) {
+        message += " '" + std::string(1, text[mark.pos]) + "'";
+      }
+      return InvalidArgumentError(std::move(message));
+    }
+    previous = mark.pos;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text) {
   std::vector<YAML::Node> nodes;
   try {
+    RETURN_IF_ERROR(CheckDocumentsAdvance(text));
     nodes = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
     return Err(InvalidArgumentError(Where(e.mark) + ": " + e.msg));

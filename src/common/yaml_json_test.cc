@@ -47,6 +47,19 @@ TEST(YamlJsonTest, ErrorsNameTheLine) {
   EXPECT_NE(bad.error().message().find("line "), std::string::npos);
 }
 
+TEST(YamlJsonTest, StrayFlowIndicatorIsAnErrorNotAHang) {
+  // yaml-cpp 0.7 alone loops forever on these (upstream issue jbeder/yaml-cpp#1040).
+  auto comma = ParseYamlDocuments(",");
+  ASSERT_FALSE(comma);
+  EXPECT_EQ(comma.error().message(), "line 1, column 1: unexpected character ','");
+  auto after_map = ParseYamlDocuments("{a: 1},\n");
+  ASSERT_FALSE(after_map);
+  EXPECT_EQ(after_map.error().message(), "line 1, column 7: unexpected character ','");
+  auto empty_docs = ParseYamlDocuments("a: 1\n---\n---\nb: 2\n");
+  ASSERT_TRUE(empty_docs);
+  EXPECT_EQ(empty_docs->size(), 2u);
+}
+
 TEST(YamlJsonTest, ToYamlRoundTrips) {
   nlohmann::json v = nlohmann::json::parse(R"json({
     "apiVersion": "strata.dev/v1alpha1", "kind": "Job",
