@@ -59,7 +59,7 @@ fuzz: build-fuzz
 	@set -e; for t in $$(ls build/fuzz/fuzz/ | grep '_fuzz$$'); do \
 	  scratch=$$(mktemp -d); \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS)s"; \
-	  build/fuzz/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  build/fuzz/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
 	    -artifact_prefix=build/fuzz/$$t- $$scratch fuzz/corpus/$$t \
 	    2>build/fuzz/$$t.log || { tail -50 build/fuzz/$$t.log; exit 1; }; \
 	  grep -E 'stat::number_of_executed_units' build/fuzz/$$t.log; \
