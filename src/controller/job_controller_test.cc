@@ -1,0 +1,168 @@
+#include "controller/job_controller.h"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "controller/controller_test_support.h"
+#include "controller/training_pod.h"
+#include "node/torchrun_env.h"
+
+namespace strata::controller {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+using testing::TestCluster;
+
+std::string Job(const std::string& name, int replicas, int max_restarts,
+                const std::string& clean_pod_policy = "Running") {
+  return fmt::format(R"(apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata: {{name: {}, namespace: default}}
+spec:
+  replicas: {}
+  procPerNode: 2
+  maxRestarts: {}
+  cleanPodPolicy: {}
+  resources: {{cpu: "8", memory: 64Gi, gpu: 8}}
+  template: {{command: [python, train.py]}}
+)",
+                     name, replicas, max_restarts, clean_pod_policy);
+}
+
+std::vector<std::string> EventReasons(const TestCluster& cluster, const std::string& job) {
+  std::vector<std::string> out;
+  for (const api::Event& event : cluster.Events()) {
+    if (event.involved_object.kind == "Job" && event.involved_object.name == job) {
+      out.push_back(event.reason);
+    }
+  }
+  return out;
+}
+
+TEST(JobControllerTest, RunsAJobToSuccessAndReleasesEveryGpu) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.AddNode("node-b", 8);
+  cluster.Apply(Job("train", 2, 0));
+  cluster.Reconcile(1);
+  EXPECT_EQ(cluster.Job("train").phase, kJobPending);
+  EXPECT_THAT(cluster.JobPods("train"), SizeIs(2));
+  EXPECT_EQ(cluster.GpusHeld(), 16);
+
+  cluster.StartBoundPods();
+  cluster.Reconcile(1);
+  JobStatus running = cluster.Job("train");
+  EXPECT_EQ(running.phase, kJobRunning);
+  EXPECT_FALSE(running.start_time.empty());
+
+  cluster.SetPodPhase("train-worker-0", "Succeeded", 0);
+  cluster.Reconcile(1);
+  EXPECT_EQ(cluster.Job("train").phase, kJobRunning);
+  cluster.SetPodPhase("train-worker-1", "Succeeded", 0);
+  cluster.Reconcile(1);
+
+  JobStatus done = cluster.Job("train");
+  EXPECT_EQ(done.phase, kJobSucceeded);
+  EXPECT_FALSE(done.completion_time.empty());
+  EXPECT_EQ(cluster.GpusHeld(), 0);
+  EXPECT_THAT(cluster.JobPods("train"), SizeIs(2));  // cleanPodPolicy Running keeps them
+  EXPECT_THAT(EventReasons(cluster, "train"),
+              ::testing::IsSupersetOf({"Scheduled", "Running", "Succeeded"}));
+}
+
+TEST(JobControllerTest, CleanPodPolicyAllDeletesEveryPod) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.Apply(Job("train", 1, 0, "All"));
+  cluster.Reconcile(1);
+  cluster.StartBoundPods();
+  cluster.SetPodPhase("train-worker-0", "Succeeded", 0);
+  cluster.Reconcile(2);
+  EXPECT_EQ(cluster.Job("train").phase, kJobSucceeded);
+  EXPECT_THAT(cluster.JobPods("train"), SizeIs(0));
+}
+
+TEST(JobControllerTest, AFailedPodRestartsTheWholeGroupUpToMaxRestartsThenFails) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.AddNode("node-b", 8);
+  cluster.Apply(Job("train", 2, 2));
+  cluster.Reconcile(1);
+  cluster.StartBoundPods();
+  cluster.Reconcile(1);
+
+  for (int restart = 1; restart <= 2; ++restart) {
+    cluster.SetPodPhase("train-worker-1", "Failed", 1);
+    cluster.Reconcile(1);
+    JobStatus restarting = cluster.Job("train");
+    EXPECT_EQ(restarting.phase, kJobRestarting);
+    EXPECT_THAT(restarting.message, HasSubstr("train-worker-1 failed with exit code 1"));
+    // The healthy pod is stopped too: the whole group restarts.
+    EXPECT_EQ(StopRequested(cluster.Pod("train-worker-0")), kStopGroupRestart);
+
+    cluster.StopMarkedPods();
+    cluster.Reconcile(2);
+    EXPECT_EQ(cluster.Job("train").restart_count, restart);
+    std::vector<api::Pod> pods = cluster.JobPods("train");
+    ASSERT_THAT(pods, SizeIs(2));
+    Result<node::TrainingPod> training = TrainingPodFromPod(pods[0]);
+    ASSERT_TRUE(training.has_value());
+    Result<std::vector<node::Environment>> env = node::BuildWorkerEnvironments(*training);
+    ASSERT_TRUE(env.has_value());
+    EXPECT_EQ((*env)[0].at("TORCHELASTIC_RESTART_COUNT"), std::to_string(restart));
+    EXPECT_EQ((*env)[0].at("TORCHELASTIC_MAX_RESTARTS"), "2");
+
+    cluster.StartBoundPods();
+    cluster.Reconcile(1);
+    EXPECT_EQ(cluster.Job("train").phase, kJobRunning);
+  }
+
+  cluster.SetPodPhase("train-worker-0", "Failed", 2);
+  cluster.Reconcile(1);
+  JobStatus failed = cluster.Job("train");
+  EXPECT_EQ(failed.phase, kJobFailed);
+  EXPECT_EQ(failed.reason, "MaxRestartsExceeded");
+  EXPECT_EQ(failed.restart_count, 2);
+  EXPECT_EQ(StopRequested(cluster.Pod("train-worker-1")), kStopJobFailed);
+
+  cluster.StopMarkedPods();
+  cluster.Reconcile(2);
+  EXPECT_EQ(cluster.GpusHeld(), 0);
+  // cleanPodPolicy Running: the pod stopped at the end is deleted, the failed one kept.
+  std::vector<api::Pod> left = cluster.JobPods("train");
+  ASSERT_THAT(left, SizeIs(1));
+  EXPECT_EQ(left[0].metadata.name, "train-worker-0");
+  EXPECT_THAT(EventReasons(cluster, "train"), ::testing::Contains("Failed"));
+}
+
+TEST(JobControllerTest, RecordsTheNewestCheckpointThePodsReport) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.Apply(Job("train", 1, 0));
+  cluster.Reconcile(1);
+  cluster.StartBoundPods();
+  TimePoint when = cluster.clock.Now() + std::chrono::minutes(5);
+  cluster.AdvanceWithHeartbeats(std::chrono::minutes(6));
+  cluster.ReportCheckpoint("train-worker-0", when);
+  cluster.Reconcile(1);
+  EXPECT_EQ(cluster.Job("train").last_checkpoint_time, FormatRfc3339(when));
+}
+
+TEST(JobControllerTest, StopsAndThenDeletesThePodsOfADeletedJob) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.Apply(Job("train", 1, 0));
+  cluster.Reconcile(1);
+  cluster.StartBoundPods();
+  ASSERT_TRUE(cluster.store->Delete({"Job", "default", "train"}).has_value());
+  cluster.Reconcile(1);
+  EXPECT_EQ(StopRequested(cluster.Pod("train-worker-0")), kStopJobDeleted);
+  cluster.StopMarkedPods();
+  cluster.Reconcile(1);
+  EXPECT_THAT(cluster.Pods(), SizeIs(0));
+}
+
+}  // namespace
+}  // namespace strata::controller

@@ -1,0 +1,42 @@
+#pragma once
+
+#include "common/clock.h"
+#include "controller/control_loop.h"
+#include "controller/event_recorder.h"
+#include "store/store.h"
+
+namespace strata::controller {
+
+struct NodeControllerOptions {
+  // A Ready node whose last heartbeat is older than this is lost (kube-controller-manager's
+  // node-monitor-grace-period).
+  Duration grace_period = std::chrono::seconds(40);
+  Duration event_repeat_interval = std::chrono::minutes(1);
+};
+
+// The node controller. Node agents heartbeat by stamping lastHeartbeatTime in their node's
+// Ready condition. Each pass marks every Ready node whose heartbeat is older than the grace
+// period NotReady (Ready=Unknown, reason NodeStatusUnknown, Kubernetes' words) with a
+// NodeNotReady event; and fails every live pod bound to a node that is not Ready (phase Failed,
+// reason NodeLost), since nothing reports on it any more. The job controller then restarts
+// those pods' jobs, and the scheduler places them where there is room (a node that is not Ready
+// is tainted node.kubernetes.io/not-ready). A node that heartbeats again is marked Ready by its
+// agent. Each node's writes are one store batch.
+//
+// Owned by the loop that drives it (ControlLoop); not thread-safe; keeps no state between
+// passes.
+class NodeController final : public ControlLoop {
+ public:
+  // `store` and `clock` must outlive the controller.
+  NodeController(store::Store& store, const Clock& clock, NodeControllerOptions options = {});
+
+  Status RunOnce() override;
+
+ private:
+  store::Store& store_;
+  const Clock& clock_;
+  NodeControllerOptions options_;
+  EventRecorder events_;
+};
+
+}  // namespace strata::controller

@@ -1,0 +1,88 @@
+#include "controller/node_controller.h"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "controller/controller_test_support.h"
+#include "controller/training_pod.h"
+
+namespace strata::controller {
+namespace {
+
+using ::testing::SizeIs;
+using testing::TestCluster;
+
+TEST(NodeControllerTest, ALostNodeFailsItsPodsAndTheJobRestartsElsewhere) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.AddNode("node-b", 8);
+  cluster.AddNode("node-c", 8);
+  cluster.Apply(R"(apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata: {name: train, namespace: default}
+spec:
+  replicas: 2
+  maxRestarts: 1
+  resources: {gpu: 8}
+  template: {command: [python, train.py]}
+)");
+  cluster.Reconcile(1);
+  cluster.StartBoundPods();
+  cluster.Reconcile(1);
+  ASSERT_EQ(cluster.Job("train").phase, kJobRunning);
+  std::set<std::string> used;
+  for (const api::Pod& pod : cluster.JobPods("train")) used.insert(pod.spec.node_name);
+  const std::string lost = *used.begin();
+
+  cluster.clock.Advance(std::chrono::seconds(30));
+  for (const char* node : {"node-a", "node-b", "node-c"}) {
+    if (node != lost) cluster.Heartbeat(node);
+  }
+  cluster.Reconcile(1);
+  EXPECT_EQ(cluster.GpusHeldOn(lost), 8);  // still within the grace period
+
+  cluster.clock.Advance(std::chrono::seconds(30));
+  for (const char* node : {"node-a", "node-b", "node-c"}) {
+    if (node != lost) cluster.Heartbeat(node);
+  }
+  cluster.Reconcile(1);
+  EXPECT_EQ(cluster.GpusHeldOn(lost), 0);
+  bool saw_node_lost = false;
+  for (const api::Pod& pod : cluster.Pods()) {
+    if (pod.spec.node_name == lost) {
+      EXPECT_EQ(pod.status.phase, "Failed");
+      saw_node_lost = pod.status.reason == "NodeLost";
+    }
+  }
+  EXPECT_TRUE(saw_node_lost);
+  cluster.Reconcile(1);  // the job controller sees the failure
+  EXPECT_EQ(cluster.Job("train").phase, kJobRestarting);
+
+  cluster.StopMarkedPods();
+  cluster.Reconcile(2);
+  std::vector<api::Pod> pods = cluster.JobPods("train");
+  ASSERT_THAT(pods, SizeIs(2));
+  for (const api::Pod& pod : pods) EXPECT_NE(pod.spec.node_name, lost);
+  EXPECT_EQ(cluster.Job("train").restart_count, 1);
+
+  bool saw_event = false;
+  for (const api::Event& event : cluster.Events()) {
+    saw_event |= event.reason == "NodeNotReady" && event.involved_object.name == lost;
+  }
+  EXPECT_TRUE(saw_event);
+}
+
+TEST(NodeControllerTest, LeavesNodesThatHeartbeatAlone) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  for (int i = 0; i < 5; ++i) {
+    cluster.clock.Advance(std::chrono::seconds(20));
+    cluster.Heartbeat("node-a");
+    cluster.Reconcile(1);
+  }
+  for (const api::Event& event : cluster.Events()) EXPECT_NE(event.reason, "NodeNotReady");
+}
+
+}  // namespace
+}  // namespace strata::controller

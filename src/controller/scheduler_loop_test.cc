@@ -1,0 +1,244 @@
+#include "controller/scheduler_loop.h"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "controller/controller_test_support.h"
+#include "controller/training_pod.h"
+#include "node/torchrun_env.h"
+
+namespace strata::controller {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+using testing::TestCluster;
+
+std::string TrainingJob(const std::string& name, int replicas, int gpus, int priority = 0,
+                        const std::string& queue = "") {
+  return fmt::format(R"(apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata: {{name: {}, namespace: default}}
+spec:
+  replicas: {}
+  procPerNode: {}
+  priority: {}
+  {}
+  resources: {{cpu: "8", memory: 64Gi, gpu: {}}}
+  template: {{command: [python, train.py]}}
+)",
+                     name, replicas, gpus, priority, queue.empty() ? "" : "queue: " + queue, gpus);
+}
+
+TEST(SchedulerLoopTest, PlacesTheWholeGangWithTheTorchrunContract) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.AddNode("node-b", 8);
+  cluster.Apply(TrainingJob("train", 2, 8));
+  cluster.Reconcile(1);
+
+  std::vector<api::Pod> pods = cluster.JobPods("train");
+  ASSERT_THAT(pods, SizeIs(2));
+  EXPECT_EQ(cluster.GpusHeld(), 16);
+  const api::Pod& rank0 = pods[0].spec.owner.replica == 0 ? pods[0] : pods[1];
+  const api::Pod& rank1 = pods[0].spec.owner.replica == 0 ? pods[1] : pods[0];
+  EXPECT_NE(rank0.spec.node_name, rank1.spec.node_name);
+  EXPECT_THAT(rank0.spec.assigned_gpus, SizeIs(8));
+
+  Result<node::TrainingPod> training = TrainingPodFromPod(rank1);
+  ASSERT_TRUE(training.has_value()) << training.error().ToString();
+  EXPECT_EQ(training->master_addr, rank0.spec.node_name);
+  EXPECT_EQ(training->master_port, kFirstMasterPort);
+  Result<std::vector<node::Environment>> env = node::BuildWorkerEnvironments(*training);
+  ASSERT_TRUE(env.has_value()) << env.error().ToString();
+  ASSERT_THAT(*env, SizeIs(8));
+  EXPECT_EQ((*env)[3].at("WORLD_SIZE"), "16");
+  EXPECT_EQ((*env)[3].at("RANK"), "11");
+  EXPECT_EQ((*env)[3].at("PET_NODE_RANK"), "1");
+  EXPECT_EQ((*env)[3].at("TORCHELASTIC_RESTART_COUNT"), "0");
+
+  JobStatus status = cluster.Job("train");
+  ASSERT_NE(status.FindCondition("Scheduled"), nullptr);
+  EXPECT_EQ(status.FindCondition("Scheduled")->status, "True");
+}
+
+TEST(SchedulerLoopTest, TwoTeamsNeverDeadlockOnPartialGangs) {
+  TestCluster cluster;
+  for (int i = 0; i < 6; ++i) cluster.AddNode(fmt::format("node-{}", i), 8);
+  cluster.Apply(TrainingJob("team-a", 4, 8));
+  cluster.Apply(TrainingJob("team-b", 4, 8));
+  cluster.Reconcile(2);
+
+  const size_t a = cluster.JobPods("team-a").size();
+  const size_t b = cluster.JobPods("team-b").size();
+  EXPECT_TRUE((a == 4 && b == 0) || (a == 0 && b == 4)) << a << " and " << b;
+  EXPECT_EQ(cluster.GpusHeld(), 32);
+  const std::string first = a == 4 ? "team-a" : "team-b";
+  const std::string second = a == 4 ? "team-b" : "team-a";
+  EXPECT_EQ(cluster.Job(second).phase, kJobPending);
+  EXPECT_THAT(cluster.Job(second).message, HasSubstr("nodes are available"));
+
+  cluster.StartBoundPods();
+  cluster.Reconcile(1);
+  for (const api::Pod& pod : cluster.JobPods(first)) {
+    cluster.SetPodPhase(pod.metadata.name, "Succeeded", 0);
+  }
+  cluster.Reconcile(2);
+  EXPECT_EQ(cluster.Job(first).phase, kJobSucceeded);
+  EXPECT_THAT(cluster.JobPods(second), SizeIs(4));
+  EXPECT_EQ(cluster.GpusHeld(), 32);
+}
+
+TEST(SchedulerLoopTest, PreemptsTheVictimWithTheLeastWorkSinceItsCheckpoint) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.AddNode("node-b", 8);
+  cluster.Apply(R"(apiVersion: strata.dev/v1alpha1
+kind: Queue
+metadata: {name: research}
+spec:
+  preemption: {withinQueue: LowerPriority}
+)");
+  cluster.Apply(TrainingJob("fresh", 1, 8, 0, "research"));
+  cluster.Apply(TrainingJob("stale", 1, 8, 0, "research"));
+  cluster.Reconcile(1);
+  cluster.StartBoundPods();
+  cluster.Reconcile(1);
+  ASSERT_EQ(cluster.Job("fresh").phase, kJobRunning);
+  ASSERT_EQ(cluster.Job("stale").phase, kJobRunning);
+
+  cluster.AdvanceWithHeartbeats(std::chrono::hours(2));
+  // "fresh" checkpointed a minute ago; "stale" never did: preempting "fresh" loses less.
+  cluster.ReportCheckpoint("fresh-worker-0", cluster.clock.Now() - std::chrono::minutes(1));
+  cluster.Reconcile(1);
+  cluster.Apply(TrainingJob("urgent", 1, 8, 100, "research"));
+  cluster.Reconcile(1);
+
+  EXPECT_EQ(StopRequested(cluster.Pod("fresh-worker-0")), kStopPreempted);
+  EXPECT_EQ(StopRequested(cluster.Pod("stale-worker-0")), "");
+  EXPECT_THAT(cluster.JobPods("urgent"), SizeIs(0));  // the victim still holds its GPUs
+
+  cluster.StopMarkedPods();
+  cluster.Reconcile(2);
+  EXPECT_THAT(cluster.JobPods("urgent"), SizeIs(1));
+  EXPECT_THAT(cluster.JobPods("fresh"), SizeIs(0));
+  JobStatus fresh = cluster.Job("fresh");
+  EXPECT_EQ(fresh.phase, kJobPending);
+  EXPECT_EQ(fresh.preemption_count, 1);
+  EXPECT_EQ(fresh.restart_count, 0);
+}
+
+TEST(SchedulerLoopTest, ExplainsAPendingProbePodInItsStatusAndOneDeduplicatedEvent) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 1);
+  cluster.Apply(R"(apiVersion: strata.dev/v1alpha1
+kind: Node
+metadata: {name: control}
+spec:
+  taints: [{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}]
+status:
+  capacity: {cpu: 8, memory: 32Gi}
+  conditions: [{type: Ready, status: "True", lastHeartbeatTime: "2026-01-01T00:00:00Z"}]
+)");
+  cluster.Apply(R"(apiVersion: v1
+kind: Pod
+metadata: {name: holder}
+spec:
+  restartPolicy: Never
+  containers:
+    - name: c
+      image: busybox
+      command: [sleep, "1000"]
+      resources: {limits: {nvidia.com/gpu: 1}}
+)");
+  cluster.Reconcile(1);
+  ASSERT_EQ(cluster.Pod("holder").spec.node_name, "node-a");
+  cluster.Apply(R"(apiVersion: v1
+kind: Pod
+metadata: {name: gpu-probe}
+spec:
+  restartPolicy: Never
+  containers:
+    - name: probe
+      image: nvidia/cuda:12.4.1-base-ubuntu22.04
+      command: [nvidia-smi, -L]
+      resources: {limits: {nvidia.com/gpu: 1}}
+)");
+  cluster.Reconcile(3);
+
+  api::Pod probe = cluster.Pod("gpu-probe");
+  EXPECT_EQ(probe.spec.node_name, "");
+  EXPECT_THAT(probe.status.message, HasSubstr("0/2 nodes are available"));
+  EXPECT_THAT(probe.status.message,
+              HasSubstr("untolerated taint {node-role.kubernetes.io/control-plane: }"));
+  EXPECT_THAT(probe.status.message, HasSubstr("Insufficient nvidia.com/gpu"));
+  EXPECT_FALSE(probe.status.reason.empty());
+
+  auto failed_scheduling = [&] {
+    std::vector<api::Event> out;
+    for (const api::Event& event : cluster.Events()) {
+      if (event.reason == "FailedScheduling" && event.involved_object.name == "gpu-probe") {
+        out.push_back(event);
+      }
+    }
+    return out;
+  };
+  ASSERT_THAT(failed_scheduling(), SizeIs(1));
+  EXPECT_EQ(failed_scheduling()[0].count, 1);
+  EXPECT_EQ(failed_scheduling()[0].message, probe.status.message);
+
+  cluster.AdvanceWithHeartbeats(std::chrono::minutes(2));
+  cluster.Reconcile(2);
+  ASSERT_THAT(failed_scheduling(), SizeIs(1));
+  EXPECT_EQ(failed_scheduling()[0].count, 2);
+  EXPECT_EQ(failed_scheduling()[0].last_timestamp, FormatRfc3339(cluster.clock.Now()));
+}
+
+TEST(SchedulerLoopTest, ExplainsAJobWaitingForQuotaWithTheNumbers) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.Apply(R"(apiVersion: strata.dev/v1alpha1
+kind: ResourceFlavor
+metadata: {name: h100}
+spec: {nodeLabels: {topology.strata.dev/rack: r0}}
+---
+apiVersion: strata.dev/v1alpha1
+kind: Queue
+metadata: {name: small}
+spec:
+  flavors:
+    - name: h100
+      resources: [{name: gpu, nominal: 4}]
+)");
+  cluster.Apply(TrainingJob("big", 1, 8, 0, "small"));
+  cluster.Reconcile(1);
+  JobStatus status = cluster.Job("big");
+  EXPECT_EQ(status.reason, "WaitingForQuota");
+  EXPECT_FALSE(status.message.empty());
+  ASSERT_NE(status.FindCondition("Scheduled"), nullptr);
+  EXPECT_EQ(status.FindCondition("Scheduled")->status, "False");
+  EXPECT_EQ(cluster.GpusHeld(), 0);
+}
+
+TEST(SchedulerLoopTest, ExplainsAQueueThatNamesAMissingFlavorNamingTheField) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.Apply(R"(apiVersion: strata.dev/v1alpha1
+kind: Queue
+metadata: {name: broken}
+spec:
+  flavors:
+    - name: a100
+      resources: [{name: gpu, nominal: 4}]
+)");
+  cluster.Apply(TrainingJob("odd", 1, 1, 0, "broken"));
+  cluster.Reconcile(1);
+  JobStatus status = cluster.Job("odd");
+  EXPECT_EQ(status.reason, "Invalid");
+  EXPECT_THAT(status.message, HasSubstr("spec.flavors[0].name: no ResourceFlavor \"a100\""));
+  EXPECT_THAT(cluster.JobPods("odd"), SizeIs(0));
+}
+
+}  // namespace
+}  // namespace strata::controller
