@@ -34,14 +34,14 @@ nlohmann::ordered_json DelayJson(const sim::PhillyDelayStats& stats) {
           {"p95_s", Round(stats.p95_s, 10)}};
 }
 
-nlohmann::ordered_json ReportJson(const PhillyOptions& options, const sim::PhillyReport& report,
-                                  double run_time_s) {
+nlohmann::ordered_json ReportJson(const PhillyOptions& options, sim::PhillyPolicy policy,
+                                  const sim::PhillyReport& report, double run_time_s) {
   nlohmann::ordered_json queues = nlohmann::ordered_json::object();
   for (const auto& [name, queue] : report.queues) {
     queues[name] = {{"quota_gpus", Round(queue.quota_gpus, 1000)},
                     {"queueing", DelayJson(queue.queueing)}};
   }
-  return {{"policy", options.policy},
+  return {{"policy", sim::PhillyPolicyName(policy)},
           {"gpus", options.gpus},
           {"from_day", options.from_day},
           {"days", options.days},
@@ -110,7 +110,8 @@ Result<std::string> RunPhilly(const PhillyOptions& options) {
                    sim::ReplayPhilly(jobs, {.gpus = options.gpus, .policy = policy}));
   const double run_time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (options.output == "json") return ReportJson(options, report, run_time_s).dump() + "\n";
+  if (options.output == "json")
+    return ReportJson(options, policy, report, run_time_s).dump() + "\n";
   return ReportText(options, report);
 }
 
