@@ -33,6 +33,8 @@ KedaPolicy::KedaPolicy(KedaOptions options) : options_(options) {
 
 Decision KedaPolicy::Decide(const LoadSample& sample, TimePoint now) {
   if (polled_ && now - last_poll_ < options_.polling_interval) return last_;
+  // The cooldown counts from when KEDA started watching, or from the last active poll.
+  if (!polled_) last_active_ = now;
   polled_ = true;
   last_poll_ = now;
   const int64_t waiting = sample.waiting + sample.gateway_queued;

@@ -1,0 +1,88 @@
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "engine/engine_model.h"
+#include "sim/trace_readers.h"
+
+namespace strata::sim {
+
+// Who decides the replica count in `strata sim autoscale`.
+enum class AutoscalePolicy {
+  kStrata,      // the windowed policy with forecast and scale-down delay (StrataDefaults)
+  kKpa,         // Knative's KPA defaults
+  kKeda,        // KEDA polling waiting requests + the HPA's defaults
+  kStaticPeak,  // enough replicas for the trace's peak minute, always on
+};
+
+// "strata", "kpa", "keda", "static-peak".
+std::string_view AutoscalePolicyName(AutoscalePolicy policy);
+// The inverse of AutoscalePolicyName; InvalidArgument naming the accepted values otherwise.
+Result<AutoscalePolicy> ParseAutoscalePolicy(std::string_view name);
+
+struct AutoscaleSimOptions {
+  engine::EngineOptions engine;  // every replica's engine
+  AutoscalePolicy policy = AutoscalePolicy::kStrata;
+  // From a replica's creation to its readiness (weights loaded); its GPU is paid for meanwhile.
+  Duration cold_start = std::chrono::seconds(82);
+  Duration ttft_slo = std::chrono::seconds(2);
+  // How often the autoscaler reads the signals and decides (strata: in-process, every second;
+  // Knative's autoscaler ticks every 2 s; KEDA's own 30 s polling sits inside its policy).
+  Duration decision_interval = std::chrono::seconds(1);
+  // Load (waiting + running + gateway-held requests) per replica for strata and kpa.
+  double target_load = 12;
+  // Waiting requests per replica for keda.
+  double keda_target_waiting = 5;
+  int max_replicas = 64;
+  // The activator: with no ready replica, the gateway holds up to `activator_capacity`
+  // requests for up to `activator_timeout` each, then answers 503.
+  size_t activator_capacity = 10000;
+  Duration activator_timeout = std::chrono::seconds(300);
+};
+
+// What one replay measured.
+struct AutoscaleSimReport {
+  std::string policy;
+  double cold_start_seconds = 0;
+  size_t requests = 0;
+  size_t completed = 0;
+  size_t rejected = 0;                // 503 from the activator, or too large for an engine
+  double slo_attainment = 0;          // requests with TTFT <= the SLO, over all requests
+  double ttft_p50 = 0, ttft_p99 = 0;  // seconds, completed requests
+  double gpu_hours = 0;               // replica-hours from creation to stop, cold starts included
+  int initial_replicas = 0;  // ready at the start (the first minute's need; static: peak's)
+  int peak_replicas = 0;     // most replicas held at once
+  int scale_ups = 0;         // decisions that added replicas
+  int scale_downs = 0;       // decisions that removed replicas
+  // Requests the gateway held because no replica was ready, and how long they waited.
+  size_t held_requests = 0;
+  double held_wait_max = 0;
+  // Requests that arrived while a scale-up was in flight, and their TTFT p99 (queueing during
+  // scale-up, whether held by the gateway or queued in a busy engine).
+  size_t during_scale_up = 0;
+  double during_scale_up_ttft_p99 = 0;
+  double span_seconds = 0;
+
+  nlohmann::ordered_json ToJson() const;
+};
+
+// The number of always-on replicas that serve the busiest 60 s of `trace` with at least 99 % of
+// requests within the TTFT SLO (found by replaying that minute), at most options.max_replicas.
+// InvalidArgument for an empty trace or engine options an engine rejects.
+Result<int> PeakMinuteReplicas(const std::vector<TraceRequest>& trace,
+                               const AutoscaleSimOptions& options);
+
+// Replays `trace` in virtual time: arrivals go through the gateway's real Picker to engine
+// models; the real autoscaler policy reads the signals every decision interval and replicas
+// start (after the cold start) and drain (no new requests; stop when empty) as it decides.
+// Deterministic for a given input. InvalidArgument for an empty trace or bad options.
+Result<AutoscaleSimReport> RunAutoscaleSim(const std::vector<TraceRequest>& trace,
+                                           const AutoscaleSimOptions& options);
+
+}  // namespace strata::sim

@@ -1,0 +1,112 @@
+#include "sim/autoscale_sim.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "engine/profile.h"
+
+namespace strata::sim {
+namespace {
+
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+TraceRequest Request(Duration arrival, uint64_t key) {
+  TraceRequest request;
+  request.arrival = arrival;
+  request.input_tokens = 100;
+  request.output_tokens = 10;
+  request.block_tokens = 100;
+  request.block_keys = {key};
+  return request;
+}
+
+AutoscaleSimOptions Options(AutoscalePolicy policy) {
+  AutoscaleSimOptions options;
+  options.engine.profile = *engine::ProfileByName("8b-h100");
+  options.policy = policy;
+  options.cold_start = seconds(30);
+  return options;
+}
+
+// Ten requests in the first ten seconds, then silence until 600 s, when two more come 10 s
+// apart: the service scales to zero after the idle period, and the gateway holds the late
+// requests while the first replica starts.
+std::vector<TraceRequest> IdleGapTrace() {
+  std::vector<TraceRequest> trace;
+  for (int i = 0; i < 10; ++i) trace.push_back(Request(seconds(i), i));
+  trace.push_back(Request(seconds(600), 10));
+  trace.push_back(Request(seconds(610), 11));
+  return trace;
+}
+
+TEST(AutoscaleSim, ScalesToZeroAndTheGatewayHoldsRequestsThroughTheColdStart) {
+  const Result<AutoscaleSimReport> report =
+      RunAutoscaleSim(IdleGapTrace(), Options(AutoscalePolicy::kStrata));
+  ASSERT_TRUE(report.has_value()) << report.error().ToString();
+  EXPECT_EQ(report->requests, 12u);
+  EXPECT_EQ(report->completed, 12u);
+  EXPECT_EQ(report->rejected, 0u);
+  EXPECT_EQ(report->initial_replicas, 1);
+  EXPECT_EQ(report->peak_replicas, 1);
+  EXPECT_EQ(report->scale_downs, 1);  // to zero, once idle for 90 s
+  EXPECT_EQ(report->scale_ups, 1);    // at 600 s, the first held request's second
+  EXPECT_EQ(report->held_requests, 2u);
+  EXPECT_DOUBLE_EQ(report->held_wait_max, 30.0);  // held from 600 s until ready at 630 s
+  EXPECT_EQ(report->during_scale_up, 1u);         // the one at 610 s
+  // The two held requests miss the 2 s TTFT objective; the first ten make it.
+  EXPECT_DOUBLE_EQ(report->slo_attainment, 10.0 / 12.0);
+  // One replica from 0 s to ~100 s (scale to zero), one from 600 s to ~630 s.
+  EXPECT_NEAR(report->gpu_hours, (100.0 + 30.0) / 3600, 3.0 / 3600);
+}
+
+TEST(AutoscaleSim, TheActivatorAnswers503WhenTheWaitIsTooLong) {
+  AutoscaleSimOptions options = Options(AutoscalePolicy::kStrata);
+  options.activator_timeout = seconds(25);
+  const Result<AutoscaleSimReport> report = RunAutoscaleSim(IdleGapTrace(), options);
+  ASSERT_TRUE(report.has_value());
+  // The 600 s request times out at 625 s; the 610 s one is routed when the replica is ready
+  // at 630 s.
+  EXPECT_EQ(report->rejected, 1u);
+  EXPECT_EQ(report->completed, 11u);
+  EXPECT_DOUBLE_EQ(report->held_wait_max, 25.0);  // the one that timed out
+  EXPECT_DOUBLE_EQ(report->slo_attainment, 10.0 / 12.0);
+}
+
+TEST(AutoscaleSim, StaticPeakHoldsThePeakMinutesReplicasThroughout) {
+  // A quiet minute, then a minute at 40 req/s, then a quiet minute.
+  std::vector<TraceRequest> trace;
+  for (int i = 0; i < 60; ++i) trace.push_back(Request(seconds(i), trace.size()));
+  for (int i = 0; i < 2400; ++i) {
+    trace.push_back(Request(seconds(60) + std::chrono::milliseconds(25) * i, trace.size()));
+  }
+  for (int i = 0; i < 60; ++i) trace.push_back(Request(seconds(120 + i), trace.size()));
+  const AutoscaleSimOptions options = Options(AutoscalePolicy::kStaticPeak);
+  const Result<int> peak = PeakMinuteReplicas(trace, options);
+  ASSERT_TRUE(peak.has_value());
+  EXPECT_GT(*peak, 1);
+  const Result<AutoscaleSimReport> report = RunAutoscaleSim(trace, options);
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->initial_replicas, *peak);
+  EXPECT_EQ(report->peak_replicas, *peak);
+  EXPECT_EQ(report->scale_ups + report->scale_downs, 0);
+  EXPECT_GE(report->slo_attainment, 0.99);
+  // Fewer replicas than the peak's lose requests in the busy minute.
+  const Result<AutoscaleSimReport> autoscaled =
+      RunAutoscaleSim(trace, Options(AutoscalePolicy::kKeda));
+  ASSERT_TRUE(autoscaled.has_value());
+  EXPECT_LT(autoscaled->slo_attainment, report->slo_attainment);
+}
+
+TEST(AutoscaleSim, RejectsBadInputNamingIt) {
+  EXPECT_THAT(RunAutoscaleSim({}, Options(AutoscalePolicy::kStrata)).error().message(),
+              HasSubstr("trace"));
+  AutoscaleSimOptions options = Options(AutoscalePolicy::kStrata);
+  options.max_replicas = 0;
+  EXPECT_THAT(RunAutoscaleSim(IdleGapTrace(), options).error().message(),
+              HasSubstr("max_replicas"));
+  EXPECT_THAT(ParseAutoscalePolicy("hpa").error().message(), HasSubstr("strata, kpa, keda"));
+}
+
+}  // namespace
+}  // namespace strata::sim
