@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Reproduces bench/autoscale/RESULTS.md: every policy at both cold starts on the Azure 2023
+# conversation trace, in virtual time. Usage: bench/autoscale/run.sh [TRACE] [STRATA_BINARY]
+set -euo pipefail
+trace=${1:-../shared/data/llm/azure2023_AzureLLMInferenceTrace_conv.csv}
+strata=${2:-build/release/bin/strata}
+printf '| cold start | policy | SLO attainment (TTFT <= 2 s) | GPU-hours | x static-peak | scale up/down | held by gateway | TTFT p99 (s) |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
+for cold in 82s 294s; do
+  peak_hours=""
+  for policy in static-peak strata kpa keda; do
+    json=$("$strata" sim autoscale --trace "$trace" --format azure --cold-start "$cold" \
+      --profile 8b-h100 --policy "$policy" -o json)
+    python3 - "$cold" "$policy" "$peak_hours" <<PY
+import json, sys
+r = json.loads('''$json''')
+cold, policy, peak = sys.argv[1], sys.argv[2], sys.argv[3]
+ratio = f"{r['gpu_hours'] / float(peak):.2f}" if peak else "1.00"
+print(f"| {cold} | {policy} | {r['slo_attainment']*100:.2f} % | {r['gpu_hours']:.2f} | {ratio} | "
+      f"{r['scale_events']['up']}/{r['scale_events']['down']} | "
+      f"{r['scale_up_queueing']['held_by_gateway']} | {r['ttft_seconds']['p99']:.2f} |")
+PY
+    if [[ $policy == static-peak ]]; then
+      peak_hours=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['gpu_hours'])" "$json")
+    fi
+  done
+done
