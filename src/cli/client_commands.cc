@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/client_flags.h"
 #include "cli/command_registry.h"
 #include "common/yaml_json.h"
 #include "server/api_client.h"
@@ -18,41 +19,10 @@ namespace {
 
 using Json = nlohmann::json;
 
-struct ClientFlags {
-  std::string server;
-  std::string token;
-  std::string namespace_name = "default";
-  bool all_namespaces = false;
-};
-
-std::string Environment(const char* name, std::string fallback) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? std::string(value) : fallback;
-}
-
-void AddClientFlags(CLI::App* command, ClientFlags& flags, bool namespaced_verbs) {
-  flags.server = Environment("STRATA_SERVER", server::kDefaultServer);
-  flags.token = Environment("STRATA_TOKEN", "");
-  command->add_option("--server", flags.server, "The strata server URL ($STRATA_SERVER)");
-  command->add_option("--token", flags.token, "Bearer token for the server ($STRATA_TOKEN)");
-  if (namespaced_verbs) {
-    command->add_option("-n,--namespace", flags.namespace_name, "Namespace of namespaced kinds");
-  }
-}
-
 // Prints the error and sets the exit code: 1 for the server's answer, 2 for usage.
 void Fail(const Status& status, int code = 1) {
   std::cerr << "error: " << status.message() << "\n";
   SetExitCode(code);
-}
-
-std::unique_ptr<server::ApiClient> Connect(const ClientFlags& flags) {
-  auto client = server::ApiClient::Create(flags.server, flags.token);
-  if (!client) {
-    Fail(client.error(), 2);
-    return nullptr;
-  }
-  return std::move(*client);
 }
 
 const server::ResourceType* ResolveKind(const std::string& name) {

@@ -6,8 +6,10 @@
 #include "api/explain.h"
 #include "api/manifest.h"
 #include "api/manifest_reader.h"
+#include "cli/client_flags.h"
 #include "cli/command_registry.h"
 #include "common/yaml_json.h"
+#include "server/manifest_apply.h"
 
 namespace strata::cli {
 namespace {
@@ -16,6 +18,7 @@ struct ApplyOptions {
   std::string path;
   bool dry_run = false;
   std::string output = "yaml";
+  ClientFlags client;
 };
 
 void PrintObjects(const std::vector<api::Object>& objects, const std::string& output) {
@@ -33,12 +36,6 @@ void PrintObjects(const std::vector<api::Object>& objects, const std::string& ou
 }
 
 void RunApply(const ApplyOptions& options) {
-  if (!options.dry_run) {
-    std::cerr << "strata apply: this build has no server to apply to; only --dry-run (decode, "
-                 "validate and print the objects) is available\n";
-    SetExitCode(2);
-    return;
-  }
   Result<std::vector<api::ManifestSource>> sources =
       api::ReadManifestSources(options.path, std::cin);
   if (!sources) {
@@ -50,6 +47,20 @@ void RunApply(const ApplyOptions& options) {
   if (!objects) {
     std::cerr << objects.error().message() << "\n";
     SetExitCode(1);
+    return;
+  }
+  if (!options.dry_run) {
+    // Decoded here first so that errors name the files; the server decodes again and applies
+    // every object or none.
+    std::unique_ptr<server::ApiClient> client = Connect(options.client);
+    if (client == nullptr) return;
+    Status applied = server::ApplyManifests(*client, *sources, /*dry_run=*/false, std::cout);
+    if (!applied.ok()) {
+      std::cerr << applied.message() << "\n";
+      SetExitCode(1);
+      return;
+    }
+    SetExitCode(0);
     return;
   }
   PrintObjects(*objects, options.output);
@@ -82,6 +93,7 @@ STRATA_REGISTER_COMMANDS("manifest", [](CLI::App& app) {
                   "Print the decoded native objects instead of applying them");
   apply->add_option("-o,--output", apply_options->output, "Output format: yaml or json")
       ->check(CLI::IsMember({"yaml", "json"}));
+  AddClientFlags(apply, apply_options->client, /*namespaced_verbs=*/false);
   apply->callback([apply_options] { RunApply(*apply_options); });
 
   auto query = std::make_shared<std::string>();
