@@ -221,10 +221,7 @@ Result<Quantity> Quantity::Parse(std::string_view text) {
   if (power >= 0) {
     if (power > 38) return Err(ParseError(text, "too large for a quantity"));
     milli = mantissa;
-    for (int p = 0; p < power; ++p) {
-      milli *= 10;
-      if (milli > kMax) return Err(ParseError(text, "too large for a quantity"));
-    }
+    for (int p = 0; p < power && milli <= kMax; ++p) milli *= 10;  // stops before overflowing
   } else if (-power > 38) {
     milli = 1;  // a positive value below one milli-unit
   } else {

@@ -104,6 +104,9 @@ TEST(QuantityTest, ErrorsSayWhatWasWrong) {
   EXPECT_EQ(ErrorOf("1E"), "\"1E\": too large for a quantity");
   EXPECT_EQ(ErrorOf("16Ei"), "\"16Ei\": too large for a quantity");
   EXPECT_EQ(ErrorOf("1e100"), "\"1e100\": too large for a quantity");
+  // Found by the fuzzer: 20 significant digits times 2^60 times 1000 must not overflow.
+  EXPECT_EQ(ErrorOf("82227000000704667799.40Ei"),
+            "\"82227000000704667799.40Ei\": too large for a quantity");
   EXPECT_EQ(ErrorOf("12345678901234567"), "\"12345678901234567\": too large for a quantity");
 }
 
