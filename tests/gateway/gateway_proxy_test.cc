@@ -7,8 +7,10 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "fake_engine.h"
 #include "gateway/config.h"
@@ -203,7 +205,14 @@ tenants:
   }
   EXPECT_EQ(text, "one two three four");
   EXPECT_NE(reply.body.find("data: [DONE]"), std::string::npos);
-  const std::string metrics = gateway_->MetricsText();
+  // The client can see [DONE] a moment before the gateway's loop settles the request (usage,
+  // TPOT, in-flight count); wait, bounded, until it has.
+  std::string metrics = gateway_->MetricsText();
+  for (int i = 0;
+       i < 500 && metrics.find("strata_gateway_in_flight_requests 0") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    metrics = gateway_->MetricsText();
+  }
   EXPECT_NE(
       metrics.find("strata_gateway_tokens_total{model=\"m\",tenant=\"t\",kind=\"completion\"} 4"),
       std::string::npos)
