@@ -17,7 +17,7 @@ TEST(ExplainTest, ExplainsANativeKind) {
   ASSERT_TRUE(text.has_value()) << text.error().message();
   EXPECT_THAT(*text, HasSubstr("KIND:       Job\nVERSION:    strata.dev/v1alpha1\n"));
   EXPECT_THAT(*text, HasSubstr("DESCRIPTION:\n    A distributed training job"));
-  EXPECT_THAT(*text, HasSubstr("  spec\t<JobSpec>\n"));
+  EXPECT_THAT(*text, HasSubstr("  spec\t<JobSpec> -required-\n"));
   EXPECT_THAT(*text, HasSubstr("  metadata\t<ObjectMeta> -required-\n"));
 }
 

@@ -1,5 +1,7 @@
 #include "api/native_schema.h"
 
+#include <algorithm>
+
 namespace strata::api {
 namespace {
 
@@ -402,7 +404,13 @@ std::vector<FieldSpec> DocumentHead() {
 TypeSchema Document(std::string_view name, std::string_view doc, const TypeSchema* (*spec)(),
                     const TypeSchema* (*status)()) {
   TypeSchema s{name, doc, DocumentHead()};
-  if (spec != nullptr) s.fields.push_back({"spec", T::kObject, spec()->doc, spec});
+  if (spec != nullptr) {
+    // A spec with required fields is itself required: its absence must not slip past them.
+    const TypeSchema* spec_schema = spec();
+    bool required = std::any_of(spec_schema->fields.begin(), spec_schema->fields.end(),
+                                [](const FieldSpec& f) { return f.required; });
+    s.fields.push_back({"spec", T::kObject, spec_schema->doc, spec, {}, required});
+  }
   if (status != nullptr) s.fields.push_back({"status", T::kObject, status()->doc, status});
   return s;
 }
