@@ -108,6 +108,7 @@ Status SchedulerLoop::BindJob(ClusterView& view, const scheduler::Binding& bindi
   JobRun run;
   run.run_id = job.raw.uid;
   run.restart_count = status.restart_count;
+  run.master_port = options_.first_master_port;
   for (const scheduler::PodPlacement& placement : binding.pods) {
     if (placement.pod_index == 0) {
       run.master_addr = NodeAddress(view.nodes[placement.node].value);

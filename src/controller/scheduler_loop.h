@@ -7,6 +7,7 @@
 #include "controller/cluster_view.h"
 #include "controller/control_loop.h"
 #include "controller/event_recorder.h"
+#include "controller/training_pod.h"
 #include "scheduler/scheduler.h"
 #include "store/store.h"
 
@@ -15,6 +16,9 @@ namespace strata::controller {
 struct SchedulerLoopOptions {
   scheduler::SchedulerOptions scheduler;
   ClusterViewOptions view;
+  // The rendezvous port of the first job on an address; each further live job there gets the
+  // next free one (torchrun's default first).
+  int first_master_port = kFirstMasterPort;
   // A FailedScheduling event that says the same thing again within this interval is not
   // rewritten (its count grows at most once per interval).
   Duration event_repeat_interval = std::chrono::minutes(1);

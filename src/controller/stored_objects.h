@@ -38,8 +38,9 @@ store::Object EncodeForStore(const api::Object& value, const store::Object& prev
 // error, naming the object.
 template <typename T>
 Result<std::vector<Stored<T>>> ListStored(const store::Store& store, std::string_view kind) {
-  ASSIGN_OR_RETURN(store::ListResult listed,
-                   store.List(store::Selection{.kind = std::string(kind)}));
+  store::Selection selection;
+  selection.kind = std::string(kind);
+  ASSIGN_OR_RETURN(store::ListResult listed, store.List(selection));
   std::vector<Stored<T>> out;
   out.reserve(listed.items.size());
   for (store::Object& raw : listed.items) {

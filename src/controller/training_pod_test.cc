@@ -23,7 +23,9 @@ api::Job TrainingJob() {
 
 TEST(TrainingPodTest, APodCarriesWhatTheAgentNeedsForTorchrun) {
   JobRun run{"uid-1", "10.0.0.1", 29501, 2};
-  JobPodPlacement placement{1, "node-b", {api::AssignedGpu{.index = 3}}, "h100"};
+  api::AssignedGpu gpu;
+  gpu.index = 3;
+  JobPodPlacement placement{1, "node-b", {gpu}, "h100"};
   api::Pod pod = MakeJobPod(TrainingJob(), run, placement);
   EXPECT_EQ(pod.metadata.name, "train-worker-1");
   EXPECT_EQ(pod.spec.node_name, "node-b");
@@ -71,7 +73,7 @@ TEST(TrainingPodTest, NodeAddressPrefersTheAnnotationThenTheHostname) {
   EXPECT_EQ(NodeAddress(node), "node-a");
   node.metadata.labels["kubernetes.io/hostname"] = "host-a";
   EXPECT_EQ(NodeAddress(node), "host-a");
-  node.metadata.annotations[kAddressAnnotation] = "127.0.0.1";
+  node.metadata.annotations[kNodeAddressAnnotation] = "127.0.0.1";
   EXPECT_EQ(NodeAddress(node), "127.0.0.1");
 }
 

@@ -1,0 +1,107 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/pod.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "node/checkpoint_watcher.h"
+#include "node/node_runtime.h"
+#include "store/store.h"
+
+namespace strata::node {
+
+struct NodeAgentOptions {
+  // The Node objects whose pods this agent runs: this machine's node, or every simulated node
+  // that one process serves (their pods all run here, as real processes).
+  std::vector<std::string> node_names;
+  // Checkpoint directories of training jobs that name none (or a relative one) go under
+  // "<data_dir>/checkpoints/<namespace>/<job>".
+  std::string data_dir;
+  // How long a stopped pod's processes get between SIGTERM and SIGKILL.
+  Duration stop_grace = std::chrono::seconds(10);
+  // The environment every process starts from (the runtime passes nothing else on): PATH, HOME
+  // and the like. The pod's own variables and torchrun's are added on top.
+  Environment base_env;
+};
+
+// What a node agent's processes start from when no other environment is given: this process's
+// PATH (or a standard one), HOME, LANG, USER, TMPDIR and PYTHONPATH.
+Environment DefaultBaseEnvironment();
+
+// The node agent: runs the pods bound to its nodes as real processes and reports on them.
+//
+// Each pass (RunOnce) reads the Pods bound to its nodes (spec.nodeName) from the store and
+//  - starts a Pending pod's processes with the NodeRuntime: a training pod (owner kind Job) gets
+//    procPerNode workers, each with torchrun's environment (BuildWorkerEnvironments), its
+//    GPUs in CUDA_VISIBLE_DEVICES and STRATA_CHECKPOINT_DIR; any other pod gets one process.
+//    The command is the template's command followed by its args;
+//  - stops a pod marked for stopping (kStopRequestedAnnotation), and one deleted from the store:
+//    SIGTERM, stop_grace, SIGKILL, every pod being stopped at once;
+//  - writes each pod's status when it changes, in one conditional write per pod (its
+//    resourceVersion): phase Running once started, Succeeded when every process exited 0,
+//    Failed otherwise (exit code, reason Error/StartError/ProcessesLost or the stop reason, and
+//    a message naming the process), kStartedAtAnnotation, kFinishedAtAnnotation, and the
+//    newest checkpoint its job's workers wrote (kLastCheckpointAnnotation, seen by a
+//    CheckpointWatcher on the job's checkpoint dir);
+//  - forgets a terminal pod's processes (its logs stay).
+// The first pass first adopts what a previous agent left running (NodeRuntime::Adopt, after a
+// kill -9): adopted processes are supervised again and reported like the others; a pod whose
+// processes are gone while the store says Running is reported Failed (ProcessesLost), so the job
+// controller restarts its group from the last checkpoint; processes whose pod is no longer in
+// the store are stopped. Nothing is left running unaccounted.
+//
+// The agent works against any Store: the control plane's own (in `strata up`) or one that
+// speaks to a remote control plane (`strata agent`). It does not heartbeat its nodes; its owner
+// does. A conflicting write (someone else updated the pod) is retried on the next pass.
+//
+// Owned by the loop that drives it; RunOnce is called from one thread at a time. Not
+// thread-safe otherwise.
+class NodeAgent {
+ public:
+  // `store`, `runtime` and `clock` must outlive the agent.
+  NodeAgent(store::Store& store, NodeRuntime& runtime, const Clock& clock,
+            NodeAgentOptions options);
+  ~NodeAgent();
+  NodeAgent(const NodeAgent&) = delete;
+  NodeAgent& operator=(const NodeAgent&) = delete;
+
+  // Runs one pass (see above). Each pod is handled on its own: a pod whose write fails keeps its
+  // old status until a later pass; the pass goes on and returns the first error.
+  Status RunOnce();
+
+  // The checkpoint directory of `job_name` in `namespace_name` on this machine, given the
+  // directory the job names (empty: none).
+  std::string CheckpointDir(const std::string& namespace_name, const std::string& job_name,
+                            const std::string& job_dir) const;
+
+ private:
+  struct Pass;
+
+  Status Reconcile(Pass& pass, const store::Object& raw, const api::Pod& pod);
+  // What the runtime starts for the pod (and the watch on its checkpoint dir); InvalidArgument
+  // naming the field when the pod cannot run.
+  Result<PodSpec> BuildPodSpec(const store::Object& raw, const api::Pod& pod);
+  void StopAll(const std::vector<std::string>& uids);
+  Result<CheckpointWatcher*> WatchCheckpoints(const std::string& dir);
+  void ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& after);
+  Status Write(const store::Object& raw, const api::Pod& before, const api::Pod& after);
+
+  store::Store& store_;
+  NodeRuntime& runtime_;
+  const Clock& clock_;
+  NodeAgentOptions options_;
+  std::set<std::string> node_names_;
+  bool adopted_ = false;
+  // Pods whose processes the runtime holds for this agent (started or adopted), by uid.
+  std::set<std::string> known_;
+  // Checkpoint watchers by directory, shared by the job's pods on this machine.
+  std::map<std::string, std::unique_ptr<CheckpointWatcher>> watchers_;
+};
+
+}  // namespace strata::node

@@ -1,0 +1,283 @@
+#include "node/node_agent.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "api/encode.h"
+#include "api/manifest.h"
+#include "node/pod_contract.h"
+#include "node/process_runtime.h"
+#include "node/test_support.h"
+
+namespace strata::node {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ReadFileOrEmpty;
+using testing::TempDir;
+
+constexpr Duration kWait = std::chrono::seconds(30);
+
+// A pod bound to `node` that runs `script` with sh.
+api::Pod ShellPod(const std::string& name, const std::string& node, const std::string& script) {
+  api::Pod pod;
+  pod.metadata.name = name;
+  pod.metadata.namespace_name = "default";
+  pod.spec.restart_policy = "Never";
+  pod.spec.node_name = node;
+  pod.spec.template_.command = {"sh", "-c", script};
+  return pod;
+}
+
+// The pod of rank `node_rank` of a 2-pod training job with `procs` workers each.
+api::Pod TrainingShellPod(const std::string& job, int node_rank, int procs,
+                          const std::string& script) {
+  api::Pod pod = ShellPod(job + "-worker-" + std::to_string(node_rank), "node-a", script);
+  pod.spec.owner = api::PodOwner{"Job", job, node_rank, node_rank};
+  auto& annotations = pod.metadata.annotations;
+  annotations[kRunIdAnnotation] = "run-1";
+  annotations[kMasterAddrAnnotation] = "127.0.0.1";
+  annotations[kMasterPortAnnotation] = "29500";
+  annotations[kNumNodesAnnotation] = "2";
+  annotations[kProcPerNodeAnnotation] = std::to_string(procs);
+  annotations[kRestartCountAnnotation] = "1";
+  annotations[kMaxRestartsAnnotation] = "3";
+  pod.spec.assigned_gpus.resize(2);
+  pod.spec.assigned_gpus[0].index = 2;
+  pod.spec.assigned_gpus[1].index = 5;
+  return pod;
+}
+
+class NodeAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = store::NewMemoryStore(store::StoreOptions{.clock = &clock_});
+    NewAgent();
+  }
+
+  // A new runtime and agent over the same data dir, as after a restart of the agent's process.
+  void NewAgent() {
+    agent_.reset();
+    runtime_.reset();
+    ProcessRuntime::Options options;
+    options.data_dir = data_.path();
+    options.on_exit = [this](const std::string&, const ProcessStatus&) {
+      std::lock_guard<std::mutex> lock(exits_mu_);
+      ++exits_;
+      exited_.notify_all();
+    };
+    Result<std::unique_ptr<ProcessRuntime>> runtime = ProcessRuntime::Create(options);
+    ASSERT_TRUE(runtime.has_value()) << runtime.error().ToString();
+    runtime_ = std::move(*runtime);
+    NodeAgentOptions agent_options;
+    agent_options.node_names = {"node-a", "node-b"};
+    agent_options.data_dir = data_.path();
+    agent_options.stop_grace = std::chrono::seconds(5);
+    agent_options.base_env = DefaultBaseEnvironment();
+    agent_ = std::make_unique<NodeAgent>(*store_, *runtime_, clock_, agent_options);
+  }
+
+  store::Object Create(const api::Pod& pod) {
+    store::Object object;
+    object.key = {"Pod", pod.metadata.namespace_name, pod.metadata.name};
+    object.body = api::EncodeObject(api::Object(pod));
+    Result<store::Object> created = store_->Create(object);
+    EXPECT_TRUE(created.has_value()) << created.error().ToString();
+    return created.value_or(store::Object{});
+  }
+
+  api::Pod Get(const std::string& name) {
+    Result<store::Object> raw = store_->Get({"Pod", "default", name});
+    EXPECT_TRUE(raw.has_value()) << name;
+    if (!raw) return {};
+    Result<api::Object> decoded = api::DecodeObject(raw->body);
+    if (!decoded) {
+      ADD_FAILURE() << decoded.error().ToString();
+      return {};
+    }
+    return *decoded->As<api::Pod>();
+  }
+
+  void Annotate(const std::string& name, const std::string& key, const std::string& value) {
+    Result<store::Object> raw = store_->Get({"Pod", "default", name});
+    ASSERT_TRUE(raw.has_value());
+    raw->body["metadata"]["annotations"][key] = value;
+    ASSERT_TRUE(store_->Update(*raw).has_value());
+  }
+
+  void RunPass() {
+    Status status = agent_->RunOnce();
+    EXPECT_TRUE(status.ok()) << status.ToString();
+  }
+
+  // Runs passes, waiting for some process to end in between, until the pod is terminal.
+  api::Pod RunUntilTerminal(const store::Object& created) {
+    for (int pass = 0; pass < 5; ++pass) {
+      int exits_before = Exits();
+      RunPass();
+      api::Pod pod = Get(created.key.name);
+      if (PodTerminal(pod)) return pod;
+      std::unique_lock<std::mutex> lock(exits_mu_);
+      exited_.wait_for(lock, kWait, [&] { return exits_ > exits_before; });
+    }
+    return Get(created.key.name);
+  }
+
+  int Exits() {
+    std::lock_guard<std::mutex> lock(exits_mu_);
+    return exits_;
+  }
+
+  FakeClock clock_{TimePoint(std::chrono::hours(24 * 365 * 56))};
+  TempDir data_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<ProcessRuntime> runtime_;
+  std::unique_ptr<NodeAgent> agent_;
+  std::mutex exits_mu_;
+  std::condition_variable exited_;
+  int exits_ = 0;  // processes ended, as the runtime reported them
+};
+
+TEST_F(NodeAgentTest, RunsAPodToSuccessAndReportsItsTimes) {
+  store::Object created = Create(ShellPod("ok", "node-a", "exit 0"));
+  RunPass();
+  api::Pod running = Get("ok");
+  EXPECT_EQ(running.status.phase, "Running");
+  EXPECT_EQ(running.metadata.annotations[kStartedAtAnnotation], FormatRfc3339(clock_.Now()));
+
+  clock_.Advance(std::chrono::seconds(7));
+  api::Pod done = RunUntilTerminal(created);
+  EXPECT_EQ(done.status.phase, "Succeeded");
+  EXPECT_EQ(done.status.exit_code, 0);
+  EXPECT_EQ(done.metadata.annotations[kFinishedAtAnnotation], FormatRfc3339(clock_.Now()));
+}
+
+TEST_F(NodeAgentTest, AFailingProcessFailsThePodWithItsExitCode) {
+  store::Object created = Create(ShellPod("bad", "node-b", "exit 3"));
+  api::Pod done = RunUntilTerminal(created);
+  EXPECT_EQ(done.status.phase, "Failed");
+  EXPECT_EQ(done.status.exit_code, 3);
+  EXPECT_EQ(done.status.reason, "Error");
+  EXPECT_EQ(done.status.message, "main exited with code 3");
+}
+
+TEST_F(NodeAgentTest, LeavesOtherNodesPodsAlone) {
+  Create(ShellPod("elsewhere", "node-z", "exit 0"));
+  RunPass();
+  EXPECT_EQ(Get("elsewhere").status.phase, "Pending");
+}
+
+TEST_F(NodeAgentTest, APodThatCannotRunFailsWithTheReason) {
+  api::Pod pod = ShellPod("nothing", "node-a", "");
+  pod.spec.template_.command = {"/nonexistent/strata-test-program"};
+  Create(pod);
+  RunPass();
+  api::Pod failed = Get("nothing");
+  EXPECT_EQ(failed.status.phase, "Failed");
+  EXPECT_EQ(failed.status.reason, "StartError");
+  EXPECT_THAT(failed.status.message, HasSubstr("/nonexistent/strata-test-program"));
+}
+
+TEST_F(NodeAgentTest, TrainingWorkersGetTorchrunsEnvironmentAndTheirGpus) {
+  std::string out = data_.File("out");
+  std::filesystem::create_directory(out);
+  store::Object created = Create(TrainingShellPod(
+      "train", 1, 2,
+      "echo \"$RANK $LOCAL_RANK $WORLD_SIZE $MASTER_ADDR:$MASTER_PORT "
+      "$TORCHELASTIC_RESTART_COUNT $CUDA_VISIBLE_DEVICES $STRATA_CHECKPOINT_DIR\" > " +
+          out + "/$RANK"));
+  api::Pod done = RunUntilTerminal(created);
+  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
+  std::string checkpoints = data_.path() + "/checkpoints/default/train";
+  EXPECT_EQ(ReadFileOrEmpty(out + "/2"), "2 0 4 127.0.0.1:29500 1 2,5 " + checkpoints + "\n");
+  EXPECT_EQ(ReadFileOrEmpty(out + "/3"), "3 1 4 127.0.0.1:29500 1 2,5 " + checkpoints + "\n");
+}
+
+TEST_F(NodeAgentTest, OneWorkerFailingStopsThePodsOthers) {
+  store::Object created = Create(TrainingShellPod(
+      "train", 0, 2, "if [ \"$LOCAL_RANK\" = 1 ]; then exit 4; fi; exec sleep 60"));
+  api::Pod done = RunUntilTerminal(created);
+  EXPECT_EQ(done.status.phase, "Failed");
+  EXPECT_EQ(done.status.exit_code, 4);
+  EXPECT_EQ(done.status.message, "rank-1 exited with code 4");
+}
+
+TEST_F(NodeAgentTest, AStopRequestEndsTheProcessesWithTheReason) {
+  store::Object created = Create(ShellPod("victim", "node-a", "exec sleep 60"));
+  RunPass();
+  ASSERT_EQ(Get("victim").status.phase, "Running");
+  Annotate("victim", kStopRequestedAnnotation, std::string(kStopPreempted));
+  Annotate("victim", kStopMessageAnnotation, "preempted by team-b/big");
+  RunPass();
+  api::Pod stopped = Get("victim");
+  EXPECT_EQ(stopped.status.phase, "Failed");
+  EXPECT_EQ(stopped.status.reason, kStopPreempted);
+  EXPECT_EQ(stopped.status.message,
+            "preempted by team-b/big; main was killed by signal 15 (SIGTERM)");
+  EXPECT_TRUE(runtime_->GetStatus(created.uid).has_value())
+      << "forgotten only once the pod is terminal in the store";
+  RunPass();
+  EXPECT_FALSE(runtime_->GetStatus(created.uid).has_value());
+}
+
+TEST_F(NodeAgentTest, ADeletedPodsProcessesAreStopped) {
+  store::Object created = Create(ShellPod("gone", "node-a", "exec sleep 60"));
+  RunPass();
+  Result<PodStatus> running = runtime_->GetStatus(created.uid);
+  ASSERT_TRUE(running.has_value());
+  pid_t pid = running->processes[0].pid;
+  ASSERT_TRUE(store_->Delete(created.key).has_value());
+  RunPass();
+  EXPECT_TRUE(testing::WaitForProcessEnd(pid, kWait));
+  EXPECT_FALSE(runtime_->GetStatus(created.uid).has_value());
+}
+
+TEST_F(NodeAgentTest, ARestartedAgentAdoptsLiveProcessesAndReportsLostOnes) {
+  store::Object live = Create(ShellPod("live", "node-a", "exec sleep 60"));
+  store::Object ended = Create(ShellPod("ended", "node-a", "exit 0"));
+  RunPass();
+  (void)runtime_->WaitForExit(ended.uid, kWait);
+  // A pod the store says is Running but that no runtime knows of.
+  api::Pod orphan = ShellPod("orphan", "node-a", "exit 0");
+  orphan.status.phase = "Running";
+  Create(orphan);
+
+  NewAgent();
+  RunPass();
+  EXPECT_EQ(Get("live").status.phase, "Running");
+  EXPECT_EQ(Get("ended").status.phase, "Succeeded");
+  api::Pod lost = Get("orphan");
+  EXPECT_EQ(lost.status.phase, "Failed");
+  EXPECT_EQ(lost.status.reason, "ProcessesLost");
+
+  // The adopted pod is supervised: a stop request ends it.
+  Annotate("live", kStopRequestedAnnotation, std::string(kStopJobDeleted));
+  RunPass();
+  EXPECT_EQ(Get("live").status.phase, "Failed");
+}
+
+TEST_F(NodeAgentTest, ReportsTheLastCheckpointOfTheJob) {
+  // A checkpoint an earlier run of the job left: the watcher counts it from the start.
+  std::string dir = data_.path() + "/checkpoints/default/ckpt";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/step-10") << "state";
+  TimePoint written = TimePoint(std::chrono::seconds(1'800'000'000));
+  std::filesystem::last_write_time(
+      dir + "/step-10",
+      std::filesystem::file_time_type::clock::from_sys(
+          std::chrono::time_point_cast<std::chrono::system_clock::duration>(written)));
+  store::Object created = Create(TrainingShellPod("ckpt", 0, 1, "exec sleep 60"));
+  RunPass();
+  EXPECT_EQ(Get("ckpt-worker-0").metadata.annotations[kLastCheckpointAnnotation],
+            FormatRfc3339(written));
+  ASSERT_TRUE(store_->Delete(created.key).has_value());
+  RunPass();
+}
+
+}  // namespace
+}  // namespace strata::node

@@ -1,0 +1,79 @@
+#include "node/pod_contract.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace strata::node {
+namespace {
+
+Result<int64_t> IntegerAnnotation(const api::Pod& pod, const char* key) {
+  const std::string* text = PodAnnotation(pod, key);
+  if (text == nullptr) {
+    return Err(InvalidArgumentError(fmt::format("metadata.annotations[{}]: missing", key)));
+  }
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size()) {
+    return Err(InvalidArgumentError(
+        fmt::format("metadata.annotations[{}]: expected an integer, got \"{}\"", key, *text)));
+  }
+  return value;
+}
+
+}  // namespace
+
+const std::string* PodAnnotation(const api::Pod& pod, const char* key) {
+  auto it = pod.metadata.annotations.find(key);
+  return it == pod.metadata.annotations.end() ? nullptr : &it->second;
+}
+
+Result<TrainingPod> TrainingPodFromPod(const api::Pod& pod) {
+  if (pod.spec.owner.kind != "Job") {
+    return Err(
+        InvalidArgumentError("spec.owner.kind: expected Job, got \"" + pod.spec.owner.kind + "\""));
+  }
+  TrainingPod out;
+  out.job_name = pod.spec.owner.name;
+  const std::string* run_id = PodAnnotation(pod, kRunIdAnnotation);
+  const std::string* master_addr = PodAnnotation(pod, kMasterAddrAnnotation);
+  if (run_id == nullptr || master_addr == nullptr) {
+    return Err(InvalidArgumentError(
+        fmt::format("metadata.annotations[{}]: missing",
+                    run_id == nullptr ? kRunIdAnnotation : kMasterAddrAnnotation)));
+  }
+  out.run_id = *run_id;
+  out.master_addr = *master_addr;
+  ASSIGN_OR_RETURN(int64_t port, IntegerAnnotation(pod, kMasterPortAnnotation));
+  ASSIGN_OR_RETURN(int64_t nodes, IntegerAnnotation(pod, kNumNodesAnnotation));
+  ASSIGN_OR_RETURN(int64_t procs, IntegerAnnotation(pod, kProcPerNodeAnnotation));
+  ASSIGN_OR_RETURN(int64_t restarts, IntegerAnnotation(pod, kRestartCountAnnotation));
+  ASSIGN_OR_RETURN(int64_t max_restarts, IntegerAnnotation(pod, kMaxRestartsAnnotation));
+  out.master_port = static_cast<int>(port);
+  out.num_nodes = static_cast<int>(nodes);
+  out.node_rank = static_cast<int>(pod.spec.owner.replica);
+  out.proc_per_node = static_cast<int>(procs);
+  out.restart_count = static_cast<int>(restarts);
+  out.max_restarts = static_cast<int>(max_restarts);
+  for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
+    out.gpu_indices.push_back(static_cast<int>(gpu.index));
+  }
+  if (const std::string* dir = PodAnnotation(pod, kCheckpointDirAnnotation)) {
+    out.checkpoint_dir = *dir;
+  }
+  for (const api::EnvVar& env : pod.spec.template_.env) {
+    out.user_env.emplace_back(env.name, env.value);
+  }
+  return out;
+}
+
+bool PodTerminal(const api::Pod& pod) {
+  return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
+}
+
+std::string StopRequested(const api::Pod& pod) {
+  const std::string* reason = PodAnnotation(pod, kStopRequestedAnnotation);
+  return reason == nullptr ? std::string() : *reason;
+}
+
+}  // namespace strata::node
