@@ -12,6 +12,7 @@
 #include "common/yaml_json.h"
 #include "server/api_client.h"
 #include "server/resource_catalog.h"
+#include "server/resource_description.h"
 #include "server/resource_tables.h"
 
 namespace strata::cli {
@@ -66,6 +67,13 @@ struct GetOptions {
   bool watch = false;
 };
 
+// Every pod, for tables that read them (TableReadsPods); none for the others.
+Result<std::vector<Json>> PodsForTable(server::ApiClient& client,
+                                       const server::ResourceType& type) {
+  if (!server::TableReadsPods(type)) return std::vector<Json>();
+  return ListItems(client, server::FindResourceTypeByKind("Pod")->Path("", ""));
+}
+
 void RunGet(const GetOptions& options) {
   const server::ResourceType* type = ResolveKind(options.kind);
   if (type == nullptr) return;
@@ -77,24 +85,34 @@ void RunGet(const GetOptions& options) {
     query += std::string(query.empty() ? "" : "&") + "fieldSelector=metadata.name=" + options.name;
   }
   std::string path = CollectionPath(*type, options.flags);
-  auto print = [&](const std::vector<Json>& items, bool header) {
+  auto print = [&](const std::vector<Json>& items, bool header) -> Status {
     if (!options.output.empty()) {
       PrintObjects(items, options.output, !options.name.empty() && items.size() == 1);
-      return;
+      return Status::Ok();
     }
-    std::string table =
-        server::FormatTable(*type, items, with_namespace, RealClock::Instance().Now());
-    std::cout << (header ? table : table.substr(table.find('\n') + 1)) << std::flush;
+    Result<std::vector<Json>> pods = PodsForTable(*client, *type);
+    if (!pods) return pods.error();
+    std::cout << server::FormatTable(*type, items, with_namespace, RealClock::Instance().Now(),
+                                     *pods, header)
+              << std::flush;
+    return Status::Ok();
   };
   if (options.watch) {
     bool first = true;
-    Status status = client->Watch(path + "?watch=1" + (query.empty() ? "" : "&" + query),
-                                  [&](const Json& event) {
-                                    if (event.value("type", "") == "BOOKMARK") return true;
-                                    print({event["object"]}, first);
-                                    first = false;
-                                    return true;
-                                  });
+    Status printed;
+    // A connection of its own for the stream; `client` reads the pods a row needs meanwhile.
+    auto watcher = Connect(options.flags);
+    if (watcher == nullptr) return;
+    // Bookmarks keep a quiet stream alive past the client's idle timeout.
+    Status status = watcher->Watch(
+        path + "?watch=1&allowWatchBookmarks=true" + (query.empty() ? "" : "&" + query),
+        [&](const Json& event) {
+          if (event.value("type", "") == "BOOKMARK") return true;
+          printed = print({event["object"]}, first);
+          first = false;
+          return printed.ok();
+        });
+    if (!printed.ok()) return Fail(printed);
     if (!status.ok()) Fail(status);
     return;
   }
@@ -111,7 +129,7 @@ void RunGet(const GetOptions& options) {
               << ".\n";
     return;
   }
-  print(*items, true);
+  if (Status printed = print(*items, true); !printed.ok()) Fail(printed);
 }
 
 struct NamedOptions {
@@ -120,23 +138,22 @@ struct NamedOptions {
   std::string name;
 };
 
-// Pods related to an object: those on a node, or those a job or service owns.
+// Pods related to an object: those on a node, those a job or service owns, and every pod for a
+// queue (its use of quota is computed from them).
 Result<std::vector<Json>> RelatedPods(server::ApiClient& client, const server::ResourceType& type,
                                       const Json& object) {
-  if (type.kind != "Node" && type.kind != "Job" && type.kind != "Service") {
+  if (type.kind != "Node" && type.kind != "Job" && type.kind != "Service" && type.kind != "Queue") {
     return std::vector<Json>();
   }
   const server::ResourceType& pods = *server::FindResourceTypeByKind("Pod");
   std::string name = object["metadata"].value("name", "");
   std::string namespace_name = object["metadata"].value("namespace", "");
   ASSIGN_OR_RETURN(std::vector<Json> all, ListItems(client, pods.Path(namespace_name, "")));
+  if (type.kind == "Queue") return all;
   std::vector<Json> related;
   for (Json& pod : all) {
-    const Json& spec = pod["spec"];
-    bool match = type.kind == "Node"
-                     ? spec.value("nodeName", "") == name
-                     : spec.contains("owner") && spec["owner"].value("kind", "") == type.kind &&
-                           spec["owner"].value("name", "") == name;
+    bool match = type.kind == "Node" ? pod["spec"].value("nodeName", "") == name
+                                     : server::PodOwnedBy(pod, object, type.kind);
     if (match) related.push_back(std::move(pod));
   }
   return related;

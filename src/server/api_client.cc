@@ -6,7 +6,8 @@
 
 namespace strata::server {
 
-Result<std::unique_ptr<ApiClient>> ApiClient::Create(std::string_view server, std::string token) {
+Result<std::unique_ptr<ApiClient>> ApiClient::Create(std::string_view server, std::string token,
+                                                     net::HttpClientOptions http) {
   auto bad = [&](std::string_view why) {
     return Err(InvalidArgumentError("server \"" + std::string(server) + "\": " + std::string(why)));
   };
@@ -31,11 +32,16 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Create(std::string_view server, st
     return bad("the port must be a number from 1 to 65535");
   }
   return std::unique_ptr<ApiClient>(
-      new ApiClient(std::string(server), std::move(host), port, std::move(token)));
+      new ApiClient(std::string(server), std::move(host), port, std::move(token), http));
 }
 
-ApiClient::ApiClient(std::string server, std::string host, int port, std::string token)
-    : server_(std::move(server)), host_(std::move(host)), port_(port), token_(std::move(token)) {}
+ApiClient::ApiClient(std::string server, std::string host, int port, std::string token,
+                     net::HttpClientOptions http)
+    : server_(std::move(server)),
+      host_(std::move(host)),
+      port_(port),
+      token_(std::move(token)),
+      http_(http) {}
 
 net::HttpRequest ApiClient::Request(std::string_view method, std::string_view path) const {
   net::HttpRequest request;
@@ -63,6 +69,36 @@ Result<nlohmann::json> ApiClient::Call(std::string_view method, std::string_view
                              " with something that is not JSON"));
   }
   return parsed;
+}
+
+Result<std::string> ApiClient::GetText(std::string_view path) {
+  Result<net::HttpResponse> response = http_.Send(host_, port_, Request("GET", path));
+  if (!response) {
+    return Err(UnavailableError("cannot reach the strata server at " + server_ + ": " +
+                                response.error().message()));
+  }
+  if (response->status >= 300) return Err(StatusFromResponse(response->status, response->body));
+  return std::move(response->body);
+}
+
+Status ApiClient::Stream(std::string_view path,
+                         const std::function<bool(std::string_view)>& on_data) {
+  std::string last;  // an error response's body is its last piece
+  bool stopped = false;
+  Result<net::HttpResponse> response =
+      http_.SendStreaming(host_, port_, Request("GET", path), [&](std::string_view data) {
+        last = data;
+        if (on_data(data)) return true;
+        stopped = true;
+        return false;
+      });
+  if (!response) {
+    if (stopped) return Status::Ok();
+    return UnavailableError("cannot reach the strata server at " + server_ + ": " +
+                            response.error().message());
+  }
+  if (response->status >= 300) return StatusFromResponse(response->status, last);
+  return Status::Ok();
 }
 
 Status ApiClient::Watch(std::string_view path,

@@ -20,8 +20,10 @@ inline constexpr char kDefaultServer[] = "http://127.0.0.1:7070";
 class ApiClient {
  public:
   // `server` is http://HOST:PORT (a trailing slash is accepted); `token`, when not empty, is
-  // sent as a bearer token. Returns InvalidArgument naming the URL when it is malformed.
-  static Result<std::unique_ptr<ApiClient>> Create(std::string_view server, std::string token);
+  // sent as a bearer token; `http` tunes the connection (a long idle_timeout for a log that is
+  // followed). Returns InvalidArgument naming the URL when it is malformed.
+  static Result<std::unique_ptr<ApiClient>> Create(std::string_view server, std::string token,
+                                                   net::HttpClientOptions http = {});
 
   // Sends `method` to `path` (with its query) and returns the response's JSON. Errors: the
   // server's Status; Unavailable (naming the server) when it cannot be reached; Internal when
@@ -35,10 +37,20 @@ class ApiClient {
   // server ends the stream. Errors as Call's (a 410 before the stream starts is Expired).
   Status Watch(std::string_view path, const std::function<bool(const nlohmann::json&)>& on_event);
 
+  // Sends GET `path` and returns the body as text (a pod's log). Errors as Call's.
+  Result<std::string> GetText(std::string_view path);
+
+  // Sends GET `path` and hands the body to `on_data` as it arrives, until `on_data` returns
+  // false or the server ends the response (a followed log). An error response's body is handed
+  // over too, then returned as the server's Status: check the request with GetText first where
+  // that matters. Unavailable when the server cannot be reached.
+  Status Stream(std::string_view path, const std::function<bool(std::string_view)>& on_data);
+
   const std::string& server() const { return server_; }
 
  private:
-  ApiClient(std::string server, std::string host, int port, std::string token);
+  ApiClient(std::string server, std::string host, int port, std::string token,
+            net::HttpClientOptions http);
   net::HttpRequest Request(std::string_view method, std::string_view path) const;
 
   std::string server_;

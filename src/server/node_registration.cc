@@ -88,23 +88,29 @@ std::vector<api::Node> NodesFromInventory(const std::vector<node::NodeGpus>& nod
   return out;
 }
 
+Result<std::vector<store::Write>> RegistrationWrites(const store::Store& store,
+                                                     const std::vector<api::Node>& nodes) {
+  std::vector<store::Write> writes;
+  for (const api::Node& node : nodes) {
+    ASSIGN_OR_RETURN(store::Object object, ToStoreObject(api::Object(node)));
+    Result<store::Object> current = store.Get(object.key);
+    if (!current) {
+      if (current.error().code() != StatusCode::kNotFound) return Err(current.error());
+      writes.push_back({store::WriteOp::kCreate, std::move(object)});
+      continue;
+    }
+    if (current->body.contains("spec")) object.body["spec"] = current->body["spec"];
+    object.resource_version = current->resource_version;
+    writes.push_back({store::WriteOp::kUpdate, std::move(object)});
+  }
+  return writes;
+}
+
 Status RegisterNodes(store::Store& store, const std::vector<api::Node>& nodes) {
   for (int attempt = 0;; ++attempt) {
-    std::vector<store::Write> writes;
-    for (const api::Node& node : nodes) {
-      Result<store::Object> object = ToStoreObject(api::Object(node));
-      if (!object) return object.error();
-      Result<store::Object> current = store.Get(object->key);
-      if (!current) {
-        if (current.error().code() != StatusCode::kNotFound) return current.error();
-        writes.push_back({store::WriteOp::kCreate, std::move(*object)});
-        continue;
-      }
-      if (current->body.contains("spec")) object->body["spec"] = current->body["spec"];
-      object->resource_version = current->resource_version;
-      writes.push_back({store::WriteOp::kUpdate, std::move(*object)});
-    }
-    Result<std::vector<store::Object>> written = store.Apply(std::move(writes));
+    Result<std::vector<store::Write>> writes = RegistrationWrites(store, nodes);
+    if (!writes) return writes.error();
+    Result<std::vector<store::Object>> written = store.Apply(std::move(*writes));
     if (written) return Status::Ok();
     StatusCode code = written.error().code();
     bool raced = code == StatusCode::kConflict || code == StatusCode::kAlreadyExists;

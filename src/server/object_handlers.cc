@@ -31,9 +31,24 @@ Result<int64_t> ParseVersion(const std::string& text, std::string_view field) {
   return value;
 }
 
-// Reads `fieldSelector`: only metadata.name and metadata.namespace, joined by ','.
-Status ApplyFieldSelector(const std::string& text, std::optional<std::string>* name,
-                          std::optional<std::string>* namespace_name) {
+struct Selected {
+  store::Selection selection;
+  std::optional<std::string> name;
+  std::optional<std::string> node_name;  // pods only: spec.nodeName
+
+  bool Matches(const store::Object& object) const {
+    if (name && object.key.name != *name) return false;
+    if (node_name && object.body.value(nlohmann::json::json_pointer("/spec/nodeName"),
+                                       std::string()) != *node_name) {
+      return false;
+    }
+    return true;
+  }
+};
+
+// Reads `fieldSelector`: metadata.name, metadata.namespace and, for pods, spec.nodeName, joined
+// by ','.
+Status ApplyFieldSelector(const std::string& text, const ResourceType& type, Selected* out) {
   size_t start = 0;
   while (start < text.size()) {
     size_t comma = text.find(',', start);
@@ -48,22 +63,24 @@ Status ApplyFieldSelector(const std::string& text, std::optional<std::string>* n
       return InvalidArgumentError("fieldSelector: expected FIELD=VALUE, got \"" + term + "\"");
     }
     if (field == "metadata.name") {
-      *name = value;
+      out->name = value;
     } else if (field == "metadata.namespace") {
-      *namespace_name = value;
+      if (!type.namespaced) {
+        return InvalidArgumentError("fieldSelector: " + std::string(type.plural) +
+                                    " are cluster-scoped");
+      }
+      out->selection.namespace_name = value;
+    } else if (field == "spec.nodeName" && type.kind == "Pod") {
+      out->node_name = value;
     } else {
       return InvalidArgumentError("fieldSelector: field \"" + field +
-                                  "\" is not supported (metadata.name, metadata.namespace are)");
+                                  "\" is not supported (metadata.name, " + "metadata.namespace" +
+                                  (type.kind == "Pod" ? ", spec.nodeName" : "") + " are)");
     }
     start = comma + 1;
   }
   return Status::Ok();
 }
-
-struct Selected {
-  store::Selection selection;
-  std::optional<std::string> name;
-};
 
 Result<Selected> SelectionFor(const ResourcePath& path,
                               const std::map<std::string, std::string>& query) {
@@ -77,15 +94,7 @@ Result<Selected> SelectionFor(const ResourcePath& path,
     out.selection.labels = std::move(*labels);
   }
   if (auto it = query.find("fieldSelector"); it != query.end()) {
-    std::optional<std::string> namespace_name;
-    RETURN_IF_ERROR(ApplyFieldSelector(it->second, &out.name, &namespace_name));
-    if (namespace_name) {
-      if (!path.type->namespaced) {
-        return Err(InvalidArgumentError("fieldSelector: " + std::string(path.type->plural) +
-                                        " are cluster-scoped"));
-      }
-      out.selection.namespace_name = namespace_name;
-    }
+    RETURN_IF_ERROR(ApplyFieldSelector(it->second, *path.type, &out));
   }
   return out;
 }
@@ -125,8 +134,7 @@ Result<ApiReply> RestApi::List(const ResourcePath& path, const Query& query) {
   ASSIGN_OR_RETURN(store::ListResult listed, store_.List(selected.selection));
   nlohmann::json items = nlohmann::json::array();
   for (const store::Object& object : listed.items) {
-    if (selected.name && object.key.name != *selected.name) continue;
-    items.push_back(object.body);
+    if (selected.Matches(object)) items.push_back(object.body);
   }
   return JsonReply(200,
                    {{"kind", std::string(path.type->kind) + "List"},
@@ -138,7 +146,7 @@ Result<ApiReply> RestApi::List(const ResourcePath& path, const Query& query) {
 Result<ApiReply> RestApi::Watch(const ResourcePath& path, const Query& query) {
   ASSIGN_OR_RETURN(Selected selected, SelectionFor(path, query));
   WatchStreamOptions stream;
-  stream.name = selected.name;
+  stream.matches = [selected](const store::Object& object) { return selected.Matches(object); };
   stream.kind = std::string(path.type->kind);
   stream.api_version = path.type->GroupVersion();
   stream.clock = options_.clock;
@@ -157,9 +165,7 @@ Result<ApiReply> RestApi::Watch(const ResourcePath& path, const Query& query) {
     // Kubernetes' "any version": the current state as ADDED events, then every change.
     ASSIGN_OR_RETURN(store::ListResult listed, store_.List(selected.selection));
     for (store::Object& object : listed.items) {
-      if (!selected.name || object.key.name == *selected.name) {
-        stream.initial.push_back(std::move(object));
-      }
+      if (selected.Matches(object)) stream.initial.push_back(std::move(object));
     }
     watch.from_version = listed.resource_version;
   } else {
@@ -223,6 +229,12 @@ Result<ApiReply> RestApi::ReplaceStatus(const ResourcePath& path, const std::str
   ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
   nlohmann::json document = current.body;
   document["status"] = request["status"];
+  // A pod's agent records start, finish and checkpoint times as annotations with its status.
+  const nlohmann::json annotations =
+      request.value(nlohmann::json::json_pointer("/metadata/annotations"), nlohmann::json());
+  if (path.type->kind == "Pod" && annotations.is_object()) {
+    document["metadata"]["annotations"] = annotations;
+  }
   std::string version =
       request.value(nlohmann::json::json_pointer("/metadata/resourceVersion"), std::string());
   document["metadata"]["resourceVersion"] =

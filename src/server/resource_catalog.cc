@@ -122,8 +122,11 @@ Result<ResourcePath> ParseResourcePath(std::string_view path) {
   if (result.namespace_name && !result.type->namespaced) return not_found();
   if (segments.size() > next + 1) result.name = std::string(segments[next + 1]);
   if (segments.size() > next + 2) {
-    if (segments[next + 2] != "status") return not_found();
-    result.subresource = "status";
+    std::string_view subresource = segments[next + 2];
+    if (subresource != "status" && !(subresource == "log" && result.type->kind == "Pod")) {
+      return not_found();
+    }
+    result.subresource = std::string(subresource);
   }
   return result;
 }

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "server/resource_description.h"
+
 namespace strata::server {
 namespace {
 
@@ -42,8 +44,8 @@ TEST(ResourceTablesTest, NodeTableShowsReadinessGpusAndAge) {
 TEST(ResourceTablesTest, NamespaceColumnComesFirstForAllNamespaces) {
   std::string table = FormatTable(*FindResourceType("pods"), {Pod("p", "n", {0, 1}, "Running")},
                                   true, FakeClock().Now());
-  EXPECT_THAT(table, HasSubstr("NAMESPACE   NAME   PHASE"));
-  EXPECT_THAT(table, HasSubstr("team-a      p      Running   n      0,1"));
+  EXPECT_THAT(table, HasSubstr("NAMESPACE   NAME   READY   PHASE"));
+  EXPECT_THAT(table, HasSubstr("team-a      p      1/1     Running   0          n      0,1"));
 }
 
 TEST(ResourceTablesTest, AgesFollowKubectlsUnits) {
@@ -77,9 +79,64 @@ TEST(ResourceTablesTest, DescriptionShowsThePendingReasonAndEvents) {
                 {"message", "0/4 nodes are available"}};
   std::string text =
       FormatDescription(*FindResourceType("job"), job, {}, {event}, FakeClock().Now());
-  EXPECT_THAT(text, HasSubstr("Namespace:    team-a"));
-  EXPECT_THAT(text, HasSubstr("Pending:      WaitingForQuota: 0/4 nodes are available"));
+  EXPECT_THAT(text, HasSubstr("Namespace:        team-a"));
+  EXPECT_THAT(text, HasSubstr("Pending:          WaitingForQuota: 0/4 nodes are available"));
   EXPECT_THAT(text, HasSubstr("Warning   FailedScheduling   3"));
+}
+
+TEST(ResourceTablesTest, JobTableShowsReadyPodsAndRestarts) {
+  Json job = {{"metadata", {{"name", "train"}, {"namespace", "team-a"}}},
+              {"spec", {{"replicas", 2}, {"resources", {{"gpu", "8"}}}, {"queue", "a"}}},
+              {"status", {{"phase", "Running"}, {"restartCount", 1}}}};
+  Json running = Pod("train-0", "n", {0}, "Running");
+  running["spec"]["owner"] = {{"kind", "Job"}, {"name", "train"}};
+  Json pending = Pod("train-1", "", {}, "Pending");
+  pending["spec"]["owner"] = {{"kind", "Job"}, {"name", "train"}};
+  std::string table = FormatTable(*FindResourceType("jobs"), {job}, false, FakeClock().Now(),
+                                  {running, pending, Pod("other", "n", {1}, "Running")});
+  EXPECT_THAT(table, HasSubstr("NAME    PHASE     READY   RESTARTS   GPUS   QUEUE   AGE"));
+  EXPECT_THAT(table, HasSubstr("train   Running   1/2     1          2x8    a"));
+  for (size_t start = 0, end; (end = table.find('\n', start)) != std::string::npos;
+       start = end + 1) {
+    EXPECT_LE(end - start, 80u) << table;
+  }
+}
+
+TEST(ResourceTablesTest, QueueTableShowsGpuUseNominalAndBorrowed) {
+  Json queue = {
+      {"metadata", {{"name", "team-a-cq"}}},
+      {"spec",
+       {{"cohort", "pool"},
+        {"flavors", {{{"name", "h100"}, {"resources", {{{"name", "gpu"}, {"nominal", 8}}}}}}}}}};
+  Json pod = Pod("train-0", "n", {0}, "Running");
+  pod["spec"]["queue"] = "team-a-cq";
+  pod["spec"]["resources"] = {{"gpu", "12"}};
+  std::string table = FormatTable(*FindResourceType("queues"), {queue}, false, FakeClock().Now(),
+                                  {pod}, /*header=*/false);
+  EXPECT_THAT(table, HasSubstr("team-a-cq   pool     12/8               4"));
+  EXPECT_EQ(table.find("NAME"), std::string::npos);
+}
+
+TEST(ResourceTablesTest, JobDescriptionShowsRestartsCheckpointAndConditions) {
+  FakeClock clock;
+  std::string checkpoint = FormatRfc3339(clock.Now());
+  clock.Advance(std::chrono::minutes(5));
+  Json job = {{"metadata", {{"name", "train"}, {"namespace", "team-a"}}},
+              {"spec", {{"replicas", 2}, {"maxRestarts", 3}}},
+              {"status",
+               {{"phase", "Running"},
+                {"restartCount", 1},
+                {"lastCheckpointTime", checkpoint},
+                {"conditions",
+                 {{{"type", "Scheduled"},
+                   {"status", "True"},
+                   {"reason", "Admitted"},
+                   {"lastTransitionTime", checkpoint}}}}}}};
+  std::string text = FormatDescription(*FindResourceType("job"), job, {}, {}, clock.Now());
+  EXPECT_THAT(text, HasSubstr("Restarts:         1 of at most 3"));
+  EXPECT_THAT(text, HasSubstr("Last checkpoint:  " + checkpoint + " (5m ago)"));
+  EXPECT_THAT(text, HasSubstr("Scheduled   True     Admitted   5m"));
+  EXPECT_THAT(text, HasSubstr("Events:           <none>"));
 }
 
 }  // namespace

@@ -34,15 +34,6 @@ ApiReply JsonReply(int code, const nlohmann::json& body) {
   return ApiReply{net::HttpResponse::Text(code, "application/json", body.dump()), nullptr};
 }
 
-// Compares without stopping at the first difference, so response time says nothing about how
-// much of a token was right.
-bool SameToken(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char difference = 0;
-  for (size_t i = 0; i < a.size(); ++i) difference |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return difference == 0;
-}
-
 }  // namespace
 
 std::map<std::string, std::string> ParseQuery(std::string_view target) {
@@ -66,29 +57,45 @@ RestApi::RestApi(store::Store& store, telemetry::Registry& registry, RestApiOpti
     : store_(store),
       registry_(registry),
       options_(std::move(options)),
-      stats_(registry, "apiserver") {}
+      node_access_(store, options_.join_tokens),
+      pod_logs_(store, options_.pod_logs_dir),
+      stats_(registry, "apiserver"),
+      cluster_metrics_(registry) {}
 
-Status RestApi::Authenticate(const net::HttpRequest& request) const {
-  if (options_.tokens.empty()) return Status::Ok();
+Result<std::string> RestApi::Authenticate(const net::HttpRequest& request) const {
   std::string_view header = request.Header("Authorization");
-  constexpr std::string_view kBearer = "Bearer ";
-  if (header.substr(0, kBearer.size()) == kBearer) {
-    std::string_view token = header.substr(kBearer.size());
-    for (const std::string& accepted : options_.tokens) {
-      if (SameToken(token, accepted)) return Status::Ok();
-    }
-    return UnauthenticatedError("the bearer token is not valid for this server");
+  std::string_view token = BearerToken(header);
+  if (header.empty() && options_.tokens.empty()) return std::string();
+  if (token.empty()) {
+    return Err(UnauthenticatedError(
+        "this server requires a bearer token (Authorization: Bearer TOKEN; strata reads it from "
+        "--token or $STRATA_TOKEN)"));
   }
-  return UnauthenticatedError(
-      "this server requires a bearer token (Authorization: Bearer TOKEN; strata reads it from "
-      "--token or $STRATA_TOKEN)");
+  for (const std::string& accepted : options_.tokens) {
+    if (SameSecret(token, accepted)) return std::string();
+  }
+  if (NodeAccess::LooksLikeNodeCredential(token)) return node_access_.NodeOf(token);
+  return Err(UnauthenticatedError("the bearer token is not valid for this server"));
 }
 
 ApiReply RestApi::Handle(const net::HttpRequest& request) {
   std::string verb = "other";
   Query query = ParseQuery(request.target);
   Result<ApiReply> reply = [&]() -> Result<ApiReply> {
-    RETURN_IF_ERROR(Authenticate(request));
+    std::string path(request.Path());
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    if (path == NodeAccess::kJoinPath) {
+      verb = "join";
+      if (request.method != "POST") return Err(UnimplementedError("join takes POST with a Node"));
+      ASSIGN_OR_RETURN(
+          nlohmann::json credential,
+          node_access_.Join(BearerToken(request.Header("Authorization")), request.body));
+      return JsonReply(201, credential);
+    }
+    ASSIGN_OR_RETURN(std::string node, Authenticate(request));
+    if (!node.empty()) {
+      RETURN_IF_ERROR(node_access_.Authorize(node, request.method, path, query, request.body));
+    }
     return Route(request, query, &verb);
   }();
   if (!reply) {
@@ -135,6 +142,11 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     return Apply(request.body, query);
   }
   ASSIGN_OR_RETURN(ResourcePath resource, ParseResourcePath(path));
+  if (resource.subresource == "log") {
+    *verb = "log";
+    RETURN_IF_ERROR(only_get());
+    return pod_logs_.Serve(resource, query);
+  }
   if (!resource.subresource.empty()) {
     *verb = "update";
     if (resource.type->kind != "Pod" && resource.type->kind != "Node") {
@@ -174,16 +186,21 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
 }
 
 net::HttpResponse RestApi::Metrics() {
+  std::lock_guard<std::mutex> lock(metrics_mutex_);
   std::map<std::string, int64_t> phases = {
       {"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
   int64_t gpus_total = 0;
   int64_t gpus_held = 0;
+  std::map<std::string_view, std::vector<nlohmann::json>> bodies;  // Queue, Job and Pod bodies
   for (const ResourceType& type : AllResourceTypes()) {
     Result<store::ListResult> listed = store_.List({std::string(type.kind), std::nullopt, {}});
     if (!listed) continue;
     stats_.objects.With({std::string(type.kind)}).Set(static_cast<double>(listed->items.size()));
     for (const store::Object& object : listed->items) {
       const nlohmann::json& body = object.body;
+      if (type.kind == "Queue" || type.kind == "Job" || type.kind == "Pod") {
+        bodies[type.kind].push_back(body);
+      }
       if (type.kind == "Pod") {
         std::string phase =
             body.value(nlohmann::json::json_pointer("/status/phase"), std::string("Pending"));
@@ -205,6 +222,7 @@ net::HttpResponse RestApi::Metrics() {
   for (const auto& [phase, count] : phases) {
     stats_.pods.With({phase}).Set(static_cast<double>(count));
   }
+  cluster_metrics_.Update(bodies["Queue"], bodies["Job"], bodies["Pod"]);
   stats_.gpus.With({"held"}).Set(static_cast<double>(gpus_held));
   stats_.gpus.With({"free"}).Set(static_cast<double>(std::max<int64_t>(0, gpus_total - gpus_held)));
   return net::HttpResponse::Text(200, "text/plain; version=0.0.4", registry_.RenderText());

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +9,9 @@
 #include "common/clock.h"
 #include "net/http_message.h"
 #include "server/api_listener.h"
+#include "server/cluster_metrics.h"
+#include "server/node_access.h"
+#include "server/pod_logs.h"
 #include "server/resource_catalog.h"
 #include "store/store.h"
 #include "telemetry/metrics.h"
@@ -24,8 +28,15 @@ namespace strata::server {
 STRATA_DECLARE_STATS(ApiServerStats, STRATA_APISERVER_STATS);
 
 struct RestApiOptions {
-  // Bearer tokens accepted on every call; empty: no authentication (loopback only).
+  // Bearer tokens accepted on every call; empty: no authentication (loopback only), though a
+  // bearer token that is presented must still be valid.
   std::vector<std::string> tokens;
+  // Where the node runtime of this machine keeps pods' logs ("<runtime data dir>/pods", see
+  // PodLogs); empty: no pod runs here.
+  std::string pod_logs_dir;
+  // Join tokens with which node agents register and get node credentials (NodeAccess); empty:
+  // joining is off.
+  std::vector<std::string> join_tokens;
   // The strata version reported by /version.
   std::string version = "0.0.0";
   const Clock* clock = &RealClock::Instance();
@@ -36,12 +47,16 @@ struct RestApiOptions {
 // The control plane's REST API over a Store, following the Kubernetes API conventions (see
 // DESIGN.md "API conventions"): discovery (/api, /apis, /version, per-group resource lists),
 // list / get / create (POST) / update (PUT, optimistic concurrency on resourceVersion) /
-// delete / watch per kind, the status subresource of pods and nodes, and
+// delete / watch per kind, the status subresource of pods and nodes (for a pod it also takes
+// metadata.annotations, where its agent records start, finish and checkpoint times), pods' logs
+// (PodLogs), and
 // POST /apis/strata.dev/v1alpha1/apply, which creates or updates every object of a
 // multi-document body (native or compatible kinds) in one store batch, all or nothing.
 // Request bodies are decoded and validated by the api module; errors are Kubernetes Status
 // objects naming the field, and nothing is written on any error. /metrics serves the registry
-// in Prometheus text; /healthz answers "ok".
+// in Prometheus text, with the cluster's state computed at each scrape (ClusterMetrics);
+// /healthz answers "ok". Node agents join at NodeAccess::kJoinPath with a
+// join token and then act with a node credential that NodeAccess limits to their own node.
 //
 // Owned by the control plane; `store` and `registry` must outlive it. Handle may be called from
 // several threads at once (the store is thread-safe).
@@ -59,7 +74,9 @@ class RestApi {
   using Query = std::map<std::string, std::string>;
 
   Result<ApiReply> Route(const net::HttpRequest& request, const Query& query, std::string* verb);
-  Status Authenticate(const net::HttpRequest& request) const;
+  // The node whose credential the request carries, empty for a user; Unauthenticated when the
+  // request carries no accepted token and one is required, or an invalid one.
+  Result<std::string> Authenticate(const net::HttpRequest& request) const;
   net::HttpResponse Metrics();
 
   Result<ApiReply> List(const ResourcePath& path, const Query& query);
@@ -74,7 +91,11 @@ class RestApi {
   store::Store& store_;
   telemetry::Registry& registry_;
   RestApiOptions options_;
+  NodeAccess node_access_;
+  PodLogs pod_logs_;
   ApiServerStats stats_;
+  std::mutex metrics_mutex_;  // one scrape at a time computes the cluster's series
+  ClusterMetrics cluster_metrics_;
 };
 
 // The query of a request target, percent-decoded: "/x?watch=1&labelSelector=a%3Db" gives

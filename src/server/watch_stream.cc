@@ -60,7 +60,7 @@ std::string WatchStream::Read(bool* finished) {
     }
     if (!next->has_value()) break;
     const store::WatchEvent& event = **next;
-    if (options_.name && event.object.key.name != *options_.name) continue;
+    if (options_.matches && !options_.matches(event.object)) continue;
     out += EventLine(event);
   }
   TimePoint now = options_.clock->Now();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,8 +17,8 @@ struct WatchStreamOptions {
   // Objects to report as ADDED before any change (a watch without a resourceVersion starts
   // with the current state, as in Kubernetes).
   std::vector<store::Object> initial;
-  // Only this object (fieldSelector metadata.name=...); nullopt: every object selected.
-  std::optional<std::string> name;
+  // Only the objects for which this is true (a fieldSelector); empty: every object selected.
+  std::function<bool(const store::Object&)> matches;
   // Send a BOOKMARK with the progress version after `bookmark_interval` without output.
   bool bookmarks = false;
   Duration bookmark_interval = std::chrono::seconds(10);

@@ -1,0 +1,226 @@
+#include "server/node_access.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "api/encode.h"
+#include "node/simulated_inventory.h"
+#include "server/node_registration.h"
+#include "server/test_api_server.h"
+
+namespace strata::server {
+namespace {
+
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+
+constexpr char kJoinToken[] = "join-s3cret";
+
+// The Node manifest an agent named `name` with one simulated 8-GPU node sends to join.
+std::string NodeManifest(const std::string& name) {
+  auto spec = node::ParseSimulateSpec("1x8:H100-80GB");
+  EXPECT_TRUE(spec);
+  auto found = node::SimulatedInventory(*spec).Discover();
+  EXPECT_TRUE(found);
+  (*found)[0].node_name = name;
+  std::vector<api::Node> nodes =
+      NodesFromInventory(*found, SimulatedNodeCapacity(), true, FakeClock().Now());
+  return api::EncodeObject(api::Object(nodes[0])).dump();
+}
+
+std::string PodManifest(const std::string& name, const std::string& node) {
+  return Json{{"apiVersion", "strata.dev/v1alpha1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", "default"}}},
+              {"spec",
+               {{"nodeName", node},
+                {"resources", {{"gpu", "1"}}},
+                {"template", {{"command", {"sleep", "1"}}}}}}}
+      .dump();
+}
+
+class NodeAccessTest : public ::testing::Test {
+ protected:
+  NodeAccessTest() : server_(Options()) {}
+
+  static RestApiOptions Options() {
+    RestApiOptions options;
+    options.join_tokens = {kJoinToken};
+    return options;
+  }
+
+  Result<Json> Join(const std::string& name, const std::string& token = kJoinToken) {
+    return server_.Client(token)->Call("POST", NodeAccess::kJoinPath, NodeManifest(name),
+                                       "application/json");
+  }
+
+  // Joins `name` and returns a client holding its credential.
+  std::unique_ptr<ApiClient> Agent(const std::string& name) {
+    Result<Json> joined = Join(name);
+    EXPECT_TRUE(joined) << joined.error().ToString();
+    return server_.Client((*joined)["token"].get<std::string>());
+  }
+
+  void CreatePods() {
+    auto admin = server_.Client();
+    for (auto [pod, node] : {std::pair{"mine", "agent-1"}, std::pair{"theirs", "agent-2"}}) {
+      auto created = admin->Call("POST", "/api/v1/namespaces/default/pods", PodManifest(pod, node),
+                                 "application/json");
+      ASSERT_TRUE(created) << created.error().ToString();
+    }
+  }
+
+  testing::TestApiServer server_;
+};
+
+TEST_F(NodeAccessTest, JoiningRegistersTheNodeAndIssuesACredentialBoundToIt) {
+  Result<Json> joined = Join("agent-1");
+  ASSERT_TRUE(joined) << joined.error().ToString();
+  EXPECT_EQ((*joined)["kind"], "NodeCredential");
+  EXPECT_EQ((*joined)["nodeName"], "agent-1");
+  std::string token = (*joined)["token"];
+  EXPECT_TRUE(NodeAccess::LooksLikeNodeCredential(token)) << token;
+
+  auto node = server_.Client()->Get("/api/v1/nodes/agent-1");
+  ASSERT_TRUE(node) << node.error().ToString();
+  EXPECT_EQ((*node)["status"]["gpus"].size(), 8u);
+  EXPECT_TRUE(server_.Client(token)->Get("/api/v1/nodes/agent-1").has_value());
+}
+
+TEST_F(NodeAccessTest, AWrongJoinTokenIsUnauthorizedAndRegistersNothing) {
+  Result<Json> refused = Join("agent-1", "guess");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), StatusCode::kUnauthenticated);
+  EXPECT_THAT(refused.error().message(), HasSubstr("join token"));
+  auto node = server_.Client()->Get("/api/v1/nodes/agent-1");
+  ASSERT_FALSE(node);
+  EXPECT_EQ(node.error().code(), StatusCode::kNotFound);
+}
+
+TEST_F(NodeAccessTest, JoiningIsOffWithoutJoinTokens) {
+  testing::TestApiServer closed;
+  auto refused =
+      closed.Client(kJoinToken)
+          ->Call("POST", NodeAccess::kJoinPath, NodeManifest("agent-1"), "application/json");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(refused.error().message(), HasSubstr("--join-token-file"));
+}
+
+TEST_F(NodeAccessTest, AMalformedNodeIsRefusedNamingTheField) {
+  Json node = Json::parse(NodeManifest("agent-1"));
+  node["spec"] = {{"unschedulabel", true}};
+  auto refused = server_.Client(kJoinToken)
+                     ->Call("POST", NodeAccess::kJoinPath, node.dump(), "application/json");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.error().message(), HasSubstr("unschedulabel"));
+  EXPECT_FALSE(server_.Client()->Get("/api/v1/nodes/agent-1").has_value());
+}
+
+TEST_F(NodeAccessTest, ANodeTheControlPlaneRegisteredCannotBeTakenOver) {
+  std::vector<node::NodeGpus> found = {{"local-0", "", {}}};
+  ASSERT_TRUE(RegisterNodes(server_.store(),
+                            NodesFromInventory(found, HostCapacity(), false, FakeClock().Now()))
+                  .ok());
+  Result<Json> refused = Join("local-0");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), StatusCode::kAlreadyExists);
+}
+
+TEST_F(NodeAccessTest, ACredentialReadsOnlyItsNodeAndItsPods) {
+  CreatePods();
+  auto agent = Agent("agent-1");
+  ASSERT_TRUE(Join("agent-2"));
+
+  auto mine = agent->Get("/api/v1/pods?fieldSelector=spec.nodeName%3Dagent-1");
+  ASSERT_TRUE(mine) << mine.error().ToString();
+  ASSERT_EQ((*mine)["items"].size(), 1u);
+  EXPECT_EQ((*mine)["items"][0]["metadata"]["name"], "mine");
+  EXPECT_TRUE(agent->Get("/api/v1/namespaces/default/pods/mine").has_value());
+  EXPECT_TRUE(agent->Get("/api/v1/nodes?fieldSelector=metadata.name%3Dagent-1").has_value());
+
+  for (const char* path :
+       {"/api/v1/pods", "/api/v1/pods?fieldSelector=spec.nodeName%3Dagent-2",
+        "/api/v1/namespaces/default/pods/theirs", "/api/v1/nodes", "/api/v1/nodes/agent-2",
+        "/apis/strata.dev/v1alpha1/jobs", "/apis/strata.dev/v1alpha1/queues", "/metrics"}) {
+    auto denied = agent->Get(path);
+    ASSERT_FALSE(denied) << path;
+    EXPECT_EQ(denied.error().code(), StatusCode::kPermissionDenied) << path;
+    EXPECT_THAT(denied.error().message(), HasSubstr("node \"agent-1\" may not GET")) << path;
+  }
+}
+
+TEST_F(NodeAccessTest, ACredentialWritesOnlyItsPodsStatusAndItsNodesStatus) {
+  CreatePods();
+  auto agent = Agent("agent-1");
+  ASSERT_TRUE(Join("agent-2"));
+  Json status = {{"status", {{"phase", "Running"}}}};
+  auto written = agent->Call("PUT", "/api/v1/namespaces/default/pods/mine/status", status.dump(),
+                             "application/json");
+  ASSERT_TRUE(written) << written.error().ToString();
+  EXPECT_EQ((*written)["status"]["phase"], "Running");
+
+  auto node = agent->Get("/api/v1/nodes/agent-1");
+  ASSERT_TRUE(node);
+  auto heartbeat =
+      agent->Call("PUT", "/api/v1/nodes/agent-1/status", node->dump(), "application/json");
+  EXPECT_TRUE(heartbeat) << heartbeat.error().ToString();
+
+  Json pod = server_.Client()->Get("/api/v1/namespaces/default/pods/mine").value();
+  pod["spec"]["nodeName"] = "agent-2";
+  struct Attempt {
+    const char* method;
+    const char* path;
+    std::string body;
+  };
+  for (const Attempt& attempt :
+       {Attempt{"PUT", "/api/v1/namespaces/default/pods/theirs/status", status.dump()},
+        Attempt{"PUT", "/api/v1/namespaces/default/pods/mine", pod.dump()},
+        Attempt{"DELETE", "/api/v1/namespaces/default/pods/mine", ""},
+        Attempt{"POST", "/api/v1/namespaces/default/pods", PodManifest("extra", "agent-1")},
+        Attempt{"PUT", "/api/v1/nodes/agent-2/status", node->dump()},
+        Attempt{"POST", "/apis/strata.dev/v1alpha1/apply", PodManifest("extra", "agent-1")}}) {
+    auto denied = agent->Call(attempt.method, attempt.path, attempt.body, "application/json");
+    ASSERT_FALSE(denied) << attempt.method << " " << attempt.path;
+    EXPECT_EQ(denied.error().code(), StatusCode::kPermissionDenied)
+        << attempt.method << " " << attempt.path;
+  }
+  // Nothing of the refused writes happened.
+  auto theirs = server_.Client()->Get("/api/v1/namespaces/default/pods/theirs");
+  ASSERT_TRUE(theirs);
+  EXPECT_NE((*theirs)["status"].value("phase", ""), "Running");
+  EXPECT_FALSE(server_.Client()->Get("/api/v1/namespaces/default/pods/extra").has_value());
+  EXPECT_TRUE(server_.Client()->Get("/api/v1/namespaces/default/pods/mine").has_value());
+}
+
+TEST_F(NodeAccessTest, JoiningAgainReplacesTheCredential) {
+  auto first = Join("agent-1");
+  ASSERT_TRUE(first);
+  auto second = Join("agent-1");
+  ASSERT_TRUE(second);
+  auto old = server_.Client((*first)["token"])->Get("/api/v1/nodes/agent-1");
+  ASSERT_FALSE(old);
+  EXPECT_EQ(old.error().code(), StatusCode::kUnauthenticated);
+  EXPECT_TRUE(server_.Client((*second)["token"])->Get("/api/v1/nodes/agent-1").has_value());
+}
+
+TEST_F(NodeAccessTest, CredentialsAreKeptInTheStoreAcrossRestarts) {
+  NodeAccess before(server_.store(), {kJoinToken});
+  auto joined = before.Join(kJoinToken, NodeManifest("agent-1"));
+  ASSERT_TRUE(joined) << joined.error().ToString();
+  NodeAccess after(server_.store(), {kJoinToken});
+  auto node = after.NodeOf((*joined)["token"].get<std::string>());
+  ASSERT_TRUE(node) << node.error().ToString();
+  EXPECT_EQ(*node, "agent-1");
+  EXPECT_FALSE(after.NodeOf("agent-1." + std::string(64, 'a')).has_value());
+}
+
+TEST(FieldSelectorValueTest, FindsOneFieldAmongSeveral) {
+  EXPECT_EQ(FieldSelectorValue("metadata.name=p,spec.nodeName==n1", "spec.nodeName"), "n1");
+  EXPECT_EQ(FieldSelectorValue("spec.nodeName!=n1", "spec.nodeName"), "");
+  EXPECT_EQ(FieldSelectorValue("", "spec.nodeName"), "");
+}
+
+}  // namespace
+}  // namespace strata::server

@@ -1,0 +1,116 @@
+#include "server/pod_logs.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "node/test_support.h"
+#include "server/test_api_server.h"
+
+namespace strata::server {
+namespace {
+
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+
+constexpr char kLogPath[] = "/api/v1/namespaces/default/pods/probe/log";
+
+class PodLogsTest : public ::testing::Test {
+ protected:
+  PodLogsTest() : server_(Options(dir_.path())), admin_(server_.Client()) {}
+
+  static RestApiOptions Options(const std::string& dir) {
+    RestApiOptions options;
+    options.pod_logs_dir = dir;
+    return options;
+  }
+
+  // Creates pod "probe" bound to `node` and returns its uid.
+  std::string CreatePod(const std::string& node) {
+    Json pod = {{"apiVersion", "strata.dev/v1alpha1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", "probe"}, {"namespace", "default"}}},
+                {"spec", {{"nodeName", node}, {"template", {{"command", {"true"}}}}}}};
+    auto created =
+        admin_->Call("POST", "/api/v1/namespaces/default/pods", pod.dump(), "application/json");
+    EXPECT_TRUE(created) << created.error().ToString();
+    return (*created)["metadata"]["uid"];
+  }
+
+  void Append(const std::string& uid, const std::string& process, const std::string& text) {
+    std::filesystem::create_directories(dir_.path() + "/" + uid + "/logs");
+    std::ofstream(dir_.File(uid + "/logs/" + process + ".log"), std::ios::app) << text;
+  }
+
+  void Finish() {
+    auto done = admin_->Call("PUT", std::string("/api/v1/namespaces/default/pods/probe/status"),
+                             Json{{"status", {{"phase", "Succeeded"}}}}.dump(), "application/json");
+    ASSERT_TRUE(done) << done.error().ToString();
+  }
+
+  node::testing::TempDir dir_;
+  testing::TestApiServer server_;
+  std::unique_ptr<ApiClient> admin_;
+};
+
+TEST_F(PodLogsTest, APodsOnlyProcessLogIsServedWholeOrItsTail) {
+  std::string uid = CreatePod("local");
+  Append(uid, "main", "one\ntwo\nthree\n");
+  auto whole = admin_->GetText(kLogPath);
+  ASSERT_TRUE(whole) << whole.error().ToString();
+  EXPECT_EQ(*whole, "one\ntwo\nthree\n");
+  auto tail = admin_->GetText(std::string(kLogPath) + "?tailLines=2");
+  ASSERT_TRUE(tail);
+  EXPECT_EQ(*tail, "two\nthree\n");
+  auto bad = admin_->GetText(std::string(kLogPath) + "?tailLines=-1");
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message(), HasSubstr("tailLines"));
+}
+
+TEST_F(PodLogsTest, APodWithSeveralProcessesNeedsTheContainerParameter) {
+  std::string uid = CreatePod("local");
+  Append(uid, "rank-0", "zero\n");
+  Append(uid, "rank-1", "one\n");
+  auto ambiguous = admin_->GetText(kLogPath);
+  ASSERT_FALSE(ambiguous);
+  EXPECT_EQ(ambiguous.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(ambiguous.error().message(), HasSubstr("choose one of: rank-0, rank-1"));
+  auto one = admin_->GetText(std::string(kLogPath) + "?container=rank-1");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(*one, "one\n");
+}
+
+TEST_F(PodLogsTest, FollowingSendsWhatIsAppendedUntilThePodEnds) {
+  std::string uid = CreatePod("local");
+  Append(uid, "main", "first\n");
+  std::string received;
+  bool appended = false;
+  Status followed =
+      server_.Client()->Stream(std::string(kLogPath) + "?follow=true", [&](std::string_view data) {
+        received.append(data);
+        if (!appended) {
+          appended = true;
+          Append(uid, "main", "last\n");
+          Finish();
+        }
+        return true;
+      });
+  ASSERT_TRUE(followed.ok()) << followed.ToString();
+  EXPECT_EQ(received, "first\nlast\n");
+}
+
+TEST_F(PodLogsTest, LogsOfAPodOnAnotherMachineOrNotStartedAreExplained) {
+  CreatePod("far-away");
+  auto elsewhere = admin_->GetText(kLogPath);
+  ASSERT_FALSE(elsewhere);
+  EXPECT_EQ(elsewhere.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(elsewhere.error().message(), HasSubstr("runs on node \"far-away\""));
+  auto missing = admin_->GetText("/api/v1/namespaces/default/pods/nobody/log");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace strata::server

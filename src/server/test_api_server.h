@@ -1,0 +1,36 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "server/api_client.h"
+#include "server/api_listener.h"
+#include "server/rest_api.h"
+#include "store/store.h"
+#include "telemetry/metrics.h"
+
+namespace strata::server::testing {
+
+// For tests: a RestApi over a memory store behind a real listener on an ephemeral loopback
+// port. Owned by the test; not thread-safe (the store and the API are).
+class TestApiServer {
+ public:
+  // Starts serving; the listener's failure fails the calling test.
+  explicit TestApiServer(RestApiOptions options = {});
+  ~TestApiServer();
+
+  // "http://127.0.0.1:PORT".
+  std::string url() const;
+  store::Store& store() { return *store_; }
+  telemetry::Registry& registry() { return registry_; }
+  // A client sending `token` as its bearer token (none when empty).
+  std::unique_ptr<ApiClient> Client(const std::string& token = "") const;
+
+ private:
+  telemetry::Registry registry_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<RestApi> api_;
+  std::unique_ptr<ApiListener> listener_;
+};
+
+}  // namespace strata::server::testing
