@@ -212,8 +212,13 @@ HistogramFamily& Registry::AddHistogram(std::string_view name, std::string_view 
   return *FindOrAdd(MetricType::kHistogram, name, help, label_names, upper_bounds).histogram;
 }
 
-std::string Registry::RenderText() const {
+void Registry::AddCollector(std::function<void(std::string& out)> collect) {
   std::lock_guard<std::mutex> lock(mutex_);
+  collectors_.push_back(std::move(collect));
+}
+
+std::string Registry::RenderText() const {
+  std::unique_lock<std::mutex> lock(mutex_);
   std::string out;
   for (const auto& [name, entry] : families_) {
     switch (entry.type) {
@@ -228,6 +233,10 @@ std::string Registry::RenderText() const {
         break;
     }
   }
+  // Copied so that a slow collector (a store scan) does not hold the lock.
+  std::vector<std::function<void(std::string&)>> collectors = collectors_;
+  lock.unlock();
+  for (const auto& collect : collectors) collect(out);
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -132,7 +133,16 @@ class Registry {
                                 std::vector<std::string> label_names,
                                 std::vector<double> upper_bounds);
 
-  // Every family in name order: "# HELP", "# TYPE", then one line per sample.
+  // Adds `collect`, called at every RenderText to append whole families (HELP, TYPE and
+  // samples, in Prometheus text) computed at scrape time, for figures too many or too
+  // short-lived for registered children (one series per GPU of a cluster). Collectors run in
+  // the order added, after the registered families, without the registry's lock held; each must
+  // be thread-safe and must not call back into this registry. The names it writes must not be
+  // registered families.
+  void AddCollector(std::function<void(std::string& out)> collect);
+
+  // Every family in name order: "# HELP", "# TYPE", then one line per sample; then what the
+  // collectors append.
   std::string RenderText() const;
 
  private:
@@ -148,6 +158,7 @@ class Registry {
 
   mutable std::mutex mutex_;
   std::map<std::string, Entry, std::less<>> families_;
+  std::vector<std::function<void(std::string&)>> collectors_;
 };
 
 // Bucket bounds: `count` values start, start*factor, start*factor^2, ...

@@ -140,3 +140,26 @@ TEST(ExponentialBucketsTest, GrowsByTheFactor) {
 
 }  // namespace
 }  // namespace strata::telemetry
+
+namespace strata::telemetry {
+namespace {
+
+TEST(RegistryCollectorTest, CollectorsAppendAfterTheFamiliesAtEveryRender) {
+  Registry registry;
+  registry.AddGauge("strata_test_a", "A.").With().Set(1);
+  int calls = 0;
+  registry.AddCollector([&calls](std::string& out) {
+    ++calls;
+    out += "# HELP strata_test_collected Collected.\n# TYPE strata_test_collected gauge\n";
+    out += "strata_test_collected " + std::to_string(calls) + "\n";
+  });
+  std::string first = registry.RenderText();
+  EXPECT_EQ(first,
+            "# HELP strata_test_a A.\n# TYPE strata_test_a gauge\nstrata_test_a 1\n"
+            "# HELP strata_test_collected Collected.\n# TYPE strata_test_collected gauge\n"
+            "strata_test_collected 1\n");
+  EXPECT_NE(registry.RenderText().find("strata_test_collected 2\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace strata::telemetry

@@ -1,0 +1,90 @@
+#include "telemetry/cluster_cost.h"
+
+#include <time.h>
+
+#include <memory>
+
+namespace strata::telemetry {
+namespace {
+
+std::optional<TimePoint> AnnotationTime(const api::Pod& pod, const char* annotation) {
+  auto it = pod.metadata.annotations.find(annotation);
+  if (it == pod.metadata.annotations.end()) return std::nullopt;
+  return ParseUtcTimestamp(it->second);
+}
+
+constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
+
+}  // namespace
+
+std::optional<TimePoint> ParseUtcTimestamp(std::string_view text) {
+  std::string copy(text);
+  std::tm parts{};
+  const char* end = strptime(copy.c_str(), "%Y-%m-%dT%H:%M:%SZ", &parts);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  return TimePoint(std::chrono::seconds(timegm(&parts)));
+}
+
+CostPods CostPodsOf(const ClusterObjects& cluster) {
+  std::map<std::string, const api::Node*> nodes;
+  for (const api::Node& node : cluster.nodes) nodes[node.metadata.name] = &node;
+  CostPods out;
+  for (const StoredPod& stored : cluster.pods) {
+    const api::Pod& pod = stored.pod;
+    if (pod.spec.node_name.empty()) continue;
+    CostPod cost;
+    cost.name = pod.metadata.name;
+    cost.namespace_name = pod.metadata.namespace_name;
+    cost.labels = pod.metadata.labels;
+    cost.queue = pod.spec.queue;
+    if (pod.spec.owner.kind == "Job") cost.job = pod.spec.owner.name;
+    if (pod.spec.owner.kind == "Service") cost.service = pod.spec.owner.name;
+    cost.cpu_cores = static_cast<double>(pod.spec.resources.cpu.milli()) / 1000.0;
+    cost.memory_gib =
+        static_cast<double>(pod.spec.resources.memory.milli()) / 1000.0 / kBytesPerGib;
+    auto node = nodes.find(pod.spec.node_name);
+    for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
+      cost.gpus += static_cast<double>(gpu.share.milli()) / 1000.0;
+      if (node == nodes.end()) continue;
+      for (const api::NodeGpu& node_gpu : node->second->status.gpus) {
+        if (node_gpu.index == gpu.index) cost.gpu_model = node_gpu.model;
+      }
+    }
+    cost.start = AnnotationTime(pod, kBoundAtAnnotation).value_or(stored.created);
+    if (!HoldsResources(pod)) {
+      cost.end = AnnotationTime(pod, kFinishedAtAnnotation);
+      if (!cost.end) {
+        ++out.unknown_end;
+        continue;
+      }
+    }
+    out.pods.push_back(std::move(cost));
+  }
+  return out;
+}
+
+void AddClusterMetrics(Registry& registry, const store::Store& store,
+                       ClusterMetricsOptions options) {
+  auto shared = std::make_shared<const ClusterMetricsOptions>(std::move(options));
+  registry.AddCollector([&store, shared](std::string& out) {
+    Result<ClusterObjects> cluster = LoadClusterObjects(store);
+    if (!cluster) return;
+    GpuReadingsByUuid measured =
+        shared->measured_gpus ? shared->measured_gpus() : GpuReadingsByUuid{};
+    RenderGpuMetrics(ClusterGpuSamples(*cluster, measured), out);
+    TimePoint now = shared->clock->Now();
+    std::map<std::string, double> tokens =
+        shared->service_tokens ? shared->service_tokens() : std::map<std::string, double>{};
+    CostPods pods = CostPodsOf(*cluster);
+    std::vector<CostReport> reports;
+    for (CostDimension dimension :
+         {CostDimension::kTeam, CostDimension::kProject, CostDimension::kQueue, CostDimension::kJob,
+          CostDimension::kService}) {
+      reports.push_back(ComputeCost(shared->prices, pods.pods, dimension, now - shared->cost_window,
+                                    now, tokens));
+    }
+    RenderCostMetrics(reports, out);
+  });
+}
+
+}  // namespace strata::telemetry

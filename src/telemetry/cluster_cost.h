@@ -1,0 +1,59 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "store/store.h"
+#include "telemetry/cluster_gpus.h"
+#include "telemetry/cost.h"
+#include "telemetry/metrics.h"
+
+// Cost and GPU figures of the whole cluster, computed from the store at each request or
+// scrape: the bridge between the store's Pods and Nodes and the pure accounting in cost.h and
+// gpu_metrics.h.
+
+namespace strata::telemetry {
+
+// Pod annotations (RFC 3339 UTC, "2026-01-01T00:00:00Z") that bound a pod's allocation in time.
+// Without kBoundAtAnnotation a bound pod counts from its creation; a finished pod without
+// kFinishedAtAnnotation cannot be costed and is counted in CostPods::unknown_end.
+inline constexpr char kBoundAtAnnotation[] = "strata.dev/bound-at";
+inline constexpr char kFinishedAtAnnotation[] = "strata.dev/finished-at";
+
+struct CostPods {
+  std::vector<CostPod> pods;
+  int unknown_end = 0;  // finished pods without kFinishedAtAnnotation, left out
+};
+
+// The allocation of every pod that was ever bound to a node: requests from its spec, GPUs
+// (fractional shares summed) and their model from its node, times from the annotations above.
+CostPods CostPodsOf(const ClusterObjects& cluster);
+
+// Parses "2026-01-01T00:00:00Z" (UTC, whole seconds, as FormatRfc3339 writes it); nullopt for
+// anything else.
+std::optional<TimePoint> ParseUtcTimestamp(std::string_view text);
+
+// Where the cluster's figures come from, besides the store.
+struct ClusterMetricsOptions {
+  const Clock* clock = &RealClock::Instance();
+  PriceTable prices = DefaultPriceTable();
+  // The window of strata_cost_accrued.
+  Duration cost_window = std::chrono::hours(24);
+  // Measured readings of real GPUs (NVML); empty: none, only simulated GPUs report.
+  std::function<GpuReadingsByUuid()> measured_gpus;
+  // Tokens served per service over the cost window (the gateway's counts); empty: unknown.
+  std::function<std::map<std::string, double>()> service_tokens;
+};
+
+// Adds a collector to `registry` that renders, at each scrape, RenderGpuMetrics over every GPU
+// of the store's nodes and RenderCostMetrics by team, project, queue, job and service. A store
+// read that fails renders nothing (the scrape still answers). `store` must outlive `registry`'s
+// use of the collector.
+void AddClusterMetrics(Registry& registry, const store::Store& store,
+                       ClusterMetricsOptions options);
+
+}  // namespace strata::telemetry

@@ -1,0 +1,79 @@
+#include "telemetry/cluster_cost.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "telemetry/prometheus_text.h"
+#include "telemetry/test_cluster.h"
+
+namespace strata::telemetry {
+namespace {
+
+using std::chrono::hours;
+using testing::BoundPod;
+using testing::GpuNode;
+using ::testing::HasSubstr;
+
+TEST(ParseUtcTimestampTest, ReadsWhatFormatRfc3339Writes) {
+  TimePoint t = FakeClock::kDefaultStart + hours(5) + std::chrono::seconds(7);
+  EXPECT_EQ(ParseUtcTimestamp(FormatRfc3339(t)), t);
+  EXPECT_EQ(ParseUtcTimestamp("2026-01-01T00:00:00"), std::nullopt);
+  EXPECT_EQ(ParseUtcTimestamp("yesterday"), std::nullopt);
+}
+
+TEST(CostPodsOfTest, RequestsModelAndTimesComeFromThePodItsNodeAndAnnotations) {
+  TimePoint created = FakeClock::kDefaultStart;
+  ClusterObjects cluster;
+  cluster.nodes = {GpuNode("n0", 8, false)};
+  api::Pod running = BoundPod("a", "n0", {0, 1}, "Running");
+  running.metadata.annotations[kBoundAtAnnotation] = FormatRfc3339(created + hours(1));
+  api::Pod finished = BoundPod("b", "n0", {2}, "Succeeded", 250);
+  finished.metadata.annotations[kFinishedAtAnnotation] = FormatRfc3339(created + hours(3));
+  api::Pod finished_unknown = BoundPod("c", "n0", {3}, "Failed");
+  api::Pod pending = BoundPod("d", "", {}, "Pending");
+  cluster.pods = {
+      {running, created}, {finished, created}, {finished_unknown, created}, {pending, created}};
+
+  CostPods pods = CostPodsOf(cluster);
+  EXPECT_EQ(pods.unknown_end, 1);
+  ASSERT_EQ(pods.pods.size(), 2u);
+  const CostPod& a = pods.pods[0];
+  EXPECT_EQ(a.name, "a");
+  EXPECT_EQ(a.gpu_model, "H100-80GB");
+  EXPECT_DOUBLE_EQ(a.gpus, 2);
+  EXPECT_DOUBLE_EQ(a.cpu_cores, 8);
+  EXPECT_DOUBLE_EQ(a.memory_gib, 64);
+  EXPECT_EQ(a.job, "train");
+  EXPECT_EQ(a.start, created + hours(1));
+  EXPECT_FALSE(a.end.has_value());
+  const CostPod& b = pods.pods[1];
+  EXPECT_DOUBLE_EQ(b.gpus, 0.25);
+  EXPECT_EQ(b.start, created);
+  EXPECT_EQ(b.end, created + hours(3));
+}
+
+TEST(AddClusterMetricsTest, AScrapeRendersGpuAndCostFamiliesFromTheStore) {
+  std::unique_ptr<store::Store> store = testing::SimulatedClusterStore(2);
+  FakeClock clock(RealClock::Instance().Now());
+  clock.Advance(hours(2));  // pods were created "now" by the real clock: two hours ago
+  Registry registry;
+  ClusterMetricsOptions options;
+  options.clock = &clock;
+  options.service_tokens = [] { return std::map<std::string, double>{{"llm", 4e6}}; };
+  AddClusterMetrics(registry, *store, options);
+  std::string page = registry.RenderText();
+
+  Result<std::vector<Sample>> parsed = ParsePrometheusText(page);
+  ASSERT_TRUE(parsed) << parsed.error().ToString();
+  int util_series = 0;
+  for (const Sample& sample : *parsed) util_series += sample.name == "DCGM_FI_DEV_GPU_UTIL";
+  EXPECT_EQ(util_series, 16);
+  EXPECT_THAT(page, HasSubstr("pod=\"train-0\",job=\"train\",service=\"\",queue=\"research\"} 92"));
+  EXPECT_THAT(page, HasSubstr("strata_gpu_allocated_gpus{scope=\"cluster\",name=\"\"} 4.5\n"));
+  EXPECT_THAT(page, HasSubstr("strata_cost_hourly_rate{by=\"team\",name=\"ml\""));
+  EXPECT_THAT(page, HasSubstr("strata_cost_accrued{by=\"job\",name=\"default/train\""));
+  EXPECT_THAT(page, HasSubstr("strata_cost_per_million_tokens{service=\"llm\""));
+}
+
+}  // namespace
+}  // namespace strata::telemetry

@@ -1,0 +1,87 @@
+#include "telemetry/cluster_gpus.h"
+
+#include <tuple>
+
+#include "api/manifest.h"
+
+namespace strata::telemetry {
+
+Result<ClusterObjects> LoadClusterObjects(const store::Store& store) {
+  ClusterObjects cluster;
+  ASSIGN_OR_RETURN(store::ListResult nodes, store.List({"Node", std::nullopt, {}}));
+  for (const store::Object& object : nodes.items) {
+    Result<api::Object> decoded = api::DecodeObject(object.body);
+    const api::Node* node = decoded ? decoded->As<api::Node>() : nullptr;
+    if (node == nullptr) {
+      ++cluster.undecodable;
+      continue;
+    }
+    cluster.nodes.push_back(*node);
+  }
+  ASSIGN_OR_RETURN(store::ListResult pods, store.List({"Pod", std::nullopt, {}}));
+  for (const store::Object& object : pods.items) {
+    Result<api::Object> decoded = api::DecodeObject(object.body);
+    const api::Pod* pod = decoded ? decoded->As<api::Pod>() : nullptr;
+    if (pod == nullptr) {
+      ++cluster.undecodable;
+      continue;
+    }
+    cluster.pods.push_back(StoredPod{*pod, object.creation_timestamp});
+  }
+  return cluster;
+}
+
+bool HoldsResources(const api::Pod& pod) {
+  return !pod.spec.node_name.empty() && pod.status.phase != "Succeeded" &&
+         pod.status.phase != "Failed";
+}
+
+GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu) {
+  GpuHolder holder;
+  holder.pod = pod.metadata.name;
+  holder.namespace_name = pod.metadata.namespace_name;
+  if (pod.spec.owner.kind == "Job") holder.job = pod.spec.owner.name;
+  if (pod.spec.owner.kind == "Service") holder.service = pod.spec.owner.name;
+  holder.queue = pod.spec.queue;
+  auto team = pod.metadata.labels.find(kTeamLabel);
+  if (team != pod.metadata.labels.end()) holder.team = team->second;
+  holder.share = static_cast<double>(gpu.share.milli()) / 1000.0;
+  holder.memory_bytes = gpu.memory.milli() / 1000;
+  holder.running = pod.status.phase == "Running";
+  return holder;
+}
+
+std::vector<GpuSample> ClusterGpuSamples(const ClusterObjects& cluster,
+                                         const GpuReadingsByUuid& measured) {
+  std::map<std::tuple<std::string, int64_t>, std::vector<GpuHolder>> holders;
+  for (const StoredPod& stored : cluster.pods) {
+    if (!HoldsResources(stored.pod)) continue;
+    for (const api::AssignedGpu& gpu : stored.pod.spec.assigned_gpus) {
+      holders[{stored.pod.spec.node_name, gpu.index}].push_back(HolderOf(stored.pod, gpu));
+    }
+  }
+  std::vector<GpuSample> samples;
+  for (const api::Node& node : cluster.nodes) {
+    auto label = node.metadata.labels.find(kSimulatedNodeLabel);
+    bool simulated = label != node.metadata.labels.end() && label->second == "true";
+    for (const api::NodeGpu& gpu : node.status.gpus) {
+      GpuSample sample;
+      sample.hostname = node.metadata.name;
+      sample.gpu = gpu.index;
+      sample.uuid = gpu.uuid;
+      sample.model_name = gpu.model;
+      sample.simulated = simulated;
+      auto held = holders.find({node.metadata.name, gpu.index});
+      if (held != holders.end()) sample.holders = std::move(held->second);
+      if (simulated) {
+        sample.reading = SimulatedGpuReading(gpu.model, gpu.memory.milli() / 1000, sample.holders);
+      } else if (auto found = measured.find(gpu.uuid); found != measured.end()) {
+        sample.reading = found->second;
+      }
+      samples.push_back(std::move(sample));
+    }
+  }
+  return samples;
+}
+
+}  // namespace strata::telemetry

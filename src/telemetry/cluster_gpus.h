@@ -1,0 +1,59 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "api/node.h"
+#include "api/pod.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "store/store.h"
+#include "telemetry/gpu_metrics.h"
+
+// The cluster's GPUs as telemetry sees them: the Node and Pod objects of the store turned into
+// one GpuSample per GPU, with its holders and its reading (measured, or derived for simulated
+// nodes). Pure functions over plain values, plus one store read; thread-safe.
+
+namespace strata::telemetry {
+
+// The Node label that marks a node whose GPUs are simulated (set by node registration).
+inline constexpr char kSimulatedNodeLabel[] = "strata.dev/simulated";
+// The pod label that names the team a pod's cost and use roll up to.
+inline constexpr char kTeamLabel[] = "team";
+// The pod label that names the project a pod's cost rolls up to.
+inline constexpr char kProjectLabel[] = "project";
+
+// A pod as stored, with the store's bookkeeping that cost accrual needs.
+struct StoredPod {
+  api::Pod pod;
+  TimePoint created{};
+};
+
+// Every Node and Pod of the store, decoded.
+struct ClusterObjects {
+  std::vector<api::Node> nodes;
+  std::vector<StoredPod> pods;
+  int undecodable = 0;  // stored objects that did not decode (left out)
+};
+
+// Reads every Node and Pod. Returns the store's error when a List fails; an object that does
+// not decode is counted in `undecodable` and left out, so one bad object never hides the rest.
+Result<ClusterObjects> LoadClusterObjects(const store::Store& store);
+
+// Whether the pod holds what it was bound to: bound to a node and not finished.
+bool HoldsResources(const api::Pod& pod);
+
+// The holder record for `pod`'s claim on `gpu`.
+GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu);
+
+// Measured readings of real GPUs, by UUID (what the node agents read through NVML).
+using GpuReadingsByUuid = std::map<std::string, GpuReading>;
+
+// One sample per GPU of every node, in node then GPU order, with the holders from the pods
+// that hold resources. GPUs of nodes labelled simulated get SimulatedGpuReading; the others
+// take `measured[uuid]`, or an unknown reading (their DCGM series are left out) when absent.
+std::vector<GpuSample> ClusterGpuSamples(const ClusterObjects& cluster,
+                                         const GpuReadingsByUuid& measured);
+
+}  // namespace strata::telemetry

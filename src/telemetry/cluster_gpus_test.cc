@@ -1,0 +1,59 @@
+#include "telemetry/cluster_gpus.h"
+
+#include <gtest/gtest.h>
+
+#include "telemetry/test_cluster.h"
+
+namespace strata::telemetry {
+namespace {
+
+using testing::BoundPod;
+using testing::GpuNode;
+
+TEST(ClusterGpuSamplesTest, HoldersComeFromBoundUnfinishedPods) {
+  ClusterObjects cluster;
+  cluster.nodes = {GpuNode("sim-0", 2, true)};
+  cluster.pods = {{BoundPod("train-0", "sim-0", {1}, "Running"), {}},
+                  {BoundPod("old-0", "sim-0", {0}, "Succeeded"), {}}};
+  std::vector<GpuSample> samples = ClusterGpuSamples(cluster, {});
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_TRUE(samples[0].holders.empty());
+  EXPECT_EQ(samples[0].reading.utilization_percent, 0);
+  ASSERT_EQ(samples[1].holders.size(), 1u);
+  const GpuHolder& holder = samples[1].holders[0];
+  EXPECT_EQ(holder.pod, "train-0");
+  EXPECT_EQ(holder.job, "train");
+  EXPECT_EQ(holder.queue, "research");
+  EXPECT_EQ(holder.team, "ml");
+  EXPECT_TRUE(holder.running);
+  EXPECT_TRUE(samples[1].simulated);
+  EXPECT_EQ(samples[1].reading.utilization_percent, 92);
+}
+
+TEST(ClusterGpuSamplesTest, RealNodesTakeMeasuredReadingsOrNone) {
+  ClusterObjects cluster;
+  cluster.nodes = {GpuNode("host", 2, false)};
+  GpuReading measured;
+  measured.utilization_percent = 33;
+  std::vector<GpuSample> samples = ClusterGpuSamples(cluster, {{"GPU-host-0", measured}});
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_FALSE(samples[0].simulated);
+  EXPECT_EQ(samples[0].reading.utilization_percent, 33);
+  EXPECT_TRUE(std::isnan(samples[1].reading.utilization_percent));
+}
+
+TEST(LoadClusterObjectsTest, ReadsNodesAndPodsFromTheStore) {
+  std::unique_ptr<store::Store> store = store::NewMemoryStore({});
+  testing::Put(*store, GpuNode("sim-0", 8, true));
+  testing::Put(*store, BoundPod("train-0", "sim-0", {0, 1}, "Running"));
+  Result<ClusterObjects> cluster = LoadClusterObjects(*store);
+  ASSERT_TRUE(cluster) << cluster.error().ToString();
+  ASSERT_EQ(cluster->nodes.size(), 1u);
+  ASSERT_EQ(cluster->pods.size(), 1u);
+  EXPECT_EQ(cluster->pods[0].pod.spec.assigned_gpus.size(), 2u);
+  EXPECT_EQ(cluster->undecodable, 0);
+  EXPECT_EQ(ClusterGpuSamples(*cluster, {}).size(), 8u);
+}
+
+}  // namespace
+}  // namespace strata::telemetry
