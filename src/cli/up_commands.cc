@@ -47,6 +47,9 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
   up->add_option("--simulate", options->simulate,
                  "Simulated inventory NODESxGPUS:MODEL[,racks=R], e.g. 4x8:H100-80GB,racks=2 "
                  "(default: NVML, else that shape)");
+  up->add_option("--join-token-file", options->join_token_file,
+                 "Join tokens for node agents on other machines (strata agent --join-token), one "
+                 "per line");
   up->add_option("--token-file", options->token_file,
                  "Bearer tokens accepted by the API, one per line");
   up->add_option("--nvml-library", options->nvml_library, "Where NVML is loaded from")

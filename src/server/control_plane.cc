@@ -188,6 +188,11 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
 
   RestApiOptions api_options;
   api_options.tokens = std::move(tokens);
+  if (!options.join_token_file.empty()) {
+    ASSIGN_OR_RETURN(api_options.join_tokens, ReadTokenFile(options.join_token_file));
+  }
+  // The node runtime of `strata up` keeps pods' logs under the data dir.
+  api_options.pod_logs_dir = options.data_dir + "/pods";
   api_options.version = options.version;
   impl->api = std::make_unique<RestApi>(*impl->store, impl->registry, std::move(api_options));
   ApiListenerOptions listener_options;

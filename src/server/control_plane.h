@@ -22,6 +22,9 @@ struct ControlPlaneOptions {
   std::string nvml_library = "libnvidia-ml.so.1";
   // One bearer token per line. Required when `listen` is not a loopback address.
   std::string token_file;
+  // Join tokens with which node agents on other machines register (strata agent), one per
+  // line; empty: joining is off.
+  std::string join_token_file;
   std::string version = "0.0.0";
   Duration heartbeat_interval = std::chrono::seconds(10);
   size_t max_body_bytes = 4 * 1024 * 1024;
