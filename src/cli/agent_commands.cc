@@ -1,0 +1,190 @@
+// `strata agent`: a node agent for another machine (or a simulated node) that
+// joins a control plane with a join token, then runs the pods bound to its node
+// and heartbeats, over the REST API with the node credential it was given
+// (server::RemoteStore), until SIGINT or SIGTERM. Pods' logs stay in this
+// agent's data dir. Exit codes: 0 after a signal, 1 when joining or starting
+// fails, 2 usage.
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "api/encode.h"
+#include "cli/command_registry.h"
+#include "common/clock.h"
+#include "node/node_agent.h"
+#include "node/nvml_inventory.h"
+#include "node/pod_contract.h"
+#include "node/process_runtime.h"
+#include "node/simulated_inventory.h"
+#include "server/api_client.h"
+#include "server/node_access.h"
+#include "server/node_registration.h"
+#include "server/remote_store.h"
+
+namespace strata::cli {
+namespace {
+
+struct AgentOptions {
+  std::string server;
+  std::string join_token_file;
+  std::string name;
+  std::string simulate;
+  std::string data_dir = "strata-agent-data";
+  std::string nvml_library = "libnvidia-ml.so.1";
+  std::string address;  // where this node's workers are reached; empty: its host name
+  int64_t heartbeat_seconds = 10;
+  int64_t pass_milliseconds = 500;
+};
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
+// The first non-blank line of the join token file.
+Result<std::string> ReadJoinToken(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return Err(InvalidArgumentError("--join-token \"" + path + "\": cannot be read"));
+  std::string line;
+  while (std::getline(file, line)) {
+    size_t begin = line.find_first_not_of(" \t\r");
+    if (begin == std::string::npos) continue;
+    return line.substr(begin, line.find_last_not_of(" \t\r") - begin + 1);
+  }
+  return Err(InvalidArgumentError("--join-token \"" + path + "\": holds no token"));
+}
+
+// This machine's node as the agent registers it: the GPUs NVML finds, or the
+// first node of the simulated shape, named `options.name`.
+Result<api::Node> DiscoverNode(const AgentOptions& options, std::ostream& out) {
+  std::vector<node::NodeGpus> found;
+  bool simulated = true;
+  if (!options.simulate.empty()) {
+    ASSIGN_OR_RETURN(node::SimulateSpec spec, node::ParseSimulateSpec(options.simulate));
+    node::SimulatedInventory inventory(spec);
+    ASSIGN_OR_RETURN(found, inventory.Discover());
+    out << "strata agent: using the " << inventory.Describe() << " inventory (--simulate)\n";
+  } else {
+    ASSIGN_OR_RETURN(node::LocalInventory local,
+                     node::OpenLocalInventory(options.nvml_library, options.name, "1x8:H100-80GB"));
+    simulated = dynamic_cast<node::SimulatedInventory*>(local.inventory.get()) != nullptr;
+    found = std::move(local.nodes);
+    out << "strata agent: " << local.notice << "\n";
+  }
+  if (found.empty()) return Err(FailedPreconditionError("the inventory found no node"));
+  found.resize(1);  // one agent serves one node
+  found[0].node_name = options.name;
+  return server::NodesFromInventory(
+      found, simulated ? server::SimulatedNodeCapacity() : server::HostCapacity(), simulated,
+      RealClock::Instance().Now())[0];
+}
+
+// Joins the control plane; returns the node credential.
+Result<std::string> Join(const AgentOptions& options, const api::Node& node) {
+  ASSIGN_OR_RETURN(std::string join_token, ReadJoinToken(options.join_token_file));
+  ASSIGN_OR_RETURN(std::unique_ptr<server::ApiClient> client,
+                   server::ApiClient::Create(options.server, join_token));
+  ASSIGN_OR_RETURN(nlohmann::json credential,
+                   client->Call("POST", server::NodeAccess::kJoinPath,
+                                api::EncodeObject(api::Object(node)).dump(), "application/json"));
+  std::string token = credential.value("token", "");
+  if (token.empty()) return Err(InternalError("the server's join answer holds no token"));
+  return token;
+}
+
+// Joins and runs until a stop signal; returns the signal's number.
+Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) {
+  ASSIGN_OR_RETURN(api::Node node, DiscoverNode(options, std::cout));
+  if (!options.address.empty()) {
+    node.metadata.annotations[node::kNodeAddressAnnotation] = options.address;
+  }
+  ASSIGN_OR_RETURN(std::string credential, Join(options, node));
+  server::RemoteStoreOptions remote_options;
+  remote_options.server = options.server;
+  remote_options.token = credential;
+  remote_options.node_name = options.name;
+  ASSIGN_OR_RETURN(std::unique_ptr<server::RemoteStore> remote,
+                   server::RemoteStore::Create(remote_options));
+  node::ProcessRuntime::Options runtime_options;
+  runtime_options.data_dir = options.data_dir;
+  ASSIGN_OR_RETURN(std::unique_ptr<node::ProcessRuntime> runtime,
+                   node::ProcessRuntime::Create(runtime_options));
+  node::NodeAgentOptions agent_options;
+  agent_options.node_names = {options.name};
+  agent_options.data_dir = options.data_dir;
+  agent_options.base_env = node::DefaultBaseEnvironment();
+  node::NodeAgent agent(*remote, *runtime, RealClock::Instance(), agent_options);
+  std::cout << "strata agent: joined " << options.server << " as node " << options.name << " ("
+            << node.status.gpus.size() << " GPU(s)); pods run here with logs under "
+            << options.data_dir << std::endl;
+
+  const RealClock& clock = RealClock::Instance();
+  TimePoint next_heartbeat = clock.Now();
+  timespec pause{options.pass_milliseconds / 1000, (options.pass_milliseconds % 1000) * 1000000};
+  while (true) {
+    if (clock.Now() >= next_heartbeat) {
+      Status beat = server::HeartbeatNodes(*remote, {options.name}, clock.Now());
+      if (!beat.ok()) std::cerr << "strata agent: heartbeat: " << beat.message() << "\n";
+      next_heartbeat = clock.Now() + std::chrono::seconds(options.heartbeat_seconds);
+    }
+    Status pass = agent.RunOnce();
+    if (!pass.ok()) std::cerr << "strata agent: " << pass.message() << "\n";
+    int signal_number = sigtimedwait(&stop_signals, nullptr, &pause);
+    if (signal_number > 0) {
+      std::cout << "strata agent: stopping (signal " << signal_number
+                << "); the pods' processes keep running for the next agent to adopt" << std::endl;
+      return signal_number;
+    }
+  }
+}
+
+}  // namespace
+
+STRATA_REGISTER_COMMANDS("agent", [](CLI::App& app) {
+  auto options = std::make_shared<AgentOptions>();
+  CLI::App* agent = app.add_subcommand("agent",
+                                       "Join a control plane as a node and run its pods here (NVML "
+                                       "GPUs, else a simulated node)");
+  agent->add_option("--server", options->server, "The control plane, http://HOST:PORT")->required();
+  agent
+      ->add_option("--join-token", options->join_token_file,
+                   "File holding the join token (strata up --join-token-file)")
+      ->required();
+  agent->add_option("--name", options->name, "This node's name (default: the host name)");
+  agent->add_option("--simulate", options->simulate,
+                    "Simulated inventory NODESxGPUS:MODEL; the first node is this one");
+  agent->add_option("--data-dir", options->data_dir, "Where pods' logs and state live")
+      ->capture_default_str();
+  agent->add_option("--address", options->address,
+                    "Where other nodes reach this node's workers (MASTER_ADDR); default: its "
+                    "host name");
+  agent->add_option("--nvml-library", options->nvml_library, "Where NVML is loaded from")
+      ->capture_default_str();
+  agent
+      ->add_option("--heartbeat-interval", options->heartbeat_seconds, "Seconds between heartbeats")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  agent->callback([options] {
+    if (options->name.empty()) options->name = HostName();
+    // Block the stop signals before any thread starts, so that only
+    // sigtimedwait receives them.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    Result<int> stopped = RunAgent(*options, stop_signals);
+    if (!stopped) {
+      std::cerr << "strata agent: " << stopped.error().message() << "\n";
+      SetExitCode(stopped.error().code() == StatusCode::kInvalidArgument ? 2 : 1);
+    }
+  });
+});
+
+}  // namespace strata::cli
