@@ -32,10 +32,20 @@ std::string GpuSummary(const Json& node) {
   return out.empty() ? "-" : out;
 }
 
+// "0-3,6": the pod's GPU indices, runs of consecutive ones as ranges, so that eight GPUs fit.
 std::string AssignedGpus(const Json& pod) {
-  std::string out;
+  std::vector<int64_t> indices;
   for (const Json& gpu : FieldAt(pod, "/spec/assignedGpus")) {
-    out += (out.empty() ? "" : ",") + std::to_string(gpu.value("index", 0));
+    indices.push_back(gpu.value("index", int64_t{0}));
+  }
+  std::sort(indices.begin(), indices.end());
+  std::string out;
+  for (size_t i = 0; i < indices.size();) {
+    size_t last = i;
+    while (last + 1 < indices.size() && indices[last + 1] == indices[last] + 1) ++last;
+    out += (out.empty() ? "" : ",") + std::to_string(indices[i]);
+    if (last > i) out += "-" + std::to_string(indices[last]);
+    i = last + 1;
   }
   return out.empty() ? "-" : out;
 }
@@ -54,7 +64,7 @@ TableRow Columns(const ResourceType& type) {
   if (kind == "Node") return {"NAME", "STATUS", "GPUS", "RACK", "AGE"};
   if (kind == "Queue") return {"NAME", "COHORT", "GPU USED/NOMINAL", "BORROWED", "AGE"};
   if (kind == "Job") return {"NAME", "PHASE", "READY", "RESTARTS", "GPUS", "QUEUE", "AGE"};
-  if (kind == "Pod") return {"NAME", "READY", "PHASE", "RESTARTS", "NODE", "GPUS", "AGE"};
+  if (kind == "Pod") return {"NAME", "PHASE", "RESTARTS", "NODE", "GPUS", "AGE"};
   if (kind == "Service") return {"NAME", "MODEL", "REPLICAS", "GPU/POD", "AGE"};
   if (kind == "Event") return {"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"};
   return {"NAME", "AGE"};
@@ -94,7 +104,6 @@ TableRow Cells(const ResourceType& type, const Json& item, TimePoint now,
   if (kind == "Pod") {
     std::string phase = TextAt(item, "/status/phase", "Pending");
     return {name,
-            phase == "Running" ? "1/1" : "0/1",
             phase,
             TextAt(item, "/status/restartCount", "0"),
             TextAt(item, "/spec/nodeName", "-"),
@@ -107,8 +116,7 @@ TableRow Cells(const ResourceType& type, const Json& item, TimePoint now,
             TextAt(item, "/spec/resources/gpu", "0"), age};
   }
   if (kind == "Event") {
-    std::string message = TextAt(item, "/message");
-    if (message.size() > 60) message = message.substr(0, 57) + "...";
+    std::string message = TextAt(item, "/message");  // FormatTable shortens it to fit
     std::string object =
         TextAt(item, "/involvedObject/kind") + "/" + TextAt(item, "/involvedObject/name");
     std::string last = TextAt(item, "/lastTimestamp", TextAt(item, "/metadata/creationTimestamp"));
@@ -116,6 +124,24 @@ TableRow Cells(const ResourceType& type, const Json& item, TimePoint now,
             message};
   }
   return {name, age};
+}
+
+// Cuts the last column's cells ("...") so that rows fit kTableWidth, keeping at least
+// kMinLastColumn characters of it.
+void ShortenLastColumn(const TableRow& header, std::vector<TableRow>& rows) {
+  constexpr size_t kTableWidth = 80;
+  constexpr size_t kMinLastColumn = 16;
+  size_t before = 0;  // the width of every column but the last, with separators
+  for (size_t column = 0; column + 1 < header.size(); ++column) {
+    size_t width = header[column].size();
+    for (const TableRow& row : rows) width = std::max(width, row[column].size());
+    before += width + 3;
+  }
+  size_t room = std::max(kMinLastColumn, kTableWidth - std::min(kTableWidth, before));
+  for (TableRow& row : rows) {
+    std::string& last = row.back();
+    if (last.size() > room) last = last.substr(0, room - 3) + "...";
+  }
 }
 
 }  // namespace
@@ -193,6 +219,7 @@ std::string FormatTable(const ResourceType& type, const std::vector<Json>& items
     if (with_namespace) row.insert(row.begin(), TextAt(item, "/metadata/namespace", "-"));
     rows.push_back(std::move(row));
   }
+  if (head.back() == "MESSAGE") ShortenLastColumn(head, rows);
   std::string table = RenderColumns(head, rows);
   return header ? table : table.substr(table.find('\n') + 1);
 }

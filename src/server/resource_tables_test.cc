@@ -44,8 +44,8 @@ TEST(ResourceTablesTest, NodeTableShowsReadinessGpusAndAge) {
 TEST(ResourceTablesTest, NamespaceColumnComesFirstForAllNamespaces) {
   std::string table = FormatTable(*FindResourceType("pods"), {Pod("p", "n", {0, 1}, "Running")},
                                   true, FakeClock().Now());
-  EXPECT_THAT(table, HasSubstr("NAMESPACE   NAME   READY   PHASE"));
-  EXPECT_THAT(table, HasSubstr("team-a      p      1/1     Running   0          n      0,1"));
+  EXPECT_THAT(table, HasSubstr("NAMESPACE   NAME   PHASE"));
+  EXPECT_THAT(table, HasSubstr("team-a      p      Running   0          n      0-1"));
 }
 
 TEST(ResourceTablesTest, AgesFollowKubectlsUnits) {
@@ -137,6 +137,27 @@ TEST(ResourceTablesTest, JobDescriptionShowsRestartsCheckpointAndConditions) {
   EXPECT_THAT(text, HasSubstr("Last checkpoint:  " + checkpoint + " (5m ago)"));
   EXPECT_THAT(text, HasSubstr("Scheduled   True     Admitted   5m"));
   EXPECT_THAT(text, HasSubstr("Events:           <none>"));
+}
+
+TEST(ResourceTablesTest, EightGpusAndLongEventMessagesFitEightyColumns) {
+  Json pod = Pod("train-worker-0", "sim-node-0", {7, 0, 1, 2, 3, 5, 4, 6}, "Running");
+  std::string pods = FormatTable(*FindResourceType("pods"), {pod}, true, FakeClock().Now());
+  EXPECT_THAT(pods, HasSubstr("   0-7   "));
+  Json event = {{"metadata", {{"namespace", "team-a"}}},
+                {"type", "Warning"},
+                {"reason", "FailedScheduling"},
+                {"involvedObject", {{"kind", "Job"}, {"name", "resnet50-train"}}},
+                {"message", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu. " +
+                                std::string(80, 'x')}};
+  std::string events = FormatTable(*FindResourceType("events"), {event}, false, FakeClock().Now());
+  EXPECT_THAT(events, HasSubstr("0/4 nodes are"));
+  EXPECT_THAT(events, HasSubstr("..."));
+  for (const std::string& table : {pods, events}) {
+    for (size_t start = 0, end; (end = table.find('\n', start)) != std::string::npos;
+         start = end + 1) {
+      EXPECT_LE(end - start, 80u) << table;
+    }
+  }
 }
 
 }  // namespace
