@@ -25,3 +25,14 @@ PY
     fi
   done
 done
+# With SWEEP=1: strata's SLO attainment and GPU-hours against its headroom parameter.
+if [[ ${SWEEP:-0} == 1 ]]; then
+  printf '\n| cold start | headroom | SLO attainment | GPU-hours |\n|---|---|---|---|\n'
+  for cold in 82s 294s; do
+    for headroom in 0 0.1 0.2 0.3 0.5 0.75; do
+      "$strata" sim autoscale --trace "$trace" --format azure --cold-start "$cold" \
+        --profile 8b-h100 --policy strata --headroom "$headroom" -o json |
+        python3 -c "import json, sys; r = json.load(sys.stdin); print(f\"| $cold | $headroom | {r['slo_attainment']*100:.2f} % | {r['gpu_hours']:.2f} |\")"
+    done
+  done
+fi

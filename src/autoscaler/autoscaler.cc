@@ -29,6 +29,9 @@ Status Autoscaler::RemoveTarget(const TargetKey& key) {
   stats_.gateway_queued_requests.Remove(labels);
   stats_.kv_usage_ratio.Remove(labels);
   stats_.panic.Remove(labels);
+  stats_.arrival_rate_requests_per_second.Remove(labels);
+  stats_.provisioned_rate_requests_per_second.Remove(labels);
+  stats_.replica_capacity_requests_per_second.Remove(labels);
   stats_.scale_decisions_total.Remove({key.service, key.version, "up"});
   stats_.scale_decisions_total.Remove({key.service, key.version, "down"});
   return Status::Ok();
@@ -57,6 +60,9 @@ Result<Decision> Autoscaler::Evaluate(const TargetKey& key, const LoadSample& sa
   stats_.gateway_queued_requests.With(labels).Set(static_cast<double>(sample.gateway_queued));
   stats_.kv_usage_ratio.With(labels).Set(sample.kv_usage);
   stats_.panic.With(labels).Set(decision.panic ? 1 : 0);
+  stats_.arrival_rate_requests_per_second.With(labels).Set(decision.arrival_rate);
+  stats_.provisioned_rate_requests_per_second.With(labels).Set(decision.forecast_rate);
+  stats_.replica_capacity_requests_per_second.With(labels).Set(decision.capacity_per_replica);
   target.decided = true;
   target.last = decision;
   return decision;

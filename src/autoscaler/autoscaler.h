@@ -20,6 +20,12 @@ namespace strata::autoscaler {
   GAUGE(gateway_queued_requests, "Requests the gateway holds.", "service", "version")           \
   GAUGE(kv_usage_ratio, "Mean KV-cache usage of ready replicas.", "service", "version")         \
   GAUGE(panic, "1 while the policy is in panic mode.", "service", "version")                    \
+  GAUGE(arrival_rate_requests_per_second, "Arrival rate the policy sees.", "service",           \
+        "version")                                                                              \
+  GAUGE(provisioned_rate_requests_per_second, "Rate the policy provisions for (forecast, "      \
+        "bursts, queue drain).", "service", "version")                                          \
+  GAUGE(replica_capacity_requests_per_second, "Requests/s one replica serves within the TTFT "  \
+        "objective, as learned.", "service", "version")                                         \
   COUNTER(scale_decisions_total, "Changes of the desired count.", "service", "version",         \
           "direction")
 // clang-format on

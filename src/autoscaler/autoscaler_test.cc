@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "autoscaler/keda_policy.h"
+#include "autoscaler/rate_policy.h"
 #include "autoscaler/windowed_policy.h"
 
 namespace strata::autoscaler {
@@ -43,9 +44,9 @@ Duration ReactionTime(std::unique_ptr<ScalingPolicy> policy) {
 }
 
 TEST(Autoscaler, ALoadStepReachesADecisionWithinOneSecond) {
-  WindowedOptions options = StrataDefaults(seconds(82));
-  options.target_load = 12;
-  EXPECT_LT(ReactionTime(std::make_unique<WindowedPolicy>(options)), seconds(1));
+  // strata asks for the capacity that drains the queued requests: 10 waiting fit one replica,
+  // 60 do not.
+  EXPECT_LT(ReactionTime(std::make_unique<RatePolicy>(RateDefaults(seconds(82)))), seconds(1));
   // The same step through KEDA's 30 s polling (one waiting request per replica is its target
   // here) waits for the next poll.
   KedaOptions keda;
@@ -82,6 +83,35 @@ TEST(Autoscaler, ExportsDesiredAndActualReplicasAndSignals) {
 
   ASSERT_TRUE(autoscaler.RemoveTarget(kChat).ok());
   EXPECT_THAT(registry.RenderText(), ::testing::Not(HasSubstr("service=\"chat\"")));
+}
+
+TEST(Autoscaler, ExportsTheRateSignalsAndTheReasonOfStratasDecisions) {
+  FakeClock clock;
+  telemetry::Registry registry;
+  Autoscaler autoscaler(clock, registry);
+  RateOptions options = RateDefaults(seconds(30));
+  options.burst_sigmas = 0;
+  ASSERT_TRUE(autoscaler.AddTarget(kChat, std::make_unique<RatePolicy>(options)).ok());
+  LoadSample sample = Load(0, 1);
+  for (int second = 1; second <= 60; ++second) {
+    clock.Advance(seconds(1));
+    sample.arrivals_total += 3;
+    ASSERT_TRUE(autoscaler.Evaluate(kChat, sample).has_value());
+  }
+  // 3 req/s at the initial 1 req/s per replica.
+  const std::string text = registry.RenderText();
+  EXPECT_THAT(text,
+              HasSubstr("strata_autoscaler_desired_replicas{service=\"chat\",version=\"v1\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("strata_autoscaler_arrival_rate_requests_per_second{service=\"chat\","
+                              "version=\"v1\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("strata_autoscaler_provisioned_rate_requests_per_second{service="
+                              "\"chat\",version=\"v1\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("strata_autoscaler_replica_capacity_requests_per_second{service="
+                              "\"chat\",version=\"v1\"} 1\n"));
+  const Decision* last = autoscaler.LastDecision(kChat);
+  ASSERT_NE(last, nullptr);
+  EXPECT_THAT(last->reason, HasSubstr("arrivals 3.00 req/s over 10s"));
+  EXPECT_THAT(last->reason, HasSubstr("at 1.00 req/s per replica wants 3 -> 3 replicas"));
 }
 
 TEST(Autoscaler, UnknownAndDuplicateTargetsAreErrors) {

@@ -1,5 +1,7 @@
 #include "autoscaler/policy.h"
 
+#include <algorithm>
+
 #include "common/check.h"
 #include "fmt/format.h"
 
@@ -9,6 +11,24 @@ FixedPolicy::FixedPolicy(int replicas) : replicas_(replicas) { STRATA_CHECK(repl
 
 Decision FixedPolicy::Decide(const LoadSample& /*sample*/, TimePoint /*now*/) {
   return Decision{replicas_, false, fmt::format("fixed at {} replicas", replicas_)};
+}
+
+int ApplyIdleAndBounds(int desired, const LoadSample& sample, bool idle,
+                       Duration scale_to_zero_after, int min_replicas, int max_replicas,
+                       std::string& why) {
+  if (desired == 0 && sample.ready_replicas + sample.starting_replicas > 0) {
+    if (!idle) {
+      desired = 1;
+      why += fmt::format(
+          "; keeping 1 until idle for {}s",
+          std::chrono::duration_cast<std::chrono::seconds>(scale_to_zero_after).count());
+    } else {
+      why += "; idle: scaling to zero";
+    }
+  }
+  if (desired < min_replicas) why += fmt::format("; min {}", min_replicas);
+  if (desired > max_replicas) why += fmt::format("; max {}", max_replicas);
+  return std::clamp(desired, min_replicas, max_replicas);
 }
 
 Status ValidateReplicaBounds(int min_replicas, int max_replicas) {

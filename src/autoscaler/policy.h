@@ -19,6 +19,11 @@ struct LoadSample {
   int64_t gateway_queued = 0;  // requests the gateway holds (no ready replica yet)
   double kv_usage = 0.0;       // mean KV-cache usage of the ready replicas, in [0, 1]
   int64_t arrivals_total = 0;  // requests received since the start: a counter, never decreasing
+  // Requests answered since the start (first token sent, or refused with 503) and, of those,
+  // the ones whose first token came after the service's TTFT objective or never came: the
+  // gateway's own TTFT measurements, counters like arrivals_total.
+  int64_t answered_total = 0;
+  int64_t late_total = 0;
   int ready_replicas = 0;
   int starting_replicas = 0;  // created, weights still loading
 
@@ -31,6 +36,11 @@ struct Decision {
   int desired = 0;
   bool panic = false;
   std::string reason;
+  // What a rate-based policy computed (0 for the others): the arrival rate it sees, the rate it
+  // provisions for, and the requests/s it counts on per ready replica.
+  double arrival_rate = 0;
+  double forecast_rate = 0;
+  double capacity_per_replica = 0;
 };
 
 // A scaling policy: turns a stream of samples into replica counts. Implementations are pure
@@ -62,6 +72,14 @@ class FixedPolicy final : public ScalingPolicy {
  private:
   int replicas_;
 };
+
+// The last steps of a policy's decision, shared by the policies that scale to zero: a count of
+// 0 while replicas exist becomes 1 unless the service has been idle (no load, no arrivals) for
+// `scale_to_zero_after`; then the count is clamped to [min_replicas, max_replicas]. Appends
+// what it did to `why`.
+int ApplyIdleAndBounds(int desired, const LoadSample& sample, bool idle,
+                       Duration scale_to_zero_after, int min_replicas, int max_replicas,
+                       std::string& why);
 
 // Bounds shared by every policy: min and max replicas. InvalidArgument naming the field when
 // min < 0, max < 1 or min > max.

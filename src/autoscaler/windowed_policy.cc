@@ -20,16 +20,6 @@ WindowedOptions KnativeDefaults() {
   return options;
 }
 
-WindowedOptions StrataDefaults(Duration cold_start) {
-  WindowedOptions options = KnativeDefaults();
-  options.name = "strata";
-  options.panic_threshold = 1.5;
-  options.forecast_horizon = cold_start;
-  options.scale_down_delay = cold_start;
-  options.scale_to_zero_after = std::max<Duration>(cold_start, std::chrono::seconds(90));
-  return options;
-}
-
 Status ValidateWindowedOptions(const WindowedOptions& options) {
   Status bounds = ValidateReplicaBounds(options.min_replicas, options.max_replicas);
   if (!bounds.ok()) return bounds;
@@ -48,13 +38,8 @@ Status ValidateWindowedOptions(const WindowedOptions& options) {
   if (!(options.max_scale_down_rate > 1)) {
     return InvalidArgumentError("maxScaleDownRate: must be > 1");
   }
-  if (options.scale_to_zero_after < Duration{0} || options.scale_down_delay < Duration{0} ||
-      options.forecast_horizon < Duration{0}) {
-    return InvalidArgumentError("scaleToZeroAfter, scaleDownDelay, forecastHorizon: must be >= 0");
-  }
-  if (options.forecast_horizon > Duration{0} &&
-      (options.trend_window <= Duration{0} || !(options.max_forecast_growth >= 1))) {
-    return InvalidArgumentError("trendWindow must be > 0 and maxForecastGrowth >= 1");
+  if (options.scale_to_zero_after < Duration{0}) {
+    return InvalidArgumentError("scaleToZeroAfter: must be >= 0");
   }
   return Status::Ok();
 }
@@ -73,23 +58,6 @@ double WindowedPolicy::AverageLoad(TimePoint now, Duration window) const {
   return count == 0 ? 0 : sum / count;
 }
 
-double WindowedPolicy::ArrivalRate(TimePoint now, Duration to_ago, Duration window) const {
-  // The counter as of a time: the last sample at or before it (the oldest one if none is).
-  auto counter_at = [&](TimePoint t) -> const Point* {
-    const Point* found = nullptr;
-    for (const Point& point : points_) {
-      if (point.at > t) break;
-      found = &point;
-    }
-    return found != nullptr ? found : (points_.empty() ? nullptr : &points_.front());
-  };
-  const Point* end = counter_at(now - to_ago);
-  const Point* begin = counter_at(now - to_ago - window);
-  if (end == nullptr || begin == nullptr || end->at <= begin->at) return 0;
-  return static_cast<double>(end->arrivals_total - begin->arrivals_total) /
-         ToSeconds(end->at - begin->at);
-}
-
 int WindowedPolicy::ReplicasFor(double load) const {
   return static_cast<int>(std::ceil(load / options_.target_load - 1e-9));
 }
@@ -101,8 +69,7 @@ Decision WindowedPolicy::Decide(const LoadSample& sample, TimePoint now) {
     seen_activity_ = true;
   }
   points_.push_back({now, static_cast<double>(sample.Load()), sample.arrivals_total});
-  const Duration keep = std::max(options_.stable_window, 2 * options_.trend_window);
-  while (now - points_.front().at > keep) points_.pop_front();
+  while (now - points_.front().at > options_.stable_window) points_.pop_front();
 
   const double stable_load = AverageLoad(now, options_.stable_window);
   const double panic_load = AverageLoad(now, options_.panic_window);
@@ -122,23 +89,6 @@ Decision WindowedPolicy::Decide(const LoadSample& sample, TimePoint now) {
     want_panic = std::max(want_panic, want_kv);
   }
 
-  int want_forecast = 0;
-  const double stable_rate = ArrivalRate(now, Duration{0}, options_.stable_window);
-  if (options_.forecast_horizon > Duration{0} && stable_rate > 0) {
-    const double recent = ArrivalRate(now, Duration{0}, options_.trend_window);
-    const double before = ArrivalRate(now, options_.trend_window, options_.trend_window);
-    const double slope = (recent - before) / ToSeconds(options_.trend_window);
-    const double predicted = std::clamp(recent + slope * ToSeconds(options_.forecast_horizon), 0.0,
-                                        options_.max_forecast_growth * recent);
-    // Little's law: the load each request/s brings, as measured over the stable window.
-    const double load_per_rate = stable_load / stable_rate;
-    want_forecast = ReplicasFor(predicted * load_per_rate);
-    if (want_forecast > want_stable) {
-      why += fmt::format("; forecast {:.2f} req/s in {}s wants {}", predicted,
-                         options_.forecast_horizon / std::chrono::seconds(1), want_forecast);
-    }
-  }
-
   const int panic_base = std::max(1, sample.ready_replicas);
   if (want_panic >= options_.panic_threshold * panic_base) {
     if (!panicking_) why += "; entering panic";
@@ -148,21 +98,8 @@ Decision WindowedPolicy::Decide(const LoadSample& sample, TimePoint now) {
     panicking_ = false;
     why += "; leaving panic";
   }
-  int desired =
-      panicking_ ? std::max(want_panic, last_desired_) : std::max(want_stable, want_forecast);
+  int desired = panicking_ ? std::max(want_panic, last_desired_) : want_stable;
   if (panicking_) why += fmt::format("; panic wants {}", desired);
-
-  if (options_.scale_down_delay > Duration{0}) {
-    wanted_.push_back({now, desired});
-    while (now - wanted_.front().at > options_.scale_down_delay) wanted_.pop_front();
-    int held = desired;
-    for (const Wanted& wanted : wanted_) held = std::max(held, wanted.replicas);
-    if (held > desired) {
-      why += fmt::format("; holding {} for the {}s scale-down delay", held,
-                         options_.scale_down_delay / std::chrono::seconds(1));
-    }
-    desired = held;
-  }
 
   const int up_limit = static_cast<int>(std::ceil(panic_base * options_.max_scale_up_rate - 1e-9));
   const int down_limit = static_cast<int>(panic_base / options_.max_scale_down_rate);
@@ -172,18 +109,9 @@ Decision WindowedPolicy::Decide(const LoadSample& sample, TimePoint now) {
   }
   desired = std::clamp(desired, sample.ready_replicas > 0 ? down_limit : 0, up_limit);
 
-  if (desired == 0 && sample.ready_replicas + sample.starting_replicas > 0) {
-    if (seen_activity_ && now - last_active_ < options_.scale_to_zero_after) {
-      desired = 1;
-      why += fmt::format("; keeping 1 until idle for {}s",
-                         options_.scale_to_zero_after / std::chrono::seconds(1));
-    } else {
-      why += "; idle: scaling to zero";
-    }
-  }
-  if (desired < options_.min_replicas) why += fmt::format("; min {}", options_.min_replicas);
-  if (desired > options_.max_replicas) why += fmt::format("; max {}", options_.max_replicas);
-  desired = std::clamp(desired, options_.min_replicas, options_.max_replicas);
+  const bool idle = !seen_activity_ || now - last_active_ >= options_.scale_to_zero_after;
+  desired = ApplyIdleAndBounds(desired, sample, idle, options_.scale_to_zero_after,
+                               options_.min_replicas, options_.max_replicas, why);
   last_desired_ = desired;
   return Decision{desired, panicking_, fmt::format("{} -> {} replicas", why, desired)};
 }

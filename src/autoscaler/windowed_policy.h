@@ -7,9 +7,9 @@
 
 namespace strata::autoscaler {
 
-// The knobs of WindowedPolicy. Plain data; see KnativeDefaults and StrataDefaults.
+// The knobs of WindowedPolicy. Plain data; see KnativeDefaults.
 struct WindowedOptions {
-  std::string name = "strata";
+  std::string name = "kpa";
   // Load (waiting + running + gateway-queued requests) one replica should carry.
   double target_load = 12.0;
   // Mean KV-cache usage one replica should stay under; 0 ignores KV usage.
@@ -28,31 +28,17 @@ struct WindowedOptions {
   int max_replicas = 64;
   // No load and no arrivals for this long before the last replica goes (scale to zero).
   Duration scale_to_zero_after = std::chrono::seconds(90);
-  // A lower count is applied only once every decision over this window wanted no more.
-  Duration scale_down_delay{0};
-  // When > 0: the arrival rate is extrapolated this far ahead (the measured cold start) from
-  // its trend over `trend_window`, and replicas are wanted for the load that rate will bring,
-  // so scale-up begins before the queue builds. Growth is capped at `max_forecast_growth` x
-  // the current rate.
-  Duration forecast_horizon{0};
-  Duration trend_window = std::chrono::seconds(30);
-  double max_forecast_growth = 2.0;
 };
 
 // Knative's KPA defaults: 60 s stable / 6 s panic windows, panic at 200 %, scale-up rate 1000,
 // scale-down rate 2, scale to zero after the stable window plus its 30 s grace period.
 WindowedOptions KnativeDefaults();
 
-// strata's defaults for a service whose replicas take `cold_start` to become ready: Knative's
-// windows, a forecast over the cold start, panic at 150 %, and no scale-down within a cold start
-// of the last decision that needed the capacity (giving a replica back costs a cold start).
-WindowedOptions StrataDefaults(Duration cold_start);
-
 // InvalidArgument naming the field when `options` cannot make a policy.
 Status ValidateWindowedOptions(const WindowedOptions& options);
 
-// The windowed autoscaling policy (Knative's KPA algorithm, plus an arrival-rate forecast and a
-// scale-down delay when configured). Keeps the samples of its longest window.
+// The windowed autoscaling policy: Knative's KPA algorithm, desired replicas from the load in
+// the system over a per-replica target. Keeps the samples of its stable window.
 //
 // Owned by the loop that feeds it; not thread-safe.
 class WindowedPolicy final : public ScalingPolicy {
@@ -71,20 +57,13 @@ class WindowedPolicy final : public ScalingPolicy {
     double load;
     int64_t arrivals_total;
   };
-  struct Wanted {
-    TimePoint at;
-    int replicas;
-  };
 
   // Mean load of the samples taken within `window` of `now`.
   double AverageLoad(TimePoint now, Duration window) const;
-  // Arrivals per second between now - to_ago - window and now - to_ago (0 without samples).
-  double ArrivalRate(TimePoint now, Duration to_ago, Duration window) const;
   int ReplicasFor(double load) const;
 
   WindowedOptions options_;
   std::deque<Point> points_;
-  std::deque<Wanted> wanted_;  // the last scale_down_delay of pre-delay decisions
   bool panicking_ = false;
   TimePoint panic_since_{};
   TimePoint last_active_{};

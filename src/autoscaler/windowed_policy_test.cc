@@ -134,43 +134,6 @@ TEST(WindowedPolicy, KvUsageAddsReplicasWhenTheCacheFills) {
 // Arrivals ramp up linearly (1 req/s + 0.05 req/s per second) and each request stays 2 s; the
 // replicas follow the decision instantly, so no queue ever builds. The forecast over a 120 s
 // cold start asks for a second replica at least 30 s before the windowed load does.
-TEST(WindowedPolicy, ForecastStartsScaleUpBeforeTheQueueBuilds) {
-  auto first_second_replica = [](const WindowedOptions& options) {
-    WindowedPolicy policy(options);
-    double arrivals = 0;
-    int ready = 1;
-    for (int t = 1; t <= 600; ++t) {
-      const double rate = 1 + 0.05 * t;
-      arrivals += rate;
-      LoadSample sample =
-          Sample(static_cast<int64_t>(2 * rate), ready, static_cast<int64_t>(arrivals));
-      Decision decision = policy.Decide(sample, FakeClock::kDefaultStart + seconds(t));
-      if (decision.desired >= 2) return t;
-      ready = std::max(1, decision.desired);
-    }
-    return 0;
-  };
-  WindowedOptions with_forecast = Target10(StrataDefaults(seconds(120)));
-  WindowedOptions without_forecast = with_forecast;
-  without_forecast.forecast_horizon = Duration{0};
-  const int forecast_at = first_second_replica(with_forecast);
-  const int windowed_at = first_second_replica(without_forecast);
-  ASSERT_GT(forecast_at, 0);
-  ASSERT_GT(windowed_at, 0);
-  EXPECT_LE(forecast_at + 30, windowed_at);
-}
-
-TEST(WindowedPolicy, ScaleDownDelayHoldsCapacityForAColdStart) {
-  WindowedOptions options = Target10(StrataDefaults(seconds(100)));
-  options.forecast_horizon = Duration{0};
-  WindowedPolicy policy(options);
-  TimePoint now = FakeClock::kDefaultStart;
-  EXPECT_EQ(Feed(policy, now, seconds(60), 40, 4).desired, 4);
-  EXPECT_EQ(Feed(policy, now, seconds(99), 10, 4).desired, 4);
-  Decision decision = Feed(policy, now, seconds(62), 10, 4);
-  EXPECT_EQ(decision.desired, 2);  // wants 1; the scale-down rate keeps 4 / 2
-}
-
 TEST(WindowedPolicy, RejectsBadOptionsNamingTheField) {
   WindowedOptions options = KnativeDefaults();
   options.panic_window = seconds(120);

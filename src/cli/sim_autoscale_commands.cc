@@ -24,6 +24,7 @@ struct SimAutoscaleFlags {
   std::string policy = "strata";
   std::string output = "text";
   double target_load = 12;
+  double headroom = sim::AutoscaleSimOptions{}.headroom;
   double keda_target_waiting = 5;
   int max_replicas = 64;
 };
@@ -38,6 +39,7 @@ Result<sim::AutoscaleSimReport> Run(const SimAutoscaleFlags& flags) {
   if (!profile) return Err(profile.error().WithPrefix("--profile"));
   options.engine.profile = *profile;
   options.target_load = flags.target_load;
+  options.headroom = flags.headroom;
   options.keda_target_waiting = flags.keda_target_waiting;
   options.max_replicas = flags.max_replicas;
   ASSIGN_OR_RETURN(const std::vector<sim::TraceRequest> trace,
@@ -47,16 +49,22 @@ Result<sim::AutoscaleSimReport> Run(const SimAutoscaleFlags& flags) {
 }
 
 std::string TextReport(const sim::AutoscaleSimReport& r) {
+  const std::string capacity =
+      r.learned_capacity > 0
+          ? fmt::format("learned capacity: {:.2f} req/s per replica within the SLO\n",
+                        r.learned_capacity)
+          : "";
   return fmt::format(
-      "{} (cold start {:.0f} s): SLO attainment {:.2f} % (TTFT <= 2 s), {:.2f} GPU-hours, "
-      "TTFT p50/p99 {:.3f}/{:.3f} s, {} of {} completed, {} rejected\n"
-      "replicas: {} initial, {} peak; scale events: {} up, {} down\n"
-      "during scale-up: {} arrived (TTFT p99 {:.3f} s), {} held by the gateway (max wait "
-      "{:.1f} s)\n",
-      r.policy, r.cold_start_seconds, r.slo_attainment * 100, r.gpu_hours, r.ttft_p50, r.ttft_p99,
-      r.completed, r.requests, r.rejected, r.initial_replicas, r.peak_replicas, r.scale_ups,
-      r.scale_downs, r.during_scale_up, r.during_scale_up_ttft_p99, r.held_requests,
-      r.held_wait_max);
+             "{} (cold start {:.0f} s): SLO attainment {:.2f} % (TTFT <= 2 s), {:.2f} GPU-hours, "
+             "TTFT p50/p99 {:.3f}/{:.3f} s, {} of {} completed, {} rejected\n"
+             "replicas: {} initial, {} peak; scale events: {} up, {} down\n"
+             "during scale-up: {} arrived (TTFT p99 {:.3f} s), {} held by the gateway (max wait "
+             "{:.1f} s)\n",
+             r.policy, r.cold_start_seconds, r.slo_attainment * 100, r.gpu_hours, r.ttft_p50,
+             r.ttft_p99, r.completed, r.requests, r.rejected, r.initial_replicas, r.peak_replicas,
+             r.scale_ups, r.scale_downs, r.during_scale_up, r.during_scale_up_ttft_p99,
+             r.held_requests, r.held_wait_max) +
+         capacity;
 }
 
 }  // namespace
@@ -83,7 +91,12 @@ STRATA_REGISTER_COMMANDS("sim_autoscale", [](CLI::App& app) {
       ->capture_default_str();
   autoscale
       ->add_option("--target-load", flags->target_load,
-                   "Waiting + running requests per replica (strata, kpa)")
+                   "Waiting + running requests per replica (kpa)")
+      ->capture_default_str();
+  autoscale
+      ->add_option("--headroom", flags->headroom,
+                   "Spare capacity over the forecast need, e.g. 0.2 for 20 % (strata)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   autoscale
       ->add_option("--keda-target-waiting", flags->keda_target_waiting,

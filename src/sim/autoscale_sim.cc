@@ -7,6 +7,7 @@
 
 #include "autoscaler/autoscaler.h"
 #include "autoscaler/keda_policy.h"
+#include "autoscaler/rate_policy.h"
 #include "autoscaler/windowed_policy.h"
 #include "common/check.h"
 #include "fmt/format.h"
@@ -75,6 +76,8 @@ class Replay {
   void StartStep(Replica& replica, TimePoint now);
   void FinishStep(size_t index, TimePoint now);
   void Arrive(size_t request, TimePoint now);
+  // The gateway answers `request` now: its first token, or a refusal.
+  void Answer(size_t request, TimePoint now, bool refused);
   // Routes `request` to a ready replica; false when none is eligible.
   bool Route(size_t request, TimePoint now);
   void FlushHeld(TimePoint now);
@@ -97,6 +100,8 @@ class Replay {
   std::deque<size_t> held_;
   std::vector<double> held_waits_;
   int64_t arrivals_ = 0;
+  int64_t answered_ = 0;
+  int64_t late_ = 0;
   int64_t next_replica_id_ = 0;
   Duration gpu_time_{0};
   AutoscaleSimReport report_;
@@ -130,11 +135,7 @@ void Replay::FinishStep(size_t index, TimePoint now) {
   Replica& replica = *replicas_[index];
   replica.busy = false;
   for (const engine::TokenOutput& output : replica.pending.outputs) {
-    RequestState& request = requests_[output.request_id];
-    if (output.index == 0) {
-      request.first_token = now;
-      request.answered = true;
-    }
+    if (output.index == 0) Answer(output.request_id, now, false);
     if (output.finished) {
       --replica.in_flight;
       ++report_.completed;
@@ -182,7 +183,7 @@ bool Replay::Route(size_t request, TimePoint now) {
   engine_request.prompt = ExpandPrompt(trace_[request]);
   engine_request.max_tokens = trace_[request].output_tokens;
   if (!replica.engine->Add(std::move(engine_request), now).ok()) {
-    requests_[request].rejected = true;
+    Answer(request, now, true);
     return true;
   }
   ++replica.in_flight;
@@ -196,16 +197,28 @@ void Replay::Arrive(size_t request, TimePoint now) {
   requests_[request].during_scale_up = Starting() > 0;
   if (AnyServing() && Route(request, now)) return;
   if (held_.size() >= options_.activator_capacity) {
-    requests_[request].rejected = true;
+    Answer(request, now, true);
     return;
   }
   held_.push_back(request);
   ++report_.held_requests;
 }
 
+void Replay::Answer(size_t request, TimePoint now, bool refused) {
+  RequestState& state = requests_[request];
+  ++answered_;
+  if (refused) {
+    state.rejected = true;
+  } else {
+    state.first_token = now;
+    state.answered = true;
+  }
+  if (refused || now - state.arrival > options_.ttft_slo) ++late_;
+}
+
 void Replay::ExpireHeld(TimePoint now) {
   while (!held_.empty() && now - requests_[held_.front()].arrival >= options_.activator_timeout) {
-    requests_[held_.front()].rejected = true;
+    Answer(held_.front(), now, true);
     held_waits_.push_back(ToSeconds(now - requests_[held_.front()].arrival));
     held_.pop_front();
   }
@@ -226,6 +239,8 @@ void Replay::Decide(TimePoint now) {
   autoscaler::LoadSample sample;
   sample.gateway_queued = static_cast<int64_t>(held_.size());
   sample.arrivals_total = arrivals_;
+  sample.answered_total = answered_;
+  sample.late_total = late_;
   double kv_sum = 0;
   for (const auto& replica : replicas_) {
     if (replica->draining) continue;
@@ -341,6 +356,9 @@ AutoscaleSimReport Replay::Run() {
   report_.cold_start_seconds = ToSeconds(options_.cold_start);
   report_.gpu_hours = ToSeconds(gpu_time_) / 3600;
   report_.span_seconds = ToSeconds(now - first);
+  if (const autoscaler::Decision* last = autoscaler_.LastDecision(kTarget)) {
+    report_.learned_capacity = last->capacity_per_replica;
+  }
   std::vector<double> ttft;
   std::vector<double> scale_up_ttft;
   size_t good = 0;
@@ -398,6 +416,7 @@ Status Validate(const std::vector<TraceRequest>& trace, const AutoscaleSimOption
   if (!(options.target_load > 0) || !(options.keda_target_waiting > 0)) {
     return InvalidArgumentError("target_load, keda_target_waiting: must be > 0");
   }
+  if (!(options.headroom >= 0)) return InvalidArgumentError("headroom: must be >= 0");
   return engine::EngineModel::Validate(options.engine);
 }
 
@@ -443,6 +462,7 @@ nlohmann::ordered_json AutoscaleSimReport::ToJson() const {
                                {"arrived_during_scale_up", during_scale_up},
                                {"ttft_p99_seconds", during_scale_up_ttft_p99}};
   json["span_seconds"] = span_seconds;
+  if (learned_capacity > 0) json["learned_capacity_requests_per_second"] = learned_capacity;
   return json;
 }
 
@@ -476,10 +496,11 @@ Result<AutoscaleSimReport> RunAutoscaleSim(const std::vector<TraceRequest>& trac
   int initial = ReplicasFor(Minute(trace, first), options);
   switch (options.policy) {
     case AutoscalePolicy::kStrata: {
-      autoscaler::WindowedOptions windowed = autoscaler::StrataDefaults(options.cold_start);
-      windowed.target_load = options.target_load;
-      windowed.max_replicas = options.max_replicas;
-      policy = std::make_unique<autoscaler::WindowedPolicy>(windowed);
+      autoscaler::RateOptions rate = autoscaler::RateDefaults(options.cold_start);
+      rate.ttft_slo = options.ttft_slo;
+      rate.headroom = options.headroom;
+      rate.max_replicas = options.max_replicas;
+      policy = std::make_unique<autoscaler::RatePolicy>(rate);
       break;
     }
     case AutoscalePolicy::kKpa: {

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "autoscaler/rate_policy.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "engine/engine_model.h"
@@ -15,7 +16,7 @@ namespace strata::sim {
 
 // Who decides the replica count in `strata sim autoscale`.
 enum class AutoscalePolicy {
-  kStrata,      // the windowed policy with forecast and scale-down delay (StrataDefaults)
+  kStrata,      // forecast arrival rate over learned per-replica capacity (RateDefaults)
   kKpa,         // Knative's KPA defaults
   kKeda,        // KEDA polling waiting requests + the HPA's defaults
   kStaticPeak,  // enough replicas for the trace's peak minute, always on
@@ -35,8 +36,10 @@ struct AutoscaleSimOptions {
   // How often the autoscaler reads the signals and decides (strata: in-process, every second;
   // Knative's autoscaler ticks every 2 s; KEDA's own 30 s polling sits inside its policy).
   Duration decision_interval = std::chrono::seconds(1);
-  // Load (waiting + running + gateway-held requests) per replica for strata and kpa.
+  // Load (waiting + running + gateway-held requests) per replica for kpa.
   double target_load = 12;
+  // strata's spare capacity over its forecast need (RateOptions::headroom).
+  double headroom = autoscaler::RateOptions{}.headroom;
   // Waiting requests per replica for keda.
   double keda_target_waiting = 5;
   int max_replicas = 64;
@@ -68,6 +71,8 @@ struct AutoscaleSimReport {
   size_t during_scale_up = 0;
   double during_scale_up_ttft_p99 = 0;
   double span_seconds = 0;
+  // strata: requests/s per replica within the SLO as learned by the end (0 for the others).
+  double learned_capacity = 0;
 
   nlohmann::ordered_json ToJson() const;
 };

@@ -1,0 +1,200 @@
+#include "autoscaler/rate_policy.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/check.h"
+#include "fmt/format.h"
+
+namespace strata::autoscaler {
+namespace {
+
+int64_t Seconds(Duration d) { return std::chrono::duration_cast<std::chrono::seconds>(d).count(); }
+
+}  // namespace
+
+RateOptions RateDefaults(Duration cold_start) {
+  RateOptions options;
+  options.cold_start = cold_start;
+  options.scale_down_delay = std::max<Duration>(cold_start, std::chrono::seconds(60));
+  options.scale_to_zero_after = std::max<Duration>(cold_start, std::chrono::seconds(90));
+  return options;
+}
+
+Status ValidateRateOptions(const RateOptions& options) {
+  Status bounds = ValidateReplicaBounds(options.min_replicas, options.max_replicas);
+  if (!bounds.ok()) return bounds;
+  if (options.ttft_slo <= Duration{0}) return InvalidArgumentError("ttftSlo: must be > 0");
+  if (!(options.miss_budget > 0 && options.miss_budget < 1)) {
+    return InvalidArgumentError("missBudget: must be in (0, 1)");
+  }
+  if (!(options.min_capacity > 0) || !(options.initial_capacity >= options.min_capacity)) {
+    return InvalidArgumentError("initialCapacity: must be >= minCapacity, which must be > 0");
+  }
+  if (!(options.capacity_backoff > 0 && options.capacity_backoff < 1)) {
+    return InvalidArgumentError("capacityBackoff: must be in (0, 1)");
+  }
+  if (!(options.capacity_probe >= 0) || !(options.probe_load >= 0)) {
+    return InvalidArgumentError("capacityProbe, probeLoad: must be >= 0");
+  }
+  if (!(options.headroom >= 0)) return InvalidArgumentError("headroom: must be >= 0");
+  if (!(options.burst_sigmas >= 0)) return InvalidArgumentError("burstSigmas: must be >= 0");
+  if (!(options.max_forecast_growth >= 1)) {
+    return InvalidArgumentError("maxForecastGrowth: must be >= 1");
+  }
+  for (const auto& [field, window] :
+       {std::pair{"capacityWindow", options.capacity_window},
+        std::pair{"burstWindow", options.burst_window},
+        std::pair{"levelWindow", options.level_window},
+        std::pair{"trendWindow", options.trend_window}, std::pair{"drainTime", options.drain_time},
+        std::pair{"scaleDownStep", options.scale_down_step}}) {
+    if (window <= Duration{0}) return InvalidArgumentError(fmt::format("{}: must be > 0", field));
+  }
+  if (options.cold_start < Duration{0} || options.scale_down_delay < Duration{0} ||
+      options.scale_to_zero_after < Duration{0}) {
+    return InvalidArgumentError("coldStart, scaleDownDelay, scaleToZeroAfter: must be >= 0");
+  }
+  return Status::Ok();
+}
+
+RatePolicy::RatePolicy(RateOptions options)
+    : options_(std::move(options)), capacity_(options_.initial_capacity) {
+  STRATA_CHECK(ValidateRateOptions(options_).ok());
+}
+
+const RatePolicy::Point& RatePolicy::PointAt(TimePoint t) const {
+  STRATA_CHECK(!points_.empty());
+  // Samples are in time order: the last one at or before t.
+  auto after = std::upper_bound(points_.begin(), points_.end(), t,
+                                [](TimePoint at, const Point& point) { return at < point.at; });
+  return after == points_.begin() ? points_.front() : *std::prev(after);
+}
+
+double RatePolicy::ArrivalRate(TimePoint now, Duration to_ago, Duration window) const {
+  const Point& end = PointAt(now - to_ago);
+  const Point& begin = PointAt(now - to_ago - window);
+  if (end.at <= begin.at) return 0;
+  return static_cast<double>(end.arrivals_total - begin.arrivals_total) /
+         ToSeconds(end.at - begin.at);
+}
+
+void RatePolicy::LearnCapacity(TimePoint now, std::string& why) {
+  if (now - last_learned_ < options_.capacity_window) return;
+  const Point& begin = PointAt(now - options_.capacity_window);
+  const Point& end = points_.back();
+  if (end.at - begin.at < options_.capacity_window) return;
+  const int64_t answered = end.answered_total - begin.answered_total;
+  if (answered < options_.min_window_requests) return;
+  double ready_sum = 0;
+  int samples = 0;
+  bool scaling_up = false;
+  for (auto it = points_.rbegin(); it != points_.rend() && it->at > begin.at; ++it) {
+    ready_sum += it->ready;
+    scaling_up = scaling_up || it->starting > 0;
+    ++samples;
+  }
+  if (ready_sum == 0) return;
+  last_learned_ = now;
+  const double per_replica = static_cast<double>(end.arrivals_total - begin.arrivals_total) /
+                             ToSeconds(end.at - begin.at) / (ready_sum / samples);
+  const double missed =
+      static_cast<double>(end.late_total - begin.late_total) / static_cast<double>(answered);
+  // Misses while replicas carried more than the estimate, or while the replicas asked for were
+  // still starting, say the count was short, not that the estimate is wrong.
+  if (missed > options_.miss_budget && per_replica <= capacity_ && !scaling_up) {
+    const double lowered = std::max(options_.min_capacity, per_replica * options_.capacity_backoff);
+    why += fmt::format("; {:.1f}% late at {:.2f} req/s per replica: capacity {:.2f} -> {:.2f}",
+                       missed * 100, per_replica, capacity_, lowered);
+    capacity_ = lowered;
+  } else if (missed <= options_.miss_budget / 2 && per_replica >= options_.probe_load * capacity_) {
+    const double raised = std::max(capacity_, per_replica) * (1 + options_.capacity_probe);
+    why += fmt::format("; {:.1f}% late at {:.2f} req/s per replica: capacity {:.2f} -> {:.2f}",
+                       missed * 100, per_replica, capacity_, raised);
+    capacity_ = raised;
+  }
+}
+
+int RatePolicy::HoldForScaleDown(int wanted, TimePoint now, std::string& why) {
+  wanted_.push_back({now, wanted});
+  while (now - wanted_.front().at > options_.scale_down_delay) wanted_.pop_front();
+  int held = wanted;
+  for (const Wanted& earlier : wanted_) held = std::max(held, earlier.replicas);
+  if (held >= last_desired_) return held;
+  if (now - points_.front().at < options_.level_window) {
+    why += fmt::format("; no scale-down before {}s of signals", Seconds(options_.level_window));
+    return last_desired_;
+  }
+  if (now - last_step_down_ < options_.scale_down_step) {
+    why += fmt::format("; next step down after {}s", Seconds(options_.scale_down_step));
+    return last_desired_;
+  }
+  last_step_down_ = now;
+  if (held < last_desired_ - 1) why += "; stepping down one replica";
+  return last_desired_ - 1;
+}
+
+Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
+  const bool arrived = !points_.empty() && sample.arrivals_total > points_.back().arrivals_total;
+  if (sample.Load() > 0 || arrived) {
+    last_active_ = now;
+    seen_activity_ = true;
+  }
+  if (points_.empty()) {
+    // The count in place when scaling starts is the one scale-down steps from.
+    last_learned_ = now;
+    last_desired_ = sample.ready_replicas + sample.starting_replicas;
+  }
+  points_.push_back({now, sample.arrivals_total, sample.answered_total, sample.late_total,
+                     sample.ready_replicas, sample.starting_replicas});
+  // A burst window more than the longest look-back, so a whole one is always there.
+  const Duration keep =
+      std::max({options_.capacity_window, 2 * options_.trend_window, options_.level_window}) +
+      options_.burst_window;
+  while (now - points_.front().at > keep) points_.pop_front();
+
+  std::string why;
+  LearnCapacity(now, why);
+
+  const double burst = ArrivalRate(now, Duration{0}, options_.burst_window);
+  const double level = ArrivalRate(now, Duration{0}, options_.level_window);
+  // The trend compares the last two trend windows, once the samples cover both; each window's
+  // rate is its mean, centred half a window back, and so is the level's.
+  double slope = 0;
+  if (now - points_.front().at >= 2 * options_.trend_window) {
+    const double recent = ArrivalRate(now, Duration{0}, options_.trend_window);
+    const double before = ArrivalRate(now, options_.trend_window, options_.trend_window);
+    slope = (recent - before) / ToSeconds(options_.trend_window);
+  }
+  const double ahead = ToSeconds(options_.cold_start) + ToSeconds(options_.level_window) / 2;
+  const double forecast =
+      std::clamp(level + slope * ahead, 0.0, options_.max_forecast_growth * std::max(level, burst));
+  // The level serves now and the forecast one cold start from now; the Poisson margin covers
+  // the bursts the expected rate brings, and a burst already larger than that counts as it is.
+  const double expected = std::max(level, forecast);
+  const double burst_margin =
+      options_.burst_sigmas * std::sqrt(expected / ToSeconds(options_.burst_window));
+  const int64_t queued = sample.waiting + sample.gateway_queued;
+  const double drain = static_cast<double>(queued) / ToSeconds(options_.drain_time);
+  const double need = std::max(expected + burst_margin, burst) + drain;
+  const int wanted = static_cast<int>(std::ceil(need * (1 + options_.headroom) / capacity_ - 1e-9));
+  why =
+      fmt::format(
+          "arrivals {:.2f} req/s over {}s, {:.2f} over {}s, forecast {:.2f} in {}s; {} queued; "
+          "need {:.2f} req/s (+{:.0f}% headroom) at {:.2f} req/s per replica wants {}",
+          burst, Seconds(options_.burst_window), level, Seconds(options_.level_window), forecast,
+          Seconds(options_.cold_start), queued, need, options_.headroom * 100, capacity_, wanted) +
+      why;
+
+  const bool idle = !seen_activity_ || now - last_active_ >= options_.scale_to_zero_after;
+  const int desired = ApplyIdleAndBounds(HoldForScaleDown(wanted, now, why), sample, idle,
+                                         options_.scale_to_zero_after, options_.min_replicas,
+                                         options_.max_replicas, why);
+  last_desired_ = desired;
+  Decision decision{desired, false, fmt::format("{} -> {} replicas", why, desired)};
+  decision.arrival_rate = burst;
+  decision.forecast_rate = need;
+  decision.capacity_per_replica = capacity_;
+  return decision;
+}
+
+}  // namespace strata::autoscaler

@@ -1,0 +1,132 @@
+#pragma once
+
+#include <deque>
+#include <string>
+
+#include "autoscaler/policy.h"
+
+namespace strata::autoscaler {
+
+// The knobs of RatePolicy. Plain data; RateDefaults gives strata's choices.
+struct RateOptions {
+  std::string name = "strata";
+  // The latency objective the capacity estimate is learned against: a request whose first token
+  // comes later (or which is refused) is a miss.
+  Duration ttft_slo = std::chrono::seconds(2);
+  // The share of answered requests per capacity window that may miss before the estimate drops.
+  double miss_budget = 0.01;
+  // Requests per second one ready replica serves within the objective, before anything is
+  // learned. Learning moves it; a conservative start costs GPU-hours, not misses.
+  double initial_capacity = 1.0;
+  double min_capacity = 0.05;
+  // The estimate is revised once per capacity window, from that window's arrivals per ready
+  // replica and its misses: over budget while no replica was starting and the replicas carried
+  // no more than the estimate, it falls to `capacity_backoff` x the observed rate;
+  // within half the budget while replicas carried at least `probe_load` x the estimate, it rises
+  // to the larger of itself and that rate, times (1 + capacity_probe).
+  Duration capacity_window = std::chrono::seconds(60);
+  double capacity_backoff = 0.9;
+  double capacity_probe = 0.1;
+  double probe_load = 0.5;
+  // Fewer answered requests than this in a window teach nothing.
+  int64_t min_window_requests = 50;
+  // Spare capacity provisioned on top of the forecast need: replicas = need x (1 + headroom) /
+  // capacity. The knob that trades GPU-hours for attainment.
+  double headroom = 0;
+  // Arrival rates: `burst_window` sees a burst, `level_window` the level, and the level's change
+  // between two consecutive trend windows is the trend, extrapolated over `cold_start` (the
+  // measured time from a replica's creation to its readiness) so a replica asked for now is
+  // ready when the load it serves arrives. The forecast grows at most `max_forecast_growth` x.
+  Duration cold_start = std::chrono::seconds(82);
+  Duration burst_window = std::chrono::seconds(10);
+  Duration level_window = std::chrono::seconds(60);
+  Duration trend_window = std::chrono::seconds(120);
+  double max_forecast_growth = 1.5;
+  // Poisson burst headroom: the need includes `burst_sigmas` standard deviations of the
+  // arrivals in one burst window at the forecast rate.
+  double burst_sigmas = 1.0;
+  // Requests queued (in the engines or held by the gateway) ask for the extra rate that drains
+  // them within `drain_time`.
+  Duration drain_time = std::chrono::seconds(30);
+  // Scale-down: a lower count applies only once every decision over `scale_down_delay` wanted
+  // no more, and then by at most one replica per `scale_down_step`.
+  Duration scale_down_delay = std::chrono::seconds(120);
+  Duration scale_down_step = std::chrono::seconds(5);
+  // No load and no arrivals for this long before the last replica goes (scale to zero).
+  Duration scale_to_zero_after = std::chrono::seconds(90);
+  int min_replicas = 0;
+  int max_replicas = 64;
+};
+
+// strata's choices for a service whose replicas take `cold_start` to become ready: forecast
+// over the cold start, and capacity held for a cold start (at least a minute) before it is
+// given back, since a replica given back too early costs a cold start to bring back.
+RateOptions RateDefaults(Duration cold_start);
+
+// InvalidArgument naming the field when `options` cannot make a policy.
+Status ValidateRateOptions(const RateOptions& options);
+
+// strata's autoscaling policy: replicas for the forecast arrival rate over a per-replica
+// service rate that it learns online.
+//
+// - Need: the larger of the burst-window rate and the level-window rate extrapolated one cold
+//   start ahead along its trend, plus Poisson burst headroom, plus the rate that drains the
+//   queued requests within the drain time.
+// - Capacity: requests/s one ready replica serves within the TTFT objective, learned from the
+//   signals alone (arrivals, ready replicas, answered and late first tokens): lowered to the
+//   rate that missed, raised slowly while the replicas carry the planned rate without misses.
+//   A queue therefore asks only for the capacity that drains it, never for one replica per
+//   `target` queued requests, so a burst cannot ask for a multiple of what the rate needs.
+// - Replicas = ceil(need x (1 + headroom) / capacity), clamped to [min, max]; scale-down waits
+//   for the scale-down delay and then gives back one replica per step (a drained replica
+//   finishes its streams); the last replica goes after the idle period.
+//
+// Nothing reads the future: every figure comes from samples already taken. Pure and
+// deterministic; time enters only as `now`. Owned by the loop that feeds it; not thread-safe.
+class RatePolicy final : public ScalingPolicy {
+ public:
+  // REQUIRES: ValidateRateOptions(options).ok().
+  explicit RatePolicy(RateOptions options);
+
+  Decision Decide(const LoadSample& sample, TimePoint now) override;
+  std::string_view name() const override { return options_.name; }
+
+  // Requests/s per ready replica within the objective, as currently estimated.
+  double capacity() const { return capacity_; }
+  const RateOptions& options() const { return options_; }
+
+ private:
+  struct Point {
+    TimePoint at;
+    int64_t arrivals_total;
+    int64_t answered_total;
+    int64_t late_total;
+    int ready;
+    int starting;
+  };
+  struct Wanted {
+    TimePoint at;
+    int replicas;
+  };
+
+  // Arrivals per second between now - to_ago - window and now - to_ago (0 without samples).
+  double ArrivalRate(TimePoint now, Duration to_ago, Duration window) const;
+  // The last sample at or before `t`, or the oldest one.
+  const Point& PointAt(TimePoint t) const;
+  // Revises capacity_ once per capacity window; appends what it did to `why`.
+  void LearnCapacity(TimePoint now, std::string& why);
+  // Applies the scale-down delay and step to `wanted`; appends what it did to `why`.
+  int HoldForScaleDown(int wanted, TimePoint now, std::string& why);
+
+  RateOptions options_;
+  double capacity_;
+  std::deque<Point> points_;
+  std::deque<Wanted> wanted_;
+  TimePoint last_learned_{};
+  TimePoint last_step_down_{};
+  TimePoint last_active_{};
+  bool seen_activity_ = false;
+  int last_desired_ = 0;
+};
+
+}  // namespace strata::autoscaler

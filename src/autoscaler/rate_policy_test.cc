@@ -1,0 +1,192 @@
+#include "autoscaler/rate_policy.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <limits>
+
+namespace strata::autoscaler {
+namespace {
+
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+// Options without the margins, so expected counts are simple arithmetic: capacity 1 req/s per
+// replica that learning does not move unless a test asks it to.
+RateOptions Plain(Duration cold_start = seconds(60)) {
+  RateOptions options = RateDefaults(cold_start);
+  options.headroom = 0;
+  options.burst_sigmas = 0;
+  options.initial_capacity = 1.0;
+  options.min_window_requests = std::numeric_limits<int64_t>::max();  // learns nothing
+  return options;
+}
+
+// A synthetic service fed to a policy once a second: arrivals at a given rate, answered one
+// for one (a share of them late), with the policy's own desired count as ready replicas.
+class Load {
+ public:
+  explicit Load(RatePolicy& policy) : policy_(policy) {}
+
+  // `seconds_long` decisions at `rate` req/s with `queued` requests waiting in the engines.
+  Decision Run(int seconds_long, double rate, int64_t queued = 0, double late_share = 0) {
+    Decision decision;
+    for (int i = 0; i < seconds_long; ++i) {
+      now_ += seconds(1);
+      arrivals_ += rate;
+      late_ += rate * late_share;
+      LoadSample sample;
+      sample.waiting = queued;
+      sample.arrivals_total = static_cast<int64_t>(arrivals_);
+      sample.answered_total = static_cast<int64_t>(arrivals_);
+      sample.late_total = static_cast<int64_t>(late_);
+      sample.ready_replicas = ready_;
+      decision = policy_.Decide(sample, now_);
+      if (decision.desired > 0) ready_ = decision.desired;
+      if (decision.desired == 0) ready_ = 0;
+    }
+    return decision;
+  }
+
+  void SetReady(int ready) { ready_ = ready; }
+
+ private:
+  RatePolicy& policy_;
+  TimePoint now_ = FakeClock::kDefaultStart;
+  double arrivals_ = 0;
+  double late_ = 0;
+  int ready_ = 1;
+};
+
+TEST(RatePolicy, SizesFromTheArrivalRateOverTheCapacity) {
+  RatePolicy policy(Plain());
+  Load load(policy);
+  const Decision decision = load.Run(300, 4.0);
+  EXPECT_EQ(decision.desired, 4);
+  EXPECT_DOUBLE_EQ(decision.arrival_rate, 4.0);
+  EXPECT_DOUBLE_EQ(decision.capacity_per_replica, 1.0);
+  EXPECT_THAT(decision.reason, HasSubstr("arrivals 4.00 req/s over 10s"));
+  EXPECT_THAT(decision.reason, HasSubstr("-> 4 replicas"));
+}
+
+TEST(RatePolicy, AQueueAsksOnlyForTheCapacityThatDrainsIt) {
+  RatePolicy policy(Plain());
+  Load load(policy);
+  load.Run(300, 4.0);
+  // 300 requests queued at 4 req/s: draining them within the 30 s drain time takes 10 more
+  // req/s, so 14 replicas, where one replica per 12 queued requests would ask for 25 more.
+  const Decision decision = load.Run(1, 4.0, 300);
+  EXPECT_EQ(decision.desired, 14);
+  EXPECT_THAT(decision.reason, HasSubstr("300 queued"));
+}
+
+// A ramp from 1 req/s growing by 0.02 req/s every second: the first second at which `options`
+// wants more replicas than the current rate needs (ready is what it asked for).
+int FirstSecondAhead(const RateOptions& options) {
+  RatePolicy policy(options);
+  Load load(policy);
+  load.Run(300, 1.0);
+  for (int t = 1; t <= 600; ++t) {
+    const double rate = 1 + 0.02 * t;
+    if (load.Run(1, rate).desired > static_cast<int>(std::ceil(rate))) return t;
+  }
+  return 0;
+}
+
+TEST(RatePolicy, TheForecastStartsScaleUpAColdStartAhead) {
+  // With a 120 s cold start, replicas are asked for ahead of the current rate once the trend
+  // windows have seen the ramp; without one, the trend only brings the lagging level up to now.
+  const int with_forecast = FirstSecondAhead(Plain(seconds(120)));
+  const int without_forecast = FirstSecondAhead(Plain(Duration{0}));
+  ASSERT_GT(with_forecast, 0);
+  EXPECT_LT(with_forecast, 120);
+  EXPECT_TRUE(without_forecast == 0 || without_forecast >= with_forecast + 60) << without_forecast;
+}
+
+TEST(RatePolicy, CapacityFallsToTheRateThatMissedAndRisesWhileCleanWindowsCarryThePlan) {
+  RateOptions options = Plain();
+  options.capacity_probe = 0.05;
+  options.min_window_requests = 50;
+  options.initial_capacity = 2.0;
+  RatePolicy policy(options);
+  Load load(policy);
+  // 4 req/s on 2 replicas with 10 % of first tokens late: 2 req/s per replica missed, so the
+  // estimate falls to 0.9 x 2.
+  load.SetReady(2);
+  Decision decision = load.Run(61, 4.0, 0, 0.10);
+  EXPECT_NEAR(policy.capacity(), 1.8, 1e-9);
+  EXPECT_THAT(decision.reason, HasSubstr("late at 2.00 req/s per replica: capacity 2.00 -> 1.80"));
+  // Then clean windows at the planned load: the estimate rises by 5 % a window.
+  load.Run(60, 4.0);
+  const double after_clean = policy.capacity();
+  EXPECT_GT(after_clean, 1.8);
+  load.Run(60, 4.0);
+  EXPECT_GT(policy.capacity(), after_clean);
+}
+
+TEST(RatePolicy, ScalesDownAfterTheDelayOneReplicaPerStep) {
+  RateOptions options = Plain();
+  options.scale_down_delay = seconds(120);
+  options.scale_down_step = seconds(10);
+  RatePolicy policy(options);
+  Load load(policy);
+  EXPECT_EQ(load.Run(300, 8.0).desired, 8);
+  // The rate halves: nothing goes within the delay, then one replica at a time, at least a step
+  // apart, down to what 4 req/s needs.
+  std::vector<int> desired;
+  for (int second = 0; second < 400; ++second) desired.push_back(load.Run(1, 4.0).desired);
+  int last_step = -1000;
+  for (int second = 1; second < 400; ++second) {
+    if (second < 120) {
+      EXPECT_EQ(desired[second], 8) << second;
+    }
+    ASSERT_GE(desired[second], desired[second - 1] - 1) << second;
+    if (desired[second] < desired[second - 1]) {
+      EXPECT_GE(second - last_step, 10) << second;
+      last_step = second;
+    }
+  }
+  EXPECT_EQ(desired.back(), 4);
+}
+
+TEST(RatePolicy, ScalesToZeroOnlyAfterTheIdlePeriod) {
+  RateOptions options = Plain(seconds(30));
+  options.scale_to_zero_after = seconds(90);
+  options.scale_down_delay = seconds(10);
+  RatePolicy policy(options);
+  Load load(policy);
+  EXPECT_EQ(load.Run(60, 1.0).desired, 1);
+  Decision decision = load.Run(80, 0);
+  EXPECT_EQ(decision.desired, 1);
+  EXPECT_THAT(decision.reason, HasSubstr("keeping 1 until idle for 90s"));
+  int idle_seconds = 80;
+  while (decision.desired > 0 && idle_seconds < 200) {
+    decision = load.Run(1, 0);
+    ++idle_seconds;
+  }
+  EXPECT_EQ(decision.desired, 0);
+  EXPECT_GE(idle_seconds, 90);
+  EXPECT_LE(idle_seconds, 100);
+  EXPECT_THAT(decision.reason, HasSubstr("idle: scaling to zero"));
+  // The next arrival asks for a replica at once.
+  EXPECT_EQ(load.Run(1, 1.0).desired, 1);
+}
+
+TEST(RatePolicy, RejectsBadOptionsNamingTheField) {
+  RateOptions options = RateDefaults(seconds(82));
+  EXPECT_TRUE(ValidateRateOptions(options).ok());
+  options.headroom = -0.5;
+  EXPECT_THAT(ValidateRateOptions(options).message(), HasSubstr("headroom"));
+  options = RateDefaults(seconds(82));
+  options.burst_window = Duration{0};
+  EXPECT_THAT(ValidateRateOptions(options).message(), HasSubstr("burstWindow"));
+  options = RateDefaults(seconds(82));
+  options.initial_capacity = 0;
+  EXPECT_THAT(ValidateRateOptions(options).message(), HasSubstr("initialCapacity"));
+  options = RateDefaults(seconds(82));
+  options.miss_budget = 1.5;
+  EXPECT_THAT(ValidateRateOptions(options).message(), HasSubstr("missBudget"));
+}
+
+}  // namespace
+}  // namespace strata::autoscaler
