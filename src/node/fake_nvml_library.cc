@@ -3,6 +3,11 @@
 // NVLink islands {0-3} and {4-7}; GPUs 0-3 do not support MIG, GPUs 4, 6 and 7 have it
 // disabled, and GPU 5 is in MIG mode with two 1g.10gb instances in slots 0 and 2 (slot 1 empty,
 // 7 slots). Read-only static data: thread-safe.
+//
+// Live figures, for NvmlGpuMonitor's tests: GPU i reads utilisation 10*i %, i GiB of memory
+// used, (100 + i) W, (40 + i) C, SM clock (1980 - i) MHz; GPU 2 counts 3 corrected and 1
+// uncorrected volatile ECC errors, GPU 7 does not support ECC counters; GPU 6 reports Xid 79 as
+// the first event of an event set (the only mutable state: one flag per set, one set per test).
 
 #include <cstdio>
 #include <cstring>
@@ -28,6 +33,11 @@ constexpr unsigned long long kMigMemory = 9856ULL << 20;
 nvmlDevice_st gpus[kGpuCount] = {{false, 0}, {false, 1}, {false, 2}, {false, 3},
                                  {false, 4}, {false, 5}, {false, 6}, {false, 7}};
 nvmlDevice_st migs[2] = {{true, 0}, {true, 1}};
+
+constexpr int kTimeout = 10;
+constexpr unsigned long long kXidEventType = 0x8;
+constexpr unsigned kXidGpu = 6;
+constexpr unsigned long long kXid = 79;
 
 int CopyOut(const char* text, char* buffer, unsigned length) {
   if (buffer == nullptr) return kInvalidArgument;
@@ -85,8 +95,8 @@ __attribute__((visibility("default"))) int nvmlDeviceGetUUID(nvmlDevice_st* devi
 __attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo(nvmlDevice_st* device,
                                                                    nvmlMemory_t* memory) {
   memory->total = device->is_mig ? kMigMemory : kGpuMemory;
-  memory->used = 0;
-  memory->free = memory->total;
+  memory->used = device->is_mig ? 0 : static_cast<unsigned long long>(device->index) << 30;
+  memory->free = memory->total - memory->used;
   return kSuccess;
 }
 
@@ -127,6 +137,91 @@ __attribute__((visibility("default"))) int nvmlDeviceGetP2PStatus(nvmlDevice_st*
   constexpr int kStatusNotSupported = 4;
   if (caps != kNvlinkCaps) return kInvalidArgument;
   *status = (a->index / 4 == b->index / 4) ? kStatusOk : kStatusNotSupported;
+  return kSuccess;
+}
+
+struct nvmlUtilization_t {
+  unsigned gpu;
+  unsigned memory;
+};
+
+struct nvmlEventSet_st {
+  bool xid_delivered;
+};
+
+struct nvmlEventData_t {
+  nvmlDevice_st* device;
+  unsigned long long event_type;
+  unsigned long long event_data;
+  unsigned gpu_instance_id;
+  unsigned compute_instance_id;
+};
+
+__attribute__((visibility("default"))) int nvmlDeviceGetUtilizationRates(
+    nvmlDevice_st* device, nvmlUtilization_t* utilization) {
+  if (device->is_mig) return kNotSupported;
+  utilization->gpu = 10 * device->index;
+  utilization->memory = 5 * device->index;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetPowerUsage(nvmlDevice_st* device,
+                                                                   unsigned* milliwatts) {
+  if (device->is_mig) return kNotSupported;
+  *milliwatts = (100 + device->index) * 1000;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetTemperature(nvmlDevice_st* device,
+                                                                    int sensor, unsigned* celsius) {
+  constexpr int kGpuSensor = 0;
+  if (sensor != kGpuSensor) return kInvalidArgument;
+  *celsius = 40 + device->index;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetClockInfo(nvmlDevice_st* device, int type,
+                                                                  unsigned* mhz) {
+  constexpr int kSmClock = 1;
+  if (type != kSmClock) return kInvalidArgument;
+  *mhz = 1980 - device->index;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetTotalEccErrors(nvmlDevice_st* device,
+                                                                       int error_type,
+                                                                       int counter_type,
+                                                                       unsigned long long* count) {
+  constexpr int kVolatile = 0;
+  if (counter_type != kVolatile) return kInvalidArgument;
+  if (device->index == 7) return kNotSupported;
+  *count = device->index != 2 ? 0 : error_type == 0 ? 3 : 1;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlEventSetCreate(nvmlEventSet_st** set) {
+  *set = new nvmlEventSet_st{false};
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlEventSetFree(nvmlEventSet_st* set) {
+  delete set;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceRegisterEvents(nvmlDevice_st* device,
+                                                                    unsigned long long types,
+                                                                    nvmlEventSet_st* set) {
+  if (device->is_mig || set == nullptr) return kInvalidArgument;
+  return types == kXidEventType ? kSuccess : kNotSupported;
+}
+
+__attribute__((visibility("default"))) int nvmlEventSetWait_v2(nvmlEventSet_st* set,
+                                                               nvmlEventData_t* data,
+                                                               unsigned timeout_ms) {
+  if (set->xid_delivered) return kTimeout;
+  set->xid_delivered = true;
+  *data = nvmlEventData_t{&gpus[kXidGpu], kXidEventType, kXid, 0, 0};
   return kSuccess;
 }
 

@@ -1,0 +1,149 @@
+// The cost endpoint, the dashboard's files and `strata cost`, over real HTTP: an API listener
+// on a loopback port chosen by the kernel, in front of a store holding a simulated cluster, and
+// the strata binary run as a child process against it.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "net/http_client.h"
+#include "server/api_listener.h"
+#include "server/cost_api.h"
+#include "server/dashboard_files.h"
+#include "server/rest_api.h"
+#include "telemetry/test_cluster.h"
+
+namespace strata::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+class CostDashboardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = telemetry::testing::SimulatedClusterStore(2);
+    CostApiOptions cost_options;
+    cost_options.service_tokens = [](Duration) {
+      return std::map<std::string, double>{{"llm", 2e6}};
+    };
+    cost_ = std::make_unique<CostApi>(*store_, cost_options);
+    rest_ = std::make_unique<RestApi>(*store_, registry_, RestApiOptions{});
+    listener_ = std::make_unique<ApiListener>(ApiListenerOptions{}, [this](const auto& request) {
+      if (std::optional<ApiReply> reply = dashboard_.Handle(request)) return std::move(*reply);
+      if (std::optional<ApiReply> reply = cost_->Handle(request)) return std::move(*reply);
+      return rest_->Handle(request);
+    });
+    ASSERT_TRUE(listener_->Start().ok());
+  }
+
+  net::HttpResponse Get(const std::string& target) {
+    net::HttpRequest request;
+    request.target = target;
+    Result<net::HttpResponse> response = client_.Send("127.0.0.1", listener_->port(), request);
+    EXPECT_TRUE(response) << response.error().ToString();
+    return response ? *response : net::HttpResponse{};
+  }
+
+  std::string Server() const { return "http://127.0.0.1:" + std::to_string(listener_->port()); }
+
+  std::unique_ptr<store::Store> store_;
+  telemetry::Registry registry_;
+  DashboardFiles dashboard_;
+  std::unique_ptr<CostApi> cost_;
+  std::unique_ptr<RestApi> rest_;
+  std::unique_ptr<ApiListener> listener_;
+  net::HttpClient client_;
+};
+
+TEST_F(CostDashboardTest, CostByTeamAndByServiceWithTokens) {
+  net::HttpResponse team = Get(std::string(CostApi::kPath) + "?by=team&window=24h");
+  ASSERT_EQ(team.status, 200) << team.body;
+  nlohmann::json report = nlohmann::json::parse(team.body);
+  EXPECT_EQ(report["by"], "team");
+  EXPECT_EQ(report["currency"], "USD");
+  std::vector<std::string> names;
+  for (const auto& line : report["lines"]) names.push_back(line["name"]);
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("ml", "serving"));
+  // 4 H100s for the training pod at 2.50 + 8 cores + 64 GiB: the rate of what runs now.
+  for (const auto& line : report["lines"]) {
+    if (line["name"] == "ml") {
+      EXPECT_DOUBLE_EQ(line["hourlyRate"].get<double>(), 4 * 2.5 + 8 * 0.03 + 64 * 0.004);
+    }
+  }
+
+  net::HttpResponse service = Get(std::string(CostApi::kPath) + "?by=service");
+  ASSERT_EQ(service.status, 200) << service.body;
+  nlohmann::json by_service = nlohmann::json::parse(service.body);
+  bool found = false;
+  for (const auto& line : by_service["lines"]) {
+    if (line["name"] != "llm") continue;
+    found = true;
+    EXPECT_EQ(line["tokens"], 2e6);
+    EXPECT_TRUE(line.contains("costPerMillionTokens"));
+  }
+  EXPECT_TRUE(found) << service.body;
+}
+
+TEST_F(CostDashboardTest, BadParametersAre400NamingTheParameter) {
+  net::HttpResponse window = Get(std::string(CostApi::kPath) + "?window=yesterday");
+  EXPECT_EQ(window.status, 400);
+  EXPECT_THAT(window.body, HasSubstr("window \\\"yesterday\\\""));
+  net::HttpResponse by = Get(std::string(CostApi::kPath) + "?by=colour");
+  EXPECT_EQ(by.status, 400);
+  EXPECT_THAT(by.body, HasSubstr("cost by \\\"colour\\\""));
+}
+
+TEST_F(CostDashboardTest, TheDashboardIsServedFromTheBinary) {
+  net::HttpResponse page = Get("/");
+  ASSERT_EQ(page.status, 200);
+  EXPECT_THAT(page.Header("Content-Type"), HasSubstr("text/html"));
+  EXPECT_THAT(page.body, HasSubstr("/ui/app.js"));
+  net::HttpResponse script = Get("/ui/app.js");
+  ASSERT_EQ(script.status, 200);
+  EXPECT_THAT(script.Header("Content-Type"), HasSubstr("text/javascript"));
+  EXPECT_THAT(script.body, HasSubstr("LiveCollection"));
+  EXPECT_EQ(Get("/ui/missing.js").status, 404);
+  // Everything else still reaches the REST API.
+  EXPECT_EQ(Get("/healthz").status, 200);
+}
+
+TEST_F(CostDashboardTest, StrataCostPrintsATableAndJson) {
+  const char* binary_dir = std::getenv("STRATA_BINARY_DIR");
+  ASSERT_NE(binary_dir, nullptr);
+  std::string strata = std::string(binary_dir) + "/bin/strata";
+  if (access(strata.c_str(), X_OK) != 0) {
+    GTEST_SKIP() << strata << " is not built (build the strata target, as make build does)";
+  }
+  auto run = [&](const std::string& args, int* exit_code) {
+    std::string output;
+    FILE* pipe = popen((strata + " cost --server " + Server() + " " + args + " 2>&1").c_str(), "r");
+    if (pipe == nullptr) return output;
+    char buffer[4096];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+    int status = pclose(pipe);
+    *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return output;
+  };
+  int code = -1;
+  std::string table = run("--by team --window 24h", &code);
+  EXPECT_EQ(code, 0) << table;
+  EXPECT_THAT(table, HasSubstr("TEAM"));
+  EXPECT_THAT(table, HasSubstr("PER-1M-TOKENS"));
+  EXPECT_THAT(table, HasSubstr("\nml "));
+  EXPECT_THAT(table, HasSubstr("\ntotal "));
+  std::string json = run("--by service -o json", &code);
+  EXPECT_EQ(code, 0) << json;
+  EXPECT_EQ(nlohmann::json::parse(json)["by"], "service");
+  std::string bad = run("--by colour", &code);
+  EXPECT_EQ(code, 2) << bad;
+  EXPECT_THAT(bad, HasSubstr("cost by \"colour\""));
+}
+
+}  // namespace
+}  // namespace strata::server

@@ -1,0 +1,56 @@
+// Time-series charts with uPlot (vendored from npm at build time). Each chart keeps the points
+// sampled since the page opened; when uPlot is not embedded the latest values show as text.
+
+let uPlotModule = null;
+const loading = import('./vendor/uPlot.esm.js')
+  .then((m) => { uPlotModule = m.default; })
+  .catch(() => { uPlotModule = null; });
+
+export class TimeChart {
+  constructor(parent, title, unit, maxPoints = 360) {
+    this.title = title;
+    this.unit = unit;
+    this.maxPoints = maxPoints;
+    this.series = new Map();  // name -> array of values aligned with this.times
+    this.times = [];
+    this.box = document.createElement('div');
+    parent.appendChild(this.box);
+    this.plot = null;
+  }
+
+  // Adds one sample per series at `time` (seconds); series absent from `values` get null.
+  async add(time, values) {
+    await loading;
+    for (const name of Object.keys(values)) {
+      if (!this.series.has(name)) this.series.set(name, this.times.map(() => null));
+    }
+    this.times.push(time);
+    for (const [name, points] of this.series) points.push(values[name] ?? null);
+    if (this.times.length > this.maxPoints) {
+      this.times.shift();
+      for (const points of this.series.values()) points.shift();
+    }
+    this.render(values);
+  }
+
+  render(latest) {
+    const names = [...this.series.keys()];
+    if (!uPlotModule) {
+      this.box.textContent = `${this.title}: ` +
+        names.map((n) => `${n} ${latest[n]?.toFixed?.(3) ?? '-'} ${this.unit}`).join(', ');
+      return;
+    }
+    const data = [this.times, ...names.map((n) => this.series.get(n))];
+    if (this.plot && this.plot.series.length === names.length + 1) {
+      this.plot.setData(data);
+      return;
+    }
+    if (this.plot) this.plot.destroy();
+    this.box.innerHTML = '';
+    this.plot = new uPlotModule({
+      title: this.title, width: 520, height: 220,
+      series: [{}, ...names.map((n, i) => ({ label: n, stroke: `hsl(${(i * 67) % 360} 65% 45%)` }))],
+      axes: [{}, { label: this.unit }],
+    }, data, this.box);
+  }
+}

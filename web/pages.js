@@ -1,0 +1,223 @@
+// The Queues, Jobs, Services and Cost pages, over live collections and the metrics page.
+
+import { getJson, getText, parseMetrics } from './api.js';
+import { TimeChart } from './charts.js';
+import { VirtualList } from './vlist.js';
+
+function age(timestamp) {
+  if (!timestamp) return '-';
+  const seconds = Math.max(0, (Date.now() - Date.parse(timestamp)) / 1000);
+  if (seconds < 120) return `${Math.round(seconds)}s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)}m`;
+  if (seconds < 172800) return `${Math.round(seconds / 3600)}h`;
+  return `${Math.round(seconds / 86400)}d`;
+}
+
+function section(parent, title) {
+  const h = document.createElement('h2');
+  h.textContent = title;
+  parent.appendChild(h);
+}
+
+function detailBox(parent) {
+  const box = document.createElement('div');
+  box.className = 'detail';
+  box.hidden = true;
+  parent.appendChild(box);
+  return box;
+}
+
+// Queues: quota use from the strata_queue_* series, and the pending workloads with the
+// scheduler's explanation.
+export function queuesPage(parent, { queues, jobs }) {
+  section(parent, 'Queues');
+  const usage = new Map();
+  const list = new VirtualList(parent, [
+    { title: 'queue', text: (q) => q.metadata.name },
+    { title: 'cohort', text: (q) => q.spec?.cohort || '-' },
+    { title: 'GPU usage', text: (q) => `${usage.get(`${q.metadata.name}/usage`) ?? 0}` },
+    { title: 'nominal', text: (q) => `${usage.get(`${q.metadata.name}/nominal`) ?? '-'}` },
+    { title: 'borrowed', text: (q) => `${usage.get(`${q.metadata.name}/borrowed`) ?? 0}` },
+    { title: 'pending', text: (q) => `${usage.get(`${q.metadata.name}/pending`) ?? 0}` },
+  ]);
+  list.box.style.height = '30vh';
+  section(parent, 'Pending workloads');
+  const pending = new VirtualList(parent, [
+    { title: 'job', width: '2fr', text: (j) => `${j.metadata.namespace}/${j.metadata.name}` },
+    { title: 'queue', text: (j) => j.spec?.queue || '-' },
+    { title: 'reason', text: (j) => j.status?.reason || 'NotYetScheduled' },
+    { title: 'explanation', width: '5fr', text: (j) => j.status?.message || '' },
+  ]);
+  const refresh = async () => {
+    try {
+      const wanted = new Set(['strata_queue_usage', 'strata_queue_nominal_quota',
+        'strata_queue_borrowed', 'strata_queue_pending_workloads']);
+      usage.clear();
+      for (const s of parseMetrics(await getText('/metrics'), wanted)) {
+        if (s.name === 'strata_queue_pending_workloads') {
+          const key = `${s.labels.queue}/pending`;
+          usage.set(key, (usage.get(key) || 0) + s.value);
+        } else if (s.labels.resource === 'nvidia.com/gpu' || s.labels.resource === 'gpu') {
+          const field = { strata_queue_usage: 'usage', strata_queue_nominal_quota: 'nominal',
+            strata_queue_borrowed: 'borrowed' }[s.name];
+          usage.set(`${s.labels.queue}/${field}`, s.value);
+        }
+      }
+      list.render();
+    } catch { /* the metrics page is optional here */ }
+  };
+  refresh();
+  const timer = setInterval(refresh, 10000);
+  const off = [
+    queues.subscribe((items) => list.setItems([...items.values()])),
+    jobs.subscribe((items) => pending.setItems([...items.values()]
+      .filter((j) => (j.status?.phase || 'Pending') === 'Pending'))),
+  ];
+  return () => { clearInterval(timer); off.forEach((f) => f()); };
+}
+
+// Jobs: phase, restarts, checkpoint age; a click shows the job's events.
+export function jobsPage(parent, { jobs }) {
+  section(parent, 'Jobs');
+  const detail = detailBox(parent);
+  const show = async (job) => {
+    detail.hidden = false;
+    detail.textContent = `${job.metadata.namespace}/${job.metadata.name}: loading events…`;
+    try {
+      const events = await getJson(`/api/v1/namespaces/${job.metadata.namespace}/events`);
+      const mine = (events.items || []).filter((e) => e.involvedObject?.name === job.metadata.name);
+      detail.textContent = `${job.metadata.namespace}/${job.metadata.name} ${job.status?.message || ''}\n` +
+        (mine.map((e) => `${e.lastTimestamp || ''} ${e.type} ${e.reason}: ${e.message}`).join('\n') || 'no events');
+    } catch (error) {
+      detail.textContent = String(error);
+    }
+  };
+  const list = new VirtualList(parent, [
+    { title: 'job', width: '2fr', text: (j) => `${j.metadata.namespace}/${j.metadata.name}` },
+    { title: 'queue', text: (j) => j.spec?.queue || '-' },
+    { title: 'phase', text: (j) => j.status?.phase || 'Pending',
+      className: (j) => `phase-${j.status?.phase || 'Pending'}` },
+    { title: 'replicas', text: (j) => `${j.spec?.replicas ?? 1}` },
+    { title: 'restarts', text: (j) => `${j.status?.restartCount || 0}` },
+    { title: 'checkpoint age', text: (j) => age(j.status?.lastCheckpointTime) },
+    { title: 'age', text: (j) => age(j.metadata.creationTimestamp) },
+    { title: 'reason', width: '2fr', text: (j) => j.status?.reason || '' },
+  ], show);
+  const off = jobs.subscribe((items) => list.setItems([...items.values()]));
+  return off;
+}
+
+function quantile(buckets, q) {
+  // buckets: [[le, cumulative count]] sorted by le.
+  const total = buckets.length ? buckets[buckets.length - 1][1] : 0;
+  if (!total) return null;
+  const rank = q * total;
+  for (const [le, count] of buckets) if (count >= rank) return le === Infinity ? null : le;
+  return null;
+}
+
+// Services: replicas, TTFT and TPOT percentiles and tokens/s over time, from the gateway's
+// histograms on the metrics page.
+export function servicesPage(parent, { services, pods }) {
+  section(parent, 'Services');
+  const replicas = (s) => [...pods.items.values()].filter((p) => p.spec?.owner?.kind === 'Service' &&
+    p.spec.owner.name === s.metadata.name && p.status?.phase === 'Running').length;
+  const list = new VirtualList(parent, [
+    { title: 'service', width: '2fr', text: (s) => `${s.metadata.namespace}/${s.metadata.name}` },
+    { title: 'model', text: (s) => s.spec?.model || '' },
+    { title: 'min/max', text: (s) => `${s.spec?.minReplicas ?? 1}/${s.spec?.maxReplicas ?? 1}` },
+    { title: 'desired', text: (s) => `${s.status?.desiredReplicas ?? s.spec?.minReplicas ?? '-'}` },
+    { title: 'running', text: (s) => `${replicas(s)}` },
+    { title: 'tenants', width: '2fr', text: (s) => (s.spec?.tenants || []).join(', ') || 'all' },
+  ]);
+  list.box.style.height = '25vh';
+  const charts = document.createElement('div');
+  charts.className = 'charts';
+  parent.appendChild(charts);
+  const ttft = new TimeChart(charts, 'TTFT p50 / p99', 's');
+  const tpot = new TimeChart(charts, 'TPOT p50 / p99', 's');
+  const tokens = new TimeChart(charts, 'tokens/s', 'tok/s');
+  let lastTokens = null;
+  const sample = async () => {
+    try {
+      const wanted = new Set(['strata_gateway_ttft_seconds_bucket', 'strata_gateway_tpot_seconds_bucket',
+        'strata_gateway_tokens_total', 'strata_gateway_output_tokens_total']);
+      const samples = parseMetrics(await getText('/metrics'), wanted);
+      const now = Date.now() / 1000;
+      const buckets = (name) => {
+        const byLe = new Map();
+        for (const s of samples) {
+          if (s.name !== name) continue;
+          const le = s.labels.le === '+Inf' ? Infinity : Number(s.labels.le);
+          byLe.set(le, (byLe.get(le) || 0) + s.value);
+        }
+        return [...byLe.entries()].sort((a, b) => a[0] - b[0]);
+      };
+      for (const [chart, name] of [[ttft, 'strata_gateway_ttft_seconds_bucket'],
+        [tpot, 'strata_gateway_tpot_seconds_bucket']]) {
+        const b = buckets(name);
+        chart.add(now, { p50: quantile(b, 0.5), p99: quantile(b, 0.99) });
+      }
+      const count = samples.filter((s) => s.name.endsWith('tokens_total')).reduce((a, s) => a + s.value, 0);
+      if (lastTokens) tokens.add(now, { all: (count - lastTokens.count) / (now - lastTokens.time) });
+      lastTokens = { count, time: now };
+    } catch { /* keep the last points */ }
+  };
+  sample();
+  const timer = setInterval(sample, 5000);
+  const off = [services.subscribe((items) => list.setItems([...items.values()])),
+    pods.subscribe(() => list.render())];
+  return () => { clearInterval(timer); off.forEach((f) => f()); };
+}
+
+// Cost: the cost endpoint's report by team (or another dimension), and each team's hourly rate
+// over time.
+export function costPage(parent) {
+  section(parent, 'Cost');
+  const controls = document.createElement('div');
+  controls.innerHTML = `by <select id="cost-by"><option>team</option><option>project</option>
+    <option>queue</option><option>job</option><option>service</option></select>
+    window <select id="cost-window"><option>24h</option><option>1h</option><option>168h</option></select>`;
+  parent.appendChild(controls);
+  const table = document.createElement('table');
+  parent.appendChild(table);
+  const note = document.createElement('p');
+  note.className = 'muted';
+  parent.appendChild(note);
+  const charts = document.createElement('div');
+  charts.className = 'charts';
+  parent.appendChild(charts);
+  const rate = new TimeChart(charts, 'cost per hour, by team', '$/h');
+  const money = (v) => (v === undefined ? '-' : v.toFixed(2));
+  const refresh = async () => {
+    const by = controls.querySelector('#cost-by').value;
+    const window = controls.querySelector('#cost-window').value;
+    try {
+      const report = await getJson(`/apis/strata.dev/v1alpha1/cost?by=${by}&window=${window}`);
+      const rows = [...report.lines, report.total];
+      table.innerHTML = '<tr><th></th><th>pods</th><th>GPU-hours</th><th>GPU</th><th>CPU</th>' +
+        '<th>memory</th><th>total</th><th>per hour</th><th>per 1M tokens</th></tr>';
+      for (const line of rows) {
+        const tr = document.createElement('tr');
+        for (const value of [line.name, line.pods, line.gpuHours.toFixed(1), money(line.gpuCost),
+          money(line.cpuCost), money(line.memoryCost), money(line.total), money(line.hourlyRate),
+          line.costPerMillionTokens === undefined ? '-' : line.costPerMillionTokens.toFixed(4)]) {
+          const td = document.createElement('td');
+          td.textContent = value;
+          tr.appendChild(td);
+        }
+        table.appendChild(tr);
+      }
+      note.textContent = `${report.currency}, ${report.windowStart} to ${report.windowEnd}`;
+      if (by === 'team') {
+        rate.add(Date.now() / 1000, Object.fromEntries(report.lines.map((l) => [l.name, l.hourlyRate])));
+      }
+    } catch (error) {
+      note.textContent = String(error);
+    }
+  };
+  controls.addEventListener('change', refresh);
+  refresh();
+  const timer = setInterval(refresh, 30000);
+  return () => clearInterval(timer);
+}
