@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
 # Gateway overhead: the same zero-latency `strata engine-sim` loaded with wrk directly, through
 # nginx (a plain reverse proxy, proxy_buffering off, upstream keep-alive) and through the
-# strata gateway (which parses every body and runs the endpoint picker). Prints one JSON object.
+# strata gateway (which parses every body and runs the endpoint picker), side by side in one
+# run. Each of --runs rounds loads the three paths back to back (the order rotates between
+# rounds); the JSON printed at the end holds every round and the medians. Each path's figures
+# include the CPU time its proxy (or, for the direct path, the engine) spent per request.
 #
 #   bench/gateway/overhead.sh [--strata build/release/bin/strata] [--duration 10]
 #                             [--connections 32] [--threads 2] [--variant small|stream|200k]
+#                             [--runs 3] [--paced] [--rate R]
 #                             [--engine-port P]   (use a replica already listening on P)
+#
+# --paced adds, after the peak rounds, rounds at half of strata's median peak req/s (or at
+# --rate R): every connection waits an exponentially distributed pause between requests, so
+# arrivals are close to Poisson at that rate and the latency percentiles are those of a
+# half-loaded proxy, not of a saturated one.
 #
 # Needs nginx and wrk (Debian packages). Everything listens on 127.0.0.1.
 set -euo pipefail
@@ -15,6 +24,9 @@ DURATION=10
 CONNECTIONS=32
 THREADS=2
 VARIANT=small
+RUNS=3
+PACED=0
+RATE=
 ENGINE_PORT=
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -23,6 +35,9 @@ while [[ $# -gt 0 ]]; do
     --connections) CONNECTIONS=$2; shift 2 ;;
     --threads) THREADS=$2; shift 2 ;;
     --variant) VARIANT=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --paced) PACED=1; shift ;;
+    --rate) PACED=1; RATE=$2; shift 2 ;;
     --engine-port) ENGINE_PORT=$2; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
@@ -61,9 +76,11 @@ wait_for_port() {
   exit 1
 }
 
+ENGINE_PID=
 if [[ -z "$ENGINE_PORT" ]]; then
   start_background "$WORK/engine.log" "$STRATA" engine-sim --port 0 --model bench \
     --time-scale 0 --max-num-seqs 1024
+  ENGINE_PID=${PIDS[-1]}
   ENGINE_PORT=$(wait_for_port "$WORK/engine.log")
 fi
 
@@ -75,6 +92,7 @@ models:
 YAML
 start_background "$WORK/gateway.log" "$STRATA" gateway --listen 127.0.0.1:0 \
   --config "$WORK/gateway.yaml"
+GATEWAY_PID=${PIDS[-1]}
 GATEWAY_PORT=$(wait_for_port "$WORK/gateway.log")
 
 NGINX_PORT=$(free_port)
@@ -104,8 +122,10 @@ http {
 }
 NGINX
 nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -g 'daemon off;' &
-PIDS+=($!)
+NGINX_PID=$!
+PIDS+=("$NGINX_PID")
 sleep 0.5
+NGINX_WORKERS=$(pgrep -P "$NGINX_PID" | tr '\n' ' ')
 
 case "$VARIANT" in
   small) BODY='{"model":"bench","max_tokens":8,"messages":[{"role":"user","content":"Hello there, how are you?"}]}' ;;
@@ -114,40 +134,123 @@ case "$VARIANT" in
   *) echo "unknown variant $VARIANT" >&2; exit 2 ;;
 esac
 printf '%s' "$BODY" >"$WORK/body.json"
-cat >"$WORK/post.lua" <<LUA
+
+# $1: the mean pause in ms between a response and the connection's next request (0: none).
+write_script() {
+  cat <<LUA
 local f = io.open("$WORK/body.json", "rb")
 wrk.method = "POST"
 wrk.body = f:read("*a")
 f:close()
 wrk.headers["Content-Type"] = "application/json"
+local mean_pause_ms = $1
+local thread_number = 0
+function setup(thread)
+  thread_number = thread_number + 1
+  thread:set("seed", thread_number)
+end
+function init(args)
+  math.randomseed(os.time() * 1000 + (seed or 0))
+end
+if mean_pause_ms > 0 then
+  function delay()
+    return -math.log(1 - math.random()) * mean_pause_ms
+  end
+end
 function done(summary, latency, requests)
-  io.write(string.format('{"rps":%.1f,"p50_ms":%.3f,"p99_ms":%.3f,"errors":%d}\n',
+  io.write(string.format('{"rps":%.1f,"p50_ms":%.3f,"p90_ms":%.3f,"p99_ms":%.3f,"errors":%d}\n',
     summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
-    latency:percentile(99) / 1000,
+    latency:percentile(90) / 1000, latency:percentile(99) / 1000,
     summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status +
     summary.errors.timeout))
 end
 LUA
-
-run_wrk() {
-  wrk -t "$THREADS" -c "$CONNECTIONS" -d "${DURATION}s" -s "$WORK/post.lua" \
-    "http://127.0.0.1:$1/v1/chat/completions" | tail -n 1
 }
+write_script 0 >"$WORK/peak.lua"
+
+# CPU time (user + system, in clock ticks) used so far by the processes $@ and their threads.
+cpu_ticks() {
+  local total=0 pid
+  for pid in "$@"; do
+    total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$total"
+}
+TICKS_PER_SECOND=$(getconf CLK_TCK)
+
+# $1: port, $2: script, then the pids whose CPU time serves the path (the proxy's, or the
+# engine's for the direct path). Prints wrk's JSON line with "cpu_us_per_request" added: the
+# CPU the proxy spent per request, a figure that other load on the machine barely moves.
+run_wrk() {
+  local port=$1 script=$2; shift 2
+  local before after line
+  before=$(cpu_ticks "$@")
+  line=$(wrk -t "$THREADS" -c "$CONNECTIONS" -d "${DURATION}s" -s "$script" \
+    "http://127.0.0.1:$port/v1/chat/completions" | tail -n 1)
+  after=$(cpu_ticks "$@")
+  python3 -c 'import json,sys; r=json.loads(sys.argv[1]); n=r["rps"]*float(sys.argv[2]); r["cpu_us_per_request"]=round((int(sys.argv[3])/int(sys.argv[4]))*1e6/n, 1) if n else None; print(json.dumps(r))' \
+    "$line" "$DURATION" "$((after - before))" "$TICKS_PER_SECOND"
+}
+# One round: the three paths back to back, the order rotated by $2. Prints one JSON object.
+run_round() {
+  local script=$1 rotation=$2 names=(direct nginx strata) ports=("$ENGINE_PORT" "$NGINX_PORT" "$GATEWAY_PORT")
+  local pids=("$ENGINE_PID" "$NGINX_WORKERS" "$GATEWAY_PID")
+  local out="{\"load_average\": \"$(cut -d' ' -f1-3 /proc/loadavg)\""
+  for k in 0 1 2; do
+    local i=$(( (k + rotation) % 3 ))
+    # shellcheck disable=SC2086  # NGINX_WORKERS holds several pids
+    out+=", \"${names[$i]}\": $(run_wrk "${ports[$i]}" "$script" ${pids[$i]})"
+  done
+  echo "$out}"
+}
+
 # Warm every path (connection pools, page cache) before measuring.
 for port in "$ENGINE_PORT" "$NGINX_PORT" "$GATEWAY_PORT"; do
-  wrk -t 1 -c 4 -d 1s -s "$WORK/post.lua" "http://127.0.0.1:$port/v1/chat/completions" >/dev/null
+  wrk -t 1 -c 4 -d 1s -s "$WORK/peak.lua" "http://127.0.0.1:$port/v1/chat/completions" >/dev/null
 done
-DIRECT=$(run_wrk "$ENGINE_PORT")
-NGINX_RESULT=$(run_wrk "$NGINX_PORT")
-STRATA_RESULT=$(run_wrk "$GATEWAY_PORT")
-python3 - "$DIRECT" "$NGINX_RESULT" "$STRATA_RESULT" "$VARIANT" "$CONNECTIONS" "$THREADS" <<'PY'
-import json, sys
-direct, nginx, strata = (json.loads(a) for a in sys.argv[1:4])
-print(json.dumps({
-    "variant": sys.argv[4], "connections": int(sys.argv[5]), "threads": int(sys.argv[6]),
-    "direct": direct, "nginx": nginx, "strata": strata,
-    "strata_over_nginx_rps": round(strata["rps"] / nginx["rps"], 3) if nginx["rps"] else None,
-    "strata_added_p99_ms": round(strata["p99_ms"] - direct["p99_ms"], 3),
-    "nginx_added_p99_ms": round(nginx["p99_ms"] - direct["p99_ms"], 3),
-}, indent=2))
+: >"$WORK/peak.jsonl"
+for ((r = 0; r < RUNS; r++)); do run_round "$WORK/peak.lua" "$r" >>"$WORK/peak.jsonl"; done
+
+: >"$WORK/paced.jsonl"
+if [[ "$PACED" == 1 ]]; then
+  if [[ -z "$RATE" ]]; then
+    RATE=$(python3 -c 'import json,statistics,sys; print(round(statistics.median(json.loads(l)["strata"]["rps"] for l in open(sys.argv[1])) / 2))' "$WORK/peak.jsonl")
+  fi
+  # Each connection's cycle is its pause plus the (short) latency; the pause carries the rate.
+  PAUSE_MS=$(python3 -c "print($CONNECTIONS * 1000.0 / $RATE)")
+  write_script "$PAUSE_MS" >"$WORK/paced.lua"
+  for ((r = 0; r < RUNS; r++)); do run_round "$WORK/paced.lua" "$r" >>"$WORK/paced.jsonl"; done
+fi
+
+python3 - "$WORK/peak.jsonl" "$WORK/paced.jsonl" "$VARIANT" "$CONNECTIONS" "$THREADS" \
+  "${RATE:-0}" "$(nginx -v 2>&1 | cut -d/ -f2)" <<'PY'
+import json, statistics, sys
+peak = [json.loads(l) for l in open(sys.argv[1])]
+paced = [json.loads(l) for l in open(sys.argv[2])]
+
+def summary(rounds):
+    if not rounds:
+        return None
+    med = {path: {key: statistics.median(r[path][key] or 0 for r in rounds)
+                  for key in ("rps", "p50_ms", "p90_ms", "p99_ms", "cpu_us_per_request")}
+           for path in ("direct", "nginx", "strata")}
+    ratios = [r["strata"]["rps"] / r["nginx"]["rps"] for r in rounds if r["nginx"]["rps"]]
+    cpu = [r["strata"]["cpu_us_per_request"] / r["nginx"]["cpu_us_per_request"] for r in rounds
+           if r["nginx"]["cpu_us_per_request"] and r["strata"]["cpu_us_per_request"]]
+    return {
+        "rounds": rounds, "median": med,
+        "strata_over_nginx_rps": round(statistics.median(ratios), 3) if ratios else None,
+        "strata_over_nginx_cpu_per_request": round(statistics.median(cpu), 3) if cpu else None,
+        "strata_added_p50_ms": round(med["strata"]["p50_ms"] - med["direct"]["p50_ms"], 3),
+        "strata_added_p99_ms": round(med["strata"]["p99_ms"] - med["direct"]["p99_ms"], 3),
+        "nginx_added_p50_ms": round(med["nginx"]["p50_ms"] - med["direct"]["p50_ms"], 3),
+        "nginx_added_p99_ms": round(med["nginx"]["p99_ms"] - med["direct"]["p99_ms"], 3),
+        "errors": sum(r[p]["errors"] for r in rounds for p in ("direct", "nginx", "strata")),
+    }
+
+result = {"variant": sys.argv[3], "connections": int(sys.argv[4]), "threads": int(sys.argv[5]),
+          "nginx_version": sys.argv[7], "peak": summary(peak)}
+if paced:
+    result["paced"] = {"target_rps": float(sys.argv[6]), **summary(paced)}
+print(json.dumps(result, indent=2))
 PY

@@ -35,32 +35,43 @@ EndpointRegistry::EndpointRegistry(const GatewayConfig& config) {
   }
 }
 
-std::vector<EndpointState> EndpointRegistry::States(size_t model, size_t version,
-                                                    TimePoint now) const {
-  const std::vector<size_t>& indices = versions_[model][version];
-  std::vector<EndpointState> states(indices.size());
-  const int64_t now_ns = now.time_since_epoch().count();
-  for (size_t i = 0; i < indices.size(); ++i) {
-    const EndpointRuntime& runtime = *endpoints_[indices[i]];
-    const std::shared_ptr<const ScrapeResult> scrape = runtime.scrape.load();
-    EndpointState& state = states[i];
-    state.id = runtime.id;
-    state.healthy = runtime.ejected_until_ns.load(std::memory_order_relaxed) <= now_ns &&
-                    (scrape->reachable || !scrape->attempted);
-    state.waiting = scrape->metrics.waiting;
-    state.running = scrape->metrics.running;
-    state.kv_usage = scrape->metrics.kv_usage;
-    state.loaded_adapters = scrape->metrics.loaded_adapters;
-    state.metrics_at = scrape->at;
-    state.served_adapters = runtime.served_adapters;
-    state.in_flight = runtime.in_flight.load(std::memory_order_relaxed);
-  }
-  return states;
-}
-
 void EndpointRegistry::Eject(size_t index, TimePoint now, Duration duration) {
   endpoints_[index]->ejected_until_ns.store((now + duration).time_since_epoch().count(),
                                             std::memory_order_relaxed);
+}
+
+EndpointStatesView::EndpointStatesView(EndpointRegistry& registry, size_t model, size_t version)
+    : registry_(registry),
+      indices_(registry.VersionEndpoints(model, version)),
+      states_(indices_.size()),
+      applied_(indices_.size()) {
+  for (size_t i = 0; i < indices_.size(); ++i) {
+    const EndpointRuntime& runtime = registry_.endpoint(indices_[i]);
+    states_[i].id = runtime.id;
+    states_[i].served_adapters = runtime.served_adapters;
+  }
+}
+
+std::span<const EndpointState> EndpointStatesView::Refresh(TimePoint now) {
+  const int64_t now_ns = now.time_since_epoch().count();
+  for (size_t i = 0; i < indices_.size(); ++i) {
+    const EndpointRuntime& runtime = registry_.endpoint(indices_[i]);
+    EndpointState& state = states_[i];
+    std::shared_ptr<const ScrapeResult> scrape = runtime.scrape.load();
+    if (scrape != applied_[i]) {
+      state.waiting = scrape->metrics.waiting;
+      state.running = scrape->metrics.running;
+      state.kv_usage = scrape->metrics.kv_usage;
+      state.loaded_adapters = scrape->metrics.loaded_adapters;
+      state.metrics_at = scrape->at;
+      applied_[i] = std::move(scrape);
+    }
+    const ScrapeResult& current = *applied_[i];
+    state.healthy = runtime.ejected_until_ns.load(std::memory_order_relaxed) <= now_ns &&
+                    (current.reachable || !current.attempted);
+    state.in_flight = runtime.in_flight.load(std::memory_order_relaxed);
+  }
+  return states_;
 }
 
 }  // namespace strata::gateway

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,16 +50,32 @@ class EndpointRegistry {
     return versions_[model][version];
   }
 
-  // The picker's view of a version's endpoints now: scraped figures, in-flight counts, health
-  // (ejected or unreachable at the last scrape means unhealthy).
-  std::vector<EndpointState> States(size_t model, size_t version, TimePoint now) const;
-
   // Keeps `index` out of routing until now + `duration`.
   void Eject(size_t index, TimePoint now, Duration duration);
 
  private:
   std::vector<std::unique_ptr<EndpointRuntime>> endpoints_;
   std::vector<std::vector<std::vector<size_t>>> versions_;
+};
+
+// One event loop's copy of the endpoint states of one model version, as the picker reads them.
+// Refresh brings it up to date in place: in-flight counts and health every time, the scraped
+// figures only when the scraper published a new ScrapeResult, so a request copies no strings
+// and allocates nothing. Owned by one event loop (a Worker); not thread-safe.
+class EndpointStatesView {
+ public:
+  // `registry` must outlive the view.
+  EndpointStatesView(EndpointRegistry& registry, size_t model, size_t version);
+
+  // The states now: scraped figures, in-flight counts, health (ejected, or unreachable at the
+  // last scrape, means unhealthy). The span stays valid until the next Refresh.
+  std::span<const EndpointState> Refresh(TimePoint now);
+
+ private:
+  EndpointRegistry& registry_;
+  const std::vector<size_t>& indices_;  // into the registry
+  std::vector<EndpointState> states_;
+  std::vector<std::shared_ptr<const ScrapeResult>> applied_;  // the scrape each state shows
 };
 
 }  // namespace strata::gateway

@@ -84,10 +84,44 @@ struct CountGuard {
   std::atomic<int64_t>& counter_;
 };
 
-// Connects, sends `request` and reads the response header on `connection`. Returns false on
-// any failure (the connection is then closed).
+// The request line and header a replica gets: the client's fields less the hop-by-hop ones,
+// then the replica's Host (HTTP/1.1 requires one; engines and Node's parser refuse requests
+// without it) and the body's length. Written by hand: one buffer, no field-by-field allocation.
+std::string UpstreamHead(const http::request<http::string_body>& request, std::string_view host) {
+  fmt::memory_buffer head;
+  auto out = std::back_inserter(head);
+  fmt::format_to(out, "{} {} HTTP/1.1\r\n", std::string_view(request.method_string()),
+                 std::string_view(request.target()));
+  for (const auto& field : request) {
+    if (IsHopByHop(field.name())) continue;
+    fmt::format_to(out, "{}: {}\r\n", std::string_view(field.name_string()),
+                   std::string_view(field.value()));
+  }
+  fmt::format_to(out, "Host: {}\r\nContent-Length: {}\r\n\r\n", host, request.body().size());
+  return fmt::to_string(head);
+}
+
+// Feeds `parser` the bytes `buffer` already holds, without I/O: an asynchronous read of bytes
+// already buffered completes through a post to the event loop, which costs more than the
+// parsing. Stops when the message is done, the bytes run out, or a buffer body is full. Returns
+// a parse error, or success.
+template <bool kIsRequest>
+beast::error_code ParseBuffered(http::basic_parser<kIsRequest>& parser,
+                                beast::flat_buffer& buffer) {
+  beast::error_code ec;
+  while (buffer.size() > 0 && !parser.is_done()) {
+    const size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec == http::error::need_more || ec == http::error::need_buffer) return {};
+    if (ec || used == 0) break;
+  }
+  return ec;
+}
+
+// Connects, sends `head` and `body` and reads the response header on `connection`. Returns
+// false on any failure (the connection is then closed).
 asio::awaitable<bool> Exchange(UpstreamConnection& connection, const tcp::endpoint* connect_to,
-                               http::request<http::string_body>& request,
+                               std::string_view head, std::string_view body,
                                http::response_parser<http::buffer_body>& parser, Duration timeout) {
   if (connect_to != nullptr) {
     connection.stream.expires_after(kConnectTimeout);
@@ -96,7 +130,8 @@ asio::awaitable<bool> Exchange(UpstreamConnection& connection, const tcp::endpoi
     connection.stream.socket().set_option(tcp::no_delay(true));
   }
   connection.stream.expires_after(timeout);
-  auto [write_ec, written] = co_await http::async_write(connection.stream, request, kAsTuple);
+  const std::array<asio::const_buffer, 2> request = {asio::buffer(head), asio::buffer(body)};
+  auto [write_ec, written] = co_await asio::async_write(connection.stream, request, kAsTuple);
   if (!write_ec) {
     auto [read_ec, read] =
         co_await http::async_read_header(connection.stream, connection.buffer, parser, kAsTuple);
@@ -105,12 +140,6 @@ asio::awaitable<bool> Exchange(UpstreamConnection& connection, const tcp::endpoi
   connection.stream.close();
   co_return false;
 }
-
-struct RequestLabels {
-  std::string model;
-  std::string version;
-  std::string tenant;
-};
 
 class InferenceCall {
  public:
@@ -128,11 +157,7 @@ class InferenceCall {
     co_return co_await RespondError(client_, status, message, code, request_.keep_alive(),
                                     retry_after);
   }
-  void Count(int status) {
-    server_.stats.requests_total
-        .With({labels_.model, labels_.version, labels_.tenant, std::to_string(status)})
-        .Increment();
-  }
+  void Count(int status) { worker_.stats.Requests(ids_, status).Increment(); }
   // Waits for quota. Returns the 429 answer's Retry-After seconds when refused.
   asio::awaitable<std::optional<int64_t>> Admit(size_t tenant, int64_t tokens);
   asio::awaitable<bool> Relay(UpstreamConnection& upstream,
@@ -144,7 +169,7 @@ class InferenceCall {
   beast::tcp_stream& client_;
   http::request<http::string_body>& request_;
   ApiKind kind_;
-  RequestLabels labels_{"", "", "-"};
+  RequestLabelIds ids_;
   SteadyClock::time_point arrived_ = SteadyClock::now();
 };
 
@@ -165,8 +190,7 @@ asio::awaitable<std::optional<int64_t>> InferenceCall::Admit(size_t tenant, int6
     co_await timer.async_wait(kAsTuple);
     decision = server_.ledger.Poll(decision.ticket, server_.clock.Now());
   }
-  server_.stats.queue_seconds.With({labels_.tenant})
-      .Observe(Seconds(SteadyClock::now() - queued_at));
+  worker_.stats.QueueSeconds(ids_).Observe(Seconds(SteadyClock::now() - queued_at));
   if (decision.kind == QuotaDecision::Kind::kAdmitted) co_return std::nullopt;
   co_return std::chrono::duration_cast<std::chrono::seconds>(decision.retry_after).count();
 }
@@ -178,19 +202,32 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream,
   const bool event_stream =
       std::string_view(response[http::field::content_type]).starts_with("text/event-stream");
   const bool chunked = response.chunked() || !parser.content_length().has_value();
-  std::string head = fmt::format("HTTP/1.1 {} {}\r\n", response.result_int(),
-                                 std::string_view(http::obsolete_reason(response.result())));
+  fmt::memory_buffer head;
+  fmt::format_to(std::back_inserter(head), "HTTP/1.1 {} {}\r\n", response.result_int(),
+                 std::string_view(http::obsolete_reason(response.result())));
   for (const auto& field : response) {
     if (IsHopByHop(field.name())) continue;
-    head += fmt::format("{}: {}\r\n", std::string_view(field.name_string()),
-                        std::string_view(field.value()));
+    fmt::format_to(std::back_inserter(head), "{}: {}\r\n", std::string_view(field.name_string()),
+                   std::string_view(field.value()));
   }
-  head += chunked ? "Transfer-Encoding: chunked\r\n"
-                  : fmt::format("Content-Length: {}\r\n", *parser.content_length());
-  head += request_.keep_alive() ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+  if (chunked) {
+    fmt::format_to(std::back_inserter(head), "Transfer-Encoding: chunked\r\n");
+  } else {
+    fmt::format_to(std::back_inserter(head), "Content-Length: {}\r\n", *parser.content_length());
+  }
+  fmt::format_to(
+      std::back_inserter(head), "{}",
+      request_.keep_alive() ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
   client_.expires_never();
-  auto [head_ec, head_n] = co_await asio::async_write(client_, asio::buffer(head), kAsTuple);
-  bool client_ok = !head_ec;
+  // An event stream's header goes out at once (the client waits on it while the engine
+  // prefills); any other answer's header leaves with its first body bytes, in one write.
+  asio::const_buffer pending_head(head.data(), head.size());
+  bool client_ok = true;
+  if (event_stream || parser.is_done()) {
+    auto [head_ec, head_n] = co_await asio::async_write(client_, pending_head, kAsTuple);
+    client_ok = !head_ec;
+    pending_head = {};
+  }
 
   StreamUsageCounter counter;
   std::string body;
@@ -200,10 +237,13 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream,
   while (client_ok && !parser.is_done()) {
     response.body().data = buffer.data();
     response.body().size = buffer.size();
-    upstream.stream.expires_after(server_.config.limits.upstream_timeout);
-    auto [ec, n] =
-        co_await http::async_read_some(upstream.stream, upstream.buffer, parser, kAsTuple);
-    if (ec == http::error::need_buffer) ec = {};
+    beast::error_code ec = ParseBuffered(parser, upstream.buffer);
+    if (!ec && response.body().size == buffer.size() && !parser.is_done()) {
+      upstream.stream.expires_after(server_.config.limits.upstream_timeout);
+      std::tie(ec, std::ignore) =
+          co_await http::async_read_some(upstream.stream, upstream.buffer, parser, kAsTuple);
+      if (ec == http::error::need_buffer) ec = {};
+    }
     if (ec) {
       upstream_ok = false;
       break;
@@ -222,13 +262,20 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream,
       if (first_token == SteadyClock::time_point{}) first_token = SteadyClock::now();
       if (body.size() + got <= kMaxUsageBodyBytes) body.append(piece);
     }
-    const std::string size_line = fmt::format("{:x}\r\n", got);
-    std::array<asio::const_buffer, 3> pieces = {asio::buffer(size_line), asio::buffer(piece),
-                                                asio::buffer("\r\n", 2)};
-    auto [write_ec, written] =
-        chunked ? co_await asio::async_write(client_, pieces, kAsTuple)
-                : co_await asio::async_write(client_, asio::buffer(piece), kAsTuple);
+    char size_line[24];
+    const auto size_end = fmt::format_to_n(size_line, sizeof(size_line), "{:x}\r\n", got).out;
+    const std::array<asio::const_buffer, 4> chunk = {
+        pending_head, asio::buffer(size_line, static_cast<size_t>(size_end - size_line)),
+        asio::buffer(piece), asio::buffer("\r\n", 2)};
+    const std::array<asio::const_buffer, 2> plain = {pending_head, asio::buffer(piece)};
+    auto [write_ec, written] = chunked ? co_await asio::async_write(client_, chunk, kAsTuple)
+                                       : co_await asio::async_write(client_, plain, kAsTuple);
     client_ok = !write_ec;
+    pending_head = {};
+  }
+  if (client_ok && pending_head.size() > 0) {
+    auto [ec, n] = co_await asio::async_write(client_, pending_head, kAsTuple);
+    client_ok = !ec;
   }
   if (client_ok && upstream_ok && chunked) {
     auto [ec, n] = co_await asio::async_write(client_, asio::buffer("0\r\n\r\n", 5), kAsTuple);
@@ -240,13 +287,11 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream,
   *usage = event_stream ? counter.Usage() : UsageFromBody(body);
 
   if (first_token != SteadyClock::time_point{}) {
-    server_.stats.ttft_seconds.With({labels_.model, labels_.version})
-        .Observe(Seconds(first_token - arrived_));
+    worker_.stats.Ttft(ids_).Observe(Seconds(first_token - arrived_));
   }
   if (event_stream && counter.content_chunks() > 1) {
-    server_.stats.tpot_seconds.With({labels_.model, labels_.version})
-        .Observe(Seconds(last_token - first_token) /
-                 static_cast<double>(counter.content_chunks() - 1));
+    worker_.stats.Tpot(ids_).Observe(Seconds(last_token - first_token) /
+                                     static_cast<double>(counter.content_chunks() - 1));
   }
   co_return client_ok&& upstream_ok;
 }
@@ -264,7 +309,7 @@ asio::awaitable<bool> InferenceCall::Run() {
       if (it != server_.tenant_by_key.end()) tenant = it->second;
     }
     if (!tenant) co_return co_await Fail(401, "missing or unknown API key", "invalid_api_key");
-    labels_.tenant = server_.config.tenants[*tenant].name;
+    ids_.tenant = *tenant;
   }
   Result<InferenceRequest> parsed = ParseInferenceRequest(request_.body(), kind_);
   if (!parsed) co_return co_await Fail(400, parsed.error().message(), "invalid_request");
@@ -273,31 +318,25 @@ asio::awaitable<bool> InferenceCall::Run() {
       parsed->model, std::string_view(request_["x-strata-version"]), draw(worker_.random));
   if (!route) co_return co_await Fail(404, route.error().message(), "model_not_found");
   const ModelConfig& model = server_.config.models[route->model];
-  labels_.model = model.name;
-  labels_.version = model.versions[route->version].name;
+  ids_.model = route->model;
+  ids_.version = route->version;
 
   const int64_t estimate = EstimateTokens(*parsed, kDefaultMaxTokensEstimate);
   if (tenant) {
     std::optional<int64_t> retry_after = co_await Admit(*tenant, estimate);
     if (retry_after) {
-      server_.stats.quota_rejections_total.With({labels_.tenant}).Increment();
+      const std::string& tenant_name = server_.config.tenants[*tenant].name;
+      server_.stats.quota_rejections_total.With({tenant_name}).Increment();
       co_return co_await Fail(429,
-                              fmt::format("tenant \"{}\" is over its token quota", labels_.tenant),
+                              fmt::format("tenant \"{}\" is over its token quota", tenant_name),
                               "rate_limit_exceeded", *retry_after);
     }
   }
 
-  http::request<http::string_body> upstream_request{request_.method(), request_.target(), 11};
-  for (const auto& field : request_) {
-    if (!IsHopByHop(field.name())) upstream_request.insert(field.name_string(), field.value());
-  }
-  upstream_request.body() = std::move(request_.body());
-  upstream_request.keep_alive(true);
-  upstream_request.prepare_payload();
-
   const std::vector<size_t>& endpoints =
       server_.registry.VersionEndpoints(route->model, route->version);
-  Picker& picker = worker_.pickers[route->model][route->version];
+  VersionRouting& routing = worker_.routing[route->model][route->version];
+  Picker& picker = routing.picker;
   std::vector<std::string> failed;
   TokenUsage usage;
   bool keep_client = false;
@@ -305,12 +344,11 @@ asio::awaitable<bool> InferenceCall::Run() {
   int status = 0;  // the replica's, once one answered
   for (int attempt = 0; attempt <= server_.config.limits.retries && !answered; ++attempt) {
     const TimePoint now = server_.clock.Now();
-    std::vector<EndpointState> states = server_.registry.States(route->model, route->version, now);
     PickRequest pick_request;
     pick_request.prompt = parsed->prompt_text;
     pick_request.adapter = route->adapter;
     pick_request.excluded_ids = failed;
-    Result<PickResult> pick = picker.Pick(states, pick_request, now);
+    Result<PickResult> pick = picker.Pick(routing.states.Refresh(now), pick_request, now);
     if (!pick) {
       if (attempt > 0) {
         keep_client = co_await Fail(502, "every replica tried failed", "upstream_failed");
@@ -322,12 +360,9 @@ asio::awaitable<bool> InferenceCall::Run() {
     }
     const size_t index = endpoints[pick->index];
     EndpointRuntime& endpoint = server_.registry.endpoint(index);
-    server_.stats.picks_total
-        .With({labels_.model, labels_.version, std::string(PickReasonName(pick->reason))})
-        .Increment();
+    worker_.stats.Picks(ids_, pick->reason).Increment();
     CountGuard endpoint_in_flight(endpoint.in_flight);
-    // HTTP/1.1 requires Host; engines (and Node's parser) refuse requests without it.
-    upstream_request.set(http::field::host, endpoint.id);
+    const std::string head = UpstreamHead(request_, endpoint.id);
 
     std::optional<http::response_parser<http::buffer_body>> parser;
     parser.emplace().body_limit(boost::none);
@@ -337,15 +372,15 @@ asio::awaitable<bool> InferenceCall::Run() {
     if (!idle.empty()) {
       connection = std::move(idle.back());
       idle.pop_back();
-      sent = co_await Exchange(*connection, nullptr, upstream_request, *parser,
+      sent = co_await Exchange(*connection, nullptr, head, request_.body(), *parser,
                                server_.config.limits.upstream_timeout);
       // A pooled connection the replica closed meanwhile is not the replica's failure.
       if (!sent) parser.emplace().body_limit(boost::none);
     }
     if (!sent) {
       connection = std::make_unique<UpstreamConnection>(client_.get_executor());
-      sent = co_await Exchange(*connection, &server_.resolved[index], upstream_request, *parser,
-                               server_.config.limits.upstream_timeout);
+      sent = co_await Exchange(*connection, &server_.resolved[index], head, request_.body(),
+                               *parser, server_.config.limits.upstream_timeout);
     }
     if (!sent) {
       server_.stats.upstream_failures_total.With({endpoint.id}).Increment();
@@ -353,7 +388,7 @@ asio::awaitable<bool> InferenceCall::Run() {
       picker.ForgetEndpoint(endpoint.id);
       failed.push_back(endpoint.id);
       if (attempt < server_.config.limits.retries) {
-        server_.stats.retries_total.With({labels_.model}).Increment();
+        server_.stats.retries_total.With({model.name}).Increment();
       }
       continue;
     }
@@ -374,12 +409,9 @@ asio::awaitable<bool> InferenceCall::Run() {
   const int64_t used = status == 0 ? 0 : prompt_tokens + usage.completion_tokens;
   if (tenant) server_.ledger.Settle(*tenant, estimate, used, server_.clock.Now());
   if (status != 0) {
-    server_.stats.tokens_total.With({labels_.model, labels_.tenant, "prompt"})
-        .Increment(static_cast<double>(prompt_tokens));
-    server_.stats.tokens_total.With({labels_.model, labels_.tenant, "completion"})
-        .Increment(static_cast<double>(usage.completion_tokens));
-    server_.stats.e2e_seconds.With({labels_.model, labels_.version})
-        .Observe(Seconds(SteadyClock::now() - arrived_));
+    worker_.stats.Tokens(ids_, false).Increment(static_cast<double>(prompt_tokens));
+    worker_.stats.Tokens(ids_, true).Increment(static_cast<double>(usage.completion_tokens));
+    worker_.stats.E2e(ids_).Observe(Seconds(SteadyClock::now() - arrived_));
   }
   co_return keep_client;
 }
@@ -415,6 +447,7 @@ asio::awaitable<void> ServeConnection(GatewayServer::Impl& server, Worker& worke
     parser.body_limit(limits.max_body_bytes);
     client.expires_after(limits.idle_timeout);
     auto [ec, n] = co_await http::async_read_header(client, buffer, parser, kAsTuple);
+    if (!ec) ec = ParseBuffered(parser, buffer);
     if (!ec && !parser.is_done()) {
       client.expires_after(limits.read_timeout);
       std::tie(ec, n) = co_await http::async_read(client, buffer, parser, kAsTuple);

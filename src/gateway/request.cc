@@ -2,111 +2,285 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "gateway/json_reader.h"
+
 namespace strata::gateway {
 namespace {
-
-using nlohmann::json;
 
 Status FieldError(std::string_view path, std::string_view message) {
   return InvalidArgumentError(fmt::format("{}: {}", path, message));
 }
 
-// Appends a message's content: a string, or a list of parts of which the text parts count.
-Status AppendContent(const json& content, const std::string& path, std::string* out) {
-  if (content.is_null()) return Status::Ok();
-  if (content.is_string()) {
-    out->append(content.get_ref<const std::string&>());
-    return Status::Ok();
+constexpr std::string_view kNonNegativeInteger = "must be a non-negative integer";
+constexpr std::string_view kContentShape = "must be a string or a list of text parts";
+constexpr std::string_view kPromptShape = "must be a string or a list of strings";
+
+// Reads what routing needs from a request body in one pass, without building a document: a body
+// is mostly prompt text, which is copied once, into prompt_text; every other value is skipped
+// (and validated) as the reader passes it. Field errors are remembered and reported after the
+// whole body was read, in the order a reader checks them (model, stream, max_tokens, then the
+// prompt), so that a JSON syntax error anywhere wins.
+class RequestReader {
+ public:
+  RequestReader(std::string_view body, ApiKind kind, InferenceRequest* out)
+      : reader_(body), kind_(kind), out_(out) {}
+
+  Status Read();
+
+ private:
+  enum class Field { kMissing, kValid, kInvalid };
+
+  void ReadModel();
+  void ReadStream();
+  void ReadStreamOptions();
+  // max_tokens or max_completion_tokens: sets `*value`, or `*invalid` when it is not a
+  // non-negative integer (null counts as absent).
+  void ReadTokenLimit(std::optional<int64_t>* value, bool* invalid);
+  void ReadMessages();
+  void ReadMessage(size_t index);
+  // Appends a message's content to `out`: a string, or a list of parts of which the text parts
+  // count. Returns false when it has another shape.
+  bool ReadContent(std::string* out);
+  void ReadPrompt();
+  void SetPromptError(Status status) {
+    if (!prompt_error_) prompt_error_ = std::move(status);
   }
-  if (!content.is_array()) return FieldError(path, "must be a string or a list of text parts");
-  for (const json& part : content) {
-    if (!part.is_object()) return FieldError(path, "must be a string or a list of text parts");
-    auto text = part.find("text");
-    if (text != part.end() && text->is_string()) out->append(text->get_ref<const std::string&>());
-  }
-  return Status::Ok();
+
+  JsonReader reader_;
+  ApiKind kind_;
+  InferenceRequest* out_;
+  Field model_ = Field::kMissing;
+  bool stream_invalid_ = false;
+  std::optional<int64_t> max_tokens_, max_completion_tokens_;
+  bool max_tokens_invalid_ = false, max_completion_tokens_invalid_ = false;
+  bool prompt_seen_ = false;
+  std::optional<Status> prompt_error_;
+};
+
+void RequestReader::ReadModel() {
+  model_ = Field::kInvalid;
+  out_->model.clear();
+  if (reader_.Peek() != JsonType::kString) return reader_.Skip();
+  if (reader_.ReadString(&out_->model) && !out_->model.empty()) model_ = Field::kValid;
 }
 
-Status ReadPromptText(const json& body, ApiKind kind, std::string* out) {
-  if (kind == ApiKind::kChatCompletions) {
-    auto messages = body.find("messages");
-    if (messages == body.end()) return FieldError("messages", "required");
-    if (!messages->is_array() || messages->empty()) {
-      return FieldError("messages", "must be a non-empty list");
+void RequestReader::ReadStream() {
+  const JsonType type = reader_.Peek();
+  out_->stream = false;
+  stream_invalid_ = type != JsonType::kBool && type != JsonType::kNull;
+  if (type == JsonType::kBool) {
+    reader_.ReadBool(&out_->stream);
+  } else {
+    reader_.Skip();
+  }
+}
+
+void RequestReader::ReadStreamOptions() {
+  out_->include_usage = false;
+  if (reader_.Peek() != JsonType::kObject) return reader_.Skip();
+  reader_.BeginObject();
+  std::string_view key;
+  std::string scratch;
+  while (reader_.NextKey(&key, &scratch)) {
+    if (key == "include_usage" && reader_.Peek() == JsonType::kBool) {
+      reader_.ReadBool(&out_->include_usage);
+    } else {
+      reader_.Skip();
     }
-    for (size_t i = 0; i < messages->size(); ++i) {
-      const json& message = (*messages)[i];
-      const std::string path = fmt::format("messages[{}]", i);
-      if (!message.is_object()) return FieldError(path, "must be an object");
-      auto role = message.find("role");
-      if (role == message.end() || !role->is_string()) {
-        return FieldError(path + ".role", "must be a string");
+  }
+}
+
+void RequestReader::ReadTokenLimit(std::optional<int64_t>* value, bool* invalid) {
+  value->reset();
+  const JsonType type = reader_.Peek();
+  *invalid = type != JsonType::kNull;
+  if (type != JsonType::kNumber) return reader_.Skip();
+  int64_t number = 0;
+  if (reader_.ReadInteger(&number) && number >= 0) {
+    *value = number;
+    *invalid = false;
+  }
+}
+
+bool RequestReader::ReadContent(std::string* out) {
+  switch (reader_.Peek()) {
+    case JsonType::kString:
+      reader_.ReadString(out);
+      return true;
+    case JsonType::kNull:
+      reader_.Skip();
+      return true;
+    case JsonType::kArray:
+      break;
+    default:
+      reader_.Skip();
+      return false;
+  }
+  reader_.BeginArray();
+  bool valid = true;
+  while (reader_.NextElement()) {
+    if (reader_.Peek() != JsonType::kObject) {
+      reader_.Skip();
+      valid = false;
+      continue;
+    }
+    reader_.BeginObject();
+    std::string_view key;
+    std::string scratch;
+    while (reader_.NextKey(&key, &scratch)) {
+      if (key == "text" && reader_.Peek() == JsonType::kString) {
+        reader_.ReadString(out);
+      } else {
+        reader_.Skip();
       }
-      // Role markers keep "user: x" and "system: x" apart in the prefix hash, as chat
-      // templates do in the engine.
-      out->append(role->get_ref<const std::string&>());
-      out->push_back('\n');
-      auto content = message.find("content");
-      if (content != message.end()) {
-        if (Status s = AppendContent(*content, path + ".content", out); !s.ok()) return s;
+    }
+  }
+  return valid;
+}
+
+// Role markers keep "user: x" and "system: x" apart in the prefix hash, as chat templates do in
+// the engine. The role usually comes first; content that comes before it waits in `early`.
+void RequestReader::ReadMessage(size_t index) {
+  if (reader_.Peek() != JsonType::kObject) {
+    reader_.Skip();
+    return SetPromptError(FieldError(fmt::format("messages[{}]", index), "must be an object"));
+  }
+  std::string& prompt = out_->prompt_text;
+  std::optional<std::string> role;
+  bool role_written = false;
+  bool content_seen = false;
+  bool content_valid = true;
+  std::string early;
+  reader_.BeginObject();
+  std::string_view key;
+  std::string scratch;
+  while (reader_.NextKey(&key, &scratch)) {
+    if (key == "role" && reader_.Peek() == JsonType::kString) {
+      role.emplace();
+      reader_.ReadString(&*role);
+      if (!content_seen && !role_written) {
+        prompt.append(*role);
+        prompt.push_back('\n');
+        role_written = true;
       }
-      out->push_back('\n');
+    } else if (key == "content") {
+      content_seen = true;
+      content_valid = ReadContent(role_written ? &prompt : &early) && content_valid;
+    } else {
+      reader_.Skip();
     }
-    return Status::Ok();
   }
-  auto prompt = body.find("prompt");
-  if (prompt == body.end()) return FieldError("prompt", "required");
-  if (prompt->is_string()) {
-    out->append(prompt->get_ref<const std::string&>());
-    return Status::Ok();
+  if (!role) {
+    return SetPromptError(FieldError(fmt::format("messages[{}].role", index), "must be a string"));
   }
-  if (prompt->is_array()) {
-    for (const json& item : *prompt) {
-      if (!item.is_string()) return FieldError("prompt", "must be a string or a list of strings");
-      out->append(item.get_ref<const std::string&>());
+  if (!content_valid) {
+    return SetPromptError(FieldError(fmt::format("messages[{}].content", index), kContentShape));
+  }
+  if (!role_written) {
+    prompt.append(*role);
+    prompt.push_back('\n');
+    prompt.append(early);
+  }
+  prompt.push_back('\n');
+}
+
+void RequestReader::ReadMessages() {
+  if (reader_.Peek() != JsonType::kArray) {
+    reader_.Skip();
+    return SetPromptError(FieldError("messages", "must be a non-empty list"));
+  }
+  reader_.BeginArray();
+  size_t count = 0;
+  while (reader_.NextElement()) ReadMessage(count++);
+  if (count == 0) SetPromptError(FieldError("messages", "must be a non-empty list"));
+}
+
+void RequestReader::ReadPrompt() {
+  const JsonType type = reader_.Peek();
+  if (type == JsonType::kString) {
+    reader_.ReadString(&out_->prompt_text);
+    return;
+  }
+  if (type != JsonType::kArray) {
+    reader_.Skip();
+    return SetPromptError(FieldError("prompt", kPromptShape));
+  }
+  reader_.BeginArray();
+  while (reader_.NextElement()) {
+    if (reader_.Peek() == JsonType::kString) {
+      reader_.ReadString(&out_->prompt_text);
+    } else {
+      reader_.Skip();
+      SetPromptError(FieldError("prompt", kPromptShape));
     }
-    return Status::Ok();
   }
-  return FieldError("prompt", "must be a string or a list of strings");
+}
+
+Status RequestReader::Read() {
+  const bool object = reader_.Peek() == JsonType::kObject;
+  if (object) {
+    reader_.BeginObject();
+    std::string_view key;
+    std::string scratch;
+    const std::string_view prompt_key = kind_ == ApiKind::kChatCompletions ? "messages" : "prompt";
+    while (reader_.NextKey(&key, &scratch)) {
+      if (key == "model") {
+        ReadModel();
+      } else if (key == "stream") {
+        ReadStream();
+      } else if (key == "stream_options") {
+        ReadStreamOptions();
+      } else if (key == "max_tokens") {
+        ReadTokenLimit(&max_tokens_, &max_tokens_invalid_);
+      } else if (key == "max_completion_tokens") {
+        ReadTokenLimit(&max_completion_tokens_, &max_completion_tokens_invalid_);
+      } else if (key == prompt_key) {
+        // A repeated key counts once, the last time, as in a document.
+        prompt_seen_ = true;
+        prompt_error_.reset();
+        out_->prompt_text.clear();
+        if (kind_ == ApiKind::kChatCompletions) {
+          ReadMessages();
+        } else {
+          ReadPrompt();
+        }
+      } else {
+        reader_.Skip();
+      }
+    }
+  } else {
+    reader_.Skip();
+  }
+  if (Status syntax = reader_.Finish(); !syntax.ok()) {
+    return InvalidArgumentError("request body is " + syntax.message());
+  }
+  if (!object) return InvalidArgumentError("request body must be a JSON object");
+  if (model_ == Field::kMissing) return FieldError("model", "required");
+  if (model_ == Field::kInvalid) return FieldError("model", "must be a non-empty string");
+  if (stream_invalid_) return FieldError("stream", "must be a boolean");
+  if (max_tokens_invalid_) return FieldError("max_tokens", kNonNegativeInteger);
+  if (max_completion_tokens_invalid_) {
+    return FieldError("max_completion_tokens", kNonNegativeInteger);
+  }
+  if (!prompt_seen_) {
+    return FieldError(kind_ == ApiKind::kChatCompletions ? "messages" : "prompt", "required");
+  }
+  if (prompt_error_) return *prompt_error_;
+  // max_completion_tokens is the newer name for the same limit: it wins.
+  out_->max_tokens = max_completion_tokens_.value_or(max_tokens_.value_or(0));
+  return Status::Ok();
 }
 
 }  // namespace
 
 Result<InferenceRequest> ParseInferenceRequest(std::string_view body, ApiKind kind) {
-  json parsed;
-  try {
-    parsed = json::parse(body);
-  } catch (const json::parse_error& e) {
-    return Err(
-        InvalidArgumentError(fmt::format("request body is not valid JSON (byte {})", e.byte)));
-  }
-  if (!parsed.is_object()) return Err(InvalidArgumentError("request body must be a JSON object"));
   InferenceRequest request;
-  auto model = parsed.find("model");
-  if (model == parsed.end()) return Err(FieldError("model", "required"));
-  if (!model->is_string() || model->get_ref<const std::string&>().empty()) {
-    return Err(FieldError("model", "must be a non-empty string"));
+  if (Status status = RequestReader(body, kind, &request).Read(); !status.ok()) {
+    return Err(status);
   }
-  request.model = model->get<std::string>();
-  if (auto stream = parsed.find("stream"); stream != parsed.end() && !stream->is_null()) {
-    if (!stream->is_boolean()) return Err(FieldError("stream", "must be a boolean"));
-    request.stream = stream->get<bool>();
-  }
-  if (auto options = parsed.find("stream_options");
-      options != parsed.end() && options->is_object()) {
-    auto include = options->find("include_usage");
-    request.include_usage =
-        include != options->end() && include->is_boolean() && include->get<bool>();
-  }
-  for (const char* key : {"max_tokens", "max_completion_tokens"}) {
-    auto it = parsed.find(key);
-    if (it == parsed.end() || it->is_null()) continue;
-    if (!it->is_number_integer() || it->get<int64_t>() < 0) {
-      return Err(FieldError(key, "must be a non-negative integer"));
-    }
-    request.max_tokens = it->get<int64_t>();
-  }
-  if (Status s = ReadPromptText(parsed, kind, &request.prompt_text); !s.ok()) return Err(s);
   return request;
 }
 
@@ -116,6 +290,7 @@ int64_t EstimateTokens(const InferenceRequest& request, int64_t default_max_toke
 }
 
 ModelRouter::ModelRouter(const GatewayConfig& config) : config_(config) {
+  using nlohmann::json;
   json data = json::array();
   for (const ModelConfig& model : config.models) {
     data.push_back({{"id", model.name}, {"object", "model"}, {"owned_by", "strata"}});

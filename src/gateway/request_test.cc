@@ -37,7 +37,8 @@ TEST(InferenceRequestTest, ParsesCompletion) {
 }
 
 TEST(InferenceRequestTest, ErrorsNameTheFieldOrByte) {
-  EXPECT_EQ(ErrorOf(R"({"model":)"), "request body is not valid JSON (byte 10)");
+  EXPECT_EQ(ErrorOf(R"({"model":)"),
+            "request body is not valid JSON (byte 9): unexpected end of input");
   EXPECT_EQ(ErrorOf("[1]"), "request body must be a JSON object");
   EXPECT_EQ(ErrorOf(R"({"messages":[]})"), "model: required");
   EXPECT_EQ(ErrorOf(R"({"model":"m"})"), "messages: required");
@@ -51,6 +52,50 @@ TEST(InferenceRequestTest, ErrorsNameTheFieldOrByte) {
             "max_tokens: must be a non-negative integer");
   EXPECT_EQ(ErrorOf(R"({"model":"m","prompt":5})", ApiKind::kCompletions),
             "prompt: must be a string or a list of strings");
+}
+
+TEST(InferenceRequestTest, ReadsOnlyWhatRoutingNeedsWhateverTheKeyOrder) {
+  auto request = ParseInferenceRequest(
+      R"({"tools":[{"type":"function","function":{"name":"f","parameters":{"model":"no"}}}],
+          "messages":[{"content":"first","name":"x","role":"user"},
+                      {"role":"assistant","content":null,"tool_calls":[{"id":"a"}]},
+                      {"role":"user","content":[{"type":"image_url","image_url":{"url":"u"}},
+                                                {"type":"text","text":"second"}]}],
+          "max_completion_tokens":9,"max_tokens":null,"model":"m","stream":null,
+          "stream_options":{"include_usage":false}})",
+      ApiKind::kChatCompletions);
+  ASSERT_TRUE(request.has_value()) << request.error().ToString();
+  EXPECT_EQ(request->model, "m");
+  EXPECT_FALSE(request->stream);
+  EXPECT_FALSE(request->include_usage);
+  EXPECT_EQ(request->max_tokens, 9);
+  EXPECT_EQ(request->prompt_text, "user\nfirst\nassistant\n\nuser\nsecond\n");
+
+  auto completion = ParseInferenceRequest(R"({"prompt":["ab","cd"],"model":"m","max_tokens":3})",
+                                          ApiKind::kCompletions);
+  ASSERT_TRUE(completion.has_value());
+  EXPECT_EQ(completion->prompt_text, "abcd");
+  EXPECT_EQ(completion->max_tokens, 3);
+}
+
+TEST(InferenceRequestTest, ShapeErrorsNameTheFirstBadField) {
+  EXPECT_EQ(ErrorOf(R"({"model":"m","messages":[]})"), "messages: must be a non-empty list");
+  EXPECT_EQ(ErrorOf(R"({"model":"m","messages":{"role":"user"}})"),
+            "messages: must be a non-empty list");
+  EXPECT_EQ(ErrorOf(R"({"model":"m","messages":[{"role":"user"},"hi"]})"),
+            "messages[1]: must be an object");
+  EXPECT_EQ(ErrorOf(R"({"model":"m","messages":[{"role":"user","content":["hi"]}]})"),
+            "messages[0].content: must be a string or a list of text parts");
+  EXPECT_EQ(ErrorOf(R"({"model":"","messages":[{"role":"user"}]})"),
+            "model: must be a non-empty string");
+  EXPECT_EQ(ErrorOf(R"({"model":"m","max_tokens":1.5,"messages":[{"role":"user"}]})"),
+            "max_tokens: must be a non-negative integer");
+  EXPECT_EQ(ErrorOf(R"({"model":"m","prompt":["a",["b"]]})", ApiKind::kCompletions),
+            "prompt: must be a string or a list of strings");
+  EXPECT_EQ(ErrorOf(R"({"model":"m"})", ApiKind::kCompletions), "prompt: required");
+  // A syntax error anywhere wins over a field error before it.
+  EXPECT_EQ(ErrorOf(R"({"model":5,"messages":[}])"),
+            "request body is not valid JSON (byte 23): unexpected character");
 }
 
 GatewayConfig TwoVersions() {

@@ -142,7 +142,7 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Start(GatewayConfig config
   if (ec)
     return Err(InvalidArgumentError(fmt::format("listen address \"{}\": {}", host, ec.message())));
   for (int i = 0; i < threads; ++i) {
-    auto worker = std::make_unique<Worker>();
+    auto worker = std::make_unique<Worker>(server.stats, server.config);
     worker->acceptor = std::make_unique<tcp::acceptor>((*worker->io));
     const tcp::endpoint bind_to(address, server.port == 0 ? port : server.port);
     tcp::acceptor& acceptor = *worker->acceptor;
@@ -156,10 +156,11 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Start(GatewayConfig config
           fmt::format("cannot listen on {}:{}: {}", host, bind_to.port(), ec.message())));
     }
     server.port = acceptor.local_endpoint().port();
-    for (const ModelConfig& model : server.config.models) {
-      auto& per_version = worker->pickers.emplace_back();
-      for (size_t v = 0; v < model.versions.size(); ++v) {
-        per_version.emplace_back(server.config.picker);
+    for (size_t m = 0; m < server.config.models.size(); ++m) {
+      auto& per_version = worker->routing.emplace_back();
+      for (size_t v = 0; v < server.config.models[m].versions.size(); ++v) {
+        per_version.push_back(VersionRouting{Picker(server.config.picker),
+                                             EndpointStatesView(server.registry, m, v)});
       }
     }
     worker->idle.resize(server.registry.size());

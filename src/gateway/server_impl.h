@@ -16,6 +16,7 @@
 
 #include "gateway/endpoint_registry.h"
 #include "gateway/gateway_stats.h"
+#include "gateway/loop_stats.h"
 #include "gateway/picker.h"
 #include "gateway/request.h"
 #include "gateway/server.h"
@@ -38,16 +39,27 @@ struct UpstreamConnection {
   beast::flat_buffer buffer;
 };
 
-// One event loop with everything its requests touch: an acceptor on the shared port, a picker
-// per model version, and idle upstream connections per replica. Used only from its own thread.
+// What one event loop routes a model version with: its own picker (prefix history, rotation)
+// and its own copy of the version's endpoint states.
+struct VersionRouting {
+  Picker picker;
+  EndpointStatesView states;
+};
+
+// One event loop with everything its requests touch: an acceptor on the shared port, the
+// routing state per model version, idle upstream connections per replica and its cached metric
+// children. Used only from its own thread.
 struct Worker {
+  Worker(GatewayStats& stats_in, const GatewayConfig& config) : stats(stats_in, config) {}
+
   // Destroyed explicitly in Stop, before the rest, so that suspended coroutines die while the
   // pools and pickers they reference still exist.
   std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>(1);
   std::unique_ptr<tcp::acceptor> acceptor;
-  std::vector<std::vector<Picker>> pickers;                            // [model][version]
+  std::vector<std::vector<VersionRouting>> routing;                    // [model][version]
   std::vector<std::vector<std::unique_ptr<UpstreamConnection>>> idle;  // [endpoint]
   std::mt19937_64 random{std::random_device{}()};
+  LoopStats stats;
   std::thread thread;
 };
 

@@ -1,53 +1,112 @@
 #include "gateway/usage.h"
 
-#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "gateway/json_reader.h"
 
 namespace strata::gateway {
 namespace {
 
-using nlohmann::json;
-
-TokenUsage ReadUsage(const json& object) {
+// What accounting reads from one response object or stream chunk.
+struct ResponseFacts {
+  bool generated_text = false;  // a choice carries non-empty text or delta content
   TokenUsage usage;
-  auto it = object.find("usage");
-  if (it == object.end() || !it->is_object()) return usage;
-  auto prompt = it->find("prompt_tokens");
-  auto completion = it->find("completion_tokens");
-  if (prompt == it->end() || completion == it->end() || !prompt->is_number_integer() ||
-      !completion->is_number_integer()) {
-    return usage;
+};
+
+// Reads {"prompt_tokens": N, "completion_tokens": M, ...}; `reported` only when both are
+// integers. REQUIRES: reader.Peek() == kObject.
+TokenUsage ReadUsage(JsonReader& reader) {
+  TokenUsage usage;
+  bool has_prompt = false, has_completion = false;
+  reader.BeginObject();
+  std::string_view key;
+  std::string scratch;
+  while (reader.NextKey(&key, &scratch)) {
+    const bool prompt = key == "prompt_tokens";
+    if ((prompt || key == "completion_tokens") && reader.Peek() == JsonType::kNumber) {
+      int64_t* target = prompt ? &usage.prompt_tokens : &usage.completion_tokens;
+      (prompt ? has_prompt : has_completion) = reader.ReadInteger(target);
+    } else {
+      reader.Skip();
+    }
   }
-  usage.prompt_tokens = prompt->get<int64_t>();
-  usage.completion_tokens = completion->get<int64_t>();
-  usage.reported = true;
+  usage.reported = has_prompt && has_completion;
+  if (!usage.reported) usage = TokenUsage{};
   return usage;
 }
 
-bool HasGeneratedText(const json& chunk) {
-  auto choices = chunk.find("choices");
-  if (choices == chunk.end() || !choices->is_array()) return false;
-  for (const json& choice : *choices) {
-    if (!choice.is_object()) continue;
-    if (auto text = choice.find("text");
-        text != choice.end() && text->is_string() && !text->get_ref<const std::string&>().empty()) {
-      return true;
-    }
-    auto delta = choice.find("delta");
-    if (delta == choice.end() || !delta->is_object()) continue;
-    if (auto content = delta->find("content"); content != delta->end() && content->is_string() &&
-                                               !content->get_ref<const std::string&>().empty()) {
-      return true;
+// Whether a non-empty string follows (consumed either way).
+bool ReadNonEmptyString(JsonReader& reader) {
+  if (reader.Peek() != JsonType::kString) {
+    reader.Skip();
+    return false;
+  }
+  std::string text;
+  return reader.ReadString(&text) && !text.empty();
+}
+
+// One element of "choices": {"text": "..."} (completions) or {"delta": {"content": "..."}}.
+bool ReadChoiceHasText(JsonReader& reader) {
+  if (reader.Peek() != JsonType::kObject) {
+    reader.Skip();
+    return false;
+  }
+  bool has_text = false;
+  reader.BeginObject();
+  std::string_view key;
+  std::string scratch;
+  while (reader.NextKey(&key, &scratch)) {
+    if (key == "text") {
+      has_text = ReadNonEmptyString(reader) || has_text;
+    } else if (key == "delta" && reader.Peek() == JsonType::kObject) {
+      reader.BeginObject();
+      std::string_view inner;
+      std::string inner_scratch;
+      while (reader.NextKey(&inner, &inner_scratch)) {
+        if (inner == "content") {
+          has_text = ReadNonEmptyString(reader) || has_text;
+        } else {
+          reader.Skip();
+        }
+      }
+    } else {
+      reader.Skip();
     }
   }
-  return false;
+  return has_text;
+}
+
+// The facts of one JSON object, or nullopt when `text` is not a valid JSON object.
+std::optional<ResponseFacts> ReadFacts(std::string_view text) {
+  JsonReader reader(text);
+  if (reader.Peek() != JsonType::kObject) return std::nullopt;
+  ResponseFacts facts;
+  reader.BeginObject();
+  std::string_view key;
+  std::string scratch;
+  while (reader.NextKey(&key, &scratch)) {
+    if (key == "usage" && reader.Peek() == JsonType::kObject) {
+      facts.usage = ReadUsage(reader);
+    } else if (key == "usage") {
+      reader.Skip();
+      facts.usage = TokenUsage{};
+    } else if (key == "choices" && reader.Peek() == JsonType::kArray) {
+      reader.BeginArray();
+      while (reader.NextElement())
+        facts.generated_text = ReadChoiceHasText(reader) || facts.generated_text;
+    } else {
+      reader.Skip();
+    }
+  }
+  if (!reader.Finish().ok()) return std::nullopt;
+  return facts;
 }
 
 }  // namespace
 
 TokenUsage UsageFromBody(std::string_view body) {
-  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) return {};
-  return ReadUsage(parsed);
+  std::optional<ResponseFacts> facts = ReadFacts(body);
+  return facts ? facts->usage : TokenUsage{};
 }
 
 void StreamUsageCounter::Feed(std::string_view bytes) {
@@ -82,11 +141,9 @@ void StreamUsageCounter::HandleEvent(std::string_view event) {
       if (data == "[DONE]") {
         done_ = true;
       } else {
-        json chunk = json::parse(data, nullptr, /*allow_exceptions=*/false);
-        if (!chunk.is_discarded() && chunk.is_object()) {
-          if (HasGeneratedText(chunk)) ++content_chunks_;
-          TokenUsage usage = ReadUsage(chunk);
-          if (usage.reported) reported_ = usage;
+        if (std::optional<ResponseFacts> facts = ReadFacts(data)) {
+          if (facts->generated_text) ++content_chunks_;
+          if (facts->usage.reported) reported_ = facts->usage;
         }
       }
     }

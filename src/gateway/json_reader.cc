@@ -1,0 +1,399 @@
+#include "gateway/json_reader.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+namespace strata::gateway {
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+void AppendUtf8(uint32_t code_point, std::string* out) {
+  if (code_point < 0x80) {
+    out->push_back(static_cast<char>(code_point));
+  } else if (code_point < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (code_point >> 6)));
+    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  } else if (code_point < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (code_point >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (code_point >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  }
+}
+
+}  // namespace
+
+void JsonReader::Fail(const char* reason) {
+  if (error_ != nullptr) return;
+  error_ = reason;
+  error_pos_ = pos_;
+}
+
+void JsonReader::SkipWhitespace() {
+  while (pos_ < text_.size()) {
+    const char c = text_[pos_];
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return;
+    ++pos_;
+  }
+}
+
+bool JsonReader::Expect(char c, const char* reason) {
+  SkipWhitespace();
+  if (pos_ < text_.size() && text_[pos_] == c) {
+    ++pos_;
+    return true;
+  }
+  Fail(reason);
+  return false;
+}
+
+JsonType JsonReader::Peek() {
+  if (!ok()) return JsonType::kInvalid;
+  SkipWhitespace();
+  if (pos_ >= text_.size()) {
+    Fail("unexpected end of input");
+    return JsonType::kInvalid;
+  }
+  switch (text_[pos_]) {
+    case '{':
+      return JsonType::kObject;
+    case '[':
+      return JsonType::kArray;
+    case '"':
+      return JsonType::kString;
+    case 't':
+    case 'f':
+      return JsonType::kBool;
+    case 'n':
+      return JsonType::kNull;
+    default:
+      if (text_[pos_] == '-' || IsDigit(text_[pos_])) return JsonType::kNumber;
+      Fail("unexpected character");
+      return JsonType::kInvalid;
+  }
+}
+
+bool JsonReader::Enter() {
+  if (depth_ == kMaxDepth) {
+    Fail("nesting too deep");
+    return false;
+  }
+  ++pos_;
+  first_[++depth_] = true;
+  return true;
+}
+
+bool JsonReader::BeginObject() { return ok() && Enter(); }
+
+bool JsonReader::BeginArray() { return ok() && Enter(); }
+
+bool JsonReader::NextMember(char close, const char* comma_error) {
+  if (!ok()) return false;
+  SkipWhitespace();
+  if (pos_ < text_.size() && text_[pos_] == close) {
+    ++pos_;
+    --depth_;
+    return false;
+  }
+  if (!first_[depth_] && !Expect(',', comma_error)) return false;
+  first_[depth_] = false;
+  return true;
+}
+
+bool JsonReader::NextKey(std::string_view* key, std::string* scratch) {
+  if (!NextMember('}', "expected ',' or '}'")) return false;
+  SkipWhitespace();
+  if (pos_ >= text_.size() || text_[pos_] != '"') {
+    Fail("expected a string key");
+    return false;
+  }
+  const size_t start = pos_ + 1;
+  scratch->clear();
+  if (!ScanString(scratch)) return false;
+  const std::string_view raw = text_.substr(start, pos_ - 1 - start);
+  // Without escapes the unescaped key is the raw text: view it, not the copy.
+  *key = raw.size() == scratch->size() ? raw : std::string_view(*scratch);
+  return Expect(':', "expected ':'");
+}
+
+bool JsonReader::NextElement() { return NextMember(']', "expected ',' or ']'"); }
+
+bool JsonReader::ScanUtf8() {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text_[pos_ + i]); };
+  const unsigned char lead = byte(0);
+  size_t length = 0;
+  uint32_t code_point = 0;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+    code_point = lead & 0x1F;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    code_point = lead & 0x0F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    code_point = lead & 0x07;
+  } else {
+    Fail("invalid UTF-8");
+    return false;
+  }
+  if (pos_ + length > text_.size()) {
+    Fail("invalid UTF-8");
+    return false;
+  }
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) {
+      Fail("invalid UTF-8");
+      return false;
+    }
+    code_point = (code_point << 6) | (byte(i) & 0x3F);
+  }
+  // Overlong forms, UTF-16 surrogates and values past U+10FFFF are not UTF-8.
+  if ((length == 3 && (code_point < 0x800 || (code_point >= 0xD800 && code_point <= 0xDFFF))) ||
+      (length == 4 && (code_point < 0x10000 || code_point > 0x10FFFF))) {
+    Fail("invalid UTF-8");
+    return false;
+  }
+  pos_ += length;
+  return true;
+}
+
+bool JsonReader::ScanEscape(std::string* out) {
+  // pos_ is at the backslash.
+  if (pos_ + 1 >= text_.size()) {
+    Fail("unterminated string");
+    return false;
+  }
+  const char kind = text_[pos_ + 1];
+  const char* simple = nullptr;
+  switch (kind) {
+    case '"':
+      simple = "\"";
+      break;
+    case '\\':
+      simple = "\\";
+      break;
+    case '/':
+      simple = "/";
+      break;
+    case 'b':
+      simple = "\b";
+      break;
+    case 'f':
+      simple = "\f";
+      break;
+    case 'n':
+      simple = "\n";
+      break;
+    case 'r':
+      simple = "\r";
+      break;
+    case 't':
+      simple = "\t";
+      break;
+    case 'u':
+      break;
+    default:
+      Fail("invalid escape");
+      return false;
+  }
+  if (simple != nullptr) {
+    if (out != nullptr) out->push_back(*simple);
+    pos_ += 2;
+    return true;
+  }
+  const auto read_hex4 = [&](size_t at, uint32_t* unit) {
+    if (at + 4 > text_.size()) return false;
+    *unit = 0;
+    for (size_t i = 0; i < 4; ++i) {
+      const int digit = HexValue(text_[at + i]);
+      if (digit < 0) return false;
+      *unit = *unit * 16 + static_cast<uint32_t>(digit);
+    }
+    return true;
+  };
+  uint32_t unit = 0;
+  if (!read_hex4(pos_ + 2, &unit)) {
+    Fail("invalid \\u escape");
+    return false;
+  }
+  size_t consumed = 6;
+  uint32_t code_point = unit;
+  if (unit >= 0xD800 && unit <= 0xDBFF) {
+    // A high surrogate must be followed by an escaped low one.
+    uint32_t low = 0;
+    if (pos_ + 12 > text_.size() || text_[pos_ + 6] != '\\' || text_[pos_ + 7] != 'u' ||
+        !read_hex4(pos_ + 8, &low) || low < 0xDC00 || low > 0xDFFF) {
+      Fail("unpaired UTF-16 surrogate");
+      return false;
+    }
+    code_point = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+    consumed = 12;
+  } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
+    Fail("unpaired UTF-16 surrogate");
+    return false;
+  }
+  if (out != nullptr) AppendUtf8(code_point, out);
+  pos_ += consumed;
+  return true;
+}
+
+bool JsonReader::ScanString(std::string* out) {
+  ++pos_;  // the opening quote
+  while (true) {
+    // The common case, plain ASCII text, is copied a run at a time.
+    size_t run = pos_;
+    while (run < text_.size()) {
+      const unsigned char c = static_cast<unsigned char>(text_[run]);
+      if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) break;
+      ++run;
+    }
+    if (out != nullptr) out->append(text_.data() + pos_, run - pos_);
+    pos_ = run;
+    if (pos_ >= text_.size()) {
+      Fail("unterminated string");
+      return false;
+    }
+    const unsigned char c = static_cast<unsigned char>(text_[pos_]);
+    if (c == '"') {
+      ++pos_;
+      return true;
+    }
+    if (c == '\\') {
+      if (!ScanEscape(out)) return false;
+    } else if (c < 0x20) {
+      Fail("control character in string");
+      return false;
+    } else {
+      const size_t start = pos_;
+      if (!ScanUtf8()) return false;
+      if (out != nullptr) out->append(text_.data() + start, pos_ - start);
+    }
+  }
+}
+
+bool JsonReader::ScanNumber(bool* integral) {
+  *integral = true;
+  if (text_[pos_] == '-') ++pos_;
+  if (pos_ >= text_.size() || !IsDigit(text_[pos_])) {
+    Fail("invalid number");
+    return false;
+  }
+  if (text_[pos_] == '0') {
+    ++pos_;
+  } else {
+    while (pos_ < text_.size() && IsDigit(text_[pos_])) ++pos_;
+  }
+  if (pos_ < text_.size() && text_[pos_] == '.') {
+    *integral = false;
+    ++pos_;
+    if (pos_ >= text_.size() || !IsDigit(text_[pos_])) {
+      Fail("invalid number");
+      return false;
+    }
+    while (pos_ < text_.size() && IsDigit(text_[pos_])) ++pos_;
+  }
+  if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+    *integral = false;
+    ++pos_;
+    if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
+    if (pos_ >= text_.size() || !IsDigit(text_[pos_])) {
+      Fail("invalid number");
+      return false;
+    }
+    while (pos_ < text_.size() && IsDigit(text_[pos_])) ++pos_;
+  }
+  return true;
+}
+
+bool JsonReader::ScanLiteral(std::string_view word) {
+  if (text_.substr(pos_, word.size()) != word) {
+    Fail("invalid literal");
+    return false;
+  }
+  pos_ += word.size();
+  return true;
+}
+
+bool JsonReader::ReadString(std::string* out) {
+  return Peek() == JsonType::kString && ScanString(out);
+}
+
+bool JsonReader::ReadBool(bool* value) {
+  if (Peek() != JsonType::kBool) return false;
+  *value = text_[pos_] == 't';
+  return ScanLiteral(*value ? "true" : "false");
+}
+
+bool JsonReader::ReadInteger(int64_t* value) {
+  if (Peek() != JsonType::kNumber) return false;
+  const size_t start = pos_;
+  bool integral = false;
+  if (!ScanNumber(&integral) || !integral) return false;
+  const bool negative = text_[start] == '-';
+  uint64_t magnitude = 0;
+  for (size_t i = negative ? start + 1 : start; i < pos_; ++i) {
+    const uint64_t digit = static_cast<uint64_t>(text_[i] - '0');
+    if (magnitude > (std::numeric_limits<uint64_t>::max() - digit) / 10) return false;
+    magnitude = magnitude * 10 + digit;
+  }
+  const uint64_t limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (magnitude > limit + (negative ? 1 : 0)) return false;
+  *value = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+  return true;
+}
+
+void JsonReader::Skip() {
+  switch (Peek()) {
+    case JsonType::kObject: {
+      if (!BeginObject()) return;
+      std::string_view key;
+      std::string scratch;
+      while (NextKey(&key, &scratch)) Skip();
+      return;
+    }
+    case JsonType::kArray:
+      if (!BeginArray()) return;
+      while (NextElement()) Skip();
+      return;
+    case JsonType::kString:
+      ScanString(nullptr);
+      return;
+    case JsonType::kNumber: {
+      bool integral = false;
+      ScanNumber(&integral);
+      return;
+    }
+    case JsonType::kBool:
+      ScanLiteral(text_[pos_] == 't' ? "true" : "false");
+      return;
+    case JsonType::kNull:
+      ScanLiteral("null");
+      return;
+    case JsonType::kInvalid:
+      return;
+  }
+}
+
+Status JsonReader::Finish() {
+  if (ok()) {
+    SkipWhitespace();
+    if (pos_ < text_.size()) Fail("unexpected data after the value");
+  }
+  if (ok()) return Status::Ok();
+  return InvalidArgumentError(fmt::format("not valid JSON (byte {}): {}", error_pos_, error_));
+}
+
+}  // namespace strata::gateway

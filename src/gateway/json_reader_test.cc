@@ -1,0 +1,92 @@
+#include "gateway/json_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace strata::gateway {
+namespace {
+
+// Skips one whole text; returns Finish's message ("" when valid).
+std::string SkipAll(std::string_view text) {
+  JsonReader reader(text);
+  reader.Skip();
+  Status status = reader.Finish();
+  return status.ok() ? "" : status.message();
+}
+
+TEST(JsonReaderTest, ReadsFieldsAndUnescapesStrings) {
+  JsonReader reader(
+      R"( {"a\u00e9": "x\"\\\/\b\f\n\r\t\u0041\ud83d\ude00é", "n": -12, "f": 1.5e3,
+           "l": [true, false, null, {}, []]} )");
+  ASSERT_EQ(reader.Peek(), JsonType::kObject);
+  ASSERT_TRUE(reader.BeginObject());
+  std::string_view key;
+  std::string scratch;
+  ASSERT_TRUE(reader.NextKey(&key, &scratch));
+  EXPECT_EQ(key, "a\xC3\xA9");
+  std::string value;
+  ASSERT_EQ(reader.Peek(), JsonType::kString);
+  ASSERT_TRUE(reader.ReadString(&value));
+  EXPECT_EQ(value, "x\"\\/\b\f\n\r\tA\xF0\x9F\x98\x80\xC3\xA9");
+  ASSERT_TRUE(reader.NextKey(&key, &scratch));
+  EXPECT_EQ(key, "n");
+  int64_t number = 0;
+  ASSERT_EQ(reader.Peek(), JsonType::kNumber);
+  EXPECT_TRUE(reader.ReadInteger(&number));
+  EXPECT_EQ(number, -12);
+  ASSERT_TRUE(reader.NextKey(&key, &scratch));
+  EXPECT_FALSE(reader.ReadInteger(&number));  // 1.5e3 is not an integer, but valid
+  EXPECT_TRUE(reader.ok());
+  ASSERT_TRUE(reader.NextKey(&key, &scratch));
+  EXPECT_EQ(key, "l");
+  reader.Skip();
+  EXPECT_FALSE(reader.NextKey(&key, &scratch));
+  EXPECT_TRUE(reader.Finish().ok());
+}
+
+TEST(JsonReaderTest, IntegersOutOfRangeAreNotIntegers) {
+  for (std::string_view text : {"9223372036854775807", "-9223372036854775808"}) {
+    JsonReader reader(text);
+    int64_t value = 0;
+    EXPECT_TRUE(reader.ReadInteger(&value)) << text;
+  }
+  JsonReader reader("9223372036854775808");
+  int64_t value = 0;
+  EXPECT_FALSE(reader.ReadInteger(&value));
+  EXPECT_TRUE(reader.Finish().ok());
+}
+
+TEST(JsonReaderTest, SyntaxErrorsNameTheByte) {
+  EXPECT_EQ(SkipAll(R"({"model":)"), "not valid JSON (byte 9): unexpected end of input");
+  EXPECT_EQ(SkipAll(R"({"a":1,})"), "not valid JSON (byte 7): expected a string key");
+  EXPECT_EQ(SkipAll(R"([1 2])"), "not valid JSON (byte 3): expected ',' or ']'");
+  EXPECT_EQ(SkipAll(R"({"a" 1})"), "not valid JSON (byte 5): expected ':'");
+  EXPECT_EQ(SkipAll("{} x"), "not valid JSON (byte 3): unexpected data after the value");
+  EXPECT_EQ(SkipAll("01"), "not valid JSON (byte 1): unexpected data after the value");
+  EXPECT_EQ(SkipAll("-"), "not valid JSON (byte 1): invalid number");
+  EXPECT_EQ(SkipAll("1."), "not valid JSON (byte 2): invalid number");
+  EXPECT_EQ(SkipAll("tru"), "not valid JSON (byte 0): invalid literal");
+  EXPECT_EQ(SkipAll(R"("a\x")"), "not valid JSON (byte 2): invalid escape");
+  EXPECT_EQ(SkipAll(R"("\ud800")"), "not valid JSON (byte 1): unpaired UTF-16 surrogate");
+  EXPECT_EQ(SkipAll("\"a\nb\""), "not valid JSON (byte 2): control character in string");
+  EXPECT_EQ(SkipAll("\"\xC0\xAF\""), "not valid JSON (byte 1): invalid UTF-8");
+  EXPECT_EQ(SkipAll("\"\xED\xA0\x80\""), "not valid JSON (byte 1): invalid UTF-8");
+  EXPECT_EQ(SkipAll("\"abc"), "not valid JSON (byte 4): unterminated string");
+  EXPECT_EQ(SkipAll(""), "not valid JSON (byte 0): unexpected end of input");
+  EXPECT_EQ(SkipAll(std::string(300, '[')), "not valid JSON (byte 256): nesting too deep");
+}
+
+// What the reader accepts is what a document parser accepts, on a mixed set of texts.
+TEST(JsonReaderTest, AgreesWithADocumentParser) {
+  for (std::string_view text :
+       {R"({"a":[1,-0,0.5,1E+2,"\u20ac",{"b":null}]})", "[]", "  3  ", R"("\/")", "[01]", "[1,]",
+        R"({"a":1 "b":2})", "\"\xF4\x90\x80\x80\"", "\"\xF0\x9F\x98\x80\"", "nul", "[-]",
+        "{\"a\":\"\t\"}", R"(["\uD83D\uDE00"])", R"(["\uDE00"])", "1e", "[1.e5]"}) {
+    const bool document = nlohmann::json::accept(text);
+    EXPECT_EQ(SkipAll(text).empty(), document) << text;
+  }
+}
+
+}  // namespace
+}  // namespace strata::gateway

@@ -1,0 +1,97 @@
+#include "gateway/loop_stats.h"
+
+#include <functional>
+
+namespace strata::gateway {
+namespace {
+
+enum Family { kRequests, kPicks, kTokens, kTtft, kTpot, kE2e, kQueue };
+
+}  // namespace
+
+size_t LoopStats::KeyHash::operator()(const Key& key) const {
+  size_t hash = std::hash<int64_t>{}(key.extra);
+  for (size_t part : {static_cast<size_t>(key.family), key.model, key.version, key.tenant}) {
+    hash = hash * 1000003 ^ std::hash<size_t>{}(part);
+  }
+  return hash;
+}
+
+LoopStats::LoopStats(GatewayStats& stats, const GatewayConfig& config)
+    : stats_(stats), config_(config) {}
+
+std::string LoopStats::ModelName(const RequestLabelIds& ids) const {
+  return ids.model == RequestLabelIds::kUnlabelled ? "" : config_.models[ids.model].name;
+}
+
+std::string LoopStats::VersionName(const RequestLabelIds& ids) const {
+  return ids.model == RequestLabelIds::kUnlabelled || ids.version == RequestLabelIds::kUnlabelled
+             ? ""
+             : config_.models[ids.model].versions[ids.version].name;
+}
+
+std::string LoopStats::TenantName(const RequestLabelIds& ids) const {
+  return ids.tenant == RequestLabelIds::kUnlabelled ? "-" : config_.tenants[ids.tenant].name;
+}
+
+template <typename Metric, typename Make>
+Metric& LoopStats::Find(std::unordered_map<Key, Metric*, KeyHash>& cache, const Key& key,
+                        Make make) {
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, &make()).first;
+  return *it->second;
+}
+
+telemetry::Counter& LoopStats::Requests(const RequestLabelIds& ids, int code) {
+  return Find(
+      counters_, Key{kRequests, ids.model, ids.version, ids.tenant, code}, [&]() -> auto& {
+        return stats_.requests_total.With(
+            {ModelName(ids), VersionName(ids), TenantName(ids), std::to_string(code)});
+      });
+}
+
+telemetry::Counter& LoopStats::Picks(const RequestLabelIds& ids, PickReason reason) {
+  return Find(
+      counters_,
+      Key{kPicks, ids.model, ids.version, 0, static_cast<int64_t>(reason)}, [&]() -> auto& {
+        return stats_.picks_total.With(
+            {ModelName(ids), VersionName(ids), std::string(PickReasonName(reason))});
+      });
+}
+
+telemetry::Counter& LoopStats::Tokens(const RequestLabelIds& ids, bool completion) {
+  return Find(
+      counters_, Key{kTokens, ids.model, 0, ids.tenant, completion ? 1 : 0}, [&]() -> auto& {
+        return stats_.tokens_total.With(
+            {ModelName(ids), TenantName(ids), completion ? "completion" : "prompt"});
+      });
+}
+
+telemetry::Histogram& LoopStats::VersionHistogram(int family, telemetry::HistogramFamily& metric,
+                                                  const RequestLabelIds& ids) {
+  return Find(
+      histograms_, Key{family, ids.model, ids.version, 0, 0}, [&]() -> auto& {
+        return metric.With({ModelName(ids), VersionName(ids)});
+      });
+}
+
+telemetry::Histogram& LoopStats::Ttft(const RequestLabelIds& ids) {
+  return VersionHistogram(kTtft, stats_.ttft_seconds, ids);
+}
+
+telemetry::Histogram& LoopStats::Tpot(const RequestLabelIds& ids) {
+  return VersionHistogram(kTpot, stats_.tpot_seconds, ids);
+}
+
+telemetry::Histogram& LoopStats::E2e(const RequestLabelIds& ids) {
+  return VersionHistogram(kE2e, stats_.e2e_seconds, ids);
+}
+
+telemetry::Histogram& LoopStats::QueueSeconds(const RequestLabelIds& ids) {
+  return Find(
+      histograms_, Key{kQueue, 0, 0, ids.tenant, 0}, [&]() -> auto& {
+        return stats_.queue_seconds.With({TenantName(ids)});
+      });
+}
+
+}  // namespace strata::gateway
