@@ -34,6 +34,7 @@ struct EngineSimFlags {
   int max_num_seqs = 256;
   int kv_blocks = 0;
   int block_size = 0;
+  double kv_offload_gib = 0;
   std::string startup_delay = "0s";
   std::vector<std::string> loras;
   double time_scale = 1.0;
@@ -58,6 +59,8 @@ int RunEngineSim(const EngineSimFlags& flags) {
   options.engine.max_num_seqs = flags.max_num_seqs;
   options.engine.num_kv_blocks = flags.kv_blocks;
   options.engine.block_size = flags.block_size;
+  options.engine.cpu_offload_blocks =
+      profile->HostBlocksIn(flags.kv_offload_gib, options.engine.block_size);
   options.engine.lora_adapters = flags.loras;
   options.startup_delay = *startup_delay;
   options.time_scale = flags.time_scale;
@@ -99,6 +102,10 @@ STRATA_REGISTER_COMMANDS("engine", [](CLI::App& app) {
       ->check(CLI::PositiveNumber);
   command->add_option("--block-size", flags->block_size, "Tokens per KV block (default: 16)")
       ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--kv-offload-gib", flags->kv_offload_gib,
+                   "Host memory for a CPU KV-offload tier, in GiB (default 0: none)")
+      ->check(CLI::NonNegativeNumber);
   command->add_option("--startup-delay", flags->startup_delay,
                       "Time before /health turns 200, e.g. 30s");
   command->add_option("--lora", flags->loras, "LoRA adapters loaded, e.g. sql,chat")

@@ -24,6 +24,7 @@ struct SimServeFlags {
   std::string output = "text";
   int max_num_seqs = 256;
   int kv_blocks = 0;
+  double kv_offload_gib = 0;
   size_t max_requests = 0;
   uint64_t seed = 1;
 };
@@ -57,10 +58,10 @@ std::string TextReport(const sim::ServeSimReport& r) {
   out << std::fixed << std::setprecision(3) << r.policy << ": " << r.completed << "/" << r.requests
       << " done, TTFT p50/p90/p99 " << r.ttft_p50 << "/" << r.ttft_p90 << "/" << r.ttft_p99
       << " s, TPOT p50/p90 " << r.tpot_p50 * 1000 << "/" << r.tpot_p90 * 1000 << " ms, prefix hits "
-      << r.prefix_hit_rate * 100 << " %, " << r.requests_per_second << " req/s, "
-      << r.output_tokens_per_second << " tok/s, goodput " << r.goodput_requests_per_second
-      << " req/s (" << r.goodput_fraction * 100 << " %), utilization " << r.utilization * 100
-      << " %, preemptions " << r.preemptions;
+      << r.prefix_hit_rate * 100 << " % (host tier " << r.host_hit_rate * 100 << " %), "
+      << r.requests_per_second << " req/s, " << r.output_tokens_per_second << " tok/s, goodput "
+      << r.goodput_requests_per_second << " req/s (" << r.goodput_fraction * 100
+      << " %), utilization " << r.utilization * 100 << " %, preemptions " << r.preemptions;
   return out.str();
 }
 
@@ -95,6 +96,7 @@ int RunSimServe(const SimServeFlags& flags) {
     options.engine.profile = *profile;
     options.engine.max_num_seqs = flags.max_num_seqs;
     options.engine.num_kv_blocks = flags.kv_blocks;
+    options.engine.cpu_offload_blocks = profile->HostBlocksIn(flags.kv_offload_gib);
     options.policy = policy;
     options.seed = flags.seed;
     Result<sim::ServeSimReport> report = sim::RunServeSim(*trace, options);
@@ -147,6 +149,10 @@ STRATA_REGISTER_COMMANDS("sim_serve", [](CLI::App& app) {
       ->check(CLI::PositiveNumber);
   serve->add_option("--kv-blocks", flags->kv_blocks, "KV blocks per engine (default: profile's)")
       ->check(CLI::PositiveNumber);
+  serve
+      ->add_option("--kv-offload-gib", flags->kv_offload_gib,
+                   "Host memory per engine for a CPU KV-offload tier, in GiB (default 0: none)")
+      ->check(CLI::NonNegativeNumber);
   serve->add_option("--max-requests", flags->max_requests, "Replay only the first N requests");
   serve->add_option("--seed", flags->seed, "Seed for generated workloads and random routing");
   serve->callback([flags] { SetExitCode(RunSimServe(*flags)); });

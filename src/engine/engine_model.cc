@@ -27,7 +27,7 @@ std::vector<std::string> DistinctAdapters(const auto& sequences) {
 EngineModel::EngineModel(EngineOptions options)
     : options_(WithProfileDefaults(std::move(options))),
       block_size_(options_.block_size),
-      kv_(options_.num_kv_blocks) {
+      kv_(options_.num_kv_blocks, options_.cpu_offload_blocks) {
   STRATA_CHECK(Validate(options_).ok());
 }
 
@@ -36,6 +36,9 @@ Status EngineModel::Validate(const EngineOptions& options) {
   if (resolved.max_num_seqs < 1) return InvalidArgumentError("max_num_seqs must be at least 1");
   if (resolved.num_kv_blocks < 1) return InvalidArgumentError("kv_blocks must be at least 1");
   if (resolved.block_size < 1) return InvalidArgumentError("block_size must be at least 1");
+  if (resolved.cpu_offload_blocks < 0) {
+    return InvalidArgumentError("cpu_offload_blocks must not be negative");
+  }
   if (resolved.profile.max_prefill_tokens_per_step < 1) {
     return InvalidArgumentError("max_prefill_tokens_per_step must be at least 1");
   }
@@ -116,17 +119,26 @@ void EngineModel::ReserveDecodeBlocks() {
   }
 }
 
-bool EngineModel::TryAdmit(Sequence& sequence) {
+bool EngineModel::TryAdmit(Sequence& sequence, int64_t* reloaded_tokens) {
   int target = sequence.Target();
-  size_t matched = kv_.MatchLength(sequence.prompt_hashes);
+  std::span<const uint64_t> hashes = sequence.prompt_hashes;
   // At least one token is computed, so a fully cached prompt still produces its next token.
-  matched = std::min(matched, static_cast<size_t>((target - 1) / block_size_));
+  const size_t reusable = static_cast<size_t>((target - 1) / block_size_);
+  size_t matched = std::min(kv_.MatchLength(hashes), reusable);
+  size_t reloaded = std::min(kv_.HostMatchLength(hashes, matched), reusable - matched);
   size_t needed = static_cast<size_t>(BlocksFor(target));
-  if (!kv_.CanAllocate(sequence.prompt_hashes, matched, needed)) return false;
-  sequence.blocks = kv_.Allocate(sequence.prompt_hashes, matched, needed);
-  sequence.computed = static_cast<int>(matched) * block_size_;
+  if (!kv_.CanAllocate(hashes, matched, needed)) return false;
+  sequence.blocks = kv_.Allocate(hashes, matched, needed);
+  if (reloaded > 0) {
+    // The reloaded blocks hold their prefix's KV as soon as the copy is done, in this step.
+    kv_.TouchHost(hashes.subspan(matched, reloaded));
+    kv_.Register(sequence.blocks, hashes.first(matched + reloaded));
+  }
+  sequence.computed = static_cast<int>(matched + reloaded) * block_size_;
+  *reloaded_tokens += static_cast<int64_t>(reloaded) * block_size_;
   counters_.prefix_cache_queries += target;
-  counters_.prefix_cache_hits += sequence.computed;
+  counters_.prefix_cache_hits += static_cast<int64_t>(matched) * block_size_;
+  counters_.host_cache_hits += static_cast<int64_t>(reloaded) * block_size_;
   if (!sequence.admitted_before) counters_.prompt_tokens += sequence.request.prompt.size();
   sequence.admitted_before = true;
   return true;
@@ -147,6 +159,7 @@ StepResult EngineModel::Step(TimePoint now) {
   int64_t context_tokens = 0;
   int64_t budget = options_.profile.max_prefill_tokens_per_step;
   int64_t prefill_tokens = 0;
+  int64_t reloaded_tokens = 0;
   std::vector<Sequence*> prefill_done;
   auto prefill = [&](Sequence* sequence) {
     int64_t chunk = std::min<int64_t>(sequence->Target() - sequence->computed, budget);
@@ -165,7 +178,8 @@ StepResult EngineModel::Step(TimePoint now) {
   while (!waiting_.empty() && budget > 0 &&
          static_cast<int>(running_.size()) < options_.max_num_seqs) {
     Sequence* sequence = waiting_.front();
-    if (!TryAdmit(*sequence)) break;  // first come, first served: nobody overtakes the head
+    if (!TryAdmit(*sequence, &reloaded_tokens))
+      break;  // first come, first served: nobody overtakes the head
     waiting_.pop_front();
     running_.push_back(sequence);
     prefill(sequence);
@@ -176,7 +190,7 @@ StepResult EngineModel::Step(TimePoint now) {
   }
 
   result.duration = options_.profile.StepDuration(
-      prefill_tokens, static_cast<int64_t>(decoding.size()), context_tokens);
+      prefill_tokens, static_cast<int64_t>(decoding.size()), context_tokens, reloaded_tokens);
   TimePoint end = now + result.duration;
 
   auto emit = [&](Sequence* sequence) {

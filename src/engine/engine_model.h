@@ -21,6 +21,8 @@ struct EngineOptions {
   // 0: the profile's values.
   int num_kv_blocks = 0;
   int block_size = 0;
+  // Blocks of the host-memory KV tier (CPU offloading); 0: none.
+  int cpu_offload_blocks = 0;
   // LoRA adapters loaded in this engine; a request may name one of them.
   std::vector<std::string> lora_adapters;
 };
@@ -56,7 +58,8 @@ struct EngineStats {
   int64_t waiting = 0;
   double kv_usage = 0;               // fraction of KV blocks in use
   int64_t prefix_cache_queries = 0;  // prompt tokens looked up in the prefix cache
-  int64_t prefix_cache_hits = 0;     // of those, tokens found cached
+  int64_t prefix_cache_hits = 0;     // of those, tokens found cached on the GPU
+  int64_t host_cache_hits = 0;       // of those, tokens reloaded from the host-memory tier
   int64_t prompt_tokens = 0;
   int64_t generation_tokens = 0;
   int64_t preemptions = 0;
@@ -65,7 +68,8 @@ struct EngineStats {
 };
 
 // The model of one LLM engine replica (vLLM's V1 scheduler, simplified): continuous batching of
-// up to max_num_seqs sequences, chunked prefill, a KV cache of fixed blocks with prefix caching,
+// up to max_num_seqs sequences, chunked prefill, a KV cache of fixed blocks with prefix caching
+// (and optionally a host-memory tier that evicted blocks go to and are reloaded from),
 // preemption by recompute when decode runs out of blocks, and the latency of each step from an
 // EngineProfile.
 //
@@ -127,9 +131,10 @@ class EngineModel {
   // Gives each decoding sequence room for one more token, preempting the newest if needed.
   void ReserveDecodeBlocks();
   void Preempt(size_t running_index);
-  // Takes KV blocks for a waiting sequence, reusing cached prefix blocks. Returns false, with
-  // nothing taken, when the blocks are not there.
-  bool TryAdmit(Sequence& sequence);
+  // Takes KV blocks for a waiting sequence, reusing cached prefix blocks and reloading those in
+  // the host tier (adding their tokens to *reloaded_tokens). Returns false, with nothing taken,
+  // when the blocks are not there.
+  bool TryAdmit(Sequence& sequence, int64_t* reloaded_tokens);
   void Finish(Sequence& sequence);
 
   EngineOptions options_;

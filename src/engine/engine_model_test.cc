@@ -90,6 +90,28 @@ TEST(EngineModelTest, SharedPrefixIsServedFromTheCache) {
   EXPECT_EQ(stats.prefix_cache_hits, 32);
 }
 
+TEST(EngineModelTest, PrefixEvictedToHostMemoryIsReloadedNotRecomputed) {
+  EngineOptions options = SmallOptions();
+  options.num_kv_blocks = 40;  // 160 tokens: one 100-token prompt at a time
+  options.cpu_offload_blocks = 100;
+  EngineModel engine(options);
+  TimePoint now = FakeClock::kDefaultStart;
+  ASSERT_TRUE(engine.Add(Request(1, Prompt(100, 1), 1), now).ok());
+  now = RunToIdle(engine, now).end;
+  // Another prompt takes every GPU block: the first prompt's blocks go to host memory.
+  ASSERT_TRUE(engine.Add(Request(2, Prompt(159, 5000), 1), now).ok());
+  now = RunToIdle(engine, now).end;
+  ASSERT_TRUE(engine.Add(Request(3, Prompt(100, 1), 1), now).ok());
+  StepResult step = engine.Step(now);
+  ASSERT_EQ(step.outputs.size(), 1u);
+  // 96 tokens reloaded (the last block is computed): 96 x 3 us + 30 ms + 4 x 250 us.
+  EXPECT_EQ(step.duration, microseconds(96 * 3) + milliseconds(30) + microseconds(4 * 250));
+  EngineStats stats = engine.Stats();
+  EXPECT_EQ(stats.host_cache_hits, 96);
+  EXPECT_EQ(stats.prefix_cache_hits, 0);
+  EXPECT_EQ(stats.prefix_cache_queries, 359);
+}
+
 TEST(EngineModelTest, FullyCachedPromptStillComputesItsLastToken) {
   EngineModel engine(SmallOptions());
   TimePoint now = FakeClock::kDefaultStart;

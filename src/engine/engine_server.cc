@@ -232,10 +232,18 @@ void EngineServer::ScheduleStep() {
 }
 
 void EngineServer::RunStep() {
-  StepResult result = engine_->Step(EngineNow());
+  const TimePoint now = EngineNow();
+  // A step that follows the previous one back to back starts, in engine time, where that one
+  // ended: a timer that fired late (a busy host) must not stretch the model's steps, so the
+  // lateness is taken off this step's real wait instead of accumulating over the run.
+  const TimePoint start = chained_ ? std::min(now, step_end_) : now;
+  chained_ = false;
+  StepResult result = engine_->Step(now);
+  step_end_ = start + result.duration;
   auto finish_step = [this](const StepResult& step) {
     Deliver(step);
     step_pending_ = false;
+    chained_ = engine_->HasWork();
     ScheduleStep();
   };
   if (options_.time_scale == 0) {
@@ -243,8 +251,9 @@ void EngineServer::RunStep() {
     finish_step(result);
     return;
   }
+  const double engine_ahead = static_cast<double>((step_end_ - now).count());
   Duration real_delay(
-      static_cast<int64_t>(static_cast<double>(result.duration.count()) / options_.time_scale));
+      std::max<int64_t>(0, static_cast<int64_t>(engine_ahead / options_.time_scale)));
   http_.PostAfter(real_delay, [finish_step, result = std::move(result)] { finish_step(result); });
 }
 

@@ -77,6 +77,10 @@ class EngineServer {
   std::unordered_map<uint64_t, std::unique_ptr<ActiveRequest>> active_;
   uint64_t next_id_ = 1;
   bool step_pending_ = false;
+  // Whether the next step follows the last one back to back, and when (engine time) that one
+  // ended.
+  bool chained_ = false;
+  TimePoint step_end_{};
   bool stopped_ = false;
 };
 

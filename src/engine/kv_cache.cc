@@ -1,16 +1,20 @@
 #include "engine/kv_cache.h"
 
+#include <algorithm>
+
 #include "common/check.h"
 
 namespace strata::engine {
 
-KvCache::KvCache(int num_blocks)
+KvCache::KvCache(int num_blocks, int host_blocks)
     : ref_counts_(num_blocks, 0),
       hashes_(num_blocks, 0),
       hashed_(num_blocks, false),
       prev_(num_blocks, kNone),
-      next_(num_blocks, kNone) {
+      next_(num_blocks, kNone),
+      host_capacity_(static_cast<size_t>(std::max(host_blocks, 0))) {
   STRATA_CHECK(num_blocks > 0);
+  STRATA_CHECK(host_blocks >= 0);
   for (int block = 0; block < num_blocks; ++block) PushFree(block);
 }
 
@@ -22,6 +26,39 @@ size_t KvCache::MatchLength(std::span<const uint64_t> hashes) const {
   size_t matched = 0;
   while (matched < hashes.size() && block_of_hash_.contains(hashes[matched])) ++matched;
   return matched;
+}
+
+size_t KvCache::HostMatchLength(std::span<const uint64_t> hashes, size_t from) const {
+  size_t matched = 0;
+  while (from + matched < hashes.size() && host_position_.contains(hashes[from + matched])) {
+    ++matched;
+  }
+  return matched;
+}
+
+void KvCache::TouchHost(std::span<const uint64_t> hashes) {
+  // Last first, so that the leading blocks, which every match needs, end up most recent.
+  for (auto it = hashes.rbegin(); it != hashes.rend(); ++it) {
+    auto found = host_position_.find(*it);
+    if (found != host_position_.end()) {
+      host_order_.splice(host_order_.begin(), host_order_, found->second);
+    }
+  }
+}
+
+void KvCache::OffloadToHost(uint64_t hash) {
+  if (host_capacity_ == 0) return;
+  auto found = host_position_.find(hash);
+  if (found != host_position_.end()) {
+    host_order_.splice(host_order_.begin(), host_order_, found->second);
+    return;
+  }
+  host_order_.push_front(hash);
+  host_position_.emplace(hash, host_order_.begin());
+  if (host_order_.size() > host_capacity_) {
+    host_position_.erase(host_order_.back());
+    host_order_.pop_back();
+  }
 }
 
 bool KvCache::CanAllocate(std::span<const uint64_t> hashes, size_t matched,
@@ -53,8 +90,10 @@ bool KvCache::AppendBlock(std::vector<int>& blocks) {
   if (free_count_ == 0) return false;
   int block = PopFree();
   if (hashed_[block]) {
+    // Evicted from the GPU: its KV goes to host memory, if there is a host tier.
     block_of_hash_.erase(hashes_[block]);
     hashed_[block] = false;
+    OffloadToHost(hashes_[block]);
   }
   ref_counts_[block] = 1;
   blocks.push_back(block);

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <list>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -15,11 +16,15 @@ namespace strata::engine {
 // user finished stays cached while free; free blocks are reused least recently freed first,
 // which evicts the oldest cached prefixes first.
 //
+// Optionally a host-memory tier (CPU offloading, LMCache-style): a cached block evicted from
+// the GPU keeps its hash in a larger LRU of `host_blocks` blocks, from which a later sequence
+// reloads it into a fresh GPU block instead of computing it again.
+//
 // Owned by one EngineModel; not thread-safe. Block ids are indexes in [0, num_blocks).
 class KvCache {
  public:
-  // REQUIRES: num_blocks > 0.
-  explicit KvCache(int num_blocks);
+  // REQUIRES: num_blocks > 0, host_blocks >= 0 (0: no host tier).
+  explicit KvCache(int num_blocks, int host_blocks = 0);
 
   int num_blocks() const { return static_cast<int>(ref_counts_.size()); }
   int FreeBlocks() const { return free_count_; }
@@ -28,6 +33,13 @@ class KvCache {
 
   // The number of leading hashes of `hashes` whose blocks are cached (in use or free).
   size_t MatchLength(std::span<const uint64_t> hashes) const;
+
+  // The number of hashes of `hashes` from index `from` on, consecutive, that the host tier
+  // holds (0 without one). Reloading them needs free GPU blocks, as computing them would.
+  size_t HostMatchLength(std::span<const uint64_t> hashes, size_t from) const;
+
+  // Marks `hashes` most recently used in the host tier (they were just reloaded from it).
+  void TouchHost(std::span<const uint64_t> hashes);
 
   // Whether a sequence needing `total_blocks` blocks, whose first `matched` come from the cache
   // (matched <= MatchLength(hashes)), can get them now.
@@ -66,6 +78,13 @@ class KvCache {
   int tail_ = kNone;
   int free_count_ = 0;
   std::unordered_map<uint64_t, int> block_of_hash_;
+  // The host tier: hashes, most recently used at the front.
+  size_t host_capacity_;
+  std::list<uint64_t> host_order_;
+  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> host_position_;
+
+  // Puts `hash` at the front of the host tier, evicting its least recently used beyond capacity.
+  void OffloadToHost(uint64_t hash);
 };
 
 }  // namespace strata::engine

@@ -65,5 +65,43 @@ TEST(KvCacheTest, ReusingAFreeCachedBlockCountsAgainstFreeBlocks) {
   EXPECT_TRUE(kv.CanAllocate(hashes, 1, 2));
 }
 
+TEST(KvCacheTest, EvictedBlocksGoToTheHostTierAndItsLruDropsTheOldest) {
+  KvCache kv(2, /*host_blocks=*/2);
+  std::vector<uint64_t> none;
+  for (uint64_t hash : {1, 2, 3}) {
+    std::vector<uint64_t> one = {hash};
+    std::vector<int> blocks = kv.Allocate(one, 0, 1);
+    kv.Register(blocks, one);
+    kv.Release(blocks);
+    // Take both blocks: whatever was cached on the GPU is evicted to the host tier.
+    kv.Release(kv.Allocate(none, 0, 2));
+  }
+  std::vector<uint64_t> chain = {1, 2, 3};
+  EXPECT_EQ(kv.MatchLength(chain), 0u);
+  // 1 was pushed out of the two-block host tier by 2 and 3.
+  EXPECT_EQ(kv.HostMatchLength(chain, 0), 0u);
+  EXPECT_EQ(kv.HostMatchLength(chain, 1), 2u);
+  kv.TouchHost(std::vector<uint64_t>{2});  // 2 most recent: 3 goes next
+  std::vector<uint64_t> four = {4};
+  std::vector<int> blocks = kv.Allocate(four, 0, 1);
+  kv.Register(blocks, four);
+  kv.Release(blocks);
+  kv.Release(kv.Allocate(none, 0, 2));
+  EXPECT_EQ(kv.HostMatchLength(std::vector<uint64_t>{2}, 0), 1u);
+  EXPECT_EQ(kv.HostMatchLength(std::vector<uint64_t>{3}, 0), 0u);
+  EXPECT_EQ(kv.HostMatchLength(std::vector<uint64_t>{4}, 0), 1u);
+}
+
+TEST(KvCacheTest, WithoutAHostTierEvictedBlocksAreGone) {
+  KvCache kv(1);
+  std::vector<uint64_t> one = {1};
+  std::vector<int> blocks = kv.Allocate(one, 0, 1);
+  kv.Register(blocks, one);
+  kv.Release(blocks);
+  std::vector<uint64_t> none;
+  kv.Release(kv.Allocate(none, 0, 1));
+  EXPECT_EQ(kv.HostMatchLength(one, 0), 0u);
+}
+
 }  // namespace
 }  // namespace strata::engine

@@ -1,5 +1,10 @@
 #include "engine/profile.h"
 
+#include <algorithm>
+#include <limits>
+
+#include "common/check.h"
+
 namespace strata::engine {
 namespace {
 
@@ -18,14 +23,16 @@ EngineProfile Profile8bH100() {
   profile.num_kv_blocks = 26000;
   profile.block_size = 16;
   profile.max_prefill_tokens_per_step = 8192;
+  profile.kv_bytes_per_token = 128 * 1024;
+  profile.per_reloaded_token = microseconds(3);
   return profile;
 }
 
 }  // namespace
 
 Duration EngineProfile::StepDuration(int64_t prefill_tokens, int64_t decoding_sequences,
-                                     int64_t context_tokens) const {
-  Duration total{0};
+                                     int64_t context_tokens, int64_t reloaded_tokens) const {
+  Duration total = per_reloaded_token * reloaded_tokens;
   if (prefill_tokens > 0) total += prefill_overhead + per_prompt_token * prefill_tokens;
   if (decoding_sequences > 0) {
     double growth = 1.0 + batch_slope * static_cast<double>(decoding_sequences - 1);
@@ -33,6 +40,15 @@ Duration EngineProfile::StepDuration(int64_t prefill_tokens, int64_t decoding_se
     total += per_context_token * context_tokens;
   }
   return total;
+}
+
+int EngineProfile::HostBlocksIn(double gib, int block_size) const {
+  STRATA_CHECK(gib >= 0);
+  const double bytes_per_block =
+      static_cast<double>(kv_bytes_per_token) * (block_size > 0 ? block_size : this->block_size);
+  if (bytes_per_block <= 0) return 0;
+  return static_cast<int>(std::min(gib * 1024 * 1024 * 1024 / bytes_per_block,
+                                   static_cast<double>(std::numeric_limits<int>::max())));
 }
 
 Result<EngineProfile> ProfileByName(std::string_view name) {

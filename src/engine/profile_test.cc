@@ -28,6 +28,22 @@ TEST(ProfileTest, DecodeSlowsAsBatchAndContextGrow) {
   EXPECT_EQ(many, microseconds(19560) + microseconds(2560));
 }
 
+TEST(ProfileTest, ReloadingFromHostMemoryIsFarCheaperThanPrefill) {
+  EngineProfile profile = *ProfileByName("8b-h100");
+  // 8,000 tokens: 24 ms copied back from host memory against 2.03 s computed again.
+  EXPECT_EQ(profile.StepDuration(0, 0, 0, 8000), milliseconds(24));
+  EXPECT_EQ(profile.StepDuration(16, 0, 0, 8000), milliseconds(24 + 30 + 4));
+}
+
+TEST(ProfileTest, HostMemoryHoldsBlocksAtTheModelsKvSize) {
+  EngineProfile profile = *ProfileByName("8b-h100");
+  // 128 KiB per token x 16 tokens = 2 MiB per block.
+  EXPECT_EQ(profile.HostBlocksIn(1), 512);
+  EXPECT_EQ(profile.HostBlocksIn(200), 102400);
+  EXPECT_EQ(profile.HostBlocksIn(1, 32), 256);
+  EXPECT_EQ(profile.HostBlocksIn(0), 0);
+}
+
 TEST(ProfileTest, UnknownNameListsKnownProfiles) {
   Result<EngineProfile> profile = ProfileByName("70b-a100");
   ASSERT_FALSE(profile.has_value());

@@ -107,6 +107,11 @@ Result<std::vector<Picker::Candidate>> Picker::Eligible(std::span<const Endpoint
     candidate.index = i;
     candidate.queue = (fresh ? endpoint.waiting + endpoint.running : 0) +
                       (counts_in_flight ? endpoint.in_flight : 0);
+    // What the gateway sent since the scrape is not in the scraped figures yet: the in-flight
+    // requests beyond those the engine was running are queued.
+    candidate.queued = fresh ? std::max(endpoint.waiting, endpoint.in_flight - endpoint.running)
+                             : endpoint.in_flight;
+    candidate.running = fresh ? endpoint.running : 0;
     candidate.kv_usage = fresh ? std::clamp(endpoint.kv_usage, 0.0, 1.0) : 0.5;
     candidate.adapter_loaded = loaded;
     candidate.matched_blocks = prefix_index_.MatchLength(endpoint.id, hashes);
@@ -123,51 +128,51 @@ Result<std::vector<Picker::Candidate>> Picker::Eligible(std::span<const Endpoint
 
 size_t Picker::BreakTie(size_t tied_count) { return rotation_++ % tied_count; }
 
-PickResult Picker::ChooseByScore(const std::vector<Candidate>& candidates, bool lora_requested) {
-  const bool strata = options_.policy == PickPolicy::kStrata;
+PickReason Picker::Explain(const std::vector<Candidate>& candidates, const Candidate& chosen,
+                           const std::vector<bool>& capped, bool lora_requested) {
+  size_t best_match_anywhere = 0;
+  bool longer_match_was_capped = false;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    best_match_anywhere = std::max(best_match_anywhere, candidates[i].matched_blocks);
+    if (candidates[i].matched_blocks > chosen.matched_blocks && capped[i]) {
+      longer_match_was_capped = true;
+    }
+  }
+  if (chosen.matched_blocks > 0 && chosen.matched_blocks == best_match_anywhere) {
+    return PickReason::kPrefixAffinity;
+  }
+  if (longer_match_was_capped) return PickReason::kLoadCapped;
+  if (lora_requested && chosen.adapter_loaded) return PickReason::kLoraAffinity;
+  return PickReason::kLeastLoaded;
+}
+
+PickResult Picker::ChooseByScore(const std::vector<Candidate>& candidates) {
   const bool prefix_only = options_.policy == PickPolicy::kPrefixOnly;
   int64_t min_queue = std::numeric_limits<int64_t>::max();
   int64_t max_queue = std::numeric_limits<int64_t>::min();
+  size_t best_match_anywhere = 0;
   for (const Candidate& c : candidates) {
     min_queue = std::min(min_queue, c.queue);
     max_queue = std::max(max_queue, c.queue);
+    best_match_anywhere = std::max(best_match_anywhere, c.matched_blocks);
   }
-  auto capped = [&](const Candidate& c) {
-    return strata && (c.queue - min_queue > options_.load_cap_queue_excess ||
-                      c.kv_usage >= options_.kv_saturation);
-  };
-
   std::vector<double> scores(candidates.size());
-  size_t best_match_anywhere = 0;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const Candidate& c = candidates[i];
-    best_match_anywhere = std::max(best_match_anywhere, c.matched_blocks);
     if (prefix_only) {
       scores[i] = static_cast<double>(c.matched_blocks);
-    } else {
-      scores[i] = options_.queue_weight * InverseRangeScore(static_cast<double>(c.queue),
-                                                            static_cast<double>(min_queue),
-                                                            static_cast<double>(max_queue)) +
-                  options_.kv_weight * (1.0 - c.kv_usage);
+      continue;
     }
-  }
-  // Prefix scores are normalised by the longest match among candidates so that a one-block
-  // match on a short prompt counts as much as a long match on a long prompt.
-  if (!prefix_only && best_match_anywhere > 0) {
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (capped(candidates[i])) continue;
-      scores[i] += options_.prefix_weight * static_cast<double>(candidates[i].matched_blocks) /
+    scores[i] = options_.queue_weight * InverseRangeScore(static_cast<double>(c.queue),
+                                                          static_cast<double>(min_queue),
+                                                          static_cast<double>(max_queue)) +
+                options_.kv_weight * (1.0 - c.kv_usage);
+    // Normalised by the longest match among candidates, as the EPP's prefix scorer does.
+    if (best_match_anywhere > 0) {
+      scores[i] += options_.prefix_weight * static_cast<double>(c.matched_blocks) /
                    static_cast<double>(best_match_anywhere);
     }
   }
-  if (strata && lora_requested) {
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (candidates[i].adapter_loaded && !capped(candidates[i])) {
-        scores[i] += options_.lora_weight;
-      }
-    }
-  }
-
   const double best = *std::max_element(scores.begin(), scores.end());
   std::vector<size_t> tied;
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -175,23 +180,68 @@ PickResult Picker::ChooseByScore(const std::vector<Candidate>& candidates, bool 
     if (best - scores[i] <= 1e-9) tied.push_back(i);
   }
   const Candidate& chosen = candidates[tied[BreakTie(tied.size())]];
-
   PickResult result;
   result.index = chosen.index;
   result.matched_blocks = chosen.matched_blocks;
-  bool longer_match_was_capped = false;
-  for (const Candidate& c : candidates) {
-    if (c.matched_blocks > chosen.matched_blocks && capped(c)) longer_match_was_capped = true;
+  result.reason = Explain(candidates, chosen, std::vector<bool>(candidates.size(), false),
+                          /*lora_requested=*/false);
+  if (prefix_only && result.reason == PickReason::kLeastLoaded) {
+    result.reason = PickReason::kRoundRobin;
   }
-  if (chosen.matched_blocks > 0 && chosen.matched_blocks == best_match_anywhere) {
-    result.reason = PickReason::kPrefixAffinity;
-  } else if (longer_match_was_capped) {
-    result.reason = PickReason::kLoadCapped;
-  } else if (strata && lora_requested && chosen.adapter_loaded) {
-    result.reason = PickReason::kLoraAffinity;
-  } else {
-    result.reason = prefix_only ? PickReason::kRoundRobin : PickReason::kLeastLoaded;
+  return result;
+}
+
+PickResult Picker::ChooseByCost(const std::vector<Candidate>& candidates, size_t total_blocks,
+                                bool lora_requested) {
+  double mean_load = 0;
+  for (const Candidate& c : candidates) mean_load += static_cast<double>(c.queued + c.running);
+  mean_load /= static_cast<double>(candidates.size());
+  const double allowed_excess = std::max(static_cast<double>(options_.load_cap_min_excess),
+                                         options_.load_cap_ratio * mean_load);
+  // One queued request ahead costs about what the picker has been sending on average.
+  const double per_request = std::max(mean_prefill_blocks_, 1.0);
+
+  std::vector<bool> capped(candidates.size());
+  std::vector<double> costs(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    capped[i] = static_cast<double>(c.queued + c.running) - mean_load > allowed_excess ||
+                c.kv_usage >= options_.kv_saturation;
+    const size_t cached = capped[i] ? 0 : c.matched_blocks;
+    double requests_ahead = static_cast<double>(c.queued) +
+                            options_.running_share * static_cast<double>(c.running) +
+                            options_.kv_share * c.kv_usage;
+    if (lora_requested && (capped[i] || !c.adapter_loaded)) requests_ahead += options_.lora_share;
+    costs[i] = per_request * requests_ahead + static_cast<double>(total_blocks - cached);
   }
+  const double least = *std::min_element(costs.begin(), costs.end());
+  std::vector<size_t> tied;
+  int64_t least_load = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (costs[i] - least > 1e-9 * std::max(1.0, least)) continue;
+    // Equal estimates: the less loaded endpoint, so that ties spread the load.
+    const int64_t load = candidates[i].queued + candidates[i].running;
+    if (load < least_load) {
+      least_load = load;
+      tied.clear();
+    }
+    if (load == least_load) tied.push_back(i);
+  }
+  const Candidate& chosen = candidates[tied[BreakTie(tied.size())]];
+
+  const double uncached = static_cast<double>(total_blocks - chosen.matched_blocks);
+  if (total_blocks > 0) {
+    // A slow running mean: it prices the queue, which holds requests routed over many picks.
+    constexpr double kMeanWeight = 1.0 / 32;
+    mean_prefill_blocks_ =
+        mean_prefill_blocks_ == 0
+            ? uncached
+            : mean_prefill_blocks_ + kMeanWeight * (uncached - mean_prefill_blocks_);
+  }
+  PickResult result;
+  result.index = chosen.index;
+  result.matched_blocks = chosen.matched_blocks;
+  result.reason = Explain(candidates, chosen, capped, lora_requested);
   return result;
 }
 
@@ -233,9 +283,12 @@ Result<PickResult> Picker::Pick(std::span<const EndpointState> endpoints,
       break;
     }
     case PickPolicy::kStrata:
+      result = ChooseByCost(candidates, hashes.size(), !request.adapter.empty());
+      prefix_index_.Record(endpoints[result.index].id, hashes);
+      break;
     case PickPolicy::kEppDefault:
     case PickPolicy::kPrefixOnly:
-      result = ChooseByScore(candidates, !request.adapter.empty());
+      result = ChooseByScore(candidates);
       prefix_index_.Record(endpoints[result.index].id, hashes);
       break;
   }

@@ -36,7 +36,7 @@ struct EndpointState {
 // The routing policies. kStrata is the default; the others exist as baselines for the
 // simulator and benchmarks.
 enum class PickPolicy {
-  kStrata,        // filters, then prefix 3 + queue 2 + KV 2 + LoRA 1, with a load cap
+  kStrata,        // filters, then the least estimated time to first token, with a load cap
   kEppDefault,    // the Inference Extension's default: prefix 3 + queue 2 + KV 2, scraped only
   kPrefixOnly,    // longest prefix match, ties rotate
   kLeastRequest,  // fewest waiting + running + in-flight
@@ -57,14 +57,30 @@ struct PickerOptions {
   // Scraped figures older than this are ignored: only the gateway's own in-flight count and
   // configuration count then.
   Duration metrics_stale_after = std::chrono::milliseconds(500);
+  // kEppDefault's scorer weights (the Inference Extension's defaults).
   double prefix_weight = 3.0;
   double queue_weight = 2.0;
   double kv_weight = 2.0;
-  double lora_weight = 1.0;  // kStrata only
-  // kStrata only: an endpoint whose queue exceeds the least-loaded eligible endpoint's by more
-  // than this, or whose KV usage is at least `kv_saturation`, gets no prefix or LoRA credit, so
-  // affinity cannot pile requests onto a saturated replica.
-  int64_t load_cap_queue_excess = 8;
+  // kStrata: the estimated time to first token on an endpoint, in units of prompt blocks to
+  // prefill, is
+  //   mean_prefill * (queued + running_share * running + kv_share * kv_usage
+  //                   + lora_share * (adapter requested and not loaded))
+  //   + blocks of this prompt the endpoint has not cached
+  // where `queued` counts requests sent but not yet in the engine's batch, and mean_prefill is
+  // the running mean of the uncached blocks of the requests this picker routed (what one queued
+  // request costs ahead of this one). The endpoint with the least estimate wins: affinity wins
+  // over queue length exactly when the cached prefix saves more than the queue costs.
+  // Sequences already in the batch mostly decode, which delays a new prefill little: 0 by
+  // default (the queue and KV terms carry the load).
+  double running_share = 0;
+  double kv_share = 1.0;
+  double lora_share = 1.0;
+  // kStrata: an endpoint whose load (queued + running) exceeds the eligible endpoints' mean by
+  // more than max(load_cap_min_excess, load_cap_ratio * mean), or whose KV usage is at least
+  // `kv_saturation`, gets no prefix or LoRA credit, so affinity cannot pile requests onto a
+  // saturated replica.
+  double load_cap_ratio = 1.0;
+  int64_t load_cap_min_excess = 4;
   double kv_saturation = 0.95;
 };
 
@@ -127,6 +143,8 @@ class Picker {
   struct Candidate {
     size_t index;
     int64_t queue;    // waiting + running (fresh scrapes only) + in-flight
+    int64_t queued;   // sent and not yet in the batch: max(waiting, in-flight - running)
+    int64_t running;  // in the batch at the last fresh scrape
     double kv_usage;  // 0.5 when unknown (stale)
     bool adapter_loaded;
     size_t matched_blocks;
@@ -135,13 +153,23 @@ class Picker {
   Result<std::vector<Candidate>> Eligible(std::span<const EndpointState> endpoints,
                                           const PickRequest& request, TimePoint now,
                                           std::span<const uint64_t> hashes) const;
-  PickResult ChooseByScore(const std::vector<Candidate>& candidates, bool lora_requested);
+  // kEppDefault and kPrefixOnly: weighted scores.
+  PickResult ChooseByScore(const std::vector<Candidate>& candidates);
+  // kStrata: the least estimated time to first token (see PickerOptions).
+  PickResult ChooseByCost(const std::vector<Candidate>& candidates, size_t total_blocks,
+                          bool lora_requested);
+  // Why `chosen` won, given every candidate's match and whether each was over the load cap.
+  static PickReason Explain(const std::vector<Candidate>& candidates, const Candidate& chosen,
+                            const std::vector<bool>& capped, bool lora_requested);
   // Index into `tied` of the one to take, rotating so equal endpoints share the load.
   size_t BreakTie(size_t tied_count);
 
   PickerOptions options_;
   PrefixIndex prefix_index_;
   uint64_t rotation_ = 0;
+  // kStrata: running mean of the uncached prompt blocks of routed requests; 0 until the first
+  // prompt with blocks.
+  double mean_prefill_blocks_ = 0;
   std::mt19937_64 random_;
 };
 

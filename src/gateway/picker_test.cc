@@ -149,11 +149,72 @@ TEST_F(PickerTest, LoadCapStopsAffinityPilingOntoASaturatedEndpoint) {
   request.prompt = "a long shared system prompt for everybody";
   auto first = picker.Pick(endpoints, request, clock_.Now());
   ASSERT_TRUE(first.has_value());
-  endpoints[first->index].waiting = 20;  // over the load cap (8 above the least loaded)
+  endpoints[first->index].waiting = 20;  // over the load cap (13 above the mean of 6.7)
   auto next = picker.Pick(endpoints, request, clock_.Now());
   ASSERT_TRUE(next.has_value());
   EXPECT_NE(next->index, first->index);
   EXPECT_EQ(next->reason, PickReason::kLoadCapped);
+}
+
+// Routes `count` prompts of `blocks` blocks that share nothing, so that the picker learns what
+// one queued request costs (`blocks` blocks of prefill).
+void TeachMeanPrefill(Picker& picker, const std::vector<EndpointState>& endpoints, int count,
+                      uint64_t blocks, TimePoint now) {
+  for (int i = 0; i < count; ++i) {
+    std::vector<uint64_t> hashes;
+    for (uint64_t b = 0; b < blocks; ++b) hashes.push_back(1'000'000 + 1000 * i + b);
+    PickRequest request;
+    request.block_hashes = hashes;
+    ASSERT_TRUE(picker.Pick(endpoints, request, now).has_value());
+  }
+}
+
+TEST_F(PickerTest, StrataKeepsAffinityWhileTheCachedPrefixSavesMoreThanTheQueueCosts) {
+  auto endpoints = Three();
+  Picker picker(Options(PickPolicy::kStrata));
+  TeachMeanPrefill(picker, endpoints, 32, 8, clock_.Now());
+  std::vector<uint64_t> shared;
+  for (uint64_t b = 1; b <= 40; ++b) shared.push_back(b);
+  PickRequest request;
+  request.block_hashes = shared;
+  auto first = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(first.has_value());
+  // ~9 blocks per queued request: 3 queued (~27) cost less than the 40 cached blocks save.
+  endpoints[first->index].waiting = 3;
+  auto kept = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->index, first->index);
+  EXPECT_EQ(kept->reason, PickReason::kPrefixAffinity);
+  // 6 queued (~54) cost more than recomputing 40 blocks elsewhere; not over the load cap.
+  endpoints[first->index].waiting = 6;
+  auto moved = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(moved.has_value());
+  EXPECT_NE(moved->index, first->index);
+  EXPECT_EQ(moved->reason, PickReason::kLeastLoaded);
+}
+
+TEST_F(PickerTest, StrataLoadCapIsRelativeToTheMeanLoad) {
+  auto endpoints = Three();
+  Picker picker(Options(PickPolicy::kStrata));
+  std::vector<uint64_t> shared = {1, 2, 3, 4, 5, 6, 7, 8};
+  PickRequest request;
+  request.block_hashes = shared;
+  auto first = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(first.has_value());
+  // 20 above the others, but every replica is busy: 60 against a mean of 47 is not piling up.
+  for (EndpointState& endpoint : endpoints) endpoint.running = 40;
+  endpoints[first->index].running = 60;
+  auto busy = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_EQ(busy->index, first->index);
+  EXPECT_EQ(busy->reason, PickReason::kPrefixAffinity);
+  // 13 above idle replicas is: the prefix credit goes.
+  for (EndpointState& endpoint : endpoints) endpoint.running = 0;
+  endpoints[first->index].running = 13;
+  auto idle = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(idle.has_value());
+  EXPECT_NE(idle->index, first->index);
+  EXPECT_EQ(idle->reason, PickReason::kLoadCapped);
 }
 
 TEST_F(PickerTest, EppDefaultKeepsAffinityOnALoadedEndpoint) {

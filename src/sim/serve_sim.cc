@@ -45,6 +45,7 @@ nlohmann::json ServeSimReport::ToJson() const {
           {"ttft_seconds", {{"p50", ttft_p50}, {"p90", ttft_p90}, {"p99", ttft_p99}}},
           {"tpot_seconds", {{"p50", tpot_p50}, {"p90", tpot_p90}}},
           {"prefix_hit_rate", prefix_hit_rate},
+          {"host_hit_rate", host_hit_rate},
           {"output_tokens_per_second", output_tokens_per_second},
           {"requests_per_second", requests_per_second},
           {"goodput_requests_per_second", goodput_requests_per_second},
@@ -65,13 +66,15 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
   std::vector<gateway::EndpointState> endpoints(options.replicas);
   for (int i = 0; i < options.replicas; ++i) endpoints[i].id = "replica-" + std::to_string(i);
 
-  // The router remembers about as many prefix blocks per replica as its KV cache holds.
+  // The router remembers about as many prefix blocks per replica as its KV cache holds, host
+  // tier included.
   gateway::PickerOptions picker_options;
   picker_options.policy = options.policy;
   picker_options.seed = options.seed;
   picker_options.metrics_stale_after = options.scrape_interval * 5;
-  int64_t kv_tokens =
-      static_cast<int64_t>(replicas[0].engine.num_kv_blocks()) * replicas[0].engine.block_size();
+  int64_t kv_tokens = static_cast<int64_t>(replicas[0].engine.num_kv_blocks() +
+                                           replicas[0].engine.options().cpu_offload_blocks) *
+                      replicas[0].engine.block_size();
   picker_options.prefix_blocks_per_endpoint =
       static_cast<size_t>(std::max<int64_t>(1, kv_tokens / trace.front().block_tokens));
   gateway::Picker picker(picker_options);
@@ -189,15 +192,18 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
   report.tpot_p90 = Percentile(tpot, 0.9);
   int64_t queries = 0;
   int64_t hits = 0;
+  int64_t host_hits = 0;
   Duration busy{0};
   for (const Replica& replica : replicas) {
     engine::EngineStats stats = replica.engine.Stats();
     queries += stats.prefix_cache_queries;
-    hits += stats.prefix_cache_hits;
+    hits += stats.prefix_cache_hits + stats.host_cache_hits;
+    host_hits += stats.host_cache_hits;
     report.preemptions += stats.preemptions;
     busy += replica.busy_time;
   }
   report.prefix_hit_rate = queries == 0 ? 0 : static_cast<double>(hits) / queries;
+  report.host_hit_rate = queries == 0 ? 0 : static_cast<double>(host_hits) / queries;
   report.output_tokens_per_second = static_cast<double>(output_tokens) / span;
   report.requests_per_second = static_cast<double>(report.completed) / span;
   report.goodput_requests_per_second = static_cast<double>(good) / span;

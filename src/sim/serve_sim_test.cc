@@ -60,6 +60,29 @@ TEST(ServeSimTest, PrefixAwareRoutingHitsTheCacheMoreThanRoundRobin) {
   EXPECT_LT(prefix_aware->ttft_p90, round_robin->ttft_p90);
 }
 
+TEST(ServeSimTest, StrataRoutesByPrefixAndBeatsRoundRobin) {
+  Result<ServeSimReport> strata =
+      RunServeSim(SharedPromptTrace(), Options(gateway::PickPolicy::kStrata));
+  Result<ServeSimReport> round_robin =
+      RunServeSim(SharedPromptTrace(), Options(gateway::PickPolicy::kRoundRobin));
+  ASSERT_TRUE(strata.has_value() && round_robin.has_value());
+  EXPECT_GT(strata->prefix_hit_rate, round_robin->prefix_hit_rate);
+  EXPECT_LT(strata->ttft_p90, round_robin->ttft_p90);
+  EXPECT_GE(strata->goodput_fraction, round_robin->goodput_fraction);
+}
+
+TEST(ServeSimTest, HostTierServesPrefixesTheGpuCacheHasNoRoomFor) {
+  ServeSimOptions options = Options(gateway::PickPolicy::kRoundRobin);
+  Result<ServeSimReport> gpu_only = RunServeSim(SharedPromptTrace(), options);
+  options.engine.cpu_offload_blocks = 2000;  // room for all 8 system prompts on every replica
+  Result<ServeSimReport> offload = RunServeSim(SharedPromptTrace(), options);
+  ASSERT_TRUE(gpu_only.has_value() && offload.has_value());
+  EXPECT_EQ(gpu_only->host_hit_rate, 0);
+  EXPECT_GT(offload->host_hit_rate, 0);
+  EXPECT_GT(offload->prefix_hit_rate, gpu_only->prefix_hit_rate);
+  EXPECT_LT(offload->ttft_p90, gpu_only->ttft_p90);
+}
+
 TEST(ServeSimTest, SameInputGivesTheSameReport) {
   Result<ServeSimReport> a =
       RunServeSim(SharedPromptTrace(), Options(gateway::PickPolicy::kStrata));

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Live check of the serving model: the start of the Mooncake trace replayed in real time through
+# the real gateway onto 4 `strata engine-sim` processes (time-scaled), then the same slice in
+# `strata sim serve` (virtual time, the same engine model and picker), and the difference.
+#
+#   bench/serve/live_check.sh TRACE.jsonl [REQUESTS] [TIME_SCALE]
+#
+# Environment: STRATA (the binary; default build/release/bin/strata), RATE_SCALE (default 0.165:
+# 4 replicas at about the load 8 replicas get from 0.33), POLICY (default strata), OFFLOAD_GIB
+# (host KV tier per engine, default 0), REPLICAS (default 4).
+set -euo pipefail
+
+trace=${1:?usage: live_check.sh TRACE.jsonl [REQUESTS] [TIME_SCALE]}
+requests=${2:-300}
+time_scale=${3:-4}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+strata=${STRATA:-$root/build/release/bin/strata}
+rate_scale=${RATE_SCALE:-0.165}
+policy=${POLICY:-strata}
+offload=${OFFLOAD_GIB:-0}
+replicas=${REPLICAS:-4}
+[[ -x $strata ]] || { echo "live_check: no strata binary at $strata (set STRATA)" >&2; exit 2; }
+[[ -r $trace ]] || { echo "live_check: cannot read trace $trace" >&2; exit 2; }
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Waits for a process to print its "listening on ...:PORT" line; prints PORT.
+port_of() {
+  local log=$1 line
+  for _ in $(seq 1 200); do
+    line=$(grep -o 'listening on [^ ]*' "$log" | head -1 || true)
+    if [[ -n $line ]]; then echo "${line##*:}"; return 0; fi
+    sleep 0.05
+  done
+  echo "live_check: no listening line in $log:" >&2
+  cat "$log" >&2
+  return 1
+}
+
+endpoints=()
+for i in $(seq 1 "$replicas"); do
+  "$strata" engine-sim --port 0 --model llama-3-8b --time-scale "$time_scale" \
+    --kv-offload-gib "$offload" >"$work/engine$i.log" 2>&1 &
+  pids+=($!)
+  endpoints+=("\"127.0.0.1:$(port_of "$work/engine$i.log")\"")
+done
+# The gateway scrapes every 100 ms of engine time, as the simulator's gateway does.
+scrape_ms=$(python3 -c "print(max(1, round(100 / $time_scale)))")
+cat >"$work/gateway.yaml" <<EOF
+policy: $policy
+scrapeIntervalMs: $scrape_ms
+limits: {maxBodyBytes: 16777216, upstreamTimeoutMs: 3600000, readTimeoutMs: 600000}
+models:
+- name: llama-3-8b
+  versions:
+  - {name: v1, weight: 1, endpoints: [$(IFS=,; echo "${endpoints[*]}")]}
+EOF
+"$strata" gateway --listen 127.0.0.1:0 --config "$work/gateway.yaml" >"$work/gateway.log" 2>&1 &
+pids+=($!)
+gateway_port=$(port_of "$work/gateway.log")
+
+echo "live: $replicas engine-sims x$time_scale behind the gateway (policy $policy), $requests" \
+  "requests at rate scale $rate_scale" >&2
+python3 "$here/live_replay.py" --trace "$trace" --gateway "127.0.0.1:$gateway_port" \
+  --rate-scale "$rate_scale" --time-scale "$time_scale" --max-requests "$requests" \
+  >"$work/live.json"
+"$strata" sim serve --trace "$trace" --format mooncake --replicas "$replicas" \
+  --rate-scale "$rate_scale" --max-requests "$requests" --policy "$policy" \
+  --kv-offload-gib "$offload" -o json >"$work/sim.json"
+
+python3 - "$work/live.json" "$work/sim.json" <<'EOF'
+import json, sys
+live = json.load(open(sys.argv[1]))
+sim = json.load(open(sys.argv[2]))
+rows = [("TTFT p50 (s)", "ttft_seconds", "p50"), ("TTFT p90 (s)", "ttft_seconds", "p90"),
+        ("TTFT p99 (s)", "ttft_seconds", "p99"), ("TPOT p50 (s)", "tpot_seconds", "p50"),
+        ("TPOT p90 (s)", "tpot_seconds", "p90"), ("goodput share", "goodput_fraction", None),
+        ("output tok/s", "output_tokens_per_second", None)]
+worst = 0.0
+print(json.dumps({"live": live, "virtual_time": sim}, indent=2))
+print("%-15s %10s %10s %8s" % ("figure", "live", "sim", "diff"))
+for name, key, sub in rows:
+    a = live[key][sub] if sub else live[key]
+    b = sim[key][sub] if sub else sim[key]
+    diff = (a - b) / b if b else 0.0
+    worst = max(worst, abs(diff))
+    print("%-15s %10.4f %10.4f %+7.1f%%" % (name, a, b, 100 * diff))
+print("completed: live %d/%d, sim %d/%d; largest difference %.1f%% (target: within 15%%)"
+      % (live["completed"], live["requests"], sim["completed"], sim["requests"], 100 * worst))
+EOF

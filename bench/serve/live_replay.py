@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Replays the start of a Mooncake trace through an OpenAI-compatible gateway in real time.
+
+Each request of the trace becomes one streaming POST /v1/completions whose prompt is text built
+from its hash ids: hash id k expands into the same 512 words wherever it appears (so requests
+that share hash ids share a text prefix, as the trace means), tokens past the listed blocks are
+words of the request's own, and the prompt is cut to input_length words; max_tokens is
+output_length. strata's engine-sim counts one token per word, so the engines see the same token
+counts and the same prefix sharing as `strata sim serve` does from the trace itself.
+
+Time: arrivals are the trace's timestamps divided by --rate-scale (as `strata sim serve`) and by
+--time-scale (the engine-sims' --time-scale: they run that many times faster than real time).
+Measured latencies are multiplied by --time-scale, so the figures printed are in the engines'
+simulated seconds, comparable with `strata sim serve`'s.
+
+Prints one JSON object with the same fields as `strata sim serve -o json` where they exist.
+Standard library only.
+"""
+
+import argparse
+import http.client
+import json
+import math
+import sys
+import threading
+import time
+
+BLOCK_TOKENS = 512
+
+
+def block_words(key, count=BLOCK_TOKENS):
+    return " ".join("k%xz%x" % (key, j) for j in range(count))
+
+
+def prompt_text(index, row, cache):
+    parts = []
+    left = row["input_length"]
+    for key in row["hash_ids"]:
+        if left <= 0:
+            break
+        if left >= BLOCK_TOKENS:
+            if key not in cache:
+                cache[key] = block_words(key)
+            parts.append(cache[key])
+            left -= BLOCK_TOKENS
+        else:
+            parts.append(block_words(key, left))
+            left = 0
+    if left > 0:
+        parts.append(" ".join("u%xz%x" % (index, j) for j in range(left)))
+    return " ".join(parts)
+
+
+def percentile(sorted_values, p):
+    """Nearest rank, as strata sim serve reports."""
+    if not sorted_values:
+        return 0.0
+    rank = max(1, min(len(sorted_values), math.ceil(p * len(sorted_values))))
+    return sorted_values[rank - 1]
+
+
+class Result:
+    def __init__(self):
+        self.ttft = None
+        self.tpot = None
+        self.tokens = 0
+        self.error = None
+
+
+def send(host, port, model, prompt, max_tokens, result, time_scale):
+    body = json.dumps(
+        {
+            "model": model,
+            "prompt": prompt,
+            "max_tokens": max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+    ).encode()
+    start = time.monotonic()
+    first = last = None
+    try:
+        connection = http.client.HTTPConnection(host, port, timeout=3600)
+        connection.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        if response.status != 200:
+            result.error = "HTTP %d: %s" % (response.status, response.read(200))
+            return
+        while True:
+            line = response.readline()
+            if not line:
+                break
+            if not line.startswith(b"data: "):
+                continue
+            payload = line[6:].strip()
+            if payload == b"[DONE]":
+                break
+            chunk = json.loads(payload)
+            if chunk.get("choices") and chunk["choices"][0].get("text"):
+                now = time.monotonic()
+                if first is None:
+                    first = now
+                last = now
+                result.tokens += 1
+        connection.close()
+    except (OSError, http.client.HTTPException, ValueError) as error:
+        result.error = repr(error)
+        return
+    if first is None:
+        result.error = "no token"
+        return
+    result.ttft = (first - start) * time_scale
+    if result.tokens > 1:
+        result.tpot = (last - first) / (result.tokens - 1) * time_scale
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", required=True)
+    parser.add_argument("--gateway", required=True, help="host:port")
+    parser.add_argument("--model", default="llama-3-8b")
+    parser.add_argument("--rate-scale", type=float, default=1.0)
+    parser.add_argument("--time-scale", type=float, default=1.0)
+    parser.add_argument("--max-requests", type=int, default=300)
+    parser.add_argument("--ttft-slo", type=float, default=2.0)
+    parser.add_argument("--tpot-slo", type=float, default=0.05)
+    args = parser.parse_args()
+    host, port = args.gateway.rsplit(":", 1)
+
+    rows = []
+    with open(args.trace) as trace:
+        for line in trace:
+            if line.strip():
+                rows.append(json.loads(line))
+            if len(rows) >= args.max_requests:
+                break
+    rows.sort(key=lambda row: row["timestamp"])
+    cache = {}
+    prompts = [prompt_text(i, row, cache) for i, row in enumerate(rows)]
+    results = [Result() for _ in rows]
+    threads = []
+    origin = rows[0]["timestamp"]
+    start = time.monotonic()
+    for i, row in enumerate(rows):
+        due = start + (row["timestamp"] - origin) / 1000.0 / args.rate_scale / args.time_scale
+        delay = due - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        thread = threading.Thread(
+            target=send,
+            args=(host, int(port), args.model, prompts[i], row["output_length"], results[i],
+                  args.time_scale),
+            daemon=True,
+        )
+        thread.start()
+        threads.append(thread)
+    for thread in threads:
+        thread.join()
+    span = (time.monotonic() - start) * args.time_scale
+
+    done = [r for r in results if r.error is None]
+    errors = [r.error for r in results if r.error is not None]
+    ttft = sorted(r.ttft for r in done)
+    tpot = sorted(r.tpot for r in done if r.tpot is not None)
+    good = sum(
+        1
+        for r in done
+        if r.ttft <= args.ttft_slo and (r.tpot is None or r.tpot <= args.tpot_slo)
+    )
+    report = {
+        "source": "live",
+        "requests": len(rows),
+        "completed": len(done),
+        "errors": len(errors),
+        "first_errors": errors[:3],
+        "span_seconds": span,
+        "ttft_seconds": {
+            "p50": percentile(ttft, 0.5),
+            "p90": percentile(ttft, 0.9),
+            "p99": percentile(ttft, 0.99),
+        },
+        "tpot_seconds": {"p50": percentile(tpot, 0.5), "p90": percentile(tpot, 0.9)},
+        "output_tokens_per_second": sum(r.tokens for r in done) / span if span > 0 else 0,
+        "goodput_fraction": good / len(rows) if rows else 0,
+    }
+    json.dump(report, sys.stdout, indent=2)
+    print()
+    return 0 if not errors else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
