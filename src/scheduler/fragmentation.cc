@@ -13,10 +13,11 @@ namespace {
 constexpr double kIncreaseEpsilon = 1e-9;
 
 // PlacementScore = kMaxPlacementScore * sigmoid(-increase / kPlacementScoreScaleMilli), FGD's
-// squashing. Wider bands (2000) placed more on the default openb trace but less on the
-// GPU-sharing variants; finer ones (continuous) less everywhere (bench/openb/RESULTS.md).
+// squashing with a narrower scale than FGD's 1000: with the CPU-aware measure, 700 placed a
+// little more on most openb variants, one setting for all; continuous scores (no bands) placed
+// less everywhere (bench/openb/RESULTS.md).
 constexpr double kMaxPlacementScore = 100;
-constexpr double kPlacementScoreScaleMilli = 1000;
+constexpr double kPlacementScoreScaleMilli = 700;
 
 bool ModelAllowed(const std::vector<std::string>& allowed, const std::string& model) {
   return allowed.empty() || std::find(allowed.begin(), allowed.end(), model) != allowed.end();
@@ -42,8 +43,9 @@ class SortedGpuFree {
   int CountAtLeast(int32_t milli) const {
     return static_cast<int>(sorted_.end() - LowerBound(milli));
   }
-  // Free milli summed over the GPUs with less than `milli` free.
-  int64_t SumBelow(int32_t milli) const { return prefix_[LowerBound(milli) - sorted_.begin()]; }
+  // Free milli summed over every GPU except the `n` with the most free.
+  // REQUIRES: 0 <= n <= number of GPUs.
+  int64_t SumExceptLargest(int n) const { return prefix_[sorted_.size() - n]; }
 
  private:
   std::vector<int32_t>::const_iterator LowerBound(int32_t milli) const {
@@ -54,17 +56,50 @@ class SortedGpuFree {
   std::vector<int64_t> prefix_;
 };
 
+// The mix's mean CPU per milli-GPU over its GPU shapes: what a typical pod asks of a node's CPU
+// for each milli-GPU it takes. 0 when the mix has no GPU shape.
+double MeanCpuPerGpuMilli(const WorkloadMix& mix) {
+  double cpu = 0;
+  double gpu_milli = 0;
+  for (const WeightedPodShape& weighted : mix.shapes) {
+    if (weighted.shape.gpu_count == 0) continue;
+    cpu += weighted.weight * static_cast<double>(weighted.shape.cpu_milli);
+    gpu_milli += weighted.weight * static_cast<double>(weighted.shape.TotalGpuMilli());
+  }
+  return gpu_milli > 0 ? cpu / gpu_milli : 0;
+}
+
+// How many of the node's GPUs pods of `shape` could still use. kSinglePod (FGD): if one pod fits,
+// every GPU with room for it. kCpuAware: pods one after another, GPUs with room shared out by the
+// shape's GPU count, and no more pods than the free CPU serves at the mix's mean CPU per GPU
+// (at least the one pod that fits now).
+int64_t GpusUsable(const GpuPodRequest& shape, int64_t cpu_milli, const SortedGpuFree& gpus,
+                   FragmentationModel model, double cpu_per_gpu_milli) {
+  const int fitting = gpus.CountAtLeast(shape.gpu_milli_each);
+  if (cpu_milli < shape.cpu_milli || fitting < shape.gpu_count) return 0;
+  if (model == FragmentationModel::kSinglePod) return fitting;
+  int64_t pods = fitting / shape.gpu_count;
+  const double cpu_per_pod = cpu_per_gpu_milli * static_cast<double>(shape.TotalGpuMilli());
+  if (cpu_per_pod > 0) {
+    pods = std::min(pods, std::max<int64_t>(1, static_cast<int64_t>(cpu_milli / cpu_per_pod)));
+  }
+  return pods * shape.gpu_count;
+}
+
 double FragmentationOf(const std::string& gpu_model, int64_t cpu_milli, const SortedGpuFree& gpus,
-                       const WorkloadMix& mix) {
-  const int64_t idle = gpus.Total();
+                       const WorkloadMix& mix, FragmentationModel model) {
+  const double cpu_per_gpu_milli = MeanCpuPerGpuMilli(mix);
   double expected = 0;
   for (const WeightedPodShape& weighted : mix.shapes) {
     const GpuPodRequest& shape = weighted.shape;
-    const bool usable = shape.gpu_count > 0 && ModelAllowed(shape.allowed_gpu_models, gpu_model) &&
-                        cpu_milli >= shape.cpu_milli &&
-                        gpus.CountAtLeast(shape.gpu_milli_each) >= shape.gpu_count;
+    // A shape that cannot use the node's GPUs leaves them all idle (FGD). One that can uses the
+    // fullest GPUs with room for it and the rest stays idle; CPU-aware, only as many as the
+    // node's free CPU can feed, so GPUs behind exhausted CPU count as fragmented.
+    const int64_t used = shape.gpu_count > 0 && ModelAllowed(shape.allowed_gpu_models, gpu_model)
+                             ? GpusUsable(shape, cpu_milli, gpus, model, cpu_per_gpu_milli)
+                             : 0;
     expected +=
-        weighted.weight * static_cast<double>(usable ? gpus.SumBelow(shape.gpu_milli_each) : idle);
+        weighted.weight * static_cast<double>(gpus.SumExceptLargest(static_cast<int>(used)));
   }
   return expected;
 }
@@ -74,7 +109,7 @@ double FragmentationAfter(const GpuNodeFree& node, const GpuPodRequest& pod,
   std::vector<int32_t> gpu_milli = node.gpu_milli;
   for (int index : gpu_indices) gpu_milli[index] -= pod.gpu_milli_each;
   return FragmentationOf(node.gpu_model, node.cpu_milli - pod.cpu_milli, SortedGpuFree(gpu_milli),
-                         mix);
+                         mix, FragmentationModel::kCpuAware);
 }
 
 }  // namespace
@@ -116,8 +151,9 @@ bool Fits(const GpuNodeFree& node, const GpuPodRequest& pod) {
          CountGpusWithAtLeast(node.gpu_milli, pod.gpu_milli_each) >= pod.gpu_count;
 }
 
-double ExpectedFragmentation(const GpuNodeFree& node, const WorkloadMix& mix) {
-  return FragmentationOf(node.gpu_model, node.cpu_milli, SortedGpuFree(node.gpu_milli), mix);
+double ExpectedFragmentation(const GpuNodeFree& node, const WorkloadMix& mix,
+                             FragmentationModel model) {
+  return FragmentationOf(node.gpu_model, node.cpu_milli, SortedGpuFree(node.gpu_milli), mix, model);
 }
 
 std::optional<GpuPlacement> PlanPlacement(const GpuNodeFree& node, const GpuPodRequest& pod,

@@ -69,10 +69,19 @@ WorkloadMix EstimateWorkloadMix(std::span<const GpuPodRequest> observed,
 // with gpu_milli_each free on each. Memory and GPUs are never overcommitted.
 bool Fits(const GpuNodeFree& node, const GpuPodRequest& pod);
 
-// The expected idle milli-GPU on `node` that a pod drawn from `mix` could not use (FGD's F(n)):
-// for each shape, all idle GPU capacity if the shape cannot fit (CPU, model, GPU count), otherwise
-// the idle capacity of the GPUs too small for it; weighted by the shape's weight.
-double ExpectedFragmentation(const GpuNodeFree& node, const WorkloadMix& mix);
+// The expected idle milli-GPU on `node` that pods drawn from `mix` could not use (FGD's F(n),
+// made CPU-aware). For each shape: if one pod of it cannot fit now (model not allowed, too little
+// CPU, too few GPUs with room, or a CPU-only shape), all idle capacity is fragmented. Otherwise
+// the node could host k pods of it one after another: GPUs with room shared out by its GPU count,
+// and no more than the free CPU feeds at the mix's mean CPU per GPU (at least 1); those take the
+// k x gpu_count GPUs with the most free capacity and the rest of the idle capacity is fragmented.
+// Weighted by the shapes' weights. FGD's measure counts every GPU with room as usable as soon as
+// one pod fits, so GPUs stranded behind exhausted CPU look usable to it.
+//
+// `model` kSinglePod gives FGD's original measure, kept for the FGD baseline.
+enum class FragmentationModel { kCpuAware, kSinglePod };
+double ExpectedFragmentation(const GpuNodeFree& node, const WorkloadMix& mix,
+                             FragmentationModel model = FragmentationModel::kCpuAware);
 
 // Where a pod would go on one node, and what it would cost.
 struct GpuPlacement {
@@ -90,7 +99,7 @@ std::optional<GpuPlacement> PlanPlacement(const GpuNodeFree& node, const GpuPodR
                                           const WorkloadMix& mix);
 
 // The placement's score, 0..100, higher is better: the fragmentation increase squashed by a
-// sigmoid and truncated, 100 * sigmoid(-increase / 1000). Increases that differ by a few tens of
+// sigmoid and truncated, 100 * sigmoid(-increase / 700). Increases that differ by a few tens of
 // milli-GPU share a score: on the openb trace, spreading such near-equal choices by the caller's
 // node order places more than following their fine differences (see bench/openb/RESULTS.md).
 int PlacementScore(const GpuPlacement& placement);

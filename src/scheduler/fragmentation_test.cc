@@ -54,6 +54,61 @@ TEST(FragmentationTest, ShapeThatCannotFitMakesAllIdleCapacityFragmented) {
   EXPECT_DOUBLE_EQ(ExpectedFragmentation(Node({1000, 300}), Mix({{t4_only, 1}})), idle);
 }
 
+TEST(FragmentationTest, GpusBehindExhaustedCpuAreFragmented) {
+  // Four free GPUs but CPU for one more 11-core pod: three GPUs can never be used by that shape.
+  GpuNodeFree node = Node({1000, 1000, 1000, 1000});
+  node.cpu_milli = 20000;
+  EXPECT_DOUBLE_EQ(ExpectedFragmentation(node, Mix({{WholeGpus(1, 11000), 1}})), 3000);
+  // FGD's single-pod measure sees one pod fit and calls the node unfragmented.
+  EXPECT_DOUBLE_EQ(
+      ExpectedFragmentation(node, Mix({{WholeGpus(1, 11000), 1}}), FragmentationModel::kSinglePod),
+      0);
+  // With CPU for all four, nothing is stranded.
+  node.cpu_milli = 44000;
+  EXPECT_DOUBLE_EQ(ExpectedFragmentation(node, Mix({{WholeGpus(1, 11000), 1}})), 0);
+  // CPU for two pods of a fraction: the two fullest GPUs with room are used, the rest is not.
+  node = Node({1000, 600, 500, 200});
+  node.cpu_milli = 8000;
+  EXPECT_DOUBLE_EQ(ExpectedFragmentation(node, Mix({{Fraction(500, 4000), 1}})), 500 + 200);
+}
+
+TEST(FragmentationTest, CpuStrandingIsMeasuredAtTheMixMeanCpuPerGpu) {
+  // Light (2 cores) and heavy (18 cores) one-GPU pods, equally likely: 10 cores per GPU on
+  // average. A fresh 8-GPU, 96-core node feeds eight such pods, so nothing is stranded, though
+  // eight heavy pods alone would not fit.
+  const WorkloadMix mix = Mix({{WholeGpus(1, 2000), 0.5}, {WholeGpus(1, 18000), 0.5}});
+  GpuNodeFree node = Node({1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000});
+  node.cpu_milli = 96000;
+  EXPECT_DOUBLE_EQ(ExpectedFragmentation(node, mix), 0);
+  // Four free GPUs and 20 cores feed two average pods: two GPUs are stranded for either shape.
+  node = Node({1000, 1000, 1000, 1000});
+  node.cpu_milli = 20000;
+  EXPECT_DOUBLE_EQ(ExpectedFragmentation(node, mix), 2000);
+}
+
+TEST(FragmentationTest, GpusLeftOverByAMultiGpuShapeAreFragmented) {
+  // Pairs of GPUs: the third free GPU cannot serve a 2-GPU pod.
+  EXPECT_DOUBLE_EQ(ExpectedFragmentation(Node({1000, 1000, 1000, 0}), Mix({{WholeGpus(2), 1}})),
+                   1000);
+}
+
+TEST(FragmentationTest, CpuHungryPodGoesWhereCpuPerFreeGpuStaysEnough) {
+  // Expected pods take one GPU and 8 cores. On the lean node a 12-core pod would leave 4 cores
+  // beside a free GPU (stranded); on the rich node every free GPU keeps its cores.
+  const WorkloadMix mix = Mix({{WholeGpus(1, 8000), 1}});
+  GpuNodeFree lean = Node({1000, 1000});
+  lean.cpu_milli = 16000;
+  GpuNodeFree rich = Node({1000, 1000});
+  rich.cpu_milli = 40000;
+  const auto on_lean = PlanPlacement(lean, WholeGpus(1, 12000), mix);
+  const auto on_rich = PlanPlacement(rich, WholeGpus(1, 12000), mix);
+  ASSERT_TRUE(on_lean.has_value());
+  ASSERT_TRUE(on_rich.has_value());
+  EXPECT_DOUBLE_EQ(on_lean->fragmentation_increase, 1000);
+  EXPECT_DOUBLE_EQ(on_rich->fragmentation_increase, 0);
+  EXPECT_TRUE(IsBetterPlacement(*on_rich, *on_lean));
+}
+
 TEST(FragmentationTest, FractionGoesWhereTheRemainderStaysUsable) {
   // Expected pods take 0.3 GPU. A 0.4 pod on the 550 GPU would strand 150; on the 700 GPU it
   // leaves exactly one usable 0.3 slot, and that is tighter than breaking into the free GPU.
@@ -95,8 +150,8 @@ TEST(FragmentationTest, PlacementScoreSquashesTheIncrease) {
     return placement;
   };
   EXPECT_EQ(PlacementScore(with_increase(0)), 50);
-  EXPECT_EQ(PlacementScore(with_increase(1000)), 26);  // 100 * sigmoid(-1)
-  EXPECT_EQ(PlacementScore(with_increase(-1000)), 73);
+  EXPECT_EQ(PlacementScore(with_increase(700)), 26);  // 100 * sigmoid(-1)
+  EXPECT_EQ(PlacementScore(with_increase(-700)), 73);
   EXPECT_EQ(PlacementScore(with_increase(-1e6)), 100);
   // Near-equal increases share a score, so the caller's node order decides between them.
   EXPECT_FALSE(IsBetterPlacement(with_increase(10), with_increase(20)));
@@ -118,8 +173,9 @@ TEST(FragmentationTest, CpuOnlyPodTakesNoGpuButCountsCpuStarvation) {
   const auto placement = PlanPlacement(node, WholeGpus(0, 4000), mix);
   ASSERT_TRUE(placement.has_value());
   EXPECT_THAT(placement->gpu_indices, IsEmpty());
-  // 6000 CPU left is too little for the expected 8000-CPU GPU pods: both GPUs are stranded.
-  EXPECT_DOUBLE_EQ(placement->fragmentation_increase, 2000);
+  // Before, 10000 CPU served one 8000-CPU GPU pod (one GPU stranded); 6000 CPU left serves none,
+  // so the second GPU is stranded too.
+  EXPECT_DOUBLE_EQ(placement->fragmentation_increase, 1000);
 }
 
 TEST(FragmentationTest, GpuModelConstraintIsRespected) {

@@ -119,12 +119,13 @@ int64_t BestFitScore(const GpuNodeFree& node, const GpuPodRequest& pod) {
 // trying every GPU it fits on (lowest index among equal scores).
 std::pair<int64_t, std::vector<int>> FgdScore(const GpuNodeFree& node, const GpuPodRequest& pod,
                                               const scheduler::WorkloadMix& mix) {
-  const double before = scheduler::ExpectedFragmentation(node, mix);
+  constexpr auto kFgdModel = scheduler::FragmentationModel::kSinglePod;
+  const double before = scheduler::ExpectedFragmentation(node, mix, kFgdModel);
   const auto score_after = [&](const std::vector<int>& gpus) {
     GpuNodeFree after = node;
     after.cpu_milli -= pod.cpu_milli;
     for (int index : gpus) after.gpu_milli[index] -= pod.gpu_milli_each;
-    const double decrease = before - scheduler::ExpectedFragmentation(after, mix);
+    const double decrease = before - scheduler::ExpectedFragmentation(after, mix, kFgdModel);
     return static_cast<int64_t>(kMaxScore / (1 + std::exp(-decrease / 1000)));
   };
   if (!pod.IsFractional()) {
