@@ -9,18 +9,20 @@ TORCHELASTIC_RESTART_COUNT, and STRATA_CHECKPOINT_DIR for checkpoints), it:
      each sum to its state,
   3. has rank 0 checkpoint the state every --checkpoint-every steps into
      $STRATA_CHECKPOINT_DIR/allreduce.json (write to a temporary file, fsync, rename),
-  4. on a restart (TORCHELASTIC_RESTART_COUNT > 0) resumes from that checkpoint: rank 0 reads
-     it and hands the step and state to every peer during the rendezvous,
+  4. resumes from that checkpoint when it was written by this job (the same
+     TORCHELASTIC_RUN_ID: after a group restart or a preemption): rank 0 reads it and hands the
+     step and state to every peer during the rendezvous,
   5. checks the final state against the closed-form answer and exits 0 only if it is right.
 
 Every socket operation has a deadline (--timeout), so a dead peer makes the others exit non-zero
 instead of hanging. Messages are length-prefixed JSON. Exit codes: 0 right result, 1 wrong
-result, 2 rendezvous or peer failure, 3 bad configuration.
+result, 2 rendezvous or peer failure, 3 bad configuration, 143 stopped by SIGTERM (it says so).
 """
 
 import argparse
 import json
 import os
+import signal
 import socket
 import struct
 import sys
@@ -77,23 +79,26 @@ def expected_state(world_size, steps, length):
             + world_size * steps * (steps - 1) // 2 for i in range(length)]
 
 
-def load_checkpoint(directory, world_size, length):
+def load_checkpoint(directory, run_id, world_size, length):
+    """The (step, state) to start from: this run's checkpoint, else the beginning."""
     path = os.path.join(directory, CHECKPOINT_NAME)
     try:
         with open(path) as f:
             checkpoint = json.load(f)
     except FileNotFoundError:
         return 0, [0] * length
+    if checkpoint.get("run_id") != run_id:
+        return 0, [0] * length  # an earlier job of the same name left it
     if checkpoint.get("world_size") != world_size or len(checkpoint.get("state", [])) != length:
         raise ValueError(f"{path} was written by a job of another shape")
     return int(checkpoint["step"]), [int(x) for x in checkpoint["state"]]
 
 
-def save_checkpoint(directory, step, state, world_size):
+def save_checkpoint(directory, run_id, step, state, world_size):
     path = os.path.join(directory, CHECKPOINT_NAME)
     temporary = path + ".tmp"
     with open(temporary, "w") as f:
-        json.dump({"step": step, "state": state, "world_size": world_size}, f)
+        json.dump({"run_id": run_id, "step": step, "state": state, "world_size": world_size}, f)
         f.flush()
         os.fsync(f.fileno())
     os.rename(temporary, path)
@@ -170,6 +175,7 @@ def run(args):
         world_size = env_int("WORLD_SIZE")
         rank = env_int("RANK")
         restart_count = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+        run_id = os.environ.get("TORCHELASTIC_RUN_ID", "")
         args.master_addr = os.environ["MASTER_ADDR"]
         args.master_port = env_int("MASTER_PORT")
     except (KeyError, ValueError) as error:
@@ -183,8 +189,8 @@ def run(args):
     try:
         if rank == 0:
             start = (0, [0] * args.length)
-            if restart_count > 0 and checkpoint_dir:
-                start = load_checkpoint(checkpoint_dir, world_size, args.length)
+            if checkpoint_dir:
+                start = load_checkpoint(checkpoint_dir, run_id, world_size, args.length)
             log(rank, f"restart {restart_count}: starting at step {start[0]}"
                       + (f" (resumed from checkpoint)" if start[0] > 0 else ""))
             peers = serve_rendezvous(args, world_size, restart_count, start)
@@ -200,7 +206,7 @@ def run(args):
             state = [a + b for a, b in zip(state, total)]
             done = current + 1
             if rank == 0 and checkpoint_dir and done % args.checkpoint_every == 0:
-                save_checkpoint(checkpoint_dir, done, state, world_size)
+                save_checkpoint(checkpoint_dir, run_id, done, state, world_size)
                 log(rank, f"checkpoint at step {done}")
             if args.step_sleep > 0:
                 time.sleep(args.step_sleep)
@@ -224,6 +230,13 @@ def main():
     parser.add_argument("--timeout", type=float, default=30.0,
                         help="seconds to wait for a peer before giving up")
     args = parser.parse_args()
+    rank = os.environ.get("RANK", "?")
+
+    def stop(signal_number, frame):
+        log(rank, "SIGTERM received, stopping")
+        os._exit(128 + signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
     if args.steps < 1 or args.checkpoint_every < 1 or args.length < 1 or args.timeout <= 0:
         parser.error("--steps, --checkpoint-every, --length and --timeout must be positive")
     sys.exit(run(args))

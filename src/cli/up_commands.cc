@@ -5,12 +5,71 @@
 #include <memory>
 
 #include "cli/command_registry.h"
+#include "controller/job_controller.h"
+#include "controller/node_controller.h"
+#include "controller/scheduler_loop.h"
+#include "node/node_agent.h"
+#include "node/process_runtime.h"
 #include "server/control_plane.h"
 
 namespace strata::cli {
 namespace {
 
-void RunUp(const server::ControlPlaneOptions& options) {
+// What `strata up` runs besides the API: the control loops, and the in-process node agent.
+struct LoopOptions {
+  // How often each loop runs a pass.
+  Duration interval = std::chrono::milliseconds(200);
+  // The first rendezvous port handed to a training job on an address.
+  int first_master_port = controller::kFirstMasterPort;
+  // SIGTERM to SIGKILL for a stopped pod.
+  int stop_grace_seconds = 10;
+};
+
+// Starts, on `plane`, each on a thread of its own: the scheduler adapter, the training job
+// controller, the node controller, and one node agent that serves every registered node. A
+// simulated multi-node inventory is thus one process running all of its nodes' pods as real
+// processes (their state files, logs and checkpoints under the data dir). Each loop's lambda
+// owns what it runs, so everything lives until plane.Stop().
+Status StartControlLoops(server::ControlPlane& plane, const std::string& data_dir,
+                         const LoopOptions& options) {
+  node::ProcessRuntime::Options runtime_options;
+  runtime_options.data_dir = data_dir;
+  Result<std::unique_ptr<node::ProcessRuntime>> created =
+      node::ProcessRuntime::Create(std::move(runtime_options));
+  if (!created) return created.error();
+  std::shared_ptr<node::ProcessRuntime> runtime = std::move(*created);
+  if (!runtime->limits_notice().empty()) {
+    std::cout << "strata: pods run without CPU and memory limits: " << runtime->limits_notice()
+              << "\n";
+  }
+  const Clock& clock = RealClock::Instance();
+  store::Store& store = plane.store();
+
+  controller::SchedulerLoopOptions scheduler_options;
+  scheduler_options.first_master_port = options.first_master_port;
+  auto scheduler =
+      std::make_shared<controller::SchedulerLoop>(store, clock, std::move(scheduler_options));
+  auto jobs = std::make_shared<controller::JobController>(store, clock);
+  auto nodes = std::make_shared<controller::NodeController>(store, clock);
+  node::NodeAgentOptions agent_options;
+  agent_options.node_names = plane.node_names();
+  size_t node_count = agent_options.node_names.size();
+  agent_options.data_dir = data_dir;
+  agent_options.stop_grace = std::chrono::seconds(options.stop_grace_seconds);
+  agent_options.base_env = node::DefaultBaseEnvironment();
+  auto agent = std::make_shared<node::NodeAgent>(store, *runtime, clock, std::move(agent_options));
+
+  // The agent only refers to the runtime: its loop keeps the runtime alive.
+  plane.AddLoop("node agent", options.interval, [agent, runtime] { return agent->RunOnce(); });
+  plane.AddLoop("scheduler", options.interval, [scheduler] { return scheduler->RunOnce(); });
+  plane.AddLoop("job controller", options.interval, [jobs] { return jobs->RunOnce(); });
+  plane.AddLoop("node controller", options.interval, [nodes] { return nodes->RunOnce(); });
+  std::cout << "strata: scheduler, job and node controllers, and a node agent for " << node_count
+            << " node(s) running" << std::endl;
+  return Status::Ok();
+}
+
+void RunUp(const server::ControlPlaneOptions& options, const LoopOptions& loops) {
   // Block the stop signals before any thread starts, so that only sigwait below receives them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -25,6 +84,12 @@ void RunUp(const server::ControlPlaneOptions& options) {
     SetExitCode(plane.error().code() == StatusCode::kInvalidArgument ? 2 : 1);
     return;
   }
+  Status started = StartControlLoops(**plane, options.data_dir, loops);
+  if (!started.ok()) {
+    std::cerr << "strata up: " << started.message() << "\n";
+    SetExitCode(1);
+    return;
+  }
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   std::cout << "strata: stopping (signal " << signal_number << ")" << std::endl;
@@ -35,6 +100,7 @@ void RunUp(const server::ControlPlaneOptions& options) {
 
 STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
   auto options = std::make_shared<server::ControlPlaneOptions>();
+  auto loops = std::make_shared<LoopOptions>();
   options->version = STRATA_VERSION;
   CLI::App* up = app.add_subcommand(
       "up",
@@ -54,7 +120,16 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "Bearer tokens accepted by the API, one per line");
   up->add_option("--nvml-library", options->nvml_library, "Where NVML is loaded from")
       ->capture_default_str();
-  up->callback([options] { RunUp(*options); });
+  up->add_option("--first-master-port", loops->first_master_port,
+                 "The rendezvous port (MASTER_PORT) of the first training job on an address; "
+                 "later jobs there get the next free ones")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65535));
+  up->add_option("--stop-grace", loops->stop_grace_seconds,
+                 "Seconds a stopped pod's processes get between SIGTERM and SIGKILL")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3600));
+  up->callback([options, loops] { RunUp(*options, *loops); });
 });
 
 }  // namespace strata::cli

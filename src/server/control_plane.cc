@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "node/nvml_inventory.h"
+#include "node/pod_contract.h"
 #include "node/simulated_inventory.h"
 #include "server/api_listener.h"
 #include "server/node_registration.h"
@@ -93,6 +94,7 @@ struct ControlPlane::Impl {
   std::unique_ptr<RestApi> api;
   std::unique_ptr<ApiListener> listener;
   std::vector<std::unique_ptr<PeriodicLoop>> loops;
+  std::vector<std::string> node_names;
   bool stopped = false;
 };
 
@@ -181,6 +183,11 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   std::vector<api::Node> nodes =
       NodesFromInventory(found, simulated ? SimulatedNodeCapacity() : HostCapacity(), simulated,
                          RealClock::Instance().Now());
+  if (simulated) {
+    // Every simulated node is this machine: workers meet at loopback.
+    for (api::Node& each : nodes)
+      each.metadata.annotations[node::kNodeAddressAnnotation] = "127.0.0.1";
+  }
   RETURN_IF_ERROR(RegisterNodes(*impl->store, nodes));
   out << "strata: registered " << nodes.size() << " node(s):";
   for (const api::Node& node : nodes) out << " " << DescribeNode(node);
@@ -205,7 +212,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   RETURN_IF_ERROR(impl->listener->Start());
 
   std::unique_ptr<ControlPlane> plane(new ControlPlane(std::move(impl)));
-  std::vector<std::string> names;
+  std::vector<std::string>& names = plane->impl_->node_names;
   for (const api::Node& node : nodes) names.push_back(node.metadata.name);
   store::Store* store = plane->impl_->store.get();
   plane->AddLoop("node heartbeat", options.heartbeat_interval, [store, names] {
@@ -224,6 +231,8 @@ void ControlPlane::AddLoop(std::string name, Duration interval, ControlStep step
 store::Store& ControlPlane::store() { return *impl_->store; }
 
 int ControlPlane::port() const { return impl_->listener->port(); }
+
+const std::vector<std::string>& ControlPlane::node_names() const { return impl_->node_names; }
 
 void ControlPlane::Stop() {
   if (impl_->stopped) return;

@@ -34,8 +34,9 @@ struct ControlPlaneOptions {
 using ControlStep = std::function<Status()>;
 
 // `strata up`: the SQLite store in the data dir, the GPU inventory registered as Node objects
-// (NVML, or a simulated shape when there is no GPU), the REST API on its listener, and the
-// control loops (node heartbeats, and the steps added with AddLoop), each on one thread.
+// (NVML, or a simulated shape when there is no GPU: its nodes are all this machine, reached at
+// 127.0.0.1), the REST API on its listener, and the control loops (node heartbeats, and the
+// steps added with AddLoop), each on one thread.
 //
 // Owned by the `strata up` command. Start, AddLoop and Stop are called from one thread; the
 // store is thread-safe and shared by everything here.
@@ -60,6 +61,8 @@ class ControlPlane {
 
   store::Store& store();
   int port() const;
+  // The names of the Node objects registered for this machine's inventory.
+  const std::vector<std::string>& node_names() const;
 
   // Stops the loops, then the API, then closes the store. Idempotent.
   void Stop();
