@@ -107,34 +107,46 @@ UpProcess::~UpProcess() {
   if (out_fd_ >= 0) close(out_fd_);
 }
 
-bool UpProcess::Start(const std::vector<std::string>& args, Duration timeout) {
+std::optional<std::string> UpProcess::Launch(const std::vector<std::string>& args,
+                                             std::string_view marker, Duration timeout) {
   int out_pipe[2];
-  if (pipe(out_pipe) != 0) return false;
-  std::vector<std::string> full = {"up"};
-  full.insert(full.end(), args.begin(), args.end());
-  pid_ = Spawn(StrataCommand(full), {}, out_pipe[1], out_pipe[1]);
+  if (pipe(out_pipe) != 0) return std::nullopt;
+  pid_ = Spawn(StrataCommand(args), {}, out_pipe[1], out_pipe[1]);
   close(out_pipe[1]);
   out_fd_ = out_pipe[0];
-  constexpr std::string_view kMarker = "API listening on http://";
   int timeout_ms =
       static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
   while (true) {
-    size_t marker = output_.find(kMarker);
-    if (marker != std::string::npos) {
-      size_t end = output_.find('\n', marker);
+    size_t found = output_.find(marker);
+    if (found != std::string::npos) {
+      size_t end = output_.find('\n', found);
       if (end != std::string::npos) {
-        url_ = "http://" + output_.substr(marker + kMarker.size(), end - marker - kMarker.size());
-        port_ = std::atoi(url_.substr(url_.rfind(':') + 1).c_str());
-        return port_ > 0;
+        return output_.substr(found + marker.size(), end - found - marker.size());
       }
     }
     pollfd fd = {out_fd_, POLLIN, 0};
-    if (poll(&fd, 1, timeout_ms) <= 0) return false;
+    if (poll(&fd, 1, timeout_ms) <= 0) return std::nullopt;
     char buffer[4096];
     ssize_t n = read(out_fd_, buffer, sizeof(buffer));
-    if (n <= 0) return false;
+    if (n <= 0) return std::nullopt;
     output_.append(buffer, static_cast<size_t>(n));
   }
+}
+
+bool UpProcess::Start(const std::vector<std::string>& args, Duration timeout) {
+  std::vector<std::string> full = {"up"};
+  full.insert(full.end(), args.begin(), args.end());
+  std::optional<std::string> address = Launch(full, "API listening on http://", timeout);
+  if (!address) return false;
+  url_ = "http://" + *address;
+  port_ = std::atoi(url_.substr(url_.rfind(':') + 1).c_str());
+  return port_ > 0;
+}
+
+bool UpProcess::StartAgent(const std::vector<std::string>& args, Duration timeout) {
+  std::vector<std::string> full = {"agent"};
+  full.insert(full.end(), args.begin(), args.end());
+  return Launch(full, "strata agent: joined ", timeout).has_value();
 }
 
 void UpProcess::Kill() {

@@ -2,7 +2,9 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
@@ -31,8 +33,8 @@ CommandResult RunStrata(const std::vector<std::string>& args,
 CommandResult RunProgram(const std::vector<std::string>& command,
                          const std::vector<std::string>& env = {});
 
-// A running `strata up`. Start waits for the line naming the API's address and keeps what was
-// printed before it. The destructor stops the process (SIGTERM, then SIGKILL) and reaps it.
+// A running `strata up` (or `strata agent`). Start waits for the line naming the API's address
+// and keeps what was printed before it. The destructor stops the process (SIGTERM) and reaps it.
 class UpProcess {
  public:
   UpProcess() = default;
@@ -43,6 +45,10 @@ class UpProcess {
   // Starts `strata up ARGS...`; returns false (with what it printed in output()) when it exits
   // or prints nothing for `timeout` before announcing its address.
   bool Start(const std::vector<std::string>& args, Duration timeout = std::chrono::seconds(60));
+  // Starts `strata agent ARGS...`; returns false like Start when it does not say it joined.
+  // url() and port() stay unset.
+  bool StartAgent(const std::vector<std::string>& args,
+                  Duration timeout = std::chrono::seconds(60));
 
   // Sends SIGKILL and reaps the process: a crash, with no chance to clean up.
   void Kill();
@@ -56,6 +62,11 @@ class UpProcess {
   const std::string& output() const { return output_; }
 
  private:
+  // Starts `strata ARGS...` and reads its output until a whole line holds `marker`; returns the
+  // rest of that line, or nullopt when the process ends or is silent for `timeout` first.
+  std::optional<std::string> Launch(const std::vector<std::string>& args, std::string_view marker,
+                                    Duration timeout);
+
   pid_t pid_ = -1;
   int out_fd_ = -1;
   std::string output_;
