@@ -75,8 +75,11 @@ format-check: deps
 test: format-check test-release test-asan fuzz
 	@echo "make test: format, release tests, sanitizer tests and fuzzing all passed"
 
+# The main job: validate every example, then the narrated demo on the simulated seed cluster
+# (strata up, 32 real allreduce.py workers, the probe pod, the two-team deadlock) until Ctrl-C.
 run: build
-	build/release/bin/strata apply --dry-run -f examples/
+	build/release/bin/strata apply --dry-run -f examples/ >/dev/null
+	examples/demo/run.sh build/release/bin/strata
 
 clean:
 	rm -rf build

@@ -21,6 +21,11 @@ int main(int argc, char** argv) {
   version->callback([] { std::cout << "strata " << STRATA_VERSION << "\n"; });
 
   strata::cli::InstallCommands(app);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and version exit 0; any usage error exits 2, as scripts expect.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   return strata::cli::ExitCode();
 }

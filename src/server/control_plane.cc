@@ -14,9 +14,12 @@
 #include "node/pod_contract.h"
 #include "node/simulated_inventory.h"
 #include "server/api_listener.h"
+#include "server/cost_api.h"
+#include "server/dashboard_files.h"
 #include "server/node_registration.h"
 #include "server/rest_api.h"
 #include "store/sqlite_store.h"
+#include "telemetry/cluster_cost.h"
 #include "telemetry/metrics.h"
 
 namespace strata::server {
@@ -206,9 +209,23 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   listener_options.host = host;
   listener_options.port = port;
   listener_options.max_body_bytes = options.max_body_bytes;
+  // /metrics also carries every GPU under the DCGM exporter's names and the cost series.
+  telemetry::AddClusterMetrics(impl->registry, *impl->store, telemetry::ClusterMetricsOptions{});
   RestApi* api = impl->api.get();
+  auto cost = std::make_shared<CostApi>(*impl->store, CostApiOptions{});
+  auto dashboard = std::make_shared<DashboardFiles>();
   impl->listener = std::make_unique<ApiListener>(
-      listener_options, [api](const net::HttpRequest& request) { return api->Handle(request); });
+      listener_options, [api, cost, dashboard](const net::HttpRequest& request) -> ApiReply {
+        // The dashboard's static files need no token (its data comes through the API); the
+        // cost endpoint answers users only, and everything else (401, 403 included) is the
+        // API's.
+        if (std::optional<ApiReply> page = dashboard->Handle(request)) return std::move(*page);
+        Result<std::string> caller = api->Authenticate(request);
+        if (caller && caller->empty()) {
+          if (std::optional<ApiReply> reply = cost->Handle(request)) return std::move(*reply);
+        }
+        return api->Handle(request);
+      });
   RETURN_IF_ERROR(impl->listener->Start());
 
   std::unique_ptr<ControlPlane> plane(new ControlPlane(std::move(impl)));

@@ -70,13 +70,15 @@ class RestApi {
   // The path of the multi-object apply endpoint.
   static constexpr std::string_view kApplyPath = "/apis/strata.dev/v1alpha1/apply";
 
+  // The node whose credential the request carries, empty for a user; Unauthenticated when the
+  // request carries no accepted token and one is required, or an invalid one. Other handlers of
+  // the same listener use it to apply the API's rules to their own paths.
+  Result<std::string> Authenticate(const net::HttpRequest& request) const;
+
  private:
   using Query = std::map<std::string, std::string>;
 
   Result<ApiReply> Route(const net::HttpRequest& request, const Query& query, std::string* verb);
-  // The node whose credential the request carries, empty for a user; Unauthenticated when the
-  // request carries no accepted token and one is required, or an invalid one.
-  Result<std::string> Authenticate(const net::HttpRequest& request) const;
   net::HttpResponse Metrics();
 
   Result<ApiReply> List(const ResourcePath& path, const Query& query);
