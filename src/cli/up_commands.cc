@@ -47,6 +47,7 @@ Status StartControlLoops(server::ControlPlane& plane, const std::string& data_di
 
   controller::SchedulerLoopOptions scheduler_options;
   scheduler_options.first_master_port = options.first_master_port;
+  scheduler_options.registry = &plane.registry();
   auto scheduler =
       std::make_shared<controller::SchedulerLoop>(store, clock, std::move(scheduler_options));
   auto jobs = std::make_shared<controller::JobController>(store, clock);

@@ -10,6 +10,7 @@
 #include "controller/training_pod.h"
 #include "scheduler/scheduler.h"
 #include "store/store.h"
+#include "telemetry/metrics.h"
 
 namespace strata::controller {
 
@@ -22,6 +23,9 @@ struct SchedulerLoopOptions {
   // A FailedScheduling event that says the same thing again within this interval is not
   // rewritten (its count grows at most once per interval).
   Duration event_repeat_interval = std::chrono::minutes(1);
+  // Where strata_scheduler_cycle_duration_seconds (the wall time of each Scheduler::Cycle) is
+  // registered; null: not measured. Must outlive the loop.
+  telemetry::Registry* registry = nullptr;
 };
 
 // The scheduler adapter: each pass reads the store into a scheduler Snapshot and pending
@@ -66,6 +70,7 @@ class SchedulerLoop final : public ControlLoop {
   EventRecorder events_;
   std::set<std::string> nominated_;
   scheduler::Decisions last_decisions_;
+  telemetry::Histogram* cycle_seconds_ = nullptr;
 };
 
 }  // namespace strata::controller

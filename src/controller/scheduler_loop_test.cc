@@ -240,5 +240,19 @@ spec:
   EXPECT_THAT(cluster.JobPods("odd"), SizeIs(0));
 }
 
+TEST(SchedulerLoopTest, MeasuresEachCycleWhenGivenARegistry) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.Apply(TrainingJob("train", 1, 8));
+  telemetry::Registry registry;
+  SchedulerLoopOptions options;
+  options.registry = &registry;
+  SchedulerLoop loop(*cluster.store, cluster.clock, options);
+  ASSERT_TRUE(loop.RunOnce().ok());
+  ASSERT_TRUE(loop.RunOnce().ok());
+  EXPECT_THAT(registry.RenderText(),
+              HasSubstr("strata_scheduler_cycle_duration_seconds_count 2\n"));
+}
+
 }  // namespace
 }  // namespace strata::controller

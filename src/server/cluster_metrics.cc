@@ -39,7 +39,7 @@ std::string PendingReason(const Json& object) {
 }  // namespace
 
 ClusterMetrics::ClusterMetrics(telemetry::Registry& registry)
-    : queues_(registry, "queue"), scheduler_(registry, "scheduler") {}
+    : queues_(registry, "queue"), scheduler_(registry, "scheduler"), pods_(registry, "pods") {}
 
 void ClusterMetrics::Update(const std::vector<Json>& queues, const std::vector<Json>& jobs,
                             const std::vector<Json>& pods) {
@@ -79,6 +79,11 @@ void ClusterMetrics::Update(const std::vector<Json>& queues, const std::vector<J
   }
   Publish(queues_.pending_workloads, by_queue, true);
   Publish(scheduler_.pending_workloads, by_reason, true);
+
+  std::map<LabelValues, double> by_phase = {
+      {{"Pending"}, 0}, {{"Running"}, 0}, {{"Succeeded"}, 0}, {{"Failed"}, 0}};
+  for (const Json& pod : pods) ++by_phase[{TextAt(pod, "/status/phase", "Pending")}];
+  Publish(pods_.by_phase, by_phase, true);
 }
 
 }  // namespace strata::server

@@ -22,10 +22,15 @@ STRATA_DECLARE_STATS(QueueStats, STRATA_QUEUE_STATS);
   GAUGE(pending_workloads, "Workloads waiting, by the scheduler's reason tier.", "reason")
 STRATA_DECLARE_STATS(PendingStats, STRATA_PENDING_STATS);
 
+#define STRATA_POD_STATS(COUNTER, GAUGE, HISTOGRAM) \
+  GAUGE(by_phase, "Pods by phase (Pending, Running, Succeeded, Failed).", "phase")
+STRATA_DECLARE_STATS(PodStats, STRATA_POD_STATS);
+
 // The cluster-state series of /metrics, computed from the store's objects at each scrape:
 //   strata_queue_nominal_quota / _usage / _borrowed {queue, resource}  (ComputeQueueUsage)
 //   strata_queue_pending_workloads {queue, reason}
 //   strata_scheduler_pending_workloads {reason}
+//   strata_pods_by_phase {phase}
 // A pending workload is a Job in phase Pending, or a pod of no Job (standalone, or a Service
 // replica's) that is not bound to a node; its reason is the tier the scheduler stored in
 // status.reason ("WaitingForQuota", "TopologyPlacementFailed", ...), "NotYetScheduled" before the
@@ -44,6 +49,7 @@ class ClusterMetrics {
  private:
   QueueStats queues_;
   PendingStats scheduler_;
+  PodStats pods_;
 };
 
 }  // namespace strata::server

@@ -59,6 +59,9 @@ TEST(ClusterMetricsTest, ScrapesShowQueueUseAndPendingWorkloadsByReason) {
               HasSubstr("strata_queue_borrowed{queue=\"team-a-cq\",resource=\"gpu\"} 4\n"));
   EXPECT_THAT(*scraped,
               HasSubstr("strata_scheduler_pending_workloads{reason=\"NotYetScheduled\"} 1\n"));
+  // The one pod has no status yet: Pending; the other phases are there at zero.
+  EXPECT_THAT(*scraped, HasSubstr("strata_pods_by_phase{phase=\"Pending\"} 1\n"));
+  EXPECT_THAT(*scraped, HasSubstr("strata_pods_by_phase{phase=\"Running\"} 0\n"));
 
   // The scheduler explains the job: the reason moves, the old one drops to zero.
   auto job = server.store().Get({"Job", "team-a", "big"});

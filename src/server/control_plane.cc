@@ -247,6 +247,8 @@ void ControlPlane::AddLoop(std::string name, Duration interval, ControlStep step
 
 store::Store& ControlPlane::store() { return *impl_->store; }
 
+telemetry::Registry& ControlPlane::registry() { return impl_->registry; }
+
 int ControlPlane::port() const { return impl_->listener->port(); }
 
 const std::vector<std::string>& ControlPlane::node_names() const { return impl_->node_names; }

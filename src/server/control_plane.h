@@ -9,6 +9,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "store/store.h"
+#include "telemetry/metrics.h"
 
 namespace strata::server {
 
@@ -60,6 +61,8 @@ class ControlPlane {
   void AddLoop(std::string name, Duration interval, ControlStep step);
 
   store::Store& store();
+  // The metrics /metrics serves; loops started by the owner register theirs here.
+  telemetry::Registry& registry();
   int port() const;
   // The names of the Node objects registered for this machine's inventory.
   const std::vector<std::string>& node_names() const;
