@@ -8,7 +8,8 @@ TORCHELASTIC_RESTART_COUNT, and STRATA_CHECKPOINT_DIR for checkpoints), it:
   2. sum-all-reduces a small rank-dependent vector for --steps steps (through rank 0) and adds
      each sum to its state,
   3. has rank 0 checkpoint the state every --checkpoint-every steps into
-     $STRATA_CHECKPOINT_DIR/allreduce.json (write to a temporary file, fsync, rename),
+     $STRATA_CHECKPOINT_DIR/allreduce.json (write to a temporary file, fsync, rename), and
+     report it with one POST to $STRATA_CHECKPOINT_URL when strata offers that endpoint,
   4. resumes from that checkpoint when it was written by this job (the same
      TORCHELASTIC_RUN_ID: after a group restart or a preemption): rank 0 reads it and hands the
      step and state to every peer during the rendezvous,
@@ -27,6 +28,7 @@ import socket
 import struct
 import sys
 import time
+import urllib.request
 
 CHECKPOINT_NAME = "allreduce.json"
 
@@ -102,6 +104,17 @@ def save_checkpoint(directory, run_id, step, state, world_size):
         f.flush()
         os.fsync(f.fileno())
     os.rename(temporary, path)
+
+
+def report_checkpoint(rank):
+    """Tells strata a checkpoint was just written (the agent also sees the file): best effort."""
+    url = os.environ.get("STRATA_CHECKPOINT_URL", "")
+    if not url:
+        return
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, data=b"", method="POST"), timeout=2)
+    except OSError as error:
+        log(rank, f"could not report the checkpoint to {url}: {error}")
 
 
 def serve_rendezvous(args, world_size, restart_count, start):
@@ -207,6 +220,7 @@ def run(args):
             done = current + 1
             if rank == 0 and checkpoint_dir and done % args.checkpoint_every == 0:
                 save_checkpoint(checkpoint_dir, run_id, done, state, world_size)
+                report_checkpoint(rank)
                 log(rank, f"checkpoint at step {done}")
             if args.step_sleep > 0:
                 time.sleep(args.step_sleep)

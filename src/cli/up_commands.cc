@@ -58,6 +58,9 @@ Status StartControlLoops(server::ControlPlane& plane, const std::string& data_di
   agent_options.data_dir = data_dir;
   agent_options.stop_grace = std::chrono::seconds(options.stop_grace_seconds);
   agent_options.base_env = node::DefaultBaseEnvironment();
+  // Workers report checkpoints over loopback; behind --token-file they have no token, and only
+  // their checkpoint directory counts.
+  agent_options.api_url = "http://127.0.0.1:" + std::to_string(plane.port());
   auto agent = std::make_shared<node::NodeAgent>(store, *runtime, clock, std::move(agent_options));
 
   // The agent only refers to the runtime: its loop keeps the runtime alive.

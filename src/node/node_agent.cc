@@ -247,6 +247,11 @@ Result<PodSpec> NodeAgent::BuildPodSpec(const store::Object& raw, const api::Pod
     ASSIGN_OR_RETURN(std::vector<Environment> workers, BuildWorkerEnvironments(training));
     for (Environment& env : workers) {
       env.insert(options_.base_env.begin(), options_.base_env.end());
+      if (!options_.api_url.empty()) {
+        env["STRATA_CHECKPOINT_URL"] =
+            fmt::format("{}/api/v1/namespaces/{}/pods/{}/checkpoint", options_.api_url,
+                        pod.metadata.namespace_name, pod.metadata.name);
+      }
       spec.processes.push_back(
           ProcessSpec{"rank-" + env["RANK"], argv, std::move(env), pod.spec.template_.working_dir});
     }
@@ -291,7 +296,14 @@ void NodeAgent::ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& afte
     return;
   }
   std::optional<TimePoint> last = (*watcher)->LastCheckpoint();
-  if (last) after.metadata.annotations[kLastCheckpointAnnotation] = FormatRfc3339(*last);
+  if (!last) return;
+  // A checkpoint reported through the API may be newer than the directory's; both are
+  // FormatRfc3339's fixed-width UTC text, so the later one is the greater string.
+  std::string seen = FormatRfc3339(*last);
+  const std::string* reported = PodAnnotation(pod, kLastCheckpointAnnotation);
+  if (reported == nullptr || *reported < seen) {
+    after.metadata.annotations[kLastCheckpointAnnotation] = std::move(seen);
+  }
 }
 
 Status NodeAgent::Write(const store::Object& raw, const api::Pod& before, const api::Pod& after) {

@@ -28,6 +28,10 @@ struct NodeAgentOptions {
   // The environment every process starts from (the runtime passes nothing else on): PATH, HOME
   // and the like. The pod's own variables and torchrun's are added on top.
   Environment base_env;
+  // The control plane's base URL ("http://127.0.0.1:7070"). When set, training workers get
+  // STRATA_CHECKPOINT_URL, the pod's checkpoint endpoint: one POST there reports a checkpoint
+  // written now. Empty: checkpoints are reported only through STRATA_CHECKPOINT_DIR.
+  std::string api_url;
 };
 
 // What a node agent's processes start from when no other environment is given: this process's

@@ -79,6 +79,7 @@ class NodeAgentTest : public ::testing::Test {
     agent_options.data_dir = data_.path();
     agent_options.stop_grace = std::chrono::seconds(5);
     agent_options.base_env = DefaultBaseEnvironment();
+    agent_options.api_url = "http://127.0.0.1:7070";
     agent_ = std::make_unique<NodeAgent>(*store_, *runtime_, clock_, agent_options);
   }
 
@@ -190,12 +191,14 @@ TEST_F(NodeAgentTest, TrainingWorkersGetTorchrunsEnvironmentAndTheirGpus) {
       "train", 1, 2,
       "echo \"$RANK $LOCAL_RANK $WORLD_SIZE $MASTER_ADDR:$MASTER_PORT "
       "$TORCHELASTIC_RESTART_COUNT $CUDA_VISIBLE_DEVICES $STRATA_CHECKPOINT_DIR\" > " +
-          out + "/$RANK"));
+          out + "/$RANK; echo \"$STRATA_CHECKPOINT_URL\" > " + out + "/url-$RANK"));
   api::Pod done = RunUntilTerminal(created);
   ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
   std::string checkpoints = data_.path() + "/checkpoints/default/train";
   EXPECT_EQ(ReadFileOrEmpty(out + "/2"), "2 0 4 127.0.0.1:29500 1 2,5 " + checkpoints + "\n");
   EXPECT_EQ(ReadFileOrEmpty(out + "/3"), "3 1 4 127.0.0.1:29500 1 2,5 " + checkpoints + "\n");
+  EXPECT_EQ(ReadFileOrEmpty(out + "/url-3"),
+            "http://127.0.0.1:7070/api/v1/namespaces/default/pods/train-worker-1/checkpoint\n");
 }
 
 TEST_F(NodeAgentTest, OneWorkerFailingStopsThePodsOthers) {
@@ -275,6 +278,11 @@ TEST_F(NodeAgentTest, ReportsTheLastCheckpointOfTheJob) {
   RunPass();
   EXPECT_EQ(Get("ckpt-worker-0").metadata.annotations[kLastCheckpointAnnotation],
             FormatRfc3339(written));
+  // A newer checkpoint reported through the API (STRATA_CHECKPOINT_URL) is kept.
+  std::string reported = FormatRfc3339(written + std::chrono::minutes(5));
+  Annotate("ckpt-worker-0", kLastCheckpointAnnotation, reported);
+  RunPass();
+  EXPECT_EQ(Get("ckpt-worker-0").metadata.annotations[kLastCheckpointAnnotation], reported);
   ASSERT_TRUE(store_->Delete(created.key).has_value());
   RunPass();
 }

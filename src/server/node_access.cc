@@ -193,6 +193,7 @@ Status NodeAccess::AuthorizeResource(const std::string& node, std::string_view m
   }
   if (method == "GET") return Status::Ok();
   if (method == "PUT" && resource.subresource == "status") return Status::Ok();
+  if (method == "POST" && resource.subresource == "checkpoint") return Status::Ok();
   if (method == "PUT" && resource.subresource.empty()) {
     nlohmann::json replacement = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
     if (replacement.is_object() &&

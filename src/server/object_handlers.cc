@@ -4,6 +4,7 @@
 #include <set>
 
 #include "api/manifest.h"
+#include "node/pod_contract.h"
 #include "server/api_status.h"
 #include "server/object_codec.h"
 #include "server/rest_api.h"
@@ -244,6 +245,20 @@ Result<ApiReply> RestApi::ReplaceStatus(const ResourcePath& path, const std::str
   ASSIGN_OR_RETURN(store::Object write, ToStoreObject(*decoded));
   ASSIGN_OR_RETURN(store::Object updated, store_.Update(std::move(write)));
   return JsonReply(200, updated.body);
+}
+
+Result<ApiReply> RestApi::RecordCheckpoint(const ResourcePath& path) {
+  const std::string now = FormatRfc3339(options_.clock->Now());
+  for (int attempt = 0;; ++attempt) {
+    ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
+    store::Object write = current;
+    write.body["metadata"]["annotations"][node::kLastCheckpointAnnotation] = now;
+    Result<store::Object> updated = store_.Update(std::move(write));
+    if (updated) return JsonReply(200, updated->body);
+    if (updated.error().code() != StatusCode::kConflict || attempt + 1 == kWriteAttempts) {
+      return Err(updated.error());
+    }
+  }
 }
 
 Result<ApiReply> RestApi::Delete(const ResourcePath& path, const Query& query) {

@@ -123,7 +123,8 @@ Result<ResourcePath> ParseResourcePath(std::string_view path) {
   if (segments.size() > next + 1) result.name = std::string(segments[next + 1]);
   if (segments.size() > next + 2) {
     std::string_view subresource = segments[next + 2];
-    if (subresource != "status" && !(subresource == "log" && result.type->kind == "Pod")) {
+    bool pod_only = subresource == "log" || subresource == "checkpoint";
+    if (subresource != "status" && !(pod_only && result.type->kind == "Pod")) {
       return not_found();
     }
     result.subresource = std::string(subresource);

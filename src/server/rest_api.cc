@@ -147,6 +147,11 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     RETURN_IF_ERROR(only_get());
     return pod_logs_.Serve(resource, query);
   }
+  if (resource.subresource == "checkpoint") {
+    *verb = "checkpoint";
+    if (method != "POST") return Err(UnimplementedError("a checkpoint is reported with POST"));
+    return RecordCheckpoint(resource);
+  }
   if (!resource.subresource.empty()) {
     *verb = "update";
     if (resource.type->kind != "Pod" && resource.type->kind != "Node") {

@@ -87,6 +87,9 @@ class RestApi {
   Result<ApiReply> Create(const ResourcePath& path, const std::string& body);
   Result<ApiReply> Replace(const ResourcePath& path, const std::string& body);
   Result<ApiReply> ReplaceStatus(const ResourcePath& path, const std::string& body);
+  // A worker of the pod wrote a checkpoint now: the pod's last-checkpoint annotation (what
+  // preemption cost reads) moves to the API's clock time.
+  Result<ApiReply> RecordCheckpoint(const ResourcePath& path);
   Result<ApiReply> Delete(const ResourcePath& path, const Query& query);
   Result<ApiReply> Apply(const std::string& body, const Query& query);
 
