@@ -5,19 +5,14 @@
 
 #include <map>
 
+#include "node/nvml_abi.h"
+
 namespace strata::node {
 namespace {
 
-// Our own declarations of the NVML types and functions read here (nvml.h, API v2+); values are
-// part of NVML's stable ABI.
-using nvmlReturn_t = int;
-using nvmlDevice_t = struct nvmlDevice_st*;
+// Our own declarations of the further NVML types and functions read here (nvml.h, API v2+);
+// values are part of NVML's stable ABI.
 using nvmlEventSet_t = struct nvmlEventSet_st*;
-struct nvmlMemory_t {
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-};
 struct nvmlUtilization_t {
   unsigned gpu;
   unsigned memory;
@@ -29,8 +24,6 @@ struct nvmlEventData_t {
   unsigned gpu_instance_id;
   unsigned compute_instance_id;
 };
-constexpr nvmlReturn_t NVML_SUCCESS = 0;
-constexpr nvmlReturn_t NVML_ERROR_NOT_SUPPORTED = 3;
 constexpr nvmlReturn_t NVML_ERROR_TIMEOUT = 10;
 constexpr int NVML_TEMPERATURE_GPU = 0;
 constexpr int NVML_CLOCK_SM = 1;
@@ -38,16 +31,6 @@ constexpr int NVML_MEMORY_ERROR_TYPE_CORRECTED = 0;
 constexpr int NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1;
 constexpr int NVML_VOLATILE_ECC = 0;
 constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x8;
-constexpr unsigned kUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
-
-template <typename Fn>
-Status Resolve(void* library, const char* symbol, Fn* fn) {
-  *fn = reinterpret_cast<Fn>(dlsym(library, symbol));
-  if (*fn == nullptr) {
-    return UnavailableError(fmt::format("NVML library lacks the symbol {}", symbol));
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -80,22 +63,22 @@ Result<std::unique_ptr<NvmlGpuMonitor>> NvmlGpuMonitor::Open(const std::string& 
   }
   auto api = std::make_unique<Api>();
   for (Status status : {
-           Resolve(library, "nvmlInit_v2", &api->init),
-           Resolve(library, "nvmlShutdown", &api->shutdown),
-           Resolve(library, "nvmlErrorString", &api->error_string),
-           Resolve(library, "nvmlDeviceGetCount_v2", &api->get_count),
-           Resolve(library, "nvmlDeviceGetHandleByIndex_v2", &api->get_handle_by_index),
-           Resolve(library, "nvmlDeviceGetUUID", &api->get_uuid),
-           Resolve(library, "nvmlDeviceGetMemoryInfo", &api->get_memory_info),
-           Resolve(library, "nvmlDeviceGetUtilizationRates", &api->get_utilization),
-           Resolve(library, "nvmlDeviceGetPowerUsage", &api->get_power_usage),
-           Resolve(library, "nvmlDeviceGetTemperature", &api->get_temperature),
-           Resolve(library, "nvmlDeviceGetClockInfo", &api->get_clock_info),
-           Resolve(library, "nvmlDeviceGetTotalEccErrors", &api->get_total_ecc_errors),
-           Resolve(library, "nvmlEventSetCreate", &api->event_set_create),
-           Resolve(library, "nvmlDeviceRegisterEvents", &api->register_events),
-           Resolve(library, "nvmlEventSetWait_v2", &api->event_set_wait),
-           Resolve(library, "nvmlEventSetFree", &api->event_set_free),
+           ResolveNvmlSymbol(library, "nvmlInit_v2", &api->init),
+           ResolveNvmlSymbol(library, "nvmlShutdown", &api->shutdown),
+           ResolveNvmlSymbol(library, "nvmlErrorString", &api->error_string),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetCount_v2", &api->get_count),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetHandleByIndex_v2", &api->get_handle_by_index),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetUUID", &api->get_uuid),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetMemoryInfo", &api->get_memory_info),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetUtilizationRates", &api->get_utilization),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetPowerUsage", &api->get_power_usage),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetTemperature", &api->get_temperature),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetClockInfo", &api->get_clock_info),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetTotalEccErrors", &api->get_total_ecc_errors),
+           ResolveNvmlSymbol(library, "nvmlEventSetCreate", &api->event_set_create),
+           ResolveNvmlSymbol(library, "nvmlDeviceRegisterEvents", &api->register_events),
+           ResolveNvmlSymbol(library, "nvmlEventSetWait_v2", &api->event_set_wait),
+           ResolveNvmlSymbol(library, "nvmlEventSetFree", &api->event_set_free),
        }) {
     if (!status.ok()) {
       dlclose(library);

@@ -5,28 +5,19 @@
 
 #include <numeric>
 
+#include "node/nvml_abi.h"
 #include "node/simulated_inventory.h"
 
 namespace strata::node {
 namespace {
 
-// Our own declarations of the few NVML types and functions used (nvml.h, API v2+); values are
+// Our own declarations of the further NVML constants used here (nvml.h, API v2+); values are
 // part of NVML's stable ABI.
-using nvmlReturn_t = int;
-using nvmlDevice_t = struct nvmlDevice_st*;
-struct nvmlMemory_t {
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-};
-constexpr nvmlReturn_t NVML_SUCCESS = 0;
-constexpr nvmlReturn_t NVML_ERROR_NOT_SUPPORTED = 3;
 constexpr nvmlReturn_t NVML_ERROR_NOT_FOUND = 6;
 constexpr unsigned NVML_DEVICE_MIG_ENABLE = 1;
 constexpr int NVML_P2P_CAPS_INDEX_NVLINK = 2;
 constexpr int NVML_P2P_STATUS_OK = 0;
 constexpr unsigned kNameBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-constexpr unsigned kUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 
 struct NvmlApi {
   nvmlReturn_t (*init)();
@@ -58,30 +49,22 @@ class LoadedLibrary {
   void* handle_;
 };
 
-template <typename Fn>
-Status Resolve(void* library, const char* symbol, Fn* fn) {
-  *fn = reinterpret_cast<Fn>(dlsym(library, symbol));
-  if (*fn == nullptr) {
-    return UnavailableError(fmt::format("NVML library lacks the symbol {}", symbol));
-  }
-  return Status::Ok();
-}
-
 Status ResolveAll(void* library, NvmlApi* api) {
   for (Status status : {
-           Resolve(library, "nvmlInit_v2", &api->init),
-           Resolve(library, "nvmlShutdown", &api->shutdown),
-           Resolve(library, "nvmlErrorString", &api->error_string),
-           Resolve(library, "nvmlDeviceGetCount_v2", &api->get_count),
-           Resolve(library, "nvmlDeviceGetHandleByIndex_v2", &api->get_handle_by_index),
-           Resolve(library, "nvmlDeviceGetName", &api->get_name),
-           Resolve(library, "nvmlDeviceGetUUID", &api->get_uuid),
-           Resolve(library, "nvmlDeviceGetMemoryInfo", &api->get_memory_info),
-           Resolve(library, "nvmlDeviceGetMigMode", &api->get_mig_mode),
-           Resolve(library, "nvmlDeviceGetMaxMigDeviceCount", &api->get_max_mig_device_count),
-           Resolve(library, "nvmlDeviceGetMigDeviceHandleByIndex",
-                   &api->get_mig_device_handle_by_index),
-           Resolve(library, "nvmlDeviceGetP2PStatus", &api->get_p2p_status),
+           ResolveNvmlSymbol(library, "nvmlInit_v2", &api->init),
+           ResolveNvmlSymbol(library, "nvmlShutdown", &api->shutdown),
+           ResolveNvmlSymbol(library, "nvmlErrorString", &api->error_string),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetCount_v2", &api->get_count),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetHandleByIndex_v2", &api->get_handle_by_index),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetName", &api->get_name),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetUUID", &api->get_uuid),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetMemoryInfo", &api->get_memory_info),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetMigMode", &api->get_mig_mode),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetMaxMigDeviceCount",
+                             &api->get_max_mig_device_count),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetMigDeviceHandleByIndex",
+                             &api->get_mig_device_handle_by_index),
+           ResolveNvmlSymbol(library, "nvmlDeviceGetP2PStatus", &api->get_p2p_status),
        }) {
     if (!status.ok()) return status;
   }
