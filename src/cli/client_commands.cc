@@ -21,11 +21,6 @@ namespace {
 using Json = nlohmann::json;
 
 // Prints the error and sets the exit code: 1 for the server's answer, 2 for usage.
-void Fail(const Status& status, int code = 1) {
-  std::cerr << "error: " << status.message() << "\n";
-  SetExitCode(code);
-}
-
 const server::ResourceType* ResolveKind(const std::string& name) {
   const server::ResourceType* type = server::FindResourceType(name);
   if (type == nullptr) {

@@ -28,8 +28,7 @@ void AddClientFlags(CLI::App* command, ClientFlags& flags, bool namespaced_verbs
 std::unique_ptr<server::ApiClient> Connect(const ClientFlags& flags) {
   auto client = server::ApiClient::Create(flags.server, flags.token);
   if (!client) {
-    std::cerr << "error: " << client.error().message() << "\n";
-    SetExitCode(2);
+    Fail(client.error(), 2);
     return nullptr;
   }
   return std::move(*client);

@@ -1,5 +1,6 @@
 #include "cli/command_registry.h"
 
+#include <iostream>
 #include <map>
 
 #include "common/check.h"
@@ -37,5 +38,10 @@ CLI::App& Subcommand(CLI::App& parent, std::string_view name, std::string_view d
 
 void SetExitCode(int code) { g_exit_code = code; }
 int ExitCode() { return g_exit_code; }
+
+void Fail(const Status& status, int exit_code) {
+  std::cerr << "error: " << status.message() << "\n";
+  SetExitCode(exit_code);
+}
 
 }  // namespace strata::cli

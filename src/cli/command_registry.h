@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
+
 namespace strata::cli {
 
 // Adds a group of subcommands to the `strata` app. Each area of the CLI lives in its own
@@ -26,6 +28,9 @@ CLI::App& Subcommand(CLI::App& parent, std::string_view name, std::string_view d
 // read about, 2 usage error). main returns it.
 void SetExitCode(int code);
 int ExitCode();
+
+// Prints "error: MESSAGE" to stderr and sets the exit code (1 by default, 2 for usage errors).
+void Fail(const Status& status, int exit_code = 1);
 
 }  // namespace strata::cli
 

@@ -86,9 +86,8 @@ Result<std::string> FormatTable(const Json& report, const std::string& by) {
 }
 
 void RunCost(const CostOptions& options) {
-  if (!telemetry::ParseCostDimension(options.by)) {
-    std::cerr << "error: " << telemetry::ParseCostDimension(options.by).error().message() << "\n";
-    SetExitCode(2);
+  if (auto dimension = telemetry::ParseCostDimension(options.by); !dimension) {
+    Fail(dimension.error(), 2);
     return;
   }
   auto client = Connect(options.flags);
@@ -100,8 +99,7 @@ void RunCost(const CostOptions& options) {
                                          : FormatTable(*report, options.by))
              : Result<std::string>(Err(report.error()));
   if (!text) {
-    std::cerr << "error: " << text.error().message() << "\n";
-    SetExitCode(1);
+    Fail(text.error());
     return;
   }
   std::cout << *text;

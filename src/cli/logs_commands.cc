@@ -26,11 +26,6 @@ struct LogsOptions {
   bool follow = false;
 };
 
-void Fail(const Status& status, int code = 1) {
-  std::cerr << "error: " << status.message() << "\n";
-  SetExitCode(code);
-}
-
 // A client whose connection waits as long as a quiet followed log may stay silent.
 std::unique_ptr<server::ApiClient> ConnectForLogs(const ClientFlags& flags) {
   net::HttpClientOptions http;

@@ -39,8 +39,7 @@ void RunApply(const ApplyOptions& options) {
   Result<std::vector<api::ManifestSource>> sources =
       api::ReadManifestSources(options.path, std::cin);
   if (!sources) {
-    std::cerr << "error: " << sources.error().message() << "\n";
-    SetExitCode(1);
+    Fail(sources.error());
     return;
   }
   Result<std::vector<api::Object>> objects = api::DecodeManifests(*sources);
@@ -74,8 +73,7 @@ void RunExplain(const std::string& query, const std::string& api_version) {
   }
   Result<std::string> text = api::Explain(query, api_version);
   if (!text) {
-    std::cerr << "error: " << text.error().message() << "\n";
-    SetExitCode(1);
+    Fail(text.error());
     return;
   }
   std::cout << *text;
