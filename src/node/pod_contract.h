@@ -45,6 +45,32 @@ inline constexpr char kLastCheckpointAnnotation[] = "strata.dev/last-checkpoint"
 inline constexpr char kStartedAtAnnotation[] = "strata.dev/started-at";
 inline constexpr char kFinishedAtAnnotation[] = "strata.dev/finished-at";
 
+// Service replicas. The service controller writes these on each replica pod when it creates it:
+// the service version the replica serves, a hash of the engine template and resources (a
+// rolling update replaces replicas whose hash differs), the model name clients ask for, and the
+// number of pods in the replica's group (nodes per replica; more than one: LeaderWorkerSet's
+// environment, LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and LWS_WORKER_INDEX = owner.rank).
+inline constexpr char kServiceVersionAnnotation[] = "strata.dev/service-version";
+inline constexpr char kTemplateHashAnnotation[] = "strata.dev/template-hash";
+inline constexpr char kServedModelAnnotation[] = "strata.dev/served-model";
+inline constexpr char kGroupSizeAnnotation[] = "strata.dev/group-size";
+// Written by the scheduler adapter when it binds a replica's group: the address of the node
+// that runs rank 0 (LWS_LEADER_ADDRESS).
+inline constexpr char kLeaderAddressAnnotation[] = "strata.dev/leader-address";
+// Written by the agent on a replica's leader pod (rank 0): where its engine listens
+// ("host:port"), as soon as it starts, and the time (RFC 3339) its readiness probe first
+// passed (weights loaded). The gateway routes only to ready, non-draining replicas.
+inline constexpr char kEndpointAnnotation[] = "strata.dev/endpoint";
+inline constexpr char kReadyAtAnnotation[] = "strata.dev/ready-at";
+// Written by the service controller on every pod of a replica that is being drained (scale-down,
+// rolling update, service deleted): the time (RFC 3339) the drain began. The gateway sends it
+// no new requests; once its in-flight requests end (or the drain grace passes) the controller
+// asks for the stop.
+inline constexpr char kDrainingAnnotation[] = "strata.dev/draining";
+inline constexpr std::string_view kStopScaledDown = "ScaledDown";
+inline constexpr std::string_view kStopReplaced = "Replaced";
+inline constexpr std::string_view kStopServiceDeleted = "ServiceDeleted";
+
 // What the node agent needs to build the workers' environment (BuildWorkerEnvironments) from a
 // bound pod of a Job. Returns InvalidArgument naming the annotation or field when the pod does
 // not carry it.
