@@ -122,7 +122,9 @@ void TestCluster::Heartbeat(const std::string& node) {
 
 void TestCluster::AdvanceWithHeartbeats(Duration d) {
   clock.Advance(d);
-  Result<store::ListResult> nodes = store->List({.kind = "Node"});
+  store::Selection selection;
+  selection.kind = "Node";
+  Result<store::ListResult> nodes = store->List(selection);
   ASSERT_TRUE(nodes.has_value());
   for (const store::Object& node : nodes->items) Heartbeat(node.key.name);
 }

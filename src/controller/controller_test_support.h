@@ -64,7 +64,7 @@ class TestCluster {
   JobController jobs;
   NodeController nodes;
 
- private:
+  // Applies `change` to the stored `pod` ("ns/name", or a name in "default").
   void UpdatePod(const std::string& pod, const std::function<void(api::Pod&)>& change);
 };
 

@@ -15,7 +15,9 @@ class EventRecorderTest : public ::testing::Test {
     Result<std::optional<store::Write>> write =
         recorder_.Record({"Job", "team-a", "train", "uid"}, "Warning", "FailedScheduling", message);
     ASSERT_TRUE(write.has_value()) << write.error().ToString();
-    if (*write) ASSERT_TRUE(store_->Apply({**write}).has_value());
+    if (*write) {
+      ASSERT_TRUE(store_->Apply({**write}).has_value());
+    }
   }
   std::vector<api::Event> Events() {
     Result<std::vector<Stored<api::Event>>> events = ListStored<api::Event>(*store_, "Event");

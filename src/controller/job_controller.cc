@@ -6,38 +6,9 @@
 #include <map>
 
 #include "controller/training_pod.h"
+#include "controller/write_batch.h"
 
 namespace strata::controller {
-
-// The writes of one job's reconcile, committed as one batch.
-struct JobController::Pass {
-  const EventRecorder& events;
-  EventSubject subject;
-  std::vector<store::Write> writes;
-  Status error;
-
-  void Event(std::string_view type, std::string_view reason, const std::string& message) {
-    Result<std::optional<store::Write>> event = events.Record(subject, type, reason, message);
-    if (!event) {
-      if (error.ok()) error = event.error();
-    } else if (*event) {
-      writes.push_back(std::move(**event));
-    }
-  }
-  void StopPod(const Stored<api::Pod>& stored, std::string_view reason, std::string_view message) {
-    if (PodTerminal(stored.value)) return;
-    api::Pod pod = stored.value;
-    if (!RequestStop(pod, reason, message)) return;
-    writes.push_back(
-        {store::WriteOp::kUpdate, EncodeForStore(api::Object(std::move(pod)), stored.raw)});
-  }
-  void DeletePod(const Stored<api::Pod>& stored) {
-    store::Object key_only;
-    key_only.key = stored.raw.key;
-    key_only.resource_version = stored.raw.resource_version;
-    writes.push_back({store::WriteOp::kDelete, std::move(key_only)});
-  }
-};
 
 namespace {
 
@@ -105,7 +76,8 @@ Status JobController::Reconcile(const Stored<api::Job>& job,
   const std::string stamp = FormatRfc3339(now);
   const JobStatus before = ReadJobStatus(job.raw.body);
   JobStatus status = before;
-  Pass pass{events_, {"Job", job.raw.key.namespace_name, job.raw.key.name, job.raw.uid}, {}, {}};
+  WriteBatch pass{
+      events_, {"Job", job.raw.key.namespace_name, job.raw.key.name, job.raw.uid}, {}, {}};
 
   for (const auto& pod : pods) {
     std::optional<TimePoint> checkpoint = PodLastCheckpoint(pod.value);
@@ -213,14 +185,11 @@ Status JobController::Reconcile(const Stored<api::Job>& job,
     WriteJobStatus(status, updated.body);
     pass.writes.push_back({store::WriteOp::kUpdate, std::move(updated)});
   }
-  if (!pass.error.ok()) return pass.error;
-  if (pass.writes.empty()) return Status::Ok();
-  Result<std::vector<store::Object>> applied = store_.Apply(std::move(pass.writes));
-  return applied ? Status::Ok() : applied.error();
+  return pass.Commit(store_);
 }
 
 Status JobController::RemoveOrphans(const std::vector<Stored<api::Pod>>& pods) {
-  Pass pass{events_, {}, {}, {}};
+  WriteBatch pass{events_, {}, {}, {}};
   for (const auto& pod : pods) {
     if (PodTerminal(pod.value)) {
       pass.DeletePod(pod);
@@ -228,9 +197,7 @@ Status JobController::RemoveOrphans(const std::vector<Stored<api::Pod>>& pods) {
       pass.StopPod(pod, kStopJobDeleted, "its job was deleted");
     }
   }
-  if (pass.writes.empty()) return Status::Ok();
-  Result<std::vector<store::Object>> applied = store_.Apply(std::move(pass.writes));
-  return applied ? Status::Ok() : applied.error();
+  return pass.Commit(store_);
 }
 
 }  // namespace strata::controller

@@ -47,7 +47,6 @@ class JobController final : public ControlLoop {
   Status RunOnce() override;
 
  private:
-  struct Pass;
   Status Reconcile(const Stored<api::Job>& job, const std::vector<Stored<api::Pod>>& pods);
   Status RemoveOrphans(const std::vector<Stored<api::Pod>>& pods);
 

@@ -1,23 +1,12 @@
 #include "controller/job_status.h"
 
+#include "controller/status_json.h"
+
 namespace strata::controller {
-namespace {
 
-std::string Text(const nlohmann::json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-int64_t Integer(const nlohmann::json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
-}
-
-void PutText(nlohmann::json& object, const char* key, const std::string& value) {
-  if (!value.empty()) object[key] = value;
-}
-
-}  // namespace
+using status_json::Integer;
+using status_json::PutText;
+using status_json::Text;
 
 bool JobStatus::SetCondition(std::string_view type, std::string_view status,
                              std::string_view reason, std::string_view message, TimePoint now) {

@@ -168,6 +168,15 @@ Status SchedulerLoop::BindJob(ClusterView& view, const scheduler::Binding& bindi
 Status SchedulerLoop::BindPods(ClusterView& view, const scheduler::Binding& binding,
                                const WorkloadObjects& objects) {
   std::string flavor = binding.flavor >= 0 ? view.flavors[binding.flavor] : std::string();
+  // A service replica's pods learn where its leader (rank 0) runs: LeaderWorkerSet's
+  // LWS_LEADER_ADDRESS.
+  std::string leader_address;
+  for (const scheduler::PodPlacement& placement : binding.pods) {
+    const api::PodOwner& owner = objects.pods[placement.pod_set].value.spec.owner;
+    if (owner.kind == "Service" && owner.rank == 0) {
+      leader_address = NodeAddress(view.nodes[placement.node].value);
+    }
+  }
   std::vector<store::Write> writes;
   for (const scheduler::PodPlacement& placement : binding.pods) {
     STRATA_CHECK(placement.pod_set >= 0 &&
@@ -175,6 +184,9 @@ Status SchedulerLoop::BindPods(ClusterView& view, const scheduler::Binding& bind
     const Stored<api::Pod>& stored = objects.pods[placement.pod_set];
     api::Pod pod = stored.value;
     pod.spec.node_name = view.nodes[placement.node].value.metadata.name;
+    if (!leader_address.empty()) {
+      pod.metadata.annotations[node::kLeaderAddressAnnotation] = leader_address;
+    }
     pod.spec.assigned_gpus = AssignGpus(view, placement, pod.spec.resources);
     if (!flavor.empty()) pod.metadata.annotations[kFlavorAnnotation] = flavor;
     pod.status.reason.clear();

@@ -11,7 +11,7 @@ namespace strata::controller {
 namespace {
 
 // Kinds whose stored status belongs to the controllers, not to the api model.
-bool StatusOutsideApiModel(std::string_view kind) { return kind == "Job"; }
+bool StatusOutsideApiModel(std::string_view kind) { return kind == "Job" || kind == "Service"; }
 
 }  // namespace
 

@@ -23,8 +23,9 @@ struct Stored {
   T value;
 };
 
-// Decodes a stored body. A Job's body carries a status that the controllers own and the api
-// model does not describe (see job_status.h); it is left out of decoding. Returns
+// Decodes a stored body. A Job's or a Service's body carries a status that the controllers own
+// and the api model does not describe (job_status.h, service_status.h); it is left out of
+// decoding. Returns
 // InvalidArgument naming the object and the field when the body does not decode.
 Result<api::Object> DecodeStoredObject(const store::Object& object);
 

@@ -1,0 +1,324 @@
+#include "controller/service_controller.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "controller/training_pod.h"
+#include "controller/write_batch.h"
+
+namespace strata::controller {
+
+using node::kDrainingAnnotation;
+using node::kStopReplaced;
+using node::kStopScaledDown;
+using node::kStopServiceDeleted;
+
+// One service's pass: the batch of writes and what it needs to move replicas along.
+struct ServiceController::Pass {
+  WriteBatch batch;
+  TimePoint now;
+  const ServiceControllerOptions& options;
+  const ReplicaTraffic* traffic;
+
+  // Starts draining a live replica: its pods are marked, so the gateway sends it nothing new. A
+  // replica none of whose pods got a node runs nothing: its pods are deleted at once.
+  void Drain(const Replica& replica, const std::string& why) {
+    const bool bound = std::any_of(replica.pods.begin(), replica.pods.end(), [](const auto& pod) {
+      return !pod.value.spec.node_name.empty() && !PodTerminal(pod.value);
+    });
+    if (!bound) {
+      for (const auto& pod : replica.pods) batch.DeletePod(pod);
+      return;
+    }
+    for (const auto& pod : replica.pods) {
+      if (PodTerminal(pod.value)) continue;
+      api::Pod marked = pod.value;
+      marked.metadata.annotations[kDrainingAnnotation] = FormatRfc3339(now);
+      batch.UpdatePod(pod, std::move(marked));
+    }
+    batch.Event("Normal", "Draining",
+                fmt::format("replica {} ({}) drains: {}", replica.index, replica.version, why));
+  }
+
+  // Moves a replica that is out of service along: a terminal one's pods are deleted; a broken
+  // one's other pods are stopped; a draining one stops once its last request ended (or the
+  // grace passed), with `stop_reason`.
+  void Retire(const Replica& replica, std::string_view stop_reason) {
+    const bool broken = replica.Broken() && !replica.Stopping() && !replica.Draining();
+    if (broken) {
+      batch.Event("Warning", "ReplicaFailed",
+                  fmt::format("replica {} ({}) failed: {}; replacing it", replica.index,
+                              replica.version, DescribeBreak(replica)));
+      for (const auto& pod : replica.pods) {
+        batch.StopPod(pod, node::kStopGroupRestart, "another pod of the replica failed");
+      }
+    }
+    if (replica.Terminal()) {
+      for (const auto& pod : replica.pods) batch.DeletePod(pod);
+      return;
+    }
+    if (broken || replica.Stopping()) return;
+    std::optional<TimePoint> started = replica.DrainStarted();
+    if (!started) return;
+    const Duration elapsed = now - *started;
+    const std::string endpoint = replica.Endpoint();
+    const int64_t in_flight =
+        traffic != nullptr && !endpoint.empty() ? traffic->InFlight(endpoint) : 0;
+    std::string message;
+    if (elapsed >= options.route_settle && in_flight == 0) {
+      message = "drained: no request in flight";
+    } else if (elapsed >= options.drain_grace) {
+      message = fmt::format("drain grace passed with {} request(s) in flight", in_flight);
+    } else {
+      return;
+    }
+    for (const auto& pod : replica.pods) batch.StopPod(pod, stop_reason, message);
+  }
+
+  static std::string DescribeBreak(const Replica& replica) {
+    for (const auto& pod : replica.pods) {
+      const api::Pod& p = pod.value;
+      if (!PodTerminal(p) || !StopRequested(p).empty()) continue;
+      std::string out = fmt::format("pod {} {}", p.metadata.name, p.status.phase);
+      if (p.status.exit_code) out += fmt::format(" with exit code {}", *p.status.exit_code);
+      if (!p.status.reason.empty()) out += fmt::format(" ({})", p.status.reason);
+      return out;
+    }
+    return fmt::format("{} of its {} pods exist", replica.pods.size(), replica.group_size);
+  }
+};
+
+ServiceController::ServiceController(store::Store& store, const Clock& clock,
+                                     ServiceControllerOptions options,
+                                     const ReplicaTraffic* traffic, ReplicaScaler* scaler)
+    : store_(store),
+      clock_(clock),
+      options_(options),
+      traffic_(traffic),
+      scaler_(scaler),
+      events_(store, clock, options.event_repeat_interval) {}
+
+Status ServiceController::RunOnce() {
+  Result<std::vector<Stored<api::Service>>> services = ListStored<api::Service>(store_, "Service");
+  if (!services) return services.error();
+  Result<std::vector<Stored<api::Pod>>> pods = ListStored<api::Pod>(store_, "Pod");
+  if (!pods) return pods.error();
+  std::map<std::pair<std::string, std::string>, std::vector<Stored<api::Pod>>> by_service;
+  for (Stored<api::Pod>& pod : *pods) {
+    if (pod.value.spec.owner.kind != "Service") continue;
+    by_service[{pod.value.metadata.namespace_name, pod.value.spec.owner.name}].push_back(
+        std::move(pod));
+  }
+  Status first;
+  for (const Stored<api::Service>& service : *services) {
+    auto key = std::make_pair(service.value.metadata.namespace_name, service.value.metadata.name);
+    std::vector<Stored<api::Pod>> owned;
+    if (auto it = by_service.find(key); it != by_service.end()) {
+      owned = std::move(it->second);
+      by_service.erase(it);
+    }
+    Status status = Reconcile(service, GroupReplicas(std::move(owned)));
+    if (first.ok()) first = status;
+  }
+  for (auto& [key, orphans] : by_service) {
+    Status status = RemoveOrphans(key.first, key.second, GroupReplicas(std::move(orphans)));
+    if (first.ok()) first = status;
+  }
+  return first;
+}
+
+namespace {
+
+// Drain order: replicas that serve nothing yet first, then the highest index.
+bool DrainFirst(const Replica* a, const Replica* b) {
+  if (a->Ready() != b->Ready()) return !a->Ready();
+  return a->index > b->index;
+}
+
+int64_t LowestFreeIndex(std::set<int64_t>& used) {
+  int64_t index = 0;
+  while (used.count(index) > 0) ++index;
+  used.insert(index);
+  return index;
+}
+
+}  // namespace
+
+Status ServiceController::Reconcile(const Stored<api::Service>& stored,
+                                    std::vector<Replica> replicas) {
+  const api::Service& service = stored.value;
+  const api::ServiceSpec& spec = service.spec;
+  const TimePoint now = clock_.Now();
+  const ServiceStatus before = ReadServiceStatus(stored.raw.body);
+  ServiceStatus status;
+  status.decisions = before.decisions;
+  status.cold_start_seconds = before.cold_start_seconds;
+  status.cold_starts_measured = before.cold_starts_measured;
+  Pass pass{
+      WriteBatch{events_,
+                 {"Service", stored.raw.key.namespace_name, stored.raw.key.name, stored.raw.uid},
+                 {},
+                 {}},
+      now, options_, traffic_};
+
+  // The cold start, measured over the replicas ready now.
+  double cold_sum = 0;
+  int64_t cold_count = 0;
+  std::set<int64_t> used;
+  std::map<std::string, int64_t> draining_by_version;
+  for (const Replica& replica : replicas) {
+    used.insert(replica.index);
+    if (std::optional<TimePoint> ready = replica.ReadyAt(); ready && replica.Ready()) {
+      cold_sum += std::chrono::duration<double>(*ready - replica.Created()).count();
+      ++cold_count;
+    }
+  }
+  if (cold_count > 0) {
+    status.cold_start_seconds = cold_sum / static_cast<double>(cold_count);
+    status.cold_starts_measured = cold_count;
+  }
+
+  std::map<std::string, const api::ServiceVersion*> versions;
+  for (const api::ServiceVersion& version : spec.versions) versions[version.name] = &version;
+  std::map<std::string, std::vector<const Replica*>> live_by_version;
+  for (const Replica& replica : replicas) {
+    auto version = versions.find(replica.version);
+    const bool stale = version == versions.end() ||
+                       replica.template_hash != ServiceTemplateHash(service, *version->second);
+    if (!replica.Live()) {
+      if (replica.Draining() && !replica.Terminal()) ++draining_by_version[replica.version];
+      pass.Retire(replica, stale ? kStopReplaced : kStopScaledDown);
+    } else if (version == versions.end()) {
+      pass.Drain(replica, "its version is no longer in the service");
+      ++draining_by_version[replica.version];
+    } else {
+      live_by_version[replica.version].push_back(&replica);
+    }
+  }
+
+  for (const api::ServiceVersion& version : spec.versions) {
+    const std::string hash = ServiceTemplateHash(service, version);
+    std::vector<const Replica*>& live = live_by_version[version.name];
+    VersionReplicas counts;
+    counts.cold_start_seconds = status.cold_start_seconds;
+    for (const Replica* replica : live) ++(replica->Ready() ? counts.ready : counts.starting);
+    ScaleAdvice advice = scaler_ != nullptr ? scaler_->Advise(service, version, counts)
+                                            : ScaleAdvice{static_cast<int>(spec.min_replicas),
+                                                          "minReplicas (no autoscaler)"};
+    const int64_t desired = std::clamp<int64_t>(advice.desired, 0, spec.max_replicas);
+
+    ServiceVersionStatus& version_status = status.Version(version.name);
+    version_status.desired_replicas = desired;
+    version_status.reason = advice.reason;
+    const ServiceVersionStatus* previous = before.FindVersion(version.name);
+    const int64_t was = previous != nullptr ? previous->desired_replicas : 0;
+    if (desired != was || previous == nullptr) {
+      status.Record({FormatRfc3339(now), version.name, was, desired, advice.reason});
+      pass.batch.Event(
+          "Normal", desired >= was ? "ScaledUp" : "ScaledDown",
+          fmt::format("{}: {} -> {} replicas: {}", version.name, was, desired, advice.reason));
+    }
+
+    // Drains: every replica when the count is 0; otherwise the old template's replicas, one
+    // ready one at a time while the ready ones still cover the count without it, then whatever
+    // is beyond the count (plus one surge replica while old ones remain).
+    std::set<const Replica*> drained;
+    auto drain = [&](const Replica* replica, const std::string& why) {
+      pass.Drain(*replica, why);
+      drained.insert(replica);
+    };
+    std::sort(live.begin(), live.end(), DrainFirst);
+    if (desired == 0) {
+      for (const Replica* replica : live) drain(replica, "scaled to zero");
+    } else {
+      int64_t ready = counts.ready;
+      bool ready_one_drained = false;
+      for (const Replica* replica : live) {
+        if (replica->template_hash == hash) continue;
+        if (!replica->Ready()) {
+          drain(replica, "replaced by the new template");
+        } else if (!ready_one_drained && ready - 1 >= desired) {
+          drain(replica, "replaced by the new template");
+          --ready;
+          ready_one_drained = true;
+        }
+      }
+    }
+    int64_t current = 0;
+    int64_t stale = 0;
+    for (const Replica* replica : live) {
+      if (drained.count(replica) > 0) continue;
+      ++(replica->template_hash == hash ? current : stale);
+    }
+    // Beyond the count: old replicas before current ones, each in drain order.
+    std::vector<const Replica*> surplus;
+    for (bool old : {true, false}) {
+      for (const Replica* replica : live) {
+        if (drained.count(replica) == 0 && (replica->template_hash != hash) == old) {
+          surplus.push_back(replica);
+        }
+      }
+    }
+    for (const Replica* replica : surplus) {
+      if (current + stale <= desired + (stale > 0 ? 1 : 0)) break;
+      drain(replica, fmt::format("scaled down to {}", desired));
+      --(replica->template_hash != hash ? stale : current);
+    }
+    const int64_t allowed = desired + (stale > 0 ? 1 : 0);
+
+    // Creates: up to the count with the current template, within the surge allowance.
+    const int64_t create =
+        std::max<int64_t>(0, std::min(desired - current, allowed - (current + stale)));
+    std::vector<int64_t> created;
+    for (int64_t i = 0; i < create; ++i) {
+      const int64_t index = LowestFreeIndex(used);
+      for (api::Pod& pod : MakeReplicaPods(service, version, index)) {
+        pass.batch.writes.push_back(
+            {store::WriteOp::kCreate, EncodeForStore(api::Object(std::move(pod)))});
+      }
+      created.push_back(index);
+    }
+    if (!created.empty()) {
+      pass.batch.Event(
+          "Normal", "SuccessfulCreate",
+          fmt::format("created replica(s) {} of {}", fmt::join(created, ", "), version.name));
+    }
+
+    version_status.replicas = current + stale + create;
+    version_status.ready_replicas = 0;
+    for (const Replica* replica : live) {
+      if (drained.count(replica) == 0 && replica->Ready()) ++version_status.ready_replicas;
+    }
+    version_status.starting_replicas = version_status.replicas - version_status.ready_replicas;
+    version_status.draining_replicas =
+        draining_by_version[version.name] + static_cast<int64_t>(drained.size());
+    version_status.updated_replicas = current + create;
+  }
+
+  const bool status_missing = !stored.raw.body.is_object() || !stored.raw.body.contains("status");
+  if (status != before || status_missing) {
+    store::Object updated = stored.raw;
+    WriteServiceStatus(status, updated.body);
+    pass.batch.writes.push_back({store::WriteOp::kUpdate, std::move(updated)});
+  }
+  return pass.batch.Commit(store_);
+}
+
+Status ServiceController::RemoveOrphans(const std::string& namespace_name,
+                                        const std::string& service, std::vector<Replica> replicas) {
+  Pass pass{WriteBatch{events_, {"Service", namespace_name, service, ""}, {}, {}}, clock_.Now(),
+            options_, traffic_};
+  for (const Replica& replica : replicas) {
+    if (replica.Live()) {
+      pass.Drain(replica, "its service was deleted");
+    } else {
+      pass.Retire(replica, kStopServiceDeleted);
+    }
+  }
+  return pass.batch.Commit(store_);
+}
+
+}  // namespace strata::controller

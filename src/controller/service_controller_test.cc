@@ -1,0 +1,356 @@
+#include "controller/service_controller.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "api/manifest.h"
+#include "controller/controller_test_support.h"
+#include "controller/training_pod.h"
+
+namespace strata::controller {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+// The gateway's in-flight counts, set by the test.
+class FakeTraffic final : public ReplicaTraffic {
+ public:
+  int64_t InFlight(const std::string& endpoint) const override {
+    auto it = in_flight.find(endpoint);
+    return it == in_flight.end() ? 0 : it->second;
+  }
+  std::map<std::string, int64_t> in_flight;
+};
+
+// An autoscaler that wants what the test says, and remembers what it was told.
+class FakeScaler final : public ReplicaScaler {
+ public:
+  ScaleAdvice Advise(const api::Service& service, const api::ServiceVersion& version,
+                     const VersionReplicas& replicas) override {
+    seen[version.name] = replicas;
+    auto it = wanted.find(version.name);
+    return {it == wanted.end() ? 1 : it->second, "test wants it"};
+  }
+  std::map<std::string, int> wanted;
+  std::map<std::string, VersionReplicas> seen;
+};
+
+constexpr char kService[] = R"(
+apiVersion: strata.dev/v1alpha1
+kind: Service
+metadata: {name: llm, labels: {team: search}}
+spec:
+  model: llama
+  engine: {command: [strata, engine-sim, --model, llama]}
+  resources: {cpu: "4", memory: 16Gi, gpu: 2}
+  tensorParallel: 2
+  minReplicas: 0
+  maxReplicas: 4
+  autoscaling: {scaleToZeroAfter: 60s}
+)";
+
+class ServiceControllerTest : public ::testing::Test {
+ protected:
+  ServiceControllerTest() : services(*cluster.store, cluster.clock, {}, &traffic, &scaler) {
+    cluster.AddNode("n1", 4);
+    cluster.AddNode("n2", 4);
+  }
+
+  // One pass of the service controller, then the scheduler and the agent's part: bound pods
+  // start, pods marked for stopping end, leaders of started replicas get an endpoint and,
+  // when `ready`, pass their readiness probe.
+  void Step(bool ready = true) {
+    Status status = services.RunOnce();
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    cluster.Reconcile(1);
+    cluster.StartBoundPods();
+    cluster.StopMarkedPods();
+    for (const api::Pod& pod : ServicePods()) {
+      if (pod.status.phase != "Running" || pod.spec.owner.rank != 0) continue;
+      const std::string name = pod.metadata.name;
+      cluster.UpdatePod(name, [&](api::Pod& p) {
+        p.metadata.annotations[node::kEndpointAnnotation] = Endpoint(p);
+        if (ready)
+          p.metadata.annotations[node::kReadyAtAnnotation] = FormatRfc3339(cluster.clock.Now());
+      });
+    }
+  }
+
+  static std::string Endpoint(const api::Pod& pod) {
+    return "127.0.0.1:" + std::to_string(9000 + pod.spec.owner.replica);
+  }
+
+  std::vector<api::Pod> ServicePods() const {
+    std::vector<api::Pod> out;
+    for (api::Pod& pod : cluster.Pods()) {
+      if (pod.spec.owner.kind == "Service") out.push_back(std::move(pod));
+    }
+    return out;
+  }
+
+  // Service pods that are not terminal and not marked draining.
+  std::vector<api::Pod> LivePods() const {
+    std::vector<api::Pod> out;
+    for (api::Pod& pod : ServicePods()) {
+      if (!PodTerminal(pod) && node::PodAnnotation(pod, node::kDrainingAnnotation) == nullptr) {
+        out.push_back(std::move(pod));
+      }
+    }
+    return out;
+  }
+
+  ServiceStatus State() const {
+    Result<store::Object> raw = cluster.store->Get({"Service", "default", "llm"});
+    EXPECT_TRUE(raw.has_value());
+    return raw ? ReadServiceStatus(raw->body) : ServiceStatus{};
+  }
+
+  // Replaces the stored service with the one in `yaml`, as `strata apply` of a changed file does.
+  void Replace(const std::string& yaml) {
+    Result<std::vector<api::Object>> objects = api::DecodeManifests({{"test.yaml", yaml}});
+    ASSERT_TRUE(objects.has_value()) << objects.error().ToString();
+    Result<store::Object> current = cluster.store->Get({"Service", "default", "llm"});
+    ASSERT_TRUE(current.has_value());
+    ASSERT_TRUE(cluster.store->Update(EncodeForStore(objects->front(), *current)).has_value());
+  }
+
+  std::vector<std::string> EventReasons() const {
+    std::vector<std::string> out;
+    for (const api::Event& event : cluster.Events()) out.push_back(event.reason);
+    return out;
+  }
+
+  testing::TestCluster cluster;
+  FakeTraffic traffic;
+  FakeScaler scaler;
+  ServiceController services;
+};
+
+TEST_F(ServiceControllerTest, CreatesReplicasAsGangsOfTwoGpusOnOneNode) {
+  cluster.Apply(kService);
+  scaler.wanted["v1"] = 2;
+  Step();
+  Step();
+  std::vector<api::Pod> pods = ServicePods();
+  ASSERT_EQ(pods.size(), 2u);
+  for (const api::Pod& pod : pods) {
+    EXPECT_EQ(pod.spec.owner.kind, "Service");
+    EXPECT_EQ(pod.spec.assigned_gpus.size(), 2u) << pod.metadata.name;
+    EXPECT_EQ(pod.metadata.labels.at("team"), "search");
+    EXPECT_EQ(pod.metadata.labels.at(kServiceNameLabel), "llm");
+    EXPECT_EQ(*node::PodAnnotation(pod, node::kServedModelAnnotation), "llama");
+    EXPECT_EQ(*node::PodAnnotation(pod, node::kServiceVersionAnnotation), "v1");
+    EXPECT_EQ(pod.status.phase, "Running");
+  }
+  EXPECT_EQ(pods[0].metadata.name, "llm-v1-0");
+  EXPECT_EQ(pods[1].metadata.name, "llm-v1-1");
+  Step();
+  ServiceStatus status = State();
+  ASSERT_EQ(status.versions.size(), 1u);
+  EXPECT_EQ(status.versions[0].desired_replicas, 2);
+  EXPECT_EQ(status.versions[0].ready_replicas, 2);
+  EXPECT_EQ(status.versions[0].updated_replicas, 2);
+  ASSERT_FALSE(status.decisions.empty());
+  EXPECT_EQ(status.decisions.back().to, 2);
+  EXPECT_EQ(status.decisions.back().reason, "test wants it");
+  EXPECT_EQ(scaler.seen["v1"].ready, 2);
+  EXPECT_THAT(EventReasons(), Contains("ScaledUp"));
+  EXPECT_THAT(EventReasons(), Contains("SuccessfulCreate"));
+}
+
+TEST_F(ServiceControllerTest, ScaleDownDrainsUntilTheLastStreamEnds) {
+  cluster.Apply(kService);
+  scaler.wanted["v1"] = 2;
+  for (int i = 0; i < 3; ++i) Step();
+  ASSERT_EQ(LivePods().size(), 2u);
+  traffic.in_flight["127.0.0.1:9001"] = 3;  // replica 1 still streams
+  scaler.wanted["v1"] = 1;
+  Step();
+  api::Pod drained = cluster.Pod("llm-v1-1");
+  ASSERT_NE(node::PodAnnotation(drained, node::kDrainingAnnotation), nullptr);
+  EXPECT_EQ(StopRequested(drained), "");
+  EXPECT_EQ(State().versions[0].draining_replicas, 1);
+  // Streams still open: the replica keeps running past the route settle time.
+  cluster.AdvanceWithHeartbeats(std::chrono::seconds(5));
+  Step();
+  EXPECT_EQ(cluster.Pod("llm-v1-1").status.phase, "Running");
+  // The last stream ends: the replica stops, then its pod goes.
+  traffic.in_flight.clear();
+  Step();
+  Step();
+  std::vector<api::Pod> pods = ServicePods();
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0].metadata.name, "llm-v1-0");
+  EXPECT_THAT(EventReasons(), Contains("Draining"));
+  EXPECT_THAT(EventReasons(), Contains("ScaledDown"));
+}
+
+TEST_F(ServiceControllerTest, DrainGraceCutsStreamsThatNeverEnd) {
+  cluster.Apply(kService);
+  scaler.wanted["v1"] = 1;
+  for (int i = 0; i < 3; ++i) Step();
+  traffic.in_flight["127.0.0.1:9000"] = 1;
+  scaler.wanted["v1"] = 0;
+  Step();
+  cluster.AdvanceWithHeartbeats(std::chrono::seconds(59));
+  Step();
+  EXPECT_EQ(StopRequested(cluster.Pod("llm-v1-0")), "");
+  cluster.AdvanceWithHeartbeats(std::chrono::seconds(2));
+  Step();
+  Step();
+  EXPECT_TRUE(ServicePods().empty());
+  EXPECT_EQ(State().versions[0].replicas, 0);
+}
+
+TEST_F(ServiceControllerTest, ScalesToZeroAndBack) {
+  cluster.Apply(kService);
+  scaler.wanted["v1"] = 1;
+  for (int i = 0; i < 3; ++i) Step();
+  scaler.wanted["v1"] = 0;
+  for (int i = 0; i < 3; ++i) {
+    cluster.AdvanceWithHeartbeats(std::chrono::seconds(2));
+    Step();
+  }
+  EXPECT_TRUE(ServicePods().empty());
+  scaler.wanted["v1"] = 1;
+  Step();
+  Step();
+  ASSERT_EQ(LivePods().size(), 1u);
+  EXPECT_EQ(LivePods()[0].metadata.name, "llm-v1-0");
+  std::vector<ScaleDecisionRecord> decisions = State().decisions;
+  ASSERT_GE(decisions.size(), 3u);
+  EXPECT_EQ(decisions[decisions.size() - 2].to, 0);
+  EXPECT_EQ(decisions.back().to, 1);
+}
+
+TEST_F(ServiceControllerTest, UnplacedReplicaIsDeletedWithoutDrain) {
+  std::string wide = kService;
+  wide.replace(wide.find("maxReplicas: 4"), 14, "maxReplicas: 8");
+  cluster.Apply(wide);
+  scaler.wanted["v1"] = 5;  // two nodes of four GPUs hold four TP=2 replicas
+  for (int i = 0; i < 3; ++i) Step();
+  ASSERT_EQ(ServicePods().size(), 5u);
+  std::string unplaced;
+  for (const api::Pod& pod : ServicePods()) {
+    if (pod.spec.node_name.empty()) unplaced = pod.metadata.name;
+  }
+  ASSERT_FALSE(unplaced.empty());
+  scaler.wanted["v1"] = 4;
+  Step();
+  EXPECT_EQ(ServicePods().size(), 4u);
+  for (const api::Pod& pod : ServicePods()) {
+    EXPECT_NE(pod.metadata.name, unplaced);
+    EXPECT_EQ(node::PodAnnotation(pod, node::kDrainingAnnotation), nullptr) << pod.metadata.name;
+  }
+}
+
+TEST_F(ServiceControllerTest, RollingUpdateKeepsReadyCapacity) {
+  cluster.Apply(kService);
+  scaler.wanted["v1"] = 2;
+  for (int i = 0; i < 3; ++i) Step();
+  const std::string old_hash =
+      *node::PodAnnotation(cluster.Pod("llm-v1-0"), node::kTemplateHashAnnotation);
+  std::string updated = kService;
+  updated.replace(updated.find("--model, llama]"), 15, "--model, llama, --max-num-seqs, \"64\"]");
+  Replace(updated);
+  // The new replica starts but is not ready yet: both old ones keep serving.
+  Step(/*ready=*/false);
+  Step(/*ready=*/false);
+  EXPECT_EQ(LivePods().size(), 3u);
+  for (const char* name : {"llm-v1-0", "llm-v1-1"}) {
+    EXPECT_EQ(node::PodAnnotation(cluster.Pod(name), node::kDrainingAnnotation), nullptr) << name;
+  }
+  // Once ready, old replicas go one at a time and new ones replace them.
+  for (int i = 0; i < 12; ++i) {
+    cluster.AdvanceWithHeartbeats(std::chrono::seconds(2));
+    Step();
+  }
+  std::vector<api::Pod> live = LivePods();
+  ASSERT_EQ(live.size(), 2u);
+  for (const api::Pod& pod : live) {
+    EXPECT_NE(*node::PodAnnotation(pod, node::kTemplateHashAnnotation), old_hash);
+    EXPECT_THAT(pod.spec.template_.command, Contains("64"));
+  }
+  EXPECT_EQ(State().versions[0].updated_replicas, 2);
+  EXPECT_EQ(ServicePods().size(), 2u);
+}
+
+TEST_F(ServiceControllerTest, BrokenReplicaIsReplaced) {
+  cluster.Apply(kService);
+  scaler.wanted["v1"] = 1;
+  for (int i = 0; i < 3; ++i) Step();
+  cluster.SetPodPhase("llm-v1-0", "Failed", 137);
+  Step();
+  Step();
+  Step();
+  std::vector<api::Pod> live = LivePods();
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].status.phase, "Running");
+  EXPECT_THAT(EventReasons(), Contains("ReplicaFailed"));
+  bool described = false;
+  for (const api::Event& event : cluster.Events()) {
+    if (event.reason == "ReplicaFailed") {
+      EXPECT_THAT(event.message, HasSubstr("exit code 137"));
+      described = true;
+    }
+  }
+  EXPECT_TRUE(described);
+}
+
+TEST_F(ServiceControllerTest, ReplicaSpanningNodesIsOneGangWithItsLeaderAddress) {
+  std::string spanning = kService;
+  spanning.replace(spanning.find("tensorParallel: 2"), 17,
+                   "tensorParallel: 8\n  nodesPerReplica: 2");
+  spanning.replace(spanning.find("gpu: 2"), 6, "gpu: 4");
+  cluster.Apply(spanning);
+  scaler.wanted["v1"] = 1;
+  Step();
+  Step();
+  std::vector<api::Pod> pods = ServicePods();
+  ASSERT_EQ(pods.size(), 2u);
+  EXPECT_EQ(pods[0].metadata.name, "llm-v1-0-0");
+  EXPECT_EQ(pods[1].metadata.name, "llm-v1-0-1");
+  EXPECT_NE(pods[0].spec.node_name, pods[1].spec.node_name);
+  const std::string* leader = node::PodAnnotation(pods[1], node::kLeaderAddressAnnotation);
+  ASSERT_NE(leader, nullptr);
+  EXPECT_EQ(*leader, pods[0].spec.node_name);
+  EXPECT_EQ(*node::PodAnnotation(pods[1], node::kGroupSizeAnnotation), "2");
+  // One pod of the group fails: the whole group is replaced.
+  cluster.SetPodPhase("llm-v1-0-1", "Failed", 1);
+  for (int i = 0; i < 4; ++i) Step();
+  EXPECT_EQ(LivePods().size(), 2u);
+  for (const api::Pod& pod : LivePods()) EXPECT_EQ(pod.status.phase, "Running");
+}
+
+TEST_F(ServiceControllerTest, DeletedServiceDrainsAndRemovesItsPods) {
+  cluster.Apply(kService);
+  scaler.wanted["v1"] = 2;
+  for (int i = 0; i < 3; ++i) Step();
+  ASSERT_TRUE(cluster.store->Delete({"Service", "default", "llm"}).has_value());
+  Step();
+  for (const api::Pod& pod : ServicePods()) {
+    EXPECT_NE(node::PodAnnotation(pod, node::kDrainingAnnotation), nullptr);
+  }
+  cluster.AdvanceWithHeartbeats(std::chrono::seconds(2));
+  Step();
+  Step();
+  EXPECT_TRUE(ServicePods().empty());
+}
+
+TEST_F(ServiceControllerTest, WithoutAScalerKeepsMinReplicas) {
+  std::string fixed = kService;
+  fixed.replace(fixed.find("minReplicas: 0"), 14, "minReplicas: 2");
+  fixed.replace(fixed.find("  autoscaling: {scaleToZeroAfter: 60s}\n"), 39, "");
+  cluster.Apply(fixed);
+  ServiceController plain(*cluster.store, cluster.clock);
+  ASSERT_TRUE(plain.RunOnce().ok());
+  EXPECT_EQ(ServicePods().size(), 2u);
+  ASSERT_TRUE(plain.RunOnce().ok());
+  EXPECT_EQ(ServicePods().size(), 2u);
+}
+
+}  // namespace
+}  // namespace strata::controller
