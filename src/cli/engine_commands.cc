@@ -3,7 +3,9 @@
 
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "cli/command_registry.h"
 #include "common/clock.h"
@@ -38,7 +40,25 @@ struct EngineSimFlags {
   std::string startup_delay = "0s";
   std::vector<std::string> loras;
   double time_scale = 1.0;
+  std::optional<double> gpu_memory_utilization;
+  std::string drain_timeout = "30s";
 };
+
+// vLLM's --gpu-memory-utilization when the flag is not given: its default 0.9 of the share of
+// the GPU the node agent gave this replica (STRATA_GPU_MEMORY_FRACTION), or of the whole GPU.
+Result<double> GpuMemoryUtilization(const EngineSimFlags& flags) {
+  if (flags.gpu_memory_utilization) return *flags.gpu_memory_utilization;
+  const char* share = std::getenv("STRATA_GPU_MEMORY_FRACTION");
+  if (share == nullptr) return engine::kDefaultGpuMemoryUtilization;
+  std::string_view text(share);
+  double fraction = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), fraction);
+  if (ec != std::errc() || end != text.data() + text.size() || !(fraction > 0 && fraction <= 1)) {
+    return Err(InvalidArgumentError("STRATA_GPU_MEMORY_FRACTION: \"" + std::string(text) +
+                                    "\" is not a fraction in (0, 1]"));
+  }
+  return engine::GpuMemoryUtilizationForShare(fraction);
+}
 
 int RunEngineSim(const EngineSimFlags& flags) {
   Result<engine::EngineProfile> profile = engine::ProfileByName(flags.profile);
@@ -47,9 +67,15 @@ int RunEngineSim(const EngineSimFlags& flags) {
     return 2;
   }
   Result<Duration> startup_delay = ParseDuration(flags.startup_delay, "--startup-delay");
-  if (!startup_delay) {
-    std::cerr << startup_delay.error().message() << "\n";
-    return 2;
+  Result<Duration> drain_timeout = ParseDuration(flags.drain_timeout, "--drain-timeout");
+  Result<double> utilization = GpuMemoryUtilization(flags);
+  for (const Status& bad : {startup_delay ? Status::Ok() : startup_delay.error(),
+                            drain_timeout ? Status::Ok() : drain_timeout.error(),
+                            utilization ? Status::Ok() : utilization.error()}) {
+    if (!bad.ok()) {
+      std::cerr << bad.message() << "\n";
+      return 2;
+    }
   }
   engine::EngineServerOptions options;
   options.host = flags.host;
@@ -64,6 +90,7 @@ int RunEngineSim(const EngineSimFlags& flags) {
   options.engine.lora_adapters = flags.loras;
   options.startup_delay = *startup_delay;
   options.time_scale = flags.time_scale;
+  options.gpu_memory_utilization = *utilization;
 
   // Signals are taken by sigwait below, so the server threads must inherit them blocked.
   sigset_t stop_signals;
@@ -81,6 +108,12 @@ int RunEngineSim(const EngineSimFlags& flags) {
   std::cout << "listening on " << flags.host << ":" << server.port() << std::endl;
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
+  // A drained pod gets SIGTERM: the requests in progress finish, new ones get 503.
+  std::cout << "draining (up to " << flags.drain_timeout << ")" << std::endl;
+  server.BeginDrain();
+  if (!server.WaitDrained(*drain_timeout)) {
+    std::cout << "drain timeout passed; closing the requests still in progress" << std::endl;
+  }
   server.Stop();
   return 0;
 }
@@ -114,6 +147,13 @@ STRATA_REGISTER_COMMANDS("engine", [](CLI::App& app) {
       ->add_option("--time-scale", flags->time_scale,
                    "Simulated time runs this many times faster; 0: no latency")
       ->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--gpu-memory-utilization", flags->gpu_memory_utilization,
+                   "Share of the GPU's memory to use; sizes the KV cache (default: 0.9 of "
+                   "STRATA_GPU_MEMORY_FRACTION, else 0.9)")
+      ->check(CLI::Range(0.0, 1.0));
+  command->add_option("--drain-timeout", flags->drain_timeout,
+                      "On SIGTERM, how long requests in progress may take to finish (default 30s)");
   command->callback([flags] { SetExitCode(RunEngineSim(*flags)); });
 });
 

@@ -1,5 +1,7 @@
 #include "engine/engine_server.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -88,9 +90,10 @@ struct EngineServer::Metrics {
         success(registry.AddCounter("vllm:request_success_total",
                                     "Count of successfully processed requests.",
                                     {"model_name", "engine", "finished_reason"})),
-        cache_config(registry.AddGauge(
-            "vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
-            {"engine", "block_size", "num_gpu_blocks", "enable_prefix_caching", "cache_dtype"})),
+        cache_config(
+            registry.AddGauge("vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
+                              {"engine", "block_size", "num_gpu_blocks", "enable_prefix_caching",
+                               "cache_dtype", "gpu_memory_utilization"})),
         lora_info(
             registry.AddGauge("vllm:lora_requests_info", "Running stats on lora requests.",
                               {"max_lora", "running_lora_adapters", "waiting_lora_adapters"})),
@@ -130,6 +133,12 @@ Status EngineServer::Start() {
   if (options_.startup_delay < Duration{0}) {
     return InvalidArgumentError("--startup-delay: must not be negative");
   }
+  if (options_.engine.num_kv_blocks == 0) {
+    Result<int> blocks = options_.engine.profile.GpuBlocksAt(options_.gpu_memory_utilization,
+                                                             options_.engine.block_size);
+    if (!blocks) return blocks.error().WithPrefix("--gpu-memory-utilization");
+    options_.engine.num_kv_blocks = *blocks;
+  }
   Status valid = EngineModel::Validate(options_.engine);
   if (!valid.ok()) return valid;
   engine_ = std::make_unique<EngineModel>(options_.engine);
@@ -137,7 +146,8 @@ Status EngineServer::Start() {
   metrics_->label_values = {options_.model, options_.engine_label};
   metrics_->cache_config
       .With({options_.engine_label, std::to_string(engine_->block_size()),
-             std::to_string(engine_->num_kv_blocks()), "True", "auto"})
+             std::to_string(engine_->num_kv_blocks()), "True", "auto",
+             fmt::format("{}", options_.gpu_memory_utilization)})
       .Set(1);
   http_.Route("POST", "/v1/completions", [this](net::HttpRequest request, net::ResponseWriter w) {
     HandleCompletion(std::move(request), std::move(w), /*chat=*/false);
@@ -155,6 +165,31 @@ Status EngineServer::Start() {
   started_at_ = clock_.Now();
   virtual_now_ = started_at_;
   return http_.Start();
+}
+
+void EngineServer::BeginDrain() {
+  // Queued before any request that arrives later, on the one event loop.
+  http_.Post([this] {
+    draining_ = true;
+    EndDrainIfIdle();
+  });
+}
+
+bool EngineServer::WaitDrained(Duration timeout) {
+  std::unique_lock<std::mutex> lock(drain_mu_);
+  return drained_cv_.wait_for(lock, timeout, [this] { return drained_; });
+}
+
+void EngineServer::Forget(uint64_t id) {
+  active_.erase(id);
+  EndDrainIfIdle();
+}
+
+void EngineServer::EndDrainIfIdle() {
+  if (!draining_ || !active_.empty()) return;
+  std::lock_guard<std::mutex> lock(drain_mu_);
+  drained_ = true;
+  drained_cv_.notify_all();
 }
 
 void EngineServer::Stop() {
@@ -176,6 +211,10 @@ void EngineServer::HandleCompletion(net::HttpRequest request, net::ResponseWrite
   Result<CompletionRequest> parsed = ParseCompletionRequest(request.body, chat);
   if (!parsed) {
     writer.Respond(ErrorResponse(parsed.error()));
+    return;
+  }
+  if (draining_) {
+    writer.Respond(ErrorResponse(UnavailableError("the engine is shutting down")));
     return;
   }
   if (!Ready()) {
@@ -203,7 +242,12 @@ void EngineServer::HandleCompletion(net::HttpRequest request, net::ResponseWrite
     writer.Respond(ErrorResponse(added));
     return;
   }
-  auto active = std::make_unique<ActiveRequest>(ActiveRequest{.id = id, .writer = writer});
+  auto active = std::make_unique<ActiveRequest>(ActiveRequest{.id = id,
+                                                              .writer = writer,
+                                                              .identity = {},
+                                                              .stream = false,
+                                                              .text = {},
+                                                              .completion_tokens = 0});
   char id_text[40];
   snprintf(id_text, sizeof(id_text), "%s-%016llx", chat ? "chatcmpl" : "cmpl",
            static_cast<unsigned long long>(id));
@@ -219,7 +263,7 @@ void EngineServer::HandleCompletion(net::HttpRequest request, net::ResponseWrite
   }
   writer.OnClientGone([this, id] {
     engine_->Abort(id);
-    active_.erase(id);
+    Forget(id);
   });
   active_.emplace(id, std::move(active));
   ScheduleStep();
@@ -294,7 +338,7 @@ void EngineServer::Finish(ActiveRequest& active, int prompt_tokens) {
     active.writer.Respond(JsonResponse(200, FullResponse(active.identity, active.text, "length",
                                                          prompt_tokens, active.completion_tokens)));
   }
-  active_.erase(active.id);
+  Forget(active.id);
 }
 
 void EngineServer::HandleModels(net::ResponseWriter writer) {
@@ -322,8 +366,12 @@ void EngineServer::HandleModels(net::ResponseWriter writer) {
 }
 
 void EngineServer::HandleHealth(net::ResponseWriter writer) {
-  writer.Respond(Ready() ? net::HttpResponse::Text(200, "text/plain", "")
-                         : ErrorResponse(UnavailableError("the engine is still starting")));
+  if (draining_) {
+    writer.Respond(ErrorResponse(UnavailableError("the engine is shutting down")));
+  } else {
+    writer.Respond(Ready() ? net::HttpResponse::Text(200, "text/plain", "")
+                           : ErrorResponse(UnavailableError("the engine is still starting")));
+  }
 }
 
 void EngineServer::HandleMetrics(net::ResponseWriter writer) {

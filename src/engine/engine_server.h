@@ -1,7 +1,9 @@
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -26,6 +28,9 @@ struct EngineServerOptions {
   // back to back, for measuring the serving overhead).
   double time_scale = 1.0;
   std::string engine_label = "0";  // the `engine` label of the metrics
+  // The share of the GPU's memory the engine may use (vLLM's --gpu-memory-utilization): sizes
+  // the KV cache (EngineProfile::GpuBlocksAt) unless engine.num_kv_blocks is set.
+  double gpu_memory_utilization = kDefaultGpuMemoryUtilization;
 };
 
 // `strata engine-sim`: an HTTP server that behaves like one vLLM replica. It serves
@@ -33,19 +38,28 @@ struct EngineServerOptions {
 // shapes), GET /v1/models, /health and /metrics (vLLM's metric names and labels), and drives an
 // EngineModel in real time: one step at a time on the server's event loop, each step's tokens
 // delivered when its simulated duration has passed. A client that disconnects aborts its
-// request in the engine.
+// request in the engine. The KV cache's size (vllm:cache_config_info's num_gpu_blocks) follows
+// the share of the GPU's memory it is given. Drain is vLLM's graceful shutdown: no new work,
+// the work in progress finishes.
 //
-// Owned by the command that runs it. Start and Stop from one thread; everything else happens on
-// the server's single event-loop thread.
+// Owned by the command that runs it. Start, Drain and Stop from one thread; everything else
+// happens on the server's single event-loop thread.
 class EngineServer {
  public:
   // `clock` (real time in production) must outlive the server.
   EngineServer(EngineServerOptions options, const Clock& clock);
   ~EngineServer();
 
-  // InvalidArgument for bad options (naming them); Unavailable when the port cannot be bound.
+  // InvalidArgument for bad options (naming them, e.g. a memory share too small for the model);
+  // Unavailable when the port cannot be bound.
   Status Start();
   int port() const { return http_.port(); }
+  // Stops taking work: every request that reaches the server from now on (/health included)
+  // answers 503, while the requests and streams in progress go on. Returns at once.
+  // REQUIRES: Start succeeded.
+  void BeginDrain();
+  // After BeginDrain: returns once no request is in progress (true) or after `timeout` (false).
+  bool WaitDrained(Duration timeout);
   void Stop();
 
  private:
@@ -65,6 +79,9 @@ class EngineServer {
   void Deliver(const StepResult& result);
   void Finish(ActiveRequest& active, int prompt_tokens);
   void RefreshMetrics();
+  // Drops a request that ended or whose client went away; the last one ends a drain.
+  void Forget(uint64_t id);
+  void EndDrainIfIdle();
 
   EngineServerOptions options_;
   const Clock& clock_;
@@ -82,6 +99,10 @@ class EngineServer {
   bool chained_ = false;
   TimePoint step_end_{};
   bool stopped_ = false;
+  bool draining_ = false;  // event-loop thread only
+  std::mutex drain_mu_;
+  std::condition_variable drained_cv_;
+  bool drained_ = false;  // guarded by drain_mu_
 };
 
 }  // namespace strata::engine

@@ -1,6 +1,9 @@
 #include "engine/profile.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "common/check.h"
@@ -25,6 +28,7 @@ EngineProfile Profile8bH100() {
   profile.max_prefill_tokens_per_step = 8192;
   profile.kv_bytes_per_token = 128 * 1024;
   profile.per_reloaded_token = microseconds(3);
+  profile.gpu_memory_bytes = int64_t{81559} << 20;
   return profile;
 }
 
@@ -49,6 +53,30 @@ int EngineProfile::HostBlocksIn(double gib, int block_size) const {
   if (bytes_per_block <= 0) return 0;
   return static_cast<int>(std::min(gib * 1024 * 1024 * 1024 / bytes_per_block,
                                    static_cast<double>(std::numeric_limits<int>::max())));
+}
+
+Result<int> EngineProfile::GpuBlocksAt(double utilization, int block_size) const {
+  if (!(utilization > 0 && utilization <= 1)) {
+    return Err(InvalidArgumentError(
+        fmt::format("gpu memory utilization {} is not in (0, 1]", utilization)));
+  }
+  const int64_t bytes_per_block =
+      kv_bytes_per_token * static_cast<int64_t>(block_size > 0 ? block_size : this->block_size);
+  const int64_t default_kv_bytes =
+      static_cast<int64_t>(num_kv_blocks) * this->block_size * kv_bytes_per_token;
+  const double gpu = static_cast<double>(gpu_memory_bytes);
+  const int64_t kv_bytes =
+      default_kv_bytes + std::llround((utilization - kDefaultGpuMemoryUtilization) * gpu);
+  if (bytes_per_block <= 0 || kv_bytes < bytes_per_block) {
+    const double gib = 1024.0 * 1024 * 1024;
+    const double fixed = kDefaultGpuMemoryUtilization * gpu - static_cast<double>(default_kv_bytes);
+    return Err(InvalidArgumentError(fmt::format(
+        "gpu memory utilization {} leaves no room for the KV cache: {:.1f} GiB of the GPU's "
+        "{:.1f} GiB, and the model needs {:.1f} GiB besides its cache",
+        utilization, utilization * gpu / gib, gpu / gib, fixed / gib)));
+  }
+  return static_cast<int>(
+      std::min<int64_t>(kv_bytes / bytes_per_block, std::numeric_limits<int>::max()));
 }
 
 Result<EngineProfile> ProfileByName(std::string_view name) {

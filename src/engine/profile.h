@@ -9,6 +9,17 @@
 
 namespace strata::engine {
 
+// vLLM's default --gpu-memory-utilization: the share of the GPU's memory one engine plans for.
+// A profile's num_kv_blocks is the KV cache at this figure.
+inline constexpr double kDefaultGpuMemoryUtilization = 0.9;
+
+// The --gpu-memory-utilization of an engine given `gpu_share` of a GPU's memory: vLLM's default
+// of that share, so that a whole GPU gets vLLM's own default and engines sharing a GPU each keep
+// the same headroom in their part.
+inline double GpuMemoryUtilizationForShare(double gpu_share) {
+  return kDefaultGpuMemoryUtilization * gpu_share;
+}
+
 // The latency model of one model on one accelerator, and the KV-cache size that goes with it.
 // Plain data.
 //
@@ -32,7 +43,7 @@ struct EngineProfile {
   // Extra decode-step time per token of context held by the decoding sequences (attention reads
   // the whole KV cache of every sequence once per step).
   Duration per_context_token{};
-  // KV-cache defaults: blocks of `block_size` tokens.
+  // KV-cache defaults: blocks of `block_size` tokens, at kDefaultGpuMemoryUtilization.
   int num_kv_blocks = 0;
   int block_size = 16;
   // The most prompt tokens one step prefills (vLLM's max_num_batched_tokens).
@@ -41,6 +52,8 @@ struct EngineProfile {
   int64_t kv_bytes_per_token = 0;
   // Copying one token's KV from host memory back to the GPU (a CPU offload tier, LMCache-style).
   Duration per_reloaded_token{};
+  // The accelerator's memory (what NVML reports as its total).
+  int64_t gpu_memory_bytes = 0;
 
   // The duration of a step that prefills `prefill_tokens` tokens, decodes one token for each
   // of `decoding_sequences` sequences holding `context_tokens` tokens in all, and reloads
@@ -51,6 +64,14 @@ struct EngineProfile {
   // The KV blocks of `block_size` tokens (0: the profile's) that `gib` GiB of host memory hold.
   // REQUIRES: gib >= 0.
   int HostBlocksIn(double gib, int block_size = 0) const;
+
+  // The KV blocks of `block_size` tokens (0: the profile's) an engine gets when it may use
+  // `utilization` of the GPU's memory (vLLM's --gpu-memory-utilization): what the weights,
+  // activations and runtime take is fixed (the profile's memory at 0.9 less its KV cache), the
+  // rest holds KV blocks, so two engines sharing a GPU each get their part. InvalidArgument when
+  // `utilization` is not in (0, 1] or leaves no room for one block ("... the model needs 20.9
+  // GiB ...", vLLM's "No available memory for the cache blocks").
+  Result<int> GpuBlocksAt(double utilization, int block_size = 0) const;
 };
 
 // The profiles strata knows: "8b-h100" (an 8B model in BF16 on one H100-80GB).
@@ -65,7 +86,9 @@ struct EngineProfile {
 // gpu_memory_utilization 0.9 on an 80 GB card ((80 GB x 0.9 - 16 GB of weights - activations)
 // / 128 KiB per token). Reloading offloaded KV from host memory: 3 us per token, i.e. 128 KiB
 // per token over PCIe Gen5 x16 at ~45 GB/s, the pinned host-to-device copy rate measured on
-// H100 hosts (64 GB/s nominal): ~80x cheaper than prefilling the token again.
+// H100 hosts (64 GB/s nominal): ~80x cheaper than prefilling the token again. The GPU's memory
+// is an H100-80GB's as NVML reports it (81,559 MiB), so the weights, activations and CUDA
+// graphs take 20.9 GiB and an engine with half the card (utilization 0.45) keeps 7,649 blocks.
 Result<EngineProfile> ProfileByName(std::string_view name);
 
 // The names ProfileByName accepts.

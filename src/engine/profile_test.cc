@@ -44,6 +44,23 @@ TEST(ProfileTest, HostMemoryHoldsBlocksAtTheModelsKvSize) {
   EXPECT_EQ(profile.HostBlocksIn(0), 0);
 }
 
+TEST(ProfileTest, KvBlocksFollowTheShareOfGpuMemory) {
+  EngineProfile profile = *ProfileByName("8b-h100");
+  EXPECT_EQ(profile.GpuBlocksAt(kDefaultGpuMemoryUtilization), profile.num_kv_blocks);
+  EXPECT_EQ(profile.GpuBlocksAt(0.9, 32), profile.num_kv_blocks / 2);
+  // Half the card: the weights and activations are there in full, the KV cache shrinks.
+  Result<int> half = profile.GpuBlocksAt(0.45);
+  ASSERT_TRUE(half.has_value()) << half.error().ToString();
+  EXPECT_EQ(*half, 7649);
+  EXPECT_GT(*profile.GpuBlocksAt(0.95), profile.num_kv_blocks);
+  Result<int> tiny = profile.GpuBlocksAt(0.2);
+  ASSERT_FALSE(tiny.has_value());
+  EXPECT_THAT(tiny.error().message(),
+              ::testing::HasSubstr("the model needs 20.9 GiB besides its cache"));
+  EXPECT_FALSE(profile.GpuBlocksAt(0).has_value());
+  EXPECT_FALSE(profile.GpuBlocksAt(1.5).has_value());
+}
+
 TEST(ProfileTest, UnknownNameListsKnownProfiles) {
   Result<EngineProfile> profile = ProfileByName("70b-a100");
   ASSERT_FALSE(profile.has_value());

@@ -10,6 +10,7 @@
 
 #include "api/encode.h"
 #include "api/manifest.h"
+#include "node/engine_endpoint.h"
 #include "node/pod_contract.h"
 #include "node/torchrun_env.h"
 
@@ -60,6 +61,8 @@ void MarkFailed(api::Pod& pod, std::string reason, std::string message,
   pod.metadata.annotations.emplace(kFinishedAtAnnotation, now);
 }
 
+bool IsReplica(const api::Pod& pod) { return pod.spec.owner.kind == "Service"; }
+
 }  // namespace
 
 // What one pass found: the pods bound here, and why the agent stops some of them.
@@ -68,6 +71,12 @@ struct NodeAgent::Pass {
   // Pods whose processes the pass stops because one of them failed: uid -> that process.
   std::map<std::string, ProcessStatus> failed_first;
   std::set<std::string> checkpoint_dirs_in_use;
+  // Nodes read from the store this pass, by name; nullopt: not in the store.
+  std::map<std::string, std::optional<api::Node>> nodes;
+  // Ports of this node's replica engines, recorded or picked this pass.
+  std::set<int> engine_ports;
+  // Replica leaders whose engine answered its readiness probe this pass, by uid.
+  std::set<std::string> ready;
   Status first_error;
 
   void Note(Status status) {
@@ -150,12 +159,64 @@ Status NodeAgent::RunOnce() {
   }
   std::erase_if(known_, [&](const std::string& uid) { return stored_uids.count(uid) == 0; });
 
+  for (const auto& [raw, pod] : pass.pods) {
+    Result<int> port = IsReplica(pod) && !PodTerminal(pod) ? RecordedEnginePort(pod) : 0;
+    if (port && *port != 0) pass.engine_ports.insert(*port);
+  }
+  ProbeReadiness(pass);
   for (auto& [raw, pod] : pass.pods) pass.Note(Reconcile(pass, raw, pod));
 
   std::erase_if(watchers_, [&](const auto& entry) {
     return pass.checkpoint_dirs_in_use.count(entry.first) == 0;
   });
   return pass.first_error;
+}
+
+void NodeAgent::ProbeReadiness(Pass& pass) {
+  std::map<int, std::string> leaders;  // port -> uid
+  for (const auto& [raw, pod] : pass.pods) {
+    Result<int> port = RecordedEnginePort(pod);
+    if (!IsReplica(pod) || PodTerminal(pod) || !port || *port == 0) continue;
+    if (pod.spec.owner.rank != 0 || pod.status.phase != "Running" || known_.count(raw.uid) == 0 ||
+        PodAnnotation(pod, kReadyAtAnnotation) != nullptr || !StopRequested(pod).empty()) {
+      continue;
+    }
+    leaders.emplace(*port, raw.uid);
+  }
+  std::vector<int> ports;
+  for (const auto& [port, uid] : leaders) ports.push_back(port);
+  for (int port : ProbeHealth(ports, options_.readiness_timeout)) pass.ready.insert(leaders[port]);
+}
+
+const api::Node* NodeAgent::FindNode(Pass& pass, const std::string& name) {
+  auto found = pass.nodes.find(name);
+  if (found == pass.nodes.end()) {
+    std::optional<api::Node> node;
+    Result<store::Object> raw = store_.Get({"Node", "", name});
+    Result<api::Object> decoded =
+        raw ? api::DecodeObject(raw->body) : Result<api::Object>(Err(raw.error()));
+    if (decoded && decoded->As<api::Node>() != nullptr) node = *decoded->As<api::Node>();
+    found = pass.nodes.emplace(name, std::move(node)).first;
+  }
+  return found->second ? &*found->second : nullptr;
+}
+
+Result<store::Object> NodeAgent::RecordEnginePort(Pass& pass, const store::Object& raw,
+                                                  const api::Pod& pod) {
+  ASSIGN_OR_RETURN(int port, PickFreePort(pass.engine_ports));
+  pass.engine_ports.insert(port);
+  api::Pod annotated = pod;
+  annotated.metadata.annotations[kEnginePortAnnotation] = std::to_string(port);
+  if (pod.spec.owner.rank == 0) {
+    const api::Node* node = FindNode(pass, pod.spec.node_name);
+    std::string address = node != nullptr ? NodeAddress(*node) : pod.spec.node_name;
+    annotated.metadata.annotations[kEndpointAnnotation] = fmt::format("{}:{}", address, port);
+  }
+  store::Object update = raw;
+  update.body = api::EncodeObject(api::Object(annotated));
+  Result<store::Object> written = store_.Update(std::move(update));
+  if (!written) return Err(written.error().WithPrefix(raw.key.Describe()));
+  return written;
 }
 
 void NodeAgent::StopAll(const std::vector<std::string>& uids) {
@@ -181,6 +242,16 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
     if (status && runtime_.Forget(raw.uid).ok()) known_.erase(raw.uid);
     return Status::Ok();
   }
+  Result<int> recorded_port = IsReplica(pod) ? RecordedEnginePort(pod) : 0;
+  if (!status && stop.empty() && pod.status.phase != "Running" && recorded_port &&
+      *recorded_port == 0 && IsReplica(pod)) {
+    // The port is on the pod before the engine starts, so a restarted agent reuses it.
+    Result<store::Object> recorded = RecordEnginePort(pass, raw, pod);
+    if (!recorded) return recorded.error();
+    Result<api::Object> decoded = api::DecodeObject(recorded->body);
+    if (!decoded) return decoded.error();
+    return Reconcile(pass, *recorded, *decoded->As<api::Pod>());
+  }
   if (!status) {
     if (!stop.empty()) {
       const std::string* why = PodAnnotation(pod, kStopMessageAnnotation);
@@ -190,7 +261,7 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
       MarkFailed(after, "ProcessesLost",
                  "the pod's processes were gone when the node agent restarted", std::nullopt, now);
     } else {
-      Result<PodSpec> spec = BuildPodSpec(raw, pod);
+      Result<PodSpec> spec = BuildPodSpec(pass, raw, pod, after);
       Status started = spec ? runtime_.Start(*spec) : spec.error();
       if (!started.ok()) {
         MarkFailed(after, "StartError", started.message(), std::nullopt, now);
@@ -205,6 +276,7 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
   } else if (status->Running()) {
     after.status.phase = "Running";
     after.metadata.annotations.emplace(kStartedAtAnnotation, now);
+    if (pass.ready.count(raw.uid) > 0) after.metadata.annotations[kReadyAtAnnotation] = now;
   } else if (status->Succeeded()) {
     after.status.phase = "Succeeded";
     after.status.exit_code = 0;
@@ -235,9 +307,17 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
   return Write(raw, pod, after);
 }
 
-Result<PodSpec> NodeAgent::BuildPodSpec(const store::Object& raw, const api::Pod& pod) {
+Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, const api::Pod& pod,
+                                        api::Pod& after) {
   PodSpec spec;
   spec.uid = raw.uid;
+  if (IsReplica(pod)) {
+    ASSIGN_OR_RETURN(spec.processes, BuildReplicaProcesses(pass, pod, after));
+    for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
+      spec.gpu_indices.push_back(static_cast<int>(gpu.index));
+    }
+    return spec;
+  }
   std::vector<std::string> argv = pod.spec.template_.command;
   argv.insert(argv.end(), pod.spec.template_.args.begin(), pod.spec.template_.args.end());
   if (pod.spec.owner.kind == "Job") {
@@ -259,15 +339,8 @@ Result<PodSpec> NodeAgent::BuildPodSpec(const store::Object& raw, const api::Pod
     Result<CheckpointWatcher*> watcher = WatchCheckpoints(training.checkpoint_dir);
     if (!watcher) return Err(watcher.error());
   } else {
-    Environment env = options_.base_env;
-    for (size_t i = 0; i < pod.spec.template_.env.size(); ++i) {
-      const api::EnvVar& var = pod.spec.template_.env[i];
-      if (IsReservedEnvName(var.name)) {
-        return Err(InvalidArgumentError(
-            fmt::format("spec.template.env[{}].name \"{}\" is reserved", i, var.name)));
-      }
-      env[var.name] = var.value;
-    }
+    ASSIGN_OR_RETURN(Environment env, TemplateEnvironment(options_.base_env, pod.spec.template_.env,
+                                                          IsReservedEnvName));
     for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
       spec.gpu_indices.push_back(static_cast<int>(gpu.index));
     }
@@ -275,6 +348,29 @@ Result<PodSpec> NodeAgent::BuildPodSpec(const store::Object& raw, const api::Pod
         ProcessSpec{"main", std::move(argv), std::move(env), pod.spec.template_.working_dir});
   }
   return spec;
+}
+
+Result<std::vector<ProcessSpec>> NodeAgent::BuildReplicaProcesses(Pass& pass, const api::Pod& pod,
+                                                                  api::Pod& after) {
+  const api::Node* node = FindNode(pass, pod.spec.node_name);
+  ReplicaLaunchInput input;
+  ASSIGN_OR_RETURN(input.replica, ReplicaPodFromPod(pod));
+  input.command = pod.spec.template_.command;
+  input.args = pod.spec.template_.args;
+  input.user_env = pod.spec.template_.env;
+  ASSIGN_OR_RETURN(input.port, RecordedEnginePort(pod));
+  input.node_address = node != nullptr ? NodeAddress(*node) : pod.spec.node_name;
+  input.gpu_memory_fraction = GpuMemoryFraction(pod.spec.assigned_gpus, node);
+  input.engine_sim = options_.engine_sim;
+  ASSIGN_OR_RETURN(ReplicaLaunch launch, BuildReplicaLaunch(input, options_.base_env));
+  if (!launch.replaced_engine.empty()) {
+    after.metadata.annotations[kEngineAnnotation] =
+        fmt::format("simulated (engine-sim in place of {})", launch.replaced_engine);
+  }
+  std::vector<ProcessSpec> processes;
+  processes.push_back(ProcessSpec{"main", std::move(launch.argv), std::move(launch.env),
+                                  pod.spec.template_.working_dir});
+  return processes;
 }
 
 Result<CheckpointWatcher*> NodeAgent::WatchCheckpoints(const std::string& dir) {

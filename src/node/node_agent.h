@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "node/checkpoint_watcher.h"
 #include "node/node_runtime.h"
+#include "node/replica_launch.h"
 #include "store/store.h"
 
 namespace strata::node {
@@ -32,6 +33,11 @@ struct NodeAgentOptions {
   // STRATA_CHECKPOINT_URL, the pod's checkpoint endpoint: one POST there reports a checkpoint
   // written now. Empty: checkpoints are reported only through STRATA_CHECKPOINT_DIR.
   std::string api_url;
+  // Set on nodes with simulated GPUs: Service replicas run `strata engine-sim` in place of their
+  // real engine (see BuildReplicaLaunch), and the pod says so (kEngineAnnotation).
+  std::optional<EngineSimSubstitution> engine_sim;
+  // The longest a readiness probe of a replica's engine (GET /health) may take.
+  Duration readiness_timeout = std::chrono::milliseconds(200);
 };
 
 // What a node agent's processes start from when no other environment is given: this process's
@@ -44,7 +50,13 @@ Environment DefaultBaseEnvironment();
 //  - starts a Pending pod's processes with the NodeRuntime: a training pod (owner kind Job) gets
 //    procPerNode workers, each with torchrun's environment (BuildWorkerEnvironments), its
 //    GPUs in CUDA_VISIBLE_DEVICES and STRATA_CHECKPOINT_DIR; any other pod gets one process.
-//    The command is the template's command followed by its args;
+//    The command is the template's command followed by its args. A Service replica pod (owner
+//    kind Service) gets one engine process (BuildReplicaLaunch): a free port, recorded on the
+//    pod (kEnginePortAnnotation, and kEndpointAnnotation "<node address>:<port>" on the
+//    group's leader) in a write of its own before the engine starts, so that a restarted agent
+//    reuses it; the node address is NodeAddress of the pod's Node;
+//  - probes the engine of each running replica leader that is not ready yet (GET /health on
+//    its port, readiness_timeout, all at once) and records the first 200 as kReadyAtAnnotation;
 //  - stops a pod marked for stopping (kStopRequestedAnnotation), and one deleted from the store:
 //    SIGTERM, stop_grace, SIGKILL, every pod being stopped at once;
 //  - writes each pod's status when it changes, in one conditional write per pod (its
@@ -52,7 +64,7 @@ Environment DefaultBaseEnvironment();
 //    Failed otherwise (exit code, reason Error/StartError/ProcessesLost or the stop reason, and
 //    a message naming the process), kStartedAtAnnotation, kFinishedAtAnnotation, and the
 //    newest checkpoint its job's workers wrote (kLastCheckpointAnnotation, seen by a
-//    CheckpointWatcher on the job's checkpoint dir);
+//    CheckpointWatcher on the job's checkpoint dir), and a replica's readiness;
 //  - forgets a terminal pod's processes (its logs stay).
 // The first pass first adopts what a previous agent left running (NodeRuntime::Adopt, after a
 // kill -9): adopted processes are supervised again and reported like the others; a pod whose
@@ -88,9 +100,22 @@ class NodeAgent {
   struct Pass;
 
   Status Reconcile(Pass& pass, const store::Object& raw, const api::Pod& pod);
-  // What the runtime starts for the pod (and the watch on its checkpoint dir); InvalidArgument
-  // naming the field when the pod cannot run.
-  Result<PodSpec> BuildPodSpec(const store::Object& raw, const api::Pod& pod);
+  // What the runtime starts for the pod (and the watch on its checkpoint dir); what the pod
+  // says about it goes on `after` (kEngineAnnotation). InvalidArgument naming the field when the
+  // pod cannot run.
+  Result<PodSpec> BuildPodSpec(Pass& pass, const store::Object& raw, const api::Pod& pod,
+                               api::Pod& after);
+  // A replica pod's engine process (see BuildPodSpec).
+  Result<std::vector<ProcessSpec>> BuildReplicaProcesses(Pass& pass, const api::Pod& pod,
+                                                         api::Pod& after);
+  // Picks the port of a replica pod that has none and writes it (and the leader's endpoint) on
+  // the pod. Returns the pod as stored now.
+  Result<store::Object> RecordEnginePort(Pass& pass, const store::Object& raw, const api::Pod& pod);
+  // Probes the engines of the pass's running replica leaders that are not ready yet and notes
+  // the ones that answered (Pass::ready).
+  void ProbeReadiness(Pass& pass);
+  // The Node `name` from the store (read once per pass), or nullptr when it is not there.
+  const api::Node* FindNode(Pass& pass, const std::string& name);
   void StopAll(const std::vector<std::string>& uids);
   Result<CheckpointWatcher*> WatchCheckpoints(const std::string& dir);
   void ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& after);

@@ -1,5 +1,6 @@
 #include "node/node_agent.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -53,6 +54,24 @@ api::Pod TrainingShellPod(const std::string& job, int node_rank, int procs,
   return pod;
 }
 
+// Pod `name`: rank `rank` of replica 0 of Service "chat", in a group of `group_size`, on node-a.
+api::Pod ReplicaPod(const std::string& name, int rank, int group_size,
+                    std::vector<std::string> command) {
+  api::Pod pod = ShellPod(name, "node-a", "");
+  pod.spec.template_.command = std::move(command);
+  pod.spec.owner = api::PodOwner{"Service", "chat", 0, rank};
+  pod.metadata.annotations[kServedModelAnnotation] = "llama-8b";
+  pod.metadata.annotations[kGroupSizeAnnotation] = std::to_string(group_size);
+  if (group_size > 1) pod.metadata.annotations[kLeaderAddressAnnotation] = "10.0.0.9";
+  return pod;
+}
+
+// An executable script at `path` that writes its arguments, one per line, into `out`.
+void WriteArgsScript(const std::string& path, const std::string& out) {
+  std::ofstream(path) << "#!/bin/sh\nprintf '%s\\n' \"$@\" > " << out << "\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+}
+
 class NodeAgentTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -61,7 +80,7 @@ class NodeAgentTest : public ::testing::Test {
   }
 
   // A new runtime and agent over the same data dir, as after a restart of the agent's process.
-  void NewAgent() {
+  void NewAgent(std::optional<EngineSimSubstitution> engine_sim = std::nullopt) {
     agent_.reset();
     runtime_.reset();
     ProcessRuntime::Options options;
@@ -80,6 +99,7 @@ class NodeAgentTest : public ::testing::Test {
     agent_options.stop_grace = std::chrono::seconds(5);
     agent_options.base_env = DefaultBaseEnvironment();
     agent_options.api_url = "http://127.0.0.1:7070";
+    agent_options.engine_sim = std::move(engine_sim);
     agent_ = std::make_unique<NodeAgent>(*store_, *runtime_, clock_, agent_options);
   }
 
@@ -109,6 +129,19 @@ class NodeAgentTest : public ::testing::Test {
     ASSERT_TRUE(raw.has_value());
     raw->body["metadata"]["annotations"][key] = value;
     ASSERT_TRUE(store_->Update(*raw).has_value());
+  }
+
+  // Node-a at 127.0.0.1 with one 80Gi GPU (index 0).
+  void CreateNode() {
+    api::Node node;
+    node.metadata.name = "node-a";
+    node.metadata.annotations[kNodeAddressAnnotation] = "127.0.0.1";
+    node.status.gpus.resize(1);
+    node.status.gpus[0].memory = *Quantity::Parse("80Gi");
+    store::Object object;
+    object.key = {"Node", "", "node-a"};
+    object.body = api::EncodeObject(api::Object(node));
+    ASSERT_TRUE(store_->Create(object).has_value());
   }
 
   void RunPass() {
@@ -285,6 +318,136 @@ TEST_F(NodeAgentTest, ReportsTheLastCheckpointOfTheJob) {
   EXPECT_EQ(Get("ckpt-worker-0").metadata.annotations[kLastCheckpointAnnotation], reported);
   ASSERT_TRUE(store_->Delete(created.key).has_value());
   RunPass();
+}
+
+TEST_F(NodeAgentTest, AReplicaWorkerGetsItsPortGroupAndMemoryShareButNoEndpoint) {
+  CreateNode();
+  std::string out = data_.File("env");
+  api::Pod pod = ReplicaPod(
+      "chat-0-1", 1, 2,
+      {"sh", "-c",
+       "echo \"$1 $STRATA_PORT $PORT $LWS_LEADER_ADDRESS $LWS_GROUP_SIZE $LWS_WORKER_INDEX "
+       "$STRATA_GPU_MEMORY_FRACTION $CUDA_VISIBLE_DEVICES\" > " +
+           out,
+       "sh", "$(STRATA_PORT)"});
+  pod.spec.assigned_gpus.resize(1);
+  pod.spec.assigned_gpus[0].share = Quantity::FromMilli(500);
+  pod.spec.assigned_gpus[0].memory = *Quantity::Parse("20Gi");
+  store::Object created = Create(pod);
+  api::Pod done = RunUntilTerminal(created);
+  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
+  const std::string port = done.metadata.annotations[kEnginePortAnnotation];
+  ASSERT_FALSE(port.empty());
+  EXPECT_EQ(ReadFileOrEmpty(out), fmt::format("{0} {0} {0} 10.0.0.9 2 1 0.25 0\n", port));
+  EXPECT_EQ(done.metadata.annotations.count(kEndpointAnnotation), 0u) << "workers get no endpoint";
+  EXPECT_EQ(done.metadata.annotations.count(kReadyAtAnnotation), 0u);
+}
+
+TEST_F(NodeAgentTest, VllmGetsThePortAndItsGpuMemoryUtilization) {
+  CreateNode();
+  std::string vllm = data_.File("vllm");  // a stand-in named like the real one
+  WriteArgsScript(vllm, data_.File("args"));
+  api::Pod pod = ReplicaPod("chat-0-0", 0, 1, {vllm, "serve", "meta-llama/Llama-3.1-8B"});
+  pod.spec.assigned_gpus.resize(1);
+  pod.spec.assigned_gpus[0].share = Quantity::FromMilli(500);
+  pod.spec.assigned_gpus[0].memory = *Quantity::Parse("40Gi");
+  store::Object created = Create(pod);
+  api::Pod done = RunUntilTerminal(created);
+  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
+  const std::string port = done.metadata.annotations[kEnginePortAnnotation];
+  EXPECT_EQ(ReadFileOrEmpty(data_.File("args")), "serve\nmeta-llama/Llama-3.1-8B\n--port\n" + port +
+                                                     "\n--gpu-memory-utilization=0.45\n");
+  EXPECT_EQ(done.metadata.annotations[kEndpointAnnotation], "127.0.0.1:" + port);
+}
+
+TEST_F(NodeAgentTest, ALeaderIsReadyOnlyOnceItsEngineAnswersHealth) {
+  CreateNode();
+  std::string go = data_.File("go");
+  std::string up = data_.File("up");
+  testing::MakeFifo(go);
+  testing::MakeFifo(up);
+  // Waits for the test's go, listens on its port, tells the test, then answers /health 200.
+  const char* server = R"(
+import http.server, sys
+open(sys.argv[1]).read()
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/health" else 404)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+httpd = http.server.HTTPServer(("127.0.0.1", int(sys.argv[3])), Health)
+with open(sys.argv[2], "w") as ready:
+    ready.write("up")
+httpd.serve_forever()
+)";
+  store::Object created =
+      Create(ReplicaPod("chat-0-0", 0, 1, {"python3", "-c", server, go, up, "$(PORT)"}));
+  RunPass();
+  api::Pod started = Get("chat-0-0");
+  ASSERT_EQ(started.status.phase, "Running") << started.status.message;
+  const std::string port = started.metadata.annotations[kEnginePortAnnotation];
+  EXPECT_EQ(started.metadata.annotations[kEndpointAnnotation], "127.0.0.1:" + port);
+  RunPass();  // nothing listens yet: the probe's connection is refused
+  EXPECT_EQ(Get("chat-0-0").metadata.annotations.count(kReadyAtAnnotation), 0u);
+
+  testing::WriteFifo(go, "go");
+  ASSERT_EQ(testing::ReadFifo(up, kWait), "up");
+  clock_.Advance(std::chrono::seconds(40));
+  RunPass();
+  api::Pod ready = Get("chat-0-0");
+  EXPECT_EQ(ready.metadata.annotations[kReadyAtAnnotation], FormatRfc3339(clock_.Now()));
+  EXPECT_EQ(ready.metadata.annotations[kEnginePortAnnotation], port) << "the port never moves";
+  ASSERT_TRUE(store_->Delete(created.key).has_value());
+  RunPass();
+}
+
+TEST_F(NodeAgentTest, AReplicaStartsOnThePortRecordedBeforeARestart) {
+  CreateNode();
+  std::string out = data_.File("port");
+  api::Pod pod = ReplicaPod("chat-0-0", 0, 1, {"sh", "-c", "echo $PORT > " + out});
+  // What an agent killed between recording the port and starting the engine leaves behind.
+  pod.metadata.annotations[kEnginePortAnnotation] = "45999";
+  api::Pod done = RunUntilTerminal(Create(pod));
+  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
+  EXPECT_EQ(ReadFileOrEmpty(out), "45999\n");
+}
+
+TEST_F(NodeAgentTest, EngineSimStandsInForVllmOnSimulatedGpus) {
+  CreateNode();
+  std::string strata = data_.File("strata");
+  WriteArgsScript(strata, data_.File("args"));
+  NewAgent(EngineSimSubstitution{.strata_path = strata,
+                                 .startup_delay = std::chrono::seconds(3),
+                                 .profile = "8b-h100",
+                                 .time_scale = 1.0});
+  api::Pod done = RunUntilTerminal(
+      Create(ReplicaPod("chat-0-0", 0, 1, {"vllm", "serve", "meta-llama/Llama-3.1-8B"})));
+  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
+  EXPECT_EQ(ReadFileOrEmpty(data_.File("args")),
+            "engine-sim\n--model\nllama-8b\n--port\n" +
+                done.metadata.annotations[kEnginePortAnnotation] +
+                "\n--startup-delay\n3000ms\n--profile\n8b-h100\n");
+  EXPECT_EQ(done.metadata.annotations[kEngineAnnotation],
+            "simulated (engine-sim in place of vllm)");
+}
+
+TEST_F(NodeAgentTest, AReplicaThatCannotStartFailsNamingTheField) {
+  CreateNode();
+  api::Pod reserved = ReplicaPod("reserved", 0, 1, {"sleep", "60"});
+  // The API refuses LWS_* and STRATA_* names itself; PORT is the agent's alone.
+  reserved.spec.template_.env = {{"PORT", "3"}};
+  Create(reserved);
+  api::Pod leaderless = ReplicaPod("leaderless", 1, 2, {"sleep", "60"});
+  leaderless.metadata.annotations.erase(kLeaderAddressAnnotation);
+  Create(leaderless);
+  RunPass();
+  api::Pod failed = Get("reserved");
+  EXPECT_EQ(failed.status.reason, "StartError");
+  EXPECT_THAT(failed.status.message, HasSubstr("spec.template.env[0].name \"PORT\" is reserved"));
+  failed = Get("leaderless");
+  EXPECT_EQ(failed.status.reason, "StartError");
+  EXPECT_THAT(failed.status.message, HasSubstr("strata.dev/leader-address"));
 }
 
 }  // namespace

@@ -67,6 +67,61 @@ Result<TrainingPod> TrainingPodFromPod(const api::Pod& pod) {
   return out;
 }
 
+Result<ReplicaPod> ReplicaPodFromPod(const api::Pod& pod) {
+  if (pod.spec.owner.kind != "Service") {
+    return Err(InvalidArgumentError("spec.owner.kind: expected Service, got \"" +
+                                    pod.spec.owner.kind + "\""));
+  }
+  ReplicaPod out;
+  out.service_name = pod.spec.owner.name;
+  out.replica = pod.spec.owner.replica;
+  out.rank = pod.spec.owner.rank;
+  if (PodAnnotation(pod, kGroupSizeAnnotation) != nullptr) {
+    ASSIGN_OR_RETURN(out.group_size, IntegerAnnotation(pod, kGroupSizeAnnotation));
+  }
+  if (out.group_size < 1) {
+    return Err(InvalidArgumentError(fmt::format("metadata.annotations[{}]: {} is below 1",
+                                                kGroupSizeAnnotation, out.group_size)));
+  }
+  if (out.rank < 0 || out.rank >= out.group_size) {
+    return Err(InvalidArgumentError(
+        fmt::format("spec.owner.rank: {} is not in [0, {})", out.rank, out.group_size)));
+  }
+  const std::string* leader = PodAnnotation(pod, kLeaderAddressAnnotation);
+  if (leader != nullptr) out.leader_address = *leader;
+  if (out.group_size > 1 && out.leader_address.empty()) {
+    return Err(InvalidArgumentError(fmt::format(
+        "metadata.annotations[{}]: missing (a replica of {} pods needs its leader's address)",
+        kLeaderAddressAnnotation, out.group_size)));
+  }
+  if (const std::string* model = PodAnnotation(pod, kServedModelAnnotation)) {
+    out.served_model = *model;
+  }
+  return out;
+}
+
+Result<int> RecordedEnginePort(const api::Pod& pod) {
+  if (PodAnnotation(pod, kEnginePortAnnotation) == nullptr) return 0;
+  ASSIGN_OR_RETURN(int64_t port, IntegerAnnotation(pod, kEnginePortAnnotation));
+  if (port < 1 || port > 65535) {
+    return Err(InvalidArgumentError(fmt::format("metadata.annotations[{}]: {} is not in [1, 65535]",
+                                                kEnginePortAnnotation, port)));
+  }
+  return static_cast<int>(port);
+}
+
+std::string NodeAddress(const api::Node& node) {
+  auto address = node.metadata.annotations.find(kNodeAddressAnnotation);
+  if (address != node.metadata.annotations.end() && !address->second.empty()) {
+    return address->second;
+  }
+  auto hostname = node.metadata.labels.find("kubernetes.io/hostname");
+  if (hostname != node.metadata.labels.end() && !hostname->second.empty()) {
+    return hostname->second;
+  }
+  return node.metadata.name;
+}
+
 bool PodTerminal(const api::Pod& pod) {
   return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
 }

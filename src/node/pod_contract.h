@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "api/node.h"
 #include "api/pod.h"
 #include "common/status.h"
 #include "node/torchrun_env.h"
@@ -70,11 +71,40 @@ inline constexpr char kDrainingAnnotation[] = "strata.dev/draining";
 inline constexpr std::string_view kStopScaledDown = "ScaledDown";
 inline constexpr std::string_view kStopReplaced = "Replaced";
 inline constexpr std::string_view kStopServiceDeleted = "ServiceDeleted";
+// Written by the agent on every replica pod before its engine starts: the TCP port the engine
+// listens on (STRATA_PORT). A restarted agent starts the pod again on the same port.
+inline constexpr char kEnginePortAnnotation[] = "strata.dev/engine-port";
+// Written by the agent on a replica pod whose engine it replaced with `strata engine-sim`
+// (simulated GPUs): "simulated (engine-sim in place of vllm)".
+inline constexpr char kEngineAnnotation[] = "strata.dev/engine";
 
 // What the node agent needs to build the workers' environment (BuildWorkerEnvironments) from a
 // bound pod of a Job. Returns InvalidArgument naming the annotation or field when the pod does
 // not carry it.
 Result<TrainingPod> TrainingPodFromPod(const api::Pod& pod);
+
+// What the node agent needs to start one pod of a Service replica.
+struct ReplicaPod {
+  std::string service_name;
+  int64_t replica = 0;
+  int64_t rank = 0;            // within the replica's group; 0 is the leader
+  int64_t group_size = 1;      // kGroupSizeAnnotation; absent: 1
+  std::string leader_address;  // kLeaderAddressAnnotation; required when group_size > 1
+  std::string served_model;    // kServedModelAnnotation; may be empty
+};
+
+// Reads a Service replica pod's owner and annotations. Returns InvalidArgument naming the field
+// or annotation when the owner is not a Service, the group size is not an integer >= 1, the rank
+// is outside the group, or a group of several pods has no leader address.
+Result<ReplicaPod> ReplicaPodFromPod(const api::Pod& pod);
+
+// The engine port the agent recorded on a replica pod (kEnginePortAnnotation); 0 when none is
+// recorded yet. InvalidArgument naming the annotation when it is not a port.
+Result<int> RecordedEnginePort(const api::Pod& pod);
+
+// Where other machines reach a node's pods (MASTER_ADDR, a replica's endpoint): the node's
+// kNodeAddressAnnotation, else its kubernetes.io/hostname label, else its name.
+std::string NodeAddress(const api::Node& node);
 
 // Terminal pods hold nothing; every other bound pod holds its node's resources.
 bool PodTerminal(const api::Pod& pod);

@@ -1,0 +1,123 @@
+#include "engine/engine_server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <future>
+#include <nlohmann/json.hpp>
+
+#include "net/http_client.h"
+
+namespace strata::engine {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr auto kLiveness = std::chrono::seconds(60);  // a hang guard, not a timing assertion
+
+EngineServerOptions Options() {
+  EngineServerOptions options;
+  options.model = "m";
+  options.engine.profile = *ProfileByName("8b-h100");
+  return options;
+}
+
+net::HttpRequest Completion(int max_tokens, bool stream) {
+  net::HttpRequest request;
+  request.method = "POST";
+  request.target = "/v1/completions";
+  request.headers.emplace_back("Content-Type", "application/json");
+  request.body = nlohmann::json{
+      {"model", "m"},
+      {"prompt", "hello there"},
+      {"max_tokens", max_tokens},
+      {"stream",
+       stream}}.dump();
+  return request;
+}
+
+net::HttpRequest Get(std::string target) {
+  net::HttpRequest request;
+  request.target = std::move(target);
+  return request;
+}
+
+TEST(EngineServerTest, TheKvCacheFollowsTheShareOfGpuMemory) {
+  EngineServerOptions options = Options();
+  options.gpu_memory_utilization = 0.45;
+  EngineServer server(options, RealClock::Instance());
+  ASSERT_TRUE(server.Start().ok());
+  net::HttpClient client;
+  Result<net::HttpResponse> metrics = client.Send("127.0.0.1", server.port(), Get("/metrics"));
+  ASSERT_TRUE(metrics.has_value()) << metrics.error().ToString();
+  EXPECT_THAT(metrics->body, HasSubstr("num_gpu_blocks=\"7649\""));
+  EXPECT_THAT(metrics->body, HasSubstr("gpu_memory_utilization=\"0.45\""));
+  server.Stop();
+
+  options.gpu_memory_utilization = 0.2;
+  EngineServer too_small(options, RealClock::Instance());
+  Status started = too_small.Start();
+  EXPECT_EQ(started.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(started.message(), HasSubstr("--gpu-memory-utilization"));
+}
+
+TEST(EngineServerTest, DrainFinishesTheStreamInProgressAndRefusesNewWork) {
+  EngineServerOptions options = Options();
+  options.time_scale = 0.1;  // 120 ms per token: the stream below lasts about 2.5 s
+  EngineServer server(options, RealClock::Instance());
+  ASSERT_TRUE(server.Start().ok());
+  const int port = server.port();
+
+  std::promise<void> first_chunk;
+  auto stream = std::async(std::launch::async, [&] {
+    net::HttpClient client;
+    std::string body;
+    bool told = false;
+    Result<net::HttpResponse> response =
+        client.SendStreaming("127.0.0.1", port, Completion(20, true), [&](std::string_view data) {
+          body += data;
+          if (!told) first_chunk.set_value();
+          told = true;
+          return true;
+        });
+    EXPECT_TRUE(response.has_value()) << response.error().ToString();
+    return body;
+  });
+  ASSERT_EQ(first_chunk.get_future().wait_for(kLiveness), std::future_status::ready);
+
+  server.BeginDrain();
+  net::HttpClient client;
+  Result<net::HttpResponse> health = client.Send("127.0.0.1", port, Get("/health"));
+  ASSERT_TRUE(health.has_value()) << health.error().ToString();
+  EXPECT_EQ(health->status, 503);
+  Result<net::HttpResponse> refused = client.Send("127.0.0.1", port, Completion(4, false));
+  ASSERT_TRUE(refused.has_value()) << refused.error().ToString();
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_THAT(refused->body, HasSubstr("shutting down"));
+
+  std::string body = stream.get();
+  EXPECT_THAT(body, HasSubstr("data: [DONE]"));
+  size_t tokens = 0;
+  for (size_t at = body.find("\"text\""); at != std::string::npos;
+       at = body.find("\"text\"", at + 1)) {
+    ++tokens;
+  }
+  EXPECT_EQ(tokens, 20u) << body;
+  EXPECT_TRUE(server.WaitDrained(kLiveness));
+  server.Stop();
+}
+
+TEST(EngineServerTest, DrainWithNothingInProgressReturnsAtOnce) {
+  EngineServer server(Options(), RealClock::Instance());
+  ASSERT_TRUE(server.Start().ok());
+  server.BeginDrain();
+  EXPECT_TRUE(server.WaitDrained(kLiveness));
+  net::HttpClient client;
+  Result<net::HttpResponse> health = client.Send("127.0.0.1", server.port(), Get("/health"));
+  ASSERT_TRUE(health.has_value());
+  EXPECT_EQ(health->status, 503);
+  server.Stop();
+}
+
+}  // namespace
+}  // namespace strata::engine
