@@ -14,6 +14,7 @@
 #include "server/resource_catalog.h"
 #include "server/resource_description.h"
 #include "server/resource_tables.h"
+#include "telemetry/gpu_top.h"
 
 namespace strata::cli {
 namespace {
@@ -197,7 +198,16 @@ void RunTopNodes(const ClientFlags& flags) {
   if (!nodes) return Fail(nodes.error());
   auto pods = ListItems(*client, server::FindResourceTypeByKind("Pod")->Path("", ""));
   if (!pods) return Fail(pods.error());
-  std::cout << server::FormatGpuHolders(*nodes, *pods);
+  // Measured GPUs' utilisation as /metrics reports it; simulated GPUs derive theirs from
+  // their holders, the same way the control plane does.
+  auto page = client->GetText("/metrics");
+  if (!page) return Fail(page.error());
+  auto measured = telemetry::UtilisationFromMetrics(*page);
+  if (!measured) return Fail(measured.error());
+  telemetry::ClusterObjects cluster = telemetry::DecodeClusterObjects(*nodes, *pods);
+  std::cout << server::RenderColumns(
+      telemetry::GpuTopHeader(),
+      telemetry::GpuTopRows(telemetry::ClusterGpuSamples(cluster, *measured)));
 }
 
 }  // namespace
@@ -234,7 +244,8 @@ STRATA_REGISTER_COMMANDS("client", [](CLI::App& app) {
 
   auto top = std::make_shared<ClientFlags>();
   CLI::App* top_command = app.add_subcommand("top", "Show resource use");
-  CLI::App* top_nodes = top_command->add_subcommand("nodes", "Each GPU and the pod holding it");
+  CLI::App* top_nodes = top_command->add_subcommand(
+      "nodes", "Each GPU: the pods holding it, the share allocated and the share busy");
   top_command->require_subcommand(1);
   AddClientFlags(top_nodes, *top, false);
   top_nodes->callback([top] { RunTopNodes(*top); });

@@ -1,7 +1,5 @@
 #include "telemetry/cluster_cost.h"
 
-#include <time.h>
-
 #include <memory>
 
 namespace strata::telemetry {
@@ -16,14 +14,6 @@ std::optional<TimePoint> AnnotationTime(const api::Pod& pod, const char* annotat
 constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
 
 }  // namespace
-
-std::optional<TimePoint> ParseUtcTimestamp(std::string_view text) {
-  std::string copy(text);
-  std::tm parts{};
-  const char* end = strptime(copy.c_str(), "%Y-%m-%dT%H:%M:%SZ", &parts);
-  if (end == nullptr || *end != '\0') return std::nullopt;
-  return TimePoint(std::chrono::seconds(timegm(&parts)));
-}
 
 CostPods CostPodsOf(const ClusterObjects& cluster) {
   std::map<std::string, const api::Node*> nodes;
@@ -50,7 +40,8 @@ CostPods CostPodsOf(const ClusterObjects& cluster) {
         if (node_gpu.index == gpu.index) cost.gpu_model = node_gpu.model;
       }
     }
-    cost.start = AnnotationTime(pod, kBoundAtAnnotation).value_or(stored.created);
+    cost.start = AnnotationTime(pod, kBoundAtAnnotation)
+                     .value_or(AnnotationTime(pod, kStartedAtAnnotation).value_or(stored.created));
     if (!HoldsResources(pod)) {
       cost.end = AnnotationTime(pod, kFinishedAtAnnotation);
       if (!cost.end) {

@@ -18,10 +18,14 @@
 
 namespace strata::telemetry {
 
-// Pod annotations (RFC 3339 UTC, "2026-01-01T00:00:00Z") that bound a pod's allocation in time.
-// Without kBoundAtAnnotation a bound pod counts from its creation; a finished pod without
-// kFinishedAtAnnotation cannot be costed and is counted in CostPods::unknown_end.
+// Pod annotations (RFC 3339 UTC, "2026-01-01T00:00:00Z") that bound a pod's allocation in time,
+// the names the node agent writes (node/pod_contract.h, a module telemetry may not include).
+// A bound pod accrues from kBoundAtAnnotation, else from kStartedAtAnnotation (its processes
+// started: the agent writes it, it is later than the bind by the start-up time), else from its
+// creation. A finished pod without kFinishedAtAnnotation cannot be costed and is counted in
+// CostPods::unknown_end.
 inline constexpr char kBoundAtAnnotation[] = "strata.dev/bound-at";
+inline constexpr char kStartedAtAnnotation[] = "strata.dev/started-at";
 inline constexpr char kFinishedAtAnnotation[] = "strata.dev/finished-at";
 
 struct CostPods {
@@ -32,10 +36,6 @@ struct CostPods {
 // The allocation of every pod that was ever bound to a node: requests from its spec, GPUs
 // (fractional shares summed) and their model from its node, times from the annotations above.
 CostPods CostPodsOf(const ClusterObjects& cluster);
-
-// Parses "2026-01-01T00:00:00Z" (UTC, whole seconds, as FormatRfc3339 writes it); nullopt for
-// anything else.
-std::optional<TimePoint> ParseUtcTimestamp(std::string_view text);
 
 // Where the cluster's figures come from, besides the store.
 struct ClusterMetricsOptions {

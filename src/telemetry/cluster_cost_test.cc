@@ -31,12 +31,19 @@ TEST(CostPodsOfTest, RequestsModelAndTimesComeFromThePodItsNodeAndAnnotations) {
   finished.metadata.annotations[kFinishedAtAnnotation] = FormatRfc3339(created + hours(3));
   api::Pod finished_unknown = BoundPod("c", "n0", {3}, "Failed");
   api::Pod pending = BoundPod("d", "", {}, "Pending");
-  cluster.pods = {
-      {running, created}, {finished, created}, {finished_unknown, created}, {pending, created}};
+  // Waited two hours for its GPU: it pays from when its processes started, not from creation.
+  api::Pod started = BoundPod("e", "n0", {4}, "Running");
+  started.metadata.annotations[kStartedAtAnnotation] = FormatRfc3339(created + hours(2));
+  cluster.pods = {{running, created},
+                  {finished, created},
+                  {finished_unknown, created},
+                  {pending, created},
+                  {started, created}};
 
   CostPods pods = CostPodsOf(cluster);
   EXPECT_EQ(pods.unknown_end, 1);
-  ASSERT_EQ(pods.pods.size(), 2u);
+  ASSERT_EQ(pods.pods.size(), 3u);
+  EXPECT_EQ(pods.pods[2].start, created + hours(2));
   const CostPod& a = pods.pods[0];
   EXPECT_EQ(a.name, "a");
   EXPECT_EQ(a.gpu_model, "H100-80GB");

@@ -1,34 +1,60 @@
 #include "telemetry/cluster_gpus.h"
 
+#include <time.h>
+
 #include <tuple>
 
 #include "api/manifest.h"
 
 namespace strata::telemetry {
 
+namespace {
+
+// Adds `body` to `cluster` when it decodes to a Node or a Pod; counts it as undecodable else.
+void AddDecoded(const nlohmann::json& body, std::optional<TimePoint> created,
+                ClusterObjects& cluster) {
+  Result<api::Object> decoded = api::DecodeObject(body);
+  if (const api::Node* node = decoded ? decoded->As<api::Node>() : nullptr) {
+    cluster.nodes.push_back(*node);
+  } else if (const api::Pod* pod = decoded ? decoded->As<api::Pod>() : nullptr) {
+    TimePoint when =
+        created ? *created
+                : ParseUtcTimestamp(pod->metadata.creation_timestamp).value_or(TimePoint{});
+    cluster.pods.push_back(StoredPod{*pod, when});
+  } else {
+    ++cluster.undecodable;
+  }
+}
+
+}  // namespace
+
+ClusterObjects DecodeClusterObjects(const std::vector<nlohmann::json>& nodes,
+                                    const std::vector<nlohmann::json>& pods) {
+  ClusterObjects cluster;
+  for (const nlohmann::json& node : nodes) AddDecoded(node, std::nullopt, cluster);
+  for (const nlohmann::json& pod : pods) AddDecoded(pod, std::nullopt, cluster);
+  return cluster;
+}
+
 Result<ClusterObjects> LoadClusterObjects(const store::Store& store) {
   ClusterObjects cluster;
   ASSIGN_OR_RETURN(store::ListResult nodes, store.List({"Node", std::nullopt, {}}));
   for (const store::Object& object : nodes.items) {
-    Result<api::Object> decoded = api::DecodeObject(object.body);
-    const api::Node* node = decoded ? decoded->As<api::Node>() : nullptr;
-    if (node == nullptr) {
-      ++cluster.undecodable;
-      continue;
-    }
-    cluster.nodes.push_back(*node);
+    AddDecoded(object.body, object.creation_timestamp, cluster);
   }
   ASSIGN_OR_RETURN(store::ListResult pods, store.List({"Pod", std::nullopt, {}}));
   for (const store::Object& object : pods.items) {
-    Result<api::Object> decoded = api::DecodeObject(object.body);
-    const api::Pod* pod = decoded ? decoded->As<api::Pod>() : nullptr;
-    if (pod == nullptr) {
-      ++cluster.undecodable;
-      continue;
-    }
-    cluster.pods.push_back(StoredPod{*pod, object.creation_timestamp});
+    AddDecoded(object.body, object.creation_timestamp, cluster);
   }
   return cluster;
+}
+
+std::optional<TimePoint> ParseUtcTimestamp(std::string_view text) {
+  std::string copy(text);
+  std::tm parts{};
+  const char* end = strptime(copy.c_str(), "%Y-%m-%dT%H:%M:%SZ", &parts);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  return TimePoint(std::chrono::seconds(timegm(&parts)));
 }
 
 bool HoldsResources(const api::Pod& pod) {

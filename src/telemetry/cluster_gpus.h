@@ -1,6 +1,8 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,9 +39,19 @@ struct ClusterObjects {
   int undecodable = 0;  // stored objects that did not decode (left out)
 };
 
+// Decodes Nodes and Pods as the REST API serves them, each pod's `created` from its
+// metadata.creationTimestamp (the epoch when absent); an item that does not decode is counted in
+// `undecodable` and left out.
+ClusterObjects DecodeClusterObjects(const std::vector<nlohmann::json>& nodes,
+                                    const std::vector<nlohmann::json>& pods);
+
 // Reads every Node and Pod. Returns the store's error when a List fails; an object that does
 // not decode is counted in `undecodable` and left out, so one bad object never hides the rest.
 Result<ClusterObjects> LoadClusterObjects(const store::Store& store);
+
+// Parses "2026-01-01T00:00:00Z" (UTC, whole seconds, as FormatRfc3339 writes it); nullopt for
+// anything else.
+std::optional<TimePoint> ParseUtcTimestamp(std::string_view text);
 
 // Whether the pod holds what it was bound to: bound to a node and not finished.
 bool HoldsResources(const api::Pod& pod);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/encode.h"
 #include "telemetry/test_cluster.h"
 
 namespace strata::telemetry {
@@ -53,6 +54,21 @@ TEST(LoadClusterObjectsTest, ReadsNodesAndPodsFromTheStore) {
   EXPECT_EQ(cluster->pods[0].pod.spec.assigned_gpus.size(), 2u);
   EXPECT_EQ(cluster->undecodable, 0);
   EXPECT_EQ(ClusterGpuSamples(*cluster, {}).size(), 8u);
+}
+
+TEST(DecodeClusterObjectsTest, ReadsObjectsAsTheApiServesThemAndCountsTheRest) {
+  nlohmann::json node = api::EncodeObject(api::Object(GpuNode("sim-0", 2, true)));
+  nlohmann::json pod = api::EncodeObject(api::Object(BoundPod("train-0", "sim-0", {1}, "Running")));
+  pod["metadata"]["creationTimestamp"] = "2026-01-02T03:04:05Z";
+  nlohmann::json broken = {{"kind", "Pod"}, {"spec", 7}};
+  ClusterObjects cluster = DecodeClusterObjects({node}, {pod, broken});
+  ASSERT_EQ(cluster.nodes.size(), 1u);
+  ASSERT_EQ(cluster.pods.size(), 1u);
+  EXPECT_EQ(cluster.undecodable, 1);
+  EXPECT_EQ(cluster.pods[0].created, *ParseUtcTimestamp("2026-01-02T03:04:05Z"));
+  std::vector<GpuSample> samples = ClusterGpuSamples(cluster, {});
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[1].holders.size(), 1u);
 }
 
 }  // namespace

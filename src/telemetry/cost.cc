@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "common/yaml_json.h"
 #include "telemetry/prometheus_text.h"
@@ -130,6 +134,17 @@ Result<PriceTable> ParsePriceTable(std::string_view text, std::string_view sourc
     }
   }
   return prices;
+}
+
+Result<PriceTable> ReadPriceTableFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  if (!file.is_open() || file.bad()) {
+    return Err(InvalidArgumentError(
+        fmt::format("price table {}: cannot be read ({})", path, std::strerror(errno))));
+  }
+  return ParsePriceTable(text.str(), path);
 }
 
 Result<CostDimension> ParseCostDimension(std::string_view text) {

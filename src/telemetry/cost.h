@@ -45,6 +45,10 @@ PriceTable DefaultPriceTable();
 // unknown field too; nothing is returned partially.
 Result<PriceTable> ParsePriceTable(std::string_view text, std::string_view source);
 
+// Reads and parses the price table file at `path` (ParsePriceTable, errors naming the path).
+// Returns InvalidArgument naming the path when the file cannot be read.
+Result<PriceTable> ReadPriceTableFile(const std::string& path);
+
 // One pod's allocation over time: what it requested and when it held it.
 struct CostPod {
   std::string name;

@@ -2,6 +2,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 
 #include "telemetry/prometheus_text.h"
 
@@ -153,6 +157,23 @@ TEST(ParsePriceTableTest, BadInputNamesTheFileAndTheField) {
   EXPECT_THAT(error("gpuPrice: 1"), HasSubstr("prices.yaml: gpuPrice: unknown field"));
   EXPECT_THAT(error("- 1\n- 2"), HasSubstr("expected one mapping of prices"));
   EXPECT_THAT(error("a: [\n"), HasSubstr("prices.yaml: line"));
+}
+
+TEST(ReadPriceTableFileTest, ReadsAFileAndNamesItInErrors) {
+  std::string path = ::testing::TempDir() + "/prices-" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << "gpuHour:\n  H100-80GB: 2.0\ncpuCoreHour: oops\n";
+  Result<PriceTable> bad = ReadPriceTableFile(path);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message(), path + ": cpuCoreHour: expected a price >= 0, got \"oops\"");
+  std::ofstream(path) << "{\"gpuHour\": {\"H100-80GB\": 2.0}, \"cpuCoreHour\": 0.05}";
+  Result<PriceTable> good = ReadPriceTableFile(path);
+  ASSERT_TRUE(good) << good.error().ToString();
+  EXPECT_DOUBLE_EQ(good->gpu_hour.at("H100-80GB"), 2.0);
+  EXPECT_DOUBLE_EQ(good->cpu_core_hour, 0.05);
+  std::remove(path.c_str());
+  Result<PriceTable> missing = ReadPriceTableFile(path);
+  ASSERT_FALSE(missing);
+  EXPECT_THAT(missing.error().message(), HasSubstr("price table " + path + ": cannot be read"));
 }
 
 TEST(ParseCostDimensionTest, KnowsTheSixDimensions) {

@@ -134,6 +134,37 @@ void RenderUsageFamily(const std::vector<GpuUsage>& usage, std::string_view name
   }
 }
 
+// The capacity a row's shares are of: its own GPUs, or the cluster's for a queue or a team.
+double RatioBase(const GpuUsage& row, double cluster_capacity) {
+  return row.scope == "queue" || row.scope == "team" ? cluster_capacity : row.capacity;
+}
+
+// One row per GPU (scope "gpu"), then one per row of `usage`.
+void RenderRatioFamily(const std::vector<GpuSample>& samples, const std::vector<GpuUsage>& usage,
+                       std::string_view name, std::string_view help, bool busy, std::string& out) {
+  AppendHeader(out, name, "gauge", help);
+  auto line = [&](std::string_view scope, std::string_view row_name, double value) {
+    out += name;
+    out += '{';
+    AppendLabel(out, "scope", scope, true);
+    AppendLabel(out, "name", row_name, false);
+    out += "} ";
+    out += FormatSampleValue(value);
+    out += '\n';
+  };
+  for (const GpuSample& sample : samples) {
+    GpuUse use = UseOf(sample);
+    if (busy && !use.busy_known) continue;
+    line("gpu", sample.hostname + "/" + std::to_string(sample.gpu),
+         busy ? use.busy : use.allocated);
+  }
+  double cluster_capacity = usage.empty() ? 0 : usage.front().capacity;
+  for (const GpuUsage& row : usage) {
+    line(row.scope, row.name,
+         busy ? BusyRatio(row, cluster_capacity) : AllocatedRatio(row, cluster_capacity));
+  }
+}
+
 }  // namespace
 
 GpuReading SimulatedGpuReading(std::string_view model, int64_t memory_bytes,
@@ -169,6 +200,40 @@ GpuReading SimulatedGpuReading(std::string_view model, int64_t memory_bytes,
   return reading;
 }
 
+GpuUse UseOf(const GpuSample& sample) {
+  GpuUse use;
+  for (const GpuHolder& holder : sample.holders) use.allocated += std::max(0.0, holder.share);
+  use.allocated = std::min(1.0, use.allocated);
+  double utilization = sample.reading.utilization_percent;
+  use.busy_known = !std::isnan(utilization);
+  if (use.busy_known) use.busy = std::clamp(utilization, 0.0, 100.0) / 100.0;
+  return use;
+}
+
+void SplitUseByHolder(
+    const GpuSample& sample,
+    const std::function<void(const GpuHolder& holder, double allocated, double busy)>& visit) {
+  double held = 0;
+  for (const GpuHolder& holder : sample.holders) held += std::max(0.0, holder.share);
+  if (held <= 0) return;
+  GpuUse use = UseOf(sample);
+  for (const GpuHolder& holder : sample.holders) {
+    if (holder.share <= 0) continue;
+    double part = holder.share / held;
+    visit(holder, use.allocated * part, use.busy * part);
+  }
+}
+
+double AllocatedRatio(const GpuUsage& row, double cluster_capacity) {
+  double base = RatioBase(row, cluster_capacity);
+  return base > 0 ? row.allocated / base : 0;
+}
+
+double BusyRatio(const GpuUsage& row, double cluster_capacity) {
+  double base = RatioBase(row, cluster_capacity);
+  return base > 0 ? row.busy / base : 0;
+}
+
 std::vector<GpuUsage> SummariseGpuUsage(const std::vector<GpuSample>& samples) {
   GpuUsage cluster{"cluster", "", 0, 0, 0};
   std::map<std::string, GpuUsage> nodes;
@@ -183,30 +248,24 @@ std::vector<GpuUsage> SummariseGpuUsage(const std::vector<GpuSample>& samples) {
     GpuUsage& node = row(nodes, "node", sample.hostname);
     node.capacity += 1;
     cluster.capacity += 1;
-    double held = 0;
-    for (const GpuHolder& holder : sample.holders) held += std::max(0.0, holder.share);
-    double utilization = sample.reading.utilization_percent;
-    double busy = std::isnan(utilization) ? 0.0 : std::clamp(utilization, 0.0, 100.0) / 100.0;
-    double allocated = std::min(1.0, held);
-    node.allocated += allocated;
-    cluster.allocated += allocated;
+    GpuUse use = UseOf(sample);
+    node.allocated += use.allocated;
+    cluster.allocated += use.allocated;
     // Use on a GPU nobody holds is nobody's (a stray process): it counts for the node only.
-    node.busy += busy;
-    cluster.busy += busy;
-    if (held <= 0) continue;
-    for (const GpuHolder& holder : sample.holders) {
-      double part = std::max(0.0, holder.share) / held;
+    node.busy += use.busy;
+    cluster.busy += use.busy;
+    SplitUseByHolder(sample, [&](const GpuHolder& holder, double allocated, double busy) {
       if (!holder.queue.empty()) {
         GpuUsage& queue = row(queues, "queue", holder.queue);
-        queue.allocated += allocated * part;
-        queue.busy += busy * part;
+        queue.allocated += allocated;
+        queue.busy += busy;
       }
       if (!holder.team.empty()) {
         GpuUsage& team = row(teams, "team", holder.team);
-        team.allocated += allocated * part;
-        team.busy += busy * part;
+        team.allocated += allocated;
+        team.busy += busy;
       }
-    }
+    });
   }
   std::vector<GpuUsage> usage{cluster};
   for (const auto* rows : {&nodes, &queues, &teams}) {
@@ -242,6 +301,14 @@ void RenderGpuMetrics(const std::vector<GpuSample>& samples, std::string& out) {
                     "GPUs' worth of measured utilisation (sum of utilisation/100, split by "
                     "share), per cluster, node, queue and team.",
                     &GpuUsage::busy, false, out);
+  RenderRatioFamily(samples, usage, "strata_gpu_allocated_ratio",
+                    "Share of GPUs allocated to pods: per GPU, of the node's and the cluster's "
+                    "GPUs, and of the cluster's GPUs per queue and team.",
+                    false, out);
+  RenderRatioFamily(samples, usage, "strata_gpu_busy_ratio",
+                    "Share of GPUs busy (measured utilisation): per GPU, of the node's and the "
+                    "cluster's GPUs, and of the cluster's GPUs per queue and team.",
+                    true, out);
 }
 
 }  // namespace strata::telemetry

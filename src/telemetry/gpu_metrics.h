@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -60,6 +61,21 @@ struct GpuSample {
 GpuReading SimulatedGpuReading(std::string_view model, int64_t memory_bytes,
                                const std::vector<GpuHolder>& holders);
 
+// One GPU's allocation against its use, each in [0, 1]: the share held (holders' shares summed,
+// at most 1) and the utilisation reading / 100 (0 when unknown; `busy_known` says which).
+struct GpuUse {
+  double allocated = 0;
+  double busy = 0;
+  bool busy_known = false;
+};
+GpuUse UseOf(const GpuSample& sample);
+
+// Calls `visit(holder, allocated, busy)` for each holder of `sample` with a share > 0, passing
+// its part of UseOf(sample)'s allocation and busy share, split in proportion to the shares.
+void SplitUseByHolder(
+    const GpuSample& sample,
+    const std::function<void(const GpuHolder& holder, double allocated, double busy)>& visit);
+
 // Allocation against use for one scope: the whole cluster, a node, a queue or a team.
 struct GpuUsage {
   std::string scope;     // "cluster", "node", "queue", "team"
@@ -74,11 +90,21 @@ struct GpuUsage {
 // a queue or team are left out of those scopes.
 std::vector<GpuUsage> SummariseGpuUsage(const std::vector<GpuSample>& samples);
 
+// The shares of `row` (a row of SummariseGpuUsage) in [0, 1]: allocated / capacity and busy /
+// capacity, where the capacity is the row's own GPUs for the cluster and a node, and the
+// cluster's GPUs (`cluster_capacity`) for a queue or a team: "team ml holds 25 % of the
+// cluster and keeps 20 % busy". 0 when there is no capacity.
+double AllocatedRatio(const GpuUsage& row, double cluster_capacity);
+double BusyRatio(const GpuUsage& row, double cluster_capacity);
+
 // Appends, in Prometheus text, the DCGM families (DCGM_FI_DEV_GPU_UTIL, _FB_USED, _FB_FREE,
 // _POWER_USAGE, _GPU_TEMP, _SM_CLOCK, _XID_ERRORS, _ECC_SBE_VOL_TOTAL, _ECC_DBE_VOL_TOTAL) with
 // one series per GPU, labelled gpu, UUID, device, modelName, Hostname, simulated and the holder
 // (namespace, pod, job, service, queue; several holders of one GPU are joined with ','), then
-// strata_gpu_capacity_gpus, strata_gpu_allocated_gpus and strata_gpu_busy_gpus per scope.
+// strata_gpu_capacity_gpus, strata_gpu_allocated_gpus and strata_gpu_busy_gpus per scope. Then
+// strata_gpu_allocated_ratio and strata_gpu_busy_ratio {scope, name}: per GPU (scope "gpu",
+// name "HOSTNAME/INDEX", from UseOf; a GPU of unknown utilisation has no busy row), then per
+// scope (AllocatedRatio, BusyRatio).
 void RenderGpuMetrics(const std::vector<GpuSample>& samples, std::string& out);
 
 }  // namespace strata::telemetry

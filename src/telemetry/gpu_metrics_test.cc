@@ -122,6 +122,47 @@ TEST(SummariseGpuUsageTest, AllocationAndUseRollUpByNodeQueueAndTeam) {
   EXPECT_EQ(usage[6].name, "web");
 }
 
+TEST(SummariseGpuUsageTest, RatiosAreOfTheScopesOwnGpusOrOfTheClustersForQueuesAndTeams) {
+  std::vector<GpuSample> samples = {
+      MakeGpu("n0", 0, {RunningJobPod("a", 1.0, "research", "ml")}, 90),
+      MakeGpu("n0", 1, {RunningJobPod("b", 0.5, "research", "ml")}, 40),
+      MakeGpu("n1", 0, {}, 0),
+      MakeGpu("n1", 1, {}, 0),
+  };
+  std::vector<GpuUsage> usage = SummariseGpuUsage(samples);
+  ASSERT_EQ(usage.size(), 5u);
+  double cluster = usage[0].capacity;
+  EXPECT_DOUBLE_EQ(AllocatedRatio(usage[0], cluster), 1.5 / 4);
+  EXPECT_DOUBLE_EQ(BusyRatio(usage[0], cluster), 1.3 / 4);
+  EXPECT_DOUBLE_EQ(AllocatedRatio(usage[1], cluster), 1.5 / 2);  // node n0
+  EXPECT_DOUBLE_EQ(BusyRatio(usage[2], cluster), 0);             // node n1
+  EXPECT_EQ(usage[3].scope, "queue");
+  EXPECT_DOUBLE_EQ(AllocatedRatio(usage[3], cluster), 1.5 / 4);
+  EXPECT_DOUBLE_EQ(BusyRatio(usage[4], cluster), 1.3 / 4);  // team ml
+  EXPECT_DOUBLE_EQ(AllocatedRatio(usage[4], 0), 0);
+}
+
+TEST(RenderGpuMetricsTest, AllocatedAndBusyRatiosPerGpuAndScope) {
+  std::vector<GpuSample> samples = {
+      MakeGpu("n0", 0, {RunningJobPod("a", 0.5, "research", "ml")}, 40),
+      MakeGpu("n0", 1, {}, GpuReading::kUnknown),
+  };
+  std::string out;
+  RenderGpuMetrics(samples, out);
+  EXPECT_THAT(out, HasSubstr("# TYPE strata_gpu_allocated_ratio gauge\n"));
+  EXPECT_THAT(out, HasSubstr("strata_gpu_allocated_ratio{scope=\"gpu\",name=\"n0/0\"} 0.5\n"));
+  EXPECT_THAT(out, HasSubstr("strata_gpu_allocated_ratio{scope=\"gpu\",name=\"n0/1\"} 0\n"));
+  EXPECT_THAT(out, HasSubstr("strata_gpu_busy_ratio{scope=\"gpu\",name=\"n0/0\"} 0.4\n"));
+  // Unknown utilisation is not reported as idle.
+  EXPECT_THAT(out, Not(HasSubstr("strata_gpu_busy_ratio{scope=\"gpu\",name=\"n0/1\"}")));
+  EXPECT_THAT(out, HasSubstr("strata_gpu_allocated_ratio{scope=\"node\",name=\"n0\"} 0.25\n"));
+  EXPECT_THAT(out, HasSubstr("strata_gpu_busy_ratio{scope=\"cluster\",name=\"\"} 0.2\n"));
+  EXPECT_THAT(out,
+              HasSubstr("strata_gpu_allocated_ratio{scope=\"queue\",name=\"research\"} 0.25\n"));
+  EXPECT_THAT(out, HasSubstr("strata_gpu_busy_ratio{scope=\"team\",name=\"ml\"} 0.2\n"));
+  ASSERT_TRUE(ParsePrometheusText(out));
+}
+
 TEST(RenderGpuMetricsTest, DcgmNamesWithTheExporterLabelsAndTheHolder) {
   GpuSample busy = MakeGpu("n0", 3, {RunningJobPod("train-0", 1.0, "research", "ml")}, 87);
   busy.simulated = true;

@@ -1,0 +1,65 @@
+// What the browser tests and the first-paint benchmark share: `strata up` as a child process
+// on a kernel-chosen port, and playwright-core driving Debian's Chromium.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+export const chromiumPath = process.env.STRATA_CHROMIUM || '/usr/bin/chromium';
+
+// playwright-core from the build's vendored web packages (the dashboard's `npm ci` installs the
+// devDependencies there too) or from web/node_modules; null when neither has it.
+export function loadPlaywright(binaryDir, sourceDir) {
+  for (const dir of [path.join(binaryDir, 'web-vendor'), path.join(sourceDir, 'web')]) {
+    try {
+      return createRequire(path.join(dir, 'package.json'))('playwright-core');
+    } catch { /* try the next place */ }
+  }
+  return null;
+}
+
+// Why the browser cannot run here, or null when it can.
+export function missingBrowser(playwright) {
+  if (!fs.existsSync(chromiumPath)) {
+    return `${chromiumPath} not found: install Debian's chromium package (make deps)`;
+  }
+  if (!playwright) return 'playwright-core not found: run `npm ci` in web/ (make deps)';
+  return null;
+}
+
+// Starts `strata up ARGS...` and resolves with {url, child} once it prints its address.
+export function startStrataUp(strata, args, logPath) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(strata, ['up', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const log = fs.createWriteStream(logPath);
+    let seen = '';
+    const onData = (data) => {
+      log.write(data);
+      seen += data.toString();
+      const match = /API listening on (http:\/\/\S+)/.exec(seen);
+      if (match) resolve({ url: match[1], child });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`strata up exited with ${code}:\n${seen}`)));
+  });
+}
+
+// Stops a child with SIGTERM and waits for it to end.
+export function stop(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.removeAllListeners('exit');
+    child.on('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+// Applies YAML manifests through the API's apply endpoint; throws with the server's answer.
+export async function apply(url, yaml) {
+  const response = await fetch(`${url}/apis/strata.dev/v1alpha1/apply`, {
+    method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: yaml,
+  });
+  if (!response.ok) throw new Error(`apply: ${response.status} ${await response.text()}`);
+}
