@@ -1,0 +1,96 @@
+// The dashboard's first paint at issue 7's size: `strata up --simulate 1000x8:H100-80GB` (8,000
+// GPUs) with 10,000 jobs that wait (each asks for more GPUs than a node has, so nothing runs),
+// opened in headless Chromium (Debian's, driven by playwright-core). Measures, from navigation:
+//   cluster: the Cluster page's summary counts all 8,000 GPUs (nodes, pods listed, /metrics
+//            read, the canvas drawn);
+//   jobs:    the Jobs page shows its first rows with all 10,000 jobs listed;
+//   queues:  the Queues page lists the pending workloads with their explanations.
+// Run: node bench/observe/first_paint.mjs <build dir> [runs]   (prints one JSON line per run
+// and the medians)
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { apply, chromiumPath, loadPlaywright, missingBrowser, startStrataUp, stop } from '../../tests/browser/browser_support.mjs';
+
+const binaryDir = path.resolve(process.argv[2] || 'build/release');
+const runs = Number(process.argv[3] || 5);
+const sourceDir = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const playwright = loadPlaywright(binaryDir, sourceDir);
+const missing = missingBrowser(playwright);
+if (missing) {
+  console.error(missing);
+  process.exit(2);
+}
+
+const kJobs = 10000;
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-first-paint-'));
+const up = await startStrataUp(path.join(binaryDir, 'bin', 'strata'),
+  ['--data-dir', path.join(dir, 'data'), '--listen', '127.0.0.1:0', '--simulate', '1000x8:H100-80GB,racks=20',
+    '--nvml-library=/nonexistent/libnvidia-ml.so.1'], path.join(dir, 'up.log'));
+try {
+  await apply(up.url, fs.readFileSync(path.join(sourceDir, 'examples/team-queues/native.yaml'), 'utf8'));
+  const batch = 500;
+  for (let first = 0; first < kJobs; first += batch) {
+    const docs = [];
+    for (let i = first; i < first + batch; i++) {
+      docs.push(`apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata: {name: wait-${i}, namespace: team-a, labels: {team: ml}}
+spec:
+  replicas: 1
+  procPerNode: 1
+  queue: team-a
+  resources: {cpu: "1", memory: 1Gi, gpu: 16}
+  template:
+    image: busybox
+    command: ["sleep", "1"]
+`);
+    }
+    await apply(up.url, docs.join('---\n'));
+  }
+
+  // Measure the steady state: every job listed and explained by the scheduler.
+  for (;;) {
+    const jobs = await (await fetch(`${up.url}/apis/strata.dev/v1alpha1/jobs`)).json();
+    const explained = jobs.items.filter((j) => j.status?.message).length;
+    if (jobs.items.length === kJobs && explained === kJobs) break;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  const nodes = await (await fetch(`${up.url}/api/v1/nodes`)).json();
+  console.log(JSON.stringify({ nodes: nodes.items.length, jobs: kJobs, explained: kJobs }));
+
+  const browser = await playwright.chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+  const results = [];
+  const wait = { timeout: 600000 };
+  for (let run = 0; run < runs; run++) {
+    const result = {};
+    for (const [name, hash, ready] of [
+      ['cluster_ms', '', () => [...document.querySelectorAll('.summary div')]
+        .some((d) => d.textContent === '8000GPUs')],
+      ['jobs_ms', '#jobs', () => document.querySelectorAll('.vlist .row').length > 0],
+      ['queues_ms', '#queues', () => [...document.querySelectorAll('.vlist .row')]
+        .some((r) => r.textContent.includes('nodes are available'))],
+    ]) {
+      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+      const start = Date.now();
+      await page.goto(`${up.url}/${hash}`);
+      await page.waitForFunction(ready, null, wait);
+      result[name] = Date.now() - start;
+      await page.close();
+    }
+    console.log(JSON.stringify(result));
+    results.push(result);
+  }
+  const median = (key) => {
+    const values = results.map((r) => r[key]).sort((a, b) => a - b);
+    return values[Math.floor(values.length / 2)];
+  };
+  console.log(JSON.stringify({ median_cluster_ms: median('cluster_ms'), median_jobs_ms: median('jobs_ms'),
+    median_queues_ms: median('queues_ms'), runs }));
+  await browser.close();
+} finally {
+  await stop(up.child);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
