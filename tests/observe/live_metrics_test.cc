@@ -73,6 +73,28 @@ class LiveMetricsTest : public ::testing::Test {
     }
   }
 
+  // Deletes the job and waits until its pod no longer runs: `strata up` leaves its pods'
+  // processes running when it stops (a restarted agent adopts them), and a test leaves none.
+  void TearDown() override {
+    if (client_ == nullptr) return;
+    auto deleted = client_->Call("DELETE",
+                                 "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs/"
+                                 "metrics-probe");
+    ASSERT_TRUE(deleted) << deleted.error().ToString();
+    TimePoint deadline = RealClock::Instance().Now() + kStartTimeout;
+    while (RealClock::Instance().Now() < deadline) {
+      auto pods = client_->Get("/api/v1/namespaces/team-a/pods");
+      ASSERT_TRUE(pods) << pods.error().ToString();
+      bool running = false;
+      for (const Json& pod : (*pods)["items"]) {
+        running = running || pod["status"].value("phase", "") == "Running";
+      }
+      if (!running) return;
+      usleep(100 * 1000);
+    }
+    FAIL() << "the job's pod still runs after the job was deleted\n" << up_.Log();
+  }
+
   // Starts `strata up` on a kernel-chosen port with the default simulated cluster, applies
   // the example queues and kJob, and waits until the job's pod runs.
   void StartCluster() {
