@@ -115,41 +115,51 @@ Status ValidateEndpoint(const std::string& endpoint, const std::string& path) {
   return Status::Ok();
 }
 
+// Reads one model's fields; ValidateModels checks what they say.
 Result<ModelConfig> ParseModel(const json& node, const std::string& path) {
-  RETURN_IF_ERROR(CheckKnownFields(node, path, {"name", "adapters", "versions"}));
+  RETURN_IF_ERROR(
+      CheckKnownFields(node, path, {"name", "adapters", "versions", "ttftObjectiveMs"}));
   ModelConfig model;
   ASSIGN_OR_RETURN(model.name, RequiredString(node, path, "name"));
   ASSIGN_OR_RETURN(model.adapters, StringList(node, path, "adapters", false));
+  RETURN_IF_ERROR(OptionalMillis(node, path, "ttftObjectiveMs", &model.ttft_objective));
   auto versions = node.find("versions");
   if (versions == node.end()) return Err(FieldError(path + ".versions", "required"));
-  if (!versions->is_array() || versions->empty()) {
-    return Err(FieldError(path + ".versions", "must be a non-empty list"));
-  }
-  int64_t total_weight = 0;
-  std::set<std::string> names;
+  if (!versions->is_array()) return Err(FieldError(path + ".versions", "must be a non-empty list"));
   for (size_t i = 0; i < versions->size(); ++i) {
     const std::string vpath = fmt::format("{}.versions[{}]", path, i);
     const json& v = (*versions)[i];
     RETURN_IF_ERROR(CheckKnownFields(v, vpath, {"name", "weight", "endpoints"}));
     VersionConfig version;
     ASSIGN_OR_RETURN(version.name, RequiredString(v, vpath, "name"));
-    if (!names.insert(version.name).second) {
-      return Err(
-          FieldError(vpath + ".name", fmt::format("duplicate version \"{}\"", version.name)));
-    }
     RETURN_IF_ERROR(OptionalInt(v, vpath, "weight", 0, &version.weight));
-    total_weight += version.weight;
     ASSIGN_OR_RETURN(version.endpoints, StringList(v, vpath, "endpoints", true));
-    for (size_t e = 0; e < version.endpoints.size(); ++e) {
-      RETURN_IF_ERROR(
-          ValidateEndpoint(version.endpoints[e], fmt::format("{}.endpoints[{}]", vpath, e)));
-    }
     model.versions.push_back(std::move(version));
   }
-  if (total_weight == 0) {
-    return Err(FieldError(path + ".versions", "weights must not all be zero"));
-  }
   return model;
+}
+
+Status ValidateVersions(const ModelConfig& model, const std::string& path) {
+  if (model.versions.empty()) return FieldError(path + ".versions", "must be a non-empty list");
+  int64_t total_weight = 0;
+  std::set<std::string> names;
+  for (size_t i = 0; i < model.versions.size(); ++i) {
+    const std::string vpath = fmt::format("{}.versions[{}]", path, i);
+    const VersionConfig& version = model.versions[i];
+    if (version.name.empty()) return FieldError(vpath + ".name", "must be a non-empty string");
+    if (!names.insert(version.name).second) {
+      return FieldError(vpath + ".name", fmt::format("duplicate version \"{}\"", version.name));
+    }
+    if (version.weight < 0) return FieldError(vpath + ".weight", "must be a non-negative integer");
+    total_weight += version.weight;
+    for (size_t e = 0; e < version.endpoints.size(); ++e) {
+      Status endpoint =
+          ValidateEndpoint(version.endpoints[e], fmt::format("{}.endpoints[{}]", vpath, e));
+      if (!endpoint.ok()) return endpoint;
+    }
+  }
+  if (total_weight == 0) return FieldError(path + ".versions", "weights must not all be zero");
+  return Status::Ok();
 }
 
 Result<TenantConfig> ParseTenant(const json& node, const std::string& path) {
@@ -178,10 +188,11 @@ Result<LimitsConfig> ParseLimits(const json& node) {
   const std::string path = "limits";
   LimitsConfig result;
   LimitsConfig* limits = &result;
-  RETURN_IF_ERROR(CheckKnownFields(
-      node, path,
-      {"maxHeaderBytes", "maxBodyBytes", "readTimeoutMs", "idleTimeoutMs", "upstreamTimeoutMs",
-       "maxInFlight", "maxQueued", "maxQueueWaitMs", "retries", "ejectionMs"}));
+  RETURN_IF_ERROR(
+      CheckKnownFields(node, path,
+                       {"maxHeaderBytes", "maxBodyBytes", "readTimeoutMs", "idleTimeoutMs",
+                        "upstreamTimeoutMs", "maxInFlight", "maxQueued", "maxQueueWaitMs",
+                        "retries", "ejectionMs", "activationTimeoutMs"}));
   RETURN_IF_ERROR(OptionalSize(node, path, "maxHeaderBytes", &limits->max_header_bytes));
   RETURN_IF_ERROR(OptionalSize(node, path, "maxBodyBytes", &limits->max_body_bytes));
   RETURN_IF_ERROR(OptionalMillis(node, path, "readTimeoutMs", &limits->read_timeout));
@@ -194,6 +205,7 @@ Result<LimitsConfig> ParseLimits(const json& node) {
   RETURN_IF_ERROR(OptionalInt(node, path, "retries", 0, &retries));
   limits->retries = static_cast<int>(retries);
   RETURN_IF_ERROR(OptionalMillis(node, path, "ejectionMs", &limits->ejection));
+  RETURN_IF_ERROR(OptionalMillis(node, path, "activationTimeoutMs", &limits->activation_timeout));
   return result;
 }
 
@@ -209,6 +221,31 @@ std::string_view PriorityClassName(PriorityClass priority) {
       return "sheddable";
   }
   return "unknown";
+}
+
+Status ValidateModels(const std::vector<ModelConfig>& models) {
+  std::set<std::string> served_names;
+  for (size_t i = 0; i < models.size(); ++i) {
+    const std::string path = fmt::format("models[{}]", i);
+    const ModelConfig& model = models[i];
+    if (model.name.empty()) return FieldError(path + ".name", "must be a non-empty string");
+    if (!served_names.insert(model.name).second) {
+      return FieldError(path + ".name", fmt::format("\"{}\" is served twice", model.name));
+    }
+    for (size_t a = 0; a < model.adapters.size(); ++a) {
+      const std::string& adapter = model.adapters[a];
+      const std::string apath = fmt::format("{}.adapters[{}]", path, a);
+      if (adapter.empty()) return FieldError(apath, "must be a non-empty string");
+      if (!served_names.insert(adapter).second) {
+        return FieldError(apath, fmt::format("\"{}\" is served twice", adapter));
+      }
+    }
+    if (model.ttft_objective <= Duration::zero()) {
+      return FieldError(path + ".ttftObjectiveMs", "must be an integer >= 1");
+    }
+    if (Status versions = ValidateVersions(model, path); !versions.ok()) return versions;
+  }
+  return Status::Ok();
 }
 
 Result<GatewayConfig> ParseGatewayConfig(std::string_view text) {
@@ -240,21 +277,11 @@ Result<GatewayConfig> ParseGatewayConfig(std::string_view text) {
   if (!models->is_array() || models->empty()) {
     return Err(FieldError("models", "must be a non-empty list"));
   }
-  std::set<std::string> served_names;
   for (size_t i = 0; i < models->size(); ++i) {
-    const std::string path = fmt::format("models[{}]", i);
-    ASSIGN_OR_RETURN(ModelConfig model, ParseModel((*models)[i], path));
-    if (!served_names.insert(model.name).second) {
-      return Err(FieldError(path + ".name", fmt::format("\"{}\" is served twice", model.name)));
-    }
-    for (size_t a = 0; a < model.adapters.size(); ++a) {
-      if (!served_names.insert(model.adapters[a]).second) {
-        return Err(FieldError(fmt::format("{}.adapters[{}]", path, a),
-                              fmt::format("\"{}\" is served twice", model.adapters[a])));
-      }
-    }
+    ASSIGN_OR_RETURN(ModelConfig model, ParseModel((*models)[i], fmt::format("models[{}]", i)));
     config.models.push_back(std::move(model));
   }
+  RETURN_IF_ERROR(ValidateModels(config.models));
 
   if (auto tenants = root.find("tenants"); tenants != root.end()) {
     if (!tenants->is_array()) return Err(FieldError("tenants", "must be a list"));

@@ -14,8 +14,12 @@ namespace strata::gateway {
 // One version of a served model: its share of the traffic and the replicas that serve it.
 struct VersionConfig {
   std::string name;
-  int64_t weight = 1;                  // relative share of unpinned traffic, >= 0
-  std::vector<std::string> endpoints;  // "host:port" of each replica
+  int64_t weight = 1;  // relative share of unpinned traffic, >= 0
+  // "host:port" of each ready replica. Empty while the version is scaled to zero or its first
+  // replica starts: requests then wait for one (see LimitsConfig::activation_timeout).
+  std::vector<std::string> endpoints;
+
+  bool operator==(const VersionConfig&) const = default;
 };
 
 // A served model: the name clients put in `model`, its LoRA adapters (adapter names are
@@ -24,6 +28,11 @@ struct ModelConfig {
   std::string name;
   std::vector<std::string> adapters;
   std::vector<VersionConfig> versions;
+  // A request whose first token comes later than this, or never, counts as late in the
+  // signals the autoscaler reads (GatewayServer::Signals).
+  Duration ttft_objective = std::chrono::seconds(2);
+
+  bool operator==(const ModelConfig&) const = default;
 };
 
 // Priority classes of the over-quota queue, most important first.
@@ -53,6 +62,10 @@ struct LimitsConfig {
   Duration max_queue_wait = std::chrono::seconds(5);
   int retries = 2;  // extra attempts on other replicas before any byte is sent
   Duration ejection = std::chrono::seconds(5);  // how long a failed replica stays out
+  // How long a request for a version with no replica waits for one (the activator) before a
+  // 503. Waiting requests count toward max_in_flight, and with the quota waiters toward
+  // max_queued; beyond either: 503 at once.
+  Duration activation_timeout = std::chrono::seconds(120);
 };
 
 // The whole gateway configuration, as loaded from YAML. Plain data; thread-compatible.
@@ -71,10 +84,11 @@ struct GatewayConfig {
 //   scrapeIntervalMs: 100
 //   threads: 2
 //   limits: {maxHeaderBytes, maxBodyBytes, readTimeoutMs, idleTimeoutMs, upstreamTimeoutMs,
-//            maxInFlight, maxQueued, maxQueueWaitMs, retries, ejectionMs}
+//            maxInFlight, maxQueued, maxQueueWaitMs, retries, ejectionMs, activationTimeoutMs}
 //   models:
 //   - name: llama-3-8b
 //     adapters: [sql-lora]
+//     ttftObjectiveMs: 2000
 //     versions:
 //     - {name: v1, weight: 90, endpoints: ["127.0.0.1:8001"]}
 //   tenants:
@@ -82,7 +96,15 @@ struct GatewayConfig {
 //
 // On failure returns kInvalidArgument naming the field path, e.g.
 // "models[0].versions[1].weight: must be a non-negative integer". Unknown fields are errors.
+// A file's versions list at least one endpoint each (a file has no way to add one later).
 Result<GatewayConfig> ParseGatewayConfig(std::string_view text);
+
+// Checks a set of served models as ParseGatewayConfig does, except that a version may have no
+// endpoint: non-empty names, unique version names within a model, non-negative weights not all
+// zero, endpoints of the form host:port, a positive TTFT objective, and no name (model or
+// adapter) served twice. Returns kInvalidArgument naming the field path, e.g.
+// "models[1].versions[0].endpoints[2]: \"h:0\" has a bad port".
+Status ValidateModels(const std::vector<ModelConfig>& models);
 
 // Reads and parses the file at `path`; errors are prefixed with the path.
 Result<GatewayConfig> LoadGatewayConfig(const std::string& path);

@@ -81,6 +81,38 @@ tenants: [{name: a, keys: [k]}, {name: b, keys: [k]}]
             "limits.readTimeoutMs: must be an integer >= 1");
 }
 
+TEST(GatewayConfigTest, ParsesActivationAndObjective) {
+  auto config = ParseGatewayConfig(R"(
+limits: {activationTimeoutMs: 3000}
+models: [{name: m, ttftObjectiveMs: 500, versions: [{name: v, endpoints: ["h:1"]}]}]
+)");
+  ASSERT_TRUE(config.has_value()) << config.error().ToString();
+  EXPECT_EQ(config->limits.activation_timeout, std::chrono::seconds(3));
+  EXPECT_EQ(config->models[0].ttft_objective, std::chrono::milliseconds(500));
+  EXPECT_EQ(
+      ErrorOf(
+          R"(models: [{name: m, ttftObjectiveMs: 0, versions: [{name: v, endpoints: ["h:1"]}]}])"),
+      "models[0].ttftObjectiveMs: must be an integer >= 1");
+}
+
+TEST(GatewayConfigTest, ValidateModelsAllowsAVersionWithNoEndpoint) {
+  ModelConfig model;
+  model.name = "m";
+  model.versions.push_back(VersionConfig{"v1", 1, {}});
+  EXPECT_TRUE(ValidateModels({model}).ok());
+  model.versions.push_back(VersionConfig{"v2", -1, {}});
+  EXPECT_EQ(ValidateModels({model}).message(),
+            "models[0].versions[1].weight: must be a non-negative integer");
+  model.versions[1] = VersionConfig{"", 1, {}};
+  EXPECT_EQ(ValidateModels({model}).message(),
+            "models[0].versions[1].name: must be a non-empty string");
+  ModelConfig unnamed;
+  unnamed.versions.push_back(VersionConfig{"v1", 1, {}});
+  EXPECT_EQ(ValidateModels({unnamed}).message(), "models[0].name: must be a non-empty string");
+  model.versions.clear();
+  EXPECT_EQ(ValidateModels({model}).message(), "models[0].versions: must be a non-empty list");
+}
+
 TEST(GatewayConfigTest, MissingFileIsNotFound) {
   auto config = LoadGatewayConfig("/nonexistent/gateway.yaml");
   ASSERT_FALSE(config.has_value());

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/ip/tcp.hpp>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -8,7 +9,6 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "gateway/config.h"
 #include "gateway/engine_metrics.h"
 #include "gateway/picker.h"
 
@@ -23,39 +23,36 @@ struct ScrapeResult {
 };
 
 // The live, shared state of one replica: the scraper publishes ScrapeResults, request paths
-// count in-flight requests and eject the replica after a failure. Lock-free: every field is an
-// atomic, and a ScrapeResult is replaced whole (readers keep the one they loaded).
+// count in-flight requests and eject the replica after a failure. One object per replica for as
+// long as the replica stays in the gateway's routing table, whatever else the table's updates
+// change. Lock-free: the identity fields are set before the object is shared and never change,
+// every other field is an atomic, and a ScrapeResult is replaced whole (readers keep the one
+// they loaded). Shared (shared_ptr) by the routing tables that name it and the requests and
+// scraper using it.
 struct EndpointRuntime {
   std::string id;  // "host:port"
   std::string host;
   uint16_t port = 0;
-  std::vector<std::string> served_adapters;
+  uint64_t serial = 0;                     // unique for the gateway's life, never reused
+  boost::asio::ip::tcp::endpoint address;  // resolved once, when the replica joined
   std::atomic<int64_t> in_flight{0};
   std::atomic<int64_t> ejected_until_ns{0};
   std::atomic<std::shared_ptr<const ScrapeResult>> scrape{std::make_shared<const ScrapeResult>()};
+  // False once the replica left the routing table: its scraper stops, its idle upstream
+  // connections are dropped; requests already sent to it run to their end.
+  std::atomic<bool> routed{true};
+
+  // Keeps the replica out of routing until now + `duration`.
+  void Eject(TimePoint now, Duration duration) {
+    ejected_until_ns.store((now + duration).time_since_epoch().count(), std::memory_order_relaxed);
+  }
 };
 
-// Every replica named in the configuration, once each, and the endpoint list of each model
-// version. Built once; the set never changes afterwards (a new configuration means a new
-// gateway). Thread-safe: the structure is immutable and each EndpointRuntime is lock-free.
-class EndpointRegistry {
- public:
-  // REQUIRES: `config` validated (ParseGatewayConfig).
-  explicit EndpointRegistry(const GatewayConfig& config);
-
-  size_t size() const { return endpoints_.size(); }
-  EndpointRuntime& endpoint(size_t index) { return *endpoints_[index]; }
-  // Indices into the registry of the endpoints of version `version` of model `model`.
-  const std::vector<size_t>& VersionEndpoints(size_t model, size_t version) const {
-    return versions_[model][version];
-  }
-
-  // Keeps `index` out of routing until now + `duration`.
-  void Eject(size_t index, TimePoint now, Duration duration);
-
- private:
-  std::vector<std::unique_ptr<EndpointRuntime>> endpoints_;
-  std::vector<std::vector<std::vector<size_t>>> versions_;
+// One replica as a routing table lists it for a model version: its shared runtime and the LoRA
+// adapters it may serve (those of every model that names it). Plain data.
+struct RoutedEndpoint {
+  std::shared_ptr<EndpointRuntime> runtime;
+  std::vector<std::string> served_adapters;
 };
 
 // One event loop's copy of the endpoint states of one model version, as the picker reads them.
@@ -64,16 +61,22 @@ class EndpointRegistry {
 // and allocates nothing. Owned by one event loop (a Worker); not thread-safe.
 class EndpointStatesView {
  public:
-  // `registry` must outlive the view.
-  EndpointStatesView(EndpointRegistry& registry, size_t model, size_t version);
+  EndpointStatesView() = default;
+  // The runtimes of `endpoints` must outlive the view (the routing table holding them does).
+  explicit EndpointStatesView(std::span<const RoutedEndpoint> endpoints);
 
   // The states now: scraped figures, in-flight counts, health (ejected, or unreachable at the
   // last scrape, means unhealthy). The span stays valid until the next Refresh.
   std::span<const EndpointState> Refresh(TimePoint now);
 
+  bool empty() const { return runtimes_.empty(); }
+  // The replica behind Refresh()'s element `index`.
+  EndpointRuntime& runtime(size_t index) const { return *runtimes_[index]; }
+  const std::string& id(size_t index) const { return states_[index].id; }
+  size_t size() const { return runtimes_.size(); }
+
  private:
-  EndpointRegistry& registry_;
-  const std::vector<size_t>& indices_;  // into the registry
+  std::vector<EndpointRuntime*> runtimes_;
   std::vector<EndpointState> states_;
   std::vector<std::shared_ptr<const ScrapeResult>> applied_;  // the scrape each state shows
 };

@@ -24,6 +24,8 @@ inline std::vector<double> LatencyBuckets() {
   COUNTER(scrapes_total, "Replica /metrics scrapes, by endpoint and result.", "endpoint",         \
           "result")                                                                               \
   GAUGE(in_flight_requests, "Requests being proxied now.")                                        \
+  GAUGE(activator_held_requests, "Requests waiting for a replica of their model (activator).",    \
+        "model")                                                                                  \
   GAUGE(endpoint_up, "1 when the replica answered its last scrape and is not ejected.",           \
         "endpoint")                                                                               \
   HISTOGRAM(ttft_seconds,                                                                         \

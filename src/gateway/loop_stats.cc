@@ -11,7 +11,8 @@ enum Family { kRequests, kPicks, kTokens, kTtft, kTpot, kE2e, kQueue };
 
 size_t LoopStats::KeyHash::operator()(const Key& key) const {
   size_t hash = std::hash<int64_t>{}(key.extra);
-  for (size_t part : {static_cast<size_t>(key.family), key.model, key.version, key.tenant}) {
+  for (size_t part :
+       {static_cast<size_t>(key.family), static_cast<size_t>(key.version), key.tenant}) {
     hash = hash * 1000003 ^ std::hash<size_t>{}(part);
   }
   return hash;
@@ -20,14 +21,16 @@ size_t LoopStats::KeyHash::operator()(const Key& key) const {
 LoopStats::LoopStats(GatewayStats& stats, const GatewayConfig& config)
     : stats_(stats), config_(config) {}
 
-std::string LoopStats::ModelName(const RequestLabelIds& ids) const {
-  return ids.model == RequestLabelIds::kUnlabelled ? "" : config_.models[ids.model].name;
+uint64_t LoopStats::VersionKey(const RequestLabelIds& ids) {
+  return ids.version == nullptr ? 0 : ids.version->serial;
 }
 
-std::string LoopStats::VersionName(const RequestLabelIds& ids) const {
-  return ids.model == RequestLabelIds::kUnlabelled || ids.version == RequestLabelIds::kUnlabelled
-             ? ""
-             : config_.models[ids.model].versions[ids.version].name;
+std::string LoopStats::ModelName(const RequestLabelIds& ids) {
+  return ids.version == nullptr ? "" : ids.version->model;
+}
+
+std::string LoopStats::VersionName(const RequestLabelIds& ids) {
+  return ids.version == nullptr ? "" : ids.version->version;
 }
 
 std::string LoopStats::TenantName(const RequestLabelIds& ids) const {
@@ -44,7 +47,7 @@ Metric& LoopStats::Find(std::unordered_map<Key, Metric*, KeyHash>& cache, const 
 
 telemetry::Counter& LoopStats::Requests(const RequestLabelIds& ids, int code) {
   return Find(
-      counters_, Key{kRequests, ids.model, ids.version, ids.tenant, code}, [&]() -> auto& {
+      counters_, Key{kRequests, VersionKey(ids), ids.tenant, code}, [&]() -> auto& {
         return stats_.requests_total.With(
             {ModelName(ids), VersionName(ids), TenantName(ids), std::to_string(code)});
       });
@@ -52,8 +55,7 @@ telemetry::Counter& LoopStats::Requests(const RequestLabelIds& ids, int code) {
 
 telemetry::Counter& LoopStats::Picks(const RequestLabelIds& ids, PickReason reason) {
   return Find(
-      counters_,
-      Key{kPicks, ids.model, ids.version, 0, static_cast<int64_t>(reason)}, [&]() -> auto& {
+      counters_, Key{kPicks, VersionKey(ids), 0, static_cast<int64_t>(reason)}, [&]() -> auto& {
         return stats_.picks_total.With(
             {ModelName(ids), VersionName(ids), std::string(PickReasonName(reason))});
       });
@@ -61,7 +63,7 @@ telemetry::Counter& LoopStats::Picks(const RequestLabelIds& ids, PickReason reas
 
 telemetry::Counter& LoopStats::Tokens(const RequestLabelIds& ids, bool completion) {
   return Find(
-      counters_, Key{kTokens, ids.model, 0, ids.tenant, completion ? 1 : 0}, [&]() -> auto& {
+      counters_, Key{kTokens, VersionKey(ids), ids.tenant, completion ? 1 : 0}, [&]() -> auto& {
         return stats_.tokens_total.With(
             {ModelName(ids), TenantName(ids), completion ? "completion" : "prompt"});
       });
@@ -70,7 +72,7 @@ telemetry::Counter& LoopStats::Tokens(const RequestLabelIds& ids, bool completio
 telemetry::Histogram& LoopStats::VersionHistogram(int family, telemetry::HistogramFamily& metric,
                                                   const RequestLabelIds& ids) {
   return Find(
-      histograms_, Key{family, ids.model, ids.version, 0, 0}, [&]() -> auto& {
+      histograms_, Key{family, VersionKey(ids), 0, 0}, [&]() -> auto& {
         return metric.With({ModelName(ids), VersionName(ids)});
       });
 }
@@ -89,7 +91,7 @@ telemetry::Histogram& LoopStats::E2e(const RequestLabelIds& ids) {
 
 telemetry::Histogram& LoopStats::QueueSeconds(const RequestLabelIds& ids) {
   return Find(
-      histograms_, Key{kQueue, 0, 0, ids.tenant, 0}, [&]() -> auto& {
+      histograms_, Key{kQueue, 0, ids.tenant, 0}, [&]() -> auto& {
         return stats_.queue_seconds.With({TenantName(ids)});
       });
 }

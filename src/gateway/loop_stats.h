@@ -8,16 +8,16 @@
 #include "gateway/config.h"
 #include "gateway/gateway_stats.h"
 #include "gateway/picker.h"
+#include "gateway/routing_table.h"
 
 namespace strata::gateway {
 
-// Who a request's metrics are labelled with: indices into GatewayConfig::models, its versions
-// and GatewayConfig::tenants, kUnlabelled while not known (labels "" for model and version,
-// "-" for the tenant).
+// Who a request's metrics are labelled with: its model version (null while not known: labels
+// "" for model and version; the request keeps the object alive) and its index into
+// GatewayConfig::tenants (kUnlabelled while not known: label "-").
 struct RequestLabelIds {
   static constexpr size_t kUnlabelled = SIZE_MAX;
-  size_t model = kUnlabelled;
-  size_t version = kUnlabelled;
+  const VersionCounters* version = nullptr;
   size_t tenant = kUnlabelled;
 };
 
@@ -43,7 +43,8 @@ class LoopStats {
   // Which family a cached child belongs to, and its label indices.
   struct Key {
     int family;
-    size_t model, version, tenant;
+    uint64_t version;  // VersionCounters::serial, 0 when unlabelled
+    size_t tenant;
     int64_t extra;  // HTTP code, pick reason or token kind
     bool operator==(const Key&) const = default;
   };
@@ -51,8 +52,9 @@ class LoopStats {
     size_t operator()(const Key& key) const;
   };
 
-  std::string ModelName(const RequestLabelIds& ids) const;
-  std::string VersionName(const RequestLabelIds& ids) const;
+  static uint64_t VersionKey(const RequestLabelIds& ids);
+  static std::string ModelName(const RequestLabelIds& ids);
+  static std::string VersionName(const RequestLabelIds& ids);
   std::string TenantName(const RequestLabelIds& ids) const;
   // A histogram labelled by model and version, of `family` (which `metric` is).
   telemetry::Histogram& VersionHistogram(int family, telemetry::HistogramFamily& metric,

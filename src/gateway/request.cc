@@ -289,10 +289,10 @@ int64_t EstimateTokens(const InferenceRequest& request, int64_t default_max_toke
   return prompt + (request.max_tokens > 0 ? request.max_tokens : default_max_tokens);
 }
 
-ModelRouter::ModelRouter(const GatewayConfig& config) : config_(config) {
+ModelRouter::ModelRouter(const std::vector<ModelConfig>& models) : models_(models) {
   using nlohmann::json;
   json data = json::array();
-  for (const ModelConfig& model : config.models) {
+  for (const ModelConfig& model : models_) {
     data.push_back({{"id", model.name}, {"object", "model"}, {"owned_by", "strata"}});
     for (const std::string& adapter : model.adapters) {
       data.push_back(
@@ -306,8 +306,8 @@ Result<Route> ModelRouter::Resolve(std::string_view model_name, std::string_view
                                    double draw) const {
   Route route;
   bool found = false;
-  for (size_t m = 0; m < config_.models.size() && !found; ++m) {
-    const ModelConfig& model = config_.models[m];
+  for (size_t m = 0; m < models_.size() && !found; ++m) {
+    const ModelConfig& model = models_[m];
     if (model.name == model_name) {
       route.model = m;
       found = true;
@@ -323,7 +323,7 @@ Result<Route> ModelRouter::Resolve(std::string_view model_name, std::string_view
   if (!found) {
     return Err(NotFoundError(fmt::format("model \"{}\" is not served here", model_name)));
   }
-  const ModelConfig& model = config_.models[route.model];
+  const ModelConfig& model = models_[route.model];
   if (!pinned_version.empty()) {
     for (size_t v = 0; v < model.versions.size(); ++v) {
       if (model.versions[v].name == pinned_version) {

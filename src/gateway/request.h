@@ -41,10 +41,11 @@ struct Route {
 };
 
 // Maps model names (and adapter names) to models and splits traffic between versions by
-// weight. Built once from the configuration; immutable and thread-safe afterwards.
+// weight. Built once from a validated set of models (ValidateModels), which must outlive it;
+// immutable and thread-safe afterwards.
 class ModelRouter {
  public:
-  explicit ModelRouter(const GatewayConfig& config);
+  explicit ModelRouter(const std::vector<ModelConfig>& models);
 
   // Resolves `model`. `pinned_version` (the x-strata-version header), when not empty, selects
   // that version whatever its weight; otherwise `draw` in [0, 1) picks one by weight. Returns
@@ -55,7 +56,7 @@ class ModelRouter {
   const std::string& ModelsListBody() const { return models_list_body_; }
 
  private:
-  const GatewayConfig& config_;
+  const std::vector<ModelConfig>& models_;
   std::string models_list_body_;
 };
 

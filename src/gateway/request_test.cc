@@ -110,7 +110,7 @@ GatewayConfig TwoVersions() {
 
 TEST(ModelRouterTest, SplitsByWeightAndHonoursPins) {
   GatewayConfig config = TwoVersions();
-  ModelRouter router(config);
+  ModelRouter router(config.models);
   std::map<size_t, int> counts;
   for (int i = 0; i < 100; ++i) ++counts[router.Resolve("llama", "", i / 100.0)->version];
   EXPECT_EQ(counts, (std::map<size_t, int>{{0, 75}, {1, 25}}));
@@ -123,7 +123,7 @@ TEST(ModelRouterTest, SplitsByWeightAndHonoursPins) {
 
 TEST(ModelRouterTest, AdapterNamesRouteToTheirModel) {
   GatewayConfig config = TwoVersions();
-  ModelRouter router(config);
+  ModelRouter router(config.models);
   auto route = router.Resolve("sql-lora", "", 0.0);
   ASSERT_TRUE(route.has_value());
   EXPECT_EQ(route->model, 0u);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <unordered_set>
+
 #include "gateway/server_impl.h"
 
 namespace strata::gateway {
@@ -53,18 +55,19 @@ asio::awaitable<Result<std::string>> ScrapeOnce(UpstreamConnection& connection,
   co_return parser.release().body();
 }
 
-asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server, Worker& worker, size_t index) {
-  EndpointRuntime& endpoint = server.registry.endpoint(index);
+// Scrapes one replica until it leaves the routing table or the server stops.
+asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server, Worker& worker,
+                                 std::shared_ptr<EndpointRuntime> runtime) {
+  EndpointRuntime& endpoint = *runtime;
   UpstreamConnection connection((*worker.io).get_executor());
   asio::steady_timer timer((*worker.io));
   const Duration timeout =
       std::max<Duration>(server.config.scrape_interval * 5, std::chrono::milliseconds(500));
   auto& ok = server.stats.scrapes_total.With({endpoint.id, "ok"});
   auto& failed = server.stats.scrapes_total.With({endpoint.id, "error"});
-  auto& up = server.stats.endpoint_up.With({endpoint.id});
-  while (!server.stopped.load()) {
+  while (!server.stopped.load() && endpoint.routed.load()) {
     Result<std::string> body =
-        co_await ScrapeOnce(connection, server.resolved[index], endpoint.host, timeout);
+        co_await ScrapeOnce(connection, endpoint.address, endpoint.host, timeout);
     auto previous = endpoint.scrape.load();
     auto next = std::make_shared<ScrapeResult>(*previous);
     next->attempted = true;
@@ -83,10 +86,30 @@ asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server, Worker& worker, si
     endpoint.scrape.store(std::move(next));
     const bool ejected =
         endpoint.ejected_until_ns.load() > server.clock.Now().time_since_epoch().count();
-    up.Set(metrics.has_value() && !ejected ? 1.0 : 0.0);
+    // Looked up each time, not kept: the child is removed when the replica leaves, and a
+    // replica that returns gets a new scraper.
+    server.stats.endpoint_up.With({endpoint.id}).Set(metrics.has_value() && !ejected ? 1.0 : 0.0);
     timer.expires_after(server.config.scrape_interval);
     co_await timer.async_wait(kAsTuple);
   }
+  if (!endpoint.routed.load()) server.stats.endpoint_up.Remove({endpoint.id});
+}
+
+// Starts scraping the replicas a new table added, spread over the event loops. REQUIRES the
+// routes mutex held and the workers running or about to run.
+void StartScrapers(GatewayServer::Impl& server,
+                   const std::vector<std::shared_ptr<EndpointRuntime>>& added) {
+  for (const auto& runtime : added) {
+    Worker& worker = *server.workers[runtime->serial % server.workers.size()];
+    asio::co_spawn((*worker.io), ScrapeLoop(server, worker, runtime), asio::detached);
+  }
+}
+
+// Makes `table` the one requests route with. REQUIRES the routes mutex held.
+void Publish(GatewayServer::Impl& server, std::shared_ptr<const RoutingTable> table) {
+  const uint64_t generation = table->generation;
+  server.table.store(std::move(table));
+  server.generation.store(generation, std::memory_order_release);
 }
 
 }  // namespace
@@ -94,13 +117,42 @@ asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server, Worker& worker, si
 GatewayServer::Impl::Impl(GatewayConfig config_in, const Clock& clock_in)
     : config(std::move(config_in)),
       clock(clock_in),
-      router(config),
-      registry(config),
       ledger(config.tenants, config.limits.max_queued, clock_in.Now()),
       stats(metrics, "gateway") {
   for (size_t t = 0; t < config.tenants.size(); ++t) {
     for (const std::string& key : config.tenants[t].keys) tenant_by_key.emplace(key, t);
   }
+}
+
+void SyncRoutes(GatewayServer::Impl& server, Worker& worker) {
+  if (worker.table != nullptr &&
+      server.generation.load(std::memory_order_acquire) == worker.table->generation) {
+    return;
+  }
+  std::shared_ptr<const RoutingTable> table = server.table.load();
+  std::unordered_set<uint64_t> versions;
+  for (const auto& model_versions : table->versions) {
+    for (const RoutedVersion& version : model_versions) {
+      versions.insert(version.counters->serial);
+      auto [it, inserted] =
+          worker.routing.try_emplace(version.counters->serial, server.config.picker);
+      VersionRouting& routing = it->second;
+      EndpointStatesView states(version.endpoints);
+      // Prefix history of a replica that left would only mislead the picker if it came back.
+      for (size_t i = 0; i < routing.states.size(); ++i) {
+        bool kept = false;
+        for (size_t j = 0; j < states.size() && !kept; ++j)
+          kept = states.id(j) == routing.states.id(i);
+        if (!kept) routing.picker.ForgetEndpoint(routing.states.id(i));
+      }
+      routing.states = std::move(states);
+    }
+  }
+  std::erase_if(worker.routing, [&](const auto& entry) { return !versions.contains(entry.first); });
+  std::unordered_set<uint64_t> endpoints;
+  for (const auto& runtime : table->endpoints) endpoints.insert(runtime->serial);
+  std::erase_if(worker.idle, [&](const auto& entry) { return !endpoints.contains(entry.first); });
+  worker.table = std::move(table);
 }
 
 GatewayServer::GatewayServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -109,34 +161,77 @@ GatewayServer::~GatewayServer() { Stop(); }
 
 uint16_t GatewayServer::port() const { return impl_->port; }
 
-std::string GatewayServer::MetricsText() const {
-  impl_->stats.in_flight_requests.With().Set(static_cast<double>(impl_->in_flight.load()));
-  return impl_->metrics.RenderText();
+std::string GatewayServer::MetricsText() const { return RenderMetrics(*impl_); }
+
+std::string RenderMetrics(GatewayServer::Impl& server) {
+  server.stats.in_flight_requests.With().Set(static_cast<double>(server.in_flight.load()));
+  return server.metrics.RenderText();
+}
+
+Status GatewayServer::SetRoutes(std::vector<ModelConfig> models) {
+  Impl& server = *impl_;
+  std::lock_guard lock(server.routes_mutex);
+  if (server.stopped.load()) return UnavailableError("the gateway has stopped");
+  if (server.table.load()->models == models) return Status::Ok();
+  Result<RoutingTableBuilder::Built> built = server.builder.Build(std::move(models));
+  if (!built) return built.error();
+  Publish(server, std::move(built->table));
+  StartScrapers(server, built->added);
+  // Held requests recheck the new table on their own loop.
+  for (auto& worker : server.workers) {
+    Worker* w = worker.get();
+    asio::post(*w->io, [w] {
+      for (asio::steady_timer* timer : w->held) timer->cancel();
+    });
+  }
+  return Status::Ok();
+}
+
+std::vector<VersionSignals> GatewayServer::Signals() const {
+  std::shared_ptr<const RoutingTable> table = impl_->table.load();
+  std::vector<VersionSignals> signals;
+  for (const auto& model_versions : table->versions) {
+    for (const RoutedVersion& version : model_versions) {
+      const VersionCounters& counters = *version.counters;
+      VersionSignals& out = signals.emplace_back();
+      out.model = counters.model;
+      out.version = counters.version;
+      // Read in the opposite order to the request path's counting (arrival, answer, lateness),
+      // so a reader never sees more answered than arrived, nor more late than answered.
+      out.late_total = counters.late.load();
+      out.answered_total = counters.answered.load();
+      out.arrivals_total = counters.arrivals.load();
+      out.in_flight = counters.in_flight.load();
+      out.held = counters.held.load();
+      for (const RoutedEndpoint& endpoint : version.endpoints) {
+        const EndpointRuntime& runtime = *endpoint.runtime;
+        const std::shared_ptr<const ScrapeResult> scrape = runtime.scrape.load();
+        EndpointSignals& e = out.endpoints.emplace_back();
+        e.id = runtime.id;
+        e.in_flight = runtime.in_flight.load();
+        e.reachable = scrape->reachable;
+        e.waiting = scrape->metrics.waiting;
+        e.running = scrape->metrics.running;
+        e.kv_usage = scrape->metrics.kv_usage;
+        e.scraped_at = scrape->at;
+      }
+    }
+  }
+  return signals;
 }
 
 Result<std::unique_ptr<GatewayServer>> GatewayServer::Start(GatewayConfig config,
                                                             const std::string& host, uint16_t port,
                                                             const Clock& clock) {
+  std::vector<ModelConfig> models = std::move(config.models);
+  config.models.clear();
   auto impl = std::make_unique<Impl>(std::move(config), clock);
   Impl& server = *impl;
+  ASSIGN_OR_RETURN(RoutingTableBuilder::Built built, server.builder.Build(std::move(models)));
+  Publish(server, std::move(built.table));
   const int threads = server.config.threads > 0
                           ? server.config.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  // Replica addresses are resolved once, here: the request path never waits on DNS.
-  {
-    asio::io_context resolver_io;
-    tcp::resolver resolver(resolver_io);
-    for (size_t i = 0; i < server.registry.size(); ++i) {
-      const EndpointRuntime& endpoint = server.registry.endpoint(i);
-      boost::system::error_code ec;
-      auto results = resolver.resolve(endpoint.host, std::to_string(endpoint.port), ec);
-      if (ec || results.empty()) {
-        return Err(InvalidArgumentError(
-            fmt::format("endpoint \"{}\": cannot resolve: {}", endpoint.id, ec.message())));
-      }
-      server.resolved.push_back(results.begin()->endpoint());
-    }
-  }
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
   if (ec)
@@ -156,23 +251,15 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Start(GatewayConfig config
           fmt::format("cannot listen on {}:{}: {}", host, bind_to.port(), ec.message())));
     }
     server.port = acceptor.local_endpoint().port();
-    for (size_t m = 0; m < server.config.models.size(); ++m) {
-      auto& per_version = worker->routing.emplace_back();
-      for (size_t v = 0; v < server.config.models[m].versions.size(); ++v) {
-        per_version.push_back(VersionRouting{Picker(server.config.picker),
-                                             EndpointStatesView(server.registry, m, v)});
-      }
-    }
-    worker->idle.resize(server.registry.size());
+    SyncRoutes(server, *worker);
     server.workers.push_back(std::move(worker));
   }
   for (auto& worker : server.workers) {
     asio::co_spawn((*worker->io), AcceptLoop(server, *worker), asio::detached);
   }
-  // Scrapes spread over the loops; each replica is scraped by one loop.
-  for (size_t i = 0; i < server.registry.size(); ++i) {
-    Worker& worker = *server.workers[i % server.workers.size()];
-    asio::co_spawn((*worker.io), ScrapeLoop(server, worker, i), asio::detached);
+  {
+    std::lock_guard lock(server.routes_mutex);
+    StartScrapers(server, built.added);
   }
   for (auto& worker : server.workers) {
     Worker* w = worker.get();
@@ -182,6 +269,7 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Start(GatewayConfig config
 }
 
 void GatewayServer::Stop() {
+  std::lock_guard lock(impl_->routes_mutex);
   if (impl_->stopped.exchange(true)) return;
   for (auto& worker : impl_->workers) (*worker->io).stop();
   for (auto& worker : impl_->workers) {
@@ -192,6 +280,7 @@ void GatewayServer::Stop() {
   for (auto& worker : impl_->workers) {
     worker->acceptor.reset();
     worker->idle.clear();  // sockets go before their loop
+    worker->routing.clear();
     worker->io.reset();
   }
   impl_->workers.clear();

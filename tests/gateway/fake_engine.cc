@@ -110,6 +110,11 @@ asio::awaitable<void> Serve(FakeEngine& engine, const std::string& reply,
       auto [w_ec, w_n] =
           co_await asio::async_write(stream, http::make_chunk(asio::buffer(event)), kAsTuple);
       ok = !w_ec;
+      if (i == 0) engine.StreamStarted();
+      while (ok && engine.streams_held()) {
+        timer.expires_after(std::chrono::milliseconds(2));
+        co_await timer.async_wait(kAsTuple);
+      }
       if (delay_ms.load() > 0) {
         timer.expires_after(std::chrono::milliseconds(delay_ms.load()));
         co_await timer.async_wait(kAsTuple);

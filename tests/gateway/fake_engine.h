@@ -26,6 +26,13 @@ class FakeEngine {
   void SetWaiting(int64_t waiting) { waiting_.store(waiting); }
   // Delay between streamed chunks.
   void SetChunkDelayMs(int64_t ms) { chunk_delay_ms_.store(ms); }
+  // While true, a stream stops after its first chunk until it is set back to false.
+  void HoldStreams(bool hold) { hold_streams_.store(hold); }
+  // Streams whose first chunk has been written.
+  int64_t streams_started() const { return streams_started_.load(); }
+  // Used by the serving loop.
+  bool streams_held() const { return hold_streams_.load(); }
+  void StreamStarted() { ++streams_started_; }
   // Stops serving and closes the port: the replica is dead.
   void Kill();
 
@@ -39,6 +46,8 @@ class FakeEngine {
   std::atomic<int64_t> cancelled_{0};
   std::atomic<int64_t> waiting_{0};
   std::atomic<int64_t> chunk_delay_ms_{0};
+  std::atomic<bool> hold_streams_{false};
+  std::atomic<int64_t> streams_started_{0};
   std::unique_ptr<Impl> impl_;
 };
 

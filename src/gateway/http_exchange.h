@@ -1,0 +1,68 @@
+#pragma once
+
+// Internal to the gateway module: the HTTP/1.1 pieces the proxy is made of (complete answers,
+// the upstream request head, buffered parsing, one request/response-header exchange with a
+// replica), shared by the connection loop (proxy.cc) and the inference call.
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gateway/server_impl.h"
+
+namespace strata::gateway {
+
+// Answers with a complete response. Returns false when the client is gone.
+asio::awaitable<bool> Respond(beast::tcp_stream& client, int status, std::string body,
+                              bool keep_alive, std::string_view content_type = "application/json",
+                              std::optional<int64_t> retry_after_seconds = std::nullopt);
+
+// Answers with an OpenAI-style error body: {"error": {"message", "type", "code"}}, the type
+// following from the status. Returns false when the client is gone.
+asio::awaitable<bool> RespondError(beast::tcp_stream& client, int status, std::string_view message,
+                                   std::string_view code, bool keep_alive,
+                                   std::optional<int64_t> retry_after_seconds = std::nullopt);
+
+// Whether `field` concerns one connection only, so a proxy must not forward it.
+bool IsHopByHop(http::field field);
+
+// Decrements a counter when the request leaves, however it leaves.
+struct CountGuard {
+  explicit CountGuard(std::atomic<int64_t>& counter) : counter_(counter) { counter_.fetch_add(1); }
+  ~CountGuard() { counter_.fetch_sub(1); }
+  CountGuard(const CountGuard&) = delete;
+  CountGuard& operator=(const CountGuard&) = delete;
+  std::atomic<int64_t>& counter_;
+};
+
+// The request line and header a replica gets: the client's fields less the hop-by-hop ones,
+// then the replica's Host (HTTP/1.1 requires one; engines and Node's parser refuse requests
+// without it) and the body's length. Written by hand: one buffer, no field-by-field allocation.
+std::string UpstreamHead(const http::request<http::string_body>& request, std::string_view host);
+
+// Feeds `parser` the bytes `buffer` already holds, without I/O: an asynchronous read of bytes
+// already buffered completes through a post to the event loop, which costs more than the
+// parsing. Stops when the message is done, the bytes run out, or a buffer body is full. Returns
+// a parse error, or success.
+template <bool kIsRequest>
+beast::error_code ParseBuffered(http::basic_parser<kIsRequest>& parser,
+                                beast::flat_buffer& buffer) {
+  beast::error_code ec;
+  while (buffer.size() > 0 && !parser.is_done()) {
+    const size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec == http::error::need_more || ec == http::error::need_buffer) return {};
+    if (ec || used == 0) break;
+  }
+  return ec;
+}
+
+// Connects (when `connect_to` is set; otherwise reuses the open `connection`), sends `head` and
+// `body` and reads the response header into `parser`. Returns false on any failure (the
+// connection is then closed).
+asio::awaitable<bool> Exchange(UpstreamConnection& connection, const tcp::endpoint* connect_to,
+                               std::string_view head, std::string_view body,
+                               http::response_parser<http::buffer_body>& parser, Duration timeout);
+
+}  // namespace strata::gateway

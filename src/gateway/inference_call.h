@@ -1,0 +1,86 @@
+#pragma once
+
+// Internal to the gateway module: one OpenAI inference request through the gateway.
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "gateway/http_exchange.h"
+#include "gateway/request.h"
+#include "gateway/server_impl.h"
+#include "gateway/usage.h"
+
+namespace strata::gateway {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// One inference request on a client connection: authentication, quota admission, routing (and
+// holding while its version has no replica), the relay to a replica with retry before the
+// first byte reaches the client, and its accounting (metrics, token settlement, the version's
+// signals). Lives in its connection's coroutine, on one event loop; not thread-safe.
+class InferenceCall {
+ public:
+  InferenceCall(GatewayServer::Impl& server, Worker& worker, beast::tcp_stream& client,
+                http::request<http::string_body>& request, ApiKind kind)
+      : server_(server), worker_(worker), client_(client), request_(request), kind_(kind) {}
+
+  // Serves the request; returns whether the client connection may be reused.
+  asio::awaitable<bool> Run();
+
+ private:
+  asio::awaitable<bool> Fail(int status, std::string_view message, std::string_view code,
+                             std::optional<int64_t> retry_after = std::nullopt) {
+    Count(status);
+    // A refusal by the gateway is an answer, and a late one, for the autoscaler.
+    if (status >= 500) MarkAnswered(true);
+    co_return co_await RespondError(client_, status, message, code, request_.keep_alive(),
+                                    retry_after);
+  }
+  void Count(int status) { worker_.stats.Requests(ids_, status).Increment(); }
+  // Counts the request's outcome in its version's signals, once (see VersionSignals).
+  void MarkAnswered(bool late) {
+    if (counters_ == nullptr || answered_) return;
+    answered_ = true;
+    // answered before late: Signals reads them in the other order.
+    counters_->answered.fetch_add(1);
+    if (late) counters_->late.fetch_add(1);
+  }
+  // Records the first token relayed at `at`; returns `at`.
+  SteadyClock::time_point FirstToken(SteadyClock::time_point at) {
+    MarkAnswered(at - arrived_ > ttft_objective_);
+    return at;
+  }
+  // Brings the worker's routes up to date and returns this request's version's routing there,
+  // or null when the version left the table. The pointer is valid until the next co_await.
+  VersionRouting* CurrentRouting();
+  // When the version has no replica, waits for one (the activator). Returns nullopt when one
+  // is there to route to; otherwise the answer (503, or 404 when the version left) has been
+  // sent, and returns whether the client connection may be reused.
+  asio::awaitable<std::optional<bool>> HoldForReplica();
+  // A kept-alive connection to `endpoint` from this loop's pool, or null.
+  std::unique_ptr<UpstreamConnection> TakeIdle(const EndpointRuntime& endpoint);
+  // Keeps `connection` for reuse, unless `endpoint` left the routing table.
+  void ReturnIdle(const EndpointRuntime& endpoint, std::unique_ptr<UpstreamConnection> connection);
+  // Waits for quota. Returns the 429 answer's Retry-After seconds when refused.
+  asio::awaitable<std::optional<int64_t>> Admit(size_t tenant, int64_t tokens);
+  asio::awaitable<bool> Relay(UpstreamConnection& upstream,
+                              http::response_parser<http::buffer_body>& parser, TokenUsage* usage,
+                              bool* upstream_reusable);
+
+  GatewayServer::Impl& server_;
+  Worker& worker_;
+  beast::tcp_stream& client_;
+  http::request<http::string_body>& request_;
+  ApiKind kind_;
+  RequestLabelIds ids_;
+  SteadyClock::time_point arrived_ = SteadyClock::now();
+  // The routing table this request routes with, keeping the replica it picked alive; replaced
+  // only between attempts.
+  std::shared_ptr<const RoutingTable> table_;
+  VersionCounters* counters_ = nullptr;  // the version's; the server keeps every one alive
+  Duration ttft_objective_{};
+  bool answered_ = false;
+};
+}  // namespace strata::gateway
