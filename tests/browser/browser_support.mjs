@@ -28,21 +28,32 @@ export function missingBrowser(playwright) {
   return null;
 }
 
-// Starts `strata up ARGS...` and resolves with {url, child} once it prints its address.
+// Starts `strata up ARGS...` and resolves with {url, child} once it prints its address; rejects
+// (with the process stopped) when it exits or stays silent for a minute first.
 export function startStrataUp(strata, args, logPath) {
   return new Promise((resolve, reject) => {
     const child = spawn(strata, ['up', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     const log = fs.createWriteStream(logPath);
     let seen = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`strata up did not announce its address within 60 s:\n${seen}`));
+    }, 60000);
     const onData = (data) => {
       log.write(data);
       seen += data.toString();
       const match = /API listening on (http:\/\/\S+)/.exec(seen);
-      if (match) resolve({ url: match[1], child });
+      if (match) {
+        clearTimeout(timer);
+        resolve({ url: match[1], child });
+      }
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`strata up exited with ${code}:\n${seen}`)));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`strata up exited with ${code}:\n${seen}`));
+    });
   });
 }
 

@@ -22,7 +22,10 @@ if (missing) {
 }
 
 const artifacts = path.join(binaryDir, 'browser-artifacts');
-const wait = { timeout: 60000 };  // generous: a loaded CI machine; nothing here measures time
+// Generous: a loaded CI machine; nothing here measures time. Each test also has a limit of its
+// own, so that a stuck page fails its test and `after` still stops `strata up`.
+const wait = { timeout: 30000 };
+const limit = { timeout: 60000 };
 let dir;
 let up;
 let browser;
@@ -68,7 +71,7 @@ after(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('the cluster page shows the simulated nodes and their GPUs', async () => {
+test('the cluster page shows the simulated nodes and their GPUs', limit, async () => {
   await page.goto(`${up.url}/`);
   const summary = page.locator('.summary');
   await summary.getByText('GPUs').waitFor(wait);
@@ -80,7 +83,7 @@ test('the cluster page shows the simulated nodes and their GPUs', async () => {
   await screenshot('cluster');
 });
 
-test('a job submitted through the API appears and changes state', async () => {
+test('a job submitted through the API appears and changes state', limit, async () => {
   await apply(up.url, queueYaml);
   await page.goto(`${up.url}/#jobs`);
   await page.locator('.vhead').first().waitFor(wait);
@@ -94,7 +97,7 @@ test('a job submitted through the API appears and changes state', async () => {
   await screenshot('job-succeeded');
 });
 
-test('a pending job shows why it waits', async () => {
+test('a pending job shows why it waits', limit, async () => {
   // 40 GPUs in one gang: more than the cluster has, so the scheduler explains.
   await apply(up.url, job('too-big', 8, ['sleep', '600'], 5));
   await page.goto(`${up.url}/#queues`);
