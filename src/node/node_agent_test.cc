@@ -66,6 +66,14 @@ api::Pod ReplicaPod(const std::string& name, int rank, int group_size,
   return pod;
 }
 
+// Binds a 500m share of GPU 0 to the pod with `memory` of its memory reserved (the memory, not
+// the share, sets the pod's fraction).
+void ShareGpu0(api::Pod& pod, const std::string& memory) {
+  pod.spec.assigned_gpus.resize(1);
+  pod.spec.assigned_gpus[0].share = Quantity::FromMilli(500);
+  pod.spec.assigned_gpus[0].memory = *Quantity::Parse(memory);
+}
+
 // An executable script at `path` that writes its arguments, one per line, into `out`.
 void WriteArgsScript(const std::string& path, const std::string& out) {
   std::ofstream(path) << "#!/bin/sh\nprintf '%s\\n' \"$@\" > " << out << "\n";
@@ -330,11 +338,8 @@ TEST_F(NodeAgentTest, AReplicaWorkerGetsItsPortGroupAndMemoryShareButNoEndpoint)
        "$STRATA_GPU_MEMORY_FRACTION $CUDA_VISIBLE_DEVICES\" > " +
            out,
        "sh", "$(STRATA_PORT)"});
-  pod.spec.assigned_gpus.resize(1);
-  pod.spec.assigned_gpus[0].share = Quantity::FromMilli(500);
-  pod.spec.assigned_gpus[0].memory = *Quantity::Parse("20Gi");
-  store::Object created = Create(pod);
-  api::Pod done = RunUntilTerminal(created);
+  ShareGpu0(pod, "20Gi");
+  api::Pod done = RunUntilTerminal(Create(pod));
   ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
   const std::string port = done.metadata.annotations[kEnginePortAnnotation];
   ASSERT_FALSE(port.empty());
@@ -348,11 +353,8 @@ TEST_F(NodeAgentTest, VllmGetsThePortAndItsGpuMemoryUtilization) {
   std::string vllm = data_.File("vllm");  // a stand-in named like the real one
   WriteArgsScript(vllm, data_.File("args"));
   api::Pod pod = ReplicaPod("chat-0-0", 0, 1, {vllm, "serve", "meta-llama/Llama-3.1-8B"});
-  pod.spec.assigned_gpus.resize(1);
-  pod.spec.assigned_gpus[0].share = Quantity::FromMilli(500);
-  pod.spec.assigned_gpus[0].memory = *Quantity::Parse("40Gi");
-  store::Object created = Create(pod);
-  api::Pod done = RunUntilTerminal(created);
+  ShareGpu0(pod, "40Gi");
+  api::Pod done = RunUntilTerminal(Create(pod));
   ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
   const std::string port = done.metadata.annotations[kEnginePortAnnotation];
   EXPECT_EQ(ReadFileOrEmpty(data_.File("args")), "serve\nmeta-llama/Llama-3.1-8B\n--port\n" + port +
