@@ -98,6 +98,7 @@ struct ControlPlane::Impl {
   std::unique_ptr<ApiListener> listener;
   std::vector<std::unique_ptr<PeriodicLoop>> loops;
   std::vector<std::string> node_names;
+  bool simulated = false;
   bool stopped = false;
 };
 
@@ -159,6 +160,11 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
                                 "the bearer tokens clients must present, or listen on 127.0.0.1"));
   }
 
+  telemetry::PriceTable prices = telemetry::DefaultPriceTable();
+  if (!options.price_table_file.empty()) {
+    ASSIGN_OR_RETURN(prices, telemetry::ReadPriceTableFile(options.price_table_file));
+  }
+
   // The inventory first: a bad --simulate fails before anything is opened.
   std::unique_ptr<node::GpuInventory> inventory;
   std::vector<node::NodeGpus> found;
@@ -210,9 +216,13 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   listener_options.port = port;
   listener_options.max_body_bytes = options.max_body_bytes;
   // /metrics also carries every GPU under the DCGM exporter's names and the cost series.
-  telemetry::AddClusterMetrics(impl->registry, *impl->store, telemetry::ClusterMetricsOptions{});
+  telemetry::ClusterMetricsOptions metrics_options;
+  metrics_options.prices = prices;
+  telemetry::AddClusterMetrics(impl->registry, *impl->store, std::move(metrics_options));
   RestApi* api = impl->api.get();
-  auto cost = std::make_shared<CostApi>(*impl->store, CostApiOptions{});
+  CostApiOptions cost_options;
+  cost_options.prices = std::move(prices);
+  auto cost = std::make_shared<CostApi>(*impl->store, std::move(cost_options));
   auto dashboard = std::make_shared<DashboardFiles>();
   impl->listener = std::make_unique<ApiListener>(
       listener_options, [api, cost, dashboard](const net::HttpRequest& request) -> ApiReply {
@@ -231,6 +241,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   std::unique_ptr<ControlPlane> plane(new ControlPlane(std::move(impl)));
   std::vector<std::string>& names = plane->impl_->node_names;
   for (const api::Node& node : nodes) names.push_back(node.metadata.name);
+  plane->impl_->simulated = simulated;
   store::Store* store = plane->impl_->store.get();
   plane->AddLoop("node heartbeat", options.heartbeat_interval, [store, names] {
     return HeartbeatNodes(*store, names, RealClock::Instance().Now());
@@ -252,6 +263,8 @@ telemetry::Registry& ControlPlane::registry() { return impl_->registry; }
 int ControlPlane::port() const { return impl_->listener->port(); }
 
 const std::vector<std::string>& ControlPlane::node_names() const { return impl_->node_names; }
+
+bool ControlPlane::simulated() const { return impl_->simulated; }
 
 void ControlPlane::Stop() {
   if (impl_->stopped) return;

@@ -26,6 +26,9 @@ struct ControlPlaneOptions {
   // Join tokens with which node agents on other machines register (strata agent), one per
   // line; empty: joining is off.
   std::string join_token_file;
+  // Prices per GPU model per hour, CPU core-hour and memory GiB-hour (YAML or JSON, see
+  // telemetry::ParsePriceTable); empty: telemetry::DefaultPriceTable().
+  std::string price_table_file;
   std::string version = "0.0.0";
   Duration heartbeat_interval = std::chrono::seconds(10);
   size_t max_body_bytes = 4 * 1024 * 1024;
@@ -66,6 +69,9 @@ class ControlPlane {
   int port() const;
   // The names of the Node objects registered for this machine's inventory.
   const std::vector<std::string>& node_names() const;
+  // Whether those nodes are a simulated inventory (no NVML): their engines can only be
+  // simulated ones.
+  bool simulated() const;
 
   // Stops the loops, then the API, then closes the store. Idempotent.
   void Stop();

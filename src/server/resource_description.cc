@@ -1,5 +1,7 @@
 #include "server/resource_description.h"
 
+#include <fmt/format.h>
+
 #include "common/yaml_json.h"
 #include "server/json_fields.h"
 #include "server/queue_usage.h"
@@ -81,6 +83,41 @@ std::string QueueState(const Json& queue, const std::vector<Json>& pods) {
   return "Usage:\n" + Indented(RenderColumns({"RESOURCE", "NOMINAL", "USED", "BORROWED"}, rows));
 }
 
+// A service's replicas per version, and its autoscaler's last decisions with their reasons.
+std::string ServiceState(const Json& service, TimePoint now) {
+  std::vector<TableRow> versions;
+  for (const Json& v : FieldAt(service, "/status/versions")) {
+    versions.push_back({TextAt(v, "/name"), TextAt(v, "/desiredReplicas", "0"),
+                        TextAt(v, "/readyReplicas", "0"), TextAt(v, "/startingReplicas", "0"),
+                        TextAt(v, "/drainingReplicas", "0"), TextAt(v, "/updatedReplicas", "0"),
+                        TextAt(v, "/reason", "-")});
+  }
+  std::string out;
+  if (!versions.empty()) {
+    out +=
+        "Replicas:\n" +
+        Indented(RenderColumns(
+            {"VERSION", "DESIRED", "READY", "STARTING", "DRAINING", "UPDATED", "WHY"}, versions));
+  }
+  const Json& cold_start = FieldAt(service, "/status/coldStartSeconds");
+  out += Line("Cold start", !cold_start.is_number()
+                                ? "<not measured yet>"
+                                : fmt::format("{:.1f} s (mean over {} ready replica(s))",
+                                              cold_start.get<double>(),
+                                              TextAt(service, "/status/coldStartsMeasured", "0")));
+  std::vector<TableRow> decisions;
+  for (const Json& d : FieldAt(service, "/status/decisions")) {
+    decisions.push_back({ShortAge(TextAt(d, "/time"), now), TextAt(d, "/version"),
+                         TextAt(d, "/from", "0") + " -> " + TextAt(d, "/to", "0"),
+                         TextAt(d, "/reason")});
+  }
+  if (!decisions.empty()) {
+    out += "Scale decisions:\n" +
+           Indented(RenderColumns({"AGO", "VERSION", "REPLICAS", "WHY"}, decisions));
+  }
+  return out;
+}
+
 std::string Conditions(const Json& object, TimePoint now) {
   const Json& conditions = FieldAt(object, "/status/conditions");
   if (!conditions.is_array() || conditions.empty()) return "";
@@ -126,6 +163,8 @@ std::string FormatDescription(const ResourceType& type, const Json& object,
     out += PodState(object);
   } else if (type.kind == "Queue") {
     out += QueueState(object, pods);
+  } else if (type.kind == "Service") {
+    out += ServiceState(object, now);
   } else if (object.contains("status") && type.kind != "Node") {
     out += "Status:\n" + Indented(ToYaml(object["status"]));
   }

@@ -65,7 +65,7 @@ TableRow Columns(const ResourceType& type) {
   if (kind == "Queue") return {"NAME", "COHORT", "GPU USED/NOMINAL", "BORROWED", "AGE"};
   if (kind == "Job") return {"NAME", "PHASE", "READY", "RESTARTS", "GPUS", "QUEUE", "AGE"};
   if (kind == "Pod") return {"NAME", "PHASE", "RESTARTS", "NODE", "GPUS", "AGE"};
-  if (kind == "Service") return {"NAME", "MODEL", "REPLICAS", "GPU/POD", "AGE"};
+  if (kind == "Service") return {"NAME", "MODEL", "READY", "DESIRED", "MIN-MAX", "GPU/POD", "AGE"};
   if (kind == "Event") return {"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"};
   return {"NAME", "AGE"};
 }
@@ -111,9 +111,18 @@ TableRow Cells(const ResourceType& type, const Json& item, TimePoint now,
             age};
   }
   if (kind == "Service") {
-    return {name, TextAt(item, "/spec/model", "-"),
-            TextAt(item, "/spec/minReplicas", "1") + "-" + TextAt(item, "/spec/maxReplicas", "1"),
-            TextAt(item, "/spec/resources/gpu", "0"), age};
+    int64_t desired = 0;
+    for (const Json& version : FieldAt(item, "/status/versions")) {
+      desired += version.value("desiredReplicas", int64_t{0});
+    }
+    return {
+        name,
+        TextAt(item, "/spec/model", "-"),
+        TextAt(item, "/status/readyReplicas", "0") + "/" + TextAt(item, "/status/replicas", "0"),
+        std::to_string(desired),
+        TextAt(item, "/spec/minReplicas", "1") + "-" + TextAt(item, "/spec/maxReplicas", "1"),
+        TextAt(item, "/spec/resources/gpu", "0"),
+        age};
   }
   if (kind == "Event") {
     std::string message = TextAt(item, "/message");  // FormatTable shortens it to fit

@@ -139,6 +139,39 @@ TEST(ResourceTablesTest, JobDescriptionShowsRestartsCheckpointAndConditions) {
   EXPECT_THAT(text, HasSubstr("Events:           <none>"));
 }
 
+TEST(ResourceTablesTest, ServiceShowsReplicasPerVersionAndScaleDecisions) {
+  FakeClock clock;
+  std::string decided = FormatRfc3339(clock.Now());
+  clock.Advance(std::chrono::seconds(30));
+  Json service = {{"metadata", {{"name", "chat"}, {"namespace", "default"}}},
+                  {"spec", {{"model", "llama"}, {"minReplicas", 0}, {"maxReplicas", 4}}},
+                  {"status",
+                   {{"replicas", 3},
+                    {"readyReplicas", 2},
+                    {"coldStartSeconds", 7.5},
+                    {"coldStartsMeasured", 2},
+                    {"versions",
+                     {{{"name", "v1"},
+                       {"desiredReplicas", 3},
+                       {"readyReplicas", 2},
+                       {"startingReplicas", 1},
+                       {"drainingReplicas", 0},
+                       {"updatedReplicas", 3},
+                       {"reason", "panic: load 30 over target 8"}}}},
+                    {"decisions",
+                     {{{"time", decided},
+                       {"version", "v1"},
+                       {"from", 1},
+                       {"to", 3},
+                       {"reason", "panic: load 30 over target 8"}}}}}}};
+  std::string text = FormatDescription(*FindResourceType("service"), service, {}, {}, clock.Now());
+  EXPECT_THAT(text, HasSubstr("VERSION   DESIRED   READY   STARTING"));
+  EXPECT_THAT(text, HasSubstr("Cold start:       7.5 s (mean over 2 ready replica(s))"));
+  EXPECT_THAT(text, HasSubstr("30s   v1        1 -> 3     panic: load 30 over target 8"));
+  std::string table = FormatTable(*FindResourceType("services"), {service}, true, clock.Now());
+  EXPECT_THAT(table, HasSubstr("2/3"));
+}
+
 TEST(ResourceTablesTest, EightGpusAndLongEventMessagesFitEightyColumns) {
   Json pod = Pod("train-worker-0", "sim-node-0", {7, 0, 1, 2, 3, 5, 4, 6}, "Running");
   std::string pods = FormatTable(*FindResourceType("pods"), {pod}, true, FakeClock().Now());

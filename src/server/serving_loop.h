@@ -1,0 +1,87 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/pod.h"
+#include "api/service.h"
+#include "autoscaler/autoscaler.h"
+#include "common/clock.h"
+#include "controller/control_loop.h"
+#include "controller/service_controller.h"
+#include "controller/stored_objects.h"
+#include "gateway/config.h"
+#include "gateway/server.h"
+#include "store/store.h"
+#include "telemetry/metrics.h"
+
+namespace strata::server {
+
+// The gateway's routing table from the store: one model per Service (its spec.model; a second
+// service claiming a model already taken is left out), one version per service version with its
+// weight, and as endpoints the leaders of the version's ready replicas that are not draining
+// (controller::Replica::Ready). A version with no ready replica is listed with no endpoint, so
+// the gateway holds its requests while a replica starts (the activator). Pure.
+std::vector<gateway::ModelConfig> RoutesFromStore(
+    const std::vector<controller::Stored<api::Service>>& services,
+    const std::vector<controller::Stored<api::Pod>>& pods);
+
+// The autoscaling policy a service version gets from spec.autoscaling: metric concurrency,
+// queue or kvCache use Knative's windowed shape (target load per replica or target KV usage,
+// the spec's stable and panic windows); rps uses strata's rate policy (target requests/s per
+// replica to start from, learned online, with the arrival rate forecast over
+// `cold_start`). Scale to zero only with minReplicas 0 and scaleToZeroAfter set; otherwise at
+// least one replica stays. InvalidArgument naming the spec.autoscaling field when the spec
+// cannot make a policy.
+Result<std::unique_ptr<autoscaler::ScalingPolicy>> PolicyForService(const api::ServiceSpec& spec,
+                                                                    Duration cold_start);
+
+// The delivery layer inside `strata up`. Each pass:
+//  1. reads the Services and their replica pods and hands the gateway its routing table
+//     (RoutesFromStore), so endpoints appear as replicas become ready and disappear as they
+//     drain, with no configuration file;
+//  2. takes one snapshot of the gateway's signals (arrivals, answers and late first tokens,
+//     in-flight and held requests, each replica's scraped queue and KV usage);
+//  3. runs the service controller with the gateway as its ReplicaTraffic (a drain ends with the
+//     replica's last stream) and itself as the ReplicaScaler: one autoscaler target per service
+//     version, fed a LoadSample built from the snapshot in-process, so a load step reaches a
+//     decision at the next pass, not after a metrics pipeline's polling.
+// strata_autoscaler_* metrics (desired and actual replicas, the signals) go to `registry`.
+//
+// Owned by the control plane's loop that drives it; RunOnce from one thread at a time. The
+// store, clock, gateway and registry must outlive it.
+class ServingLoop final : public controller::ControlLoop,
+                          private controller::ReplicaTraffic,
+                          private controller::ReplicaScaler {
+ public:
+  ServingLoop(store::Store& store, const Clock& clock, gateway::GatewayServer& gateway,
+              telemetry::Registry& registry, controller::ServiceControllerOptions options = {});
+
+  Status RunOnce() override;
+
+ private:
+  struct Target {
+    std::string autoscaling;  // the spec it was built from, encoded
+    bool seen = false;        // advised during the current pass
+  };
+
+  int64_t InFlight(const std::string& endpoint) const override;
+  controller::ScaleAdvice Advise(const api::Service& service, const api::ServiceVersion& version,
+                                 const controller::VersionReplicas& replicas) override;
+  autoscaler::LoadSample Sample(const api::Service& service, const api::ServiceVersion& version,
+                                const controller::VersionReplicas& replicas) const;
+
+  store::Store& store_;
+  const Clock& clock_;
+  gateway::GatewayServer& gateway_;
+  autoscaler::Autoscaler autoscaler_;
+  controller::ServiceController controller_;
+  std::vector<gateway::ModelConfig> routes_;  // the table last handed to the gateway
+  std::vector<gateway::VersionSignals> signals_;
+  std::map<std::string, int64_t> endpoint_in_flight_;
+  std::map<autoscaler::TargetKey, Target> targets_;
+};
+
+}  // namespace strata::server

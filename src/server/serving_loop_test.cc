@@ -1,0 +1,119 @@
+#include "server/serving_loop.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "api/manifest.h"
+#include "node/pod_contract.h"
+
+namespace strata::server {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+controller::Stored<api::Service> StoredService(const std::string& yaml) {
+  Result<std::vector<api::Object>> objects = api::DecodeManifests({{"svc.yaml", yaml}});
+  EXPECT_TRUE(objects.has_value()) << objects.error().ToString();
+  controller::Stored<api::Service> out;
+  out.value = *objects->front().As<api::Service>();
+  out.value.metadata.namespace_name = "default";
+  return out;
+}
+
+constexpr char kSplit[] = R"(
+apiVersion: strata.dev/v1alpha1
+kind: Service
+metadata: {name: chat}
+spec:
+  model: llama
+  versions: [{name: bf16, weight: 90}, {name: fp8, weight: 10}]
+  engine: {command: [strata, engine-sim]}
+  resources: {gpu: 1}
+  minReplicas: 0
+  maxReplicas: 3
+  autoscaling: {metric: concurrency, target: 4, scaleToZeroAfter: 30s}
+)";
+
+// A replica pod of `version` with index `index`: its engine at port 9000+index, ready or not,
+// draining or not.
+controller::Stored<api::Pod> ReplicaPod(const std::string& version, int index, bool ready,
+                                        bool draining = false) {
+  controller::Stored<api::Pod> pod;
+  api::Pod& p = pod.value;
+  p.metadata.name = "chat-" + version + "-" + std::to_string(index);
+  p.metadata.namespace_name = "default";
+  p.spec.owner = {"Service", "chat", index, 0};
+  p.spec.node_name = "n1";
+  p.status.phase = "Running";
+  auto& a = p.metadata.annotations;
+  a[node::kServiceVersionAnnotation] = version;
+  a[node::kEndpointAnnotation] = "127.0.0.1:" + std::to_string(9000 + index);
+  if (ready) a[node::kReadyAtAnnotation] = "2026-01-01T00:00:00Z";
+  if (draining) a[node::kDrainingAnnotation] = "2026-01-01T00:01:00Z";
+  return pod;
+}
+
+TEST(RoutesFromStoreTest, ReadyReplicasOfEachVersionWithTheirWeights) {
+  std::vector<controller::Stored<api::Pod>> pods = {
+      ReplicaPod("bf16", 0, true), ReplicaPod("bf16", 1, false), ReplicaPod("fp8", 2, true),
+      ReplicaPod("bf16", 3, true, /*draining=*/true)};
+  std::vector<gateway::ModelConfig> routes = RoutesFromStore({StoredService(kSplit)}, pods);
+  ASSERT_EQ(routes.size(), 1u);
+  EXPECT_EQ(routes[0].name, "llama");
+  ASSERT_EQ(routes[0].versions.size(), 2u);
+  EXPECT_EQ(routes[0].versions[0].name, "bf16");
+  EXPECT_EQ(routes[0].versions[0].weight, 90);
+  EXPECT_THAT(routes[0].versions[0].endpoints, ElementsAre("127.0.0.1:9000"));
+  EXPECT_EQ(routes[0].versions[1].weight, 10);
+  EXPECT_THAT(routes[0].versions[1].endpoints, ElementsAre("127.0.0.1:9002"));
+}
+
+TEST(RoutesFromStoreTest, AServiceWithNoReplicaIsListedSoTheGatewayHoldsItsRequests) {
+  std::vector<gateway::ModelConfig> routes = RoutesFromStore({StoredService(kSplit)}, {});
+  ASSERT_EQ(routes.size(), 1u);
+  ASSERT_EQ(routes[0].versions.size(), 2u);
+  EXPECT_THAT(routes[0].versions[0].endpoints, IsEmpty());
+}
+
+TEST(RoutesFromStoreTest, ASecondServiceForTheSameModelIsLeftOut) {
+  controller::Stored<api::Service> first = StoredService(kSplit);
+  controller::Stored<api::Service> second = StoredService(kSplit);
+  second.value.metadata.name = "other";
+  EXPECT_EQ(RoutesFromStore({first, second}, {}).size(), 1u);
+}
+
+TEST(PolicyForServiceTest, MetricPicksThePolicy) {
+  api::ServiceSpec spec = StoredService(kSplit).value.spec;
+  Result<std::unique_ptr<autoscaler::ScalingPolicy>> windowed =
+      PolicyForService(spec, std::chrono::seconds(30));
+  ASSERT_TRUE(windowed.has_value()) << windowed.error().ToString();
+  EXPECT_EQ((*windowed)->name(), "windowed");
+  spec.autoscaling.metric = "rps";
+  Result<std::unique_ptr<autoscaler::ScalingPolicy>> rate =
+      PolicyForService(spec, std::chrono::seconds(30));
+  ASSERT_TRUE(rate.has_value()) << rate.error().ToString();
+  EXPECT_EQ((*rate)->name(), "strata");
+}
+
+TEST(PolicyForServiceTest, WindowedPolicyScalesFromZeroOnHeldRequests) {
+  api::ServiceSpec spec = StoredService(kSplit).value.spec;
+  auto policy = PolicyForService(spec, std::chrono::seconds(30));
+  ASSERT_TRUE(policy.has_value());
+  autoscaler::LoadSample held;
+  held.gateway_queued = 3;
+  held.arrivals_total = 3;
+  autoscaler::Decision decision = (*policy)->Decide(held, TimePoint{} + std::chrono::seconds(1));
+  EXPECT_EQ(decision.desired, 1);
+}
+
+TEST(PolicyForServiceTest, BadWindowsAreNamed) {
+  api::ServiceSpec spec = StoredService(kSplit).value.spec;
+  spec.autoscaling.stable_window = Duration::zero();
+  auto policy = PolicyForService(spec, std::chrono::seconds(30));
+  ASSERT_FALSE(policy.has_value());
+  EXPECT_THAT(policy.error().message(), ::testing::HasSubstr("spec.autoscaling"));
+}
+
+}  // namespace
+}  // namespace strata::server
