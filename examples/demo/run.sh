@@ -71,15 +71,16 @@ wait_for_phase() {
 count_in_logs() { cat "$data"/pods/*/logs/*.log 2>/dev/null | grep -c "$1" || true; }
 
 say "1. The control plane. strata up starts the REST API, the SQLite store, the scheduler, the \
-controllers and a node agent. There is no GPU here, so it registers the simulated seed cluster: \
-4 nodes of 8 H100-80GB in 2 racks. Pods still run as real processes on this machine."
-"$strata" up --data-dir "$data" --listen 127.0.0.1:0 --simulate 4x8:H100-80GB,racks=2 \
-  >"$data/up.log" 2>&1 &
+controllers, the OpenAI-compatible gateway and a node agent. There is no GPU here, so it \
+registers the simulated seed cluster: 4 nodes of 8 H100-80GB in 2 racks. Pods still run as real processes on this machine."
+"$strata" up --data-dir "$data" --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 \
+  --simulate 4x8:H100-80GB,racks=2 --sim-startup-delay 4 >"$data/up.log" 2>&1 &
 up_pid=$!
 server=""
 for _ in $(seq 1 300); do
   server=$(sed -n 's|^strata: API listening on \(http://[^ ]*\)$|\1|p' "$data/up.log")
-  [[ -n $server ]] && break
+  gateway=$(sed -n 's|^strata: gateway listening on \(http://[^ ]*\) .*$|\1|p' "$data/up.log")
+  [[ -n $server && -n $gateway ]] && break
   kill -0 "$up_pid" 2>/dev/null || break
   sleep 0.1
 done
@@ -133,6 +134,42 @@ wait_for_phase team-b pretrain 300 "Succeeded|Failed" || true
 say "Both jobs ran, one after the other, each on all 32 GPUs:"
 show get jobs -A
 
-say "The control plane keeps running at $server (try: strata get jobs -A --server $server). \
-Press Ctrl-C to stop."
+say "7. An inference service. A TP=2 Service of Llama 3.1 8B: each replica is one pod with two \
+GPUs of one NVLink island. There are no real GPUs, so the node agent runs strata engine-sim in \
+place of vLLM (the same OpenAI API and metric names, and a few seconds to load its weights). \
+The gateway inside strata up routes to a replica only once its readiness probe passes."
+apply tp2-service.yaml
+service_ready() {
+  "$strata" get services chat -n team-b -o json --server "$server" 2>/dev/null |
+    python3 -c 'import json, sys; print(json.load(sys.stdin).get("status", {}).get("readyReplicas", 0))' \
+      2>/dev/null || echo 0
+}
+for _ in $(seq 1 60); do [[ $(service_ready) -ge 1 ]] && break; sleep 1; done
+show get pods -n team-b
+show get services -n team-b
+
+say "8. A burst: 24 clients stream chat completions through the gateway with the official openai \
+client for 25 seconds. The autoscaler reads the gateway's in-flight count and the engines' \
+queues in-process; with a target of 4 requests per replica it asks for more replicas within a \
+second, and the gateway spreads the streams over each new replica as soon as it is ready."
+burst=$repo/tools/openai-burst
+if [[ -d $burst/node_modules/openai ]] && command -v node >/dev/null; then
+  node "$burst/burst.mjs" "$gateway" llama-3.1-8b 24 25 &
+  burst_pid=$!
+  sleep 12
+  show describe service chat -n team-b
+  wait "$burst_pid" || true
+else
+  echo "(the openai client is not installed: make run installs it with npm ci in tools/openai-burst)"
+fi
+
+say "9. The burst is over. After the stable window (20 s) the autoscaler scales back down: the \
+surplus replicas drain first (the gateway sends them nothing new, their open streams finish), \
+then stop and give their GPUs back."
+sleep 35
+show describe service chat -n team-b
+show get pods -n team-b
+
+say "The control plane keeps running at $server (try: strata get jobs -A --server $server), \
+the gateway at $gateway (OpenAI API: $gateway/v1). Press Ctrl-C to stop."
 wait "$up_pid"

@@ -1,6 +1,8 @@
 // `strata up`: run the control plane on this machine until SIGINT or SIGTERM.
 #include <signal.h>
+#include <unistd.h>
 
+#include <climits>
 #include <iostream>
 #include <memory>
 
@@ -8,9 +10,12 @@
 #include "controller/job_controller.h"
 #include "controller/node_controller.h"
 #include "controller/scheduler_loop.h"
+#include "gateway/config.h"
+#include "gateway/server.h"
 #include "node/node_agent.h"
 #include "node/process_runtime.h"
 #include "server/control_plane.h"
+#include "server/serving_loop.h"
 
 namespace strata::cli {
 namespace {
@@ -23,7 +28,59 @@ struct LoopOptions {
   int first_master_port = controller::kFirstMasterPort;
   // SIGTERM to SIGKILL for a stopped pod.
   int stop_grace_seconds = 10;
+  // The OpenAI-compatible gateway: HOST:PORT, or "off".
+  std::string gateway_listen = "127.0.0.1:8000";
+  // Tenants, limits and picker policy for the gateway (its models come from the Services).
+  std::string gateway_config;
+  // Engine-sim in place of real engines on simulated GPUs: its start-up delay (weights
+  // loading) in seconds.
+  double sim_startup_delay_seconds = 5;
+  // How long a draining replica may keep streams open before it is stopped anyway.
+  int drain_grace_seconds = 60;
 };
+
+// This binary's path, for engine-sim replicas.
+std::string SelfPath() {
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return "strata";
+  return std::string(path, static_cast<size_t>(n));
+}
+
+// Starts the gateway on `options.gateway_listen` and, on `plane`, the serving loop that feeds
+// it the Services' ready replicas and scales them (server/serving_loop.h). Null when the
+// gateway is off.
+Result<std::shared_ptr<gateway::GatewayServer>> StartServing(server::ControlPlane& plane,
+                                                             const LoopOptions& options) {
+  if (options.gateway_listen == "off") return std::shared_ptr<gateway::GatewayServer>();
+  gateway::GatewayConfig config;
+  if (!options.gateway_config.empty()) {
+    ASSIGN_OR_RETURN(config, gateway::LoadGatewayConfig(options.gateway_config));
+    if (!config.models.empty()) {
+      return Err(InvalidArgumentError(
+          "--gateway-config " + options.gateway_config +
+          ": models: must be empty; under strata up the gateway serves the Services' models"));
+    }
+  }
+  Result<std::pair<std::string, int>> address = server::ParseListenAddress(options.gateway_listen);
+  if (!address) {
+    return Err(InvalidArgumentError("--gateway-listen: " + address.error().message()));
+  }
+  const Clock& clock = RealClock::Instance();
+  ASSIGN_OR_RETURN(std::unique_ptr<gateway::GatewayServer> started,
+                   gateway::GatewayServer::Start(std::move(config), address->first,
+                                                 static_cast<uint16_t>(address->second), clock));
+  std::shared_ptr<gateway::GatewayServer> gateway = std::move(started);
+  controller::ServiceControllerOptions controller_options;
+  controller_options.drain_grace = std::chrono::seconds(options.drain_grace_seconds);
+  auto serving = std::make_shared<server::ServingLoop>(plane.store(), clock, *gateway,
+                                                       plane.registry(), controller_options);
+  plane.AddLoop("serving", std::chrono::milliseconds(100),
+                [serving, gateway] { return serving->RunOnce(); });
+  std::cout << "strata: gateway listening on http://" << address->first << ":" << gateway->port()
+            << " (OpenAI API; models from Services)" << std::endl;
+  return gateway;
+}
 
 // Starts, on `plane`, each on a thread of its own: the scheduler adapter, the training job
 // controller, the node controller, and one node agent that serves every registered node. A
@@ -61,6 +118,14 @@ Status StartControlLoops(server::ControlPlane& plane, const std::string& data_di
   // Workers report checkpoints over loopback; behind --token-file they have no token, and only
   // their checkpoint directory counts.
   agent_options.api_url = "http://127.0.0.1:" + std::to_string(plane.port());
+  if (plane.simulated()) {
+    // Simulated GPUs run no real engine: Service replicas run engine-sim in its place.
+    node::EngineSimSubstitution engine_sim;
+    engine_sim.strata_path = SelfPath();
+    engine_sim.startup_delay = std::chrono::duration_cast<Duration>(
+        std::chrono::duration<double>(options.sim_startup_delay_seconds));
+    agent_options.engine_sim = std::move(engine_sim);
+  }
   auto agent = std::make_shared<node::NodeAgent>(store, *runtime, clock, std::move(agent_options));
 
   // The agent only refers to the runtime: its loop keeps the runtime alive.
@@ -94,10 +159,18 @@ void RunUp(const server::ControlPlaneOptions& options, const LoopOptions& loops)
     SetExitCode(1);
     return;
   }
+  Result<std::shared_ptr<gateway::GatewayServer>> gateway = StartServing(**plane, loops);
+  if (!gateway) {
+    std::cerr << "strata up: " << gateway.error().message() << "\n";
+    SetExitCode(gateway.error().code() == StatusCode::kInvalidArgument ? 2 : 1);
+    (*plane)->Stop();
+    return;
+  }
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   std::cout << "strata: stopping (signal " << signal_number << ")" << std::endl;
   (*plane)->Stop();
+  if (*gateway) (*gateway)->Stop();
 }
 
 }  // namespace
@@ -108,7 +181,8 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
   options->version = STRATA_VERSION;
   CLI::App* up = app.add_subcommand(
       "up",
-      "Run the control plane here: REST API, SQLite store, scheduler and controllers, and a node "
+      "Run the control plane here: REST API, SQLite store, scheduler and controllers, the "
+      "OpenAI-compatible gateway for the Services, and a node "
       "agent for this machine (a simulated GPU inventory when NVML is absent)");
   up->add_option("--data-dir", options->data_dir, "Where the store lives")->capture_default_str();
   up->add_option("--listen", options->listen,
@@ -122,6 +196,9 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "per line");
   up->add_option("--token-file", options->token_file,
                  "Bearer tokens accepted by the API, one per line");
+  up->add_option("--price-table", options->price_table_file,
+                 "Prices for cost: per GPU model per hour, CPU core-hour, memory GiB-hour "
+                 "(YAML or JSON; default: public cloud list prices)");
   up->add_option("--nvml-library", options->nvml_library, "Where NVML is loaded from")
       ->capture_default_str();
   up->add_option("--first-master-port", loops->first_master_port,
@@ -133,6 +210,21 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "Seconds a stopped pod's processes get between SIGTERM and SIGKILL")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
+  up->add_option("--gateway-listen", loops->gateway_listen,
+                 "HOST:PORT of the OpenAI-compatible gateway serving the Services (port 0: any "
+                 "free port), or off")
+      ->capture_default_str();
+  up->add_option("--gateway-config", loops->gateway_config,
+                 "Gateway tenants, limits and picker policy (YAML; no models: they come from the "
+                 "Services)");
+  up->add_option("--sim-startup-delay", loops->sim_startup_delay_seconds,
+                 "Seconds a simulated engine takes to load its weights (simulated GPUs only)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  up->add_option("--drain-grace", loops->drain_grace_seconds,
+                 "Seconds a draining replica may keep streams open before it is stopped")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 86400));
   up->callback([options, loops] { RunUp(*options, *loops); });
 });
 
