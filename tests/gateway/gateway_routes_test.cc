@@ -117,6 +117,18 @@ class GatewayRoutesTest : public ::testing::Test {
   std::unique_ptr<GatewayServer> gateway_;
 };
 
+TEST_F(GatewayRoutesTest, StartsWithNoModelAndServesWhatSetRoutesAdds) {
+  FakeEngine a("a");
+  Start({});
+  EXPECT_EQ(Post(port(), "m").status, 404);
+  EXPECT_TRUE(gateway_->Signals().empty());
+  ASSERT_TRUE(gateway_->SetRoutes({Model("m", {a.address()})}).ok());
+  Reply reply = Post(port(), "m");
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.served_by, "a");
+  ASSERT_EQ(gateway_->Signals().size(), 1u);
+}
+
 TEST_F(GatewayRoutesTest, ReplicasAndModelsAddedAtRunTimeGetTraffic) {
   FakeEngine a("a"), b("b");
   Start({Model("m", {a.address()})});
@@ -157,6 +169,11 @@ TEST_F(GatewayRoutesTest, RemovedReplicaFinishesItsStreamAndGetsNoNewRequest) {
   ASSERT_TRUE(Eventually([&] { return draining.streams_started() == 1; }));
   EXPECT_EQ(SignalsOf("m").in_flight, 1);
 
+  const std::string up_series =
+      fmt::format("strata_gateway_endpoint_up{{endpoint=\"{}\"}} 1", draining.address());
+  ASSERT_TRUE(
+      Eventually([&] { return gateway_->MetricsText().find(up_series) != std::string::npos; }));
+
   ASSERT_TRUE(gateway_->SetRoutes({Model("m", {fresh.address()})}).ok());
   for (int i = 0; i < 6; ++i) {
     Reply reply = Post(port(), "m");
@@ -170,6 +187,10 @@ TEST_F(GatewayRoutesTest, RemovedReplicaFinishesItsStreamAndGetsNoNewRequest) {
   // The stream on the replica that left (a reply can reach its client a moment before the
   // gateway's loop has finished with the request).
   EXPECT_TRUE(Eventually([&] { return SignalsOf("m").in_flight == 1; }));
+
+  // The replica that left is no longer scraped nor exported.
+  const std::string gone = fmt::format("endpoint_up{{endpoint=\"{}\"}}", draining.address());
+  EXPECT_TRUE(Eventually([&] { return gateway_->MetricsText().find(gone) == std::string::npos; }));
 
   draining.HoldStreams(false);
   Reply streamed = stream.get();
