@@ -415,6 +415,25 @@ TEST_F(NodeAgentTest, AReplicaStartsOnThePortRecordedBeforeARestart) {
   EXPECT_EQ(ReadFileOrEmpty(out), "45999\n");
 }
 
+TEST_F(NodeAgentTest, AnAdoptedReplicaKeepsItsPortAndEndpoint) {
+  CreateNode();
+  // sh takes the appended "--port N" as its $0 and $1.
+  store::Object created = Create(ReplicaPod("chat-0-0", 0, 1, {"sh", "-c", "exec sleep 60"}));
+  RunPass();
+  api::Pod before = Get("chat-0-0");
+  ASSERT_EQ(before.status.phase, "Running") << before.status.message;
+  NewAgent();  // as after kill -9 of the agent: its engine runs on
+  RunPass();
+  api::Pod after = Get("chat-0-0");
+  EXPECT_EQ(after.status.phase, "Running") << after.status.reason << ": " << after.status.message;
+  EXPECT_EQ(after.metadata.annotations[kEnginePortAnnotation],
+            before.metadata.annotations[kEnginePortAnnotation]);
+  EXPECT_EQ(after.metadata.annotations[kEndpointAnnotation],
+            before.metadata.annotations[kEndpointAnnotation]);
+  ASSERT_TRUE(store_->Delete(created.key).has_value());
+  RunPass();
+}
+
 TEST_F(NodeAgentTest, EngineSimStandsInForVllmOnSimulatedGpus) {
   CreateNode();
   std::string strata = data_.File("strata");
