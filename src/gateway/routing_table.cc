@@ -94,12 +94,29 @@ Result<RoutingTableBuilder::Built> RoutingTableBuilder::Build(std::vector<ModelC
     }
   }
   for (auto& [id, runtime] : endpoints_) {
-    if (!endpoints.contains(id)) runtime->routed.store(false);
+    if (endpoints.contains(id)) continue;
+    runtime->routed.store(false);
+    departed_[id].push_back(runtime);
+  }
+  for (auto it = departed_.begin(); it != departed_.end();) {
+    std::erase_if(it->second, [](const auto& runtime) { return runtime.expired(); });
+    it = it->second.empty() ? departed_.erase(it) : std::next(it);
   }
   for (auto& [id, runtime] : endpoints) table->endpoints.push_back(runtime);
   endpoints_ = std::move(endpoints);
   built.table = std::move(table);
   return built;
+}
+
+int64_t RoutingTableBuilder::InFlight(const std::string& id) const {
+  int64_t in_flight = 0;
+  if (auto it = endpoints_.find(id); it != endpoints_.end()) in_flight += it->second->in_flight;
+  if (auto it = departed_.find(id); it != departed_.end()) {
+    for (const auto& weak : it->second) {
+      if (auto runtime = weak.lock()) in_flight += runtime->in_flight;
+    }
+  }
+  return in_flight;
 }
 
 }  // namespace strata::gateway

@@ -71,10 +71,16 @@ class RoutingTableBuilder {
   // whose host does not resolve), and then changes nothing.
   Result<Built> Build(std::vector<ModelConfig> models);
 
+  // Requests in flight on the replica `id` ("host:port"): on its runtime in the last table
+  // built, plus on the runtimes of earlier tables that left with requests still running.
+  int64_t InFlight(const std::string& id) const;
+
  private:
   uint64_t generation_ = 0;
   uint64_t next_serial_ = 1;
   std::map<std::string, std::shared_ptr<EndpointRuntime>> endpoints_;  // of the last table
+  // Replicas that left, while a table or a request still holds them.
+  std::map<std::string, std::vector<std::weak_ptr<EndpointRuntime>>> departed_;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<VersionCounters>> versions_;
 };
 

@@ -38,6 +38,11 @@ TEST(RoutingTableBuilderTest, KeepsReplicasAndCountersAcrossTables) {
   EXPECT_TRUE(kept->routed.load());
   EXPECT_FALSE(removed->routed.load());
   EXPECT_EQ(table.versions[0][0].counters->arrivals.load(), 5);
+  // A replica that left still counts its requests while something holds it.
+  removed->in_flight = 2;
+  EXPECT_EQ(builder.InFlight("127.0.0.1:8002"), 2);
+  EXPECT_EQ(builder.InFlight("127.0.0.1:8001"), 3);
+  EXPECT_EQ(builder.InFlight("127.0.0.1:9999"), 0);
   // A replica serves the adapters of every model naming it.
   EXPECT_EQ(table.versions[0][0].endpoints[0].served_adapters, std::vector<std::string>{"lora"});
   EXPECT_NE(table.versions[0][0].counters->serial, table.versions[1][0].counters->serial);

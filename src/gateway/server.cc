@@ -187,6 +187,11 @@ Status GatewayServer::SetRoutes(std::vector<ModelConfig> models) {
   return Status::Ok();
 }
 
+int64_t GatewayServer::InFlight(const std::string& endpoint) const {
+  std::lock_guard lock(impl_->routes_mutex);
+  return impl_->builder.InFlight(endpoint);
+}
+
 std::vector<VersionSignals> GatewayServer::Signals() const {
   std::shared_ptr<const RoutingTable> table = impl_->table.load();
   std::vector<VersionSignals> signals;

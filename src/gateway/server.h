@@ -87,6 +87,12 @@ class GatewayServer {
   // Cheap (atomic loads; no lock the request path takes).
   std::vector<VersionSignals> Signals() const;
 
+  // Requests the gateway has sent to the replica `endpoint` ("host:port") that have not
+  // finished, whether or not the replica is still in the routing table (0 for one it never
+  // knew). A replica that SetRoutes removed gets no new request, so it may be stopped once
+  // this reaches 0: its streams have finished.
+  int64_t InFlight(const std::string& endpoint) const;
+
   // The /metrics page.
   std::string MetricsText() const;
 

@@ -187,6 +187,8 @@ TEST_F(GatewayRoutesTest, RemovedReplicaFinishesItsStreamAndGetsNoNewRequest) {
   // The stream on the replica that left (a reply can reach its client a moment before the
   // gateway's loop has finished with the request).
   EXPECT_TRUE(Eventually([&] { return SignalsOf("m").in_flight == 1; }));
+  EXPECT_EQ(gateway_->InFlight(draining.address()), 1);  // not yet safe to stop
+  EXPECT_EQ(gateway_->InFlight("127.0.0.1:1"), 0);
 
   // The replica that left is no longer scraped nor exported.
   const std::string gone = fmt::format("endpoint_up{{endpoint=\"{}\"}}", draining.address());
@@ -199,6 +201,7 @@ TEST_F(GatewayRoutesTest, RemovedReplicaFinishesItsStreamAndGetsNoNewRequest) {
   EXPECT_EQ(StreamText(streamed.body), std::make_pair(std::string("one two three four"), true));
   EXPECT_EQ(draining.cancelled_streams(), 0);
   EXPECT_TRUE(Eventually([&] { return SignalsOf("m").in_flight == 0; }));
+  EXPECT_EQ(gateway_->InFlight(draining.address()), 0);  // drained
   EXPECT_EQ(SignalsOf("m").answered_total, 7);
 }
 
