@@ -177,10 +177,12 @@ Status GatewayServer::SetRoutes(std::vector<ModelConfig> models) {
   if (!built) return built.error();
   Publish(server, std::move(built->table));
   StartScrapers(server, built->added);
-  // Held requests recheck the new table on their own loop.
+  // Each loop takes the new table now, not at its next request: an idle loop lets go of the old
+  // table and of its kept-alive connections to replicas that left. Held requests then recheck.
   for (auto& worker : server.workers) {
     Worker* w = worker.get();
-    asio::post(*w->io, [w] {
+    asio::post(*w->io, [&server, w] {
+      SyncRoutes(server, *w);
       for (asio::steady_timer* timer : w->held) timer->cancel();
     });
   }
