@@ -60,7 +60,8 @@ bool IsLabelToken(std::string_view s) {
 
 bool IsReservedEnv(std::string_view name, WorkloadClass workload) {
   if (name.substr(0, 7) == "STRATA_") return true;
-  if (name == "LWS_WORKER_INDEX" || name == "LWS_LEADER_ADDRESS" || name == "LWS_GROUP_SIZE") {
+  if (name == "LWS_WORKER_INDEX" || name == "LWS_LEADER_ADDRESS" || name == "LWS_GROUP_SIZE" ||
+      name == "PORT") {
     return workload == WorkloadClass::kService;
   }
   return std::find(kReservedEnv.begin(), kReservedEnv.end(), name) != kReservedEnv.end();

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/command_registry.h"
+#include "controller/idle_reclaim.h"
 #include "controller/job_controller.h"
 #include "controller/node_controller.h"
 #include "controller/scheduler_loop.h"
@@ -28,8 +29,10 @@ struct LoopOptions {
   int first_master_port = controller::kFirstMasterPort;
   // SIGTERM to SIGKILL for a stopped pod.
   int stop_grace_seconds = 10;
-  // The OpenAI-compatible gateway: HOST:PORT, or "off".
+  // The OpenAI-compatible gateway: HOST:PORT, or "off". When the default is not overridden
+  // and its port is taken, any free port.
   std::string gateway_listen = "127.0.0.1:8000";
+  bool gateway_listen_given = false;
   // Tenants, limits and picker policy for the gateway (its models come from the Services).
   std::string gateway_config;
   // Engine-sim in place of real engines on simulated GPUs: its start-up delay (weights
@@ -37,6 +40,8 @@ struct LoopOptions {
   double sim_startup_delay_seconds = 5;
   // How long a draining replica may keep streams open before it is stopped anyway.
   int drain_grace_seconds = 60;
+  // Leave the pods' processes running when strata up stops (a later strata up adopts them).
+  bool keep_pods = false;
 };
 
 // This binary's path, for engine-sim replicas.
@@ -67,10 +72,20 @@ Result<std::shared_ptr<gateway::GatewayServer>> StartServing(server::ControlPlan
     return Err(InvalidArgumentError("--gateway-listen: " + address.error().message()));
   }
   const Clock& clock = RealClock::Instance();
-  ASSIGN_OR_RETURN(std::unique_ptr<gateway::GatewayServer> started,
-                   gateway::GatewayServer::Start(std::move(config), address->first,
-                                                 static_cast<uint16_t>(address->second), clock));
-  std::shared_ptr<gateway::GatewayServer> gateway = std::move(started);
+  Result<std::unique_ptr<gateway::GatewayServer>> started = gateway::GatewayServer::Start(
+      config, address->first, static_cast<uint16_t>(address->second), clock);
+  if (!started && !options.gateway_listen_given &&
+      started.error().code() == StatusCode::kUnavailable) {
+    // The default port is taken (another strata up, a local vLLM): any free one will do, and
+    // the line below names it.
+    std::cout << "strata: " << options.gateway_listen
+              << " is in use; the gateway takes a free port instead" << std::endl;
+    started = gateway::GatewayServer::Start(std::move(config), address->first, 0, clock);
+  }
+  if (!started) return Err(started.error());
+  std::shared_ptr<gateway::GatewayServer> gateway = std::move(*started);
+  // The control plane's /metrics carries the gateway's series too (TTFT, TPOT, tokens, picks).
+  plane.registry().AddCollector([gateway](std::string& out) { out += gateway->MetricsText(); });
   controller::ServiceControllerOptions controller_options;
   controller_options.drain_grace = std::chrono::seconds(options.drain_grace_seconds);
   auto serving = std::make_shared<server::ServingLoop>(plane.store(), clock, *gateway,
@@ -86,14 +101,16 @@ Result<std::shared_ptr<gateway::GatewayServer>> StartServing(server::ControlPlan
 // controller, the node controller, and one node agent that serves every registered node. A
 // simulated multi-node inventory is thus one process running all of its nodes' pods as real
 // processes (their state files, logs and checkpoints under the data dir). Each loop's lambda
-// owns what it runs, so everything lives until plane.Stop().
-Status StartControlLoops(server::ControlPlane& plane, const std::string& data_dir,
-                         const LoopOptions& options) {
+// owns what it runs, so everything lives until plane.Stop(). Returns the agent (which holds on
+// to its runtime through its loop), so that the pods can be stopped with the plane.
+Result<std::shared_ptr<node::NodeAgent>> StartControlLoops(server::ControlPlane& plane,
+                                                           const std::string& data_dir,
+                                                           const LoopOptions& options) {
   node::ProcessRuntime::Options runtime_options;
   runtime_options.data_dir = data_dir;
   Result<std::unique_ptr<node::ProcessRuntime>> created =
       node::ProcessRuntime::Create(std::move(runtime_options));
-  if (!created) return created.error();
+  if (!created) return Err(created.error());
   std::shared_ptr<node::ProcessRuntime> runtime = std::move(*created);
   if (!runtime->limits_notice().empty()) {
     std::cout << "strata: pods run without CPU and memory limits: " << runtime->limits_notice()
@@ -126,16 +143,22 @@ Status StartControlLoops(server::ControlPlane& plane, const std::string& data_di
         std::chrono::duration<double>(options.sim_startup_delay_seconds));
     agent_options.engine_sim = std::move(engine_sim);
   }
-  auto agent = std::make_shared<node::NodeAgent>(store, *runtime, clock, std::move(agent_options));
+  // The agent refers to the runtime; the agent's deleter keeps the runtime alive as long.
+  std::shared_ptr<node::NodeAgent> agent(
+      new node::NodeAgent(store, *runtime, clock, std::move(agent_options)),
+      [runtime](node::NodeAgent* gone) { delete gone; });
 
-  // The agent only refers to the runtime: its loop keeps the runtime alive.
-  plane.AddLoop("node agent", options.interval, [agent, runtime] { return agent->RunOnce(); });
+  plane.AddLoop("node agent", options.interval, [agent] { return agent->RunOnce(); });
   plane.AddLoop("scheduler", options.interval, [scheduler] { return scheduler->RunOnce(); });
   plane.AddLoop("job controller", options.interval, [jobs] { return jobs->RunOnce(); });
   plane.AddLoop("node controller", options.interval, [nodes] { return nodes->RunOnce(); });
+  // Jobs idling on their GPUs are warned about and, where their queue says so, reclaimed first.
+  // The readings are the simulated GPUs' (real GPUs' NVML readings stay with their agents).
+  auto idle = std::make_shared<controller::IdleReclaimLoop>(store, clock);
+  plane.AddLoop("idle reclaim", std::chrono::seconds(30), [idle] { return idle->RunOnce(); });
   std::cout << "strata: scheduler, job and node controllers, and a node agent for " << node_count
             << " node(s) running" << std::endl;
-  return Status::Ok();
+  return agent;
 }
 
 void RunUp(const server::ControlPlaneOptions& options, const LoopOptions& loops) {
@@ -153,9 +176,10 @@ void RunUp(const server::ControlPlaneOptions& options, const LoopOptions& loops)
     SetExitCode(plane.error().code() == StatusCode::kInvalidArgument ? 2 : 1);
     return;
   }
-  Status started = StartControlLoops(**plane, options.data_dir, loops);
-  if (!started.ok()) {
-    std::cerr << "strata up: " << started.message() << "\n";
+  Result<std::shared_ptr<node::NodeAgent>> agent =
+      StartControlLoops(**plane, options.data_dir, loops);
+  if (!agent) {
+    std::cerr << "strata up: " << agent.error().message() << "\n";
     SetExitCode(1);
     return;
   }
@@ -171,6 +195,13 @@ void RunUp(const server::ControlPlaneOptions& options, const LoopOptions& loops)
   std::cout << "strata: stopping (signal " << signal_number << ")" << std::endl;
   (*plane)->Stop();
   if (*gateway) (*gateway)->Stop();
+  if (loops.keep_pods) {
+    std::cout << "strata: pods keep running (--keep-pods); the next strata up adopts them"
+              << std::endl;
+  } else {
+    // The control loops are stopped, so nothing else touches the agent now.
+    (*agent)->StopEverything();
+  }
 }
 
 }  // namespace
@@ -210,10 +241,11 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "Seconds a stopped pod's processes get between SIGTERM and SIGKILL")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
-  up->add_option("--gateway-listen", loops->gateway_listen,
-                 "HOST:PORT of the OpenAI-compatible gateway serving the Services (port 0: any "
-                 "free port), or off")
-      ->capture_default_str();
+  CLI::Option* gateway_listen =
+      up->add_option("--gateway-listen", loops->gateway_listen,
+                     "HOST:PORT of the OpenAI-compatible gateway serving the Services (port 0: "
+                     "any free port; the default falls back to one when taken), or off")
+          ->capture_default_str();
   up->add_option("--gateway-config", loops->gateway_config,
                  "Gateway tenants, limits and picker policy (YAML; no models: they come from the "
                  "Services)");
@@ -225,7 +257,13 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "Seconds a draining replica may keep streams open before it is stopped")
       ->capture_default_str()
       ->check(CLI::Range(0, 86400));
-  up->callback([options, loops] { RunUp(*options, *loops); });
+  up->add_flag("--keep-pods", loops->keep_pods,
+               "Leave the pods' processes running when strata up stops (SIGINT, SIGTERM); the "
+               "next strata up on this data dir adopts them. Default: they are stopped too");
+  up->callback([options, loops, gateway_listen] {
+    loops->gateway_listen_given = gateway_listen->count() > 0;
+    RunUp(*options, *loops);
+  });
 });
 
 }  // namespace strata::cli

@@ -355,6 +355,9 @@ Result<ClusterView> ReadClusterView(const store::Store& store, const ClusterView
       started = Timestamp(status.start_time, started);
       if (std::optional<TimePoint> t = ParseRfc3339(status.last_checkpoint_time)) checkpoint = t;
       running.times_preempted = static_cast<int>(status.preemption_count);
+      auto reclaimable = job->second.value.metadata.annotations.find(kReclaimableAnnotation);
+      running.reclaimable = reclaimable != job->second.value.metadata.annotations.end() &&
+                            reclaimable->second == "true";
       objects.job = job->second;
     }
     running.workload.submitted = started;

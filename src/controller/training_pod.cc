@@ -6,18 +6,6 @@
 
 namespace strata::controller {
 
-std::string NodeAddress(const api::Node& node) {
-  auto address = node.metadata.annotations.find(kNodeAddressAnnotation);
-  if (address != node.metadata.annotations.end() && !address->second.empty()) {
-    return address->second;
-  }
-  auto hostname = node.metadata.labels.find("kubernetes.io/hostname");
-  if (hostname != node.metadata.labels.end() && !hostname->second.empty()) {
-    return hostname->second;
-  }
-  return node.metadata.name;
-}
-
 std::string JobPodName(std::string_view job_name, int64_t rank) {
   return fmt::format("{}-worker-{}", job_name, rank);
 }

@@ -36,18 +36,18 @@ using node::kStopJobFinished;
 using node::kStopMessageAnnotation;
 using node::kStopPreempted;
 using node::kStopRequestedAnnotation;
+using node::NodeAddress;
 using node::PodTerminal;
 using node::StopRequested;
 using node::TrainingPodFromPod;
 
 // The ResourceFlavor whose quota the pod is charged to (absent: its queue has no flavors).
 inline constexpr char kFlavorAnnotation[] = "strata.dev/flavor";
+// On a Job: "true" while its GPUs idle under its queue's threshold and the queue lets idle work
+// be reclaimed (idle_reclaim.h); preemption then takes it first.
+inline constexpr char kReclaimableAnnotation[] = "strata.dev/reclaimable";
 // The label naming the Job a pod belongs to.
 inline constexpr char kJobNameLabel[] = "strata.dev/job-name";
-
-// Where workers reach a node: the node's kNodeAddressAnnotation, else its
-// kubernetes.io/hostname label, else its name.
-std::string NodeAddress(const api::Node& node);
 
 // torchrun's default rendezvous port; the adapter gives each job on one address its own port
 // counting up from here.

@@ -219,6 +219,12 @@ Result<store::Object> NodeAgent::RecordEnginePort(Pass& pass, const store::Objec
   return written;
 }
 
+void NodeAgent::StopEverything() {
+  StopAll(std::vector<std::string>(known_.begin(), known_.end()));
+  for (const std::string& uid : known_) (void)runtime_.Forget(uid);
+  known_.clear();
+}
+
 void NodeAgent::StopAll(const std::vector<std::string>& uids) {
   std::vector<std::thread> stoppers;
   stoppers.reserve(uids.size());

@@ -91,6 +91,13 @@ class NodeAgent {
   // old status until a later pass; the pass goes on and returns the first error.
   Status RunOnce();
 
+  // Stops every pod whose processes this agent holds (SIGTERM, stop_grace, SIGKILL, all at
+  // once), for an owner that shuts down with its pods. Their stored status is left as it is: a
+  // later agent finds the processes gone and reports the pods Failed (ProcessesLost), so their
+  // jobs restart from the last checkpoint and their services replace them. REQUIRES: no
+  // RunOnce runs concurrently.
+  void StopEverything();
+
   // The checkpoint directory of `job_name` in `namespace_name` on this machine, given the
   // directory the job names (empty: none).
   std::string CheckpointDir(const std::string& namespace_name, const std::string& job_name,

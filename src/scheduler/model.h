@@ -164,6 +164,10 @@ struct RunningWorkload {
   TimePoint started;
   TimePoint last_checkpoint;  // equals `started` when it never checkpointed
   int times_preempted = 0;
+  // Its GPUs have idled under its queue's threshold and the queue lets idle work be reclaimed:
+  // any workload of its queue or cohort with at least its priority may preempt it, before
+  // anything else.
+  bool reclaimable = false;
 };
 
 // A class of nodes (a GPU class) selected by node labels, as Kueue's ResourceFlavor.
@@ -239,7 +243,7 @@ struct Binding {
 struct Preemption {
   std::string victim;
   std::string preemptor;
-  std::string reason;  // "InQueuePriority" or "CohortReclaim"
+  std::string reason;  // "InQueuePriority", "CohortReclaim" or "IdleReclaim"
 };
 
 struct Pending {

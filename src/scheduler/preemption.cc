@@ -50,12 +50,19 @@ std::vector<Preemption> FindVictims(CycleState& state, const Workload& workload,
                state.ledger.CohortOf(r_queue) == state.ledger.CohortOf(queue) &&
                state.ledger.IsBorrowing(r_queue, r.flavor)) {
       reason = "CohortReclaim";
+    } else if (r.reclaimable && r.workload.priority <= workload.priority &&
+               (r_queue == queue ||
+                (r_queue >= 0 && queue >= 0 && state.ledger.CohortOf(queue) >= 0 &&
+                 state.ledger.CohortOf(r_queue) == state.ledger.CohortOf(queue)))) {
+      reason = "IdleReclaim";
     }
     if (reason == nullptr) continue;
     const TimePoint since = std::max(r.last_checkpoint, r.started);
     const double seconds =
         std::chrono::duration<double>(std::max(Duration::zero(), snapshot.now - since)).count();
-    candidates.push_back({static_cast<int>(i), GpusHeld(r) * seconds, reason});
+    // Idle work is reclaimed first: it loses nothing anyone was using.
+    const double cost = r.reclaimable ? 0.0 : GpusHeld(r) * seconds;
+    candidates.push_back({static_cast<int>(i), cost, reason});
   }
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](const Candidate& a, const Candidate& b) {

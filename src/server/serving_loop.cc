@@ -122,12 +122,6 @@ Status ServingLoop::RunOnce() {
     routes_ = std::move(routes);
   }
   signals_ = gateway_.Signals();
-  endpoint_in_flight_.clear();
-  for (const gateway::VersionSignals& version : signals_) {
-    for (const gateway::EndpointSignals& endpoint : version.endpoints) {
-      endpoint_in_flight_[endpoint.id] += endpoint.in_flight;
-    }
-  }
   for (auto& [key, target] : targets_) target.seen = false;
   Status status = controller_.RunOnce();
   // Versions no longer served stop being autoscaled.
@@ -143,8 +137,8 @@ Status ServingLoop::RunOnce() {
 }
 
 int64_t ServingLoop::InFlight(const std::string& endpoint) const {
-  auto it = endpoint_in_flight_.find(endpoint);
-  return it == endpoint_in_flight_.end() ? 0 : it->second;
+  // Also counts a draining replica, which has left the routing table (and Signals()).
+  return gateway_.InFlight(endpoint);
 }
 
 autoscaler::LoadSample ServingLoop::Sample(const api::Service& service,

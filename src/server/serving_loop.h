@@ -80,7 +80,6 @@ class ServingLoop final : public controller::ControlLoop,
   controller::ServiceController controller_;
   std::vector<gateway::ModelConfig> routes_;  // the table last handed to the gateway
   std::vector<gateway::VersionSignals> signals_;
-  std::map<std::string, int64_t> endpoint_in_flight_;
   std::map<autoscaler::TargetKey, Target> targets_;
 };
 

@@ -144,6 +144,10 @@ spec:
   maxReplicas: 3
   autoscaling: {metric: concurrency, target: 4, stableWindow: 6s, panicWindow: 2s, scaleToZeroAfter: 8s}
 `);
+  // The gateway lists the model as soon as the serving loop has seen the service (every 100 ms),
+  // with no replica yet.
+  await waitFor('the model in the gateway', async () =>
+    (await client.models.list()).data.some((m) => m.id === 'tp2-chat') || null, 30);
   // From zero: the first request waits in the gateway (activator) while a replica starts.
   const started = Date.now();
   const first = await streamChat('tp2-chat', 8);
