@@ -2,7 +2,8 @@
 
 import { LiveCollection, setToken, token } from './api.js';
 import { ClusterView } from './cluster.js';
-import { costPage, jobsPage, queuesPage, servicesPage } from './pages.js';
+import { costPage, jobsPage, queuesPage } from './pages.js';
+import { servicesPage } from './services.js';
 
 const group = '/apis/strata.dev/v1alpha1';
 const collections = {

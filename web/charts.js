@@ -14,6 +14,11 @@ export class TimeChart {
     this.series = new Map();  // name -> array of values aligned with this.times
     this.times = [];
     this.box = document.createElement('div');
+    this.box.className = 'chart';
+    this.box.dataset.title = title;
+    // How many samples carried a value (data-filled on the element: what tests look for).
+    this.filled = 0;
+    this.box.dataset.filled = '0';
     parent.appendChild(this.box);
     this.plot = null;
   }
@@ -25,6 +30,9 @@ export class TimeChart {
       if (!this.series.has(name)) this.series.set(name, this.times.map(() => null));
     }
     this.times.push(time);
+    if (Object.values(values).some((v) => v !== null && v !== undefined)) {
+      this.box.dataset.filled = String(++this.filled);
+    }
     for (const [name, points] of this.series) points.push(values[name] ?? null);
     if (this.times.length > this.maxPoints) {
       this.times.shift();

@@ -1,10 +1,12 @@
-// The Queues, Jobs, Services and Cost pages, over live collections and the metrics page.
+// The Queues, Jobs and Cost pages, over live collections and the metrics page, and the helpers
+// every page shares (services.js has the Services page).
 
 import { getJson, getText, parseMetrics } from './api.js';
 import { TimeChart } from './charts.js';
 import { VirtualList } from './vlist.js';
 
-function age(timestamp) {
+// How long ago `timestamp` (RFC 3339) was, in a unit that suits it: 42s, 5m, 3h, 2d.
+export function age(timestamp) {
   if (!timestamp) return '-';
   const seconds = Math.max(0, (Date.now() - Date.parse(timestamp)) / 1000);
   if (seconds < 120) return `${Math.round(seconds)}s`;
@@ -13,13 +15,15 @@ function age(timestamp) {
   return `${Math.round(seconds / 86400)}d`;
 }
 
-function section(parent, title) {
+// A page's heading.
+export function section(parent, title) {
   const h = document.createElement('h2');
   h.textContent = title;
   parent.appendChild(h);
 }
 
-function detailBox(parent) {
+// A hidden box under a list for the selected item's details.
+export function detailBox(parent) {
   const box = document.createElement('div');
   box.className = 'detail';
   box.hidden = true;
@@ -105,69 +109,6 @@ export function jobsPage(parent, { jobs }) {
   ], show);
   const off = jobs.subscribe((items) => list.setItems([...items.values()]));
   return off;
-}
-
-function quantile(buckets, q) {
-  // buckets: [[le, cumulative count]] sorted by le.
-  const total = buckets.length ? buckets[buckets.length - 1][1] : 0;
-  if (!total) return null;
-  const rank = q * total;
-  for (const [le, count] of buckets) if (count >= rank) return le === Infinity ? null : le;
-  return null;
-}
-
-// Services: replicas, TTFT and TPOT percentiles and tokens/s over time, from the gateway's
-// histograms on the metrics page.
-export function servicesPage(parent, { services, pods }) {
-  section(parent, 'Services');
-  const replicas = (s) => [...pods.items.values()].filter((p) => p.spec?.owner?.kind === 'Service' &&
-    p.spec.owner.name === s.metadata.name && p.status?.phase === 'Running').length;
-  const list = new VirtualList(parent, [
-    { title: 'service', width: '2fr', text: (s) => `${s.metadata.namespace}/${s.metadata.name}` },
-    { title: 'model', text: (s) => s.spec?.model || '' },
-    { title: 'min/max', text: (s) => `${s.spec?.minReplicas ?? 1}/${s.spec?.maxReplicas ?? 1}` },
-    { title: 'desired', text: (s) => `${s.status?.desiredReplicas ?? s.spec?.minReplicas ?? '-'}` },
-    { title: 'running', text: (s) => `${replicas(s)}` },
-    { title: 'tenants', width: '2fr', text: (s) => (s.spec?.tenants || []).join(', ') || 'all' },
-  ]);
-  list.box.style.height = '25vh';
-  const charts = document.createElement('div');
-  charts.className = 'charts';
-  parent.appendChild(charts);
-  const ttft = new TimeChart(charts, 'TTFT p50 / p99', 's');
-  const tpot = new TimeChart(charts, 'TPOT p50 / p99', 's');
-  const tokens = new TimeChart(charts, 'tokens/s', 'tok/s');
-  let lastTokens = null;
-  const sample = async () => {
-    try {
-      const wanted = new Set(['strata_gateway_ttft_seconds_bucket', 'strata_gateway_tpot_seconds_bucket',
-        'strata_gateway_tokens_total', 'strata_gateway_output_tokens_total']);
-      const samples = parseMetrics(await getText('/metrics'), wanted);
-      const now = Date.now() / 1000;
-      const buckets = (name) => {
-        const byLe = new Map();
-        for (const s of samples) {
-          if (s.name !== name) continue;
-          const le = s.labels.le === '+Inf' ? Infinity : Number(s.labels.le);
-          byLe.set(le, (byLe.get(le) || 0) + s.value);
-        }
-        return [...byLe.entries()].sort((a, b) => a[0] - b[0]);
-      };
-      for (const [chart, name] of [[ttft, 'strata_gateway_ttft_seconds_bucket'],
-        [tpot, 'strata_gateway_tpot_seconds_bucket']]) {
-        const b = buckets(name);
-        chart.add(now, { p50: quantile(b, 0.5), p99: quantile(b, 0.99) });
-      }
-      const count = samples.filter((s) => s.name.endsWith('tokens_total')).reduce((a, s) => a + s.value, 0);
-      if (lastTokens) tokens.add(now, { all: (count - lastTokens.count) / (now - lastTokens.time) });
-      lastTokens = { count, time: now };
-    } catch { /* keep the last points */ }
-  };
-  sample();
-  const timer = setInterval(sample, 5000);
-  const off = [services.subscribe((items) => list.setItems([...items.values()])),
-    pods.subscribe(() => list.render())];
-  return () => { clearInterval(timer); off.forEach((f) => f()); };
 }
 
 // Cost: the cost endpoint's report by team (or another dimension), and each team's hourly rate

@@ -28,9 +28,37 @@ export function missingBrowser(playwright) {
   return null;
 }
 
-// Starts `strata up ARGS...` and resolves with {url, child} once it prints its address; rejects
-// (with the process stopped) when it exits or stays silent for a minute first.
+// What every browser test starts from: the build and source directories (CTest sets them), the
+// strata binary, playwright-core, and the screenshots' folder (created). Exits 77, the code CTest
+// reads as skipped, when Chromium or playwright-core is missing.
+export function browserTestEnvironment() {
+  const binaryDir = process.env.STRATA_BINARY_DIR || '.';
+  const sourceDir = process.env.STRATA_SOURCE_DIR || '.';
+  const playwright = loadPlaywright(binaryDir, sourceDir);
+  const missing = missingBrowser(playwright);
+  if (missing) {
+    console.log(`SKIP: ${missing}`);
+    process.exit(77);
+  }
+  const artifacts = path.join(binaryDir, 'browser-artifacts');
+  fs.mkdirSync(artifacts, { recursive: true });
+  return { sourceDir, strata: path.join(binaryDir, 'bin', 'strata'), playwright, artifacts };
+}
+
+// Launches Chromium with one page of `width` x `height` pixels whose script errors are logged;
+// resolves with {browser, page}.
+export async function openPage(playwright, width, height) {
+  const browser = await playwright.chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+  const page = await browser.newPage({ viewport: { width, height } });
+  page.on('pageerror', (error) => console.log(`page error: ${error.message}`));
+  return { browser, page };
+}
+
+// Starts `strata up ARGS...` and resolves with {url, child} once it prints its address (and
+// with `gateway` too, its gateway's address, when ARGS has --gateway-listen); rejects (with the
+// process stopped) when it exits or stays silent for a minute first.
 export function startStrataUp(strata, args, logPath) {
+  const withGateway = args.includes('--gateway-listen');
   return new Promise((resolve, reject) => {
     const child = spawn(strata, ['up', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     const log = fs.createWriteStream(logPath);
@@ -42,10 +70,11 @@ export function startStrataUp(strata, args, logPath) {
     const onData = (data) => {
       log.write(data);
       seen += data.toString();
-      const match = /API listening on (http:\/\/\S+)/.exec(seen);
-      if (match) {
+      const match = /API listening on (http:\/\/\S+)\s/.exec(seen);
+      const gateway = /gateway listening on (http:\/\/\S+)\s/.exec(seen);
+      if (match && (gateway || !withGateway)) {
         clearTimeout(timer);
-        resolve({ url: match[1], child });
+        resolve({ url: match[1], gateway: gateway?.[1], child });
       }
     };
     child.stdout.on('data', onData);

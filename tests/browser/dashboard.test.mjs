@@ -10,18 +10,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { apply, loadPlaywright, missingBrowser, chromiumPath, startStrataUp, stop } from './browser_support.mjs';
+import {
+  apply, browserTestEnvironment, openPage, startStrataUp, stop,
+} from './browser_support.mjs';
 
-const binaryDir = process.env.STRATA_BINARY_DIR || '.';
-const sourceDir = process.env.STRATA_SOURCE_DIR || '.';
-const playwright = loadPlaywright(binaryDir, sourceDir);
-const missing = missingBrowser(playwright);
-if (missing) {
-  console.log(`SKIP: ${missing}`);
-  process.exit(77);
-}
-
-const artifacts = path.join(binaryDir, 'browser-artifacts');
+const { sourceDir, strata, playwright, artifacts } = browserTestEnvironment();
 // Generous: a loaded CI machine; nothing here measures time. Each test also has a limit of its
 // own, so that a stuck page fails its test and `after` still stops `strata up`.
 const wait = { timeout: 30000 };
@@ -54,15 +47,12 @@ async function screenshot(name) {
 }
 
 before(async () => {
-  fs.mkdirSync(artifacts, { recursive: true });
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-browser-'));
-  up = await startStrataUp(path.join(binaryDir, 'bin', 'strata'),
+  up = await startStrataUp(strata,
     ['--data-dir', path.join(dir, 'data'), '--listen', '127.0.0.1:0',
       '--nvml-library=/nonexistent/libnvidia-ml.so.1'],
     path.join(artifacts, 'strata-up.log'));
-  browser = await playwright.chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.on('pageerror', (error) => console.log(`page error: ${error.message}`));
+  ({ browser, page } = await openPage(playwright, 1280, 900));
 });
 
 after(async () => {
