@@ -134,6 +134,8 @@ test("a service's row shows its replicas and its charts fill as traffic flows", 
         `.model-charts[data-model="m"] .chart[data-title="${t}"]`)?.dataset.filled || 0);
       return chart('TTFT p50 / p99') >= 2 && chart('output tokens/s by tenant') >= 1;
     }, null, wait);
+  } catch (error) {
+    throw new Error(`${error.message}; failed requests: ${failures.join('; ') || 'none'}`);
   } finally {
     flowing = false;
     await Promise.all(clients);
