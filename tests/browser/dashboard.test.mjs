@@ -49,7 +49,7 @@ async function screenshot(name) {
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-browser-'));
   up = await startStrataUp(strata,
-    ['--data-dir', path.join(dir, 'data'), '--listen', '127.0.0.1:0',
+    ['--data-dir', path.join(dir, 'data'), '--listen', '127.0.0.1:0', '--gateway-listen', '127.0.0.1:0',
       '--nvml-library=/nonexistent/libnvidia-ml.so.1'],
     path.join(artifacts, 'strata-up.log'));
   ({ browser, page } = await openPage(playwright, 1280, 900));
