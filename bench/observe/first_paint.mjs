@@ -27,7 +27,8 @@ if (missing) {
 const kJobs = 10000;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-first-paint-'));
 const up = await startStrataUp(path.join(binaryDir, 'bin', 'strata'),
-  ['--data-dir', path.join(dir, 'data'), '--listen', '127.0.0.1:0', '--simulate', '1000x8:H100-80GB,racks=20',
+  ['--data-dir', path.join(dir, 'data'), '--listen', '127.0.0.1:0', '--gateway-listen', '127.0.0.1:0',
+   '--simulate', '1000x8:H100-80GB,racks=20',
     '--nvml-library=/nonexistent/libnvidia-ml.so.1'], path.join(dir, 'up.log'));
 try {
   await apply(up.url, fs.readFileSync(path.join(sourceDir, 'examples/team-queues/native.yaml'), 'utf8'));
