@@ -16,6 +16,7 @@
 #include "node/node_agent.h"
 #include "node/process_runtime.h"
 #include "server/control_plane.h"
+#include "server/service_token_ledger.h"
 #include "server/serving_loop.h"
 
 namespace strata::cli {
@@ -55,8 +56,9 @@ std::string SelfPath() {
 // Starts the gateway on `options.gateway_listen` and, on `plane`, the serving loop that feeds
 // it the Services' ready replicas and scales them (server/serving_loop.h). Null when the
 // gateway is off.
-Result<std::shared_ptr<gateway::GatewayServer>> StartServing(server::ControlPlane& plane,
-                                                             const LoopOptions& options) {
+Result<std::shared_ptr<gateway::GatewayServer>> StartServing(
+    server::ControlPlane& plane, const LoopOptions& options,
+    std::shared_ptr<server::ServiceTokenLedger> tokens) {
   if (options.gateway_listen == "off") return std::shared_ptr<gateway::GatewayServer>();
   gateway::GatewayConfig config;
   if (!options.gateway_config.empty()) {
@@ -88,10 +90,10 @@ Result<std::shared_ptr<gateway::GatewayServer>> StartServing(server::ControlPlan
   plane.registry().AddCollector([gateway](std::string& out) { out += gateway->MetricsText(); });
   controller::ServiceControllerOptions controller_options;
   controller_options.drain_grace = std::chrono::seconds(options.drain_grace_seconds);
-  auto serving = std::make_shared<server::ServingLoop>(plane.store(), clock, *gateway,
-                                                       plane.registry(), controller_options);
+  auto serving = std::make_shared<server::ServingLoop>(
+      plane.store(), clock, *gateway, plane.registry(), controller_options, tokens.get());
   plane.AddLoop("serving", std::chrono::milliseconds(100),
-                [serving, gateway] { return serving->RunOnce(); });
+                [serving, gateway, tokens] { return serving->RunOnce(); });
   std::cout << "strata: gateway listening on http://" << address->first << ":" << gateway->port()
             << " (OpenAI API; models from Services)" << std::endl;
   return gateway;
@@ -169,8 +171,12 @@ void RunUp(const server::ControlPlaneOptions& options, const LoopOptions& loops)
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  // The gateway's token counts, per service, for the cost endpoint's cost per million tokens.
+  auto tokens = std::make_shared<server::ServiceTokenLedger>();
+  server::ControlPlaneOptions plane_options = options;
+  plane_options.service_tokens = [tokens](Duration window) { return tokens->Over(window); };
   Result<std::unique_ptr<server::ControlPlane>> plane =
-      server::ControlPlane::Start(options, std::cout);
+      server::ControlPlane::Start(plane_options, std::cout);
   if (!plane) {
     std::cerr << "strata up: " << plane.error().message() << "\n";
     SetExitCode(plane.error().code() == StatusCode::kInvalidArgument ? 2 : 1);
@@ -183,7 +189,7 @@ void RunUp(const server::ControlPlaneOptions& options, const LoopOptions& loops)
     SetExitCode(1);
     return;
   }
-  Result<std::shared_ptr<gateway::GatewayServer>> gateway = StartServing(**plane, loops);
+  Result<std::shared_ptr<gateway::GatewayServer>> gateway = StartServing(**plane, loops, tokens);
   if (!gateway) {
     std::cerr << "strata up: " << gateway.error().message() << "\n";
     SetExitCode(gateway.error().code() == StatusCode::kInvalidArgument ? 2 : 1);

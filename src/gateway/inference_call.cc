@@ -380,6 +380,7 @@ asio::awaitable<bool> InferenceCall::Run() {
   const int64_t used = status == 0 ? 0 : prompt_tokens + usage.completion_tokens;
   if (tenant) server_.ledger.Settle(*tenant, estimate, used, server_.clock.Now());
   if (status != 0) {
+    if (counters_ != nullptr) counters_->tokens.fetch_add(prompt_tokens + usage.completion_tokens);
     worker_.stats.Tokens(ids_, false).Increment(static_cast<double>(prompt_tokens));
     worker_.stats.Tokens(ids_, true).Increment(static_cast<double>(usage.completion_tokens));
     worker_.stats.E2e(ids_).Observe(Seconds(SteadyClock::now() - arrived_));

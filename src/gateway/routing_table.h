@@ -28,6 +28,7 @@ struct VersionCounters {
   std::atomic<int64_t> late{0};       // of those, first token after the objective, or none
   std::atomic<int64_t> in_flight{0};  // sent to a replica, not finished
   std::atomic<int64_t> held{0};       // waiting for a replica (the activator)
+  std::atomic<int64_t> tokens{0};     // prompt + completion tokens of the answered requests
 };
 
 // One model version in a routing table.

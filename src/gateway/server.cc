@@ -210,6 +210,7 @@ std::vector<VersionSignals> GatewayServer::Signals() const {
       out.arrivals_total = counters.arrivals.load();
       out.in_flight = counters.in_flight.load();
       out.held = counters.held.load();
+      out.tokens_total = counters.tokens.load();
       for (const RoutedEndpoint& endpoint : version.endpoints) {
         const EndpointRuntime& runtime = *endpoint.runtime;
         const std::shared_ptr<const ScrapeResult> scrape = runtime.scrape.load();

@@ -35,8 +35,11 @@ struct VersionSignals {
   int64_t answered_total = 0;
   // Of those, the ones whose first token came after the model's TTFT objective or never came.
   int64_t late_total = 0;
-  int64_t in_flight = 0;                   // sent to a replica, not finished
-  int64_t held = 0;                        // waiting for a replica (the activator)
+  int64_t in_flight = 0;  // sent to a replica, not finished
+  int64_t held = 0;       // waiting for a replica (the activator)
+  // Prompt + completion tokens of the requests answered (the engine's usage, else the
+  // gateway's estimate of the prompt), for cost per million tokens.
+  int64_t tokens_total = 0;
   std::vector<EndpointSignals> endpoints;  // the version's replicas in the routing table
 };
 

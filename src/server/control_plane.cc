@@ -218,10 +218,17 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   // /metrics also carries every GPU under the DCGM exporter's names and the cost series.
   telemetry::ClusterMetricsOptions metrics_options;
   metrics_options.prices = prices;
+  if (options.service_tokens) {
+    metrics_options.service_tokens = [tokens = options.service_tokens,
+                                      window = metrics_options.cost_window] {
+      return tokens(window);
+    };
+  }
   telemetry::AddClusterMetrics(impl->registry, *impl->store, std::move(metrics_options));
   RestApi* api = impl->api.get();
   CostApiOptions cost_options;
   cost_options.prices = std::move(prices);
+  cost_options.service_tokens = options.service_tokens;
   auto cost = std::make_shared<CostApi>(*impl->store, std::move(cost_options));
   auto dashboard = std::make_shared<DashboardFiles>();
   impl->listener = std::make_unique<ApiListener>(

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -29,6 +30,9 @@ struct ControlPlaneOptions {
   // Prices per GPU model per hour, CPU core-hour and memory GiB-hour (YAML or JSON, see
   // telemetry::ParsePriceTable); empty: telemetry::DefaultPriceTable().
   std::string price_table_file;
+  // Tokens each service served over a window (the gateway's counts), for cost per million
+  // tokens; empty: unknown. Called from the API's threads.
+  std::function<std::map<std::string, double>(Duration window)> service_tokens;
   std::string version = "0.0.0";
   Duration heartbeat_interval = std::chrono::seconds(10);
   size_t max_body_bytes = 4 * 1024 * 1024;

@@ -102,10 +102,11 @@ Result<std::unique_ptr<autoscaler::ScalingPolicy>> PolicyForService(const api::S
 
 ServingLoop::ServingLoop(store::Store& store, const Clock& clock, gateway::GatewayServer& gateway,
                          telemetry::Registry& registry,
-                         controller::ServiceControllerOptions options)
+                         controller::ServiceControllerOptions options, ServiceTokenLedger* tokens)
     : store_(store),
       clock_(clock),
       gateway_(gateway),
+      tokens_(tokens),
       autoscaler_(clock, registry),
       controller_(store, clock, options, this, this) {}
 
@@ -122,6 +123,21 @@ Status ServingLoop::RunOnce() {
     routes_ = std::move(routes);
   }
   signals_ = gateway_.Signals();
+  if (tokens_ != nullptr) {
+    // Cost is rolled up by the name of the service that owns the pods.
+    std::map<std::string, std::string> service_of_model;
+    for (const auto& service : *services) {
+      service_of_model.emplace(service.value.spec.model, service.value.metadata.name);
+    }
+    std::map<std::string, double> totals;
+    for (const gateway::VersionSignals& version : signals_) {
+      auto service = service_of_model.find(version.model);
+      if (service != service_of_model.end()) {
+        totals[service->second] += static_cast<double>(version.tokens_total);
+      }
+    }
+    tokens_->Record(clock_.Now(), std::move(totals));
+  }
   for (auto& [key, target] : targets_) target.seen = false;
   Status status = controller_.RunOnce();
   // Versions no longer served stop being autoscaled.

@@ -14,6 +14,7 @@
 #include "controller/stored_objects.h"
 #include "gateway/config.h"
 #include "gateway/server.h"
+#include "server/service_token_ledger.h"
 #include "store/store.h"
 #include "telemetry/metrics.h"
 
@@ -48,7 +49,9 @@ Result<std::unique_ptr<autoscaler::ScalingPolicy>> PolicyForService(const api::S
 //     replica's last stream) and itself as the ReplicaScaler: one autoscaler target per service
 //     version, fed a LoadSample built from the snapshot in-process, so a load step reaches a
 //     decision at the next pass, not after a metrics pipeline's polling.
-// strata_autoscaler_* metrics (desired and actual replicas, the signals) go to `registry`.
+// strata_autoscaler_* metrics (desired and actual replicas, the signals) go to `registry`; the
+// tokens each service served (the gateway's counts) go to `tokens` when given, for the cost
+// endpoint's cost per million tokens.
 //
 // Owned by the control plane's loop that drives it; RunOnce from one thread at a time. The
 // store, clock, gateway and registry must outlive it.
@@ -57,7 +60,8 @@ class ServingLoop final : public controller::ControlLoop,
                           private controller::ReplicaScaler {
  public:
   ServingLoop(store::Store& store, const Clock& clock, gateway::GatewayServer& gateway,
-              telemetry::Registry& registry, controller::ServiceControllerOptions options = {});
+              telemetry::Registry& registry, controller::ServiceControllerOptions options = {},
+              ServiceTokenLedger* tokens = nullptr);
 
   Status RunOnce() override;
 
@@ -76,6 +80,7 @@ class ServingLoop final : public controller::ControlLoop,
   store::Store& store_;
   const Clock& clock_;
   gateway::GatewayServer& gateway_;
+  ServiceTokenLedger* tokens_;
   autoscaler::Autoscaler autoscaler_;
   controller::ServiceController controller_;
   std::vector<gateway::ModelConfig> routes_;  // the table last handed to the gateway
