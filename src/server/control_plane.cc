@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "node/gpu_metrics.h"
 #include "node/nvml_inventory.h"
 #include "node/pod_contract.h"
 #include "node/simulated_inventory.h"
@@ -98,6 +99,7 @@ struct ControlPlane::Impl {
   std::unique_ptr<ApiListener> listener;
   std::vector<std::unique_ptr<PeriodicLoop>> loops;
   std::vector<std::string> node_names;
+  telemetry::GpuReadingSource gpu_readings;
   bool simulated = false;
   bool stopped = false;
 };
@@ -198,6 +200,23 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
       each.metadata.annotations[node::kNodeAddressAnnotation] = "127.0.0.1";
   }
   RETURN_IF_ERROR(RegisterNodes(*impl->store, nodes));
+  if (!simulated) {
+    // Real GPUs: their live figures (utilisation, memory, power, ...) come from NVML at each read.
+    Result<std::unique_ptr<node::NvmlGpuMonitor>> opened =
+        node::NvmlGpuMonitor::Open(options.nvml_library);
+    if (opened) {
+      std::shared_ptr<node::NvmlGpuMonitor> monitor = std::move(*opened);
+      auto mutex = std::make_shared<std::mutex>();
+      impl->gpu_readings = [monitor, mutex] {
+        std::lock_guard lock(*mutex);
+        Result<telemetry::GpuReadingsByUuid> read = monitor->Read();
+        if (!read) spdlog::warn("reading the GPUs through NVML: {}", read.error().message());
+        return read ? std::move(*read) : telemetry::GpuReadingsByUuid{};
+      };
+    } else {
+      out << "strata: GPU readings unavailable (" << opened.error().message() << ")\n";
+    }
+  }
   out << "strata: registered " << nodes.size() << " node(s):";
   for (const api::Node& node : nodes) out << " " << DescribeNode(node);
   out << "\n";
@@ -218,6 +237,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   // /metrics also carries every GPU under the DCGM exporter's names and the cost series.
   telemetry::ClusterMetricsOptions metrics_options;
   metrics_options.prices = prices;
+  metrics_options.measured_gpus = impl->gpu_readings;
   if (options.service_tokens) {
     metrics_options.service_tokens = [tokens = options.service_tokens,
                                       window = metrics_options.cost_window] {
@@ -272,6 +292,10 @@ int ControlPlane::port() const { return impl_->listener->port(); }
 const std::vector<std::string>& ControlPlane::node_names() const { return impl_->node_names; }
 
 bool ControlPlane::simulated() const { return impl_->simulated; }
+
+const telemetry::GpuReadingSource& ControlPlane::gpu_readings() const {
+  return impl_->gpu_readings;
+}
 
 void ControlPlane::Stop() {
   if (impl_->stopped) return;

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "store/store.h"
+#include "telemetry/cluster_gpus.h"
 #include "telemetry/metrics.h"
 
 namespace strata::server {
@@ -76,6 +77,9 @@ class ControlPlane {
   // Whether those nodes are a simulated inventory (no NVML): their engines can only be
   // simulated ones.
   bool simulated() const;
+  // The real GPUs' live readings by UUID (NVML); empty when the GPUs are simulated or NVML's
+  // figures cannot be read. Thread-safe.
+  const telemetry::GpuReadingSource& gpu_readings() const;
 
   // Stops the loops, then the API, then closes the store. Idempotent.
   void Stop();

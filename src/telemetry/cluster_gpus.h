@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -61,6 +62,8 @@ GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu);
 
 // Measured readings of real GPUs, by UUID (what the node agents read through NVML).
 using GpuReadingsByUuid = std::map<std::string, GpuReading>;
+// Where the latest readings come from (empty: nowhere).
+using GpuReadingSource = std::function<GpuReadingsByUuid()>;
 
 // One sample per GPU of every node, in node then GPU order, with the holders from the pods
 // that hold resources. GPUs of nodes labelled simulated get SimulatedGpuReading; the others
