@@ -212,10 +212,13 @@ Status ServiceController::Reconcile(const Stored<api::Service>& stored,
 
     ServiceVersionStatus& version_status = status.Version(version.name);
     version_status.desired_replicas = desired;
-    version_status.reason = advice.reason;
     const ServiceVersionStatus* previous = before.FindVersion(version.name);
     const int64_t was = previous != nullptr ? previous->desired_replicas : 0;
+    // The reason is the one given when the count last changed: the autoscaler's words change
+    // with every sample, and rewriting the status at each pass would churn the store.
+    version_status.reason = previous != nullptr ? previous->reason : advice.reason;
     if (desired != was || previous == nullptr) {
+      version_status.reason = advice.reason;
       status.Record({FormatRfc3339(now), version.name, was, desired, advice.reason});
       pass.batch.Event(
           "Normal", desired >= was ? "ScaledUp" : "ScaledDown",

@@ -15,7 +15,7 @@ struct ServiceVersionStatus {
   int64_t starting_replicas = 0;  // created, not yet ready
   int64_t draining_replicas = 0;  // finishing their streams before they stop
   int64_t updated_replicas = 0;   // not draining, running the current template
-  std::string reason;             // why desired is what it is, in the autoscaler's words
+  std::string reason;             // why desired last changed, in the autoscaler's words
 
   bool operator==(const ServiceVersionStatus&) const = default;
 };
