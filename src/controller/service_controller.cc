@@ -106,14 +106,19 @@ Status ServiceController::RunOnce() {
   if (!services) return services.error();
   Result<std::vector<Stored<api::Pod>>> pods = ListStored<api::Pod>(store_, "Pod");
   if (!pods) return pods.error();
+  return RunOnce(*services, std::move(*pods));
+}
+
+Status ServiceController::RunOnce(const std::vector<Stored<api::Service>>& services,
+                                  std::vector<Stored<api::Pod>> pods) {
   std::map<std::pair<std::string, std::string>, std::vector<Stored<api::Pod>>> by_service;
-  for (Stored<api::Pod>& pod : *pods) {
+  for (Stored<api::Pod>& pod : pods) {
     if (pod.value.spec.owner.kind != "Service") continue;
     by_service[{pod.value.metadata.namespace_name, pod.value.spec.owner.name}].push_back(
         std::move(pod));
   }
   Status first;
-  for (const Stored<api::Service>& service : *services) {
+  for (const Stored<api::Service>& service : services) {
     auto key = std::make_pair(service.value.metadata.namespace_name, service.value.metadata.name);
     std::vector<Stored<api::Pod>> owned;
     if (auto it = by_service.find(key); it != by_service.end()) {

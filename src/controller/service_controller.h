@@ -86,6 +86,10 @@ class ServiceController final : public ControlLoop {
                     const ReplicaTraffic* traffic = nullptr, ReplicaScaler* scaler = nullptr);
 
   Status RunOnce() override;
+  // The same pass over the Services and Pods a caller has just listed from the store (the
+  // serving loop reads them for the gateway's routes anyway).
+  Status RunOnce(const std::vector<Stored<api::Service>>& services,
+                 std::vector<Stored<api::Pod>> pods);
 
  private:
   struct Pass;

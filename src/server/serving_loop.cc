@@ -139,7 +139,7 @@ Status ServingLoop::RunOnce() {
     tokens_->Record(clock_.Now(), std::move(totals));
   }
   for (auto& [key, target] : targets_) target.seen = false;
-  Status status = controller_.RunOnce();
+  Status status = controller_.RunOnce(*services, std::move(*pods));
   // Versions no longer served stop being autoscaled.
   for (auto it = targets_.begin(); it != targets_.end();) {
     if (it->second.seen) {

@@ -239,7 +239,15 @@ spec:
     }
     return out;
   };
-  const before_ = await counts();
+  // The gateway counts a request as it finishes, just after the client has its answer: wait
+  // until the probes above are counted.
+  let before_ = await counts();
+  for (;;) {
+    await sleep(300);
+    const now = await counts();
+    if (now.bf16 === before_.bf16 && now.fp8 === before_.fp8) break;
+    before_ = now;
+  }
   const total = 10000;
   let next = 0;
   const worker = async () => {
@@ -249,7 +257,10 @@ spec:
     }
   };
   await Promise.all(Array.from({ length: 32 }, worker));
-  const after_ = await counts();
+  const after_ = await waitFor('every request counted', async () => {
+    const now = await counts();
+    return now.bf16 - before_.bf16 + now.fp8 - before_.fp8 >= total ? now : null;
+  }, 30);
   const bf16 = after_.bf16 - before_.bf16;
   const fp8 = after_.fp8 - before_.fp8;
   assert.equal(bf16 + fp8, total);
