@@ -186,17 +186,19 @@ Status ServiceController::Reconcile(const Stored<api::Service>& stored,
     status.cold_starts_measured = cold_count;
   }
 
-  std::map<std::string, const api::ServiceVersion*> versions;
-  for (const api::ServiceVersion& version : spec.versions) versions[version.name] = &version;
+  // Each version's template hash, computed once per pass (it encodes the whole service).
+  std::map<std::string, std::string> hashes;
+  for (const api::ServiceVersion& version : spec.versions) {
+    hashes[version.name] = ServiceTemplateHash(service, version);
+  }
   std::map<std::string, std::vector<const Replica*>> live_by_version;
   for (const Replica& replica : replicas) {
-    auto version = versions.find(replica.version);
-    const bool stale = version == versions.end() ||
-                       replica.template_hash != ServiceTemplateHash(service, *version->second);
+    auto version = hashes.find(replica.version);
+    const bool stale = version == hashes.end() || replica.template_hash != version->second;
     if (!replica.Live()) {
       if (replica.Draining() && !replica.Terminal()) ++draining_by_version[replica.version];
       pass.Retire(replica, stale ? kStopReplaced : kStopScaledDown);
-    } else if (version == versions.end()) {
+    } else if (version == hashes.end()) {
       pass.Drain(replica, "its version is no longer in the service");
       ++draining_by_version[replica.version];
     } else {
@@ -205,7 +207,7 @@ Status ServiceController::Reconcile(const Stored<api::Service>& stored,
   }
 
   for (const api::ServiceVersion& version : spec.versions) {
-    const std::string hash = ServiceTemplateHash(service, version);
+    const std::string& hash = hashes[version.name];
     std::vector<const Replica*>& live = live_by_version[version.name];
     VersionReplicas counts;
     counts.cold_start_seconds = status.cold_start_seconds;
