@@ -250,6 +250,10 @@ json EncodeService(const Service& service) {
                       {"stableWindow", FormatDuration(a.stable_window)},
                       {"panicWindow", FormatDuration(a.panic_window)}};
   PutDuration(autoscaling, "scaleToZeroAfter", a.scale_to_zero_after);
+  if (a.metric != "rps") {
+    autoscaling["maxScaleUpRate"] = a.max_scale_up_rate;
+    autoscaling["maxScaleDownRate"] = a.max_scale_down_rate;
+  }
   spec["autoscaling"] = std::move(autoscaling);
   PutStrings(spec, "tenants", s.tenants);
   PutString(spec, "queue", s.queue);

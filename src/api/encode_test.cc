@@ -77,8 +77,9 @@ std::vector<Object> EveryKind() {
   s.nodes_per_replica = 2;
   s.min_replicas = 0;
   s.max_replicas = 0;
-  s.autoscaling = {"kvCache", 0.75, std::chrono::seconds(30), std::chrono::seconds(3),
-                   std::chrono::minutes(10)};
+  s.autoscaling = {
+      "kvCache", 0.75, std::chrono::seconds(30), std::chrono::seconds(3), std::chrono::minutes(10),
+      4.0,       1.5};
   s.tenants = {"acme"};
   s.queue = "serving";
   s.priority = 100;

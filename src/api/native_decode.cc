@@ -186,7 +186,19 @@ void DecodeNativeService(const FieldView& doc, DecodedDocument& out) {
   a.stable_window = autoscaling.GetDuration("stableWindow", std::chrono::seconds(60));
   a.panic_window = autoscaling.GetDuration("panicWindow", std::chrono::seconds(6));
   a.scale_to_zero_after = autoscaling.GetDuration("scaleToZeroAfter");
+  a.max_scale_up_rate = autoscaling.Number("maxScaleUpRate", a.max_scale_up_rate);
+  a.max_scale_down_rate = autoscaling.Number("maxScaleDownRate", a.max_scale_down_rate);
   if (a.target <= 0) out.errors.Add(autoscaling.PathOf("target"), "must be above 0");
+  for (const char* rate : {"maxScaleUpRate", "maxScaleDownRate"}) {
+    if (!autoscaling.Has(rate)) continue;
+    if (a.metric == "rps") {
+      out.errors.Add(autoscaling.PathOf(rate),
+                     "applies to the concurrency, queue and kvCache metrics; rps paces its own "
+                     "scale-down");
+    } else if (!(autoscaling.Number(rate, 0) > 1)) {
+      out.errors.Add(autoscaling.PathOf(rate), "must be above 1 (a ratio of replica counts)");
+    }
+  }
   if (a.metric == "kvCache" && a.target > 1) {
     out.errors.Add(autoscaling.PathOf("target"), "kvCache is a fraction: at most 1");
   }

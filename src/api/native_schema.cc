@@ -255,7 +255,13 @@ const TypeSchema* AutoscalingSchema() {
        {"stableWindow", T::kDuration, "Window the load is averaged over (default 60s)."},
        {"panicWindow", T::kDuration, "Short window that scales up fast on bursts (default 6s)."},
        {"scaleToZeroAfter", T::kDuration,
-        "Idle time after which the service scales to zero; requires minReplicas 0."}}};
+        "Idle time after which the service scales to zero; requires minReplicas 0."},
+       {"maxScaleUpRate", T::kNumber,
+        "One decision asks for at most this many times the current replicas (default 1000; "
+        "above 1; not with rps)."},
+       {"maxScaleDownRate", T::kNumber,
+        "One decision keeps at least the current replicas divided by this (default 2; above 1; "
+        "not with rps)."}}};
   return &s;
 }
 

@@ -22,13 +22,17 @@ struct ServiceVersion {
 
 // How the replica count follows load (Knative's shape). `metric`: concurrency (in-flight
 // requests per replica), rps, queue (engine's waiting requests) or kvCache (KV-cache usage
-// fraction). `scale_to_zero_after` 0 keeps at least minReplicas.
+// fraction). `scale_to_zero_after` 0 keeps at least minReplicas. The rates bound one decision's
+// change as Knative's max-scale-up-rate and max-scale-down-rate do (at most current x up-rate,
+// at least current / down-rate); the rps metric paces its own scale-down and takes neither.
 struct Autoscaling {
   std::string metric = "concurrency";
   double target = 8;
   Duration stable_window = std::chrono::seconds(60);
   Duration panic_window = std::chrono::seconds(6);
   Duration scale_to_zero_after{0};
+  double max_scale_up_rate = 1000;
+  double max_scale_down_rate = 2;
 
   bool operator==(const Autoscaling&) const = default;
 };

@@ -19,9 +19,9 @@ std::string ServiceKey(const api::Service& service) {
 
 std::string AutoscalingText(const api::ServiceSpec& spec) {
   const api::Autoscaling& a = spec.autoscaling;
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}", a.metric, a.target, a.stable_window.count(),
-                     a.panic_window.count(), a.scale_to_zero_after.count(), spec.min_replicas,
-                     spec.max_replicas);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", a.metric, a.target, a.stable_window.count(),
+                     a.panic_window.count(), a.scale_to_zero_after.count(), a.max_scale_up_rate,
+                     a.max_scale_down_rate, spec.min_replicas, spec.max_replicas);
 }
 
 }  // namespace
@@ -84,6 +84,8 @@ Result<std::unique_ptr<autoscaler::ScalingPolicy>> PolicyForService(const api::S
   options.name = "windowed";
   options.stable_window = a.stable_window;
   options.panic_window = std::min(a.panic_window, a.stable_window);
+  options.max_scale_up_rate = a.max_scale_up_rate;
+  options.max_scale_down_rate = a.max_scale_down_rate;
   if (a.metric == "kvCache") {
     options.target_kv_usage = std::clamp(a.target, 0.01, 1.0);
     options.target_load = 1e9;

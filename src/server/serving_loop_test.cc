@@ -107,6 +107,25 @@ TEST(PolicyForServiceTest, WindowedPolicyScalesFromZeroOnHeldRequests) {
   EXPECT_EQ(decision.desired, 1);
 }
 
+// The spec's maxScaleDownRate bounds how far one decision lowers the count: from 3 ready
+// replicas with no load left, the default 2 keeps 1 and a rate of 1.2 keeps 2.
+TEST(PolicyForServiceTest, SpecScaleDownRateBoundsOneDecision) {
+  auto after_load_leaves = [](double rate) {
+    api::ServiceSpec spec = StoredService(kSplit).value.spec;
+    spec.max_replicas = 8;
+    spec.autoscaling.max_scale_down_rate = rate;
+    auto policy = PolicyForService(spec, std::chrono::seconds(30));
+    EXPECT_TRUE(policy.has_value());
+    autoscaler::LoadSample idle;
+    idle.ready_replicas = 3;
+    idle.running = 1;
+    idle.arrivals_total = 1;
+    return (*policy)->Decide(idle, TimePoint{} + std::chrono::seconds(1)).desired;
+  };
+  EXPECT_EQ(after_load_leaves(2), 1);
+  EXPECT_EQ(after_load_leaves(1.2), 2);
+}
+
 TEST(PolicyForServiceTest, BadWindowsAreNamed) {
   api::ServiceSpec spec = StoredService(kSplit).value.spec;
   spec.autoscaling.stable_window = Duration::zero();
