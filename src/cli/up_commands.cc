@@ -92,8 +92,10 @@ Result<std::shared_ptr<gateway::GatewayServer>> StartServing(
   controller_options.drain_grace = std::chrono::seconds(options.drain_grace_seconds);
   auto serving = std::make_shared<server::ServingLoop>(
       plane.store(), clock, *gateway, plane.registry(), controller_options, tokens.get());
+  // Woken by Service and Pod changes, so a service applied is routable, and a replica that
+  // became ready takes traffic, within milliseconds rather than at the next tick.
   plane.AddLoop("serving", std::chrono::milliseconds(100),
-                [serving, gateway, tokens] { return serving->RunOnce(); });
+                [serving, gateway, tokens] { return serving->RunOnce(); }, {"Service", "Pod"});
   std::cout << "strata: gateway listening on http://" << address->first << ":" << gateway->port()
             << " (OpenAI API; models from Services)" << std::endl;
   return gateway;

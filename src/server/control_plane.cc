@@ -51,11 +51,21 @@ std::string DescribeNode(const api::Node& node) {
   return text + ")";
 }
 
-// Runs one step on a thread every interval until stopped; Stop wakes it at once.
+// Runs one step on a thread every interval until stopped; Stop wakes it at once, and so does a
+// change to an object of one of the `wake_on` kinds (no sooner than kMinWakeGap after the last
+// step, so that a burst of writes, or the step's own writes, cost one extra step, not one each).
 class PeriodicLoop {
  public:
-  PeriodicLoop(std::string name, Duration interval, ControlStep step)
-      : name_(std::move(name)), interval_(interval), step_(std::move(step)) {
+  static constexpr Duration kMinWakeGap = std::chrono::milliseconds(10);
+
+  PeriodicLoop(std::string name, Duration interval, ControlStep step, store::Store& store,
+               std::vector<std::string> wake_on)
+      : name_(std::move(name)),
+        interval_(interval),
+        step_(std::move(step)),
+        store_(store),
+        wake_kinds_(std::move(wake_on)) {
+    for (const std::string& kind : wake_kinds_) watchers_.push_back(Watch(kind));
     thread_ = std::thread([this] { Run(); });
   }
   ~PeriodicLoop() { Stop(); }
@@ -67,26 +77,73 @@ class PeriodicLoop {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
+    for (auto& watcher : watchers_) {
+      if (watcher) watcher->SetNotify({});
+    }
   }
 
  private:
+  // A watcher of `kind` whose events wake the loop; null (the loop just ticks) if the store
+  // cannot watch.
+  std::unique_ptr<store::Watcher> Watch(const std::string& kind) {
+    store::WatchOptions options;
+    options.selection.kind = kind;
+    Result<std::unique_ptr<store::Watcher>> watcher = store_.Watch(options);
+    if (!watcher) {
+      spdlog::warn("{}: cannot watch {}: {}", name_, kind, watcher.error().ToString());
+      return nullptr;
+    }
+    (*watcher)->SetNotify([this] {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        changed_ = true;
+      }
+      wake_.notify_all();
+    });
+    return std::move(*watcher);
+  }
+
+  // Discards the events waiting (the step reads the store itself); a watcher that fell behind
+  // is replaced.
+  void DrainWatchers() {
+    for (size_t i = 0; i < watchers_.size(); ++i) {
+      if (!watchers_[i]) continue;
+      for (;;) {
+        Result<std::optional<store::WatchEvent>> event = watchers_[i]->TryNext();
+        if (event && event->has_value()) continue;
+        if (!event) {
+          watchers_[i]->SetNotify({});
+          watchers_[i] = Watch(wake_kinds_[i]);
+        }
+        break;
+      }
+    }
+  }
+
   void Run() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!stopping_) {
+      changed_ = false;
       lock.unlock();
+      DrainWatchers();
       Status status = step_();
       if (!status.ok()) spdlog::warn("{}: {}", name_, status.ToString());
       lock.lock();
-      wake_.wait_for(lock, interval_, [this] { return stopping_; });
+      if (wake_.wait_for(lock, kMinWakeGap, [this] { return stopping_; })) break;
+      wake_.wait_for(lock, interval_ - kMinWakeGap, [this] { return stopping_ || changed_; });
     }
   }
 
   const std::string name_;
   const Duration interval_;
   const ControlStep step_;
+  store::Store& store_;
+  const std::vector<std::string> wake_kinds_;
+  std::vector<std::unique_ptr<store::Watcher>> watchers_;  // the loop thread's, after start
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  bool changed_ = false;
   std::thread thread_;
 };
 
@@ -278,9 +335,10 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   return plane;
 }
 
-void ControlPlane::AddLoop(std::string name, Duration interval, ControlStep step) {
-  impl_->loops.push_back(
-      std::make_unique<PeriodicLoop>(std::move(name), interval, std::move(step)));
+void ControlPlane::AddLoop(std::string name, Duration interval, ControlStep step,
+                           std::vector<std::string> wake_on) {
+  impl_->loops.push_back(std::make_unique<PeriodicLoop>(std::move(name), interval, std::move(step),
+                                                        *impl_->store, std::move(wake_on)));
 }
 
 store::Store& ControlPlane::store() { return *impl_->store; }

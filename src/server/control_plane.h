@@ -64,9 +64,11 @@ class ControlPlane {
   static Result<std::unique_ptr<ControlPlane>> Start(const ControlPlaneOptions& options,
                                                      std::ostream& out);
 
-  // Runs `step` every `interval` on a thread of its own until Stop; a failing step is logged
-  // and run again at the next interval. REQUIRES: not stopped.
-  void AddLoop(std::string name, Duration interval, ControlStep step);
+  // Runs `step` every `interval` on a thread of its own until Stop, and sooner (within
+  // milliseconds) after a change to an object of a kind in `wake_on`; a failing step is logged
+  // and run again at the next interval. REQUIRES: not stopped; `interval` above 10 ms.
+  void AddLoop(std::string name, Duration interval, ControlStep step,
+               std::vector<std::string> wake_on = {});
 
   store::Store& store();
   // The metrics /metrics serves; loops started by the owner register theirs here.
