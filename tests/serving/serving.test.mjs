@@ -2,7 +2,9 @@
 // `strata engine-sim` in place of vLLM, with a start-up delay) with its gateway, driven by the
 // official openai client. Checks what the platform promises a service: scale-up under load,
 // drains that lose no stream, scale to zero and back through the activator, a 9:1 version
-// split, a replica killed mid-stream, and the KServe example. Everything binds port 0.
+// split, a replica killed mid-stream, a rolling update under load, a replica spanning two nodes
+// (LeaderWorkerSet's environment, restarted as one group), and the KServe example. Everything
+// binds port 0.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -144,8 +146,8 @@ spec:
   maxReplicas: 3
   autoscaling: {metric: concurrency, target: 4, stableWindow: 6s, panicWindow: 2s, scaleToZeroAfter: 8s}
 `);
-  // The gateway lists the model as soon as the serving loop has seen the service (every 100 ms),
-  // with no replica yet.
+  // The gateway lists the model as soon as the serving loop, woken by the change, has seen the
+  // service: with no replica yet.
   await waitFor('the model in the gateway', async () =>
     (await client.models.list()).data.some((m) => m.id === 'tp2-chat') || null, 30);
   // From zero: the first request waits in the gateway (activator) while a replica starts.
@@ -302,6 +304,117 @@ spec:
     return (await readyCount('pair')) === 2 && JSON.stringify(names) !== JSON.stringify(before_) || null;
   });
   cli('delete', 'service', 'pair');
+});
+
+test('a rolling update replaces one replica at a time while clients stream, and loses none', async () => {
+  const roll = (revision) => `
+apiVersion: strata.dev/v1alpha1
+kind: Service
+metadata: {name: roll}
+spec:
+  model: roll-chat
+  engine:
+    command: [vllm, serve, meta-llama/Llama-3.1-8B-Instruct]
+    env: [{name: MODEL_REVISION, value: "${revision}"}]
+  resources: {cpu: "1", memory: 4Gi, gpu: 1}
+  minReplicas: 2
+  maxReplicas: 2
+`;
+  applyYaml('roll', roll('1'));
+  await waitFor('two ready replicas', async () => (await readyCount('roll')) === 2 || null);
+  const original = new Set((await livePods('roll')).map((pod) => pod.metadata.uid));
+  let on = true;
+  const results = [];
+  const failures = [];
+  const clients = Array.from({ length: 6 }, async () => {
+    while (on) {
+      try {
+        results.push(await streamChat('roll-chat', 64));
+      } catch (error) {
+        failures.push(String(error));
+      }
+    }
+  });
+  await sleep(500);
+  applyYaml('roll', roll('2'));
+  // Sampled while the update runs: replicas serving or starting (draining ones excluded) never
+  // exceed the count by more than the one surge replica, and the ready ones never fall under it.
+  let mostServing = 0;
+  let fewestReady = Infinity;
+  await waitFor('every replica replaced', async () => {
+    const pods = await livePods('roll');
+    const ready = await readyCount('roll');
+    const serving = pods.filter((pod) => !pod.metadata.annotations?.['strata.dev/draining']);
+    mostServing = Math.max(mostServing, serving.length);
+    fewestReady = Math.min(fewestReady, ready);
+    return pods.length === 2 && ready === 2 && pods.every((pod) => !original.has(pod.metadata.uid)) || null;
+  }, 120);
+  on = false;
+  await Promise.all(clients);
+  console.log(`# rolling update: ${results.length} streams, at most ${mostServing} replicas serving or starting, ` +
+    `at least ${fewestReady} ready`);
+  assert.deepEqual(failures, [], 'no client saw an error');
+  for (const result of results) assert.ok(result.finish, 'every stream ended with a finish reason');
+  assert.ok(mostServing <= 3, `one surge replica at a time, saw ${mostServing}`);
+  assert.ok(fewestReady >= 2, `ready replicas never fell under the count, saw ${fewestReady}`);
+  cli('delete', 'service', 'roll');
+  await waitFor('the deleted service\'s pods to go', async () => (await livePods('roll')).length === 0 || null, 60);
+});
+
+// The environment of the engine process listening on `port`, from /proc.
+function engineEnvironment(port) {
+  const found = spawnSync('pgrep', ['-f', `engine-sim.*--port ${port}( |$)`], { encoding: 'utf8' });
+  assert.equal(found.status, 0, `an engine process on port ${port}`);
+  const pid = found.stdout.trim().split('\n')[0];
+  const env = {};
+  for (const entry of fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+    const eq = entry.indexOf('=');
+    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return { pid, env };
+}
+
+test('a replica spanning two nodes gets LeaderWorkerSet\'s environment and restarts as one group', async () => {
+  applyYaml('wide', `
+apiVersion: strata.dev/v1alpha1
+kind: Service
+metadata: {name: wide}
+spec:
+  model: wide-chat
+  engine: {command: [vllm, serve, meta-llama/Llama-3.1-70B-Instruct, --tensor-parallel-size, "4", --pipeline-parallel-size, "2"]}
+  resources: {cpu: "2", memory: 8Gi, gpu: 4}
+  tensorParallel: 4
+  nodesPerReplica: 2
+  minReplicas: 1
+  maxReplicas: 1
+`);
+  await waitFor('the spanning replica ready', async () => (await readyCount('wide')) === 1 || null);
+  const pods = (await livePods('wide')).sort((a, b) => a.spec.owner.rank - b.spec.owner.rank);
+  assert.equal(pods.length, 2, 'one pod per node of the replica');
+  assert.notEqual(pods[0].spec.nodeName, pods[1].spec.nodeName, 'the two ranks on different nodes');
+  const engines = pods.map((pod) => engineEnvironment(pod.metadata.annotations['strata.dev/engine-port']));
+  const leader = pods[0].metadata.annotations['strata.dev/leader-address'];
+  assert.ok(leader, 'the leader address is on the pods');
+  engines.forEach(({ env }, rank) => {
+    assert.equal(env.LWS_GROUP_SIZE, '2');
+    assert.equal(env.LWS_WORKER_INDEX, String(rank));
+    assert.equal(env.LWS_LEADER_ADDRESS, leader);
+  });
+  const reply = await client.chat.completions.create({
+    model: 'wide-chat', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4,
+  });
+  assert.ok(reply.choices[0].message.content.length > 0, 'served through the leader');
+  // The worker's engine dies: the whole group is replaced, leader included.
+  const before_ = new Set(pods.map((pod) => pod.metadata.uid));
+  process.kill(Number(engines[1].pid), 'SIGKILL');
+  await waitFor('a replacement group, ready', async () => {
+    const now = await livePods('wide');
+    return now.length === 2 && now.every((pod) => !before_.has(pod.metadata.uid)) &&
+      (await readyCount('wide')) === 1 || null;
+  }, 120);
+  assert.throws(() => process.kill(Number(engines[0].pid), 0), 'the old leader\'s engine stopped');
+  cli('delete', 'service', 'wide');
+  await waitFor('the deleted service\'s pods to go', async () => (await livePods('wide')).length === 0 || null, 60);
 });
 
 test('the KServe llama2-7b example applies and serves through engine-sim', async () => {
