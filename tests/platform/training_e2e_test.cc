@@ -53,7 +53,7 @@ struct JobShape {
   int checkpoint_every = 5;
   double step_sleep = 0.02;
   int priority = 0;
-  std::string queue;
+  std::string queue{};  // empty: the default queue
 };
 
 std::string JobManifest(const JobShape& job) {
