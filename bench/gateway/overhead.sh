@@ -10,11 +10,16 @@
 #                             [--connections 32] [--threads 2] [--variant small|stream|200k]
 #                             [--runs 3] [--paced] [--rate R]
 #                             [--engine-port P]   (use a replica already listening on P)
+#                             [--syscalls]
 #
 # --paced adds, after the peak rounds, rounds at half of strata's median peak req/s (or at
 # --rate R): every connection waits an exponentially distributed pause between requests, so
 # arrivals are close to Poisson at that rate and the latency percentiles are those of a
 # half-loaded proxy, not of a saturated one.
+#
+# --syscalls adds, per path, the system calls and context switches per request of the proxy
+# (of the engine for the direct path), counted by `perf stat` on kernel tracepoints during the
+# wrk run ("syscalls_per_request" in each path's JSON; needs perf and tracefs).
 #
 # Needs nginx and wrk (Debian packages). Everything listens on 127.0.0.1.
 set -euo pipefail
@@ -28,6 +33,7 @@ RUNS=3
 PACED=0
 RATE=
 ENGINE_PORT=
+SYSCALLS=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --strata) STRATA=$2; shift 2 ;;
@@ -39,6 +45,7 @@ while [[ $# -gt 0 ]]; do
     --paced) PACED=1; shift ;;
     --rate) PACED=1; RATE=$2; shift 2 ;;
     --engine-port) ENGINE_PORT=$2; shift 2 ;;
+    --syscalls) SYSCALLS=1; shift ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -178,18 +185,48 @@ cpu_ticks() {
 }
 TICKS_PER_SECOND=$(getconf CLK_TCK)
 
+SYSCALL_NAMES=(recvfrom sendto recvmsg sendmsg read write readv writev epoll_wait epoll_pwait
+  epoll_ctl timerfd_settime futex accept4 close setsockopt)
+SYSCALL_EVENTS="raw_syscalls:sys_enter,context-switches"
+for name in "${SYSCALL_NAMES[@]}"; do SYSCALL_EVENTS+=",syscalls:sys_enter_$name"; done
+
 # $1: port, $2: script, then the pids whose CPU time serves the path (the proxy's, or the
 # engine's for the direct path). Prints wrk's JSON line with "cpu_us_per_request" added: the
-# CPU the proxy spent per request, a figure that other load on the machine barely moves.
+# CPU the proxy spent per request, a figure that other load on the machine barely moves; with
+# --syscalls, also "syscalls_per_request".
 run_wrk() {
   local port=$1 script=$2; shift 2
-  local before after line
+  local before after line perf_pid=
+  : >"$WORK/perf.csv"
+  if [[ "$SYSCALLS" == 1 ]]; then
+    # Counts every thread of the pids; the system calls of all of them, per request.
+    perf stat -x, -o "$WORK/perf.csv" -e "$SYSCALL_EVENTS" -p "$(echo "$@" | tr ' ' ',')" \
+      >/dev/null 2>&1 &
+    perf_pid=$!
+    sleep 0.3  # perf attaches to every thread before the load starts
+  fi
   before=$(cpu_ticks "$@")
   line=$(wrk -t "$THREADS" -c "$CONNECTIONS" -d "${DURATION}s" -s "$script" \
     "http://127.0.0.1:$port/v1/chat/completions" | tail -n 1)
   after=$(cpu_ticks "$@")
-  python3 -c 'import json,sys; r=json.loads(sys.argv[1]); n=r["rps"]*float(sys.argv[2]); r["cpu_us_per_request"]=round((int(sys.argv[3])/int(sys.argv[4]))*1e6/n, 1) if n else None; print(json.dumps(r))' \
-    "$line" "$DURATION" "$((after - before))" "$TICKS_PER_SECOND"
+  if [[ -n "$perf_pid" ]]; then
+    kill -INT "$perf_pid"
+    wait "$perf_pid" 2>/dev/null || true
+  fi
+  python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+n = r["rps"] * float(sys.argv[2])
+r["cpu_us_per_request"] = round((int(sys.argv[3]) / int(sys.argv[4])) * 1e6 / n, 1) if n else None
+counts = {}
+for row in open(sys.argv[5]):
+    cells = row.strip().split(",")
+    if len(cells) > 2 and cells[0].replace(".", "").isdigit():
+        name = cells[2].split(":")[-1].replace("sys_enter_", "").replace("sys_enter", "all")
+        counts[name] = round(float(cells[0]) / n, 2) if n else None
+if counts:
+    r["syscalls_per_request"] = counts
+print(json.dumps(r))' "$line" "$DURATION" "$((after - before))" "$TICKS_PER_SECOND" "$WORK/perf.csv"
 }
 # One round: the three paths back to back, the order rotated by $2. Prints one JSON object.
 run_round() {
