@@ -49,6 +49,8 @@ export function parseMetrics(text, wanted) {
 // namespace/name. Listeners run at most once per animation frame, however many events arrive,
 // so 10,000 objects changing at once cost one render.
 export class LiveCollection {
+  static pageSize = 500;  // kubectl's chunk size
+
   constructor(path) {
     this.path = path;
     this.items = new Map();
@@ -81,10 +83,21 @@ export class LiveCollection {
   async start(onError) {
     while (!this.stopped) {
       try {
-        const list = await getJson(this.path);
-        this.items = new Map((list.items || []).map((o) => [LiveCollection.key(o), o]));
-        this.notify();
-        await this.watch(list.metadata.resourceVersion);
+        // In pages, so the first rows show while the rest arrive; the watch from the first
+        // page's version then replays every change made while the pages were read.
+        const sep = this.path.includes('?') ? '&' : '?';
+        let list = await getJson(`${this.path}${sep}limit=${LiveCollection.pageSize}`);
+        const version = list.metadata.resourceVersion;
+        this.items = new Map();
+        for (;;) {
+          for (const o of list.items || []) this.items.set(LiveCollection.key(o), o);
+          this.notify();
+          const next = list.metadata.continue;
+          if (!next || this.stopped) break;
+          list = await getJson(`${this.path}${sep}limit=${LiveCollection.pageSize}` +
+            `&continue=${encodeURIComponent(next)}`);
+        }
+        await this.watch(version);
       } catch (error) {
         if (this.stopped) return;
         onError(error);

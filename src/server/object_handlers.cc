@@ -6,6 +6,7 @@
 #include "api/manifest.h"
 #include "node/pod_contract.h"
 #include "server/api_status.h"
+#include "server/list_pages.h"
 #include "server/object_codec.h"
 #include "server/rest_api.h"
 #include "server/watch_stream.h"
@@ -130,18 +131,39 @@ Result<store::Object> DecodeSingle(const ResourcePath& path, const std::string& 
 
 }  // namespace
 
+// Kubernetes' chunked lists: `limit` cuts the list into pages and `continue` asks for the next.
+// Unlike etcd, the store keeps no old snapshots, so a later page shows the current state of the
+// objects after the cursor; every page carries the first page's resourceVersion, and a client
+// that watches from it once it has every page sees each change since, so it converges on the
+// same state a consistent snapshot plus the watch would give.
 Result<ApiReply> RestApi::List(const ResourcePath& path, const Query& query) {
   ASSIGN_OR_RETURN(Selected selected, SelectionFor(path, query));
-  ASSIGN_OR_RETURN(store::ListResult listed, store_.List(selected.selection));
-  nlohmann::json items = nlohmann::json::array();
-  for (const store::Object& object : listed.items) {
-    if (selected.Matches(object)) items.push_back(object.body);
+  int64_t limit = 0;
+  if (auto it = query.find("limit"); it != query.end()) {
+    ASSIGN_OR_RETURN(limit, ParseVersion(it->second, "limit"));
   }
-  return JsonReply(200,
-                   {{"kind", std::string(path.type->kind) + "List"},
-                    {"apiVersion", path.type->GroupVersion()},
-                    {"metadata", {{"resourceVersion", std::to_string(listed.resource_version)}}},
-                    {"items", std::move(items)}});
+  std::optional<ListCursor> after;
+  if (auto it = query.find("continue"); it != query.end() && !it->second.empty()) {
+    ASSIGN_OR_RETURN(after, DecodeContinue(it->second));
+  }
+  ASSIGN_OR_RETURN(store::ListResult listed, store_.List(selected.selection));
+  std::vector<store::Object> matching;
+  for (store::Object& object : listed.items) {
+    if (selected.Matches(object)) matching.push_back(std::move(object));
+  }
+  const int64_t version = after ? after->first_page_version : listed.resource_version;
+  ListPage page = CutPage(std::move(matching), after, limit, version);
+  nlohmann::json items = nlohmann::json::array();
+  for (store::Object& object : page.items) items.push_back(std::move(object.body));
+  nlohmann::json metadata = {{"resourceVersion", std::to_string(version)}};
+  if (page.next) {
+    metadata["continue"] = EncodeContinue(*page.next);
+    metadata["remainingItemCount"] = page.remaining;
+  }
+  return JsonReply(200, {{"kind", std::string(path.type->kind) + "List"},
+                         {"apiVersion", path.type->GroupVersion()},
+                         {"metadata", std::move(metadata)},
+                         {"items", std::move(items)}});
 }
 
 Result<ApiReply> RestApi::Watch(const ResourcePath& path, const Query& query) {

@@ -162,6 +162,45 @@ TEST_F(RestApiTest, CreateGetListAndDeleteANativeJob) {
   EXPECT_EQ(gone.error().code(), StatusCode::kNotFound);
 }
 
+// kubectl asks for lists in chunks (limit=500): pages in key order, each with the first
+// page's resourceVersion, the last without a continue token; a bad token names `continue`.
+TEST_F(RestApiTest, ListsArePagedWithLimitAndContinue) {
+  Start();
+  std::string job = kJob;
+  for (const char* name : {"a", "b", "c", "d", "e"}) {
+    std::string manifest = job;
+    manifest.replace(manifest.find("name: train"), 11, std::string("name: ") + name);
+    ASSERT_TRUE(Post("/apis/strata.dev/v1alpha1/namespaces/team-a/jobs", manifest));
+  }
+  std::vector<std::string> names;
+  std::string token;
+  std::string first_version;
+  for (int pages = 0;; ++pages) {
+    ASSERT_LT(pages, 3);
+    std::string path = "/apis/strata.dev/v1alpha1/jobs?limit=2";
+    if (!token.empty()) path += "&continue=" + token;
+    auto page = client_->Get(path);
+    ASSERT_TRUE(page) << page.error().ToString();
+    ASSERT_LE((*page)["items"].size(), 2u);
+    for (const auto& item : (*page)["items"]) names.push_back(item["metadata"]["name"]);
+    const auto& metadata = (*page)["metadata"];
+    if (first_version.empty()) first_version = metadata["resourceVersion"];
+    EXPECT_EQ(metadata["resourceVersion"], first_version);
+    if (!metadata.contains("continue")) break;
+    EXPECT_EQ(metadata["remainingItemCount"], 5 - static_cast<int>(names.size()));
+    token = metadata["continue"];
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+
+  auto bad = client_->Get("/apis/strata.dev/v1alpha1/jobs?limit=2&continue=zz");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.error().message(), ::testing::HasSubstr("continue"));
+  auto negative = client_->Get("/apis/strata.dev/v1alpha1/jobs?limit=-1");
+  ASSERT_FALSE(negative);
+  EXPECT_THAT(negative.error().message(), ::testing::HasSubstr("limit"));
+}
+
 TEST_F(RestApiTest, CompatibleKindsAreStoredAsNativeObjectsInThePathNamespace) {
   Start();
   auto created = Post("/apis/strata.dev/v1alpha1/namespaces/ml/jobs", kPyTorchJob);

@@ -38,3 +38,33 @@ test('a burst of watch events costs one notification per animation frame', () =>
   assert.equal(jobs.items.size, 9999);
   assert.throws(() => jobs.apply({ type: 'ERROR', object: { message: 'too old' } }), /too old/);
 });
+
+test('the list arrives in pages, and the watch starts from the first page\'s version', async () => {
+  globalThis.requestAnimationFrame = (callback) => callback();
+  globalThis.sessionStorage = { getItem: () => null };
+  const names = Array.from({ length: 1203 }, (_, i) => `job-${String(i).padStart(5, '0')}`);
+  const requested = [];
+  let jobs;
+  globalThis.fetch = async (url) => {
+    requested.push(url);
+    const query = new URL(url, 'http://dashboard').searchParams;
+    if (query.get('watch')) {
+      jobs.stop();
+      return { ok: false, status: 410 };
+    }
+    const start = Number(query.get('continue') ?? 0);
+    const limit = Number(query.get('limit'));
+    const metadata = { resourceVersion: start === 0 ? '7' : '9' };
+    if (start + limit < names.length) metadata.continue = String(start + limit);
+    const items = names.slice(start, start + limit).map((name) => ({ metadata: { namespace: 'a', name } }));
+    return { ok: true, status: 200, json: async () => ({ metadata, items }) };
+  };
+  jobs = new LiveCollection('/apis/strata.dev/v1alpha1/jobs');
+  const sizes = [];
+  jobs.subscribe((items) => sizes.push(items.size));
+  await jobs.start((error) => assert.fail(String(error)));
+  assert.equal(jobs.items.size, names.length);
+  assert.deepEqual(sizes, [500, 1000, 1203], 'a render per page: the first rows show first');
+  assert.match(requested[0], /\?limit=500$/);
+  assert.match(requested.at(-1), /watch=1&resourceVersion=7$/);
+});
