@@ -91,6 +91,22 @@ async function streamChat(model, maxTokens) {
   return { text, finish, chunks };
 }
 
+// `count` clients streaming chat completions of `maxTokens` back to back until stop() resolves;
+// every response and every error lands in `results` and `failures` (shared across calls).
+function streamingClients(model, count, maxTokens, results, failures) {
+  let on = true;
+  const clients = Array.from({ length: count }, async () => {
+    while (on) {
+      try {
+        results.push(await streamChat(model, maxTokens));
+      } catch (error) {
+        failures.push(String(error));
+      }
+    }
+  });
+  return { stop: () => { on = false; return Promise.all(clients); } };
+}
+
 before(async () => {
   up = spawn(strata, ['up', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--gateway-listen', '127.0.0.1:0',
     '--simulate', '3x4:H100-80GB', '--sim-startup-delay', String(STARTUP_DELAY_S), '--drain-grace', '30'],
@@ -161,39 +177,18 @@ spec:
   assert.equal(pods[0].spec.assignedGpus.length, 2, 'TP=2: two GPUs on one node');
 
   // Load: 24 clients streaming back to back, against a target of 4 per replica.
-  let loadOn = true;
   const results = [];
   const failures = [];
-  const client_loop = async () => {
-    while (loadOn) {
-      try {
-        results.push(await streamChat('tp2-chat', 64));
-      } catch (error) {
-        failures.push(String(error));
-      }
-    }
-  };
-  const clients = Array.from({ length: 24 }, client_loop);
+  const load = streamingClients('tp2-chat', 24, 64, results, failures);
   const scaled = await waitFor('scale-up to more than one replica', async () =>
     ((await service('tp2')).status?.versions?.[0]?.desiredReplicas ?? 0) > 1 ? true : null, 60);
   assert.ok(scaled);
   await waitFor('a second ready replica', async () => (await readyCount('tp2')) >= 2 || null, 60);
   // Load drops to two slow clients: the surplus replicas drain while streams are open on them.
-  loadOn = false;
-  await Promise.all(clients);
-  let slowOn = true;
-  const slow = Array.from({ length: 2 }, async () => {
-    while (slowOn) {
-      try {
-        results.push(await streamChat('tp2-chat', 200));
-      } catch (error) {
-        failures.push(String(error));
-      }
-    }
-  });
+  await load.stop();
+  const slow = streamingClients('tp2-chat', 2, 200, results, failures);
   await waitFor('scale-down to one replica', async () => (await livePods('tp2')).length === 1 || null, 90);
-  slowOn = false;
-  await Promise.all(slow);
+  await slow.stop();
   assert.deepEqual(failures, [], 'no client saw an error');
   for (const result of results) assert.ok(result.finish, 'every stream ended with a finish reason');
   const status = (await service('tp2')).status;
@@ -323,18 +318,9 @@ spec:
   applyYaml('roll', roll('1'));
   await waitFor('two ready replicas', async () => (await readyCount('roll')) === 2 || null);
   const original = new Set((await livePods('roll')).map((pod) => pod.metadata.uid));
-  let on = true;
   const results = [];
   const failures = [];
-  const clients = Array.from({ length: 6 }, async () => {
-    while (on) {
-      try {
-        results.push(await streamChat('roll-chat', 64));
-      } catch (error) {
-        failures.push(String(error));
-      }
-    }
-  });
+  const clients = streamingClients('roll-chat', 6, 64, results, failures);
   await sleep(500);
   applyYaml('roll', roll('2'));
   // Sampled while the update runs: replicas serving or starting (draining ones excluded) never
@@ -349,8 +335,7 @@ spec:
     fewestReady = Math.min(fewestReady, ready);
     return pods.length === 2 && ready === 2 && pods.every((pod) => !original.has(pod.metadata.uid)) || null;
   }, 120);
-  on = false;
-  await Promise.all(clients);
+  await clients.stop();
   console.log(`# rolling update: ${results.length} streams, at most ${mostServing} replicas serving or starting, ` +
     `at least ${fewestReady} ready`);
   assert.deepEqual(failures, [], 'no client saw an error');
