@@ -108,7 +108,10 @@ Result<std::string> Explain(std::string_view query, std::string_view api_version
                              : field->nested != nullptr ? field->nested()
                                                         : nullptr;
   if (listed != nullptr) {
-    if (field != nullptr) WriteIndented(out, std::string(listed->doc), 4);
+    // The type's own description, unless the field already said the same.
+    if (field != nullptr && listed->doc != field->doc) {
+      WriteIndented(out, std::string(listed->doc), 4);
+    }
     out << "\nFIELDS:\n";
     for (const FieldSpec& f : listed->fields) {
       out << "  " << f.name << "\t" << TypeName(f) << (f.required ? " -required-" : "") << "\n";

@@ -29,6 +29,12 @@ TEST(ExplainTest, ExplainsAFieldPath) {
   Result<std::string> leaf = Explain("job.spec.topology.mode");
   ASSERT_TRUE(leaf.has_value());
   EXPECT_THAT(*leaf, HasSubstr("Values: Required, Preferred"));
+  // A field described as its type is: said once.
+  Result<std::string> autoscaling = Explain("Service.spec.autoscaling");
+  ASSERT_TRUE(autoscaling.has_value());
+  EXPECT_THAT(*autoscaling,
+              HasSubstr("DESCRIPTION:\n    How the replica count follows load.\n\nFIELDS"));
+  EXPECT_THAT(*autoscaling, HasSubstr("  maxScaleDownRate\t<number>"));
 }
 
 TEST(ExplainTest, ExplainsCompatibleKindsAndWhatTheyBecome) {
