@@ -8,9 +8,12 @@ printf '| cold start | policy | SLO attainment (TTFT <= 2 s) | GPU-hours | x sta
 printf '|---|---|---|---|---|---|---|---|\n'
 for cold in 82s 294s; do
   peak_hours=""
-  for policy in static-peak strata kpa keda; do
+  # "strata-tokens": strata planning in prompt tokens (--plan-in-prompt-tokens), for comparison.
+  for policy in static-peak strata strata-tokens kpa keda; do
+    flags=(--policy "$policy")
+    [[ $policy == strata-tokens ]] && flags=(--policy strata --plan-in-prompt-tokens)
     json=$("$strata" sim autoscale --trace "$trace" --format azure --cold-start "$cold" \
-      --profile 8b-h100 --policy "$policy" -o json)
+      --profile 8b-h100 "${flags[@]}" -o json)
     python3 - "$cold" "$policy" "$peak_hours" <<PY
 import json, sys
 r = json.loads('''$json''')
@@ -25,6 +28,18 @@ PY
     fi
   done
 done
+# With SPREAD=1: strata at headroom 0, 0.005, 0.01, 0.015 and 0.02 at each cold start, to show
+# how far a tiny change of input moves its result (the median is the figure to quote).
+if [[ ${SPREAD:-0} == 1 ]]; then
+  printf '\n| cold start | headroom | SLO attainment | GPU-hours |\n|---|---|---|---|\n'
+  for cold in 82s 294s; do
+    for headroom in 0 0.005 0.01 0.015 0.02; do
+      "$strata" sim autoscale --trace "$trace" --format azure --cold-start "$cold" \
+        --profile 8b-h100 --policy strata --headroom "$headroom" -o json |
+        python3 -c "import json, sys; r = json.load(sys.stdin); print(f\"| $cold | $headroom | {r['slo_attainment']*100:.2f} % | {r['gpu_hours']:.2f} |\")"
+    done
+  done
+fi
 # With SWEEP=1: strata's SLO attainment and GPU-hours against its headroom parameter.
 if [[ ${SWEEP:-0} == 1 ]]; then
   printf '\n| cold start | headroom | SLO attainment | GPU-hours |\n|---|---|---|---|\n'

@@ -37,6 +37,17 @@ Status Autoscaler::RemoveTarget(const TargetKey& key) {
   return Status::Ok();
 }
 
+Status Autoscaler::SetColdStart(const TargetKey& key, Duration cold_start) {
+  auto it = targets_.find(key);
+  if (it == targets_.end()) {
+    return NotFoundError(
+        fmt::format("service {} version {} is not autoscaled", key.service, key.version));
+  }
+  if (cold_start < Duration{0}) return InvalidArgumentError("coldStart: must be >= 0");
+  it->second.policy->SetColdStart(cold_start);
+  return Status::Ok();
+}
+
 Result<Decision> Autoscaler::Evaluate(const TargetKey& key, const LoadSample& sample) {
   auto it = targets_.find(key);
   if (it == targets_.end()) {

@@ -56,6 +56,11 @@ class Autoscaler {
   // Stops scaling `key` and drops its metrics. NotFound when it is not scaled.
   Status RemoveTarget(const TargetKey& key);
 
+  // Tells the policy of `key` how long a new replica now takes to become ready (see
+  // ScalingPolicy::SetColdStart); it applies from the next Evaluate. NotFound when `key` is not
+  // scaled; InvalidArgument when `cold_start` is negative.
+  Status SetColdStart(const TargetKey& key, Duration cold_start);
+
   // Gives `sample` to the policy of `key` at the clock's now; returns its decision, which
   // also becomes LastDecision(key). NotFound when `key` is not scaled.
   Result<Decision> Evaluate(const TargetKey& key, const LoadSample& sample);

@@ -124,6 +124,25 @@ TEST(Autoscaler, UnknownAndDuplicateTargetsAreErrors) {
   EXPECT_EQ(autoscaler.AddTarget(kChat, std::make_unique<FixedPolicy>(3)).code(),
             StatusCode::kAlreadyExists);
   EXPECT_EQ(autoscaler.RemoveTarget({"chat", "v2"}).code(), StatusCode::kNotFound);
+  EXPECT_EQ(autoscaler.SetColdStart({"chat", "v2"}, seconds(5)).code(), StatusCode::kNotFound);
+  EXPECT_EQ(autoscaler.SetColdStart(kChat, seconds(-1)).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Autoscaler, AMeasuredColdStartReachesThePolicy) {
+  FakeClock clock;
+  telemetry::Registry registry;
+  Autoscaler autoscaler(clock, registry);
+  ASSERT_TRUE(
+      autoscaler.AddTarget(kChat, std::make_unique<RatePolicy>(RateDefaults(seconds(82)))).ok());
+  ASSERT_TRUE(autoscaler.SetColdStart(kChat, seconds(294)).ok());
+  clock.Advance(seconds(1));
+  LoadSample sample = Load(0, 1);
+  sample.arrivals_total = 1;
+  EXPECT_THAT(autoscaler.Evaluate(kChat, sample)->reason, HasSubstr("in 294s"));
+  // A policy that does not look ahead takes it and carries on.
+  ASSERT_TRUE(autoscaler.AddTarget({"chat", "v2"}, std::make_unique<FixedPolicy>(2)).ok());
+  EXPECT_TRUE(autoscaler.SetColdStart({"chat", "v2"}, seconds(294)).ok());
+  EXPECT_EQ(autoscaler.Evaluate({"chat", "v2"}, sample)->desired, 2);
 }
 
 }  // namespace

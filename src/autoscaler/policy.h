@@ -24,6 +24,10 @@ struct LoadSample {
   // gateway's own TTFT measurements, counters like arrivals_total.
   int64_t answered_total = 0;
   int64_t late_total = 0;
+  // Prompt tokens of the requests received since the start (the gateway's estimate at
+  // admission, the one its token quotas reserve): a counter like arrivals_total. 0 when the
+  // feeder does not count them; the rate policy then plans in requests alone.
+  int64_t prompt_tokens_total = 0;
   int ready_replicas = 0;
   int starting_replicas = 0;  // created, weights still loading
 
@@ -55,6 +59,11 @@ class ScalingPolicy {
   // Records `sample`, taken at `now`, and returns the replica count wanted from now on.
   // REQUIRES: `now` never decreases between calls.
   virtual Decision Decide(const LoadSample& sample, TimePoint now) = 0;
+
+  // Tells the policy how long a new replica now takes from creation to readiness (measured by
+  // the caller, e.g. from the last replica's start-up). Policies that look ahead by a cold start
+  // use it from the next decision on; the others ignore it. REQUIRES: cold_start >= 0.
+  virtual void SetColdStart(Duration /*cold_start*/) {}
 
   // "strata", "kpa", "keda" or "static".
   virtual std::string_view name() const = 0;

@@ -34,10 +34,14 @@ Status ValidateRateOptions(const RateOptions& options) {
   if (!(options.capacity_backoff > 0 && options.capacity_backoff < 1)) {
     return InvalidArgumentError("capacityBackoff: must be in (0, 1)");
   }
+  if (!(options.capacity_smoothing > 0 && options.capacity_smoothing <= 1)) {
+    return InvalidArgumentError("capacitySmoothing: must be in (0, 1]");
+  }
   if (!(options.capacity_probe >= 0) || !(options.probe_load >= 0)) {
     return InvalidArgumentError("capacityProbe, probeLoad: must be >= 0");
   }
   if (!(options.headroom >= 0)) return InvalidArgumentError("headroom: must be >= 0");
+  if (!(options.request_tokens > 0)) return InvalidArgumentError("requestTokens: must be > 0");
   if (!(options.burst_sigmas >= 0)) return InvalidArgumentError("burstSigmas: must be >= 0");
   if (!(options.max_forecast_growth >= 1)) {
     return InvalidArgumentError("maxForecastGrowth: must be >= 1");
@@ -57,8 +61,7 @@ Status ValidateRateOptions(const RateOptions& options) {
   return Status::Ok();
 }
 
-RatePolicy::RatePolicy(RateOptions options)
-    : options_(std::move(options)), capacity_(options_.initial_capacity) {
+RatePolicy::RatePolicy(RateOptions options) : options_(std::move(options)) {
   STRATA_CHECK(ValidateRateOptions(options_).ok());
 }
 
@@ -70,12 +73,22 @@ const RatePolicy::Point& RatePolicy::PointAt(TimePoint t) const {
   return after == points_.begin() ? points_.front() : *std::prev(after);
 }
 
-double RatePolicy::ArrivalRate(TimePoint now, Duration to_ago, Duration window) const {
+double RatePolicy::WorkRate(TimePoint now, Duration to_ago, Duration window) const {
   const Point& end = PointAt(now - to_ago);
   const Point& begin = PointAt(now - to_ago - window);
   if (end.at <= begin.at) return 0;
-  return static_cast<double>(end.arrivals_total - begin.arrivals_total) /
-         ToSeconds(end.at - begin.at);
+  return (end.work_total - begin.work_total) / ToSeconds(end.at - begin.at);
+}
+
+double RatePolicy::WorkPerRequest() const {
+  const Point& begin = points_.front();
+  const Point& end = points_.back();
+  if (end.arrivals_total > begin.arrivals_total) {
+    return (end.work_total - begin.work_total) /
+           static_cast<double>(end.arrivals_total - begin.arrivals_total);
+  }
+  if (end.arrivals_total > 0) return end.work_total / static_cast<double>(end.arrivals_total);
+  return options_.plan_in_prompt_tokens ? options_.request_tokens : 1;
 }
 
 void RatePolicy::LearnCapacity(TimePoint now, std::string& why) {
@@ -95,23 +108,26 @@ void RatePolicy::LearnCapacity(TimePoint now, std::string& why) {
   }
   if (ready_sum == 0) return;
   last_learned_ = now;
-  const double per_replica = static_cast<double>(end.arrivals_total - begin.arrivals_total) /
-                             ToSeconds(end.at - begin.at) / (ready_sum / samples);
+  const double per_replica =
+      (end.work_total - begin.work_total) / ToSeconds(end.at - begin.at) / (ready_sum / samples);
+  const double per_request = WorkPerRequest();
   const double missed =
       static_cast<double>(end.late_total - begin.late_total) / static_cast<double>(answered);
   // Misses while replicas carried more than the estimate, or while the replicas asked for were
   // still starting, say the count was short, not that the estimate is wrong.
+  double revised = capacity_;
   if (missed > options_.miss_budget && per_replica <= capacity_ && !scaling_up) {
-    const double lowered = std::max(options_.min_capacity, per_replica * options_.capacity_backoff);
-    why += fmt::format("; {:.1f}% late at {:.2f} req/s per replica: capacity {:.2f} -> {:.2f}",
-                       missed * 100, per_replica, capacity_, lowered);
-    capacity_ = lowered;
+    revised =
+        std::max(options_.min_capacity * per_request, per_replica * options_.capacity_backoff);
   } else if (missed <= options_.miss_budget / 2 && per_replica >= options_.probe_load * capacity_) {
-    const double raised = std::max(capacity_, per_replica) * (1 + options_.capacity_probe);
-    why += fmt::format("; {:.1f}% late at {:.2f} req/s per replica: capacity {:.2f} -> {:.2f}",
-                       missed * 100, per_replica, capacity_, raised);
-    capacity_ = raised;
+    revised = std::max(capacity_, per_replica) * (1 + options_.capacity_probe);
   }
+  if (revised == capacity_) return;
+  revised = capacity_ + options_.capacity_smoothing * (revised - capacity_);
+  why += fmt::format("; {:.1f}% late at {:.2f} req/s per replica: capacity {:.2f} -> {:.2f}",
+                     missed * 100, per_replica / per_request, capacity_ / per_request,
+                     revised / per_request);
+  capacity_ = revised;
 }
 
 int RatePolicy::HoldForScaleDown(int wanted, TimePoint now, std::string& why) {
@@ -133,6 +149,11 @@ int RatePolicy::HoldForScaleDown(int wanted, TimePoint now, std::string& why) {
   return last_desired_ - 1;
 }
 
+void RatePolicy::SetColdStart(Duration cold_start) {
+  STRATA_CHECK(cold_start >= Duration{0});
+  options_.cold_start = cold_start;
+}
+
 Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
   const bool arrived = !points_.empty() && sample.arrivals_total > points_.back().arrivals_total;
   if (sample.Load() > 0 || arrived) {
@@ -144,25 +165,34 @@ Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
     last_learned_ = now;
     last_desired_ = sample.ready_replicas + sample.starting_replicas;
   }
-  points_.push_back({now, sample.arrivals_total, sample.answered_total, sample.late_total,
-                     sample.ready_replicas, sample.starting_replicas});
+  const double arrivals = static_cast<double>(sample.arrivals_total);
+  const double work_total =
+      options_.plan_in_prompt_tokens
+          ? static_cast<double>(sample.prompt_tokens_total) + options_.request_tokens * arrivals
+          : arrivals;
+  points_.push_back({now, sample.arrivals_total, work_total, sample.answered_total,
+                     sample.late_total, sample.ready_replicas, sample.starting_replicas});
   // A burst window more than the longest look-back, so a whole one is always there.
   const Duration keep =
       std::max({options_.capacity_window, 2 * options_.trend_window, options_.level_window}) +
       options_.burst_window;
   while (now - points_.front().at > keep) points_.pop_front();
 
+  // Work per request converts between requests and work: the capacity before anything is
+  // learned, the Poisson margin (arrivals are counted in requests) and the queue.
+  const double per_request = WorkPerRequest();
+  if (capacity_ == 0) capacity_ = options_.initial_capacity * per_request;
   std::string why;
   LearnCapacity(now, why);
 
-  const double burst = ArrivalRate(now, Duration{0}, options_.burst_window);
-  const double level = ArrivalRate(now, Duration{0}, options_.level_window);
+  const double burst = WorkRate(now, Duration{0}, options_.burst_window);
+  const double level = WorkRate(now, Duration{0}, options_.level_window);
   // The trend compares the last two trend windows, once the samples cover both; each window's
   // rate is its mean, centred half a window back, and so is the level's.
   double slope = 0;
   if (now - points_.front().at >= 2 * options_.trend_window) {
-    const double recent = ArrivalRate(now, Duration{0}, options_.trend_window);
-    const double before = ArrivalRate(now, options_.trend_window, options_.trend_window);
+    const double recent = WorkRate(now, Duration{0}, options_.trend_window);
+    const double before = WorkRate(now, options_.trend_window, options_.trend_window);
     slope = (recent - before) / ToSeconds(options_.trend_window);
   }
   const double ahead = ToSeconds(options_.cold_start) + ToSeconds(options_.level_window) / 2;
@@ -171,19 +201,23 @@ Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
   // The level serves now and the forecast one cold start from now; the Poisson margin covers
   // the bursts the expected rate brings, and a burst already larger than that counts as it is.
   const double expected = std::max(level, forecast);
-  const double burst_margin =
-      options_.burst_sigmas * std::sqrt(expected / ToSeconds(options_.burst_window));
+  const double burst_margin = options_.burst_sigmas *
+                              std::sqrt(expected / per_request / ToSeconds(options_.burst_window)) *
+                              per_request;
   const int64_t queued = sample.waiting + sample.gateway_queued;
-  const double drain = static_cast<double>(queued) / ToSeconds(options_.drain_time);
+  const double drain = static_cast<double>(queued) * per_request / ToSeconds(options_.drain_time);
   const double need = std::max(expected + burst_margin, burst) + drain;
   const int wanted = static_cast<int>(std::ceil(need * (1 + options_.headroom) / capacity_ - 1e-9));
-  why =
-      fmt::format(
-          "arrivals {:.2f} req/s over {}s, {:.2f} over {}s, forecast {:.2f} in {}s; {} queued; "
-          "need {:.2f} req/s (+{:.0f}% headroom) at {:.2f} req/s per replica wants {}",
-          burst, Seconds(options_.burst_window), level, Seconds(options_.level_window), forecast,
-          Seconds(options_.cold_start), queued, need, options_.headroom * 100, capacity_, wanted) +
-      why;
+  const std::string work =
+      options_.plan_in_prompt_tokens ? fmt::format(" ({:.0f} tokens/request)", per_request) : "";
+  why = fmt::format(
+            "arrivals {:.2f} req/s over {}s, {:.2f} over {}s, forecast {:.2f} in {}s{}; {} "
+            "queued; need {:.2f} req/s (+{:.0f}% headroom) at {:.2f} req/s per replica wants {}",
+            burst / per_request, Seconds(options_.burst_window), level / per_request,
+            Seconds(options_.level_window), forecast / per_request, Seconds(options_.cold_start),
+            work, queued, need / per_request, options_.headroom * 100, capacity_ / per_request,
+            wanted) +
+        why;
 
   const bool idle = !seen_activity_ || now - last_active_ >= options_.scale_to_zero_after;
   const int desired = ApplyIdleAndBounds(HoldForScaleDown(wanted, now, why), sample, idle,
@@ -191,9 +225,9 @@ Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
                                          options_.max_replicas, why);
   last_desired_ = desired;
   Decision decision{desired, false, fmt::format("{} -> {} replicas", why, desired)};
-  decision.arrival_rate = burst;
-  decision.forecast_rate = need;
-  decision.capacity_per_replica = capacity_;
+  decision.arrival_rate = burst / per_request;
+  decision.forecast_rate = need / per_request;
+  decision.capacity_per_replica = capacity_ / per_request;
   return decision;
 }
 

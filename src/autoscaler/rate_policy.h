@@ -15,19 +15,31 @@ struct RateOptions {
   Duration ttft_slo = std::chrono::seconds(2);
   // The share of answered requests per capacity window that may miss before the estimate drops.
   double miss_budget = 0.01;
-  // Requests per second one ready replica serves within the objective, before anything is
-  // learned. Learning moves it; a conservative start costs GPU-hours, not misses.
+  // Off (the default): the policy plans in requests. On: it plans in work, a request's work
+  // being its prompt tokens (LoadSample::prompt_tokens_total) plus `request_tokens`, what its
+  // fixed costs (the prefill's overhead, its share of the decode steps) weigh in prompt tokens;
+  // rates, capacity and queue are then counted in work per second. On the Azure 2023
+  // conversation trace it cost more GPU-hours for no better attainment (bench/autoscale).
+  bool plan_in_prompt_tokens = false;
+  double request_tokens = 300;
+  // Average requests per second one ready replica serves within the objective, before anything
+  // is learned (turned into work per second at the mean work per request first seen). Learning
+  // moves it; a conservative start costs GPU-hours, not misses.
   double initial_capacity = 1.0;
   double min_capacity = 0.05;
   // The estimate is revised once per capacity window, from that window's arrivals per ready
   // replica and its misses: over budget while no replica was starting and the replicas carried
-  // no more than the estimate, it falls to `capacity_backoff` x the observed rate;
+  // no more than the estimate, it falls towards `capacity_backoff` x the observed rate;
   // within half the budget while replicas carried at least `probe_load` x the estimate, it rises
-  // to the larger of itself and that rate, times (1 + capacity_probe).
+  // towards the larger of itself and that rate, times (1 + capacity_probe). Each revision moves
+  // it `capacity_smoothing` of the way there: one window's misses often come from a cluster of
+  // long prompts rather than from too little capacity, and a full jump made the replayed
+  // results swing by points of attainment with the smallest change of input (bench/autoscale).
   Duration capacity_window = std::chrono::seconds(60);
   double capacity_backoff = 0.9;
   double capacity_probe = 0.1;
   double probe_load = 0.5;
+  double capacity_smoothing = 0.3;
   // Fewer answered requests than this in a window teach nothing.
   int64_t min_window_requests = 50;
   // Spare capacity provisioned on top of the forecast need: replicas = need x (1 + headroom) /
@@ -43,8 +55,10 @@ struct RateOptions {
   Duration trend_window = std::chrono::seconds(120);
   double max_forecast_growth = 1.5;
   // Poisson burst headroom: the need includes `burst_sigmas` standard deviations of the
-  // arrivals in one burst window at the forecast rate.
-  double burst_sigmas = 1.0;
+  // arrivals in one burst window at the forecast rate. 0.5 rather than 1: the learned capacity
+  // already absorbs most bursts (bench/autoscale: 0.59x instead of 0.61x static-peak's
+  // GPU-hours at an 82 s cold start, both above 99 %).
+  double burst_sigmas = 0.5;
   // Requests queued (in the engines or held by the gateway) ask for the extra rate that drains
   // them within `drain_time`.
   Duration drain_time = std::chrono::seconds(30);
@@ -77,6 +91,8 @@ Status ValidateRateOptions(const RateOptions& options);
 //   rate that missed, raised slowly while the replicas carry the planned rate without misses.
 //   A queue therefore asks only for the capacity that drains it, never for one replica per
 //   `target` queued requests, so a burst cannot ask for a multiple of what the rate needs.
+// - With plan_in_prompt_tokens, rates, capacity and queue count work (prompt tokens plus a
+//   fixed weight per request) instead of requests; decisions still report requests/s.
 // - Replicas = ceil(need x (1 + headroom) / capacity), clamped to [min, max]; scale-down waits
 //   for the scale-down delay and then gives back one replica per step (a drained replica
 //   finishes its streams); the last replica goes after the idle period.
@@ -90,8 +106,12 @@ class RatePolicy final : public ScalingPolicy {
 
   Decision Decide(const LoadSample& sample, TimePoint now) override;
   std::string_view name() const override { return options_.name; }
+  // The forecast looks `cold_start` ahead from the next decision on (the scale-down delay and
+  // idle period stay as constructed).
+  void SetColdStart(Duration cold_start) override;
 
-  // Requests/s per ready replica within the objective, as currently estimated.
+  // Work per second (see plan_in_prompt_tokens) one ready replica serves within the objective,
+  // as currently estimated; 0 before the first decision.
   double capacity() const { return capacity_; }
   const RateOptions& options() const { return options_; }
 
@@ -99,6 +119,7 @@ class RatePolicy final : public ScalingPolicy {
   struct Point {
     TimePoint at;
     int64_t arrivals_total;
+    double work_total;  // requests, or prompt tokens + request_tokens per request, since the start
     int64_t answered_total;
     int64_t late_total;
     int ready;
@@ -109,8 +130,11 @@ class RatePolicy final : public ScalingPolicy {
     int replicas;
   };
 
-  // Arrivals per second between now - to_ago - window and now - to_ago (0 without samples).
-  double ArrivalRate(TimePoint now, Duration to_ago, Duration window) const;
+  // Work (requests, or see plan_in_prompt_tokens) per second between now - to_ago - window and
+  // now - to_ago (0 without samples).
+  double WorkRate(TimePoint now, Duration to_ago, Duration window) const;
+  // Mean work of one request over the samples kept (1 when planning in requests).
+  double WorkPerRequest() const;
   // The last sample at or before `t`, or the oldest one.
   const Point& PointAt(TimePoint t) const;
   // Revises capacity_ once per capacity window; appends what it did to `why`.
@@ -119,7 +143,7 @@ class RatePolicy final : public ScalingPolicy {
   int HoldForScaleDown(int wanted, TimePoint now, std::string& why);
 
   RateOptions options_;
-  double capacity_;
+  double capacity_ = 0;
   std::deque<Point> points_;
   std::deque<Wanted> wanted_;
   TimePoint last_learned_{};

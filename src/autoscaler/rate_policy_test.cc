@@ -103,17 +103,27 @@ TEST(RatePolicy, TheForecastStartsScaleUpAColdStartAhead) {
   EXPECT_TRUE(without_forecast == 0 || without_forecast >= with_forecast + 60) << without_forecast;
 }
 
-TEST(RatePolicy, CapacityFallsToTheRateThatMissedAndRisesWhileCleanWindowsCarryThePlan) {
+// Options that learn from 50 answered requests a window, starting at 2 req/s per replica, each
+// revision moving `smoothing` of the way; and the first window of a test: 4 req/s on 2 replicas
+// with 10 % of first tokens late, so 2 req/s per replica missed and the target is 0.9 x 2.
+RateOptions Learning(double smoothing) {
   RateOptions options = Plain();
   options.capacity_probe = 0.05;
   options.min_window_requests = 50;
   options.initial_capacity = 2.0;
-  RatePolicy policy(options);
-  Load load(policy);
-  // 4 req/s on 2 replicas with 10 % of first tokens late: 2 req/s per replica missed, so the
-  // estimate falls to 0.9 x 2.
+  options.capacity_smoothing = smoothing;
+  return options;
+}
+
+Decision MissedWindow(Load& load) {
   load.SetReady(2);
-  Decision decision = load.Run(61, 4.0, 0, 0.10);
+  return load.Run(61, 4.0, 0, 0.10);
+}
+
+TEST(RatePolicy, CapacityFallsToTheRateThatMissedAndRisesWhileCleanWindowsCarryThePlan) {
+  RatePolicy policy(Learning(1));
+  Load load(policy);
+  Decision decision = MissedWindow(load);
   EXPECT_NEAR(policy.capacity(), 1.8, 1e-9);
   EXPECT_THAT(decision.reason, HasSubstr("late at 2.00 req/s per replica: capacity 2.00 -> 1.80"));
   // Then clean windows at the planned load: the estimate rises by 5 % a window.
@@ -122,6 +132,85 @@ TEST(RatePolicy, CapacityFallsToTheRateThatMissedAndRisesWhileCleanWindowsCarryT
   EXPECT_GT(after_clean, 1.8);
   load.Run(60, 4.0);
   EXPECT_GT(policy.capacity(), after_clean);
+}
+
+TEST(RatePolicy, SmoothingMovesTheEstimateAShareOfTheWay) {
+  RatePolicy policy(Learning(0.25));
+  Load load(policy);
+  // The window says 1.8 (as above); a quarter of the way from 2.0 is 1.95.
+  const Decision decision = MissedWindow(load);
+  EXPECT_NEAR(policy.capacity(), 1.95, 1e-9);
+  EXPECT_THAT(decision.reason, HasSubstr("capacity 2.00 -> 1.95"));
+}
+
+TEST(RatePolicy, SetColdStartMovesTheForecastHorizon) {
+  RateOptions options = Plain(seconds(10));
+  RatePolicy learned(options);
+  learned.SetColdStart(seconds(120));
+  EXPECT_EQ(learned.options().cold_start, seconds(120));
+  // The same ramp as above: with the measured 120 s the forecast runs ahead as if the policy
+  // had been made with it.
+  RatePolicy made_with(Plain(seconds(120)));
+  Load a(learned);
+  Load b(made_with);
+  a.Run(300, 1.0);
+  b.Run(300, 1.0);
+  for (int t = 1; t <= 200; ++t) {
+    const double rate = 1 + 0.02 * t;
+    ASSERT_EQ(a.Run(1, rate).desired, b.Run(1, rate).desired) << t;
+  }
+  EXPECT_THAT(a.Run(1, 5.0).reason, HasSubstr("in 120s"));
+}
+
+// Feeds `policy` 4 req/s for 300 s, each request with `prompt_tokens` prompt tokens.
+Decision RunWithPrompts(RatePolicy& policy, int64_t prompt_tokens) {
+  Decision decision;
+  TimePoint now = FakeClock::kDefaultStart;
+  for (int second = 1; second <= 300; ++second) {
+    now += seconds(1);
+    LoadSample sample;
+    sample.arrivals_total = 4 * second;
+    sample.prompt_tokens_total = 4 * second * prompt_tokens;
+    sample.answered_total = sample.arrivals_total;
+    sample.ready_replicas = 4;
+    decision = policy.Decide(sample, now);
+  }
+  return decision;
+}
+
+TEST(RatePolicy, PlanningInPromptTokensWeighsLongPromptsMore) {
+  // Capacity 1 request/s of 700 tokens + 300 per request: 1,000 tokens/s per replica. Requests
+  // of 1,700 prompt tokens weigh twice that, so the same 4 req/s wants twice the replicas.
+  RateOptions options = Plain();
+  options.plan_in_prompt_tokens = true;
+  options.request_tokens = 300;
+  options.initial_capacity = 1.0;
+  RatePolicy reference(options);
+  const double per_replica = 1.0 * (700 + 300);
+  // A policy that learned nothing keeps the capacity it started from, in tokens.
+  EXPECT_EQ(RunWithPrompts(reference, 700).desired, 4);
+  EXPECT_NEAR(reference.capacity(), per_replica, 1e-6);
+
+  // Then the prompts grow to 1,700 tokens: 4 x 2,000 tokens/s over 1,000 per replica.
+  LoadSample sample;
+  TimePoint now = FakeClock::kDefaultStart + seconds(300);
+  int64_t tokens = 4 * 300 * 700;
+  Decision decision;
+  for (int second = 301; second <= 600; ++second) {
+    now += seconds(1);
+    tokens += 4 * 1700;
+    sample.arrivals_total = 4 * second;
+    sample.prompt_tokens_total = tokens;
+    sample.answered_total = sample.arrivals_total;
+    sample.ready_replicas = 8;
+    decision = reference.Decide(sample, now);
+  }
+  EXPECT_EQ(decision.desired, 8);
+  EXPECT_THAT(decision.reason, HasSubstr("2000 tokens/request"));
+
+  // Planning in requests, the prompt length changes nothing.
+  RatePolicy requests(Plain());
+  EXPECT_EQ(RunWithPrompts(requests, 1700).desired, 4);
 }
 
 TEST(RatePolicy, ScalesDownAfterTheDelayOneReplicaPerStep) {
@@ -186,6 +275,12 @@ TEST(RatePolicy, RejectsBadOptionsNamingTheField) {
   options = RateDefaults(seconds(82));
   options.miss_budget = 1.5;
   EXPECT_THAT(ValidateRateOptions(options).message(), HasSubstr("missBudget"));
+  options = RateDefaults(seconds(82));
+  options.capacity_smoothing = 0;
+  EXPECT_THAT(ValidateRateOptions(options).message(), HasSubstr("capacitySmoothing"));
+  options = RateDefaults(seconds(82));
+  options.request_tokens = 0;
+  EXPECT_THAT(ValidateRateOptions(options).message(), HasSubstr("requestTokens"));
 }
 
 }  // namespace

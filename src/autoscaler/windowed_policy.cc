@@ -41,6 +41,9 @@ Status ValidateWindowedOptions(const WindowedOptions& options) {
   if (options.scale_to_zero_after < Duration{0}) {
     return InvalidArgumentError("scaleToZeroAfter: must be >= 0");
   }
+  if (options.forecast_horizon < Duration{0}) {
+    return InvalidArgumentError("forecastHorizon: must be >= 0");
+  }
   return Status::Ok();
 }
 
@@ -58,6 +61,33 @@ double WindowedPolicy::AverageLoad(TimePoint now, Duration window) const {
   return count == 0 ? 0 : sum / count;
 }
 
+void WindowedPolicy::SetColdStart(Duration cold_start) {
+  STRATA_CHECK(cold_start >= Duration{0});
+  if (options_.forecast_horizon > Duration{0}) options_.forecast_horizon = cold_start;
+}
+
+double WindowedPolicy::ForecastLoad(TimePoint now, double stable_load, double panic_load) const {
+  if (options_.forecast_horizon <= Duration{0}) return stable_load;
+  // Least-squares slope of load over time, in the samples of the stable window.
+  double n = 0, sum_t = 0, sum_load = 0, sum_tt = 0, sum_t_load = 0;
+  for (auto it = points_.rbegin(); it != points_.rend() && now - it->at < options_.stable_window;
+       ++it) {
+    const double t = -ToSeconds(now - it->at);
+    n += 1;
+    sum_t += t;
+    sum_load += it->load;
+    sum_tt += t * t;
+    sum_t_load += t * it->load;
+  }
+  const double spread = n * sum_tt - sum_t * sum_t;
+  if (n < 2 || spread <= 0) return stable_load;
+  const double slope = (n * sum_t_load - sum_t * sum_load) / spread;
+  // The mean sits at the samples' mean time; the forecast is for the horizon from now.
+  const double ahead = ToSeconds(options_.forecast_horizon) - sum_t / n;
+  const double cap = options_.panic_threshold * std::max(stable_load, panic_load);
+  return std::clamp(stable_load + slope * ahead, stable_load, std::max(stable_load, cap));
+}
+
 int WindowedPolicy::ReplicasFor(double load) const {
   return static_cast<int>(std::ceil(load / options_.target_load - 1e-9));
 }
@@ -73,12 +103,17 @@ Decision WindowedPolicy::Decide(const LoadSample& sample, TimePoint now) {
 
   const double stable_load = AverageLoad(now, options_.stable_window);
   const double panic_load = AverageLoad(now, options_.panic_window);
-  int want_stable = ReplicasFor(stable_load);
+  const double forecast_load = ForecastLoad(now, stable_load, panic_load);
+  int want_stable = ReplicasFor(forecast_load);
   int want_panic = ReplicasFor(panic_load);
   std::string why =
       fmt::format("load {:.1f} over {}s, {:.1f} over {}s, target {:.0f}/replica", stable_load,
                   options_.stable_window / std::chrono::seconds(1), panic_load,
                   options_.panic_window / std::chrono::seconds(1), options_.target_load);
+  if (forecast_load > stable_load) {
+    why += fmt::format("; trend forecasts {:.1f} in {}s", forecast_load,
+                       options_.forecast_horizon / std::chrono::seconds(1));
+  }
   if (options_.target_kv_usage > 0 && sample.ready_replicas > 0) {
     const int want_kv = static_cast<int>(
         std::ceil(sample.kv_usage * sample.ready_replicas / options_.target_kv_usage - 1e-9));

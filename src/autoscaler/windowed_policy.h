@@ -28,6 +28,12 @@ struct WindowedOptions {
   int max_replicas = 64;
   // No load and no arrivals for this long before the last replica goes (scale to zero).
   Duration scale_to_zero_after = std::chrono::seconds(90);
+  // Zero: off, Knative's behaviour. Otherwise the stable window's load is extrapolated along its
+  // trend (the least-squares slope of its samples) to `forecast_horizon` from now, usually a
+  // replica's cold start, so scale-up begins before the queue builds. The forecast only adds:
+  // a falling trend never scales down sooner, and it grows the load at most panic_threshold x.
+  // SetColdStart replaces the horizon while the forecast is on.
+  Duration forecast_horizon{0};
 };
 
 // Knative's KPA defaults: 60 s stable / 6 s panic windows, panic at 200 %, scale-up rate 1000,
@@ -38,7 +44,8 @@ WindowedOptions KnativeDefaults();
 Status ValidateWindowedOptions(const WindowedOptions& options);
 
 // The windowed autoscaling policy: Knative's KPA algorithm, desired replicas from the load in
-// the system over a per-replica target. Keeps the samples of its stable window.
+// the system over a per-replica target, optionally with the stable load forecast one cold start
+// ahead. Keeps the samples of its stable window.
 //
 // Owned by the loop that feeds it; not thread-safe.
 class WindowedPolicy final : public ScalingPolicy {
@@ -48,6 +55,9 @@ class WindowedPolicy final : public ScalingPolicy {
 
   Decision Decide(const LoadSample& sample, TimePoint now) override;
   std::string_view name() const override { return options_.name; }
+  // With the forecast on, it looks `cold_start` ahead from the next decision on; with it off,
+  // nothing changes.
+  void SetColdStart(Duration cold_start) override;
 
   const WindowedOptions& options() const { return options_; }
 
@@ -60,6 +70,9 @@ class WindowedPolicy final : public ScalingPolicy {
 
   // Mean load of the samples taken within `window` of `now`.
   double AverageLoad(TimePoint now, Duration window) const;
+  // The stable window's load extrapolated to forecast_horizon from `now` (see the option);
+  // `stable_load` when the forecast is off or the window holds fewer than two samples.
+  double ForecastLoad(TimePoint now, double stable_load, double panic_load) const;
   int ReplicasFor(double load) const;
 
   WindowedOptions options_;

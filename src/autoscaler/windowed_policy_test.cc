@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace strata::autoscaler {
 namespace {
 
@@ -131,9 +133,73 @@ TEST(WindowedPolicy, KvUsageAddsReplicasWhenTheCacheFills) {
   EXPECT_THAT(decision.reason, HasSubstr("KV usage 95%"));
 }
 
-// Arrivals ramp up linearly (1 req/s + 0.05 req/s per second) and each request stays 2 s; the
-// replicas follow the decision instantly, so no queue ever builds. The forecast over a 120 s
-// cold start asks for a second replica at least 30 s before the windowed load does.
+// The first second of a ramp (the load grows by 1 every 5 s, from 0) at which `policy` wants
+// `replicas`, fed with its own desired count as ready replicas.
+int SecondsUntil(WindowedPolicy& policy, int replicas) {
+  TimePoint now = FakeClock::kDefaultStart;
+  int ready = 1;
+  for (int second = 1; second <= 600; ++second) {
+    now += seconds(1);
+    const Decision decision = policy.Decide(Sample(second / 5, ready), now);
+    if (decision.desired >= replicas) return second;
+    ready = std::max(1, decision.desired);
+  }
+  return 600;
+}
+
+WindowedOptions Forecasting(Duration horizon) {
+  WindowedOptions options = Target10(KnativeDefaults());
+  options.panic_threshold = 100;  // the stable window alone decides
+  options.forecast_horizon = horizon;
+  return options;
+}
+
+TEST(WindowedPolicy, ARisingLoadScalesUpSoonerWithTheForecast) {
+  WindowedPolicy knative(Forecasting(Duration{0}));
+  WindowedPolicy forecast(Forecasting(seconds(60)));
+  const int without = SecondsUntil(knative, 3);
+  const int with = SecondsUntil(forecast, 3);
+  // Knative: the stable mean trails the load by half a window (30 s), so 3 replicas (load > 20)
+  // come at ~130 s; the forecast adds the 30 s lag and the 60 s horizon: ~40 s.
+  EXPECT_GT(without, 120);
+  EXPECT_LT(with, without - 60);
+
+  TimePoint now = FakeClock::kDefaultStart;
+  WindowedPolicy rising(Forecasting(seconds(60)));
+  Decision decision;
+  for (int second = 1; second <= 60; ++second) {
+    now += seconds(1);
+    decision = rising.Decide(Sample(second / 5, 1), now);
+  }
+  EXPECT_THAT(decision.reason, HasSubstr("trend forecasts"));
+}
+
+TEST(WindowedPolicy, AFallingLoadScalesDownNoSoonerWithTheForecast) {
+  WindowedPolicy knative(Forecasting(Duration{0}));
+  WindowedPolicy forecast(Forecasting(seconds(60)));
+  TimePoint now = FakeClock::kDefaultStart;
+  for (int second = 1; second <= 120; ++second) {
+    now += seconds(1);
+    const int64_t load = std::max(0, 60 - second / 2);
+    EXPECT_EQ(forecast.Decide(Sample(load, 6), now).desired,
+              knative.Decide(Sample(load, 6), now).desired)
+        << "at " << second << " s";
+  }
+}
+
+TEST(WindowedPolicy, SetColdStartMovesTheForecastHorizon) {
+  WindowedPolicy short_horizon(Forecasting(seconds(10)));
+  WindowedPolicy learned(Forecasting(seconds(10)));
+  learned.SetColdStart(seconds(120));
+  EXPECT_EQ(learned.options().forecast_horizon, seconds(120));
+  EXPECT_LT(SecondsUntil(learned, 3), SecondsUntil(short_horizon, 3));
+
+  // With the forecast off, a measured cold start leaves Knative's behaviour alone.
+  WindowedPolicy knative(Forecasting(Duration{0}));
+  knative.SetColdStart(seconds(120));
+  EXPECT_EQ(knative.options().forecast_horizon, Duration{0});
+}
+
 TEST(WindowedPolicy, RejectsBadOptionsNamingTheField) {
   WindowedOptions options = KnativeDefaults();
   options.panic_window = seconds(120);
@@ -145,6 +211,9 @@ TEST(WindowedPolicy, RejectsBadOptionsNamingTheField) {
   options = KnativeDefaults();
   options.target_load = 0;
   EXPECT_THAT(ValidateWindowedOptions(options).message(), HasSubstr("targetLoad"));
+  options = KnativeDefaults();
+  options.forecast_horizon = seconds(-1);
+  EXPECT_THAT(ValidateWindowedOptions(options).message(), HasSubstr("forecastHorizon"));
 }
 
 }  // namespace

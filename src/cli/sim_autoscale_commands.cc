@@ -25,6 +25,7 @@ struct SimAutoscaleFlags {
   std::string output = "text";
   double target_load = 12;
   double headroom = sim::AutoscaleSimOptions{}.headroom;
+  bool plan_in_prompt_tokens = false;
   double keda_target_waiting = 5;
   int max_replicas = 64;
 };
@@ -40,6 +41,7 @@ Result<sim::AutoscaleSimReport> Run(const SimAutoscaleFlags& flags) {
   options.engine.profile = *profile;
   options.target_load = flags.target_load;
   options.headroom = flags.headroom;
+  options.plan_in_prompt_tokens = flags.plan_in_prompt_tokens;
   options.keda_target_waiting = flags.keda_target_waiting;
   options.max_replicas = flags.max_replicas;
   ASSIGN_OR_RETURN(const std::vector<sim::TraceRequest> trace,
@@ -98,6 +100,8 @@ STRATA_REGISTER_COMMANDS("sim_autoscale", [](CLI::App& app) {
                    "Spare capacity over the forecast need, e.g. 0.2 for 20 % (strata)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  autoscale->add_flag("--plan-in-prompt-tokens", flags->plan_in_prompt_tokens,
+                      "Plan in prompt tokens per second instead of requests per second (strata)");
   autoscale
       ->add_option("--keda-target-waiting", flags->keda_target_waiting,
                    "Waiting requests per replica (keda)")

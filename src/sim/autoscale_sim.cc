@@ -100,6 +100,7 @@ class Replay {
   std::deque<size_t> held_;
   std::vector<double> held_waits_;
   int64_t arrivals_ = 0;
+  int64_t prompt_tokens_ = 0;
   int64_t answered_ = 0;
   int64_t late_ = 0;
   int64_t next_replica_id_ = 0;
@@ -193,6 +194,7 @@ bool Replay::Route(size_t request, TimePoint now) {
 
 void Replay::Arrive(size_t request, TimePoint now) {
   ++arrivals_;
+  prompt_tokens_ += trace_[request].input_tokens;
   requests_[request].arrival = now;
   requests_[request].during_scale_up = Starting() > 0;
   if (AnyServing() && Route(request, now)) return;
@@ -239,6 +241,7 @@ void Replay::Decide(TimePoint now) {
   autoscaler::LoadSample sample;
   sample.gateway_queued = static_cast<int64_t>(held_.size());
   sample.arrivals_total = arrivals_;
+  sample.prompt_tokens_total = prompt_tokens_;
   sample.answered_total = answered_;
   sample.late_total = late_;
   double kv_sum = 0;
@@ -499,6 +502,7 @@ Result<AutoscaleSimReport> RunAutoscaleSim(const std::vector<TraceRequest>& trac
       autoscaler::RateOptions rate = autoscaler::RateDefaults(options.cold_start);
       rate.ttft_slo = options.ttft_slo;
       rate.headroom = options.headroom;
+      rate.plan_in_prompt_tokens = options.plan_in_prompt_tokens;
       rate.max_replicas = options.max_replicas;
       policy = std::make_unique<autoscaler::RatePolicy>(rate);
       break;

@@ -40,6 +40,8 @@ struct AutoscaleSimOptions {
   double target_load = 12;
   // strata's spare capacity over its forecast need (RateOptions::headroom).
   double headroom = autoscaler::RateOptions{}.headroom;
+  // strata plans in prompt tokens instead of requests (RateOptions::plan_in_prompt_tokens).
+  bool plan_in_prompt_tokens = autoscaler::RateOptions{}.plan_in_prompt_tokens;
   // Waiting requests per replica for keda.
   double keda_target_waiting = 5;
   int max_replicas = 64;

@@ -117,9 +117,10 @@ std::vector<TraceRequest> LongPromptTrace(int minutes, Rate rate) {
 }
 
 TEST(AutoscaleSim, StrataFollowsARampWithinTheSloOnFewerGpuHoursThanThePeak) {
-  // 1 req/s, rising to 4 req/s over five minutes, then back to 1 over five minutes.
+  // 1 req/s, rising to 4 req/s over ten minutes, then back to 1 over ten minutes: long enough
+  // for the smoothed capacity estimate to move from its conservative start.
   const std::vector<TraceRequest> trace = LongPromptTrace(
-      10, [](double t) { return t < 300 ? 1 + 3 * t / 300 : 4 - 3 * (t - 300) / 300; });
+      20, [](double t) { return t < 600 ? 1 + 3 * t / 600 : 4 - 3 * (t - 600) / 600; });
   const Result<AutoscaleSimReport> strata =
       RunAutoscaleSim(trace, Options(AutoscalePolicy::kStrata));
   const Result<AutoscaleSimReport> peak =
