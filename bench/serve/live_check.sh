@@ -46,11 +46,13 @@ port_of() {
 }
 
 endpoints=()
+engine_ports=()
 for i in $(seq 1 "$replicas"); do
   "$strata" engine-sim --port 0 --model llama-3-8b --time-scale "$time_scale" \
     --kv-offload-gib "$offload" >"$work/engine$i.log" 2>&1 &
   pids+=($!)
-  endpoints+=("\"127.0.0.1:$(port_of "$work/engine$i.log")\"")
+  engine_ports+=("$(port_of "$work/engine$i.log")")
+  endpoints+=("\"127.0.0.1:${engine_ports[-1]}\"")
 done
 # The gateway scrapes every 100 ms of engine time, as the simulator's gateway does.
 scrape_ms=$(python3 -c "print(max(1, round(100 / $time_scale)))")
@@ -72,20 +74,56 @@ echo "live: $replicas engine-sims x$time_scale behind the gateway (policy $polic
 python3 "$here/live_replay.py" --trace "$trace" --gateway "127.0.0.1:$gateway_port" \
   --rate-scale "$rate_scale" --time-scale "$time_scale" --max-requests "$requests" \
   >"$work/live.json"
+# The engines' own view of the same run (engine lateness, as against the client's delivery
+# lateness): their vllm:inter_token_latency_seconds histograms.
+for port in "${engine_ports[@]}"; do
+  python3 -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(
+    'http://127.0.0.1:$port/metrics').read().decode())" >"$work/metrics-$port.txt"
+done
+echo "load average after the live run: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$strata" sim serve --trace "$trace" --format mooncake --replicas "$replicas" \
   --rate-scale "$rate_scale" --max-requests "$requests" --policy "$policy" \
   --kv-offload-gib "$offload" -o json >"$work/sim.json"
 
-python3 - "$work/live.json" "$work/sim.json" <<'EOF'
-import json, sys
+python3 - "$work/live.json" "$work/sim.json" "$work"/metrics-*.txt <<'EOF'
+import json, re, sys
 live = json.load(open(sys.argv[1]))
 sim = json.load(open(sys.argv[2]))
+# Sum the engines' inter-token histograms: mean and p50 (linear within the bucket).
+buckets, total, count = {}, 0.0, 0.0
+for path in sys.argv[3:]:
+    for line in open(path):
+        m = re.match(r'vllm:inter_token_latency_seconds_(bucket|sum|count)\{([^}]*)\} (\S+)', line)
+        if not m:
+            continue
+        kind, labels, value = m.group(1), m.group(2), float(m.group(3))
+        if kind == "sum":
+            total += value
+        elif kind == "count":
+            count += value
+        else:
+            le = re.search(r'le="([^"]+)"', labels).group(1)
+            le = float("inf") if le == "+Inf" else float(le)
+            buckets[le] = buckets.get(le, 0.0) + value
+def histogram_quantile(q):
+    if count == 0:
+        return 0.0
+    rank, below, lower = q * count, 0.0, 0.0
+    for le in sorted(buckets):
+        if buckets[le] >= rank:
+            if le == float("inf"):
+                return lower
+            return lower + (le - lower) * (rank - below) / max(buckets[le] - below, 1e-12)
+        below, lower = buckets[le], le
+    return lower
+engine_itl = {"mean": total / count if count else 0.0, "p50": histogram_quantile(0.5)}
 rows = [("TTFT p50 (s)", "ttft_seconds", "p50"), ("TTFT p90 (s)", "ttft_seconds", "p90"),
         ("TTFT p99 (s)", "ttft_seconds", "p99"), ("TPOT p50 (s)", "tpot_seconds", "p50"),
         ("TPOT p90 (s)", "tpot_seconds", "p90"), ("goodput share", "goodput_fraction", None),
         ("output tok/s", "output_tokens_per_second", None)]
 worst = 0.0
-print(json.dumps({"live": live, "virtual_time": sim}, indent=2))
+print(json.dumps({"live": live, "virtual_time": sim, "engine_inter_token_seconds": engine_itl},
+                 indent=2))
 print("%-15s %10s %10s %8s" % ("figure", "live", "sim", "diff"))
 for name, key, sub in rows:
     a = live[key][sub] if sub else live[key]
@@ -93,6 +131,10 @@ for name, key, sub in rows:
     diff = (a - b) / b if b else 0.0
     worst = max(worst, abs(diff))
     print("%-15s %10.4f %10.4f %+7.1f%%" % (name, a, b, 100 * diff))
+print("inter-token gap mean (s): virtual time %.4f, engines' own histogram %.4f (p50 %.4f), "
+      "client %.4f (p50 %.4f)" % (sim["inter_token_seconds"]["mean"], engine_itl["mean"],
+                                  engine_itl["p50"], live["inter_token_seconds"]["mean"],
+                                  live["inter_token_seconds"]["p50"]))
 print("completed: live %d/%d, sim %d/%d; largest difference %.1f%% (target: within 15%%)"
       % (live["completed"], live["requests"], sim["completed"], sim["requests"], 100 * worst))
 EOF

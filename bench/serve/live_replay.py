@@ -64,6 +64,7 @@ class Result:
         self.ttft = None
         self.tpot = None
         self.tokens = 0
+        self.gaps = []  # seconds between consecutive tokens as the client read them
         self.error = None
 
 
@@ -100,6 +101,8 @@ def send(host, port, model, prompt, max_tokens, result, time_scale):
                 now = time.monotonic()
                 if first is None:
                     first = now
+                else:
+                    result.gaps.append((now - last) * time_scale)
                 last = now
                 result.tokens += 1
         connection.close()
@@ -162,6 +165,7 @@ def main():
     errors = [r.error for r in results if r.error is not None]
     ttft = sorted(r.ttft for r in done)
     tpot = sorted(r.tpot for r in done if r.tpot is not None)
+    gaps = sorted(g for r in done for g in r.gaps)
     good = sum(
         1
         for r in done
@@ -180,6 +184,13 @@ def main():
             "p99": percentile(ttft, 0.99),
         },
         "tpot_seconds": {"p50": percentile(tpot, 0.5), "p90": percentile(tpot, 0.9)},
+        # Every gap between two tokens of a stream, as vllm:inter_token_latency_seconds counts
+        # them in the engines: the client's side of the same figure.
+        "inter_token_seconds": {
+            "mean": sum(gaps) / len(gaps) if gaps else 0.0,
+            "p50": percentile(gaps, 0.5),
+            "p90": percentile(gaps, 0.9),
+        },
         "output_tokens_per_second": sum(r.tokens for r in done) / span if span > 0 else 0,
         "goodput_fraction": good / len(rows) if rows else 0,
     }

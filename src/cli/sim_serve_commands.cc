@@ -58,8 +58,9 @@ std::string TextReport(const sim::ServeSimReport& r) {
   out << std::fixed << std::setprecision(3) << r.policy << ": " << r.completed << "/" << r.requests
       << " done, TTFT p50/p90/p99 " << r.ttft_p50 << "/" << r.ttft_p90 << "/" << r.ttft_p99
       << " s, TPOT p50/p90 " << r.tpot_p50 * 1000 << "/" << r.tpot_p90 * 1000 << " ms, prefix hits "
-      << r.prefix_hit_rate * 100 << " % (host tier " << r.host_hit_rate * 100 << " %), "
-      << r.requests_per_second << " req/s, " << r.output_tokens_per_second << " tok/s, goodput "
+      << r.prefix_hit_rate * 100 << " % (host tier " << r.host_hit_rate * 100
+      << " %, router predicted " << r.predicted_hit_rate * 100 << " %), " << r.requests_per_second
+      << " req/s, " << r.output_tokens_per_second << " tok/s, goodput "
       << r.goodput_requests_per_second << " req/s (" << r.goodput_fraction * 100
       << " %), utilization " << r.utilization * 100 << " %, preemptions " << r.preemptions;
   return out.str();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 namespace strata::gateway {
 namespace {
@@ -115,6 +116,8 @@ Result<std::vector<Picker::Candidate>> Picker::Eligible(std::span<const Endpoint
     candidate.kv_usage = fresh ? std::clamp(endpoint.kv_usage, 0.0, 1.0) : 0.5;
     candidate.adapter_loaded = loaded;
     candidate.matched_blocks = prefix_index_.MatchLength(endpoint.id, hashes);
+    std::tie(candidate.outstanding_blocks, candidate.outstanding_requests) =
+        OutstandingWork(endpoint.id, now);
     candidates.push_back(candidate);
   }
   if (candidates.empty()) {
@@ -124,6 +127,50 @@ Result<std::vector<Picker::Candidate>> Picker::Eligible(std::span<const Endpoint
         endpoints.size(), not_ready, draining, unhealthy, excluded, no_adapter, request.adapter)));
   }
   return candidates;
+}
+
+void Picker::TrimToInFlight(std::span<const EndpointState> endpoints) {
+  for (const EndpointState& endpoint : endpoints) {
+    auto it = work_.find(endpoint.id);
+    if (it == work_.end()) continue;
+    std::deque<Outstanding>& pending = it->second.pending;
+    const size_t in_flight = static_cast<size_t>(std::max<int64_t>(endpoint.in_flight, 0));
+    while (pending.size() > in_flight) pending.pop_front();
+  }
+}
+
+std::pair<double, int64_t> Picker::OutstandingWork(std::string_view endpoint_id,
+                                                   TimePoint now) const {
+  auto it = work_.find(std::string(endpoint_id));
+  if (it == work_.end() || it->second.pending.empty()) return {0.0, 0};
+  const EndpointWork& work = it->second;
+  double blocks = 0;
+  for (const Outstanding& outstanding : work.pending) blocks += outstanding.blocks;
+  if (options_.prefill_seconds_per_block > 0) {
+    // The oldest has been prefilling since it arrived or since the one before it was done,
+    // whichever is later. Counting no more than its own size keeps an engine slower than
+    // modelled from looking idle.
+    const Outstanding& oldest = work.pending.front();
+    const double elapsed = ToSeconds(now - std::max(oldest.routed_at, work.last_done));
+    blocks -= std::clamp(elapsed / options_.prefill_seconds_per_block, 0.0, oldest.blocks);
+  }
+  return {blocks, static_cast<int64_t>(work.pending.size())};
+}
+
+void Picker::PrefillDone(std::string_view endpoint_id, uint64_t ticket, TimePoint now) {
+  auto it = work_.find(std::string(endpoint_id));
+  if (it == work_.end()) return;
+  std::deque<Outstanding>& pending = it->second.pending;
+  auto found = std::find_if(pending.begin(), pending.end(),
+                            [&](const Outstanding& o) { return o.ticket == ticket; });
+  if (found == pending.end()) return;
+  pending.erase(found);
+  it->second.last_done = now;
+}
+
+void Picker::ForgetEndpoint(std::string_view endpoint_id) {
+  prefix_index_.Forget(endpoint_id);
+  work_.erase(std::string(endpoint_id));
 }
 
 size_t Picker::BreakTie(size_t tied_count) { return rotation_++ % tied_count; }
@@ -208,11 +255,14 @@ PickResult Picker::ChooseByCost(const std::vector<Candidate>& candidates, size_t
     capped[i] = static_cast<double>(c.queued + c.running) - mean_load > allowed_excess ||
                 c.kv_usage >= options_.kv_saturation;
     const size_t cached = capped[i] ? 0 : c.matched_blocks;
-    double requests_ahead = static_cast<double>(c.queued) +
-                            options_.running_share * static_cast<double>(c.running) +
+    // Queued requests this picker did not send are priced at the mean prefill.
+    const double unaccounted =
+        static_cast<double>(std::max<int64_t>(c.queued - c.outstanding_requests, 0));
+    double requests_ahead = unaccounted + options_.running_share * static_cast<double>(c.running) +
                             options_.kv_share * c.kv_usage;
     if (lora_requested && (capped[i] || !c.adapter_loaded)) requests_ahead += options_.lora_share;
-    costs[i] = per_request * requests_ahead + static_cast<double>(total_blocks - cached);
+    costs[i] = c.outstanding_blocks + per_request * requests_ahead +
+               (1.0 + options_.miss_weight) * static_cast<double>(total_blocks - cached);
   }
   const double least = *std::min_element(costs.begin(), costs.end());
   std::vector<size_t> tied;
@@ -257,6 +307,7 @@ Result<PickResult> Picker::Pick(std::span<const EndpointState> endpoints,
     hashes = computed;
   }
   if (!uses_prefix) hashes = {};
+  if (options_.policy == PickPolicy::kStrata) TrimToInFlight(endpoints);
   ASSIGN_OR_RETURN(std::vector<Candidate> candidates, Eligible(endpoints, request, now, hashes));
 
   PickResult result;
@@ -282,10 +333,15 @@ Result<PickResult> Picker::Pick(std::span<const EndpointState> endpoints,
       result.reason = PickReason::kLeastLoaded;
       break;
     }
-    case PickPolicy::kStrata:
+    case PickPolicy::kStrata: {
       result = ChooseByCost(candidates, hashes.size(), !request.adapter.empty());
-      prefix_index_.Record(endpoints[result.index].id, hashes);
+      const std::string& id = endpoints[result.index].id;
+      prefix_index_.Record(id, hashes);
+      result.ticket = next_ticket_++;
+      work_[id].pending.push_back(
+          {result.ticket, static_cast<double>(hashes.size() - result.matched_blocks), now});
       break;
+    }
     case PickPolicy::kEppDefault:
     case PickPolicy::kPrefixOnly:
       result = ChooseByScore(candidates);

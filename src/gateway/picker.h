@@ -2,10 +2,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <random>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -63,13 +66,21 @@ struct PickerOptions {
   double kv_weight = 2.0;
   // kStrata: the estimated time to first token on an endpoint, in units of prompt blocks to
   // prefill, is
-  //   mean_prefill * (queued + running_share * running + kv_share * kv_usage
-  //                   + lora_share * (adapter requested and not loaded))
-  //   + blocks of this prompt the endpoint has not cached
-  // where `queued` counts requests sent but not yet in the engine's batch, and mean_prefill is
-  // the running mean of the uncached blocks of the requests this picker routed (what one queued
-  // request costs ahead of this one). The endpoint with the least estimate wins: affinity wins
-  // over queue length exactly when the cached prefix saves more than the queue costs.
+  //   outstanding
+  //   + mean_prefill * (unaccounted + running_share * running + kv_share * kv_usage
+  //                     + lora_share * (adapter requested and not loaded))
+  //   + (1 + miss_weight) * blocks of this prompt the endpoint has not cached
+  // where `outstanding` is the uncached blocks of the requests this picker sent there whose
+  // prefill has not finished (engines prefill first come, first served, so a new request waits
+  // for all of them), less what the engine has done of the oldest since it started;
+  // `unaccounted` counts requests queued there that this picker did not send (another picker's,
+  // or sent before it started); mean_prefill is the running mean of the uncached blocks of the
+  // requests this picker routed. The endpoint with the least estimate wins: affinity wins over
+  // a queue when the cached prefix saves more than the queue costs. A block prefilled again
+  // costs more than this request's wait: it delays the requests that queue behind it there and
+  // takes cache room a second copy of the prefix would not need; miss_weight counts that, in
+  // units of the block's own prefill time.
+  double miss_weight = 1.0;
   // Sequences already in the batch mostly decode, which delays a new prefill little: 0 by
   // default (the queue and KV terms carry the load).
   double running_share = 0;
@@ -82,6 +93,10 @@ struct PickerOptions {
   double load_cap_ratio = 1.0;
   int64_t load_cap_min_excess = 4;
   double kv_saturation = 0.95;
+  // kStrata: an engine's prefill time per prompt block (64 bytes ~ 16 tokens at the 8b-h100
+  // profile's 250 us per token), to count the part of an endpoint's oldest outstanding prefill
+  // already done; 0: none counted.
+  double prefill_seconds_per_block = 0.004;
 };
 
 // Why the picker chose an endpoint, for metrics (`strata_gateway_picks_total{reason=...}`).
@@ -114,6 +129,8 @@ struct PickResult {
   PickReason reason = PickReason::kLeastLoaded;
   size_t matched_blocks = 0;  // prefix blocks the chosen endpoint probably has cached
   size_t total_blocks = 0;    // complete blocks in the prompt
+  // kStrata: names this request's prefill for PrefillDone; 0 for the other policies.
+  uint64_t ticket = 0;
 };
 
 // The endpoint picker: a pure, synchronous routing policy over a snapshot of endpoint states.
@@ -133,8 +150,16 @@ class Picker {
   Result<PickResult> Pick(std::span<const EndpointState> endpoints, const PickRequest& request,
                           TimePoint now);
 
-  // Drops prefix history of an endpoint that left the set or restarted.
-  void ForgetEndpoint(std::string_view endpoint_id) { prefix_index_.Forget(endpoint_id); }
+  // Tells the picker that the request it routed to `endpoint_id` with `ticket` has its first
+  // token (or failed, or was cancelled) at `now`: its prefill no longer delays the requests sent
+  // there. An unknown ticket is ignored. Without this call a request's prefill counts until the
+  // endpoint's in-flight count (EndpointState::in_flight) drops below the requests this picker
+  // still holds for it; the oldest are let go first.
+  void PrefillDone(std::string_view endpoint_id, uint64_t ticket, TimePoint now);
+
+  // Drops the prefix history and outstanding prefills of an endpoint that left the set or
+  // restarted.
+  void ForgetEndpoint(std::string_view endpoint_id);
 
   const PickerOptions& options() const { return options_; }
   const PrefixIndex& prefix_index() const { return prefix_index_; }
@@ -148,7 +173,27 @@ class Picker {
     double kv_usage;  // 0.5 when unknown (stale)
     bool adapter_loaded;
     size_t matched_blocks;
+    double outstanding_blocks;     // prefill sent there by this picker and not yet done
+    int64_t outstanding_requests;  // the requests that prefill belongs to
   };
+
+  // A request this picker sent to an endpoint whose first token has not been reported.
+  struct Outstanding {
+    uint64_t ticket;
+    double blocks;  // uncached prompt blocks estimated at pick time
+    TimePoint routed_at;
+  };
+  struct EndpointWork {
+    std::deque<Outstanding> pending;  // in routing order: the engine serves the oldest first
+    TimePoint last_done{};            // the last PrefillDone: the next prefill started then
+  };
+
+  // Lets go of the oldest outstanding prefills of endpoints whose in-flight count says fewer
+  // requests are left there than this picker holds.
+  void TrimToInFlight(std::span<const EndpointState> endpoints);
+  // The blocks of outstanding prefill still to do on `endpoint_id` at `now`, and how many
+  // requests they belong to.
+  std::pair<double, int64_t> OutstandingWork(std::string_view endpoint_id, TimePoint now) const;
 
   Result<std::vector<Candidate>> Eligible(std::span<const EndpointState> endpoints,
                                           const PickRequest& request, TimePoint now,
@@ -170,6 +215,9 @@ class Picker {
   // kStrata: running mean of the uncached prompt blocks of routed requests; 0 until the first
   // prompt with blocks.
   double mean_prefill_blocks_ = 0;
+  // kStrata: outstanding prefills by endpoint id.
+  std::unordered_map<std::string, EndpointWork> work_;
+  uint64_t next_ticket_ = 1;
   std::mt19937_64 random_;
 };
 

@@ -171,7 +171,9 @@ void TeachMeanPrefill(Picker& picker, const std::vector<EndpointState>& endpoint
 
 TEST_F(PickerTest, StrataKeepsAffinityWhileTheCachedPrefixSavesMoreThanTheQueueCosts) {
   auto endpoints = Three();
-  Picker picker(Options(PickPolicy::kStrata));
+  PickerOptions options = Options(PickPolicy::kStrata);
+  options.miss_weight = 0;  // a block to prefill costs its own time only
+  Picker picker(options);
   TeachMeanPrefill(picker, endpoints, 32, 8, clock_.Now());
   std::vector<uint64_t> shared;
   for (uint64_t b = 1; b <= 40; ++b) shared.push_back(b);
@@ -191,6 +193,119 @@ TEST_F(PickerTest, StrataKeepsAffinityWhileTheCachedPrefixSavesMoreThanTheQueueC
   ASSERT_TRUE(moved.has_value());
   EXPECT_NE(moved->index, first->index);
   EXPECT_EQ(moved->reason, PickReason::kLeastLoaded);
+}
+
+// Blocks [first, first + count) as chained hashes of a prompt.
+std::vector<uint64_t> Blocks(uint64_t first, uint64_t count) {
+  std::vector<uint64_t> hashes;
+  for (uint64_t b = 0; b < count; ++b) hashes.push_back(first + b);
+  return hashes;
+}
+
+class OutstandingPrefillTest : public PickerTest {
+ protected:
+  OutstandingPrefillTest() : picker_(Options(PickPolicy::kStrata)), endpoints_(Two()) {
+    // "a" has served a 40-block prefix (its prefill done), then took a long prompt that
+    // shares nothing, still being prefilled.
+    std::vector<std::string> not_b = {"b"};
+    shared_ = Blocks(1, 40);
+    PickRequest request;
+    request.block_hashes = shared_;
+    request.excluded_ids = not_b;
+    auto served = picker_.Pick(endpoints_, request, clock_.Now());
+    EXPECT_EQ(Id(endpoints_, served), "a");
+    endpoints_[0].in_flight = 1;
+    endpoints_[0].running = 1;  // decoding
+    picker_.PrefillDone("a", served->ticket, clock_.Now());
+  }
+
+  std::vector<EndpointState> Two() { return {Endpoint("a"), Endpoint("b")}; }
+
+  // Sends a `blocks`-block prompt that shares nothing to "a"; returns its ticket.
+  uint64_t QueueLongPromptOnA(uint64_t blocks) {
+    std::vector<std::string> not_b = {"b"};
+    std::vector<uint64_t> hashes = Blocks(1'000'000, blocks);
+    PickRequest request;
+    request.block_hashes = hashes;
+    request.excluded_ids = not_b;
+    auto queued = picker_.Pick(endpoints_, request, clock_.Now());
+    EXPECT_EQ(Id(endpoints_, queued), "a");
+    ++endpoints_[0].in_flight;
+    return queued->ticket;
+  }
+
+  // The next turn of the conversation: the 40 cached blocks plus 2 new ones.
+  Result<PickResult> NextTurn() {
+    next_turn_ = shared_;
+    next_turn_.push_back(41);
+    next_turn_.push_back(42);
+    PickRequest request;
+    request.block_hashes = next_turn_;
+    return picker_.Pick(endpoints_, request, clock_.Now());
+  }
+
+  Picker picker_;
+  std::vector<EndpointState> endpoints_;
+  std::vector<uint64_t> shared_;
+  std::vector<uint64_t> next_turn_;
+};
+
+TEST_F(OutstandingPrefillTest, ALongPrefillQueuedLosesToAnIdleEndpointDespiteAPrefixHit) {
+  QueueLongPromptOnA(6250);  // 100k tokens in 16-token blocks
+  auto next = NextTurn();
+  EXPECT_EQ(Id(endpoints_, next), "b");
+  EXPECT_EQ(next->reason, PickReason::kLeastLoaded);
+  EXPECT_EQ(next->matched_blocks, 0u);
+}
+
+TEST_F(OutstandingPrefillTest, APrefixHitWinsWhenItSavesMoreThanTheQueuedPrefillCosts) {
+  QueueLongPromptOnA(20);  // 20 blocks ahead, 2 to compute: less than 42 anywhere else
+  auto next = NextTurn();
+  EXPECT_EQ(Id(endpoints_, next), "a");
+  EXPECT_EQ(next->reason, PickReason::kPrefixAffinity);
+  EXPECT_EQ(next->matched_blocks, 40u);
+}
+
+TEST_F(OutstandingPrefillTest, AMissCountsTwiceItsPrefillTimeByDefault) {
+  // 60 blocks ahead and 2 to compute, against 42 to compute on the idle endpoint: the wait
+  // alone would move the conversation; counting what a second copy of its prefix costs the
+  // idle endpoint (miss_weight 1: 84) keeps it where its prefix is.
+  QueueLongPromptOnA(60);
+  auto next = NextTurn();
+  EXPECT_EQ(Id(endpoints_, next), "a");
+  EXPECT_EQ(next->reason, PickReason::kPrefixAffinity);
+}
+
+TEST_F(OutstandingPrefillTest, APrefillStopsCountingOnceItsFirstTokenIsReported) {
+  uint64_t ticket = QueueLongPromptOnA(6250);
+  picker_.PrefillDone("a", ticket, clock_.Now());
+  endpoints_[0].running = 2;  // both decode now
+  auto next = NextTurn();
+  EXPECT_EQ(Id(endpoints_, next), "a");
+  EXPECT_EQ(next->reason, PickReason::kPrefixAffinity);
+}
+
+TEST_F(OutstandingPrefillTest, ThePartOfTheOldestPrefillAlreadyDoneIsNotCounted) {
+  QueueLongPromptOnA(6250);
+  // 6,240 of its blocks are done at 4 ms each: 10 left plus 2 is less than 42 elsewhere.
+  clock_.Advance(std::chrono::microseconds(6240 * 4000));
+  endpoints_[0].metrics_at = endpoints_[1].metrics_at = clock_.Now();
+  auto next = NextTurn();
+  EXPECT_EQ(Id(endpoints_, next), "a");
+  EXPECT_EQ(next->reason, PickReason::kPrefixAffinity);
+}
+
+TEST_F(OutstandingPrefillTest, WithoutReportsAPrefillCountsUntilTheInFlightCountDrops) {
+  QueueLongPromptOnA(6250);
+  endpoints_[0].in_flight = 0;  // the gateway saw both requests finish
+  endpoints_[0].running = 0;
+  auto next = NextTurn();
+  EXPECT_EQ(Id(endpoints_, next), "a");
+  // An endpoint forgotten (it left or restarted) has neither history nor outstanding work.
+  picker_.ForgetEndpoint("a");
+  endpoints_[0].in_flight = 1;
+  auto after = NextTurn();
+  EXPECT_EQ(after->matched_blocks, 0u);
 }
 
 TEST_F(PickerTest, StrataLoadCapIsRelativeToTheMeanLoad) {

@@ -15,6 +15,7 @@ struct RequestRecord {
   TimePoint finished{};
   int output_tokens = 0;
   bool done = false;
+  uint64_t ticket = 0;  // the picker's name for this request's prefill
 };
 
 struct Replica {
@@ -44,8 +45,10 @@ nlohmann::json ServeSimReport::ToJson() const {
           {"span_seconds", span_seconds},
           {"ttft_seconds", {{"p50", ttft_p50}, {"p90", ttft_p90}, {"p99", ttft_p99}}},
           {"tpot_seconds", {{"p50", tpot_p50}, {"p90", tpot_p90}}},
+          {"inter_token_seconds", {{"mean", inter_token_mean}}},
           {"prefix_hit_rate", prefix_hit_rate},
           {"host_hit_rate", host_hit_rate},
+          {"predicted_hit_rate", predicted_hit_rate},
           {"output_tokens_per_second", output_tokens_per_second},
           {"requests_per_second", requests_per_second},
           {"goodput_requests_per_second", goodput_requests_per_second},
@@ -77,6 +80,8 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
                       replicas[0].engine.block_size();
   picker_options.prefix_blocks_per_endpoint =
       static_cast<size_t>(std::max<int64_t>(1, kv_tokens / trace.front().block_tokens));
+  picker_options.prefill_seconds_per_block =
+      ToSeconds(options.engine.profile.per_prompt_token) * trace.front().block_tokens;
   gateway::Picker picker(picker_options);
 
   std::vector<size_t> order(trace.size());
@@ -100,6 +105,8 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
     replica.busy_time += replica.pending.duration;
   };
 
+  size_t predicted_blocks = 0;
+  size_t routed_blocks = 0;
   size_t next = 0;
   while (true) {
     TimePoint next_arrival =
@@ -118,7 +125,10 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
       replica.busy = false;
       for (const engine::TokenOutput& output : replica.pending.outputs) {
         RequestRecord& record = records[output.request_id];
-        if (output.index == 0) record.first_token = now;
+        if (output.index == 0) {
+          record.first_token = now;
+          picker.PrefillDone(endpoints[stepping].id, record.ticket, now);
+        }
         ++record.output_tokens;
         if (output.finished) {
           record.finished = now;
@@ -150,15 +160,19 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
     Result<gateway::PickResult> picked = picker.Pick(endpoints, pick, now);
     if (!picked) return Err(picked.error());
     size_t chosen = picked->index;
+    predicted_blocks += picked->matched_blocks;
+    routed_blocks += picked->total_blocks;
     engine::EngineRequest engine_request;
     engine_request.id = index;
     engine_request.prompt = ExpandPrompt(request);
     engine_request.max_tokens = request.output_tokens;
     if (!replicas[chosen].engine.Add(std::move(engine_request), now).ok()) {
+      picker.PrefillDone(endpoints[chosen].id, picked->ticket, now);
       ++report.rejected;
       continue;
     }
     ++endpoints[chosen].in_flight;
+    records[index].ticket = picked->ticket;
     if (!replicas[chosen].busy) start_step(replicas[chosen], now);
   }
 
@@ -167,6 +181,8 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
   TimePoint end = start;
   size_t good = 0;
   int64_t output_tokens = 0;
+  Duration decode_time{0};
+  int64_t token_gaps = 0;
   for (const RequestRecord& record : records) {
     if (!record.done) continue;
     ++report.completed;
@@ -177,7 +193,11 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
     Duration per_token = record.output_tokens > 1
                              ? (record.finished - record.first_token) / (record.output_tokens - 1)
                              : Duration{0};
-    if (record.output_tokens > 1) tpot.push_back(ToSeconds(per_token));
+    if (record.output_tokens > 1) {
+      tpot.push_back(ToSeconds(per_token));
+      decode_time += record.finished - record.first_token;
+      token_gaps += record.output_tokens - 1;
+    }
     if (first <= options.ttft_slo && per_token <= options.tpot_slo) ++good;
   }
   std::sort(ttft.begin(), ttft.end());
@@ -190,6 +210,7 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
   report.ttft_p99 = Percentile(ttft, 0.99);
   report.tpot_p50 = Percentile(tpot, 0.5);
   report.tpot_p90 = Percentile(tpot, 0.9);
+  report.inter_token_mean = token_gaps == 0 ? 0 : ToSeconds(decode_time) / token_gaps;
   int64_t queries = 0;
   int64_t hits = 0;
   int64_t host_hits = 0;
@@ -204,6 +225,9 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
   }
   report.prefix_hit_rate = queries == 0 ? 0 : static_cast<double>(hits) / queries;
   report.host_hit_rate = queries == 0 ? 0 : static_cast<double>(host_hits) / queries;
+  report.predicted_hit_rate = routed_blocks == 0 ? 0
+                                                 : static_cast<double>(predicted_blocks) /
+                                                       static_cast<double>(routed_blocks);
   report.output_tokens_per_second = static_cast<double>(output_tokens) / span;
   report.requests_per_second = static_cast<double>(report.completed) / span;
   report.goodput_requests_per_second = static_cast<double>(good) / span;

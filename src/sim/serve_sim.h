@@ -35,10 +35,14 @@ struct ServeSimReport {
   double span_seconds = 0;  // first arrival to last completion
   double ttft_p50 = 0, ttft_p90 = 0, ttft_p99 = 0;
   double tpot_p50 = 0, tpot_p90 = 0;  // time per output token after the first
+  double inter_token_mean = 0;        // every gap between two tokens of a request, averaged
   // Prompt tokens not computed again (cached on the GPU or reloaded from the host tier) / prompt
   // tokens looked up, all engines; and the part of it reloaded from the host tier.
   double prefix_hit_rate = 0;
   double host_hit_rate = 0;
+  // Prompt blocks the picker expected the chosen replica to hold / prompt blocks routed: the
+  // router's prediction of the hit rate (in the trace's blocks), to set against the engines'.
+  double predicted_hit_rate = 0;
   double output_tokens_per_second = 0;
   double requests_per_second = 0;
   double goodput_requests_per_second = 0;  // completed within both SLOs, per second of span

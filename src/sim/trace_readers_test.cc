@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "sim/trace_shared_prefix.h"
 
@@ -113,6 +115,91 @@ TEST(SharedPrefixWorkloadTest, ReadsValuesAndGeneratesGroupsSharingSystemPrompts
   EXPECT_GT(IdealPrefixReuse(trace), 0.9);
   EXPECT_EQ(GenerateSharedPrefixTrace(*workload, 1.0, 7).size(), trace.size());
   EXPECT_GT(GenerateSharedPrefixTrace(*workload, 2.0, 7).size(), trace.size());
+}
+
+TEST(SharedPrefixWorkloadTest, ReadsLengthDistributionsAndMultiTurnChat) {
+  // The shape of short-questions few-system-prompts multi-chat.
+  std::string path = WriteTemp(R"(config:
+  load:
+    stages: [{rate: 20, duration: 10}]
+  data:
+    shared_prefix:
+      num_groups: 2
+      num_prompts_per_group: 50
+      system_prompt_len: 64
+      question_distribution: {mean: 30, std_dev: 9, min: 1, max: 10000}
+      output_distribution: {mean: 100, std_dev: 30, min: 1, max: 10000}
+      enable_multi_turn_chat: true
+)",
+                               ".yaml");
+  Result<SharedPrefixWorkload> workload = ReadSharedPrefixWorkload(path);
+  ASSERT_TRUE(workload.has_value()) << workload.error().ToString();
+  EXPECT_EQ(workload->question_len.mean, 30);
+  EXPECT_EQ(workload->question_len.std_dev, 9);
+  EXPECT_EQ(workload->output_len.max, 10000);
+  EXPECT_TRUE(workload->multi_turn_chat);
+  std::vector<TraceRequest> trace = GenerateSharedPrefixTrace(*workload, 1.0, 3);
+  ASSERT_GT(trace.size(), 150u);  // ~200 expected: 100 sessions, so some have a second round
+  std::set<int> outputs;
+  std::map<uint64_t, size_t> first_round_blocks;  // by the question's first key
+  size_t second_rounds = 0;
+  for (const TraceRequest& request : trace) {
+    outputs.insert(request.output_tokens);
+    EXPECT_EQ(request.input_tokens, static_cast<int>(request.block_keys.size()) * 16);
+    const uint64_t question = request.block_keys[4];  // after the 4 system prompt blocks
+    auto [it, first] = first_round_blocks.emplace(question, request.block_keys.size());
+    if (!first) {
+      // The next round repeats the first round's prompt, then its answer, then the question.
+      ++second_rounds;
+      EXPECT_GT(request.block_keys.size(), 2 * it->second - 4);
+    }
+  }
+  EXPECT_GT(outputs.size(), 20u);  // drawn per prompt, not one fixed length
+  EXPECT_GT(second_rounds, 0u);
+  // Deterministic for a seed.
+  std::vector<TraceRequest> again = GenerateSharedPrefixTrace(*workload, 1.0, 3);
+  ASSERT_EQ(again.size(), trace.size());
+  EXPECT_EQ(again.back().block_keys, trace.back().block_keys);
+}
+
+TEST(SharedPrefixWorkloadTest, FixedLengthsAndDistributionsMustAgree) {
+  std::string base =
+      "config:\n  load:\n    stages: [{rate: 1, duration: 1}]\n  data:\n    shared_prefix:\n"
+      "      num_groups: 1\n      num_prompts_per_group: 1\n      system_prompt_len: 10\n"
+      "      output_len: 5\n";
+  EXPECT_TRUE(ReadSharedPrefixWorkload(
+                  WriteTemp(base + "      question_len: 30\n"
+                                   "      question_distribution: {mean: 30, std_dev: 3}\n",
+                            ".yaml"))
+                  .has_value());
+  EXPECT_THAT(ReadSharedPrefixWorkload(WriteTemp(base + "      question_len: 31\n"
+                                                        "      question_distribution: {mean: 30}\n",
+                                                 ".yaml"))
+                  .error()
+                  .message(),
+              HasSubstr("config.data.shared_prefix.question_len: disagrees with "
+                        "question_distribution.mean"));
+  EXPECT_THAT(ReadSharedPrefixWorkload(WriteTemp(base, ".yaml")).error().message(),
+              HasSubstr("config.data.shared_prefix.question_len: must be an integer >= 1 (or give "
+                        "question_distribution)"));
+  EXPECT_THAT(ReadSharedPrefixWorkload(
+                  WriteTemp(base + "      question_distribution: {mean: 30, stddev: 3}\n", ".yaml"))
+                  .error()
+                  .message(),
+              HasSubstr("question_distribution.stddev: unknown field"));
+  EXPECT_THAT(
+      ReadSharedPrefixWorkload(
+          WriteTemp(base + "      question_distribution: {mean: 30, min: 40, max: 50}\n", ".yaml"))
+          .error()
+          .message(),
+      HasSubstr("question_distribution.mean: must lie within [min, max]"));
+  EXPECT_THAT(ReadSharedPrefixWorkload(
+                  WriteTemp(base + "      question_len: 30\n      enable_multi_turn_chat: yes "
+                                   "please\n",
+                            ".yaml"))
+                  .error()
+                  .message(),
+              HasSubstr("enable_multi_turn_chat: must be true or false"));
 }
 
 TEST(SharedPrefixWorkloadTest, ErrorsNameTheField) {
