@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <nlohmann/json.hpp>
 
 namespace strata::gateway {
@@ -23,55 +24,48 @@ std::string_view ErrorType(int status) {
 
 }  // namespace
 
-asio::awaitable<bool> Respond(beast::tcp_stream& client, int status, std::string body,
+asio::awaitable<bool> Respond(tcp::socket& client, int status, std::string_view body,
                               bool keep_alive, std::string_view content_type,
                               std::optional<int64_t> retry_after_seconds) {
-  http::response<http::string_body> response{static_cast<http::status>(status), 11};
-  response.set(http::field::content_type, content_type);
-  if (retry_after_seconds)
-    response.set(http::field::retry_after, std::to_string(*retry_after_seconds));
-  response.keep_alive(keep_alive);
-  response.body() = std::move(body);
-  response.prepare_payload();
-  auto [ec, n] = co_await http::async_write(client, response, kAsTuple);
-  co_return !ec;
+  fmt::memory_buffer head;
+  auto out = std::back_inserter(head);
+  fmt::format_to(out, "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n", status,
+                 std::string_view(http::obsolete_reason(static_cast<http::status>(status))),
+                 content_type, body.size());
+  if (retry_after_seconds) fmt::format_to(out, "Retry-After: {}\r\n", *retry_after_seconds);
+  fmt::format_to(out, "{}",
+                 keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
+  const std::array<asio::const_buffer, 2> response = {asio::buffer(head.data(), head.size()),
+                                                      asio::buffer(body)};
+  co_return !co_await WriteAll(client, response);
 }
 
-asio::awaitable<bool> RespondError(beast::tcp_stream& client, int status, std::string_view message,
+asio::awaitable<bool> RespondError(tcp::socket& client, int status, std::string_view message,
                                    std::string_view code, bool keep_alive,
                                    std::optional<int64_t> retry_after_seconds) {
   co_return co_await Respond(client, status, ErrorBody(message, ErrorType(status), code),
                              keep_alive, "application/json", retry_after_seconds);
 }
 
-bool IsHopByHop(http::field field) {
-  switch (field) {
-    case http::field::connection:
-    case http::field::keep_alive:
-    case http::field::transfer_encoding:
-    case http::field::te:
-    case http::field::upgrade:
-    case http::field::proxy_authorization:
-    case http::field::authorization:
-    case http::field::host:
-    case http::field::content_length:
-      return true;
-    default:
-      return false;
+bool IsHopByHop(std::string_view name) {
+  static constexpr std::array<std::string_view, 9> kHopByHop = {
+      "connection",    "keep-alive", "transfer-encoding", "te", "upgrade", "proxy-authorization",
+      "authorization", "host",       "content-length"};
+  for (std::string_view hop : kHopByHop) {
+    if (beast::iequals(name, hop)) return true;
   }
+  return false;
 }
 
-std::string UpstreamHead(const http::request<http::string_body>& request, std::string_view host) {
+std::string UpstreamHead(const ClientRequest& request, std::string_view host) {
   fmt::memory_buffer head;
   auto out = std::back_inserter(head);
-  fmt::format_to(out, "{} {} HTTP/1.1\r\n", std::string_view(request.method_string()),
-                 std::string_view(request.target()));
-  for (const auto& field : request) {
-    if (IsHopByHop(field.name())) continue;
-    fmt::format_to(out, "{}: {}\r\n", std::string_view(field.name_string()),
-                   std::string_view(field.value()));
+  fmt::format_to(out, "{} {} HTTP/1.1\r\n", request.head.method, request.head.target);
+  for (const auto& [name, value] : request.head.fields) {
+    if (IsHopByHop(name)) continue;
+    fmt::format_to(out, "{}: {}\r\n", name, value);
   }
-  fmt::format_to(out, "Host: {}\r\nContent-Length: {}\r\n\r\n", host, request.body().size());
+  fmt::format_to(out, "Host: {}\r\nContent-Length: {}\r\n\r\n", host, request.body.size());
   return fmt::to_string(head);
 }
 
@@ -79,20 +73,25 @@ asio::awaitable<bool> Exchange(UpstreamConnection& connection, const tcp::endpoi
                                std::string_view head, std::string_view body,
                                http::response_parser<http::buffer_body>& parser, Duration timeout) {
   if (connect_to != nullptr) {
-    connection.stream.expires_after(kConnectTimeout);
-    auto [ec] = co_await connection.stream.async_connect(*connect_to, kAsTuple);
+    connection.deadline.ExpiresAfter(kConnectTimeout);
+    auto [ec] = co_await connection.socket.async_connect(*connect_to, kAsTuple);
     if (ec) co_return false;
-    connection.stream.socket().set_option(tcp::no_delay(true));
+    connection.socket.set_option(tcp::no_delay(true), ec);
+    if (!ec) connection.socket.non_blocking(true, ec);  // for WriteAll
+    if (ec) co_return false;
   }
-  connection.stream.expires_after(timeout);
+  connection.deadline.ExpiresAfter(timeout);
   const std::array<asio::const_buffer, 2> request = {asio::buffer(head), asio::buffer(body)};
-  auto [write_ec, written] = co_await asio::async_write(connection.stream, request, kAsTuple);
-  if (!write_ec) {
+  if (!co_await WriteAll(connection.socket, request)) {
     auto [read_ec, read] =
-        co_await http::async_read_header(connection.stream, connection.buffer, parser, kAsTuple);
-    if (!read_ec) co_return true;
+        co_await http::async_read_header(connection.socket, connection.buffer, parser, kAsTuple);
+    if (!read_ec) {
+      connection.deadline.ExpiresNever();  // the relay sets one per read
+      co_return true;
+    }
   }
-  connection.stream.close();
+  boost::system::error_code ignored;
+  connection.socket.close(ignored);
   co_return false;
 }
 

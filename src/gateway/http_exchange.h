@@ -10,22 +10,50 @@
 #include <string_view>
 
 #include "gateway/server_impl.h"
+#include "net/http_request_parser.h"
 
 namespace strata::gateway {
 
-// Answers with a complete response. Returns false when the client is gone.
-asio::awaitable<bool> Respond(beast::tcp_stream& client, int status, std::string body,
+// One request read from a client: its head and its body, views into the connection's buffers
+// that stay valid while the request is served. Plain data, made by the connection loop.
+struct ClientRequest {
+  const net::RequestHead& head;
+  std::string_view body;
+};
+
+// Writes all of `buffers` to `socket`, which must be in non-blocking mode: first at once, as far
+// as the socket takes them, then asynchronously for the rest. A proxy's writes nearly always fit
+// in the socket's buffer, so most complete without suspending the coroutine, and without the
+// round trip through the event loop (and its extra epoll_wait) that an asynchronous write's
+// completion costs. Returns the error, if any.
+template <typename ConstBufferSequence>
+asio::awaitable<boost::system::error_code> WriteAll(tcp::socket& socket,
+                                                    const ConstBufferSequence& buffers) {
+  boost::system::error_code ec;
+  const size_t written = socket.write_some(buffers, ec);
+  if (ec == asio::error::would_block) ec = {};
+  if (ec || written == asio::buffer_size(buffers)) co_return ec;
+  beast::buffers_suffix<ConstBufferSequence> rest(buffers);
+  rest.consume(written);
+  auto [async_ec, n] = co_await asio::async_write(socket, rest, kAsTuple);
+  co_return async_ec;
+}
+
+// Answers with a complete response, head and body in one write. Returns false when the client
+// is gone.
+asio::awaitable<bool> Respond(tcp::socket& client, int status, std::string_view body,
                               bool keep_alive, std::string_view content_type = "application/json",
                               std::optional<int64_t> retry_after_seconds = std::nullopt);
 
 // Answers with an OpenAI-style error body: {"error": {"message", "type", "code"}}, the type
 // following from the status. Returns false when the client is gone.
-asio::awaitable<bool> RespondError(beast::tcp_stream& client, int status, std::string_view message,
+asio::awaitable<bool> RespondError(tcp::socket& client, int status, std::string_view message,
                                    std::string_view code, bool keep_alive,
                                    std::optional<int64_t> retry_after_seconds = std::nullopt);
 
-// Whether `field` concerns one connection only, so a proxy must not forward it.
-bool IsHopByHop(http::field field);
+// Whether the header field `name` concerns one connection only (or is one the gateway sets
+// itself), so a proxy must not forward it.
+bool IsHopByHop(std::string_view name);
 
 // Decrements a counter when the request leaves, however it leaves.
 struct CountGuard {
@@ -39,7 +67,7 @@ struct CountGuard {
 // The request line and header a replica gets: the client's fields less the hop-by-hop ones,
 // then the replica's Host (HTTP/1.1 requires one; engines and Node's parser refuse requests
 // without it) and the body's length. Written by hand: one buffer, no field-by-field allocation.
-std::string UpstreamHead(const http::request<http::string_body>& request, std::string_view host);
+std::string UpstreamHead(const ClientRequest& request, std::string_view host);
 
 // Feeds `parser` the bytes `buffer` already holds, without I/O: an asynchronous read of bytes
 // already buffered completes through a post to the event loop, which costs more than the

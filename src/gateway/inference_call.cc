@@ -14,7 +14,6 @@ namespace {
 // The estimate reserved for a request that sets no max_tokens; settled to real usage after.
 constexpr int64_t kDefaultMaxTokensEstimate = 256;
 constexpr Duration kQuotaPollInterval = std::chrono::milliseconds(10);
-constexpr size_t kRelayBufferBytes = 16 * 1024;
 // A non-streaming answer is kept (besides being relayed) up to this size to read its usage.
 constexpr size_t kMaxUsageBodyBytes = 16 * 1024 * 1024;
 
@@ -129,6 +128,7 @@ std::unique_ptr<UpstreamConnection> InferenceCall::TakeIdle(const EndpointRuntim
 void InferenceCall::ReturnIdle(const EndpointRuntime& endpoint,
                                std::unique_ptr<UpstreamConnection> connection) {
   if (endpoint.routed.load(std::memory_order_relaxed)) {
+    connection->deadline.ExpiresNever();
     worker_.idle[endpoint.serial].push_back(std::move(connection));
   }
 }
@@ -166,7 +166,7 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream,
   fmt::format_to(std::back_inserter(head), "HTTP/1.1 {} {}\r\n", response.result_int(),
                  std::string_view(http::obsolete_reason(response.result())));
   for (const auto& field : response) {
-    if (IsHopByHop(field.name())) continue;
+    if (IsHopByHop(std::string_view(field.name_string()))) continue;
     fmt::format_to(std::back_inserter(head), "{}: {}\r\n", std::string_view(field.name_string()),
                    std::string_view(field.value()));
   }
@@ -177,21 +177,19 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream,
   }
   fmt::format_to(
       std::back_inserter(head), "{}",
-      request_.keep_alive() ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
-  client_.expires_never();
+      request_.head.keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
   // An event stream's header goes out at once (the client waits on it while the engine
   // prefills); any other answer's header leaves with its first body bytes, in one write.
   asio::const_buffer pending_head(head.data(), head.size());
   bool client_ok = true;
   if (event_stream || parser.is_done()) {
-    auto [head_ec, head_n] = co_await asio::async_write(client_, pending_head, kAsTuple);
-    client_ok = !head_ec;
+    client_ok = !co_await WriteAll(client_, pending_head);
     pending_head = {};
   }
 
   StreamUsageCounter counter;
   std::string body;
-  std::array<char, kRelayBufferBytes> buffer;
+  std::array<char, UpstreamConnection::kRelayBufferBytes>& buffer = upstream.relay_buffer;
   SteadyClock::time_point first_token{}, last_token{};
   bool upstream_ok = true;
   while (client_ok && !parser.is_done()) {
@@ -199,9 +197,12 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream,
     response.body().size = buffer.size();
     beast::error_code ec = ParseBuffered(parser, upstream.buffer);
     if (!ec && response.body().size == buffer.size() && !parser.is_done()) {
-      upstream.stream.expires_after(server_.config.limits.upstream_timeout);
+      // A clock read, not a timer: the event loop's watchdog enforces it.
+      upstream.deadline.ExpiresAfter(server_.config.limits.upstream_timeout);
       std::tie(ec, std::ignore) =
-          co_await http::async_read_some(upstream.stream, upstream.buffer, parser, kAsTuple);
+          co_await http::async_read_some(upstream.socket, upstream.buffer, parser, kAsTuple);
+      // The upstream timeout bounds the wait for the replica, not a slow client's reading.
+      upstream.deadline.ExpiresNever();
       if (ec == http::error::need_buffer) ec = {};
     }
     if (ec) {
@@ -228,18 +229,14 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream,
         pending_head, asio::buffer(size_line, static_cast<size_t>(size_end - size_line)),
         asio::buffer(piece), asio::buffer("\r\n", 2)};
     const std::array<asio::const_buffer, 2> plain = {pending_head, asio::buffer(piece)};
-    auto [write_ec, written] = chunked ? co_await asio::async_write(client_, chunk, kAsTuple)
-                                       : co_await asio::async_write(client_, plain, kAsTuple);
-    client_ok = !write_ec;
+    client_ok = chunked ? !co_await WriteAll(client_, chunk) : !co_await WriteAll(client_, plain);
     pending_head = {};
   }
   if (client_ok && pending_head.size() > 0) {
-    auto [ec, n] = co_await asio::async_write(client_, pending_head, kAsTuple);
-    client_ok = !ec;
+    client_ok = !co_await WriteAll(client_, pending_head);
   }
   if (client_ok && upstream_ok && chunked) {
-    auto [ec, n] = co_await asio::async_write(client_, asio::buffer("0\r\n\r\n", 5), kAsTuple);
-    client_ok = !ec;
+    client_ok = !co_await WriteAll(client_, asio::buffer("0\r\n\r\n", 5));
   }
   // A client that left cancels the upstream request: closing the connection is what tells an
   // engine to abort the sequence.
@@ -263,7 +260,7 @@ asio::awaitable<bool> InferenceCall::Run() {
   }
   std::optional<size_t> tenant;
   if (!server_.config.tenants.empty()) {
-    std::string_view authorization = request_[http::field::authorization];
+    std::string_view authorization = request_.head.Field("authorization");
     if (authorization.starts_with("Bearer ")) {
       auto it = server_.tenant_by_key.find(std::string(authorization.substr(7)));
       if (it != server_.tenant_by_key.end()) tenant = it->second;
@@ -271,13 +268,13 @@ asio::awaitable<bool> InferenceCall::Run() {
     if (!tenant) co_return co_await Fail(401, "missing or unknown API key", "invalid_api_key");
     ids_.tenant = *tenant;
   }
-  Result<InferenceRequest> parsed = ParseInferenceRequest(request_.body(), kind_);
+  Result<InferenceRequest> parsed = ParseInferenceRequest(request_.body, kind_);
   if (!parsed) co_return co_await Fail(400, parsed.error().message(), "invalid_request");
   SyncRoutes(server_, worker_);
   table_ = worker_.table;
   std::uniform_real_distribution<double> draw(0.0, 1.0);
   Result<Route> route = table_->router.Resolve(
-      parsed->model, std::string_view(request_["x-strata-version"]), draw(worker_.random));
+      parsed->model, request_.head.Field("x-strata-version"), draw(worker_.random));
   if (!route) co_return co_await Fail(404, route.error().message(), "model_not_found");
   ttft_objective_ = table_->models[route->model].ttft_objective;
   VersionCounters* counters = table_->versions[route->model][route->version].counters.get();
@@ -339,14 +336,14 @@ asio::awaitable<bool> InferenceCall::Run() {
     std::unique_ptr<UpstreamConnection> connection = TakeIdle(endpoint);
     bool sent = false;
     if (connection != nullptr) {
-      sent = co_await Exchange(*connection, nullptr, head, request_.body(), *parser,
+      sent = co_await Exchange(*connection, nullptr, head, request_.body, *parser,
                                server_.config.limits.upstream_timeout);
       // A pooled connection the replica closed meanwhile is not the replica's failure.
       if (!sent) parser.emplace().body_limit(boost::none);
     }
     if (!sent) {
-      connection = std::make_unique<UpstreamConnection>(client_.get_executor());
-      sent = co_await Exchange(*connection, &endpoint.address, head, request_.body(), *parser,
+      connection = std::make_unique<UpstreamConnection>(*worker_.io, worker_.deadlines);
+      sent = co_await Exchange(*connection, &endpoint.address, head, request_.body, *parser,
                                server_.config.limits.upstream_timeout);
     }
     if (!sent) {
@@ -365,7 +362,8 @@ asio::awaitable<bool> InferenceCall::Run() {
     status = parser->get().result_int();
     answered = true;
     bool reusable = false;
-    keep_client = co_await Relay(*connection, *parser, &usage, &reusable) && request_.keep_alive();
+    keep_client =
+        co_await Relay(*connection, *parser, &usage, &reusable) && request_.head.keep_alive;
     if (reusable) ReturnIdle(endpoint, std::move(connection));
     Count(status);
   }

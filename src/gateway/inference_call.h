@@ -14,16 +14,14 @@
 
 namespace strata::gateway {
 
-using SteadyClock = std::chrono::steady_clock;
-
 // One inference request on a client connection: authentication, quota admission, routing (and
 // holding while its version has no replica), the relay to a replica with retry before the
 // first byte reaches the client, and its accounting (metrics, token settlement, the version's
 // signals). Lives in its connection's coroutine, on one event loop; not thread-safe.
 class InferenceCall {
  public:
-  InferenceCall(GatewayServer::Impl& server, Worker& worker, beast::tcp_stream& client,
-                http::request<http::string_body>& request, ApiKind kind)
+  InferenceCall(GatewayServer::Impl& server, Worker& worker, tcp::socket& client,
+                const ClientRequest& request, ApiKind kind)
       : server_(server), worker_(worker), client_(client), request_(request), kind_(kind) {}
 
   // Serves the request; returns whether the client connection may be reused.
@@ -35,7 +33,7 @@ class InferenceCall {
     Count(status);
     // A refusal by the gateway is an answer, and a late one, for the autoscaler.
     if (status >= 500) MarkAnswered(true);
-    co_return co_await RespondError(client_, status, message, code, request_.keep_alive(),
+    co_return co_await RespondError(client_, status, message, code, request_.head.keep_alive,
                                     retry_after);
   }
   void Count(int status) { worker_.stats.Requests(ids_, status).Increment(); }
@@ -71,8 +69,8 @@ class InferenceCall {
 
   GatewayServer::Impl& server_;
   Worker& worker_;
-  beast::tcp_stream& client_;
-  http::request<http::string_body>& request_;
+  tcp::socket& client_;
+  const ClientRequest& request_;
   ApiKind kind_;
   RequestLabelIds ids_;
   SteadyClock::time_point arrived_ = SteadyClock::now();

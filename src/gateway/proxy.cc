@@ -1,81 +1,187 @@
-// One client connection of the gateway: strict HTTP/1.1 reading with limits and timeouts, then
-// each request served in turn: inference calls (inference_call.h), the model list, health and
-// metrics.
+// One client connection of the gateway: strict HTTP/1.1 reading (net/http_request_parser.h, in
+// place in the connection's buffer) with size limits and idle/read deadlines, then each request
+// served in turn: inference calls (inference_call.h), the model list, health and metrics.
 
 #include <fmt/format.h>
 
+#include <optional>
+
+#include "common/check.h"
 #include "gateway/http_exchange.h"
 #include "gateway/inference_call.h"
+#include "net/http_request_parser.h"
 
 namespace strata::gateway {
 namespace {
 
+// Bytes asked of the socket per read while a request head (or a chunked body) arrives.
+constexpr size_t kReadBytes = 16 * 1024;
+// A connection's buffer grown beyond this for a large request is released once it is served.
+constexpr size_t kKeptBufferBytes = 64 * 1024;
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+std::string_view Contents(const beast::flat_buffer& buffer) {
+  const auto data = buffer.data();
+  return {static_cast<const char*>(data.data()), data.size()};
+}
+
+std::string_view ErrorCodeFor(int status) {
+  switch (status) {
+    case 413:
+      return "body_too_large";
+    case 431:
+      return "header_too_large";
+    case 501:
+      return "not_implemented";
+    case 505:
+      return "http_version_not_supported";
+    default:
+      return "bad_request";
+  }
+}
+
+// What reading one request from a client gave.
+struct ReadOutcome {
+  enum class Kind { kRequest, kRefused, kGone };
+  Kind kind = Kind::kGone;  // kGone: closed, reset or past its deadline; nothing to answer
+  net::RequestError error;  // kRefused: why, and the status to answer with
+  std::string_view body;    // kRequest
+  size_t size = 0;          // kRequest: the bytes of the received buffer the request took
+};
+
+// Reads the next request of `client` into `received` (bytes of a pipelined request after it
+// stay there), its head into `head` and a chunked body into `chunked`. The head's views are
+// valid until `received` changes.
+asio::awaitable<ReadOutcome> ReadRequest(tcp::socket& client, SocketDeadline& deadline,
+                                         const LimitsConfig& limits, beast::flat_buffer& received,
+                                         net::RequestHead& head,
+                                         std::optional<net::ChunkedBodyDecoder>& chunked) {
+  ReadOutcome outcome;
+  auto refuse = [&outcome](net::RequestError error) {
+    outcome.kind = ReadOutcome::Kind::kRefused;
+    outcome.error = std::move(error);
+    return outcome;
+  };
+  // The head: parsed again only when new bytes end a line (or pass the limit), so a head that
+  // trickles in is not rescanned per byte.
+  bool parse = received.size() > 0;
+  while (true) {
+    if (parse) {
+      net::ParseResult parsed = net::ParseRequestHead(Contents(received), limits.max_header_bytes,
+                                                      limits.max_body_bytes, &head);
+      if (!parsed) co_return refuse(std::move(parsed.error()));
+      if (*parsed == net::ParseProgress::kDone) break;
+    }
+    auto [ec, n] = co_await client.async_read_some(received.prepare(kReadBytes), kAsTuple);
+    if (ec) co_return outcome;
+    received.commit(n);
+    parse = Contents(received).substr(received.size() - n).find('\n') != std::string_view::npos ||
+            received.size() > limits.max_header_bytes;
+  }
+  const size_t head_size = head.size;
+  deadline.ExpiresAfter(limits.read_timeout);
+  bool read_body = false;  // reading may move the buffer, and with it the head's views
+  if (head.chunked) {
+    chunked.emplace(limits.max_body_bytes, limits.max_header_bytes);
+    while (true) {
+      net::ParseResult fed = chunked->Feed(Contents(received).substr(head_size), head_size);
+      if (!fed) co_return refuse(std::move(fed.error()));
+      if (*fed == net::ParseProgress::kDone) break;
+      if (head.expect_continue && !read_body) {
+        auto [ec, n] = co_await asio::async_write(client, asio::buffer(kContinue), kAsTuple);
+        if (ec) co_return outcome;
+      }
+      auto [ec, n] = co_await client.async_read_some(received.prepare(kReadBytes), kAsTuple);
+      if (ec) co_return outcome;
+      received.commit(n);
+      read_body = true;
+    }
+    outcome.body = chunked->body();
+    outcome.size = head_size + chunked->consumed();
+  } else {
+    const size_t size = head_size + static_cast<size_t>(head.content_length.value_or(0));
+    if (head.expect_continue && received.size() < size) {
+      auto [ec, n] = co_await asio::async_write(client, asio::buffer(kContinue), kAsTuple);
+      if (ec) co_return outcome;
+    }
+    while (received.size() < size) {
+      auto [ec, n] =
+          co_await client.async_read_some(received.prepare(size - received.size()), kAsTuple);
+      if (ec) co_return outcome;
+      received.commit(n);
+      read_body = true;
+    }
+    outcome.body = Contents(received).substr(head_size, size - head_size);
+    outcome.size = size;
+  }
+  if (read_body) {
+    // Same bytes, same result; only the views move to where the buffer now holds them.
+    net::ParseResult again = net::ParseRequestHead(Contents(received), limits.max_header_bytes,
+                                                   limits.max_body_bytes, &head);
+    STRATA_CHECK(again.has_value() && *again == net::ParseProgress::kDone);
+  }
+  outcome.kind = ReadOutcome::Kind::kRequest;
+  co_return outcome;
+}
+
 // Answers a request that is not an inference call. Returns whether to keep the connection.
-asio::awaitable<bool> ServeLocal(GatewayServer::Impl& server, beast::tcp_stream& client,
-                                 const http::request<http::string_body>& request) {
-  const bool keep = request.keep_alive();
-  const std::string_view target = request.target();
-  if (request.method() == http::verb::get && target == "/v1/models") {
+asio::awaitable<bool> ServeLocal(GatewayServer::Impl& server, tcp::socket& client,
+                                 const ClientRequest& request) {
+  const bool keep = request.head.keep_alive;
+  const std::string_view method = request.head.method;
+  const std::string_view target = request.head.target;
+  if (method == "GET" && target == "/v1/models") {
     co_return co_await Respond(client, 200, server.table.load()->router.ModelsListBody(), keep);
   }
-  if (request.method() == http::verb::get && target == "/healthz") {
+  if (method == "GET" && target == "/healthz") {
     co_return co_await Respond(client, 200, "ok\n", keep, "text/plain");
   }
-  co_return co_await RespondError(
-      client, 404,
-      fmt::format("no route for {} {}", std::string_view(request.method_string()), target),
-      "not_found", keep);
+  if (method == "GET" && target == "/metrics") {
+    co_return co_await Respond(client, 200, RenderMetrics(server), keep,
+                               "text/plain; version=0.0.4; charset=utf-8");
+  }
+  co_return co_await RespondError(client, 404, fmt::format("no route for {} {}", method, target),
+                                  "not_found", keep);
 }
 
 }  // namespace
 
 asio::awaitable<void> ServeConnection(GatewayServer::Impl& server, Worker& worker,
                                       tcp::socket socket) {
-  beast::tcp_stream client(std::move(socket));
-  beast::flat_buffer buffer;
+  SocketDeadline deadline(worker.deadlines, socket);
   const LimitsConfig& limits = server.config.limits;
+  beast::flat_buffer received;
+  net::RequestHead head;
+  std::optional<net::ChunkedBodyDecoder> chunked;
   while (!server.stopped.load()) {
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(
-        static_cast<uint32_t>(std::min<size_t>(limits.max_header_bytes, UINT32_MAX)));
-    parser.body_limit(limits.max_body_bytes);
-    client.expires_after(limits.idle_timeout);
-    auto [ec, n] = co_await http::async_read_header(client, buffer, parser, kAsTuple);
-    if (!ec) ec = ParseBuffered(parser, buffer);
-    if (!ec && !parser.is_done()) {
-      client.expires_after(limits.read_timeout);
-      std::tie(ec, n) = co_await http::async_read(client, buffer, parser, kAsTuple);
-    }
-    if (ec) {
-      if (ec == http::error::header_limit) {
-        co_await RespondError(client, 431, "request header too large", "header_too_large", false);
-      } else if (ec == http::error::body_limit) {
-        co_await RespondError(client, 413, "request body too large", "body_too_large", false);
-      } else if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
-                 ec != http::error::end_of_stream && ec != http::error::partial_message) {
-        co_await RespondError(client, 400, fmt::format("malformed HTTP request: {}", ec.message()),
-                              "bad_request", false);
-      }
+    deadline.ExpiresAfter(limits.idle_timeout);
+    const ReadOutcome read =
+        co_await ReadRequest(socket, deadline, limits, received, head, chunked);
+    if (read.kind == ReadOutcome::Kind::kGone) break;
+    if (read.kind == ReadOutcome::Kind::kRefused) {
+      co_await RespondError(socket, read.error.http_status, read.error.message,
+                            ErrorCodeFor(read.error.http_status), false);
       break;
     }
-    http::request<http::string_body> request = parser.release();
+    // Answering has no deadline: a stream lasts as long as the engine generates.
+    deadline.ExpiresNever();
+    const ClientRequest request{head, read.body};
     bool keep = false;
-    const std::string_view target = request.target();
-    if (request.method() == http::verb::post && target == "/v1/chat/completions") {
+    if (head.method == "POST" && head.target == "/v1/chat/completions") {
       keep =
-          co_await InferenceCall(server, worker, client, request, ApiKind::kChatCompletions).Run();
-    } else if (request.method() == http::verb::post && target == "/v1/completions") {
-      keep = co_await InferenceCall(server, worker, client, request, ApiKind::kCompletions).Run();
-    } else if (request.method() == http::verb::get && target == "/metrics") {
-      keep = co_await Respond(client, 200, RenderMetrics(server), request.keep_alive(),
-                              "text/plain; version=0.0.4; charset=utf-8");
+          co_await InferenceCall(server, worker, socket, request, ApiKind::kChatCompletions).Run();
+    } else if (head.method == "POST" && head.target == "/v1/completions") {
+      keep = co_await InferenceCall(server, worker, socket, request, ApiKind::kCompletions).Run();
     } else {
-      keep = co_await ServeLocal(server, client, request);
+      keep = co_await ServeLocal(server, socket, request);
     }
+    received.consume(read.size);
+    chunked.reset();
+    if (received.size() == 0 && received.capacity() > kKeptBufferBytes) received.shrink_to_fit();
     if (!keep) break;
   }
-  beast::error_code ignored;
-  client.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  boost::system::error_code ignored;
+  socket.shutdown(tcp::socket::shutdown_send, ignored);
 }
 
 }  // namespace strata::gateway

@@ -17,14 +17,24 @@ asio::awaitable<void> AcceptLoop(GatewayServer::Impl& server, Worker& worker) {
     auto [ec, socket] = co_await worker.acceptor->async_accept(kAsTuple);
     if (ec == asio::error::operation_aborted || !worker.acceptor->is_open()) co_return;
     if (ec) continue;  // e.g. EMFILE: keep serving the connections already open
-    socket.set_option(tcp::no_delay(true));
+    socket.set_option(tcp::no_delay(true), ec);
+    if (!ec) socket.non_blocking(true, ec);  // for WriteAll
+    if (ec) continue;
     asio::co_spawn((*worker.io), ServeConnection(server, worker, std::move(socket)),
                    asio::detached);
   }
 }
 
+// A kept-alive connection for scraping one replica. Its reads take up to 64 KiB at a time (a
+// /metrics page in one or two reads, not Beast's default 512-byte steps).
+struct ScrapeConnection {
+  explicit ScrapeConnection(asio::io_context& io) : stream(io) { buffer.reserve(64 * 1024); }
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+};
+
 // One GET /metrics on a kept-alive connection. Returns the body, or the failure.
-asio::awaitable<Result<std::string>> ScrapeOnce(UpstreamConnection& connection,
+asio::awaitable<Result<std::string>> ScrapeOnce(ScrapeConnection& connection,
                                                 const tcp::endpoint& address,
                                                 const std::string& host, Duration timeout) {
   if (!connection.stream.socket().is_open()) {
@@ -59,7 +69,7 @@ asio::awaitable<Result<std::string>> ScrapeOnce(UpstreamConnection& connection,
 asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server, Worker& worker,
                                  std::shared_ptr<EndpointRuntime> runtime) {
   EndpointRuntime& endpoint = *runtime;
-  UpstreamConnection connection((*worker.io).get_executor());
+  ScrapeConnection connection(*worker.io);
   asio::steady_timer timer((*worker.io));
   const Duration timeout =
       std::max<Duration>(server.config.scrape_interval * 5, std::chrono::milliseconds(500));
@@ -113,6 +123,18 @@ void Publish(GatewayServer::Impl& server, std::shared_ptr<const RoutingTable> ta
 }
 
 }  // namespace
+
+asio::awaitable<void> DeadlineWatchdog(GatewayServer::Impl& server, Worker& worker) {
+  asio::steady_timer timer(*worker.io);
+  while (!server.stopped.load()) {
+    timer.expires_after(kDeadlineSweepInterval);
+    co_await timer.async_wait(kAsTuple);
+    const SteadyClock::time_point now = SteadyClock::now();
+    // Closing a socket only queues its pending operation's completion: the set does not change
+    // during the sweep.
+    for (SocketDeadline* deadline : worker.deadlines) deadline->CloseIfPast(now);
+  }
+}
 
 GatewayServer::Impl::Impl(GatewayConfig config_in, const Clock& clock_in)
     : config(std::move(config_in)),
@@ -264,6 +286,7 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Start(GatewayConfig config
   }
   for (auto& worker : server.workers) {
     asio::co_spawn((*worker->io), AcceptLoop(server, *worker), asio::detached);
+    asio::co_spawn((*worker->io), DeadlineWatchdog(server, *worker), asio::detached);
   }
   {
     std::lock_guard lock(server.routes_mutex);

@@ -4,6 +4,7 @@
 // server.cc (threads, accept, scraping) and proxy.cc (one client connection). Boost stays in
 // here, out of server.h.
 
+#include <array>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -13,6 +14,7 @@
 #include <random>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "gateway/endpoint_registry.h"
@@ -32,13 +34,62 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
+using SteadyClock = std::chrono::steady_clock;
+
 inline constexpr auto kAsTuple = asio::as_tuple(asio::use_awaitable);
 
-// A kept-alive connection to one replica.
+// How often each event loop's watchdog looks for sockets past their deadline: a deadline is
+// enforced within this much of its time.
+inline constexpr Duration kDeadlineSweepInterval = std::chrono::milliseconds(100);
+
+// The deadline of a socket's current wait (a client's next request, an upstream answer),
+// enforced by its event loop's watchdog, which closes a socket whose deadline has passed and so
+// ends its pending operation with an error. Setting a deadline is a clock read: no timer is
+// armed or cancelled per socket operation. Registers itself in `registry` (its event loop's)
+// for its lifetime. Used only on its event loop's thread.
+class SocketDeadline {
+ public:
+  SocketDeadline(std::unordered_set<SocketDeadline*>& registry, tcp::socket& socket)
+      : registry_(registry), socket_(socket) {
+    registry_.insert(this);
+  }
+  ~SocketDeadline() { registry_.erase(this); }
+  SocketDeadline(const SocketDeadline&) = delete;
+  SocketDeadline& operator=(const SocketDeadline&) = delete;
+
+  void ExpiresAfter(Duration timeout) {
+    at_ = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(timeout);
+  }
+  void ExpiresNever() { at_ = SteadyClock::time_point::max(); }
+
+  // Closes the socket when the deadline is before `now` (the watchdog's sweep).
+  void CloseIfPast(SteadyClock::time_point now) {
+    if (at_ >= now) return;
+    at_ = SteadyClock::time_point::max();
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+  }
+
+ private:
+  std::unordered_set<SocketDeadline*>& registry_;
+  tcp::socket& socket_;
+  SteadyClock::time_point at_ = SteadyClock::time_point::max();
+};
+
+// A kept-alive connection to one replica, with the buffers its exchanges use (kept with it, so
+// that a request allocates none of them).
 struct UpstreamConnection {
-  explicit UpstreamConnection(asio::any_io_executor executor) : stream(std::move(executor)) {}
-  beast::tcp_stream stream;
-  beast::flat_buffer buffer;
+  UpstreamConnection(asio::io_context& io, std::unordered_set<SocketDeadline*>& deadlines)
+      : socket(io), deadline(deadlines, socket) {
+    buffer.reserve(kRelayBufferBytes);
+  }
+  static constexpr size_t kRelayBufferBytes = 16 * 1024;
+
+  tcp::socket socket;
+  SocketDeadline deadline;
+  beast::flat_buffer buffer;  // bytes read from the replica, not yet parsed
+  // A response body's bytes between their parsing and their write to the client.
+  std::array<char, kRelayBufferBytes> relay_buffer;
 };
 
 // What one event loop routes a model version with: its own picker (prefix history, rotation),
@@ -57,6 +108,9 @@ struct VersionRouting {
 struct Worker {
   Worker(GatewayStats& stats_in, const GatewayConfig& config) : stats(stats_in, config) {}
 
+  // Every client and upstream socket's deadline, for the watchdog. Declared first, so that it
+  // outlives the sockets registered in it.
+  std::unordered_set<SocketDeadline*> deadlines;
   // Destroyed explicitly in Stop, before the rest, so that suspended coroutines die while the
   // pools and pickers they reference still exist.
   std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>(1);
@@ -101,6 +155,10 @@ void SyncRoutes(GatewayServer::Impl& server, Worker& worker);
 
 // The /metrics page, with the gauges read at render time brought up to date.
 std::string RenderMetrics(GatewayServer::Impl& server);
+
+// Closes the sockets of `worker` whose deadline has passed, every kDeadlineSweepInterval, until
+// the server stops.
+asio::awaitable<void> DeadlineWatchdog(GatewayServer::Impl& server, Worker& worker);
 
 // Serves one client connection until it closes, errs or times out (proxy.cc).
 asio::awaitable<void> ServeConnection(GatewayServer::Impl& server, Worker& worker,

@@ -1,8 +1,10 @@
 // The gateway in front of real loopback replicas: routing, version split and pinning, tenants
-// and quotas, streaming pass-through, strict HTTP parsing and limits, retry on a dead replica.
+// and quotas, streaming pass-through, strict HTTP parsing and limits, chunked and pipelined
+// requests, idle and read deadlines, retry on a dead replica.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -52,6 +54,22 @@ Reply SendRaw(uint16_t port, const std::string& raw) {
   }
   reply.body = parser.get().body();
   return reply;
+}
+
+// Reads what the gateway sends on `socket` until it closes the connection. Gives up (returning
+// what it has, and "<still open>") if nothing arrives for 30 s: a bound on a hang, not a timing
+// assertion.
+std::string ReadUntilClosed(tcp::socket& socket) {
+  std::string received;
+  while (true) {
+    pollfd fd{socket.native_handle(), POLLIN, 0};
+    if (::poll(&fd, 1, 30'000) != 1) return received + "<still open>";
+    char bytes[4096];
+    beast::error_code ec;
+    const size_t n = socket.read_some(asio::buffer(bytes), ec);
+    if (ec) return received;
+    received.append(bytes, n);
+  }
 }
 
 Reply Post(uint16_t port, const std::string& path, const std::string& body,
@@ -251,6 +269,91 @@ models:
   EXPECT_NE(not_json.body.find("byte"), std::string::npos);
   EXPECT_EQ(engine.requests(), 0);
   EXPECT_EQ(Post(port(), "/v1/chat/completions", body).status, 200);
+}
+
+TEST_F(GatewayProxyTest, ChunkedPipelinedAndContinuedRequests) {
+  FakeEngine engine("e");
+  StartGateway(fmt::format(R"(
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+)",
+                           engine.address()));
+  const std::string body = Chat("m");
+  // A chunked body, in two chunks with an extension and a trailer.
+  const std::string chunked = fmt::format(
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "{:x};note=1\r\n{}\r\n{:x}\r\n{}\r\n0\r\nX-Trailer: t\r\n\r\n",
+      10, body.substr(0, 10), body.size() - 10, body.substr(10));
+  Reply reply = SendRaw(port(), chunked);
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(engine.requests(), 1);
+
+  // Two requests in one write: two answers, in order, on the same connection.
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
+  const std::string first =
+      fmt::format("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Length: {}\r\n\r\n{}",
+                  body.size(), body);
+  asio::write(socket, asio::buffer(first + "GET /healthz HTTP/1.1\r\nHost: gw\r\n"
+                                           "Connection: close\r\n\r\n"));
+  beast::flat_buffer buffer;
+  http::response<http::string_body> answer;
+  http::read(socket, buffer, answer);
+  EXPECT_EQ(answer.result_int(), 200);
+  EXPECT_NE(answer.body().find("hello from the fake engine"), std::string::npos) << answer.body();
+  http::response<http::string_body> second;
+  http::read(socket, buffer, second);
+  EXPECT_EQ(second.result_int(), 200);
+  EXPECT_EQ(second.body(), "ok\n");
+  EXPECT_FALSE(second.keep_alive());
+  EXPECT_EQ(engine.requests(), 2);
+
+  // Expect: 100-continue gets its interim answer before the body is sent.
+  tcp::socket waiting(io);
+  waiting.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
+  asio::write(waiting, asio::buffer(fmt::format(
+                           "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nExpect: "
+                           "100-continue\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                           body.size())));
+  beast::flat_buffer continued;
+  http::response_parser<http::empty_body> interim_parser;
+  http::read_header(waiting, continued, interim_parser);
+  EXPECT_EQ(interim_parser.get().result_int(), 100);
+  asio::write(waiting, asio::buffer(body));
+  http::response<http::string_body> final_answer;
+  http::read(waiting, continued, final_answer);
+  EXPECT_EQ(final_answer.result_int(), 200);
+  EXPECT_EQ(engine.requests(), 3);
+}
+
+TEST_F(GatewayProxyTest, DeadlinesCloseSilentConnections) {
+  FakeEngine engine("e");
+  StartGateway(fmt::format(R"(
+limits: {{idleTimeoutMs: 200, readTimeoutMs: 200}}
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+)",
+                           engine.address()));
+  asio::io_context io;
+  // A connection that never sends a request is closed, without an answer.
+  tcp::socket silent(io);
+  silent.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
+  EXPECT_EQ(ReadUntilClosed(silent), "");
+  // So is one that stops halfway through its body; the engine never sees it.
+  tcp::socket stalled(io);
+  stalled.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
+  asio::write(stalled, asio::buffer("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\n"
+                                    "Content-Length: 100\r\n\r\n{\"model\""));
+  EXPECT_EQ(ReadUntilClosed(stalled), "");
+  // A kept-alive connection is closed once idle after its answer.
+  tcp::socket idle(io);
+  idle.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
+  asio::write(idle, asio::buffer(std::string("GET /healthz HTTP/1.1\r\nHost: gw\r\n\r\n")));
+  const std::string received = ReadUntilClosed(idle);
+  EXPECT_TRUE(received.starts_with("HTTP/1.1 200 OK\r\n")) << received;
+  EXPECT_TRUE(received.ends_with("\r\n\r\nok\n")) << received;
+  EXPECT_EQ(engine.requests(), 0);
 }
 
 TEST_F(GatewayProxyTest, RetriesOnAnotherReplicaWhenOneDies) {
