@@ -24,6 +24,10 @@ std::string AutoscalingText(const api::ServiceSpec& spec) {
                      a.max_scale_down_rate, spec.min_replicas, spec.max_replicas);
 }
 
+Duration FromSeconds(double seconds) {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+}
+
 }  // namespace
 
 std::vector<gateway::ModelConfig> RoutesFromStore(
@@ -86,6 +90,7 @@ Result<std::unique_ptr<autoscaler::ScalingPolicy>> PolicyForService(const api::S
   options.panic_window = std::min(a.panic_window, a.stable_window);
   options.max_scale_up_rate = a.max_scale_up_rate;
   options.max_scale_down_rate = a.max_scale_down_rate;
+  options.forecast_horizon = cold_start;
   if (a.metric == "kvCache") {
     options.target_kv_usage = std::clamp(a.target, 0.01, 1.0);
     options.target_load = 1e9;
@@ -202,18 +207,23 @@ controller::ScaleAdvice ServingLoop::Advise(const api::Service& service,
     it = targets_.end();
   }
   if (it == targets_.end()) {
-    const Duration cold_start =
-        replicas.cold_start_seconds > 0
-            ? std::chrono::duration_cast<Duration>(
-                  std::chrono::duration<double>(replicas.cold_start_seconds))
-            : std::chrono::seconds(60);
+    const Duration cold_start = replicas.cold_start_seconds > 0
+                                    ? FromSeconds(replicas.cold_start_seconds)
+                                    : std::chrono::seconds(60);
     Result<std::unique_ptr<autoscaler::ScalingPolicy>> policy =
         PolicyForService(service.spec, cold_start);
     Status added = policy ? autoscaler_.AddTarget(key, std::move(*policy)) : policy.error();
     if (!added.ok()) return {static_cast<int>(service.spec.min_replicas), added.message()};
-    it = targets_.emplace(key, Target{autoscaling, false}).first;
+    it = targets_.emplace(key, Target{autoscaling, false, replicas.cold_start_seconds}).first;
   }
   it->second.seen = true;
+  // A replica that became ready since measured the cold start again: the policy looks ahead
+  // by the latest figure.
+  if (replicas.cold_start_seconds > 0 &&
+      replicas.cold_start_seconds != it->second.cold_start_seconds) {
+    it->second.cold_start_seconds = replicas.cold_start_seconds;
+    (void)autoscaler_.SetColdStart(key, FromSeconds(replicas.cold_start_seconds));
+  }
   Result<autoscaler::Decision> decision =
       autoscaler_.Evaluate(key, Sample(service, version, replicas));
   if (!decision) return {replicas.ready + replicas.starting, decision.error().message()};

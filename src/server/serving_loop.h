@@ -31,11 +31,12 @@ std::vector<gateway::ModelConfig> RoutesFromStore(
 
 // The autoscaling policy a service version gets from spec.autoscaling: metric concurrency,
 // queue or kvCache use Knative's windowed shape (target load per replica or target KV usage,
-// the spec's stable and panic windows); rps uses strata's rate policy (target requests/s per
-// replica to start from, learned online, with the arrival rate forecast over
-// `cold_start`). Scale to zero only with minReplicas 0 and scaleToZeroAfter set; otherwise at
-// least one replica stays. InvalidArgument naming the spec.autoscaling field when the spec
-// cannot make a policy.
+// the spec's stable and panic windows, the spec's scale rates) with the stable window's trend
+// forecast over `cold_start`, so scale-up starts before the queue builds; rps uses strata's
+// rate policy (target requests/s per replica to start from, learned online, with the arrival
+// rate forecast over `cold_start`). Scale to zero only with minReplicas 0 and scaleToZeroAfter set;
+// otherwise at least one replica stays. InvalidArgument naming the spec.autoscaling field when the
+// spec cannot make a policy.
 Result<std::unique_ptr<autoscaler::ScalingPolicy>> PolicyForService(const api::ServiceSpec& spec,
                                                                     Duration cold_start);
 
@@ -67,8 +68,9 @@ class ServingLoop final : public controller::ControlLoop,
 
  private:
   struct Target {
-    std::string autoscaling;  // the spec it was built from, encoded
-    bool seen = false;        // advised during the current pass
+    std::string autoscaling;        // the spec it was built from, encoded
+    bool seen = false;              // advised during the current pass
+    double cold_start_seconds = 0;  // the measured cold start the policy looks ahead by
   };
 
   int64_t InFlight(const std::string& endpoint) const override;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "api/manifest.h"
+#include "autoscaler/windowed_policy.h"
 #include "node/pod_contract.h"
 
 namespace strata::server {
@@ -89,6 +90,9 @@ TEST(PolicyForServiceTest, MetricPicksThePolicy) {
       PolicyForService(spec, std::chrono::seconds(30));
   ASSERT_TRUE(windowed.has_value()) << windowed.error().ToString();
   EXPECT_EQ((*windowed)->name(), "windowed");
+  // The windowed policy looks one cold start ahead along the load's trend.
+  EXPECT_EQ(static_cast<const autoscaler::WindowedPolicy&>(**windowed).options().forecast_horizon,
+            std::chrono::seconds(30));
   spec.autoscaling.metric = "rps";
   Result<std::unique_ptr<autoscaler::ScalingPolicy>> rate =
       PolicyForService(spec, std::chrono::seconds(30));
