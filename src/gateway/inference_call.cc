@@ -59,6 +59,14 @@ VersionRouting* InferenceCall::CurrentRouting() {
   return it == worker_.routing.end() ? nullptr : &it->second;
 }
 
+void InferenceCall::ReleasePrefill() {
+  if (pick_ticket_ == 0) return;
+  if (auto it = worker_.routing.find(counters_->serial); it != worker_.routing.end()) {
+    it->second.picker.PrefillDone(picked_endpoint_, pick_ticket_, server_.clock.Now());
+  }
+  pick_ticket_ = 0;
+}
+
 asio::awaitable<std::optional<bool>> InferenceCall::HoldForReplica() {
   const VersionRouting* routing = CurrentRouting();
   if (routing != nullptr && !routing->states.empty()) co_return std::nullopt;
@@ -326,6 +334,8 @@ asio::awaitable<bool> InferenceCall::Run() {
     }
     // Stays alive through table_, which the attempt does not replace.
     EndpointRuntime& endpoint = routing->states.runtime(pick->index);
+    picked_endpoint_ = endpoint.id;
+    pick_ticket_ = pick->ticket;
     worker_.stats.Picks(ids_, pick->reason).Increment();
     CountGuard endpoint_in_flight(endpoint.in_flight);
     CountGuard version_in_flight(counters_->in_flight);
@@ -364,6 +374,7 @@ asio::awaitable<bool> InferenceCall::Run() {
     bool reusable = false;
     keep_client =
         co_await Relay(*connection, *parser, &usage, &reusable) && request_.head.keep_alive;
+    ReleasePrefill();  // an answer without a token (an error, a cut stream) ends it too
     if (reusable) ReturnIdle(endpoint, std::move(connection));
     Count(status);
   }

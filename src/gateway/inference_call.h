@@ -48,8 +48,12 @@ class InferenceCall {
   // Records the first token relayed at `at`; returns `at`.
   SteadyClock::time_point FirstToken(SteadyClock::time_point at) {
     MarkAnswered(at - arrived_ > ttft_objective_);
+    ReleasePrefill();
     return at;
   }
+  // Tells the picker that the replica picked has done this request's prefill (its first token
+  // came, or the answer ended), once per pick, so its queue is priced by what is still to do.
+  void ReleasePrefill();
   // Brings the worker's routes up to date and returns this request's version's routing there,
   // or null when the version left the table. The pointer is valid until the next co_await.
   VersionRouting* CurrentRouting();
@@ -80,5 +84,7 @@ class InferenceCall {
   VersionCounters* counters_ = nullptr;  // the version's; the server keeps every one alive
   Duration ttft_objective_{};
   bool answered_ = false;
+  std::string picked_endpoint_;  // the replica of the current attempt
+  uint64_t pick_ticket_ = 0;     // its pick's ticket until ReleasePrefill; 0 after, or none
 };
 }  // namespace strata::gateway
