@@ -1,6 +1,5 @@
 #include "server/serving_loop.h"
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -17,11 +16,8 @@ std::string ServiceKey(const api::Service& service) {
   return service.metadata.namespace_name + "/" + service.metadata.name;
 }
 
-std::string AutoscalingText(const api::ServiceSpec& spec) {
-  const api::Autoscaling& a = spec.autoscaling;
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", a.metric, a.target, a.stable_window.count(),
-                     a.panic_window.count(), a.scale_to_zero_after.count(), a.max_scale_up_rate,
-                     a.max_scale_down_rate, spec.min_replicas, spec.max_replicas);
+std::tuple<api::Autoscaling, int64_t, int64_t> ScalingOf(const api::ServiceSpec& spec) {
+  return {spec.autoscaling, spec.min_replicas, spec.max_replicas};
 }
 
 Duration FromSeconds(double seconds) {
@@ -199,9 +195,9 @@ controller::ScaleAdvice ServingLoop::Advise(const api::Service& service,
                                             const api::ServiceVersion& version,
                                             const controller::VersionReplicas& replicas) {
   const autoscaler::TargetKey key{ServiceKey(service), version.name};
-  const std::string autoscaling = AutoscalingText(service.spec);
+  const ScalingSpec scaling = ScalingOf(service.spec);
   auto it = targets_.find(key);
-  if (it != targets_.end() && it->second.autoscaling != autoscaling) {
+  if (it != targets_.end() && it->second.scaling != scaling) {
     (void)autoscaler_.RemoveTarget(key);
     targets_.erase(it);
     it = targets_.end();
@@ -214,7 +210,7 @@ controller::ScaleAdvice ServingLoop::Advise(const api::Service& service,
         PolicyForService(service.spec, cold_start);
     Status added = policy ? autoscaler_.AddTarget(key, std::move(*policy)) : policy.error();
     if (!added.ok()) return {static_cast<int>(service.spec.min_replicas), added.message()};
-    it = targets_.emplace(key, Target{autoscaling, false, replicas.cold_start_seconds}).first;
+    it = targets_.emplace(key, Target{scaling, false, replicas.cold_start_seconds}).first;
   }
   it->second.seen = true;
   // A replica that became ready since measured the cold start again: the policy looks ahead

@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "api/pod.h"
@@ -67,8 +68,11 @@ class ServingLoop final : public controller::ControlLoop,
   Status RunOnce() override;
 
  private:
+  // What a version's policy is built from (spec.autoscaling, minReplicas, maxReplicas): a change
+  // to any of it rebuilds the policy.
+  using ScalingSpec = std::tuple<api::Autoscaling, int64_t, int64_t>;
   struct Target {
-    std::string autoscaling;        // the spec it was built from, encoded
+    ScalingSpec scaling;            // the spec it was built from
     bool seen = false;              // advised during the current pass
     double cold_start_seconds = 0;  // the measured cold start the policy looks ahead by
   };
