@@ -141,7 +141,7 @@ void Picker::TrimToInFlight(std::span<const EndpointState> endpoints) {
 
 std::pair<double, int64_t> Picker::OutstandingWork(std::string_view endpoint_id,
                                                    TimePoint now) const {
-  auto it = work_.find(std::string(endpoint_id));
+  auto it = work_.find(endpoint_id);
   if (it == work_.end() || it->second.pending.empty()) return {0.0, 0};
   const EndpointWork& work = it->second;
   double blocks = 0;
@@ -158,7 +158,7 @@ std::pair<double, int64_t> Picker::OutstandingWork(std::string_view endpoint_id,
 }
 
 void Picker::PrefillDone(std::string_view endpoint_id, uint64_t ticket, TimePoint now) {
-  auto it = work_.find(std::string(endpoint_id));
+  auto it = work_.find(endpoint_id);
   if (it == work_.end()) return;
   std::deque<Outstanding>& pending = it->second.pending;
   auto found = std::find_if(pending.begin(), pending.end(),

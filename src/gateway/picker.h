@@ -3,11 +3,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <random>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -216,7 +216,8 @@ class Picker {
   // prompt with blocks.
   double mean_prefill_blocks_ = 0;
   // kStrata: outstanding prefills by endpoint id.
-  std::unordered_map<std::string, EndpointWork> work_;
+  // By endpoint id; looked up by string_view (std::less<>) on the pick path, allocating nothing.
+  std::map<std::string, EndpointWork, std::less<>> work_;
   uint64_t next_ticket_ = 1;
   std::mt19937_64 random_;
 };
