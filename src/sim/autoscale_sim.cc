@@ -12,6 +12,7 @@
 #include "common/check.h"
 #include "fmt/format.h"
 #include "gateway/picker.h"
+#include "sim/sim_picker_options.h"
 
 namespace strata::sim {
 namespace {
@@ -39,6 +40,7 @@ struct RequestState {
   bool answered = false;  // first token produced
   bool rejected = false;
   bool during_scale_up = false;
+  uint64_t ticket = 0;  // the picker's name for this request's prefill
 };
 
 // Nearest-rank percentile of sorted `values` (0 when empty).
@@ -61,7 +63,7 @@ class Replay {
         initial_replicas_(initial_replicas),
         clock_(kStart),
         autoscaler_(clock_, registry_),
-        picker_(gateway::PickerOptions{}),
+        picker_(SimPickerOptions(engine::EngineModel(options.engine), trace.front().block_tokens)),
         requests_(trace.size()) {
     STRATA_CHECK(autoscaler_.AddTarget(kTarget, std::move(policy)).ok());
   }
@@ -136,7 +138,10 @@ void Replay::FinishStep(size_t index, TimePoint now) {
   Replica& replica = *replicas_[index];
   replica.busy = false;
   for (const engine::TokenOutput& output : replica.pending.outputs) {
-    if (output.index == 0) Answer(output.request_id, now, false);
+    if (output.index == 0) {
+      Answer(output.request_id, now, false);
+      picker_.PrefillDone(replica.id, requests_[output.request_id].ticket, now);
+    }
     if (output.finished) {
       --replica.in_flight;
       ++report_.completed;
@@ -184,9 +189,11 @@ bool Replay::Route(size_t request, TimePoint now) {
   engine_request.prompt = ExpandPrompt(trace_[request]);
   engine_request.max_tokens = trace_[request].output_tokens;
   if (!replica.engine->Add(std::move(engine_request), now).ok()) {
+    picker_.PrefillDone(replica.id, picked->ticket, now);
     Answer(request, now, true);
     return true;
   }
+  requests_[request].ticket = picked->ticket;
   ++replica.in_flight;
   if (!replica.busy) StartStep(replica, now);
   return true;
