@@ -85,6 +85,10 @@ class Replay {
   void FlushHeld(TimePoint now);
   void ExpireHeld(TimePoint now);
   void Decide(TimePoint now);
+  // Adds the replicas paid for and ready now to the current minute's means.
+  void SampleMinute(TimePoint now);
+  // The index of the minute `t` falls in, growing the timeline to hold it.
+  size_t MinuteIndex(TimePoint t);
   void Apply(int desired, TimePoint now);
   bool AnyServing() const;
   int Starting() const;
@@ -107,6 +111,8 @@ class Replay {
   int64_t late_ = 0;
   int64_t next_replica_id_ = 0;
   Duration gpu_time_{0};
+  TimePoint first_arrival_{};
+  std::vector<int64_t> minute_samples_;
   AutoscaleSimReport report_;
 };
 
@@ -245,6 +251,7 @@ void Replay::FlushHeld(TimePoint now) {
 
 void Replay::Decide(TimePoint now) {
   ExpireHeld(now);
+  SampleMinute(now);
   autoscaler::LoadSample sample;
   sample.gateway_queued = static_cast<int64_t>(held_.size());
   sample.arrivals_total = arrivals_;
@@ -268,7 +275,35 @@ void Replay::Decide(TimePoint now) {
   clock_.Set(now);
   const Result<autoscaler::Decision> decision = autoscaler_.Evaluate(kTarget, sample);
   STRATA_CHECK(decision.has_value());
+  AutoscaleMinute& minute = report_.minutes[MinuteIndex(now)];
+  minute.desired = decision->desired;
+  minute.forecast_rate = decision->forecast_rate;
+  minute.capacity = decision->capacity_per_replica;
   Apply(decision->desired, now);
+}
+
+size_t Replay::MinuteIndex(TimePoint t) {
+  const size_t index = static_cast<size_t>(std::max<int64_t>(
+      0, std::chrono::duration_cast<std::chrono::minutes>(t - first_arrival_).count()));
+  if (report_.minutes.size() <= index) {
+    report_.minutes.resize(index + 1);
+    minute_samples_.resize(index + 1);
+  }
+  return index;
+}
+
+void Replay::SampleMinute(TimePoint now) {
+  const size_t index = MinuteIndex(now);
+  AutoscaleMinute& minute = report_.minutes[index];
+  int64_t& samples = minute_samples_[index];
+  const auto ready = std::count_if(replicas_.begin(), replicas_.end(),
+                                   [](const auto& r) { return r->announced && !r->draining; });
+  // Running means, so a minute's figure needs no second pass.
+  ++samples;
+  minute.replicas_paid +=
+      (static_cast<double>(replicas_.size()) - minute.replicas_paid) / static_cast<double>(samples);
+  minute.replicas_ready +=
+      (static_cast<double>(ready) - minute.replicas_ready) / static_cast<double>(samples);
 }
 
 void Replay::Apply(int desired, TimePoint now) {
@@ -319,6 +354,7 @@ AutoscaleSimReport Replay::Run() {
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return trace_[a].arrival < trace_[b].arrival; });
   const TimePoint first = kStart + trace_[order.front()].arrival;
+  first_arrival_ = first;
   for (int i = 0; i < initial_replicas_; ++i) AddReplica(first, first);
   TimePoint next_tick = first;
   TimePoint now = first;
@@ -382,6 +418,14 @@ AutoscaleSimReport Replay::Run() {
     if (request.during_scale_up) scale_up_ttft.push_back(ToSeconds(first_token));
     if (first_token <= options_.ttft_slo) ++good;
   }
+  for (const RequestState& request : requests_) {
+    AutoscaleMinute& minute = report_.minutes[MinuteIndex(request.arrival)];
+    ++minute.arrivals;
+    if (request.rejected || !request.answered ||
+        request.first_token - request.arrival > options_.ttft_slo) {
+      ++minute.late;
+    }
+  }
   for (const RequestState& request : requests_) report_.during_scale_up += request.during_scale_up;
   std::sort(ttft.begin(), ttft.end());
   std::sort(scale_up_ttft.begin(), scale_up_ttft.end());
@@ -393,16 +437,17 @@ AutoscaleSimReport Replay::Run() {
   return report_;
 }
 
-// The requests of `trace` arriving in [from, from + 60 s), shifted to start at 0.
-std::vector<TraceRequest> Minute(const std::vector<TraceRequest>& trace, Duration from) {
-  std::vector<TraceRequest> minute;
+// The requests of `trace` arriving in [from, from + length), shifted to start at 0.
+std::vector<TraceRequest> Window(const std::vector<TraceRequest>& trace, Duration from,
+                                 Duration length) {
+  std::vector<TraceRequest> window;
   for (const TraceRequest& request : trace) {
-    if (request.arrival >= from && request.arrival < from + std::chrono::seconds(60)) {
-      minute.push_back(request);
-      minute.back().arrival -= from;
+    if (request.arrival >= from && request.arrival < from + length) {
+      window.push_back(request);
+      window.back().arrival -= from;
     }
   }
-  return minute;
+  return window;
 }
 
 // The fewest always-on replicas that serve `minute` with kPeakAttainment of requests in SLO.
@@ -473,6 +518,17 @@ nlohmann::ordered_json AutoscaleSimReport::ToJson() const {
                                {"ttft_p99_seconds", during_scale_up_ttft_p99}};
   json["span_seconds"] = span_seconds;
   if (learned_capacity > 0) json["learned_capacity_requests_per_second"] = learned_capacity;
+  nlohmann::ordered_json timeline = nlohmann::ordered_json::array();
+  for (const AutoscaleMinute& minute : minutes) {
+    timeline.push_back({{"arrivals", minute.arrivals},
+                        {"late", minute.late},
+                        {"replicas_paid", minute.replicas_paid},
+                        {"replicas_ready", minute.replicas_ready},
+                        {"desired", minute.desired},
+                        {"forecast_rate", minute.forecast_rate},
+                        {"capacity", minute.capacity}});
+  }
+  json["minutes"] = std::move(timeline);
   return json;
 }
 
@@ -493,7 +549,7 @@ Result<int> PeakMinuteReplicas(const std::vector<TraceRequest>& trace,
       best_from = arrivals[begin];
     }
   }
-  return ReplicasFor(Minute(trace, best_from), options);
+  return ReplicasFor(Window(trace, best_from, std::chrono::seconds(60)), options);
 }
 
 Result<AutoscaleSimReport> RunAutoscaleSim(const std::vector<TraceRequest>& trace,
@@ -503,7 +559,11 @@ Result<AutoscaleSimReport> RunAutoscaleSim(const std::vector<TraceRequest>& trac
   Duration interval = options.decision_interval;
   Duration first = trace.front().arrival;
   for (const TraceRequest& request : trace) first = std::min(first, request.arrival);
-  int initial = ReplicasFor(Minute(trace, first), options);
+  // No policy can change what serves the first cold start: every one starts with what that
+  // stretch needs (at least a minute's worth), as a service already scaled for its load would.
+  int initial = ReplicasFor(
+      Window(trace, first, std::max<Duration>(options.cold_start, std::chrono::seconds(60))),
+      options);
   switch (options.policy) {
     case AutoscalePolicy::kStrata: {
       autoscaler::RateOptions rate = autoscaler::RateDefaults(options.cold_start);

@@ -51,6 +51,21 @@ struct AutoscaleSimOptions {
   Duration activator_timeout = std::chrono::seconds(300);
 };
 
+// One minute of a replay, counted from the first arrival.
+struct AutoscaleMinute {
+  int64_t arrivals = 0;  // requests that arrived in the minute
+  int64_t late = 0;      // of those, answered after the SLO or refused
+  // Mean replicas paid for (starting, ready or draining) and mean ready (serving) over the
+  // minute, sampled at each decision.
+  double replicas_paid = 0;
+  double replicas_ready = 0;
+  // At the minute's last decision: the replicas wanted, and for strata the arrival rate it
+  // provisioned for and the requests/s it counted on per replica (0 for the other policies).
+  int desired = 0;
+  double forecast_rate = 0;
+  double capacity = 0;
+};
+
 // What one replay measured.
 struct AutoscaleSimReport {
   std::string policy;
@@ -61,10 +76,12 @@ struct AutoscaleSimReport {
   double slo_attainment = 0;          // requests with TTFT <= the SLO, over all requests
   double ttft_p50 = 0, ttft_p99 = 0;  // seconds, completed requests
   double gpu_hours = 0;               // replica-hours from creation to stop, cold starts included
-  int initial_replicas = 0;  // ready at the start (the first minute's need; static: peak's)
-  int peak_replicas = 0;     // most replicas held at once
-  int scale_ups = 0;         // decisions that added replicas
-  int scale_downs = 0;       // decisions that removed replicas
+  // Ready at the start: what the trace's first cold start (at least its first minute) needs,
+  // since no policy can change the count before then; static-peak: the peak minute's need.
+  int initial_replicas = 0;
+  int peak_replicas = 0;  // most replicas held at once
+  int scale_ups = 0;      // decisions that added replicas
+  int scale_downs = 0;    // decisions that removed replicas
   // Requests the gateway held because no replica was ready, and how long they waited.
   size_t held_requests = 0;
   double held_wait_max = 0;
@@ -75,6 +92,8 @@ struct AutoscaleSimReport {
   double span_seconds = 0;
   // strata: requests/s per replica within the SLO as learned by the end (0 for the others).
   double learned_capacity = 0;
+  // Minute by minute, to see where a policy paid or missed.
+  std::vector<AutoscaleMinute> minutes;
 
   nlohmann::ordered_json ToJson() const;
 };

@@ -58,6 +58,18 @@ TEST(AutoscaleSim, ScalesToZeroAndTheGatewayHoldsRequestsThroughTheColdStart) {
   EXPECT_DOUBLE_EQ(report->slo_attainment, 10.0 / 12.0);
   // One replica from 0 s to ~100 s (scale to zero), one from 600 s to ~630 s.
   EXPECT_NEAR(report->gpu_hours, (100.0 + 30.0) / 3600, 3.0 / 3600);
+  // Minute by minute: the first holds one ready replica and the ten requests, the sixth nothing,
+  // the eleventh (600-660 s) the two held requests, both late.
+  ASSERT_EQ(report->minutes.size(), 11u);
+  EXPECT_EQ(report->minutes[0].arrivals, 10);
+  EXPECT_EQ(report->minutes[0].late, 0);
+  EXPECT_DOUBLE_EQ(report->minutes[0].replicas_paid, 1.0);
+  EXPECT_DOUBLE_EQ(report->minutes[0].replicas_ready, 1.0);
+  EXPECT_EQ(report->minutes[5].arrivals, 0);
+  EXPECT_DOUBLE_EQ(report->minutes[5].replicas_paid, 0.0);
+  EXPECT_EQ(report->minutes[10].arrivals, 2);
+  EXPECT_EQ(report->minutes[10].late, 2);
+  EXPECT_EQ(report->minutes[10].desired, 1);
 }
 
 TEST(AutoscaleSim, TheActivatorAnswers503WhenTheWaitIsTooLong) {
@@ -137,6 +149,22 @@ TEST(AutoscaleSim, StrataFollowsARampWithinTheSloOnFewerGpuHoursThanThePeak) {
   EXPECT_NE(strata->learned_capacity, 1.0);
   EXPECT_GT(strata->learned_capacity, 0);
   EXPECT_EQ(peak->learned_capacity, 0);
+}
+
+TEST(AutoscaleSim, EveryPolicyStartsWithWhatTheFirstColdStartNeeds) {
+  // A quiet first minute, then four times the load: no policy can add a replica before one
+  // cold start has passed, so the start covers the busier second minute when the cold start
+  // spans it, and only the first minute when it does not.
+  const std::vector<TraceRequest> trace =
+      LongPromptTrace(2, [](double t) { return t < 60 ? 1.0 : 4.0; });
+  AutoscaleSimOptions short_start = Options(AutoscalePolicy::kKpa);
+  short_start.cold_start = seconds(30);
+  AutoscaleSimOptions long_start = Options(AutoscalePolicy::kKpa);
+  long_start.cold_start = seconds(120);
+  const Result<AutoscaleSimReport> quiet = RunAutoscaleSim(trace, short_start);
+  const Result<AutoscaleSimReport> busy = RunAutoscaleSim(trace, long_start);
+  ASSERT_TRUE(quiet.has_value() && busy.has_value());
+  EXPECT_GT(busy->initial_replicas, quiet->initial_replicas);
 }
 
 TEST(AutoscaleSim, StrataScalesToZeroAndBack) {
