@@ -178,6 +178,8 @@ StepResult EngineModel::Step(TimePoint now) {
   while (!waiting_.empty() && budget > 0 &&
          static_cast<int>(running_.size()) < options_.max_num_seqs) {
     Sequence* sequence = waiting_.front();
+    // A request that arrives after the step started joins the next step.
+    if (sequence->arrival > now) break;
     if (!TryAdmit(*sequence, &reloaded_tokens))
       break;  // first come, first served: nobody overtakes the head
     waiting_.pop_front();

@@ -99,9 +99,10 @@ class EngineModel {
   bool HasWork() const { return !waiting_.empty() || !running_.empty(); }
 
   // Runs one step starting at `now`: preempts if decode needs blocks that are not there,
-  // admits queued requests first come first served while sequences, blocks and the prefill
-  // budget allow, prefills, decodes one token per running sequence. Finished requests leave.
-  // With no work, returns a zero duration and no outputs.
+  // admits queued requests that arrived by `now` first come first served while sequences,
+  // blocks and the prefill budget allow, prefills, decodes one token per running sequence.
+  // Finished requests leave. With nothing to do at `now`, returns a zero duration and no
+  // outputs.
   StepResult Step(TimePoint now);
 
   EngineStats Stats() const;

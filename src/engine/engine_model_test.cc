@@ -136,6 +136,32 @@ TEST(EngineModelTest, MaxNumSeqsBoundsTheBatch) {
   EXPECT_EQ(run.outputs.size(), 3u * 4 - 2);
 }
 
+TEST(EngineModelTest, ARequestArrivingAfterTheStepStartsJoinsTheNextStep) {
+  EngineModel engine(SmallOptions());
+  const TimePoint start = FakeClock::kDefaultStart;
+  ASSERT_TRUE(engine.Add(Request(1, Prompt(8), 3), start).ok());
+  // Real time ran ahead of the model's timeline: this one arrived after the step's start.
+  ASSERT_TRUE(engine.Add(Request(2, Prompt(8, 100), 3), start + milliseconds(5)).ok());
+  StepResult first = engine.Step(start);
+  ASSERT_EQ(first.outputs.size(), 1u);
+  EXPECT_EQ(first.outputs[0].request_id, 1u);
+  EXPECT_EQ(engine.Stats().waiting, 1);
+  StepResult second = engine.Step(start + first.duration);
+  ASSERT_EQ(second.outputs.size(), 2u);
+  EXPECT_EQ(second.outputs[0].request_id, 2u);
+  EXPECT_EQ(second.outputs[0].latency, start + first.duration + second.duration -
+                                           (start + milliseconds(5)));  // TTFT from its arrival
+
+  // With only a later arrival waiting, a step does nothing and lets time pass.
+  EngineModel idle(SmallOptions());
+  ASSERT_TRUE(idle.Add(Request(3, Prompt(8), 1), start + milliseconds(5)).ok());
+  StepResult nothing = idle.Step(start);
+  EXPECT_EQ(nothing.duration, Duration{0});
+  EXPECT_TRUE(nothing.outputs.empty());
+  EXPECT_TRUE(idle.HasWork());
+  EXPECT_EQ(idle.Step(start + milliseconds(5)).outputs.size(), 1u);
+}
+
 TEST(EngineModelTest, LongPromptIsPrefilledInChunks) {
   EngineOptions options = SmallOptions();
   options.profile.max_prefill_tokens_per_step = 32;

@@ -23,6 +23,10 @@ std::vector<double> ItlBuckets() {
   return {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
           0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
 }
+// How late a step's outputs reach the clients, in real seconds.
+std::vector<double> LatenessBuckets() {
+  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};
+}
 std::vector<double> E2eBuckets() {
   return {0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,   15.0,  20.0,
           30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
@@ -94,6 +98,11 @@ struct EngineServer::Metrics {
             registry.AddGauge("vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
                               {"engine", "block_size", "num_gpu_blocks", "enable_prefix_caching",
                                "cache_dtype", "gpu_memory_utilization"})),
+        step_lateness(registry.AddHistogram(
+            "strata_engine_step_lateness_seconds",
+            "Real time by which a step's outputs were delivered after the modelled end of the "
+            "step.",
+            labels, LatenessBuckets())),
         lora_info(
             registry.AddGauge("vllm:lora_requests_info", "Running stats on lora requests.",
                               {"max_lora", "running_lora_adapters", "waiting_lora_adapters"})),
@@ -112,6 +121,7 @@ struct EngineServer::Metrics {
   telemetry::HistogramFamily& e2e;
   telemetry::CounterFamily& success;
   telemetry::GaugeFamily& cache_config;
+  telemetry::HistogramFamily& step_lateness;
   telemetry::GaugeFamily& lora_info;
   std::vector<std::string> label_values;
   EngineStats exported;  // counters already added to the registry
@@ -164,6 +174,7 @@ Status EngineServer::Start() {
               [this](net::HttpRequest, net::ResponseWriter w) { HandleMetrics(std::move(w)); });
   started_at_ = clock_.Now();
   virtual_now_ = started_at_;
+  if (options_.time_scale > 0) pacer_.emplace(started_at_, options_.time_scale);
   return http_.Start();
 }
 
@@ -201,9 +212,7 @@ void EngineServer::Stop() {
 bool EngineServer::Ready() const { return clock_.Now() - started_at_ >= options_.startup_delay; }
 
 TimePoint EngineServer::EngineNow() const {
-  if (options_.time_scale == 0) return virtual_now_;
-  double elapsed = static_cast<double>((clock_.Now() - started_at_).count());
-  return started_at_ + Duration(static_cast<int64_t>(elapsed * options_.time_scale));
+  return pacer_ ? pacer_->EngineTime(clock_.Now()) : virtual_now_;
 }
 
 void EngineServer::HandleCompletion(net::HttpRequest request, net::ResponseWriter writer,
@@ -276,29 +285,30 @@ void EngineServer::ScheduleStep() {
 }
 
 void EngineServer::RunStep() {
-  const TimePoint now = EngineNow();
-  // A step that follows the previous one back to back starts, in engine time, where that one
-  // ended: a timer that fired late (a busy host) must not stretch the model's steps, so the
-  // lateness is taken off this step's real wait instead of accumulating over the run.
-  const TimePoint start = chained_ ? std::min(now, step_end_) : now;
-  chained_ = false;
-  StepResult result = engine_->Step(now);
-  step_end_ = start + result.duration;
-  auto finish_step = [this](const StepResult& step) {
-    Deliver(step);
-    step_pending_ = false;
-    chained_ = engine_->HasWork();
-    ScheduleStep();
-  };
-  if (options_.time_scale == 0) {
+  if (!pacer_) {
+    StepResult result = engine_->Step(virtual_now_);
     virtual_now_ += result.duration;
-    finish_step(result);
+    FinishStep(result);
     return;
   }
-  const double engine_ahead = static_cast<double>((step_end_ - now).count());
-  Duration real_delay(
-      std::max<int64_t>(0, static_cast<int64_t>(engine_ahead / options_.time_scale)));
-  http_.PostAfter(real_delay, [finish_step, result = std::move(result)] { finish_step(result); });
+  const TimePoint start = pacer_->NextStart(clock_.Now());
+  StepResult result = engine_->Step(start);
+  const TimePoint due = pacer_->Began(start, result.duration);
+  http_.PostAfter(std::max(Duration{0}, due - clock_.Now()),
+                  [this, result = std::move(result)] { FinishStep(result); });
+}
+
+void EngineServer::FinishStep(const StepResult& result) {
+  Deliver(result);
+  step_pending_ = false;
+  if (pacer_) {
+    // A step that did nothing (its only requests arrived after its start) lets real time pass
+    // instead of starting the next one at the same instant.
+    const bool back_to_back = engine_->HasWork() && result.duration > Duration{0};
+    metrics_->step_lateness.With(metrics_->label_values)
+        .Observe(ToSeconds(pacer_->Delivered(clock_.Now(), back_to_back)));
+  }
+  ScheduleStep();
 }
 
 void EngineServer::Deliver(const StepResult& result) {

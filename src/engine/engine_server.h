@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -11,6 +12,7 @@
 #include "common/status.h"
 #include "engine/engine_model.h"
 #include "engine/openai_protocol.h"
+#include "engine/step_pacer.h"
 #include "net/http_server.h"
 #include "telemetry/metrics.h"
 
@@ -37,10 +39,12 @@ struct EngineServerOptions {
 // POST /v1/completions and /v1/chat/completions (JSON or SSE streams, with vLLM's and OpenAI's
 // shapes), GET /v1/models, /health and /metrics (vLLM's metric names and labels), and drives an
 // EngineModel in real time: one step at a time on the server's event loop, each step's tokens
-// delivered when its simulated duration has passed. A client that disconnects aborts its
-// request in the engine. The KV cache's size (vllm:cache_config_info's num_gpu_blocks) follows
-// the share of the GPU's memory it is given. Drain is vLLM's graceful shutdown: no new work,
-// the work in progress finishes.
+// delivered when its simulated duration has passed, steps back to back on the model's own
+// timeline (StepPacer), so a late wake-up delays one delivery and never the steps after it
+// (how late: strata_engine_step_lateness_seconds on /metrics). A client that disconnects
+// aborts its request in the engine. The KV cache's size (vllm:cache_config_info's
+// num_gpu_blocks) follows the share of the GPU's memory it is given. Drain is vLLM's graceful
+// shutdown: no new work, the work in progress finishes.
 //
 // Owned by the command that runs it. Start, Drain and Stop from one thread; everything else
 // happens on the server's single event-loop thread.
@@ -76,6 +80,8 @@ class EngineServer {
   TimePoint EngineNow() const;
   void ScheduleStep();
   void RunStep();
+  // Delivers a step's outputs and schedules the next step.
+  void FinishStep(const StepResult& result);
   void Deliver(const StepResult& result);
   void Finish(ActiveRequest& active, int prompt_tokens);
   void RefreshMetrics();
@@ -86,7 +92,8 @@ class EngineServer {
   EngineServerOptions options_;
   const Clock& clock_;
   TimePoint started_at_{};
-  TimePoint virtual_now_{};
+  TimePoint virtual_now_{};         // time_scale 0 only
+  std::optional<StepPacer> pacer_;  // time_scale > 0 only; set by Start
   net::HttpServer http_;
   std::unique_ptr<EngineModel> engine_;  // created by Start once the options are valid
   telemetry::Registry registry_;
@@ -94,10 +101,6 @@ class EngineServer {
   std::unordered_map<uint64_t, std::unique_ptr<ActiveRequest>> active_;
   uint64_t next_id_ = 1;
   bool step_pending_ = false;
-  // Whether the next step follows the last one back to back, and when (engine time) that one
-  // ended.
-  bool chained_ = false;
-  TimePoint step_end_{};
   bool stopped_ = false;
   bool draining_ = false;  // event-loop thread only
   std::mutex drain_mu_;
