@@ -2,11 +2,16 @@
 """Replays the start of a Mooncake trace through an OpenAI-compatible gateway in real time.
 
 Each request of the trace becomes one streaming POST /v1/completions whose prompt is text built
-from its hash ids: hash id k expands into the same 512 words wherever it appears (so requests
-that share hash ids share a text prefix, as the trace means), tokens past the listed blocks are
-words of the request's own, and the prompt is cut to input_length words; max_tokens is
-output_length. strata's engine-sim counts one token per word, so the engines see the same token
-counts and the same prefix sharing as `strata sim serve` does from the trace itself.
+from its hash ids: hash id k expands into the same 512 tokens wherever it appears (a word naming
+k, then filler), so requests that share hash ids share a text prefix, as the trace means; tokens
+past the listed blocks start with a word naming the request; the prompt is cut to input_length
+tokens; max_tokens is output_length. engine-sim's tokenizer makes a token of each run of letters
+and digits and of each other non-space byte, so the engines see the same token counts and the
+same prefix sharing as `strata sim serve` does from the trace itself.
+
+--bytes-per-token sets how much text a token takes (the filler: one-letter words, or dots for 1
+byte), which is what the gateway's picker sees: it prices a 64-byte block of prompt by the
+prefill time of English text (16 tokens), in real seconds.
 
 Time: arrivals are the trace's timestamps divided by --rate-scale (as `strata sim serve`) and by
 --time-scale (the engine-sims' --time-scale: they run that many times faster than real time).
@@ -28,11 +33,19 @@ import time
 BLOCK_TOKENS = 512
 
 
-def block_words(key, count=BLOCK_TOKENS):
-    return " ".join("k%xz%x" % (key, j) for j in range(count))
+def filler(count, bytes_per_token):
+    """`count` tokens of `bytes_per_token` bytes each (the separating space included)."""
+    if bytes_per_token <= 1:
+        return "." * count
+    return ("a" * (bytes_per_token - 1) + " ") * count
 
 
-def prompt_text(index, row, cache):
+def tokens_text(name, count, bytes_per_token):
+    """`count` tokens: the word `name`, then filler."""
+    return name + " " + filler(count - 1, bytes_per_token) if count > 0 else ""
+
+
+def prompt_text(index, row, cache, bytes_per_token):
     parts = []
     left = row["input_length"]
     for key in row["hash_ids"]:
@@ -40,14 +53,14 @@ def prompt_text(index, row, cache):
             break
         if left >= BLOCK_TOKENS:
             if key not in cache:
-                cache[key] = block_words(key)
+                cache[key] = tokens_text("k%x" % key, BLOCK_TOKENS, bytes_per_token)
             parts.append(cache[key])
             left -= BLOCK_TOKENS
         else:
-            parts.append(block_words(key, left))
+            parts.append(tokens_text("k%x" % key, left, bytes_per_token))
             left = 0
     if left > 0:
-        parts.append(" ".join("u%xz%x" % (index, j) for j in range(left)))
+        parts.append(tokens_text("u%x" % index, left, bytes_per_token))
     return " ".join(parts)
 
 
@@ -66,9 +79,10 @@ class Result:
         self.tokens = 0
         self.gaps = []  # seconds between consecutive tokens as the client read them
         self.error = None
+        self.late = 0.0  # seconds by which the request left after its trace arrival (engine time)
 
 
-def send(host, port, model, prompt, max_tokens, result, time_scale):
+def send(host, port, model, prompt, max_tokens, result, time_scale, due):
     body = json.dumps(
         {
             "model": model,
@@ -79,6 +93,7 @@ def send(host, port, model, prompt, max_tokens, result, time_scale):
         }
     ).encode()
     start = time.monotonic()
+    result.late = max(0.0, start - due) * time_scale
     first = last = None
     try:
         connection = http.client.HTTPConnection(host, port, timeout=3600)
@@ -125,6 +140,8 @@ def main():
     parser.add_argument("--rate-scale", type=float, default=1.0)
     parser.add_argument("--time-scale", type=float, default=1.0)
     parser.add_argument("--max-requests", type=int, default=300)
+    parser.add_argument("--bytes-per-token", type=int, default=4,
+                        help="bytes of prompt text per token (1-5; English is about 4)")
     parser.add_argument("--ttft-slo", type=float, default=2.0)
     parser.add_argument("--tpot-slo", type=float, default=0.05)
     args = parser.parse_args()
@@ -139,7 +156,7 @@ def main():
                 break
     rows.sort(key=lambda row: row["timestamp"])
     cache = {}
-    prompts = [prompt_text(i, row, cache) for i, row in enumerate(rows)]
+    prompts = [prompt_text(i, row, cache, args.bytes_per_token) for i, row in enumerate(rows)]
     results = [Result() for _ in rows]
     threads = []
     origin = rows[0]["timestamp"]
@@ -152,7 +169,7 @@ def main():
         thread = threading.Thread(
             target=send,
             args=(host, int(port), args.model, prompts[i], row["output_length"], results[i],
-                  args.time_scale),
+                  args.time_scale, due),
             daemon=True,
         )
         thread.start()
@@ -191,6 +208,13 @@ def main():
             "p50": percentile(gaps, 0.5),
             "p90": percentile(gaps, 0.9),
         },
+        # How far behind the trace the client sent (engine seconds): TTFT counts from the send.
+        "send_lateness_seconds": {
+            "mean": sum(r.late for r in results) / len(results) if results else 0.0,
+            "max": max((r.late for r in results), default=0.0),
+        },
+        "prompt_bytes_per_token": sum(len(p) for p in prompts)
+        / max(1, sum(row["input_length"] for row in rows)),
         "output_tokens_per_second": sum(r.tokens for r in done) / span if span > 0 else 0,
         "goodput_fraction": good / len(rows) if rows else 0,
     }
