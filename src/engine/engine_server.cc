@@ -299,8 +299,6 @@ void EngineServer::RunStep() {
 }
 
 void EngineServer::FinishStep(const StepResult& result) {
-  Deliver(result);
-  step_pending_ = false;
   if (pacer_) {
     // A step that did nothing (its only requests arrived after its start) lets real time pass
     // instead of starting the next one at the same instant.
@@ -308,6 +306,8 @@ void EngineServer::FinishStep(const StepResult& result) {
     metrics_->step_lateness.With(metrics_->label_values)
         .Observe(ToSeconds(pacer_->Delivered(clock_.Now(), back_to_back)));
   }
+  Deliver(result);
+  step_pending_ = false;
   ScheduleStep();
 }
 

@@ -107,6 +107,26 @@ TEST(EngineServerTest, DrainFinishesTheStreamInProgressAndRefusesNewWork) {
   server.Stop();
 }
 
+TEST(EngineServerTest, MetricsCountHowLateEachStepWasDelivered) {
+  EngineServerOptions options = Options();
+  options.time_scale = 100;  // a 12 ms step lasts 0.12 ms of real time
+  EngineServer server(options, RealClock::Instance());
+  ASSERT_TRUE(server.Start().ok());
+  net::HttpClient client;
+  Result<net::HttpResponse> completion =
+      client.Send("127.0.0.1", server.port(), Completion(5, false));
+  ASSERT_TRUE(completion.has_value()) << completion.error().ToString();
+  EXPECT_EQ(completion->status, 200);
+  Result<net::HttpResponse> metrics = client.Send("127.0.0.1", server.port(), Get("/metrics"));
+  ASSERT_TRUE(metrics.has_value()) << metrics.error().ToString();
+  // One prefill step and four decode steps, each observed as it was delivered, before the
+  // answer left.
+  EXPECT_THAT(
+      metrics->body,
+      HasSubstr("strata_engine_step_lateness_seconds_count{model_name=\"m\",engine=\"0\"} 5"));
+  server.Stop();
+}
+
 TEST(EngineServerTest, DrainWithNothingInProgressReturnsAtOnce) {
   EngineServer server(Options(), RealClock::Instance());
   ASSERT_TRUE(server.Start().ok());
