@@ -8,9 +8,12 @@ printf '| cold start | policy | SLO attainment (TTFT <= 2 s) | GPU-hours | x sta
 printf '|---|---|---|---|---|---|---|---|\n'
 for cold in 82s 294s; do
   peak_hours=""
-  # "strata-tokens": strata planning in prompt tokens (--plan-in-prompt-tokens), for comparison.
-  for policy in static-peak strata strata-tokens kpa keda; do
+  # "strata-learned": capacity learned from misses alone (--target-busy-share 0), what the live
+  # platform runs while its gateway does not report busy time; "strata-tokens": strata planning
+  # in prompt tokens (--plan-in-prompt-tokens). Both for comparison.
+  for policy in static-peak strata strata-learned strata-tokens kpa keda; do
     flags=(--policy "$policy")
+    [[ $policy == strata-learned ]] && flags=(--policy strata --target-busy-share 0)
     [[ $policy == strata-tokens ]] && flags=(--policy strata --plan-in-prompt-tokens)
     json=$("$strata" sim autoscale --trace "$trace" --format azure --cold-start "$cold" \
       --profile 8b-h100 "${flags[@]}" -o json)

@@ -28,6 +28,11 @@ struct LoadSample {
   // admission, the one its token quotas reserve): a counter like arrivals_total. 0 when the
   // feeder does not count them; the rate policy then plans in requests alone.
   int64_t prompt_tokens_total = 0;
+  // Replica-seconds in which a ready replica had at least one request sent to it and still
+  // waiting for its first token, summed over the replicas (the gateway's own view of how busy
+  // each replica is prefilling): a counter like arrivals_total. 0 when the feeder does not
+  // measure it; the rate policy then learns its capacity from misses alone.
+  double prefill_busy_seconds_total = 0;
   int ready_replicas = 0;
   int starting_replicas = 0;  // created, weights still loading
 

@@ -41,6 +41,12 @@ Status ValidateRateOptions(const RateOptions& options) {
     return InvalidArgumentError("capacityProbe, probeLoad: must be >= 0");
   }
   if (!(options.headroom >= 0)) return InvalidArgumentError("headroom: must be >= 0");
+  if (!(options.target_busy_share >= 0 && options.target_busy_share < 1)) {
+    return InvalidArgumentError("targetBusyShare: must be in [0, 1)");
+  }
+  if (!(options.min_busy_share > 0 && options.min_busy_share < 1)) {
+    return InvalidArgumentError("minBusyShare: must be in (0, 1)");
+  }
   if (!(options.request_tokens > 0)) return InvalidArgumentError("requestTokens: must be > 0");
   if (!(options.burst_sigmas >= 0)) return InvalidArgumentError("burstSigmas: must be >= 0");
   if (!(options.max_forecast_growth >= 1)) {
@@ -89,6 +95,32 @@ double RatePolicy::WorkPerRequest() const {
   }
   if (end.arrivals_total > 0) return end.work_total / static_cast<double>(end.arrivals_total);
   return options_.plan_in_prompt_tokens ? options_.request_tokens : 1;
+}
+
+bool RatePolicy::MeasureCapacity(TimePoint now, std::string& why) {
+  if (options_.target_busy_share == 0) return false;
+  const Point& begin = PointAt(now - options_.capacity_window);
+  const Point& end = points_.back();
+  if (end.at <= begin.at || end.busy_seconds_total <= 0) return false;
+  double ready_sum = 0;
+  int samples = 0;
+  for (auto it = points_.rbegin(); it != points_.rend() && it->at > begin.at; ++it) {
+    ready_sum += it->ready;
+    ++samples;
+  }
+  if (ready_sum == 0) return false;
+  const double seconds = ToSeconds(end.at - begin.at);
+  const double ready = ready_sum / samples;
+  const double busy_share = (end.busy_seconds_total - begin.busy_seconds_total) / seconds / ready;
+  const double per_replica = (end.work_total - begin.work_total) / seconds / ready;
+  if (busy_share < options_.min_busy_share || per_replica <= 0) return true;
+  capacity_ = per_replica * options_.target_busy_share / std::min(busy_share, 1.0);
+  why += fmt::format(
+      "; replicas busy prefilling {:.0f}% of the time at {:.2f} req/s each: {:.2f} "
+      "req/s at {:.0f}%",
+      busy_share * 100, per_replica / WorkPerRequest(), capacity_ / WorkPerRequest(),
+      options_.target_busy_share * 100);
+  return true;
 }
 
 void RatePolicy::LearnCapacity(TimePoint now, std::string& why) {
@@ -171,7 +203,8 @@ Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
           ? static_cast<double>(sample.prompt_tokens_total) + options_.request_tokens * arrivals
           : arrivals;
   points_.push_back({now, sample.arrivals_total, work_total, sample.answered_total,
-                     sample.late_total, sample.ready_replicas, sample.starting_replicas});
+                     sample.late_total, sample.prefill_busy_seconds_total, sample.ready_replicas,
+                     sample.starting_replicas});
   // A burst window more than the longest look-back, so a whole one is always there.
   const Duration keep =
       std::max({options_.capacity_window, 2 * options_.trend_window, options_.level_window}) +
@@ -183,7 +216,7 @@ Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
   const double per_request = WorkPerRequest();
   if (capacity_ == 0) capacity_ = options_.initial_capacity * per_request;
   std::string why;
-  LearnCapacity(now, why);
+  if (!MeasureCapacity(now, why)) LearnCapacity(now, why);
 
   const double burst = WorkRate(now, Duration{0}, options_.burst_window);
   const double level = WorkRate(now, Duration{0}, options_.level_window);

@@ -35,6 +35,18 @@ struct RateOptions {
   // it `capacity_smoothing` of the way there: one window's misses often come from a cluster of
   // long prompts rather than from too little capacity, and a full jump made the replayed
   // results swing by points of attainment with the smallest change of input (bench/autoscale).
+  //
+  // When the feeder reports busy time (LoadSample::prefill_busy_seconds_total), the capacity is
+  // measured instead: over the capacity window, the rate each ready replica carried times
+  // `target_busy_share` over the share of the time it was busy prefilling. It follows the
+  // prompt mix at once (long prompts make a replica busier at the same rate) and needs no
+  // misses to find the level. A replica busy three quarters of the time queues a new prompt
+  // behind about 1.5 mean prefills on average (M/D/1), which keeps the tail of the time to
+  // first token within a 2 s objective for prefills of a few hundred milliseconds; a tighter
+  // objective or longer prompts want a lower share. Below `min_busy_share` the measurement is
+  // noise and the last estimate stands. 0 turns it off.
+  double target_busy_share = 0.75;
+  double min_busy_share = 0.02;
   Duration capacity_window = std::chrono::seconds(60);
   double capacity_backoff = 0.9;
   double capacity_probe = 0.1;
@@ -86,9 +98,11 @@ Status ValidateRateOptions(const RateOptions& options);
 // - Need: the larger of the burst-window rate and the level-window rate extrapolated one cold
 //   start ahead along its trend, plus Poisson burst headroom, plus the rate that drains the
 //   queued requests within the drain time.
-// - Capacity: requests/s one ready replica serves within the TTFT objective, learned from the
-//   signals alone (arrivals, ready replicas, answered and late first tokens): lowered to the
-//   rate that missed, raised slowly while the replicas carry the planned rate without misses.
+// - Capacity: requests/s one ready replica serves within the TTFT objective: measured from the
+//   rate the replicas carry and how busy prefilling it keeps them when the feeder reports busy
+//   time; otherwise learned from the signals alone (arrivals, ready replicas, answered and late
+//   first tokens): lowered to the rate that missed, raised slowly while the replicas carry the
+//   planned rate without misses.
 //   A queue therefore asks only for the capacity that drains it, never for one replica per
 //   `target` queued requests, so a burst cannot ask for a multiple of what the rate needs.
 // - With plan_in_prompt_tokens, rates, capacity and queue count work (prompt tokens plus a
@@ -122,6 +136,7 @@ class RatePolicy final : public ScalingPolicy {
     double work_total;  // requests, or prompt tokens + request_tokens per request, since the start
     int64_t answered_total;
     int64_t late_total;
+    double busy_seconds_total;
     int ready;
     int starting;
   };
@@ -139,6 +154,9 @@ class RatePolicy final : public ScalingPolicy {
   const Point& PointAt(TimePoint t) const;
   // Revises capacity_ once per capacity window; appends what it did to `why`.
   void LearnCapacity(TimePoint now, std::string& why);
+  // With busy time reported: sets capacity_ from the carried rate and the busy share over the
+  // last capacity window; appends what it did to `why`. False when there is no measurement.
+  bool MeasureCapacity(TimePoint now, std::string& why);
   // Applies the scale-down delay and step to `wanted`; appends what it did to `why`.
   int HoldForScaleDown(int wanted, TimePoint now, std::string& why);
 

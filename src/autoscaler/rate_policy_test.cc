@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 namespace strata::autoscaler {
@@ -213,6 +214,52 @@ TEST(RatePolicy, PlanningInPromptTokensWeighsLongPromptsMore) {
   EXPECT_EQ(RunWithPrompts(requests, 1700).desired, 4);
 }
 
+// Feeds `policy` 300 s of 6 req/s with the replicas it asks for, each busy prefilling
+// `prefill_seconds` per request it carries; returns the last decision.
+Decision RunWithBusyTime(RatePolicy& policy, double prefill_seconds) {
+  TimePoint now = FakeClock::kDefaultStart;
+  LoadSample sample;
+  sample.ready_replicas = 1;
+  double busy = 0;
+  Decision decision;
+  for (int second = 1; second <= 300; ++second) {
+    now += seconds(1);
+    sample.arrivals_total = 6 * second;
+    sample.answered_total = sample.arrivals_total;
+    // 6 req/s spread over the ready replicas keeps each busy 6 x prefill / ready of the time.
+    busy += std::min(6 * prefill_seconds, static_cast<double>(sample.ready_replicas));
+    sample.prefill_busy_seconds_total = busy;
+    decision = policy.Decide(sample, now);
+    sample.ready_replicas = std::max(decision.desired, 1);
+  }
+  return decision;
+}
+
+TEST(RatePolicy, MeasuresCapacityFromHowBusyTheReplicasArePrefilling) {
+  // 0.25 s of prefill per request: a replica busy 75 % of the time carries 3 req/s, so 6 req/s
+  // wants 2 replicas, whatever the learned estimate started from. Prompts twice as long (0.5 s
+  // each) at the same rate make each replica twice as busy: 1.5 req/s each, 4 replicas.
+  RateOptions options = Plain();
+  options.target_busy_share = 0.75;
+  RatePolicy short_prompts(options);
+  Decision decision = RunWithBusyTime(short_prompts, 0.25);
+  EXPECT_EQ(decision.desired, 2);
+  EXPECT_NEAR(decision.capacity_per_replica, 3.0, 1e-6);
+  EXPECT_THAT(decision.reason, HasSubstr("busy prefilling 75% of the time at 3.00 req/s each"));
+  RatePolicy long_prompts(options);
+  decision = RunWithBusyTime(long_prompts, 0.5);
+  EXPECT_EQ(decision.desired, 4);
+  EXPECT_NEAR(decision.capacity_per_replica, 1.5, 1e-6);
+
+  // Off, or without busy time reported, the capacity is the learned one (1 req/s here).
+  options.target_busy_share = 0;
+  RatePolicy off(options);
+  EXPECT_EQ(RunWithBusyTime(off, 0.25).desired, 6);
+  RatePolicy unreported(Plain());
+  Load load(unreported);
+  EXPECT_EQ(load.Run(300, 6.0).desired, 6);
+}
+
 TEST(RatePolicy, ScalesDownAfterTheDelayOneReplicaPerStep) {
   RateOptions options = Plain();
   options.scale_down_delay = seconds(120);
@@ -281,6 +328,12 @@ TEST(RatePolicy, RejectsBadOptionsNamingTheField) {
   options = RateDefaults(seconds(82));
   options.request_tokens = 0;
   EXPECT_THAT(ValidateRateOptions(options).message(), HasSubstr("requestTokens"));
+  options = RateDefaults(seconds(82));
+  options.target_busy_share = 1;
+  EXPECT_THAT(ValidateRateOptions(options).message(), HasSubstr("targetBusyShare"));
+  options = RateDefaults(seconds(82));
+  options.min_busy_share = 0;
+  EXPECT_THAT(ValidateRateOptions(options).message(), HasSubstr("minBusyShare"));
 }
 
 }  // namespace

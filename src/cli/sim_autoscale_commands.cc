@@ -26,6 +26,7 @@ struct SimAutoscaleFlags {
   double target_load = 12;
   double headroom = sim::AutoscaleSimOptions{}.headroom;
   bool plan_in_prompt_tokens = false;
+  double target_busy_share = sim::AutoscaleSimOptions{}.target_busy_share;
   double keda_target_waiting = 5;
   int max_replicas = 64;
 };
@@ -42,6 +43,7 @@ Result<sim::AutoscaleSimReport> Run(const SimAutoscaleFlags& flags) {
   options.target_load = flags.target_load;
   options.headroom = flags.headroom;
   options.plan_in_prompt_tokens = flags.plan_in_prompt_tokens;
+  options.target_busy_share = flags.target_busy_share;
   options.keda_target_waiting = flags.keda_target_waiting;
   options.max_replicas = flags.max_replicas;
   ASSIGN_OR_RETURN(const std::vector<sim::TraceRequest> trace,
@@ -102,6 +104,13 @@ STRATA_REGISTER_COMMANDS("sim_autoscale", [](CLI::App& app) {
       ->capture_default_str();
   autoscale->add_flag("--plan-in-prompt-tokens", flags->plan_in_prompt_tokens,
                       "Plan in prompt tokens per second instead of requests per second (strata)");
+  autoscale
+      ->add_option("--target-busy-share", flags->target_busy_share,
+                   "Share of its time a replica may spend prefilling; its capacity is measured "
+                   "from it (0: learned from misses alone, as when the gateway does not report "
+                   "busy time) (strata)")
+      ->check(CLI::Range(0.0, 0.99))
+      ->capture_default_str();
   autoscale
       ->add_option("--keda-target-waiting", flags->keda_target_waiting,
                    "Waiting requests per replica (keda)")

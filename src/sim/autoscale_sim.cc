@@ -32,6 +32,9 @@ struct Replica {
   TimePoint step_end{};
   engine::StepResult pending;
   int64_t in_flight = 0;
+  // Requests sent here still waiting for their first token, since when there have been some.
+  int64_t awaiting_first_token = 0;
+  TimePoint busy_since{};
 };
 
 struct RequestState {
@@ -111,6 +114,9 @@ class Replay {
   int64_t late_ = 0;
   int64_t next_replica_id_ = 0;
   Duration gpu_time_{0};
+  // Replica time with a request waiting for its first token, over the busy spells that have
+  // ended (see LoadSample::prefill_busy_seconds_total).
+  Duration busy_time_{0};
   TimePoint first_arrival_{};
   std::vector<int64_t> minute_samples_;
   AutoscaleSimReport report_;
@@ -145,6 +151,7 @@ void Replay::FinishStep(size_t index, TimePoint now) {
   replica.busy = false;
   for (const engine::TokenOutput& output : replica.pending.outputs) {
     if (output.index == 0) {
+      if (--replica.awaiting_first_token == 0) busy_time_ += now - replica.busy_since;
       Answer(output.request_id, now, false);
       picker_.PrefillDone(replica.id, requests_[output.request_id].ticket, now);
     }
@@ -201,6 +208,7 @@ bool Replay::Route(size_t request, TimePoint now) {
   }
   requests_[request].ticket = picked->ticket;
   ++replica.in_flight;
+  if (replica.awaiting_first_token++ == 0) replica.busy_since = now;
   if (!replica.busy) StartStep(replica, now);
   return true;
 }
@@ -256,6 +264,11 @@ void Replay::Decide(TimePoint now) {
   sample.gateway_queued = static_cast<int64_t>(held_.size());
   sample.arrivals_total = arrivals_;
   sample.prompt_tokens_total = prompt_tokens_;
+  Duration busy = busy_time_;
+  for (const auto& replica : replicas_) {
+    if (replica->awaiting_first_token > 0) busy += now - replica->busy_since;
+  }
+  sample.prefill_busy_seconds_total = ToSeconds(busy);
   sample.answered_total = answered_;
   sample.late_total = late_;
   double kv_sum = 0;
@@ -472,6 +485,9 @@ Status Validate(const std::vector<TraceRequest>& trace, const AutoscaleSimOption
     return InvalidArgumentError("target_load, keda_target_waiting: must be > 0");
   }
   if (!(options.headroom >= 0)) return InvalidArgumentError("headroom: must be >= 0");
+  if (!(options.target_busy_share >= 0 && options.target_busy_share < 1)) {
+    return InvalidArgumentError("target_busy_share: must be in [0, 1)");
+  }
   return engine::EngineModel::Validate(options.engine);
 }
 
@@ -570,6 +586,7 @@ Result<AutoscaleSimReport> RunAutoscaleSim(const std::vector<TraceRequest>& trac
       rate.ttft_slo = options.ttft_slo;
       rate.headroom = options.headroom;
       rate.plan_in_prompt_tokens = options.plan_in_prompt_tokens;
+      rate.target_busy_share = options.target_busy_share;
       rate.max_replicas = options.max_replicas;
       policy = std::make_unique<autoscaler::RatePolicy>(rate);
       break;

@@ -42,6 +42,10 @@ struct AutoscaleSimOptions {
   double headroom = autoscaler::RateOptions{}.headroom;
   // strata plans in prompt tokens instead of requests (RateOptions::plan_in_prompt_tokens).
   bool plan_in_prompt_tokens = autoscaler::RateOptions{}.plan_in_prompt_tokens;
+  // strata's busy share per replica (RateOptions::target_busy_share; 0: capacity learned from
+  // misses alone). The replay reports each replica's time with a request waiting for its first
+  // token, as the gateway sees it.
+  double target_busy_share = autoscaler::RateOptions{}.target_busy_share;
   // Waiting requests per replica for keda.
   double keda_target_waiting = 5;
   int max_replicas = 64;

@@ -187,6 +187,10 @@ TEST(AutoscaleSim, RejectsBadInputNamingIt) {
   options = Options(AutoscalePolicy::kStrata);
   options.headroom = -1;
   EXPECT_THAT(RunAutoscaleSim(IdleGapTrace(), options).error().message(), HasSubstr("headroom"));
+  options = Options(AutoscalePolicy::kStrata);
+  options.target_busy_share = 1;
+  EXPECT_THAT(RunAutoscaleSim(IdleGapTrace(), options).error().message(),
+              HasSubstr("target_busy_share"));
 }
 
 }  // namespace
