@@ -47,17 +47,23 @@ export function parseMetrics(text, wanted) {
 
 // A collection (`/api/v1/pods`, `/apis/strata.dev/v1alpha1/jobs`...) mirrored in a Map keyed by
 // namespace/name. Listeners run at most once per animation frame, however many events arrive,
-// so 10,000 objects changing at once cost one render.
+// so 10,000 objects changing at once cost one render. Given `onError`, the collection lists and
+// watches from its first subscriber on (a page that never shows jobs never loads them) and
+// keeps watching afterwards, so a page opened again draws at once; without it, `start` does.
+// `onData` runs with each render.
 export class LiveCollection {
   static pageSize = 500;  // kubectl's chunk size
 
-  constructor(path) {
+  constructor(path, { onError = null, onData = null } = {}) {
     this.path = path;
     this.items = new Map();
     this.listeners = new Set();
     this.scheduled = false;
     this.stopped = false;
+    this.started = false;
     this.controller = null;
+    this.onError = onError;
+    this.onData = onData;
   }
 
   static key(object) {
@@ -68,6 +74,7 @@ export class LiveCollection {
   subscribe(listener) {
     this.listeners.add(listener);
     if (this.items.size) listener(this.items);
+    if (this.onError && !this.started) this.start(this.onError);
     return () => this.listeners.delete(listener);
   }
 
@@ -76,11 +83,13 @@ export class LiveCollection {
     this.scheduled = true;
     requestAnimationFrame(() => {
       this.scheduled = false;
+      if (this.onData) this.onData();
       for (const listener of this.listeners) listener(this.items);
     });
   }
 
   async start(onError) {
+    this.started = true;
     while (!this.stopped) {
       try {
         // In pages, so the first rows show while the rest arrive; the watch from the first

@@ -1,25 +1,24 @@
-// The dashboard's entry point: live collections shared by every page, and a hash router.
+// The dashboard's entry point: live collections shared by the pages (each loaded when a page
+// first shows it), and a hash router.
 
 import { LiveCollection, setToken, token } from './api.js';
 import { ClusterView } from './cluster.js';
 import { costPage, jobsPage, queuesPage } from './pages.js';
 import { servicesPage } from './services.js';
 
+const status = document.getElementById('status');
+const live = {
+  onError: (error) => { status.textContent = String(error.message || error); },
+  onData: () => { status.textContent = ''; },
+};
 const group = '/apis/strata.dev/v1alpha1';
 const collections = {
-  nodes: new LiveCollection('/api/v1/nodes'),
-  pods: new LiveCollection('/api/v1/pods'),
-  jobs: new LiveCollection(`${group}/jobs`),
-  queues: new LiveCollection(`${group}/queues`),
-  services: new LiveCollection(`${group}/services`),
+  nodes: new LiveCollection('/api/v1/nodes', live),
+  pods: new LiveCollection('/api/v1/pods', live),
+  jobs: new LiveCollection(`${group}/jobs`, live),
+  queues: new LiveCollection(`${group}/queues`, live),
+  services: new LiveCollection(`${group}/services`, live),
 };
-
-const status = document.getElementById('status');
-const onError = (error) => { status.textContent = String(error.message || error); };
-for (const c of Object.values(collections)) {
-  c.subscribe(() => { status.textContent = ''; });
-  c.start(onError);
-}
 
 const tokenInput = document.getElementById('token');
 tokenInput.value = token();

@@ -68,3 +68,27 @@ test('the list arrives in pages, and the watch starts from the first page\'s ver
   assert.match(requested[0], /\?limit=500$/);
   assert.match(requested.at(-1), /watch=1&resourceVersion=7$/);
 });
+
+test('given onError, a collection starts on its first subscriber, once', async () => {
+  globalThis.requestAnimationFrame = (callback) => callback();
+  globalThis.sessionStorage = { getItem: () => null };
+  const requested = [];
+  let pods;
+  globalThis.fetch = async (url) => {
+    requested.push(url);
+    if (new URL(url, 'http://dashboard').searchParams.get('watch')) {
+      pods.stop();
+      return { ok: false, status: 410 };
+    }
+    return { ok: true, status: 200, json: async () => ({ metadata: { resourceVersion: '3' }, items: [] }) };
+  };
+  let data = 0;
+  pods = new LiveCollection('/api/v1/pods', { onError: (error) => assert.fail(String(error)), onData: () => { data += 1; } });
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(requested.length, 0, 'nothing is read before a page subscribes');
+  pods.subscribe(() => {});
+  pods.subscribe(() => {});
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(requested, ['/api/v1/pods?limit=500', '/api/v1/pods?watch=1&resourceVersion=3']);
+  assert.equal(data, 1);
+});
