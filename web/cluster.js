@@ -42,7 +42,9 @@ export class ClusterView {
 
   async refreshUse() {
     try {
-      const samples = parseMetrics(await getText('/metrics'), new Set(['DCGM_FI_DEV_GPU_UTIL']));
+      // Only the GPU family: the server then skips recomputing the cluster state's series.
+      const samples = parseMetrics(await getText('/metrics?families=DCGM_FI_DEV_GPU_UTIL'),
+        new Set(['DCGM_FI_DEV_GPU_UTIL']));
       this.utilisation = new Map(samples.map((s) => [s.labels.UUID, s.value]));
       this.draw();
     } catch (error) {

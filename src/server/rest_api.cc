@@ -1,6 +1,9 @@
 #include "server/rest_api.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string_view>
 
 #include "server/api_status.h"
 
@@ -32,6 +35,33 @@ std::string PercentDecode(std::string_view text) {
 
 ApiReply JsonReply(int code, const nlohmann::json& body) {
   return ApiReply{net::HttpResponse::Text(code, "application/json", body.dump()), nullptr};
+}
+
+// The families of Prometheus `text` whose names are in `families`: each family's "# HELP" and
+// "# TYPE" lines and the samples after them, up to the next family's header.
+std::string KeepFamilies(std::string_view text,
+                         const std::set<std::string, std::less<>>& families) {
+  std::string kept;
+  bool keeping = false;
+  std::string_view current;
+  while (!text.empty()) {
+    const size_t newline = text.find('\n');
+    const std::string_view line = text.substr(0, newline);
+    text = newline == std::string_view::npos ? std::string_view() : text.substr(newline + 1);
+    if (line.starts_with("# HELP ") || line.starts_with("# TYPE ")) {
+      std::string_view name = line.substr(7);
+      name = name.substr(0, name.find(' '));
+      if (name != current) {
+        current = name;
+        keeping = families.contains(name);
+      }
+    }
+    if (keeping) {
+      kept.append(line);
+      kept.push_back('\n');
+    }
+  }
+  return kept;
 }
 
 }  // namespace
@@ -134,7 +164,7 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
   if (path == "/metrics") {
     *verb = "metrics";
     RETURN_IF_ERROR(only_get());
-    return ApiReply{Metrics(), nullptr};
+    return ApiReply{Metrics(query), nullptr};
   }
   if (path == kApplyPath) {
     *verb = "apply";
@@ -190,8 +220,24 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
                                 " is not supported; use PUT with the whole object (strata apply)"));
 }
 
-net::HttpResponse RestApi::Metrics() {
+net::HttpResponse RestApi::Metrics(const Query& query) {
   std::lock_guard<std::mutex> lock(metrics_mutex_);
+  std::set<std::string, std::less<>> families;
+  if (auto it = query.find("families"); it != query.end()) {
+    for (std::string_view rest = it->second; !rest.empty();) {
+      const size_t comma = rest.find(',');
+      if (comma != 0) families.emplace(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+  }
+  const bool cluster_state =
+      families.empty() || std::any_of(families.begin(), families.end(), [](const std::string& f) {
+        return f.starts_with("strata_");
+      });
+  if (!cluster_state) {
+    return net::HttpResponse::Text(200, "text/plain; version=0.0.4",
+                                   KeepFamilies(registry_.RenderText(), families));
+  }
   std::map<std::string, int64_t> phases = {
       {"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
   int64_t gpus_total = 0;
@@ -230,7 +276,9 @@ net::HttpResponse RestApi::Metrics() {
   cluster_metrics_.Update(bodies["Queue"], bodies["Job"], bodies["Pod"]);
   stats_.gpus.With({"held"}).Set(static_cast<double>(gpus_held));
   stats_.gpus.With({"free"}).Set(static_cast<double>(std::max<int64_t>(0, gpus_total - gpus_held)));
-  return net::HttpResponse::Text(200, "text/plain; version=0.0.4", registry_.RenderText());
+  const std::string text = registry_.RenderText();
+  return net::HttpResponse::Text(200, "text/plain; version=0.0.4",
+                                 families.empty() ? text : KeepFamilies(text, families));
 }
 
 }  // namespace strata::server

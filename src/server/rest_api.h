@@ -79,7 +79,10 @@ class RestApi {
   using Query = std::map<std::string, std::string>;
 
   Result<ApiReply> Route(const net::HttpRequest& request, const Query& query, std::string* verb);
-  net::HttpResponse Metrics();
+  // The registry's Prometheus text. `?families=A,B` keeps only those families; the cluster
+  // state's strata_* families are recomputed from the store only when the scrape asks for all
+  // families or for one of strata_* (a dashboard reading GPU figures skips the store scan).
+  net::HttpResponse Metrics(const Query& query);
 
   Result<ApiReply> List(const ResourcePath& path, const Query& query);
   Result<ApiReply> Watch(const ResourcePath& path, const Query& query);

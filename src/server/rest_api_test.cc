@@ -382,6 +382,19 @@ TEST_F(RestApiTest, MetricsCountRequestsAndPods) {
   ASSERT_TRUE(scraped);
   EXPECT_THAT(scraped->body, HasSubstr("strata_apiserver_requests_total{verb=\"discovery\""));
   EXPECT_THAT(scraped->body, HasSubstr("strata_apiserver_pods{phase=\"Running\"} 0"));
+
+  // ?families= keeps only the families named, headers and samples.
+  request.target = "/metrics?families=strata_apiserver_pods,no_such_family";
+  scraped = http.Send("127.0.0.1", listener_->port(), request);
+  ASSERT_TRUE(scraped);
+  EXPECT_THAT(scraped->body, HasSubstr("# TYPE strata_apiserver_pods gauge\n"));
+  EXPECT_THAT(scraped->body, HasSubstr("strata_apiserver_pods{phase=\"Running\"} 0\n"));
+  EXPECT_THAT(scraped->body, Not(HasSubstr("strata_apiserver_requests_total")));
+  // Without a strata_* family asked for, the cluster state is not read: nothing is left here.
+  request.target = "/metrics?families=DCGM_FI_DEV_GPU_UTIL";
+  scraped = http.Send("127.0.0.1", listener_->port(), request);
+  ASSERT_TRUE(scraped);
+  EXPECT_EQ(scraped->body, "");
 }
 
 TEST_F(RestApiTest, UnknownPathsAndMethodsAreStatusErrors) {
