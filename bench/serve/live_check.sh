@@ -13,7 +13,7 @@
 set -euo pipefail
 
 trace=${1:?usage: live_check.sh TRACE.jsonl [REQUESTS] [TIME_SCALE]}
-requests=${2:-300}
+requests=${2:-400}
 time_scale=${3:-4}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
