@@ -266,14 +266,22 @@ TEST_F(OutstandingPrefillTest, APrefixHitWinsWhenItSavesMoreThanTheQueuedPrefill
   EXPECT_EQ(next->matched_blocks, 40u);
 }
 
-TEST_F(OutstandingPrefillTest, AMissCountsTwiceItsPrefillTimeByDefault) {
-  // 60 blocks ahead and 2 to compute, against 42 to compute on the idle endpoint: the wait
-  // alone would move the conversation; counting what a second copy of its prefix costs the
-  // idle endpoint (miss_weight 1: 84) keeps it where its prefix is.
-  QueueLongPromptOnA(60);
+TEST_F(OutstandingPrefillTest, AMissCountsFiveTimesItsPrefillTimeByDefault) {
+  // 150 blocks ahead and 2 to compute, against 42 to compute on the idle endpoint: the wait
+  // alone would move the conversation; counting what recomputing its prefix costs the others
+  // (miss_weight 4: 5 x 42 = 210 against 150 + 5 x 2 = 160) keeps it where its prefix is.
+  QueueLongPromptOnA(150);
   auto next = NextTurn();
   EXPECT_EQ(Id(endpoints_, next), "a");
   EXPECT_EQ(next->reason, PickReason::kPrefixAffinity);
+}
+
+TEST_F(OutstandingPrefillTest, AWaitLongerThanFiveTimesThePrefixPrefillMovesTheTurn) {
+  // 250 + 5 x 2 = 260 against 210: waiting costs more than recomputing the prefix.
+  QueueLongPromptOnA(250);
+  auto next = NextTurn();
+  EXPECT_EQ(Id(endpoints_, next), "b");
+  EXPECT_EQ(next->reason, PickReason::kLeastLoaded);
 }
 
 TEST_F(OutstandingPrefillTest, APrefillStopsCountingOnceItsFirstTokenIsReported) {
@@ -346,16 +354,35 @@ TEST_F(PickerTest, EppDefaultKeepsAffinityOnALoadedEndpoint) {
   EXPECT_EQ(next->index, first->index);
 }
 
-TEST_F(PickerTest, QueueAndKvDecideWithoutPrefix) {
+TEST_F(PickerTest, QueueDecidesWithoutPrefixAndKvUsageIsNotADelay) {
   auto endpoints = Three();
   endpoints[0].waiting = 4;
-  endpoints[1].kv_usage = 0.9;
-  endpoints[2].kv_usage = 0.1;
+  endpoints[1].kv_usage = 0.9;  // its running sequences hold the blocks; nothing waits
   endpoints[2].running = 1;
   Picker picker(Options(PickPolicy::kStrata));
   auto r = picker.Pick(endpoints, {}, clock_.Now());
-  EXPECT_EQ(Id(endpoints, r), "c");
+  EXPECT_EQ(Id(endpoints, r), "b");
   EXPECT_EQ(r->reason, PickReason::kLeastLoaded);
+}
+
+TEST_F(PickerTest, ASaturatedKvCacheLosesItsPrefixCredit) {
+  auto endpoints = Three();
+  Picker picker(Options(PickPolicy::kStrata));
+  std::vector<uint64_t> shared = Blocks(1, 8);
+  PickRequest request;
+  request.block_hashes = shared;
+  auto first = picker.Pick(endpoints, request, clock_.Now());
+  ASSERT_TRUE(first.has_value());
+  picker.PrefillDone(endpoints[first->index].id, first->ticket, clock_.Now());
+  endpoints[first->index].running = 1;  // decoding that first request
+  endpoints[first->index].kv_usage = 0.9;
+  auto kept = picker.Pick(endpoints, request, clock_.Now());
+  EXPECT_EQ(kept->index, first->index);
+  picker.PrefillDone(endpoints[kept->index].id, kept->ticket, clock_.Now());
+  endpoints[first->index].kv_usage = 0.96;  // at kv_saturation: close to preempting
+  auto moved = picker.Pick(endpoints, request, clock_.Now());
+  EXPECT_NE(moved->index, first->index);
+  EXPECT_EQ(moved->reason, PickReason::kLoadCapped);
 }
 
 TEST_F(PickerTest, AdapterRoutesOnlyToEndpointsThatServeItAndPrefersLoaded) {

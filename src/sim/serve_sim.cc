@@ -6,6 +6,8 @@
 #include <limits>
 #include <numeric>
 
+#include "sim/sim_picker_options.h"
+
 namespace strata::sim {
 namespace {
 
@@ -69,19 +71,11 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
   std::vector<gateway::EndpointState> endpoints(options.replicas);
   for (int i = 0; i < options.replicas; ++i) endpoints[i].id = "replica-" + std::to_string(i);
 
-  // The router remembers about as many prefix blocks per replica as its KV cache holds, host
-  // tier included.
-  gateway::PickerOptions picker_options;
+  gateway::PickerOptions picker_options =
+      SimPickerOptions(replicas[0].engine, trace.front().block_tokens);
   picker_options.policy = options.policy;
   picker_options.seed = options.seed;
   picker_options.metrics_stale_after = options.scrape_interval * 5;
-  int64_t kv_tokens = static_cast<int64_t>(replicas[0].engine.num_kv_blocks() +
-                                           replicas[0].engine.options().cpu_offload_blocks) *
-                      replicas[0].engine.block_size();
-  picker_options.prefix_blocks_per_endpoint =
-      static_cast<size_t>(std::max<int64_t>(1, kv_tokens / trace.front().block_tokens));
-  picker_options.prefill_seconds_per_block =
-      ToSeconds(options.engine.profile.per_prompt_token) * trace.front().block_tokens;
   gateway::Picker picker(picker_options);
 
   std::vector<size_t> order(trace.size());
