@@ -5,8 +5,6 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
-#include "net/ready_read.h"
-
 namespace strata::gateway {
 namespace {
 
@@ -71,13 +69,6 @@ std::string UpstreamHead(const ClientRequest& request, std::string_view host) {
   return fmt::to_string(head);
 }
 
-asio::awaitable<beast::error_code> ReadUpstream(UpstreamConnection& connection) {
-  auto [ec, n] = co_await net::ReadWhenReady(
-      connection.socket, connection.buffer.prepare(UpstreamConnection::kRelayBufferBytes));
-  if (!ec) connection.buffer.commit(n);
-  co_return ec;
-}
-
 asio::awaitable<bool> Exchange(UpstreamConnection& connection, const tcp::endpoint* connect_to,
                                std::string_view head, std::string_view body,
                                http::response_parser<http::buffer_body>& parser, Duration timeout) {
@@ -86,20 +77,18 @@ asio::awaitable<bool> Exchange(UpstreamConnection& connection, const tcp::endpoi
     auto [ec] = co_await connection.socket.async_connect(*connect_to, kAsTuple);
     if (ec) co_return false;
     connection.socket.set_option(tcp::no_delay(true), ec);
-    if (!ec) connection.socket.non_blocking(true, ec);  // for WriteAll and ReadUpstream
+    if (!ec) connection.socket.non_blocking(true, ec);  // for WriteAll
     if (ec) co_return false;
   }
   connection.deadline.ExpiresAfter(timeout);
   const std::array<asio::const_buffer, 2> request = {asio::buffer(head), asio::buffer(body)};
-  beast::error_code ec = co_await WriteAll(connection.socket, request);
-  if (!ec) ec = ParseBuffered(parser, connection.buffer);
-  while (!ec && !parser.is_header_done()) {
-    ec = co_await ReadUpstream(connection);
-    if (!ec) ec = ParseBuffered(parser, connection.buffer);
-  }
-  if (!ec) {
-    connection.deadline.ExpiresNever();  // the relay sets one per read
-    co_return true;
+  if (!co_await WriteAll(connection.socket, request)) {
+    auto [read_ec, read] =
+        co_await http::async_read_header(connection.socket, connection.buffer, parser, kAsTuple);
+    if (!read_ec) {
+      connection.deadline.ExpiresNever();  // the relay sets one per read
+      co_return true;
+    }
   }
   boost::system::error_code ignored;
   connection.socket.close(ignored);

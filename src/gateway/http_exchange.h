@@ -86,11 +86,6 @@ beast::error_code ParseBuffered(http::basic_parser<kIsRequest>& parser,
   return ec;
 }
 
-// Reads what the replica sent into `connection.buffer` (up to kRelayBufferBytes), once the socket
-// has data: a replica answers only after it computed the answer, so a read tried at once would
-// mostly fail (net/ready_read.h). Returns the error (end of stream included), if any.
-asio::awaitable<beast::error_code> ReadUpstream(UpstreamConnection& connection);
-
 // Connects (when `connect_to` is set; otherwise reuses the open `connection`), sends `head` and
 // `body` and reads the response header into `parser`. Returns false on any failure (the
 // connection is then closed).

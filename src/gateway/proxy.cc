@@ -10,7 +10,6 @@
 #include "gateway/http_exchange.h"
 #include "gateway/inference_call.h"
 #include "net/http_request_parser.h"
-#include "net/ready_read.h"
 
 namespace strata::gateway {
 namespace {
@@ -73,7 +72,7 @@ asio::awaitable<ReadOutcome> ReadRequest(tcp::socket& client, SocketDeadline& de
       if (!parsed) co_return refuse(std::move(parsed.error()));
       if (*parsed == net::ParseProgress::kDone) break;
     }
-    auto [ec, n] = co_await net::ReadWhenReady(client, received.prepare(kReadBytes));
+    auto [ec, n] = co_await client.async_read_some(received.prepare(kReadBytes), kAsTuple);
     if (ec) co_return outcome;
     received.commit(n);
     parse = Contents(received).substr(received.size() - n).find('\n') != std::string_view::npos ||
@@ -92,7 +91,7 @@ asio::awaitable<ReadOutcome> ReadRequest(tcp::socket& client, SocketDeadline& de
         auto [ec, n] = co_await asio::async_write(client, asio::buffer(kContinue), kAsTuple);
         if (ec) co_return outcome;
       }
-      auto [ec, n] = co_await net::ReadWhenReady(client, received.prepare(kReadBytes));
+      auto [ec, n] = co_await client.async_read_some(received.prepare(kReadBytes), kAsTuple);
       if (ec) co_return outcome;
       received.commit(n);
       read_body = true;
@@ -106,7 +105,8 @@ asio::awaitable<ReadOutcome> ReadRequest(tcp::socket& client, SocketDeadline& de
       if (ec) co_return outcome;
     }
     while (received.size() < size) {
-      auto [ec, n] = co_await net::ReadWhenReady(client, received.prepare(size - received.size()));
+      auto [ec, n] =
+          co_await client.async_read_some(received.prepare(size - received.size()), kAsTuple);
       if (ec) co_return outcome;
       received.commit(n);
       read_body = true;

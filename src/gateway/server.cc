@@ -18,7 +18,7 @@ asio::awaitable<void> AcceptLoop(GatewayServer::Impl& server, Worker& worker) {
     if (ec == asio::error::operation_aborted || !worker.acceptor->is_open()) co_return;
     if (ec) continue;  // e.g. EMFILE: keep serving the connections already open
     socket.set_option(tcp::no_delay(true), ec);
-    if (!ec) socket.non_blocking(true, ec);  // for WriteAll and net::ReadWhenReady
+    if (!ec) socket.non_blocking(true, ec);  // for WriteAll
     if (ec) continue;
     asio::co_spawn((*worker.io), ServeConnection(server, worker, std::move(socket)),
                    asio::detached);

@@ -1,5 +1,5 @@
-// The gateway reads a socket only once the event loop reported data on it (net/ready_read.h).
-// These tests check that no data and no end of stream is missed that way: a kept-alive client
+// The gateway's reads on connections that pause, arrive in pieces or half-close: no data and no
+// end of stream may be missed, however the reads are issued. A kept-alive client
 // whose next request comes later and in pieces, pipelined requests, a client that half-closes,
 // a replica whose answer arrives in pieces, and a pooled replica connection that the replica
 // closed meanwhile. Real loopback sockets; nothing here asserts timing.
