@@ -2,14 +2,15 @@
 # Routing quality in virtual time: the Mooncake conversation trace and the Inference Extension's
 # prefix-cache workloads, every policy side by side, through `strata sim serve`.
 #
-#   bench/serve/run.sh DATA_DIR [mooncake|prefix|all]
+#   bench/serve/run.sh DATA_DIR [mooncake|prefix|azure|all]
 #
-# DATA_DIR holds llm/mooncake_conversation_trace.jsonl and llm/prefix-workloads/ (the shared
-# data directory). Environment: STRATA (default build/release/bin/strata), OFFLOAD_GIB (host KV
+# DATA_DIR holds llm/mooncake_conversation_trace.jsonl, llm/prefix-workloads/ and
+# llm/azure2023_AzureLLMInferenceTrace_conv.csv (the shared data directory). `azure` checks how
+# the picker balances a trace without shared prefixes, against least-request. Environment: STRATA (default build/release/bin/strata), OFFLOAD_GIB (host KV
 # tier per engine for the Mooncake runs; default 200).
 set -euo pipefail
 
-data=${1:?usage: run.sh DATA_DIR [mooncake|prefix|all]}
+data=${1:?usage: run.sh DATA_DIR [mooncake|prefix|azure|all]}
 which=${2:-all}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 strata=${STRATA:-$root/build/release/bin/strata}
@@ -33,5 +34,13 @@ if [[ $which == prefix || $which == all ]]; then
         --rate-scale "$scale" \
         --policy strata,random,least-request,round-robin,epp-default,prefix-only
     done
+  done
+fi
+
+if [[ $which == azure || $which == all ]]; then
+  for replicas in 4 5 6; do
+    echo "== azure 2023 conversation trace, $replicas replicas"
+    "$strata" sim serve --trace "$data/llm/azure2023_AzureLLMInferenceTrace_conv.csv" \
+      --format azure --replicas "$replicas" --policy strata,least-request
   done
 fi
