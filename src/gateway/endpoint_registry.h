@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "gateway/busy_meter.h"
 #include "gateway/engine_metrics.h"
 #include "gateway/picker.h"
 
@@ -25,10 +26,10 @@ struct ScrapeResult {
 // The live, shared state of one replica: the scraper publishes ScrapeResults, request paths
 // count in-flight requests and eject the replica after a failure. One object per replica for as
 // long as the replica stays in the gateway's routing table, whatever else the table's updates
-// change. Lock-free: the identity fields are set before the object is shared and never change,
-// every other field is an atomic, and a ScrapeResult is replaced whole (readers keep the one
-// they loaded). Shared (shared_ptr) by the routing tables that name it and the requests and
-// scraper using it.
+// change. The identity fields are set before the object is shared and never change, every
+// other field is an atomic or the busy meter (which locks), and a ScrapeResult is replaced
+// whole (readers keep the one they loaded). Shared (shared_ptr) by the routing tables that name it
+// and the requests and scraper using it.
 struct EndpointRuntime {
   std::string id;  // "host:port"
   std::string host;
@@ -41,6 +42,8 @@ struct EndpointRuntime {
   // False once the replica left the routing table: its scraper stops, its idle upstream
   // connections are dropped; requests already sent to it run to their end.
   std::atomic<bool> routed{true};
+  // Time with a request sent here still waiting for its first token.
+  BusyMeter busy;
 
   // Keeps the replica out of routing until now + `duration`.
   void Eject(TimePoint now, Duration duration) {

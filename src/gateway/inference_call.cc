@@ -60,6 +60,10 @@ VersionRouting* InferenceCall::CurrentRouting() {
 }
 
 void InferenceCall::ReleasePrefill() {
+  if (busy_endpoint_ != nullptr) {
+    counters_->busy_ticks.fetch_add(busy_endpoint_->busy.Close(server_.clock.Now()).count());
+    busy_endpoint_ = nullptr;
+  }
   if (pick_ticket_ == 0) return;
   if (auto it = worker_.routing.find(counters_->serial); it != worker_.routing.end()) {
     it->second.picker.PrefillDone(picked_endpoint_, pick_ticket_, server_.clock.Now());
@@ -336,6 +340,8 @@ asio::awaitable<bool> InferenceCall::Run() {
     EndpointRuntime& endpoint = routing->states.runtime(pick->index);
     picked_endpoint_ = endpoint.id;
     pick_ticket_ = pick->ticket;
+    endpoint.busy.Open(now);
+    busy_endpoint_ = &endpoint;
     worker_.stats.Picks(ids_, pick->reason).Increment();
     CountGuard endpoint_in_flight(endpoint.in_flight);
     CountGuard version_in_flight(counters_->in_flight);
@@ -357,6 +363,7 @@ asio::awaitable<bool> InferenceCall::Run() {
                                server_.config.limits.upstream_timeout);
     }
     if (!sent) {
+      ReleasePrefill();
       server_.stats.upstream_failures_total.With({endpoint.id}).Increment();
       endpoint.Eject(server_.clock.Now(), server_.config.limits.ejection);
       SyncRoutes(server_, worker_);

@@ -23,6 +23,10 @@ class InferenceCall {
   InferenceCall(GatewayServer::Impl& server, Worker& worker, tcp::socket& client,
                 const ClientRequest& request, ApiKind kind)
       : server_(server), worker_(worker), client_(client), request_(request), kind_(kind) {}
+  InferenceCall(const InferenceCall&) = delete;
+  InferenceCall& operator=(const InferenceCall&) = delete;
+  // A request cancelled while it waited for its first token (the client left) ends the wait.
+  ~InferenceCall() { ReleasePrefill(); }
 
   // Serves the request; returns whether the client connection may be reused.
   asio::awaitable<bool> Run();
@@ -51,8 +55,9 @@ class InferenceCall {
     ReleasePrefill();
     return at;
   }
-  // Tells the picker that the replica picked has done this request's prefill (its first token
-  // came, or the answer ended), once per pick, so its queue is priced by what is still to do.
+  // The replica picked has done this request's prefill (its first token came, or the attempt
+  // ended without one): tells the picker, so its queue is priced by what is still to do, and
+  // closes the request's wait on the replica's busy meter. Once per pick.
   void ReleasePrefill();
   // Brings the worker's routes up to date and returns this request's version's routing there,
   // or null when the version left the table. The pointer is valid until the next co_await.
@@ -86,5 +91,8 @@ class InferenceCall {
   bool answered_ = false;
   std::string picked_endpoint_;  // the replica of the current attempt
   uint64_t pick_ticket_ = 0;     // its pick's ticket until ReleasePrefill; 0 after, or none
+  // The replica whose busy meter this request holds open until ReleasePrefill; kept alive by
+  // table_.
+  EndpointRuntime* busy_endpoint_ = nullptr;
 };
 }  // namespace strata::gateway

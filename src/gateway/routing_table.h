@@ -29,6 +29,8 @@ struct VersionCounters {
   std::atomic<int64_t> in_flight{0};  // sent to a replica, not finished
   std::atomic<int64_t> held{0};       // waiting for a replica (the activator)
   std::atomic<int64_t> tokens{0};     // prompt + completion tokens of the answered requests
+  // Replica busy time (BusyMeter spells, in Duration ticks) ended by this version's requests.
+  std::atomic<int64_t> busy_ticks{0};
 };
 
 // One model version in a routing table.

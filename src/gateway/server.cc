@@ -218,6 +218,7 @@ int64_t GatewayServer::InFlight(const std::string& endpoint) const {
 
 std::vector<VersionSignals> GatewayServer::Signals() const {
   std::shared_ptr<const RoutingTable> table = impl_->table.load();
+  const TimePoint now = impl_->clock.Now();
   std::vector<VersionSignals> signals;
   for (const auto& model_versions : table->versions) {
     for (const RoutedVersion& version : model_versions) {
@@ -233,8 +234,10 @@ std::vector<VersionSignals> GatewayServer::Signals() const {
       out.in_flight = counters.in_flight.load();
       out.held = counters.held.load();
       out.tokens_total = counters.tokens.load();
+      Duration busy{counters.busy_ticks.load()};
       for (const RoutedEndpoint& endpoint : version.endpoints) {
         const EndpointRuntime& runtime = *endpoint.runtime;
+        busy += runtime.busy.OpenFor(now);
         const std::shared_ptr<const ScrapeResult> scrape = runtime.scrape.load();
         EndpointSignals& e = out.endpoints.emplace_back();
         e.id = runtime.id;
@@ -245,6 +248,7 @@ std::vector<VersionSignals> GatewayServer::Signals() const {
         e.kv_usage = scrape->metrics.kv_usage;
         e.scraped_at = scrape->at;
       }
+      out.prefill_busy_seconds_total = ToSeconds(busy);
     }
   }
   return signals;

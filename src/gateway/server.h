@@ -40,6 +40,10 @@ struct VersionSignals {
   // Prompt + completion tokens of the requests answered (the engine's usage, else the
   // gateway's estimate of the prompt), for cost per million tokens.
   int64_t tokens_total = 0;
+  // Replica-seconds during which a replica of this version had a request waiting for its first
+  // token (autoscaler::LoadSample::prefill_busy_seconds_total): a counter, spells in progress
+  // included.
+  double prefill_busy_seconds_total = 0;
   std::vector<EndpointSignals> endpoints;  // the version's replicas in the routing table
 };
 
@@ -87,7 +91,7 @@ class GatewayServer {
   Status SetRoutes(std::vector<ModelConfig> models);
 
   // The gateway's figures for each model version in the current routing table, in table order.
-  // Cheap (atomic loads; no lock the request path takes).
+  // Cheap (atomic loads, and each replica's busy meter locked for a moment).
   std::vector<VersionSignals> Signals() const;
 
   // Requests the gateway has sent to the replica `endpoint` ("host:port") that have not

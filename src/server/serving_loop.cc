@@ -171,6 +171,7 @@ autoscaler::LoadSample ServingLoop::Sample(const api::Service& service,
     sample.arrivals_total = signals.arrivals_total;
     sample.answered_total = signals.answered_total;
     sample.late_total = signals.late_total;
+    sample.prefill_busy_seconds_total = signals.prefill_busy_seconds_total;
     sample.gateway_queued = signals.held;
     double kv_sum = 0;
     int scraped = 0;

@@ -129,6 +129,18 @@ TEST_F(GatewayRoutesTest, StartsWithNoModelAndServesWhatSetRoutesAdds) {
   ASSERT_EQ(gateway_->Signals().size(), 1u);
 }
 
+TEST_F(GatewayRoutesTest, SignalsCountTheTimeReplicasSpendBeforeFirstTokens) {
+  FakeEngine a("a");
+  Start({Model("m", {a.address()})});
+  EXPECT_EQ(SignalsOf("m").prefill_busy_seconds_total, 0);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(Post(port(), "m").status, 200);
+  // Each request waited for its answer's first byte a little; with none waiting now the
+  // counter stands still.
+  const double busy = SignalsOf("m").prefill_busy_seconds_total;
+  EXPECT_GT(busy, 0);
+  EXPECT_EQ(SignalsOf("m").prefill_busy_seconds_total, busy);
+}
+
 TEST_F(GatewayRoutesTest, ReplicasAndModelsAddedAtRunTimeGetTraffic) {
   FakeEngine a("a"), b("b");
   Start({Model("m", {a.address()})});
