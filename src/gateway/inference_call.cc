@@ -66,7 +66,8 @@ void InferenceCall::ReleasePrefill() {
   }
   if (pick_ticket_ == 0) return;
   if (auto it = worker_.routing.find(counters_->serial); it != worker_.routing.end()) {
-    it->second.picker.PrefillDone(picked_endpoint_, pick_ticket_, server_.clock.Now());
+    std::lock_guard lock(it->second.picker->mutex);
+    it->second.picker->picker.PrefillDone(picked_endpoint_, pick_ticket_, server_.clock.Now());
   }
   pick_ticket_ = 0;
 }
@@ -322,11 +323,13 @@ asio::awaitable<bool> InferenceCall::Run() {
     pick_request.prompt = parsed->prompt_text;
     pick_request.adapter = route->adapter;
     pick_request.excluded_ids = failed;
-    Result<PickResult> pick =
-        routing == nullptr ? Result<PickResult>(Err(UnavailableError(
-                                 fmt::format("model \"{}\" version \"{}\" is no longer served",
-                                             counters_->model, counters_->version))))
-                           : routing->picker.Pick(routing->states.Refresh(now), pick_request, now);
+    Result<PickResult> pick = Err(UnavailableError(fmt::format(
+        "model \"{}\" version \"{}\" is no longer served", counters_->model, counters_->version)));
+    if (routing != nullptr) {
+      std::span<const EndpointState> states = routing->states.Refresh(now);
+      std::lock_guard lock(routing->picker->mutex);
+      pick = routing->picker->picker.Pick(states, pick_request, now);
+    }
     if (!pick) {
       if (attempt > 0) {
         keep_client = co_await Fail(502, "every replica tried failed", "upstream_failed");
@@ -368,7 +371,8 @@ asio::awaitable<bool> InferenceCall::Run() {
       endpoint.Eject(server_.clock.Now(), server_.config.limits.ejection);
       SyncRoutes(server_, worker_);
       if (auto it = worker_.routing.find(counters_->serial); it != worker_.routing.end()) {
-        it->second.picker.ForgetEndpoint(endpoint.id);
+        std::lock_guard lock(it->second.picker->mutex);
+        it->second.picker->picker.ForgetEndpoint(endpoint.id);
       }
       failed.push_back(endpoint.id);
       if (attempt < server_.config.limits.retries) {

@@ -146,6 +146,22 @@ GatewayServer::Impl::Impl(GatewayConfig config_in, const Clock& clock_in)
   }
 }
 
+namespace {
+
+// The picker of the version with `serial`, made by the first loop that routes it.
+std::shared_ptr<SharedPicker> PickerOf(GatewayServer::Impl& server, uint64_t serial) {
+  std::lock_guard lock(server.pickers_mutex);
+  std::erase_if(server.pickers, [](const auto& entry) { return entry.second.expired(); });
+  std::shared_ptr<SharedPicker> picker = server.pickers[serial].lock();
+  if (picker == nullptr) {
+    picker = std::make_shared<SharedPicker>(server.config.picker);
+    server.pickers[serial] = picker;
+  }
+  return picker;
+}
+
+}  // namespace
+
 void SyncRoutes(GatewayServer::Impl& server, Worker& worker) {
   if (worker.table != nullptr &&
       server.generation.load(std::memory_order_acquire) == worker.table->generation) {
@@ -156,16 +172,17 @@ void SyncRoutes(GatewayServer::Impl& server, Worker& worker) {
   for (const auto& model_versions : table->versions) {
     for (const RoutedVersion& version : model_versions) {
       versions.insert(version.counters->serial);
-      auto [it, inserted] =
-          worker.routing.try_emplace(version.counters->serial, server.config.picker);
-      VersionRouting& routing = it->second;
+      VersionRouting& routing = worker.routing[version.counters->serial];
+      if (routing.picker == nullptr) routing.picker = PickerOf(server, version.counters->serial);
       EndpointStatesView states(version.endpoints);
       // Prefix history of a replica that left would only mislead the picker if it came back.
       for (size_t i = 0; i < routing.states.size(); ++i) {
         bool kept = false;
         for (size_t j = 0; j < states.size() && !kept; ++j)
           kept = states.id(j) == routing.states.id(i);
-        if (!kept) routing.picker.ForgetEndpoint(routing.states.id(i));
+        if (kept) continue;
+        std::lock_guard lock(routing.picker->mutex);
+        routing.picker->picker.ForgetEndpoint(routing.states.id(i));
       }
       routing.states = std::move(states);
     }

@@ -48,8 +48,10 @@ struct VersionSignals {
 };
 
 // The OpenAI-compatible gateway: accepts HTTP/1.1 on one port with one event loop per thread
-// (each with its own SO_REUSEPORT acceptor, picker and upstream connection pools; the request
-// path locks only the quota ledger of limited tenants and the metric families' child lookup),
+// (each with its own SO_REUSEPORT acceptor and upstream connection pools; one picker per model
+// version is shared by the loops, so every pick sees the whole routing history; the request
+// path locks that picker for a pick and a first token, each replica's busy meter, the quota
+// ledger of limited tenants and the metric families' child lookup),
 // routes POST /v1/chat/completions and /v1/completions to engine replicas, answers
 // GET /v1/models, /metrics and /healthz, and scrapes every replica's /metrics every
 // `scrape_interval`.

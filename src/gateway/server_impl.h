@@ -92,12 +92,20 @@ struct UpstreamConnection {
   std::array<char, kRelayBufferBytes> relay_buffer;
 };
 
-// What one event loop routes a model version with: its own picker (prefix history, rotation),
-// kept while the version stays in the routing table, and its own copy of the version's
-// endpoint states, rebuilt with each new table.
+// A model version's picker, shared by every event loop, so that each pick sees the whole
+// routing history (prefix affinity, the prefills outstanding on each replica), as one router
+// would. Thread-safe through its mutex.
+struct SharedPicker {
+  explicit SharedPicker(const PickerOptions& options) : picker(options) {}
+  std::mutex mutex;
+  Picker picker;  // guarded by mutex
+};
+
+// What one event loop routes a model version with: the version's shared picker, kept while the
+// version stays in the routing table, and the loop's own copy of the version's endpoint
+// states, rebuilt with each new table.
 struct VersionRouting {
-  explicit VersionRouting(const PickerOptions& options) : picker(options) {}
-  Picker picker;
+  std::shared_ptr<SharedPicker> picker;
   EndpointStatesView states;
 };
 
@@ -147,6 +155,9 @@ struct GatewayServer::Impl {
   // The table requests route with; a worker reloads it when `generation` differs from its own.
   std::atomic<std::shared_ptr<const RoutingTable>> table;
   std::atomic<uint64_t> generation{0};
+  // Each routed version's picker by VersionCounters::serial, held by the loops routing it.
+  std::mutex pickers_mutex;
+  std::unordered_map<uint64_t, std::weak_ptr<SharedPicker>> pickers;  // guarded by pickers_mutex
 };
 
 // Brings `worker`'s routing table and per-version routing state up to date with the server's:
