@@ -229,8 +229,8 @@ class Picker {
   // kStrata: running mean of the uncached prompt blocks of routed requests; 0 until the first
   // prompt with blocks.
   double mean_prefill_blocks_ = 0;
-  // kStrata: outstanding prefills by endpoint id.
-  // By endpoint id; looked up by string_view (std::less<>) on the pick path, allocating nothing.
+  // kStrata: outstanding prefills by endpoint id, looked up by string_view (std::less<>) on the
+  // pick path, allocating nothing.
   std::map<std::string, EndpointWork, std::less<>> work_;
   uint64_t next_ticket_ = 1;
   std::mt19937_64 random_;

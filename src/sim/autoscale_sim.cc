@@ -422,24 +422,23 @@ AutoscaleSimReport Replay::Run() {
   std::vector<double> scale_up_ttft;
   size_t good = 0;
   for (const RequestState& request : requests_) {
+    report_.during_scale_up += request.during_scale_up;
+    AutoscaleMinute& minute = report_.minutes[MinuteIndex(request.arrival)];
+    ++minute.arrivals;
     if (request.rejected || !request.answered) {
       ++report_.rejected;
+      ++minute.late;
       continue;
     }
     const Duration first_token = request.first_token - request.arrival;
     ttft.push_back(ToSeconds(first_token));
     if (request.during_scale_up) scale_up_ttft.push_back(ToSeconds(first_token));
-    if (first_token <= options_.ttft_slo) ++good;
-  }
-  for (const RequestState& request : requests_) {
-    AutoscaleMinute& minute = report_.minutes[MinuteIndex(request.arrival)];
-    ++minute.arrivals;
-    if (request.rejected || !request.answered ||
-        request.first_token - request.arrival > options_.ttft_slo) {
+    if (first_token <= options_.ttft_slo) {
+      ++good;
+    } else {
       ++minute.late;
     }
   }
-  for (const RequestState& request : requests_) report_.during_scale_up += request.during_scale_up;
   std::sort(ttft.begin(), ttft.end());
   std::sort(scale_up_ttft.begin(), scale_up_ttft.end());
   report_.slo_attainment = static_cast<double>(good) / static_cast<double>(trace_.size());
