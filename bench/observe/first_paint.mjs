@@ -5,6 +5,8 @@
 //            read, the canvas drawn);
 //   jobs:    the Jobs page shows its first rows with all 10,000 jobs listed;
 //   queues:  the Queues page lists the pending workloads with their explanations;
+//   metrics: `/metrics` fetched whole from Node, and the Queues page's four strata_queue_*
+//            families alone (`queue_metrics_ms`);
 // each as the dashboard loads it (lists in pages of 500) and, side by side, with its lists'
 // `limit` stripped so that each comes whole (`*_unpaged_ms`).
 // Run: node bench/observe/first_paint.mjs <build dir> [runs]   (prints one JSON line per run
@@ -93,6 +95,16 @@ spec:
         result[paged ? name : name.replace('_ms', '_unpaged_ms')] = Date.now() - start;
         await page.close();
       }
+    }
+    // The metrics page read from Node: whole, and the Queues page's four families alone.
+    for (const [name, target] of [
+      ['metrics_ms', '/metrics'],
+      ['queue_metrics_ms', '/metrics?families=strata_queue_usage,strata_queue_nominal_quota,' +
+        'strata_queue_borrowed,strata_queue_pending_workloads'],
+    ]) {
+      const start = Date.now();
+      await (await fetch(`${up.url}${target}`)).text();
+      result[name] = Date.now() - start;
     }
     console.log(JSON.stringify(result));
     results.push(result);
