@@ -60,7 +60,9 @@ struct RateOptions {
   // Arrival rates: `burst_window` sees a burst, `level_window` the level, and the level's change
   // between two consecutive trend windows is the trend, extrapolated over `cold_start` (the
   // measured time from a replica's creation to its readiness) so a replica asked for now is
-  // ready when the load it serves arrives. The forecast grows at most `max_forecast_growth` x.
+  // ready when the load it serves arrives, but never further than one trend window: a trend
+  // is not known to last longer than the window that measured it. The forecast grows at most
+  // `max_forecast_growth` x.
   Duration cold_start = std::chrono::seconds(82);
   Duration burst_window = std::chrono::seconds(10);
   Duration level_window = std::chrono::seconds(60);
@@ -96,8 +98,8 @@ Status ValidateRateOptions(const RateOptions& options);
 // service rate that it learns online.
 //
 // - Need: the larger of the burst-window rate and the level-window rate extrapolated one cold
-//   start ahead along its trend, plus Poisson burst headroom, plus the rate that drains the
-//   queued requests within the drain time.
+//   start (at most one trend window) ahead along its trend, plus Poisson burst headroom, plus the
+//   rate that drains the queued requests within the drain time.
 // - Capacity: requests/s one ready replica serves within the TTFT objective: measured from the
 //   rate the replicas carry and how busy prefilling it keeps them when the feeder reports busy
 //   time; otherwise learned from the signals alone (arrivals, ready replicas, answered and late

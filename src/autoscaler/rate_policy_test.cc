@@ -104,6 +104,25 @@ TEST(RatePolicy, TheForecastStartsScaleUpAColdStartAhead) {
   EXPECT_TRUE(without_forecast == 0 || without_forecast >= with_forecast + 60) << without_forecast;
 }
 
+// The forecast rate after 300 s at 1 req/s and then 300 s of a ramp gaining 0.01 req/s every
+// second (4 req/s at the end), with `cold_start`.
+double ForecastOnARamp(Duration cold_start) {
+  RatePolicy policy(Plain(cold_start));
+  Load load(policy);
+  load.Run(300, 1.0);
+  Decision decision;
+  for (int t = 1; t <= 300; ++t) decision = load.Run(1, 1 + 0.01 * t);
+  return decision.forecast_rate;
+}
+
+TEST(RatePolicy, TheTrendIsExtrapolatedOverTheColdStartButNoFurtherThanATrendWindow) {
+  // The 60 s level is 3.7 req/s, centred 30 s back, and the trend 0.01 req/s per second. A 90 s
+  // cold start looks 90 + 30 s ahead: 3.7 + 1.2. A 600 s one looks only one 120 s trend window
+  // (+ 30 s) ahead, 3.7 + 1.5, not ten minutes on (3.7 + 6.3, capped at 1.5 x 4 = 6).
+  EXPECT_NEAR(ForecastOnARamp(seconds(90)), 4.9, 0.05);
+  EXPECT_NEAR(ForecastOnARamp(seconds(600)), 5.2, 0.05);
+}
+
 // Options that learn from 50 answered requests a window, starting at 2 req/s per replica, each
 // revision moving `smoothing` of the way; and the first window of a test: 4 req/s on 2 replicas
 // with 10 % of first tokens late, so 2 req/s per replica missed and the target is 0.9 x 2.

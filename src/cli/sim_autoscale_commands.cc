@@ -28,6 +28,7 @@ struct SimAutoscaleFlags {
   bool plan_in_prompt_tokens = false;
   double target_busy_share = sim::AutoscaleSimOptions{}.target_busy_share;
   double keda_target_waiting = 5;
+  int static_replicas = 0;
   int max_replicas = 64;
 };
 
@@ -45,6 +46,7 @@ Result<sim::AutoscaleSimReport> Run(const SimAutoscaleFlags& flags) {
   options.plan_in_prompt_tokens = flags.plan_in_prompt_tokens;
   options.target_busy_share = flags.target_busy_share;
   options.keda_target_waiting = flags.keda_target_waiting;
+  options.static_replicas = flags.static_replicas;
   options.max_replicas = flags.max_replicas;
   ASSIGN_OR_RETURN(const std::vector<sim::TraceRequest> trace,
                    flags.format == "azure" ? sim::ReadAzureTrace(flags.trace)
@@ -114,6 +116,12 @@ STRATA_REGISTER_COMMANDS("sim_autoscale", [](CLI::App& app) {
   autoscale
       ->add_option("--keda-target-waiting", flags->keda_target_waiting,
                    "Waiting requests per replica (keda)")
+      ->capture_default_str();
+  autoscale
+      ->add_option("--static-replicas", flags->static_replicas,
+                   "Always-on replicas (static-peak); 0: the fewest that serve the busiest 60 s "
+                   "with 99 % in the SLO")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   autoscale->add_option("--max-replicas", flags->max_replicas, "Most replicas")
       ->check(CLI::PositiveNumber)

@@ -484,6 +484,9 @@ Status Validate(const std::vector<TraceRequest>& trace, const AutoscaleSimOption
     return InvalidArgumentError("target_load, keda_target_waiting: must be > 0");
   }
   if (!(options.headroom >= 0)) return InvalidArgumentError("headroom: must be >= 0");
+  if (options.static_replicas < 0 || options.static_replicas > options.max_replicas) {
+    return InvalidArgumentError("static_replicas: must be in [0, max_replicas]");
+  }
   if (!(options.target_busy_share >= 0 && options.target_busy_share < 1)) {
     return InvalidArgumentError("target_busy_share: must be in [0, 1)");
   }
@@ -572,13 +575,7 @@ Result<AutoscaleSimReport> RunAutoscaleSim(const std::vector<TraceRequest>& trac
   RETURN_IF_ERROR(Validate(trace, options));
   std::unique_ptr<autoscaler::ScalingPolicy> policy;
   Duration interval = options.decision_interval;
-  Duration first = trace.front().arrival;
-  for (const TraceRequest& request : trace) first = std::min(first, request.arrival);
-  // No policy can change what serves the first cold start: every one starts with what that
-  // stretch needs (at least a minute's worth), as a service already scaled for its load would.
-  int initial = ReplicasFor(
-      Window(trace, first, std::max<Duration>(options.cold_start, std::chrono::seconds(60))),
-      options);
+  int initial = 0;
   switch (options.policy) {
     case AutoscalePolicy::kStrata: {
       autoscaler::RateOptions rate = autoscaler::RateDefaults(options.cold_start);
@@ -606,10 +603,22 @@ Result<AutoscaleSimReport> RunAutoscaleSim(const std::vector<TraceRequest>& trac
       break;
     }
     case AutoscalePolicy::kStaticPeak: {
-      ASSIGN_OR_RETURN(initial, PeakMinuteReplicas(trace, options));
+      initial = options.static_replicas;
+      if (initial == 0) {
+        ASSIGN_OR_RETURN(initial, PeakMinuteReplicas(trace, options));
+      }
       policy = std::make_unique<autoscaler::FixedPolicy>(initial);
       break;
     }
+  }
+  if (options.policy != AutoscalePolicy::kStaticPeak) {
+    // No policy can change what serves the first cold start: every one starts with what that
+    // stretch needs (at least a minute's worth), as a service already scaled for its load would.
+    Duration first = trace.front().arrival;
+    for (const TraceRequest& request : trace) first = std::min(first, request.arrival);
+    initial = ReplicasFor(
+        Window(trace, first, std::max<Duration>(options.cold_start, std::chrono::seconds(60))),
+        options);
   }
   Replay replay(trace, options, std::move(policy), interval, initial);
   AutoscaleSimReport report = replay.Run();

@@ -19,7 +19,7 @@ enum class AutoscalePolicy {
   kStrata,      // forecast arrival rate over learned per-replica capacity (RateDefaults)
   kKpa,         // Knative's KPA defaults
   kKeda,        // KEDA polling waiting requests + the HPA's defaults
-  kStaticPeak,  // enough replicas for the trace's peak minute, always on
+  kStaticPeak,  // enough replicas for the trace's peak minute (or a count given), always on
 };
 
 // "strata", "kpa", "keda", "static-peak".
@@ -48,6 +48,10 @@ struct AutoscaleSimOptions {
   double target_busy_share = autoscaler::RateOptions{}.target_busy_share;
   // Waiting requests per replica for keda.
   double keda_target_waiting = 5;
+  // static-peak's always-on replicas; 0: the fewest that serve the busiest 60 s by arrivals
+  // (PeakMinuteReplicas). A count lets a bound compare other sizings, or a minute replayed
+  // alone be measured at every count.
+  int static_replicas = 0;
   int max_replicas = 64;
   // The activator: with no ready replica, the gateway holds up to `activator_capacity`
   // requests for up to `activator_timeout` each, then answers 503.

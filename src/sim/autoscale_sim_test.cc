@@ -108,6 +108,14 @@ TEST(AutoscaleSim, StaticPeakHoldsThePeakMinutesReplicasThroughout) {
       RunAutoscaleSim(trace, Options(AutoscalePolicy::kKeda));
   ASSERT_TRUE(autoscaled.has_value());
   EXPECT_LT(autoscaled->slo_attainment, report->slo_attainment);
+  // A count given holds that many instead, and one replica loses requests in the busy minute.
+  AutoscaleSimOptions one = options;
+  one.static_replicas = 1;
+  const Result<AutoscaleSimReport> single = RunAutoscaleSim(trace, one);
+  ASSERT_TRUE(single.has_value());
+  EXPECT_EQ(single->initial_replicas, 1);
+  EXPECT_EQ(single->peak_replicas, 1);
+  EXPECT_LT(single->slo_attainment, 0.99);
 }
 
 // Requests of 2,000 prompt tokens (~0.5 s of prefill each) at `rate(t)` req/s for `minutes`,
@@ -187,6 +195,10 @@ TEST(AutoscaleSim, RejectsBadInputNamingIt) {
   options = Options(AutoscalePolicy::kStrata);
   options.headroom = -1;
   EXPECT_THAT(RunAutoscaleSim(IdleGapTrace(), options).error().message(), HasSubstr("headroom"));
+  options = Options(AutoscalePolicy::kStaticPeak);
+  options.static_replicas = options.max_replicas + 1;
+  EXPECT_THAT(RunAutoscaleSim(IdleGapTrace(), options).error().message(),
+              HasSubstr("static_replicas"));
   options = Options(AutoscalePolicy::kStrata);
   options.target_busy_share = 1;
   EXPECT_THAT(RunAutoscaleSim(IdleGapTrace(), options).error().message(),
