@@ -1,7 +1,5 @@
 #include "gateway/http_exchange.h"
 
-#include <fmt/format.h>
-
 #include <array>
 #include <nlohmann/json.hpp>
 
@@ -27,16 +25,14 @@ std::string_view ErrorType(int status) {
 asio::awaitable<bool> Respond(tcp::socket& client, int status, std::string_view body,
                               bool keep_alive, std::string_view content_type,
                               std::optional<int64_t> retry_after_seconds) {
-  fmt::memory_buffer head;
-  auto out = std::back_inserter(head);
-  fmt::format_to(out, "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n", status,
-                 std::string_view(http::obsolete_reason(static_cast<http::status>(status))),
-                 content_type, body.size());
-  if (retry_after_seconds) fmt::format_to(out, "Retry-After: {}\r\n", *retry_after_seconds);
-  fmt::format_to(out, "{}",
-                 keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
-  const std::array<asio::const_buffer, 2> response = {asio::buffer(head.data(), head.size()),
-                                                      asio::buffer(body)};
+  std::string head_bytes;
+  HeadWriter head(head_bytes);
+  head << "HTTP/1.1 " << status << " "
+       << std::string_view(http::obsolete_reason(static_cast<http::status>(status)))
+       << "\r\nContent-Type: " << content_type << "\r\nContent-Length: " << body.size() << "\r\n";
+  if (retry_after_seconds) head << "Retry-After: " << *retry_after_seconds << "\r\n";
+  head << (keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
+  const std::array<asio::const_buffer, 2> response = {asio::buffer(head_bytes), asio::buffer(body)};
   co_return !co_await WriteAll(client, response);
 }
 
@@ -48,30 +44,19 @@ asio::awaitable<bool> RespondError(tcp::socket& client, int status, std::string_
 }
 
 bool IsHopByHop(std::string_view name) {
-  static constexpr std::array<std::string_view, 9> kHopByHop = {
-      "connection",    "keep-alive", "transfer-encoding", "te", "upgrade", "proxy-authorization",
-      "authorization", "host",       "content-length"};
+  // Expect too: the gateway sends a request's body with its head, having read it whole.
+  static constexpr std::array<std::string_view, 10> kHopByHop = {
+      "connection",    "keep-alive", "transfer-encoding", "te",    "upgrade", "proxy-authorization",
+      "authorization", "host",       "content-length",    "expect"};
   for (std::string_view hop : kHopByHop) {
-    if (beast::iequals(name, hop)) return true;
+    if (net::EqualsIgnoreCase(name, hop)) return true;
   }
   return false;
 }
 
-std::string UpstreamHead(const ClientRequest& request, std::string_view host) {
-  fmt::memory_buffer head;
-  auto out = std::back_inserter(head);
-  fmt::format_to(out, "{} {} HTTP/1.1\r\n", request.head.method, request.head.target);
-  for (const auto& [name, value] : request.head.fields) {
-    if (IsHopByHop(name)) continue;
-    fmt::format_to(out, "{}: {}\r\n", name, value);
-  }
-  fmt::format_to(out, "Host: {}\r\nContent-Length: {}\r\n\r\n", host, request.body.size());
-  return fmt::to_string(head);
-}
-
 asio::awaitable<bool> Exchange(UpstreamConnection& connection, const tcp::endpoint* connect_to,
-                               std::string_view head, std::string_view body,
-                               http::response_parser<http::buffer_body>& parser, Duration timeout) {
+                               const ClientRequest& request, std::string_view host,
+                               size_t max_head_bytes, Duration timeout) {
   if (connect_to != nullptr) {
     connection.deadline.ExpiresAfter(kConnectTimeout);
     auto [ec] = co_await connection.socket.async_connect(*connect_to, kAsTuple);
@@ -81,14 +66,32 @@ asio::awaitable<bool> Exchange(UpstreamConnection& connection, const tcp::endpoi
     if (ec) co_return false;
   }
   connection.deadline.ExpiresAfter(timeout);
-  const std::array<asio::const_buffer, 2> request = {asio::buffer(head), asio::buffer(body)};
-  if (!co_await WriteAll(connection.socket, request)) {
-    auto [read_ec, read] =
-        co_await http::async_read_header(connection.socket, connection.buffer, parser, kAsTuple);
-    if (!read_ec) {
-      connection.deadline.ExpiresNever();  // the relay sets one per read
-      co_return true;
+  HeadWriter head(connection.head);
+  head << request.head.method << " " << request.head.target << " HTTP/1.1\r\n";
+  for (const auto& [name, value] : request.head.fields) {
+    if (IsHopByHop(name)) continue;
+    head << name << ": " << value << "\r\n";
+  }
+  head << "Host: " << host << "\r\nContent-Length: " << request.body.size() << "\r\n\r\n";
+  const std::array<asio::const_buffer, 2> bytes = {asio::buffer(connection.head),
+                                                   asio::buffer(request.body)};
+  bool ok = !co_await WriteAll(connection.socket, bytes);
+  while (ok) {
+    auto parsed =
+        net::ParseResponseHead(Contents(connection.buffer), max_head_bytes, &connection.response);
+    if (!parsed) break;
+    if (*parsed == net::ParseProgress::kDone) {
+      if (!connection.response.interim()) {
+        connection.deadline.ExpiresNever();  // the relay sets one per read
+        co_return true;
+      }
+      connection.buffer.consume(connection.response.size);
+      continue;
     }
+    auto [ec, n] = co_await connection.socket.async_read_some(
+        connection.buffer.prepare(UpstreamConnection::kReadBytes), kAsTuple);
+    connection.buffer.commit(n);
+    ok = !ec;
   }
   boost::system::error_code ignored;
   connection.socket.close(ignored);

@@ -5,12 +5,15 @@
 // replica), shared by the connection loop (proxy.cc) and the inference call.
 
 #include <atomic>
+#include <charconv>
+#include <concepts>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "gateway/server_impl.h"
 #include "net/http_request_parser.h"
+#include "net/http_response_parser.h"
 
 namespace strata::gateway {
 
@@ -64,33 +67,41 @@ struct CountGuard {
   std::atomic<int64_t>& counter_;
 };
 
-// The request line and header a replica gets: the client's fields less the hop-by-hop ones,
-// then the replica's Host (HTTP/1.1 requires one; engines and Node's parser refuse requests
-// without it) and the body's length. Written by hand: one buffer, no field-by-field allocation.
-std::string UpstreamHead(const ClientRequest& request, std::string_view host);
-
-// Feeds `parser` the bytes `buffer` already holds, without I/O: an asynchronous read of bytes
-// already buffered completes through a post to the event loop, which costs more than the
-// parsing. Stops when the message is done, the bytes run out, or a buffer body is full. Returns
-// a parse error, or success.
-template <bool kIsRequest>
-beast::error_code ParseBuffered(http::basic_parser<kIsRequest>& parser,
-                                beast::flat_buffer& buffer) {
-  beast::error_code ec;
-  while (buffer.size() > 0 && !parser.is_done()) {
-    const size_t used = parser.put(buffer.data(), ec);
-    buffer.consume(used);
-    if (ec == http::error::need_more || ec == http::error::need_buffer) return {};
-    if (ec || used == 0) break;
+// Writes an HTTP head into a string it clears first (whose capacity a caller may keep for the
+// next head): text and numbers appended as they are, no format string to parse. Not
+// thread-safe.
+class HeadWriter {
+ public:
+  explicit HeadWriter(std::string& out) : out_(out) { out_.clear(); }
+  HeadWriter& operator<<(std::string_view text) {
+    out_.append(text);
+    return *this;
   }
-  return ec;
-}
+  template <std::integral Number>
+  HeadWriter& operator<<(Number number) {
+    char digits[24];
+    out_.append(digits, std::to_chars(digits, digits + sizeof(digits), number).ptr);
+    return *this;
+  }
 
-// Connects (when `connect_to` is set; otherwise reuses the open `connection`), sends `head` and
-// `body` and reads the response header into `parser`. Returns false on any failure (the
-// connection is then closed).
+ private:
+  std::string& out_;
+};
+
+// Connects (when `connect_to` is set; otherwise reuses the open `connection`), sends `request`
+// to the replica `host` and reads the response head into `connection.response` (interim 1xx
+// answers skipped). The replica gets the client's fields less the hop-by-hop ones, then its Host
+// (HTTP/1.1 requires one; engines and Node's parser refuse requests without it) and the body's
+// length. Returns false on any failure, a head that is not valid HTTP/1.1 or larger than
+// `max_head_bytes` included (the connection is then closed).
 asio::awaitable<bool> Exchange(UpstreamConnection& connection, const tcp::endpoint* connect_to,
-                               std::string_view head, std::string_view body,
-                               http::response_parser<http::buffer_body>& parser, Duration timeout);
+                               const ClientRequest& request, std::string_view host,
+                               size_t max_head_bytes, Duration timeout);
+
+// The bytes `buffer` holds, as text.
+inline std::string_view Contents(const beast::flat_buffer& buffer) {
+  const auto data = buffer.data();
+  return {static_cast<const char*>(data.data()), data.size()};
+}
 
 }  // namespace strata::gateway

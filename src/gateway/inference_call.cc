@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <charconv>
 
 #include "gateway/http_exchange.h"
 
@@ -168,63 +169,73 @@ asio::awaitable<std::optional<int64_t>> InferenceCall::Admit(size_t tenant, int6
   co_return std::chrono::duration_cast<std::chrono::seconds>(decision.retry_after).count();
 }
 
-asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream,
-                                           http::response_parser<http::buffer_body>& parser,
-                                           TokenUsage* usage, bool* upstream_reusable) {
-  auto& response = parser.get();
-  const bool event_stream =
-      std::string_view(response[http::field::content_type]).starts_with("text/event-stream");
-  const bool chunked = response.chunked() || !parser.content_length().has_value();
-  fmt::memory_buffer head;
-  fmt::format_to(std::back_inserter(head), "HTTP/1.1 {} {}\r\n", response.result_int(),
-                 std::string_view(http::obsolete_reason(response.result())));
-  for (const auto& field : response) {
-    if (IsHopByHop(std::string_view(field.name_string()))) continue;
-    fmt::format_to(std::back_inserter(head), "{}: {}\r\n", std::string_view(field.name_string()),
-                   std::string_view(field.value()));
+asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream, TokenUsage* usage,
+                                           bool* upstream_reusable) {
+  const net::ResponseHead& response = upstream.response;
+  const bool event_stream = response.Field("content-type").starts_with("text/event-stream");
+  // A body the replica frames by chunks or by closing goes to the client in chunks.
+  const bool chunked = response.framing == net::BodyFraming::kChunked ||
+                       response.framing == net::BodyFraming::kUntilClose;
+  HeadWriter head(upstream.head);
+  head << "HTTP/1.1 " << response.status << " " << response.reason << "\r\n";
+  for (const auto& [name, value] : response.fields) {
+    if (IsHopByHop(name)) continue;
+    head << name << ": " << value << "\r\n";
   }
   if (chunked) {
-    fmt::format_to(std::back_inserter(head), "Transfer-Encoding: chunked\r\n");
-  } else {
-    fmt::format_to(std::back_inserter(head), "Content-Length: {}\r\n", *parser.content_length());
+    head << "Transfer-Encoding: chunked\r\n";
+  } else if (response.framing == net::BodyFraming::kLength) {
+    head << "Content-Length: " << *response.content_length << "\r\n";
   }
-  fmt::format_to(
-      std::back_inserter(head), "{}",
-      request_.head.keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
+  head << (request_.head.keep_alive ? "Connection: keep-alive\r\n\r\n"
+                                    : "Connection: close\r\n\r\n");
+  net::ResponseBodyReader reader(response, server_.config.limits.max_header_bytes);
+  const bool keep_alive = response.keep_alive;
+  upstream.buffer.consume(response.size);  // the head's views are not used after this
   // An event stream's header goes out at once (the client waits on it while the engine
   // prefills); any other answer's header leaves with its first body bytes, in one write.
-  asio::const_buffer pending_head(head.data(), head.size());
+  asio::const_buffer pending_head = asio::buffer(upstream.head);
   bool client_ok = true;
-  if (event_stream || parser.is_done()) {
+  if (event_stream || reader.done()) {
     client_ok = !co_await WriteAll(client_, pending_head);
     pending_head = {};
   }
 
   StreamUsageCounter counter;
-  std::string body;
-  std::array<char, UpstreamConnection::kRelayBufferBytes>& buffer = upstream.relay_buffer;
+  std::string body;                     // a non-streamed answer in pieces, to read its usage
+  std::optional<TokenUsage> one_piece;  // or its usage, read in place when it came whole
   SteadyClock::time_point first_token{}, last_token{};
   bool upstream_ok = true;
-  while (client_ok && !parser.is_done()) {
-    response.body().data = buffer.data();
-    response.body().size = buffer.size();
-    beast::error_code ec = ParseBuffered(parser, upstream.buffer);
-    if (!ec && response.body().size == buffer.size() && !parser.is_done()) {
-      // A clock read, not a timer: the event loop's watchdog enforces it.
-      upstream.deadline.ExpiresAfter(server_.config.limits.upstream_timeout);
-      std::tie(ec, std::ignore) =
-          co_await http::async_read_some(upstream.socket, upstream.buffer, parser, kAsTuple);
-      // The upstream timeout bounds the wait for the replica, not a slow client's reading.
-      upstream.deadline.ExpiresNever();
-      if (ec == http::error::need_buffer) ec = {};
-    }
-    if (ec) {
+  size_t offset = 0;  // bytes of the body's framing read so far, for error messages
+  while (client_ok && !reader.done()) {
+    auto step = reader.Next(Contents(upstream.buffer), offset);
+    if (!step) {
       upstream_ok = false;
       break;
     }
-    const size_t got = buffer.size() - response.body().size;
-    if (got == 0) continue;
-    const std::string_view piece(buffer.data(), got);
+    if (step->consumed == 0) {
+      // A clock read, not a timer: the event loop's watchdog enforces it.
+      upstream.deadline.ExpiresAfter(server_.config.limits.upstream_timeout);
+      auto [ec, n] = co_await upstream.socket.async_read_some(
+          upstream.buffer.prepare(UpstreamConnection::kReadBytes), kAsTuple);
+      // The upstream timeout bounds the wait for the replica, not a slow client's reading.
+      upstream.deadline.ExpiresNever();
+      upstream.buffer.commit(n);
+      if (ec == asio::error::eof && reader.EndOfInput()) break;
+      if (ec) {
+        upstream_ok = false;
+        break;
+      }
+      continue;
+    }
+    offset += step->consumed;
+    // A view into the upstream buffer: consumed once it has been written.
+    const std::string_view piece = step->data;
+    const size_t got = piece.size();
+    if (got == 0) {
+      upstream.buffer.consume(step->consumed);
+      continue;
+    }
     if (event_stream) {
       const int64_t before = counter.content_chunks();
       counter.Feed(piece);
@@ -234,16 +245,23 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream,
       }
     } else {
       if (first_token == SteadyClock::time_point{}) first_token = FirstToken(SteadyClock::now());
-      if (body.size() + got <= kMaxUsageBodyBytes) body.append(piece);
+      if (body.empty() && reader.done()) {
+        one_piece = UsageFromBody(piece);
+      } else if (body.size() + got <= kMaxUsageBodyBytes) {
+        body.append(piece);
+      }
     }
     char size_line[24];
-    const auto size_end = fmt::format_to_n(size_line, sizeof(size_line), "{:x}\r\n", got).out;
+    char* size_end = std::to_chars(size_line, size_line + 16, got, 16).ptr;
+    *size_end++ = '\r';
+    *size_end++ = '\n';
     const std::array<asio::const_buffer, 4> chunk = {
         pending_head, asio::buffer(size_line, static_cast<size_t>(size_end - size_line)),
         asio::buffer(piece), asio::buffer("\r\n", 2)};
     const std::array<asio::const_buffer, 2> plain = {pending_head, asio::buffer(piece)};
     client_ok = chunked ? !co_await WriteAll(client_, chunk) : !co_await WriteAll(client_, plain);
     pending_head = {};
+    upstream.buffer.consume(step->consumed);
   }
   if (client_ok && pending_head.size() > 0) {
     client_ok = !co_await WriteAll(client_, pending_head);
@@ -252,9 +270,11 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream,
     client_ok = !co_await WriteAll(client_, asio::buffer("0\r\n\r\n", 5));
   }
   // A client that left cancels the upstream request: closing the connection is what tells an
-  // engine to abort the sequence.
-  *upstream_reusable = client_ok && upstream_ok && parser.is_done() && response.keep_alive();
-  *usage = event_stream ? counter.Usage() : UsageFromBody(body);
+  // engine to abort the sequence. Bytes beyond the answer would be read as the next exchange's:
+  // such a connection is not reused either.
+  *upstream_reusable =
+      client_ok && upstream_ok && reader.done() && keep_alive && upstream.buffer.size() == 0;
+  *usage = event_stream ? counter.Usage() : one_piece ? *one_piece : UsageFromBody(body);
 
   if (first_token != SteadyClock::time_point{}) {
     worker_.stats.Ttft(ids_).Observe(Seconds(first_token - arrived_));
@@ -266,146 +286,140 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream,
   co_return client_ok&& upstream_ok;
 }
 
+std::optional<InferenceCall::Refusal> InferenceCall::Prepare() {
+  if (!server_.config.tenants.empty()) {
+    std::string_view authorization = request_.head.Field("authorization");
+    if (authorization.starts_with("Bearer ")) {
+      auto it = server_.tenant_by_key.find(std::string(authorization.substr(7)));
+      if (it != server_.tenant_by_key.end()) tenant_ = it->second;
+    }
+    if (!tenant_) return Refusal{401, "missing or unknown API key", "invalid_api_key"};
+    ids_.tenant = *tenant_;
+  }
+  Result<InferenceRequest> parsed = ParseInferenceRequest(request_.body, kind_);
+  if (!parsed) return Refusal{400, parsed.error().message(), "invalid_request"};
+  parsed_ = std::move(*parsed);
+  SyncRoutes(server_, worker_);
+  table_ = worker_.table;
+  std::uniform_real_distribution<double> draw(0.0, 1.0);
+  Result<Route> route = table_->router.Resolve(
+      parsed_.model, request_.head.Field("x-strata-version"), draw(worker_.random));
+  if (!route) return Refusal{404, route.error().message(), "model_not_found"};
+  route_ = std::move(*route);
+  ttft_objective_ = table_->models[route_.model].ttft_objective;
+  version_ = table_->versions[route_.model][route_.version].counters.get();
+  ids_.version = version_;
+  estimate_ = EstimateTokens(parsed_, kDefaultMaxTokensEstimate);
+  return std::nullopt;
+}
+
+asio::awaitable<std::optional<bool>> InferenceCall::TryReplica(int attempt) {
+  VersionRouting* routing = CurrentRouting();
+  const TimePoint now = server_.clock.Now();
+  PickRequest pick_request;
+  pick_request.prompt = parsed_.prompt_text;
+  pick_request.adapter = route_.adapter;
+  pick_request.excluded_ids = failed_;
+  Result<PickResult> pick = [&]() -> Result<PickResult> {
+    if (routing == nullptr) {
+      return Err(UnavailableError(fmt::format("model \"{}\" version \"{}\" is no longer served",
+                                              counters_->model, counters_->version)));
+    }
+    std::span<const EndpointState> states = routing->states.Refresh(now);
+    std::lock_guard lock(routing->picker->mutex);
+    return routing->picker->picker.Pick(states, pick_request, now);
+  }();
+  if (!pick) {
+    if (attempt > 0) co_return co_await Fail(502, "every replica tried failed", "upstream_failed");
+    co_return co_await Fail(503, pick.error().message(), "no_endpoint");
+  }
+  // Stays alive through table_, which the attempt does not replace.
+  EndpointRuntime& endpoint = routing->states.runtime(pick->index);
+  picked_endpoint_ = endpoint.id;
+  pick_ticket_ = pick->ticket;
+  endpoint.busy.Open(now);
+  busy_endpoint_ = &endpoint;
+  worker_.stats.Picks(ids_, pick->reason).Increment();
+  CountGuard endpoint_in_flight(endpoint.in_flight);
+  CountGuard version_in_flight(counters_->in_flight);
+  const LimitsConfig& limits = server_.config.limits;
+  std::unique_ptr<UpstreamConnection> connection = TakeIdle(endpoint);
+  // A pooled connection the replica closed meanwhile is not the replica's failure.
+  bool sent =
+      connection != nullptr && co_await Exchange(*connection, nullptr, request_, endpoint.id,
+                                                 limits.max_header_bytes, limits.upstream_timeout);
+  if (!sent) {
+    connection = std::make_unique<UpstreamConnection>(*worker_.io, worker_.deadlines);
+    sent = co_await Exchange(*connection, &endpoint.address, request_, endpoint.id,
+                             limits.max_header_bytes, limits.upstream_timeout);
+  }
+  if (!sent) {
+    ReleasePrefill();
+    server_.stats.upstream_failures_total.With({endpoint.id}).Increment();
+    endpoint.Eject(server_.clock.Now(), limits.ejection);
+    SyncRoutes(server_, worker_);
+    if (auto it = worker_.routing.find(counters_->serial); it != worker_.routing.end()) {
+      std::lock_guard lock(it->second.picker->mutex);
+      it->second.picker->picker.ForgetEndpoint(endpoint.id);
+    }
+    failed_.push_back(endpoint.id);
+    if (attempt < limits.retries) server_.stats.retries_total.With({counters_->model}).Increment();
+    co_return std::nullopt;
+  }
+  status_ = connection->response.status;
+  bool reusable = false;
+  const bool keep_client =
+      co_await Relay(*connection, &usage_, &reusable) && request_.head.keep_alive;
+  ReleasePrefill();  // an answer without a token (an error, a cut stream) ends it too
+  if (reusable) ReturnIdle(endpoint, std::move(connection));
+  Count(status_);
+  co_return keep_client;
+}
+
+void InferenceCall::Settle() {
+  MarkAnswered(status_ == 0 || SteadyClock::now() - arrived_ > ttft_objective_);
+  const int64_t prompt_estimate =
+      estimate_ - (parsed_.max_tokens > 0 ? parsed_.max_tokens : kDefaultMaxTokensEstimate);
+  const int64_t prompt_tokens = usage_.reported ? usage_.prompt_tokens : prompt_estimate;
+  const int64_t used = status_ == 0 ? 0 : prompt_tokens + usage_.completion_tokens;
+  if (tenant_) server_.ledger.Settle(*tenant_, estimate_, used, server_.clock.Now());
+  if (status_ != 0) {
+    if (counters_ != nullptr) counters_->tokens.fetch_add(prompt_tokens + usage_.completion_tokens);
+    worker_.stats.Tokens(ids_, false).Increment(static_cast<double>(prompt_tokens));
+    worker_.stats.Tokens(ids_, true).Increment(static_cast<double>(usage_.completion_tokens));
+    worker_.stats.E2e(ids_).Observe(Seconds(SteadyClock::now() - arrived_));
+  }
+}
+
 asio::awaitable<bool> InferenceCall::Run() {
   CountGuard in_flight(server_.in_flight);
   if (server_.in_flight.load() > server_.config.limits.max_in_flight) {
     co_return co_await Fail(503, "the gateway is at its in-flight request limit", "overloaded");
   }
-  std::optional<size_t> tenant;
-  if (!server_.config.tenants.empty()) {
-    std::string_view authorization = request_.head.Field("authorization");
-    if (authorization.starts_with("Bearer ")) {
-      auto it = server_.tenant_by_key.find(std::string(authorization.substr(7)));
-      if (it != server_.tenant_by_key.end()) tenant = it->second;
-    }
-    if (!tenant) co_return co_await Fail(401, "missing or unknown API key", "invalid_api_key");
-    ids_.tenant = *tenant;
+  if (std::optional<Refusal> refusal = Prepare()) {
+    co_return co_await Fail(refusal->status, refusal->message, refusal->code);
   }
-  Result<InferenceRequest> parsed = ParseInferenceRequest(request_.body, kind_);
-  if (!parsed) co_return co_await Fail(400, parsed.error().message(), "invalid_request");
-  SyncRoutes(server_, worker_);
-  table_ = worker_.table;
-  std::uniform_real_distribution<double> draw(0.0, 1.0);
-  Result<Route> route = table_->router.Resolve(
-      parsed->model, request_.head.Field("x-strata-version"), draw(worker_.random));
-  if (!route) co_return co_await Fail(404, route.error().message(), "model_not_found");
-  ttft_objective_ = table_->models[route->model].ttft_objective;
-  VersionCounters* counters = table_->versions[route->model][route->version].counters.get();
-  ids_.version = counters;
-
-  const int64_t estimate = EstimateTokens(*parsed, kDefaultMaxTokensEstimate);
-  if (tenant) {
-    std::optional<int64_t> retry_after = co_await Admit(*tenant, estimate);
+  if (tenant_) {
+    std::optional<int64_t> retry_after = co_await Admit(*tenant_, estimate_);
     if (retry_after) {
-      const std::string& tenant_name = server_.config.tenants[*tenant].name;
+      const std::string& tenant_name = server_.config.tenants[*tenant_].name;
       server_.stats.quota_rejections_total.With({tenant_name}).Increment();
       co_return co_await Fail(429,
                               fmt::format("tenant \"{}\" is over its token quota", tenant_name),
                               "rate_limit_exceeded", *retry_after);
     }
   }
-  counters_ = counters;
+  counters_ = version_;
   counters_->arrivals.fetch_add(1);
 
-  std::vector<std::string> failed;
-  TokenUsage usage;
-  bool keep_client = false;
-  bool answered = false;
-  int status = 0;  // the replica's, once one answered
-  if (std::optional<bool> refused = co_await HoldForReplica()) {
-    keep_client = *refused;
-    answered = true;
+  std::optional<bool> keep_client = co_await HoldForReplica();
+  for (int attempt = 0; attempt <= server_.config.limits.retries && !keep_client; ++attempt) {
+    keep_client = co_await TryReplica(attempt);
   }
-  for (int attempt = 0; attempt <= server_.config.limits.retries && !answered; ++attempt) {
-    VersionRouting* routing = CurrentRouting();
-    const TimePoint now = server_.clock.Now();
-    PickRequest pick_request;
-    pick_request.prompt = parsed->prompt_text;
-    pick_request.adapter = route->adapter;
-    pick_request.excluded_ids = failed;
-    Result<PickResult> pick = Err(UnavailableError(fmt::format(
-        "model \"{}\" version \"{}\" is no longer served", counters_->model, counters_->version)));
-    if (routing != nullptr) {
-      std::span<const EndpointState> states = routing->states.Refresh(now);
-      std::lock_guard lock(routing->picker->mutex);
-      pick = routing->picker->picker.Pick(states, pick_request, now);
-    }
-    if (!pick) {
-      if (attempt > 0) {
-        keep_client = co_await Fail(502, "every replica tried failed", "upstream_failed");
-      } else {
-        keep_client = co_await Fail(503, pick.error().message(), "no_endpoint");
-      }
-      answered = true;
-      break;
-    }
-    // Stays alive through table_, which the attempt does not replace.
-    EndpointRuntime& endpoint = routing->states.runtime(pick->index);
-    picked_endpoint_ = endpoint.id;
-    pick_ticket_ = pick->ticket;
-    endpoint.busy.Open(now);
-    busy_endpoint_ = &endpoint;
-    worker_.stats.Picks(ids_, pick->reason).Increment();
-    CountGuard endpoint_in_flight(endpoint.in_flight);
-    CountGuard version_in_flight(counters_->in_flight);
-    const std::string head = UpstreamHead(request_, endpoint.id);
-
-    std::optional<http::response_parser<http::buffer_body>> parser;
-    parser.emplace().body_limit(boost::none);
-    std::unique_ptr<UpstreamConnection> connection = TakeIdle(endpoint);
-    bool sent = false;
-    if (connection != nullptr) {
-      sent = co_await Exchange(*connection, nullptr, head, request_.body, *parser,
-                               server_.config.limits.upstream_timeout);
-      // A pooled connection the replica closed meanwhile is not the replica's failure.
-      if (!sent) parser.emplace().body_limit(boost::none);
-    }
-    if (!sent) {
-      connection = std::make_unique<UpstreamConnection>(*worker_.io, worker_.deadlines);
-      sent = co_await Exchange(*connection, &endpoint.address, head, request_.body, *parser,
-                               server_.config.limits.upstream_timeout);
-    }
-    if (!sent) {
-      ReleasePrefill();
-      server_.stats.upstream_failures_total.With({endpoint.id}).Increment();
-      endpoint.Eject(server_.clock.Now(), server_.config.limits.ejection);
-      SyncRoutes(server_, worker_);
-      if (auto it = worker_.routing.find(counters_->serial); it != worker_.routing.end()) {
-        std::lock_guard lock(it->second.picker->mutex);
-        it->second.picker->picker.ForgetEndpoint(endpoint.id);
-      }
-      failed.push_back(endpoint.id);
-      if (attempt < server_.config.limits.retries) {
-        server_.stats.retries_total.With({counters_->model}).Increment();
-      }
-      continue;
-    }
-    status = parser->get().result_int();
-    answered = true;
-    bool reusable = false;
-    keep_client =
-        co_await Relay(*connection, *parser, &usage, &reusable) && request_.head.keep_alive;
-    ReleasePrefill();  // an answer without a token (an error, a cut stream) ends it too
-    if (reusable) ReturnIdle(endpoint, std::move(connection));
-    Count(status);
-  }
-  if (!answered) {
+  if (!keep_client)
     keep_client = co_await Fail(502, "every replica tried failed", "upstream_failed");
-  }
-  MarkAnswered(status == 0 || SteadyClock::now() - arrived_ > ttft_objective_);
-
-  const int64_t prompt_estimate =
-      estimate - (parsed->max_tokens > 0 ? parsed->max_tokens : kDefaultMaxTokensEstimate);
-  const int64_t prompt_tokens = usage.reported ? usage.prompt_tokens : prompt_estimate;
-  const int64_t used = status == 0 ? 0 : prompt_tokens + usage.completion_tokens;
-  if (tenant) server_.ledger.Settle(*tenant, estimate, used, server_.clock.Now());
-  if (status != 0) {
-    if (counters_ != nullptr) counters_->tokens.fetch_add(prompt_tokens + usage.completion_tokens);
-    worker_.stats.Tokens(ids_, false).Increment(static_cast<double>(prompt_tokens));
-    worker_.stats.Tokens(ids_, true).Increment(static_cast<double>(usage.completion_tokens));
-    worker_.stats.E2e(ids_).Observe(Seconds(SteadyClock::now() - arrived_));
-  }
-  co_return keep_client;
+  Settle();
+  co_return *keep_client;
 }
 
 }  // namespace strata::gateway

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "gateway/http_exchange.h"
 #include "gateway/request.h"
@@ -72,8 +74,29 @@ class InferenceCall {
   void ReturnIdle(const EndpointRuntime& endpoint, std::unique_ptr<UpstreamConnection> connection);
   // Waits for quota. Returns the 429 answer's Retry-After seconds when refused.
   asio::awaitable<std::optional<int64_t>> Admit(size_t tenant, int64_t tokens);
-  asio::awaitable<bool> Relay(UpstreamConnection& upstream,
-                              http::response_parser<http::buffer_body>& parser, TokenUsage* usage,
+  // Why the gateway answers a request itself, before routing it.
+  struct Refusal {
+    int status;
+    std::string message;
+    std::string_view code;
+  };
+  // Authenticates the tenant, parses the body and resolves the route (setting tenant_,
+  // parsed_, route_, table_, the version's ids and the token estimate); returns the refusal
+  // when one of them fails. Synchronous: what it fills lives in the call, not in a coroutine
+  // frame.
+  std::optional<Refusal> Prepare();
+  // One try on one replica: picks, sends, relays. Returns whether the client connection may be
+  // reused once the request is answered (by the replica, or with 503/502 when no replica is
+  // left to try), or nullopt when sending to the replica picked failed before anything reached
+  // the client (it is then ejected and excluded, and the caller may try again).
+  asio::awaitable<std::optional<bool>> TryReplica(int attempt);
+  // The request's accounting once answered: its outcome in the version's signals, the token
+  // settlement with the quota ledger, token and latency metrics.
+  void Settle();
+  // Relays the answer whose head `upstream` has read to the client; sets the tokens it
+  // reports and whether `upstream` may carry another exchange. Returns whether the client is
+  // still there.
+  asio::awaitable<bool> Relay(UpstreamConnection& upstream, TokenUsage* usage,
                               bool* upstream_reusable);
 
   GatewayServer::Impl& server_;
@@ -82,6 +105,16 @@ class InferenceCall {
   const ClientRequest& request_;
   ApiKind kind_;
   RequestLabelIds ids_;
+  // Set by Prepare.
+  std::optional<size_t> tenant_;
+  InferenceRequest parsed_;
+  Route route_;
+  VersionCounters* version_ = nullptr;  // the route's version: counters_ once admitted
+  int64_t estimate_ = 0;                // the tokens reserved at admission
+  // Set by the tries.
+  std::vector<std::string> failed_;  // replicas tried that failed
+  TokenUsage usage_;
+  int status_ = 0;  // the replica's, once one answered
   SteadyClock::time_point arrived_ = SteadyClock::now();
   // The routing table this request routes with, keeping the replica it picked alive; replaced
   // only between attempts.

@@ -120,12 +120,19 @@ bool JsonReader::NextKey(std::string_view* key, std::string* scratch) {
     Fail("expected a string key");
     return false;
   }
-  const size_t start = pos_ + 1;
-  scratch->clear();
-  if (!ScanString(scratch)) return false;
-  const std::string_view raw = text_.substr(start, pos_ - 1 - start);
-  // Without escapes the unescaped key is the raw text: view it, not the copy.
-  *key = raw.size() == scratch->size() ? raw : std::string_view(*scratch);
+  const size_t start = pos_;
+  if (!ScanString(nullptr)) return false;
+  const std::string_view raw = text_.substr(start + 1, pos_ - 2 - start);
+  if (raw.find('\\') == std::string_view::npos) {
+    *key = raw;  // without escapes the key is its raw text: no copy
+  } else {
+    const size_t end = pos_;
+    pos_ = start;
+    scratch->clear();
+    ScanString(scratch);
+    pos_ = end;
+    *key = *scratch;
+  }
   return Expect(':', "expected ':'");
 }
 

@@ -68,11 +68,10 @@ Picker::Picker(PickerOptions options)
       prefix_index_(options.prefix_block_bytes, options.prefix_blocks_per_endpoint),
       random_(options.seed) {}
 
-Result<std::vector<Picker::Candidate>> Picker::Eligible(std::span<const EndpointState> endpoints,
-                                                        const PickRequest& request, TimePoint now,
-                                                        std::span<const uint64_t> hashes) const {
-  std::vector<Candidate> candidates;
-  candidates.reserve(endpoints.size());
+Status Picker::Eligible(std::span<const EndpointState> endpoints, const PickRequest& request,
+                        TimePoint now, std::span<const uint64_t> hashes,
+                        std::vector<Candidate>* candidates) const {
+  candidates->clear();
   int not_ready = 0, draining = 0, unhealthy = 0, excluded = 0, no_adapter = 0;
   // The EPP baseline knows only what it scrapes.
   const bool counts_in_flight = options_.policy != PickPolicy::kEppDefault;
@@ -118,15 +117,15 @@ Result<std::vector<Picker::Candidate>> Picker::Eligible(std::span<const Endpoint
     candidate.matched_blocks = prefix_index_.MatchLength(endpoint.id, hashes);
     std::tie(candidate.outstanding_blocks, candidate.outstanding_requests) =
         OutstandingWork(endpoint.id, now);
-    candidates.push_back(candidate);
+    candidates->push_back(candidate);
   }
-  if (candidates.empty()) {
-    return Err(UnavailableError(fmt::format(
+  if (candidates->empty()) {
+    return UnavailableError(fmt::format(
         "0/{} endpoints eligible: {} not ready, {} draining, {} unhealthy, {} already failed, "
         "{} without adapter \"{}\"",
-        endpoints.size(), not_ready, draining, unhealthy, excluded, no_adapter, request.adapter)));
+        endpoints.size(), not_ready, draining, unhealthy, excluded, no_adapter, request.adapter));
   }
-  return candidates;
+  return Status::Ok();
 }
 
 void Picker::TrimToInFlight(std::span<const EndpointState> endpoints) {
@@ -248,8 +247,10 @@ PickResult Picker::ChooseByCost(const std::vector<Candidate>& candidates, size_t
   // One queued request ahead costs about what the picker has been sending on average.
   const double per_request = std::max(mean_prefill_blocks_, 1.0);
 
-  std::vector<bool> capped(candidates.size());
-  std::vector<double> costs(candidates.size());
+  std::vector<bool>& capped = capped_;
+  std::vector<double>& costs = costs_;
+  capped.assign(candidates.size(), false);
+  costs.assign(candidates.size(), 0.0);
   for (size_t i = 0; i < candidates.size(); ++i) {
     const Candidate& c = candidates[i];
     capped[i] = static_cast<double>(c.queued + c.running) - mean_load > allowed_excess ||
@@ -265,7 +266,8 @@ PickResult Picker::ChooseByCost(const std::vector<Candidate>& candidates, size_t
                (1.0 + options_.miss_weight) * static_cast<double>(total_blocks - cached);
   }
   const double least = *std::min_element(costs.begin(), costs.end());
-  std::vector<size_t> tied;
+  std::vector<size_t>& tied = tied_;
+  tied.clear();
   int64_t least_load = std::numeric_limits<int64_t>::max();
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (costs[i] - least > 1e-9 * std::max(1.0, least)) continue;
@@ -308,7 +310,8 @@ Result<PickResult> Picker::Pick(std::span<const EndpointState> endpoints,
   }
   if (!uses_prefix) hashes = {};
   if (options_.policy == PickPolicy::kStrata) TrimToInFlight(endpoints);
-  ASSIGN_OR_RETURN(std::vector<Candidate> candidates, Eligible(endpoints, request, now, hashes));
+  std::vector<Candidate>& candidates = candidates_;
+  RETURN_IF_ERROR(Eligible(endpoints, request, now, hashes, &candidates));
 
   PickResult result;
   switch (options_.policy) {

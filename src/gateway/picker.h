@@ -209,9 +209,10 @@ class Picker {
   // requests they belong to.
   std::pair<double, int64_t> OutstandingWork(std::string_view endpoint_id, TimePoint now) const;
 
-  Result<std::vector<Candidate>> Eligible(std::span<const EndpointState> endpoints,
-                                          const PickRequest& request, TimePoint now,
-                                          std::span<const uint64_t> hashes) const;
+  // Fills `candidates` with the endpoints that pass the filters, or says why none does.
+  Status Eligible(std::span<const EndpointState> endpoints, const PickRequest& request,
+                  TimePoint now, std::span<const uint64_t> hashes,
+                  std::vector<Candidate>* candidates) const;
   // kEppDefault and kPrefixOnly: weighted scores.
   PickResult ChooseByScore(const std::vector<Candidate>& candidates);
   // kStrata: the least estimated time to first token (see PickerOptions).
@@ -234,6 +235,11 @@ class Picker {
   std::map<std::string, EndpointWork, std::less<>> work_;
   uint64_t next_ticket_ = 1;
   std::mt19937_64 random_;
+  // Pick's working space, kept from pick to pick so that a pick does not allocate.
+  std::vector<Candidate> candidates_;
+  std::vector<bool> capped_;
+  std::vector<double> costs_;
+  std::vector<size_t> tied_;
 };
 
 }  // namespace strata::gateway

@@ -20,11 +20,6 @@ constexpr size_t kReadBytes = 16 * 1024;
 constexpr size_t kKeptBufferBytes = 64 * 1024;
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
-std::string_view Contents(const beast::flat_buffer& buffer) {
-  const auto data = buffer.data();
-  return {static_cast<const char*>(data.data()), data.size()};
-}
-
 std::string_view ErrorCodeFor(int status) {
   switch (status) {
     case 413:

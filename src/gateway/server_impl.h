@@ -4,7 +4,6 @@
 // server.cc (threads, accept, scraping) and proxy.cc (one client connection). Boost stays in
 // here, out of server.h.
 
-#include <array>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -25,6 +24,7 @@
 #include "gateway/routing_table.h"
 #include "gateway/server.h"
 #include "gateway/token_quota.h"
+#include "net/http_response_parser.h"
 #include "telemetry/metrics.h"
 
 namespace strata::gateway {
@@ -76,20 +76,22 @@ class SocketDeadline {
   SteadyClock::time_point at_ = SteadyClock::time_point::max();
 };
 
-// A kept-alive connection to one replica, with the buffers its exchanges use (kept with it, so
+// A kept-alive connection to one replica, with the buffers of its exchanges (kept with it, so
 // that a request allocates none of them).
 struct UpstreamConnection {
   UpstreamConnection(asio::io_context& io, std::unordered_set<SocketDeadline*>& deadlines)
       : socket(io), deadline(deadlines, socket) {
-    buffer.reserve(kRelayBufferBytes);
+    buffer.reserve(kReadBytes);
   }
-  static constexpr size_t kRelayBufferBytes = 16 * 1024;
+  // Bytes asked of the socket per read.
+  static constexpr size_t kReadBytes = 16 * 1024;
 
   tcp::socket socket;
   SocketDeadline deadline;
-  beast::flat_buffer buffer;  // bytes read from the replica, not yet parsed
-  // A response body's bytes between their parsing and their write to the client.
-  std::array<char, kRelayBufferBytes> relay_buffer;
+  std::string head;           // the head being sent to the replica, then the client's
+  beast::flat_buffer buffer;  // bytes read from the replica, not yet relayed
+  // The current answer's head: views into `buffer`, valid until the relay consumes them.
+  net::ResponseHead response;
 };
 
 // A model version's picker, shared by every event loop, so that each pick sees the whole

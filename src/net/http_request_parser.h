@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "net/http_syntax.h"
+
 namespace strata::net {
 
 // Why a request was refused, with the HTTP status to answer and a message that names the byte
@@ -28,8 +30,7 @@ struct RequestHead {
   std::string_view method;
   std::string_view target;
   int minor_version = 1;  // HTTP/1.<minor_version>: 0 or 1
-  // In arrival order; values without surrounding whitespace.
-  std::vector<std::pair<std::string_view, std::string_view>> fields;
+  FieldList fields;       // in arrival order; values without surrounding whitespace
   std::optional<uint64_t> content_length;  // set when the request has a Content-Length
   bool chunked = false;                    // Transfer-Encoding: chunked
   bool keep_alive = true;                  // the connection may carry another request after it
@@ -37,10 +38,9 @@ struct RequestHead {
   size_t size = 0;                         // bytes of the head, its final empty line included
 
   // The value of the first field called `name` (case-insensitive), or empty when none.
-  std::string_view Field(std::string_view name) const;
+  std::string_view Field(std::string_view name) const { return FindField(fields, name); }
 };
 
-enum class ParseProgress { kNeedMore, kDone };
 using ParseResult = tl::expected<ParseProgress, RequestError>;
 
 // Reads the request head at the start of `bytes` into `*head` (its field list is cleared first,
@@ -61,7 +61,7 @@ class ChunkedBodyDecoder {
  public:
   // REQUIRES: `max_body_bytes` and `max_trailer_bytes` bound the decoded body and the trailer.
   ChunkedBodyDecoder(uint64_t max_body_bytes, size_t max_trailer_bytes)
-      : max_body_bytes_(max_body_bytes), max_trailer_bytes_(max_trailer_bytes) {}
+      : max_body_bytes_(max_body_bytes), decoder_(max_trailer_bytes) {}
 
   // `bytes`: the bytes after the head, `offset_base` their offset in the request (for
   // messages). Returns kDone once the last chunk and the trailer were read (see consumed()),
@@ -76,12 +76,9 @@ class ChunkedBodyDecoder {
 
  private:
   uint64_t max_body_bytes_;
-  size_t max_trailer_bytes_;
+  ChunkedDecoder decoder_;
   std::string body_;
-  size_t position_ = 0;  // start of the first chunk (or trailer line) not yet decoded
-  bool in_trailer_ = false;
-  size_t trailer_start_ = 0;
-  bool done_ = false;
+  size_t position_ = 0;  // bytes of the input decoded so far
 };
 
 }  // namespace strata::net

@@ -34,14 +34,24 @@ constexpr std::string_view kAnswer =
     R"({"role":"assistant","content":"hi"},"finish_reason":"stop"}],)"
     R"("usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}})";
 
+// How PieceReplica frames its answers' bodies.
+enum class Framing {
+  kLength,        // Content-Length
+  kInterimFirst,  // a "100 Continue" interim answer, then the answer with Content-Length
+  kChunked,       // chunked, in two chunks (one with an extension), and a trailer field
+  kUntilClose,    // no length: the body ends when the replica closes the connection
+};
+
 // A replica written by hand, one thread per connection: it answers every chat completion with
 // kAnswer, writing the status line, the header and the body as three separate sends, and
 // half-closes a connection after `answers_per_connection` answers although each answer says
 // keep-alive (a replica closing an idle kept-alive connection). GET /metrics gets an empty page.
+// It remembers whether any request it read carried an Expect field.
 class PieceReplica {
  public:
-  explicit PieceReplica(int answers_per_connection)
-      : answers_per_connection_(answers_per_connection),
+  explicit PieceReplica(int answers_per_connection, Framing framing = Framing::kLength)
+      : answers_per_connection_(framing == Framing::kUntilClose ? 1 : answers_per_connection),
+        framing_(framing),
         acceptor_(io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
     accept_thread_ = std::thread([this] { AcceptLoop(); });
   }
@@ -58,6 +68,7 @@ class PieceReplica {
   }
   int64_t connections() const { return connections_.load(); }
   int64_t answers() const { return answers_.load(); }
+  bool saw_expect() const { return saw_expect_.load(); }
 
  private:
   void AcceptLoop() {
@@ -81,13 +92,27 @@ class PieceReplica {
       beast::error_code ec;
       http::read(socket, buffer, request, ec);
       if (ec) break;
+      if (request.find(http::field::expect) != request.end()) saw_expect_ = true;
       const bool metrics = request.target() == "/metrics";
-      const std::string_view body = metrics ? std::string_view() : kAnswer;
-      const std::string head = fmt::format(
-          "Content-Type: application/json\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n",
-          body.size());
+      const std::string_view answer = metrics ? std::string_view() : kAnswer;
+      const Framing framing = metrics ? Framing::kLength : framing_;
+      std::string head = "Content-Type: application/json\r\n";
+      std::string body(answer);
+      if (framing == Framing::kChunked) {
+        const size_t half = answer.size() / 2;
+        head += "Transfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n";
+        body = fmt::format("{:x};piece=1\r\n{}\r\n{:X}\r\n{}\r\n0\r\nX-Checksum: none\r\n\r\n",
+                           half, answer.substr(0, half), answer.size() - half, answer.substr(half));
+      } else if (framing == Framing::kUntilClose) {
+        head += "Connection: close\r\n\r\n";
+      } else {
+        head += fmt::format("Content-Length: {}\r\nConnection: keep-alive\r\n\r\n", body.size());
+      }
       if (!metrics) ++answers_;  // before the client can have the answer
-      asio::write(socket, asio::buffer(std::string_view("HTTP/1.1 200 OK\r\n")), ec);
+      if (framing == Framing::kInterimFirst) {
+        asio::write(socket, asio::buffer(std::string_view("HTTP/1.1 100 Continue\r\n\r\n")), ec);
+      }
+      if (!ec) asio::write(socket, asio::buffer(std::string_view("HTTP/1.1 200 OK\r\n")), ec);
       if (!ec) asio::write(socket, asio::buffer(head), ec);
       if (!ec && !body.empty()) asio::write(socket, asio::buffer(body), ec);
       if (ec) break;
@@ -101,6 +126,8 @@ class PieceReplica {
   }
 
   const int answers_per_connection_;
+  const Framing framing_;
+  std::atomic<bool> saw_expect_{false};
   asio::io_context io_;
   tcp::acceptor acceptor_;
   std::atomic<int64_t> connections_{0};
@@ -111,12 +138,12 @@ class PieceReplica {
   std::thread accept_thread_;
 };
 
-std::string ChatRequest(bool keep_alive) {
+std::string ChatRequest(bool keep_alive, std::string_view extra_fields = "") {
   const std::string body = R"({"model":"m","messages":[{"role":"user","content":"Say hi."}]})";
   return fmt::format(
       "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\n"
-      "Content-Length: {}\r\nConnection: {}\r\n\r\n{}",
-      body.size(), keep_alive ? "keep-alive" : "close", body);
+      "{}Content-Length: {}\r\nConnection: {}\r\n\r\n{}",
+      extra_fields, body.size(), keep_alive ? "keep-alive" : "close", body);
 }
 
 // Reads one response from `socket`; its status, or -1 when the connection ended first. Gives up
@@ -216,6 +243,36 @@ TEST_F(GatewayReadinessTest, AnswersInPiecesAndReplicaClosedPooledConnectionsAre
   EXPECT_GE(replica.connections(), 5);
   const std::string metrics = gateway_->MetricsText();
   EXPECT_EQ(metrics.find("strata_gateway_upstream_failures_total{"), std::string::npos) << metrics;
+}
+
+TEST_F(GatewayReadinessTest, AnswersFramedEveryWayAreRelayedWhole) {
+  for (Framing framing : {Framing::kInterimFirst, Framing::kChunked, Framing::kUntilClose}) {
+    SCOPED_TRACE(static_cast<int>(framing));
+    PieceReplica replica(/*answers_per_connection=*/1000, framing);
+    StartGateway(replica.address());
+    for (int i = 0; i < 3; ++i) {
+      // The gateway answers Expect itself (it reads the whole body before sending it on), so
+      // the replica never sees the field.
+      const std::string request =
+          i == 0 ? ChatRequest(true, "Expect: 100-continue\r\n") : ChatRequest(true);
+      asio::write(socket_, asio::buffer(request));
+      std::string body;
+      ASSERT_EQ(ReadStatus(socket_, buffer_, &body), 200) << "request " << i;
+      EXPECT_EQ(body, kAnswer);
+    }
+    EXPECT_EQ(replica.answers(), 3);
+    EXPECT_FALSE(replica.saw_expect());
+    // A connection whose answer ended with its close is not pooled: one per answer; any other
+    // carries the three (the metrics scrape has a connection of its own).
+    if (framing == Framing::kUntilClose) EXPECT_GE(replica.connections(), 3);
+    if (framing != Framing::kUntilClose) EXPECT_LE(replica.connections(), 2);
+    EXPECT_EQ(gateway_->MetricsText().find("strata_gateway_upstream_failures_total{"),
+              std::string::npos);
+    socket_.close();
+    socket_ = tcp::socket(io_);
+    buffer_.clear();
+    gateway_.reset();
+  }
 }
 
 }  // namespace

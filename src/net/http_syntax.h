@@ -1,0 +1,113 @@
+#pragma once
+
+// The pieces of HTTP/1.1 message syntax (RFC 9110, RFC 9112) that the in-place request and
+// response readers share: character classes, lines, field lines, list elements and chunked
+// framing. Boost-free; nothing here allocates except an error's message.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tl/expected.hpp>
+#include <utility>
+#include <vector>
+
+namespace strata::net {
+
+// How far reading a message's head (or body) got.
+enum class ParseProgress { kNeedMore, kDone };
+
+// Where and why bytes are not valid HTTP/1.1, with the status a server answers them with.
+struct SyntaxError {
+  int http_status = 400;  // 400 malformed; 413 and 431 for limits
+  size_t offset = 0;      // from the start of the message
+  std::string what;
+};
+
+// RFC 9110 tchar: the characters of methods, field names and transfer codings.
+bool IsTokenChar(unsigned char c);
+// Field values: visible characters, space, tab and obs-text; no other control character.
+bool IsFieldValueChar(unsigned char c);
+inline bool IsOws(char c) { return c == ' ' || c == '\t'; }
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+std::string_view TrimOws(std::string_view s);
+
+// Calls `on_element` with each non-empty element of a comma-separated list, trimmed.
+template <typename OnElement>
+void ForEachListElement(std::string_view list, OnElement on_element) {
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    const std::string_view element = TrimOws(list.substr(0, comma));
+    if (!element.empty()) on_element(element);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+// Header fields in arrival order, as views into a message's bytes.
+using FieldList = std::vector<std::pair<std::string_view, std::string_view>>;
+
+// The value of the first field called `name` (case-insensitive), or empty when none.
+std::string_view FindField(const FieldList& fields, std::string_view name);
+
+// Finds the end of the line of `bytes` starting at `from`: the offset of its CR, or npos when
+// the line is not complete yet. A bare LF is an error (at offset_base + its position).
+tl::expected<size_t, SyntaxError> FindLineEnd(std::string_view bytes, size_t from,
+                                              size_t offset_base);
+
+// Validates one "name: value" line that starts at `offset` in its message; returns the name and
+// the value without surrounding whitespace. No obs-fold.
+tl::expected<std::pair<std::string_view, std::string_view>, SyntaxError> ParseFieldLine(
+    std::string_view line, size_t offset);
+
+// A Content-Length value: decimal digits only, no overflow.
+tl::expected<uint64_t, SyntaxError> ParseContentLength(std::string_view value, size_t offset);
+
+// What the fields that frame a message said: Content-Length, Transfer-Encoding, Connection.
+struct Framing {
+  std::optional<uint64_t> content_length;
+  bool transfer_encoding = false;  // the message has the field
+  bool chunked = false;            // its final coding is chunked
+  std::string_view other_coding;   // the first coding other than chunked, if any
+  bool close = false;              // Connection: close
+  bool keep_alive = false;         // Connection: keep-alive
+};
+
+// Adds the field `name: value` (starting at `offset`) to `framing` when it is one of those.
+// Errors: a second or invalid Content-Length, chunked not the final coding or named twice.
+tl::expected<void, SyntaxError> ReadFramingField(std::string_view name, std::string_view value,
+                                                 size_t offset, Framing* framing);
+
+// Decodes a chunked body (RFC 9112 section 7.1) as its bytes arrive, without copying: each Step
+// returns data that is a view into the bytes given. Extensions are checked and ignored; trailer
+// fields are checked and dropped. Not thread-safe.
+class ChunkedDecoder {
+ public:
+  // `max_trailer_bytes` bounds the trailer section (431 beyond it).
+  explicit ChunkedDecoder(size_t max_trailer_bytes) : max_trailer_bytes_(max_trailer_bytes) {}
+
+  struct Step {
+    size_t consumed = 0;    // bytes of the input this step used
+    std::string_view data;  // body bytes decoded (a view into the input); may be empty
+  };
+  // `input`: the bytes not consumed yet, `offset`: where they start in the message (for
+  // errors). Decodes as far as it can up to the end of one chunk's data. A step that consumes
+  // nothing and is not done needs more bytes. Errors: malformed framing (400), a trailer over
+  // its limit (431).
+  tl::expected<Step, SyntaxError> Next(std::string_view input, size_t offset);
+
+  // The last chunk and the trailer's end have been read.
+  bool done() const { return state_ == State::kDone; }
+  // Bytes of the current chunk's data that its size line declared and Next has not returned.
+  uint64_t pending_data() const { return state_ == State::kData ? remaining_ : 0; }
+
+ private:
+  enum class State { kSizeLine, kData, kDataEnd, kTrailer, kDone };
+  size_t max_trailer_bytes_;
+  State state_ = State::kSizeLine;
+  uint64_t remaining_ = 0;    // kData: bytes of the current chunk still to come
+  size_t trailer_bytes_ = 0;  // kTrailer: bytes of complete trailer lines so far
+};
+
+}  // namespace strata::net
