@@ -1,8 +1,16 @@
 #pragma once
 
-#include <nlohmann/json.hpp>
-#include <vector>
+#include <condition_variable>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
 
+#include "common/status.h"
+#include "server/cluster_state.h"
+#include "store/store.h"
 #include "telemetry/metrics.h"
 #include "telemetry/stats.h"
 
@@ -26,30 +34,79 @@ STRATA_DECLARE_STATS(PendingStats, STRATA_PENDING_STATS);
   GAUGE(by_phase, "Pods by phase (Pending, Running, Succeeded, Failed).", "phase")
 STRATA_DECLARE_STATS(PodStats, STRATA_POD_STATS);
 
-// The cluster-state series of /metrics, computed from the store's objects at each scrape:
+#define STRATA_STORE_STATE_STATS(COUNTER, GAUGE, HISTOGRAM)                                       \
+  GAUGE(objects, "Objects in the store, by kind.", "kind")                                        \
+  GAUGE(pods, "Pods by phase.", "phase")                                                          \
+  GAUGE(gpus, "GPUs of registered nodes, by whether a pod holds them.", "state")                  \
+  COUNTER(state_relists_total,                                                                    \
+          "Full lists of the store behind the cluster-state series: the first scrape's, and one " \
+          "each time their watch fell behind.")
+STRATA_DECLARE_STATS(StoreStateStats, STRATA_STORE_STATE_STATS);
+
+struct ClusterMetricsOptions {
+  // How many store changes may wait for the follower before its watch expires and the next
+  // drain lists the store again (store::WatchOptions::buffer_limit). Large enough that applying
+  // a big batch of manifests does not force a relist.
+  size_t watch_buffer = 100000;
+};
+
+// The cluster-state series of /metrics, kept current from the store's watch:
 //   strata_queue_nominal_quota / _usage / _borrowed {queue, resource}  (ComputeQueueUsage)
 //   strata_queue_pending_workloads {queue, reason}
 //   strata_scheduler_pending_workloads {reason}
 //   strata_pods_by_phase {phase}
-// A pending workload is a Job in phase Pending, or a pod of no Job (standalone, or a Service
-// replica's) that is not bound to a node; its reason is the tier the scheduler stored in
-// status.reason ("WaitingForQuota", "TopologyPlacementFailed", ...), "NotYetScheduled" before the
-// scheduler looked at it. Series of queues and reasons that are gone are dropped or set to zero.
+//   strata_apiserver_objects {kind}, strata_apiserver_pods {phase}, strata_apiserver_gpus {state}
+// (rules in ClusterStateTable). The first Refresh lists every kind once and starts a watch of
+// the whole store; from then on a thread applies each change to a ClusterStateTable as it
+// comes, and a Refresh applies what is left and publishes the sums, so a scrape costs the
+// changes since the last one, not the number of objects. When the watch falls behind (more than
+// `watch_buffer` changes waiting) the store expires it, and the next drain lists the store again
+// and watches from there. Series of queues and reasons that are gone are dropped (queue quota
+// and use) or set to zero (pending workloads, pod phases), as a scan at each scrape would.
 //
-// Owned by the RestApi; `registry` must outlive it. Update is called by one scrape at a time
-// (not thread-safe itself; the families are).
+// Owned by the RestApi; `store` and `registry` must outlive it. Thread-safe: Refresh may be
+// called from several threads (one drains at a time).
 class ClusterMetrics {
  public:
-  explicit ClusterMetrics(telemetry::Registry& registry);
+  ClusterMetrics(store::Store& store, telemetry::Registry& registry,
+                 ClusterMetricsOptions options = {});
+  ~ClusterMetrics();
 
-  // Recomputes every series from the objects as the REST API serves them.
-  void Update(const std::vector<nlohmann::json>& queues, const std::vector<nlohmann::json>& jobs,
-              const std::vector<nlohmann::json>& pods);
+  ClusterMetrics(const ClusterMetrics&) = delete;
+  ClusterMetrics& operator=(const ClusterMetrics&) = delete;
+
+  // Brings every series up to date with each write that completed before the call, and
+  // publishes them. On a failed list of the store, returns its error and leaves the series as
+  // they were; the next call lists again.
+  Status Refresh();
 
  private:
+  // Applies the waiting changes to table_, relisting when the watch has expired, until none is
+  // waiting or one of version `up_to` or later was applied. REQUIRES: mutex_ held.
+  Status DrainLocked(int64_t up_to);
+  // Lists every counted kind into a cleared table_ and watches from before the lists.
+  // REQUIRES: mutex_ held.
+  Status RelistLocked();
+  void Follow();
+
+  store::Store& store_;
+  const ClusterMetricsOptions options_;
   QueueStats queues_;
   PendingStats scheduler_;
   PodStats pods_;
+  StoreStateStats store_state_;
+
+  std::mutex mutex_;  // guards the members below up to wake_mutex_
+  std::unique_ptr<store::Watcher> watcher_;
+  // The version of each kind's list at the last relist: changes up to it are in the table.
+  std::map<std::string, int64_t> listed_versions_;
+  ClusterStateTable table_;
+
+  std::mutex wake_mutex_;  // guards changes_waiting_ and stopping_
+  std::condition_variable wake_;
+  bool changes_waiting_ = false;
+  bool stopping_ = false;
+  std::thread follower_;  // started by the first Refresh
 };
 
 }  // namespace strata::server

@@ -62,6 +62,18 @@ TEST(ClusterMetricsTest, ScrapesShowQueueUseAndPendingWorkloadsByReason) {
   // The one pod has no status yet: Pending; the other phases are there at zero.
   EXPECT_THAT(*scraped, HasSubstr("strata_pods_by_phase{phase=\"Pending\"} 1\n"));
   EXPECT_THAT(*scraped, HasSubstr("strata_pods_by_phase{phase=\"Running\"} 0\n"));
+  EXPECT_THAT(*scraped, HasSubstr("strata_apiserver_objects{kind=\"Job\"} 1\n"));
+  EXPECT_THAT(*scraped, HasSubstr("strata_apiserver_objects{kind=\"Service\"} 0\n"));
+  EXPECT_THAT(*scraped, HasSubstr("strata_apiserver_pods{phase=\"Pending\"} 1\n"));
+  EXPECT_THAT(*scraped, HasSubstr("strata_apiserver_gpus{state=\"held\"} 0\n"));
+
+  // One family asked for: that family alone, brought up to date.
+  auto one_family = admin->GetText("/metrics?families=strata_queue_usage");
+  ASSERT_TRUE(one_family) << one_family.error().ToString();
+  EXPECT_THAT(*one_family,
+              HasSubstr("strata_queue_usage{queue=\"team-a-cq\",resource=\"gpu\"} 12\n"));
+  EXPECT_THAT(*one_family, Not(HasSubstr("strata_queue_nominal_quota")));
+  EXPECT_THAT(*one_family, Not(HasSubstr("strata_apiserver_objects")));
 
   // The scheduler explains the job: the reason moves, the old one drops to zero.
   auto job = server.store().Get({"Job", "team-a", "big"});

@@ -1,5 +1,7 @@
 #include "server/rest_api.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -90,7 +92,7 @@ RestApi::RestApi(store::Store& store, telemetry::Registry& registry, RestApiOpti
       node_access_(store, options_.join_tokens),
       pod_logs_(store, options_.pod_logs_dir),
       stats_(registry, "apiserver"),
-      cluster_metrics_(registry) {}
+      cluster_metrics_(store, registry) {}
 
 Result<std::string> RestApi::Authenticate(const net::HttpRequest& request) const {
   std::string_view header = request.Header("Authorization");
@@ -221,7 +223,6 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
 }
 
 net::HttpResponse RestApi::Metrics(const Query& query) {
-  std::lock_guard<std::mutex> lock(metrics_mutex_);
   std::set<std::string, std::less<>> families;
   if (auto it = query.find("families"); it != query.end()) {
     for (std::string_view rest = it->second; !rest.empty();) {
@@ -234,48 +235,12 @@ net::HttpResponse RestApi::Metrics(const Query& query) {
       families.empty() || std::any_of(families.begin(), families.end(), [](const std::string& f) {
         return f.starts_with("strata_");
       });
-  if (!cluster_state) {
-    return net::HttpResponse::Text(200, "text/plain; version=0.0.4",
-                                   KeepFamilies(registry_.RenderText(), families));
-  }
-  std::map<std::string, int64_t> phases = {
-      {"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
-  int64_t gpus_total = 0;
-  int64_t gpus_held = 0;
-  std::map<std::string_view, std::vector<nlohmann::json>> bodies;  // Queue, Job and Pod bodies
-  for (const ResourceType& type : AllResourceTypes()) {
-    Result<store::ListResult> listed = store_.List({std::string(type.kind), std::nullopt, {}});
-    if (!listed) continue;
-    stats_.objects.With({std::string(type.kind)}).Set(static_cast<double>(listed->items.size()));
-    for (const store::Object& object : listed->items) {
-      const nlohmann::json& body = object.body;
-      if (type.kind == "Queue" || type.kind == "Job" || type.kind == "Pod") {
-        bodies[type.kind].push_back(body);
-      }
-      if (type.kind == "Pod") {
-        std::string phase =
-            body.value(nlohmann::json::json_pointer("/status/phase"), std::string("Pending"));
-        ++phases[phase];
-        const nlohmann::json* assigned =
-            body.contains("spec") && body["spec"].contains("assignedGpus")
-                ? &body["spec"]["assignedGpus"]
-                : nullptr;
-        bool terminal = phase == "Succeeded" || phase == "Failed";
-        if (assigned != nullptr && assigned->is_array() && !terminal) {
-          gpus_held += static_cast<int64_t>(assigned->size());
-        }
-      } else if (type.kind == "Node" && body.contains("status") &&
-                 body["status"].contains("gpus") && body["status"]["gpus"].is_array()) {
-        gpus_total += static_cast<int64_t>(body["status"]["gpus"].size());
-      }
+  if (cluster_state) {
+    if (Status refreshed = cluster_metrics_.Refresh(); !refreshed.ok()) {
+      // The series keep their last values; the next scrape lists the store again.
+      spdlog::warn("/metrics: the cluster state could not be read: {}", refreshed.ToString());
     }
   }
-  for (const auto& [phase, count] : phases) {
-    stats_.pods.With({phase}).Set(static_cast<double>(count));
-  }
-  cluster_metrics_.Update(bodies["Queue"], bodies["Job"], bodies["Pod"]);
-  stats_.gpus.With({"held"}).Set(static_cast<double>(gpus_held));
-  stats_.gpus.With({"free"}).Set(static_cast<double>(std::max<int64_t>(0, gpus_total - gpus_held)));
   const std::string text = registry_.RenderText();
   return net::HttpResponse::Text(200, "text/plain; version=0.0.4",
                                  families.empty() ? text : KeepFamilies(text, families));

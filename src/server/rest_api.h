@@ -1,7 +1,6 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,10 +20,7 @@ namespace strata::server {
 
 #define STRATA_APISERVER_STATS(COUNTER, GAUGE, HISTOGRAM)                              \
   COUNTER(requests_total, "REST API requests, by verb and HTTP code.", "verb", "code") \
-  GAUGE(watches, "Watch streams open.")                                                \
-  GAUGE(objects, "Objects in the store, by kind (counted at each scrape).", "kind")    \
-  GAUGE(pods, "Pods by phase (counted at each scrape).", "phase")                      \
-  GAUGE(gpus, "GPUs of registered nodes, by whether a pod holds them (at each scrape).", "state")
+  GAUGE(watches, "Watch streams open.")
 STRATA_DECLARE_STATS(ApiServerStats, STRATA_APISERVER_STATS);
 
 struct RestApiOptions {
@@ -54,7 +50,7 @@ struct RestApiOptions {
 // multi-document body (native or compatible kinds) in one store batch, all or nothing.
 // Request bodies are decoded and validated by the api module; errors are Kubernetes Status
 // objects naming the field, and nothing is written on any error. /metrics serves the registry
-// in Prometheus text, with the cluster's state computed at each scrape (ClusterMetrics);
+// in Prometheus text, with the cluster's state kept from the store's watch (ClusterMetrics);
 // /healthz answers "ok". Node agents join at NodeAccess::kJoinPath with a
 // join token and then act with a node credential that NodeAccess limits to their own node.
 //
@@ -80,8 +76,8 @@ class RestApi {
 
   Result<ApiReply> Route(const net::HttpRequest& request, const Query& query, std::string* verb);
   // The registry's Prometheus text. `?families=A,B` keeps only those families; the cluster
-  // state's strata_* families are recomputed from the store only when the scrape asks for all
-  // families or for one of strata_* (a dashboard reading GPU figures skips the store scan).
+  // state's strata_* families are brought up to date (ClusterMetrics::Refresh) only when the
+  // scrape asks for all families or for one of strata_*.
   net::HttpResponse Metrics(const Query& query);
 
   Result<ApiReply> List(const ResourcePath& path, const Query& query);
@@ -102,7 +98,6 @@ class RestApi {
   NodeAccess node_access_;
   PodLogs pod_logs_;
   ApiServerStats stats_;
-  std::mutex metrics_mutex_;  // one scrape at a time computes the cluster's series
   ClusterMetrics cluster_metrics_;
 };
 
