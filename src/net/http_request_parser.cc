@@ -63,46 +63,19 @@ tl::expected<void, RequestError> ParseRequestLine(std::string_view line, size_t 
 ParseResult ParseRequestHead(std::string_view bytes, size_t max_head_bytes, uint64_t max_body_bytes,
                              RequestHead* head) {
   head->fields.clear();
-  head->expect_continue = false;
   size_t position = 0;
   // A client may send empty lines between requests (RFC 9112 section 2.2).
   while (bytes.size() - position >= 2 && bytes[position] == '\r' && bytes[position + 1] == '\n') {
     position += 2;
   }
   Framing framing;
-  bool request_line = true;
-  while (true) {
-    auto line_end = FindLineEnd(bytes, position, 0);
-    if (!line_end) return Refuse(line_end.error());
-    // The empty lines skipped count too: they are bytes the client made the gateway hold.
-    const size_t head_bytes = *line_end == std::string_view::npos ? bytes.size() : *line_end + 2;
-    if (head_bytes > max_head_bytes) {
-      return RefuseWhole(431,
-                         "request header larger than " + std::to_string(max_head_bytes) + " bytes");
-    }
-    if (*line_end == std::string_view::npos) return ParseProgress::kNeedMore;
-    const std::string_view line = bytes.substr(position, *line_end - position);
-    if (request_line) {
-      if (auto parsed = ParseRequestLine(line, position, head); !parsed) {
-        return tl::unexpected(std::move(parsed.error()));
-      }
-      request_line = false;
-    } else if (line.empty()) {
-      head->size = *line_end + 2;
-      break;
-    } else {
-      auto field = ParseFieldLine(line, position);
-      if (!field) return Refuse(field.error());
-      if (auto read = ReadFramingField(field->first, field->second, position, &framing); !read) {
-        return Refuse(read.error());
-      }
-      if (EqualsIgnoreCase(field->first, "expect")) {
-        head->expect_continue = EqualsIgnoreCase(field->second, "100-continue");
-      }
-      head->fields.push_back(*field);
-    }
-    position = *line_end + 2;
-  }
+  ParseResult read = ReadHeadLines<RequestError>(
+      bytes, position, max_head_bytes,
+      [](const SyntaxError& error) { return Refuse(error).value(); },
+      [head](std::string_view line, size_t offset) { return ParseRequestLine(line, offset, head); },
+      &head->fields, &framing, &head->size);
+  if (!read || *read == ParseProgress::kNeedMore) return read;
+  head->expect_continue = EqualsIgnoreCase(head->Field("expect"), "100-continue");
   head->content_length = framing.content_length;
   head->chunked = framing.chunked;
   if (framing.transfer_encoding) {

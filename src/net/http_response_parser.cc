@@ -45,34 +45,11 @@ ResponseParseResult ParseResponseHead(std::string_view bytes, size_t max_head_by
                                       ResponseHead* head) {
   head->fields.clear();
   Framing framing;
-  size_t position = 0;
-  while (true) {
-    auto line_end = FindLineEnd(bytes, position, 0);
-    if (!line_end) return Reject(line_end.error());
-    const size_t head_bytes = *line_end == std::string_view::npos ? bytes.size() : *line_end + 2;
-    if (head_bytes > max_head_bytes) {
-      return tl::unexpected(ResponseError{"response header larger than " +
-                                          std::to_string(max_head_bytes) + " bytes"});
-    }
-    if (*line_end == std::string_view::npos) return ParseProgress::kNeedMore;
-    const std::string_view line = bytes.substr(position, *line_end - position);
-    if (position == 0) {
-      if (auto parsed = ParseStatusLine(line, head); !parsed) {
-        return tl::unexpected(std::move(parsed.error()));
-      }
-    } else if (line.empty()) {
-      head->size = *line_end + 2;
-      break;
-    } else {
-      auto field = ParseFieldLine(line, position);
-      if (!field) return Reject(field.error());
-      if (auto read = ReadFramingField(field->first, field->second, position, &framing); !read) {
-        return Reject(read.error());
-      }
-      head->fields.push_back(*field);
-    }
-    position = *line_end + 2;
-  }
+  ResponseParseResult read = ReadHeadLines<ResponseError>(
+      bytes, 0, max_head_bytes, [](const SyntaxError& error) { return Reject(error).value(); },
+      [head](std::string_view line, size_t) { return ParseStatusLine(line, head); }, &head->fields,
+      &framing, &head->size);
+  if (!read || *read == ParseProgress::kNeedMore) return read;
   if (framing.transfer_encoding && framing.content_length) {
     return tl::unexpected(
         ResponseError{"malformed HTTP response: both Content-Length and Transfer-Encoding"});

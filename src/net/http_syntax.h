@@ -79,6 +79,48 @@ struct Framing {
 tl::expected<void, SyntaxError> ReadFramingField(std::string_view name, std::string_view value,
                                                  size_t offset, Framing* framing);
 
+// Reads the lines of a message head starting at `position` of `bytes`: the start line, given to
+// `start_line(line, offset)` (which returns tl::expected<void, Error>), then field lines up to
+// the empty line, each checked, read into `framing` and appended to `fields`. Returns kNeedMore
+// while the head is incomplete and within `max_head_bytes`, kDone with `*head_size` set, or an
+// error; syntax errors (431 for a head over the limit, naming "header") pass through `to_error`.
+template <typename Error, typename ToError, typename StartLine>
+tl::expected<ParseProgress, Error> ReadHeadLines(std::string_view bytes, size_t position,
+                                                 size_t max_head_bytes, ToError to_error,
+                                                 StartLine start_line, FieldList* fields,
+                                                 Framing* framing, size_t* head_size) {
+  bool first = true;
+  while (true) {
+    auto line_end = FindLineEnd(bytes, position, 0);
+    if (!line_end) return tl::unexpected(to_error(line_end.error()));
+    // Bytes before `position` count too: the caller made the reader hold them.
+    const size_t head_bytes = *line_end == std::string_view::npos ? bytes.size() : *line_end + 2;
+    if (head_bytes > max_head_bytes) {
+      return tl::unexpected(to_error(SyntaxError{
+          431, position, "header larger than " + std::to_string(max_head_bytes) + " bytes"}));
+    }
+    if (*line_end == std::string_view::npos) return ParseProgress::kNeedMore;
+    const std::string_view line = bytes.substr(position, *line_end - position);
+    if (first) {
+      if (auto started = start_line(line, position); !started) {
+        return tl::unexpected(std::move(started.error()));
+      }
+      first = false;
+    } else if (line.empty()) {
+      *head_size = *line_end + 2;
+      return ParseProgress::kDone;
+    } else {
+      auto field = ParseFieldLine(line, position);
+      if (!field) return tl::unexpected(to_error(field.error()));
+      if (auto read = ReadFramingField(field->first, field->second, position, framing); !read) {
+        return tl::unexpected(to_error(read.error()));
+      }
+      fields->push_back(*field);
+    }
+    position = *line_end + 2;
+  }
+}
+
 // Decodes a chunked body (RFC 9112 section 7.1) as its bytes arrive, without copying: each Step
 // returns data that is a view into the bytes given. Extensions are checked and ignored; trailer
 // fields are checked and dropped. Not thread-safe.
