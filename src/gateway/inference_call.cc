@@ -207,67 +207,86 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream, TokenUs
   SteadyClock::time_point first_token{}, last_token{};
   bool upstream_ok = true;
   size_t offset = 0;  // bytes of the body's framing read so far, for error messages
-  while (client_ok && !reader.done()) {
-    auto step = reader.Next(Contents(upstream.buffer), offset);
-    if (!step) {
-      upstream_ok = false;
-      break;
-    }
-    if (step->consumed == 0) {
-      // A clock read, not a timer: the event loop's watchdog enforces it.
-      upstream.deadline.ExpiresAfter(server_.config.limits.upstream_timeout);
-      auto [ec, n] = co_await upstream.socket.async_read_some(
-          upstream.buffer.prepare(UpstreamConnection::kReadBytes), kAsTuple);
-      // The upstream timeout bounds the wait for the replica, not a slow client's reading.
-      upstream.deadline.ExpiresNever();
-      upstream.buffer.commit(n);
-      if (ec == asio::error::eof && reader.EndOfInput()) break;
-      if (ec) {
+  UpstreamConnection::Gather& gather = upstream.gather;
+  bool ended_by_close = false;
+  while (client_ok && upstream_ok && !reader.done()) {
+    // Everything the buffer holds goes to the client in one write: a read that brought several
+    // chunks of a stream costs one write, as a plain proxy's would.
+    const std::string_view input = Contents(upstream.buffer);
+    size_t used = 0;
+    size_t pieces = 0;
+    size_t count = 0;  // buffers gathered
+    gather.buffers[count++] = pending_head;
+    while (pieces < UpstreamConnection::Gather::kMaxPieces && !reader.done()) {
+      auto step = reader.Next(input.substr(used), offset + used);
+      if (!step) {
         upstream_ok = false;
         break;
       }
-      continue;
-    }
-    offset += step->consumed;
-    // A view into the upstream buffer: consumed once it has been written.
-    const std::string_view piece = step->data;
-    const size_t got = piece.size();
-    if (got == 0) {
-      upstream.buffer.consume(step->consumed);
-      continue;
-    }
-    if (event_stream) {
-      const int64_t before = counter.content_chunks();
-      counter.Feed(piece);
-      if (counter.content_chunks() > before) {
-        last_token = SteadyClock::now();
-        if (before == 0) first_token = FirstToken(last_token);
+      if (step->consumed == 0) break;
+      used += step->consumed;
+      // A view into the upstream buffer, consumed once it has been written.
+      const std::string_view piece = step->data;
+      if (piece.empty()) continue;
+      if (event_stream) {
+        const int64_t before = counter.content_chunks();
+        counter.Feed(piece);
+        if (counter.content_chunks() > before) {
+          last_token = SteadyClock::now();
+          if (before == 0) first_token = FirstToken(last_token);
+        }
+      } else {
+        if (first_token == SteadyClock::time_point{}) first_token = FirstToken(SteadyClock::now());
+        if (body.empty() && reader.done()) {
+          one_piece = UsageFromBody(piece);
+        } else if (body.size() + piece.size() <= kMaxUsageBodyBytes) {
+          body.append(piece);
+        }
       }
-    } else {
-      if (first_token == SteadyClock::time_point{}) first_token = FirstToken(SteadyClock::now());
-      if (body.empty() && reader.done()) {
-        one_piece = UsageFromBody(piece);
-      } else if (body.size() + got <= kMaxUsageBodyBytes) {
-        body.append(piece);
+      if (chunked) {
+        char* size_line = gather.size_lines[pieces].data();
+        char* size_end = std::to_chars(size_line, size_line + 16, piece.size(), 16).ptr;
+        *size_end++ = '\r';
+        *size_end++ = '\n';
+        gather.buffers[count++] =
+            asio::buffer(size_line, static_cast<size_t>(size_end - size_line));
+        gather.buffers[count++] = asio::buffer(piece);
+        gather.buffers[count++] = asio::buffer("\r\n", 2);
+      } else {
+        gather.buffers[count++] = asio::buffer(piece);
       }
+      ++pieces;
     }
-    char size_line[24];
-    char* size_end = std::to_chars(size_line, size_line + 16, got, 16).ptr;
-    *size_end++ = '\r';
-    *size_end++ = '\n';
-    const std::array<asio::const_buffer, 4> chunk = {
-        pending_head, asio::buffer(size_line, static_cast<size_t>(size_end - size_line)),
-        asio::buffer(piece), asio::buffer("\r\n", 2)};
-    const std::array<asio::const_buffer, 2> plain = {pending_head, asio::buffer(piece)};
-    client_ok = chunked ? !co_await WriteAll(client_, chunk) : !co_await WriteAll(client_, plain);
-    pending_head = {};
-    upstream.buffer.consume(step->consumed);
+    if (!upstream_ok) break;
+    // The last chunk leaves with the last data.
+    if (chunked && reader.done()) gather.buffers[count++] = asio::buffer("0\r\n\r\n", 5);
+    if (count > 1 || reader.done()) {
+      client_ok = !co_await WriteAll(client_, std::span(gather.buffers.data(), count));
+      pending_head = {};
+    }
+    offset += used;
+    upstream.buffer.consume(used);
+    if (used > 0 || reader.done()) continue;
+    // A clock read, not a timer: the event loop's watchdog enforces it.
+    upstream.deadline.ExpiresAfter(server_.config.limits.upstream_timeout);
+    auto [ec, n] = co_await upstream.socket.async_read_some(
+        upstream.buffer.prepare(UpstreamConnection::kReadBytes), kAsTuple);
+    // The upstream timeout bounds the wait for the replica, not a slow client's reading.
+    upstream.deadline.ExpiresNever();
+    upstream.buffer.commit(n);
+    if (ec == asio::error::eof && reader.EndOfInput()) {
+      ended_by_close = true;
+      break;
+    }
+    if (ec) upstream_ok = false;
   }
-  if (client_ok && pending_head.size() > 0) {
-    client_ok = !co_await WriteAll(client_, pending_head);
-  }
-  if (client_ok && upstream_ok && chunked) {
-    client_ok = !co_await WriteAll(client_, asio::buffer("0\r\n\r\n", 5));
+  // A head still waiting (an empty or broken body), and the last chunk of a body the replica
+  // ended by closing.
+  const bool last_chunk = ended_by_close && chunked && upstream_ok;
+  if (client_ok && (pending_head.size() > 0 || last_chunk)) {
+    const std::array<asio::const_buffer, 2> tail = {
+        pending_head, last_chunk ? asio::buffer("0\r\n\r\n", 5) : asio::const_buffer()};
+    client_ok = !co_await WriteAll(client_, tail);
   }
   // A client that left cancels the upstream request: closing the connection is what tells an
   // engine to abort the sequence. Bytes beyond the answer would be read as the next exchange's:

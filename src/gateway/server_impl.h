@@ -4,6 +4,7 @@
 // server.cc (threads, accept, scraping) and proxy.cc (one client connection). Boost stays in
 // here, out of server.h.
 
+#include <array>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -92,6 +93,14 @@ struct UpstreamConnection {
   beast::flat_buffer buffer;  // bytes read from the replica, not yet relayed
   // The current answer's head: views into `buffer`, valid until the relay consumes them.
   net::ResponseHead response;
+  // What one write to the client gathers: the pieces of body the buffer holds, each with its
+  // chunk framing.
+  struct Gather {
+    static constexpr size_t kMaxPieces = 16;
+    // The answer's head, then per piece a size line, the data and CRLF, then the last chunk.
+    std::array<asio::const_buffer, 2 + 3 * kMaxPieces> buffers;
+    std::array<std::array<char, 24>, kMaxPieces> size_lines;
+  } gather;
 };
 
 // A model version's picker, shared by every event loop, so that each pick sees the whole
