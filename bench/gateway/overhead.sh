@@ -10,7 +10,7 @@
 #                             [--connections 32] [--threads 2] [--variant small|stream|200k]
 #                             [--runs 3] [--paced] [--rate R]
 #                             [--engine-port P]   (use a replica already listening on P)
-#                             [--syscalls]
+#                             [--syscalls] [--baseline OTHER_STRATA]
 #
 # --paced adds, after the peak rounds, rounds at half of strata's median peak req/s (or at
 # --rate R): every connection waits an exponentially distributed pause between requests, so
@@ -20,6 +20,11 @@
 # --syscalls adds, per path, the system calls and context switches per request of the proxy
 # (of the engine for the direct path), counted by `perf stat` on kernel tracepoints during the
 # wrk run ("syscalls_per_request" in each path's JSON; needs perf and tracefs).
+#
+# --baseline adds a fourth path: a second strata gateway from another build (the code before a
+# change, say), loaded in the same rounds, so that a before/after comparison shares the
+# engine, the machine's moment and the rotation ("baseline" in each round's JSON, and
+# "strata_over_baseline_rps" / "_cpu_per_request" in the summary).
 #
 # Needs nginx and wrk (Debian packages). Everything listens on 127.0.0.1.
 set -euo pipefail
@@ -34,6 +39,7 @@ PACED=0
 RATE=
 ENGINE_PORT=
 SYSCALLS=0
+BASELINE=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --strata) STRATA=$2; shift 2 ;;
@@ -46,6 +52,7 @@ while [[ $# -gt 0 ]]; do
     --rate) PACED=1; RATE=$2; shift 2 ;;
     --engine-port) ENGINE_PORT=$2; shift 2 ;;
     --syscalls) SYSCALLS=1; shift ;;
+    --baseline) BASELINE=$2; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -101,6 +108,14 @@ start_background "$WORK/gateway.log" "$STRATA" gateway --listen 127.0.0.1:0 \
   --config "$WORK/gateway.yaml"
 GATEWAY_PID=${PIDS[-1]}
 GATEWAY_PORT=$(wait_for_port "$WORK/gateway.log")
+PATH_NAMES=(direct nginx strata)
+if [[ -n "$BASELINE" ]]; then
+  start_background "$WORK/baseline.log" "$BASELINE" gateway --listen 127.0.0.1:0 \
+    --config "$WORK/gateway.yaml"
+  BASELINE_PID=${PIDS[-1]}
+  BASELINE_PORT=$(wait_for_port "$WORK/baseline.log")
+  PATH_NAMES+=(baseline)
+fi
 
 NGINX_PORT=$(free_port)
 mkdir -p "$WORK/nginx"
@@ -228,13 +243,14 @@ if counts:
     r["syscalls_per_request"] = counts
 print(json.dumps(r))' "$line" "$DURATION" "$((after - before))" "$TICKS_PER_SECOND" "$WORK/perf.csv"
 }
-# One round: the three paths back to back, the order rotated by $2. Prints one JSON object.
+# One round: every path back to back, the order rotated by $2. Prints one JSON object.
 run_round() {
-  local script=$1 rotation=$2 names=(direct nginx strata) ports=("$ENGINE_PORT" "$NGINX_PORT" "$GATEWAY_PORT")
-  local pids=("$ENGINE_PID" "$NGINX_WORKERS" "$GATEWAY_PID")
+  local script=$1 rotation=$2 ports=("$ENGINE_PORT" "$NGINX_PORT" "$GATEWAY_PORT")
+  local pids=("$ENGINE_PID" "$NGINX_WORKERS" "$GATEWAY_PID") names=("${PATH_NAMES[@]}")
+  if [[ -n "$BASELINE" ]]; then ports+=("$BASELINE_PORT"); pids+=("$BASELINE_PID"); fi
   local out="{\"load_average\": \"$(cut -d' ' -f1-3 /proc/loadavg)\""
-  for k in 0 1 2; do
-    local i=$(( (k + rotation) % 3 ))
+  for ((k = 0; k < ${#names[@]}; k++)); do
+    local i=$(( (k + rotation) % ${#names[@]} ))
     # shellcheck disable=SC2086  # NGINX_WORKERS holds several pids
     out+=", \"${names[$i]}\": $(run_wrk "${ports[$i]}" "$script" ${pids[$i]})"
   done
@@ -242,7 +258,7 @@ run_round() {
 }
 
 # Warm every path (connection pools, page cache) before measuring.
-for port in "$ENGINE_PORT" "$NGINX_PORT" "$GATEWAY_PORT"; do
+for port in "$ENGINE_PORT" "$NGINX_PORT" "$GATEWAY_PORT" ${BASELINE:+"$BASELINE_PORT"}; do
   wrk -t 1 -c 4 -d 1s -s "$WORK/peak.lua" "http://127.0.0.1:$port/v1/chat/completions" >/dev/null
 done
 : >"$WORK/peak.jsonl"
@@ -268,21 +284,30 @@ paced = [json.loads(l) for l in open(sys.argv[2])]
 def summary(rounds):
     if not rounds:
         return None
+    paths = [p for p in ("direct", "nginx", "strata", "baseline") if p in rounds[0]]
     med = {path: {key: statistics.median(r[path][key] or 0 for r in rounds)
                   for key in ("rps", "p50_ms", "p90_ms", "p99_ms", "cpu_us_per_request")}
-           for path in ("direct", "nginx", "strata")}
-    ratios = [r["strata"]["rps"] / r["nginx"]["rps"] for r in rounds if r["nginx"]["rps"]]
-    cpu = [r["strata"]["cpu_us_per_request"] / r["nginx"]["cpu_us_per_request"] for r in rounds
-           if r["nginx"]["cpu_us_per_request"] and r["strata"]["cpu_us_per_request"]]
+           for path in paths}
+
+    def ratio(other, key):
+        values = [r["strata"][key] / r[other][key] for r in rounds
+                  if r[other][key] and r["strata"][key]]
+        return round(statistics.median(values), 3) if values else None
+
+    extra = {}
+    if "baseline" in paths:
+        extra = {"strata_over_baseline_rps": ratio("baseline", "rps"),
+                 "strata_over_baseline_cpu_per_request": ratio("baseline", "cpu_us_per_request")}
     return {
         "rounds": rounds, "median": med,
-        "strata_over_nginx_rps": round(statistics.median(ratios), 3) if ratios else None,
-        "strata_over_nginx_cpu_per_request": round(statistics.median(cpu), 3) if cpu else None,
+        "strata_over_nginx_rps": ratio("nginx", "rps"),
+        "strata_over_nginx_cpu_per_request": ratio("nginx", "cpu_us_per_request"),
+        **extra,
         "strata_added_p50_ms": round(med["strata"]["p50_ms"] - med["direct"]["p50_ms"], 3),
         "strata_added_p99_ms": round(med["strata"]["p99_ms"] - med["direct"]["p99_ms"], 3),
         "nginx_added_p50_ms": round(med["nginx"]["p50_ms"] - med["direct"]["p50_ms"], 3),
         "nginx_added_p99_ms": round(med["nginx"]["p99_ms"] - med["direct"]["p99_ms"], 3),
-        "errors": sum(r[p]["errors"] for r in rounds for p in ("direct", "nginx", "strata")),
+        "errors": sum(r[p]["errors"] for r in rounds for p in paths),
     }
 
 result = {"variant": sys.argv[3], "connections": int(sys.argv[4]), "threads": int(sys.argv[5]),
