@@ -57,7 +57,8 @@ export function queuesPage(parent, { queues, jobs }) {
       const wanted = new Set(['strata_queue_usage', 'strata_queue_nominal_quota',
         'strata_queue_borrowed', 'strata_queue_pending_workloads']);
       usage.clear();
-      for (const s of parseMetrics(await getText('/metrics'), wanted)) {
+      const text = await getText(`/metrics?families=${[...wanted].join(',')}`);
+      for (const s of parseMetrics(text, wanted)) {
         if (s.name === 'strata_queue_pending_workloads') {
           const key = `${s.labels.queue}/pending`;
           usage.set(key, (usage.get(key) || 0) + s.value);

@@ -98,6 +98,11 @@ test('a pending job shows why it waits', limit, async () => {
   null, wait);
   const text = await row.textContent();
   assert.match(text, /0\/4 nodes are available/);
+  // The queues' GPU quota comes from /metrics, read for the queue families only.
+  await page.waitForFunction(() => [...document.querySelectorAll('.vlist .row')].some((r) => {
+    const cells = [...r.querySelectorAll('.cell')].map((c) => c.textContent);
+    return cells[0] === 'team-a-cq' && cells[3] === '32';
+  }), null, wait);
   await screenshot('pending-explained');
 
   // The Jobs page shows the reason tier, and the explanation with the events on a click.
