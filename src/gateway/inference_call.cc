@@ -61,15 +61,16 @@ VersionRouting* InferenceCall::CurrentRouting() {
 }
 
 void InferenceCall::ReleasePrefill() {
-  if (busy_endpoint_ != nullptr) {
-    counters_->busy_ticks.fetch_add(busy_endpoint_->busy.Close(server_.clock.Now()).count());
-    busy_endpoint_ = nullptr;
+  if (picked_ == nullptr) return;
+  const TimePoint now = server_.clock.Now();
+  counters_->busy_ticks.fetch_add(picked_->busy.Close(now).count());
+  if (pick_ticket_ != 0) {
+    if (auto it = worker_.routing.find(counters_->serial); it != worker_.routing.end()) {
+      std::lock_guard lock(it->second.picker->mutex);
+      it->second.picker->picker.PrefillDone(picked_->id, pick_ticket_, now);
+    }
   }
-  if (pick_ticket_ == 0) return;
-  if (auto it = worker_.routing.find(counters_->serial); it != worker_.routing.end()) {
-    std::lock_guard lock(it->second.picker->mutex);
-    it->second.picker->picker.PrefillDone(picked_endpoint_, pick_ticket_, server_.clock.Now());
-  }
+  picked_ = nullptr;
   pick_ticket_ = 0;
 }
 
@@ -354,10 +355,9 @@ asio::awaitable<std::optional<bool>> InferenceCall::TryReplica(int attempt) {
   }
   // Stays alive through table_, which the attempt does not replace.
   EndpointRuntime& endpoint = routing->states.runtime(pick->index);
-  picked_endpoint_ = endpoint.id;
+  picked_ = &endpoint;
   pick_ticket_ = pick->ticket;
   endpoint.busy.Open(now);
-  busy_endpoint_ = &endpoint;
   worker_.stats.Picks(ids_, pick->reason).Increment();
   CountGuard endpoint_in_flight(endpoint.in_flight);
   CountGuard version_in_flight(counters_->in_flight);

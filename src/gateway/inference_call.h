@@ -122,10 +122,9 @@ class InferenceCall {
   VersionCounters* counters_ = nullptr;  // the version's; the server keeps every one alive
   Duration ttft_objective_{};
   bool answered_ = false;
-  std::string picked_endpoint_;  // the replica of the current attempt
-  uint64_t pick_ticket_ = 0;     // its pick's ticket until ReleasePrefill; 0 after, or none
-  // The replica whose busy meter this request holds open until ReleasePrefill; kept alive by
-  // table_.
-  EndpointRuntime* busy_endpoint_ = nullptr;
+  // The replica of the current attempt, whose busy meter this request holds open, until
+  // ReleasePrefill; kept alive by table_.
+  EndpointRuntime* picked_ = nullptr;
+  uint64_t pick_ticket_ = 0;  // its pick's ticket (0 for policies that issue none)
 };
 }  // namespace strata::gateway
