@@ -57,7 +57,8 @@ Status ValidateRateOptions(const RateOptions& options) {
         std::pair{"burstWindow", options.burst_window},
         std::pair{"levelWindow", options.level_window},
         std::pair{"trendWindow", options.trend_window}, std::pair{"drainTime", options.drain_time},
-        std::pair{"scaleDownStep", options.scale_down_step}}) {
+        std::pair{"scaleDownStep", options.scale_down_step},
+        std::pair{"rateSamplePeriod", options.rate_sample_period}}) {
     if (window <= Duration{0}) return InvalidArgumentError(fmt::format("{}: must be > 0", field));
   }
   if (options.cold_start < Duration{0} || options.scale_down_delay < Duration{0} ||
@@ -162,9 +163,11 @@ void RatePolicy::LearnCapacity(TimePoint now, std::string& why) {
   capacity_ = revised;
 }
 
-int RatePolicy::HoldForScaleDown(int wanted, TimePoint now, std::string& why) {
-  wanted_.push_back({now, wanted});
-  while (now - wanted_.front().at > options_.scale_down_delay) wanted_.pop_front();
+int RatePolicy::HoldForScaleDown(int wanted, TimePoint now, bool remember, std::string& why) {
+  if (remember) wanted_.push_back({now, wanted});
+  while (!wanted_.empty() && now - wanted_.front().at > options_.scale_down_delay) {
+    wanted_.pop_front();
+  }
   int held = wanted;
   for (const Wanted& earlier : wanted_) held = std::max(held, earlier.replicas);
   if (held >= last_desired_) return held;
@@ -197,35 +200,40 @@ Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
     last_learned_ = now;
     last_desired_ = sample.ready_replicas + sample.starting_replicas;
   }
-  const double arrivals = static_cast<double>(sample.arrivals_total);
-  const double work_total =
-      options_.plan_in_prompt_tokens
-          ? static_cast<double>(sample.prompt_tokens_total) + options_.request_tokens * arrivals
-          : arrivals;
-  points_.push_back({now, sample.arrivals_total, work_total, sample.answered_total,
-                     sample.late_total, sample.prefill_busy_seconds_total, sample.ready_replicas,
-                     sample.starting_replicas});
-  // A burst window more than the longest look-back, so a whole one is always there.
-  const Duration keep =
-      std::max({options_.capacity_window, 2 * options_.trend_window, options_.level_window}) +
-      options_.burst_window;
-  while (now - points_.front().at > keep) points_.pop_front();
+  // Everything measured over windows is read at the last recorded sample, `at`.
+  const bool record = points_.empty() || now - points_.back().at >= options_.rate_sample_period;
+  if (record) {
+    const double arrivals = static_cast<double>(sample.arrivals_total);
+    const double work_total =
+        options_.plan_in_prompt_tokens
+            ? static_cast<double>(sample.prompt_tokens_total) + options_.request_tokens * arrivals
+            : arrivals;
+    points_.push_back({now, sample.arrivals_total, work_total, sample.answered_total,
+                       sample.late_total, sample.prefill_busy_seconds_total, sample.ready_replicas,
+                       sample.starting_replicas});
+    // A burst window more than the longest look-back, so a whole one is always there.
+    const Duration keep =
+        std::max({options_.capacity_window, 2 * options_.trend_window, options_.level_window}) +
+        options_.burst_window;
+    while (now - points_.front().at > keep) points_.pop_front();
+  }
+  const TimePoint at = points_.back().at;
 
   // Work per request converts between requests and work: the capacity before anything is
   // learned, the Poisson margin (arrivals are counted in requests) and the queue.
   const double per_request = WorkPerRequest();
   if (capacity_ == 0) capacity_ = options_.initial_capacity * per_request;
   std::string why;
-  if (!MeasureCapacity(now, why)) LearnCapacity(now, why);
+  if (!MeasureCapacity(at, why)) LearnCapacity(at, why);
 
-  const double burst = WorkRate(now, Duration{0}, options_.burst_window);
-  const double level = WorkRate(now, Duration{0}, options_.level_window);
+  const double burst = WorkRate(at, Duration{0}, options_.burst_window);
+  const double level = WorkRate(at, Duration{0}, options_.level_window);
   // The trend compares the last two trend windows, once the samples cover both; each window's
   // rate is its mean, centred half a window back, and so is the level's.
   double slope = 0;
-  if (now - points_.front().at >= 2 * options_.trend_window) {
-    const double recent = WorkRate(now, Duration{0}, options_.trend_window);
-    const double before = WorkRate(now, options_.trend_window, options_.trend_window);
+  if (at - points_.front().at >= 2 * options_.trend_window) {
+    const double recent = WorkRate(at, Duration{0}, options_.trend_window);
+    const double before = WorkRate(at, options_.trend_window, options_.trend_window);
     slope = (recent - before) / ToSeconds(options_.trend_window);
   }
   // A trend measured over one trend window says little about the load further ahead than
@@ -257,7 +265,7 @@ Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
         why;
 
   const bool idle = !seen_activity_ || now - last_active_ >= options_.scale_to_zero_after;
-  const int desired = ApplyIdleAndBounds(HoldForScaleDown(wanted, now, why), sample, idle,
+  const int desired = ApplyIdleAndBounds(HoldForScaleDown(wanted, now, record, why), sample, idle,
                                          options_.scale_to_zero_after, options_.min_replicas,
                                          options_.max_replicas, why);
   last_desired_ = desired;

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <vector>
 
 namespace strata::autoscaler {
 namespace {
@@ -302,6 +304,44 @@ TEST(RatePolicy, ScalesDownAfterTheDelayOneReplicaPerStep) {
     }
   }
   EXPECT_EQ(desired.back(), 4);
+}
+
+// Arrivals by `t`: 2 req/s, with bursts of 40 requests at 100.95 s and 110.85 s, which one
+// 10 s burst window holds both only when it ends in [110.85 s, 110.95 s).
+int64_t TwoBurstArrivals(Duration t) {
+  const double at = ToSeconds(t);
+  return static_cast<int64_t>(std::floor(2 * at)) + (at >= 100.95 ? 40 : 0) +
+         (at >= 110.85 ? 40 : 0);
+}
+
+// The desired count at each whole second of 200 s of TwoBurstArrivals, asked every `pace`.
+std::vector<int> DesiredEachSecond(const RateOptions& options, Duration pace) {
+  RatePolicy policy(options);
+  std::vector<int> desired;
+  int ready = 1;
+  for (Duration t = seconds(1); t <= seconds(200); t += pace) {
+    LoadSample sample;
+    sample.arrivals_total = TwoBurstArrivals(t);
+    sample.answered_total = sample.arrivals_total;
+    sample.ready_replicas = ready;
+    const Decision decision = policy.Decide(sample, FakeClock::kDefaultStart + t);
+    ready = std::max(1, decision.desired);
+    if (t % seconds(1) == Duration::zero()) desired.push_back(decision.desired);
+  }
+  return desired;
+}
+
+TEST(RatePolicy, DecidesTheSameWhetherAskedEverySecondOrTenTimesASecond) {
+  const std::vector<int> every_second = DesiredEachSecond(Plain(), seconds(1));
+  ASSERT_EQ(every_second.size(), 200u);
+  // Each whole-second window holds one burst: 60 requests in 10 s.
+  EXPECT_EQ(*std::max_element(every_second.begin(), every_second.end()), 6);
+  EXPECT_EQ(DesiredEachSecond(Plain(), std::chrono::milliseconds(100)), every_second);
+  // Recording every sample, the window ending at 110.9 s holds both bursts: 100 requests.
+  RateOptions eager = Plain();
+  eager.rate_sample_period = std::chrono::milliseconds(100);
+  const std::vector<int> eager_desired = DesiredEachSecond(eager, std::chrono::milliseconds(100));
+  EXPECT_EQ(*std::max_element(eager_desired.begin(), eager_desired.end()), 10);
 }
 
 TEST(RatePolicy, ScalesToZeroOnlyAfterTheIdlePeriod) {
