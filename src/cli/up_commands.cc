@@ -12,6 +12,7 @@
 #include "controller/node_controller.h"
 #include "controller/scheduler_loop.h"
 #include "gateway/config.h"
+#include "gateway/gateway_stats.h"
 #include "gateway/server.h"
 #include "node/node_agent.h"
 #include "node/process_runtime.h"
@@ -87,7 +88,10 @@ Result<std::shared_ptr<gateway::GatewayServer>> StartServing(
   if (!started) return Err(started.error());
   std::shared_ptr<gateway::GatewayServer> gateway = std::move(*started);
   // The control plane's /metrics carries the gateway's series too (TTFT, TPOT, tokens, picks).
-  plane.registry().AddCollector([gateway](std::string& out) { out += gateway->MetricsText(); });
+  plane.registry().AddCollector(gateway::GatewayStats::FamilyNames("gateway"),
+                                [gateway](const telemetry::FamilySelection&, std::string& out) {
+                                  out += gateway->MetricsText();
+                                });
   controller::ServiceControllerOptions controller_options;
   controller_options.drain_grace = std::chrono::seconds(options.drain_grace_seconds);
   auto serving = std::make_shared<server::ServingLoop>(

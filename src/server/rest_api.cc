@@ -39,33 +39,6 @@ ApiReply JsonReply(int code, const nlohmann::json& body) {
   return ApiReply{net::HttpResponse::Text(code, "application/json", body.dump()), nullptr};
 }
 
-// The families of Prometheus `text` whose names are in `families`: each family's "# HELP" and
-// "# TYPE" lines and the samples after them, up to the next family's header.
-std::string KeepFamilies(std::string_view text,
-                         const std::set<std::string, std::less<>>& families) {
-  std::string kept;
-  bool keeping = false;
-  std::string_view current;
-  while (!text.empty()) {
-    const size_t newline = text.find('\n');
-    const std::string_view line = text.substr(0, newline);
-    text = newline == std::string_view::npos ? std::string_view() : text.substr(newline + 1);
-    if (line.starts_with("# HELP ") || line.starts_with("# TYPE ")) {
-      std::string_view name = line.substr(7);
-      name = name.substr(0, name.find(' '));
-      if (name != current) {
-        current = name;
-        keeping = families.contains(name);
-      }
-    }
-    if (keeping) {
-      kept.append(line);
-      kept.push_back('\n');
-    }
-  }
-  return kept;
-}
-
 }  // namespace
 
 std::map<std::string, std::string> ParseQuery(std::string_view target) {
@@ -241,9 +214,11 @@ net::HttpResponse RestApi::Metrics(const Query& query) {
       spdlog::warn("/metrics: the cluster state could not be read: {}", refreshed.ToString());
     }
   }
-  const std::string text = registry_.RenderText();
-  return net::HttpResponse::Text(200, "text/plain; version=0.0.4",
-                                 families.empty() ? text : KeepFamilies(text, families));
+  // An empty list (`?families=`) asks for every family, as no list does.
+  const telemetry::FamilySelection wanted = families.empty()
+                                                ? telemetry::FamilySelection()
+                                                : telemetry::FamilySelection(std::move(families));
+  return net::HttpResponse::Text(200, "text/plain; version=0.0.4", registry_.RenderText(wanted));
 }
 
 }  // namespace strata::server

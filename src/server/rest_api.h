@@ -75,9 +75,10 @@ class RestApi {
   using Query = std::map<std::string, std::string>;
 
   Result<ApiReply> Route(const net::HttpRequest& request, const Query& query, std::string* verb);
-  // The registry's Prometheus text. `?families=A,B` keeps only those families; the cluster
-  // state's strata_* families are brought up to date (ClusterMetrics::Refresh) only when the
-  // scrape asks for all families or for one of strata_*.
+  // The registry's Prometheus text. `?families=A,B` renders only those families, and runs only
+  // the collectors that produce one of them (Registry::RenderText); the cluster state's strata_*
+  // families are brought up to date (ClusterMetrics::Refresh) only when the scrape asks for all
+  // families or for one of strata_*.
   net::HttpResponse Metrics(const Query& query);
 
   Result<ApiReply> List(const ResourcePath& path, const Query& query);

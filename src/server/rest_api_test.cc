@@ -397,6 +397,36 @@ TEST_F(RestApiTest, MetricsCountRequestsAndPods) {
   EXPECT_EQ(scraped->body, "");
 }
 
+TEST_F(RestApiTest, MetricsOfSomeFamiliesRunOnlyTheCollectorsThatProduceThem) {
+  int runs = 0;
+  registry_.AddCollector({"strata_test_collected"},
+                         [&runs](const telemetry::FamilySelection&, std::string& out) {
+                           ++runs;
+                           out += "# HELP strata_test_collected Collected.\n";
+                           out += "# TYPE strata_test_collected gauge\nstrata_test_collected 1\n";
+                         });
+  Start();
+  net::HttpRequest request;
+  request.target = "/metrics?families=strata_apiserver_pods";
+  ApiReply reply = api_->Handle(request);
+  EXPECT_THAT(reply.response.body, HasSubstr("strata_apiserver_pods{phase=\"Running\"} 0\n"));
+  EXPECT_EQ(runs, 0);
+
+  request.target = "/metrics?families=strata_test_collected";
+  reply = api_->Handle(request);
+  EXPECT_EQ(reply.response.body,
+            "# HELP strata_test_collected Collected.\n"
+            "# TYPE strata_test_collected gauge\nstrata_test_collected 1\n");
+  EXPECT_EQ(runs, 1);
+
+  // An empty list is the whole page, as no list is.
+  request.target = "/metrics?families=";
+  reply = api_->Handle(request);
+  EXPECT_THAT(reply.response.body, HasSubstr("strata_apiserver_requests_total{"));
+  EXPECT_THAT(reply.response.body, HasSubstr("strata_test_collected 1\n"));
+  EXPECT_EQ(runs, 2);
+}
+
 TEST_F(RestApiTest, UnknownPathsAndMethodsAreStatusErrors) {
   Start();
   auto unknown = client_->Get("/apis/strata.dev/v1alpha1/widgets");

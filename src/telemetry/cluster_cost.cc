@@ -57,12 +57,20 @@ CostPods CostPodsOf(const ClusterObjects& cluster) {
 void AddClusterMetrics(Registry& registry, const store::Store& store,
                        ClusterMetricsOptions options) {
   auto shared = std::make_shared<const ClusterMetricsOptions>(std::move(options));
-  registry.AddCollector([&store, shared](std::string& out) {
+  std::vector<std::string> gpu_families = GpuMetricFamilies();
+  std::vector<std::string> cost_families = CostMetricFamilies();
+  std::vector<std::string> families = gpu_families;
+  families.insert(families.end(), cost_families.begin(), cost_families.end());
+  registry.AddCollector(std::move(families), [&store, shared, gpu_families, cost_families](
+                                                 const FamilySelection& wanted, std::string& out) {
     Result<ClusterObjects> cluster = LoadClusterObjects(store);
     if (!cluster) return;
-    GpuReadingsByUuid measured =
-        shared->measured_gpus ? shared->measured_gpus() : GpuReadingsByUuid{};
-    RenderGpuMetrics(ClusterGpuSamples(*cluster, measured), out);
+    if (wanted.IncludesAnyOf(gpu_families)) {
+      GpuReadingsByUuid measured =
+          shared->measured_gpus ? shared->measured_gpus() : GpuReadingsByUuid{};
+      RenderGpuMetrics(ClusterGpuSamples(*cluster, measured), out, wanted);
+    }
+    if (!wanted.IncludesAnyOf(cost_families)) return;
     TimePoint now = shared->clock->Now();
     std::map<std::string, double> tokens =
         shared->service_tokens ? shared->service_tokens() : std::map<std::string, double>{};
@@ -74,7 +82,7 @@ void AddClusterMetrics(Registry& registry, const store::Store& store,
       reports.push_back(ComputeCost(shared->prices, pods.pods, dimension, now - shared->cost_window,
                                     now, tokens));
     }
-    RenderCostMetrics(reports, out);
+    RenderCostMetrics(reports, out, wanted);
   });
 }
 

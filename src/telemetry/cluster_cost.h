@@ -50,8 +50,10 @@ struct ClusterMetricsOptions {
 };
 
 // Adds a collector to `registry` that renders, at each scrape, RenderGpuMetrics over every GPU
-// of the store's nodes and RenderCostMetrics by team, project, queue, job and service. A store
-// read that fails renders nothing (the scrape still answers). `store` must outlive `registry`'s
+// of the store's nodes and RenderCostMetrics by team, project, queue, job and service (the
+// families of GpuMetricFamilies and CostMetricFamilies; a scrape that asks for GPU families only
+// computes no cost, and the other way round). A store read that fails renders nothing (the
+// scrape still answers). `store` must outlive `registry`'s
 // use of the collector.
 void AddClusterMetrics(Registry& registry, const store::Store& store,
                        ClusterMetricsOptions options);

@@ -13,6 +13,7 @@ using std::chrono::hours;
 using testing::BoundPod;
 using testing::GpuNode;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(ParseUtcTimestampTest, ReadsWhatFormatRfc3339Writes) {
   TimePoint t = FakeClock::kDefaultStart + hours(5) + std::chrono::seconds(7);
@@ -80,6 +81,34 @@ TEST(AddClusterMetricsTest, AScrapeRendersGpuAndCostFamiliesFromTheStore) {
   EXPECT_THAT(page, HasSubstr("strata_cost_hourly_rate{by=\"team\",name=\"ml\""));
   EXPECT_THAT(page, HasSubstr("strata_cost_accrued{by=\"job\",name=\"default/train\""));
   EXPECT_THAT(page, HasSubstr("strata_cost_per_million_tokens{service=\"llm\""));
+}
+
+TEST(AddClusterMetricsTest, AScrapeOfSomeFamiliesRendersThoseAlone) {
+  std::unique_ptr<store::Store> store = testing::SimulatedClusterStore(2);
+  Registry registry;
+  int token_reads = 0;
+  ClusterMetricsOptions options;
+  options.service_tokens = [&token_reads] {
+    ++token_reads;
+    return std::map<std::string, double>{{"llm", 4e6}};
+  };
+  AddClusterMetrics(registry, *store, options);
+
+  const std::string util =
+      registry.RenderText(FamilySelection({"DCGM_FI_DEV_GPU_UTIL", "no_such_family"}));
+  Result<std::vector<Sample>> parsed = ParsePrometheusText(util);
+  ASSERT_TRUE(parsed) << parsed.error().ToString();
+  EXPECT_EQ(parsed->size(), 16u);
+  for (const Sample& sample : *parsed) EXPECT_EQ(sample.name, "DCGM_FI_DEV_GPU_UTIL");
+  // A GPU-only scrape computes no cost.
+  EXPECT_EQ(token_reads, 0);
+
+  const std::string cost = registry.RenderText(FamilySelection({"strata_cost_accrued"}));
+  EXPECT_THAT(cost, HasSubstr("# TYPE strata_cost_accrued gauge\n"));
+  EXPECT_THAT(cost, HasSubstr("strata_cost_accrued{by=\"team\",name=\"ml\""));
+  EXPECT_THAT(cost, Not(HasSubstr("DCGM_")));
+  EXPECT_THAT(cost, Not(HasSubstr("strata_cost_hourly_rate")));
+  EXPECT_EQ(token_reads, 1);
 }
 
 }  // namespace

@@ -16,6 +16,10 @@
 namespace strata::telemetry {
 namespace {
 
+constexpr std::string_view kHourlyRateFamily = "strata_cost_hourly_rate";
+constexpr std::string_view kAccruedFamily = "strata_cost_accrued";
+constexpr std::string_view kPerMillionTokensFamily = "strata_cost_per_million_tokens";
+
 constexpr std::string_view kDimensionNames[] = {"pod",   "team", "project",
                                                 "queue", "job",  "service"};
 
@@ -233,45 +237,58 @@ nlohmann::json CostReportToJson(const CostReport& report) {
           {"unpricedGpuModels", report.unpriced_gpu_models}};
 }
 
-void RenderCostMetrics(const std::vector<CostReport>& reports, std::string& out) {
+std::vector<std::string> CostMetricFamilies() {
+  return {std::string(kHourlyRateFamily), std::string(kAccruedFamily),
+          std::string(kPerMillionTokensFamily)};
+}
+
+void RenderCostMetrics(const std::vector<CostReport>& reports, std::string& out,
+                       const FamilySelection& wanted) {
   auto header = [&](std::string_view name, std::string_view help) {
     out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", name, EscapeHelp(help), name);
   };
-  header("strata_cost_hourly_rate",
-         "What current allocations cost per hour (requests x price), by dimension and group.");
-  for (const CostReport& report : reports) {
-    for (const CostLine& line : report.lines) {
-      AppendGauge(
-          out, "strata_cost_hourly_rate",
-          fmt::format("by=\"{}\",name=\"{}\",currency=\"{}\"", CostDimensionName(report.dimension),
-                      EscapeLabelValue(line.name), EscapeLabelValue(report.currency)),
-          line.hourly_rate);
+  if (wanted.Includes(kHourlyRateFamily)) {
+    header(kHourlyRateFamily,
+           "What current allocations cost per hour (requests x price), by dimension and group.");
+    for (const CostReport& report : reports) {
+      for (const CostLine& line : report.lines) {
+        AppendGauge(out, kHourlyRateFamily,
+                    fmt::format("by=\"{}\",name=\"{}\",currency=\"{}\"",
+                                CostDimensionName(report.dimension), EscapeLabelValue(line.name),
+                                EscapeLabelValue(report.currency)),
+                    line.hourly_rate);
+      }
     }
   }
-  header("strata_cost_accrued",
-         "Cost accrued over the report's window (requests x price x time held), by dimension "
-         "and group.");
-  for (const CostReport& report : reports) {
-    double window_seconds =
-        std::chrono::duration<double>(report.window_end - report.window_start).count();
-    for (const CostLine& line : report.lines) {
-      AppendGauge(out, "strata_cost_accrued",
-                  fmt::format("by=\"{}\",name=\"{}\",currency=\"{}\",window=\"{}s\"",
-                              CostDimensionName(report.dimension), EscapeLabelValue(line.name),
-                              EscapeLabelValue(report.currency), FormatSampleValue(window_seconds)),
-                  line.total);
+  if (wanted.Includes(kAccruedFamily)) {
+    header(kAccruedFamily,
+           "Cost accrued over the report's window (requests x price x time held), by dimension "
+           "and group.");
+    for (const CostReport& report : reports) {
+      double window_seconds =
+          std::chrono::duration<double>(report.window_end - report.window_start).count();
+      for (const CostLine& line : report.lines) {
+        AppendGauge(
+            out, kAccruedFamily,
+            fmt::format("by=\"{}\",name=\"{}\",currency=\"{}\",window=\"{}s\"",
+                        CostDimensionName(report.dimension), EscapeLabelValue(line.name),
+                        EscapeLabelValue(report.currency), FormatSampleValue(window_seconds)),
+            line.total);
+      }
     }
   }
-  header("strata_cost_per_million_tokens",
-         "Cost of a service over the window divided by the tokens it served, per million.");
-  for (const CostReport& report : reports) {
-    if (report.dimension != CostDimension::kService) continue;
-    for (const CostLine& line : report.lines) {
-      if (!line.cost_per_million_tokens) continue;
-      AppendGauge(out, "strata_cost_per_million_tokens",
-                  fmt::format("service=\"{}\",currency=\"{}\"", EscapeLabelValue(line.name),
-                              EscapeLabelValue(report.currency)),
-                  *line.cost_per_million_tokens);
+  if (wanted.Includes(kPerMillionTokensFamily)) {
+    header(kPerMillionTokensFamily,
+           "Cost of a service over the window divided by the tokens it served, per million.");
+    for (const CostReport& report : reports) {
+      if (report.dimension != CostDimension::kService) continue;
+      for (const CostLine& line : report.lines) {
+        if (!line.cost_per_million_tokens) continue;
+        AppendGauge(out, kPerMillionTokensFamily,
+                    fmt::format("service=\"{}\",currency=\"{}\"", EscapeLabelValue(line.name),
+                                EscapeLabelValue(report.currency)),
+                    *line.cost_per_million_tokens);
+      }
     }
   }
 }

@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "telemetry/metrics.h"
 
 // Cost accounting after OpenCost's model: a pod costs what it was allocated (its requests)
 // times the price of each resource times how long it held them, whether it used them or not.
@@ -114,7 +115,12 @@ nlohmann::json CostReportToJson(const CostReport& report);
 
 // Appends strata_cost_hourly_rate{by,name,currency} (current allocations, per hour) and
 // strata_cost_accrued{by,name,currency,window} (over the window) for each report, and
-// strata_cost_per_million_tokens{service,currency} from a service report.
-void RenderCostMetrics(const std::vector<CostReport>& reports, std::string& out);
+// strata_cost_per_million_tokens{service,currency} from a service report; only the families
+// `wanted` includes.
+void RenderCostMetrics(const std::vector<CostReport>& reports, std::string& out,
+                       const FamilySelection& wanted = FamilySelection());
+
+// The names of the families RenderCostMetrics renders, in its order.
+std::vector<std::string> CostMetricFamilies();
 
 }  // namespace strata::telemetry

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "telemetry/family_parts_check.h"
 #include "telemetry/prometheus_text.h"
 
 namespace strata::telemetry {
@@ -185,18 +186,22 @@ TEST(ParseCostDimensionTest, KnowsTheSixDimensions) {
   EXPECT_FALSE(ParseCostDimension("tenant"));
 }
 
-TEST(RenderCostMetricsTest, SeriesParseAndCarryTheGroup) {
+// By team and by service, of one service replica of team ml that held a GPU for two hours and
+// served a million tokens.
+std::vector<CostReport> TeamAndServiceReportsOverTwoHours() {
   FakeClock clock;
   TimePoint t0 = clock.Now();
   CostPod replica = Pod("llm-0", "ml", 1, t0);
   replica.service = "llm";
   clock.Advance(hours(2));
-  std::vector<CostReport> reports = {
-      ComputeCost(Prices(), {replica}, CostDimension::kTeam, t0, clock.Now()),
-      ComputeCost(Prices(), {replica}, CostDimension::kService, t0, clock.Now(),
-                  {{"llm", 1'000'000}})};
+  return {ComputeCost(Prices(), {replica}, CostDimension::kTeam, t0, clock.Now()),
+          ComputeCost(Prices(), {replica}, CostDimension::kService, t0, clock.Now(),
+                      {{"llm", 1'000'000}})};
+}
+
+TEST(RenderCostMetricsTest, SeriesParseAndCarryTheGroup) {
   std::string out;
-  RenderCostMetrics(reports, out);
+  RenderCostMetrics(TeamAndServiceReportsOverTwoHours(), out);
   Result<std::vector<Sample>> parsed = ParsePrometheusText(out);
   ASSERT_TRUE(parsed) << parsed.error().ToString();
   EXPECT_THAT(out, HasSubstr("strata_cost_hourly_rate{by=\"team\",name=\"ml\",currency=\"USD\"} "
@@ -220,6 +225,16 @@ TEST(CostReportToJsonTest, CarriesTheWindowAndEveryLine) {
   EXPECT_DOUBLE_EQ(json["lines"][0]["gpuHours"].get<double>(), 1);
   EXPECT_DOUBLE_EQ(json["total"]["total"].get<double>(), 2.2);
   EXPECT_FALSE(json["lines"][0].contains("tokens"));
+}
+
+TEST(RenderCostMetricsTest, EachFamilyAloneIsItsPartOfTheWholeRendering) {
+  const std::vector<CostReport> reports = TeamAndServiceReportsOverTwoHours();
+  EXPECT_EQ(
+      testing::FamilyPartsMismatch(CostMetricFamilies(),
+                                   [&reports](const FamilySelection& wanted, std::string& out) {
+                                     RenderCostMetrics(reports, out, wanted);
+                                   }),
+      "");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "telemetry/prometheus_text.h"
 
@@ -62,6 +63,34 @@ constexpr DcgmFamily kDcgmFamilies[] = {
      &GpuReading::ecc_sbe_volatile},
     {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors.",
      &GpuReading::ecc_dbe_volatile},
+};
+
+// The strata_gpu_* roll-ups of RenderGpuMetrics, in the order rendered.
+enum class RollUpFigure { kCapacity, kAllocated, kBusy, kAllocatedRatio, kBusyRatio };
+
+struct RollUpFamily {
+  std::string_view name;
+  std::string_view help;
+  RollUpFigure figure;
+};
+
+constexpr RollUpFamily kRollUpFamilies[] = {
+    {"strata_gpu_capacity_gpus", "GPUs present, per cluster and node.", RollUpFigure::kCapacity},
+    {"strata_gpu_allocated_gpus",
+     "GPUs allocated to pods (fractional shares summed), per cluster, node, queue and team.",
+     RollUpFigure::kAllocated},
+    {"strata_gpu_busy_gpus",
+     "GPUs' worth of measured utilisation (sum of utilisation/100, split by share), per "
+     "cluster, node, queue and team.",
+     RollUpFigure::kBusy},
+    {"strata_gpu_allocated_ratio",
+     "Share of GPUs allocated to pods: per GPU, of the node's and the cluster's GPUs, and of the "
+     "cluster's GPUs per queue and team.",
+     RollUpFigure::kAllocatedRatio},
+    {"strata_gpu_busy_ratio",
+     "Share of GPUs busy (measured utilisation): per GPU, of the node's and the cluster's GPUs, "
+     "and of the cluster's GPUs per queue and team.",
+     RollUpFigure::kBusyRatio},
 };
 
 void AppendLabel(std::string& out, std::string_view name, std::string_view value, bool first) {
@@ -274,11 +303,22 @@ std::vector<GpuUsage> SummariseGpuUsage(const std::vector<GpuSample>& samples) {
   return usage;
 }
 
-void RenderGpuMetrics(const std::vector<GpuSample>& samples, std::string& out) {
+std::vector<std::string> GpuMetricFamilies() {
+  std::vector<std::string> names;
+  for (const DcgmFamily& family : kDcgmFamilies) names.emplace_back(family.name);
+  for (const RollUpFamily& family : kRollUpFamilies) names.emplace_back(family.name);
+  return names;
+}
+
+void RenderGpuMetrics(const std::vector<GpuSample>& samples, std::string& out,
+                      const FamilySelection& wanted) {
   std::vector<std::string> labels;
-  labels.reserve(samples.size());
-  for (const GpuSample& sample : samples) labels.push_back(GpuLabels(sample));
   for (const DcgmFamily& family : kDcgmFamilies) {
+    if (!wanted.Includes(family.name)) continue;
+    if (labels.empty()) {
+      labels.reserve(samples.size());
+      for (const GpuSample& sample : samples) labels.push_back(GpuLabels(sample));
+    }
     AppendHeader(out, family.name, family.type, family.help);
     for (size_t i = 0; i < samples.size(); ++i) {
       double value = samples[i].reading.*family.field;
@@ -290,25 +330,28 @@ void RenderGpuMetrics(const std::vector<GpuSample>& samples, std::string& out) {
       out += '\n';
     }
   }
-  std::vector<GpuUsage> usage = SummariseGpuUsage(samples);
-  RenderUsageFamily(usage, "strata_gpu_capacity_gpus", "GPUs present, per cluster and node.",
-                    &GpuUsage::capacity, true, out);
-  RenderUsageFamily(usage, "strata_gpu_allocated_gpus",
-                    "GPUs allocated to pods (fractional shares summed), per cluster, node, queue "
-                    "and team.",
-                    &GpuUsage::allocated, false, out);
-  RenderUsageFamily(usage, "strata_gpu_busy_gpus",
-                    "GPUs' worth of measured utilisation (sum of utilisation/100, split by "
-                    "share), per cluster, node, queue and team.",
-                    &GpuUsage::busy, false, out);
-  RenderRatioFamily(samples, usage, "strata_gpu_allocated_ratio",
-                    "Share of GPUs allocated to pods: per GPU, of the node's and the cluster's "
-                    "GPUs, and of the cluster's GPUs per queue and team.",
-                    false, out);
-  RenderRatioFamily(samples, usage, "strata_gpu_busy_ratio",
-                    "Share of GPUs busy (measured utilisation): per GPU, of the node's and the "
-                    "cluster's GPUs, and of the cluster's GPUs per queue and team.",
-                    true, out);
+  std::optional<std::vector<GpuUsage>> usage;
+  for (const RollUpFamily& family : kRollUpFamilies) {
+    if (!wanted.Includes(family.name)) continue;
+    if (!usage) usage = SummariseGpuUsage(samples);
+    switch (family.figure) {
+      case RollUpFigure::kCapacity:
+        RenderUsageFamily(*usage, family.name, family.help, &GpuUsage::capacity, true, out);
+        break;
+      case RollUpFigure::kAllocated:
+        RenderUsageFamily(*usage, family.name, family.help, &GpuUsage::allocated, false, out);
+        break;
+      case RollUpFigure::kBusy:
+        RenderUsageFamily(*usage, family.name, family.help, &GpuUsage::busy, false, out);
+        break;
+      case RollUpFigure::kAllocatedRatio:
+        RenderRatioFamily(samples, *usage, family.name, family.help, false, out);
+        break;
+      case RollUpFigure::kBusyRatio:
+        RenderRatioFamily(samples, *usage, family.name, family.help, true, out);
+        break;
+    }
+  }
 }
 
 }  // namespace strata::telemetry

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "telemetry/metrics.h"
+
 // Per-GPU figures under the DCGM exporter's metric names and labels, so that dashboards and
 // alerts written for dcgm-exporter work on strata unchanged, plus who holds each GPU and the
 // roll-ups of allocation against use. Plain data and pure functions; thread-safe.
@@ -104,7 +106,12 @@ double BusyRatio(const GpuUsage& row, double cluster_capacity);
 // strata_gpu_capacity_gpus, strata_gpu_allocated_gpus and strata_gpu_busy_gpus per scope. Then
 // strata_gpu_allocated_ratio and strata_gpu_busy_ratio {scope, name}: per GPU (scope "gpu",
 // name "HOSTNAME/INDEX", from UseOf; a GPU of unknown utilisation has no busy row), then per
-// scope (AllocatedRatio, BusyRatio).
-void RenderGpuMetrics(const std::vector<GpuSample>& samples, std::string& out);
+// scope (AllocatedRatio, BusyRatio). Only the families `wanted` includes are rendered (and
+// only their figures computed).
+void RenderGpuMetrics(const std::vector<GpuSample>& samples, std::string& out,
+                      const FamilySelection& wanted = FamilySelection());
+
+// The names of the families RenderGpuMetrics renders, in its order.
+std::vector<std::string> GpuMetricFamilies();
 
 }  // namespace strata::telemetry

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "telemetry/family_parts_check.h"
 #include "telemetry/prometheus_text.h"
 
 namespace strata::telemetry {
@@ -218,6 +219,19 @@ TEST(RenderGpuMetricsTest, LabelValuesAreEscaped) {
   Result<std::vector<Sample>> parsed = ParsePrometheusText(out);
   ASSERT_TRUE(parsed) << parsed.error().ToString();
   EXPECT_EQ(*parsed->front().Label("Hostname"), "host\"with\\quote");
+}
+
+TEST(RenderGpuMetricsTest, EachFamilyAloneIsItsPartOfTheWholeRendering) {
+  std::vector<GpuSample> samples = {
+      MakeGpu("n0", 0, {RunningJobPod("a", 0.5, "research", "ml")}, 40),
+      MakeGpu("n0", 1, {}, GpuReading::kUnknown),
+  };
+  EXPECT_EQ(
+      testing::FamilyPartsMismatch(GpuMetricFamilies(),
+                                   [&samples](const FamilySelection& wanted, std::string& out) {
+                                     RenderGpuMetrics(samples, out, wanted);
+                                   }),
+      "");
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 
 #include "common/check.h"
 #include "telemetry/prometheus_text.h"
@@ -77,6 +79,52 @@ void RenderHistogram(std::string& out, const HistogramFamily& family) {
     out += family.name() + "_sum" + labels + " " + FormatSampleValue(histogram.Sum()) + "\n";
     out += family.name() + "_count" + labels + " " + std::to_string(counts.back()) + "\n";
   });
+}
+
+// The family a "# HELP name ..." or "# TYPE name ..." line at the start of `text` names, or ""
+// when `text` starts with any other line.
+std::string_view HeaderFamily(std::string_view text) {
+  if (!text.starts_with("# HELP ") && !text.starts_with("# TYPE ")) return {};
+  text.remove_prefix(7);
+  return text.substr(0, text.find_first_of(" \n"));
+}
+
+// Checks that every family a collector appended (text[from..]) is one it declared, crashing
+// with the family's name otherwise, and removes those `wanted` does not include. A family is its
+// header lines and the samples after them, up to the next family's header; lines before the
+// first header belong to none and are kept only when `wanted` includes everything. Jumps from
+// '#' to '#', so a page of samples costs one memchr pass.
+void CheckAndSelectCollected(std::string& text, size_t from,
+                             const std::vector<std::string>& declared,
+                             const FamilySelection& wanted) {
+  const bool everything = wanted.IncludesEverything();
+  size_t write = from;
+  size_t segment = from;  // where the current family's text starts
+  bool keeping = everything;
+  std::string current;
+  auto close_segment = [&](size_t end) {
+    if (!keeping) return;
+    if (write != segment) std::memmove(text.data() + write, text.data() + segment, end - segment);
+    write += end - segment;
+  };
+  for (size_t hash = text.find('#', from); hash != std::string::npos;
+       hash = text.find('#', hash + 1)) {
+    if (hash != from && text[hash - 1] != '\n') continue;
+    const std::string_view name = HeaderFamily(std::string_view(text).substr(hash));
+    if (name.empty() || name == current) continue;
+    const bool was_declared = std::find(declared.begin(), declared.end(), name) != declared.end();
+    if (!was_declared) {
+      std::fprintf(stderr, "metrics collector appended family %.*s, which it did not declare\n",
+                   static_cast<int>(name.size()), name.data());
+    }
+    STRATA_CHECK(was_declared);
+    current = name;
+    close_segment(hash);
+    segment = hash;
+    keeping = everything || wanted.Includes(current);
+  }
+  close_segment(text.size());
+  text.resize(write);
 }
 
 }  // namespace
@@ -212,15 +260,28 @@ HistogramFamily& Registry::AddHistogram(std::string_view name, std::string_view 
   return *FindOrAdd(MetricType::kHistogram, name, help, label_names, upper_bounds).histogram;
 }
 
-void Registry::AddCollector(std::function<void(std::string& out)> collect) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  collectors_.push_back(std::move(collect));
+bool FamilySelection::Includes(std::string_view family) const {
+  return !names_ || names_->contains(family);
 }
 
-std::string Registry::RenderText() const {
+bool FamilySelection::IncludesAnyOf(const std::vector<std::string>& families) const {
+  return std::any_of(families.begin(), families.end(),
+                     [this](const std::string& family) { return Includes(family); });
+}
+
+void Registry::AddCollector(std::vector<std::string> families, Collector collect) {
+  STRATA_CHECK(!families.empty());
+  for (const std::string& family : families)
+    STRATA_CHECK(IsValidName(family, /*allow_colon=*/true));
+  std::lock_guard<std::mutex> lock(mutex_);
+  collectors_.push_back({std::move(families), std::move(collect)});
+}
+
+std::string Registry::RenderText(const FamilySelection& wanted) const {
   std::unique_lock<std::mutex> lock(mutex_);
   std::string out;
   for (const auto& [name, entry] : families_) {
+    if (!wanted.Includes(name)) continue;
     switch (entry.type) {
       case MetricType::kCounter:
         RenderScalar(out, *entry.counter, MetricType::kCounter);
@@ -234,9 +295,14 @@ std::string Registry::RenderText() const {
     }
   }
   // Copied so that a slow collector (a store scan) does not hold the lock.
-  std::vector<std::function<void(std::string&)>> collectors = collectors_;
+  std::vector<DeclaredCollector> collectors = collectors_;
   lock.unlock();
-  for (const auto& collect : collectors) collect(out);
+  for (const DeclaredCollector& collector : collectors) {
+    if (!wanted.IncludesAnyOf(collector.families)) continue;
+    const size_t from = out.size();
+    collector.collect(wanted, out);
+    CheckAndSelectCollected(out, from, collector.families, wanted);
+  }
   return out;
 }
 

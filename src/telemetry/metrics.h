@@ -6,6 +6,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -115,6 +117,29 @@ using CounterFamily = MetricFamily<Counter>;
 using GaugeFamily = MetricFamily<Gauge>;
 using HistogramFamily = MetricFamily<Histogram>;
 
+// Which families a rendering of a Registry includes: every family, or only those named (a
+// `/metrics?families=A,B` read). A value; thread-compatible.
+class FamilySelection {
+ public:
+  // Every family.
+  FamilySelection() = default;
+  // Only the families named in `names`; an empty set selects none.
+  explicit FamilySelection(std::set<std::string, std::less<>> names) : names_(std::move(names)) {}
+
+  bool IncludesEverything() const { return !names_.has_value(); }
+  bool Includes(std::string_view family) const;
+  // Whether any of `families` is included.
+  bool IncludesAnyOf(const std::vector<std::string>& families) const;
+
+ private:
+  std::optional<std::set<std::string, std::less<>>> names_;
+};
+
+// Appends whole families (HELP, TYPE and samples, in Prometheus text) to `out` at render time;
+// `wanted` says which ones the rendering includes, so that a collector may skip the work of the
+// others (the registry drops any it appends anyway).
+using Collector = std::function<void(const FamilySelection& wanted, std::string& out)>;
+
 // The set of metric families a process (or a component) exports, rendered as Prometheus text
 // exposition format 0.0.4. Owned by whoever serves /metrics; components register their families
 // at construction (see stats.h). Thread-safe.
@@ -133,17 +158,23 @@ class Registry {
                                 std::vector<std::string> label_names,
                                 std::vector<double> upper_bounds);
 
-  // Adds `collect`, called at every RenderText to append whole families (HELP, TYPE and
-  // samples, in Prometheus text) computed at scrape time, for figures too many or too
-  // short-lived for registered children (one series per GPU of a cluster). Collectors run in
-  // the order added, after the registered families, without the registry's lock held; each must
-  // be thread-safe and must not call back into this registry. The names it writes must not be
-  // registered families.
-  void AddCollector(std::function<void(std::string& out)> collect);
+  // Adds `collect`, which appends the families named in `families`, computed at render time,
+  // for figures too many or too short-lived for registered children (one series per GPU of a
+  // cluster). A rendering runs it only when it includes one of `families`. Collectors run in the
+  // order added, after the registered families, without the registry's lock held; each must be
+  // thread-safe and must not call back into this registry.
+  //
+  // REQUIRES: `families` is not empty; they are valid names, none of them a registered family. A
+  // collector that appends a family it did not declare is a programming error: the rendering
+  // crashes, naming the family.
+  void AddCollector(std::vector<std::string> families, Collector collect);
 
   // Every family in name order: "# HELP", "# TYPE", then one line per sample; then what the
   // collectors append.
-  std::string RenderText() const;
+  std::string RenderText() const { return RenderText(FamilySelection()); }
+  // The same text with only the families `wanted` includes; collectors none of whose families
+  // it includes are not run.
+  std::string RenderText(const FamilySelection& wanted) const;
 
  private:
   struct Entry {
@@ -152,13 +183,17 @@ class Registry {
     std::unique_ptr<GaugeFamily> gauge;
     std::unique_ptr<HistogramFamily> histogram;
   };
+  struct DeclaredCollector {
+    std::vector<std::string> families;
+    Collector collect;
+  };
   Entry& FindOrAdd(MetricType type, std::string_view name, std::string_view help,
                    const std::vector<std::string>& label_names,
                    const std::vector<double>& upper_bounds);
 
   mutable std::mutex mutex_;
   std::map<std::string, Entry, std::less<>> families_;
-  std::vector<std::function<void(std::string&)>> collectors_;
+  std::vector<DeclaredCollector> collectors_;
 };
 
 // Bucket bounds: `count` values start, start*factor, start*factor^2, ...

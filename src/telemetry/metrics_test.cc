@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 #include "telemetry/prometheus_text.h"
@@ -148,17 +149,120 @@ TEST(RegistryCollectorTest, CollectorsAppendAfterTheFamiliesAtEveryRender) {
   Registry registry;
   registry.AddGauge("strata_test_a", "A.").With().Set(1);
   int calls = 0;
-  registry.AddCollector([&calls](std::string& out) {
-    ++calls;
-    out += "# HELP strata_test_collected Collected.\n# TYPE strata_test_collected gauge\n";
-    out += "strata_test_collected " + std::to_string(calls) + "\n";
-  });
+  registry.AddCollector({"strata_test_collected"},
+                        [&calls](const FamilySelection&, std::string& out) {
+                          ++calls;
+                          out += "# HELP strata_test_collected Collected.\n";
+                          out += "# TYPE strata_test_collected gauge\n";
+                          out += "strata_test_collected " + std::to_string(calls) + "\n";
+                        });
   std::string first = registry.RenderText();
   EXPECT_EQ(first,
             "# HELP strata_test_a A.\n# TYPE strata_test_a gauge\nstrata_test_a 1\n"
             "# HELP strata_test_collected Collected.\n# TYPE strata_test_collected gauge\n"
             "strata_test_collected 1\n");
   EXPECT_NE(registry.RenderText().find("strata_test_collected 2\n"), std::string::npos);
+}
+
+// Appends families "strata_test_<name>" with one sample each, whatever is wanted, and counts
+// its runs.
+Collector AppendEvery(std::vector<std::string> names, int* runs) {
+  return [names = std::move(names), runs](const FamilySelection&, std::string& out) {
+    ++*runs;
+    for (const std::string& name : names) {
+      out += "# HELP " + name + " Help.\n# TYPE " + name + " gauge\n" + name + "{a=\"#\"} 1\n";
+    }
+  };
+}
+
+FamilySelection Only(std::set<std::string, std::less<>> names) {
+  return FamilySelection(std::move(names));
+}
+
+TEST(RegistrySelectionTest, RendersOnlyTheRegisteredFamiliesAsked) {
+  Registry registry;
+  registry.AddGauge("strata_test_a", "A.").With().Set(1);
+  registry.AddCounter("strata_test_b_total", "B.").With().Increment(2);
+  registry.AddGauge("strata_test_c", "C.").With().Set(3);
+  EXPECT_EQ(registry.RenderText(Only({"strata_test_c", "strata_test_a", "no_such_family"})),
+            "# HELP strata_test_a A.\n# TYPE strata_test_a gauge\nstrata_test_a 1\n"
+            "# HELP strata_test_c C.\n# TYPE strata_test_c gauge\nstrata_test_c 3\n");
+  EXPECT_EQ(registry.RenderText(Only({})), "");
+}
+
+TEST(RegistrySelectionTest, ACollectorRunsOnlyWhenOneOfItsFamiliesIsAsked) {
+  Registry registry;
+  registry.AddGauge("strata_test_a", "A.").With().Set(1);
+  int gpu_runs = 0;
+  int cost_runs = 0;
+  registry.AddCollector({"strata_test_gpu"}, AppendEvery({"strata_test_gpu"}, &gpu_runs));
+  registry.AddCollector({"strata_test_cost"}, AppendEvery({"strata_test_cost"}, &cost_runs));
+
+  EXPECT_EQ(registry.RenderText(Only({"strata_test_a"})),
+            "# HELP strata_test_a A.\n# TYPE strata_test_a gauge\nstrata_test_a 1\n");
+  EXPECT_EQ(gpu_runs, 0);
+  EXPECT_EQ(cost_runs, 0);
+
+  EXPECT_EQ(registry.RenderText(Only({"strata_test_cost"})),
+            "# HELP strata_test_cost Help.\n# TYPE strata_test_cost gauge\n"
+            "strata_test_cost{a=\"#\"} 1\n");
+  EXPECT_EQ(gpu_runs, 0);
+  EXPECT_EQ(cost_runs, 1);
+
+  registry.RenderText();
+  EXPECT_EQ(gpu_runs, 1);
+  EXPECT_EQ(cost_runs, 2);
+}
+
+TEST(RegistrySelectionTest, FamiliesACollectorAppendsButWasNotAskedForAreDropped) {
+  Registry registry;
+  int runs = 0;
+  registry.AddCollector({"strata_test_x", "strata_test_y", "strata_test_z"},
+                        AppendEvery({"strata_test_x", "strata_test_y", "strata_test_z"}, &runs));
+  EXPECT_EQ(registry.RenderText(Only({"strata_test_x", "strata_test_z"})),
+            "# HELP strata_test_x Help.\n# TYPE strata_test_x gauge\n"
+            "strata_test_x{a=\"#\"} 1\n"
+            "# HELP strata_test_z Help.\n# TYPE strata_test_z gauge\n"
+            "strata_test_z{a=\"#\"} 1\n");
+  EXPECT_EQ(registry.RenderText(Only({"strata_test_y"})),
+            "# HELP strata_test_y Help.\n# TYPE strata_test_y gauge\n"
+            "strata_test_y{a=\"#\"} 1\n");
+}
+
+TEST(RegistrySelectionTest, EverythingSelectedIsTheWholePage) {
+  Registry registry;
+  registry.AddGauge("strata_test_a", "A.").With().Set(1);
+  int runs = 0;
+  registry.AddCollector({"strata_test_x", "strata_test_y"},
+                        AppendEvery({"strata_test_x", "strata_test_y"}, &runs));
+  const std::string page = registry.RenderText();
+  EXPECT_EQ(registry.RenderText(FamilySelection()), page);
+  EXPECT_EQ(registry.RenderText(Only({"strata_test_a", "strata_test_x", "strata_test_y"})), page);
+}
+
+TEST(RegistrySelectionDeathTest, ACollectorAppendingAFamilyItDidNotDeclareCrashes) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Registry registry;
+  int runs = 0;
+  registry.AddCollector({"strata_test_x"}, AppendEvery({"strata_test_x", "strata_test_y"}, &runs));
+  EXPECT_DEATH(registry.RenderText(), "strata_test_y, which it did not declare");
+  EXPECT_DEATH(registry.RenderText(Only({"strata_test_x"})), "strata_test_y");
+}
+
+TEST(StatsTest, FamilyNamesListWhatTheStructRegisters) {
+  EXPECT_THAT(TestStats::FamilyNames("unit"),
+              ::testing::ElementsAre("strata_unit_requests_total", "strata_unit_in_flight_requests",
+                                     "strata_unit_ttft_seconds"));
+  // So another registry's rendering of them passes a collector's check.
+  Registry registry;
+  TestStats(registry, "unit").in_flight_requests.With().Set(1);
+  Registry outer;
+  outer.AddCollector(
+      TestStats::FamilyNames("unit"),
+      [&registry](const FamilySelection&, std::string& out) { out += registry.RenderText(); });
+  EXPECT_EQ(outer.RenderText(), registry.RenderText());
+  EXPECT_EQ(outer.RenderText(Only({"strata_unit_in_flight_requests"})),
+            registry.RenderText(Only({"strata_unit_in_flight_requests"})));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "telemetry/metrics.h"
 
@@ -20,6 +21,9 @@
 // `strata_gateway_ttft_seconds`. Members are the families: `stats.requests_total.With({"m",
 // "200"}).Increment();`. Names follow Prometheus' conventions: the entry's name carries the
 // unit and `_total` for counters.
+//
+// `GatewayStats::FamilyNames("gateway")` lists those names without a registry, for a collector
+// that appends another registry's rendering of them (Registry::AddCollector).
 //
 // The struct holds references into `registry`, which must outlive it. Thread-safe as the
 // families are.
@@ -48,11 +52,17 @@ inline std::string StatName(std::string_view component, std::string_view name) {
   name(registry.AddHistogram(::strata::telemetry::StatName(component_name, #name), help, \
                              {__VA_ARGS__}, buckets)),
 
+#define STRATA_STATS_FAMILY_NAME(name, ...) ::strata::telemetry::StatName(component_name, #name),
+
 #define STRATA_DECLARE_STATS(StructName, ALL_STATS)                                      \
   struct StructName {                                                                    \
     StructName(::strata::telemetry::Registry& registry, std::string_view component_name) \
         : ALL_STATS(STRATA_STATS_COUNTER_INIT, STRATA_STATS_GAUGE_INIT,                  \
                     STRATA_STATS_HISTOGRAM_INIT) component(component_name) {}            \
+    static std::vector<std::string> FamilyNames(std::string_view component_name) {       \
+      return {ALL_STATS(STRATA_STATS_FAMILY_NAME, STRATA_STATS_FAMILY_NAME,              \
+                        STRATA_STATS_FAMILY_NAME)};                                      \
+    }                                                                                    \
     ALL_STATS(STRATA_STATS_COUNTER_MEMBER, STRATA_STATS_GAUGE_MEMBER,                    \
               STRATA_STATS_HISTOGRAM_MEMBER)                                             \
     const std::string component;                                                         \
