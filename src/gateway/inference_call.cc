@@ -56,16 +56,16 @@ class GaugeGuard {
 VersionRouting* InferenceCall::CurrentRouting() {
   SyncRoutes(server_, worker_);
   if (table_ != worker_.table) table_ = worker_.table;
-  auto it = worker_.routing.find(counters_->serial);
+  auto it = worker_.routing.find(version_->serial);
   return it == worker_.routing.end() ? nullptr : &it->second;
 }
 
 void InferenceCall::ReleasePrefill() {
   if (picked_ == nullptr) return;
   const TimePoint now = server_.clock.Now();
-  counters_->busy_ticks.fetch_add(picked_->busy.Close(now).count());
+  version_->busy_ticks.fetch_add(picked_->busy.Close(now).count());
   if (pick_ticket_ != 0) {
-    if (auto it = worker_.routing.find(counters_->serial); it != worker_.routing.end()) {
+    if (auto it = worker_.routing.find(version_->serial); it != worker_.routing.end()) {
       std::lock_guard lock(it->second.picker->mutex);
       it->second.picker->picker.PrefillDone(picked_->id, pick_ticket_, now);
     }
@@ -84,8 +84,8 @@ asio::awaitable<std::optional<bool>> InferenceCall::HoldForReplica() {
     outcome = Outcome::kGone;
   } else if (server_.held.load() + server_.ledger.Queued() < limits.max_queued) {
     CountGuard held(server_.held);
-    CountGuard version_held(counters_->held);
-    GaugeGuard gauge(server_.stats.activator_held_requests.With({counters_->model}), 1);
+    CountGuard version_held(version_->held);
+    GaugeGuard gauge(server_.stats.activator_held_requests.With({version_->model}), 1);
     asio::steady_timer timer(client_.get_executor());
     HeldTimer registration(worker_.held, timer);
     const auto deadline = SteadyClock::now() + limits.activation_timeout;
@@ -114,12 +114,12 @@ asio::awaitable<std::optional<bool>> InferenceCall::HoldForReplica() {
     case Outcome::kGone:
       co_return co_await Fail(404,
                               fmt::format("model \"{}\" version \"{}\" is no longer served",
-                                          counters_->model, counters_->version),
+                                          version_->model, version_->version),
                               "model_not_found");
     case Outcome::kTimedOut:
       co_return co_await Fail(
           503,
-          fmt::format("model \"{}\" has no ready replica after {:g} s", counters_->model,
+          fmt::format("model \"{}\" has no ready replica after {:g} s", version_->model,
                       std::chrono::duration<double>(limits.activation_timeout).count()),
           "no_ready_replica");
     case Outcome::kFull:
@@ -128,7 +128,7 @@ asio::awaitable<std::optional<bool>> InferenceCall::HoldForReplica() {
   co_return co_await Fail(
       503,
       fmt::format("model \"{}\" has no ready replica and the gateway holds {} requests already",
-                  counters_->model, limits.max_queued),
+                  version_->model, limits.max_queued),
       "overloaded");
 }
 
@@ -343,7 +343,7 @@ asio::awaitable<std::optional<bool>> InferenceCall::TryReplica(int attempt) {
   Result<PickResult> pick = [&]() -> Result<PickResult> {
     if (routing == nullptr) {
       return Err(UnavailableError(fmt::format("model \"{}\" version \"{}\" is no longer served",
-                                              counters_->model, counters_->version)));
+                                              version_->model, version_->version)));
     }
     std::span<const EndpointState> states = routing->states.Refresh(now);
     std::lock_guard lock(routing->picker->mutex);
@@ -360,7 +360,7 @@ asio::awaitable<std::optional<bool>> InferenceCall::TryReplica(int attempt) {
   endpoint.busy.Open(now);
   worker_.stats.Picks(ids_, pick->reason).Increment();
   CountGuard endpoint_in_flight(endpoint.in_flight);
-  CountGuard version_in_flight(counters_->in_flight);
+  CountGuard version_in_flight(version_->in_flight);
   const LimitsConfig& limits = server_.config.limits;
   std::unique_ptr<UpstreamConnection> connection = TakeIdle(endpoint);
   // A pooled connection the replica closed meanwhile is not the replica's failure.
@@ -377,12 +377,12 @@ asio::awaitable<std::optional<bool>> InferenceCall::TryReplica(int attempt) {
     server_.stats.upstream_failures_total.With({endpoint.id}).Increment();
     endpoint.Eject(server_.clock.Now(), limits.ejection);
     SyncRoutes(server_, worker_);
-    if (auto it = worker_.routing.find(counters_->serial); it != worker_.routing.end()) {
+    if (auto it = worker_.routing.find(version_->serial); it != worker_.routing.end()) {
       std::lock_guard lock(it->second.picker->mutex);
       it->second.picker->picker.ForgetEndpoint(endpoint.id);
     }
     failed_.push_back(endpoint.id);
-    if (attempt < limits.retries) server_.stats.retries_total.With({counters_->model}).Increment();
+    if (attempt < limits.retries) server_.stats.retries_total.With({version_->model}).Increment();
     co_return std::nullopt;
   }
   status_ = connection->response.status;
@@ -403,7 +403,7 @@ void InferenceCall::Settle() {
   const int64_t used = status_ == 0 ? 0 : prompt_tokens + usage_.completion_tokens;
   if (tenant_) server_.ledger.Settle(*tenant_, estimate_, used, server_.clock.Now());
   if (status_ != 0) {
-    if (counters_ != nullptr) counters_->tokens.fetch_add(prompt_tokens + usage_.completion_tokens);
+    if (admitted_) version_->tokens.fetch_add(prompt_tokens + usage_.completion_tokens);
     worker_.stats.Tokens(ids_, false).Increment(static_cast<double>(prompt_tokens));
     worker_.stats.Tokens(ids_, true).Increment(static_cast<double>(usage_.completion_tokens));
     worker_.stats.E2e(ids_).Observe(Seconds(SteadyClock::now() - arrived_));
@@ -428,8 +428,8 @@ asio::awaitable<bool> InferenceCall::Run() {
                               "rate_limit_exceeded", *retry_after);
     }
   }
-  counters_ = version_;
-  counters_->arrivals.fetch_add(1);
+  admitted_ = true;
+  version_->arrivals.fetch_add(1);
 
   std::optional<bool> keep_client = co_await HoldForReplica();
   for (int attempt = 0; attempt <= server_.config.limits.retries && !keep_client; ++attempt) {

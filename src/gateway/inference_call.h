@@ -45,11 +45,11 @@ class InferenceCall {
   void Count(int status) { worker_.stats.Requests(ids_, status).Increment(); }
   // Counts the request's outcome in its version's signals, once (see VersionSignals).
   void MarkAnswered(bool late) {
-    if (counters_ == nullptr || answered_) return;
+    if (!admitted_ || answered_) return;
     answered_ = true;
     // answered before late: Signals reads them in the other order.
-    counters_->answered.fetch_add(1);
-    if (late) counters_->late.fetch_add(1);
+    version_->answered.fetch_add(1);
+    if (late) version_->late.fetch_add(1);
   }
   // Records the first token relayed at `at`; returns `at`.
   SteadyClock::time_point FirstToken(SteadyClock::time_point at) {
@@ -109,8 +109,9 @@ class InferenceCall {
   std::optional<size_t> tenant_;
   InferenceRequest parsed_;
   Route route_;
-  VersionCounters* version_ = nullptr;  // the route's version: counters_ once admitted
-  int64_t estimate_ = 0;                // the tokens reserved at admission
+  // The route's version's counters; the server keeps every one alive.
+  VersionCounters* version_ = nullptr;
+  int64_t estimate_ = 0;  // the tokens reserved at admission
   // Set by the tries.
   std::vector<std::string> failed_;  // replicas tried that failed
   TokenUsage usage_;
@@ -119,7 +120,7 @@ class InferenceCall {
   // The routing table this request routes with, keeping the replica it picked alive; replaced
   // only between attempts.
   std::shared_ptr<const RoutingTable> table_;
-  VersionCounters* counters_ = nullptr;  // the version's; the server keeps every one alive
+  bool admitted_ = false;  // past authentication, parsing, routing and quota: counted in arrivals
   Duration ttft_objective_{};
   bool answered_ = false;
   // The replica of the current attempt, whose busy meter this request holds open, until
