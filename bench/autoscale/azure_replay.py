@@ -19,13 +19,17 @@ of `strata sim autoscale -o json`'s `minutes` where the fields exist. Standard l
 import argparse
 import csv
 import datetime
-import http.client
 import json
-import math
+import os
 import sys
 import threading
 import time
 import urllib.request
+
+# The streaming client and percentile of bench/serve's live check (Mooncake), shared as they are.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "serve"))
+from live_replay import Result, percentile, send  # noqa: E402
 
 
 def parse_timestamp(text):
@@ -56,50 +60,6 @@ def read_trace(path):
 def prompt_text(index, tokens, bytes_per_token):
     filler = "." if bytes_per_token <= 1 else "a" * (bytes_per_token - 1) + " "
     return "u%x " % index + filler * (tokens - 1)
-
-
-def percentile(sorted_values, p):
-    """Nearest rank, as strata sim autoscale reports."""
-    if not sorted_values:
-        return 0.0
-    rank = max(1, min(len(sorted_values), math.ceil(p * len(sorted_values))))
-    return sorted_values[rank - 1]
-
-
-class Outcome:
-    def __init__(self, arrival):
-        self.arrival = arrival  # seconds from the trace's start
-        self.ttft = None
-        self.error = None
-
-
-def send(host, port, model, prompt, max_tokens, outcome):
-    body = json.dumps({"model": model, "prompt": prompt, "max_tokens": max_tokens,
-                       "stream": True}).encode()
-    start = time.monotonic()
-    try:
-        connection = http.client.HTTPConnection(host, port, timeout=3600)
-        connection.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
-        response = connection.getresponse()
-        if response.status != 200:
-            outcome.error = "HTTP %d: %s" % (response.status, response.read(200))
-            return
-        for line in response:
-            if not line.startswith(b"data: "):
-                continue
-            payload = line[6:].strip()
-            if payload == b"[DONE]":
-                break
-            if outcome.ttft is None:
-                chunk = json.loads(payload)
-                if chunk.get("choices") and chunk["choices"][0].get("text"):
-                    outcome.ttft = time.monotonic() - start
-        connection.close()
-    except (OSError, http.client.HTTPException, ValueError) as error:
-        outcome.error = repr(error)
-        return
-    if outcome.ttft is None:
-        outcome.error = "no token"
 
 
 def get_json(url):
@@ -161,15 +121,15 @@ class Sampler(threading.Thread):
             self.stopping.wait(max(0.0, self.interval - (time.monotonic() - self.origin - at)))
 
 
-def minutes_of(outcomes, samples, ttft_slo):
-    count = 1 + int(max([o.arrival for o in outcomes] + [s["at"] for s in samples]) // 60)
+def minutes_of(arrivals, results, samples, ttft_slo):
+    count = 1 + int(max(arrivals + [s["at"] for s in samples]) // 60)
     minutes = [{"arrivals": 0, "late": 0, "replicas_paid": 0.0, "replicas_ready": 0.0,
                 "desired": 0, "forecast_rate": 0.0, "capacity": 0.0, "samples": 0}
                for _ in range(count)]
-    for o in outcomes:
-        minute = minutes[int(o.arrival // 60)]
+    for arrival, result in zip(arrivals, results):
+        minute = minutes[int(arrival // 60)]
         minute["arrivals"] += 1
-        if o.error is not None or o.ttft > ttft_slo:
+        if result.error is not None or result.ttft > ttft_slo:
             minute["late"] += 1
     for s in samples:
         if s["at"] < 0:
@@ -206,19 +166,19 @@ def main():
     rows = read_trace(args.trace)
     prompts = [prompt_text(i, tokens_in, args.bytes_per_token)
                for i, (_, tokens_in, _) in enumerate(rows)]
-    outcomes = [Outcome(arrival) for arrival, _, _ in rows]
+    arrivals = [arrival for arrival, _, _ in rows]
+    results = [Result() for _ in rows]
     origin = time.monotonic()
     sampler = Sampler(args.api, args.namespace, args.service, args.sample_interval, origin)
     sampler.start()
     threads = []
-    late_sends = []
     for i, (arrival, _, tokens_out) in enumerate(rows):
-        delay = origin + arrival - time.monotonic()
+        due = origin + arrival
+        delay = due - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-        late_sends.append(max(0.0, -delay))
         thread = threading.Thread(target=send, daemon=True, args=(
-            host, int(port), args.model, prompts[i], tokens_out, outcomes[i]))
+            host, int(port), args.model, prompts[i], tokens_out, results[i], 1.0, due))
         thread.start()
         threads.append(thread)
     for thread in threads:
@@ -227,14 +187,14 @@ def main():
     sampler.stopping.set()
     sampler.join()
 
-    done = [o for o in outcomes if o.error is None]
-    ttft = sorted(o.ttft for o in done)
-    good = sum(1 for o in done if o.ttft <= args.ttft_slo)
+    done = [r for r in results if r.error is None]
+    ttft = sorted(r.ttft for r in done)
+    good = sum(1 for r in done if r.ttft <= args.ttft_slo)
     # Replica-seconds paid, from the samples (each stands for the interval up to the next).
     paid = 0.0
     for s, following in zip(sampler.samples, sampler.samples[1:]):
         paid += (s["replicas"] + s["draining"]) * (following["at"] - s["at"])
-    errors = [o.error for o in outcomes if o.error is not None]
+    errors = [r.error for r in results if r.error is not None]
     report = {
         "source": "live",
         "requests": len(rows),
@@ -245,12 +205,12 @@ def main():
         "ttft_seconds": {"p50": percentile(ttft, 0.5), "p99": percentile(ttft, 0.99)},
         "gpu_hours": paid / 3600,
         "span_seconds": span,
-        "send_lateness_seconds": {"mean": sum(late_sends) / len(late_sends),
-                                  "max": max(late_sends)},
+        "send_lateness_seconds": {"mean": sum(r.late for r in results) / len(results),
+                                  "max": max(r.late for r in results)},
         "samples": len(sampler.samples),
         "sample_failures": sampler.failures,
         "cold_start_seconds": sampler.samples[-1]["cold_start_seconds"] if sampler.samples else 0,
-        "minutes": minutes_of(outcomes, sampler.samples, args.ttft_slo),
+        "minutes": minutes_of(arrivals, results, sampler.samples, args.ttft_slo),
         "timeline": sampler.samples,
     }
     json.dump(report, sys.stdout, indent=2)
