@@ -111,5 +111,30 @@ TEST(AddClusterMetricsTest, AScrapeOfSomeFamiliesRendersThoseAlone) {
   EXPECT_EQ(token_reads, 1);
 }
 
+TEST(AddClusterMetricsTest, QueueLabelsNameTheQueueALocalQueueBelongsTo) {
+  std::unique_ptr<store::Store> store = store::NewMemoryStore({});
+  api::Queue queue;
+  queue.metadata.name = "research-cq";
+  queue.spec.local_queues = {{"default", "research"}};
+  testing::Put(*store, queue);
+  testing::Put(*store, GpuNode("sim-0", 8, true));
+  // "research" is a LocalQueue of research-cq in namespace default, and names nothing in
+  // namespace lab: that pod keeps the name it wrote.
+  testing::Put(*store, BoundPod("train-0", "sim-0", {0, 1}, "Running"));
+  api::Pod lab = BoundPod("lab-0", "sim-0", {2}, "Running");
+  lab.metadata.namespace_name = "lab";
+  testing::Put(*store, lab);
+  Registry registry;
+  AddClusterMetrics(registry, *store, {});
+  const std::string page = registry.RenderText();
+
+  EXPECT_THAT(page, HasSubstr("pod=\"train-0\",job=\"train\",service=\"\",queue=\"research-cq\"}"));
+  EXPECT_THAT(page, HasSubstr("pod=\"lab-0\",job=\"train\",service=\"\",queue=\"research\"}"));
+  EXPECT_THAT(page,
+              HasSubstr("strata_gpu_allocated_gpus{scope=\"queue\",name=\"research-cq\"} 2\n"));
+  EXPECT_THAT(page, HasSubstr("strata_gpu_allocated_gpus{scope=\"queue\",name=\"research\"} 1\n"));
+  EXPECT_THAT(page, HasSubstr("strata_cost_hourly_rate{by=\"queue\",name=\"research-cq\""));
+}
+
 }  // namespace
 }  // namespace strata::telemetry

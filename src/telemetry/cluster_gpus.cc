@@ -36,8 +36,32 @@ ClusterObjects DecodeClusterObjects(const std::vector<nlohmann::json>& nodes,
   return cluster;
 }
 
+QueueNames::QueueNames(const std::vector<api::Queue>& queues) {
+  for (const api::Queue& queue : queues) {
+    for (const api::LocalQueueRef& local : queue.spec.local_queues) {
+      local_[{local.namespace_name, local.name}] = queue.metadata.name;
+    }
+  }
+}
+
+std::string QueueNames::Resolve(const std::string& namespace_name, const std::string& queue) const {
+  auto local = local_.find({namespace_name, queue});
+  return local == local_.end() ? queue : local->second;
+}
+
 Result<ClusterObjects> LoadClusterObjects(const store::Store& store) {
   ClusterObjects cluster;
+  ASSIGN_OR_RETURN(store::ListResult queues, store.List({"Queue", std::nullopt, {}}));
+  std::vector<api::Queue> decoded_queues;
+  for (const store::Object& object : queues.items) {
+    Result<api::Object> decoded = api::DecodeObject(object.body);
+    if (const api::Queue* queue = decoded ? decoded->As<api::Queue>() : nullptr) {
+      decoded_queues.push_back(*queue);
+    } else {
+      ++cluster.undecodable;
+    }
+  }
+  cluster.queues = QueueNames(decoded_queues);
   ASSIGN_OR_RETURN(store::ListResult nodes, store.List({"Node", std::nullopt, {}}));
   for (const store::Object& object : nodes.items) {
     AddDecoded(object.body, object.creation_timestamp, cluster);
@@ -62,13 +86,13 @@ bool HoldsResources(const api::Pod& pod) {
          pod.status.phase != "Failed";
 }
 
-GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu) {
+GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu, const QueueNames& queues) {
   GpuHolder holder;
   holder.pod = pod.metadata.name;
   holder.namespace_name = pod.metadata.namespace_name;
   if (pod.spec.owner.kind == "Job") holder.job = pod.spec.owner.name;
   if (pod.spec.owner.kind == "Service") holder.service = pod.spec.owner.name;
-  holder.queue = pod.spec.queue;
+  holder.queue = queues.Resolve(pod.metadata.namespace_name, pod.spec.queue);
   auto team = pod.metadata.labels.find(kTeamLabel);
   if (team != pod.metadata.labels.end()) holder.team = team->second;
   holder.share = static_cast<double>(gpu.share.milli()) / 1000.0;
@@ -83,7 +107,8 @@ std::vector<GpuSample> ClusterGpuSamples(const ClusterObjects& cluster,
   for (const StoredPod& stored : cluster.pods) {
     if (!HoldsResources(stored.pod)) continue;
     for (const api::AssignedGpu& gpu : stored.pod.spec.assigned_gpus) {
-      holders[{stored.pod.spec.node_name, gpu.index}].push_back(HolderOf(stored.pod, gpu));
+      holders[{stored.pod.spec.node_name, gpu.index}].push_back(
+          HolderOf(stored.pod, gpu, cluster.queues));
     }
   }
   std::vector<GpuSample> samples;

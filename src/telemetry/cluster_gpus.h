@@ -9,6 +9,7 @@
 
 #include "api/node.h"
 #include "api/pod.h"
+#include "api/queue.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "store/store.h"
@@ -33,10 +34,29 @@ struct StoredPod {
   TimePoint created{};
 };
 
-// Every Node and Pod of the store, decoded.
+// Which Queue a pod's spec.queue names, for the queue label of the GPU and cost series: one of
+// a Queue's localQueues in the pod's namespace (Kueue's LocalQueue), which wins, else a Queue by
+// its name. As in Kueue, where kueue_* series carry the ClusterQueue, every queue label names
+// the Queue, the one strata_queue_* series name, never the local name a job wrote. A plain value;
+// thread-compatible.
+class QueueNames {
+ public:
+  QueueNames() = default;
+  explicit QueueNames(const std::vector<api::Queue>& queues);
+
+  // The Queue `queue` names in `namespace_name`; a name that matches none is returned as written
+  // (the scheduler reports it unknown).
+  std::string Resolve(const std::string& namespace_name, const std::string& queue) const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::string> local_;  // (ns, local) -> queue
+};
+
+// Every Node and Pod of the store, decoded, and the Queues' names.
 struct ClusterObjects {
   std::vector<api::Node> nodes;
   std::vector<StoredPod> pods;
+  QueueNames queues;
   int undecodable = 0;  // stored objects that did not decode (left out)
 };
 
@@ -46,7 +66,7 @@ struct ClusterObjects {
 ClusterObjects DecodeClusterObjects(const std::vector<nlohmann::json>& nodes,
                                     const std::vector<nlohmann::json>& pods);
 
-// Reads every Node and Pod. Returns the store's error when a List fails; an object that does
+// Reads every Node, Pod and Queue. Returns the store's error when a List fails; an object that does
 // not decode is counted in `undecodable` and left out, so one bad object never hides the rest.
 Result<ClusterObjects> LoadClusterObjects(const store::Store& store);
 
@@ -57,8 +77,8 @@ std::optional<TimePoint> ParseUtcTimestamp(std::string_view text);
 // Whether the pod holds what it was bound to: bound to a node and not finished.
 bool HoldsResources(const api::Pod& pod);
 
-// The holder record for `pod`'s claim on `gpu`.
-GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu);
+// The holder record for `pod`'s claim on `gpu`; its queue is the Queue `queues` resolves.
+GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu, const QueueNames& queues);
 
 // Measured readings of real GPUs, by UUID (what the node agents read through NVML).
 using GpuReadingsByUuid = std::map<std::string, GpuReading>;

@@ -55,7 +55,7 @@ struct CostPod {
   std::string name;
   std::string namespace_name;
   std::map<std::string, std::string> labels;
-  std::string queue;
+  std::string queue;      // the Queue (cluster queue), as GpuHolder::queue
   std::string job;        // owning Job, or empty
   std::string service;    // owning Service, or empty
   std::string gpu_model;  // of the GPUs it holds; empty when it holds none

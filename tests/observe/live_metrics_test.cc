@@ -215,7 +215,8 @@ TEST_F(LiveMetricsTest, TopNodesShowsEachGpusAllocationAgainstItsUse) {
   // The same figures on /metrics, per GPU, node, queue and team.
   std::string page = Scrape(up_port_);
   EXPECT_THAT(page, HasSubstr("strata_gpu_allocated_ratio{scope=\"cluster\",name=\"\"} 0.0625\n"));
-  EXPECT_THAT(page, HasSubstr("strata_gpu_allocated_ratio{scope=\"queue\",name=\"team-a\"}"));
+  // By the job's Queue, which strata_queue_* name too, not by the LocalQueue it wrote.
+  EXPECT_THAT(page, HasSubstr("strata_gpu_allocated_ratio{scope=\"queue\",name=\"team-a-cq\"}"));
   EXPECT_THAT(page, HasSubstr("strata_gpu_busy_ratio{scope=\"team\",name=\"ml\"} 0.0575\n"));
 }
 

@@ -1,0 +1,120 @@
+// GET /metrics on the control plane's REST API, wired as `strata up` wires it (the API's own
+// families plus the cluster collector: every GPU under the DCGM names, GPU roll-ups, cost), at
+// 1,000 nodes x 8 GPUs, 1,000 running 8-GPU pods and 10,000 pending jobs in 4 queues. Each
+// benchmark is one dashboard read: the whole page, the Queues page's four families, the
+// Cluster page's GPU utilisation, and one cost family.
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+
+#include "api/object.h"
+#include "server/rest_api.h"
+#include "telemetry/cluster_cost.h"
+#include "telemetry/test_cluster.h"
+
+namespace strata::server {
+namespace {
+
+constexpr int kNodes = 1000;
+constexpr int kGpusPerNode = 8;
+constexpr int kPendingJobs = 10000;
+constexpr int kQueues = 4;
+
+api::Queue TeamQueue(const std::string& team) {
+  api::Queue queue;
+  queue.metadata.name = team + "-cq";
+  queue.spec.cohort = "pool";
+  queue.spec.flavors = {{"h100", {{"gpu", Quantity::FromUnits(2000), {}, {}}}}};
+  queue.spec.local_queues = {{team, team}};
+  return queue;
+}
+
+api::Job PendingJob(int index) {
+  const std::string team = "team-" + std::to_string(index % kQueues);
+  api::Job job;
+  job.metadata.name = "job-" + std::to_string(index);
+  job.metadata.namespace_name = team;
+  job.spec.replicas = 2;
+  job.spec.queue = team;
+  job.spec.resources.gpu = Quantity::FromUnits(8);
+  job.spec.template_.command = {"python3", "train.py"};
+  return job;
+}
+
+// The store and the API over it; the first scrape (which lists the store and starts the
+// cluster-state watch) is done before any timing.
+class ScrapedCluster {
+ public:
+  ScrapedCluster() : store_(store::NewMemoryStore({})) {
+    for (int q = 0; q < kQueues; ++q) {
+      telemetry::testing::Put(*store_, TeamQueue("team-" + std::to_string(q)));
+    }
+    for (int n = 0; n < kNodes; ++n) {
+      const std::string node = "sim-node-" + std::to_string(n);
+      telemetry::testing::Put(*store_, telemetry::testing::GpuNode(node, kGpusPerNode, true));
+      telemetry::testing::Put(*store_,
+                              telemetry::testing::BoundPod("train-" + std::to_string(n), node,
+                                                           {0, 1, 2, 3, 4, 5, 6, 7}, "Running"));
+    }
+    for (int j = 0; j < kPendingJobs; ++j) telemetry::testing::Put(*store_, PendingJob(j));
+    api_ = std::make_unique<RestApi>(*store_, registry_, RestApiOptions{});
+    telemetry::AddClusterMetrics(registry_, *store_, telemetry::ClusterMetricsOptions{});
+    Scrape("/metrics");
+  }
+
+  // The body of GET `target`.
+  std::string Scrape(const std::string& target) {
+    net::HttpRequest request;
+    request.method = "GET";
+    request.target = target;
+    return api_->Handle(request).response.body;
+  }
+
+ private:
+  std::unique_ptr<store::Store> store_;
+  telemetry::Registry registry_;
+  std::unique_ptr<RestApi> api_;
+};
+
+ScrapedCluster& Cluster() {
+  static ScrapedCluster* cluster = new ScrapedCluster();
+  return *cluster;
+}
+
+void ScrapeLoop(benchmark::State& state, const std::string& target) {
+  ScrapedCluster& cluster = Cluster();
+  size_t bytes = 0;
+  for (auto _ : state) {
+    std::string page = cluster.Scrape(target);
+    bytes = page.size();
+    benchmark::DoNotOptimize(page.data());
+  }
+  state.counters["page_bytes"] = static_cast<double>(bytes);
+}
+
+void BM_WholePage(benchmark::State& state) { ScrapeLoop(state, "/metrics"); }
+BENCHMARK(BM_WholePage)->Unit(benchmark::kMillisecond);
+
+void BM_QueuesPage(benchmark::State& state) {
+  ScrapeLoop(state,
+             "/metrics?families=strata_queue_usage,strata_queue_nominal_quota,"
+             "strata_queue_borrowed,strata_queue_pending_workloads");
+}
+BENCHMARK(BM_QueuesPage)->Unit(benchmark::kMillisecond);
+
+void BM_ClusterPageGpuUtil(benchmark::State& state) {
+  ScrapeLoop(state, "/metrics?families=DCGM_FI_DEV_GPU_UTIL");
+}
+BENCHMARK(BM_ClusterPageGpuUtil)->Unit(benchmark::kMillisecond);
+
+void BM_CostAccruedOnly(benchmark::State& state) {
+  ScrapeLoop(state, "/metrics?families=strata_cost_accrued");
+}
+BENCHMARK(BM_CostAccruedOnly)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace strata::server
+
+BENCHMARK_MAIN();
