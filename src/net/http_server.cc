@@ -131,8 +131,11 @@ struct HttpServer::Impl {
   void Dispatch(const HttpRequest& request, ResponseWriter writer);
   void SessionEnded();
 
+  HttpResponse Error(int status, const std::string& message) const;
+
   HttpServerOptions options;
   std::map<std::pair<std::string, std::string>, HttpHandler> routes;
+  HttpHandler fallback;
   std::vector<std::unique_ptr<Loop>> loops;
   std::atomic<bool> stopping{false};
   bool started = false;
@@ -163,6 +166,11 @@ void CopyHeaders(const HttpHeaders& headers, http::response<Body>& response) {
 
 }  // namespace
 
+HttpResponse HttpServer::Impl::Error(int status, const std::string& message) const {
+  return options.error_response ? options.error_response(status, message)
+                                : ErrorResponse(status, message);
+}
+
 void HttpServer::Impl::Dispatch(const HttpRequest& request, ResponseWriter writer) {
   std::string path(request.Path());
   auto it = routes.find({request.method, path});
@@ -170,14 +178,17 @@ void HttpServer::Impl::Dispatch(const HttpRequest& request, ResponseWriter write
     it->second(request, writer);
     return;
   }
+  if (fallback) {
+    fallback(request, writer);
+    return;
+  }
   for (const auto& [key, handler] : routes) {
     if (key.second == path) {
-      HttpResponse response = ErrorResponse(405, "method " + request.method + " not allowed");
-      writer.Respond(std::move(response));
+      writer.Respond(Error(405, "method " + request.method + " not allowed"));
       return;
     }
   }
-  writer.Respond(ErrorResponse(404, "no route for " + path));
+  writer.Respond(Error(404, "no route for " + path));
 }
 
 awaitable<bool> HttpServer::Impl::WriteResponse(beast::tcp_stream& stream,
@@ -272,17 +283,17 @@ awaitable<void> HttpServer::Impl::Serve(Loop& loop, tcp::socket socket) {
     }
     std::optional<HttpResponse> rejection;
     if (header_error == http::error::body_limit) {
-      rejection = ErrorResponse(
-          413, "request body larger than " + std::to_string(options.max_body_bytes) + " bytes");
+      rejection = Error(413, "request body is larger than the limit of " +
+                                 std::to_string(options.max_body_bytes) + " bytes");
     } else if (header_error == http::error::header_limit) {
-      rejection = ErrorResponse(
-          431, "request header larger than " + std::to_string(options.max_header_bytes) + " bytes");
+      rejection = Error(431, "request header is larger than the limit of " +
+                                 std::to_string(options.max_header_bytes) + " bytes");
     } else if (header_error &&
                header_error.category() ==
                    http::make_error_code(http::error::bad_target).category() &&
                header_error != http::error::end_of_stream &&
                header_error != http::error::partial_message) {
-      rejection = ErrorResponse(400, "malformed HTTP request: " + header_error.message());
+      rejection = Error(400, "malformed HTTP request: " + header_error.message());
     }
     stream.expires_never();
     auto state = std::make_shared<ResponseWriter::State>();
@@ -341,6 +352,11 @@ HttpServer::~HttpServer() { Stop(Duration{0}); }
 void HttpServer::Route(std::string method, std::string path, HttpHandler handler) {
   STRATA_CHECK(!impl_->started);
   impl_->routes[{std::move(method), std::move(path)}] = std::move(handler);
+}
+
+void HttpServer::Fallback(HttpHandler handler) {
+  STRATA_CHECK(!impl_->started);
+  impl_->fallback = std::move(handler);
 }
 
 Status HttpServer::Start() {

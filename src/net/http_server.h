@@ -22,6 +22,9 @@ struct HttpServerOptions {
   Duration read_timeout = std::chrono::seconds(30);
   // A kept-alive connection waiting for its next request; exceeded: the connection closes.
   Duration idle_timeout = std::chrono::seconds(60);
+  // The body of an answer the server gives itself (400, 404, 405, 413, 431) from its status and
+  // a message saying why; unset: an OpenAI-shaped error object.
+  std::function<HttpResponse(int status, const std::string& message)> error_response = nullptr;
 };
 
 // How a handler answers one request: either Respond once, or StartStream, any number of
@@ -71,6 +74,9 @@ class HttpServer {
 
   // REQUIRES: not started.
   void Route(std::string method, std::string path, HttpHandler handler);
+  // Serves every request no route matches (instead of 404, or 405 for a routed path with
+  // another method), for a handler that routes by itself. REQUIRES: not started.
+  void Fallback(HttpHandler handler);
 
   // Binds host:port and starts the event-loop threads. Returns InvalidArgument for a bad host,
   // Unavailable when the address cannot be bound (naming it and the reason).

@@ -173,6 +173,34 @@ TEST_F(HttpServerTest, EnforcesBodyAndHeaderLimits) {
   EXPECT_EQ(rejected->status, 431);
 }
 
+TEST(HttpServerFallbackTest, FallbackTakesUnroutedRequestsAndErrorsUseTheGivenShape) {
+  HttpServerOptions options;
+  options.max_body_bytes = 10;
+  options.error_response = [](int status, const std::string& message) {
+    return HttpResponse::Text(status, "text/plain", "refused: " + message);
+  };
+  HttpServer server(options);
+  server.Route("GET", "/hello", [](HttpRequest, ResponseWriter writer) {
+    writer.Respond(HttpResponse::Text(200, "text/plain", "routed"));
+  });
+  server.Fallback([](HttpRequest request, ResponseWriter writer) {
+    writer.Respond(HttpResponse::Text(
+        200, "text/plain", "fallback " + request.method + " " + std::string(request.Path())));
+  });
+  ASSERT_TRUE(server.Start().ok());
+  HttpClient client;
+  EXPECT_EQ(client.Send("127.0.0.1", server.port(), Get("/hello"))->body, "routed");
+  // Neither 404 for an unknown path nor 405 for a routed path with another method.
+  EXPECT_EQ(client.Send("127.0.0.1", server.port(), Get("/apis/x?watch=1"))->body,
+            "fallback GET /apis/x");
+  EXPECT_EQ(client.Send("127.0.0.1", server.port(), Post("/hello", ""))->body,
+            "fallback POST /hello");
+  Result<HttpResponse> big = client.Send("127.0.0.1", server.port(), Post("/x", "01234567890"));
+  ASSERT_TRUE(big.has_value()) << big.error().ToString();
+  EXPECT_EQ(big->status, 413);
+  EXPECT_EQ(big->body, "refused: request body is larger than the limit of 10 bytes");
+}
+
 TEST_F(HttpServerTest, MalformedRequestGets400) {
   StartServer();
   std::string reply = RawExchange(server_->port(), "NOT HTTP AT ALL\r\n\r\n");

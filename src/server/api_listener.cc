@@ -1,44 +1,17 @@
 #include "server/api_listener.h"
 
-#include <sys/socket.h>
-
 #include <atomic>
-#include <boost/asio.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <cerrno>
-#include <set>
-#include <thread>
+#include <functional>
+#include <mutex>
 
+#include "net/http_server.h"
 #include "server/api_status.h"
 
 namespace strata::server {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
-using asio::awaitable;
-using namespace asio::experimental::awaitable_operators;
-
 namespace {
 
-constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr auto kStreamPollInterval = std::chrono::seconds(1);
-
-// Wakes a connection that waits for its stream. Shared with the stream's wake callback, which
-// may outlive the connection and run on another thread: it only posts to the loop.
-struct StreamWaker {
-  explicit StreamWaker(asio::any_io_executor executor) : timer(executor) {}
-  asio::steady_timer timer;
-  std::atomic<bool> pending{false};
-};
-
-template <typename Body>
-void SetHeaders(const net::HttpHeaders& headers, http::response<Body>& response) {
-  for (const auto& [name, value] : headers) response.set(name, value);
-}
 
 net::HttpResponse StatusResponse(const Status& status, int http_code) {
   nlohmann::json body = StatusObject(status);
@@ -46,176 +19,140 @@ net::HttpResponse StatusResponse(const Status& status, int http_code) {
   return net::HttpResponse::Text(http_code, "application/json", body.dump());
 }
 
-// True when the peer closed its side (or the socket broke); false while it is only quiet.
-bool PeerHungUp(tcp::socket& socket) {
-  char byte;
-  ssize_t peeked = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  return peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
-}
+// Lets a stream's wake, which may run on any thread at any time, post to the server only while
+// it runs.
+struct PostGate {
+  std::mutex mutex;
+  net::HttpServer* server = nullptr;  // null once the listener stops; guarded by mutex
+
+  void Post(std::function<void()> task) {
+    std::lock_guard lock(mutex);
+    if (server != nullptr) server->Post(std::move(task));
+  }
+};
+
+// Carries one ResponseStream into a chunked response: the stream is read on the server's event
+// loop when it wakes the pump and once every kStreamPollInterval without (so that it can end
+// on a deadline or send a heartbeat), until it finishes or the client goes. The heartbeat's
+// pending task owns the pump; the stream's wake and the writer's hang-up callback only refer
+// to it.
+class StreamPump : public std::enable_shared_from_this<StreamPump> {
+ public:
+  StreamPump(net::HttpServer& server, std::shared_ptr<PostGate> gate,
+             std::unique_ptr<ResponseStream> stream, net::ResponseWriter writer)
+      : server_(server),
+        gate_(std::move(gate)),
+        stream_(std::move(stream)),
+        writer_(std::move(writer)) {}
+
+  // Sends the head, the stream's first output, and keeps going. On the event loop.
+  void Start(int status, net::HttpHeaders headers) {
+    writer_.StartStream(status, std::move(headers));
+    std::weak_ptr<StreamPump> weak = weak_from_this();
+    writer_.OnClientGone([weak] {
+      if (std::shared_ptr<StreamPump> pump = weak.lock()) pump->Finish();
+    });
+    stream_->SetWake([weak, gate = gate_] {
+      std::shared_ptr<StreamPump> pump = weak.lock();
+      if (pump == nullptr || pump->wake_pending_.exchange(true)) return;
+      gate->Post([weak] {
+        if (std::shared_ptr<StreamPump> alive = weak.lock()) alive->Pull();
+      });
+    });
+    Pull();
+    Heartbeat();
+  }
+
+ private:
+  // Writes what the stream has now; ends the response when the stream finished.
+  void Pull() {
+    if (finished_) return;
+    wake_pending_ = false;
+    if (writer_.ClientGone()) {
+      Finish();
+      return;
+    }
+    bool finished = false;
+    writer_.WriteChunk(stream_->Read(&finished));
+    if (!finished) return;
+    writer_.EndStream();
+    Finish();
+  }
+  void Heartbeat() {
+    if (finished_) return;
+    server_.PostAfter(kStreamPollInterval, [pump = shared_from_this()] {
+      pump->Pull();
+      pump->Heartbeat();
+    });
+  }
+  void Finish() {
+    if (finished_) return;
+    finished_ = true;
+    stream_->SetWake(nullptr);
+  }
+
+  net::HttpServer& server_;  // posted to on its event loop only
+  std::shared_ptr<PostGate> gate_;
+  std::unique_ptr<ResponseStream> stream_;
+  net::ResponseWriter writer_;
+  std::atomic<bool> wake_pending_{false};
+  bool finished_ = false;  // on the event loop only
+};
 
 }  // namespace
 
 struct ApiListener::Impl {
-  Impl(ApiListenerOptions options_in, ApiHandler handler_in)
-      : options(std::move(options_in)), handler(std::move(handler_in)) {}
+  explicit Impl(const ApiListenerOptions& options)
+      : server(net::HttpServerOptions{.host = options.host,
+                                      .port = options.port,
+                                      .threads = 1,
+                                      .max_header_bytes = options.max_header_bytes,
+                                      .max_body_bytes = options.max_body_bytes,
+                                      .idle_timeout = options.idle_timeout,
+                                      // The server's own refusals come before any handler ran.
+                                      .error_response = [](int status, const std::string& message) {
+                                        return StatusResponse(
+                                            InvalidArgumentError(message + "; nothing was changed"),
+                                            status);
+                                      }}) {}
 
-  awaitable<void> Accept();
-  awaitable<void> Serve(tcp::socket socket);
-  awaitable<bool> WriteStream(beast::tcp_stream& stream, ApiReply& reply, unsigned version);
-
-  ApiListenerOptions options;
-  ApiHandler handler;
-  asio::io_context context{1};
-  std::optional<tcp::acceptor> acceptor;
-  std::set<beast::tcp_stream*> connections;  // touched on the loop thread only
-  std::thread thread;
-  bool started = false;
-  bool stopped = false;
+  net::HttpServer server;
+  std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
 };
 
-awaitable<void> ApiListener::Impl::Accept() {
-  while (true) {
-    auto [ec, socket] = co_await acceptor->async_accept(kTuple);
-    if (ec) {
-      if (!acceptor->is_open()) co_return;
-      continue;
-    }
-    socket.set_option(tcp::no_delay(true), ec);
-    asio::co_spawn(context, Serve(std::move(socket)), asio::detached);
-  }
-}
-
-awaitable<bool> ApiListener::Impl::WriteStream(beast::tcp_stream& stream, ApiReply& reply,
-                                               unsigned version) {
-  http::response<http::empty_body> head{static_cast<http::status>(reply.response.status), version};
-  SetHeaders(reply.response.headers, head);
-  head.chunked(true);
-  head.keep_alive(false);
-  http::response_serializer<http::empty_body> serializer{head};
-  auto [head_error, head_bytes] = co_await http::async_write_header(stream, serializer, kTuple);
-  if (head_error) co_return false;
-
-  auto waker = std::make_shared<StreamWaker>(stream.get_executor());
-  std::weak_ptr<StreamWaker> weak = waker;
-  reply.stream->SetWake([weak] {
-    std::shared_ptr<StreamWaker> w = weak.lock();
-    if (w == nullptr || w->pending.exchange(true)) return;
-    asio::post(w->timer.get_executor(), [weak] {
-      if (std::shared_ptr<StreamWaker> alive = weak.lock()) alive->timer.cancel();
-    });
-  });
-  bool finished = false;
-  while (!finished) {
-    waker->pending = false;
-    std::string data = reply.stream->Read(&finished);
-    if (!data.empty()) {
-      auto [ec, n] =
-          co_await asio::async_write(stream, http::make_chunk(asio::buffer(data)), kTuple);
-      if (ec) break;
-    }
-    if (finished || PeerHungUp(stream.socket())) break;
-    if (waker->pending) continue;
-    waker->timer.expires_after(kStreamPollInterval);
-    co_await waker->timer.async_wait(kTuple);
-    if (!stream.socket().is_open()) break;
-  }
-  reply.stream->SetWake(nullptr);
-  if (finished) co_await asio::async_write(stream, http::make_chunk_last(), kTuple);
-  co_return false;  // a streamed response closes its connection
-}
-
-awaitable<void> ApiListener::Impl::Serve(tcp::socket socket) {
-  beast::tcp_stream stream(std::move(socket));
-  connections.insert(&stream);
-  beast::flat_buffer buffer;
-  while (!stopped) {
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(static_cast<uint32_t>(options.max_header_bytes));
-    parser.body_limit(options.max_body_bytes);
-    stream.expires_after(options.idle_timeout);
-    auto [ec, bytes] = co_await http::async_read(stream, buffer, parser, kTuple);
-    stream.expires_never();
-    if (ec == http::error::body_limit || ec == http::error::header_limit) {
-      bool body = ec == http::error::body_limit;
-      std::string what = body ? "request body" : "request header";
-      size_t limit = body ? options.max_body_bytes : options.max_header_bytes;
-      net::HttpResponse rejection = StatusResponse(
-          InvalidArgumentError(what + " is larger than the limit of " + std::to_string(limit) +
-                               " bytes; nothing was changed"),
-          body ? 413 : 431);
-      http::response<http::string_body> response{static_cast<http::status>(rejection.status), 11};
-      SetHeaders(rejection.headers, response);
-      response.body() = std::move(rejection.body);
-      response.keep_alive(false);
-      response.prepare_payload();
-      co_await http::async_write(stream, response, kTuple);
-      break;
-    }
-    if (ec) break;
-    http::request<http::string_body> message = parser.release();
-    net::HttpRequest request;
-    request.method = std::string(message.method_string());
-    request.target = std::string(message.target());
-    for (const auto& field : message) {
-      request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-    }
-    request.body = std::move(message.body());
-    ApiReply reply = handler(request);
-    if (reply.stream != nullptr) {
-      co_await WriteStream(stream, reply, message.version());
-      break;
-    }
-    http::response<http::string_body> response{static_cast<http::status>(reply.response.status),
-                                               message.version()};
-    SetHeaders(reply.response.headers, response);
-    response.body() = std::move(reply.response.body);
-    response.keep_alive(message.keep_alive() && !stopped);
-    response.prepare_payload();
-    auto [write_error, written] = co_await http::async_write(stream, response, kTuple);
-    if (write_error || !response.keep_alive()) break;
-  }
-  beast::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  connections.erase(&stream);
-}
-
 ApiListener::ApiListener(ApiListenerOptions options, ApiHandler handler)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {}
+    : impl_(std::make_unique<Impl>(options)) {
+  net::HttpServer& server = impl_->server;
+  server.Fallback([&server, gate = impl_->gate, handler = std::move(handler)](
+                      net::HttpRequest request, net::ResponseWriter writer) {
+    ApiReply reply = handler(request);
+    if (reply.stream == nullptr) {
+      writer.Respond(std::move(reply.response));
+      return;
+    }
+    auto pump =
+        std::make_shared<StreamPump>(server, gate, std::move(reply.stream), std::move(writer));
+    pump->Start(reply.response.status, std::move(reply.response.headers));
+  });
+}
 
 ApiListener::~ApiListener() { Stop(); }
 
 Status ApiListener::Start() {
-  beast::error_code ec;
-  asio::ip::address address = asio::ip::make_address(impl_->options.host, ec);
-  if (ec) return InvalidArgumentError("host \"" + impl_->options.host + "\" is not an IP address");
-  tcp::endpoint endpoint(address, static_cast<unsigned short>(impl_->options.port));
-  tcp::acceptor& acceptor = impl_->acceptor.emplace(impl_->context);
-  acceptor.open(endpoint.protocol(), ec);
-  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor.bind(endpoint, ec);
-  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    impl_->acceptor.reset();
-    return UnavailableError("cannot listen on " + impl_->options.host + ":" +
-                            std::to_string(impl_->options.port) + ": " + ec.message());
-  }
-  port_ = acceptor.local_endpoint().port();
-  impl_->started = true;
-  asio::co_spawn(impl_->context, impl_->Accept(), asio::detached);
-  impl_->thread = std::thread([this] { impl_->context.run(); });
+  if (Status started = impl_->server.Start(); !started.ok()) return started;
+  port_ = impl_->server.port();
+  std::lock_guard lock(impl_->gate->mutex);
+  impl_->gate->server = &impl_->server;
   return Status::Ok();
 }
 
 void ApiListener::Stop() {
-  if (!impl_->started || impl_->stopped) return;
-  asio::post(impl_->context, [impl = impl_.get()] {
-    impl->stopped = true;
-    beast::error_code ignored;
-    impl->acceptor->close(ignored);
-    for (beast::tcp_stream* stream : impl->connections) stream->socket().close(ignored);
-  });
-  impl_->thread.join();
-  impl_->stopped = true;
+  {
+    std::lock_guard lock(impl_->gate->mutex);
+    impl_->gate->server = nullptr;
+  }
+  // Watches never end by themselves: no grace for responses in progress.
+  impl_->server.Stop(Duration::zero());
 }
 
 }  // namespace strata::server

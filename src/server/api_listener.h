@@ -44,10 +44,11 @@ struct ApiListenerOptions {
   Duration idle_timeout = std::chrono::seconds(120);
 };
 
-// The control plane's HTTP/1.1 front: one event loop (Boost.Beast, C++20 coroutines) that
-// reads requests with keep-alive and header/body limits, hands every request to one handler
-// (the REST API routes by path prefix itself), and writes whole or chunked streaming responses.
-// A streaming response ends when its stream finishes, when the client hangs up, or at Stop.
+// The control plane's HTTP/1.1 front: a net::HttpServer with one event loop (keep-alive,
+// header/body limits, idle timeout) that hands every request to one handler (the REST API
+// routes by path prefix itself) and writes whole or chunked streaming responses, its own
+// refusals (400, 413, 431) as Status objects. A streaming response ends when its stream
+// finishes, when the client hangs up, or at Stop.
 //
 // Owned by the control plane. Start and Stop are called from one thread; the handler runs on
 // the listener's thread and must not block for long.
