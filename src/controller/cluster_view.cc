@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "api/queue.h"
+#include "api/queue_names.h"
 #include "controller/job_status.h"
 #include "controller/training_pod.h"
 
@@ -111,10 +112,9 @@ Result<sched::PodSet> ConvertPodSet(std::string name, int count,
 
 // Queues and flavors, with what in them does not convert, by queue name.
 struct QuotaModel {
-  std::set<std::string> queue_names;
+  api::QueueNames names;
   std::vector<std::string> flavors;
   std::map<std::string, std::string> queue_errors;
-  std::map<std::pair<std::string, std::string>, std::string> local_queues;  // (ns, name) -> queue
 };
 
 std::optional<sched::Resource> QuotaResource(const std::string& name) {
@@ -155,7 +155,7 @@ QuotaModel ConvertQuota(const std::vector<Stored<api::Queue>>& queues,
     const api::Queue& queue = stored.value;
     sched::Queue out;
     out.name = queue.metadata.name;
-    model.queue_names.insert(queue.metadata.name);
+    model.names.AddQueue(queue.metadata.name);
     out.cohort = queue.spec.cohort;
     out.weight = static_cast<double>(queue.spec.weight.milli()) / 1000.0;
     out.strategy = queue.spec.queueing_strategy == "StrictFIFO"
@@ -196,7 +196,7 @@ QuotaModel ConvertQuota(const std::vector<Stored<api::Queue>>& queues,
       out.flavors.push_back(std::move(quota));
     }
     for (const api::LocalQueueRef& local : queue.spec.local_queues) {
-      model.local_queues[{local.namespace_name, local.name}] = queue.metadata.name;
+      model.names.AddLocalQueue(local.namespace_name, local.name, queue.metadata.name);
     }
     if (!error.empty()) {
       model.queue_errors[queue.metadata.name] = error;
@@ -207,15 +207,11 @@ QuotaModel ConvertQuota(const std::vector<Stored<api::Queue>>& queues,
   return model;
 }
 
-// The queue a workload of `namespace_name` names with `queue`: a Queue, or a LocalQueue of the
-// namespace; anything else is passed on for the scheduler to call unknown.
+// The queue a workload of `namespace_name` names with `queue` (api::QueueNames); a name that
+// resolves to none is passed on for the scheduler to call unknown.
 std::string ResolveQueue(const QuotaModel& quota, const std::string& namespace_name,
                          const std::string& queue) {
-  auto local = quota.local_queues.find({namespace_name, queue});
-  if (quota.queue_names.count(queue) == 0 && local != quota.local_queues.end()) {
-    return local->second;
-  }
-  return queue;
+  return quota.names.Resolve(namespace_name, queue).value_or(queue);
 }
 
 sched::TopologyRequest ConvertTopology(const api::TopologyConstraint& topology) {

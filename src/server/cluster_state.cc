@@ -147,9 +147,10 @@ std::vector<QueueUsage> ClusterStateTable::QueueUsages() const {
   std::vector<QueueUsage> usages = ComputeQueueUsage(queues, {});
   std::map<std::string, QueueUsage*> by_name;
   for (QueueUsage& usage : usages) by_name[usage.name] = &usage;
-  const QueueResolver resolver(queues);
+  const api::QueueNames names = QueueNamesOf(queues);
   for (const auto& [reference, charges] : charges_) {
-    auto queue = by_name.find(resolver.Resolve(reference.first, reference.second));
+    const std::optional<std::string> name = names.Resolve(reference.first, reference.second);
+    auto queue = name ? by_name.find(*name) : by_name.end();
     if (queue == by_name.end()) continue;
     for (const auto& [resource, charge] : charges) {
       queue->second->resources[resource].used += charge.sum;
@@ -164,13 +165,14 @@ std::vector<QueueUsage> ClusterStateTable::QueueUsages() const {
 }
 
 ClusterStateTable::PendingCounts ClusterStateTable::Pending() const {
-  const QueueResolver resolver(QueueBodies());
+  const api::QueueNames names = QueueNamesOf(QueueBodies());
   PendingCounts counts;
   for (const auto& [key, count] : pending_) {
     const auto& [namespace_name, queue_reference, reason] = key;
     counts.by_reason[{reason}] += static_cast<double>(count);
-    const std::string queue = resolver.Resolve(namespace_name, queue_reference);
-    if (!queue.empty()) counts.by_queue[{queue, reason}] += static_cast<double>(count);
+    if (std::optional<std::string> queue = names.Resolve(namespace_name, queue_reference)) {
+      counts.by_queue[{*queue, reason}] += static_cast<double>(count);
+    }
   }
   return counts;
 }

@@ -36,7 +36,7 @@ struct ClusterTotals {
 // as it is now, Remove it when it is gone, and every figure is the sum over what is held, so a
 // change costs the one object, not a scan of the store. The figures equal what a scan of every
 // object gives: each object's share is computed by the same rules (ComputeQueueUsage's for what a
-// pod charges its queue, QueueResolver's for which queue a workload names, resolved when the
+// pod charges its queue, api::QueueNames's for which queue a workload names, resolved when the
 // series are read, so a queue created after its pods still gets them).
 //
 // Rules, over the objects as the REST API serves them:

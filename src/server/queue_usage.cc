@@ -30,25 +30,20 @@ bool HoldsResources(const Json& pod) {
 
 }  // namespace
 
-QueueResolver::QueueResolver(const std::vector<Json>& queues) {
+api::QueueNames QueueNamesOf(const std::vector<Json>& queues) {
+  api::QueueNames names;
   for (const Json& queue : queues) {
     std::string name = StringAt(queue, "/metadata/name");
-    named_[name] = name;
+    names.AddQueue(name);
     const Json& locals =
         queue.contains("spec") ? queue["spec"].value("localQueues", Json::array()) : Json::array();
     for (const Json& local : locals) {
-      if (local.is_object()) local_[{local.value("namespace", ""), local.value("name", "")}] = name;
+      if (local.is_object()) {
+        names.AddLocalQueue(local.value("namespace", ""), local.value("name", ""), name);
+      }
     }
   }
-}
-
-std::string QueueResolver::Resolve(const std::string& namespace_name,
-                                   const std::string& queue) const {
-  if (auto local = local_.find({namespace_name, queue}); local != local_.end()) {
-    return local->second;
-  }
-  auto named = named_.find(queue);
-  return named == named_.end() ? "" : named->second;
+  return names;
 }
 
 std::vector<QueueUsage> ComputeQueueUsage(const std::vector<Json>& queues,
@@ -72,11 +67,12 @@ std::vector<QueueUsage> ComputeQueueUsage(const std::vector<Json>& queues,
     index_of[entry.name] = usage.size();
     usage.push_back(std::move(entry));
   }
-  QueueResolver resolver(queues);
+  const api::QueueNames names = QueueNamesOf(queues);
   for (const Json& pod : pods) {
     if (!HoldsResources(pod)) continue;
-    auto index = index_of.find(
-        resolver.Resolve(StringAt(pod, "/metadata/namespace"), StringAt(pod, "/spec/queue")));
+    const std::optional<std::string> queue =
+        names.Resolve(StringAt(pod, "/metadata/namespace"), StringAt(pod, "/spec/queue"));
+    auto index = queue ? index_of.find(*queue) : index_of.end();
     if (index == index_of.end()) continue;
     Json::json_pointer requests_path{"/spec/resources"};
     if (!pod.contains(requests_path) || !pod.at(requests_path).is_object()) continue;

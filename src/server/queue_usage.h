@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "api/queue_names.h"
 #include "common/quantity.h"
 
 namespace strata::server {
@@ -28,20 +29,9 @@ struct QueueUsage {
   std::map<std::string, ResourceUsage> resources;
 };
 
-// Which Queue a workload's `queue` field names: a Queue by its name, or one of a queue's
-// localQueues in the workload's namespace (Kueue's LocalQueue), which wins. A plain value built
-// from the queues as the REST API serves them; thread-compatible.
-class QueueResolver {
- public:
-  explicit QueueResolver(const std::vector<nlohmann::json>& queues);
-
-  // The Queue's name, or empty when `queue` names none.
-  std::string Resolve(const std::string& namespace_name, const std::string& queue) const;
-
- private:
-  std::map<std::pair<std::string, std::string>, std::string> local_;  // (ns, local) -> queue
-  std::map<std::string, std::string> named_;                          // queue -> queue
-};
+// The queue names of `queues` as the REST API serves them (JSON), for api::QueueNames's rule of
+// which Queue a workload's `queue` field names. Fields that do not parse are skipped.
+api::QueueNames QueueNamesOf(const std::vector<nlohmann::json>& queues);
 
 // Computes every queue's use from the queues and the pods as the REST API serves them (JSON).
 // A pod counts while it is bound to a node (spec.nodeName) and not Succeeded or Failed, charged

@@ -26,7 +26,7 @@ CostPods CostPodsOf(const ClusterObjects& cluster) {
     cost.name = pod.metadata.name;
     cost.namespace_name = pod.metadata.namespace_name;
     cost.labels = pod.metadata.labels;
-    cost.queue = cluster.queues.Resolve(pod.metadata.namespace_name, pod.spec.queue);
+    cost.queue = QueueLabelOf(pod, cluster.queues);
     if (pod.spec.owner.kind == "Job") cost.job = pod.spec.owner.name;
     if (pod.spec.owner.kind == "Service") cost.service = pod.spec.owner.name;
     cost.cpu_cores = static_cast<double>(pod.spec.resources.cpu.milli()) / 1000.0;

@@ -36,19 +36,6 @@ ClusterObjects DecodeClusterObjects(const std::vector<nlohmann::json>& nodes,
   return cluster;
 }
 
-QueueNames::QueueNames(const std::vector<api::Queue>& queues) {
-  for (const api::Queue& queue : queues) {
-    for (const api::LocalQueueRef& local : queue.spec.local_queues) {
-      local_[{local.namespace_name, local.name}] = queue.metadata.name;
-    }
-  }
-}
-
-std::string QueueNames::Resolve(const std::string& namespace_name, const std::string& queue) const {
-  auto local = local_.find({namespace_name, queue});
-  return local == local_.end() ? queue : local->second;
-}
-
 Result<ClusterObjects> LoadClusterObjects(const store::Store& store) {
   ClusterObjects cluster;
   ASSIGN_OR_RETURN(store::ListResult queues, store.List({"Queue", std::nullopt, {}}));
@@ -61,7 +48,7 @@ Result<ClusterObjects> LoadClusterObjects(const store::Store& store) {
       ++cluster.undecodable;
     }
   }
-  cluster.queues = QueueNames(decoded_queues);
+  cluster.queues = api::QueueNames(decoded_queues);
   ASSIGN_OR_RETURN(store::ListResult nodes, store.List({"Node", std::nullopt, {}}));
   for (const store::Object& object : nodes.items) {
     AddDecoded(object.body, object.creation_timestamp, cluster);
@@ -86,13 +73,18 @@ bool HoldsResources(const api::Pod& pod) {
          pod.status.phase != "Failed";
 }
 
-GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu, const QueueNames& queues) {
+std::string QueueLabelOf(const api::Pod& pod, const api::QueueNames& queues) {
+  return queues.Resolve(pod.metadata.namespace_name, pod.spec.queue).value_or(pod.spec.queue);
+}
+
+GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu,
+                   const api::QueueNames& queues) {
   GpuHolder holder;
   holder.pod = pod.metadata.name;
   holder.namespace_name = pod.metadata.namespace_name;
   if (pod.spec.owner.kind == "Job") holder.job = pod.spec.owner.name;
   if (pod.spec.owner.kind == "Service") holder.service = pod.spec.owner.name;
-  holder.queue = queues.Resolve(pod.metadata.namespace_name, pod.spec.queue);
+  holder.queue = QueueLabelOf(pod, queues);
   auto team = pod.metadata.labels.find(kTeamLabel);
   if (team != pod.metadata.labels.end()) holder.team = team->second;
   holder.share = static_cast<double>(gpu.share.milli()) / 1000.0;

@@ -9,7 +9,7 @@
 
 #include "api/node.h"
 #include "api/pod.h"
-#include "api/queue.h"
+#include "api/queue_names.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "store/store.h"
@@ -34,29 +34,13 @@ struct StoredPod {
   TimePoint created{};
 };
 
-// Which Queue a pod's spec.queue names, for the queue label of the GPU and cost series: one of
-// a Queue's localQueues in the pod's namespace (Kueue's LocalQueue), which wins, else a Queue by
-// its name. As in Kueue, where kueue_* series carry the ClusterQueue, every queue label names
-// the Queue, the one strata_queue_* series name, never the local name a job wrote. A plain value;
-// thread-compatible.
-class QueueNames {
- public:
-  QueueNames() = default;
-  explicit QueueNames(const std::vector<api::Queue>& queues);
-
-  // The Queue `queue` names in `namespace_name`; a name that matches none is returned as written
-  // (the scheduler reports it unknown).
-  std::string Resolve(const std::string& namespace_name, const std::string& queue) const;
-
- private:
-  std::map<std::pair<std::string, std::string>, std::string> local_;  // (ns, local) -> queue
-};
-
-// Every Node and Pod of the store, decoded, and the Queues' names.
+// Every Node and Pod of the store, decoded, and the Queues' names: as in Kueue, where kueue_*
+// series carry the ClusterQueue, every queue label of the GPU and cost series names the Queue
+// a pod's spec.queue resolves to (api::QueueNames), never the local name a job wrote.
 struct ClusterObjects {
   std::vector<api::Node> nodes;
   std::vector<StoredPod> pods;
-  QueueNames queues;
+  api::QueueNames queues;
   int undecodable = 0;  // stored objects that did not decode (left out)
 };
 
@@ -78,7 +62,11 @@ std::optional<TimePoint> ParseUtcTimestamp(std::string_view text);
 bool HoldsResources(const api::Pod& pod);
 
 // The holder record for `pod`'s claim on `gpu`; its queue is the Queue `queues` resolves.
-GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu, const QueueNames& queues);
+GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu, const api::QueueNames& queues);
+
+// The queue label of `pod`'s series: the Queue its spec.queue resolves to, or the name as
+// written when it resolves to none (the scheduler reports it unknown).
+std::string QueueLabelOf(const api::Pod& pod, const api::QueueNames& queues);
 
 // Measured readings of real GPUs, by UUID (what the node agents read through NVML).
 using GpuReadingsByUuid = std::map<std::string, GpuReading>;

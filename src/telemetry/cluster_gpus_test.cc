@@ -71,22 +71,5 @@ TEST(DecodeClusterObjectsTest, ReadsObjectsAsTheApiServesThemAndCountsTheRest) {
   EXPECT_EQ(samples[1].holders.size(), 1u);
 }
 
-TEST(QueueNamesTest, ALocalQueueOfThePodsNamespaceNamesItsQueue) {
-  api::Queue queue;
-  queue.metadata.name = "research-cq";
-  queue.spec.local_queues = {{"default", "research"}, {"default", "shared"}};
-  api::Queue shared;
-  shared.metadata.name = "shared";
-  const QueueNames names({queue, shared});
-  EXPECT_EQ(names.Resolve("default", "research"), "research-cq");
-  EXPECT_EQ(names.Resolve("default", "research-cq"), "research-cq");
-  // A LocalQueue wins over a Queue of the same name, as for strata_queue_*.
-  EXPECT_EQ(names.Resolve("default", "shared"), "research-cq");
-  EXPECT_EQ(names.Resolve("lab", "shared"), "shared");
-  // Not a LocalQueue in that namespace: kept as written.
-  EXPECT_EQ(names.Resolve("lab", "research"), "research");
-  EXPECT_EQ(QueueNames().Resolve("default", "research"), "research");
-}
-
 }  // namespace
 }  // namespace strata::telemetry

@@ -21,7 +21,7 @@ struct GpuHolder {
   std::string namespace_name;
   std::string job;           // the owning Job, when the pod belongs to one
   std::string service;       // the owning Service, when the pod belongs to one
-  std::string queue;         // the Queue (cluster queue) its queue field resolves to (QueueNames)
+  std::string queue;         // the Queue its queue field resolves to (api::QueueNames)
   std::string team;          // the pod's `team` label
   double share = 1.0;        // of this GPU, in GPUs (a whole GPU is 1, "500m" is 0.5)
   int64_t memory_bytes = 0;  // GPU memory reserved for a fractional share; 0 when not bounded
