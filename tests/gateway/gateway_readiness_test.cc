@@ -264,8 +264,11 @@ TEST_F(GatewayReadinessTest, AnswersFramedEveryWayAreRelayedWhole) {
     EXPECT_FALSE(replica.saw_expect());
     // A connection whose answer ended with its close is not pooled: one per answer; any other
     // carries the three (the metrics scrape has a connection of its own).
-    if (framing == Framing::kUntilClose) EXPECT_GE(replica.connections(), 3);
-    if (framing != Framing::kUntilClose) EXPECT_LE(replica.connections(), 2);
+    if (framing == Framing::kUntilClose) {
+      EXPECT_GE(replica.connections(), 3);
+    } else {
+      EXPECT_LE(replica.connections(), 2);
+    }
     EXPECT_EQ(gateway_->MetricsText().find("strata_gateway_upstream_failures_total{"),
               std::string::npos);
     socket_.close();
