@@ -1,5 +1,6 @@
 #include "common/clock.h"
 
+#include <cstdio>
 #include <ctime>
 
 #include "common/check.h"
@@ -36,6 +37,16 @@ std::string FormatRfc3339(TimePoint t) {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+std::string FormatRfc3339Micro(TimePoint t) {
+  const auto micros =
+      std::chrono::floor<std::chrono::microseconds>(t.time_since_epoch()).count() % 1'000'000;
+  char fraction[16];
+  std::snprintf(fraction, sizeof(fraction), ".%06lldZ", static_cast<long long>(micros));
+  std::string text = FormatRfc3339(t);
+  text.pop_back();  // its Z
+  return text + fraction;
 }
 
 }  // namespace strata

@@ -54,5 +54,9 @@ double ToSeconds(Duration d);
 // RFC 3339 with a Z suffix and second precision, as Kubernetes writes timestamps:
 // "2026-01-01T00:00:00Z".
 std::string FormatRfc3339(TimePoint t);
+// The same with microseconds, as Kubernetes writes a MicroTime (a lease's renewTime, an
+// event's eventTime): "2026-01-01T00:00:00.250000Z". For instants compared with exact ones,
+// such as a replica's readiness with its pod's creation.
+std::string FormatRfc3339Micro(TimePoint t);
 
 }  // namespace strata

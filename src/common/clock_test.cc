@@ -13,6 +13,9 @@ TEST(FakeClockTest, MovesOnlyWhenTold) {
   EXPECT_EQ(clock.Now() - start, std::chrono::seconds(90));
   EXPECT_EQ(FormatRfc3339(start), "2026-01-01T00:00:00Z");
   EXPECT_EQ(FormatRfc3339(clock.Now()), "2026-01-01T00:01:30Z");
+  EXPECT_EQ(FormatRfc3339Micro(start), "2026-01-01T00:00:00.000000Z");
+  clock.Advance(std::chrono::microseconds(250'007) + std::chrono::nanoseconds(999));
+  EXPECT_EQ(FormatRfc3339Micro(clock.Now()), "2026-01-01T00:01:30.250007Z");
 }
 
 TEST(FakeClockTest, TimeNeverGoesBack) {

@@ -282,7 +282,10 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
   } else if (status->Running()) {
     after.status.phase = "Running";
     after.metadata.annotations.emplace(kStartedAtAnnotation, now);
-    if (pass.ready.count(raw.uid) > 0) after.metadata.annotations[kReadyAtAnnotation] = now;
+    // To the microsecond: the autoscaler measures cold starts from the pod's exact creation.
+    if (pass.ready.count(raw.uid) > 0) {
+      after.metadata.annotations[kReadyAtAnnotation] = FormatRfc3339Micro(clock_.Now());
+    }
   } else if (status->Succeeded()) {
     after.status.phase = "Succeeded";
     after.status.exit_code = 0;

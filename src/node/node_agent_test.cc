@@ -398,7 +398,7 @@ httpd.serve_forever()
   clock_.Advance(std::chrono::seconds(40));
   RunPass();
   api::Pod ready = Get("chat-0-0");
-  EXPECT_EQ(ready.metadata.annotations[kReadyAtAnnotation], FormatRfc3339(clock_.Now()));
+  EXPECT_EQ(ready.metadata.annotations[kReadyAtAnnotation], FormatRfc3339Micro(clock_.Now()));
   EXPECT_EQ(ready.metadata.annotations[kEnginePortAnnotation], port) << "the port never moves";
   ASSERT_TRUE(store_->Delete(created.key).has_value());
   RunPass();

@@ -59,8 +59,8 @@ inline constexpr char kGroupSizeAnnotation[] = "strata.dev/group-size";
 // that runs rank 0 (LWS_LEADER_ADDRESS).
 inline constexpr char kLeaderAddressAnnotation[] = "strata.dev/leader-address";
 // Written by the agent on a replica's leader pod (rank 0): where its engine listens
-// ("host:port"), as soon as it starts, and the time (RFC 3339) its readiness probe first
-// passed (weights loaded). The gateway routes only to ready, non-draining replicas.
+// ("host:port"), as soon as it starts, and the time (RFC 3339, microseconds) its readiness probe
+// first passed (weights loaded). The gateway routes only to ready, non-draining replicas.
 inline constexpr char kEndpointAnnotation[] = "strata.dev/endpoint";
 inline constexpr char kReadyAtAnnotation[] = "strata.dev/ready-at";
 // Written by the service controller on every pod of a replica that is being drained (scale-down,
