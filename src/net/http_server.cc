@@ -410,6 +410,14 @@ void HttpServer::Post(std::function<void()> task) {
   impl_->loops.front()->handle->Post([task = std::move(task)] { task(); });
 }
 
+std::function<void(std::function<void()>)> HttpServer::Poster() const {
+  STRATA_CHECK(impl_->started);
+  // The handle outlives the loop (Stop nulls it) and, held here, the server.
+  return [handle = impl_->loops.front()->handle](std::function<void()> task) {
+    handle->Post([task = std::move(task)] { task(); });
+  };
+}
+
 void HttpServer::PostAfter(Duration delay, std::function<void()> task) {
   STRATA_CHECK(impl_->started);
   Impl::Loop& loop = *impl_->loops.front();

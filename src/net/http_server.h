@@ -89,6 +89,10 @@ class HttpServer {
   // Tasks still pending when the server stops are dropped.
   void Post(std::function<void()> task);
   void PostAfter(Duration delay, std::function<void()> task);
+  // A function that does what Post does, callable from any thread at any time: also after Stop,
+  // and after the server is destroyed, when the task is dropped. For callbacks the server does
+  // not own (a watch's wake, called by whoever feeds the watch). REQUIRES: Start succeeded.
+  std::function<void(std::function<void()>)> Poster() const;
 
   // Stops accepting, lets responses in progress finish for up to `grace`, then closes every
   // connection and joins the threads. Idempotent. REQUIRES: not called from a handler or task

@@ -201,6 +201,21 @@ TEST(HttpServerFallbackTest, FallbackTakesUnroutedRequestsAndErrorsUseTheGivenSh
   EXPECT_EQ(big->body, "refused: request body is larger than the limit of 10 bytes");
 }
 
+TEST(HttpServerPosterTest, RunsTasksOnTheLoopAndDropsThemOnceTheServerIsGone) {
+  auto server = std::make_unique<HttpServer>(HttpServerOptions{});
+  ASSERT_TRUE(server->Start().ok());
+  std::function<void(std::function<void()>)> post = server->Poster();
+  std::promise<void> ran;
+  post([&ran] { ran.set_value(); });
+  EXPECT_EQ(ran.get_future().wait_for(kLiveness), std::future_status::ready);
+  server->Stop();
+  bool late = false;
+  post([&late] { late = true; });
+  server.reset();
+  post([&late] { late = true; });
+  EXPECT_FALSE(late);
+}
+
 TEST_F(HttpServerTest, MalformedRequestGets400) {
   StartServer();
   std::string reply = RawExchange(server_->port(), "NOT HTTP AT ALL\r\n\r\n");

@@ -1,8 +1,6 @@
 #include "server/api_listener.h"
 
 #include <atomic>
-#include <functional>
-#include <mutex>
 
 #include "net/http_server.h"
 #include "server/api_status.h"
@@ -19,18 +17,6 @@ net::HttpResponse StatusResponse(const Status& status, int http_code) {
   return net::HttpResponse::Text(http_code, "application/json", body.dump());
 }
 
-// Lets a stream's wake, which may run on any thread at any time, post to the server only while
-// it runs.
-struct PostGate {
-  std::mutex mutex;
-  net::HttpServer* server = nullptr;  // null once the listener stops; guarded by mutex
-
-  void Post(std::function<void()> task) {
-    std::lock_guard lock(mutex);
-    if (server != nullptr) server->Post(std::move(task));
-  }
-};
-
 // Carries one ResponseStream into a chunked response: the stream is read on the server's event
 // loop when it wakes the pump and once every kStreamPollInterval without (so that it can end
 // on a deadline or send a heartbeat), until it finishes or the client goes. The heartbeat's
@@ -38,12 +24,9 @@ struct PostGate {
 // to it.
 class StreamPump : public std::enable_shared_from_this<StreamPump> {
  public:
-  StreamPump(net::HttpServer& server, std::shared_ptr<PostGate> gate,
-             std::unique_ptr<ResponseStream> stream, net::ResponseWriter writer)
-      : server_(server),
-        gate_(std::move(gate)),
-        stream_(std::move(stream)),
-        writer_(std::move(writer)) {}
+  StreamPump(net::HttpServer& server, std::unique_ptr<ResponseStream> stream,
+             net::ResponseWriter writer)
+      : server_(server), stream_(std::move(stream)), writer_(std::move(writer)) {}
 
   // Sends the head, the stream's first output, and keeps going. On the event loop.
   void Start(int status, net::HttpHeaders headers) {
@@ -52,10 +35,11 @@ class StreamPump : public std::enable_shared_from_this<StreamPump> {
     writer_.OnClientGone([weak] {
       if (std::shared_ptr<StreamPump> pump = weak.lock()) pump->Finish();
     });
-    stream_->SetWake([weak, gate = gate_] {
+    // The wake may run on any thread, and outlive the server.
+    stream_->SetWake([weak, post = server_.Poster()] {
       std::shared_ptr<StreamPump> pump = weak.lock();
       if (pump == nullptr || pump->wake_pending_.exchange(true)) return;
-      gate->Post([weak] {
+      post([weak] {
         if (std::shared_ptr<StreamPump> alive = weak.lock()) alive->Pull();
       });
     });
@@ -92,7 +76,6 @@ class StreamPump : public std::enable_shared_from_this<StreamPump> {
   }
 
   net::HttpServer& server_;  // posted to on its event loop only
-  std::shared_ptr<PostGate> gate_;
   std::unique_ptr<ResponseStream> stream_;
   net::ResponseWriter writer_;
   std::atomic<bool> wake_pending_{false};
@@ -117,21 +100,19 @@ struct ApiListener::Impl {
                                       }}) {}
 
   net::HttpServer server;
-  std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
 };
 
 ApiListener::ApiListener(ApiListenerOptions options, ApiHandler handler)
     : impl_(std::make_unique<Impl>(options)) {
   net::HttpServer& server = impl_->server;
-  server.Fallback([&server, gate = impl_->gate, handler = std::move(handler)](
-                      net::HttpRequest request, net::ResponseWriter writer) {
+  server.Fallback([&server, handler = std::move(handler)](net::HttpRequest request,
+                                                          net::ResponseWriter writer) {
     ApiReply reply = handler(request);
     if (reply.stream == nullptr) {
       writer.Respond(std::move(reply.response));
       return;
     }
-    auto pump =
-        std::make_shared<StreamPump>(server, gate, std::move(reply.stream), std::move(writer));
+    auto pump = std::make_shared<StreamPump>(server, std::move(reply.stream), std::move(writer));
     pump->Start(reply.response.status, std::move(reply.response.headers));
   });
 }
@@ -141,16 +122,10 @@ ApiListener::~ApiListener() { Stop(); }
 Status ApiListener::Start() {
   if (Status started = impl_->server.Start(); !started.ok()) return started;
   port_ = impl_->server.port();
-  std::lock_guard lock(impl_->gate->mutex);
-  impl_->gate->server = &impl_->server;
   return Status::Ok();
 }
 
 void ApiListener::Stop() {
-  {
-    std::lock_guard lock(impl_->gate->mutex);
-    impl_->gate->server = nullptr;
-  }
   // Watches never end by themselves: no grace for responses in progress.
   impl_->server.Stop(Duration::zero());
 }
