@@ -22,7 +22,7 @@ std::string_view ErrorType(int status) {
 
 }  // namespace
 
-asio::awaitable<bool> Respond(tcp::socket& client, int status, std::string_view body,
+asio::awaitable<bool> Respond(LoopSocket& client, int status, std::string_view body,
                               bool keep_alive, std::string_view content_type,
                               std::optional<int64_t> retry_after_seconds) {
   std::string head_bytes;
@@ -33,10 +33,10 @@ asio::awaitable<bool> Respond(tcp::socket& client, int status, std::string_view 
   if (retry_after_seconds) head << "Retry-After: " << *retry_after_seconds << "\r\n";
   head << (keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
   const std::array<asio::const_buffer, 2> response = {asio::buffer(head_bytes), asio::buffer(body)};
-  co_return !co_await WriteAll(client, response);
+  co_return !co_await client.WriteAll(response);
 }
 
-asio::awaitable<bool> RespondError(tcp::socket& client, int status, std::string_view message,
+asio::awaitable<bool> RespondError(LoopSocket& client, int status, std::string_view message,
                                    std::string_view code, bool keep_alive,
                                    std::optional<int64_t> retry_after_seconds) {
   co_return co_await Respond(client, status, ErrorBody(message, ErrorType(status), code),
@@ -59,11 +59,7 @@ asio::awaitable<bool> Exchange(UpstreamConnection& connection, const tcp::endpoi
                                size_t max_head_bytes, Duration timeout) {
   if (connect_to != nullptr) {
     connection.deadline.ExpiresAfter(kConnectTimeout);
-    auto [ec] = co_await connection.socket.async_connect(*connect_to, kAsTuple);
-    if (ec) co_return false;
-    connection.socket.set_option(tcp::no_delay(true), ec);
-    if (!ec) connection.socket.non_blocking(true, ec);  // for WriteAll
-    if (ec) co_return false;
+    if (co_await connection.socket.Connect(*connect_to)) co_return false;
   }
   connection.deadline.ExpiresAfter(timeout);
   HeadWriter head(connection.head);
@@ -75,7 +71,7 @@ asio::awaitable<bool> Exchange(UpstreamConnection& connection, const tcp::endpoi
   head << "Host: " << host << "\r\nContent-Length: " << request.body.size() << "\r\n\r\n";
   const std::array<asio::const_buffer, 2> bytes = {asio::buffer(connection.head),
                                                    asio::buffer(request.body)};
-  bool ok = !co_await WriteAll(connection.socket, bytes);
+  bool ok = !co_await connection.socket.WriteAll(bytes);
   while (ok) {
     auto parsed =
         net::ParseResponseHead(Contents(connection.buffer), max_head_bytes, &connection.response);
@@ -88,13 +84,12 @@ asio::awaitable<bool> Exchange(UpstreamConnection& connection, const tcp::endpoi
       connection.buffer.consume(connection.response.size);
       continue;
     }
-    auto [ec, n] = co_await connection.socket.async_read_some(
-        connection.buffer.prepare(UpstreamConnection::kReadBytes), kAsTuple);
+    auto [error, n] = co_await connection.socket.ReadSome(
+        connection.buffer.prepare(UpstreamConnection::kReadBytes));
     connection.buffer.commit(n);
-    ok = !ec;
+    ok = !error;
   }
-  boost::system::error_code ignored;
-  connection.socket.close(ignored);
+  connection.socket.Close();
   co_return false;
 }
 

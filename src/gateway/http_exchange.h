@@ -24,33 +24,15 @@ struct ClientRequest {
   std::string_view body;
 };
 
-// Writes all of `buffers` to `socket`, which must be in non-blocking mode: first at once, as far
-// as the socket takes them, then asynchronously for the rest. A proxy's writes nearly always fit
-// in the socket's buffer, so most complete without suspending the coroutine, and without the
-// round trip through the event loop (and its extra epoll_wait) that an asynchronous write's
-// completion costs. Returns the error, if any.
-template <typename ConstBufferSequence>
-asio::awaitable<boost::system::error_code> WriteAll(tcp::socket& socket,
-                                                    const ConstBufferSequence& buffers) {
-  boost::system::error_code ec;
-  const size_t written = socket.write_some(buffers, ec);
-  if (ec == asio::error::would_block) ec = {};
-  if (ec || written == asio::buffer_size(buffers)) co_return ec;
-  beast::buffers_suffix<ConstBufferSequence> rest(buffers);
-  rest.consume(written);
-  auto [async_ec, n] = co_await asio::async_write(socket, rest, kAsTuple);
-  co_return async_ec;
-}
-
 // Answers with a complete response, head and body in one write. Returns false when the client
 // is gone.
-asio::awaitable<bool> Respond(tcp::socket& client, int status, std::string_view body,
+asio::awaitable<bool> Respond(LoopSocket& client, int status, std::string_view body,
                               bool keep_alive, std::string_view content_type = "application/json",
                               std::optional<int64_t> retry_after_seconds = std::nullopt);
 
 // Answers with an OpenAI-style error body: {"error": {"message", "type", "code"}}, the type
 // following from the status. Returns false when the client is gone.
-asio::awaitable<bool> RespondError(tcp::socket& client, int status, std::string_view message,
+asio::awaitable<bool> RespondError(LoopSocket& client, int status, std::string_view message,
                                    std::string_view code, bool keep_alive,
                                    std::optional<int64_t> retry_after_seconds = std::nullopt);
 

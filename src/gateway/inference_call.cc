@@ -23,8 +23,7 @@ double Seconds(SteadyClock::duration d) { return std::chrono::duration<double>(d
 // Keeps a held request's timer in its worker's list while it waits, so SetRoutes can wake it.
 class HeldTimer {
  public:
-  HeldTimer(std::vector<asio::steady_timer*>& held, asio::steady_timer& timer)
-      : held_(held), timer_(&timer) {
+  HeldTimer(std::vector<LoopTimer*>& held, LoopTimer& timer) : held_(held), timer_(&timer) {
     held_.push_back(timer_);
   }
   ~HeldTimer() { std::erase(held_, timer_); }
@@ -32,8 +31,8 @@ class HeldTimer {
   HeldTimer& operator=(const HeldTimer&) = delete;
 
  private:
-  std::vector<asio::steady_timer*>& held_;
-  asio::steady_timer* timer_;
+  std::vector<LoopTimer*>& held_;
+  LoopTimer* timer_;
 };
 
 // Adds `delta` to a gauge while in scope.
@@ -86,7 +85,7 @@ asio::awaitable<std::optional<bool>> InferenceCall::HoldForReplica() {
     CountGuard held(server_.held);
     CountGuard version_held(version_->held);
     GaugeGuard gauge(server_.stats.activator_held_requests.With({version_->model}), 1);
-    asio::steady_timer timer(client_.get_executor());
+    LoopTimer timer(worker_.loop);
     HeldTimer registration(worker_.held, timer);
     const auto deadline = SteadyClock::now() + limits.activation_timeout;
     while (true) {
@@ -104,8 +103,7 @@ asio::awaitable<std::optional<bool>> InferenceCall::HoldForReplica() {
         break;
       }
       // Ends at the deadline, or earlier when SetRoutes cancels it.
-      timer.expires_at(deadline);
-      co_await timer.async_wait(kAsTuple);
+      co_await timer.WaitUntil(deadline);
     }
   }
   switch (outcome) {
@@ -153,7 +151,7 @@ asio::awaitable<std::optional<int64_t>> InferenceCall::Admit(size_t tenant, int6
   QuotaDecision decision = server_.ledger.Request(tenant, tokens, priority, server_.clock.Now());
   const auto queued_at = SteadyClock::now();
   const auto deadline = queued_at + server_.config.limits.max_queue_wait;
-  asio::steady_timer timer(client_.get_executor());
+  LoopTimer timer(worker_.loop);
   while (decision.kind == QuotaDecision::Kind::kQueued) {
     if (SteadyClock::now() >= deadline) {
       const Duration retry = server_.ledger.Abandon(decision.ticket, server_.clock.Now());
@@ -161,8 +159,7 @@ asio::awaitable<std::optional<int64_t>> InferenceCall::Admit(size_t tenant, int6
       decision.retry_after = retry;
       break;
     }
-    timer.expires_after(kQuotaPollInterval);
-    co_await timer.async_wait(kAsTuple);
+    co_await timer.WaitFor(kQuotaPollInterval);
     decision = server_.ledger.Poll(decision.ticket, server_.clock.Now());
   }
   worker_.stats.QueueSeconds(ids_).Observe(Seconds(SteadyClock::now() - queued_at));
@@ -198,7 +195,7 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream, TokenUs
   asio::const_buffer pending_head = asio::buffer(upstream.head);
   bool client_ok = true;
   if (event_stream || reader.done()) {
-    client_ok = !co_await WriteAll(client_, pending_head);
+    client_ok = !co_await client_.WriteAll(pending_head);
     pending_head = {};
   }
 
@@ -262,7 +259,7 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream, TokenUs
     // The last chunk leaves with the last data.
     if (chunked && reader.done()) gather.buffers[count++] = asio::buffer("0\r\n\r\n", 5);
     if (count > 1 || reader.done()) {
-      client_ok = !co_await WriteAll(client_, std::span(gather.buffers.data(), count));
+      client_ok = !co_await client_.WriteAll(std::span(gather.buffers.data(), count));
       pending_head = {};
     }
     offset += used;
@@ -270,8 +267,8 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream, TokenUs
     if (used > 0 || reader.done()) continue;
     // A clock read, not a timer: the event loop's watchdog enforces it.
     upstream.deadline.ExpiresAfter(server_.config.limits.upstream_timeout);
-    auto [ec, n] = co_await upstream.socket.async_read_some(
-        upstream.buffer.prepare(UpstreamConnection::kReadBytes), kAsTuple);
+    auto [ec, n] =
+        co_await upstream.socket.ReadSome(upstream.buffer.prepare(UpstreamConnection::kReadBytes));
     // The upstream timeout bounds the wait for the replica, not a slow client's reading.
     upstream.deadline.ExpiresNever();
     upstream.buffer.commit(n);
@@ -287,7 +284,7 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream, TokenUs
   if (client_ok && (pending_head.size() > 0 || last_chunk)) {
     const std::array<asio::const_buffer, 2> tail = {
         pending_head, last_chunk ? asio::buffer("0\r\n\r\n", 5) : asio::const_buffer()};
-    client_ok = !co_await WriteAll(client_, tail);
+    client_ok = !co_await client_.WriteAll(tail);
   }
   // A client that left cancels the upstream request: closing the connection is what tells an
   // engine to abort the sequence. Bytes beyond the answer would be read as the next exchange's:
@@ -368,7 +365,7 @@ asio::awaitable<std::optional<bool>> InferenceCall::TryReplica(int attempt) {
       connection != nullptr && co_await Exchange(*connection, nullptr, request_, endpoint.id,
                                                  limits.max_header_bytes, limits.upstream_timeout);
   if (!sent) {
-    connection = std::make_unique<UpstreamConnection>(*worker_.io, worker_.deadlines);
+    connection = std::make_unique<UpstreamConnection>(worker_.loop, worker_.deadlines);
     sent = co_await Exchange(*connection, &endpoint.address, request_, endpoint.id,
                              limits.max_header_bytes, limits.upstream_timeout);
   }

@@ -22,7 +22,7 @@ namespace strata::gateway {
 // signals). Lives in its connection's coroutine, on one event loop; not thread-safe.
 class InferenceCall {
  public:
-  InferenceCall(GatewayServer::Impl& server, Worker& worker, tcp::socket& client,
+  InferenceCall(GatewayServer::Impl& server, Worker& worker, LoopSocket& client,
                 const ClientRequest& request, ApiKind kind)
       : server_(server), worker_(worker), client_(client), request_(request), kind_(kind) {}
   InferenceCall(const InferenceCall&) = delete;
@@ -101,7 +101,7 @@ class InferenceCall {
 
   GatewayServer::Impl& server_;
   Worker& worker_;
-  tcp::socket& client_;
+  LoopSocket& client_;
   const ClientRequest& request_;
   ApiKind kind_;
   RequestLabelIds ids_;

@@ -47,7 +47,7 @@ struct ReadOutcome {
 // Reads the next request of `client` into `received` (bytes of a pipelined request after it
 // stay there), its head into `head` and a chunked body into `chunked`. The head's views are
 // valid until `received` changes.
-asio::awaitable<ReadOutcome> ReadRequest(tcp::socket& client, SocketDeadline& deadline,
+asio::awaitable<ReadOutcome> ReadRequest(LoopSocket& client, SocketDeadline& deadline,
                                          const LimitsConfig& limits, beast::flat_buffer& received,
                                          net::RequestHead& head,
                                          std::optional<net::ChunkedBodyDecoder>& chunked) {
@@ -67,8 +67,8 @@ asio::awaitable<ReadOutcome> ReadRequest(tcp::socket& client, SocketDeadline& de
       if (!parsed) co_return refuse(std::move(parsed.error()));
       if (*parsed == net::ParseProgress::kDone) break;
     }
-    auto [ec, n] = co_await client.async_read_some(received.prepare(kReadBytes), kAsTuple);
-    if (ec) co_return outcome;
+    auto [error, n] = co_await client.ReadSome(received.prepare(kReadBytes));
+    if (error) co_return outcome;
     received.commit(n);
     parse = Contents(received).substr(received.size() - n).find('\n') != std::string_view::npos ||
             received.size() > limits.max_header_bytes;
@@ -83,11 +83,10 @@ asio::awaitable<ReadOutcome> ReadRequest(tcp::socket& client, SocketDeadline& de
       if (!fed) co_return refuse(std::move(fed.error()));
       if (*fed == net::ParseProgress::kDone) break;
       if (head.expect_continue && !read_body) {
-        auto [ec, n] = co_await asio::async_write(client, asio::buffer(kContinue), kAsTuple);
-        if (ec) co_return outcome;
+        if (co_await client.WriteAll(asio::buffer(kContinue))) co_return outcome;
       }
-      auto [ec, n] = co_await client.async_read_some(received.prepare(kReadBytes), kAsTuple);
-      if (ec) co_return outcome;
+      auto [error, n] = co_await client.ReadSome(received.prepare(kReadBytes));
+      if (error) co_return outcome;
       received.commit(n);
       read_body = true;
     }
@@ -96,13 +95,11 @@ asio::awaitable<ReadOutcome> ReadRequest(tcp::socket& client, SocketDeadline& de
   } else {
     const size_t size = head_size + static_cast<size_t>(head.content_length.value_or(0));
     if (head.expect_continue && received.size() < size) {
-      auto [ec, n] = co_await asio::async_write(client, asio::buffer(kContinue), kAsTuple);
-      if (ec) co_return outcome;
+      if (co_await client.WriteAll(asio::buffer(kContinue))) co_return outcome;
     }
     while (received.size() < size) {
-      auto [ec, n] =
-          co_await client.async_read_some(received.prepare(size - received.size()), kAsTuple);
-      if (ec) co_return outcome;
+      auto [error, n] = co_await client.ReadSome(received.prepare(size - received.size()));
+      if (error) co_return outcome;
       received.commit(n);
       read_body = true;
     }
@@ -120,7 +117,7 @@ asio::awaitable<ReadOutcome> ReadRequest(tcp::socket& client, SocketDeadline& de
 }
 
 // Answers a request that is not an inference call. Returns whether to keep the connection.
-asio::awaitable<bool> ServeLocal(GatewayServer::Impl& server, tcp::socket& client,
+asio::awaitable<bool> ServeLocal(GatewayServer::Impl& server, LoopSocket& client,
                                  const ClientRequest& request) {
   const bool keep = request.head.keep_alive;
   const std::string_view method = request.head.method;
@@ -142,7 +139,8 @@ asio::awaitable<bool> ServeLocal(GatewayServer::Impl& server, tcp::socket& clien
 }  // namespace
 
 asio::awaitable<void> ServeConnection(GatewayServer::Impl& server, Worker& worker,
-                                      tcp::socket socket) {
+                                      std::unique_ptr<LoopSocket> client) {
+  LoopSocket& socket = *client;
   SocketDeadline deadline(worker.deadlines, socket);
   const LimitsConfig& limits = server.config.limits;
   beast::flat_buffer received;
@@ -175,8 +173,7 @@ asio::awaitable<void> ServeConnection(GatewayServer::Impl& server, Worker& worke
     if (received.size() == 0 && received.capacity() > kKeptBufferBytes) received.shrink_to_fit();
     if (!keep) break;
   }
-  boost::system::error_code ignored;
-  socket.shutdown(tcp::socket::shutdown_send, ignored);
+  socket.ShutdownSend();
 }
 
 }  // namespace strata::gateway

@@ -10,17 +10,23 @@
 namespace strata::gateway {
 namespace {
 
-using ReusePort = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+constexpr auto kAsTuple = asio::as_tuple(asio::use_awaitable);
+// How long accepting pauses after a failure such as running out of descriptors, while the
+// connections already open go on.
+constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(100);
 
 asio::awaitable<void> AcceptLoop(GatewayServer::Impl& server, Worker& worker) {
+  LoopTimer pause(worker.loop);
   while (true) {
-    auto [ec, socket] = co_await worker.acceptor->async_accept(kAsTuple);
-    if (ec == asio::error::operation_aborted || !worker.acceptor->is_open()) co_return;
-    if (ec) continue;  // e.g. EMFILE: keep serving the connections already open
-    socket.set_option(tcp::no_delay(true), ec);
-    if (!ec) socket.non_blocking(true, ec);  // for WriteAll
-    if (ec) continue;
-    asio::co_spawn((*worker.io), ServeConnection(server, worker, std::move(socket)),
+    auto [error, fd] = co_await worker.listener.Accept();
+    if (error == asio::error::operation_aborted) co_return;
+    if (error) {
+      co_await pause.WaitFor(kAcceptRetryDelay);
+      continue;
+    }
+    auto client = std::make_unique<LoopSocket>(worker.loop);
+    if (client->Adopt(fd)) continue;
+    asio::co_spawn(worker.loop.io(), ServeConnection(server, worker, std::move(client)),
                    asio::detached);
   }
 }
@@ -66,11 +72,11 @@ asio::awaitable<Result<std::string>> ScrapeOnce(ScrapeConnection& connection,
 }
 
 // Scrapes one replica until it leaves the routing table or the server stops.
-asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server, Worker& worker,
+asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server,
                                  std::shared_ptr<EndpointRuntime> runtime) {
   EndpointRuntime& endpoint = *runtime;
-  ScrapeConnection connection(*worker.io);
-  asio::steady_timer timer((*worker.io));
+  ScrapeConnection connection(*server.scrape_io);
+  asio::steady_timer timer(*server.scrape_io);
   const Duration timeout =
       std::max<Duration>(server.config.scrape_interval * 5, std::chrono::milliseconds(500));
   auto& ok = server.stats.scrapes_total.With({endpoint.id, "ok"});
@@ -105,13 +111,11 @@ asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server, Worker& worker,
   if (!endpoint.routed.load()) server.stats.endpoint_up.Remove({endpoint.id});
 }
 
-// Starts scraping the replicas a new table added, spread over the event loops. REQUIRES the
-// routes mutex held and the workers running or about to run.
+// Starts scraping the replicas a new table added. REQUIRES the routes mutex held.
 void StartScrapers(GatewayServer::Impl& server,
                    const std::vector<std::shared_ptr<EndpointRuntime>>& added) {
   for (const auto& runtime : added) {
-    Worker& worker = *server.workers[runtime->serial % server.workers.size()];
-    asio::co_spawn((*worker.io), ScrapeLoop(server, worker, runtime), asio::detached);
+    asio::co_spawn(*server.scrape_io, ScrapeLoop(server, runtime), asio::detached);
   }
 }
 
@@ -125,10 +129,9 @@ void Publish(GatewayServer::Impl& server, std::shared_ptr<const RoutingTable> ta
 }  // namespace
 
 asio::awaitable<void> DeadlineWatchdog(GatewayServer::Impl& server, Worker& worker) {
-  asio::steady_timer timer(*worker.io);
+  LoopTimer timer(worker.loop);
   while (!server.stopped.load()) {
-    timer.expires_after(kDeadlineSweepInterval);
-    co_await timer.async_wait(kAsTuple);
+    co_await timer.WaitFor(kDeadlineSweepInterval);
     const SteadyClock::time_point now = SteadyClock::now();
     // Closing a socket only queues its pending operation's completion: the set does not change
     // during the sweep.
@@ -220,9 +223,9 @@ Status GatewayServer::SetRoutes(std::vector<ModelConfig> models) {
   // table and of its kept-alive connections to replicas that left. Held requests then recheck.
   for (auto& worker : server.workers) {
     Worker* w = worker.get();
-    asio::post(*w->io, [&server, w] {
+    w->loop.Post([&server, w] {
       SyncRoutes(server, *w);
-      for (asio::steady_timer* timer : w->held) timer->cancel();
+      for (LoopTimer* timer : w->held) timer->Cancel();
     });
   }
   return Status::Ok();
@@ -289,25 +292,18 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Start(GatewayConfig config
     return Err(InvalidArgumentError(fmt::format("listen address \"{}\": {}", host, ec.message())));
   for (int i = 0; i < threads; ++i) {
     auto worker = std::make_unique<Worker>(server.stats, server.config);
-    worker->acceptor = std::make_unique<tcp::acceptor>((*worker->io));
     const tcp::endpoint bind_to(address, server.port == 0 ? port : server.port);
-    tcp::acceptor& acceptor = *worker->acceptor;
-    acceptor.open(bind_to.protocol(), ec);
-    if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec) acceptor.set_option(ReusePort(true), ec);
-    if (!ec) acceptor.bind(bind_to, ec);
-    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
+    if (ErrorCode error = worker->listener.Listen(bind_to, true)) {
       return Err(UnavailableError(
-          fmt::format("cannot listen on {}:{}: {}", host, bind_to.port(), ec.message())));
+          fmt::format("cannot listen on {}:{}: {}", host, bind_to.port(), error.message())));
     }
-    server.port = acceptor.local_endpoint().port();
+    server.port = worker->listener.LocalEndpoint().port();
     SyncRoutes(server, *worker);
     server.workers.push_back(std::move(worker));
   }
   for (auto& worker : server.workers) {
-    asio::co_spawn((*worker->io), AcceptLoop(server, *worker), asio::detached);
-    asio::co_spawn((*worker->io), DeadlineWatchdog(server, *worker), asio::detached);
+    asio::co_spawn(worker->loop.io(), AcceptLoop(server, *worker), asio::detached);
+    asio::co_spawn(worker->loop.io(), DeadlineWatchdog(server, *worker), asio::detached);
   }
   {
     std::lock_guard lock(server.routes_mutex);
@@ -315,25 +311,32 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Start(GatewayConfig config
   }
   for (auto& worker : server.workers) {
     Worker* w = worker.get();
-    w->thread = std::thread([w] { w->io->run(); });
+    w->thread = std::thread([w] { w->loop.Run(); });
   }
+  server.scrape_thread = std::thread([&server] {
+    auto work = asio::make_work_guard(*server.scrape_io);
+    server.scrape_io->run();
+  });
   return std::unique_ptr<GatewayServer>(new GatewayServer(std::move(impl)));
 }
 
 void GatewayServer::Stop() {
   std::lock_guard lock(impl_->routes_mutex);
   if (impl_->stopped.exchange(true)) return;
-  for (auto& worker : impl_->workers) (*worker->io).stop();
+  for (auto& worker : impl_->workers) worker->loop.Stop();
+  impl_->scrape_io->stop();
   for (auto& worker : impl_->workers) {
     if (worker->thread.joinable()) worker->thread.join();
   }
+  if (impl_->scrape_thread.joinable()) impl_->scrape_thread.join();
   // Coroutine frames still suspended on these loops are destroyed with them, before the
   // state they reference.
+  impl_->scrape_io.reset();
   for (auto& worker : impl_->workers) {
-    worker->acceptor.reset();
+    worker->listener.Close();
     worker->idle.clear();  // sockets go before their loop
     worker->routing.clear();
-    worker->io.reset();
+    worker->loop.Shutdown();
   }
   impl_->workers.clear();
 }

@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "gateway/endpoint_registry.h"
+#include "gateway/event_loop.h"
 #include "gateway/gateway_stats.h"
+#include "gateway/loop_socket.h"
 #include "gateway/loop_stats.h"
 #include "gateway/picker.h"
 #include "gateway/request.h"
@@ -30,14 +32,8 @@
 
 namespace strata::gateway {
 
-namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using tcp = asio::ip::tcp;
-
-using SteadyClock = std::chrono::steady_clock;
-
-inline constexpr auto kAsTuple = asio::as_tuple(asio::use_awaitable);
 
 // How often each event loop's watchdog looks for sockets past their deadline: a deadline is
 // enforced within this much of its time.
@@ -50,7 +46,7 @@ inline constexpr Duration kDeadlineSweepInterval = std::chrono::milliseconds(100
 // for its lifetime. Used only on its event loop's thread.
 class SocketDeadline {
  public:
-  SocketDeadline(std::unordered_set<SocketDeadline*>& registry, tcp::socket& socket)
+  SocketDeadline(std::unordered_set<SocketDeadline*>& registry, LoopSocket& socket)
       : registry_(registry), socket_(socket) {
     registry_.insert(this);
   }
@@ -67,27 +63,26 @@ class SocketDeadline {
   void CloseIfPast(SteadyClock::time_point now) {
     if (at_ >= now) return;
     at_ = SteadyClock::time_point::max();
-    boost::system::error_code ignored;
-    socket_.close(ignored);
+    socket_.Close();
   }
 
  private:
   std::unordered_set<SocketDeadline*>& registry_;
-  tcp::socket& socket_;
+  LoopSocket& socket_;
   SteadyClock::time_point at_ = SteadyClock::time_point::max();
 };
 
 // A kept-alive connection to one replica, with the buffers of its exchanges (kept with it, so
 // that a request allocates none of them).
 struct UpstreamConnection {
-  UpstreamConnection(asio::io_context& io, std::unordered_set<SocketDeadline*>& deadlines)
-      : socket(io), deadline(deadlines, socket) {
+  UpstreamConnection(EventLoop& loop, std::unordered_set<SocketDeadline*>& deadlines)
+      : socket(loop), deadline(deadlines, socket) {
     buffer.reserve(kReadBytes);
   }
   // Bytes asked of the socket per read.
   static constexpr size_t kReadBytes = 16 * 1024;
 
-  tcp::socket socket;
+  LoopSocket socket;
   SocketDeadline deadline;
   std::string head;           // the head being sent to the replica, then the client's
   beast::flat_buffer buffer;  // bytes read from the replica, not yet relayed
@@ -130,16 +125,16 @@ struct Worker {
   // Every client and upstream socket's deadline, for the watchdog. Declared first, so that it
   // outlives the sockets registered in it.
   std::unordered_set<SocketDeadline*> deadlines;
-  // Destroyed explicitly in Stop, before the rest, so that suspended coroutines die while the
+  // Shut down explicitly in Stop, before the rest, so that suspended coroutines die while the
   // pools and pickers they reference still exist.
-  std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>(1);
-  std::unique_ptr<tcp::acceptor> acceptor;
+  EventLoop loop;
+  LoopSocket listener{loop};  // on the shared port
   std::shared_ptr<const RoutingTable> table;
   std::unordered_map<uint64_t, VersionRouting> routing;  // by VersionCounters::serial
   // Kept-alive connections by EndpointRuntime::serial, of routed replicas only.
   std::unordered_map<uint64_t, std::vector<std::unique_ptr<UpstreamConnection>>> idle;
   // Timers of the requests held for a replica: cancelled (waking them) when the routes change.
-  std::vector<asio::steady_timer*> held;
+  std::vector<LoopTimer*> held;
   std::mt19937_64 random{std::random_device{}()};
   LoopStats stats;
   std::thread thread;
@@ -157,6 +152,9 @@ struct GatewayServer::Impl {
   std::atomic<int64_t> in_flight{0};
   std::atomic<int64_t> held{0};  // requests waiting for a replica, all models
   std::vector<std::unique_ptr<Worker>> workers;
+  // Replicas are scraped on an Asio event loop of their own, off the request path's loops.
+  std::unique_ptr<asio::io_context> scrape_io = std::make_unique<asio::io_context>(1);
+  std::thread scrape_thread;
   uint16_t port = 0;
   std::atomic<bool> stopped{false};
 
@@ -184,6 +182,6 @@ asio::awaitable<void> DeadlineWatchdog(GatewayServer::Impl& server, Worker& work
 
 // Serves one client connection until it closes, errs or times out (proxy.cc).
 asio::awaitable<void> ServeConnection(GatewayServer::Impl& server, Worker& worker,
-                                      tcp::socket socket);
+                                      std::unique_ptr<LoopSocket> client);
 
 }  // namespace strata::gateway
