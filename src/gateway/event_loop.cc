@@ -54,10 +54,12 @@ void EventLoop::Loop() {
     // threads, aborted waits. io() has no reactor, so this makes no system call.
     io_->poll();
     if (stopped_.load(std::memory_order_acquire)) break;
+    // Counted from the turn's start: a timer may fire later by the time the turn took.
     const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
-                             WaitMilliseconds(SteadyClock::now()));
+                             WaitMilliseconds(now_));
+    now_ = SteadyClock::now();
     for (int i = 0; i < n; ++i) Dispatch(events[static_cast<size_t>(i)]);
-    if (!timers_.empty()) FireTimers(SteadyClock::now());
+    if (!timers_.empty()) FireTimers(now_);
   }
   // Coroutines still suspended keep io() busy: run() returns only when told.
   io_->stop();

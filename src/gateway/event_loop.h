@@ -57,6 +57,10 @@ class EventLoop {
     Wake();
   }
 
+  // When the current turn of the loop began (it is read once per turn, after epoll returns):
+  // what coarse deadlines are counted from, without a clock read each. On the loop's thread.
+  SteadyClock::time_point Now() const { return now_; }
+
   // Ends every coroutine suspended on this loop's sockets and timers, and those waiting in
   // io(): their frames are destroyed, with what they hold. REQUIRES: Run has returned.
   // Afterwards only destruction is left.
@@ -103,6 +107,7 @@ class EventLoop {
   int epoll_fd_ = -1;
   int wake_fd_ = -1;  // an eventfd: Post and Stop write it to end epoll_wait
   std::atomic<bool> stopped_{false};
+  SteadyClock::time_point now_ = SteadyClock::now();
   uint32_t next_serial_ = 1;
   std::vector<LoopSocket*> sockets_;  // by descriptor; null where none of this loop's
   std::multimap<SteadyClock::time_point, LoopTimer*> timers_;

@@ -393,7 +393,8 @@ asio::awaitable<std::optional<bool>> InferenceCall::TryReplica(int attempt) {
 }
 
 void InferenceCall::Settle() {
-  MarkAnswered(status_ == 0 || SteadyClock::now() - arrived_ > ttft_objective_);
+  const SteadyClock::duration elapsed = SteadyClock::now() - arrived_;
+  MarkAnswered(status_ == 0 || elapsed > ttft_objective_);
   const int64_t prompt_estimate =
       estimate_ - (parsed_.max_tokens > 0 ? parsed_.max_tokens : kDefaultMaxTokensEstimate);
   const int64_t prompt_tokens = usage_.reported ? usage_.prompt_tokens : prompt_estimate;
@@ -403,7 +404,7 @@ void InferenceCall::Settle() {
     if (admitted_) version_->tokens.fetch_add(prompt_tokens + usage_.completion_tokens);
     worker_.stats.Tokens(ids_, false).Increment(static_cast<double>(prompt_tokens));
     worker_.stats.Tokens(ids_, true).Increment(static_cast<double>(usage_.completion_tokens));
-    worker_.stats.E2e(ids_).Observe(Seconds(SteadyClock::now() - arrived_));
+    worker_.stats.E2e(ids_).Observe(Seconds(elapsed));
   }
 }
 

@@ -59,6 +59,7 @@ class LoopSocket {
   // not from this call).
   void Close();
   bool is_open() const { return fd_ >= 0; }
+  EventLoop& loop() const { return loop_; }
   // The bound address of an open socket.
   tcp::endpoint LocalEndpoint() const;
 

@@ -41,9 +41,9 @@ inline constexpr Duration kDeadlineSweepInterval = std::chrono::milliseconds(100
 
 // The deadline of a socket's current wait (a client's next request, an upstream answer),
 // enforced by its event loop's watchdog, which closes a socket whose deadline has passed and so
-// ends its pending operation with an error. Setting a deadline is a clock read: no timer is
-// armed or cancelled per socket operation. Registers itself in `registry` (its event loop's)
-// for its lifetime. Used only on its event loop's thread.
+// ends its pending operation with an error. Setting a deadline reads the time the loop's turn
+// began: no clock read, and no timer armed or cancelled per socket operation. Registers itself in
+// `registry` (its event loop's) for its lifetime. Used only on its event loop's thread.
 class SocketDeadline {
  public:
   SocketDeadline(std::unordered_set<SocketDeadline*>& registry, LoopSocket& socket)
@@ -55,7 +55,7 @@ class SocketDeadline {
   SocketDeadline& operator=(const SocketDeadline&) = delete;
 
   void ExpiresAfter(Duration timeout) {
-    at_ = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(timeout);
+    at_ = socket_.loop().Now() + std::chrono::duration_cast<SteadyClock::duration>(timeout);
   }
   void ExpiresNever() { at_ = SteadyClock::time_point::max(); }
 

@@ -1,6 +1,7 @@
 #include "net/http_syntax.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 namespace strata::net {
@@ -18,9 +19,16 @@ tl::unexpected<SyntaxError> Malformed(size_t offset, std::string what) {
 }  // namespace
 
 bool IsTokenChar(unsigned char c) {
-  constexpr std::string_view kSymbols = "!#$%&'*+-.^_`|~";
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c != 0 && kSymbols.find(static_cast<char>(c)) != std::string_view::npos);
+  // A table: every byte of every field name is checked.
+  static constexpr std::array<bool, 256> kTokenChars = [] {
+    std::array<bool, 256> table{};
+    for (int c = '0'; c <= '9'; ++c) table[c] = true;
+    for (int c = 'a'; c <= 'z'; ++c) table[c] = true;
+    for (int c = 'A'; c <= 'Z'; ++c) table[c] = true;
+    for (char c : std::string_view("!#$%&'*+-.^_`|~")) table[static_cast<unsigned char>(c)] = true;
+    return table;
+  }();
+  return kTokenChars[c];
 }
 
 bool IsFieldValueChar(unsigned char c) { return c == '\t' || (c >= 0x20 && c != 0x7f); }
