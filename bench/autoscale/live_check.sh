@@ -29,6 +29,8 @@ set -euo pipefail
 trace=${1:?usage: live_check.sh TRACE.csv [STRATA_BINARY]}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# shellcheck source=../../tools/strata_up.sh
+source "$root/tools/strata_up.sh"
 strata=${2:-$root/build/release/bin/strata}
 from_minute=${FROM_MINUTE:-24}
 minutes=${MINUTES:-12}
@@ -78,19 +80,12 @@ echo "live_check: $requests requests (minutes $from_minute to $((from_minute + m
 "$strata" up --data-dir "$work/data" --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 \
   --simulate 4x8:H100-80GB,racks=2 >"$work/up.log" 2>&1 &
 up_pid=$!
-api="" gateway=""
-for _ in $(seq 1 300); do
-  api=$(sed -n 's|^strata: API listening on \(http://[^ ]*\)$|\1|p' "$work/up.log")
-  gateway=$(sed -n 's|^strata: gateway listening on http://\([^ ]*\) .*$|\1|p' "$work/up.log")
-  [[ -n $api && -n $gateway ]] && break
-  kill -0 "$up_pid" 2>/dev/null || break
-  sleep 0.1
-done
-if [[ -z $api || -z $gateway ]]; then
+if ! wait_for_strata_up "$work/up.log" "$up_pid"; then
   echo "live_check: strata up did not start:" >&2
   cat "$work/up.log" >&2
   exit 1
 fi
+api=$STRATA_API gateway=${STRATA_GATEWAY#http://}
 
 # The Service: one GPU per replica, engine-sim with the 8b-h100 profile (as the simulator's
 # engine model) loading its weights for the start-up delay; strata's rate policy.

@@ -10,6 +10,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=../../tools/strata_up.sh
+source "$repo/tools/strata_up.sh"
 strata=${1:-$repo/build/release/bin/strata}
 if [[ ! -x $strata ]]; then
   echo "run.sh: $strata is not an executable; build it first (make build)" >&2
@@ -76,16 +78,11 @@ registers the simulated seed cluster: 4 nodes of 8 H100-80GB in 2 racks. Pods st
 "$strata" up --data-dir "$data" --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 \
   --simulate 4x8:H100-80GB,racks=2 --sim-startup-delay 4 >"$data/up.log" 2>&1 &
 up_pid=$!
-server=""
-for _ in $(seq 1 300); do
-  server=$(sed -n 's|^strata: API listening on \(http://[^ ]*\)$|\1|p' "$data/up.log")
-  gateway=$(sed -n 's|^strata: gateway listening on \(http://[^ ]*\) .*$|\1|p' "$data/up.log")
-  [[ -n $server && -n $gateway ]] && break
-  kill -0 "$up_pid" 2>/dev/null || break
-  sleep 0.1
-done
+started=0
+wait_for_strata_up "$data/up.log" "$up_pid" && started=1
+server=$STRATA_API gateway=$STRATA_GATEWAY
 sed 's/^/  /' "$data/up.log"
-if [[ -z $server ]]; then
+if [[ $started == 0 ]]; then
   echo "run.sh: strata up did not start" >&2
   exit 1
 fi
