@@ -7,7 +7,8 @@
 # include the CPU time its proxy (or, for the direct path, the engine) spent per request.
 #
 #   bench/gateway/overhead.sh [--strata build/release/bin/strata] [--duration 10]
-#                             [--connections 32] [--threads 2] [--variant small|stream|200k]
+#                             [--connections 32] [--threads 2] [--workers W]
+#                             [--variant small|stream|200k]
 #                             [--runs 3] [--paced] [--rate R]
 #                             [--engine-port P]   (use a replica already listening on P)
 #                             [--syscalls] [--baseline OTHER_STRATA]
@@ -26,6 +27,9 @@
 # engine, the machine's moment and the rotation ("baseline" in each round's JSON, and
 # "strata_over_baseline_rps" / "_cpu_per_request" in the summary).
 #
+# --threads sets wrk's threads, and unless --workers says otherwise, nginx's worker processes
+# and the strata gateway's event loops too.
+#
 # Needs nginx and wrk (Debian packages). Everything listens on 127.0.0.1.
 set -euo pipefail
 
@@ -33,6 +37,7 @@ STRATA=build/release/bin/strata
 DURATION=10
 CONNECTIONS=32
 THREADS=2
+WORKERS=
 VARIANT=small
 RUNS=3
 PACED=0
@@ -46,6 +51,7 @@ while [[ $# -gt 0 ]]; do
     --duration) DURATION=$2; shift 2 ;;
     --connections) CONNECTIONS=$2; shift 2 ;;
     --threads) THREADS=$2; shift 2 ;;
+    --workers) WORKERS=$2; shift 2 ;;
     --variant) VARIANT=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
     --paced) PACED=1; shift ;;
@@ -56,6 +62,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
+WORKERS=${WORKERS:-$THREADS}
 for tool in nginx wrk python3; do
   command -v "$tool" >/dev/null || { echo "error: $tool is not installed" >&2; exit 1; }
 done
@@ -99,7 +106,7 @@ if [[ -z "$ENGINE_PORT" ]]; then
 fi
 
 cat >"$WORK/gateway.yaml" <<YAML
-threads: $THREADS
+threads: $WORKERS
 limits: {maxBodyBytes: 8388608}
 models:
 - {name: bench, versions: [{name: v1, endpoints: ["127.0.0.1:$ENGINE_PORT"]}]}
@@ -120,7 +127,7 @@ fi
 NGINX_PORT=$(free_port)
 mkdir -p "$WORK/nginx"
 cat >"$WORK/nginx/nginx.conf" <<NGINX
-worker_processes $THREADS;
+worker_processes $WORKERS;
 pid $WORK/nginx/nginx.pid;
 error_log $WORK/nginx/error.log warn;
 events { worker_connections 4096; }
@@ -276,7 +283,7 @@ if [[ "$PACED" == 1 ]]; then
 fi
 
 python3 - "$WORK/peak.jsonl" "$WORK/paced.jsonl" "$VARIANT" "$CONNECTIONS" "$THREADS" \
-  "${RATE:-0}" "$(nginx -v 2>&1 | cut -d/ -f2)" <<'PY'
+  "${RATE:-0}" "$(nginx -v 2>&1 | cut -d/ -f2)" "$WORKERS" <<'PY'
 import json, statistics, sys
 peak = [json.loads(l) for l in open(sys.argv[1])]
 paced = [json.loads(l) for l in open(sys.argv[2])]
@@ -311,7 +318,7 @@ def summary(rounds):
     }
 
 result = {"variant": sys.argv[3], "connections": int(sys.argv[4]), "threads": int(sys.argv[5]),
-          "nginx_version": sys.argv[7], "peak": summary(peak)}
+          "workers": int(sys.argv[8]), "nginx_version": sys.argv[7], "peak": summary(peak)}
 if paced:
     result["paced"] = {"target_rps": float(sys.argv[6]), **summary(paced)}
 print(json.dumps(result, indent=2))
