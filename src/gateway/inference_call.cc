@@ -132,10 +132,15 @@ asio::awaitable<std::optional<bool>> InferenceCall::HoldForReplica() {
 
 std::unique_ptr<UpstreamConnection> InferenceCall::TakeIdle(const EndpointRuntime& endpoint) {
   auto it = worker_.idle.find(endpoint.serial);
-  if (it == worker_.idle.end() || it->second.empty()) return nullptr;
-  std::unique_ptr<UpstreamConnection> connection = std::move(it->second.back());
-  it->second.pop_back();
-  return connection;
+  if (it == worker_.idle.end()) return nullptr;
+  while (!it->second.empty()) {
+    std::unique_ptr<UpstreamConnection> connection = std::move(it->second.back());
+    it->second.pop_back();
+    // One the replica closed while it was idle is dropped here, not found out by a failed
+    // exchange.
+    if (!connection->socket.hung_up()) return connection;
+  }
+  return nullptr;
 }
 
 void InferenceCall::ReturnIdle(const EndpointRuntime& endpoint,

@@ -68,7 +68,8 @@ class InferenceCall {
   // is there to route to; otherwise the answer (503, or 404 when the version left) has been
   // sent, and returns whether the client connection may be reused.
   asio::awaitable<std::optional<bool>> HoldForReplica();
-  // A kept-alive connection to `endpoint` from this loop's pool, or null.
+  // A kept-alive connection to `endpoint` from this loop's pool that the replica has not closed
+  // (as far as its events tell), or null.
   std::unique_ptr<UpstreamConnection> TakeIdle(const EndpointRuntime& endpoint);
   // Keeps `connection` for reuse, unless `endpoint` left the routing table.
   void ReturnIdle(const EndpointRuntime& endpoint, std::unique_ptr<UpstreamConnection> connection);

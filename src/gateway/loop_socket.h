@@ -59,6 +59,9 @@ class LoopSocket {
   // not from this call).
   void Close();
   bool is_open() const { return fd_ >= 0; }
+  // Whether the peer has ended its output (or the socket failed), as far as the events so far
+  // tell: a kept-alive connection in that state cannot carry another exchange.
+  bool hung_up() const { return hung_up_; }
   EventLoop& loop() const { return loop_; }
   // The bound address of an open socket.
   tcp::endpoint LocalEndpoint() const;
