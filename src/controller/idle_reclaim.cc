@@ -17,10 +17,11 @@ IdleReclaimLoop::IdleReclaimLoop(store::Store& store, const Clock& clock, Readin
     : store_(store),
       clock_(clock),
       readings_(std::move(readings)),
+      cluster_(store),
       events_(store, clock, event_repeat_interval) {}
 
 Status IdleReclaimLoop::RunOnce() {
-  Result<telemetry::ClusterObjects> cluster = telemetry::LoadClusterObjects(store_);
+  Result<std::shared_ptr<const telemetry::ClusterObjects>> cluster = cluster_.Get();
   if (!cluster) return cluster.error();
   Result<std::vector<Stored<api::Queue>>> queues = ListStored<api::Queue>(store_, "Queue");
   if (!queues) return queues.error();
@@ -46,7 +47,7 @@ Status IdleReclaimLoop::RunOnce() {
   const telemetry::GpuReadingsByUuid measured =
       readings_ ? readings_() : telemetry::GpuReadingsByUuid{};
   std::vector<telemetry::JobGpuUse> uses =
-      telemetry::JobGpuUses(telemetry::ClusterGpuSamples(*cluster, measured));
+      telemetry::JobGpuUses(telemetry::ClusterGpuSamples(**cluster, measured));
   Status first;
   for (const telemetry::IdleJob& idle : tracker_.Observe(uses, clock_.Now(), policy_of)) {
     Result<std::optional<store::Write>> event = events_.Record(

@@ -9,11 +9,14 @@
 #include "controller/event_recorder.h"
 #include "store/store.h"
 #include "telemetry/cluster_gpus.h"
+#include "telemetry/cluster_objects_cache.h"
 #include "telemetry/idle_gpus.h"
 
 namespace strata::controller {
 
-// Idle reclaim: each pass reads the cluster's GPUs (telemetry::ClusterGpuSamples: simulated
+// Idle reclaim: each pass reads the cluster's GPUs (telemetry::ClusterGpuSamples over a
+// telemetry::ClusterObjectsCache, which lists the store once and then decodes only the Nodes,
+// Pods and Queues written since the last pass; simulated
 // GPUs' derived readings, real GPUs' measured ones from `readings`), each running job's busy
 // share (telemetry::JobGpuUses), and every queue's idle policy (telemetry::ParseIdlePolicy over
 // the Queue's annotations; a queue's local queues share its policy; an annotation that does not
@@ -42,6 +45,7 @@ class IdleReclaimLoop final : public ControlLoop {
   store::Store& store_;
   const Clock& clock_;
   ReadingSource readings_;
+  telemetry::ClusterObjectsCache cluster_;
   EventRecorder events_;
   telemetry::IdleJobTracker tracker_;
 };

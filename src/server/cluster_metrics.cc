@@ -1,9 +1,8 @@
 #include "server/cluster_metrics.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
-#include <optional>
+#include <string>
+#include <vector>
 
 #include "server/resource_catalog.h"
 
@@ -35,39 +34,51 @@ SeriesValues ByOneLabel(const std::map<std::string, int64_t>& counts) {
   return values;
 }
 
+std::vector<std::string> CountedKinds() {
+  std::vector<std::string> kinds;
+  for (const ResourceType& type : AllResourceTypes()) kinds.emplace_back(type.kind);
+  return kinds;
+}
+
 }  // namespace
+
+// table_ as the follower fills it: every counted kind's objects, and the relists counted.
+class ClusterMetrics::FollowedTable final : public telemetry::FollowedObjects {
+ public:
+  explicit FollowedTable(StoreStateStats& stats) : stats_(stats) {}
+
+  void Clear() override { table.Clear(); }
+  void Put(store::Object object) override { table.Put(object); }
+  void Remove(const store::Object& object) override { table.Remove(object.key); }
+  void Relisted() override { stats_.state_relists_total.With().Increment(); }
+
+  ClusterStateTable table;
+
+ private:
+  StoreStateStats& stats_;
+};
 
 ClusterMetrics::ClusterMetrics(store::Store& store, telemetry::Registry& registry,
                                ClusterMetricsOptions options)
-    : store_(store),
-      options_(options),
-      queues_(registry, "queue"),
+    : queues_(registry, "queue"),
       scheduler_(registry, "scheduler"),
       pods_(registry, "pods"),
-      store_state_(registry, "apiserver") {}
+      store_state_(registry, "apiserver"),
+      table_(std::make_unique<FollowedTable>(store_state_)),
+      follower_(store, CountedKinds(), options.watch_buffer, *table_) {}
 
-ClusterMetrics::~ClusterMetrics() {
-  {
-    std::lock_guard wake(wake_mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (follower_.joinable()) follower_.join();
-  // The watcher's callback touches the wake members, which are destroyed before watcher_ would
-  // be; once the watcher is gone, the callback never runs again.
-  std::lock_guard lock(mutex_);
-  watcher_.reset();
-}
+ClusterMetrics::~ClusterMetrics() = default;
 
 Status ClusterMetrics::Refresh() {
-  std::lock_guard lock(mutex_);
-  if (Status drained = DrainLocked(store_.CurrentVersion()); !drained.ok()) return drained;
-  if (!follower_.joinable()) follower_ = std::thread([this] { Follow(); });
+  return follower_.Read([this] { PublishLocked(); });
+}
 
+void ClusterMetrics::PublishLocked() {
+  const ClusterStateTable& table = table_->table;
   SeriesValues nominal;
   SeriesValues used;
   SeriesValues borrowed;
-  for (const QueueUsage& queue : table_.QueueUsages()) {
+  for (const QueueUsage& queue : table.QueueUsages()) {
     for (const auto& [resource, usage] : queue.resources) {
       nominal[{queue.name, resource}] = Units(usage.nominal);
       used[{queue.name, resource}] = Units(usage.used);
@@ -78,11 +89,11 @@ Status ClusterMetrics::Refresh() {
   Publish(queues_.usage, used, false);
   Publish(queues_.borrowed, borrowed, false);
 
-  const ClusterStateTable::PendingCounts pending = table_.Pending();
+  const ClusterStateTable::PendingCounts pending = table.Pending();
   Publish(queues_.pending_workloads, pending.by_queue, true);
   Publish(scheduler_.pending_workloads, pending.by_reason, true);
 
-  const ClusterTotals totals = table_.Totals();
+  const ClusterTotals totals = table.Totals();
   const SeriesValues phases = ByOneLabel(totals.pods_by_phase);
   Publish(pods_.by_phase, phases, true);
   Publish(store_state_.pods, phases, true);
@@ -90,80 +101,6 @@ Status ClusterMetrics::Refresh() {
   store_state_.gpus.With({"held"}).Set(static_cast<double>(totals.gpus_held));
   store_state_.gpus.With({"free"}).Set(
       static_cast<double>(std::max<int64_t>(0, totals.gpus_total - totals.gpus_held)));
-  return Status::Ok();
-}
-
-Status ClusterMetrics::DrainLocked(int64_t up_to) {
-  while (true) {
-    if (watcher_ == nullptr) {
-      if (Status listed = RelistLocked(); !listed.ok()) return listed;
-    }
-    Result<std::optional<store::WatchEvent>> next = watcher_->TryNext();
-    if (!next) {
-      // Expired: the watch fell behind and dropped what it held; list again.
-      watcher_.reset();
-      continue;
-    }
-    if (!next->has_value()) return Status::Ok();
-    const store::WatchEvent& event = **next;
-    const store::Object& object = event.object;
-    // A kind the table does not count, or a change its list already holds.
-    auto listed = listed_versions_.find(object.key.kind);
-    if (listed == listed_versions_.end() || object.resource_version <= listed->second) continue;
-    if (event.type == store::WatchEventType::kDeleted) {
-      table_.Remove(object.key);
-    } else {
-      table_.Put(object);
-    }
-    if (object.resource_version >= up_to) return Status::Ok();
-  }
-}
-
-Status ClusterMetrics::RelistLocked() {
-  watcher_.reset();
-  table_.Clear();
-  listed_versions_.clear();
-  store::WatchOptions watch;
-  watch.buffer_limit = options_.watch_buffer;
-  // Watching before listing: whatever changes after a kind's list is in the watch.
-  Result<std::unique_ptr<store::Watcher>> watcher = store_.Watch(watch);
-  if (!watcher) return watcher.error();
-  for (const ResourceType& type : AllResourceTypes()) {
-    Result<store::ListResult> listed = store_.List({std::string(type.kind), std::nullopt, {}});
-    if (!listed) return listed.error();
-    for (const store::Object& object : listed->items) table_.Put(object);
-    listed_versions_[std::string(type.kind)] = listed->resource_version;
-  }
-  store_state_.state_relists_total.With().Increment();
-  (*watcher)->SetNotify([this] {
-    {
-      std::lock_guard wake(wake_mutex_);
-      changes_waiting_ = true;
-    }
-    wake_.notify_one();
-  });
-  watcher_ = std::move(*watcher);
-  return Status::Ok();
-}
-
-void ClusterMetrics::Follow() {
-  while (true) {
-    {
-      std::unique_lock wake(wake_mutex_);
-      wake_.wait(wake, [&] { return stopping_ || changes_waiting_; });
-      if (stopping_) return;
-      changes_waiting_ = false;
-    }
-    // Drains in steps up to the version current when woken, so a scrape waiting for mutex_ is
-    // never held back by a stream of writes.
-    std::lock_guard lock(mutex_);
-    if (watcher_ == nullptr) continue;  // the next Refresh lists again
-    Status drained = DrainLocked(store_.CurrentVersion());
-    if (!drained.ok()) {
-      spdlog::warn("cluster metrics: listing the store failed ({}); the next scrape retries",
-                   drained.ToString());
-    }
-  }
 }
 
 }  // namespace strata::server

@@ -1,18 +1,14 @@
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <string>
-#include <thread>
 
 #include "common/status.h"
 #include "server/cluster_state.h"
 #include "store/store.h"
 #include "telemetry/metrics.h"
 #include "telemetry/stats.h"
+#include "telemetry/store_follower.h"
 
 namespace strata::server {
 
@@ -56,13 +52,14 @@ struct ClusterMetricsOptions {
 //   strata_scheduler_pending_workloads {reason}
 //   strata_pods_by_phase {phase}
 //   strata_apiserver_objects {kind}, strata_apiserver_pods {phase}, strata_apiserver_gpus {state}
-// (rules in ClusterStateTable). The first Refresh lists every kind once and starts a watch of
-// the whole store; from then on a thread applies each change to a ClusterStateTable as it
-// comes, and a Refresh applies what is left and publishes the sums, so a scrape costs the
-// changes since the last one, not the number of objects. When the watch falls behind (more than
-// `watch_buffer` changes waiting) the store expires it, and the next drain lists the store again
-// and watches from there. Series of queues and reasons that are gone are dropped (queue quota
-// and use) or set to zero (pending workloads, pod phases), as a scan at each scrape would.
+// (rules in ClusterStateTable). A telemetry::StoreFollower keeps a ClusterStateTable current:
+// the first Refresh lists every kind once and starts a watch of the whole store; from then on a
+// thread applies each change to the table as it comes, and a Refresh applies what is left and
+// publishes the sums, so a scrape costs the changes since the last one, not the number of
+// objects. When the watch falls behind (more than `watch_buffer` changes waiting) the store
+// expires it, and the next drain lists the store again and watches from there. Series of queues
+// and reasons that are gone are dropped (queue quota and use) or set to zero (pending
+// workloads, pod phases), as a scan at each scrape would.
 //
 // Owned by the RestApi; `store` and `registry` must outlive it. Thread-safe: Refresh may be
 // called from several threads (one drains at a time).
@@ -81,32 +78,17 @@ class ClusterMetrics {
   Status Refresh();
 
  private:
-  // Applies the waiting changes to table_, relisting when the watch has expired, until none is
-  // waiting or one of version `up_to` or later was applied. REQUIRES: mutex_ held.
-  Status DrainLocked(int64_t up_to);
-  // Lists every counted kind into a cleared table_ and watches from before the lists.
-  // REQUIRES: mutex_ held.
-  Status RelistLocked();
-  void Follow();
+  class FollowedTable;
 
-  store::Store& store_;
-  const ClusterMetricsOptions options_;
+  // Sets every series from table_. REQUIRES: called inside follower_.Read.
+  void PublishLocked();
+
   QueueStats queues_;
   PendingStats scheduler_;
   PodStats pods_;
   StoreStateStats store_state_;
-
-  std::mutex mutex_;  // guards the members below up to wake_mutex_
-  std::unique_ptr<store::Watcher> watcher_;
-  // The version of each kind's list at the last relist: changes up to it are in the table.
-  std::map<std::string, int64_t> listed_versions_;
-  ClusterStateTable table_;
-
-  std::mutex wake_mutex_;  // guards changes_waiting_ and stopping_
-  std::condition_variable wake_;
-  bool changes_waiting_ = false;
-  bool stopping_ = false;
-  std::thread follower_;  // started by the first Refresh
+  std::unique_ptr<FollowedTable> table_;
+  telemetry::StoreFollower follower_;  // fills table_; declared after it, so stopped before
 };
 
 }  // namespace strata::server

@@ -10,6 +10,7 @@
 #include "net/http_message.h"
 #include "server/api_listener.h"
 #include "store/store.h"
+#include "telemetry/cluster_objects_cache.h"
 #include "telemetry/cost.h"
 
 namespace strata::server {
@@ -30,15 +31,18 @@ struct CostApiOptions {
 // answers a telemetry::CostReportToJson body computed from the store's Nodes and Pods at the
 // time of the request (OpenCost's model: requests x price x time held, see cost.h), plus
 // `podsWithoutFinishTime`. `by` defaults to team and `window` (a Go duration, at most 8760h) to
-// the configured default. Bad parameters get 400 with a Status object naming the parameter.
+// the configured default. Bad parameters get 400 with a Status object naming the parameter. The
+// Nodes, Pods and Queues are kept decoded by a telemetry::ClusterObjectsCache: the first request
+// lists the store, the later ones decode only what was written since.
 //
 // Owned by the control plane; `store` must outlive it. Does no authentication of its own: wire
-// it behind the REST API's. Handle is thread-safe (the store is; the rest is immutable).
+// it behind the REST API's. Handle is thread-safe (the store and the cache are; the rest is
+// immutable).
 class CostApi {
  public:
   static constexpr std::string_view kPath = "/apis/strata.dev/v1alpha1/cost";
 
-  CostApi(const store::Store& store, CostApiOptions options);
+  CostApi(store::Store& store, CostApiOptions options);
 
   // The reply for a request to kPath (GET only, else 405-like Unimplemented as the REST API
   // answers), or nullopt when the request's path is not kPath.
@@ -47,8 +51,8 @@ class CostApi {
  private:
   Result<nlohmann::json> Report(std::string_view by, std::string_view window) const;
 
-  const store::Store& store_;
   const CostApiOptions options_;
+  mutable telemetry::ClusterObjectsCache cluster_;  // thread-safe
 };
 
 }  // namespace strata::server

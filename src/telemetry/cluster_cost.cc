@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "telemetry/cluster_objects_cache.h"
+
 namespace strata::telemetry {
 namespace {
 
@@ -17,10 +19,12 @@ constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
 
 CostPods CostPodsOf(const ClusterObjects& cluster) {
   std::map<std::string, const api::Node*> nodes;
-  for (const api::Node& node : cluster.nodes) nodes[node.metadata.name] = &node;
+  for (const std::shared_ptr<const api::Node>& node : cluster.nodes) {
+    nodes[node->metadata.name] = node.get();
+  }
   CostPods out;
-  for (const StoredPod& stored : cluster.pods) {
-    const api::Pod& pod = stored.pod;
+  for (const std::shared_ptr<const StoredPod>& stored : cluster.pods) {
+    const api::Pod& pod = stored->pod;
     if (pod.spec.node_name.empty()) continue;
     CostPod cost;
     cost.name = pod.metadata.name;
@@ -41,7 +45,7 @@ CostPods CostPodsOf(const ClusterObjects& cluster) {
       }
     }
     cost.start = AnnotationTime(pod, kBoundAtAnnotation)
-                     .value_or(AnnotationTime(pod, kStartedAtAnnotation).value_or(stored.created));
+                     .value_or(AnnotationTime(pod, kStartedAtAnnotation).value_or(stored->created));
     if (!HoldsResources(pod)) {
       cost.end = AnnotationTime(pod, kFinishedAtAnnotation);
       if (!cost.end) {
@@ -54,27 +58,27 @@ CostPods CostPodsOf(const ClusterObjects& cluster) {
   return out;
 }
 
-void AddClusterMetrics(Registry& registry, const store::Store& store,
-                       ClusterMetricsOptions options) {
+void AddClusterMetrics(Registry& registry, store::Store& store, ClusterMetricsOptions options) {
   auto shared = std::make_shared<const ClusterMetricsOptions>(std::move(options));
+  auto cache = std::make_shared<ClusterObjectsCache>(store);
   std::vector<std::string> gpu_families = GpuMetricFamilies();
   std::vector<std::string> cost_families = CostMetricFamilies();
   std::vector<std::string> families = gpu_families;
   families.insert(families.end(), cost_families.begin(), cost_families.end());
-  registry.AddCollector(std::move(families), [&store, shared, gpu_families, cost_families](
+  registry.AddCollector(std::move(families), [cache, shared, gpu_families, cost_families](
                                                  const FamilySelection& wanted, std::string& out) {
-    Result<ClusterObjects> cluster = LoadClusterObjects(store);
+    Result<std::shared_ptr<const ClusterObjects>> cluster = cache->Get();
     if (!cluster) return;
     if (wanted.IncludesAnyOf(gpu_families)) {
       GpuReadingsByUuid measured =
           shared->measured_gpus ? shared->measured_gpus() : GpuReadingsByUuid{};
-      RenderGpuMetrics(ClusterGpuSamples(*cluster, measured), out, wanted);
+      RenderGpuMetrics(ClusterGpuSamples(**cluster, measured), out, wanted);
     }
     if (!wanted.IncludesAnyOf(cost_families)) return;
     TimePoint now = shared->clock->Now();
     std::map<std::string, double> tokens =
         shared->service_tokens ? shared->service_tokens() : std::map<std::string, double>{};
-    CostPods pods = CostPodsOf(*cluster);
+    CostPods pods = CostPodsOf(**cluster);
     std::vector<CostReport> reports;
     for (CostDimension dimension :
          {CostDimension::kTeam, CostDimension::kProject, CostDimension::kQueue, CostDimension::kJob,

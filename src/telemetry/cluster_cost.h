@@ -12,8 +12,8 @@
 #include "telemetry/cost.h"
 #include "telemetry/metrics.h"
 
-// Cost and GPU figures of the whole cluster, computed from the store at each request or
-// scrape: the bridge between the store's Pods and Nodes and the pure accounting in cost.h and
+// Cost and GPU figures of the whole cluster, computed from the store's objects at each request
+// or scrape: the bridge between the store's Pods and Nodes and the pure accounting in cost.h and
 // gpu_metrics.h.
 
 namespace strata::telemetry {
@@ -52,10 +52,10 @@ struct ClusterMetricsOptions {
 // Adds a collector to `registry` that renders, at each scrape, RenderGpuMetrics over every GPU
 // of the store's nodes and RenderCostMetrics by team, project, queue, job and service (the
 // families of GpuMetricFamilies and CostMetricFamilies; a scrape that asks for GPU families only
-// computes no cost, and the other way round). A store read that fails renders nothing (the
-// scrape still answers). `store` must outlive `registry`'s
-// use of the collector.
-void AddClusterMetrics(Registry& registry, const store::Store& store,
-                       ClusterMetricsOptions options);
+// computes no cost, and the other way round). The Nodes, Pods and Queues come from a
+// ClusterObjectsCache the collector owns: the first scrape lists the store, the later ones
+// decode only what was written since. A store read that fails renders nothing (the scrape
+// still answers). `store` must outlive `registry`.
+void AddClusterMetrics(Registry& registry, store::Store& store, ClusterMetricsOptions options);
 
 }  // namespace strata::telemetry

@@ -14,6 +14,8 @@ using testing::BoundPod;
 using testing::GpuNode;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::SharedNodes;
+using testing::SharedPods;
 
 TEST(ParseUtcTimestampTest, ReadsWhatFormatRfc3339Writes) {
   TimePoint t = FakeClock::kDefaultStart + hours(5) + std::chrono::seconds(7);
@@ -25,7 +27,7 @@ TEST(ParseUtcTimestampTest, ReadsWhatFormatRfc3339Writes) {
 TEST(CostPodsOfTest, RequestsModelAndTimesComeFromThePodItsNodeAndAnnotations) {
   TimePoint created = FakeClock::kDefaultStart;
   ClusterObjects cluster;
-  cluster.nodes = {GpuNode("n0", 8, false)};
+  cluster.nodes = SharedNodes({GpuNode("n0", 8, false)});
   api::Pod running = BoundPod("a", "n0", {0, 1}, "Running");
   running.metadata.annotations[kBoundAtAnnotation] = FormatRfc3339(created + hours(1));
   api::Pod finished = BoundPod("b", "n0", {2}, "Succeeded", 250);
@@ -35,11 +37,11 @@ TEST(CostPodsOfTest, RequestsModelAndTimesComeFromThePodItsNodeAndAnnotations) {
   // Waited two hours for its GPU: it pays from when its processes started, not from creation.
   api::Pod started = BoundPod("e", "n0", {4}, "Running");
   started.metadata.annotations[kStartedAtAnnotation] = FormatRfc3339(created + hours(2));
-  cluster.pods = {{running, created},
-                  {finished, created},
-                  {finished_unknown, created},
-                  {pending, created},
-                  {started, created}};
+  cluster.pods = SharedPods({{running, created},
+                             {finished, created},
+                             {finished_unknown, created},
+                             {pending, created},
+                             {started, created}});
 
   CostPods pods = CostPodsOf(cluster);
   EXPECT_EQ(pods.unknown_end, 1);

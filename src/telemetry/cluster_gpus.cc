@@ -15,18 +15,22 @@ void AddDecoded(const nlohmann::json& body, std::optional<TimePoint> created,
                 ClusterObjects& cluster) {
   Result<api::Object> decoded = api::DecodeObject(body);
   if (const api::Node* node = decoded ? decoded->As<api::Node>() : nullptr) {
-    cluster.nodes.push_back(*node);
+    cluster.nodes.push_back(std::make_shared<const api::Node>(*node));
   } else if (const api::Pod* pod = decoded ? decoded->As<api::Pod>() : nullptr) {
     TimePoint when =
         created ? *created
                 : ParseUtcTimestamp(pod->metadata.creation_timestamp).value_or(TimePoint{});
-    cluster.pods.push_back(StoredPod{*pod, when});
+    cluster.pods.push_back(std::make_shared<const StoredPod>(StoredPod{*pod, when}));
   } else {
     ++cluster.undecodable;
   }
 }
 
 }  // namespace
+
+void AddStoredObject(const store::Object& object, ClusterObjects& cluster) {
+  AddDecoded(object.body, object.creation_timestamp, cluster);
+}
 
 ClusterObjects DecodeClusterObjects(const std::vector<nlohmann::json>& nodes,
                                     const std::vector<nlohmann::json>& pods) {
@@ -36,27 +40,29 @@ ClusterObjects DecodeClusterObjects(const std::vector<nlohmann::json>& nodes,
   return cluster;
 }
 
+std::optional<api::Queue> DecodeStoredQueue(const store::Object& object) {
+  Result<api::Object> decoded = api::DecodeObject(object.body);
+  const api::Queue* queue = decoded ? decoded->As<api::Queue>() : nullptr;
+  if (queue == nullptr) return std::nullopt;
+  return *queue;
+}
+
 Result<ClusterObjects> LoadClusterObjects(const store::Store& store) {
   ClusterObjects cluster;
   ASSIGN_OR_RETURN(store::ListResult queues, store.List({"Queue", std::nullopt, {}}));
   std::vector<api::Queue> decoded_queues;
   for (const store::Object& object : queues.items) {
-    Result<api::Object> decoded = api::DecodeObject(object.body);
-    if (const api::Queue* queue = decoded ? decoded->As<api::Queue>() : nullptr) {
-      decoded_queues.push_back(*queue);
+    if (std::optional<api::Queue> queue = DecodeStoredQueue(object)) {
+      decoded_queues.push_back(std::move(*queue));
     } else {
       ++cluster.undecodable;
     }
   }
   cluster.queues = api::QueueNames(decoded_queues);
   ASSIGN_OR_RETURN(store::ListResult nodes, store.List({"Node", std::nullopt, {}}));
-  for (const store::Object& object : nodes.items) {
-    AddDecoded(object.body, object.creation_timestamp, cluster);
-  }
+  for (const store::Object& object : nodes.items) AddStoredObject(object, cluster);
   ASSIGN_OR_RETURN(store::ListResult pods, store.List({"Pod", std::nullopt, {}}));
-  for (const store::Object& object : pods.items) {
-    AddDecoded(object.body, object.creation_timestamp, cluster);
-  }
+  for (const store::Object& object : pods.items) AddStoredObject(object, cluster);
   return cluster;
 }
 
@@ -96,15 +102,16 @@ GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu,
 std::vector<GpuSample> ClusterGpuSamples(const ClusterObjects& cluster,
                                          const GpuReadingsByUuid& measured) {
   std::map<std::tuple<std::string, int64_t>, std::vector<GpuHolder>> holders;
-  for (const StoredPod& stored : cluster.pods) {
-    if (!HoldsResources(stored.pod)) continue;
-    for (const api::AssignedGpu& gpu : stored.pod.spec.assigned_gpus) {
-      holders[{stored.pod.spec.node_name, gpu.index}].push_back(
-          HolderOf(stored.pod, gpu, cluster.queues));
+  for (const std::shared_ptr<const StoredPod>& stored : cluster.pods) {
+    if (!HoldsResources(stored->pod)) continue;
+    for (const api::AssignedGpu& gpu : stored->pod.spec.assigned_gpus) {
+      holders[{stored->pod.spec.node_name, gpu.index}].push_back(
+          HolderOf(stored->pod, gpu, cluster.queues));
     }
   }
   std::vector<GpuSample> samples;
-  for (const api::Node& node : cluster.nodes) {
+  for (const std::shared_ptr<const api::Node>& shared : cluster.nodes) {
+    const api::Node& node = *shared;
     auto label = node.metadata.labels.find(kSimulatedNodeLabel);
     bool simulated = label != node.metadata.labels.end() && label->second == "true";
     for (const api::NodeGpu& gpu : node.status.gpus) {

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -36,10 +37,12 @@ struct StoredPod {
 
 // Every Node and Pod of the store, decoded, and the Queues' names: as in Kueue, where kueue_*
 // series carry the ClusterQueue, every queue label of the GPU and cost series names the Queue
-// a pod's spec.queue resolves to (api::QueueNames), never the local name a job wrote.
+// a pod's spec.queue resolves to (api::QueueNames), never the local name a job wrote. The
+// decoded objects are immutable and shared, so that a cache of them (ClusterObjectsCache) hands
+// out a cluster without copying it.
 struct ClusterObjects {
-  std::vector<api::Node> nodes;
-  std::vector<StoredPod> pods;
+  std::vector<std::shared_ptr<const api::Node>> nodes;
+  std::vector<std::shared_ptr<const StoredPod>> pods;
   api::QueueNames queues;
   int undecodable = 0;  // stored objects that did not decode (left out)
 };
@@ -49,6 +52,15 @@ struct ClusterObjects {
 // `undecodable` and left out.
 ClusterObjects DecodeClusterObjects(const std::vector<nlohmann::json>& nodes,
                                     const std::vector<nlohmann::json>& pods);
+
+// The Node or Pod `object` holds, added to `cluster` (in stored order: call it for each Node,
+// then for each Pod, as listed), a pod's `created` from the store's creation time; an object
+// that is neither is counted in `undecodable`. LoadClusterObjects' decoding of one object.
+void AddStoredObject(const store::Object& object, ClusterObjects& cluster);
+
+// The Queue `object` holds, or nullopt when it does not decode to one (LoadClusterObjects counts
+// it in `undecodable`).
+std::optional<api::Queue> DecodeStoredQueue(const store::Object& object);
 
 // Reads every Node, Pod and Queue. Returns the store's error when a List fails; an object that does
 // not decode is counted in `undecodable` and left out, so one bad object never hides the rest.

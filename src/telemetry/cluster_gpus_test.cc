@@ -10,12 +10,14 @@ namespace {
 
 using testing::BoundPod;
 using testing::GpuNode;
+using testing::SharedNodes;
+using testing::SharedPods;
 
 TEST(ClusterGpuSamplesTest, HoldersComeFromBoundUnfinishedPods) {
   ClusterObjects cluster;
-  cluster.nodes = {GpuNode("sim-0", 2, true)};
-  cluster.pods = {{BoundPod("train-0", "sim-0", {1}, "Running"), {}},
-                  {BoundPod("old-0", "sim-0", {0}, "Succeeded"), {}}};
+  cluster.nodes = SharedNodes({GpuNode("sim-0", 2, true)});
+  cluster.pods = SharedPods({{BoundPod("train-0", "sim-0", {1}, "Running"), {}},
+                             {BoundPod("old-0", "sim-0", {0}, "Succeeded"), {}}});
   std::vector<GpuSample> samples = ClusterGpuSamples(cluster, {});
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_TRUE(samples[0].holders.empty());
@@ -33,7 +35,7 @@ TEST(ClusterGpuSamplesTest, HoldersComeFromBoundUnfinishedPods) {
 
 TEST(ClusterGpuSamplesTest, RealNodesTakeMeasuredReadingsOrNone) {
   ClusterObjects cluster;
-  cluster.nodes = {GpuNode("host", 2, false)};
+  cluster.nodes = SharedNodes({GpuNode("host", 2, false)});
   GpuReading measured;
   measured.utilization_percent = 33;
   std::vector<GpuSample> samples = ClusterGpuSamples(cluster, {{"GPU-host-0", measured}});
@@ -51,7 +53,7 @@ TEST(LoadClusterObjectsTest, ReadsNodesAndPodsFromTheStore) {
   ASSERT_TRUE(cluster) << cluster.error().ToString();
   ASSERT_EQ(cluster->nodes.size(), 1u);
   ASSERT_EQ(cluster->pods.size(), 1u);
-  EXPECT_EQ(cluster->pods[0].pod.spec.assigned_gpus.size(), 2u);
+  EXPECT_EQ(cluster->pods[0]->pod.spec.assigned_gpus.size(), 2u);
   EXPECT_EQ(cluster->undecodable, 0);
   EXPECT_EQ(ClusterGpuSamples(*cluster, {}).size(), 8u);
 }
@@ -65,7 +67,7 @@ TEST(DecodeClusterObjectsTest, ReadsObjectsAsTheApiServesThemAndCountsTheRest) {
   ASSERT_EQ(cluster.nodes.size(), 1u);
   ASSERT_EQ(cluster.pods.size(), 1u);
   EXPECT_EQ(cluster.undecodable, 1);
-  EXPECT_EQ(cluster.pods[0].created, *ParseUtcTimestamp("2026-01-02T03:04:05Z"));
+  EXPECT_EQ(cluster.pods[0]->created, *ParseUtcTimestamp("2026-01-02T03:04:05Z"));
   std::vector<GpuSample> samples = ClusterGpuSamples(cluster, {});
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[1].holders.size(), 1u);

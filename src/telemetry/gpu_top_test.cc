@@ -13,10 +13,11 @@ using ::testing::HasSubstr;
 
 TEST(GpuTopTest, EachGpuWithItsHoldersAllocationAndUse) {
   ClusterObjects cluster;
-  cluster.nodes = {testing::GpuNode("sim-0", 3, true)};
-  cluster.pods = {{testing::BoundPod("train-0", "sim-0", {0}, "Running"), {}},
-                  {testing::BoundPod("half-a", "sim-0", {1}, "Running", 500), {}},
-                  {testing::BoundPod("half-b", "sim-0", {1}, "Pending", 500), {}}};
+  cluster.nodes = testing::SharedNodes({testing::GpuNode("sim-0", 3, true)});
+  cluster.pods =
+      testing::SharedPods({{testing::BoundPod("train-0", "sim-0", {0}, "Running"), {}},
+                           {testing::BoundPod("half-a", "sim-0", {1}, "Running", 500), {}},
+                           {testing::BoundPod("half-b", "sim-0", {1}, "Pending", 500), {}}});
   std::vector<std::vector<std::string>> rows = GpuTopRows(ClusterGpuSamples(cluster, {}));
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_THAT(rows[0], ElementsAre("sim-0", "0", "H100-80GB", "100%", "92%", "default/train-0"));
@@ -36,7 +37,7 @@ TEST(GpuTopTest, MeasuredGpusShowTheUtilisationTheMetricsPageReports) {
   ASSERT_TRUE(readings) << readings.error().ToString();
   ASSERT_EQ(readings->size(), 1u);
   ClusterObjects cluster;
-  cluster.nodes = {testing::GpuNode("host", 2, false)};
+  cluster.nodes = testing::SharedNodes({testing::GpuNode("host", 2, false)});
   std::vector<std::vector<std::string>> rows = GpuTopRows(ClusterGpuSamples(cluster, *readings));
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0][4], "37%");

@@ -47,12 +47,29 @@ api::Pod BoundPod(std::string name, std::string node, std::vector<int64_t> gpus,
   return pod;
 }
 
-void Put(store::Store& store, const api::Object& object) {
+std::vector<std::shared_ptr<const api::Node>> SharedNodes(std::vector<api::Node> nodes) {
+  std::vector<std::shared_ptr<const api::Node>> shared;
+  for (api::Node& node : nodes)
+    shared.push_back(std::make_shared<const api::Node>(std::move(node)));
+  return shared;
+}
+
+std::vector<std::shared_ptr<const StoredPod>> SharedPods(std::vector<StoredPod> pods) {
+  std::vector<std::shared_ptr<const StoredPod>> shared;
+  for (StoredPod& pod : pods) shared.push_back(std::make_shared<const StoredPod>(std::move(pod)));
+  return shared;
+}
+
+store::Object StoredObject(const api::Object& object) {
   store::Object stored;
   stored.key = {std::string(object.kind()), object.namespace_name(), object.name()};
   stored.labels = object.metadata().labels;
   stored.body = api::EncodeObject(object);
-  STRATA_CHECK(store.Create(stored).has_value());
+  return stored;
+}
+
+void Put(store::Store& store, const api::Object& object) {
+  STRATA_CHECK(store.Create(StoredObject(object)).has_value());
 }
 
 std::unique_ptr<store::Store> SimulatedClusterStore(int nodes) {

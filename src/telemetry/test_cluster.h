@@ -8,6 +8,7 @@
 #include "api/object.h"
 #include "api/pod.h"
 #include "store/store.h"
+#include "telemetry/cluster_gpus.h"
 
 // Small clusters for the telemetry tests here and in tests/observe: Node and Pod objects as
 // node registration and the scheduler write them. Test-only; plain functions.
@@ -21,6 +22,13 @@ api::Node GpuNode(std::string name, int gpus, bool simulated);
 // index (or `share_milli` of each), 8 cores and 64Gi, in `phase`.
 api::Pod BoundPod(std::string name, std::string node, std::vector<int64_t> gpus, std::string phase,
                   int64_t share_milli = 1000);
+
+// `nodes` and `pods` as ClusterObjects holds them.
+std::vector<std::shared_ptr<const api::Node>> SharedNodes(std::vector<api::Node> nodes);
+std::vector<std::shared_ptr<const StoredPod>> SharedPods(std::vector<StoredPod> pods);
+
+// `object` as the REST API stores it (key, labels, encoded body).
+store::Object StoredObject(const api::Object& object);
 
 // Stores `object` as the REST API would (key, labels, encoded body). REQUIRES: success (a test
 // setup error crashes).
