@@ -13,6 +13,7 @@
 #include "fmt/format.h"
 #include "gateway/picker.h"
 #include "sim/sim_picker_options.h"
+#include "sim/stepping_engine.h"
 
 namespace strata::sim {
 namespace {
@@ -21,16 +22,13 @@ const autoscaler::TargetKey kTarget{"replay", "v1"};
 constexpr Duration kKnativeTick = std::chrono::seconds(2);
 constexpr double kPeakAttainment = 0.99;
 
-struct Replica {
+struct Replica : SteppingEngine {
+  explicit Replica(const engine::EngineOptions& options) : SteppingEngine(options) {}
   std::string id;
-  std::unique_ptr<engine::EngineModel> engine;
   TimePoint created{};
   TimePoint ready_at{};
   bool announced = false;  // readiness seen by the gateway
   bool draining = false;
-  bool busy = false;
-  TimePoint step_end{};
-  engine::StepResult pending;
   int64_t in_flight = 0;
   // Requests sent here still waiting for their first token, since when there have been some.
   int64_t awaiting_first_token = 0;
@@ -78,7 +76,6 @@ class Replay {
 
   void AddReplica(TimePoint now, TimePoint ready_at);
   void StopReplica(size_t index, TimePoint now);
-  void StartStep(Replica& replica, TimePoint now);
   void FinishStep(size_t index, TimePoint now);
   void Arrive(size_t request, TimePoint now);
   // The gateway answers `request` now: its first token, or a refusal.
@@ -123,9 +120,8 @@ class Replay {
 };
 
 void Replay::AddReplica(TimePoint now, TimePoint ready_at) {
-  auto replica = std::make_unique<Replica>();
+  auto replica = std::make_unique<Replica>(options_.engine);
   replica->id = fmt::format("replica-{}", next_replica_id_++);
-  replica->engine = std::make_unique<engine::EngineModel>(options_.engine);
   replica->created = now;
   replica->ready_at = ready_at;
   replicas_.push_back(std::move(replica));
@@ -136,14 +132,6 @@ void Replay::StopReplica(size_t index, TimePoint now) {
   gpu_time_ += now - replicas_[index]->created;
   picker_.ForgetEndpoint(replicas_[index]->id);
   replicas_.erase(replicas_.begin() + static_cast<std::ptrdiff_t>(index));
-}
-
-void Replay::StartStep(Replica& replica, TimePoint now) {
-  replica.pending = replica.engine->Step(now);
-  // A step that can do nothing yet (every block held) still lets time pass.
-  replica.step_end =
-      now + std::max<Duration>(replica.pending.duration, std::chrono::milliseconds(1));
-  replica.busy = true;
 }
 
 void Replay::FinishStep(size_t index, TimePoint now) {
@@ -160,8 +148,8 @@ void Replay::FinishStep(size_t index, TimePoint now) {
       ++report_.completed;
     }
   }
-  if (replica.engine->HasWork()) {
-    StartStep(replica, now);
+  if (replica.model.HasWork()) {
+    replica.StartStep(now);
   } else if (replica.draining && replica.in_flight == 0) {
     StopReplica(index, now);
   }
@@ -181,14 +169,10 @@ bool Replay::Route(size_t request, TimePoint now) {
   std::vector<gateway::EndpointState> endpoints(replicas_.size());
   for (size_t i = 0; i < replicas_.size(); ++i) {
     const Replica& replica = *replicas_[i];
-    const engine::EngineStats stats = replica.engine->Stats();
     endpoints[i].id = replica.id;
     endpoints[i].ready = replica.announced;
     endpoints[i].draining = replica.draining;
-    endpoints[i].waiting = stats.waiting;
-    endpoints[i].running = stats.running;
-    endpoints[i].kv_usage = stats.kv_usage;
-    endpoints[i].metrics_at = now;
+    replica.Scrape(endpoints[i], now);
     endpoints[i].in_flight = replica.in_flight;
   }
   const std::vector<uint64_t> hashes = ChainedKeyHashes(trace_[request]);
@@ -201,7 +185,7 @@ bool Replay::Route(size_t request, TimePoint now) {
   engine_request.id = request;
   engine_request.prompt = ExpandPrompt(trace_[request]);
   engine_request.max_tokens = trace_[request].output_tokens;
-  if (!replica.engine->Add(std::move(engine_request), now).ok()) {
+  if (!replica.model.Add(std::move(engine_request), now).ok()) {
     picker_.PrefillDone(replica.id, picked->ticket, now);
     Answer(request, now, true);
     return true;
@@ -209,7 +193,7 @@ bool Replay::Route(size_t request, TimePoint now) {
   requests_[request].ticket = picked->ticket;
   ++replica.in_flight;
   if (replica.awaiting_first_token++ == 0) replica.busy_since = now;
-  if (!replica.busy) StartStep(replica, now);
+  if (!replica.busy) replica.StartStep(now);
   return true;
 }
 
@@ -278,7 +262,7 @@ void Replay::Decide(TimePoint now) {
       ++sample.starting_replicas;
       continue;
     }
-    const engine::EngineStats stats = replica->engine->Stats();
+    const engine::EngineStats stats = replica->model.Stats();
     sample.waiting += stats.waiting;
     sample.running += stats.running;
     kv_sum += stats.kv_usage;
@@ -378,14 +362,11 @@ AutoscaleSimReport Replay::Run() {
     if (next == order.size() && !busy && held_.empty()) break;
     const TimePoint arrival =
         next < order.size() ? kStart + trace_[order[next]].arrival : TimePoint::max();
-    size_t stepping = replicas_.size();
+    const size_t stepping = FirstStepToEnd(
+        replicas_.size(), [&](size_t i) -> const SteppingEngine& { return *replicas_[i]; });
     size_t readying = replicas_.size();
     for (size_t i = 0; i < replicas_.size(); ++i) {
       const Replica& replica = *replicas_[i];
-      if (replica.busy &&
-          (stepping == replicas_.size() || replica.step_end < replicas_[stepping]->step_end)) {
-        stepping = i;
-      }
       if (!replica.announced &&
           (readying == replicas_.size() || replica.ready_at < replicas_[readying]->ready_at)) {
         readying = i;

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "sim/sim_picker_options.h"
+#include "sim/stepping_engine.h"
 
 namespace strata::sim {
 namespace {
@@ -18,15 +19,6 @@ struct RequestRecord {
   int output_tokens = 0;
   bool done = false;
   uint64_t ticket = 0;  // the picker's name for this request's prefill
-};
-
-struct Replica {
-  explicit Replica(const engine::EngineOptions& options) : engine(options) {}
-  engine::EngineModel engine;
-  bool busy = false;
-  TimePoint step_end{};
-  engine::StepResult pending;
-  Duration busy_time{0};
 };
 
 // Nearest-rank percentile of sorted `values` (0 when empty).
@@ -66,13 +58,13 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
   Status valid = engine::EngineModel::Validate(options.engine);
   if (!valid.ok()) return Err(valid);
 
-  std::deque<Replica> replicas;  // engines do not move: a deque never relocates them
+  std::deque<SteppingEngine> replicas;  // engines do not move: a deque never relocates them
   for (int i = 0; i < options.replicas; ++i) replicas.emplace_back(options.engine);
   std::vector<gateway::EndpointState> endpoints(options.replicas);
   for (int i = 0; i < options.replicas; ++i) endpoints[i].id = "replica-" + std::to_string(i);
 
   gateway::PickerOptions picker_options =
-      SimPickerOptions(replicas[0].engine, trace.front().block_tokens);
+      SimPickerOptions(replicas[0].model, trace.front().block_tokens);
   picker_options.policy = options.policy;
   picker_options.seed = options.seed;
   picker_options.metrics_stale_after = options.scrape_interval * 5;
@@ -90,31 +82,17 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
   report.requests = trace.size();
   TimePoint last_scrape = TimePoint::min();
 
-  auto start_step = [&](Replica& replica, TimePoint now) {
-    replica.pending = replica.engine.Step(now);
-    // A step that can do nothing yet (every block held) still lets time pass.
-    Duration duration = std::max<Duration>(replica.pending.duration, std::chrono::milliseconds(1));
-    replica.busy = true;
-    replica.step_end = now + duration;
-    replica.busy_time += replica.pending.duration;
-  };
-
   size_t predicted_blocks = 0;
   size_t routed_blocks = 0;
   size_t next = 0;
   while (true) {
     TimePoint next_arrival =
         next < order.size() ? start + trace[order[next]].arrival : TimePoint::max();
-    size_t stepping = replicas.size();
-    for (size_t i = 0; i < replicas.size(); ++i) {
-      if (replicas[i].busy &&
-          (stepping == replicas.size() || replicas[i].step_end < replicas[stepping].step_end)) {
-        stepping = i;
-      }
-    }
+    const size_t stepping = FirstStepToEnd(
+        replicas.size(), [&](size_t i) -> const SteppingEngine& { return replicas[i]; });
     if (stepping == replicas.size() && next_arrival == TimePoint::max()) break;
     if (stepping != replicas.size() && replicas[stepping].step_end <= next_arrival) {
-      Replica& replica = replicas[stepping];
+      SteppingEngine& replica = replicas[stepping];
       TimePoint now = replica.step_end;
       replica.busy = false;
       for (const engine::TokenOutput& output : replica.pending.outputs) {
@@ -130,7 +108,7 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
           --endpoints[stepping].in_flight;
         }
       }
-      if (replica.engine.HasWork()) start_step(replica, now);
+      if (replica.model.HasWork()) replica.StartStep(now);
       continue;
     }
     // An arrival: refresh the scraped view if it is due, then route.
@@ -139,13 +117,7 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
     records[index].arrival = now;
     if (last_scrape == TimePoint::min() || now - last_scrape >= options.scrape_interval) {
       last_scrape = now;
-      for (size_t i = 0; i < replicas.size(); ++i) {
-        engine::EngineStats stats = replicas[i].engine.Stats();
-        endpoints[i].waiting = stats.waiting;
-        endpoints[i].running = stats.running;
-        endpoints[i].kv_usage = stats.kv_usage;
-        endpoints[i].metrics_at = now;
-      }
+      for (size_t i = 0; i < replicas.size(); ++i) replicas[i].Scrape(endpoints[i], now);
     }
     const TraceRequest& request = trace[index];
     std::vector<uint64_t> hashes = ChainedKeyHashes(request);
@@ -160,14 +132,14 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
     engine_request.id = index;
     engine_request.prompt = ExpandPrompt(request);
     engine_request.max_tokens = request.output_tokens;
-    if (!replicas[chosen].engine.Add(std::move(engine_request), now).ok()) {
+    if (!replicas[chosen].model.Add(std::move(engine_request), now).ok()) {
       picker.PrefillDone(endpoints[chosen].id, picked->ticket, now);
       ++report.rejected;
       continue;
     }
     ++endpoints[chosen].in_flight;
     records[index].ticket = picked->ticket;
-    if (!replicas[chosen].busy) start_step(replicas[chosen], now);
+    if (!replicas[chosen].busy) replicas[chosen].StartStep(now);
   }
 
   std::vector<double> ttft;
@@ -209,13 +181,13 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
   int64_t hits = 0;
   int64_t host_hits = 0;
   Duration busy{0};
-  for (const Replica& replica : replicas) {
-    engine::EngineStats stats = replica.engine.Stats();
+  for (const SteppingEngine& replica : replicas) {
+    engine::EngineStats stats = replica.model.Stats();
     queries += stats.prefix_cache_queries;
     hits += stats.prefix_cache_hits + stats.host_cache_hits;
     host_hits += stats.host_cache_hits;
     report.preemptions += stats.preemptions;
-    busy += replica.busy_time;
+    busy += replica.work_time;
   }
   report.prefix_hit_rate = queries == 0 ? 0 : static_cast<double>(hits) / queries;
   report.host_hit_rate = queries == 0 ? 0 : static_cast<double>(host_hits) / queries;
