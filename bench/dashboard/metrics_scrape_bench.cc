@@ -61,7 +61,9 @@ class ScrapedCluster {
     }
     for (int j = 0; j < kPendingJobs; ++j) telemetry::testing::Put(*store_, PendingJob(j));
     api_ = std::make_unique<RestApi>(*store_, registry_, RestApiOptions{});
-    telemetry::AddClusterMetrics(registry_, *store_, telemetry::ClusterMetricsOptions{});
+    telemetry::AddClusterMetrics(registry_,
+                                 std::make_shared<telemetry::ClusterObjectsCache>(*store_),
+                                 telemetry::ClusterMetricsOptions{});
     Scrape("/metrics");
   }
 

@@ -71,7 +71,8 @@ void BM_ScrapeCluster(benchmark::State& state) {
                                            {0, 1, 2, 3, 4, 5, 6, 7}, "Running"));
   }
   Registry registry;
-  AddClusterMetrics(registry, *store, ClusterMetricsOptions{});
+  AddClusterMetrics(registry, std::make_shared<ClusterObjectsCache>(*store),
+                    ClusterMetricsOptions{});
   size_t bytes = 0;
   for (auto _ : state) {
     std::string page = registry.RenderText();

@@ -162,7 +162,8 @@ Result<std::shared_ptr<node::NodeAgent>> StartControlLoops(server::ControlPlane&
   plane.AddLoop("node controller", options.interval, [nodes] { return nodes->RunOnce(); });
   // Jobs idling on their GPUs are warned about and, where their queue says so, reclaimed first:
   // judged on NVML's readings for real GPUs, the derived ones for simulated GPUs.
-  auto idle = std::make_shared<controller::IdleReclaimLoop>(store, clock, plane.gpu_readings());
+  auto idle = std::make_shared<controller::IdleReclaimLoop>(store, plane.cluster_objects(), clock,
+                                                            plane.gpu_readings());
   plane.AddLoop("idle reclaim", std::chrono::seconds(30), [idle] { return idle->RunOnce(); });
   std::cout << "strata: scheduler, job and node controllers, and a node agent for " << node_count
             << " node(s) running" << std::endl;

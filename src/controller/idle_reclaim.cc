@@ -12,16 +12,18 @@
 
 namespace strata::controller {
 
-IdleReclaimLoop::IdleReclaimLoop(store::Store& store, const Clock& clock, ReadingSource readings,
+IdleReclaimLoop::IdleReclaimLoop(store::Store& store,
+                                 std::shared_ptr<telemetry::ClusterObjectsCache> cluster,
+                                 const Clock& clock, ReadingSource readings,
                                  Duration event_repeat_interval)
     : store_(store),
       clock_(clock),
       readings_(std::move(readings)),
-      cluster_(store),
+      cluster_(std::move(cluster)),
       events_(store, clock, event_repeat_interval) {}
 
 Status IdleReclaimLoop::RunOnce() {
-  Result<std::shared_ptr<const telemetry::ClusterObjects>> cluster = cluster_.Get();
+  Result<std::shared_ptr<const telemetry::ClusterObjects>> cluster = cluster_->Get();
   if (!cluster) return cluster.error();
   Result<std::vector<Stored<api::Queue>>> queues = ListStored<api::Queue>(store_, "Queue");
   if (!queues) return queues.error();

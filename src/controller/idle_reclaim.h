@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -33,8 +34,10 @@ class IdleReclaimLoop final : public ControlLoop {
   // Real GPUs' latest readings by UUID; empty: only simulated GPUs are judged.
   using ReadingSource = std::function<telemetry::GpuReadingsByUuid()>;
 
-  // `store` and `clock` must outlive the loop.
-  IdleReclaimLoop(store::Store& store, const Clock& clock, ReadingSource readings = {},
+  // `store` and `clock` must outlive the loop; `cluster` reads `store` (shared with the
+  // cluster's other readers, so each write is decoded once).
+  IdleReclaimLoop(store::Store& store, std::shared_ptr<telemetry::ClusterObjectsCache> cluster,
+                  const Clock& clock, ReadingSource readings = {},
                   Duration event_repeat_interval = std::chrono::hours(1));
 
   Status RunOnce() override;
@@ -45,7 +48,7 @@ class IdleReclaimLoop final : public ControlLoop {
   store::Store& store_;
   const Clock& clock_;
   ReadingSource readings_;
-  telemetry::ClusterObjectsCache cluster_;
+  std::shared_ptr<telemetry::ClusterObjectsCache> cluster_;
   EventRecorder events_;
   telemetry::IdleJobTracker tracker_;
 };

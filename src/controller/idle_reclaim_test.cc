@@ -43,15 +43,16 @@ spec:
 class IdleReclaimTest : public ::testing::Test {
  protected:
   IdleReclaimTest()
-      : idle(*cluster.store, cluster.clock, [this] {
-          telemetry::GpuReadingsByUuid readings;
-          for (int i = 0; i < 4; ++i) {
-            telemetry::GpuReading reading;
-            reading.utilization_percent = busy_percent;
-            readings["GPU-n1-" + std::to_string(i)] = reading;
-          }
-          return readings;
-        }) {
+      : idle(*cluster.store, std::make_shared<telemetry::ClusterObjectsCache>(*cluster.store),
+             cluster.clock, [this] {
+               telemetry::GpuReadingsByUuid readings;
+               for (int i = 0; i < 4; ++i) {
+                 telemetry::GpuReading reading;
+                 reading.utilization_percent = busy_percent;
+                 readings["GPU-n1-" + std::to_string(i)] = reading;
+               }
+               return readings;
+             }) {
     cluster.AddNode("n1", 4);
     cluster.Apply(kQueueAndJob);
     cluster.Reconcile(1);

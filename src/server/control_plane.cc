@@ -151,6 +151,9 @@ class PeriodicLoop {
 
 struct ControlPlane::Impl {
   std::unique_ptr<store::Store> store;
+  // The store's Nodes, Pods and Queues, decoded once for every reader (/metrics, cost, idle
+  // reclaim). Declared after the store, which it watches.
+  std::shared_ptr<telemetry::ClusterObjectsCache> cluster_objects;
   telemetry::Registry registry;
   std::unique_ptr<RestApi> api;
   std::unique_ptr<ApiListener> listener;
@@ -301,12 +304,13 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
       return tokens(window);
     };
   }
-  telemetry::AddClusterMetrics(impl->registry, *impl->store, std::move(metrics_options));
+  impl->cluster_objects = std::make_shared<telemetry::ClusterObjectsCache>(*impl->store);
+  telemetry::AddClusterMetrics(impl->registry, impl->cluster_objects, std::move(metrics_options));
   RestApi* api = impl->api.get();
   CostApiOptions cost_options;
   cost_options.prices = std::move(prices);
   cost_options.service_tokens = options.service_tokens;
-  auto cost = std::make_shared<CostApi>(*impl->store, std::move(cost_options));
+  auto cost = std::make_shared<CostApi>(impl->cluster_objects, std::move(cost_options));
   auto dashboard = std::make_shared<DashboardFiles>();
   impl->listener = std::make_unique<ApiListener>(
       listener_options, [api, cost, dashboard](const net::HttpRequest& request) -> ApiReply {
@@ -353,6 +357,10 @@ bool ControlPlane::simulated() const { return impl_->simulated; }
 
 const telemetry::GpuReadingSource& ControlPlane::gpu_readings() const {
   return impl_->gpu_readings;
+}
+
+std::shared_ptr<telemetry::ClusterObjectsCache> ControlPlane::cluster_objects() const {
+  return impl_->cluster_objects;
 }
 
 void ControlPlane::Stop() {

@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "store/store.h"
 #include "telemetry/cluster_gpus.h"
+#include "telemetry/cluster_objects_cache.h"
 #include "telemetry/metrics.h"
 
 namespace strata::server {
@@ -82,6 +83,9 @@ class ControlPlane {
   // The real GPUs' live readings by UUID (NVML); empty when the GPUs are simulated or NVML's
   // figures cannot be read. Thread-safe.
   const telemetry::GpuReadingSource& gpu_readings() const;
+  // The store's Nodes, Pods and Queues, decoded and kept current from its watch: the one cache
+  // every reader of the whole cluster shares (set by Start). Thread-safe.
+  std::shared_ptr<telemetry::ClusterObjectsCache> cluster_objects() const;
 
   // Stops the loops, then the API, then closes the store. Idempotent.
   void Stop();

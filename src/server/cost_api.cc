@@ -16,8 +16,8 @@ ApiReply JsonReply(int code, const nlohmann::json& body) {
 
 }  // namespace
 
-CostApi::CostApi(store::Store& store, CostApiOptions options)
-    : options_(std::move(options)), cluster_(store) {}
+CostApi::CostApi(std::shared_ptr<telemetry::ClusterObjectsCache> cluster, CostApiOptions options)
+    : options_(std::move(options)), cluster_(std::move(cluster)) {}
 
 Result<nlohmann::json> CostApi::Report(std::string_view by, std::string_view window_text) const {
   ASSIGN_OR_RETURN(telemetry::CostDimension dimension, telemetry::ParseCostDimension(by));
@@ -30,7 +30,7 @@ Result<nlohmann::json> CostApi::Report(std::string_view by, std::string_view win
     }
     window = *parsed;
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<const telemetry::ClusterObjects> cluster, cluster_.Get());
+  ASSIGN_OR_RETURN(std::shared_ptr<const telemetry::ClusterObjects> cluster, cluster_->Get());
   telemetry::CostPods pods = telemetry::CostPodsOf(*cluster);
   std::map<std::string, double> tokens;
   if (options_.service_tokens) tokens = options_.service_tokens(window);

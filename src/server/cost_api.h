@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,17 +33,17 @@ struct CostApiOptions {
 // time of the request (OpenCost's model: requests x price x time held, see cost.h), plus
 // `podsWithoutFinishTime`. `by` defaults to team and `window` (a Go duration, at most 8760h) to
 // the configured default. Bad parameters get 400 with a Status object naming the parameter. The
-// Nodes, Pods and Queues are kept decoded by a telemetry::ClusterObjectsCache: the first request
-// lists the store, the later ones decode only what was written since.
+// Nodes, Pods and Queues come from `cluster` (shared with the cluster's other readers): the
+// first read lists the store, the later ones decode only what was written since.
 //
-// Owned by the control plane; `store` must outlive it. Does no authentication of its own: wire
+// Owned by the control plane. Does no authentication of its own: wire
 // it behind the REST API's. Handle is thread-safe (the store and the cache are; the rest is
 // immutable).
 class CostApi {
  public:
   static constexpr std::string_view kPath = "/apis/strata.dev/v1alpha1/cost";
 
-  CostApi(store::Store& store, CostApiOptions options);
+  CostApi(std::shared_ptr<telemetry::ClusterObjectsCache> cluster, CostApiOptions options);
 
   // The reply for a request to kPath (GET only, else 405-like Unimplemented as the REST API
   // answers), or nullopt when the request's path is not kPath.
@@ -52,7 +53,7 @@ class CostApi {
   Result<nlohmann::json> Report(std::string_view by, std::string_view window) const;
 
   const CostApiOptions options_;
-  mutable telemetry::ClusterObjectsCache cluster_;  // thread-safe
+  const std::shared_ptr<telemetry::ClusterObjectsCache> cluster_;  // thread-safe
 };
 
 }  // namespace strata::server

@@ -58,9 +58,9 @@ CostPods CostPodsOf(const ClusterObjects& cluster) {
   return out;
 }
 
-void AddClusterMetrics(Registry& registry, store::Store& store, ClusterMetricsOptions options) {
+void AddClusterMetrics(Registry& registry, std::shared_ptr<ClusterObjectsCache> cache,
+                       ClusterMetricsOptions options) {
   auto shared = std::make_shared<const ClusterMetricsOptions>(std::move(options));
-  auto cache = std::make_shared<ClusterObjectsCache>(store);
   std::vector<std::string> gpu_families = GpuMetricFamilies();
   std::vector<std::string> cost_families = CostMetricFamilies();
   std::vector<std::string> families = gpu_families;

@@ -2,13 +2,14 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
-#include "store/store.h"
 #include "telemetry/cluster_gpus.h"
+#include "telemetry/cluster_objects_cache.h"
 #include "telemetry/cost.h"
 #include "telemetry/metrics.h"
 
@@ -52,10 +53,11 @@ struct ClusterMetricsOptions {
 // Adds a collector to `registry` that renders, at each scrape, RenderGpuMetrics over every GPU
 // of the store's nodes and RenderCostMetrics by team, project, queue, job and service (the
 // families of GpuMetricFamilies and CostMetricFamilies; a scrape that asks for GPU families only
-// computes no cost, and the other way round). The Nodes, Pods and Queues come from a
-// ClusterObjectsCache the collector owns: the first scrape lists the store, the later ones
-// decode only what was written since. A store read that fails renders nothing (the scrape
-// still answers). `store` must outlive `registry`.
-void AddClusterMetrics(Registry& registry, store::Store& store, ClusterMetricsOptions options);
+// computes no cost, and the other way round). The Nodes, Pods and Queues come from `cluster`
+// (shared with the cluster's other readers, so each write is decoded once): the first read lists
+// the store, the later ones decode only what was written since. A store read that fails renders
+// nothing (the scrape still answers).
+void AddClusterMetrics(Registry& registry, std::shared_ptr<ClusterObjectsCache> cluster,
+                       ClusterMetricsOptions options);
 
 }  // namespace strata::telemetry

@@ -70,7 +70,7 @@ TEST(AddClusterMetricsTest, AScrapeRendersGpuAndCostFamiliesFromTheStore) {
   ClusterMetricsOptions options;
   options.clock = &clock;
   options.service_tokens = [] { return std::map<std::string, double>{{"llm", 4e6}}; };
-  AddClusterMetrics(registry, *store, options);
+  AddClusterMetrics(registry, std::make_shared<ClusterObjectsCache>(*store), options);
   std::string page = registry.RenderText();
 
   Result<std::vector<Sample>> parsed = ParsePrometheusText(page);
@@ -94,7 +94,7 @@ TEST(AddClusterMetricsTest, AScrapeOfSomeFamiliesRendersThoseAlone) {
     ++token_reads;
     return std::map<std::string, double>{{"llm", 4e6}};
   };
-  AddClusterMetrics(registry, *store, options);
+  AddClusterMetrics(registry, std::make_shared<ClusterObjectsCache>(*store), options);
 
   const std::string util =
       registry.RenderText(FamilySelection({"DCGM_FI_DEV_GPU_UTIL", "no_such_family"}));
@@ -127,7 +127,7 @@ TEST(AddClusterMetricsTest, QueueLabelsNameTheQueueALocalQueueBelongsTo) {
   lab.metadata.namespace_name = "lab";
   testing::Put(*store, lab);
   Registry registry;
-  AddClusterMetrics(registry, *store, {});
+  AddClusterMetrics(registry, std::make_shared<ClusterObjectsCache>(*store), {});
   const std::string page = registry.RenderText();
 
   EXPECT_THAT(page, HasSubstr("pod=\"train-0\",job=\"train\",service=\"\",queue=\"research-cq\"}"));

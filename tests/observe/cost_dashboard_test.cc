@@ -31,7 +31,8 @@ class CostDashboardTest : public ::testing::Test {
     cost_options.service_tokens = [](Duration) {
       return std::map<std::string, double>{{"llm", 2e6}};
     };
-    cost_ = std::make_unique<CostApi>(*store_, cost_options);
+    cost_ = std::make_unique<CostApi>(std::make_shared<telemetry::ClusterObjectsCache>(*store_),
+                                      cost_options);
     rest_ = std::make_unique<RestApi>(*store_, registry_, RestApiOptions{});
     listener_ = std::make_unique<ApiListener>(ApiListenerOptions{}, [this](const auto& request) {
       if (std::optional<ApiReply> reply = dashboard_.Handle(request)) return std::move(*reply);

@@ -22,7 +22,7 @@ TEST(PromtoolTest, TheMetricsPageOfASimulatedClusterIsValidPrometheusText) {
       .Increment();
   ClusterMetricsOptions options;
   options.service_tokens = [] { return std::map<std::string, double>{{"llm", 1e6}}; };
-  AddClusterMetrics(registry, *store, options);
+  AddClusterMetrics(registry, std::make_shared<ClusterObjectsCache>(*store), options);
   std::string page = registry.RenderText();
   ASSERT_THAT(page, ::testing::HasSubstr("DCGM_FI_DEV_GPU_UTIL{"));
   ASSERT_THAT(page, ::testing::HasSubstr("pod=\"train-0\""));
