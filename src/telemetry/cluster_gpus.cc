@@ -47,25 +47,6 @@ std::optional<api::Queue> DecodeStoredQueue(const store::Object& object) {
   return *queue;
 }
 
-Result<ClusterObjects> LoadClusterObjects(const store::Store& store) {
-  ClusterObjects cluster;
-  ASSIGN_OR_RETURN(store::ListResult queues, store.List({"Queue", std::nullopt, {}}));
-  std::vector<api::Queue> decoded_queues;
-  for (const store::Object& object : queues.items) {
-    if (std::optional<api::Queue> queue = DecodeStoredQueue(object)) {
-      decoded_queues.push_back(std::move(*queue));
-    } else {
-      ++cluster.undecodable;
-    }
-  }
-  cluster.queues = api::QueueNames(decoded_queues);
-  ASSIGN_OR_RETURN(store::ListResult nodes, store.List({"Node", std::nullopt, {}}));
-  for (const store::Object& object : nodes.items) AddStoredObject(object, cluster);
-  ASSIGN_OR_RETURN(store::ListResult pods, store.List({"Pod", std::nullopt, {}}));
-  for (const store::Object& object : pods.items) AddStoredObject(object, cluster);
-  return cluster;
-}
-
 std::optional<TimePoint> ParseUtcTimestamp(std::string_view text) {
   std::string copy(text);
   std::tm parts{};

@@ -55,16 +55,12 @@ ClusterObjects DecodeClusterObjects(const std::vector<nlohmann::json>& nodes,
 
 // The Node or Pod `object` holds, added to `cluster` (in stored order: call it for each Node,
 // then for each Pod, as listed), a pod's `created` from the store's creation time; an object
-// that is neither is counted in `undecodable`. LoadClusterObjects' decoding of one object.
+// that is neither is counted in `undecodable`. ClusterObjectsCache's decoding of one object.
 void AddStoredObject(const store::Object& object, ClusterObjects& cluster);
 
-// The Queue `object` holds, or nullopt when it does not decode to one (LoadClusterObjects counts
-// it in `undecodable`).
+// The Queue `object` holds, or nullopt when it does not decode to one (ClusterObjectsCache
+// counts it in `undecodable`).
 std::optional<api::Queue> DecodeStoredQueue(const store::Object& object);
-
-// Reads every Node, Pod and Queue. Returns the store's error when a List fails; an object that does
-// not decode is counted in `undecodable` and left out, so one bad object never hides the rest.
-Result<ClusterObjects> LoadClusterObjects(const store::Store& store);
 
 // Parses "2026-01-01T00:00:00Z" (UTC, whole seconds, as FormatRfc3339 writes it); nullopt for
 // anything else.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "api/encode.h"
+#include "telemetry/cluster_objects_cache.h"
 #include "telemetry/test_cluster.h"
 
 namespace strata::telemetry {
@@ -45,17 +46,19 @@ TEST(ClusterGpuSamplesTest, RealNodesTakeMeasuredReadingsOrNone) {
   EXPECT_TRUE(std::isnan(samples[1].reading.utilization_percent));
 }
 
-TEST(LoadClusterObjectsTest, ReadsNodesAndPodsFromTheStore) {
+TEST(ClusterObjectsCacheReadTest, ReadsNodesAndPodsFromTheStore) {
   std::unique_ptr<store::Store> store = store::NewMemoryStore({});
   testing::Put(*store, GpuNode("sim-0", 8, true));
   testing::Put(*store, BoundPod("train-0", "sim-0", {0, 1}, "Running"));
-  Result<ClusterObjects> cluster = LoadClusterObjects(*store);
-  ASSERT_TRUE(cluster) << cluster.error().ToString();
-  ASSERT_EQ(cluster->nodes.size(), 1u);
-  ASSERT_EQ(cluster->pods.size(), 1u);
-  EXPECT_EQ(cluster->pods[0]->pod.spec.assigned_gpus.size(), 2u);
-  EXPECT_EQ(cluster->undecodable, 0);
-  EXPECT_EQ(ClusterGpuSamples(*cluster, {}).size(), 8u);
+  ClusterObjectsCache cache(*store);
+  Result<std::shared_ptr<const ClusterObjects>> read = cache.Get();
+  ASSERT_TRUE(read) << read.error().ToString();
+  const ClusterObjects& cluster = **read;
+  ASSERT_EQ(cluster.nodes.size(), 1u);
+  ASSERT_EQ(cluster.pods.size(), 1u);
+  EXPECT_EQ(cluster.pods[0]->pod.spec.assigned_gpus.size(), 2u);
+  EXPECT_EQ(cluster.undecodable, 0);
+  EXPECT_EQ(ClusterGpuSamples(cluster, {}).size(), 8u);
 }
 
 TEST(DecodeClusterObjectsTest, ReadsObjectsAsTheApiServesThemAndCountsTheRest) {

@@ -36,7 +36,7 @@ class ClusterObjectsCache::DecodedObjects final : public FollowedObjects {
 
   void Relisted() override { relists_.fetch_add(1, std::memory_order_relaxed); }
 
-  // The cluster as LoadClusterObjects assembles it, built again only after a change.
+  // The cluster in the store's list order, built again only after a change.
   std::shared_ptr<const ClusterObjects> Cluster() {
     if (cluster_ != nullptr) return cluster_;
     DecodeWritten();

@@ -46,13 +46,15 @@ std::string Describe(const ClusterObjects& cluster) {
   return text;
 }
 
-// Checks that the cache gives what a fresh LoadClusterObjects gives.
-void ExpectSameAsLoad(ClusterObjectsCache& cache, const store::Store& store) {
+// Checks that the cache, following the watch, gives what a fresh cache's first read (a list of
+// the store) gives.
+void ExpectSameAsLoad(ClusterObjectsCache& cache, store::Store& store) {
   Result<std::shared_ptr<const ClusterObjects>> cached = cache.Get();
   ASSERT_TRUE(cached) << cached.error().ToString();
-  Result<ClusterObjects> loaded = LoadClusterObjects(store);
+  ClusterObjectsCache fresh(store);
+  Result<std::shared_ptr<const ClusterObjects>> loaded = fresh.Get();
   ASSERT_TRUE(loaded) << loaded.error().ToString();
-  EXPECT_EQ(Describe(**cached), Describe(*loaded));
+  EXPECT_EQ(Describe(**cached), Describe(**loaded));
 }
 
 // Creates or replaces `object`.
