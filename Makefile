@@ -10,7 +10,7 @@ FUZZ_SECONDS ?= 20
 DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config clang-format clang libclang-rt-14-dev \
   libboost1.81-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev \
   libxxhash-dev libexpected-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  python3 python3-kubernetes procps findutils nginx wrk prometheus chromium
+  python3 python3-kubernetes procps findutils nginx wrk valgrind prometheus chromium
 # Node.js and npm run the gateway's tests with the official openai client: Debian's packages,
 # unless this machine already has a node and an npm (from any source).
 DEB_PACKAGES += $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || echo nodejs npm)

@@ -235,11 +235,11 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream, TokenUs
         const int64_t before = counter.content_chunks();
         counter.Feed(piece);
         if (counter.content_chunks() > before) {
-          last_token = SteadyClock::now();
+          last_token = worker_.loop.Now();
           if (before == 0) first_token = FirstToken(last_token);
         }
       } else {
-        if (first_token == SteadyClock::time_point{}) first_token = FirstToken(SteadyClock::now());
+        if (first_token == SteadyClock::time_point{}) first_token = FirstToken(worker_.loop.Now());
         if (body.empty() && reader.done()) {
           one_piece = UsageFromBody(piece);
         } else if (body.size() + piece.size() <= kMaxUsageBodyBytes) {
@@ -398,7 +398,7 @@ asio::awaitable<std::optional<bool>> InferenceCall::TryReplica(int attempt) {
 }
 
 void InferenceCall::Settle() {
-  const SteadyClock::duration elapsed = SteadyClock::now() - arrived_;
+  const SteadyClock::duration elapsed = worker_.loop.Now() - arrived_;
   MarkAnswered(status_ == 0 || elapsed > ttft_objective_);
   const int64_t prompt_estimate =
       estimate_ - (parsed_.max_tokens > 0 ? parsed_.max_tokens : kDefaultMaxTokensEstimate);
@@ -434,7 +434,10 @@ asio::awaitable<bool> InferenceCall::Run() {
   admitted_ = true;
   version_->arrivals.fetch_add(1);
 
-  std::optional<bool> keep_client = co_await HoldForReplica();
+  // Most requests find a replica at once: no coroutine frame for the wait.
+  const VersionRouting* routing = CurrentRouting();
+  std::optional<bool> keep_client;
+  if (routing == nullptr || routing->states.empty()) keep_client = co_await HoldForReplica();
   for (int attempt = 0; attempt <= server_.config.limits.retries && !keep_client; ++attempt) {
     keep_client = co_await TryReplica(attempt);
   }

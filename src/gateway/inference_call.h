@@ -117,7 +117,9 @@ class InferenceCall {
   std::vector<std::string> failed_;  // replicas tried that failed
   TokenUsage usage_;
   int status_ = 0;  // the replica's, once one answered
-  SteadyClock::time_point arrived_ = SteadyClock::now();
+  // Times on the request path are the loop's turn times (EventLoop::Now): when epoll said the
+  // bytes were there, without a clock read each.
+  SteadyClock::time_point arrived_ = worker_.loop.Now();
   // The routing table this request routes with, keeping the replica it picked alive; replaced
   // only between attempts.
   std::shared_ptr<const RoutingTable> table_;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <bit>
+#include <cstring>
 #include <limits>
 
 namespace strata::gateway {
@@ -18,6 +20,30 @@ constexpr std::array<bool, 256> kPlainStringByte = [] {
   for (int c = 0x20; c < 0x80; ++c) table[c] = c != '"' && c != '\\';
   return table;
 }();
+
+// The length of the run of plain string bytes (kPlainStringByte) that starts at `p`, read eight
+// bytes at a time while 8 or more remain before `end`. On each 64-bit word: a byte equal to the
+// quote or the backslash shows as a zero byte of the word xor that byte, a byte below 0x20 by
+// the borrow its subtraction leaves in its high bit, a byte at or above 0x80 by its own high
+// bit. These tests can also flag bytes after the first one they find (the borrow carries
+// upwards) but never before it, so the lowest flag is the first special byte.
+static_assert(std::endian::native == std::endian::little, "the lowest flag is the first byte");
+size_t PlainStringRun(const char* p, const char* end) {
+  constexpr uint64_t kOnes = 0x0101010101010101, kHighs = 0x8080808080808080;
+  const auto has_zero_byte = [](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+  const char* run = p;
+  while (end - run >= 8) {
+    uint64_t word;
+    std::memcpy(&word, run, sizeof word);
+    const uint64_t special = has_zero_byte(word ^ (kOnes * '"')) |
+                             has_zero_byte(word ^ (kOnes * '\\')) |
+                             ((word - kOnes * 0x20) & ~word & kHighs) | (word & kHighs);
+    if (special != 0) return static_cast<size_t>(run - p) + std::countr_zero(special) / 8;
+    run += 8;
+  }
+  while (run < end && kPlainStringByte[static_cast<unsigned char>(*run)]) ++run;
+  return static_cast<size_t>(run - p);
+}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -52,11 +78,10 @@ void JsonReader::Fail(const char* reason) {
   error_pos_ = pos_;
 }
 
-void JsonReader::SkipWhitespace() {
+void JsonReader::SkipWhitespaceRun() {
   while (pos_ < text_.size()) {
     const char c = text_[pos_];
-    // Most calls find a token at once: one comparison rules out all four whitespace bytes.
-    if (c > ' ' || (c != ' ' && c != '\n' && c != '\r' && c != '\t')) return;
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return;
     ++pos_;
   }
 }
@@ -132,10 +157,10 @@ bool JsonReader::NextKey(std::string_view* key, std::string* scratch) {
     return false;
   }
   const size_t start = pos_;
-  if (!ScanString(nullptr)) return false;
-  const std::string_view raw = text_.substr(start + 1, pos_ - 2 - start);
-  if (raw.find('\\') == std::string_view::npos) {
-    *key = raw;  // without escapes the key is its raw text: no copy
+  bool escaped = false;
+  if (!ScanString(nullptr, &escaped)) return false;
+  if (!escaped) {
+    *key = text_.substr(start + 1, pos_ - 2 - start);  // the raw text: no copy
   } else {
     const size_t end = pos_;
     pos_ = start;
@@ -268,12 +293,11 @@ bool JsonReader::ScanEscape(std::string* out) {
   return true;
 }
 
-bool JsonReader::ScanString(std::string* out) {
+bool JsonReader::ScanString(std::string* out, bool* escaped) {
   ++pos_;  // the opening quote
   while (true) {
     // The common case, plain ASCII text, is copied a run at a time.
-    size_t run = pos_;
-    while (run < text_.size() && kPlainStringByte[static_cast<unsigned char>(text_[run])]) ++run;
+    const size_t run = pos_ + PlainStringRun(text_.data() + pos_, text_.data() + text_.size());
     if (out != nullptr) out->append(text_.data() + pos_, run - pos_);
     pos_ = run;
     if (pos_ >= text_.size()) {
@@ -286,6 +310,7 @@ bool JsonReader::ScanString(std::string* out) {
       return true;
     }
     if (c == '\\') {
+      if (escaped != nullptr) *escaped = true;
       if (!ScanEscape(out)) return false;
     } else if (c < 0x20) {
       Fail("control character in string");
@@ -343,6 +368,14 @@ bool JsonReader::ScanLiteral(std::string_view word) {
 
 bool JsonReader::ReadString(std::string* out) {
   return Peek() == JsonType::kString && ScanString(out);
+}
+
+bool JsonReader::ReadStringEmptiness(bool* empty) {
+  if (Peek() != JsonType::kString) return false;
+  const size_t start = pos_;
+  if (!ScanString(nullptr)) return false;
+  *empty = pos_ - start == 2;  // an escape always stands for at least one character
+  return true;
 }
 
 bool JsonReader::ReadBool(bool* value) {
@@ -408,6 +441,111 @@ Status JsonReader::Finish() {
   }
   if (ok()) return Status::Ok();
   return InvalidArgumentError(fmt::format("not valid JSON (byte {}): {}", error_pos_, error_));
+}
+
+namespace {
+
+// The structural scan of FindMember. Each Skip* moves `pos` past one element of `text` and
+// returns false when the text ends first or has no such element there.
+class MemberScan {
+ public:
+  explicit MemberScan(std::string_view text) : text_(text) {}
+
+  std::optional<std::string_view> Find(std::string_view key) {
+    SkipWhitespace();
+    if (!Take('{')) return std::nullopt;
+    for (bool first = true;; first = false) {
+      SkipWhitespace();
+      if (Take('}')) return std::nullopt;
+      if (!first && !Take(',')) return std::nullopt;
+      SkipWhitespace();
+      const size_t key_start = pos_ + 1;
+      if (!SkipString()) return std::nullopt;
+      const std::string_view name = text_.substr(key_start, pos_ - 1 - key_start);
+      SkipWhitespace();
+      if (!Take(':')) return std::nullopt;
+      SkipWhitespace();
+      const size_t value_start = pos_;
+      if (!SkipValue()) return std::nullopt;
+      if (name == key) return text_.substr(value_start, pos_ - value_start);
+    }
+  }
+
+ private:
+  void SkipWhitespace() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' ||
+                                   text_[pos_] == '\r' || text_[pos_] == '\t')) {
+      ++pos_;
+    }
+  }
+  bool Take(char c) {
+    if (pos_ >= text_.size() || text_[pos_] != c) return false;
+    ++pos_;
+    return true;
+  }
+  // A string at pos_: to the first quote after it that an odd run of backslashes does not
+  // escape.
+  bool SkipString() {
+    if (!Take('"')) return false;
+    while (pos_ < text_.size()) {
+      const void* quote = std::memchr(text_.data() + pos_, '"', text_.size() - pos_);
+      if (quote == nullptr) return false;
+      const size_t at = static_cast<size_t>(static_cast<const char*>(quote) - text_.data());
+      size_t backslashes = 0;
+      while (at - backslashes > pos_ && text_[at - backslashes - 1] == '\\') ++backslashes;
+      pos_ = at + 1;
+      if (backslashes % 2 == 0) return true;
+    }
+    return false;
+  }
+  // Any value: a string, an object or array to its matching close (strings inside skipped),
+  // or a number or literal to the next delimiter.
+  bool SkipValue() {
+    if (pos_ >= text_.size()) return false;
+    const char c = text_[pos_];
+    if (c == '"') return SkipString();
+    if (c != '{' && c != '[') {
+      const size_t start = pos_;
+      while (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '}' &&
+             text_[pos_] != ']' && text_[pos_] != ' ' && text_[pos_] != '\n' &&
+             text_[pos_] != '\r' && text_[pos_] != '\t') {
+        ++pos_;
+      }
+      return pos_ > start;
+    }
+    size_t depth = 0;
+    while (pos_ < text_.size()) {
+      switch (text_[pos_]) {
+        case '"':
+          if (!SkipString()) return false;
+          continue;
+        case '{':
+        case '[':
+          ++depth;
+          break;
+        case '}':
+        case ']':
+          if (--depth == 0) {
+            ++pos_;
+            return true;
+          }
+          break;
+        default:
+          break;
+      }
+      ++pos_;
+    }
+    return false;
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::optional<std::string_view> FindMember(std::string_view text, std::string_view key) {
+  return MemberScan(text).Find(key);
 }
 
 }  // namespace strata::gateway

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,8 @@ class JsonReader {
   //
   // Appends the unescaped string to `out`.
   bool ReadString(std::string* out);
+  // Consumes a string without copying it; `*empty` tells whether its value is empty.
+  bool ReadStringEmptiness(bool* empty);
   bool ReadBool(bool* value);
   // Sets `*value` and returns true when the number is an integer that fits int64_t; a number
   // that is not (a fraction, an exponent, out of range) is consumed and false returned.
@@ -67,14 +70,20 @@ class JsonReader {
 
  private:
   void Fail(const char* reason);
-  void SkipWhitespace();
+  // Inline: it runs before every token, and most find one at once.
+  void SkipWhitespace() {
+    if (pos_ < text_.size() && static_cast<unsigned char>(text_[pos_]) > ' ') return;
+    SkipWhitespaceRun();
+  }
+  void SkipWhitespaceRun();
   bool Expect(char c, const char* reason);
   // Inside a container: consumes its `close` character and returns false, or (before every
   // member but the first) the separating comma and returns true.
   bool NextMember(char close, const char* comma_error);
   // Scans a string at pos_ (the opening quote); appends its unescaped value to `out` unless
-  // null. Returns false on an error.
-  bool ScanString(std::string* out);
+  // null, and sets `*escaped` (when not null) to whether it had escapes. Returns false on an
+  // error.
+  bool ScanString(std::string* out, bool* escaped = nullptr);
   bool ScanEscape(std::string* out);
   bool ScanUtf8();
   // Scans a number at pos_; reports whether it had a fraction or exponent.
@@ -90,5 +99,13 @@ class JsonReader {
   const char* error_ = nullptr;
   size_t error_pos_ = 0;
 };
+
+// Finds the member `key` of the object `text` is, and returns its value's text (nullopt when
+// `text` is not an object, or has no such member before the scan meets something it cannot
+// read). A structural scan, not a strict reading: it finds where strings and nested values end
+// and validates nothing else, for a text the gateway relays as it is and reads one member of (a
+// replica's answer). The value is then read strictly with a JsonReader. Keys are compared as
+// they are written: one with escapes does not match; the first match wins.
+std::optional<std::string_view> FindMember(std::string_view text, std::string_view key);
 
 }  // namespace strata::gateway

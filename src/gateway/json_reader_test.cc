@@ -1,5 +1,6 @@
 #include "gateway/json_reader.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -86,6 +87,60 @@ TEST(JsonReaderTest, AgreesWithADocumentParser) {
     const bool document = nlohmann::json::accept(text);
     EXPECT_EQ(SkipAll(text).empty(), document) << text;
   }
+}
+
+// Strings are scanned eight bytes at a time: each byte that ends a plain run (quote, escape,
+// control character, UTF-8) is found at every offset, in a string of every length up to 24.
+TEST(JsonReaderTest, FindsTheFirstSpecialByteAtEveryOffset) {
+  for (size_t length = 0; length <= 24; ++length) {
+    for (size_t at = 0; at < length; ++at) {
+      std::string plain(length, 'a');
+      for (std::string_view special : {"\\\"", "\\n", "\xC3\xA9", "\x1F", "\"", "\x7F"}) {
+        std::string text =
+            "\"" + plain.substr(0, at) + std::string(special) + plain.substr(at) + "\"";
+        const bool valid = special != "\x1F" && special != "\"";
+        EXPECT_EQ(SkipAll(text).empty(), valid) << text;
+        EXPECT_EQ(nlohmann::json::accept(text), valid) << text;
+        if (!valid) continue;
+        JsonReader reader(text);
+        std::string value;
+        ASSERT_TRUE(reader.ReadString(&value));
+        EXPECT_EQ(value, nlohmann::json::parse(text).get<std::string>());
+        bool empty = true;
+        JsonReader emptiness(text);
+        ASSERT_TRUE(emptiness.ReadStringEmptiness(&empty));
+        EXPECT_FALSE(empty);
+      }
+      if (at == 0) {
+        const std::string error = SkipAll("\"" + plain.substr(0, length / 2) + "\x01");
+        EXPECT_EQ(error, fmt::format("not valid JSON (byte {}): control character in string",
+                                     1 + length / 2));
+      }
+    }
+  }
+  bool empty = false;
+  JsonReader reader(R"("")");
+  ASSERT_TRUE(reader.ReadStringEmptiness(&empty));
+  EXPECT_TRUE(empty);
+}
+
+TEST(JsonReaderTest, FindMemberSkipsNestedValuesAndStrings) {
+  const std::string_view text =
+      R"( {"choices":[{"message":{"content":"a \"usage\": {} ] }","usage":1}}],)"
+      R"( "n" : -1.5e3, "t":true, "s":"x\\", "usage" : {"prompt_tokens":3} , "usage":2} )";
+  EXPECT_EQ(FindMember(text, "usage"), R"({"prompt_tokens":3})");
+  EXPECT_EQ(FindMember(text, "n"), "-1.5e3");
+  EXPECT_EQ(FindMember(text, "t"), "true");
+  EXPECT_EQ(FindMember(text, "s"), R"("x\\")");
+  EXPECT_EQ(FindMember(text, "choices").value().back(), ']');
+  EXPECT_EQ(FindMember(text, "missing"), std::nullopt);
+  EXPECT_EQ(FindMember("[1]", "usage"), std::nullopt);
+  EXPECT_EQ(FindMember("", "usage"), std::nullopt);
+  EXPECT_EQ(FindMember(R"({"a":[1,2)", "usage"), std::nullopt);          // ends inside a value
+  EXPECT_EQ(FindMember(R"({"a":"x)", "usage"), std::nullopt);            // inside a string
+  EXPECT_EQ(FindMember(R"({"a" 1,"usage":2})", "usage"), std::nullopt);  // no colon: stops
+  EXPECT_EQ(FindMember(R"({"us\u0061ge":1})", "usage"), std::nullopt);   // escaped key
+  EXPECT_EQ(FindMember(R"({"a":1 "usage":2})", "usage"), std::nullopt);  // no comma: stops
 }
 
 }  // namespace

@@ -35,14 +35,22 @@ TokenUsage ReadUsage(JsonReader& reader) {
   return usage;
 }
 
+// Reads the member `key` of `object` when it is a JSON integer that fits int64_t.
+bool ReadCount(std::string_view object, std::string_view key, int64_t* count) {
+  const std::optional<std::string_view> text = FindMember(object, key);
+  if (!text) return false;
+  JsonReader reader(*text);
+  return reader.ReadInteger(count) && reader.Finish().ok();
+}
+
 // Whether a non-empty string follows (consumed either way).
 bool ReadNonEmptyString(JsonReader& reader) {
-  if (reader.Peek() != JsonType::kString) {
+  bool empty = true;
+  if (reader.Peek() != JsonType::kString || !reader.ReadStringEmptiness(&empty)) {
     reader.Skip();
     return false;
   }
-  std::string text;
-  return reader.ReadString(&text) && !text.empty();
+  return !empty;
 }
 
 // One element of "choices": {"text": "..."} (completions) or {"delta": {"content": "..."}}.
@@ -76,7 +84,8 @@ bool ReadChoiceHasText(JsonReader& reader) {
   return has_text;
 }
 
-// The facts of one JSON object, or nullopt when `text` is not a valid JSON object.
+// The facts of one JSON object (a stream's chunk), or nullopt when `text` is not a valid JSON
+// object.
 std::optional<ResponseFacts> ReadFacts(std::string_view text) {
   JsonReader reader(text);
   if (reader.Peek() != JsonType::kObject) return std::nullopt;
@@ -105,8 +114,13 @@ std::optional<ResponseFacts> ReadFacts(std::string_view text) {
 }  // namespace
 
 TokenUsage UsageFromBody(std::string_view body) {
-  std::optional<ResponseFacts> facts = ReadFacts(body);
-  return facts ? facts->usage : TokenUsage{};
+  // The answer is relayed as it is: only the two counts are read from it.
+  const std::optional<std::string_view> usage_text = FindMember(body, "usage");
+  if (!usage_text) return TokenUsage{};
+  TokenUsage usage;
+  usage.reported = ReadCount(*usage_text, "prompt_tokens", &usage.prompt_tokens) &&
+                   ReadCount(*usage_text, "completion_tokens", &usage.completion_tokens);
+  return usage.reported ? usage : TokenUsage{};
 }
 
 void StreamUsageCounter::Feed(std::string_view bytes) {

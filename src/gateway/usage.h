@@ -14,7 +14,8 @@ struct TokenUsage {
 };
 
 // Reads `usage` from a non-streaming OpenAI response body. `reported` is false when the body is
-// not JSON or has no usage object.
+// not a JSON object or has no valid usage object; the rest of the body is not validated (see
+// FindMember).
 TokenUsage UsageFromBody(std::string_view body);
 
 // Follows an OpenAI server-sent-event stream as it passes through, without buffering more than

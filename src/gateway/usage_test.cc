@@ -13,6 +13,15 @@ TEST(UsageTest, ReadsUsageFromBody) {
   EXPECT_EQ(usage.completion_tokens, 5);
   EXPECT_FALSE(UsageFromBody("not json").reported);
   EXPECT_FALSE(UsageFromBody(R"({"usage":{"prompt_tokens":"x"}})").reported);
+  EXPECT_FALSE(UsageFromBody(R"({"usage":{"prompt_tokens":1,"completion_tokens":2)").reported);
+  EXPECT_FALSE(UsageFromBody(R"({"usage":[1,2]})").reported);
+  // Only the top-level usage counts: not one in a choice, nor text that looks like one.
+  usage = UsageFromBody(R"({"choices":[{"message":{"content":""usage":{"prompt_tokens":1}"},)"
+                        R"("usage":{"prompt_tokens":7,"completion_tokens":7}}],)"
+                        R"("usage":{"prompt_tokens":2,"completion_tokens":3}})");
+  EXPECT_TRUE(usage.reported);
+  EXPECT_EQ(usage.prompt_tokens, 2);
+  EXPECT_EQ(usage.completion_tokens, 3);
 }
 
 TEST(UsageTest, CountsStreamedChunksSplitAnywhere) {

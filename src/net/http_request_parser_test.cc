@@ -106,6 +106,30 @@ TEST(HttpRequestParserTest, RefusesMalformedHeadsNamingTheByte) {
   EXPECT_NE(result.error().message.find("byte 29"), std::string::npos) << result.error().message;
 }
 
+// Field values are checked eight bytes at a time: a refused byte is found, and named, at every
+// offset of values up to 24 bytes long; tabs and obs-text (bytes from 0x80) pass.
+TEST(HttpRequestParserTest, FindsTheRefusedValueByteAtEveryOffset) {
+  const std::string prefix = "GET / HTTP/1.1\r\nX: ";
+  for (size_t length = 1; length <= 24; ++length) {
+    std::string value(length, 'v');
+    value[length / 2] = '\t';
+    value[length - 1] = '\xE9';
+    EXPECT_EQ(RefusalOf(prefix + value + "\r\n\r\n"), 0) << length;
+    for (size_t at = 0; at < length; ++at) {
+      for (char bad : {'\x01', '\x7F', '\x1F'}) {
+        std::string refused = value;
+        refused[at] = bad;
+        RequestHead head;
+        ParseResult parsed = Parse(prefix + refused + "\r\n\r\n", &head);
+        ASSERT_FALSE(parsed.has_value()) << length << " " << at;
+        EXPECT_NE(parsed.error().message.find("byte " + std::to_string(prefix.size() + at)),
+                  std::string::npos)
+            << parsed.error().message;
+      }
+    }
+  }
+}
+
 TEST(HttpRequestParserTest, EnforcesHeadAndBodyLimits) {
   const std::string big_field = "X-Padding: " + std::string(kMaxHead, 'p') + "\r\n";
   EXPECT_EQ(RefusalOf("GET / HTTP/1.1\r\n" + big_field + "\r\n"), 431);

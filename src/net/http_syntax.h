@@ -30,7 +30,12 @@ bool IsTokenChar(unsigned char c);
 // Field values: visible characters, space, tab and obs-text; no other control character.
 bool IsFieldValueChar(unsigned char c);
 inline bool IsOws(char c) { return c == ' ' || c == '\t'; }
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+// ASCII case-insensitive equality. Inline: field names are compared with many names, and most
+// differ in length.
+bool EqualsIgnoreCaseSameLength(const char* a, const char* b, size_t length);
+inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && EqualsIgnoreCaseSameLength(a.data(), b.data(), a.size());
+}
 std::string_view TrimOws(std::string_view s);
 
 // Calls `on_element` with each non-empty element of a comma-separated list, trimmed.
