@@ -36,28 +36,8 @@ for tool in valgrind callgrind_control callgrind_annotate nginx wrk python3; do
   command -v "$tool" >/dev/null || { echo "error: $tool is not installed" >&2; exit 1; }
 done
 
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-# Echoes the port from the "listening on ...:PORT" line of a log, once it appears.
-wait_for_port() {
-  for _ in $(seq 1 600); do
-    if port=$(grep -oE 'listening on \S*:[0-9]+' "$1" | grep -oE '[0-9]+$'); then
-      echo "$port"; return 0
-    fi
-    sleep 0.1
-  done
-  echo "error: no 'listening on' line in $1: $(cat "$1")" >&2
-  exit 1
-}
+# shellcheck source=bench/gateway/proxies.sh
+source "$(dirname "$0")/proxies.sh"
 
 "$STRATA" engine-sim --port 0 --model bench --time-scale 0 --max-num-seqs 1024 \
   >"$WORK/engine.log" 2>&1 &
@@ -122,30 +102,7 @@ YAML
 measure_nginx() {
   local port
   port=$(free_port)
-  mkdir -p "$WORK/nginx"
-  cat >"$WORK/nginx/nginx.conf" <<NGINX
-worker_processes 1;
-master_process off;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/nginx;
-  proxy_temp_path $WORK/nginx;
-  upstream engine { server 127.0.0.1:$ENGINE_PORT; keepalive 256; }
-  server {
-    listen 127.0.0.1:$port;
-    location / {
-      proxy_pass http://engine;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-      proxy_request_buffering off;
-    }
-  }
-}
-NGINX
+  write_nginx_conf 1 "$port" "$ENGINE_PORT" off
   valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$WORK/callgrind.nginx.%p" \
     nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -g 'daemon off;' \
     >"$WORK/nginx.log" 2>&1 &

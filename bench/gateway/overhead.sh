@@ -67,34 +67,14 @@ for tool in nginx wrk python3; do
   command -v "$tool" >/dev/null || { echo "error: $tool is not installed" >&2; exit 1; }
 done
 
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=bench/gateway/proxies.sh
+source "$(dirname "$0")/proxies.sh"
 
 # Starts a command in the background, its output in a log.
 start_background() {
   local log=$1; shift
   "$@" >"$log" 2>&1 &
   PIDS+=($!)
-}
-
-# Echoes the port from the "listening on ...:PORT" line of a log, once it appears.
-wait_for_port() {
-  for _ in $(seq 1 200); do
-    if port=$(grep -oE 'listening on \S*:[0-9]+' "$1" | grep -oE '[0-9]+$'); then
-      echo "$port"; return 0
-    fi
-    sleep 0.05
-  done
-  echo "error: no 'listening on' line in $1: $(cat "$1")" >&2
-  exit 1
 }
 
 ENGINE_PID=
@@ -125,31 +105,7 @@ if [[ -n "$BASELINE" ]]; then
 fi
 
 NGINX_PORT=$(free_port)
-mkdir -p "$WORK/nginx"
-cat >"$WORK/nginx/nginx.conf" <<NGINX
-worker_processes $WORKERS;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/nginx;
-  proxy_temp_path $WORK/nginx;
-  client_max_body_size 8m;
-  client_body_buffer_size 8m;
-  upstream engine { server 127.0.0.1:$ENGINE_PORT; keepalive 256; }
-  server {
-    listen 127.0.0.1:$NGINX_PORT;
-    location / {
-      proxy_pass http://engine;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-      proxy_request_buffering off;
-    }
-  }
-}
-NGINX
+write_nginx_conf "$WORKERS" "$NGINX_PORT" "$ENGINE_PORT"
 nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -g 'daemon off;' &
 NGINX_PID=$!
 PIDS+=("$NGINX_PID")
