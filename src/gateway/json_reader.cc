@@ -7,6 +7,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace strata::gateway {
 namespace {
 
@@ -21,17 +25,32 @@ constexpr std::array<bool, 256> kPlainStringByte = [] {
   return table;
 }();
 
-// The length of the run of plain string bytes (kPlainStringByte) that starts at `p`, read eight
-// bytes at a time while 8 or more remain before `end`. On each 64-bit word: a byte equal to the
-// quote or the backslash shows as a zero byte of the word xor that byte, a byte below 0x20 by
-// the borrow its subtraction leaves in its high bit, a byte at or above 0x80 by its own high
-// bit. These tests can also flag bytes after the first one they find (the borrow carries
-// upwards) but never before it, so the lowest flag is the first special byte.
+// The length of the run of plain string bytes (kPlainStringByte) that starts at `p`: sixteen
+// bytes at a time with SSE2 (x86-64's baseline), then eight at a time on a 64-bit word, then one
+// at a time. On a word: a byte equal to the quote or the backslash shows as a zero byte of the
+// word xor that byte, a byte below 0x20 by the borrow its subtraction leaves in its high bit, a
+// byte at or above 0x80 by its own high bit. These tests can also flag bytes after the first
+// one they find (the borrow carries upwards) but never before it, so the lowest flag is the
+// first special byte.
 static_assert(std::endian::native == std::endian::little, "the lowest flag is the first byte");
 size_t PlainStringRun(const char* p, const char* end) {
+  const char* run = p;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  const __m128i space = _mm_set1_epi8(0x20);
+  while (end - run >= 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(run));
+    // A signed comparison: bytes from 0x80 are negative, so below 0x20 too.
+    const __m128i special =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
+                     _mm_cmplt_epi8(bytes, space));
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+    if (mask != 0) return static_cast<size_t>(run - p) + std::countr_zero(mask);
+    run += 16;
+  }
+#endif
   constexpr uint64_t kOnes = 0x0101010101010101, kHighs = 0x8080808080808080;
   const auto has_zero_byte = [](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
-  const char* run = p;
   while (end - run >= 8) {
     uint64_t word;
     std::memcpy(&word, run, sizeof word);

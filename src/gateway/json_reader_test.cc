@@ -89,10 +89,11 @@ TEST(JsonReaderTest, AgreesWithADocumentParser) {
   }
 }
 
-// Strings are scanned eight bytes at a time: each byte that ends a plain run (quote, escape,
-// control character, UTF-8) is found at every offset, in a string of every length up to 24.
+// Strings are scanned sixteen and eight bytes at a time: each byte that ends a plain run (quote,
+// escape, control character, UTF-8) is found at every offset, in a string of every length up to
+// 40 (two blocks of sixteen, one word of eight, single bytes).
 TEST(JsonReaderTest, FindsTheFirstSpecialByteAtEveryOffset) {
-  for (size_t length = 0; length <= 24; ++length) {
+  for (size_t length = 0; length <= 40; ++length) {
     for (size_t at = 0; at < length; ++at) {
       std::string plain(length, 'a');
       for (std::string_view special : {"\\\"", "\\n", "\xC3\xA9", "\x1F", "\"", "\x7F"}) {
