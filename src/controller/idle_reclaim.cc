@@ -25,19 +25,16 @@ IdleReclaimLoop::IdleReclaimLoop(store::Store& store,
 Status IdleReclaimLoop::RunOnce() {
   Result<std::shared_ptr<const telemetry::ClusterObjects>> cluster = cluster_->Get();
   if (!cluster) return cluster.error();
-  Result<std::vector<Stored<api::Queue>>> queues = ListStored<api::Queue>(store_, "Queue");
-  if (!queues) return queues.error();
   std::map<std::string, telemetry::IdlePolicy> policies;
-  for (const Stored<api::Queue>& queue : *queues) {
-    Result<telemetry::IdlePolicy> policy =
-        telemetry::ParseIdlePolicy(queue.value.metadata.annotations);
+  for (const api::Queue& queue : (*cluster)->queue_objects) {
+    Result<telemetry::IdlePolicy> policy = telemetry::ParseIdlePolicy(queue.metadata.annotations);
     if (!policy) {
-      spdlog::warn("queue {}: {}; its idle policy keeps the defaults", queue.value.metadata.name,
+      spdlog::warn("queue {}: {}; its idle policy keeps the defaults", queue.metadata.name,
                    policy.error().message());
       continue;
     }
-    policies[queue.value.metadata.name] = *policy;
-    for (const api::LocalQueueRef& local : queue.value.spec.local_queues) {
+    policies[queue.metadata.name] = *policy;
+    for (const api::LocalQueueRef& local : queue.spec.local_queues) {
       policies[local.name] = *policy;
     }
   }

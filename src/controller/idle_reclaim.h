@@ -15,17 +15,17 @@
 
 namespace strata::controller {
 
-// Idle reclaim: each pass reads the cluster's GPUs (telemetry::ClusterGpuSamples over a
-// telemetry::ClusterObjectsCache, which lists the store once and then decodes only the Nodes,
-// Pods and Queues written since the last pass; simulated
-// GPUs' derived readings, real GPUs' measured ones from `readings`), each running job's busy
-// share (telemetry::JobGpuUses), and every queue's idle policy (telemetry::ParseIdlePolicy over
-// the Queue's annotations; a queue's local queues share its policy; an annotation that does not
-// parse leaves the defaults and is logged). A job under its queue's threshold for the policy's
-// idle time gets one Warning event (reason GpuIdle) per idle spell; where the policy says so it
-// is also annotated kReclaimableAnnotation "true", which makes the scheduler preempt it before
-// anything else for work of its queue or cohort (scheduler: IdleReclaim). The annotation goes
-// away when the job is busy again.
+// Idle reclaim: each pass reads the cluster from a telemetry::ClusterObjectsCache (which lists
+// the store once and then decodes only the Nodes, Pods and Queues written since the last pass):
+// its GPUs (telemetry::ClusterGpuSamples: simulated GPUs' derived readings, real GPUs' measured
+// ones from `readings`), each running job's busy share (telemetry::JobGpuUses), and every
+// queue's idle policy (telemetry::ParseIdlePolicy over the Queue's annotations; a queue's local
+// queues share its policy; an annotation that does not parse leaves the defaults and is
+// logged). A job under its queue's threshold for the policy's idle time gets one Warning event
+// (reason GpuIdle) per idle spell; where the policy says so it is also annotated
+// kReclaimableAnnotation "true", which makes the scheduler preempt it before anything else for
+// work of its queue or cohort (scheduler: IdleReclaim). The annotation goes away when the job is
+// busy again.
 //
 // Owned by the loop that drives it (ControlLoop); not thread-safe. Keeps the idle spells between
 // passes (a restarted loop starts them over).

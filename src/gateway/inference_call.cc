@@ -75,7 +75,6 @@ void InferenceCall::ReleasePrefill() {
 
 asio::awaitable<std::optional<bool>> InferenceCall::HoldForReplica() {
   const VersionRouting* routing = CurrentRouting();
-  if (routing != nullptr && !routing->states.empty()) co_return std::nullopt;
   const LimitsConfig& limits = server_.config.limits;
   enum class Outcome { kReplica, kGone, kTimedOut, kFull };
   Outcome outcome = Outcome::kFull;

@@ -64,9 +64,10 @@ class InferenceCall {
   // Brings the worker's routes up to date and returns this request's version's routing there,
   // or null when the version left the table. The pointer is valid until the next co_await.
   VersionRouting* CurrentRouting();
-  // When the version has no replica, waits for one (the activator). Returns nullopt when one
-  // is there to route to; otherwise the answer (503, or 404 when the version left) has been
-  // sent, and returns whether the client connection may be reused.
+  // The activator: waits for a replica of a version that has none (Run calls it only then, so
+  // that most requests make no coroutine frame for it). Returns nullopt when one is there to
+  // route to; otherwise the answer (503, or 404 when the version left) has been sent, and
+  // returns whether the client connection may be reused.
   asio::awaitable<std::optional<bool>> HoldForReplica();
   // A kept-alive connection to `endpoint` from this loop's pool that the replica has not closed
   // (as far as its events tell), or null.

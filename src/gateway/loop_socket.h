@@ -80,10 +80,9 @@ class LoopSocket {
   EventLoop& loop_;
   int fd_ = -1;
   uint32_t serial_ = 0;  // of the registration, see EventLoop::EventKey
-  // What the last event or operation said: input may be there; output has room; the peer
-  // hung up or the socket failed (then reads go on until they say so).
+  // What the last event or operation said: input may be there; the peer hung up or the socket
+  // failed (then reads go on until they say so).
   bool readable_ = false;
-  bool writable_ = false;
   bool hung_up_ = false;
   std::array<WaitHandler, 2> waiters_;  // by Direction
 };

@@ -10,7 +10,6 @@
 #include "common/clock.h"
 #include "net/http_message.h"
 #include "server/api_listener.h"
-#include "store/store.h"
 #include "telemetry/cluster_objects_cache.h"
 #include "telemetry/cost.h"
 
@@ -36,9 +35,8 @@ struct CostApiOptions {
 // Nodes, Pods and Queues come from `cluster` (shared with the cluster's other readers): the
 // first read lists the store, the later ones decode only what was written since.
 //
-// Owned by the control plane. Does no authentication of its own: wire
-// it behind the REST API's. Handle is thread-safe (the store and the cache are; the rest is
-// immutable).
+// Owned by the control plane. Does no authentication of its own: wire it behind the REST API's.
+// Handle is thread-safe (the cache is; the rest is immutable).
 class CostApi {
  public:
   static constexpr std::string_view kPath = "/apis/strata.dev/v1alpha1/cost";

@@ -44,6 +44,8 @@ struct ClusterObjects {
   std::vector<std::shared_ptr<const api::Node>> nodes;
   std::vector<std::shared_ptr<const StoredPod>> pods;
   api::QueueNames queues;
+  // The Queues themselves (annotations, local queues), in the store's list order.
+  std::vector<api::Queue> queue_objects;
   int undecodable = 0;  // stored objects that did not decode (left out)
 };
 

@@ -41,15 +41,14 @@ class ClusterObjectsCache::DecodedObjects final : public FollowedObjects {
     if (cluster_ != nullptr) return cluster_;
     DecodeWritten();
     auto cluster = std::make_shared<ClusterObjects>();
-    std::vector<api::Queue> queues;
     for (const auto& [key, queue] : queues_) {
       if (queue) {
-        queues.push_back(*queue);
+        cluster->queue_objects.push_back(*queue);
       } else {
         ++cluster->undecodable;
       }
     }
-    cluster->queues = api::QueueNames(queues);
+    cluster->queues = api::QueueNames(cluster->queue_objects);
     cluster->nodes.reserve(nodes_and_pods_.size());
     cluster->pods.reserve(nodes_and_pods_.size());
     for (const auto& [key, decoded] : nodes_and_pods_) {
