@@ -96,11 +96,14 @@ class LiveMetricsTest : public ::testing::Test {
   }
 
   // Starts `strata up` on a kernel-chosen port with the default simulated cluster, applies
-  // the example queues and kJob, and waits until the job's pod runs.
+  // the example queues and kJob, and waits until the job's pod runs. No pod's CPU use is
+  // measured within the test (an hour's window), so the job keeps its GPUs as busy as a
+  // training job typically does (92 %); tests/node/idle_gpu_test.cc measures.
   void StartCluster() {
-    ASSERT_TRUE(up_.Start({StrataBinary(), "up", "--data-dir", dir_.File("data"), "--listen",
-                           "127.0.0.1:0", "--nvml-library=/nonexistent/libnvidia-ml.so.1"},
-                          dir_.File("up.log")));
+    ASSERT_TRUE(
+        up_.Start({StrataBinary(), "up", "--data-dir", dir_.File("data"), "--listen", "127.0.0.1:0",
+                   "--nvml-library=/nonexistent/libnvidia-ml.so.1", "--gpu-activity-window=3600"},
+                  dir_.File("up.log")));
     std::optional<std::string> address = up_.WaitForLine("API listening on http://", kStartTimeout);
     ASSERT_TRUE(address) << up_.Log();
     up_port_ = PortOf(*address);
