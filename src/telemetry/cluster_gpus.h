@@ -99,8 +99,8 @@ using GpuReadingSource = std::function<GpuReadingsByUuid()>;
 
 // One sample per GPU of every node, in node then GPU order, with the holders from the pods
 // that hold resources. GPUs of nodes labelled simulated get SimulatedGpuReading (following
-// their holders' measured activity where recorded); the others
-// take `measured[uuid]`, or an unknown reading (their DCGM series are left out) when absent.
+// their holders' measured activity where recorded); the others take `measured[uuid]`, or an
+// unknown reading (their DCGM series are left out) when absent.
 std::vector<GpuSample> ClusterGpuSamples(const ClusterObjects& cluster,
                                          const GpuReadingsByUuid& measured);
 
