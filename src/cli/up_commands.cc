@@ -44,6 +44,9 @@ struct LoopOptions {
   int drain_grace_seconds = 60;
   // Leave the pods' processes running when strata up stops (a later strata up adopts them).
   bool keep_pods = false;
+  // How long each measurement of a pod's CPU use lasts, from which the busy share of its
+  // simulated GPUs is derived.
+  double gpu_activity_window_seconds = 30;
 };
 
 // This binary's path, for engine-sim replicas.
@@ -140,6 +143,8 @@ Result<std::shared_ptr<node::NodeAgent>> StartControlLoops(server::ControlPlane&
   agent_options.data_dir = data_dir;
   agent_options.stop_grace = std::chrono::seconds(options.stop_grace_seconds);
   agent_options.base_env = node::DefaultBaseEnvironment();
+  agent_options.gpu_activity_window = std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double>(options.gpu_activity_window_seconds));
   // Workers report checkpoints over loopback; behind --token-file they have no token, and only
   // their checkpoint directory counts.
   agent_options.api_url = "http://127.0.0.1:" + std::to_string(plane.port());
@@ -161,7 +166,8 @@ Result<std::shared_ptr<node::NodeAgent>> StartControlLoops(server::ControlPlane&
   plane.AddLoop("job controller", options.interval, [jobs] { return jobs->RunOnce(); });
   plane.AddLoop("node controller", options.interval, [nodes] { return nodes->RunOnce(); });
   // Jobs idling on their GPUs are warned about and, where their queue says so, reclaimed first:
-  // judged on NVML's readings for real GPUs, the derived ones for simulated GPUs.
+  // judged on NVML's readings for real GPUs, and for simulated GPUs on the readings derived
+  // from the busy share the agent measures from each pod's CPU use.
   auto idle = std::make_shared<controller::IdleReclaimLoop>(store, plane.cluster_objects(), clock,
                                                             plane.gpu_readings());
   plane.AddLoop("idle reclaim", std::chrono::seconds(30), [idle] { return idle->RunOnce(); });
@@ -266,6 +272,11 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "Seconds a simulated engine takes to load its weights (simulated GPUs only)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
+  up->add_option("--gpu-activity-window", loops->gpu_activity_window_seconds,
+                 "Seconds over which a pod's CPU use is measured to derive how busy it keeps "
+                 "its simulated GPUs (one core per GPU: fully busy)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 86400.0));
   up->add_option("--drain-grace", loops->drain_grace_seconds,
                  "Seconds a draining replica may keep streams open before it is stopped")
       ->capture_default_str()

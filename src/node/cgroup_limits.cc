@@ -138,6 +138,16 @@ Status CgroupLimits::AddProcess(const std::string& cgroup, pid_t pid) const {
   return WriteControl(cgroup + "/cgroup.procs", std::to_string(pid));
 }
 
+Result<Duration> CgroupLimits::CpuUsage(const std::string& cgroup) const {
+  std::ifstream in(cgroup + "/cpu.stat");
+  std::string key;
+  int64_t value = 0;
+  while (in >> key >> value) {
+    if (key == "usage_usec") return std::chrono::microseconds(value);
+  }
+  return Err(InternalError(fmt::format("{}/cpu.stat: no usage_usec", cgroup)));
+}
+
 void CgroupLimits::KillAndRemove(const std::string& cgroup) const {
   // Without cgroup.kill (Linux < 5.14) the caller's signal sweep has already done the work.
   [[maybe_unused]] Status killed = WriteControl(cgroup + "/cgroup.kill", "1");

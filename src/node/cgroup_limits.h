@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "node/node_runtime.h"
 
@@ -36,6 +37,10 @@ class CgroupLimits {
   // Moves `pid` into the pod's cgroup. A process that forked before this call leaves its child
   // outside; pods start with exec, so in practice nothing forks that early.
   Status AddProcess(const std::string& cgroup, pid_t pid) const;
+
+  // The CPU time every process that was ever in the pod's cgroup has used (cpu.stat's
+  // usage_usec). Internal when cpu.stat cannot be read or names no usage.
+  Result<Duration> CpuUsage(const std::string& cgroup) const;
 
   // Kills every process left in the cgroup (cgroup.kill) and removes it when empty; best
   // effort, for Stop.

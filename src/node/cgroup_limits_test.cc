@@ -35,6 +35,18 @@ TEST(CgroupLimitsTest, RuntimeReportsTheSameNotice) {
   EXPECT_THAT((*runtime)->limits_notice(), HasSubstr("is not a cgroup v2 mount"));
 }
 
+TEST(CgroupLimitsTest, CpuUsageIsTheCgroupsUsageInCpuStat) {
+  TempDir cgroup;
+  std::ofstream(cgroup.File("cpu.stat")) << "usage_usec 1500000\nuser_usec 1000000\n"
+                                            "system_usec 500000\n";
+  std::shared_ptr<const CgroupLimits> limits = CgroupLimits::Probe(cgroup.path());
+  Result<Duration> usage = limits->CpuUsage(cgroup.path());
+  ASSERT_TRUE(usage) << usage.error().ToString();
+  EXPECT_EQ(*usage, 1500ms);
+  TempDir empty;
+  EXPECT_EQ(limits->CpuUsage(empty.path()).error().code(), StatusCode::kInternal);
+}
+
 // Runs only where this process may manage a cgroup v2 subtree (e.g. a delegated systemd unit).
 TEST(CgroupLimitsTest, PodsGetTheirLimitsWhereCgroupV2IsWritable) {
   TempDir data;

@@ -13,6 +13,7 @@
 #include "node/engine_endpoint.h"
 #include "node/pod_contract.h"
 #include "node/torchrun_env.h"
+#include "telemetry/cluster_gpus.h"
 
 namespace strata::node {
 namespace {
@@ -90,7 +91,8 @@ NodeAgent::NodeAgent(store::Store& store, NodeRuntime& runtime, const Clock& clo
       runtime_(runtime),
       clock_(clock),
       options_(std::move(options)),
-      node_names_(options_.node_names.begin(), options_.node_names.end()) {}
+      node_names_(options_.node_names.begin(), options_.node_names.end()),
+      gpu_activity_(options_.gpu_activity_window) {}
 
 NodeAgent::~NodeAgent() = default;
 
@@ -169,6 +171,7 @@ Status NodeAgent::RunOnce() {
   std::erase_if(watchers_, [&](const auto& entry) {
     return pass.checkpoint_dirs_in_use.count(entry.first) == 0;
   });
+  gpu_activity_.Retain(known_);
   return pass.first_error;
 }
 
@@ -286,6 +289,7 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
     if (pass.ready.count(raw.uid) > 0) {
       after.metadata.annotations[kReadyAtAnnotation] = FormatRfc3339Micro(clock_.Now());
     }
+    ReportGpuActivity(pass, raw.uid, pod, after);
   } else if (status->Succeeded()) {
     after.status.phase = "Succeeded";
     after.status.exit_code = 0;
@@ -408,6 +412,32 @@ void NodeAgent::ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& afte
   const std::string* reported = PodAnnotation(pod, kLastCheckpointAnnotation);
   if (reported == nullptr || *reported < seen) {
     after.metadata.annotations[kLastCheckpointAnnotation] = std::move(seen);
+  }
+}
+
+void NodeAgent::ReportGpuActivity(Pass& pass, const std::string& uid, const api::Pod& pod,
+                                  api::Pod& after) {
+  double gpus = 0;
+  for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
+    gpus += static_cast<double>(gpu.share.milli()) / 1000.0;
+  }
+  const TimePoint now = clock_.Now();
+  if (gpus <= 0 || PodAnnotation(pod, kEngineAnnotation) != nullptr ||
+      !gpu_activity_.Due(uid, now)) {
+    return;
+  }
+  // Real GPUs report their own utilisation; only simulated ones need the pod's word.
+  const api::Node* node = FindNode(pass, pod.spec.node_name);
+  if (node == nullptr || !telemetry::HasSimulatedGpus(*node)) return;
+  Result<Duration> cpu_time = runtime_.CpuTime(uid);
+  if (!cpu_time) return;  // it ended since GetStatus: the next pass reports that
+  std::optional<double> share = gpu_activity_.Record(uid, *cpu_time, gpus, now);
+  if (!share) return;
+  const std::string* recorded = PodAnnotation(pod, telemetry::kGpuActivityAnnotation);
+  if (GpuActivityWorthRecording(
+          recorded != nullptr ? telemetry::ParseGpuActivity(*recorded) : std::nullopt, *share)) {
+    after.metadata.annotations[telemetry::kGpuActivityAnnotation] =
+        telemetry::FormatGpuActivity(*share);
   }
 }
 

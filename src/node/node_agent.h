@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "node/checkpoint_watcher.h"
+#include "node/gpu_activity.h"
 #include "node/node_runtime.h"
 #include "node/replica_launch.h"
 #include "store/store.h"
@@ -38,6 +39,9 @@ struct NodeAgentOptions {
   std::optional<EngineSimSubstitution> engine_sim;
   // The longest a readiness probe of a replica's engine (GET /health) may take.
   Duration readiness_timeout = std::chrono::milliseconds(200);
+  // How long each measurement of a running pod's CPU use lasts, from which the busy share of
+  // the simulated GPUs it holds is derived (GpuActivityMeter). Must be > 0.
+  Duration gpu_activity_window = std::chrono::seconds(30);
 };
 
 // What a node agent's processes start from when no other environment is given: this process's
@@ -65,6 +69,13 @@ Environment DefaultBaseEnvironment();
 //    a message naming the process), kStartedAtAnnotation, kFinishedAtAnnotation, and the
 //    newest checkpoint its job's workers wrote (kLastCheckpointAnnotation, seen by a
 //    CheckpointWatcher on the job's checkpoint dir), and a replica's readiness;
+//  - measures the CPU use of each running pod that holds simulated GPUs (on a Node labelled
+//    simulated), once per gpu_activity_window (NodeRuntime::CpuTime), and records the busy share
+//    of its GPUs that it stands for (GpuActivityMeter) on the pod as
+//    telemetry::kGpuActivityAnnotation when none is recorded or it moved by kGpuActivityStep or
+//    more, so that a pod writes rarely: once, and again only when its use changes. A replica
+//    running engine-sim in place of its engine is left out: the simulator's CPU use says
+//    nothing about the GPU work it stands for;
 //  - forgets a terminal pod's processes (its logs stay).
 // The first pass first adopts what a previous agent left running (NodeRuntime::Adopt, after a
 // kill -9): adopted processes are supervised again and reported like the others; a pod whose
@@ -126,6 +137,9 @@ class NodeAgent {
   void StopAll(const std::vector<std::string>& uids);
   Result<CheckpointWatcher*> WatchCheckpoints(const std::string& dir);
   void ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& after);
+  // Measures a running pod's CPU use when it is due, and records the busy share of the
+  // simulated GPUs it holds on `after` when worth a write (see the class comment).
+  void ReportGpuActivity(Pass& pass, const std::string& uid, const api::Pod& pod, api::Pod& after);
   Status Write(const store::Object& raw, const api::Pod& before, const api::Pod& after);
 
   store::Store& store_;
@@ -138,6 +152,7 @@ class NodeAgent {
   std::set<std::string> known_;
   // Checkpoint watchers by directory, shared by the job's pods on this machine.
   std::map<std::string, std::unique_ptr<CheckpointWatcher>> watchers_;
+  GpuActivityMeter gpu_activity_;
 };
 
 }  // namespace strata::node

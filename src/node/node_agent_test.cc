@@ -14,6 +14,7 @@
 #include "node/pod_contract.h"
 #include "node/process_runtime.h"
 #include "node/test_support.h"
+#include "telemetry/cluster_gpus.h"
 
 namespace strata::node {
 namespace {
@@ -139,15 +140,18 @@ class NodeAgentTest : public ::testing::Test {
     ASSERT_TRUE(store_->Update(*raw).has_value());
   }
 
-  // Node-a at 127.0.0.1 with one 80Gi GPU (index 0).
-  void CreateNode() {
+  // `name` (node-a unless given) at 127.0.0.1 with one 80Gi GPU (index 0), labelled simulated
+  // when asked.
+  void CreateNode(const std::string& name = "node-a", bool simulated = false) {
     api::Node node;
-    node.metadata.name = "node-a";
+    node.metadata.name = name;
     node.metadata.annotations[kNodeAddressAnnotation] = "127.0.0.1";
+    if (simulated) node.metadata.labels[telemetry::kSimulatedNodeLabel] = "true";
     node.status.gpus.resize(1);
     node.status.gpus[0].memory = *Quantity::Parse("80Gi");
     store::Object object;
-    object.key = {"Node", "", "node-a"};
+    object.key = {"Node", "", name};
+    object.labels = store::Labels(node.metadata.labels.begin(), node.metadata.labels.end());
     object.body = api::EncodeObject(api::Object(node));
     ASSERT_TRUE(store_->Create(object).has_value());
   }
@@ -197,6 +201,36 @@ TEST_F(NodeAgentTest, RunsAPodToSuccessAndReportsItsTimes) {
   EXPECT_EQ(done.status.phase, "Succeeded");
   EXPECT_EQ(done.status.exit_code, 0);
   EXPECT_EQ(done.metadata.annotations[kFinishedAtAnnotation], FormatRfc3339(clock_.Now()));
+}
+
+TEST_F(NodeAgentTest, RecordsHowBusyAPodKeepsItsSimulatedGpusAndWritesOnlyWhenItMoves) {
+  CreateNode("node-a", /*simulated=*/true);
+  CreateNode("node-b", /*simulated=*/false);
+  for (const char* node : {"node-a", "node-b"}) {
+    api::Pod pod = ShellPod(std::string("sleeper-") + node, node, "");
+    pod.spec.template_.command = {"sleep", "600"};
+    pod.spec.assigned_gpus.resize(1);
+    Create(pod);
+  }
+  RunPass();  // starts them
+  RunPass();  // begins the first window
+  EXPECT_EQ(Get("sleeper-node-a").metadata.annotations.count(telemetry::kGpuActivityAnnotation),
+            0u);
+  clock_.Advance(std::chrono::seconds(30));
+  RunPass();
+  EXPECT_EQ(Get("sleeper-node-a").metadata.annotations[telemetry::kGpuActivityAnnotation], "0.00");
+  Result<store::Object> recorded = store_->Get({"Pod", "default", "sleeper-node-a"});
+  ASSERT_TRUE(recorded.has_value());
+  // The same use a window later: nothing to write.
+  clock_.Advance(std::chrono::seconds(30));
+  RunPass();
+  Result<store::Object> later = store_->Get({"Pod", "default", "sleeper-node-a"});
+  ASSERT_TRUE(later.has_value());
+  EXPECT_EQ(later->resource_version, recorded->resource_version);
+  // Real GPUs report their own utilisation.
+  EXPECT_EQ(Get("sleeper-node-b").metadata.annotations.count(telemetry::kGpuActivityAnnotation),
+            0u);
+  agent_->StopEverything();
 }
 
 TEST_F(NodeAgentTest, AFailingProcessFailsThePodWithItsExitCode) {

@@ -91,6 +91,13 @@ class NodeRuntime {
   // The pod's current status, or NotFound.
   virtual Result<PodStatus> GetStatus(std::string_view uid) const = 0;
 
+  // The CPU time (user and system) the pod's processes have used so far: where the pod has a
+  // cgroup, everything that ran in it; otherwise its live processes in its process group and
+  // the children they have waited for (so a process that ended, or that left the group, no
+  // longer counts). FailedPrecondition when no process of the pod runs; NotFound for an unknown
+  // uid.
+  virtual Result<Duration> CpuTime(std::string_view uid) const = 0;
+
   // Blocks until no process of the pod is running, then returns its status. DeadlineExceeded
   // when `timeout` passes first; NotFound for an unknown uid.
   virtual Result<PodStatus> WaitForExit(std::string_view uid, Duration timeout) = 0;

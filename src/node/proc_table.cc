@@ -49,6 +49,7 @@ std::optional<ProcInfo> ReadProcInfo(pid_t pid) {
     }
     if (field == 4) info.ppid = static_cast<pid_t>(value);
     if (field == 5) info.pgid = static_cast<pid_t>(value);
+    if (field >= 14 && field <= 17) info.cpu_ticks += value;
     if (field == 22) {
       info.start_time = value;
       return info;
@@ -56,6 +57,12 @@ std::optional<ProcInfo> ReadProcInfo(pid_t pid) {
     cursor = next + 1;
   }
   return std::nullopt;
+}
+
+Duration TicksToDuration(uint64_t ticks) {
+  static const int64_t ticks_per_second = sysconf(_SC_CLK_TCK);
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(
+      static_cast<double>(ticks) / static_cast<double>(ticks_per_second)));
 }
 
 std::optional<std::string> ProcessEnvValue(pid_t pid, std::string_view name) {

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/clock.h"
+
 namespace strata::node {
 
 // What /proc/<pid>/stat says about a process that the runtime needs. `start_time` is field 22
@@ -19,7 +21,13 @@ struct ProcInfo {
   pid_t pgid = 0;
   char state = '?';  // 'R', 'S', 'Z' (zombie: exited, not yet reaped), ...
   uint64_t start_time = 0;
+  // Fields 14-17: CPU time in user and kernel mode, its own and that of the children it has
+  // waited for, in clock ticks (see TicksToDuration).
+  uint64_t cpu_ticks = 0;
 };
+
+// The time `ticks` clock ticks of /proc/<pid>/stat stand for (sysconf(_SC_CLK_TCK) per second).
+Duration TicksToDuration(uint64_t ticks);
 
 // Reads /proc/<pid>/stat. Returns nullopt when the process does not exist (or vanished while
 // being read). Thread-safe.

@@ -521,6 +521,28 @@ Result<PodStatus> ProcessRuntime::GetStatus(std::string_view uid) const {
   return it->second.status;
 }
 
+Result<Duration> ProcessRuntime::CpuTime(std::string_view uid) const {
+  pid_t pgid = 0;
+  std::string cgroup;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pods_.find(uid);
+    if (it == pods_.end()) return Err(NotFoundError(fmt::format("pod \"{}\" not found", uid)));
+    if (!it->second.status.Running()) {
+      return Err(FailedPreconditionError(fmt::format("pod \"{}\" has no running process", uid)));
+    }
+    pgid = it->second.status.pgid;
+    cgroup = it->second.cgroup;
+  }
+  if (!cgroup.empty()) return cgroups_->CpuUsage(cgroup);
+  // One pass over /proc reading only stat files: by the group, not by the marker, whose search
+  // reads every process's environment. (Should the pod's last process end right now, the
+  // reading is of an empty group and the caller's next one sees the pod ended.)
+  uint64_t ticks = 0;
+  for (const ProcInfo& info : FindPodProcesses(pgid, "", "")) ticks += info.cpu_ticks;
+  return TicksToDuration(ticks);
+}
+
 Result<PodStatus> ProcessRuntime::WaitForExit(std::string_view uid, Duration timeout) {
   std::unique_lock lock(mu_);
   auto it = pods_.find(uid);

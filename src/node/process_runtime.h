@@ -59,6 +59,7 @@ class ProcessRuntime final : public NodeRuntime {
   Status Start(const PodSpec& spec) override;
   Status Stop(std::string_view uid, Duration grace) override;
   Result<PodStatus> GetStatus(std::string_view uid) const override;
+  Result<Duration> CpuTime(std::string_view uid) const override;
   Result<PodStatus> WaitForExit(std::string_view uid, Duration timeout) override;
   std::vector<PodStatus> Adopt() override;
   Status Forget(std::string_view uid) override;

@@ -294,6 +294,35 @@ TEST_F(ProcessRuntimeTest, TellsTheOwnerAboutEachExit) {
   EXPECT_EQ(process.exit_code, 7);
 }
 
+TEST_F(ProcessRuntimeTest, CpuTimeCountsThePodsProcessesAndTheirChildren) {
+  PodSpec spinning;
+  spinning.uid = "spinning";
+  // The work happens in a child of the pod's process, as under a launcher.
+  spinning.processes.push_back(Shell("main", "(while :; do :; done) & wait"));
+  PodSpec sleeping;
+  sleeping.uid = "sleeping";
+  sleeping.processes.push_back(Shell("main", "exec sleep 600"));
+  ASSERT_TRUE(runtime_->Start(spinning).ok());
+  ASSERT_TRUE(runtime_->Start(sleeping).ok());
+  // However loaded the machine, the spinning child gets 200 ms of CPU eventually.
+  Result<Duration> spun = runtime_->CpuTime("spinning");
+  for (TimePoint deadline = RealClock::Instance().Now() + kLongWait;
+       spun && *spun < 200ms && RealClock::Instance().Now() < deadline;) {
+    usleep(50 * 1000);
+    spun = runtime_->CpuTime("spinning");
+  }
+  ASSERT_TRUE(spun) << spun.error().ToString();
+  EXPECT_GE(*spun, 200ms);
+  Result<Duration> slept = runtime_->CpuTime("sleeping");
+  ASSERT_TRUE(slept) << slept.error().ToString();
+  EXPECT_LT(*slept, 100ms);
+
+  ASSERT_TRUE(runtime_->Stop("spinning", 1s).ok());
+  ASSERT_TRUE(runtime_->Stop("sleeping", 1s).ok());
+  EXPECT_EQ(runtime_->CpuTime("spinning").error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(runtime_->CpuTime("unknown").error().code(), StatusCode::kNotFound);
+}
+
 TEST_F(ProcessRuntimeTest, ForgetRemovesAnEndedPod) {
   PodSpec spec;
   spec.uid = "pod-j";

@@ -1,7 +1,10 @@
 #include "telemetry/cluster_gpus.h"
 
+#include <fmt/format.h>
 #include <time.h>
 
+#include <algorithm>
+#include <charconv>
 #include <tuple>
 
 #include "api/manifest.h"
@@ -55,6 +58,25 @@ std::optional<TimePoint> ParseUtcTimestamp(std::string_view text) {
   return TimePoint(std::chrono::seconds(timegm(&parts)));
 }
 
+std::string FormatGpuActivity(double share) {
+  return fmt::format("{:.2f}", std::clamp(share, 0.0, 1.0));
+}
+
+std::optional<double> ParseGpuActivity(std::string_view text) {
+  double share = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), share);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() ||
+      !(share >= 0 && share <= 1)) {
+    return std::nullopt;
+  }
+  return share;
+}
+
+bool HasSimulatedGpus(const api::Node& node) {
+  auto label = node.metadata.labels.find(kSimulatedNodeLabel);
+  return label != node.metadata.labels.end() && label->second == "true";
+}
+
 bool HoldsResources(const api::Pod& pod) {
   return !pod.spec.node_name.empty() && pod.status.phase != "Succeeded" &&
          pod.status.phase != "Failed";
@@ -77,6 +99,10 @@ GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu,
   holder.share = static_cast<double>(gpu.share.milli()) / 1000.0;
   holder.memory_bytes = gpu.memory.milli() / 1000;
   holder.running = pod.status.phase == "Running";
+  auto activity = pod.metadata.annotations.find(kGpuActivityAnnotation);
+  if (activity != pod.metadata.annotations.end()) {
+    holder.activity = ParseGpuActivity(activity->second);
+  }
   return holder;
 }
 
@@ -93,8 +119,7 @@ std::vector<GpuSample> ClusterGpuSamples(const ClusterObjects& cluster,
   std::vector<GpuSample> samples;
   for (const std::shared_ptr<const api::Node>& shared : cluster.nodes) {
     const api::Node& node = *shared;
-    auto label = node.metadata.labels.find(kSimulatedNodeLabel);
-    bool simulated = label != node.metadata.labels.end() && label->second == "true";
+    bool simulated = HasSimulatedGpus(node);
     for (const api::NodeGpu& gpu : node.status.gpus) {
       GpuSample sample;
       sample.hostname = node.metadata.name;

@@ -28,6 +28,16 @@ inline constexpr char kSimulatedNodeLabel[] = "strata.dev/simulated";
 inline constexpr char kTeamLabel[] = "team";
 // The pod label that names the project a pod's cost rolls up to.
 inline constexpr char kProjectLabel[] = "project";
+// The pod annotation in which its node agent records how busy the pod keeps the simulated GPUs
+// it holds, measured from its processes' CPU use (node::GpuActivityMeter): a share in [0, 1],
+// FormatGpuActivity's text. Simulated GPUs follow it in place of the holder kind's typical
+// activity once it is there.
+inline constexpr char kGpuActivityAnnotation[] = "strata.dev/gpu-activity";
+
+// The annotation's text for `share` ("0.07"; two decimals, clamped to [0, 1]), and the share
+// that text holds: nullopt for anything but a number in [0, 1].
+std::string FormatGpuActivity(double share);
+std::optional<double> ParseGpuActivity(std::string_view text);
 
 // A pod as stored, with the store's bookkeeping that cost accrual needs.
 struct StoredPod {
@@ -68,10 +78,14 @@ std::optional<api::Queue> DecodeStoredQueue(const store::Object& object);
 // anything else.
 std::optional<TimePoint> ParseUtcTimestamp(std::string_view text);
 
+// Whether `node` is labelled kSimulatedNodeLabel "true": its GPUs are simulated.
+bool HasSimulatedGpus(const api::Node& node);
+
 // Whether the pod holds what it was bound to: bound to a node and not finished.
 bool HoldsResources(const api::Pod& pod);
 
-// The holder record for `pod`'s claim on `gpu`; its queue is the Queue `queues` resolves.
+// The holder record for `pod`'s claim on `gpu`; its queue is the Queue `queues` resolves, its
+// activity the pod's kGpuActivityAnnotation (left unmeasured when the value does not parse).
 GpuHolder HolderOf(const api::Pod& pod, const api::AssignedGpu& gpu, const api::QueueNames& queues);
 
 // The queue label of `pod`'s series: the Queue its spec.queue resolves to, or the name as
@@ -84,8 +98,9 @@ using GpuReadingsByUuid = std::map<std::string, GpuReading>;
 using GpuReadingSource = std::function<GpuReadingsByUuid()>;
 
 // One sample per GPU of every node, in node then GPU order, with the holders from the pods
-// that hold resources. GPUs of nodes labelled simulated get SimulatedGpuReading; the others
-// take `measured[uuid]`, or an unknown reading (their DCGM series are left out) when absent.
+// that hold resources. GPUs of nodes labelled simulated get SimulatedGpuReading (following
+// their holders' measured activity where recorded); the others take `measured[uuid]`, or an
+// unknown reading (their DCGM series are left out) when absent.
 std::vector<GpuSample> ClusterGpuSamples(const ClusterObjects& cluster,
                                          const GpuReadingsByUuid& measured);
 

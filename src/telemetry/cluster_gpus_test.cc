@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "api/encode.h"
 #include "telemetry/cluster_objects_cache.h"
 #include "telemetry/test_cluster.h"
@@ -32,6 +34,34 @@ TEST(ClusterGpuSamplesTest, HoldersComeFromBoundUnfinishedPods) {
   EXPECT_TRUE(holder.running);
   EXPECT_TRUE(samples[1].simulated);
   EXPECT_EQ(samples[1].reading.utilization_percent, 92);
+}
+
+TEST(ClusterGpuSamplesTest, SimulatedGpusFollowTheActivityRecordedOnTheirPods) {
+  api::Pod sleeping = BoundPod("idle-0", "sim-0", {0}, "Running");
+  sleeping.metadata.annotations[kGpuActivityAnnotation] = "0.04";
+  api::Pod garbled = BoundPod("odd-0", "sim-0", {1}, "Running");
+  garbled.metadata.annotations[kGpuActivityAnnotation] = "lots";
+  ClusterObjects cluster;
+  cluster.nodes = SharedNodes({GpuNode("sim-0", 2, true)});
+  cluster.pods = SharedPods({{sleeping, {}}, {garbled, {}}});
+  std::vector<GpuSample> samples = ClusterGpuSamples(cluster, {});
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].holders[0].activity, 0.04);
+  EXPECT_EQ(samples[0].reading.utilization_percent, 4);
+  // Not a share: as if not measured, the job's typical figure.
+  EXPECT_EQ(samples[1].holders[0].activity, std::nullopt);
+  EXPECT_EQ(samples[1].reading.utilization_percent, 92);
+}
+
+TEST(GpuActivityTextTest, SharesRoundTripWithTwoDecimalsAndNothingElseParses) {
+  EXPECT_EQ(FormatGpuActivity(0.0349), "0.03");
+  EXPECT_EQ(FormatGpuActivity(1.7), "1.00");
+  EXPECT_EQ(FormatGpuActivity(-0.2), "0.00");
+  EXPECT_EQ(ParseGpuActivity("0.85"), 0.85);
+  EXPECT_EQ(ParseGpuActivity("1"), 1.0);
+  for (const char* bad : {"", "1.5", "-0.1", "0.5x", "nan", " 0.5"}) {
+    EXPECT_EQ(ParseGpuActivity(bad), std::nullopt) << bad;
+  }
 }
 
 TEST(ClusterGpuSamplesTest, RealNodesTakeMeasuredReadingsOrNone) {

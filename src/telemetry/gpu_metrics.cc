@@ -32,9 +32,11 @@ const ModelFigures& FiguresFor(std::string_view model) {
   return kGenericFigures;
 }
 
-// How busy a running holder keeps its share: a training step saturates the GPU between
-// collectives; an inference engine idles between batches.
+// How busy a running holder keeps its share: as measured, else as its kind typically does (a
+// training step saturates the GPU between collectives; an inference engine idles between
+// batches).
 double Activity(const GpuHolder& holder) {
+  if (holder.activity) return std::clamp(*holder.activity, 0.0, 1.0);
   if (!holder.job.empty()) return 0.92;
   if (!holder.service.empty()) return 0.55;
   return 0.75;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,9 @@ struct GpuHolder {
   double share = 1.0;        // of this GPU, in GPUs (a whole GPU is 1, "500m" is 0.5)
   int64_t memory_bytes = 0;  // GPU memory reserved for a fractional share; 0 when not bounded
   bool running = false;      // the pod's processes run (a bound pod may not have started yet)
+  // The share of its GPUs the pod's processes were measured to keep busy, in [0, 1]
+  // (kGpuActivityAnnotation); nullopt: not measured yet.
+  std::optional<double> activity;
 };
 
 // What a GPU reports, in DCGM's units. NaN means "not read" (the driver does not support it):
@@ -55,8 +59,9 @@ struct GpuSample {
   std::vector<GpuHolder> holders;  // empty: free
 };
 
-// Derives a plausible reading for a simulated GPU from what holds it: running holders keep it
-// busy (training near-saturated, inference less so), memory follows the reserved or allocated
+// Derives a plausible reading for a simulated GPU from what holds it: each running holder keeps
+// its share busy as measured (its `activity`), or, before a measurement, as its kind typically
+// does (training near-saturated, inference less so); memory follows the reserved or allocated
 // share, power, temperature and SM clock follow utilisation after the model's published
 // figures (`model` as strata names it, "H100-80GB"; unknown models get generic figures). No
 // Xid and no ECC errors. Deterministic.

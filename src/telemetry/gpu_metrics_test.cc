@@ -69,6 +69,20 @@ TEST(SimulatedGpuReadingTest, ARunningTrainingPodKeepsTheGpuBusy) {
   EXPECT_EQ(reading.sm_clock_mhz, 1980);
 }
 
+TEST(SimulatedGpuReadingTest, AMeasuredHolderKeepsItsShareAsBusyAsMeasured) {
+  GpuHolder sleeping = RunningJobPod("train-0", 1.0, "q", "ml");
+  sleeping.activity = 0.03;
+  GpuReading idle = SimulatedGpuReading("H100-80GB", k80GiB, {sleeping});
+  EXPECT_EQ(idle.utilization_percent, 3);
+  EXPECT_LT(idle.power_watts, 100);
+  // Two half shares: one measured busy, one not measured yet (a job's typical 92 %).
+  GpuHolder busy = RunningJobPod("a-0", 0.5, "q", "ml");
+  busy.activity = 1.0;
+  GpuReading shared =
+      SimulatedGpuReading("H100-80GB", k80GiB, {busy, RunningJobPod("b-0", 0.5, "q", "ml")});
+  EXPECT_EQ(shared.utilization_percent, 96);
+}
+
 TEST(SimulatedGpuReadingTest, ABoundPodThatDoesNotRunYetUsesNothing) {
   GpuHolder pending = RunningJobPod("train-0", 1.0, "q", "ml");
   pending.running = false;

@@ -96,10 +96,13 @@ class LiveMetricsTest : public ::testing::Test {
   }
 
   // Starts `strata up` on a kernel-chosen port with the default simulated cluster, applies
-  // the example queues and kJob, and waits until the job's pod runs.
-  void StartCluster() {
+  // the example queues and kJob, and waits until the job's pod runs. Pods' CPU use is measured
+  // over `activity_window_seconds`: by default an hour, so that within the test the job keeps
+  // its GPUs as busy as a training job typically does (92 %).
+  void StartCluster(const std::string& activity_window_seconds = "3600") {
     ASSERT_TRUE(up_.Start({StrataBinary(), "up", "--data-dir", dir_.File("data"), "--listen",
-                           "127.0.0.1:0", "--nvml-library=/nonexistent/libnvidia-ml.so.1"},
+                           "127.0.0.1:0", "--nvml-library=/nonexistent/libnvidia-ml.so.1",
+                           "--gpu-activity-window=" + activity_window_seconds},
                           dir_.File("up.log")));
     std::optional<std::string> address = up_.WaitForLine("API listening on http://", kStartTimeout);
     ASSERT_TRUE(address) << up_.Log();
@@ -218,6 +221,30 @@ TEST_F(LiveMetricsTest, TopNodesShowsEachGpusAllocationAgainstItsUse) {
   // By the job's Queue, which strata_queue_* name too, not by the LocalQueue it wrote.
   EXPECT_THAT(page, HasSubstr("strata_gpu_allocated_ratio{scope=\"queue\",name=\"team-a-cq\"}"));
   EXPECT_THAT(page, HasSubstr("strata_gpu_busy_ratio{scope=\"team\",name=\"ml\"} 0.0575\n"));
+}
+
+TEST_F(LiveMetricsTest, ASleepingJobsSimulatedGpusReadIdleOnceItsCpuUseIsMeasured) {
+  ASSERT_NO_FATAL_FAILURE(StartCluster("1"));
+  // The job's two GPUs under DCGM's name, until both read 0 %: its process only sleeps. The
+  // deadline is generous; this asserts what the page comes to say, not when.
+  std::vector<std::string> held;
+  TimePoint deadline = RealClock::Instance().Now() + kStartTimeout;
+  while (RealClock::Instance().Now() < deadline) {
+    held.clear();
+    std::istringstream lines(Scrape(up_port_));
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.starts_with("DCGM_FI_DEV_GPU_UTIL{") &&
+          line.find("pod=\"metrics-probe-worker-0\"") != std::string::npos) {
+        held.push_back(line);
+      }
+    }
+    if (held.size() == 2 && held[0].ends_with("} 0") && held[1].ends_with("} 0")) break;
+    usleep(250 * 1000);
+  }
+  ASSERT_EQ(held.size(), 2u) << up_.Log();
+  EXPECT_THAT(held[0], ::testing::EndsWith("} 0"));
+  EXPECT_THAT(held[1], ::testing::EndsWith("} 0"));
 }
 
 // A Prometheus server on a free loopback port scraping `strata up` every second, with its
