@@ -3,7 +3,9 @@
 namespace strata::gateway {
 
 EndpointStatesView::EndpointStatesView(std::span<const RoutedEndpoint> endpoints)
-    : states_(endpoints.size()), applied_(endpoints.size()) {
+    : states_(endpoints.size()),
+      applied_(endpoints.size()),
+      applied_count_(endpoints.size(), UINT64_MAX) {
   for (size_t i = 0; i < endpoints.size(); ++i) {
     runtimes_.push_back(endpoints[i].runtime.get());
     states_[i].id = endpoints[i].runtime->id;
@@ -16,8 +18,10 @@ std::span<const EndpointState> EndpointStatesView::Refresh(TimePoint now) {
   for (size_t i = 0; i < runtimes_.size(); ++i) {
     const EndpointRuntime& runtime = *runtimes_[i];
     EndpointState& state = states_[i];
-    std::shared_ptr<const ScrapeResult> scrape = runtime.scrape.load();
-    if (scrape != applied_[i]) {
+    const uint64_t published = runtime.scrapes_published.load(std::memory_order_acquire);
+    if (published != applied_count_[i]) {
+      applied_count_[i] = published;
+      std::shared_ptr<const ScrapeResult> scrape = runtime.scrape.load();
       state.waiting = scrape->metrics.waiting;
       state.running = scrape->metrics.running;
       state.kv_usage = scrape->metrics.kv_usage;

@@ -39,11 +39,20 @@ struct EndpointRuntime {
   std::atomic<int64_t> in_flight{0};
   std::atomic<int64_t> ejected_until_ns{0};
   std::atomic<std::shared_ptr<const ScrapeResult>> scrape{std::make_shared<const ScrapeResult>()};
+  // How many ScrapeResults have been published: a reader loads `scrape` (a lock and a reference
+  // count, on memory every event loop would write) only when this moved.
+  std::atomic<uint64_t> scrapes_published{0};
   // False once the replica left the routing table: its scraper stops, its idle upstream
   // connections are dropped; requests already sent to it run to their end.
   std::atomic<bool> routed{true};
   // Time with a request sent here still waiting for its first token.
   BusyMeter busy;
+
+  // Makes `result` the last scrape. Only the replica's scraper calls it.
+  void PublishScrape(std::shared_ptr<const ScrapeResult> result) {
+    scrape.store(std::move(result));
+    scrapes_published.fetch_add(1, std::memory_order_release);
+  }
 
   // Keeps the replica out of routing until now + `duration`.
   void Eject(TimePoint now, Duration duration) {
@@ -60,8 +69,9 @@ struct RoutedEndpoint {
 
 // One event loop's copy of the endpoint states of one model version, as the picker reads them.
 // Refresh brings it up to date in place: in-flight counts and health every time, the scraped
-// figures only when the scraper published a new ScrapeResult, so a request copies no strings
-// and allocates nothing. Owned by one event loop (a Worker); not thread-safe.
+// figures only when the scraper published a new ScrapeResult, so a request copies no strings,
+// allocates nothing and writes no memory shared with other loops. Owned by one event loop (a
+// Worker); not thread-safe.
 class EndpointStatesView {
  public:
   EndpointStatesView() = default;
@@ -82,6 +92,8 @@ class EndpointStatesView {
   std::vector<EndpointRuntime*> runtimes_;
   std::vector<EndpointState> states_;
   std::vector<std::shared_ptr<const ScrapeResult>> applied_;  // the scrape each state shows
+  // The runtime's scrapes_published when applied_ was loaded; none loaded yet: UINT64_MAX.
+  std::vector<uint64_t> applied_count_;
 };
 
 }  // namespace strata::gateway

@@ -62,7 +62,7 @@ VersionRouting* InferenceCall::CurrentRouting() {
 void InferenceCall::ReleasePrefill() {
   if (picked_ == nullptr) return;
   const TimePoint now = server_.clock.Now();
-  version_->busy_ticks.fetch_add(picked_->busy.Close(now).count());
+  counts().busy_ticks.fetch_add(picked_->busy.Close(now).count());
   if (pick_ticket_ != 0) {
     if (auto it = worker_.routing.find(version_->serial); it != worker_.routing.end()) {
       std::lock_guard lock(it->second.picker->mutex);
@@ -82,7 +82,7 @@ asio::awaitable<std::optional<bool>> InferenceCall::HoldForReplica() {
     outcome = Outcome::kGone;
   } else if (server_.held.load() + server_.ledger.Queued() < limits.max_queued) {
     CountGuard held(server_.held);
-    CountGuard version_held(version_->held);
+    CountGuard version_held(counts().held);
     GaugeGuard gauge(server_.stats.activator_held_requests.With({version_->model}), 1);
     LoopTimer timer(worker_.loop);
     HeldTimer registration(worker_.held, timer);
@@ -337,8 +337,13 @@ std::optional<InferenceCall::Refusal> InferenceCall::Prepare() {
 asio::awaitable<std::optional<bool>> InferenceCall::TryReplica(int attempt) {
   VersionRouting* routing = CurrentRouting();
   const TimePoint now = server_.clock.Now();
+  // Hashed once per request, before the lock the loops share the picker under.
+  if (routing != nullptr && attempt == 0) {
+    block_hashes_ = routing->picker->picker.BlockHashes(parsed_.prompt_text);
+  }
   PickRequest pick_request;
   pick_request.prompt = parsed_.prompt_text;
+  pick_request.block_hashes = block_hashes_;
   pick_request.adapter = route_.adapter;
   pick_request.excluded_ids = failed_;
   Result<PickResult> pick = [&]() -> Result<PickResult> {
@@ -361,7 +366,7 @@ asio::awaitable<std::optional<bool>> InferenceCall::TryReplica(int attempt) {
   endpoint.busy.Open(now);
   worker_.stats.Picks(ids_, pick->reason).Increment();
   CountGuard endpoint_in_flight(endpoint.in_flight);
-  CountGuard version_in_flight(version_->in_flight);
+  CountGuard version_in_flight(counts().in_flight);
   const LimitsConfig& limits = server_.config.limits;
   std::unique_ptr<UpstreamConnection> connection = TakeIdle(endpoint);
   // A pooled connection the replica closed meanwhile is not the replica's failure.
@@ -405,7 +410,7 @@ void InferenceCall::Settle() {
   const int64_t used = status_ == 0 ? 0 : prompt_tokens + usage_.completion_tokens;
   if (tenant_) server_.ledger.Settle(*tenant_, estimate_, used, server_.clock.Now());
   if (status_ != 0) {
-    if (admitted_) version_->tokens.fetch_add(prompt_tokens + usage_.completion_tokens);
+    if (admitted_) counts().tokens.fetch_add(prompt_tokens + usage_.completion_tokens);
     worker_.stats.Tokens(ids_, false).Increment(static_cast<double>(prompt_tokens));
     worker_.stats.Tokens(ids_, true).Increment(static_cast<double>(usage_.completion_tokens));
     worker_.stats.E2e(ids_).Observe(Seconds(elapsed));
@@ -431,7 +436,7 @@ asio::awaitable<bool> InferenceCall::Run() {
     }
   }
   admitted_ = true;
-  version_->arrivals.fetch_add(1);
+  counts().arrivals.fetch_add(1);
 
   // Most requests find a replica at once: no coroutine frame for the wait.
   const VersionRouting* routing = CurrentRouting();

@@ -48,9 +48,11 @@ class InferenceCall {
     if (!admitted_ || answered_) return;
     answered_ = true;
     // answered before late: Signals reads them in the other order.
-    version_->answered.fetch_add(1);
-    if (late) version_->late.fetch_add(1);
+    counts().answered.fetch_add(1);
+    if (late) counts().late.fetch_add(1);
   }
+  // This loop's copy of the version's counts.
+  VersionCounts& counts() { return version_->counts.At(worker_.index); }
   // Records the first token relayed at `at`; returns `at`.
   SteadyClock::time_point FirstToken(SteadyClock::time_point at) {
     MarkAnswered(at - arrived_ > ttft_objective_);
@@ -115,7 +117,8 @@ class InferenceCall {
   VersionCounters* version_ = nullptr;
   int64_t estimate_ = 0;  // the tokens reserved at admission
   // Set by the tries.
-  std::vector<std::string> failed_;  // replicas tried that failed
+  std::vector<uint64_t> block_hashes_;  // the prompt's prefix blocks, as the picker hashes them
+  std::vector<std::string> failed_;     // replicas tried that failed
   TokenUsage usage_;
   int status_ = 0;  // the replica's, once one answered
   // Times on the request path are the loop's turn times (EventLoop::Now): when epoll said the

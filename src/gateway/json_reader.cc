@@ -470,23 +470,32 @@ class MemberScan {
  public:
   explicit MemberScan(std::string_view text) : text_(text) {}
 
-  std::optional<std::string_view> Find(std::string_view key) {
+  // Fills values[i] with the first member named keys[i] until every key has one, the object
+  // ends or the scan meets something it cannot read.
+  void Find(std::span<const std::string_view> keys,
+            std::span<std::optional<std::string_view>> values) {
+    size_t missing = keys.size();
     SkipWhitespace();
-    if (!Take('{')) return std::nullopt;
-    for (bool first = true;; first = false) {
+    if (!Take('{')) return;
+    for (bool first = true; missing > 0; first = false) {
       SkipWhitespace();
-      if (Take('}')) return std::nullopt;
-      if (!first && !Take(',')) return std::nullopt;
+      if (Take('}')) return;
+      if (!first && !Take(',')) return;
       SkipWhitespace();
       const size_t key_start = pos_ + 1;
-      if (!SkipString()) return std::nullopt;
+      if (!SkipString()) return;
       const std::string_view name = text_.substr(key_start, pos_ - 1 - key_start);
       SkipWhitespace();
-      if (!Take(':')) return std::nullopt;
+      if (!Take(':')) return;
       SkipWhitespace();
       const size_t value_start = pos_;
-      if (!SkipValue()) return std::nullopt;
-      if (name == key) return text_.substr(value_start, pos_ - value_start);
+      if (!SkipValue()) return;
+      for (size_t i = 0; i < keys.size(); ++i) {
+        if (!values[i] && name == keys[i]) {
+          values[i] = text_.substr(value_start, pos_ - value_start);
+          --missing;
+        }
+      }
     }
   }
 
@@ -561,10 +570,127 @@ class MemberScan {
   size_t pos_ = 0;
 };
 
+bool IsJsonWhitespace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The structural scan of FindLastMember: MemberScan's, from the end of the text backwards.
+// `end_` is one past the next byte to read; each Skip* moves it to the first byte of one element
+// and returns false when the text starts first or has no such element there.
+class LastMemberScan {
+ public:
+  explicit LastMemberScan(std::string_view text) : text_(text), end_(text.size()) {}
+
+  std::optional<std::string_view> Find(std::string_view key) {
+    SkipWhitespace();
+    if (!Take('}')) return std::nullopt;
+    SkipWhitespace();
+    const size_t value_end = end_;
+    if (!SkipValue()) return std::nullopt;
+    const std::string_view value = text_.substr(end_, value_end - end_);
+    SkipWhitespace();
+    if (!Take(':')) return std::nullopt;
+    SkipWhitespace();
+    const size_t key_end = end_;
+    if (!SkipString()) return std::nullopt;
+    const std::string_view name = text_.substr(end_ + 1, key_end - end_ - 2);
+    SkipWhitespace();
+    // The member is the object's: a comma or the object's brace comes before it.
+    if (end_ == 0 || (text_[end_ - 1] != ',' && text_[end_ - 1] != '{')) return std::nullopt;
+    if (name != key) return std::nullopt;
+    return value;
+  }
+
+ private:
+  void SkipWhitespace() {
+    while (end_ > 0 && IsJsonWhitespace(text_[end_ - 1])) --end_;
+  }
+  bool Take(char c) {
+    if (end_ == 0 || text_[end_ - 1] != c) return false;
+    --end_;
+    return true;
+  }
+  // Whether the quote at `at` is escaped: an odd run of backslashes before it. Outside strings
+  // JSON has no backslash, so the run belongs to the string the quote is in.
+  bool Escaped(size_t at) const {
+    size_t backslashes = 0;
+    while (at > backslashes && text_[at - backslashes - 1] == '\\') ++backslashes;
+    return backslashes % 2 == 1;
+  }
+  // A string ending at end_: back to the first quote before its last that is not escaped
+  // (inside a string every quote is).
+  bool SkipString() {
+    if (end_ == 0 || text_[end_ - 1] != '"' || Escaped(end_ - 1)) return false;
+    size_t at = end_ - 1;
+    while (at > 0) {
+      const void* quote = memrchr(text_.data(), '"', at);
+      if (quote == nullptr) return false;
+      at = static_cast<size_t>(static_cast<const char*>(quote) - text_.data());
+      if (!Escaped(at)) {
+        end_ = at;
+        return true;
+      }
+    }
+    return false;
+  }
+  // Any value ending at end_: a string, an object or array back to its matching open (strings
+  // inside skipped), or a number or literal back to the previous delimiter (a quote there
+  // leaves it empty: no value).
+  bool SkipValue() {
+    if (end_ == 0) return false;
+    const char c = text_[end_ - 1];
+    if (c == '"') return SkipString();
+    if (c != '}' && c != ']') {
+      const size_t value_end = end_;
+      while (end_ > 0 && text_[end_ - 1] != ',' && text_[end_ - 1] != ':' &&
+             text_[end_ - 1] != '{' && text_[end_ - 1] != '[' && text_[end_ - 1] != '"' &&
+             !IsJsonWhitespace(text_[end_ - 1])) {
+        --end_;
+      }
+      return end_ < value_end;
+    }
+    size_t depth = 0;
+    while (end_ > 0) {
+      switch (text_[end_ - 1]) {
+        case '"':
+          if (!SkipString()) return false;
+          continue;
+        case '}':
+        case ']':
+          ++depth;
+          break;
+        case '{':
+        case '[':
+          if (--depth == 0) {
+            --end_;
+            return true;
+          }
+          break;
+        default:
+          break;
+      }
+      --end_;
+    }
+    return false;
+  }
+
+  std::string_view text_;
+  size_t end_;
+};
+
 }  // namespace
 
 std::optional<std::string_view> FindMember(std::string_view text, std::string_view key) {
-  return MemberScan(text).Find(key);
+  std::optional<std::string_view> value;
+  MemberScan(text).Find(std::span(&key, 1), std::span(&value, 1));
+  return value;
+}
+
+void FindMembers(std::string_view text, std::span<const std::string_view> keys,
+                 std::span<std::optional<std::string_view>> values) {
+  MemberScan(text).Find(keys, values);
+}
+
+std::optional<std::string_view> FindLastMember(std::string_view text, std::string_view key) {
+  return LastMemberScan(text).Find(key);
 }
 
 }  // namespace strata::gateway

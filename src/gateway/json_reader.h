@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -107,5 +108,17 @@ class JsonReader {
 // replica's answer). The value is then read strictly with a JsonReader. Keys are compared as
 // they are written: one with escapes does not match; the first match wins.
 std::optional<std::string_view> FindMember(std::string_view text, std::string_view key);
+
+// FindMember for several keys in one scan: values[i] gets the value of the first member named
+// keys[i], or stays nullopt. REQUIRES: as many values as keys.
+void FindMembers(std::string_view text, std::span<const std::string_view> keys,
+                 std::span<std::optional<std::string_view>> values);
+
+// The value of the object's last member when it is named `key`, found by FindMember's
+// structural scan run from the end of `text`: nullopt when `text` does not end an object, its
+// last member has another name, or the scan meets something it cannot read. For members that
+// writers put last (OpenAI-compatible servers end an answer with `usage`), read without scanning
+// what comes before them. The scan validates nothing else.
+std::optional<std::string_view> FindLastMember(std::string_view text, std::string_view key);
 
 }  // namespace strata::gateway

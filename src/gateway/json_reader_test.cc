@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <nlohmann/json.hpp>
 
 namespace strata::gateway {
@@ -142,6 +143,73 @@ TEST(JsonReaderTest, FindMemberSkipsNestedValuesAndStrings) {
   EXPECT_EQ(FindMember(R"({"a" 1,"usage":2})", "usage"), std::nullopt);  // no colon: stops
   EXPECT_EQ(FindMember(R"({"us\u0061ge":1})", "usage"), std::nullopt);   // escaped key
   EXPECT_EQ(FindMember(R"({"a":1 "usage":2})", "usage"), std::nullopt);  // no comma: stops
+}
+
+TEST(JsonReaderTest, FindMembersFillsEveryKeyInOneScan) {
+  const std::string_view text =
+      R"({"completion_tokens":8,"prompt_tokens":17,"x":{"prompt_tokens":1}})";
+  const std::array<std::string_view, 3> keys = {"prompt_tokens", "completion_tokens", "absent"};
+  std::array<std::optional<std::string_view>, 3> values;
+  FindMembers(text, keys, values);
+  EXPECT_EQ(values[0], "17");
+  EXPECT_EQ(values[1], "8");
+  EXPECT_EQ(values[2], std::nullopt);
+  // What was found before the scan stopped is kept.
+  std::array<std::optional<std::string_view>, 3> partial;
+  FindMembers(R"({"completion_tokens":8 "prompt_tokens":17})", keys, partial);
+  EXPECT_EQ(partial[1], "8");
+  EXPECT_EQ(partial[0], std::nullopt);
+}
+
+TEST(JsonReaderTest, FindLastMemberReadsTheObjectBackwards) {
+  const std::string_view answer =
+      R"({"choices":[{"message":{"content":"say \"usage\": {} ]","role":"assistant"}}],)"
+      R"("usage" : {"prompt_tokens":17,"s":"}{\\","t":[1,{"u":"\""}],"completion_tokens":8}} )"
+      "\r\n";
+  EXPECT_EQ(FindLastMember(answer, "usage"),
+            R"({"prompt_tokens":17,"s":"}{\\","t":[1,{"u":"\""}],"completion_tokens":8})");
+  EXPECT_EQ(FindLastMember(answer, "usage"), FindMember(answer, "usage"));
+  EXPECT_EQ(FindLastMember(answer, "choices"), std::nullopt);  // not the last member
+  EXPECT_EQ(FindLastMember(R"({"usage":1})", "usage"), "1");
+  EXPECT_EQ(FindLastMember(R"({"a":[],"usage":null})", "usage"), "null");
+  EXPECT_EQ(FindLastMember(R"({"a":0,"usage":"x\\"})", "usage"), R"("x\\")");
+  EXPECT_EQ(FindLastMember(R"({"a":0,"usage":[{"b":"]"}]})", "usage"), R"([{"b":"]"}])");
+}
+
+TEST(JsonReaderTest, FindLastMemberRefusesWhatIsNotTheObjectsLastMember) {
+  // "usage" inside the last string value, its quotes escaped.
+  EXPECT_EQ(FindLastMember(R"({"a":"x,\"usage\":1"})", "usage"), std::nullopt);
+  // An odd run of backslashes escapes the quote; an even one does not.
+  EXPECT_EQ(FindLastMember(R"({"a":"\\\"usage\":1"})", "usage"), std::nullopt);
+  EXPECT_EQ(FindLastMember(R"({"us\"age":1})", "usage"), std::nullopt);
+  EXPECT_EQ(FindLastMember("{}", "usage"), std::nullopt);
+  EXPECT_EQ(FindLastMember("", "usage"), std::nullopt);
+  EXPECT_EQ(FindLastMember(R"(["usage",1])", "usage"), std::nullopt);
+  EXPECT_EQ(FindLastMember(R"("usage":1})", "usage"), std::nullopt);        // no brace or comma
+  EXPECT_EQ(FindLastMember(R"({"usage" 1})", "usage"), std::nullopt);       // no colon
+  EXPECT_EQ(FindLastMember(R"({"usage":})", "usage"), std::nullopt);        // no value
+  EXPECT_EQ(FindLastMember(R"({"usage":{"a":1})", "usage"), std::nullopt);  // unbalanced
+  EXPECT_EQ(FindLastMember(R"({"usage":"x})", "usage"), std::nullopt);      // unterminated string
+}
+
+TEST(JsonReaderTest, MemberScansStayInsideEveryPieceOfAnAnswer) {
+  const std::string answer =
+      R"({"choices":[{"text":"a\\\"b}{"}],"usage":{"prompt_tokens":3,"completion_tokens":4}})";
+  for (size_t start = 0; start <= answer.size(); ++start) {
+    for (size_t end = start; end <= answer.size(); ++end) {
+      const std::string piece = answer.substr(start, end - start);  // its own allocation
+      const std::optional<std::string_view> last = FindLastMember(piece, "usage");
+      const std::optional<std::string_view> first = FindMember(piece, "usage");
+      for (const auto& found : {last, first}) {
+        if (!found) continue;
+        EXPECT_GE(found->data(), piece.data());
+        EXPECT_LE(found->data() + found->size(), piece.data() + piece.size());
+      }
+      if (start == 0 && end == answer.size()) {
+        EXPECT_EQ(last, first);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -18,8 +18,8 @@ size_t LoopStats::KeyHash::operator()(const Key& key) const {
   return hash;
 }
 
-LoopStats::LoopStats(GatewayStats& stats, const GatewayConfig& config)
-    : stats_(stats), config_(config) {}
+LoopStats::LoopStats(GatewayStats& stats, const GatewayConfig& config, size_t loop)
+    : stats_(stats), config_(config), loop_(loop) {}
 
 uint64_t LoopStats::VersionKey(const RequestLabelIds& ids) {
   return ids.version == nullptr ? 0 : ids.version->serial;
@@ -48,24 +48,24 @@ Metric& LoopStats::Find(std::unordered_map<Key, Metric*, KeyHash>& cache, const 
 telemetry::Counter& LoopStats::Requests(const RequestLabelIds& ids, int code) {
   return Find(
       counters_, Key{kRequests, VersionKey(ids), ids.tenant, code}, [&]() -> auto& {
-        return stats_.requests_total.With(
-            {ModelName(ids), VersionName(ids), TenantName(ids), std::to_string(code)});
+        return stats_.requests_total.WithPart(
+            {ModelName(ids), VersionName(ids), TenantName(ids), std::to_string(code)}, loop_);
       });
 }
 
 telemetry::Counter& LoopStats::Picks(const RequestLabelIds& ids, PickReason reason) {
   return Find(
       counters_, Key{kPicks, VersionKey(ids), 0, static_cast<int64_t>(reason)}, [&]() -> auto& {
-        return stats_.picks_total.With(
-            {ModelName(ids), VersionName(ids), std::string(PickReasonName(reason))});
+        return stats_.picks_total.WithPart(
+            {ModelName(ids), VersionName(ids), std::string(PickReasonName(reason))}, loop_);
       });
 }
 
 telemetry::Counter& LoopStats::Tokens(const RequestLabelIds& ids, bool completion) {
   return Find(
       counters_, Key{kTokens, VersionKey(ids), ids.tenant, completion ? 1 : 0}, [&]() -> auto& {
-        return stats_.tokens_total.With(
-            {ModelName(ids), TenantName(ids), completion ? "completion" : "prompt"});
+        return stats_.tokens_total.WithPart(
+            {ModelName(ids), TenantName(ids), completion ? "completion" : "prompt"}, loop_);
       });
 }
 
@@ -73,7 +73,7 @@ telemetry::Histogram& LoopStats::VersionHistogram(int family, telemetry::Histogr
                                                   const RequestLabelIds& ids) {
   return Find(
       histograms_, Key{family, VersionKey(ids), 0, 0}, [&]() -> auto& {
-        return metric.With({ModelName(ids), VersionName(ids)});
+        return metric.WithPart({ModelName(ids), VersionName(ids)}, loop_);
       });
 }
 
@@ -92,7 +92,7 @@ telemetry::Histogram& LoopStats::E2e(const RequestLabelIds& ids) {
 telemetry::Histogram& LoopStats::QueueSeconds(const RequestLabelIds& ids) {
   return Find(
       histograms_, Key{kQueue, 0, ids.tenant, 0}, [&]() -> auto& {
-        return stats_.queue_seconds.With({TenantName(ids)});
+        return stats_.queue_seconds.WithPart({TenantName(ids)}, loop_);
       });
 }
 

@@ -22,13 +22,15 @@ struct RequestLabelIds {
 };
 
 // The metric children one event loop updates per request, each found in its family once (a
-// family's With() takes a lock and builds label strings) and kept by the loop afterwards, so the
-// request path only does relaxed atomic adds. The families stay shared: /metrics renders them
-// as before. Owned by one event loop (a Worker); not thread-safe. `stats` and `config` must
-// outlive it.
+// family's WithPart() takes a lock and builds label strings) and kept by the loop afterwards, so
+// the request path only does relaxed atomic adds, on the loop's own part of each child
+// (MetricFamily::WithPart): no cache line moves between the loops' cores. The families stay
+// shared: /metrics renders the parts' sums. Owned by one event loop (a Worker); not thread-safe.
+// `stats` and `config` must outlive it.
 class LoopStats {
  public:
-  LoopStats(GatewayStats& stats, const GatewayConfig& config);
+  // `loop`: the loop's index, the part of each child it updates.
+  LoopStats(GatewayStats& stats, const GatewayConfig& config, size_t loop);
 
   telemetry::Counter& Requests(const RequestLabelIds& ids, int code);
   telemetry::Counter& Picks(const RequestLabelIds& ids, PickReason reason);
@@ -64,6 +66,7 @@ class LoopStats {
 
   GatewayStats& stats_;
   const GatewayConfig& config_;
+  const size_t loop_;
   std::unordered_map<Key, telemetry::Counter*, KeyHash> counters_;
   std::unordered_map<Key, telemetry::Histogram*, KeyHash> histograms_;
 };

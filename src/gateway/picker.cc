@@ -15,6 +15,11 @@ constexpr std::pair<PickPolicy, std::string_view> kPolicyNames[] = {
     {PickPolicy::kRoundRobin, "round-robin"}, {PickPolicy::kRandom, "random"},
 };
 
+bool UsesPrefix(PickPolicy policy) {
+  return policy == PickPolicy::kStrata || policy == PickPolicy::kEppDefault ||
+         policy == PickPolicy::kPrefixOnly;
+}
+
 bool Contains(const std::vector<std::string>& names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -297,18 +302,20 @@ PickResult Picker::ChooseByCost(const std::vector<Candidate>& candidates, size_t
   return result;
 }
 
+std::vector<uint64_t> Picker::BlockHashes(std::string_view prompt) const {
+  if (!UsesPrefix(options_.policy)) return {};
+  return PrefixIndex::HashBlocks(prompt, options_.prefix_block_bytes);
+}
+
 Result<PickResult> Picker::Pick(std::span<const EndpointState> endpoints,
                                 const PickRequest& request, TimePoint now) {
   std::vector<uint64_t> computed;
   std::span<const uint64_t> hashes = request.block_hashes;
-  const bool uses_prefix = options_.policy == PickPolicy::kStrata ||
-                           options_.policy == PickPolicy::kEppDefault ||
-                           options_.policy == PickPolicy::kPrefixOnly;
-  if (uses_prefix && hashes.empty()) {
-    computed = PrefixIndex::HashBlocks(request.prompt, options_.prefix_block_bytes);
+  if (hashes.empty()) {
+    computed = BlockHashes(request.prompt);
     hashes = computed;
   }
-  if (!uses_prefix) hashes = {};
+  if (!UsesPrefix(options_.policy)) hashes = {};
   if (options_.policy == PickPolicy::kStrata) TrimToInFlight(endpoints);
   std::vector<Candidate>& candidates = candidates_;
   RETURN_IF_ERROR(Eligible(endpoints, request, now, hashes, &candidates));

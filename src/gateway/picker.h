@@ -152,8 +152,8 @@ struct PickResult {
 // enters only as the `now` argument, so the simulator drives it in virtual time. It remembers
 // only what it routed (prefix index, round-robin position, random state).
 //
-// One Picker per routing loop (one per gateway event-loop thread, one per simulation); not
-// thread-safe.
+// One Picker per routing history (one per model version in the gateway, shared by its event
+// loops under a mutex; one per simulation); not thread-safe, except BlockHashes.
 class Picker {
  public:
   explicit Picker(PickerOptions options);
@@ -163,6 +163,11 @@ class Picker {
   // endpoint is eligible (including when `endpoints` is empty).
   Result<PickResult> Pick(std::span<const EndpointState> endpoints, const PickRequest& request,
                           TimePoint now);
+
+  // The chained block hashes Pick computes for `prompt` when given none (empty for policies
+  // that ignore prefixes), for a caller that hashes before taking the lock it shares the
+  // picker under. Reads only the options: safe from any thread.
+  std::vector<uint64_t> BlockHashes(std::string_view prompt) const;
 
   // Tells the picker that the request it routed to `endpoint_id` with `ticket` has its first
   // token (or failed, or was cancelled) at `now`: its prefill no longer delays the requests sent

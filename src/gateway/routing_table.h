@@ -11,18 +11,13 @@
 #include "common/status.h"
 #include "gateway/config.h"
 #include "gateway/endpoint_registry.h"
+#include "gateway/per_loop.h"
 #include "gateway/request.h"
 
 namespace strata::gateway {
 
-// The gateway's own counts for one model version, read by the autoscaler in-process
-// (GatewayServer::Signals). One object per (model, version) name for the gateway's life, so
-// the counters never go back when the version leaves the routing table and returns. Lock-free:
-// relaxed atomics updated by the request paths of every event loop.
-struct VersionCounters {
-  std::string model;
-  std::string version;
-  uint64_t serial = 0;                // unique for the gateway's life
+// The request paths' counts for one model version (VersionCounters::counts).
+struct VersionCounts {
   std::atomic<int64_t> arrivals{0};   // admitted requests (past parsing, routing and quota)
   std::atomic<int64_t> answered{0};   // arrivals whose outcome is known (see Signals)
   std::atomic<int64_t> late{0};       // of those, first token after the objective, or none
@@ -31,6 +26,17 @@ struct VersionCounters {
   std::atomic<int64_t> tokens{0};     // prompt + completion tokens of the answered requests
   // Replica busy time (BusyMeter spells, in Duration ticks) ended by this version's requests.
   std::atomic<int64_t> busy_ticks{0};
+};
+
+// The gateway's own counts for one model version, read by the autoscaler in-process
+// (GatewayServer::Signals). One object per (model, version) name for the gateway's life, so
+// the counts never go back when the version leaves the routing table and returns. Lock-free:
+// each event loop's request paths update their loop's copy of the counts.
+struct VersionCounters {
+  std::string model;
+  std::string version;
+  uint64_t serial = 0;  // unique for the gateway's life
+  PerLoop<VersionCounts> counts;
 };
 
 // One model version in a routing table.

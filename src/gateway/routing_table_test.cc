@@ -22,7 +22,7 @@ TEST(RoutingTableBuilderTest, KeepsReplicasAndCountersAcrossTables) {
   const auto kept = first->table->versions[0][0].endpoints[0].runtime;
   const auto removed = first->table->versions[0][0].endpoints[1].runtime;
   kept->in_flight = 3;
-  first->table->versions[0][0].counters->arrivals = 5;
+  first->table->versions[0][0].counters->counts.At(0).arrivals = 5;
 
   auto second = builder.Build(
       {Model("m", {"127.0.0.1:8001", "127.0.0.1:8003"}), Model("n", {"127.0.0.1:8001"}, {"lora"})});
@@ -37,7 +37,7 @@ TEST(RoutingTableBuilderTest, KeepsReplicasAndCountersAcrossTables) {
   EXPECT_EQ(kept->in_flight.load(), 3);
   EXPECT_TRUE(kept->routed.load());
   EXPECT_FALSE(removed->routed.load());
-  EXPECT_EQ(table.versions[0][0].counters->arrivals.load(), 5);
+  EXPECT_EQ(table.versions[0][0].counters->counts.Sum(&VersionCounts::arrivals), 5);
   // A replica that left still counts its requests while something holds it.
   removed->in_flight = 2;
   EXPECT_EQ(builder.InFlight("127.0.0.1:8002"), 2);

@@ -99,7 +99,7 @@ asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server,
       failed.Increment();
       spdlog::debug("gateway: scrape of {} failed: {}", endpoint.id, metrics.error().ToString());
     }
-    endpoint.scrape.store(std::move(next));
+    endpoint.PublishScrape(std::move(next));
     const bool ejected =
         endpoint.ejected_until_ns.load() > server.clock.Now().time_since_epoch().count();
     // Looked up each time, not kept: the child is removed when the replica leaves, and a
@@ -194,7 +194,11 @@ void SyncRoutes(GatewayServer::Impl& server, Worker& worker) {
   std::unordered_set<uint64_t> endpoints;
   for (const auto& runtime : table->endpoints) endpoints.insert(runtime->serial);
   std::erase_if(worker.idle, [&](const auto& entry) { return !endpoints.contains(entry.first); });
-  worker.table = std::move(table);
+  // The loop's requests copy the table they route with; they count on a reference count of the
+  // loop's own (an aliasing pointer), not on the shared table's, which every loop's requests
+  // would otherwise write and move between cores.
+  auto loop_owned = std::make_shared<std::shared_ptr<const RoutingTable>>(std::move(table));
+  worker.table = std::shared_ptr<const RoutingTable>(loop_owned, loop_owned->get());
 }
 
 GatewayServer::GatewayServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -248,13 +252,14 @@ std::vector<VersionSignals> GatewayServer::Signals() const {
       out.version = counters.version;
       // Read in the opposite order to the request path's counting (arrival, answer, lateness),
       // so a reader never sees more answered than arrived, nor more late than answered.
-      out.late_total = counters.late.load();
-      out.answered_total = counters.answered.load();
-      out.arrivals_total = counters.arrivals.load();
-      out.in_flight = counters.in_flight.load();
-      out.held = counters.held.load();
-      out.tokens_total = counters.tokens.load();
-      Duration busy{counters.busy_ticks.load()};
+      const PerLoop<VersionCounts>& counts = counters.counts;
+      out.late_total = counts.Sum(&VersionCounts::late);
+      out.answered_total = counts.Sum(&VersionCounts::answered);
+      out.arrivals_total = counts.Sum(&VersionCounts::arrivals);
+      out.in_flight = counts.Sum(&VersionCounts::in_flight);
+      out.held = counts.Sum(&VersionCounts::held);
+      out.tokens_total = counts.Sum(&VersionCounts::tokens);
+      Duration busy{counts.Sum(&VersionCounts::busy_ticks)};
       for (const RoutedEndpoint& endpoint : version.endpoints) {
         const EndpointRuntime& runtime = *endpoint.runtime;
         busy += runtime.busy.OpenFor(now);
@@ -291,7 +296,7 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Start(GatewayConfig config
   if (ec)
     return Err(InvalidArgumentError(fmt::format("listen address \"{}\": {}", host, ec.message())));
   for (int i = 0; i < threads; ++i) {
-    auto worker = std::make_unique<Worker>(server.stats, server.config);
+    auto worker = std::make_unique<Worker>(static_cast<size_t>(i), server.stats, server.config);
     const tcp::endpoint bind_to(address, server.port == 0 ? port : server.port);
     if (ErrorCode error = worker->listener.Listen(bind_to, true)) {
       return Err(UnavailableError(

@@ -120,7 +120,10 @@ struct VersionRouting {
 // connections per replica, the requests waiting for a replica, and its cached metric children.
 // Used only from its own thread.
 struct Worker {
-  Worker(GatewayStats& stats_in, const GatewayConfig& config) : stats(stats_in, config) {}
+  Worker(size_t index_in, GatewayStats& stats_in, const GatewayConfig& config)
+      : index(index_in), stats(stats_in, config, index_in) {}
+
+  const size_t index;  // among the server's loops: the PerLoop copy this loop updates
 
   // Every client and upstream socket's deadline, for the watchdog. Declared first, so that it
   // outlives the sockets registered in it.
@@ -129,6 +132,7 @@ struct Worker {
   // pools and pickers they reference still exist.
   EventLoop loop;
   LoopSocket listener{loop};  // on the shared port
+  // Counted by a reference count of this loop's own (SyncRoutes), which only its requests touch.
   std::shared_ptr<const RoutingTable> table;
   std::unordered_map<uint64_t, VersionRouting> routing;  // by VersionCounters::serial
   // Kept-alive connections by EndpointRuntime::serial, of routed replicas only.

@@ -1,5 +1,6 @@
 #include "gateway/usage.h"
 
+#include <array>
 #include <optional>
 
 #include "gateway/json_reader.h"
@@ -35,9 +36,8 @@ TokenUsage ReadUsage(JsonReader& reader) {
   return usage;
 }
 
-// Reads the member `key` of `object` when it is a JSON integer that fits int64_t.
-bool ReadCount(std::string_view object, std::string_view key, int64_t* count) {
-  const std::optional<std::string_view> text = FindMember(object, key);
+// Reads `text` when it is a JSON integer that fits int64_t.
+bool ReadCount(const std::optional<std::string_view>& text, int64_t* count) {
   if (!text) return false;
   JsonReader reader(*text);
   return reader.ReadInteger(count) && reader.Finish().ok();
@@ -114,12 +114,17 @@ std::optional<ResponseFacts> ReadFacts(std::string_view text) {
 }  // namespace
 
 TokenUsage UsageFromBody(std::string_view body) {
-  // The answer is relayed as it is: only the two counts are read from it.
-  const std::optional<std::string_view> usage_text = FindMember(body, "usage");
+  // The answer is relayed as it is: only the two counts are read from it. Engines put `usage`
+  // last; others get the scan from the start.
+  std::optional<std::string_view> usage_text = FindLastMember(body, "usage");
+  if (!usage_text) usage_text = FindMember(body, "usage");
   if (!usage_text) return TokenUsage{};
+  static constexpr std::array<std::string_view, 2> kCounts = {"prompt_tokens", "completion_tokens"};
+  std::array<std::optional<std::string_view>, 2> counts;
+  FindMembers(*usage_text, kCounts, counts);
   TokenUsage usage;
-  usage.reported = ReadCount(*usage_text, "prompt_tokens", &usage.prompt_tokens) &&
-                   ReadCount(*usage_text, "completion_tokens", &usage.completion_tokens);
+  usage.reported =
+      ReadCount(counts[0], &usage.prompt_tokens) && ReadCount(counts[1], &usage.completion_tokens);
   return usage.reported ? usage : TokenUsage{};
 }
 

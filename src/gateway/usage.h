@@ -13,8 +13,9 @@ struct TokenUsage {
   bool reported = false;  // the engine's own `usage` object was seen (otherwise counted)
 };
 
-// Reads `usage` from a non-streaming OpenAI response body. `reported` is false when the body is
-// not a JSON object or has no valid usage object; the rest of the body is not validated (see
+// Reads `usage` from a non-streaming OpenAI response body: its last member, where engines put
+// it, else the first member so named. `reported` is false when the body is not a JSON object or
+// has no valid usage object; the rest of the body is not validated (see FindLastMember and
 // FindMember).
 TokenUsage UsageFromBody(std::string_view body);
 

@@ -136,16 +136,15 @@ void Counter::Increment(double amount) {
 
 Histogram::Histogram(std::vector<double> upper_bounds)
     : upper_bounds_(std::move(upper_bounds)),
-      buckets_(new std::atomic<uint64_t>[upper_bounds_.size() + 1]) {
+      blocks_(std::make_unique<BucketBlock[]>(upper_bounds_.size() / kBucketsPerBlock + 1)) {
   CheckBucketBounds(upper_bounds_);
-  for (size_t i = 0; i <= upper_bounds_.size(); ++i) buckets_[i].store(0);
 }
 
 void Histogram::Observe(double value) {
   // Bucket i holds values <= bound[i] (Prometheus' "le"): the first bound not below value.
   size_t index =
       std::lower_bound(upper_bounds_.begin(), upper_bounds_.end(), value) - upper_bounds_.begin();
-  buckets_[index].fetch_add(1, std::memory_order_relaxed);
+  Bucket(index).fetch_add(1, std::memory_order_relaxed);
   sum_.fetch_add(value, std::memory_order_relaxed);
   count_.fetch_add(1, std::memory_order_relaxed);
 }
@@ -154,10 +153,19 @@ std::vector<uint64_t> Histogram::CumulativeCounts() const {
   std::vector<uint64_t> counts(upper_bounds_.size() + 1);
   uint64_t running = 0;
   for (size_t i = 0; i < counts.size(); ++i) {
-    running += buckets_[i].load(std::memory_order_relaxed);
+    running += Bucket(i).load(std::memory_order_relaxed);
     counts[i] = running;
   }
   return counts;
+}
+
+void Histogram::Add(const Histogram& other) {
+  STRATA_CHECK(other.upper_bounds_ == upper_bounds_);
+  for (size_t i = 0; i <= upper_bounds_.size(); ++i) {
+    Bucket(i).fetch_add(other.Bucket(i).load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
+  sum_.fetch_add(other.Sum(), std::memory_order_relaxed);
+  count_.fetch_add(other.Count(), std::memory_order_relaxed);
 }
 
 std::string_view MetricTypeName(MetricType type) {
@@ -173,12 +181,12 @@ std::string_view MetricTypeName(MetricType type) {
 }
 
 template <typename Metric>
-Metric& MetricFamily<Metric>::With(const std::vector<std::string>& label_values) {
+Metric& MetricFamily<Metric>::FindPart(const std::vector<std::string>& label_values, size_t part) {
   STRATA_CHECK(label_values.size() == label_names_.size());
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = children_.find(label_values);
-  if (it == children_.end()) it = children_.emplace(label_values, MakeChild()).first;
-  return *it->second;
+  Parts& parts = children_[label_values];
+  while (parts.size() <= part) parts.push_back(MakePart());
+  return parts[part]->metric;
 }
 
 template <typename Metric>
@@ -188,12 +196,28 @@ void MetricFamily<Metric>::Remove(const std::vector<std::string>& label_values) 
 }
 
 template <typename Metric>
-std::unique_ptr<Metric> MetricFamily<Metric>::MakeChild() const {
+std::unique_ptr<typename MetricFamily<Metric>::Part> MetricFamily<Metric>::MakePart() const {
   if constexpr (std::is_same_v<Metric, Histogram>) {
-    return std::make_unique<Histogram>(upper_bounds_);
+    return std::make_unique<Part>(upper_bounds_);
   } else {
-    return std::make_unique<Metric>();
+    return std::make_unique<Part>();
   }
+}
+
+template <typename Metric>
+std::unique_ptr<typename MetricFamily<Metric>::Part> MetricFamily<Metric>::SumOf(
+    const Parts& parts) const {
+  std::unique_ptr<Part> sum = MakePart();
+  for (const std::unique_ptr<Part>& part : parts) {
+    if constexpr (std::is_same_v<Metric, Histogram>) {
+      sum->metric.Add(part->metric);
+    } else if constexpr (std::is_same_v<Metric, Counter>) {
+      sum->metric.Increment(part->metric.Value());
+    } else {
+      sum->metric.Add(part->metric.Value());
+    }
+  }
+  return sum;
 }
 
 template class MetricFamily<Counter>;

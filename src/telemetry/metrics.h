@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace strata::telemetry {
@@ -56,10 +58,24 @@ class Histogram {
   uint64_t Count() const { return count_.load(std::memory_order_relaxed); }
   double Sum() const { return sum_.load(std::memory_order_relaxed); }
 
+  // Adds `other`'s observations to this histogram's. REQUIRES: the same upper bounds.
+  void Add(const Histogram& other);
+
  private:
+  // Bucket counts in blocks a cache-line pair apart, so that no other object's memory shares
+  // their lines (a histogram's parts, see MetricFamily::WithPart, are updated by different
+  // threads).
+  static constexpr size_t kBucketsPerBlock = 16;
+  struct alignas(128) BucketBlock {
+    std::array<std::atomic<uint64_t>, kBucketsPerBlock> counts{};
+  };
+  std::atomic<uint64_t>& Bucket(size_t i) const {
+    return blocks_[i / kBucketsPerBlock].counts[i % kBucketsPerBlock];
+  }
+
   std::vector<double> upper_bounds_;
   // Non-cumulative: bucket i counts values in (bound[i-1], bound[i]]; the last is +Inf.
-  std::unique_ptr<std::atomic<uint64_t>[]> buckets_;
+  std::unique_ptr<BucketBlock[]> blocks_;
   std::atomic<uint64_t> count_{0};
   std::atomic<double> sum_{0.0};
 };
@@ -72,6 +88,10 @@ std::string_view MetricTypeName(MetricType type);
 // One metric name with its help text and label names, and one child metric per distinct set of
 // label values. Owned by the Registry. Thread-safe: With() takes a lock to find or create the
 // child (do it once, keep the reference); the child itself is lock-free.
+//
+// A counter or histogram child that several threads update on a hot path may be kept in parts,
+// one per thread (WithPart): each part lies on memory of its own, so an update moves no cache
+// line between cores, and the child exported is the sum of its parts.
 template <typename Metric>
 class MetricFamily {
  public:
@@ -85,7 +105,17 @@ class MetricFamily {
   // The child for `label_values`, created at zero on first use. The reference stays valid for
   // the family's lifetime. REQUIRES: one value per label name (a programming error otherwise:
   // crashes).
-  Metric& With(const std::vector<std::string>& label_values = {});
+  Metric& With(const std::vector<std::string>& label_values = {}) {
+    return FindPart(label_values, 0);
+  }
+
+  // Part `part` of the child for `label_values` (With is part 0), created at zero on first use,
+  // like the child. Give each thread that updates the child its own part; the parts' sum is
+  // what ForEach visits and the registry exports. Not for gauges, whose Set would not add up.
+  Metric& WithPart(const std::vector<std::string>& label_values,
+                   size_t part) requires(!std::is_same_v<Metric, Gauge>) {
+    return FindPart(label_values, part);
+  }
 
   // Removes the child for `label_values` (e.g. an endpoint that left), so it is no longer
   // exported. REQUIRES: no reference to that child is used afterwards.
@@ -95,22 +125,39 @@ class MetricFamily {
   const std::string& help() const { return help_; }
   const std::vector<std::string>& label_names() const { return label_names_; }
 
-  // Calls visit(label_values, metric) for every child, in label-value order, under the lock.
+  // Calls visit(label_values, metric) for every child, in label-value order, under the lock; a
+  // child kept in parts is visited as their sum.
   template <typename Visit>
   void ForEach(Visit&& visit) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [values, metric] : children_) visit(values, *metric);
+    for (const auto& [values, parts] : children_) {
+      if (parts.size() == 1) {
+        visit(values, parts.front()->metric);
+      } else {
+        visit(values, SumOf(parts)->metric);
+      }
+    }
   }
 
  private:
-  std::unique_ptr<Metric> MakeChild() const;
+  // A part of a child, on memory no other part shares.
+  struct alignas(128) Part {
+    template <typename... Args>
+    explicit Part(Args&&... args) : metric(std::forward<Args>(args)...) {}
+    Metric metric;
+  };
+  using Parts = std::vector<std::unique_ptr<Part>>;
+
+  Metric& FindPart(const std::vector<std::string>& label_values, size_t part);
+  std::unique_ptr<Part> MakePart() const;
+  std::unique_ptr<Part> SumOf(const Parts& parts) const;
 
   const std::string name_;
   const std::string help_;
   const std::vector<std::string> label_names_;
   const std::vector<double> upper_bounds_;  // histograms only
   mutable std::mutex mutex_;
-  std::map<std::vector<std::string>, std::unique_ptr<Metric>> children_;
+  std::map<std::vector<std::string>, Parts> children_;  // each with at least one part
 };
 
 using CounterFamily = MetricFamily<Counter>;

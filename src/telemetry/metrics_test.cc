@@ -48,6 +48,46 @@ TEST(RegistryTest, HistogramHasCumulativeBucketsInfSumAndCount) {
             "strata_test_latency_seconds_count{model=\"m\"} 4\n");
 }
 
+TEST(RegistryTest, ChildrenKeptInPartsRenderTheirSums) {
+  Registry registry;
+  CounterFamily& requests = registry.AddCounter("requests_total", "R.", {"code"});
+  requests.With({"200"}).Increment(1);  // part 0
+  requests.WithPart({"200"}, 2).Increment(4);
+  requests.WithPart({"500"}, 1).Increment(2);  // parts 0 and 1 made, part 0 at zero
+  HistogramFamily& latency = registry.AddHistogram("latency_seconds", "L.", {}, {0.1, 1});
+  latency.WithPart({}, 0).Observe(0.05);
+  latency.WithPart({}, 1).Observe(0.5);
+  latency.WithPart({}, 1).Observe(2);
+  EXPECT_EQ(&requests.WithPart({"200"}, 2), &requests.WithPart({"200"}, 2));
+  EXPECT_NE(&requests.WithPart({"200"}, 0), &requests.WithPart({"200"}, 1));
+  EXPECT_EQ(registry.RenderText(),
+            "# HELP latency_seconds L.\n"
+            "# TYPE latency_seconds histogram\n"
+            "latency_seconds_bucket{le=\"0.1\"} 1\n"
+            "latency_seconds_bucket{le=\"1\"} 2\n"
+            "latency_seconds_bucket{le=\"+Inf\"} 3\n"
+            "latency_seconds_sum 2.55\n"
+            "latency_seconds_count 3\n"
+            "# HELP requests_total R.\n"
+            "# TYPE requests_total counter\n"
+            "requests_total{code=\"200\"} 5\n"
+            "requests_total{code=\"500\"} 2\n");
+}
+
+TEST(RegistryTest, PartsUpdatedFromThreadsOfTheirOwnAddUp) {
+  Registry registry;
+  CounterFamily& family = registry.AddCounter("c_total", "C.");
+  std::vector<std::thread> threads;
+  for (size_t part = 0; part < 4; ++part) {
+    threads.emplace_back([&family, part] {
+      Counter& counter = family.WithPart({}, part);
+      for (int i = 0; i < 10000; ++i) counter.Increment();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_THAT(registry.RenderText(), HasSubstr("c_total 40000\n"));
+}
+
 TEST(RegistryTest, EscapesLabelValuesAndHelp) {
   Registry registry;
   registry.AddGauge("g", "line one\nback\\slash", {"path"}).With({"a\"b\\c\nd"}).Set(1);
