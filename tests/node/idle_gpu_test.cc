@@ -2,7 +2,7 @@
 // scheduler adapter and the job controller put two jobs on a simulated node, the node agent runs
 // their pods as real processes (ProcessRuntime) and measures their CPU use, and idle reclaim
 // judges the jobs on the GPU readings derived from it. One job's process sleeps, the other's
-// spins a core. The store is real (in memory); only idle reclaim's clock is a FakeClock, so that
+// spins. The store is real (in memory); only idle reclaim's clock is a FakeClock, so that
 // the queue's idle time passes without waiting for it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -32,7 +32,8 @@ using namespace std::chrono_literals;
 constexpr Duration kMeasureTimeout = 120s;
 
 // A simulated node with two GPUs, a queue that calls a job idle under 30 % busy for ten
-// minutes, and two one-GPU jobs in it: "notebook" sleeps, "train" spins a core.
+// minutes, and two one-GPU jobs in it: "notebook" sleeps, "train" spins four busy loops (so that
+// it still gets most of a core on a loaded two-core machine, ctest running other tests beside it).
 std::string Cluster() {
   return R"(apiVersion: strata.dev/v1alpha1
 kind: Node
@@ -70,7 +71,7 @@ spec:
   replicas: 1
   queue: research
   resources: {cpu: "1", memory: 1Gi, gpu: 1}
-  template: {command: [sh, -c, "while :; do :; done"]}
+  template: {command: [sh, -c, "for i in 1 2 3 4; do (while :; do :; done) & done; wait"]}
 )";
 }
 
@@ -121,7 +122,8 @@ class IdleGpuTest : public ::testing::Test {
 
   // Runs the scheduler adapter, the job controller and the node agent, as `strata up` does,
   // until both jobs' pods have the activity their processes call for: the sleeping one under
-  // 20 %, the spinning one over 60 %. Returns what was last recorded.
+  // 20 %, the spinning one over 40 % (above the queue's 30 % threshold, with room for a loaded
+  // machine). Returns what was last recorded.
   std::map<std::string, double> RunUntilMeasured() {
     SchedulerLoop scheduler(*store_, RealClock::Instance());
     JobController jobs(*store_, RealClock::Instance());
@@ -136,7 +138,7 @@ class IdleGpuTest : public ::testing::Test {
       EXPECT_TRUE(status.ok()) << status.ToString();
       activity = RecordedActivity();
       if (activity.count("notebook") > 0 && activity["notebook"] < 0.2 &&
-          activity.count("train") > 0 && activity["train"] > 0.6) {
+          activity.count("train") > 0 && activity["train"] > 0.4) {
         break;
       }
       usleep(100 * 1000);
@@ -155,7 +157,7 @@ TEST_F(IdleGpuTest, ASleepingJobIsReportedIdleAndWarnedAndASpinningOneIsNot) {
   ASSERT_EQ(activity.count("notebook"), 1u);
   ASSERT_EQ(activity.count("train"), 1u);
   EXPECT_LT(activity["notebook"], 0.2);
-  EXPECT_GT(activity["train"], 0.6);
+  EXPECT_GT(activity["train"], 0.4);
 
   // The GPUs' readings (DCGM_FI_DEV_GPU_UTIL) and the jobs' busy shares follow.
   auto cluster = std::make_shared<telemetry::ClusterObjectsCache>(*store_);
@@ -169,13 +171,13 @@ TEST_F(IdleGpuTest, ASleepingJobIsReportedIdleAndWarnedAndASpinningOneIsNot) {
     }
   }
   EXPECT_LT(utilization["notebook"], 20);
-  EXPECT_GT(utilization["train"], 60);
+  EXPECT_GT(utilization["train"], 40);
   for (const telemetry::JobGpuUse& use : telemetry::JobGpuUses(samples)) {
     EXPECT_EQ(use.gpus, 1);
     if (use.job == "notebook") {
       EXPECT_LT(use.busy, 0.2);
     } else {
-      EXPECT_GT(use.busy, 0.6) << use.job;
+      EXPECT_GT(use.busy, 0.4) << use.job;
     }
   }
 
