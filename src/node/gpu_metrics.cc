@@ -131,7 +131,7 @@ void NvmlGpuMonitor::DrainXidEvents() {
   }
 }
 
-Result<telemetry::GpuReadingsByUuid> NvmlGpuMonitor::Read() {
+Result<observe::GpuReadingsByUuid> NvmlGpuMonitor::Read() {
   DrainXidEvents();
   const Api& api = *api_;
   unsigned count = 0;
@@ -146,14 +146,14 @@ Result<telemetry::GpuReadingsByUuid> NvmlGpuMonitor::Read() {
     return Err(InternalError(
         fmt::format("NVML {} for GPU {} failed: {}", call, index, api.error_string(result))));
   };
-  telemetry::GpuReadingsByUuid readings;
+  observe::GpuReadingsByUuid readings;
   for (unsigned i = 0; i < count; ++i) {
     nvmlDevice_t device = nullptr;
     ASSIGN_OR_RETURN(bool found, optional(api.get_handle_by_index(i, &device), "GetHandle", i));
     char uuid[kUuidBufferSize] = {};
     ASSIGN_OR_RETURN(bool named, optional(api.get_uuid(device, uuid, sizeof uuid), "GetUUID", i));
     if (!found || !named) continue;
-    telemetry::GpuReading reading;
+    observe::GpuReading reading;
     nvmlUtilization_t utilization{};
     ASSIGN_OR_RETURN(bool has_util,
                      optional(api.get_utilization(device, &utilization), "GetUtilizationRates", i));

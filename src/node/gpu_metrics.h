@@ -4,7 +4,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "telemetry/cluster_gpus.h"
+#include "observe/cluster_gpus.h"
 
 namespace strata::node {
 
@@ -32,7 +32,7 @@ class NvmlGpuMonitor {
   // stays unknown and its series is left out; last_xid is 0 until an Xid event arrives, and
   // unknown when the driver cannot deliver Xid events. Internal, naming the GPU and the call,
   // when another query fails; nothing is partially returned.
-  Result<telemetry::GpuReadingsByUuid> Read();
+  Result<observe::GpuReadingsByUuid> Read();
 
  private:
   struct Api;

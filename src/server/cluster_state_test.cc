@@ -97,7 +97,7 @@ class ClusterStateTest : public ::testing::Test {
     store_ = std::move(*opened);
   }
 
-  store::Object Stored(const store::ObjectKey& key) {
+  store::Object cluster::Stored(const store::ObjectKey& key) {
     auto object = store_->Get(key);
     EXPECT_TRUE(object) << key.Describe();
     return object ? *object : store::Object{};
@@ -105,7 +105,7 @@ class ClusterStateTest : public ::testing::Test {
 
   // What a scan of every stored object gives: a fresh ClusterMetrics lists the store.
   Samples FullScan() {
-    telemetry::Registry registry;
+    metrics::Registry registry;
     ClusterMetrics scan(*store_, registry);
     EXPECT_TRUE(scan.Refresh().ok());
     return NonZeroSamples(registry.RenderText());
@@ -165,7 +165,7 @@ class ClusterStateTest : public ::testing::Test {
 
   node::testing::TempDir dir_;
   std::unique_ptr<store::Store> store_;
-  telemetry::Registry registry_;
+  metrics::Registry registry_;
   std::unique_ptr<ClusterMetrics> follower_;
 };
 
@@ -190,10 +190,10 @@ TEST_F(ClusterStateTest, FollowsQueuesJobsAndPodsAsAFullScanWould) {
   EXPECT_EQ(SampleValue(page, "strata_apiserver_objects{kind=\"Pod\"}"), 2);
 
   // The scheduler explains the job: the reason moves, the old one's count drops.
-  store::Object job = Stored({"Job", "team-a", "big"});
+  store::Object job = cluster::Stored({"Job", "team-a", "big"});
   job.body["status"] = {{"phase", "Pending"}, {"reason", "WaitingForQuota"}};
   ASSERT_TRUE(store_->Update(job));
-  store::Object running = Stored({"Pod", "team-a", "running"});
+  store::Object running = cluster::Stored({"Pod", "team-a", "running"});
   running.body["spec"]["assignedGpus"] = Json::array({{{"index", 0}}, {{"index", 1}}});
   running.body["status"] = {{"phase", "Running"}};
   ASSERT_TRUE(store_->Update(running));

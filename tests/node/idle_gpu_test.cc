@@ -14,13 +14,13 @@
 #include "controller/idle_reclaim.h"
 #include "controller/job_controller.h"
 #include "controller/scheduler_loop.h"
-#include "controller/stored_objects.h"
+#include "cluster/stored_object.h"
 #include "node/node_agent.h"
 #include "node/process_runtime.h"
 #include "node/test_support.h"
-#include "telemetry/cluster_gpus.h"
-#include "telemetry/cluster_objects_cache.h"
-#include "telemetry/idle_gpus.h"
+#include "observe/cluster_gpus.h"
+#include "observe/cluster_objects_cache.h"
+#include "observe/idle_gpus.h"
 
 namespace strata::controller {
 namespace {
@@ -82,7 +82,7 @@ class IdleGpuTest : public ::testing::Test {
     Result<std::vector<api::Object>> objects = api::DecodeManifests({{"cluster.yaml", Cluster()}});
     ASSERT_TRUE(objects) << objects.error().ToString();
     for (const api::Object& object : *objects) {
-      Result<store::Object> created = store_->Create(EncodeForStore(object));
+      Result<store::Object> created = store_->Create(cluster::EncodeForStore(object));
       ASSERT_TRUE(created) << created.error().ToString();
     }
     node::ProcessRuntime::Options runtime_options;
@@ -108,13 +108,13 @@ class IdleGpuTest : public ::testing::Test {
   // The busy share recorded on each job's pod, by job; a pod with none is left out.
   std::map<std::string, double> RecordedActivity() {
     std::map<std::string, double> activity;
-    Result<std::vector<Stored<api::Pod>>> pods = ListStored<api::Pod>(*store_, "Pod");
+    Result<std::vector<cluster::Stored<api::Pod>>> pods = cluster::ListStored<api::Pod>(*store_, "Pod");
     EXPECT_TRUE(pods) << pods.error().ToString();
     if (!pods) return activity;
-    for (const Stored<api::Pod>& pod : *pods) {
-      auto recorded = pod.value.metadata.annotations.find(telemetry::kGpuActivityAnnotation);
+    for (const cluster::Stored<api::Pod>& pod : *pods) {
+      auto recorded = pod.value.metadata.annotations.find(api::kGpuActivityAnnotation);
       if (recorded == pod.value.metadata.annotations.end()) continue;
-      std::optional<double> share = telemetry::ParseGpuActivity(recorded->second);
+      std::optional<double> share = observe::ParseGpuActivity(recorded->second);
       if (share) activity[pod.value.spec.owner.name] = *share;
     }
     return activity;
@@ -160,19 +160,19 @@ TEST_F(IdleGpuTest, ASleepingJobIsReportedIdleAndWarnedAndASpinningOneIsNot) {
   EXPECT_GT(activity["train"], 0.4);
 
   // The GPUs' readings (DCGM_FI_DEV_GPU_UTIL) and the jobs' busy shares follow.
-  auto cluster = std::make_shared<telemetry::ClusterObjectsCache>(*store_);
-  Result<std::shared_ptr<const telemetry::ClusterObjects>> objects = cluster->Get();
+  auto cluster = std::make_shared<observe::ClusterObjectsCache>(*store_);
+  Result<std::shared_ptr<const observe::ClusterObjects>> objects = cluster->Get();
   ASSERT_TRUE(objects) << objects.error().ToString();
-  std::vector<telemetry::GpuSample> samples = telemetry::ClusterGpuSamples(**objects, {});
+  std::vector<observe::GpuSample> samples = observe::ClusterGpuSamples(**objects, {});
   std::map<std::string, double> utilization;
-  for (const telemetry::GpuSample& sample : samples) {
-    for (const telemetry::GpuHolder& holder : sample.holders) {
+  for (const observe::GpuSample& sample : samples) {
+    for (const observe::GpuHolder& holder : sample.holders) {
       utilization[holder.job] = sample.reading.utilization_percent;
     }
   }
   EXPECT_LT(utilization["notebook"], 20);
   EXPECT_GT(utilization["train"], 40);
-  for (const telemetry::JobGpuUse& use : telemetry::JobGpuUses(samples)) {
+  for (const observe::JobGpuUse& use : observe::JobGpuUses(samples)) {
     EXPECT_EQ(use.gpus, 1);
     if (use.job == "notebook") {
       EXPECT_LT(use.busy, 0.2);
@@ -187,11 +187,11 @@ TEST_F(IdleGpuTest, ASleepingJobIsReportedIdleAndWarnedAndASpinningOneIsNot) {
   ASSERT_TRUE(idle.RunOnce().ok());
   idle_clock.Advance(11min);
   ASSERT_TRUE(idle.RunOnce().ok());
-  Result<std::vector<Stored<api::Event>>> events = ListStored<api::Event>(*store_, "Event");
+  Result<std::vector<cluster::Stored<api::Event>>> events = cluster::ListStored<api::Event>(*store_, "Event");
   ASSERT_TRUE(events) << events.error().ToString();
   std::map<std::string, int> warned;
-  for (const Stored<api::Event>& event : *events) {
-    if (event.value.reason != telemetry::kIdleEventReason) continue;
+  for (const cluster::Stored<api::Event>& event : *events) {
+    if (event.value.reason != observe::kIdleEventReason) continue;
     EXPECT_EQ(event.value.type, "Warning");
     EXPECT_THAT(event.value.message, HasSubstr("under the queue's 30 % threshold"));
     ++warned[event.value.involved_object.name];

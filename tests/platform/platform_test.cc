@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "node/test_support.h"
-#include "server/api_client.h"
+#include "client/api_client.h"
 #include "strata_process.h"
 
 namespace strata::platform_test {
@@ -23,14 +23,14 @@ std::string ReadExample(const std::string& relative) {
   return text.str();
 }
 
-std::unique_ptr<server::ApiClient> ClientFor(const UpProcess& up, std::string token = "") {
-  auto client = server::ApiClient::Create(up.url(), std::move(token));
+std::unique_ptr<client::ApiClient> ClientFor(const UpProcess& up, std::string token = "") {
+  auto client = client::ApiClient::Create(up.url(), std::move(token));
   EXPECT_TRUE(client);
   return std::move(*client);
 }
 
 // Applies a manifest file of examples/ through the API's apply endpoint.
-void ApplyExample(server::ApiClient& client, const std::string& relative) {
+void ApplyExample(client::ApiClient& client, const std::string& relative) {
   auto applied = client.Call("POST", "/apis/strata.dev/v1alpha1/apply", ReadExample(relative),
                              "application/yaml");
   ASSERT_TRUE(applied) << relative << ": " << applied.error().ToString();
@@ -392,7 +392,7 @@ TEST_F(PlatformTest, AgentsJoinWithTheJoinTokenAndKeepTheirCredentialAcrossResta
 
 // Waits (up to 90 s; bookmarks keep the stream alive) for the pod to reach `phase` on `node` (any
 // node when empty), through a watch; returns the pod as last seen.
-Json WaitForPod(server::ApiClient& client, const std::string& name, const std::string& phase,
+Json WaitForPod(client::ApiClient& client, const std::string& name, const std::string& phase,
                 const std::string& node = "") {
   Json last;
   Status watched = client.Watch(

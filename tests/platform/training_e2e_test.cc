@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "node/test_support.h"
-#include "server/api_client.h"
+#include "client/api_client.h"
 #include "strata_process.h"
 
 namespace strata::platform_test {
@@ -99,7 +99,7 @@ class TrainingE2eTest : public ::testing::Test {
   }
 
   void Connect(const UpProcess& up) {
-    auto client = server::ApiClient::Create(up.url(), "");
+    auto client = client::ApiClient::Create(up.url(), "");
     ASSERT_TRUE(client);
     client_ = std::move(*client);
   }
@@ -193,7 +193,7 @@ class TrainingE2eTest : public ::testing::Test {
   node::testing::TempDir data_;
   int master_port_ = FreePort();
   UpProcess up_;
-  std::unique_ptr<server::ApiClient> client_;
+  std::unique_ptr<client::ApiClient> client_;
 };
 
 TEST_F(TrainingE2eTest, ATwoByTwoJobOfAllreduceWorkersSucceedsWithAVerifiedResult) {
