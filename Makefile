@@ -18,7 +18,7 @@ DEB_PACKAGES += $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/
 FORMAT_FILES = $(shell git ls-files --cached --others --exclude-standard \
   'src/*.h' 'src/*.cc' 'tests/*.h' 'tests/*.cc' 'bench/*.h' 'bench/*.cc' 'fuzz/*.cc' 2>/dev/null)
 
-.PHONY: all deps build build-asan build-fuzz test test-release test-asan fuzz format format-check run clean
+.PHONY: all deps build build-asan build-fuzz test test-release test-asan fuzz format format-check check-includes run clean
 
 all: build
 
@@ -72,8 +72,12 @@ format:
 format-check: deps
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 
-test: format-check test-release test-asan fuzz
-	@echo "make test: format, release tests, sanitizer tests and fuzzing all passed"
+# The house's dependency rules on #include (DESIGN.md "The house").
+check-includes:
+	tools/check_includes.sh
+
+test: format-check check-includes test-release test-asan fuzz
+	@echo "make test: format, includes, release tests, sanitizer tests and fuzzing all passed"
 
 # The main job: validate every example, then the narrated demo on the simulated seed cluster
 # (strata up, 32 real allreduce.py workers, the probe pod, the two-team deadlock) until Ctrl-C.

@@ -11,9 +11,9 @@
 
 #include "api/object.h"
 #include "common/check.h"
-#include "server/rest_api.h"
 #include "observe/cluster_cost.h"
 #include "observe/test_cluster.h"
+#include "server/rest_api.h"
 
 namespace strata::server {
 namespace {
@@ -56,14 +56,13 @@ class ScrapedCluster {
       const std::string node = "sim-node-" + std::to_string(n);
       observe::testing::Put(*store_, observe::testing::GpuNode(node, kGpusPerNode, true));
       observe::testing::Put(*store_,
-                              observe::testing::BoundPod("train-" + std::to_string(n), node,
-                                                           {0, 1, 2, 3, 4, 5, 6, 7}, "Running"));
+                            observe::testing::BoundPod("train-" + std::to_string(n), node,
+                                                       {0, 1, 2, 3, 4, 5, 6, 7}, "Running"));
     }
     for (int j = 0; j < kPendingJobs; ++j) observe::testing::Put(*store_, PendingJob(j));
     api_ = std::make_unique<RestApi>(*store_, registry_, RestApiOptions{});
-    observe::AddClusterMetrics(registry_,
-                                 std::make_shared<observe::ClusterObjectsCache>(*store_),
-                                 observe::ClusterMetricsOptions{});
+    observe::AddClusterMetrics(registry_, std::make_shared<observe::ClusterObjectsCache>(*store_),
+                               observe::ClusterMetricsOptions{});
     Scrape("/metrics");
   }
 
@@ -72,7 +71,7 @@ class ScrapedCluster {
   void TouchPod(int64_t n) {
     const std::string index = std::to_string(n % kNodes);
     api::Pod pod = observe::testing::BoundPod("train-" + index, "sim-node-" + index,
-                                                {0, 1, 2, 3, 4, 5, 6, 7}, "Running");
+                                              {0, 1, 2, 3, 4, 5, 6, 7}, "Running");
     pod.metadata.annotations["bench/touch"] = std::to_string(n);
     STRATA_CHECK(store_->Apply({{store::WriteOp::kUpsert, observe::testing::StoredObject(pod)}})
                      .has_value());

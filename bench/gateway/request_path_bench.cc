@@ -9,9 +9,9 @@
 
 #include "gateway/request.h"
 #include "gateway/usage.h"
+#include "metrics/metrics.h"
 #include "net/http_request_parser.h"
 #include "net/http_response_parser.h"
-#include "metrics/metrics.h"
 
 namespace strata::gateway {
 namespace {
@@ -90,8 +90,8 @@ BENCHMARK(BM_LongPromptBody);
 void BM_RequestMetrics(benchmark::State& state) {
   static metrics::Registry registry;
   static metrics::CounterFamily& counters = registry.AddCounter("c_total", "C.", {"kind"});
-  static metrics::HistogramFamily& histograms = registry.AddHistogram(
-      "h_seconds", "H.", {"kind"}, metrics::ExponentialBuckets(0.001, 2, 16));
+  static metrics::HistogramFamily& histograms =
+      registry.AddHistogram("h_seconds", "H.", {"kind"}, metrics::ExponentialBuckets(0.001, 2, 16));
   const size_t part = state.range(0) == 0 ? 0 : static_cast<size_t>(state.thread_index());
   metrics::Counter& requests = counters.WithPart({"requests"}, part);
   metrics::Counter& picks = counters.WithPart({"picks"}, part);

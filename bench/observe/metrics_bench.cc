@@ -4,10 +4,10 @@
 #include <benchmark/benchmark.h>
 
 #include "common/check.h"
-#include "server/rest_api.h"
 #include "observe/cluster_cost.h"
 #include "observe/gpu_metrics.h"
 #include "observe/test_cluster.h"
+#include "server/rest_api.h"
 
 namespace strata::observe {
 namespace {

@@ -78,7 +78,11 @@ std::vector<Object> EveryKind() {
   job.status.last_checkpoint_time = "2026-01-01T00:30:00Z";
   job.status.conditions = {{"Restarting", "True", "PodFailed", "m", "2026-01-01T00:40:00Z"}};
   job.status.placement =
-      JobPlacement{4, "h100", "10.0.0.1", 29501, "2026-01-01T00:41:00Z",
+      JobPlacement{4,
+                   "h100",
+                   "10.0.0.1",
+                   29501,
+                   "2026-01-01T00:41:00Z",
                    {{0, "gpu-node-1", {{2, "GPU-c", Q("1"), Q("0"), ""}}}, {1, "gpu-node-2", {}}}};
 
   Service service{Meta("chat", true), {}, {}};

@@ -86,15 +86,15 @@ struct JobPlacement {
 // The status of a Job, which the scheduler adapter and the job controller own.
 struct JobStatus {
   JobPhase phase = JobPhase::kPending;
-  int64_t restart_count = 0;     // whole-group restarts after failures
-  int64_t preemption_count = 0;  // times the job was preempted and requeued
-  int64_t runs = 0;              // placements made so far (the last one's run number)
-  std::string reason;            // why it waits or why it ended: one CamelCase word
-  std::string message;           // a sentence for people
-  std::string start_time;        // RFC 3339; first time every pod ran
-  std::string completion_time;   // RFC 3339; when it succeeded or failed
-  std::string last_checkpoint_time;  // RFC 3339; the newest checkpoint its pods reported
-  std::vector<Condition> conditions;  // Scheduled, Running, Restarting, Succeeded, Failed
+  int64_t restart_count = 0;              // whole-group restarts after failures
+  int64_t preemption_count = 0;           // times the job was preempted and requeued
+  int64_t runs = 0;                       // placements made so far (the last one's run number)
+  std::string reason;                     // why it waits or why it ended: one CamelCase word
+  std::string message;                    // a sentence for people
+  std::string start_time;                 // RFC 3339; first time every pod ran
+  std::string completion_time;            // RFC 3339; when it succeeded or failed
+  std::string last_checkpoint_time;       // RFC 3339; the newest checkpoint its pods reported
+  std::vector<Condition> conditions;      // Scheduled, Running, Restarting, Succeeded, Failed
   std::optional<JobPlacement> placement;  // the current run's; none while pending
 
   bool operator==(const JobStatus&) const = default;

@@ -512,9 +512,9 @@ const TypeSchema* NodeDocumentSchema() {
 }
 
 const TypeSchema* QueueDocumentSchema() {
-  static const TypeSchema s = Document(
-      "Queue", "A quota queue that admits workloads. Cluster-scoped.", QueueSpecSchema,
-      QueueStatusSchema);
+  static const TypeSchema s =
+      Document("Queue", "A quota queue that admits workloads. Cluster-scoped.", QueueSpecSchema,
+               QueueStatusSchema);
   return &s;
 }
 

@@ -175,8 +175,8 @@ Result<std::vector<GangMember>> DecodeGangPlacement(std::string_view text) {
   nlohmann::json root = {{"members", parsed}};
   FieldView view(root, path);
   for (const FieldView& member : view.ObjectList("members")) {
-    out.push_back({member.String("pod"), member.String("nodeName"),
-                   DecodeAssignedGpus(member, "gpus")});
+    out.push_back(
+        {member.String("pod"), member.String("nodeName"), DecodeAssignedGpus(member, "gpus")});
   }
   return out;
 }

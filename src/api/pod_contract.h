@@ -7,8 +7,8 @@
 #include "api/annotations.h"
 #include "api/node.h"
 #include "api/pod.h"
-#include "common/status.h"
 #include "api/torchrun_env.h"
+#include "common/status.h"
 
 // The contract between the controllers and the node agent, carried on Pod objects: what a
 // training pod's workers need (torchrun's rendezvous, ranks, restart count), the request to stop

@@ -50,8 +50,8 @@ JobPlacement DecodePlacement(const FieldView& view) {
   out.master_port = view.Integer("masterPort", 0);
   out.bound_at = view.String("boundAt");
   for (const FieldView& pod : view.ObjectList("pods")) {
-    out.pods.push_back({pod.Integer("rank", 0), pod.String("nodeName"),
-                        DecodeAssignedGpus(pod, "gpus")});
+    out.pods.push_back(
+        {pod.Integer("rank", 0), pod.String("nodeName"), DecodeAssignedGpus(pod, "gpus")});
   }
   return out;
 }
@@ -214,8 +214,8 @@ QueueStatus DecodeQueueStatus(const FieldView& status) {
     FlavorUsage flavor;
     flavor.flavor = f.String("name");
     for (const FieldView& r : f.ObjectList("resources")) {
-      flavor.resources.push_back({r.String("name"), r.GetQuantity("nominal"),
-                                  r.GetQuantity("used"), r.GetQuantity("borrowed")});
+      flavor.resources.push_back({r.String("name"), r.GetQuantity("nominal"), r.GetQuantity("used"),
+                                  r.GetQuantity("borrowed")});
     }
     out.flavors_usage.push_back(std::move(flavor));
   }

@@ -116,8 +116,7 @@ const TypeSchema* ServiceStatusSchema() {
       "ServiceStatus",
       "The service's replicas and scale decisions (written by strata).",
       {{"versions", T::kObjectList, "Per version.", ServiceVersionStatusSchema},
-       {"decisions", T::kObjectList, "The last scale decisions, newest last.",
-        ScaleDecisionSchema},
+       {"decisions", T::kObjectList, "The last scale decisions, newest last.", ScaleDecisionSchema},
        {"coldStartSeconds", T::kNumber, "Mean creation-to-ready time of its replicas."},
        {"coldStartsMeasured", T::kNonNegativeInteger, "Replicas that mean is over."}}};
   return &s;

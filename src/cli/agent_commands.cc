@@ -14,18 +14,18 @@
 #include <string>
 
 #include "api/encode.h"
+#include "api/pod_contract.h"
 #include "cli/command_registry.h"
+#include "client/api_client.h"
+#include "client/remote_store.h"
 #include "cluster/indexes.h"
 #include "common/clock.h"
 #include "node/node_agent.h"
 #include "node/nvml_inventory.h"
-#include "api/pod_contract.h"
 #include "node/process_runtime.h"
 #include "node/simulated_inventory.h"
-#include "client/api_client.h"
 #include "server/node_access.h"
 #include "server/node_registration.h"
-#include "client/remote_store.h"
 
 namespace strata::cli {
 namespace {

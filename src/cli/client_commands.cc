@@ -7,13 +7,13 @@
 #include <memory>
 #include <string>
 
+#include "api/resource_catalog.h"
 #include "cli/client_flags.h"
 #include "cli/command_registry.h"
-#include "common/yaml_json.h"
 #include "client/api_client.h"
-#include "api/resource_catalog.h"
 #include "client/resource_description.h"
 #include "client/resource_tables.h"
+#include "common/yaml_json.h"
 #include "observe/gpu_top.h"
 
 namespace strata::cli {
@@ -64,8 +64,7 @@ struct GetOptions {
 };
 
 // Every pod, for tables that read them (TableReadsPods); none for the others.
-Result<std::vector<Json>> PodsForTable(client::ApiClient& client,
-                                       const api::ResourceType& type) {
+Result<std::vector<Json>> PodsForTable(client::ApiClient& client, const api::ResourceType& type) {
   if (!client::TableReadsPods(type)) return std::vector<Json>();
   return ListItems(client, api::FindResourceTypeByKind("Pod")->Path("", ""));
 }
@@ -134,18 +133,16 @@ struct NamedOptions {
   std::string name;
 };
 
-// Pods related to an object: those on a node, those a job or service owns, and every pod for a
-// queue (its use of quota is computed from them).
+// Pods related to an object: those on a node, those a job or service owns.
 Result<std::vector<Json>> RelatedPods(client::ApiClient& client, const api::ResourceType& type,
                                       const Json& object) {
-  if (type.kind != "Node" && type.kind != "Job" && type.kind != "Service" && type.kind != "Queue") {
+  if (type.kind != "Node" && type.kind != "Job" && type.kind != "Service") {
     return std::vector<Json>();
   }
   const api::ResourceType& pods = *api::FindResourceTypeByKind("Pod");
   std::string name = object["metadata"].value("name", "");
   std::string namespace_name = object["metadata"].value("namespace", "");
   ASSIGN_OR_RETURN(std::vector<Json> all, ListItems(client, pods.Path(namespace_name, "")));
-  if (type.kind == "Queue") return all;
   std::vector<Json> related;
   for (Json& pod : all) {
     bool match = type.kind == "Node" ? pod["spec"].value("nodeName", "") == name
@@ -206,8 +203,7 @@ void RunTopNodes(const ClientFlags& flags) {
   if (!measured) return Fail(measured.error());
   observe::ClusterObjects cluster = observe::DecodeClusterObjects(*nodes, *pods);
   std::cout << client::RenderColumns(
-      observe::GpuTopHeader(),
-      observe::GpuTopRows(observe::ClusterGpuSamples(cluster, *measured)));
+      observe::GpuTopHeader(), observe::GpuTopRows(observe::ClusterGpuSamples(cluster, *measured)));
 }
 
 }  // namespace

@@ -10,8 +10,8 @@
 #include "cli/client_flags.h"
 #include "cli/command_registry.h"
 #include "client/api_client.h"
-#include "server/cost_api.h"
 #include "observe/cost.h"
+#include "server/cost_api.h"
 
 namespace strata::cli {
 namespace {

@@ -6,10 +6,10 @@
 #include <memory>
 #include <string>
 
+#include "api/resource_catalog.h"
 #include "cli/client_flags.h"
 #include "cli/command_registry.h"
 #include "client/api_client.h"
-#include "api/resource_catalog.h"
 #include "client/resource_tables.h"
 
 namespace strata::cli {

@@ -8,8 +8,8 @@
 #include "api/manifest_reader.h"
 #include "cli/client_flags.h"
 #include "cli/command_registry.h"
-#include "common/yaml_json.h"
 #include "client/manifest_apply.h"
+#include "common/yaml_json.h"
 
 namespace strata::cli {
 namespace {

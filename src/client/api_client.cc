@@ -62,7 +62,8 @@ Result<nlohmann::json> ApiClient::Call(std::string_view method, std::string_view
     return Err(UnavailableError("cannot reach the strata server at " + server_ + ": " +
                                 response.error().message()));
   }
-  if (response->status >= 300) return Err(api::StatusFromResponse(response->status, response->body));
+  if (response->status >= 300)
+    return Err(api::StatusFromResponse(response->status, response->body));
   nlohmann::json parsed = nlohmann::json::parse(response->body, nullptr, false);
   if (parsed.is_discarded()) {
     return Err(InternalError("the server at " + server_ + " answered " + std::string(path) +
@@ -77,7 +78,8 @@ Result<std::string> ApiClient::GetText(std::string_view path) {
     return Err(UnavailableError("cannot reach the strata server at " + server_ + ": " +
                                 response.error().message()));
   }
-  if (response->status >= 300) return Err(api::StatusFromResponse(response->status, response->body));
+  if (response->status >= 300)
+    return Err(api::StatusFromResponse(response->status, response->body));
   return std::move(response->body);
 }
 

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "api/manifest.h"
-#include "common/status.h"
 #include "client/api_client.h"
+#include "common/status.h"
 
 namespace strata::client {
 

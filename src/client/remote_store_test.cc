@@ -17,8 +17,8 @@ using Json = nlohmann::json;
 
 constexpr char kJoinToken[] = "join-s3cret";
 
-RestApiOptions Options() {
-  RestApiOptions options;
+server::RestApiOptions Options() {
+  server::RestApiOptions options;
   options.join_tokens = {kJoinToken};
   return options;
 }
@@ -30,10 +30,10 @@ class RemoteStoreTest : public ::testing::Test {
     auto spec = node::ParseSimulateSpec("1x2:H100-80GB");
     auto found = node::SimulatedInventory(*spec).Discover();
     (*found)[0].node_name = "agent-1";
-    api::Node node =
-        NodesFromInventory(*found, SimulatedNodeCapacity(), true, FakeClock().Now())[0];
+    api::Node node = server::NodesFromInventory(*found, server::SimulatedNodeCapacity(), true,
+                                                FakeClock().Now())[0];
     auto joined = server_.Client(kJoinToken)
-                      ->Call("POST", NodeAccess::kJoinPath,
+                      ->Call("POST", server::NodeAccess::kJoinPath,
                              api::EncodeObject(api::Object(node)).dump(), "application/json");
     EXPECT_TRUE(joined) << joined.error().ToString();
     RemoteStoreOptions options;
@@ -55,7 +55,7 @@ class RemoteStoreTest : public ::testing::Test {
     ASSERT_TRUE(created) << created.error().ToString();
   }
 
-  testing::TestApiServer server_;
+  server::testing::TestApiServer server_;
   std::unique_ptr<ApiClient> admin_;
   std::unique_ptr<RemoteStore> remote_;
 };
@@ -112,7 +112,7 @@ TEST_F(RemoteStoreTest, UpdatesWriteAPodsStatusAndAnnotationsWithTheVersionAsPre
 TEST_F(RemoteStoreTest, HeartbeatsGoThroughTheNodesStatus) {
   FakeClock clock;
   clock.Advance(std::chrono::hours(1));
-  ASSERT_TRUE(HeartbeatNodes(*remote_, {"agent-1"}, clock.Now()).ok());
+  ASSERT_TRUE(server::HeartbeatNodes(*remote_, {"agent-1"}, clock.Now()).ok());
   auto node = admin_->Get("/api/v1/nodes/agent-1");
   ASSERT_TRUE(node);
   EXPECT_THAT(node->dump(), HasSubstr(FormatRfc3339(clock.Now())));

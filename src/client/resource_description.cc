@@ -2,10 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "common/yaml_json.h"
+#include "api/manifest.h"
+#include "api/queue_usage.h"
 #include "client/json_fields.h"
-#include "server/queue_usage.h"
 #include "client/resource_tables.h"
+#include "common/yaml_json.h"
 
 namespace strata::client {
 namespace {
@@ -73,10 +74,13 @@ std::string PodState(const Json& pod) {
   return out;
 }
 
-std::string QueueState(const Json& queue, const std::vector<Json>& pods) {
-  std::vector<QueueUsage> usage = ComputeQueueUsage({queue}, pods);
+// What the queue's status says it uses (the scheduler's charging rules), by resource.
+std::string QueueState(const Json& queue) {
+  Result<api::Object> decoded = api::DecodeObject(queue);
+  const api::Queue* value = decoded ? decoded->As<api::Queue>() : nullptr;
+  if (value == nullptr) return "";
   std::vector<TableRow> rows;
-  for (const auto& [name, resource] : usage.front().resources) {
+  for (const auto& [name, resource] : api::UsageByResource(*value)) {
     rows.push_back({name, resource.nominal.ToString(), resource.used.ToString(),
                     resource.borrowed.ToString()});
   }
@@ -162,7 +166,7 @@ std::string FormatDescription(const api::ResourceType& type, const Json& object,
   } else if (type.kind == "Pod") {
     out += PodState(object);
   } else if (type.kind == "Queue") {
-    out += QueueState(object, pods);
+    out += QueueState(object);
   } else if (type.kind == "Service") {
     out += ServiceState(object, now);
   } else if (object.contains("status") && type.kind != "Node") {

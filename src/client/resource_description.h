@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
 #include "api/resource_catalog.h"
+#include "common/clock.h"
 
 namespace strata::client {
 

@@ -4,8 +4,9 @@
 #include <ctime>
 #include <map>
 
+#include "api/manifest.h"
+#include "api/queue_usage.h"
 #include "client/json_fields.h"
-#include "server/queue_usage.h"
 
 namespace strata::client {
 namespace {
@@ -70,8 +71,17 @@ TableRow Columns(const api::ResourceType& type) {
   return {"NAME", "AGE"};
 }
 
+// A queue's use by resource, from its status (the scheduler's charging rules); empty when the
+// object does not decode.
+std::map<std::string, api::QueueResourceUsage> QueueUse(const Json& item) {
+  Result<api::Object> decoded = api::DecodeObject(item);
+  const api::Queue* queue = decoded ? decoded->As<api::Queue>() : nullptr;
+  return queue == nullptr ? std::map<std::string, api::QueueResourceUsage>()
+                          : api::UsageByResource(*queue);
+}
+
 TableRow Cells(const api::ResourceType& type, const Json& item, TimePoint now,
-               const std::vector<Json>& pods, const std::map<std::string, QueueUsage>& usage) {
+               const std::vector<Json>& pods) {
   std::string_view kind = type.kind;
   std::string name = TextAt(item, "/metadata/name");
   std::string age = ShortAge(TextAt(item, "/metadata/creationTimestamp"), now);
@@ -80,15 +90,12 @@ TableRow Cells(const api::ResourceType& type, const Json& item, TimePoint now,
             TextAt(item, "/metadata/labels/topology.strata.dev~1rack", "-"), age};
   }
   if (kind == "Queue") {
-    auto found = usage.find(name);
+    const std::map<std::string, api::QueueResourceUsage> usage = QueueUse(item);
     std::string used_nominal = "-";
     std::string borrowed = "-";
-    if (found != usage.end()) {
-      auto gpu = found->second.resources.find("gpu");
-      if (gpu != found->second.resources.end()) {
-        used_nominal = gpu->second.used.ToString() + "/" + gpu->second.nominal.ToString();
-        borrowed = gpu->second.borrowed.ToString();
-      }
+    if (auto gpu = usage.find("gpu"); gpu != usage.end()) {
+      used_nominal = gpu->second.used.ToString() + "/" + gpu->second.nominal.ToString();
+      borrowed = gpu->second.borrowed.ToString();
     }
     return {name, TextAt(item, "/spec/cohort", "-"), used_nominal, borrowed, age};
   }
@@ -178,11 +185,12 @@ std::string RenderColumns(const TableRow& header, const std::vector<TableRow>& r
   return out;
 }
 
-bool TableReadsPods(const api::ResourceType& type) { return type.kind == "Job" || type.kind == "Queue"; }
+bool TableReadsPods(const api::ResourceType& type) { return type.kind == "Job"; }
 
-bool api::PodTerminal(const Json& pod) {
-  std::string phase = TextAt(pod, "/status/phase", "Pending");
-  return phase == "Succeeded" || phase == "Failed";
+bool PodJsonTerminal(const Json& pod) {
+  const std::optional<api::PodPhase> phase =
+      api::ParsePodPhase(TextAt(pod, "/status/phase", "Pending"));
+  return phase == api::PodPhase::kSucceeded || phase == api::PodPhase::kFailed;
 }
 
 bool PodOwnedBy(const Json& pod, const Json& owner, std::string_view kind) {
@@ -206,17 +214,11 @@ std::string ShortAge(const std::string& timestamp, TimePoint now) {
 std::string FormatTable(const api::ResourceType& type, const std::vector<Json>& items,
                         bool with_namespace, TimePoint now, const std::vector<Json>& pods,
                         bool header) {
-  std::map<std::string, QueueUsage> usage;
-  if (type.kind == "Queue") {
-    for (QueueUsage& queue : ComputeQueueUsage(items, pods)) {
-      usage[queue.name] = std::move(queue);
-    }
-  }
   TableRow head = Columns(type);
   if (with_namespace) head.insert(head.begin(), "NAMESPACE");
   std::vector<TableRow> rows;
   for (const Json& item : items) {
-    TableRow row = Cells(type, item, now, pods, usage);
+    TableRow row = Cells(type, item, now, pods);
     if (with_namespace) row.insert(row.begin(), TextAt(item, "/metadata/namespace", "-"));
     rows.push_back(std::move(row));
   }
@@ -229,7 +231,7 @@ std::string FormatGpuHolders(const std::vector<Json>& nodes, const std::vector<J
   // (node, GPU index) -> "namespace/pod", for pods that still hold their GPUs.
   std::map<std::pair<std::string, int64_t>, std::string> holders;
   for (const Json& pod : pods) {
-    if (api::PodTerminal(pod)) continue;
+    if (PodJsonTerminal(pod)) continue;
     std::string node = TextAt(pod, "/spec/nodeName");
     std::string holder = TextAt(pod, "/metadata/namespace") + "/" + TextAt(pod, "/metadata/name");
     for (const Json& gpu : FieldAt(pod, "/spec/assignedGpus")) {

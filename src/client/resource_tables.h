@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
 #include "api/resource_catalog.h"
+#include "common/clock.h"
 
 namespace strata::client {
 
@@ -20,7 +20,7 @@ using TableRow = std::vector<std::string>;
 std::string RenderColumns(const TableRow& header, const std::vector<TableRow>& rows);
 
 // Whether the table of `type` reads pods: a job's READY column (its running pods out of its
-// replicas) and a queue's use of its quota.
+// replicas).
 bool TableReadsPods(const api::ResourceType& type);
 
 // One row per item. `with_namespace` adds a NAMESPACE column first (for -A). `pods` are every
@@ -40,7 +40,7 @@ std::string FormatGpuHolders(const std::vector<nlohmann::json>& nodes,
                              const std::vector<nlohmann::json>& pods);
 
 // Whether a pod has ended (Succeeded or Failed) and so holds nothing.
-bool api::PodTerminal(const nlohmann::json& pod);
+bool PodJsonTerminal(const nlohmann::json& pod);
 
 // Whether `pod` belongs to `owner` (a Job or a Service, by spec.owner and namespace).
 bool PodOwnedBy(const nlohmann::json& pod, const nlohmann::json& owner, std::string_view kind);

@@ -42,8 +42,8 @@ TEST(ResourceTablesTest, NodeTableShowsReadinessGpusAndAge) {
 }
 
 TEST(ResourceTablesTest, NamespaceColumnComesFirstForAllNamespaces) {
-  std::string table = FormatTable(*api::FindResourceType("pods"), {Pod("p", "n", {0, 1}, "Running")},
-                                  true, FakeClock().Now());
+  std::string table = FormatTable(*api::FindResourceType("pods"),
+                                  {Pod("p", "n", {0, 1}, "Running")}, true, FakeClock().Now());
   EXPECT_THAT(table, HasSubstr("NAMESPACE   NAME   PHASE"));
   EXPECT_THAT(table, HasSubstr("team-a      p      Running   0          n      0-1"));
 }
@@ -103,16 +103,20 @@ TEST(ResourceTablesTest, JobTableShowsReadyPodsAndRestarts) {
 }
 
 TEST(ResourceTablesTest, QueueTableShowsGpuUseNominalAndBorrowed) {
+  // The use is the queue's status, as the scheduler adapter writes it.
   Json queue = {
+      {"apiVersion", "strata.dev/v1alpha1"},
+      {"kind", "Queue"},
       {"metadata", {{"name", "team-a-cq"}}},
       {"spec",
        {{"cohort", "pool"},
-        {"flavors", {{{"name", "h100"}, {"resources", {{{"name", "gpu"}, {"nominal", 8}}}}}}}}}};
-  Json pod = Pod("train-0", "n", {0}, "Running");
-  pod["spec"]["queue"] = "team-a-cq";
-  pod["spec"]["resources"] = {{"gpu", "12"}};
-  std::string table = FormatTable(*api::FindResourceType("queues"), {queue}, false, FakeClock().Now(),
-                                  {pod}, /*header=*/false);
+        {"flavors", {{{"name", "h100"}, {"resources", {{{"name", "gpu"}, {"nominal", 8}}}}}}}}},
+      {"status",
+       {{"flavorsUsage",
+         {{{"name", "h100"},
+           {"resources", {{{"name", "gpu"}, {"nominal", 8}, {"used", 12}, {"borrowed", 4}}}}}}}}}};
+  std::string table = FormatTable(*api::FindResourceType("queues"), {queue}, false,
+                                  FakeClock().Now(), {}, /*header=*/false);
   EXPECT_THAT(table, HasSubstr("team-a-cq   pool     12/8               4"));
   EXPECT_EQ(table.find("NAME"), std::string::npos);
 }
@@ -164,7 +168,8 @@ TEST(ResourceTablesTest, ServiceShowsReplicasPerVersionAndScaleDecisions) {
                        {"from", 1},
                        {"to", 3},
                        {"reason", "panic: load 30 over target 8"}}}}}}};
-  std::string text = FormatDescription(*api::FindResourceType("service"), service, {}, {}, clock.Now());
+  std::string text =
+      FormatDescription(*api::FindResourceType("service"), service, {}, {}, clock.Now());
   EXPECT_THAT(text, HasSubstr("VERSION   DESIRED   READY   STARTING"));
   EXPECT_THAT(text, HasSubstr("Cold start:       7.5 s (mean over 2 ready replica(s))"));
   EXPECT_THAT(text, HasSubstr("30s   v1        1 -> 3     panic: load 30 over target 8"));
@@ -182,7 +187,8 @@ TEST(ResourceTablesTest, EightGpusAndLongEventMessagesFitEightyColumns) {
                 {"involvedObject", {{"kind", "Job"}, {"name", "resnet50-train"}}},
                 {"message", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu. " +
                                 std::string(80, 'x')}};
-  std::string events = FormatTable(*api::FindResourceType("events"), {event}, false, FakeClock().Now());
+  std::string events =
+      FormatTable(*api::FindResourceType("events"), {event}, false, FakeClock().Now());
   EXPECT_THAT(events, HasSubstr("0/4 nodes are"));
   EXPECT_THAT(events, HasSubstr("..."));
   for (const std::string& table : {pods, events}) {

@@ -62,9 +62,8 @@ class CacheTest : public ::testing::Test {
   store::Object Put(const api::Object& value) {
     store::ObjectKey key{std::string(value.kind()), value.namespace_name(), value.name()};
     Result<store::Object> existing = store_->Get(key);
-    Result<store::Object> written =
-        existing ? store_->Update(EncodeForStore(value, *existing))
-                 : store_->Create(EncodeForStore(value));
+    Result<store::Object> written = existing ? store_->Update(EncodeForStore(value, *existing))
+                                             : store_->Create(EncodeForStore(value));
     EXPECT_TRUE(written.has_value()) << written.error().ToString();
     return *written;
   }
@@ -181,7 +180,8 @@ TEST_F(CacheTest, ACursorOlderThanTheLogResyncs) {
 TEST_F(CacheTest, AnObjectThatDoesNotDecodeIsHeldWithItsError) {
   store::Object bad;
   bad.key = {"Pod", "team-a", "broken"};
-  bad.body = {{"apiVersion", "strata.dev/v1alpha1"}, {"kind", "Pod"}, {"spec", {{"priority", "high"}}}};
+  bad.body = {
+      {"apiVersion", "strata.dev/v1alpha1"}, {"kind", "Pod"}, {"spec", {{"priority", "high"}}}};
   ASSERT_TRUE(store_->Create(bad).has_value());
   Cache cache(*store_, PodsAndNodes());
   ASSERT_TRUE(cache.Sync().ok());

@@ -31,16 +31,15 @@ CacheOptions NodeAgentCacheOptions() {
 CacheOptions ControlPlaneCacheOptions() {
   CacheOptions options;
   options.kinds = {"Node", "Queue", "ResourceFlavor", "Job", "Service", "Pod", "Tenant", "Event"};
-  options.indexes.push_back({kPodsByOwner, "Pod", [](const CachedObject& object) {
-                               const api::Pod* pod = object.As<api::Pod>();
-                               if (pod == nullptr || pod->spec.owner.kind.empty()) {
-                                 return std::vector<std::string>{};
-                               }
-                               return std::vector<std::string>{
-                                   OwnerIndexValue(pod->spec.owner.kind,
-                                                   pod->metadata.namespace_name,
-                                                   pod->spec.owner.name)};
-                             }});
+  options.indexes.push_back(
+      {kPodsByOwner, "Pod", [](const CachedObject& object) {
+         const api::Pod* pod = object.As<api::Pod>();
+         if (pod == nullptr || pod->spec.owner.kind.empty()) {
+           return std::vector<std::string>{};
+         }
+         return std::vector<std::string>{OwnerIndexValue(
+             pod->spec.owner.kind, pod->metadata.namespace_name, pod->spec.owner.name)};
+       }});
   options.indexes.push_back(PodsByNode());
   return options;
 }

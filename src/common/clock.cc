@@ -2,8 +2,6 @@
 
 #include <cctype>
 #include <charconv>
-#include <ctime>
-
 #include <cstdio>
 #include <ctime>
 

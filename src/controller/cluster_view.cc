@@ -333,16 +333,17 @@ ClusterView ReadClusterView(const cluster::Cache& cache, const ClusterViewOption
   for (auto& [name, group] : live) {
     if (waiting.count(name) == 0) continue;
     std::vector<api::GangMember> members;
+    UnfinishedBind unfinished;
     for (const cluster::ObjectRef& ref : group) {
       const std::string* record = api::PodAnnotation(*pod_of(ref), api::kGangPlacementAnnotation);
       if (record == nullptr) continue;
       if (Result<std::vector<api::GangMember>> decoded = api::DecodeGangPlacement(*record)) {
         members = std::move(*decoded);
+        unfinished.recorder = ref;
       }
     }
     std::map<std::string, const api::GangMember*> by_pod;
     for (const api::GangMember& member : members) by_pod[member.pod] = &member;
-    UnfinishedBind unfinished;
     for (const cluster::ObjectRef& ref : waiting[name]) {
       auto member = by_pod.find(pod_of(ref)->metadata.name);
       if (member != by_pod.end()) unfinished.unbound.emplace_back(ref, *member->second);
@@ -358,9 +359,9 @@ ClusterView ReadClusterView(const cluster::Cache& cache, const ClusterViewOption
                            const std::string& pod_name) {
     auto node = node_index.find(node_name);
     if (node == node_index.end()) return;  // its node is gone, and with it the capacity
-    Result<sched::PodSet> pod_set = ConvertPodSet(pod_name, 1, shape.spec.resources,
-                                                  shape.spec.gpu_selector, shape.spec.tolerations,
-                                                  "spec.resources");
+    Result<sched::PodSet> pod_set =
+        ConvertPodSet(pod_name, 1, shape.spec.resources, shape.spec.gpu_selector,
+                      shape.spec.tolerations, "spec.resources");
     if (!pod_set) return;  // what it holds is described by its assignment alone
     sched::PodPlacement placement;
     placement.pod_set = static_cast<int>(running.workload.pod_sets.size());
@@ -376,10 +377,9 @@ ClusterView ReadClusterView(const cluster::Cache& cache, const ClusterViewOption
     const api::Job& job = *ref->As<api::Job>();
     if (job.status.Terminal() || !job.status.placement) continue;
     std::set<int64_t> present;
-    for (const cluster::ObjectRef& pod_ref :
-         cache.Indexed(cluster::kPodsByOwner,
-                       cluster::OwnerIndexValue("Job", job.metadata.namespace_name,
-                                                job.metadata.name))) {
+    for (const cluster::ObjectRef& pod_ref : cache.Indexed(
+             cluster::kPodsByOwner,
+             cluster::OwnerIndexValue("Job", job.metadata.namespace_name, job.metadata.name))) {
       const api::Pod* pod = pod_of(pod_ref);
       if (pod != nullptr && PodJobRun(*pod) == job.status.placement->run) {
         present.insert(pod->spec.owner.rank);
@@ -408,8 +408,8 @@ ClusterView ReadClusterView(const cluster::Cache& cache, const ClusterViewOption
     running.workload.queue = ResolveQueue(quota, ns, queue_name);
     running.workload.priority = static_cast<int>(
         group.empty() ? job_value->spec.priority : pod_of(group.front())->spec.priority);
-    TimePoint started = group.empty() ? job->second->raw.creation_timestamp
-                                      : group.front()->raw.creation_timestamp;
+    TimePoint started =
+        group.empty() ? job->second->raw.creation_timestamp : group.front()->raw.creation_timestamp;
     std::optional<TimePoint> checkpoint;
     for (const cluster::ObjectRef& ref : group) {
       const api::Pod& p = *pod_of(ref);
@@ -449,8 +449,8 @@ ClusterView ReadClusterView(const cluster::Cache& cache, const ClusterViewOption
       if (std::optional<TimePoint> t = ParseRfc3339(status.last_checkpoint_time)) checkpoint = t;
       running.times_preempted = static_cast<int>(status.preemption_count);
       auto reclaimable = job_value->metadata.annotations.find(api::kReclaimableAnnotation);
-      running.reclaimable = reclaimable != job_value->metadata.annotations.end() &&
-                            reclaimable->second == "true";
+      running.reclaimable =
+          reclaimable != job_value->metadata.annotations.end() && reclaimable->second == "true";
       objects.job = job->second;
     }
     running.workload.submitted = started;

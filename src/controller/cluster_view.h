@@ -40,7 +40,9 @@ struct UnfinishedBind {
   // A Job whose placement names ranks that have no pod: create them.
   cluster::ObjectRef job;
   std::vector<api::JobPodAssignment> missing;
-  // A gang whose record names members not yet bound: bind them as it says.
+  // A gang whose record names members not yet bound: bind them as it says, with what the
+  // member that carries the record was bound with (flavor, leader address, bind time).
+  cluster::ObjectRef recorder;
   std::vector<std::pair<cluster::ObjectRef, api::GangMember>> unbound;
 };
 

@@ -134,7 +134,8 @@ void TestCluster::AdvanceWithHeartbeats(Duration d) {
 }
 
 std::vector<api::Pod> TestCluster::Pods() const {
-  Result<std::vector<cluster::Stored<api::Pod>>> pods = cluster::ListStored<api::Pod>(*store, "Pod");
+  Result<std::vector<cluster::Stored<api::Pod>>> pods =
+      cluster::ListStored<api::Pod>(*store, "Pod");
   EXPECT_TRUE(pods.has_value());
   std::vector<api::Pod> out;
   if (pods) {
@@ -174,7 +175,8 @@ api::Pod TestCluster::Pod(const std::string& name, const std::string& namespace_
 }
 
 std::vector<api::Event> TestCluster::Events() const {
-  Result<std::vector<cluster::Stored<api::Event>>> events = cluster::ListStored<api::Event>(*store, "Event");
+  Result<std::vector<cluster::Stored<api::Event>>> events =
+      cluster::ListStored<api::Event>(*store, "Event");
   EXPECT_TRUE(events.has_value());
   std::vector<api::Event> out;
   if (events) {

@@ -16,9 +16,9 @@
 namespace strata::controller::testing {
 
 // A control plane in memory for the controller tests: a memory store and its cache, a
-// FakeClock, the scheduler adapter, the job controller and the node controller, plus the node agent's side of
-// the contract done by hand (start bound pods, stop pods marked for stopping, report exits).
-// Single-threaded, like the loops.
+// FakeClock, the scheduler adapter, the job controller and the node controller, plus the node
+// agent's side of the contract done by hand (start bound pods, stop pods marked for stopping,
+// report exits). Single-threaded, like the loops.
 class TestCluster {
  public:
   TestCluster();
@@ -50,8 +50,7 @@ class TestCluster {
   // Pods of job `name` in `namespace_name`.
   std::vector<api::Pod> JobPods(const std::string& name,
                                 const std::string& namespace_name = "default") const;
-  api::JobStatus Job(const std::string& name,
-                     const std::string& namespace_name = "default") const;
+  api::JobStatus Job(const std::string& name, const std::string& namespace_name = "default") const;
   api::Pod Pod(const std::string& name, const std::string& namespace_name = "default") const;
   std::vector<api::Event> Events() const;
   // GPUs (whole or shared) held by non-terminal bound pods.

@@ -19,7 +19,8 @@ Status EventRecorder::Record(const EventSubject& subject, std::string_view type,
       subject.namespace_name.empty() ? std::string("default") : subject.namespace_name;
   store::ObjectKey key{"Event", namespace_name, fmt::format("{}.{:016x}", subject.name, digest)};
   const TimePoint now = clock_.Now();
-  if (auto memo = written_.find(key); memo != written_.end() && now - memo->second < repeat_interval_) {
+  if (auto memo = written_.find(key);
+      memo != written_.end() && now - memo->second < repeat_interval_) {
     return Status::Ok();
   }
   const std::string stamp = FormatRfc3339(now);

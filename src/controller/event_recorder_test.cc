@@ -17,7 +17,8 @@ class EventRecorderTest : public ::testing::Test {
     ASSERT_TRUE(recorded.ok()) << recorded.ToString();
   }
   std::vector<api::Event> Events() {
-    Result<std::vector<cluster::Stored<api::Event>>> events = cluster::ListStored<api::Event>(*store_, "Event");
+    Result<std::vector<cluster::Stored<api::Event>>> events =
+        cluster::ListStored<api::Event>(*store_, "Event");
     EXPECT_TRUE(events.has_value());
     std::vector<api::Event> out;
     for (auto& event : *events) out.push_back(event.value);

@@ -50,9 +50,9 @@ Status IdleReclaimLoop::RunOnce() {
       observe::JobGpuUses(observe::ClusterGpuSamples(**cluster, measured));
   Status first;
   for (const observe::IdleJob& idle : tracker_.Observe(uses, clock_.Now(), policy_of)) {
-    Status recorded =
-        events_.Record({"Job", idle.namespace_name, idle.job, ""}, "Warning",
-                       observe::kIdleEventReason, observe::DescribeIdleJob(idle, policy_of(idle.queue)));
+    Status recorded = events_.Record({"Job", idle.namespace_name, idle.job, ""}, "Warning",
+                                     observe::kIdleEventReason,
+                                     observe::DescribeIdleJob(idle, policy_of(idle.queue)));
     if (!recorded.ok() && first.ok()) first = recorded;
   }
   std::set<std::pair<std::string, std::string>> reclaimable;

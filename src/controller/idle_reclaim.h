@@ -5,14 +5,14 @@
 #include <set>
 #include <string>
 
+#include "cluster/cache.h"
 #include "common/clock.h"
 #include "controller/control_loop.h"
 #include "controller/event_recorder.h"
-#include "store/store.h"
 #include "observe/cluster_gpus.h"
 #include "observe/cluster_objects_cache.h"
-#include "cluster/cache.h"
 #include "observe/idle_gpus.h"
+#include "store/store.h"
 
 namespace strata::controller {
 

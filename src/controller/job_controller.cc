@@ -26,8 +26,7 @@ bool AnyStopped(const PodList& pods, std::string_view reason) {
 // A pod that failed on its own, not because a controller stopped it.
 const cluster::Stored<api::Pod>* FirstFailure(const PodList& pods) {
   for (const auto& pod : pods) {
-    if (pod.value.status.phase == api::PodPhase::kFailed &&
-        api::StopRequested(pod.value).empty()) {
+    if (pod.value.status.phase == api::PodPhase::kFailed && api::StopRequested(pod.value).empty()) {
       return &pod;
     }
   }
@@ -96,13 +95,14 @@ Status JobController::RunOnce() {
 }
 
 Status JobController::Reconcile(const store::ObjectKey& job_key) {
-  PodList pods = cluster::StoredOf<api::Pod>(cache_.Indexed(
-      cluster::kPodsByOwner,
-      cluster::OwnerIndexValue("Job", job_key.namespace_name, job_key.name)));
+  PodList pods = cluster::StoredOf<api::Pod>(
+      cache_.Indexed(cluster::kPodsByOwner,
+                     cluster::OwnerIndexValue("Job", job_key.namespace_name, job_key.name)));
   cluster::ObjectRef job = cache_.Get(job_key);
   if (job == nullptr) return RemoveOrphans(pods);
   std::optional<cluster::Stored<api::Job>> stored = cluster::StoredOf<api::Job>(job);
-  if (!stored) return job->error.ok() ? InternalError(job_key.Describe() + ": not a Job") : job->error;
+  if (!stored)
+    return job->error.ok() ? InternalError(job_key.Describe() + ": not a Job") : job->error;
   return ReconcileJob(*stored, pods);
 }
 
@@ -131,15 +131,13 @@ Status JobController::ReconcileJob(const cluster::Stored<api::Job>& job, const P
   const bool all_terminal = AllTerminal(pods);
   const cluster::Stored<api::Pod>* failure = FirstFailure(pods);
   const bool complete = !pods.empty() && static_cast<int64_t>(pods.size()) == spec.replicas;
-  const bool all_succeeded =
-      complete && std::all_of(pods.begin(), pods.end(), [](const auto& pod) {
-        return pod.value.status.phase == api::PodPhase::kSucceeded;
-      });
-  const bool all_running =
-      complete && std::all_of(pods.begin(), pods.end(), [](const auto& pod) {
-        return pod.value.status.phase == api::PodPhase::kRunning &&
-               api::StopRequested(pod.value).empty();
-      });
+  const bool all_succeeded = complete && std::all_of(pods.begin(), pods.end(), [](const auto& pod) {
+                               return pod.value.status.phase == api::PodPhase::kSucceeded;
+                             });
+  const bool all_running = complete && std::all_of(pods.begin(), pods.end(), [](const auto& pod) {
+                             return pod.value.status.phase == api::PodPhase::kRunning &&
+                                    api::StopRequested(pod.value).empty();
+                           });
   // What to do to the current run's pods once the status is written.
   std::string_view stop_reason;
   std::string stop_message;
@@ -224,10 +222,10 @@ Status JobController::ReconcileJob(const cluster::Stored<api::Job>& job, const P
     for (const auto& pod : all_pods) {
       if (api::PodTerminal(pod.value)) {
         const std::string stopped = api::StopRequested(pod.value);
-        const bool stopped_at_end = stopped == api::kStopJobFinished || stopped == api::kStopJobFailed;
+        const bool stopped_at_end =
+            stopped == api::kStopJobFinished || stopped == api::kStopJobFailed;
         if (spec.clean_pod_policy == "All" ||
-            (spec.clean_pod_policy == "Running" && stopped_at_end) ||
-            PodJobRun(pod.value) != run) {
+            (spec.clean_pod_policy == "Running" && stopped_at_end) || PodJobRun(pod.value) != run) {
           writer.Delete(pod);
         }
       } else {

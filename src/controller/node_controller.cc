@@ -49,11 +49,11 @@ Status NodeController::RunOnce() {
       }
       // First the node: once it is NotReady, every pass fails what is left on it.
       writer.Update(*stored, std::move(node));
-      writer.Event("Warning", "NodeNotReady",
-                   fmt::format("Node {} status is now: NodeNotReady (no heartbeat since {})", name,
-                               ready_now->last_heartbeat_time.empty()
-                                   ? "ever"
-                                   : ready_now->last_heartbeat_time));
+      writer.Event(
+          "Warning", "NodeNotReady",
+          fmt::format(
+              "Node {} status is now: NodeNotReady (no heartbeat since {})", name,
+              ready_now->last_heartbeat_time.empty() ? "ever" : ready_now->last_heartbeat_time));
     }
     if (Status status = writer.status(); !status.ok()) {
       if (first.ok()) first = status;
@@ -67,9 +67,9 @@ Status NodeController::RunOnce() {
       pod.status.reason = "NodeLost";
       pod.status.message =
           fmt::format("node {} is not ready: its processes are presumed lost", name);
-      ObjectWriter pod_writer(store_, events_,
-                              {"Pod", stored_pod.raw.key.namespace_name, stored_pod.raw.key.name,
-                               stored_pod.raw.uid});
+      ObjectWriter pod_writer(
+          store_, events_,
+          {"Pod", stored_pod.raw.key.namespace_name, stored_pod.raw.key.name, stored_pod.raw.uid});
       const std::string message = pod.status.message;
       pod_writer.Update(stored_pod, std::move(pod));
       pod_writer.Event("Warning", "NodeLost", message);

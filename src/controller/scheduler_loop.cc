@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "api/encode.h"
 #include "common/check.h"
 #include "controller/object_writer.h"
 #include "controller/training_pod.h"
@@ -30,6 +31,34 @@ void KeepFirstError(Status& first, const Status& status) {
 }
 
 const api::Pod& PodOf(const cluster::ObjectRef& ref) { return *ref->As<api::Pod>(); }
+
+// What of a pod or a job the scheduler reads (ReadClusterView), as text: what it asks for,
+// where it is bound and what it holds, whether it still holds it, and what prices preempting
+// it. Two states with the same fingerprint schedule alike.
+std::string SchedulingFingerprint(const api::Object& object) {
+  nlohmann::json encoded = api::EncodeObject(object);
+  nlohmann::json& spec = encoded["spec"];
+  spec.erase("template");
+  std::string out = spec.dump();
+  const std::map<std::string, std::string>& annotations = object.metadata().annotations;
+  for (const char* key :
+       {api::kFlavorAnnotation, api::kMasterAddrAnnotation, api::kMasterPortAnnotation,
+        api::kGangPlacementAnnotation, api::kLastCheckpointAnnotation, api::kGroupSizeAnnotation,
+        api::kJobRunAnnotation, api::kReclaimableAnnotation, api::kStopRequestedAnnotation}) {
+    auto value = annotations.find(key);
+    out += "|";
+    if (value != annotations.end()) out += value->second;
+  }
+  if (const api::Pod* pod = object.As<api::Pod>()) {
+    out += api::PodTerminal(*pod) ? "|terminal" : "|live";
+  } else if (const api::Job* job = object.As<api::Job>()) {
+    const api::JobStatus& status = job->status;
+    out += fmt::format("|{}|{}|{}|{}|{}", status.Terminal(), status.preemption_count,
+                       status.start_time, status.last_checkpoint_time, status.runs);
+    if (status.placement) out += encoded["status"]["placement"].dump();
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -60,7 +89,25 @@ Status SchedulerLoop::RunOnce() {
   const TimePoint now = clock_.Now();
   bool relevant = changes.resync || (waiting_ && now >= next_idle_cycle_);
   if (changes.resync) last_nodes_.clear();
+  if (changes.resync) last_seen_.clear();
   for (const cluster::Change& change : changes.changes) {
+    if (change.key.kind == "Pod" || change.key.kind == "Job") {
+      // What the agents write on a running pod (its phase going Running, start times, measured
+      // activity), the job controller's phase changes and the explanations this loop writes
+      // change nothing the scheduler reads.
+      if (!change.current || !change.current->object) {
+        last_seen_.erase(change.key);
+        relevant = true;
+        continue;
+      }
+      std::string seen = SchedulingFingerprint(*change.current->object);
+      auto [held, added] = last_seen_.try_emplace(change.key, seen);
+      if (added || held->second != seen) {
+        held->second = std::move(seen);
+        relevant = true;
+      }
+      continue;
+    }
     if (change.key.kind != "Node") {
       relevant = true;
       continue;
@@ -136,12 +183,20 @@ Status SchedulerLoop::Finish(const UnfinishedBind& bind, const ClusterView& view
     return writer.status();
   }
   Status first;
+  const api::Pod& recorder = PodOf(bind.recorder);
   for (const auto& [ref, member] : bind.unbound) {
     std::optional<cluster::Stored<api::Pod>> stored = cluster::StoredOf<api::Pod>(ref);
     STRATA_CHECK(stored.has_value());
     api::Pod pod = stored->value;
     pod.spec.node_name = member.node_name;
     pod.spec.assigned_gpus = member.gpus;
+    // What the whole gang was bound with, as the recording member carries it.
+    for (const char* key :
+         {api::kFlavorAnnotation, api::kLeaderAddressAnnotation, api::kBoundAtAnnotation}) {
+      if (const std::string* value = api::PodAnnotation(recorder, key)) {
+        pod.metadata.annotations[key] = *value;
+      }
+    }
     pod.status.reason.clear();
     pod.status.message.clear();
     ObjectWriter writer(store_, events_, SubjectOf(stored->raw));
@@ -217,8 +272,7 @@ Status SchedulerLoop::BindJob(ClusterView& view, const sched::Binding& binding,
   std::vector<std::string> node_names;
   for (const sched::PodPlacement& pod : binding.pods) {
     const std::string& node_name = NodeAt(view, pod.node).metadata.name;
-    placement.pods.push_back(
-        {pod.pod_index, node_name, AssignGpus(view, pod, job.spec.resources)});
+    placement.pods.push_back({pod.pod_index, node_name, AssignGpus(view, pod, job.spec.resources)});
     node_names.push_back(node_name);
   }
   std::sort(placement.pods.begin(), placement.pods.end(),
@@ -421,8 +475,7 @@ Status SchedulerLoop::WriteQueueStatuses(const ClusterView& view) {
     ++admitted[workload->second->queue];
   }
   for (const sched::Pending& waiting : last_decisions_.pending) {
-    if (auto workload = pending_by_name.find(waiting.workload);
-        workload != pending_by_name.end()) {
+    if (auto workload = pending_by_name.find(waiting.workload); workload != pending_by_name.end()) {
       ++pending[workload->second->queue];
     }
   }

@@ -96,6 +96,9 @@ class SchedulerLoop final : public ControlLoop {
   uint64_t cursor_ = 0;
   // What the scheduler saw of each node at the last cycle, so that a heartbeat is no change.
   std::map<std::string, scheduler::Node> last_nodes_;
+  // What the scheduler read of each pod and job at the last cycle (SchedulingFingerprint), so
+  // that an agent's report on a running pod is no change.
+  std::map<store::ObjectKey, std::string> last_seen_;
   TimePoint next_idle_cycle_{};
   bool waiting_ = false;  // the last cycle left workloads pending
   int64_t cycles_ = 0;

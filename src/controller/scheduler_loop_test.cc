@@ -4,9 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/torchrun_env.h"
 #include "controller/controller_test_support.h"
 #include "controller/training_pod.h"
-#include "api/torchrun_env.h"
 
 namespace strata::controller {
 namespace {

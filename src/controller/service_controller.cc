@@ -115,8 +115,8 @@ struct ServiceController::Pass {
   }
 };
 
-ServiceController::ServiceController(store::Store& store, cluster::Cache& cache,
-                                     const Clock& clock, ServiceControllerOptions options,
+ServiceController::ServiceController(store::Store& store, cluster::Cache& cache, const Clock& clock,
+                                     ServiceControllerOptions options,
                                      const ReplicaTraffic* traffic, ReplicaScaler* scaler)
     : store_(store),
       cache_(cache),
@@ -193,10 +193,10 @@ Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
   status.decisions = before.decisions;
   status.cold_start_seconds = before.cold_start_seconds;
   status.cold_starts_measured = before.cold_starts_measured;
-  Pass pass{ObjectWriter(store_, events_,
-                         {"Service", stored.raw.key.namespace_name, stored.raw.key.name,
-                          stored.raw.uid}),
-            now, options_, traffic_};
+  Pass pass{
+      ObjectWriter(store_, events_,
+                   {"Service", stored.raw.key.namespace_name, stored.raw.key.name, stored.raw.uid}),
+      now, options_, traffic_};
 
   // The cold start, measured over the replicas ready now.
   double cold_sum = 0;

@@ -1,10 +1,9 @@
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "api/service.h"
 #include "cluster/cache.h"

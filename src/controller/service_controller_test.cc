@@ -118,7 +118,8 @@ class ServiceControllerTest : public ::testing::Test {
     ASSERT_TRUE(objects.has_value()) << objects.error().ToString();
     Result<store::Object> current = cluster.store->Get({"Service", "default", "llm"});
     ASSERT_TRUE(current.has_value());
-    ASSERT_TRUE(cluster.store->Update(cluster::EncodeForStore(objects->front(), *current)).has_value());
+    ASSERT_TRUE(
+        cluster.store->Update(cluster::EncodeForStore(objects->front(), *current)).has_value());
   }
 
   std::vector<std::string> EventReasons() const {

@@ -7,14 +7,13 @@
 #include "api/annotations.h"
 #include "api/pod.h"
 #include "api/service.h"
-#include "common/clock.h"
 #include "cluster/stored_object.h"
+#include "common/clock.h"
 
 // How the service controller makes, groups and reads the pods of a Service's replicas, on top
 // of the pod contract with the node agent (node/pod_contract.h). Pure functions and plain
 // values; thread-safe.
 namespace strata::controller {
-
 
 // One replica of a service: the pods sharing one owner.replica index (one pod, or
 // nodesPerReplica pods when the replica spans nodes, rank 0 the leader).
@@ -23,7 +22,7 @@ struct Replica {
   std::string version;
   std::string template_hash;
   std::vector<cluster::Stored<api::Pod>> pods;  // by rank
-  int64_t group_size = 1;              // pods the replica should have
+  int64_t group_size = 1;                       // pods the replica should have
 
   // A pod carries kDrainingAnnotation: the gateway sends it nothing new.
   bool Draining() const;

@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 
-
 namespace strata::controller {
 
 std::string JobPodName(std::string_view job_name, int64_t rank) {

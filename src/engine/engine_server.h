@@ -13,8 +13,8 @@
 #include "engine/engine_model.h"
 #include "engine/openai_protocol.h"
 #include "engine/step_pacer.h"
-#include "net/http_server.h"
 #include "metrics/metrics.h"
+#include "net/http_server.h"
 
 namespace strata::engine {
 

@@ -70,7 +70,7 @@ metrics::Counter& LoopStats::Tokens(const RequestLabelIds& ids, bool completion)
 }
 
 metrics::Histogram& LoopStats::VersionHistogram(int family, metrics::HistogramFamily& metric,
-                                                  const RequestLabelIds& ids) {
+                                                const RequestLabelIds& ids) {
   return Find(
       histograms_, Key{family, VersionKey(ids), 0, 0}, [&]() -> auto& {
         return metric.WithPart({ModelName(ids), VersionName(ids)}, loop_);

@@ -60,7 +60,7 @@ class LoopStats {
   std::string TenantName(const RequestLabelIds& ids) const;
   // A histogram labelled by model and version, of `family` (which `metric` is).
   metrics::Histogram& VersionHistogram(int family, metrics::HistogramFamily& metric,
-                                         const RequestLabelIds& ids);
+                                       const RequestLabelIds& ids);
   template <typename Metric, typename Make>
   Metric& Find(std::unordered_map<Key, Metric*, KeyHash>& cache, const Key& key, Make make);
 

@@ -27,8 +27,8 @@
 #include "gateway/routing_table.h"
 #include "gateway/server.h"
 #include "gateway/token_quota.h"
-#include "net/http_response_parser.h"
 #include "metrics/metrics.h"
+#include "net/http_response_parser.h"
 
 namespace strata::gateway {
 

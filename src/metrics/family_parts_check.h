@@ -5,8 +5,9 @@
 
 #include "metrics/metrics.h"
 
-// A check for the renderers that take a FamilySelection (observe::RenderGpuMetrics, observe::RenderCostMetrics):
-// asking for one family gives exactly that family's part of the whole rendering. Test-only.
+// A check for the renderers that take a FamilySelection (observe::RenderGpuMetrics,
+// observe::RenderCostMetrics): asking for one family gives exactly that family's part of the whole
+// rendering. Test-only.
 
 namespace strata::metrics::testing {
 

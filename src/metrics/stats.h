@@ -42,28 +42,27 @@ inline std::string StatName(std::string_view component, std::string_view name) {
 #define STRATA_STATS_HISTOGRAM_MEMBER(name, help, buckets, ...) \
   ::strata::metrics::HistogramFamily& name;
 
-#define STRATA_STATS_COUNTER_INIT(name, help, ...)                                     \
+#define STRATA_STATS_COUNTER_INIT(name, help, ...)                                   \
   name(registry.AddCounter(::strata::metrics::StatName(component_name, #name), help, \
                            {__VA_ARGS__})),
-#define STRATA_STATS_GAUGE_INIT(name, help, ...)                                     \
-  name(registry.AddGauge(::strata::metrics::StatName(component_name, #name), help, \
-                         {__VA_ARGS__})),
-#define STRATA_STATS_HISTOGRAM_INIT(name, help, buckets, ...)                            \
+#define STRATA_STATS_GAUGE_INIT(name, help, ...) \
+  name(registry.AddGauge(::strata::metrics::StatName(component_name, #name), help, {__VA_ARGS__})),
+#define STRATA_STATS_HISTOGRAM_INIT(name, help, buckets, ...)                          \
   name(registry.AddHistogram(::strata::metrics::StatName(component_name, #name), help, \
                              {__VA_ARGS__}, buckets)),
 
 #define STRATA_STATS_FAMILY_NAME(name, ...) ::strata::metrics::StatName(component_name, #name),
 
-#define STRATA_DECLARE_STATS(StructName, ALL_STATS)                                      \
-  struct StructName {                                                                    \
+#define STRATA_DECLARE_STATS(StructName, ALL_STATS)                                    \
+  struct StructName {                                                                  \
     StructName(::strata::metrics::Registry& registry, std::string_view component_name) \
-        : ALL_STATS(STRATA_STATS_COUNTER_INIT, STRATA_STATS_GAUGE_INIT,                  \
-                    STRATA_STATS_HISTOGRAM_INIT) component(component_name) {}            \
-    static std::vector<std::string> FamilyNames(std::string_view component_name) {       \
-      return {ALL_STATS(STRATA_STATS_FAMILY_NAME, STRATA_STATS_FAMILY_NAME,              \
-                        STRATA_STATS_FAMILY_NAME)};                                      \
-    }                                                                                    \
-    ALL_STATS(STRATA_STATS_COUNTER_MEMBER, STRATA_STATS_GAUGE_MEMBER,                    \
-              STRATA_STATS_HISTOGRAM_MEMBER)                                             \
-    const std::string component;                                                         \
+        : ALL_STATS(STRATA_STATS_COUNTER_INIT, STRATA_STATS_GAUGE_INIT,                \
+                    STRATA_STATS_HISTOGRAM_INIT) component(component_name) {}          \
+    static std::vector<std::string> FamilyNames(std::string_view component_name) {     \
+      return {ALL_STATS(STRATA_STATS_FAMILY_NAME, STRATA_STATS_FAMILY_NAME,            \
+                        STRATA_STATS_FAMILY_NAME)};                                    \
+    }                                                                                  \
+    ALL_STATS(STRATA_STATS_COUNTER_MEMBER, STRATA_STATS_GAUGE_MEMBER,                  \
+              STRATA_STATS_HISTOGRAM_MEMBER)                                           \
+    const std::string component;                                                       \
   }

@@ -1,7 +1,5 @@
 #include "node/node_agent.h"
 
-#include "cluster/indexes.h"
-
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -12,9 +10,10 @@
 
 #include "api/encode.h"
 #include "api/manifest.h"
-#include "node/engine_endpoint.h"
 #include "api/pod_contract.h"
 #include "api/torchrun_env.h"
+#include "cluster/indexes.h"
+#include "node/engine_endpoint.h"
 #include "observe/cluster_gpus.h"
 
 namespace strata::node {
@@ -181,8 +180,9 @@ void NodeAgent::ProbeReadiness(Pass& pass) {
   for (const auto& [raw, pod] : pass.pods) {
     Result<int> port = api::RecordedEnginePort(pod);
     if (!IsReplica(pod) || api::PodTerminal(pod) || !port || *port == 0) continue;
-    if (pod.spec.owner.rank != 0 || pod.status.phase != api::PodPhase::kRunning || known_.count(raw.uid) == 0 ||
-        api::PodAnnotation(pod, api::kReadyAtAnnotation) != nullptr || !api::StopRequested(pod).empty()) {
+    if (pod.spec.owner.rank != 0 || pod.status.phase != api::PodPhase::kRunning ||
+        known_.count(raw.uid) == 0 || api::PodAnnotation(pod, api::kReadyAtAnnotation) != nullptr ||
+        !api::StopRequested(pod).empty()) {
       continue;
     }
     leaders.emplace(*port, raw.uid);
@@ -351,8 +351,9 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
     Result<CheckpointWatcher*> watcher = WatchCheckpoints(training.checkpoint_dir);
     if (!watcher) return Err(watcher.error());
   } else {
-    ASSIGN_OR_RETURN(api::Environment env, TemplateEnvironment(options_.base_env, pod.spec.template_.env,
-                                                          api::IsReservedEnvName));
+    ASSIGN_OR_RETURN(
+        api::Environment env,
+        TemplateEnvironment(options_.base_env, pod.spec.template_.env, api::IsReservedEnvName));
     for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
       spec.gpu_indices.push_back(static_cast<int>(gpu.index));
     }
@@ -435,8 +436,7 @@ void NodeAgent::ReportGpuActivity(Pass& pass, const std::string& uid, const api:
   const std::string* recorded = api::PodAnnotation(pod, api::kGpuActivityAnnotation);
   if (GpuActivityWorthRecording(
           recorded != nullptr ? observe::ParseGpuActivity(*recorded) : std::nullopt, *share)) {
-    after.metadata.annotations[api::kGpuActivityAnnotation] =
-        observe::FormatGpuActivity(*share);
+    after.metadata.annotations[api::kGpuActivityAnnotation] = observe::FormatGpuActivity(*share);
   }
 }
 

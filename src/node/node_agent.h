@@ -61,8 +61,10 @@ api::Environment DefaultBaseEnvironment();
 //    group's leader) in a write of its own before the engine starts, so that a restarted agent
 //    reuses it; the node address is api::NodeAddress of the pod's Node;
 //  - probes the engine of each running replica leader that is not ready yet (GET /health on
-//    its port, readiness_timeout, all at once) and records the first 200 as api::kReadyAtAnnotation;
-//  - stops a pod marked for stopping (api::kStopRequestedAnnotation), and one deleted from the store:
+//    its port, readiness_timeout, all at once) and records the first 200 as
+//    api::kReadyAtAnnotation;
+//  - stops a pod marked for stopping (api::kStopRequestedAnnotation), and one deleted from the
+//  store:
 //    SIGTERM, stop_grace, SIGKILL, every pod being stopped at once;
 //  - writes each pod's status when it changes, in one conditional write per pod (its
 //    resourceVersion): phase Running once started, Succeeded when every process exited 0,
@@ -122,8 +124,8 @@ class NodeAgent {
 
   Status Reconcile(Pass& pass, const store::Object& raw, const api::Pod& pod);
   // What the runtime starts for the pod (and the watch on its checkpoint dir); what the pod
-  // says about it goes on `after` (api::kEngineAnnotation). InvalidArgument naming the field when the
-  // pod cannot run.
+  // says about it goes on `after` (api::kEngineAnnotation). InvalidArgument naming the field when
+  // the pod cannot run.
   Result<PodSpec> BuildPodSpec(Pass& pass, const store::Object& raw, const api::Pod& pod,
                                api::Pod& after);
   // A replica pod's engine process (see BuildPodSpec).

@@ -12,6 +12,7 @@
 #include "api/encode.h"
 #include "api/manifest.h"
 #include "api/pod_contract.h"
+#include "cluster/indexes.h"
 #include "node/process_runtime.h"
 #include "node/test_support.h"
 #include "observe/cluster_gpus.h"
@@ -56,7 +57,7 @@ api::Pod TrainingShellPod(const std::string& job, int node_rank, int procs,
 }
 
 // Pod `name`: rank `rank` of replica 0 of Service "chat", in a group of `group_size`, on node-a.
-api::Pod api::ReplicaPod(const std::string& name, int rank, int group_size,
+api::Pod ReplicaPod(const std::string& name, int rank, int group_size,
                     std::vector<std::string> command) {
   api::Pod pod = ShellPod(name, "node-a", "");
   pod.spec.template_.command = std::move(command);
@@ -109,7 +110,8 @@ class NodeAgentTest : public ::testing::Test {
     agent_options.base_env = DefaultBaseEnvironment();
     agent_options.api_url = "http://127.0.0.1:7070";
     agent_options.engine_sim = std::move(engine_sim);
-    agent_ = std::make_unique<NodeAgent>(*store_, *runtime_, clock_, agent_options);
+    cache_ = std::make_unique<cluster::Cache>(*store_, cluster::NodeAgentCacheOptions());
+    agent_ = std::make_unique<NodeAgent>(*store_, *cache_, *runtime_, clock_, agent_options);
   }
 
   store::Object Create(const api::Pod& pod) {
@@ -183,6 +185,7 @@ class NodeAgentTest : public ::testing::Test {
   TempDir data_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<ProcessRuntime> runtime_;
+  std::unique_ptr<cluster::Cache> cache_;
   std::unique_ptr<NodeAgent> agent_;
   std::mutex exits_mu_;
   std::condition_variable exited_;
@@ -193,12 +196,12 @@ TEST_F(NodeAgentTest, RunsAPodToSuccessAndReportsItsTimes) {
   store::Object created = Create(ShellPod("ok", "node-a", "exit 0"));
   RunPass();
   api::Pod running = Get("ok");
-  EXPECT_EQ(running.status.phase, "Running");
+  EXPECT_EQ(running.status.phase, api::PodPhase::kRunning);
   EXPECT_EQ(running.metadata.annotations[api::kStartedAtAnnotation], FormatRfc3339(clock_.Now()));
 
   clock_.Advance(std::chrono::seconds(7));
   api::Pod done = RunUntilTerminal(created);
-  EXPECT_EQ(done.status.phase, "Succeeded");
+  EXPECT_EQ(done.status.phase, api::PodPhase::kSucceeded);
   EXPECT_EQ(done.status.exit_code, 0);
   EXPECT_EQ(done.metadata.annotations[api::kFinishedAtAnnotation], FormatRfc3339(clock_.Now()));
 }
@@ -214,8 +217,7 @@ TEST_F(NodeAgentTest, RecordsHowBusyAPodKeepsItsSimulatedGpusAndWritesOnlyWhenIt
   }
   RunPass();  // starts them
   RunPass();  // begins the first window
-  EXPECT_EQ(Get("sleeper-node-a").metadata.annotations.count(api::kGpuActivityAnnotation),
-            0u);
+  EXPECT_EQ(Get("sleeper-node-a").metadata.annotations.count(api::kGpuActivityAnnotation), 0u);
   clock_.Advance(std::chrono::seconds(30));
   RunPass();
   EXPECT_EQ(Get("sleeper-node-a").metadata.annotations[api::kGpuActivityAnnotation], "0.00");
@@ -228,15 +230,14 @@ TEST_F(NodeAgentTest, RecordsHowBusyAPodKeepsItsSimulatedGpusAndWritesOnlyWhenIt
   ASSERT_TRUE(later.has_value());
   EXPECT_EQ(later->resource_version, recorded->resource_version);
   // Real GPUs report their own utilisation.
-  EXPECT_EQ(Get("sleeper-node-b").metadata.annotations.count(api::kGpuActivityAnnotation),
-            0u);
+  EXPECT_EQ(Get("sleeper-node-b").metadata.annotations.count(api::kGpuActivityAnnotation), 0u);
   agent_->StopEverything();
 }
 
 TEST_F(NodeAgentTest, AFailingProcessFailsThePodWithItsExitCode) {
   store::Object created = Create(ShellPod("bad", "node-b", "exit 3"));
   api::Pod done = RunUntilTerminal(created);
-  EXPECT_EQ(done.status.phase, "Failed");
+  EXPECT_EQ(done.status.phase, api::PodPhase::kFailed);
   EXPECT_EQ(done.status.exit_code, 3);
   EXPECT_EQ(done.status.reason, "Error");
   EXPECT_EQ(done.status.message, "main exited with code 3");
@@ -245,7 +246,7 @@ TEST_F(NodeAgentTest, AFailingProcessFailsThePodWithItsExitCode) {
 TEST_F(NodeAgentTest, LeavesOtherNodesPodsAlone) {
   Create(ShellPod("elsewhere", "node-z", "exit 0"));
   RunPass();
-  EXPECT_EQ(Get("elsewhere").status.phase, "Pending");
+  EXPECT_EQ(Get("elsewhere").status.phase, api::PodPhase::kPending);
 }
 
 TEST_F(NodeAgentTest, APodThatCannotRunFailsWithTheReason) {
@@ -254,7 +255,7 @@ TEST_F(NodeAgentTest, APodThatCannotRunFailsWithTheReason) {
   Create(pod);
   RunPass();
   api::Pod failed = Get("nothing");
-  EXPECT_EQ(failed.status.phase, "Failed");
+  EXPECT_EQ(failed.status.phase, api::PodPhase::kFailed);
   EXPECT_EQ(failed.status.reason, "StartError");
   EXPECT_THAT(failed.status.message, HasSubstr("/nonexistent/strata-test-program"));
 }
@@ -268,7 +269,7 @@ TEST_F(NodeAgentTest, TrainingWorkersGetTorchrunsEnvironmentAndTheirGpus) {
       "$TORCHELASTIC_RESTART_COUNT $CUDA_VISIBLE_DEVICES $STRATA_CHECKPOINT_DIR\" > " +
           out + "/$RANK; echo \"$STRATA_CHECKPOINT_URL\" > " + out + "/url-$RANK"));
   api::Pod done = RunUntilTerminal(created);
-  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
+  ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
   std::string checkpoints = data_.path() + "/checkpoints/default/train";
   EXPECT_EQ(ReadFileOrEmpty(out + "/2"), "2 0 4 127.0.0.1:29500 1 2,5 " + checkpoints + "\n");
   EXPECT_EQ(ReadFileOrEmpty(out + "/3"), "3 1 4 127.0.0.1:29500 1 2,5 " + checkpoints + "\n");
@@ -280,7 +281,7 @@ TEST_F(NodeAgentTest, OneWorkerFailingStopsThePodsOthers) {
   store::Object created = Create(TrainingShellPod(
       "train", 0, 2, "if [ \"$LOCAL_RANK\" = 1 ]; then exit 4; fi; exec sleep 60"));
   api::Pod done = RunUntilTerminal(created);
-  EXPECT_EQ(done.status.phase, "Failed");
+  EXPECT_EQ(done.status.phase, api::PodPhase::kFailed);
   EXPECT_EQ(done.status.exit_code, 4);
   EXPECT_EQ(done.status.message, "rank-1 exited with code 4");
 }
@@ -288,12 +289,12 @@ TEST_F(NodeAgentTest, OneWorkerFailingStopsThePodsOthers) {
 TEST_F(NodeAgentTest, AStopRequestEndsTheProcessesWithTheReason) {
   store::Object created = Create(ShellPod("victim", "node-a", "exec sleep 60"));
   RunPass();
-  ASSERT_EQ(Get("victim").status.phase, "Running");
+  ASSERT_EQ(Get("victim").status.phase, api::PodPhase::kRunning);
   Annotate("victim", api::kStopRequestedAnnotation, std::string(api::kStopPreempted));
   Annotate("victim", api::kStopMessageAnnotation, "preempted by team-b/big");
   RunPass();
   api::Pod stopped = Get("victim");
-  EXPECT_EQ(stopped.status.phase, "Failed");
+  EXPECT_EQ(stopped.status.phase, api::PodPhase::kFailed);
   EXPECT_EQ(stopped.status.reason, api::kStopPreempted);
   EXPECT_EQ(stopped.status.message,
             "preempted by team-b/big; main was killed by signal 15 (SIGTERM)");
@@ -327,16 +328,16 @@ TEST_F(NodeAgentTest, ARestartedAgentAdoptsLiveProcessesAndReportsLostOnes) {
 
   NewAgent();
   RunPass();
-  EXPECT_EQ(Get("live").status.phase, "Running");
-  EXPECT_EQ(Get("ended").status.phase, "Succeeded");
+  EXPECT_EQ(Get("live").status.phase, api::PodPhase::kRunning);
+  EXPECT_EQ(Get("ended").status.phase, api::PodPhase::kSucceeded);
   api::Pod lost = Get("orphan");
-  EXPECT_EQ(lost.status.phase, "Failed");
+  EXPECT_EQ(lost.status.phase, api::PodPhase::kFailed);
   EXPECT_EQ(lost.status.reason, "ProcessesLost");
 
   // The adopted pod is supervised: a stop request ends it.
   Annotate("live", api::kStopRequestedAnnotation, std::string(api::kStopJobDeleted));
   RunPass();
-  EXPECT_EQ(Get("live").status.phase, "Failed");
+  EXPECT_EQ(Get("live").status.phase, api::PodPhase::kFailed);
 }
 
 TEST_F(NodeAgentTest, ReportsTheLastCheckpointOfTheJob) {
@@ -365,7 +366,7 @@ TEST_F(NodeAgentTest, ReportsTheLastCheckpointOfTheJob) {
 TEST_F(NodeAgentTest, AReplicaWorkerGetsItsPortGroupAndMemoryShareButNoEndpoint) {
   CreateNode();
   std::string out = data_.File("env");
-  api::Pod pod = api::ReplicaPod(
+  api::Pod pod = ReplicaPod(
       "chat-0-1", 1, 2,
       {"sh", "-c",
        "echo \"$1 $STRATA_PORT $PORT $LWS_LEADER_ADDRESS $LWS_GROUP_SIZE $LWS_WORKER_INDEX "
@@ -374,11 +375,12 @@ TEST_F(NodeAgentTest, AReplicaWorkerGetsItsPortGroupAndMemoryShareButNoEndpoint)
        "sh", "$(STRATA_PORT)"});
   ShareGpu0(pod, "20Gi");
   api::Pod done = RunUntilTerminal(Create(pod));
-  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
+  ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
   const std::string port = done.metadata.annotations[api::kEnginePortAnnotation];
   ASSERT_FALSE(port.empty());
   EXPECT_EQ(ReadFileOrEmpty(out), fmt::format("{0} {0} {0} 10.0.0.9 2 1 0.25 0\n", port));
-  EXPECT_EQ(done.metadata.annotations.count(api::kEndpointAnnotation), 0u) << "workers get no endpoint";
+  EXPECT_EQ(done.metadata.annotations.count(api::kEndpointAnnotation), 0u)
+      << "workers get no endpoint";
   EXPECT_EQ(done.metadata.annotations.count(api::kReadyAtAnnotation), 0u);
 }
 
@@ -386,10 +388,10 @@ TEST_F(NodeAgentTest, VllmGetsThePortAndItsGpuMemoryUtilization) {
   CreateNode();
   std::string vllm = data_.File("vllm");  // a stand-in named like the real one
   WriteArgsScript(vllm, data_.File("args"));
-  api::Pod pod = api::ReplicaPod("chat-0-0", 0, 1, {vllm, "serve", "meta-llama/Llama-3.1-8B"});
+  api::Pod pod = ReplicaPod("chat-0-0", 0, 1, {vllm, "serve", "meta-llama/Llama-3.1-8B"});
   ShareGpu0(pod, "40Gi");
   api::Pod done = RunUntilTerminal(Create(pod));
-  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
+  ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
   const std::string port = done.metadata.annotations[api::kEnginePortAnnotation];
   EXPECT_EQ(ReadFileOrEmpty(data_.File("args")), "serve\nmeta-llama/Llama-3.1-8B\n--port\n" + port +
                                                      "\n--gpu-memory-utilization=0.45\n");
@@ -418,10 +420,10 @@ with open(sys.argv[2], "w") as ready:
 httpd.serve_forever()
 )";
   store::Object created =
-      Create(api::ReplicaPod("chat-0-0", 0, 1, {"python3", "-c", server, go, up, "$(PORT)"}));
+      Create(ReplicaPod("chat-0-0", 0, 1, {"python3", "-c", server, go, up, "$(PORT)"}));
   RunPass();
   api::Pod started = Get("chat-0-0");
-  ASSERT_EQ(started.status.phase, "Running") << started.status.message;
+  ASSERT_EQ(started.status.phase, api::PodPhase::kRunning) << started.status.message;
   const std::string port = started.metadata.annotations[api::kEnginePortAnnotation];
   EXPECT_EQ(started.metadata.annotations[api::kEndpointAnnotation], "127.0.0.1:" + port);
   RunPass();  // nothing listens yet: the probe's connection is refused
@@ -441,25 +443,26 @@ httpd.serve_forever()
 TEST_F(NodeAgentTest, AReplicaStartsOnThePortRecordedBeforeARestart) {
   CreateNode();
   std::string out = data_.File("port");
-  api::Pod pod = api::ReplicaPod("chat-0-0", 0, 1, {"sh", "-c", "echo $PORT > " + out});
+  api::Pod pod = ReplicaPod("chat-0-0", 0, 1, {"sh", "-c", "echo $PORT > " + out});
   // What an agent killed between recording the port and starting the engine leaves behind.
   pod.metadata.annotations[api::kEnginePortAnnotation] = "45999";
   api::Pod done = RunUntilTerminal(Create(pod));
-  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
+  ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
   EXPECT_EQ(ReadFileOrEmpty(out), "45999\n");
 }
 
 TEST_F(NodeAgentTest, AnAdoptedReplicaKeepsItsPortAndEndpoint) {
   CreateNode();
   // sh takes the appended "--port N" as its $0 and $1.
-  store::Object created = Create(api::ReplicaPod("chat-0-0", 0, 1, {"sh", "-c", "exec sleep 60"}));
+  store::Object created = Create(ReplicaPod("chat-0-0", 0, 1, {"sh", "-c", "exec sleep 60"}));
   RunPass();
   api::Pod before = Get("chat-0-0");
-  ASSERT_EQ(before.status.phase, "Running") << before.status.message;
+  ASSERT_EQ(before.status.phase, api::PodPhase::kRunning) << before.status.message;
   NewAgent();  // as after kill -9 of the agent: its engine runs on
   RunPass();
   api::Pod after = Get("chat-0-0");
-  EXPECT_EQ(after.status.phase, "Running") << after.status.reason << ": " << after.status.message;
+  EXPECT_EQ(after.status.phase, api::PodPhase::kRunning)
+      << after.status.reason << ": " << after.status.message;
   EXPECT_EQ(after.metadata.annotations[api::kEnginePortAnnotation],
             before.metadata.annotations[api::kEnginePortAnnotation]);
   EXPECT_EQ(after.metadata.annotations[api::kEndpointAnnotation],
@@ -477,8 +480,8 @@ TEST_F(NodeAgentTest, EngineSimStandsInForVllmOnSimulatedGpus) {
                                  .profile = "8b-h100",
                                  .time_scale = 1.0});
   api::Pod done = RunUntilTerminal(
-      Create(api::ReplicaPod("chat-0-0", 0, 1, {"vllm", "serve", "meta-llama/Llama-3.1-8B"})));
-  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
+      Create(ReplicaPod("chat-0-0", 0, 1, {"vllm", "serve", "meta-llama/Llama-3.1-8B"})));
+  ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
   EXPECT_EQ(ReadFileOrEmpty(data_.File("args")),
             "engine-sim\n--model\nllama-8b\n--port\n" +
                 done.metadata.annotations[api::kEnginePortAnnotation] +
@@ -491,7 +494,7 @@ TEST_F(NodeAgentTest, AReplicaThatCannotStartFailsNamingTheField) {
   CreateNode();
   // (A replica setting PORT, LWS_* or STRATA_* itself is refused by the API already:
   // testdata/manifests/bad.)
-  api::Pod leaderless = api::ReplicaPod("leaderless", 1, 2, {"sleep", "60"});
+  api::Pod leaderless = ReplicaPod("leaderless", 1, 2, {"sleep", "60"});
   leaderless.metadata.annotations.erase(api::kLeaderAddressAnnotation);
   Create(leaderless);
   RunPass();

@@ -58,7 +58,7 @@ std::string FormatDelay(Duration delay) {
 }
 
 Result<api::Environment> ReplicaEnvironment(const ReplicaLaunchInput& input,
-                                       const api::Environment& base_env) {
+                                            const api::Environment& base_env) {
   ASSIGN_OR_RETURN(api::Environment env,
                    TemplateEnvironment(base_env, input.user_env, IsReservedReplicaEnvName));
   const std::string port = std::to_string(input.port);
@@ -89,8 +89,8 @@ std::vector<std::string> EngineSimArgv(const ReplicaLaunchInput& input) {
 }  // namespace
 
 Result<api::Environment> TemplateEnvironment(const api::Environment& base,
-                                        const std::vector<api::EnvVar>& env,
-                                        bool (*reserved)(std::string_view name)) {
+                                             const std::vector<api::EnvVar>& env,
+                                             bool (*reserved)(std::string_view name)) {
   api::Environment out = base;
   for (size_t i = 0; i < env.size(); ++i) {
     if (reserved(env[i].name)) {

@@ -8,10 +8,10 @@
 
 #include "api/node.h"
 #include "api/pod.h"
-#include "common/clock.h"
-#include "common/status.h"
 #include "api/pod_contract.h"
 #include "api/torchrun_env.h"
+#include "common/clock.h"
+#include "common/status.h"
 
 // How the node agent starts the engine of one Service replica pod: its port, its environment
 // (KServe's and LeaderWorkerSet's contract, its GPU memory share), its command line
@@ -75,11 +75,11 @@ Result<ReplicaLaunch> BuildReplicaLaunch(const ReplicaLaunchInput& input,
 // ("spec.template.env[1].name \"PORT\" is reserved (strata sets it)") when `reserved` says
 // strata sets it.
 Result<api::Environment> TemplateEnvironment(const api::Environment& base,
-                                        const std::vector<api::EnvVar>& env,
-                                        bool (*reserved)(std::string_view name));
+                                             const std::vector<api::EnvVar>& env,
+                                             bool (*reserved)(std::string_view name));
 
-// The names strata sets in a replica's environment and users may not: api::IsReservedEnvName's, PORT
-// and LeaderWorkerSet's LWS_*.
+// The names strata sets in a replica's environment and users may not: api::IsReservedEnvName's,
+// PORT and LeaderWorkerSet's LWS_*.
 bool IsReservedReplicaEnvName(std::string_view name);
 
 // The share of its GPUs' memory a pod may use: for a fractional GPU with reserved memory, that

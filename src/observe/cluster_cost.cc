@@ -44,8 +44,9 @@ CostPods CostPodsOf(const ClusterObjects& cluster) {
         if (node_gpu.index == gpu.index) cost.gpu_model = node_gpu.model;
       }
     }
-    cost.start = AnnotationTime(pod, api::kBoundAtAnnotation)
-                     .value_or(AnnotationTime(pod, api::kStartedAtAnnotation).value_or(stored->created));
+    cost.start =
+        AnnotationTime(pod, api::kBoundAtAnnotation)
+            .value_or(AnnotationTime(pod, api::kStartedAtAnnotation).value_or(stored->created));
     if (!HoldsResources(pod)) {
       cost.end = AnnotationTime(pod, api::kFinishedAtAnnotation);
       if (!cost.end) {
@@ -65,29 +66,30 @@ void AddClusterMetrics(metrics::Registry& registry, std::shared_ptr<ClusterObjec
   std::vector<std::string> cost_families = CostMetricFamilies();
   std::vector<std::string> families = gpu_families;
   families.insert(families.end(), cost_families.begin(), cost_families.end());
-  registry.AddCollector(std::move(families), [cache, shared, gpu_families, cost_families](
-                                                 const metrics::FamilySelection& wanted, std::string& out) {
-    Result<std::shared_ptr<const ClusterObjects>> cluster = cache->Get();
-    if (!cluster) return;
-    if (wanted.IncludesAnyOf(gpu_families)) {
-      GpuReadingsByUuid measured =
-          shared->measured_gpus ? shared->measured_gpus() : GpuReadingsByUuid{};
-      RenderGpuMetrics(ClusterGpuSamples(**cluster, measured), out, wanted);
-    }
-    if (!wanted.IncludesAnyOf(cost_families)) return;
-    TimePoint now = shared->clock->Now();
-    std::map<std::string, double> tokens =
-        shared->service_tokens ? shared->service_tokens() : std::map<std::string, double>{};
-    CostPods pods = CostPodsOf(**cluster);
-    std::vector<CostReport> reports;
-    for (CostDimension dimension :
-         {CostDimension::kTeam, CostDimension::kProject, CostDimension::kQueue, CostDimension::kJob,
-          CostDimension::kService}) {
-      reports.push_back(ComputeCost(shared->prices, pods.pods, dimension, now - shared->cost_window,
-                                    now, tokens));
-    }
-    RenderCostMetrics(reports, out, wanted);
-  });
+  registry.AddCollector(
+      std::move(families), [cache, shared, gpu_families, cost_families](
+                               const metrics::FamilySelection& wanted, std::string& out) {
+        Result<std::shared_ptr<const ClusterObjects>> cluster = cache->Get();
+        if (!cluster) return;
+        if (wanted.IncludesAnyOf(gpu_families)) {
+          GpuReadingsByUuid measured =
+              shared->measured_gpus ? shared->measured_gpus() : GpuReadingsByUuid{};
+          RenderGpuMetrics(ClusterGpuSamples(**cluster, measured), out, wanted);
+        }
+        if (!wanted.IncludesAnyOf(cost_families)) return;
+        TimePoint now = shared->clock->Now();
+        std::map<std::string, double> tokens =
+            shared->service_tokens ? shared->service_tokens() : std::map<std::string, double>{};
+        CostPods pods = CostPodsOf(**cluster);
+        std::vector<CostReport> reports;
+        for (CostDimension dimension :
+             {CostDimension::kTeam, CostDimension::kProject, CostDimension::kQueue,
+              CostDimension::kJob, CostDimension::kService}) {
+          reports.push_back(ComputeCost(shared->prices, pods.pods, dimension,
+                                        now - shared->cost_window, now, tokens));
+        }
+        RenderCostMetrics(reports, out, wanted);
+      });
 }
 
 }  // namespace strata::observe

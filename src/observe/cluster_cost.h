@@ -9,17 +9,16 @@
 #include "api/annotations.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "metrics/metrics.h"
 #include "observe/cluster_gpus.h"
 #include "observe/cluster_objects_cache.h"
 #include "observe/cost.h"
-#include "metrics/metrics.h"
 
 // Cost and GPU figures of the whole cluster, computed from the store's objects at each request
 // or scrape: the bridge between the store's Pods and Nodes and the pure accounting in cost.h and
 // gpu_metrics.h.
 
 namespace strata::observe {
-
 
 struct CostPods {
   std::vector<CostPod> pods;

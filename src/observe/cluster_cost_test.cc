@@ -69,7 +69,8 @@ TEST(AddClusterMetricsTest, AScrapeRendersGpuAndCostFamiliesFromTheStore) {
   Result<std::vector<metrics::Sample>> parsed = metrics::ParsePrometheusText(page);
   ASSERT_TRUE(parsed) << parsed.error().ToString();
   int util_series = 0;
-  for (const metrics::Sample& sample : *parsed) util_series += sample.name == "DCGM_FI_DEV_GPU_UTIL";
+  for (const metrics::Sample& sample : *parsed)
+    util_series += sample.name == "DCGM_FI_DEV_GPU_UTIL";
   EXPECT_EQ(util_series, 16);
   EXPECT_THAT(page, HasSubstr("pod=\"train-0\",job=\"train\",service=\"\",queue=\"research\"} 92"));
   EXPECT_THAT(page, HasSubstr("strata_gpu_allocated_gpus{scope=\"cluster\",name=\"\"} 4.5\n"));

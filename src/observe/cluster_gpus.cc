@@ -21,8 +21,7 @@ void AddDecoded(const nlohmann::json& body, std::optional<TimePoint> created,
     cluster.nodes.push_back(std::make_shared<const api::Node>(*node));
   } else if (const api::Pod* pod = decoded ? decoded->As<api::Pod>() : nullptr) {
     TimePoint when =
-        created ? *created
-                : ParseRfc3339(pod->metadata.creation_timestamp).value_or(TimePoint{});
+        created ? *created : ParseRfc3339(pod->metadata.creation_timestamp).value_or(TimePoint{});
     cluster.pods.push_back(std::make_shared<const StoredPod>(StoredPod{*pod, when}));
   } else {
     ++cluster.undecodable;

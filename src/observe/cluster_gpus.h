@@ -22,7 +22,6 @@
 
 namespace strata::observe {
 
-
 // The annotation's text for `share` ("0.07"; two decimals, clamped to [0, 1]), and the share
 // that text holds: nullopt for anything but a number in [0, 1].
 std::string FormatGpuActivity(double share);

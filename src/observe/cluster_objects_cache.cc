@@ -4,6 +4,20 @@ namespace strata::observe {
 
 ClusterObjectsCache::ClusterObjectsCache(cluster::Cache& cache) : cache_(cache) {}
 
+namespace {
+
+std::unique_ptr<cluster::Cache> CacheOf(store::Store& store, size_t watch_buffer) {
+  cluster::CacheOptions options;
+  options.kinds = {"Node", "Pod", "Queue"};
+  options.watch_buffer = watch_buffer;
+  return std::make_unique<cluster::Cache>(store, std::move(options));
+}
+
+}  // namespace
+
+ClusterObjectsCache::ClusterObjectsCache(store::Store& store, size_t watch_buffer)
+    : owned_(CacheOf(store, watch_buffer)), cache_(*owned_) {}
+
 Result<std::shared_ptr<const ClusterObjects>> ClusterObjectsCache::Get() {
   if (Status synced = cache_.Sync(); !synced.ok()) return Err(synced);
   std::lock_guard lock(mutex_);

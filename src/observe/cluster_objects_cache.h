@@ -24,6 +24,9 @@ namespace strata::observe {
 class ClusterObjectsCache {
  public:
   explicit ClusterObjectsCache(cluster::Cache& cache);
+  // Over a cache of its own of `store`'s Nodes, Pods and Queues (for a reader with no control
+  // plane around it: a test, a benchmark). `store` must outlive it.
+  explicit ClusterObjectsCache(store::Store& store, size_t watch_buffer = 100000);
 
   ClusterObjectsCache(const ClusterObjectsCache&) = delete;
   ClusterObjectsCache& operator=(const ClusterObjectsCache&) = delete;
@@ -33,6 +36,9 @@ class ClusterObjectsCache {
   // the same object. On a failed Sync, returns its error; the next call tries again.
   Result<std::shared_ptr<const ClusterObjects>> Get();
 
+  // How many times the cache underneath listed a kind (cluster::Cache::lists).
+  int64_t lists() const { return cache_.lists(); }
+
  private:
   // One converted object: a node, a pod, a queue, or nothing (it did not decode).
   struct Converted {
@@ -41,6 +47,7 @@ class ClusterObjectsCache {
     std::optional<api::Queue> queue;
   };
 
+  std::unique_ptr<cluster::Cache> owned_;  // set by the store constructor
   cluster::Cache& cache_;
   std::mutex mutex_;  // guards the members below
   uint64_t cursor_ = 0;

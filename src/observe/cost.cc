@@ -252,11 +252,12 @@ void RenderCostMetrics(const std::vector<CostReport>& reports, std::string& out,
            "What current allocations cost per hour (requests x price), by dimension and group.");
     for (const CostReport& report : reports) {
       for (const CostLine& line : report.lines) {
-        AppendGauge(out, kHourlyRateFamily,
-                    fmt::format("by=\"{}\",name=\"{}\",currency=\"{}\"",
-                                CostDimensionName(report.dimension), metrics::EscapeLabelValue(line.name),
-                                metrics::EscapeLabelValue(report.currency)),
-                    line.hourly_rate);
+        AppendGauge(
+            out, kHourlyRateFamily,
+            fmt::format("by=\"{}\",name=\"{}\",currency=\"{}\"",
+                        CostDimensionName(report.dimension), metrics::EscapeLabelValue(line.name),
+                        metrics::EscapeLabelValue(report.currency)),
+            line.hourly_rate);
       }
     }
   }
@@ -272,7 +273,8 @@ void RenderCostMetrics(const std::vector<CostReport>& reports, std::string& out,
             out, kAccruedFamily,
             fmt::format("by=\"{}\",name=\"{}\",currency=\"{}\",window=\"{}s\"",
                         CostDimensionName(report.dimension), metrics::EscapeLabelValue(line.name),
-                        metrics::EscapeLabelValue(report.currency), metrics::FormatSampleValue(window_seconds)),
+                        metrics::EscapeLabelValue(report.currency),
+                        metrics::FormatSampleValue(window_seconds)),
             line.total);
       }
     }
@@ -284,10 +286,11 @@ void RenderCostMetrics(const std::vector<CostReport>& reports, std::string& out,
       if (report.dimension != CostDimension::kService) continue;
       for (const CostLine& line : report.lines) {
         if (!line.cost_per_million_tokens) continue;
-        AppendGauge(out, kPerMillionTokensFamily,
-                    fmt::format("service=\"{}\",currency=\"{}\"", metrics::EscapeLabelValue(line.name),
-                                metrics::EscapeLabelValue(report.currency)),
-                    *line.cost_per_million_tokens);
+        AppendGauge(
+            out, kPerMillionTokensFamily,
+            fmt::format("service=\"{}\",currency=\"{}\"", metrics::EscapeLabelValue(line.name),
+                        metrics::EscapeLabelValue(report.currency)),
+            *line.cost_per_million_tokens);
       }
     }
   }

@@ -229,12 +229,12 @@ TEST(CostReportToJsonTest, CarriesTheWindowAndEveryLine) {
 
 TEST(RenderCostMetricsTest, EachFamilyAloneIsItsPartOfTheWholeRendering) {
   const std::vector<CostReport> reports = TeamAndServiceReportsOverTwoHours();
-  EXPECT_EQ(
-      testing::FamilyPartsMismatch(CostMetricFamilies(),
-                                   [&reports](const metrics::FamilySelection& wanted, std::string& out) {
-                                     RenderCostMetrics(reports, out, wanted);
-                                   }),
-      "");
+  EXPECT_EQ(metrics::testing::FamilyPartsMismatch(
+                CostMetricFamilies(),
+                [&reports](const metrics::FamilySelection& wanted, std::string& out) {
+                  RenderCostMetrics(reports, out, wanted);
+                }),
+            "");
 }
 
 }  // namespace

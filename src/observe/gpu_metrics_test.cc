@@ -39,7 +39,7 @@ GpuSample MakeGpu(std::string host, int64_t index, std::vector<GpuHolder> holder
 }
 
 const metrics::Sample* Find(const std::vector<metrics::Sample>& samples, std::string_view name,
-                   std::string_view uuid) {
+                            std::string_view uuid) {
   for (const metrics::Sample& sample : samples) {
     const std::string* label = sample.Label("UUID");
     if (sample.name == name && label != nullptr && *label == uuid) return &sample;
@@ -240,12 +240,12 @@ TEST(RenderGpuMetricsTest, EachFamilyAloneIsItsPartOfTheWholeRendering) {
       MakeGpu("n0", 0, {RunningJobPod("a", 0.5, "research", "ml")}, 40),
       MakeGpu("n0", 1, {}, GpuReading::kUnknown),
   };
-  EXPECT_EQ(
-      testing::FamilyPartsMismatch(GpuMetricFamilies(),
-                                   [&samples](const metrics::FamilySelection& wanted, std::string& out) {
-                                     RenderGpuMetrics(samples, out, wanted);
-                                   }),
-      "");
+  EXPECT_EQ(metrics::testing::FamilyPartsMismatch(
+                GpuMetricFamilies(),
+                [&samples](const metrics::FamilySelection& wanted, std::string& out) {
+                  RenderGpuMetrics(samples, out, wanted);
+                }),
+            "");
 }
 
 }  // namespace

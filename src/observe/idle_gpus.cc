@@ -27,7 +27,8 @@ Result<double> ParseThreshold(const std::string& text) {
   value /= scale;
   if (number.empty() || error != std::errc() || end != number.data() + number.size() ||
       !std::isfinite(value) || value < 0 || value > 1) {
-    return Err(BadAnnotation(api::kIdleThresholdAnnotation, text, "a share in [0, 1] or a percentage"));
+    return Err(
+        BadAnnotation(api::kIdleThresholdAnnotation, text, "a share in [0, 1] or a percentage"));
   }
   return value;
 }
@@ -42,7 +43,8 @@ Result<IdlePolicy> ParseIdlePolicy(const std::map<std::string, std::string>& ann
   if (auto it = annotations.find(api::kIdleAfterAnnotation); it != annotations.end()) {
     Result<Duration> after = api::ParseDuration(it->second);
     if (!after || *after <= Duration::zero()) {
-      return Err(BadAnnotation(api::kIdleAfterAnnotation, it->second, "a positive duration (\"30m\")"));
+      return Err(
+          BadAnnotation(api::kIdleAfterAnnotation, it->second, "a positive duration (\"30m\")"));
     }
     policy.idle_after = *after;
   }

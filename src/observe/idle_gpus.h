@@ -17,7 +17,6 @@
 
 namespace strata::observe {
 
-
 struct IdlePolicy {
   double threshold = 0.30;
   Duration idle_after = std::chrono::minutes(30);

@@ -52,7 +52,8 @@ TEST(ParseIdlePolicyTest, BadValuesNameTheAnnotation) {
               HasSubstr("strata.dev/idle-threshold: \"150%\""));
   EXPECT_THAT(error(api::kIdleThresholdAnnotation, "low"), HasSubstr("idle-threshold"));
   EXPECT_THAT(error(api::kIdleThresholdAnnotation, ""), HasSubstr("idle-threshold"));
-  EXPECT_THAT(error(api::kIdleAfterAnnotation, "soon"), HasSubstr("strata.dev/idle-after: \"soon\""));
+  EXPECT_THAT(error(api::kIdleAfterAnnotation, "soon"),
+              HasSubstr("strata.dev/idle-after: \"soon\""));
   EXPECT_THAT(error(api::kIdleAfterAnnotation, "0s"), HasSubstr("positive"));
   EXPECT_THAT(error(api::kIdleReclaimAnnotation, "yes"), HasSubstr("strata.dev/idle-reclaim"));
 }

@@ -43,7 +43,7 @@ api::Pod BoundPod(std::string name, std::string node, std::vector<int64_t> gpus,
     gpu.share = Quantity::FromMilli(share_milli);
     pod.spec.assigned_gpus.push_back(gpu);
   }
-  pod.status.phase = std::move(phase);
+  pod.status.phase = api::ParsePodPhase(phase).value_or(api::PodPhase::kPending);
   return pod;
 }
 

@@ -7,8 +7,8 @@
 #include "api/node.h"
 #include "api/object.h"
 #include "api/pod.h"
-#include "store/store.h"
 #include "observe/cluster_gpus.h"
+#include "store/store.h"
 
 // Small clusters for the observe tests here and in tests/observe: Node and Pod objects as
 // node registration and the scheduler write them. Test-only; plain functions.

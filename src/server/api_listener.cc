@@ -2,8 +2,8 @@
 
 #include <atomic>
 
-#include "net/http_server.h"
 #include "api/api_status.h"
+#include "net/http_server.h"
 
 namespace strata::server {
 

@@ -2,7 +2,6 @@
 
 #include <cstddef>
 #include <memory>
-
 #include <mutex>
 
 #include "cluster/cache.h"
@@ -31,12 +30,12 @@ STRATA_DECLARE_STATS(PendingStats, STRATA_PENDING_STATS);
   GAUGE(by_phase, "Pods by phase (Pending, Running, Succeeded, Failed).", "phase")
 STRATA_DECLARE_STATS(PodStats, STRATA_POD_STATS);
 
-#define STRATA_STORE_STATE_STATS(COUNTER, GAUGE, HISTOGRAM)                                       \
-  GAUGE(objects, "Objects in the store, by kind.", "kind")                                        \
-  GAUGE(pods, "Pods by phase.", "phase")                                                          \
-  GAUGE(gpus, "GPUs of registered nodes, by whether a pod holds them.", "state")                  \
-  GAUGE(state_lists,                                                                              \
-        "Lists of the store behind the control plane's cache: one per kind, and one more each "   \
+#define STRATA_STORE_STATE_STATS(COUNTER, GAUGE, HISTOGRAM)                                     \
+  GAUGE(objects, "Objects in the store, by kind.", "kind")                                      \
+  GAUGE(pods, "Pods by phase.", "phase")                                                        \
+  GAUGE(gpus, "GPUs of registered nodes, by whether a pod holds them.", "state")                \
+  GAUGE(state_lists,                                                                            \
+        "Lists of the store behind the control plane's cache: one per kind, and one more each " \
         "time a kind's watch fell behind.")
 STRATA_DECLARE_STATS(StoreStateStats, STRATA_STORE_STATE_STATS);
 

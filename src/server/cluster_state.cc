@@ -11,7 +11,8 @@ namespace strata::server {
 namespace {
 
 constexpr std::array<api::PodPhase, 4> kPhases = {api::PodPhase::kPending, api::PodPhase::kRunning,
-                                                  api::PodPhase::kSucceeded, api::PodPhase::kFailed};
+                                                  api::PodPhase::kSucceeded,
+                                                  api::PodPhase::kFailed};
 
 // Adds `sign` to `counts[key]`, dropping the entry when it reaches zero.
 template <typename Key>
@@ -39,7 +40,8 @@ void ClusterStateTable::Clear() {
   contributions_.clear();
   queues_.clear();
   objects_by_kind_.clear();
-  for (const api::ResourceType& type : api::AllResourceTypes()) objects_by_kind_[std::string(type.kind)] = 0;
+  for (const api::ResourceType& type : api::AllResourceTypes())
+    objects_by_kind_[std::string(type.kind)] = 0;
   pods_by_phase_.clear();
   for (api::PodPhase phase : kPhases) pods_by_phase_[std::string(api::PodPhaseName(phase))] = 0;
   gpus_total_ = 0;
@@ -105,8 +107,8 @@ ClusterTotals ClusterStateTable::Totals() const {
   return ClusterTotals{objects_by_kind_, pods_by_phase_, gpus_total_, gpus_held_};
 }
 
-std::map<std::string, std::map<std::string, api::QueueResourceUsage>> ClusterStateTable::QueueUsages()
-    const {
+std::map<std::string, std::map<std::string, api::QueueResourceUsage>>
+ClusterStateTable::QueueUsages() const {
   std::map<std::string, std::map<std::string, api::QueueResourceUsage>> out;
   for (const auto& [name, queue] : queues_) out[name] = api::UsageByResource(queue);
   return out;

@@ -54,9 +54,8 @@ Result<std::shared_ptr<gateway::GatewayServer>> StartServing(
                                 });
   controller::ServiceControllerOptions controller_options;
   controller_options.drain_grace = std::chrono::seconds(options.drain_grace_seconds);
-  auto serving =
-      std::make_shared<ServingLoop>(plane.store(), plane.cache(), clock, *gateway,
-                                    plane.registry(), controller_options, tokens.get());
+  auto serving = std::make_shared<ServingLoop>(plane.store(), plane.cache(), clock, *gateway,
+                                               plane.registry(), controller_options, tokens.get());
   // Woken by Service and Pod changes, so a service applied is routable, and a replica that
   // became ready takes traffic, within milliseconds rather than at the next tick; the tick is
   // short because the autoscaler's signals move without any change in the store.
@@ -140,9 +139,9 @@ Result<RunningLoops> StartControlLoops(ControlPlane& plane, const std::string& d
                                                             clock, plane.gpu_readings());
   plane.AddLoop("idle reclaim", std::chrono::seconds(30), [idle] { return idle->RunOnce(); });
   out << "strata: scheduler, job and node controllers"
-      << (running.agent ? ", and a node agent for " + std::to_string(plane.node_names().size()) +
-                              " node(s)"
-                        : std::string())
+      << (running.agent
+              ? ", and a node agent for " + std::to_string(plane.node_names().size()) + " node(s)"
+              : std::string())
       << " running" << std::endl;
   ASSIGN_OR_RETURN(running.gateway, StartServing(plane, options, std::move(tokens), out));
   return running;

@@ -11,19 +11,19 @@
 #include <set>
 #include <thread>
 
+#include "api/pod_contract.h"
 #include "cluster/indexes.h"
+#include "metrics/metrics.h"
 #include "node/gpu_metrics.h"
 #include "node/nvml_inventory.h"
-#include "api/pod_contract.h"
 #include "node/simulated_inventory.h"
+#include "observe/cluster_cost.h"
 #include "server/api_listener.h"
 #include "server/cost_api.h"
 #include "server/dashboard_files.h"
 #include "server/node_registration.h"
 #include "server/rest_api.h"
 #include "store/sqlite_store.h"
-#include "observe/cluster_cost.h"
-#include "metrics/metrics.h"
 
 namespace strata::server {
 namespace {
@@ -261,10 +261,11 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   // The node runtime of `strata up` keeps pods' logs under the data dir.
   api_options.pod_logs_dir = options.data_dir + "/pods";
   api_options.version = options.version;
-  impl->cache =
-      std::make_unique<cluster::Cache>(*impl->store, cluster::ControlPlaneCacheOptions());
-  impl->api = std::make_unique<RestApi>(*impl->store, *impl->cache, impl->registry,
-                                        std::move(api_options));
+  impl->cache = std::make_unique<cluster::Cache>(*impl->store, cluster::ControlPlaneCacheOptions());
+  // Lists every kind now and starts their watches, so a loop is woken by the first change.
+  RETURN_IF_ERROR(impl->cache->Sync());
+  impl->api =
+      std::make_unique<RestApi>(*impl->store, *impl->cache, impl->registry, std::move(api_options));
   ApiListenerOptions listener_options;
   listener_options.host = host;
   listener_options.port = port;
@@ -332,9 +333,7 @@ const std::vector<std::string>& ControlPlane::node_names() const { return impl_-
 
 bool ControlPlane::simulated() const { return impl_->simulated; }
 
-const observe::GpuReadingSource& ControlPlane::gpu_readings() const {
-  return impl_->gpu_readings;
-}
+const observe::GpuReadingSource& ControlPlane::gpu_readings() const { return impl_->gpu_readings; }
 
 std::shared_ptr<observe::ClusterObjectsCache> ControlPlane::cluster_objects() const {
   return impl_->cluster_objects;

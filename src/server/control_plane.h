@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cache.h"
 #include "common/clock.h"
 #include "common/status.h"
-#include "cluster/cache.h"
-#include "store/store.h"
+#include "metrics/metrics.h"
 #include "observe/cluster_gpus.h"
 #include "observe/cluster_objects_cache.h"
-#include "metrics/metrics.h"
+#include "store/store.h"
 
 namespace strata::server {
 

@@ -1,9 +1,9 @@
 #include "server/cost_api.h"
 
-#include "api/duration.h"
 #include "api/api_status.h"
-#include "server/rest_api.h"
+#include "api/duration.h"
 #include "observe/cluster_cost.h"
+#include "server/rest_api.h"
 
 namespace strata::server {
 namespace {
@@ -47,8 +47,8 @@ std::optional<ApiReply> CostApi::Handle(const net::HttpRequest& request) const {
   if (path != kPath) return std::nullopt;
   if (request.method != "GET") {
     return JsonReply(HttpStatusFor(StatusCode::kUnimplemented),
-                     api::StatusObject(UnimplementedError("method " + request.method +
-                                                     " is not allowed on " + std::string(kPath))));
+                     api::StatusObject(UnimplementedError(
+                         "method " + request.method + " is not allowed on " + std::string(kPath))));
   }
   std::map<std::string, std::string> query = ParseQuery(request.target);
   auto by = query.find("by");

@@ -9,9 +9,9 @@
 
 #include "common/clock.h"
 #include "net/http_message.h"
-#include "server/api_listener.h"
 #include "observe/cluster_objects_cache.h"
 #include "observe/cost.h"
+#include "server/api_listener.h"
 
 namespace strata::server {
 

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
 #include "api/resource_catalog.h"
+#include "common/status.h"
 #include "store/store.h"
 
 namespace strata::server {

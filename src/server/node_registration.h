@@ -13,7 +13,6 @@
 
 namespace strata::server {
 
-
 // CPU and memory a node offers to pods.
 struct NodeCapacity {
   Quantity cpu;

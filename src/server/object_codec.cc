@@ -4,8 +4,8 @@
 
 #include "api/encode.h"
 #include "api/manifest.h"
-#include "common/yaml_json.h"
 #include "api/resource_catalog.h"
+#include "common/yaml_json.h"
 
 namespace strata::server {
 namespace {

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "api/api_status.h"
 #include "api/manifest.h"
 #include "api/pod_contract.h"
-#include "api/api_status.h"
 #include "server/list_pages.h"
 #include "server/object_codec.h"
 #include "server/rest_api.h"
@@ -319,13 +319,15 @@ Result<ApiReply> RestApi::Apply(const std::string& body, const Query& query) {
     const store::Object& object = objects[i];
     Result<std::string> action = ApplyObject(object, dry_run);
     if (!action) {
-      std::string done =
-          applied.empty() ? std::string("no document was applied")
-                          : fmt::format("documents applied before it: {}", fmt::join(applied, ", "));
-      return Err(action.error().WithPrefix(
-          fmt::format("document {} ({}), after {}", i + 1, object.key.Describe(), done)));
+      const std::string done = applied.empty()
+                                   ? std::string("no document was applied")
+                                   : fmt::format("applied before it: {}", fmt::join(applied, ", "));
+      return Err(Status(action.error().code(),
+                        fmt::format("document {} ({}): {}; {}", i + 1, object.key.Describe(),
+                                    action.error().message(), done)));
     }
-    if (*action != "unchanged") applied.push_back(fmt::format("{} {}", object.key.Describe(), *action));
+    if (*action != "unchanged")
+      applied.push_back(fmt::format("{} {}", object.key.Describe(), *action));
     results.push_back({{"kind", object.key.kind},
                        {"namespace", object.key.namespace_name},
                        {"name", object.key.name},

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "api/api_status.h"
+#include "cluster/indexes.h"
 
 namespace strata::server {
 namespace {
@@ -57,6 +58,16 @@ std::map<std::string, std::string> ParseQuery(std::string_view target) {
   }
   return query;
 }
+
+RestApi::RestApi(store::Store& store, metrics::Registry& registry, RestApiOptions options)
+    : owned_cache_(std::make_unique<cluster::Cache>(store, cluster::ControlPlaneCacheOptions())),
+      store_(store),
+      registry_(registry),
+      options_(std::move(options)),
+      node_access_(store, options_.join_tokens),
+      pod_logs_(store, options_.pod_logs_dir),
+      stats_(registry, "apiserver"),
+      cluster_metrics_(*owned_cache_, registry) {}
 
 RestApi::RestApi(store::Store& store, cluster::Cache& cache, metrics::Registry& registry,
                  RestApiOptions options)
@@ -216,9 +227,8 @@ net::HttpResponse RestApi::Metrics(const Query& query) {
     }
   }
   // An empty list (`?families=`) asks for every family, as no list does.
-  const metrics::FamilySelection wanted = families.empty()
-                                                ? metrics::FamilySelection()
-                                                : metrics::FamilySelection(std::move(families));
+  const metrics::FamilySelection wanted =
+      families.empty() ? metrics::FamilySelection() : metrics::FamilySelection(std::move(families));
   return net::HttpResponse::Text(200, "text/plain; version=0.0.4", registry_.RenderText(wanted));
 }
 

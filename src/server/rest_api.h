@@ -5,16 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "api/resource_catalog.h"
 #include "common/clock.h"
+#include "metrics/metrics.h"
+#include "metrics/stats.h"
 #include "net/http_message.h"
 #include "server/api_listener.h"
 #include "server/cluster_metrics.h"
 #include "server/node_access.h"
 #include "server/pod_logs.h"
-#include "api/resource_catalog.h"
 #include "store/store.h"
-#include "metrics/metrics.h"
-#include "metrics/stats.h"
 
 namespace strata::server {
 
@@ -62,6 +62,9 @@ class RestApi {
  public:
   RestApi(store::Store& store, cluster::Cache& cache, metrics::Registry& registry,
           RestApiOptions options);
+  // Over a cache of its own of `store` (for a RestApi with no control plane around it: a test,
+  // a benchmark).
+  RestApi(store::Store& store, metrics::Registry& registry, RestApiOptions options);
 
   // Answers one request. Never fails: errors are responses.
   ApiReply Handle(const net::HttpRequest& request);
@@ -98,6 +101,7 @@ class RestApi {
   // or "unchanged".
   Result<std::string> ApplyObject(const store::Object& object, bool dry_run);
 
+  std::unique_ptr<cluster::Cache> owned_cache_;  // set by the constructor without a cache
   store::Store& store_;
   metrics::Registry& registry_;
   RestApiOptions options_;

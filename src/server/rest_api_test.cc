@@ -73,7 +73,7 @@ class RestApiTest : public ::testing::Test {
 
   std::unique_ptr<client::ApiClient> Client(std::string token) {
     auto client = client::ApiClient::Create("http://127.0.0.1:" + std::to_string(listener_->port()),
-                                    std::move(token));
+                                            std::move(token));
     EXPECT_TRUE(client.has_value());
     return std::move(*client);
   }

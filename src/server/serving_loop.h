@@ -9,16 +9,16 @@
 #include "api/pod.h"
 #include "api/service.h"
 #include "autoscaler/autoscaler.h"
+#include "cluster/cache.h"
+#include "cluster/stored_object.h"
 #include "common/clock.h"
 #include "controller/control_loop.h"
 #include "controller/service_controller.h"
-#include "cluster/cache.h"
-#include "cluster/stored_object.h"
 #include "gateway/config.h"
 #include "gateway/server.h"
+#include "metrics/metrics.h"
 #include "server/service_token_ledger.h"
 #include "store/store.h"
-#include "metrics/metrics.h"
 
 namespace strata::server {
 

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "api/manifest.h"
-#include "autoscaler/windowed_policy.h"
 #include "api/pod_contract.h"
+#include "autoscaler/windowed_policy.h"
 
 namespace strata::server {
 namespace {
@@ -39,7 +39,7 @@ spec:
 // A replica pod of `version` with index `index`: its engine at port 9000+index, ready or not,
 // draining or not.
 cluster::Stored<api::Pod> ReplicaPod(const std::string& version, int index, bool ready,
-                                        bool draining = false) {
+                                     bool draining = false) {
   cluster::Stored<api::Pod> pod;
   api::Pod& p = pod.value;
   p.metadata.name = "chat-" + version + "-" + std::to_string(index);

@@ -4,10 +4,10 @@
 #include <string>
 
 #include "client/api_client.h"
+#include "metrics/metrics.h"
 #include "server/api_listener.h"
 #include "server/rest_api.h"
 #include "store/store.h"
-#include "metrics/metrics.h"
 
 namespace strata::server::testing {
 

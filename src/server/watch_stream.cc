@@ -53,7 +53,8 @@ std::string WatchStream::Read(bool* finished) {
         Status expired = ExpiredError(
             "the watch fell too far behind and its history is gone; list again and watch from "
             "the list's resourceVersion");
-        out += nlohmann::json{{"type", "ERROR"}, {"object", api::StatusObject(expired)}}.dump() + "\n";
+        out +=
+            nlohmann::json{{"type", "ERROR"}, {"object", api::StatusObject(expired)}}.dump() + "\n";
       }
       *finished = true;
       return out;

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "metrics/metrics.h"
 #include "server/api_listener.h"
 #include "store/store.h"
-#include "metrics/metrics.h"
 
 namespace strata::server {
 

@@ -50,7 +50,7 @@ class FaultInjectingStore final : public Store {
 
  private:
   Store& base_;
-  std::mutex mutex_;  // guards the fault below
+  std::mutex mutex_;     // guards the fault below
   int64_t fail_at_ = 0;  // absolute write number; 0: none armed
   Fault fault_ = Fault::kFail;
   std::function<void()> on_exit_;

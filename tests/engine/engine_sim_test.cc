@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "engine_sim_process.h"
-#include "net/http_client.h"
 #include "metrics/prometheus_text.h"
+#include "net/http_client.h"
 
 namespace strata {
 namespace {

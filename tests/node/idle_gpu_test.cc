@@ -11,10 +11,11 @@
 #include <map>
 
 #include "api/manifest.h"
+#include "cluster/indexes.h"
+#include "cluster/stored_object.h"
 #include "controller/idle_reclaim.h"
 #include "controller/job_controller.h"
 #include "controller/scheduler_loop.h"
-#include "cluster/stored_object.h"
 #include "node/node_agent.h"
 #include "node/process_runtime.h"
 #include "node/test_support.h"
@@ -97,8 +98,9 @@ class IdleGpuTest : public ::testing::Test {
     agent_options.stop_grace = 1s;
     agent_options.base_env = node::DefaultBaseEnvironment();
     agent_options.gpu_activity_window = 1s;
-    agent_ =
-        std::make_unique<node::NodeAgent>(*store_, *runtime_, RealClock::Instance(), agent_options);
+    cache_ = std::make_unique<cluster::Cache>(*store_, cluster::ControlPlaneCacheOptions());
+    agent_ = std::make_unique<node::NodeAgent>(*store_, *cache_, *runtime_, RealClock::Instance(),
+                                               agent_options);
   }
 
   void TearDown() override {
@@ -108,7 +110,8 @@ class IdleGpuTest : public ::testing::Test {
   // The busy share recorded on each job's pod, by job; a pod with none is left out.
   std::map<std::string, double> RecordedActivity() {
     std::map<std::string, double> activity;
-    Result<std::vector<cluster::Stored<api::Pod>>> pods = cluster::ListStored<api::Pod>(*store_, "Pod");
+    Result<std::vector<cluster::Stored<api::Pod>>> pods =
+        cluster::ListStored<api::Pod>(*store_, "Pod");
     EXPECT_TRUE(pods) << pods.error().ToString();
     if (!pods) return activity;
     for (const cluster::Stored<api::Pod>& pod : *pods) {
@@ -125,8 +128,8 @@ class IdleGpuTest : public ::testing::Test {
   // 20 %, the spinning one over 40 % (above the queue's 30 % threshold, with room for a loaded
   // machine). Returns what was last recorded.
   std::map<std::string, double> RunUntilMeasured() {
-    SchedulerLoop scheduler(*store_, RealClock::Instance());
-    JobController jobs(*store_, RealClock::Instance());
+    SchedulerLoop scheduler(*store_, *cache_, RealClock::Instance());
+    JobController jobs(*store_, *cache_, RealClock::Instance());
     std::map<std::string, double> activity;
     for (TimePoint deadline = RealClock::Instance().Now() + kMeasureTimeout;
          RealClock::Instance().Now() < deadline;) {
@@ -149,6 +152,7 @@ class IdleGpuTest : public ::testing::Test {
   node::testing::TempDir data_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<node::ProcessRuntime> runtime_;
+  std::unique_ptr<cluster::Cache> cache_;
   std::unique_ptr<node::NodeAgent> agent_;
 };
 
@@ -160,7 +164,7 @@ TEST_F(IdleGpuTest, ASleepingJobIsReportedIdleAndWarnedAndASpinningOneIsNot) {
   EXPECT_GT(activity["train"], 0.4);
 
   // The GPUs' readings (DCGM_FI_DEV_GPU_UTIL) and the jobs' busy shares follow.
-  auto cluster = std::make_shared<observe::ClusterObjectsCache>(*store_);
+  auto cluster = std::make_shared<observe::ClusterObjectsCache>(*cache_);
   Result<std::shared_ptr<const observe::ClusterObjects>> objects = cluster->Get();
   ASSERT_TRUE(objects) << objects.error().ToString();
   std::vector<observe::GpuSample> samples = observe::ClusterGpuSamples(**objects, {});
@@ -183,11 +187,12 @@ TEST_F(IdleGpuTest, ASleepingJobIsReportedIdleAndWarnedAndASpinningOneIsNot) {
 
   // Idle reclaim: under the threshold for the queue's ten minutes, the sleeping job is warned.
   FakeClock idle_clock;
-  IdleReclaimLoop idle(*store_, cluster, idle_clock);
+  IdleReclaimLoop idle(*store_, *cache_, cluster, idle_clock);
   ASSERT_TRUE(idle.RunOnce().ok());
   idle_clock.Advance(11min);
   ASSERT_TRUE(idle.RunOnce().ok());
-  Result<std::vector<cluster::Stored<api::Event>>> events = cluster::ListStored<api::Event>(*store_, "Event");
+  Result<std::vector<cluster::Stored<api::Event>>> events =
+      cluster::ListStored<api::Event>(*store_, "Event");
   ASSERT_TRUE(events) << events.error().ToString();
   std::map<std::string, int> warned;
   for (const cluster::Stored<api::Event>& event : *events) {

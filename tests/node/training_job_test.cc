@@ -11,11 +11,11 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "api/torchrun_env.h"
 #include "common/check.h"
 #include "node/checkpoint_watcher.h"
 #include "node/process_runtime.h"
 #include "node/test_support.h"
-#include "api/torchrun_env.h"
 
 namespace strata::node {
 namespace {
@@ -118,7 +118,7 @@ class TrainingJobTest : public ::testing::Test {
       Result<PodStatus> status = runtime_->WaitForExit(uid, kJobTimeout);
       if (!status) {
         ADD_FAILURE() << status.error().ToString();
-        runtime_->Stop(uid, 1s);
+        runtime_->Stop(uid, 1s).IgnoreError();
         return false;
       }
       for (const ProcessStatus& process : status->processes) {

@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "net/http_client.h"
+#include "observe/test_cluster.h"
 #include "server/api_listener.h"
 #include "server/cost_api.h"
 #include "server/dashboard_files.h"
 #include "server/rest_api.h"
-#include "observe/test_cluster.h"
 
 namespace strata::server {
 namespace {

@@ -14,10 +14,10 @@
 #include <sstream>
 
 #include "child_process.h"
+#include "client/api_client.h"
 #include "net/http_client.h"
 #include "node/test_support.h"
 #include "promtool_check.h"
-#include "client/api_client.h"
 
 namespace strata::observe_test {
 namespace {

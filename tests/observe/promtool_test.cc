@@ -4,9 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "promtool_check.h"
 #include "observe/cluster_cost.h"
 #include "observe/test_cluster.h"
+#include "promtool_check.h"
 
 namespace strata::observe {
 namespace {

@@ -12,8 +12,8 @@
 #include <sstream>
 #include <thread>
 
-#include "node/test_support.h"
 #include "client/api_client.h"
+#include "node/test_support.h"
 #include "strata_process.h"
 
 namespace strata::platform_test {

@@ -1,4 +1,4 @@
-#include "gateway/json_reader.h"
+#include "common/json_reader.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
-namespace strata::gateway {
+namespace strata {
 namespace {
 
 // Skips one whole text; returns Finish's message ("" when valid).
@@ -213,4 +213,4 @@ TEST(JsonReaderTest, MemberScansStayInsideEveryPieceOfAnAnswer) {
 }
 
 }  // namespace
-}  // namespace strata::gateway
+}  // namespace strata

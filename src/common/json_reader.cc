@@ -1,4 +1,4 @@
-#include "gateway/json_reader.h"
+#include "common/json_reader.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace strata::gateway {
+namespace strata {
 namespace {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -693,4 +693,4 @@ std::optional<std::string_view> FindLastMember(std::string_view text, std::strin
   return LastMemberScan(text).Find(key);
 }
 
-}  // namespace strata::gateway
+}  // namespace strata

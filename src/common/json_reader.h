@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 
-namespace strata::gateway {
+namespace strata {
 
 // The kind of the next JSON value.
 enum class JsonType { kNull, kBool, kNumber, kString, kArray, kObject, kInvalid };
@@ -121,4 +121,4 @@ void FindMembers(std::string_view text, std::span<const std::string_view> keys,
 // what comes before them. The scan validates nothing else.
 std::optional<std::string_view> FindLastMember(std::string_view text, std::string_view key);
 
-}  // namespace strata::gateway
+}  // namespace strata
