@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # The loopback Kubernetes control plane of tools/kube/cluster.sh, checked as a user would with
 # the built kubectl: 3 kwok nodes x 8 GPUs Ready with their labels, a pod bound by the real
 # kube-scheduler and Running, one asking for too many GPUs refused in kube-scheduler's words,
@@ -7,7 +8,7 @@
 set -euo pipefail
 
 repo=${STRATA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-# shellcheck source-path=SCRIPTDIR source=../../tools/kube/cache_paths.sh
+# shellcheck source=../../tools/kube/cache_paths.sh
 source "$repo/tools/kube/cache_paths.sh"
 for binary in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
   if [[ ! -x $KUBE_BIN_DIR/$binary ]]; then

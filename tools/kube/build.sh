@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # Builds a real Kubernetes control plane for strata's tests and benchmarks from the Go module
 # proxy, at the versions pinned by the go.mod/go.sum files beside this script (one module per
 # component group, so their dependency versions never mix through MVS):
@@ -12,8 +13,9 @@
 # Usage: tools/kube/build.sh [--only NAME]...
 #   STRATA_KUBE_CACHE   cache root (default ~/.cache/strata-kube)
 #   STRATA_KUBE_JOBS    go build -p and GOMAXPROCS (default: all cores)
+#   STRATA_KUBE_KEEP_GOCACHE=1  keep the Go build cache (6 GB) after a build; by default it is
+#                       emptied once every binary is built, keeping only the binaries and modules
 set -euo pipefail
-# shellcheck source-path=SCRIPTDIR
 
 # shellcheck source=cache_paths.sh
 source "$(dirname "${BASH_SOURCE[0]}")/cache_paths.sh"
@@ -37,7 +39,7 @@ only=()
 while (($#)); do
   case $1 in
     --only) only+=("$2"); shift 2 ;;
-    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h | --help) awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -162,6 +164,11 @@ copy_manifests "$KUBE_KWOK_STAGE_DIR" "$kwok_src" \
 if ((${#built[@]})); then
   echo "build.sh: built ${built[*]} in $((SECONDS - started)) s" >&2
   du -sh "$KUBE_BIN_DIR" "$GOMODCACHE" "$GOCACHE" >&2 || true
+  if ((${#only[@]} == 0)) && [[ ${STRATA_KUBE_KEEP_GOCACHE:-0} != 1 ]]; then
+    # Only a change of pins rebuilds, and that recompiles most packages anyway.
+    go clean -cache
+    echo "build.sh: emptied the Go build cache $GOCACHE (STRATA_KUBE_KEEP_GOCACHE=1 keeps it)" >&2
+  fi
 else
   echo "build.sh: all binaries up to date" >&2
 fi

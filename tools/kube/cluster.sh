@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # A real Kubernetes control plane on loopback for strata's tests and benchmarks: etcd,
 # kube-apiserver (TLS, RBAC), kube-controller-manager and kwok's simulated GPU nodes, optionally
 # kube-scheduler and Kueue. The binaries come from tools/kube/build.sh. Everything listens on
@@ -21,11 +22,14 @@
 #   --runtime-config LIST     passed to kube-apiserver (e.g. resource.k8s.io/v1beta2=true)
 #   --timeout SECONDS         how long `up` may take (default 120)
 set -euo pipefail
-# shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/cache_paths.sh"
+# shellcheck source=lib/processes.sh
 source "$KUBE_TOOLS_DIR/lib/processes.sh"
+# shellcheck source=lib/pki.sh
 source "$KUBE_TOOLS_DIR/lib/pki.sh"
+# shellcheck source=lib/nodes.sh
 source "$KUBE_TOOLS_DIR/lib/nodes.sh"
+# shellcheck source=lib/kueue.sh
 source "$KUBE_TOOLS_DIR/lib/kueue.sh"
 
 readonly SERVICE_CIDR=10.96.0.0/16
@@ -36,7 +40,7 @@ readonly MARKER=.strata-kube-cluster
 readonly PROCESSES=(kueue kwok kube-scheduler kube-controller-manager kube-apiserver etcd)
 
 usage() {
-  sed -n '2,22p' "$0" >&2
+  awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0" >&2
   exit 2
 }
 
@@ -215,8 +219,8 @@ cmd_up() {
       --gpus-per-node) gpus=$2; shift 2 ;;
       --nodes-per-rack) per_rack=$2; shift 2 ;;
       --racks-per-block) per_block=$2; shift 2 ;;
-      --gpu-product) NODE_GPU_PRODUCT=$2; shift 2 ;;
-      --gpu-memory-mib) NODE_GPU_MEMORY_MIB=$2; shift 2 ;;
+      --gpu-product) export NODE_GPU_PRODUCT=$2; shift 2 ;;
+      --gpu-memory-mib) export NODE_GPU_MEMORY_MIB=$2; shift 2 ;;
       --with-kube-scheduler) with_scheduler=1; shift ;;
       --with-kueue) with_kueue=1; shift ;;
       --feature-gates) FEATURE_GATES=$2; shift 2 ;;

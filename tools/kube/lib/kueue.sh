@@ -79,6 +79,21 @@ items:
 EOF
 }
 
+# Kueue's cert-controller keeps the serving certificate in a Secret and waits for it to appear in
+# its certificate directory, where a kubelet would mount that Secret: this copies it there.
+kueue_mount_certs() {
+  local certs=$1 key data
+  for key in tls.crt tls.key ca.crt; do
+    data=$(kubectl_admin get secret kueue-webhook-server-cert --namespace "$KUEUE_NAMESPACE" \
+      -o "jsonpath={.data.${key//./\\.}}") || return 1
+    [[ -n $data ]] || return 1
+    base64 -d <<<"$data" >"$certs/.$key" || return 1
+  done
+  for key in ca.crt tls.key tls.crt; do
+    mv -f "$certs/.$key" "$certs/$key"
+  done
+}
+
 # A server-side dry run passes through Kueue's mutating and validating webhooks.
 kueue_webhooks_answer() {
   kubectl_admin create --dry-run=server -f - <<EOF
@@ -103,6 +118,8 @@ start_kueue() {
   kueue_config "$dir" "$webhook_port" "$health_port" "$metrics_port" >"$dir/kueue/config.yaml"
   start_process "$dir" kueue "$KUBE_BIN_DIR/kueue" \
     --config="$dir/kueue/config.yaml" --kubeconfig="$dir/kubeconfig"
+  wait_until "$dir" kueue $((deadline - SECONDS)) "Kueue's serving certificate" \
+    kueue_mount_certs "$dir/kueue/certs"
   wait_until "$dir" kueue $((deadline - SECONDS)) "Kueue's /readyz" \
     curl -fsS --max-time 2 "http://127.0.0.1:$health_port/readyz"
   wait_until "$dir" kueue $((deadline - SECONDS)) "Kueue's webhooks answering" \
