@@ -105,7 +105,7 @@ for line in "${COMPONENTS[@]}"; do
   sum=$(cat "$dir/go.mod" "$dir/go.sum" | sha256sum | cut -c1-16)
   stamp="$module@$version go.sum:$sum recipe:$RECIPE $(go env GOVERSION)"
   stamp_file=$KUBE_BIN_DIR/.stamps/$name
-  if [[ -x $KUBE_BIN_DIR/$name && -f $stamp_file && $(<"$stamp_file") == "$stamp" ]]; then
+  if [[ -x $KUBE_BIN_DIR/$name && -f $stamp_file && $(cat "$stamp_file") == "$stamp" ]]; then
     continue
   fi
   echo "build.sh: building $name ($module@$version)" >&2

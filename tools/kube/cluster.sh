@@ -63,7 +63,7 @@ cmd_status() {
   local dir=$1 name any=1
   for name in "${PROCESSES[@]}"; do
     if process_alive "$dir" "$name"; then
-      echo "$name running (pid $(<"$dir/pids/$name.pid"))"
+      echo "$name running (pid $(cat "$dir/pids/$name.pid"))"
       any=0
     fi
   done
@@ -208,6 +208,13 @@ nodes_ready() {
   [[ $ready == "$want" ]]
 }
 
+stop_after_failed_up() {
+  if (($1 != 0)); then
+    echo "cluster.sh: up failed; stopping what started (logs in $CLUSTER_DIR/logs)" >&2
+    cmd_down "$CLUSTER_DIR"
+  fi
+}
+
 cmd_up() {
   local dir=$1
   shift
@@ -242,7 +249,8 @@ cmd_up() {
   dir=$(cd "$dir" && pwd)
   CLUSTER_DIR=$dir
   local started=$SECONDS deadline=$((SECONDS + timeout))
-  trap 'echo "cluster.sh: up failed; stopping what started (logs in $CLUSTER_DIR/logs)" >&2; cmd_down "$CLUSTER_DIR"' ERR
+  # Any failure from here on, however deep (set -e), stops what was started.
+  trap 'stop_after_failed_up $?' EXIT
 
   local etcd_port etcd_peer api_port kcm_port sched_port kwok_port kueue_webhook kueue_health kueue_metrics
   read -r etcd_port etcd_peer api_port kcm_port sched_port kwok_port kueue_webhook kueue_health \
@@ -281,7 +289,7 @@ cmd_up() {
   if ((with_kueue)); then
     start_kueue "$dir" "$kueue_webhook" "$kueue_health" "$kueue_metrics" $((deadline - SECONDS))
   fi
-  trap - ERR
+  trap - EXIT
 
   cat >"$dir/cluster.env" <<EOF
 # Written by tools/kube/cluster.sh up; source it for the cluster's addresses.

@@ -22,28 +22,32 @@ start_process() {
   mkdir -p "$dir/logs" "$dir/pids"
   setsid "$binary" "$@" </dev/null >>"$dir/logs/$name.log" 2>&1 &
   local pid=$!
+  disown "$pid"
   echo "$pid" >"$dir/pids/$name.pid"
   process_start_time "$pid" >"$dir/pids/$name.start"
 }
 
 # process_start_time PID: field 22 of /proc/PID/stat (clock ticks since boot); kept across exec.
+# Files here are read with `read`, never `$(<file)`: under set -e a `$(<file)` whose file has
+# just vanished (a process exiting) ends the shell even where `||` handles the failure.
 process_start_time() {
   local stat
   local -a fields
-  stat=$(<"/proc/$1/stat") || return 1
+  read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
   stat=${stat##*) }
   read -ra fields <<<"$stat"
+  ((${#fields[@]} > 19)) || return 1
   echo "${fields[19]}"
 }
 
 # process_alive DIR NAME: whether NAME's recorded process still runs (and is not a zombie).
 process_alive() {
-  local dir=$1 name=$2 pid started state
-  [[ -f $dir/pids/$name.pid && -f $dir/pids/$name.start ]] || return 1
-  pid=$(<"$dir/pids/$name.pid")
-  started=$(process_start_time "$pid" 2>/dev/null) || return 1
-  [[ $started == "$(<"$dir/pids/$name.start")" ]] || return 1
-  state=$(<"/proc/$pid/stat") || return 1
+  local dir=$1 name=$2 pid started recorded state
+  read -r pid 2>/dev/null <"$dir/pids/$name.pid" || return 1
+  read -r recorded 2>/dev/null <"$dir/pids/$name.start" || return 1
+  started=$(process_start_time "$pid") || return 1
+  [[ $started == "$recorded" ]] || return 1
+  read -r state 2>/dev/null <"/proc/$pid/stat" || return 1
   state=${state##*) }
   [[ ${state:0:1} != Z ]]
 }
@@ -52,7 +56,7 @@ process_alive() {
 stop_process() {
   local dir=$1 name=$2 pid i
   if process_alive "$dir" "$name"; then
-    pid=$(<"$dir/pids/$name.pid")
+    read -r pid <"$dir/pids/$name.pid"
     kill -TERM "$pid" 2>/dev/null || true
     for ((i = 0; i < 100; i++)); do
       process_alive "$dir" "$name" || break
