@@ -10,7 +10,8 @@ FUZZ_SECONDS ?= 20
 DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config clang-format clang libclang-rt-14-dev \
   libboost1.81-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev \
   libxxhash-dev libexpected-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  python3 python3-kubernetes procps findutils nginx wrk valgrind prometheus chromium
+  python3 python3-kubernetes procps findutils nginx wrk valgrind prometheus chromium \
+  openssl curl jq python3-yaml
 # Node.js and npm run the gateway's tests with the official openai client: Debian's packages,
 # unless this machine already has a node and an npm (from any source).
 DEB_PACKAGES += $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || echo nodejs npm)
@@ -18,11 +19,14 @@ DEB_PACKAGES += $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/
 FORMAT_FILES = $(shell git ls-files --cached --others --exclude-standard \
   'src/*.h' 'src/*.cc' 'tests/*.h' 'tests/*.cc' 'bench/*.h' 'bench/*.cc' 'fuzz/*.cc' 2>/dev/null)
 
-.PHONY: all deps build build-asan build-fuzz test test-release test-asan fuzz format format-check check-includes run clean
+.PHONY: all deps deb-deps kube-deps build build-asan build-fuzz test test-release test-asan fuzz \
+  format format-check check-includes run clean
 
 all: build
 
-deps:
+deps: deb-deps kube-deps
+
+deb-deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
 	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
 	  done); \
@@ -34,6 +38,12 @@ deps:
 	fi; \
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing
+
+# A real Kubernetes control plane for tests/kube and the benchmarks (kube-apiserver, etcd, kwok,
+# kube-scheduler, kube-controller-manager, kubectl, Kueue), built with the machine's Go from the
+# Go module proxy into ~/.cache/strata-kube: tools/kube/README.md. Seconds once built.
+kube-deps: deb-deps
+	@tools/kube/build.sh >/dev/null
 
 build: deps
 	cmake --preset release >/dev/null
