@@ -132,6 +132,15 @@ JobStatus DecodeJobStatus(const FieldView& status) {
 
 json EncodeServiceStatus(const ServiceStatus& status) {
   json out = json::object();
+  // Kubernetes' workload shape: the totals over the versions (derived, never read back).
+  int64_t replicas = 0;
+  int64_t ready = 0;
+  for (const ServiceVersionStatus& v : status.versions) {
+    replicas += v.replicas;
+    ready += v.ready_replicas;
+  }
+  out["replicas"] = replicas;
+  out["readyReplicas"] = ready;
   if (!status.versions.empty()) {
     json versions = json::array();
     for (const ServiceVersionStatus& v : status.versions) {

@@ -115,7 +115,9 @@ const TypeSchema* ServiceStatusSchema() {
   static const TypeSchema s{
       "ServiceStatus",
       "The service's replicas and scale decisions (written by strata).",
-      {{"versions", T::kObjectList, "Per version.", ServiceVersionStatusSchema},
+      {{"replicas", T::kNonNegativeInteger, "Replicas not being drained, over every version."},
+       {"readyReplicas", T::kNonNegativeInteger, "Replicas serving, over every version."},
+       {"versions", T::kObjectList, "Per version.", ServiceVersionStatusSchema},
        {"decisions", T::kObjectList, "The last scale decisions, newest last.", ScaleDecisionSchema},
        {"coldStartSeconds", T::kNumber, "Mean creation-to-ready time of its replicas."},
        {"coldStartsMeasured", T::kNonNegativeInteger, "Replicas that mean is over."}}};

@@ -24,10 +24,10 @@ Status NodeController::RunOnce() {
   const std::string stamp = FormatRfc3339(now);
   Status first;
   for (const cluster::ObjectRef& ref : cache_.List("Node")) {
-    std::optional<cluster::Stored<api::Node>> stored = cluster::StoredOf<api::Node>(ref);
-    if (!stored) continue;
+    const api::Node* cached = ref->As<api::Node>();
+    if (cached == nullptr) continue;
     const api::NodeCondition* ready_now = nullptr;
-    for (const api::NodeCondition& condition : stored->value.status.conditions) {
+    for (const api::NodeCondition& condition : cached->status.conditions) {
       if (condition.type == "Ready") ready_now = &condition;
     }
     if (ready_now == nullptr) continue;  // never reported: not yet a node that can be lost
@@ -35,6 +35,9 @@ Status NodeController::RunOnce() {
     const bool lost =
         ready_now->status == "True" && (!heartbeat || now - *heartbeat > options_.grace_period);
     if (ready_now->status == "True" && !lost) continue;
+    // Only a node that is lost or not ready is copied: a pass over healthy nodes reads them in
+    // place.
+    std::optional<cluster::Stored<api::Node>> stored = cluster::StoredOf<api::Node>(ref);
 
     const std::string& name = stored->value.metadata.name;
     ObjectWriter writer(store_, events_, {"Node", "", name, stored->raw.uid});
