@@ -149,7 +149,8 @@ ClientStats Client::stats() const {
   return ClientStats{.requests = requests_.load(),
                      .throttled = throttled_.load(),
                      .retried = retried_.load(),
-                     .token_rereads = token_rereads_.load()};
+                     .token_rereads = token_rereads_.load(),
+                     .connections_opened = transport_->ConnectionsOpened()};
 }
 
 std::string Client::Describe(const Request& request) const {
@@ -322,8 +323,15 @@ Result<json> Client::Create(const GroupVersionResource& resource, std::string_vi
                             const json& object, const WriteOptions& options) {
   QueryParameters query;
   AddWriteQuery(query, options.field_manager, options.dry_run);
-  return Call({"POST", PathFor(resource, namespace_name, "", options.subresource, query),
-               object.dump(), "application/json"});
+  return Call({"POST", PathFor(resource, namespace_name, "", "", query), object.dump(),
+               "application/json"});
+}
+
+Result<json> Client::CreateSubresource(const GroupVersionResource& resource,
+                                       std::string_view namespace_name, std::string_view name,
+                                       std::string_view subresource, const json& body) {
+  return Call({"POST", PathFor(resource, namespace_name, name, subresource), body.dump(),
+               "application/json"});
 }
 
 Result<json> Client::Update(const GroupVersionResource& resource, std::string_view namespace_name,
@@ -381,8 +389,8 @@ Status Client::Bind(std::string_view namespace_name, std::string_view pod_name,
                   {"metadata", {{"name", pod_name}, {"namespace", namespace_name}}},
                   {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node_name}}}};
   if (!pod_uid.empty()) binding["metadata"]["uid"] = pod_uid;
-  Result<json> bound = Call({"POST", PathFor(resources::kPods, namespace_name, pod_name, "binding"),
-                             binding.dump(), "application/json"});
+  Result<json> bound =
+      CreateSubresource(resources::kPods, namespace_name, pod_name, "binding", binding);
   return bound ? Status::Ok() : bound.error();
 }
 

@@ -68,7 +68,7 @@ struct ObjectList {
 };
 
 struct WriteOptions {
-  std::string subresource;    // "status" updates pods/status; "" the object itself
+  std::string subresource;    // Update: "status" updates pods/status; "" the object itself
   std::string field_manager;  // recorded in managedFields; "" lets the server name it
   bool dry_run = false;       // validate and admit, store nothing
 };
@@ -114,6 +114,7 @@ struct ClientStats {
   uint64_t throttled = 0;       // requests that waited on the rate limiter
   uint64_t retried = 0;         // resent after 429 / Retry-After
   uint64_t token_rereads = 0;   // resent after 401 with a re-read token
+  uint64_t connections_opened = 0;  // TLS connections made (the rest were kept alive)
 };
 
 class TokenBucketRateLimiter;
@@ -151,6 +152,13 @@ class Client {
   Result<nlohmann::json> Create(const GroupVersionResource& resource,
                                 std::string_view namespace_name, const nlohmann::json& object,
                                 const WriteOptions& options = {});
+
+  // POST to a subresource of the object `name`: pods/binding, pods/eviction,
+  // serviceaccounts/token. Returns what the server answers.
+  Result<nlohmann::json> CreateSubresource(const GroupVersionResource& resource,
+                                           std::string_view namespace_name,
+                                           std::string_view name, std::string_view subresource,
+                                           const nlohmann::json& body);
 
   // PUT of an object named by its metadata.name. Its metadata.resourceVersion, when set, is the
   // precondition: Conflict when the object changed since. Returns the object as stored.

@@ -97,6 +97,7 @@ struct HttpsTransport::Impl {
 
   mutable std::mutex mutex;
   std::vector<std::unique_ptr<Connection>> idle;  // guarded by mutex
+  std::atomic<uint64_t> connections_opened{0};
 
   Status Configure();
   std::unique_ptr<Connection> TakeIdle();
@@ -207,6 +208,7 @@ awaitable<Status> HttpsTransport::Impl::Connect(Connection& connection) {
 
 Result<std::unique_ptr<Connection>> HttpsTransport::Impl::NewConnection() {
   auto connection = std::make_unique<Connection>(tls);
+  ++connections_opened;
   Status connected = RunToCompletion(connection->io, Connect(*connection));
   if (!connected.ok()) return Err(connected);
   return connection;
@@ -292,6 +294,8 @@ size_t HttpsTransport::IdleConnections() const {
   std::lock_guard lock(impl_->mutex);
   return impl_->idle.size();
 }
+
+uint64_t HttpsTransport::ConnectionsOpened() const { return impl_->connections_opened.load(); }
 
 Result<net::HttpResponse> HttpsTransport::Send(const net::HttpRequest& request) {
   http::request<http::string_body> message = ToBeast(request, impl_->address);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -96,6 +97,8 @@ class HttpsTransport {
 
   // Kept-alive connections waiting in the pool.
   size_t IdleConnections() const;
+  // Connections opened so far (each a TCP connect and a TLS handshake).
+  uint64_t ConnectionsOpened() const;
 
  private:
   struct Impl;
