@@ -8,8 +8,8 @@ namespace {
 std::string ApiStatus(int code, std::string_view reason, std::string_view message,
                       std::string_view details = "{}") {
   return R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":")" +
-         std::string(message) + R"(","reason":")" + std::string(reason) +
-         R"(","details":)" + std::string(details) + R"(,"code":)" + std::to_string(code) + "}";
+         std::string(message) + R"(","reason":")" + std::string(reason) + R"(","details":)" +
+         std::string(details) + R"(,"code":)" + std::to_string(code) + "}";
 }
 
 TEST(StatusFromApiResponseTest, MapsCodesAndReasons) {
@@ -45,9 +45,9 @@ TEST(StatusFromApiResponseTest, MapsCodesAndReasons) {
 }
 
 TEST(StatusFromApiResponseTest, TheMessageNamesTheRequestTheReasonAndTheServersWords) {
-  Status status = StatusFromApiResponse(
-      409, ApiStatus(409, "AlreadyExists", R"(pods \"p1\" already exists)"),
-      "POST https://127.0.0.1:6443/api/v1/namespaces/default/pods");
+  Status status =
+      StatusFromApiResponse(409, ApiStatus(409, "AlreadyExists", R"(pods \"p1\" already exists)"),
+                            "POST https://127.0.0.1:6443/api/v1/namespaces/default/pods");
   EXPECT_EQ(status.message(),
             "POST https://127.0.0.1:6443/api/v1/namespaces/default/pods: AlreadyExists: pods "
             "\"p1\" already exists");
@@ -69,8 +69,8 @@ TEST(StatusFromApiResponseTest, ABodyThatIsNoStatusIsQuoted) {
 }
 
 TEST(StatusFromWatchErrorTest, AnErrorEventWithCode410IsExpired) {
-  nlohmann::json object = nlohmann::json::parse(
-      ApiStatus(410, "Expired", "too old resource version: 2 (318)"));
+  nlohmann::json object =
+      nlohmann::json::parse(ApiStatus(410, "Expired", "too old resource version: 2 (318)"));
   Status status = StatusFromWatchError(object, "watch of pods");
   EXPECT_EQ(status.code(), StatusCode::kExpired);
   EXPECT_EQ(status.message(), "watch of pods: Expired: too old resource version: 2 (318)");

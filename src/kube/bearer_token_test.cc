@@ -10,9 +10,9 @@ namespace strata::kube {
 namespace {
 
 TEST(BearerTokenSourceTest, ARotatedTokenFileIsReadAgainAfterAMinute) {
-  std::string file = (std::filesystem::temp_directory_path() /
-                      ("bearer_token_test." + std::to_string(::getpid())))
-                         .string();
+  std::string file =
+      (std::filesystem::temp_directory_path() / ("bearer_token_test." + std::to_string(::getpid())))
+          .string();
   std::ofstream(file) << "first\n";
   FakeClock clock;
   BearerTokenSource source("first", file, &clock);

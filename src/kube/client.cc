@@ -155,7 +155,8 @@ ClientStats Client::stats() const {
 
 std::string Client::Describe(const Request& request) const {
   std::string_view path = request.path;
-  return request.method + " " + server_ + path_prefix_ + std::string(path.substr(0, path.find('?')));
+  return request.method + " " + server_ + path_prefix_ +
+         std::string(path.substr(0, path.find('?')));
 }
 
 net::HttpRequest Client::Build(const Request& request, const std::string& token) const {
@@ -169,7 +170,8 @@ net::HttpRequest Client::Build(const Request& request, const std::string& token)
   for (const std::string& group : impersonate_groups_) {
     http.headers.emplace_back("Impersonate-Group", group);
   }
-  if (!request.content_type.empty()) http.headers.emplace_back("Content-Type", request.content_type);
+  if (!request.content_type.empty())
+    http.headers.emplace_back("Content-Type", request.content_type);
   http.body = request.body;
   return http;
 }
@@ -235,8 +237,8 @@ Result<json> Client::Call(const Request& request) {
   }
   json body = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) {
-    return Err(InternalError(Describe(request) + ": the answer is not JSON: " +
-                             response.body.substr(0, 120)));
+    return Err(InternalError(Describe(request) +
+                             ": the answer is not JSON: " + response.body.substr(0, 120)));
   }
   return body;
 }

@@ -110,10 +110,10 @@ struct WatchOptions {
 
 // What a Client has done, for tests and metrics.
 struct ClientStats {
-  uint64_t requests = 0;        // HTTP requests sent, retries included
-  uint64_t throttled = 0;       // requests that waited on the rate limiter
-  uint64_t retried = 0;         // resent after 429 / Retry-After
-  uint64_t token_rereads = 0;   // resent after 401 with a re-read token
+  uint64_t requests = 0;            // HTTP requests sent, retries included
+  uint64_t throttled = 0;           // requests that waited on the rate limiter
+  uint64_t retried = 0;             // resent after 429 / Retry-After
+  uint64_t token_rereads = 0;       // resent after 401 with a re-read token
   uint64_t connections_opened = 0;  // TLS connections made (the rest were kept alive)
 };
 
@@ -143,9 +143,8 @@ class Client {
   // Every page of a list, `page_size` items at a time (options.limit and continue_token are
   // ignored), at the version of the first page. When a continue token expires between pages
   // (410), lists again in one answer, as client-go's pager.
-  Result<ObjectList> ListAll(const GroupVersionResource& resource,
-                             std::string_view namespace_name, const ListOptions& options = {},
-                             int64_t page_size = 500);
+  Result<ObjectList> ListAll(const GroupVersionResource& resource, std::string_view namespace_name,
+                             const ListOptions& options = {}, int64_t page_size = 500);
 
   // POST of a new object (its metadata.name, or generateName). AlreadyExists when the name is
   // taken. Returns the object as stored.
@@ -156,8 +155,8 @@ class Client {
   // POST to a subresource of the object `name`: pods/binding, pods/eviction,
   // serviceaccounts/token. Returns what the server answers.
   Result<nlohmann::json> CreateSubresource(const GroupVersionResource& resource,
-                                           std::string_view namespace_name,
-                                           std::string_view name, std::string_view subresource,
+                                           std::string_view namespace_name, std::string_view name,
+                                           std::string_view subresource,
                                            const nlohmann::json& body);
 
   // PUT of an object named by its metadata.name. Its metadata.resourceVersion, when set, is the

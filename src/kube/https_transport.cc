@@ -173,9 +173,8 @@ void HttpsTransport::Impl::ReturnIdle(std::unique_ptr<Connection> connection) {
 
 awaitable<Status> HttpsTransport::Impl::Connect(Connection& connection) {
   tcp::resolver resolver(connection.io);
-  auto [resolve_error, endpoints] =
-      co_await resolver.async_resolve(endpoint.host, std::to_string(endpoint.port),
-                                      tcp::resolver::numeric_service, kTuple);
+  auto [resolve_error, endpoints] = co_await resolver.async_resolve(
+      endpoint.host, std::to_string(endpoint.port), tcp::resolver::numeric_service, kTuple);
   if (resolve_error) co_return Failure(resolve_error, "cannot resolve");
   beast::tcp_stream& tcp_layer = beast::get_lowest_layer(connection.stream);
   tcp_layer.expires_after(options.connect_timeout);
@@ -214,8 +213,9 @@ Result<std::unique_ptr<Connection>> HttpsTransport::Impl::NewConnection() {
   return connection;
 }
 
-awaitable<Status> HttpsTransport::Impl::WriteAndReadHead(
-    Connection& connection, http::request<http::string_body>& message, Parser& parser) {
+awaitable<Status> HttpsTransport::Impl::WriteAndReadHead(Connection& connection,
+                                                         http::request<http::string_body>& message,
+                                                         Parser& parser) {
   beast::tcp_stream& tcp_layer = beast::get_lowest_layer(connection.stream);
   tcp_layer.expires_after(options.idle_timeout);
   auto [write_error, written] = co_await http::async_write(connection.stream, message, kTuple);
@@ -235,12 +235,11 @@ awaitable<Status> HttpsTransport::Impl::ReadBody(Connection& connection, Parser&
     parser.get().body().data = piece;
     parser.get().body().size = sizeof(piece);
     tcp_layer.expires_after(options.idle_timeout);
-    auto [ec, n] = co_await http::async_read_some(connection.stream, connection.buffer, parser,
-                                                  kTuple);
+    auto [ec, n] =
+        co_await http::async_read_some(connection.stream, connection.buffer, parser, kTuple);
     if (ec == http::error::need_buffer) ec = {};
     if (ec == http::error::body_limit) {
-      co_return ResourceExhaustedError("response from API server " + address +
-                                       " is larger than " +
+      co_return ResourceExhaustedError("response from API server " + address + " is larger than " +
                                        std::to_string(options.max_response_bytes) + " bytes");
     }
     if (ec) co_return Failure(ec, "reading the response of");
@@ -260,16 +259,16 @@ Result<HttpsTransport::Impl::Exchanged> HttpsTransport::Impl::Exchange(
     }
     exchanged.parser = std::make_unique<Parser>();
     exchanged.parser->body_limit(body_limit);
-    Status sent = RunToCompletion(exchanged.connection->io,
-                                  WriteAndReadHead(*exchanged.connection, message,
-                                                   *exchanged.parser));
+    Status sent =
+        RunToCompletion(exchanged.connection->io,
+                        WriteAndReadHead(*exchanged.connection, message, *exchanged.parser));
     if (sent.ok()) return exchanged;
     // A kept-alive connection that the server closed while it sat in the pool: the server
     // closes only idle connections, before reading a request, so sending again is safe.
     if (!reused || sent.code() != StatusCode::kUnavailable) return Err(sent);
   }
-  return Err(UnavailableError("request to API server " + address +
-                              ": the connection closed twice"));
+  return Err(
+      UnavailableError("request to API server " + address + ": the connection closed twice"));
 }
 
 HttpsTransport::HttpsTransport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -281,8 +280,8 @@ Result<std::unique_ptr<HttpsTransport>> HttpsTransport::Create(const TlsEndpoint
   impl->endpoint = endpoint;
   impl->options = options;
   bool ipv6 = endpoint.host.find(':') != std::string::npos;
-  impl->address = (ipv6 ? "[" + endpoint.host + "]" : endpoint.host) + ":" +
-                  std::to_string(endpoint.port);
+  impl->address =
+      (ipv6 ? "[" + endpoint.host + "]" : endpoint.host) + ":" + std::to_string(endpoint.port);
   Status configured = impl->Configure();
   if (!configured.ok()) return Err(configured);
   return std::unique_ptr<HttpsTransport>(new HttpsTransport(std::move(impl)));
@@ -303,9 +302,9 @@ Result<net::HttpResponse> HttpsTransport::Send(const net::HttpRequest& request) 
                    impl_->Exchange(message, impl_->options.max_response_bytes));
   net::HttpResponse response;
   CopyHead(*exchanged.parser, response);
-  Status read = RunToCompletion(
-      exchanged.connection->io,
-      impl_->ReadBody(*exchanged.connection, *exchanged.parser, response.body));
+  Status read =
+      RunToCompletion(exchanged.connection->io,
+                      impl_->ReadBody(*exchanged.connection, *exchanged.parser, response.body));
   if (!read.ok()) return Err(read);
   if (exchanged.parser->get().keep_alive()) impl_->ReturnIdle(std::move(exchanged.connection));
   return response;
@@ -343,8 +342,8 @@ Result<std::string> ResponseStream::Read(Duration timeout) {
   Impl& s = *impl_;
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
-    if (s.cancelled) return Err(CancelledError("stream from API server " + s.address +
-                                               " was cancelled"));
+    if (s.cancelled)
+      return Err(CancelledError("stream from API server " + s.address + " was cancelled"));
     if (s.finished) return std::string();
     if (!s.read_pending) {
       s.parser->get().body().data = s.piece;
@@ -375,8 +374,8 @@ Result<std::string> ResponseStream::Read(Duration timeout) {
     if (ec) {
       if (s.cancelled) continue;
       s.finished = true;
-      return Err(UnavailableError("stream from API server " + s.address +
-                                  " broke: " + ec.message()));
+      return Err(
+          UnavailableError("stream from API server " + s.address + " broke: " + ec.message()));
     }
     size_t size = sizeof(s.piece) - s.parser->get().body().size;
     if (s.parser->is_done()) s.finished = true;

@@ -41,8 +41,8 @@ Status FileError(std::string_view file, std::string_view message) {
 Result<std::string> ReadWholeFile(const std::string& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return Err(NotFoundError(std::string(what) + ": cannot read " + path + ": " +
-                             std::strerror(errno)));
+    return Err(
+        NotFoundError(std::string(what) + ": cannot read " + path + ": " + std::strerror(errno)));
   }
   std::ostringstream contents;
   contents << in.rdbuf();
@@ -112,8 +112,8 @@ Result<std::string> InlineOrFile(const NamedEntry& entry, const std::string& whe
   ASSIGN_OR_RETURN(std::string data, StringField(entry, where, data_key));
   ASSIGN_OR_RETURN(std::string path, StringField(entry, where, file_key));
   if (!data.empty() && !path.empty()) {
-    return Err(FileError(entry.file, where + ": both " + data_key + " and " + file_key +
-                                         " are set; give one"));
+    return Err(FileError(entry.file,
+                         where + ": both " + data_key + " and " + file_key + " are set; give one"));
   }
   if (!data.empty()) {
     std::optional<std::string> decoded = DecodeBase64(data);
@@ -139,17 +139,17 @@ Result<KubeConfig> ResolveCluster(const NamedEntry& cluster, const std::string& 
   if (out.server.empty()) return Err(FileError(cluster.file, where + ".server: is not set"));
   if (out.server.rfind("https://", 0) != 0) {
     return Err(FileError(cluster.file, where + ".server: " + Quote(out.server) +
-                                       " is not an https:// URL; strata talks to the API "
-                                       "server over TLS only"));
+                                           " is not an https:// URL; strata talks to the API "
+                                           "server over TLS only"));
   }
   ASSIGN_OR_RETURN(out.tls_server_name, StringField(cluster, where, "tls-server-name"));
   ASSIGN_OR_RETURN(out.ca_pem, InlineOrFile(cluster, where, "certificate-authority-data",
                                             "certificate-authority"));
   if (cluster.value.contains("insecure-skip-tls-verify") &&
       cluster.value["insecure-skip-tls-verify"] == true) {
-    return Err(FileError(cluster.file,
-                     where + ".insecure-skip-tls-verify: strata always verifies the API "
-                             "server's certificate; give certificate-authority(-data) instead"));
+    return Err(FileError(
+        cluster.file, where + ".insecure-skip-tls-verify: strata always verifies the API "
+                              "server's certificate; give certificate-authority(-data) instead"));
   }
   Status status = Unsupported(cluster, where, "proxy-url", "proxies are not supported");
   if (!status.ok()) return Err(status);
@@ -158,8 +158,9 @@ Result<KubeConfig> ResolveCluster(const NamedEntry& cluster, const std::string& 
 
 Result<KubeConfig> ResolveUser(const NamedEntry& user, const std::string& where, KubeConfig out) {
   for (auto [key, why] :
-       {std::pair{"exec", "exec credential plugins are not supported; use a client certificate "
-                          "or a token"},
+       {std::pair{"exec",
+                  "exec credential plugins are not supported; use a client certificate "
+                  "or a token"},
         std::pair{"auth-provider", "auth-provider plugins are not supported"},
         std::pair{"username", "basic authentication is not supported"},
         std::pair{"password", "basic authentication is not supported"},
@@ -172,13 +173,14 @@ Result<KubeConfig> ResolveUser(const NamedEntry& user, const std::string& where,
   ASSIGN_OR_RETURN(out.client_key_pem, InlineOrFile(user, where, "client-key-data", "client-key"));
   if (out.client_certificate_pem.empty() != out.client_key_pem.empty()) {
     return Err(FileError(user.file, where + ": a client certificate needs its key (client-key or "
-                                        "client-key-data) and a key its certificate"));
+                                            "client-key-data) and a key its certificate"));
   }
   ASSIGN_OR_RETURN(out.bearer_token, StringField(user, where, "token"));
   ASSIGN_OR_RETURN(std::string token_file, StringField(user, where, "tokenFile"));
   if (!token_file.empty()) {
     std::filesystem::path resolved(token_file);
-    if (resolved.is_relative()) resolved = std::filesystem::path(user.file).parent_path() / resolved;
+    if (resolved.is_relative())
+      resolved = std::filesystem::path(user.file).parent_path() / resolved;
     out.bearer_token_file = resolved.string();
     // As client-go: a token given inline wins over the file.
     if (out.bearer_token.empty()) {
@@ -223,10 +225,9 @@ Result<KubeConfig> Resolve(const MergedConfig& merged, std::string_view context_
   }
   auto context = merged.contexts.find(context_name);
   if (context == merged.contexts.end()) {
-    return Err(FileError(merged.current_context_file.empty() ? files
-                                                             : merged.current_context_file,
-                         "context " + Quote(context_name) + " not found (contexts: " +
-                             Names(merged.contexts) + ")"));
+    return Err(FileError(merged.current_context_file.empty() ? files : merged.current_context_file,
+                         "context " + Quote(context_name) +
+                             " not found (contexts: " + Names(merged.contexts) + ")"));
   }
   std::string where = "contexts[" + Quote(context_name) + "].context";
   KubeConfig out;
@@ -238,18 +239,18 @@ Result<KubeConfig> Resolve(const MergedConfig& merged, std::string_view context_
 
   auto cluster = merged.clusters.find(cluster_name);
   if (cluster == merged.clusters.end()) {
-    return Err(FileError(context->second.file, where + ".cluster: " + Quote(cluster_name) +
-                                                   " not found (clusters: " +
-                                                   Names(merged.clusters) + ")"));
+    return Err(FileError(context->second.file,
+                         where + ".cluster: " + Quote(cluster_name) +
+                             " not found (clusters: " + Names(merged.clusters) + ")"));
   }
-  ASSIGN_OR_RETURN(out, ResolveCluster(cluster->second,
-                                        "clusters[" + Quote(cluster_name) + "].cluster", out));
+  ASSIGN_OR_RETURN(
+      out, ResolveCluster(cluster->second, "clusters[" + Quote(cluster_name) + "].cluster", out));
   if (!user_name.empty()) {
     auto user = merged.users.find(user_name);
     if (user == merged.users.end()) {
       return Err(FileError(context->second.file, where + ".user: " + Quote(user_name) +
-                                                     " not found (users: " +
-                                                     Names(merged.users) + ")"));
+                                                     " not found (users: " + Names(merged.users) +
+                                                     ")"));
     }
     ASSIGN_OR_RETURN(out, ResolveUser(user->second, "users[" + Quote(user_name) + "].user", out));
   }
@@ -293,14 +294,16 @@ Result<KubeConfig> LoadInClusterConfig(const KubeConfigEnvironment& environment)
   out.bearer_token_file = dir + "/token";
   ASSIGN_OR_RETURN(out.bearer_token,
                    ReadWholeFile(out.bearer_token_file, "in-cluster service account token"));
-  while (!out.bearer_token.empty() && std::isspace(static_cast<unsigned char>(out.bearer_token.back()))) {
+  while (!out.bearer_token.empty() &&
+         std::isspace(static_cast<unsigned char>(out.bearer_token.back()))) {
     out.bearer_token.pop_back();
   }
   ASSIGN_OR_RETURN(out.ca_pem, ReadWholeFile(dir + "/ca.crt", "in-cluster service account CA"));
   Result<std::string> namespace_name = ReadWholeFile(dir + "/namespace", "namespace");
   if (namespace_name && !namespace_name->empty()) {
     out.namespace_name = *namespace_name;
-    while (!out.namespace_name.empty() && std::isspace(static_cast<unsigned char>(out.namespace_name.back()))) {
+    while (!out.namespace_name.empty() &&
+           std::isspace(static_cast<unsigned char>(out.namespace_name.back()))) {
       out.namespace_name.pop_back();
     }
   }
@@ -342,10 +345,10 @@ Result<KubeConfig> LoadKubeConfig(const KubeConfigOptions& options,
     }
     std::string looked;
     for (const std::string& place : tried) looked += (looked.empty() ? "" : ", ") + place;
-    return Err(FailedPreconditionError("no kubeconfig found (looked at " +
-                                       (looked.empty() ? std::string("nothing: HOME is unset")
-                                                       : looked) +
-                                       ") and not running in a pod; give --kubeconfig FILE"));
+    return Err(
+        FailedPreconditionError("no kubeconfig found (looked at " +
+                                (looked.empty() ? std::string("nothing: HOME is unset") : looked) +
+                                ") and not running in a pod; give --kubeconfig FILE"));
   }
   return ParseKubeConfig(texts, options.context);
 }

@@ -31,7 +31,8 @@ users:
   user:
     client-certificate-data: )" +
          kCertData + R"(
-    client-key-data: )" + kKeyData + "\n" + std::string(extra_user_fields) + R"(
+    client-key-data: )" +
+         kKeyData + "\n" + std::string(extra_user_fields) + R"(
 contexts:
 - name: strata-kube
   context:
@@ -221,8 +222,8 @@ current-context: c
   ASSERT_FALSE(config);
   EXPECT_EQ(config.error().code(), StatusCode::kNotFound);
   EXPECT_THAT(config.error().message(),
-              HasSubstr("clusters[\"c\"].cluster.certificate-authority: cannot read " +
-                        dir.path() + "/missing.crt"));
+              HasSubstr("clusters[\"c\"].cluster.certificate-authority: cannot read " + dir.path() +
+                        "/missing.crt"));
 }
 
 TEST(KubeConfigTest, LoadingRulesExplicitThenKubeconfigVariableThenHome) {
@@ -254,8 +255,8 @@ current-context: o
   config = LoadKubeConfig({}, FakeEnvironment({{"HOME", dir.path()}}));
   ASSERT_FALSE(config);
   EXPECT_EQ(config.error().code(), StatusCode::kFailedPrecondition);
-  EXPECT_THAT(config.error().message(), HasSubstr("no kubeconfig found (looked at " +
-                                                  dir.path() + "/.kube/config)"));
+  EXPECT_THAT(config.error().message(),
+              HasSubstr("no kubeconfig found (looked at " + dir.path() + "/.kube/config)"));
 }
 
 TEST(KubeConfigTest, InClusterServiceAccount) {
@@ -275,9 +276,9 @@ TEST(KubeConfigTest, InClusterServiceAccount) {
   EXPECT_EQ(config->ca_pem, "SA CA");
   EXPECT_EQ(config->namespace_name, "strata-system");
 
-  auto ipv6 = FakeEnvironment(
-      {{"KUBERNETES_SERVICE_HOST", "fd00::1"}, {"KUBERNETES_SERVICE_PORT", "6443"}},
-      dir.path() + "/sa");
+  auto ipv6 =
+      FakeEnvironment({{"KUBERNETES_SERVICE_HOST", "fd00::1"}, {"KUBERNETES_SERVICE_PORT", "6443"}},
+                      dir.path() + "/sa");
   config = LoadInClusterConfig(ipv6);
   ASSERT_TRUE(config) << config.error().ToString();
   EXPECT_EQ(config->server, "https://[fd00::1]:6443");

@@ -81,8 +81,8 @@ Result<bool> LeaderElector::TryAcquireOrRenew() {
                {"renewTime", now_text},
                {"leaseTransitions", 0}};
 
-  Result<json> current = client_->Get(resources::kLeases, config_.lease_namespace,
-                                      config_.lease_name);
+  Result<json> current =
+      client_->Get(resources::kLeases, config_.lease_namespace, config_.lease_name);
   if (!current && current.error().code() == StatusCode::kNotFound) {
     Result<json> created =
         client_->Create(resources::kLeases, config_.lease_namespace, LeaseObject(mine));
@@ -124,8 +124,8 @@ Result<bool> LeaderElector::TryAcquireOrRenew() {
 
 Status LeaderElector::Release() {
   if (!IsLeader()) return Status::Ok();
-  Result<json> current = client_->Get(resources::kLeases, config_.lease_namespace,
-                                      config_.lease_name);
+  Result<json> current =
+      client_->Get(resources::kLeases, config_.lease_namespace, config_.lease_name);
   if (!current) return current.error();
   json spec = current->value("spec", json::object());
   if (HolderOf(spec) != config_.identity) {
@@ -190,8 +190,7 @@ Status LeaderElector::Run(const LeaderCallbacks& callbacks) {
       continue;
     }
     if (!renewed) {
-      spdlog::warn("leader election: cannot renew lease {}: {}", lease,
-                   renewed.error().ToString());
+      spdlog::warn("leader election: cannot renew lease {}: {}", lease, renewed.error().ToString());
     }
     std::string holder = leader();
     if (!holder.empty() && holder != config_.identity) {

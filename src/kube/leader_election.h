@@ -91,9 +91,9 @@ class LeaderElector {
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  bool stopped_ = false;                                 // guarded by mutex_
+  bool stopped_ = false;                                     // guarded by mutex_
   nlohmann::json observed_spec_ = nlohmann::json::object();  // guarded by mutex_
-  TimePoint observed_time_{};                            // guarded by mutex_
+  TimePoint observed_time_{};                                // guarded by mutex_
 };
 
 }  // namespace strata::kube

@@ -136,8 +136,7 @@ Result<Delta> Reflector::Next(Duration timeout) {
       std::lock_guard lock(mutex_);
       resource_version_ = list->resource_version;
       ++stats_.lists;
-      Delta replace{DeltaType::kReplace, std::move(list->items), nullptr,
-                    list->resource_version};
+      Delta replace{DeltaType::kReplace, std::move(list->items), nullptr, list->resource_version};
       return replace;
     }
 
@@ -172,8 +171,8 @@ Result<Delta> Reflector::Next(Duration timeout) {
     }
 
     now = SteadyClock::now();
-    Duration left = now < deadline ? std::chrono::duration_cast<Duration>(deadline - now)
-                                   : Duration::zero();
+    Duration left =
+        now < deadline ? std::chrono::duration_cast<Duration>(deadline - now) : Duration::zero();
     Result<std::optional<WatchEvent>> event = stream_->Next(left);
     if (!event && event.error().code() == StatusCode::kDeadlineExceeded) {
       if (SteadyClock::now() >= stream_deadline_) {

@@ -111,7 +111,7 @@ class Reflector {
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  bool stopped_ = false;         // guarded by mutex_
+  bool stopped_ = false;          // guarded by mutex_
   std::string resource_version_;  // guarded by mutex_
   Stats stats_;                   // guarded by mutex_
 };

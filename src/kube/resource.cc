@@ -35,8 +35,7 @@ std::string PathFor(const GroupVersionResource& resource, std::string_view names
                                             : "/apis/" + EscapeComponent(resource.group) + "/" +
                                                   EscapeComponent(resource.version);
   // A namespace object is addressed as /api/v1/namespaces/NAME, not under a namespace.
-  if (!namespace_name.empty() &&
-      !(resource.group.empty() && resource.resource == "namespaces")) {
+  if (!namespace_name.empty() && !(resource.group.empty() && resource.resource == "namespaces")) {
     path += "/namespaces/" + EscapeComponent(namespace_name);
   }
   path += "/" + EscapeComponent(resource.resource);

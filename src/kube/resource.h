@@ -36,7 +36,7 @@ inline const GroupVersionResource kServiceAccounts{"", "v1", "serviceaccounts"};
 inline const GroupVersionResource kConfigMaps{"", "v1", "configmaps"};
 inline const GroupVersionResource kLeases{"coordination.k8s.io", "v1", "leases"};
 inline const GroupVersionResource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
-                                                              "customresourcedefinitions"};
+                                                             "customresourcedefinitions"};
 }  // namespace resources
 
 // Query parameters in order, unescaped; PathFor escapes them.

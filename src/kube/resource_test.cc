@@ -13,9 +13,9 @@ TEST(PathForTest, CoreAndGroupResources) {
   EXPECT_EQ(PathFor(resources::kNodes, "", "kwok-node-0"), "/api/v1/nodes/kwok-node-0");
   EXPECT_EQ(PathFor(resources::kLeases, "kube-system", "strata"),
             "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/strata");
-  EXPECT_EQ(PathFor(GroupVersionResource{"strata.dev", "v1alpha1", "jobs"}, "team-a", "j",
-                    "status"),
-            "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs/j/status");
+  EXPECT_EQ(
+      PathFor(GroupVersionResource{"strata.dev", "v1alpha1", "jobs"}, "team-a", "j", "status"),
+      "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs/j/status");
 }
 
 TEST(PathForTest, ANamespaceIsAddressedByName) {
@@ -24,11 +24,11 @@ TEST(PathForTest, ANamespaceIsAddressedByName) {
 }
 
 TEST(PathForTest, QueryValuesAreEscaped) {
-  EXPECT_EQ(PathFor(resources::kPods, "default", "", "",
-                    {{"labelSelector", "app in (a,b),tier!=db"},
-                     {"fieldSelector", "spec.nodeName="}}),
-            "/api/v1/namespaces/default/pods?labelSelector=app%20in%20%28a%2Cb%29%2Ctier%21%3Ddb"
-            "&fieldSelector=spec.nodeName%3D");
+  EXPECT_EQ(
+      PathFor(resources::kPods, "default", "", "",
+              {{"labelSelector", "app in (a,b),tier!=db"}, {"fieldSelector", "spec.nodeName="}}),
+      "/api/v1/namespaces/default/pods?labelSelector=app%20in%20%28a%2Cb%29%2Ctier%21%3Ddb"
+      "&fieldSelector=spec.nodeName%3D");
   EXPECT_EQ(PathFor(resources::kPods, "a/b", "c d"), "/api/v1/namespaces/a%2Fb/pods/c%20d");
 }
 

@@ -91,8 +91,8 @@ Result<std::optional<WatchEvent>> WatchStream::Next(Duration timeout) {
       return Err(*finished_);
     }
     auto now = std::chrono::steady_clock::now();
-    Duration left = now < deadline ? std::chrono::duration_cast<Duration>(deadline - now)
-                                   : Duration::zero();
+    Duration left =
+        now < deadline ? std::chrono::duration_cast<Duration>(deadline - now) : Duration::zero();
     Result<std::string> piece = response_->Read(left);
     if (!piece) {
       if (piece.error().code() == StatusCode::kDeadlineExceeded) {

@@ -17,9 +17,9 @@ TEST(DecodeWatchEventTest, EventTypesAndTheirVersion) {
   EXPECT_EQ(event->ResourceVersion(), "42");
   EXPECT_EQ(event->object["metadata"]["name"], "p");
 
-  for (auto [text, type] : {std::pair{"ADDED", WatchEventType::kAdded},
-                            std::pair{"DELETED", WatchEventType::kDeleted},
-                            std::pair{"BOOKMARK", WatchEventType::kBookmark}}) {
+  for (auto [text, type] :
+       {std::pair{"ADDED", WatchEventType::kAdded}, std::pair{"DELETED", WatchEventType::kDeleted},
+        std::pair{"BOOKMARK", WatchEventType::kBookmark}}) {
     event = DecodeWatchEvent(std::string(R"({"type":")") + text + R"(","object":{}})", "w");
     ASSERT_TRUE(event) << text;
     EXPECT_EQ(event->type, type);
@@ -41,8 +41,8 @@ TEST(DecodeWatchEventTest, AnErrorEventIsItsStatus) {
 }
 
 TEST(DecodeWatchEventTest, ALineThatIsNoEventIsInternal) {
-  for (const char* line : {"{", "[]", R"({"type":"ADDED"})", R"({"type":"X","object":{}})",
-                           R"({"object":{}})"}) {
+  for (const char* line :
+       {"{", "[]", R"({"type":"ADDED"})", R"({"type":"X","object":{}})", R"({"object":{}})"}) {
     Result<WatchEvent> event = DecodeWatchEvent(line, "watch of pods");
     ASSERT_FALSE(event) << line;
     EXPECT_EQ(event.error().code(), StatusCode::kInternal) << line;

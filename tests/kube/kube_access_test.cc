@@ -49,15 +49,14 @@ TEST(KubeAccessTest, AnImpersonatedUserWithoutRolesIsRefused) {
 TEST(KubeAccessTest, AServiceAccountTokenIsAuthenticatedAndLimitedByRbac) {
   std::unique_ptr<Client> admin = AdminClient();
   std::string ns = NewNamespace(*admin, "rbac");
-  ASSERT_TRUE(admin->Create(resources::kServiceAccounts, ns,
-                            {{"apiVersion", "v1"},
-                             {"kind", "ServiceAccount"},
-                             {"metadata", {{"name", "scheduler"}}}}));
-  Result<json> token_request = admin->CreateSubresource(
-      resources::kServiceAccounts, ns, "scheduler", "token",
-      {{"apiVersion", "authentication.k8s.io/v1"},
-       {"kind", "TokenRequest"},
-       {"spec", {{"expirationSeconds", 600}}}});
+  ASSERT_TRUE(admin->Create(
+      resources::kServiceAccounts, ns,
+      {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "scheduler"}}}}));
+  Result<json> token_request =
+      admin->CreateSubresource(resources::kServiceAccounts, ns, "scheduler", "token",
+                               {{"apiVersion", "authentication.k8s.io/v1"},
+                                {"kind", "TokenRequest"},
+                                {"spec", {{"expirationSeconds", 600}}}});
   ASSERT_TRUE(token_request) << token_request.error().ToString();
   std::string token = (*token_request)["status"]["token"];
   ASSERT_FALSE(token.empty());
@@ -70,9 +69,9 @@ TEST(KubeAccessTest, AServiceAccountTokenIsAuthenticatedAndLimitedByRbac) {
   Result<ObjectList> nodes = service_account->List(resources::kNodes, "");
   ASSERT_FALSE(nodes);
   EXPECT_EQ(nodes.error().code(), StatusCode::kPermissionDenied);
-  EXPECT_THAT(nodes.error().message(),
-              HasSubstr("system:serviceaccount:" + ns + ":scheduler\" cannot list resource "
-                        "\"nodes\""));
+  EXPECT_THAT(nodes.error().message(), HasSubstr("system:serviceaccount:" + ns +
+                                                 ":scheduler\" cannot list resource "
+                                                 "\"nodes\""));
 
   // Granted a role, the same token may list pods in its namespace and still not elsewhere.
   ASSERT_TRUE(admin->Create(
@@ -89,7 +88,8 @@ TEST(KubeAccessTest, AServiceAccountTokenIsAuthenticatedAndLimitedByRbac) {
        {"roleRef",
         {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", "pod-reader"}}},
        {"subjects", {{{"kind", "ServiceAccount"}, {"name", "scheduler"}, {"namespace", ns}}}}}));
-  bool allowed = WaitFor(10, [&] { return service_account->List(resources::kPods, ns).has_value(); });
+  bool allowed =
+      WaitFor(10, [&] { return service_account->List(resources::kPods, ns).has_value(); });
   EXPECT_TRUE(allowed);
   Result<ObjectList> elsewhere = service_account->List(resources::kPods, "kube-system");
   ASSERT_FALSE(elsewhere);

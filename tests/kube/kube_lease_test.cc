@@ -125,8 +125,9 @@ TEST(KubeLeaseTest, RunLeadsUntilStoppedAndReleasesForTheNext) {
   std::atomic<bool> a_leading{false}, b_leading{false}, a_stopped{false};
   std::atomic<bool> b_saw_a{false};
   LeaderCallbacks a_callbacks{[&] { a_leading = true; }, [&] { a_stopped = true; }, nullptr};
-  LeaderCallbacks b_callbacks{[&] { b_leading = true; }, nullptr,
-                              [&](const std::string& who) { b_saw_a = b_saw_a || who == "scheduler-a"; }};
+  LeaderCallbacks b_callbacks{
+      [&] { b_leading = true; }, nullptr,
+      [&](const std::string& who) { b_saw_a = b_saw_a || who == "scheduler-a"; }};
   Status a_outcome, b_outcome;
   std::thread ta([&] { a_outcome = a.Run(a_callbacks); });
   ASSERT_TRUE(WaitFor(30, [&] { return a_leading.load(); }));

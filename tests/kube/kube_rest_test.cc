@@ -255,8 +255,8 @@ TEST(KubeRestTest, ServerSideApplyTracksFieldManagers) {
   EXPECT_EQ((*forced)["data"]["queue"], "team-b");
 
   PatchOptions no_manager;
-  Result<json> refused = client->Patch(resources::kConfigMaps, ns, "settings", PatchType::kApply,
-                                       config, no_manager);
+  Result<json> refused =
+      client->Patch(resources::kConfigMaps, ns, "settings", PatchType::kApply, config, no_manager);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), StatusCode::kInvalidArgument);
 }

@@ -27,7 +27,8 @@ int Run(const std::string& command, std::string* output) {
   if (pipe == nullptr) return -1;
   std::array<char, 4096> buffer;
   size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output->append(buffer.data(), n);
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    output->append(buffer.data(), n);
   int status = ::pclose(pipe);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -66,9 +67,8 @@ std::string NewNamespace(Client& client, const std::string& prefix) {
       client.Create(resources::kNamespaces, "",
                     {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
   EXPECT_TRUE(created) << created.error().ToString();
-  bool ready = WaitFor(30, [&] {
-    return client.Get(resources::kServiceAccounts, name, "default").has_value();
-  });
+  bool ready = WaitFor(
+      30, [&] { return client.Get(resources::kServiceAccounts, name, "default").has_value(); });
   EXPECT_TRUE(ready) << "no default service account in " << name;
   return name;
 }
@@ -84,8 +84,7 @@ nlohmann::json StrataPod(const std::string& name, int gpus) {
             {"containers",
              {{{"name", "main"},
                {"image", "registry.example/train:1"},
-               {"resources",
-                {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}}};
+               {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}}};
 }
 
 bool WaitFor(double seconds, const std::function<bool()>& condition) {
@@ -128,8 +127,8 @@ int main(int argc, char** argv) {
   std::string cluster = repo + "/tools/kube/cluster.sh";
   std::string output;
   auto started = std::chrono::steady_clock::now();
-  int up = Run(Quoted(cluster) + " up " + Quoted(cluster_dir) + " --nodes 3 --gpus-per-node 8",
-               &output);
+  int up =
+      Run(Quoted(cluster) + " up " + Quoted(cluster_dir) + " --nodes 3 --gpus-per-node 8", &output);
   double up_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::string down = Quoted(cluster) + " down " + Quoted(cluster_dir) + " >/dev/null 2>&1";
@@ -139,7 +138,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   while (!output.empty() && output.back() == '\n') output.pop_back();
-  kubeconfig_path = output.substr(output.rfind('\n') == std::string::npos ? 0 : output.rfind('\n') + 1);
+  kubeconfig_path =
+      output.substr(output.rfind('\n') == std::string::npos ? 0 : output.rfind('\n') + 1);
   std::cout << "cluster up in " << up_seconds << " s: " << kubeconfig_path << std::endl;
 
   pid_t child = ::fork();

@@ -20,23 +20,24 @@ const GroupVersionResource kWidgets{"test.strata.dev", "v1", "widgets"};
 // A CRD whose watch cache starts when the CRD is created, so a version from before then (such
 // as "2") is older than anything the cache holds: a watch from it gets a 410.
 void EnsureWidgetCrd(Client& client) {
-  json crd = {
-      {"apiVersion", "apiextensions.k8s.io/v1"},
-      {"kind", "CustomResourceDefinition"},
-      {"metadata", {{"name", "widgets.test.strata.dev"}}},
-      {"spec",
-       {{"group", "test.strata.dev"},
-        {"names",
-         {{"kind", "Widget"}, {"plural", "widgets"}, {"singular", "widget"},
-          {"listKind", "WidgetList"}}},
-        {"scope", "Namespaced"},
-        {"versions",
-         {{{"name", "v1"},
-           {"served", true},
-           {"storage", true},
-           {"schema",
-            {{"openAPIV3Schema",
-              {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
+  json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
+              {"kind", "CustomResourceDefinition"},
+              {"metadata", {{"name", "widgets.test.strata.dev"}}},
+              {"spec",
+               {{"group", "test.strata.dev"},
+                {"names",
+                 {{"kind", "Widget"},
+                  {"plural", "widgets"},
+                  {"singular", "widget"},
+                  {"listKind", "WidgetList"}}},
+                {"scope", "Namespaced"},
+                {"versions",
+                 {{{"name", "v1"},
+                   {"served", true},
+                   {"storage", true},
+                   {"schema",
+                    {{"openAPIV3Schema",
+                      {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
   Result<json> created = client.Create(resources::kCustomResourceDefinitions, "", crd);
   ASSERT_TRUE(created || created.error().code() == StatusCode::kAlreadyExists)
       << created.error().ToString();
@@ -98,14 +99,13 @@ TEST(KubeWatchTest, SeesAddedModifiedDeletedInOrderAndBookmarks) {
         watched.object["metadata"].contains("deletionTimestamp")) {
       continue;
     }
-    changes.push_back(std::string(WatchEventTypeName(watched.type)) + " " +
-                      NameOf(watched.object));
+    changes.push_back(std::string(WatchEventTypeName(watched.type)) + " " + NameOf(watched.object));
     if (watched.type == WatchEventType::kModified) {
       EXPECT_EQ(watched.object["metadata"]["labels"]["seen"], "yes");
     }
   }
-  EXPECT_THAT(changes, ::testing::ElementsAre("ADDED watched", "MODIFIED watched",
-                                              "DELETED watched"));
+  EXPECT_THAT(changes,
+              ::testing::ElementsAre("ADDED watched", "MODIFIED watched", "DELETED watched"));
   EXPECT_GE(bookmarks, 1);
   EXPECT_FALSE((*stream)->last_resource_version().empty());
 }
