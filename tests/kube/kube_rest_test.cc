@@ -261,6 +261,51 @@ TEST(KubeRestTest, ServerSideApplyTracksFieldManagers) {
   EXPECT_EQ(refused.error().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(KubeRestTest, EventsAndHeadlessServices) {
+  std::unique_ptr<Client> client = AdminClient();
+  std::string ns = NewNamespace(*client, "core");
+  Result<json> pod = client->Create(resources::kPods, ns, StrataPod("big", 9));
+  ASSERT_TRUE(pod) << pod.error().ToString();
+  // What a scheduler records for `kubectl describe pod`.
+  json event = {{"apiVersion", "v1"},
+                {"kind", "Event"},
+                {"metadata", {{"generateName", "big."}}},
+                {"involvedObject",
+                 {{"apiVersion", "v1"},
+                  {"kind", "Pod"},
+                  {"name", "big"},
+                  {"namespace", ns},
+                  {"uid", (*pod)["metadata"]["uid"]}}},
+                {"type", "Warning"},
+                {"reason", "FailedScheduling"},
+                {"message", "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."},
+                {"source", {{"component", "strata"}}}};
+  Result<json> recorded = client->Create(resources::kEvents, ns, event);
+  ASSERT_TRUE(recorded) << recorded.error().ToString();
+  ListOptions about_big;
+  about_big.field_selector = "involvedObject.name=big,reason=FailedScheduling";
+  Result<ObjectList> events = client->ListAll(resources::kEvents, ns, about_big);
+  ASSERT_TRUE(events) << events.error().ToString();
+  ASSERT_EQ(events->items.size(), 1u);
+  EXPECT_EQ(events->items[0]["kind"], "Event");
+  EXPECT_EQ(events->items[0]["source"]["component"], "strata");
+
+  // The headless Service that makes a training job's MASTER_ADDR resolve.
+  Result<json> service = client->Create(resources::kServices, ns,
+                                        {{"apiVersion", "v1"},
+                                         {"kind", "Service"},
+                                         {"metadata", {{"name", "resnet50-train"}}},
+                                         {"spec",
+                                          {{"clusterIP", "None"},
+                                           {"selector", {{"app", "kube-client-test"}}},
+                                           {"ports", {{{"name", "c10d"}, {"port", 29500}}}}}}});
+  ASSERT_TRUE(service) << service.error().ToString();
+  EXPECT_EQ((*service)["spec"]["clusterIP"], "None");
+  Result<json> ns_object = client->Get(resources::kNamespaces, "", ns);
+  ASSERT_TRUE(ns_object) << ns_object.error().ToString();
+  EXPECT_EQ((*ns_object)["status"]["phase"], "Active");
+}
+
 TEST(KubeRestTest, DryRunStoresNothing) {
   std::unique_ptr<Client> client = AdminClient();
   std::string ns = NewNamespace(*client, "dry-run");

@@ -24,7 +24,7 @@ KubeConfig AdminConfig();
 std::unique_ptr<Client> AdminClient();
 std::unique_ptr<Client> NewClient(const KubeConfig& config, ClientOptions options);
 
-// Creates a namespace "<prefix>-<n>" and waits for its default service account (pods need
+// Creates a namespace "<prefix>-<pid>-<n>" and waits for its default service account (pods need
 // it); returns its name.
 std::string NewNamespace(Client& client, const std::string& prefix);
 

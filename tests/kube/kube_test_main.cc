@@ -61,8 +61,9 @@ std::unique_ptr<Client> AdminClient() {
 }
 
 std::string NewNamespace(Client& client, const std::string& prefix) {
+  // The pid keeps names apart across runs against one cluster (STRATA_KUBECONFIG).
   static int counter = 0;
-  std::string name = prefix + "-" + std::to_string(++counter);
+  std::string name = prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
   Result<nlohmann::json> created =
       client.Create(resources::kNamespaces, "",
                     {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
