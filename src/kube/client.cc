@@ -190,7 +190,11 @@ Result<net::HttpResponse> Client::Send(const Request& request,
   bool token_reread = false;
   for (int attempt = 0;; ++attempt) {
     WaitForRateLimiter();
-    net::HttpRequest http = Build(request, token_ ? token_->Token() : std::string());
+    std::string token = token_ ? token_->Token() : std::string();
+    if (token.find_first_of("\r\n") != std::string::npos) {
+      return Err(InvalidArgumentError(Describe(request) + ": the bearer token holds a line break"));
+    }
+    net::HttpRequest http = Build(request, token);
     ++requests_;
     net::HttpResponse response;
     if (stream == nullptr) {

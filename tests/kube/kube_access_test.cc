@@ -5,8 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "kube_test_cluster.h"
 
@@ -94,6 +98,75 @@ TEST(KubeAccessTest, AServiceAccountTokenIsAuthenticatedAndLimitedByRbac) {
   Result<ObjectList> elsewhere = service_account->List(resources::kPods, "kube-system");
   ASSERT_FALSE(elsewhere);
   EXPECT_EQ(elsewhere.error().code(), StatusCode::kPermissionDenied);
+}
+
+// Asks for a token of `account` in `ns` (the account is created first).
+std::string ServiceAccountToken(Client& admin, const std::string& ns, const std::string& account) {
+  Result<json> created = admin.Create(
+      resources::kServiceAccounts, ns,
+      {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", account}}}});
+  EXPECT_TRUE(created) << created.error().ToString();
+  Result<json> token_request =
+      admin.CreateSubresource(resources::kServiceAccounts, ns, account, "token",
+                              {{"apiVersion", "authentication.k8s.io/v1"},
+                               {"kind", "TokenRequest"},
+                               {"spec", {{"expirationSeconds", 600}}}});
+  EXPECT_TRUE(token_request) << token_request.error().ToString();
+  return token_request ? (*token_request)["status"]["token"].get<std::string>() : "";
+}
+
+TEST(KubeAccessTest, ARotatedTokenFileIsReadAgainAfterA401) {
+  std::unique_ptr<Client> admin = AdminClient();
+  std::string ns = NewNamespace(*admin, "rotation");
+  std::string file = ClusterDir() + "/token-" + ns;
+  std::ofstream(file) << ServiceAccountToken(*admin, ns, "agent") << "\n";
+
+  KubeConfig config = AdminConfig();
+  config.client_certificate_pem.clear();
+  config.client_key_pem.clear();
+  config.bearer_token = ReadFile(file);
+  config.bearer_token.pop_back();  // the newline, as LoadKubeConfig trims it
+  config.bearer_token_file = file;
+  std::unique_ptr<Client> agent = NewClient(config, Unlimited());
+  // Authenticated (RBAC then refuses the list): the token works.
+  Result<ObjectList> nodes = agent->List(resources::kNodes, "");
+  ASSERT_FALSE(nodes);
+  EXPECT_EQ(nodes.error().code(), StatusCode::kPermissionDenied);
+
+  // The account is replaced, which voids its old token; the new one lands in the file, as a
+  // kubelet rotates a projected token. The next request gets 401, re-reads, and goes through.
+  ASSERT_TRUE(admin->Delete(resources::kServiceAccounts, ns, "agent"));
+  // (The API server caches a token's authentication for 10 s.)
+  ASSERT_TRUE(WaitFor(30, [&] {
+    Result<ObjectList> refused = agent->List(resources::kNodes, "");
+    return !refused && refused.error().code() == StatusCode::kUnauthenticated;
+  }));
+  uint64_t rereads = agent->stats().token_rereads;
+  std::ofstream(file) << ServiceAccountToken(*admin, ns, "agent") << "\n";
+  nodes = agent->List(resources::kNodes, "");
+  ASSERT_FALSE(nodes);
+  EXPECT_EQ(nodes.error().code(), StatusCode::kPermissionDenied) << nodes.error().ToString();
+  EXPECT_EQ(agent->stats().token_rereads, rereads + 1);
+  std::filesystem::remove(file);
+}
+
+TEST(KubeAccessTest, OneClientServesManyThreads) {
+  std::unique_ptr<Client> client = AdminClient();
+  constexpr int kThreads = 8, kRequests = 25;
+  std::atomic<int> succeeded{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kRequests; ++i) {
+        Result<ObjectList> nodes = client->List(resources::kNodes, "");
+        if (nodes && nodes->items.size() == 3) ++succeeded;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(succeeded.load(), kThreads * kRequests);
+  // Connections are reused: at most one per thread was ever open at once.
+  EXPECT_LE(client->stats().connections_opened, static_cast<uint64_t>(kThreads));
 }
 
 TEST(KubeAccessTest, AnUnknownTokenIsUnauthenticated) {

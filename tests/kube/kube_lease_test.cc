@@ -115,8 +115,9 @@ TEST(KubeLeaseTest, RunLeadsUntilStoppedAndReleasesForTheNext) {
   std::string ns = NewNamespace(*client, "lease-run");
   auto quick = [&](const std::string& identity) {
     LeaderElectionConfig config = Config(ns, identity);
-    config.lease_duration = seconds(4);
-    config.renew_deadline = seconds(3);
+    // Quick tries; a lease long enough that a loaded machine's slow renewal is not a loss.
+    config.lease_duration = seconds(10);
+    config.renew_deadline = seconds(8);
     config.retry_period = std::chrono::milliseconds(200);
     return config;
   };
