@@ -313,9 +313,9 @@ Result<net::HttpResponse> HttpsTransport::Send(const net::HttpRequest& request) 
 // ---- ResponseStream ------------------------------------------------------------------------
 
 struct ResponseStream::Impl {
+  std::unique_ptr<Parser> parser;  // declared first: outlives the connection and its I/O
   std::unique_ptr<Connection> connection;
   std::string address;
-  std::unique_ptr<Parser> parser;
   net::HttpResponse head;
   std::atomic<bool> cancelled{false};
   bool read_pending = false;  // an async_read_some is outstanding on the connection
