@@ -11,7 +11,7 @@ DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config clang-format clang libcl
   libboost1.81-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev \
   libxxhash-dev libexpected-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev \
   python3 python3-kubernetes procps findutils nginx wrk valgrind prometheus chromium \
-  openssl curl jq python3-yaml
+  openssl libssl-dev curl jq python3-yaml
 # Node.js and npm run the gateway's tests with the official openai client: Debian's packages,
 # unless this machine already has a node and an npm (from any source).
 DEB_PACKAGES += $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || echo nodejs npm)

@@ -14,6 +14,7 @@ declare -A allowed=(
   [api]="common"
   [store]="common"
   [net]="common"
+  [kube]="common net"
   [cluster]="common api store"
   [engine]="common net metrics"
   [gateway]="common net metrics engine"
