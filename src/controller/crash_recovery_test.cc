@@ -269,7 +269,7 @@ class ServiceLoop final : public ControlLoop {
 
 CrashScenario ServiceLifecycle() {
   CrashScenario s;
-  s.name = "a TP=2 service scales 0 -> 2 -> 1, drains, and rolls out a new template";
+  s.name = "a TP=2 service scales 0 -> 2 -> 1, drains, rolls out a new template, is deleted";
   s.setup = [](store::Store& store, FakeClock& clock) {
     AddNode(store, "node-a", 4, clock.Now());
     AddNode(store, "node-b", 4, clock.Now());
@@ -309,8 +309,13 @@ spec:
   maxReplicas: 3
 )");
     }
+    // And deletes the service: its replicas drain and go.
+    if (pass == 22) {
+      Result<store::Object> deleted = store.Delete({"Service", "default", "llm"});
+      (void)deleted;
+    }
   };
-  s.passes = 24;
+  s.passes = 30;
   return s;
 }
 
@@ -443,7 +448,8 @@ TEST(CrashRecoveryTest, TheScenariosEndWhereTheyShould) {
   const CrashRun preempted = testing::RunScenario(Preemption(), 0);
   EXPECT_THAT(preempted.end_state, ::testing::HasSubstr("\"preemptionCount\":1"));
   const CrashRun service = testing::RunScenario(ServiceLifecycle(), 0);
-  EXPECT_THAT(service.end_state, ::testing::HasSubstr("\"updatedReplicas\":1"));
+  EXPECT_THAT(service.end_state, ::testing::Not(::testing::HasSubstr("Pod \"default/llm")))
+      << "the deleted service's replicas are gone";
   const CrashRun idle = testing::RunScenario(IdleReclaim(), 0);
   EXPECT_THAT(idle.end_state, ::testing::HasSubstr("\"strata.dev/reclaimable\":\"true\""));
 }

@@ -128,11 +128,15 @@ ServiceController::ServiceController(store::Store& store, cluster::Cache& cache,
 
 Status ServiceController::RunOnce() {
   if (Status synced = cache_.Sync(); !synced.ok()) return synced;
-  // Pods whose service is gone: found among the pods that changed (every pod, the first time),
-  // and followed until none is left.
-  cluster::Changes changes = cache_.ChangesSince(cursor_, {"Pod"});
+  // Pods whose service is gone: the services deleted since the last pass, and the owners of the
+  // pods that changed (every pod, the first time), followed until none of their pods is left.
+  cluster::Changes changes = cache_.ChangesSince(cursor_, {"Pod", "Service"});
   cursor_ = changes.cursor;
   for (const cluster::Change& change : changes.changes) {
+    if (change.key.kind == "Service") {
+      if (!change.current) orphaned_.insert({change.key.namespace_name, change.key.name});
+      continue;
+    }
     const cluster::ObjectRef& state = change.current ? change.current : change.last;
     const api::Pod* pod = state ? state->As<api::Pod>() : nullptr;
     if (pod != nullptr && pod->spec.owner.kind == "Service") {
