@@ -3,10 +3,14 @@
 
 Starts `strata up` (one simulated 8-GPU node of its own) on a fresh data dir, registers NODES
 more nodes through the REST API as remote agents would, creates PODS pods bound to them (held:
-no agent runs them, so they stay as written: Running) plus PENDING pods that cannot fit, and
+no agent runs them, so they stay as written: Running; beyond one per GPU they share GPUs) plus
+PENDING pods that cannot fit (9 GPUs each), and
 heartbeats every registered node each HEARTBEAT seconds as their agents would. Once that is in
 place it reads the `strata up` process's CPU time (utime + stime from /proc) over WINDOW seconds
 and prints one JSON line: cores used, CPU seconds, heartbeat writes per second, and the setup.
+
+With --heartbeat 0 nobody heartbeats: the nodes are registered with a heartbeat an hour ahead, so
+the node controller has nothing to mark either, and the figure is the loops' own idle cost.
 
 Usage: idle_cpu.py --strata BIN [--nodes 1000] [--pods 10000] [--pending 0] [--window 60]
 Both old and new builds answer the same REST calls, so the same run measures either.
@@ -54,20 +58,25 @@ def node(name, now):
                                        "lastHeartbeatTime": now}]}}
 
 
-def pod(name, node_name, gpu):
-    spec = {"restartPolicy": "Never", "resources": {"gpu": 1, "cpu": "1"},
+def pod(name, node_name, gpu, milli):
+    """A pod of `milli` milli-GPUs, bound to GPU `gpu` of `node_name` unless that is empty."""
+    share = "1" if milli == 1000 else f"{milli}m"
+    spec = {"restartPolicy": "Never", "resources": {"gpu": share, "cpu": "1"},
             "template": {"command": ["sleep", "3600"]}}
     status = {"phase": "Pending"}
     if node_name:
         spec["nodeName"] = node_name
-        spec["assignedGpus"] = [{"index": gpu, "uuid": f"GPU-{node_name}-{gpu}"}]
+        assigned = {"index": gpu, "uuid": f"GPU-{node_name}-{gpu}"}
+        if milli != 1000:
+            assigned["share"] = share
+        spec["assignedGpus"] = [assigned]
         status = {"phase": "Running"}
     return {"apiVersion": "strata.dev/v1alpha1", "kind": "Pod",
             "metadata": {"name": name, "namespace": "bench"}, "spec": spec, "status": status}
 
 
-def stamp():
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+def stamp(ahead_s=0):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + ahead_s))
 
 
 def main():
@@ -80,8 +89,9 @@ def main():
     parser.add_argument("--heartbeat", type=float, default=10)
     parser.add_argument("--threads", type=int, default=8)
     args = parser.parse_args()
-    if args.pods > args.nodes * 8:
-        sys.exit("--pods: at most 8 per node (one GPU each)")
+    # More pods than GPUs: each holds an equal share of one.
+    per_gpu = -(-args.pods // (args.nodes * 8))
+    milli = 1000 // per_gpu
 
     work = tempfile.mkdtemp(prefix="strata-idle-")
     log_path = os.path.join(work, "up.log")
@@ -118,11 +128,14 @@ def main():
             for t in threads:
                 t.join()
 
-        parallel(names, lambda n: call(api, "POST", "/api/v1/nodes", node(n, stamp())))
-        pods = [(f"held-{i}", names[i // 8], i % 8) for i in range(args.pods)]
-        pods += [(f"waiting-{i}", "", 0) for i in range(args.pending)]
+        ahead = 3600 if args.heartbeat == 0 else 0
+        parallel(names, lambda n: call(api, "POST", "/api/v1/nodes", node(n, stamp(ahead))))
+        pods = [(f"held-{i}", names[(i // per_gpu) // 8], (i // per_gpu) % 8, milli)
+                for i in range(args.pods)]
+        # Waiting pods ask for more than a node has: they stay pending, explained.
+        pods += [(f"waiting-{i}", "", 0, 9000) for i in range(args.pending)]
         parallel(pods, lambda p: call(api, "POST", "/api/v1/namespaces/bench/pods",
-                                      pod(p[0], p[1], p[2])))
+                                      pod(*p)))
 
         stop = threading.Event()
         beats = [0]
@@ -147,7 +160,7 @@ def main():
                     if pause > 0:
                         time.sleep(pause)
 
-        beater = threading.Thread(target=heartbeats)
+        beater = threading.Thread(target=heartbeats if args.heartbeat > 0 else stop.wait)
         beater.start()
         time.sleep(5)  # let the loops take in what was created
         cpu0, beats0, t0 = cpu_seconds(up.pid), beats[0], time.monotonic()

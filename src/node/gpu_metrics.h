@@ -8,6 +8,8 @@
 
 namespace strata::node {
 
+class NvmlLibrary;
+
 // Reads the figures the DCGM exporter exports (utilisation, framebuffer used and free, power,
 // temperature, SM clock, volatile ECC error counts, the last Xid) from every GPU of this host
 // through NVML, loaded with dlopen like NvmlInventory so that strata needs no NVIDIA header or
@@ -35,12 +37,12 @@ class NvmlGpuMonitor {
   Result<observe::GpuReadingsByUuid> Read();
 
  private:
-  struct Api;
-  NvmlGpuMonitor(void* library, std::unique_ptr<Api> api);
+  struct XidEvents;
+  NvmlGpuMonitor(std::unique_ptr<NvmlLibrary> nvml, std::unique_ptr<XidEvents> xid);
   void DrainXidEvents();
 
-  void* library_;
-  std::unique_ptr<Api> api_;
+  std::unique_ptr<NvmlLibrary> nvml_;  // destroyed after xid_'s event set is freed
+  std::unique_ptr<XidEvents> xid_;
 };
 
 }  // namespace strata::node
