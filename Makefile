@@ -11,7 +11,7 @@ DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config clang-format clang libcl
   libboost1.81-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev \
   libxxhash-dev libexpected-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev \
   python3 python3-kubernetes procps findutils nginx wrk valgrind prometheus chromium \
-  openssl curl jq python3-yaml
+  openssl libssl-dev curl unzip jq python3-yaml
 # Node.js and npm run the gateway's tests with the official openai client: Debian's packages,
 # unless this machine already has a node and an npm (from any source).
 DEB_PACKAGES += $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || echo nodejs npm)
@@ -19,7 +19,8 @@ DEB_PACKAGES += $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/
 FORMAT_FILES = $(shell git ls-files --cached --others --exclude-standard \
   'src/*.h' 'src/*.cc' 'tests/*.h' 'tests/*.cc' 'bench/*.h' 'bench/*.cc' 'fuzz/*.cc' 2>/dev/null)
 
-.PHONY: all deps deb-deps kube-deps build build-asan build-fuzz test test-release test-asan fuzz format format-check run clean
+.PHONY: all deps deb-deps kube-deps build build-asan build-fuzz test test-release test-asan fuzz \
+  format format-check check-includes run clean
 
 all: build
 
@@ -39,8 +40,9 @@ deb-deps:
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing
 
 # A real Kubernetes control plane for tests/kube and the benchmarks (kube-apiserver, etcd, kwok,
-# kube-scheduler, kube-controller-manager, kubectl, Kueue), built with the machine's Go from the
-# Go module proxy into ~/.cache/strata-kube: tools/kube/README.md. Seconds once built.
+# kube-scheduler, kube-controller-manager, kubectl, Kueue), built from the Go module proxy into
+# ~/.cache/strata-kube with Go 1.26 (the machine's, or the toolchain fetched from the proxy when it
+# has none): tools/kube/README.md. Seconds once built.
 kube-deps: deb-deps
 	@tools/kube/build.sh >/dev/null
 
@@ -81,8 +83,12 @@ format:
 format-check: deps
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 
-test: format-check test-release test-asan fuzz
-	@echo "make test: format, release tests, sanitizer tests and fuzzing all passed"
+# The house's dependency rules on #include (DESIGN.md "The house").
+check-includes:
+	tools/check_includes.sh
+
+test: format-check check-includes test-release test-asan fuzz
+	@echo "make test: format, includes, release tests, sanitizer tests and fuzzing all passed"
 
 # The main job: validate every example, then the narrated demo on the simulated seed cluster
 # (strata up, 32 real allreduce.py workers, the probe pod, the two-team deadlock) until Ctrl-C.

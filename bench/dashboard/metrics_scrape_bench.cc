@@ -11,9 +11,9 @@
 
 #include "api/object.h"
 #include "common/check.h"
+#include "observe/cluster_cost.h"
+#include "observe/test_cluster.h"
 #include "server/rest_api.h"
-#include "telemetry/cluster_cost.h"
-#include "telemetry/test_cluster.h"
 
 namespace strata::server {
 namespace {
@@ -50,20 +50,19 @@ class ScrapedCluster {
  public:
   ScrapedCluster() : store_(store::NewMemoryStore({})) {
     for (int q = 0; q < kQueues; ++q) {
-      telemetry::testing::Put(*store_, TeamQueue("team-" + std::to_string(q)));
+      observe::testing::Put(*store_, TeamQueue("team-" + std::to_string(q)));
     }
     for (int n = 0; n < kNodes; ++n) {
       const std::string node = "sim-node-" + std::to_string(n);
-      telemetry::testing::Put(*store_, telemetry::testing::GpuNode(node, kGpusPerNode, true));
-      telemetry::testing::Put(*store_,
-                              telemetry::testing::BoundPod("train-" + std::to_string(n), node,
-                                                           {0, 1, 2, 3, 4, 5, 6, 7}, "Running"));
+      observe::testing::Put(*store_, observe::testing::GpuNode(node, kGpusPerNode, true));
+      observe::testing::Put(*store_,
+                            observe::testing::BoundPod("train-" + std::to_string(n), node,
+                                                       {0, 1, 2, 3, 4, 5, 6, 7}, "Running"));
     }
-    for (int j = 0; j < kPendingJobs; ++j) telemetry::testing::Put(*store_, PendingJob(j));
+    for (int j = 0; j < kPendingJobs; ++j) observe::testing::Put(*store_, PendingJob(j));
     api_ = std::make_unique<RestApi>(*store_, registry_, RestApiOptions{});
-    telemetry::AddClusterMetrics(registry_,
-                                 std::make_shared<telemetry::ClusterObjectsCache>(*store_),
-                                 telemetry::ClusterMetricsOptions{});
+    observe::AddClusterMetrics(registry_, std::make_shared<observe::ClusterObjectsCache>(*store_),
+                               observe::ClusterMetricsOptions{});
     Scrape("/metrics");
   }
 
@@ -71,10 +70,10 @@ class ScrapedCluster {
   // status update would: a change for the caches behind /metrics to follow.
   void TouchPod(int64_t n) {
     const std::string index = std::to_string(n % kNodes);
-    api::Pod pod = telemetry::testing::BoundPod("train-" + index, "sim-node-" + index,
-                                                {0, 1, 2, 3, 4, 5, 6, 7}, "Running");
+    api::Pod pod = observe::testing::BoundPod("train-" + index, "sim-node-" + index,
+                                              {0, 1, 2, 3, 4, 5, 6, 7}, "Running");
     pod.metadata.annotations["bench/touch"] = std::to_string(n);
-    STRATA_CHECK(store_->Apply({{store::WriteOp::kUpsert, telemetry::testing::StoredObject(pod)}})
+    STRATA_CHECK(store_->Apply({{store::WriteOp::kUpsert, observe::testing::StoredObject(pod)}})
                      .has_value());
   }
 
@@ -88,7 +87,7 @@ class ScrapedCluster {
 
  private:
   std::unique_ptr<store::Store> store_;
-  telemetry::Registry registry_;
+  metrics::Registry registry_;
   std::unique_ptr<RestApi> api_;
 };
 

@@ -1,7 +1,7 @@
 // The user-space parsing a proxied request costs the gateway, step by step, on the inputs of
 // bench/gateway/overhead.sh: the client's head and body, the replica's head and body. And the
 // metric updates of one request, from one or two event loops at once, on one shared child per
-// series or on a part per loop (telemetry::MetricFamily::WithPart).
+// series or on a part per loop (metrics::MetricFamily::WithPart).
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -9,9 +9,9 @@
 
 #include "gateway/request.h"
 #include "gateway/usage.h"
+#include "metrics/metrics.h"
 #include "net/http_request_parser.h"
 #include "net/http_response_parser.h"
-#include "telemetry/metrics.h"
 
 namespace strata::gateway {
 namespace {
@@ -88,17 +88,17 @@ BENCHMARK(BM_LongPromptBody);
 // counts, the TTFT and e2e histograms), by each benchmark thread standing for a loop. Arg 0: all
 // threads update the same children; 1: each thread its own part of them.
 void BM_RequestMetrics(benchmark::State& state) {
-  static telemetry::Registry registry;
-  static telemetry::CounterFamily& counters = registry.AddCounter("c_total", "C.", {"kind"});
-  static telemetry::HistogramFamily& histograms = registry.AddHistogram(
-      "h_seconds", "H.", {"kind"}, telemetry::ExponentialBuckets(0.001, 2, 16));
+  static metrics::Registry registry;
+  static metrics::CounterFamily& counters = registry.AddCounter("c_total", "C.", {"kind"});
+  static metrics::HistogramFamily& histograms =
+      registry.AddHistogram("h_seconds", "H.", {"kind"}, metrics::ExponentialBuckets(0.001, 2, 16));
   const size_t part = state.range(0) == 0 ? 0 : static_cast<size_t>(state.thread_index());
-  telemetry::Counter& requests = counters.WithPart({"requests"}, part);
-  telemetry::Counter& picks = counters.WithPart({"picks"}, part);
-  telemetry::Counter& prompt = counters.WithPart({"prompt"}, part);
-  telemetry::Counter& completion = counters.WithPart({"completion"}, part);
-  telemetry::Histogram& ttft = histograms.WithPart({"ttft"}, part);
-  telemetry::Histogram& e2e = histograms.WithPart({"e2e"}, part);
+  metrics::Counter& requests = counters.WithPart({"requests"}, part);
+  metrics::Counter& picks = counters.WithPart({"picks"}, part);
+  metrics::Counter& prompt = counters.WithPart({"prompt"}, part);
+  metrics::Counter& completion = counters.WithPart({"completion"}, part);
+  metrics::Histogram& ttft = histograms.WithPart({"ttft"}, part);
+  metrics::Histogram& e2e = histograms.WithPart({"e2e"}, part);
   for (auto _ : state) {
     requests.Increment();
     picks.Increment();

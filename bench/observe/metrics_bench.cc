@@ -4,12 +4,12 @@
 #include <benchmark/benchmark.h>
 
 #include "common/check.h"
+#include "observe/cluster_cost.h"
+#include "observe/gpu_metrics.h"
+#include "observe/test_cluster.h"
 #include "server/rest_api.h"
-#include "telemetry/cluster_cost.h"
-#include "telemetry/gpu_metrics.h"
-#include "telemetry/test_cluster.h"
 
-namespace strata::telemetry {
+namespace strata::observe {
 namespace {
 
 constexpr int kNodes = 1000;
@@ -70,7 +70,7 @@ void BM_ScrapeCluster(benchmark::State& state) {
     testing::Put(*store, testing::BoundPod("train-" + std::to_string(n), node,
                                            {0, 1, 2, 3, 4, 5, 6, 7}, "Running"));
   }
-  Registry registry;
+  metrics::Registry registry;
   AddClusterMetrics(registry, std::make_shared<ClusterObjectsCache>(*store),
                     ClusterMetricsOptions{});
   size_t bytes = 0;
@@ -127,7 +127,7 @@ void BM_ScrapeRestApiWithPendingJobs(benchmark::State& state) {
                   {"reason", j % 2 == 0 ? "WaitingForQuota" : "TopologyPlacementFailed"}}}};
     STRATA_CHECK(store->Create(job).has_value());
   }
-  Registry registry;
+  metrics::Registry registry;
   server::RestApi api(*store, registry, {});
   net::HttpRequest request;
   request.method = "GET";
@@ -143,6 +143,6 @@ void BM_ScrapeRestApiWithPendingJobs(benchmark::State& state) {
 BENCHMARK(BM_ScrapeRestApiWithPendingJobs)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace strata::telemetry
+}  // namespace strata::observe
 
 BENCHMARK_MAIN();

@@ -3,13 +3,13 @@
 // with extra label sets to the size of a real vLLM page (~40-60 KB with every family).
 #include <benchmark/benchmark.h>
 
-#include "telemetry/metrics.h"
-#include "telemetry/prometheus_text.h"
+#include "metrics/metrics.h"
+#include "metrics/prometheus_text.h"
 
 namespace {
 
 std::string VllmSizedPage() {
-  strata::telemetry::Registry registry;
+  strata::metrics::Registry registry;
   std::vector<std::string> labels = {"model_name", "engine"};
   std::vector<double> buckets = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06,  0.08,
                                  0.1,   0.25,  0.5,  0.75, 1.0,  2.5,   5.0,
@@ -44,7 +44,7 @@ void BM_ParseVllmMetricsPage(benchmark::State& state) {
   std::string page = VllmSizedPage();
   size_t samples = 0;
   for (auto _ : state) {
-    auto parsed = strata::telemetry::ParsePrometheusText(page);
+    auto parsed = strata::metrics::ParsePrometheusText(page);
     samples = parsed->size();
     benchmark::DoNotOptimize(parsed);
   }
@@ -55,17 +55,17 @@ void BM_ParseVllmMetricsPage(benchmark::State& state) {
 BENCHMARK(BM_ParseVllmMetricsPage);
 
 void BM_RenderRegistry(benchmark::State& state) {
-  strata::telemetry::Registry registry;
+  strata::metrics::Registry registry;
   auto& family = registry.AddHistogram("h_seconds", "H.", {"model_name", "engine"},
-                                       strata::telemetry::ExponentialBuckets(0.001, 2, 20));
+                                       strata::metrics::ExponentialBuckets(0.001, 2, 20));
   for (int i = 0; i < 16; ++i) family.With({"m", std::to_string(i)}).Observe(0.1);
   for (auto _ : state) benchmark::DoNotOptimize(registry.RenderText());
 }
 BENCHMARK(BM_RenderRegistry);
 
 void BM_CounterIncrement(benchmark::State& state) {
-  strata::telemetry::Registry registry;
-  strata::telemetry::Counter& counter = registry.AddCounter("c_total", "C.").With();
+  strata::metrics::Registry registry;
+  strata::metrics::Counter& counter = registry.AddCounter("c_total", "C.").With();
   for (auto _ : state) counter.Increment();
 }
 BENCHMARK(BM_CounterIncrement)->Threads(1)->Threads(2);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/check.h"
 #include "store/sqlite_store.h"
 #include "store/store.h"
 
@@ -155,7 +156,7 @@ void BM_Get(benchmark::State& state) {
     batch.push_back({WriteOp::kCreate, MakeJob(i)});
     keys.push_back(batch.back().object.key);
   }
-  store->Apply(std::move(batch));
+  STRATA_CHECK(store->Apply(std::move(batch)).has_value());
   size_t i = 0;
   for (auto _ : state) benchmark::DoNotOptimize(store->Get(keys[i++ % keys.size()]));
   state.SetItemsProcessed(state.iterations());
@@ -168,7 +169,7 @@ void BM_ListWithSelector(benchmark::State& state) {
   if (!store.ok()) return;
   std::vector<Write> batch;
   for (int64_t i = 0; i < 10000; ++i) batch.push_back({WriteOp::kCreate, MakeJob(i)});
-  store->Apply(std::move(batch));
+  STRATA_CHECK(store->Apply(std::move(batch)).has_value());
   Selection selection{"Job", "team-0", *LabelSelector::Parse("tier=premium")};
   size_t items = 0;
   for (auto _ : state) {
@@ -188,7 +189,7 @@ void BM_WatchFanOutTo10(benchmark::State& state) {
   int64_t i = 0;
   int64_t delivered = 0;
   for (auto _ : state) {
-    store->Create(MakeJob(i++));
+    benchmark::DoNotOptimize(store->Create(MakeJob(i++)));
     for (auto& watcher : watchers) {
       while (true) {
         Result<std::optional<WatchEvent>> event = watcher->TryNext();

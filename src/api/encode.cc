@@ -1,39 +1,13 @@
 #include "api/encode.h"
 
 #include "api/duration.h"
+#include "api/encode_fields.h"
+#include "api/status_codec.h"
 
 namespace strata::api {
 namespace {
 
 using nlohmann::json;
-
-void PutString(json& out, const char* key, const std::string& value) {
-  if (!value.empty()) out[key] = value;
-}
-
-void PutQuantity(json& out, const char* key, const Quantity& value) {
-  if (!value.IsZero()) out[key] = value.ToString();
-}
-
-void PutInt(json& out, const char* key, int64_t value) {
-  if (value != 0) out[key] = value;
-}
-
-void PutDuration(json& out, const char* key, Duration value) {
-  if (value.count() != 0) out[key] = FormatDuration(value);
-}
-
-void PutStrings(json& out, const char* key, const std::vector<std::string>& values) {
-  if (!values.empty()) out[key] = values;
-}
-
-void PutMap(json& out, const char* key, const std::map<std::string, std::string>& values) {
-  if (!values.empty()) out[key] = values;
-}
-
-void PutObject(json& out, const char* key, json value) {
-  if (!value.empty()) out[key] = std::move(value);
-}
 
 json Metadata(const ObjectMeta& m) {
   json out = json::object();
@@ -189,6 +163,7 @@ json EncodeQueue(const Queue& queue) {
     spec["localQueues"] = std::move(locals);
   }
   out["spec"] = std::move(spec);
+  if (queue.status != QueueStatus{}) out["status"] = EncodeQueueStatus(queue.status);
   return out;
 }
 
@@ -222,6 +197,7 @@ json EncodeJob(const Job& job) {
   spec["template"] = Template(s.template_);
   spec["cleanPodPolicy"] = s.clean_pod_policy;
   out["spec"] = std::move(spec);
+  if (job.status != JobStatus{}) out["status"] = EncodeJobStatus(job.status);
   return out;
 }
 
@@ -259,6 +235,7 @@ json EncodeService(const Service& service) {
   PutString(spec, "queue", s.queue);
   PutInt(spec, "priority", s.priority);
   out["spec"] = std::move(spec);
+  if (service.status != ServiceStatus{}) out["status"] = EncodeServiceStatus(service.status);
   return out;
 }
 
@@ -280,17 +257,7 @@ json EncodePod(const Pod& pod) {
   PutObject(spec, "gpuSelector", Selector(s.gpu_selector));
   PutObject(spec, "tolerations", Tolerations(s.tolerations));
   spec["template"] = Template(s.template_);
-  if (!s.assigned_gpus.empty()) {
-    json gpus = json::array();
-    for (const AssignedGpu& g : s.assigned_gpus) {
-      json item = {{"index", g.index}, {"share", g.share.ToString()}};
-      PutString(item, "uuid", g.uuid);
-      PutQuantity(item, "memory", g.memory);
-      PutString(item, "migInstance", g.mig_instance);
-      gpus.push_back(std::move(item));
-    }
-    spec["assignedGpus"] = std::move(gpus);
-  }
+  if (!s.assigned_gpus.empty()) spec["assignedGpus"] = EncodeAssignedGpus(s.assigned_gpus);
   if (!s.gang.name.empty()) {
     json gang = {{"name", s.gang.name}, {"minMember", s.gang.min_member}};
     if (!s.gang.min_resources.empty()) {
@@ -301,12 +268,7 @@ json EncodePod(const Pod& pod) {
     spec["gang"] = std::move(gang);
   }
   out["spec"] = std::move(spec);
-  json status = {{"phase", pod.status.phase}};
-  if (pod.status.exit_code) status["exitCode"] = *pod.status.exit_code;
-  PutInt(status, "restartCount", pod.status.restart_count);
-  PutString(status, "reason", pod.status.reason);
-  PutString(status, "message", pod.status.message);
-  out["status"] = std::move(status);
+  out["status"] = EncodePodStatus(pod.status);
   return out;
 }
 

@@ -37,7 +37,7 @@ std::vector<Object> EveryKind() {
   node.status.conditions = {
       {"Ready", "True", "AgentReady", "fine", "2026-01-01T00:00:10Z", "2026-01-01T00:00:00Z"}};
 
-  Queue queue{Meta("team-a-cq", false), {}};
+  Queue queue{Meta("team-a-cq", false), {}, {}};
   queue.spec.cohort = "pool";
   queue.spec.flavors = {
       {"h100", {{"gpu", Q("32"), Q("8"), Q("0")}, {"cpu", Q("500m"), std::nullopt, std::nullopt}}}};
@@ -46,12 +46,15 @@ std::vector<Object> EveryKind() {
   queue.spec.preemption = {"LowerPriority", "Any"};
   queue.spec.reclaimable = false;
   queue.spec.local_queues = {{"team-a", "lq"}};
+  queue.status.flavors_usage = {{"h100", {{"gpu", Q("32"), Q("40"), Q("8")}}}};
+  queue.status.admitted_workloads = 3;
+  queue.status.pending_workloads = 2;
 
   ResourceFlavor flavor{Meta("h100", false), {}};
   flavor.spec.node_labels = {{"nvidia.com/gpu.product", "H100"}};
   flavor.spec.tolerations = {{"", "Exists", "", ""}, {"k", "Equal", "v", "NoExecute"}};
 
-  Job job{Meta("train", true), {}};
+  Job job{Meta("train", true), {}, {}};
   job.spec.replicas = 4;
   job.spec.proc_per_node = 8;
   job.spec.resources = {Q("64"), Q("512Gi"), Q("8"), Q("80Gi"), ""};
@@ -65,8 +68,24 @@ std::vector<Object> EveryKind() {
   job.spec.runtime_limit = std::chrono::milliseconds(90500);
   job.spec.template_ = Process();
   job.spec.clean_pod_policy = "None";
+  job.status.phase = JobPhase::kRestarting;
+  job.status.restart_count = 1;
+  job.status.preemption_count = 2;
+  job.status.runs = 4;
+  job.status.reason = "PodFailed";
+  job.status.message = "pod train-worker-1 failed";
+  job.status.start_time = "2026-01-01T00:00:00Z";
+  job.status.last_checkpoint_time = "2026-01-01T00:30:00Z";
+  job.status.conditions = {{"Restarting", "True", "PodFailed", "m", "2026-01-01T00:40:00Z"}};
+  job.status.placement =
+      JobPlacement{4,
+                   "h100",
+                   "10.0.0.1",
+                   29501,
+                   "2026-01-01T00:41:00Z",
+                   {{0, "gpu-node-1", {{2, "GPU-c", Q("1"), Q("0"), ""}}}, {1, "gpu-node-2", {}}}};
 
-  Service service{Meta("chat", true), {}};
+  Service service{Meta("chat", true), {}, {}};
   ServiceSpec& s = service.spec;
   s.model = "llama";
   s.versions = {{"v1", 90, std::nullopt}, {"v2", 0, Process()}};
@@ -83,6 +102,10 @@ std::vector<Object> EveryKind() {
   s.tenants = {"acme"};
   s.queue = "serving";
   s.priority = 100;
+  service.status.versions = {{"v1", 3, 3, 2, 1, 0, 3, "queue above target"}};
+  service.status.decisions = {{"2026-01-01T00:00:00Z", "v1", 1, 3, "burst"}};
+  service.status.cold_start_seconds = 2.5;
+  service.status.cold_starts_measured = 4;
 
   Pod pod{Meta("train-0", true), {}, {}};
   pod.spec.owner = {"Job", "train", 3, 0};
@@ -95,7 +118,7 @@ std::vector<Object> EveryKind() {
   pod.spec.assigned_gpus = {{2, "GPU-c", Q("1"), Q("0"), ""},
                             {3, "", Q("300m"), Q("8Gi"), "MIG-y"}};
   pod.spec.gang = {"pg", 2, {{"nvidia.com/gpu", Q("2")}}};
-  pod.status = {"Failed", 137, 2, "OOMKilled", "out of memory"};
+  pod.status = {PodPhase::kFailed, 137, 2, "OOMKilled", "out of memory"};
 
   Tenant tenant{Meta("acme", false), {{"sk-acme-000001", "sk-acme-000002"}, 60000, "critical"}};
 

@@ -1,8 +1,13 @@
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "api/condition.h"
 #include "api/object_meta.h"
+#include "api/pod.h"
 #include "api/workload.h"
 #include "common/clock.h"
 
@@ -44,11 +49,72 @@ struct JobSpec {
   bool operator==(const JobSpec&) const = default;
 };
 
+// Where a job's phase stands, as `strata get jobs` shows it.
+enum class JobPhase { kPending, kRunning, kRestarting, kSucceeded, kFailed };
+
+// "Pending", "Running", "Restarting", "Succeeded", "Failed".
+std::string_view JobPhaseName(JobPhase phase);
+// The phase named `name`; nullopt for any other word.
+std::optional<JobPhase> ParseJobPhase(std::string_view name);
+
+// One pod of a placement: the rank, the node and the GPUs it was bound to.
+struct JobPodAssignment {
+  int64_t rank = 0;
+  std::string node_name;
+  std::vector<AssignedGpu> gpus;
+
+  bool operator==(const JobPodAssignment&) const = default;
+};
+
+// The scheduler adapter's decision for one run of a job, recorded in the job's status before
+// any of its pods is created: the commit point of a gang bind. A pass that finds a placement
+// whose pods do not all exist creates the missing ones from it (so a crash halfway through a
+// bind is completed, never left half-bound), and the capacity it names is held from the moment
+// it is written. `run` counts the job's placements; its pods carry it (kJobRunAnnotation), and
+// pods of another run are stale: stopped and deleted.
+struct JobPlacement {
+  int64_t run = 0;
+  std::string flavor;  // empty: none
+  std::string master_addr;
+  int64_t master_port = 0;
+  std::string bound_at;  // RFC 3339
+  std::vector<JobPodAssignment> pods;
+
+  bool operator==(const JobPlacement&) const = default;
+};
+
+// The status of a Job, which the scheduler adapter and the job controller own.
+struct JobStatus {
+  JobPhase phase = JobPhase::kPending;
+  int64_t restart_count = 0;              // whole-group restarts after failures
+  int64_t preemption_count = 0;           // times the job was preempted and requeued
+  int64_t runs = 0;                       // placements made so far (the last one's run number)
+  std::string reason;                     // why it waits or why it ended: one CamelCase word
+  std::string message;                    // a sentence for people
+  std::string start_time;                 // RFC 3339; first time every pod ran
+  std::string completion_time;            // RFC 3339; when it succeeded or failed
+  std::string last_checkpoint_time;       // RFC 3339; the newest checkpoint its pods reported
+  std::vector<Condition> conditions;      // Scheduled, Running, Restarting, Succeeded, Failed
+  std::optional<JobPlacement> placement;  // the current run's; none while pending
+
+  bool operator==(const JobStatus&) const = default;
+
+  bool Terminal() const { return phase == JobPhase::kSucceeded || phase == JobPhase::kFailed; }
+  bool SetCondition(std::string_view type, std::string_view status, std::string_view reason,
+                    std::string_view message, TimePoint now) {
+    return api::SetCondition(conditions, type, status, reason, message, now);
+  }
+  const Condition* FindCondition(std::string_view type) const {
+    return api::FindCondition(conditions, type);
+  }
+};
+
 // A distributed training job: `replicas` pods x `proc_per_node` processes, started with
 // torchrun's environment contract. Namespaced.
 struct Job {
   ObjectMeta metadata;
   JobSpec spec;
+  JobStatus status;
 
   bool operator==(const Job&) const = default;
 };

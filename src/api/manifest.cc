@@ -139,45 +139,16 @@ void RejectPodsWithoutTheirGroup(std::vector<Located>& documents) {
   }
 }
 
-// The byte offset of the first invalid UTF-8 sequence in `text`, or npos.
-size_t InvalidUtf8Offset(std::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t length = c < 0x80           ? 1
-                    : (c >> 5) == 0x6  ? 2
-                    : (c >> 4) == 0xE  ? 3
-                    : (c >> 3) == 0x1E ? 4
-                                       : 0;
-    if (length == 0 || i + length > text.size()) return i;
-    for (size_t k = 1; k < length; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return i;
-    }
-    if (length == 2 && c < 0xC2) return i;  // overlong
-    i += length;
-  }
-  return std::string_view::npos;
-}
-
 }  // namespace
 
-Result<std::vector<Object>> DecodeManifests(const std::vector<ManifestSource>& sources) {
+namespace {
+
+Result<std::vector<Object>> DecodeAll(const std::vector<ParsedSource>& sources,
+                                      std::vector<std::string> source_errors) {
   std::vector<Located> documents;
-  std::vector<std::string> source_errors;
-  for (const ManifestSource& source : sources) {
-    size_t bad_byte = InvalidUtf8Offset(source.text);
-    if (bad_byte != std::string_view::npos) {
-      source_errors.push_back(source.name + ": byte offset " + std::to_string(bad_byte) +
-                              ": invalid UTF-8; manifests are UTF-8 text");
-      continue;
-    }
-    Result<std::vector<YamlDocument>> parsed = ParseYamlDocuments(source.text);
-    if (!parsed) {
-      source_errors.push_back(source.name + ": " + parsed.error().message());
-      continue;
-    }
+  for (const ParsedSource& source : sources) {
     int index = 0;
-    for (const YamlDocument& doc : *parsed) {
+    for (const YamlDocument& doc : source.documents) {
       Located located;
       located.source = source.name;
       located.index = ++index;
@@ -205,6 +176,32 @@ Result<std::vector<Object>> DecodeManifests(const std::vector<ManifestSource>& s
   }
   if (!message.empty()) return Err(InvalidArgumentError(std::move(message)));
   return objects;
+}
+
+}  // namespace
+
+Result<std::vector<Object>> DecodeManifests(const std::vector<ManifestSource>& sources) {
+  std::vector<ParsedSource> parsed_sources;
+  std::vector<std::string> source_errors;
+  for (const ManifestSource& source : sources) {
+    size_t bad_byte = InvalidUtf8Offset(source.text);
+    if (bad_byte != std::string_view::npos) {
+      source_errors.push_back(source.name + ": byte offset " + std::to_string(bad_byte) +
+                              ": invalid UTF-8; manifests are UTF-8 text");
+      continue;
+    }
+    Result<std::vector<YamlDocument>> parsed = ParseYamlDocuments(source.text);
+    if (!parsed) {
+      source_errors.push_back(source.name + ": " + parsed.error().message());
+      continue;
+    }
+    parsed_sources.push_back({source.name, std::move(*parsed)});
+  }
+  return DecodeAll(parsed_sources, std::move(source_errors));
+}
+
+Result<std::vector<Object>> DecodeParsedManifests(const std::vector<ParsedSource>& sources) {
+  return DecodeAll(sources, {});
 }
 
 Result<Object> DecodeObject(const nlohmann::json& document) {

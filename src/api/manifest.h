@@ -7,6 +7,7 @@
 
 #include "api/object.h"
 #include "common/status.h"
+#include "common/yaml_json.h"
 
 namespace strata::api {
 
@@ -26,6 +27,14 @@ struct ManifestSource {
 //   job.yaml: document 2 (PyTorchJob resnet50-train): spec.x.replicas: expected ..., got "three"
 // Thread-safe.
 Result<std::vector<Object>> DecodeManifests(const std::vector<ManifestSource>& sources);
+
+// A source already parsed into its documents, for a caller that had to look at them first (the
+// server fills in namespaces): decoded as DecodeManifests does, without parsing the text again.
+struct ParsedSource {
+  std::string name;
+  std::vector<YamlDocument> documents;
+};
+Result<std::vector<Object>> DecodeParsedManifests(const std::vector<ParsedSource>& sources);
 
 // Decodes one JSON document on its own (no links to other documents). Errors as above, without
 // the file and document prefix. For the store and the server, which receive single objects.

@@ -4,6 +4,7 @@
 
 #include "api/decode_common.h"
 #include "api/kinds.h"
+#include "api/status_codec.h"
 
 namespace strata::api {
 namespace {
@@ -99,6 +100,7 @@ void DecodeNativeQueue(const FieldView& doc, DecodedDocument& out) {
   for (const FieldView& l : spec.ObjectList("localQueues")) {
     queue.spec.local_queues.push_back({l.String("namespace"), l.String("name")});
   }
+  queue.status = DecodeQueueStatus(doc.Object("status"));
   out.objects.push_back(std::move(queue));
 }
 
@@ -143,6 +145,7 @@ void DecodeNativeJob(const FieldView& doc, DecodedDocument& out) {
   s.template_ =
       DecodeProcessTemplate(spec.Object("template"), WorkloadClass::kTraining, out.errors);
   s.clean_pod_policy = spec.String("cleanPodPolicy", "Running");
+  job.status = DecodeJobStatus(doc.Object("status"));
   out.objects.push_back(std::move(job));
 }
 
@@ -213,6 +216,7 @@ void DecodeNativeService(const FieldView& doc, DecodedDocument& out) {
     out.errors.Add(spec.PathOf("maxReplicas"),
                    "must be at least minReplicas (" + std::to_string(s.min_replicas) + ")");
   }
+  service.status = DecodeServiceStatus(doc.Object("status"));
   out.objects.push_back(std::move(service));
 }
 
@@ -234,22 +238,13 @@ void DecodeNativePod(const FieldView& doc, DecodedDocument& out) {
   WorkloadClass workload =
       s.owner.kind == "Service" ? WorkloadClass::kService : WorkloadClass::kTraining;
   s.template_ = DecodeProcessTemplate(spec.Object("template"), workload, out.errors);
-  for (const FieldView& g : spec.ObjectList("assignedGpus")) {
-    s.assigned_gpus.push_back({g.Integer("index", 0), g.String("uuid"),
-                               g.GetQuantity("share", Quantity::FromUnits(1)),
-                               g.GetQuantity("memory"), g.String("migInstance")});
-  }
+  s.assigned_gpus = DecodeAssignedGpus(spec, "assignedGpus");
   if (!s.assigned_gpus.empty() && s.node_name.empty()) {
     out.errors.Add(spec.PathOf("assignedGpus"), "GPUs are assigned only with nodeName");
   }
   FieldView gang = spec.Object("gang");
   s.gang = {gang.String("name"), gang.Integer("minMember", 0), gang.QuantityMap("minResources")};
-  FieldView status = doc.Object("status");
-  pod.status.phase = status.String("phase", "Pending");
-  if (status.Has("exitCode")) pod.status.exit_code = status.Integer("exitCode", 0);
-  pod.status.restart_count = status.Integer("restartCount", 0);
-  pod.status.reason = status.String("reason");
-  pod.status.message = status.String("message");
+  pod.status = DecodePodStatus(doc.Object("status"));
   out.objects.push_back(std::move(pod));
 }
 

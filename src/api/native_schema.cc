@@ -306,6 +306,8 @@ const TypeSchema* PodOwnerSchema() {
   return &s;
 }
 
+}  // namespace
+
 const TypeSchema* AssignedGpuSchema() {
   static const TypeSchema s{
       "AssignedGpu",
@@ -317,6 +319,8 @@ const TypeSchema* AssignedGpuSchema() {
        {"migInstance", T::kString, "The MIG instance's UUID."}}};
   return &s;
 }
+
+namespace {
 
 const TypeSchema* PodGangSchema() {
   static const TypeSchema s{
@@ -508,8 +512,9 @@ const TypeSchema* NodeDocumentSchema() {
 }
 
 const TypeSchema* QueueDocumentSchema() {
-  static const TypeSchema s = Document(
-      "Queue", "A quota queue that admits workloads. Cluster-scoped.", QueueSpecSchema, nullptr);
+  static const TypeSchema s =
+      Document("Queue", "A quota queue that admits workloads. Cluster-scoped.", QueueSpecSchema,
+               QueueStatusSchema);
   return &s;
 }
 
@@ -523,14 +528,14 @@ const TypeSchema* ResourceFlavorDocumentSchema() {
 const TypeSchema* JobDocumentSchema() {
   static const TypeSchema s = Document(
       "Job", "A distributed training job: replicas x procPerNode workers with torchrun's contract.",
-      JobSpecSchema, nullptr);
+      JobSpecSchema, JobStatusSchema);
   return &s;
 }
 
 const TypeSchema* ServiceDocumentSchema() {
   static const TypeSchema s =
       Document("Service", "An inference service: engine replicas behind the gateway.",
-               ServiceSpecSchema, nullptr);
+               ServiceSpecSchema, ServiceStatusSchema);
   return &s;
 }
 

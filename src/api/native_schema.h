@@ -13,6 +13,12 @@ const TypeSchema* GpuSelectorSchema();
 const TypeSchema* EnvVarSchema();
 const TypeSchema* ProcessTemplateSchema();
 const TypeSchema* TolerationSchema();
+const TypeSchema* AssignedGpuSchema();
+
+// The statuses strata's loops write (status_schema.cc).
+const TypeSchema* JobStatusSchema();
+const TypeSchema* ServiceStatusSchema();
+const TypeSchema* QueueStatusSchema();
 
 // Whole documents (apiVersion, kind, metadata, spec, status) of the native kinds.
 const TypeSchema* NodeDocumentSchema();

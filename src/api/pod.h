@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/object_meta.h"
@@ -56,8 +57,16 @@ struct PodSpec {
   bool operator==(const PodSpec&) const = default;
 };
 
+// Where a pod's processes stand (Kubernetes' pod phases).
+enum class PodPhase { kPending, kRunning, kSucceeded, kFailed };
+
+// "Pending", "Running", "Succeeded", "Failed".
+std::string_view PodPhaseName(PodPhase phase);
+// The phase named `name`; nullopt for any other word.
+std::optional<PodPhase> ParsePodPhase(std::string_view name);
+
 struct PodStatus {
-  std::string phase = "Pending";  // Pending | Running | Succeeded | Failed
+  PodPhase phase = PodPhase::kPending;
   std::optional<int64_t> exit_code;
   int64_t restart_count = 0;
   std::string reason;

@@ -59,11 +59,41 @@ struct QueueSpec {
   bool operator==(const QueueSpec&) const = default;
 };
 
+// One resource of one flavor of a queue: its nominal quota, what the queue's admitted
+// workloads use, and how much of that use is borrowed from the cohort (use above nominal).
+struct ResourceUsage {
+  std::string resource;
+  Quantity nominal;
+  Quantity used;
+  Quantity borrowed;
+
+  bool operator==(const ResourceUsage&) const = default;
+};
+
+struct FlavorUsage {
+  std::string flavor;  // empty for use charged to no flavor (a queue without flavors)
+  std::vector<ResourceUsage> resources;
+
+  bool operator==(const FlavorUsage&) const = default;
+};
+
+// What the scheduler adapter reports of a queue, computed by the scheduler's own charging rules
+// (Kueue's ClusterQueue status): use per flavor and resource, and how many workloads are
+// admitted and pending.
+struct QueueStatus {
+  std::vector<FlavorUsage> flavors_usage;
+  int64_t admitted_workloads = 0;
+  int64_t pending_workloads = 0;
+
+  bool operator==(const QueueStatus&) const = default;
+};
+
 // A quota queue: workloads name it, and are admitted while their request fits its quota plus
 // what its cohort lends. Cluster-scoped.
 struct Queue {
   ObjectMeta metadata;
   QueueSpec spec;
+  QueueStatus status;
 
   bool operator==(const Queue&) const = default;
 };

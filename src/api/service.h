@@ -56,10 +56,56 @@ struct ServiceSpec {
   bool operator==(const ServiceSpec&) const = default;
 };
 
+// What the service controller reports of one version of a service.
+struct ServiceVersionStatus {
+  std::string name;
+  int64_t desired_replicas = 0;   // what the autoscaler (or minReplicas) asks for
+  int64_t replicas = 0;           // replicas not being drained
+  int64_t ready_replicas = 0;     // serving: readiness probe passed, not draining
+  int64_t starting_replicas = 0;  // created, not yet ready
+  int64_t draining_replicas = 0;  // finishing their streams before they stop
+  int64_t updated_replicas = 0;   // not draining, running the current template
+  std::string reason;             // why desired last changed, in the autoscaler's words
+
+  bool operator==(const ServiceVersionStatus&) const = default;
+};
+
+// One change of a version's desired replica count, for `describe service`.
+struct ScaleDecisionRecord {
+  std::string time;  // RFC 3339
+  std::string version;
+  int64_t from = 0;
+  int64_t to = 0;
+  std::string reason;
+
+  bool operator==(const ScaleDecisionRecord&) const = default;
+};
+
+// The status of a Service, which the service controller owns.
+struct ServiceStatus {
+  std::vector<ServiceVersionStatus> versions;
+  std::vector<ScaleDecisionRecord> decisions;  // newest last, at most kMaxDecisions
+  // Mean time from a replica's creation to its readiness, over the replicas seen becoming
+  // ready (0: none yet). The autoscaler's forecast horizon.
+  double cold_start_seconds = 0;
+  int64_t cold_starts_measured = 0;
+
+  static constexpr size_t kMaxDecisions = 20;
+
+  bool operator==(const ServiceStatus&) const = default;
+
+  // The status of version `name`, added when absent.
+  ServiceVersionStatus& Version(const std::string& name);
+  const ServiceVersionStatus* FindVersion(const std::string& name) const;
+  // Appends `record`, dropping the oldest beyond kMaxDecisions.
+  void Record(ScaleDecisionRecord record);
+};
+
 // An inference service: replicas of an engine behind the gateway. Namespaced.
 struct Service {
   ObjectMeta metadata;
   ServiceSpec spec;
+  ServiceStatus status;
 
   bool operator==(const Service&) const = default;
 };

@@ -4,7 +4,7 @@
 
 namespace strata::autoscaler {
 
-Autoscaler::Autoscaler(const Clock& clock, telemetry::Registry& registry)
+Autoscaler::Autoscaler(const Clock& clock, metrics::Registry& registry)
     : clock_(clock), stats_(registry, "autoscaler") {}
 
 Status Autoscaler::AddTarget(const TargetKey& key, std::unique_ptr<ScalingPolicy> policy) {

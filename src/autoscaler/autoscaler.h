@@ -7,7 +7,7 @@
 #include "autoscaler/policy.h"
 #include "common/clock.h"
 #include "common/status.h"
-#include "telemetry/stats.h"
+#include "metrics/stats.h"
 
 namespace strata::autoscaler {
 
@@ -48,7 +48,7 @@ struct TargetKey {
 // `registry` must outlive it.
 class Autoscaler {
  public:
-  Autoscaler(const Clock& clock, telemetry::Registry& registry);
+  Autoscaler(const Clock& clock, metrics::Registry& registry);
 
   // Starts scaling `key` with `policy`. AlreadyExists when `key` is already scaled.
   Status AddTarget(const TargetKey& key, std::unique_ptr<ScalingPolicy> policy);

@@ -28,7 +28,7 @@ LoadSample Load(int64_t load, int ready) {
 // count first rose.
 Duration ReactionTime(std::unique_ptr<ScalingPolicy> policy) {
   FakeClock clock;
-  telemetry::Registry registry;
+  metrics::Registry registry;
   Autoscaler autoscaler(clock, registry);
   EXPECT_TRUE(autoscaler.AddTarget(kChat, std::move(policy)).ok());
   for (int i = 0; i < 241; ++i) {
@@ -56,7 +56,7 @@ TEST(Autoscaler, ALoadStepReachesADecisionWithinOneSecond) {
 
 TEST(Autoscaler, ExportsDesiredAndActualReplicasAndSignals) {
   FakeClock clock;
-  telemetry::Registry registry;
+  metrics::Registry registry;
   Autoscaler autoscaler(clock, registry);
   WindowedOptions options = KnativeDefaults();
   options.target_load = 10;
@@ -87,7 +87,7 @@ TEST(Autoscaler, ExportsDesiredAndActualReplicasAndSignals) {
 
 TEST(Autoscaler, ExportsTheRateSignalsAndTheReasonOfStratasDecisions) {
   FakeClock clock;
-  telemetry::Registry registry;
+  metrics::Registry registry;
   Autoscaler autoscaler(clock, registry);
   RateOptions options = RateDefaults(seconds(30));
   options.burst_sigmas = 0;
@@ -116,7 +116,7 @@ TEST(Autoscaler, ExportsTheRateSignalsAndTheReasonOfStratasDecisions) {
 
 TEST(Autoscaler, UnknownAndDuplicateTargetsAreErrors) {
   FakeClock clock;
-  telemetry::Registry registry;
+  metrics::Registry registry;
   Autoscaler autoscaler(clock, registry);
   EXPECT_EQ(autoscaler.Evaluate(kChat, Load(1, 1)).error().code(), StatusCode::kNotFound);
   EXPECT_EQ(autoscaler.LastDecision(kChat), nullptr);
@@ -130,7 +130,7 @@ TEST(Autoscaler, UnknownAndDuplicateTargetsAreErrors) {
 
 TEST(Autoscaler, AMeasuredColdStartReachesThePolicy) {
   FakeClock clock;
-  telemetry::Registry registry;
+  metrics::Registry registry;
   Autoscaler autoscaler(clock, registry);
   ASSERT_TRUE(
       autoscaler.AddTarget(kChat, std::make_unique<RatePolicy>(RateDefaults(seconds(82)))).ok());

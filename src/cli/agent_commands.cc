@@ -1,7 +1,7 @@
 // `strata agent`: a node agent for another machine (or a simulated node) that
 // joins a control plane with a join token, then runs the pods bound to its node
 // and heartbeats, over the REST API with the node credential it was given
-// (server::RemoteStore), until SIGINT or SIGTERM. Pods' logs stay in this
+// (client::RemoteStore), until SIGINT or SIGTERM. Pods' logs stay in this
 // agent's data dir. Exit codes: 0 after a signal, 1 when joining or starting
 // fails, 2 usage.
 #include <signal.h>
@@ -14,17 +14,18 @@
 #include <string>
 
 #include "api/encode.h"
+#include "api/pod_contract.h"
 #include "cli/command_registry.h"
+#include "client/api_client.h"
+#include "client/remote_store.h"
+#include "cluster/indexes.h"
 #include "common/clock.h"
 #include "node/node_agent.h"
 #include "node/nvml_inventory.h"
-#include "node/pod_contract.h"
 #include "node/process_runtime.h"
 #include "node/simulated_inventory.h"
-#include "server/api_client.h"
 #include "server/node_access.h"
 #include "server/node_registration.h"
-#include "server/remote_store.h"
 
 namespace strata::cli {
 namespace {
@@ -88,8 +89,8 @@ Result<api::Node> DiscoverNode(const AgentOptions& options, std::ostream& out) {
 // Joins the control plane; returns the node credential.
 Result<std::string> Join(const AgentOptions& options, const api::Node& node) {
   ASSIGN_OR_RETURN(std::string join_token, ReadJoinToken(options.join_token_file));
-  ASSIGN_OR_RETURN(std::unique_ptr<server::ApiClient> client,
-                   server::ApiClient::Create(options.server, join_token));
+  ASSIGN_OR_RETURN(std::unique_ptr<client::ApiClient> client,
+                   client::ApiClient::Create(options.server, join_token));
   ASSIGN_OR_RETURN(nlohmann::json credential,
                    client->Call("POST", server::NodeAccess::kJoinPath,
                                 api::EncodeObject(api::Object(node)).dump(), "application/json"));
@@ -102,15 +103,15 @@ Result<std::string> Join(const AgentOptions& options, const api::Node& node) {
 Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) {
   ASSIGN_OR_RETURN(api::Node node, DiscoverNode(options, std::cout));
   if (!options.address.empty()) {
-    node.metadata.annotations[node::kNodeAddressAnnotation] = options.address;
+    node.metadata.annotations[api::kNodeAddressAnnotation] = options.address;
   }
   ASSIGN_OR_RETURN(std::string credential, Join(options, node));
-  server::RemoteStoreOptions remote_options;
+  client::RemoteStoreOptions remote_options;
   remote_options.server = options.server;
   remote_options.token = credential;
   remote_options.node_name = options.name;
-  ASSIGN_OR_RETURN(std::unique_ptr<server::RemoteStore> remote,
-                   server::RemoteStore::Create(remote_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<client::RemoteStore> remote,
+                   client::RemoteStore::Create(remote_options));
   node::ProcessRuntime::Options runtime_options;
   runtime_options.data_dir = options.data_dir;
   ASSIGN_OR_RETURN(std::unique_ptr<node::ProcessRuntime> runtime,
@@ -119,7 +120,8 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
   agent_options.node_names = {options.name};
   agent_options.data_dir = options.data_dir;
   agent_options.base_env = node::DefaultBaseEnvironment();
-  node::NodeAgent agent(*remote, *runtime, RealClock::Instance(), agent_options);
+  cluster::Cache cache(*remote, cluster::NodeAgentCacheOptions());
+  node::NodeAgent agent(*remote, cache, *runtime, RealClock::Instance(), agent_options);
   std::cout << "strata agent: joined " << options.server << " as node " << options.name << " ("
             << node.status.gpus.size() << " GPU(s)); pods run here with logs under "
             << options.data_dir << std::endl;

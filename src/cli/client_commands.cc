@@ -7,14 +7,14 @@
 #include <memory>
 #include <string>
 
+#include "api/resource_catalog.h"
 #include "cli/client_flags.h"
 #include "cli/command_registry.h"
+#include "client/api_client.h"
+#include "client/resource_description.h"
+#include "client/resource_tables.h"
 #include "common/yaml_json.h"
-#include "server/api_client.h"
-#include "server/resource_catalog.h"
-#include "server/resource_description.h"
-#include "server/resource_tables.h"
-#include "telemetry/gpu_top.h"
+#include "observe/gpu_top.h"
 
 namespace strata::cli {
 namespace {
@@ -22,11 +22,11 @@ namespace {
 using Json = nlohmann::json;
 
 // Prints the error and sets the exit code: 1 for the server's answer, 2 for usage.
-const server::ResourceType* ResolveKind(const std::string& name) {
-  const server::ResourceType* type = server::FindResourceType(name);
+const api::ResourceType* ResolveKind(const std::string& name) {
+  const api::ResourceType* type = api::FindResourceType(name);
   if (type == nullptr) {
     std::string known;
-    for (const server::ResourceType& t : server::AllResourceTypes()) {
+    for (const api::ResourceType& t : api::AllResourceTypes()) {
       known += (known.empty() ? "" : ", ") + std::string(t.plural);
     }
     Fail(InvalidArgumentError("unknown kind \"" + name + "\" (known: " + known + ")"), 2);
@@ -34,11 +34,11 @@ const server::ResourceType* ResolveKind(const std::string& name) {
   return type;
 }
 
-std::string CollectionPath(const server::ResourceType& type, const ClientFlags& flags) {
+std::string CollectionPath(const api::ResourceType& type, const ClientFlags& flags) {
   return type.Path(type.namespaced && !flags.all_namespaces ? flags.namespace_name : "", "");
 }
 
-Result<std::vector<Json>> ListItems(server::ApiClient& client, const std::string& path) {
+Result<std::vector<Json>> ListItems(client::ApiClient& client, const std::string& path) {
   ASSIGN_OR_RETURN(Json list, client.Get(path));
   return list.value("items", Json::array()).get<std::vector<Json>>();
 }
@@ -64,14 +64,13 @@ struct GetOptions {
 };
 
 // Every pod, for tables that read them (TableReadsPods); none for the others.
-Result<std::vector<Json>> PodsForTable(server::ApiClient& client,
-                                       const server::ResourceType& type) {
-  if (!server::TableReadsPods(type)) return std::vector<Json>();
-  return ListItems(client, server::FindResourceTypeByKind("Pod")->Path("", ""));
+Result<std::vector<Json>> PodsForTable(client::ApiClient& client, const api::ResourceType& type) {
+  if (!client::TableReadsPods(type)) return std::vector<Json>();
+  return ListItems(client, api::FindResourceTypeByKind("Pod")->Path("", ""));
 }
 
 void RunGet(const GetOptions& options) {
-  const server::ResourceType* type = ResolveKind(options.kind);
+  const api::ResourceType* type = ResolveKind(options.kind);
   if (type == nullptr) return;
   auto client = Connect(options.flags);
   if (client == nullptr) return;
@@ -88,7 +87,7 @@ void RunGet(const GetOptions& options) {
     }
     Result<std::vector<Json>> pods = PodsForTable(*client, *type);
     if (!pods) return pods.error();
-    std::cout << server::FormatTable(*type, items, with_namespace, RealClock::Instance().Now(),
+    std::cout << client::FormatTable(*type, items, with_namespace, RealClock::Instance().Now(),
                                      *pods, header)
               << std::flush;
     return Status::Ok();
@@ -134,29 +133,27 @@ struct NamedOptions {
   std::string name;
 };
 
-// Pods related to an object: those on a node, those a job or service owns, and every pod for a
-// queue (its use of quota is computed from them).
-Result<std::vector<Json>> RelatedPods(server::ApiClient& client, const server::ResourceType& type,
+// Pods related to an object: those on a node, those a job or service owns.
+Result<std::vector<Json>> RelatedPods(client::ApiClient& client, const api::ResourceType& type,
                                       const Json& object) {
-  if (type.kind != "Node" && type.kind != "Job" && type.kind != "Service" && type.kind != "Queue") {
+  if (type.kind != "Node" && type.kind != "Job" && type.kind != "Service") {
     return std::vector<Json>();
   }
-  const server::ResourceType& pods = *server::FindResourceTypeByKind("Pod");
+  const api::ResourceType& pods = *api::FindResourceTypeByKind("Pod");
   std::string name = object["metadata"].value("name", "");
   std::string namespace_name = object["metadata"].value("namespace", "");
   ASSIGN_OR_RETURN(std::vector<Json> all, ListItems(client, pods.Path(namespace_name, "")));
-  if (type.kind == "Queue") return all;
   std::vector<Json> related;
   for (Json& pod : all) {
     bool match = type.kind == "Node" ? pod["spec"].value("nodeName", "") == name
-                                     : server::PodOwnedBy(pod, object, type.kind);
+                                     : client::PodOwnedBy(pod, object, type.kind);
     if (match) related.push_back(std::move(pod));
   }
   return related;
 }
 
 void RunDescribe(const NamedOptions& options) {
-  const server::ResourceType* type = ResolveKind(options.kind);
+  const api::ResourceType* type = ResolveKind(options.kind);
   if (type == nullptr) return;
   auto client = Connect(options.flags);
   if (client == nullptr) return;
@@ -165,7 +162,7 @@ void RunDescribe(const NamedOptions& options) {
   if (!object) return Fail(object.error());
   auto pods = RelatedPods(*client, *type, *object);
   if (!pods) return Fail(pods.error());
-  const server::ResourceType& events_type = *server::FindResourceTypeByKind("Event");
+  const api::ResourceType& events_type = *api::FindResourceTypeByKind("Event");
   auto all_events = ListItems(*client, events_type.Path(namespace_name, ""));
   if (!all_events) return Fail(all_events.error());
   std::vector<Json> events;
@@ -175,12 +172,12 @@ void RunDescribe(const NamedOptions& options) {
       events.push_back(std::move(event));
     }
   }
-  std::cout << server::FormatDescription(*type, *object, *pods, events,
+  std::cout << client::FormatDescription(*type, *object, *pods, events,
                                          RealClock::Instance().Now());
 }
 
 void RunDelete(const NamedOptions& options) {
-  const server::ResourceType* type = ResolveKind(options.kind);
+  const api::ResourceType* type = ResolveKind(options.kind);
   if (type == nullptr) return;
   auto client = Connect(options.flags);
   if (client == nullptr) return;
@@ -194,20 +191,19 @@ void RunDelete(const NamedOptions& options) {
 void RunTopNodes(const ClientFlags& flags) {
   auto client = Connect(flags);
   if (client == nullptr) return;
-  auto nodes = ListItems(*client, server::FindResourceTypeByKind("Node")->Path("", ""));
+  auto nodes = ListItems(*client, api::FindResourceTypeByKind("Node")->Path("", ""));
   if (!nodes) return Fail(nodes.error());
-  auto pods = ListItems(*client, server::FindResourceTypeByKind("Pod")->Path("", ""));
+  auto pods = ListItems(*client, api::FindResourceTypeByKind("Pod")->Path("", ""));
   if (!pods) return Fail(pods.error());
   // Measured GPUs' utilisation as /metrics reports it; simulated GPUs derive theirs from
   // their holders, the same way the control plane does.
   auto page = client->GetText("/metrics");
   if (!page) return Fail(page.error());
-  auto measured = telemetry::UtilisationFromMetrics(*page);
+  auto measured = observe::UtilisationFromMetrics(*page);
   if (!measured) return Fail(measured.error());
-  telemetry::ClusterObjects cluster = telemetry::DecodeClusterObjects(*nodes, *pods);
-  std::cout << server::RenderColumns(
-      telemetry::GpuTopHeader(),
-      telemetry::GpuTopRows(telemetry::ClusterGpuSamples(cluster, *measured)));
+  observe::ClusterObjects cluster = observe::DecodeClusterObjects(*nodes, *pods);
+  std::cout << client::RenderColumns(
+      observe::GpuTopHeader(), observe::GpuTopRows(observe::ClusterGpuSamples(cluster, *measured)));
 }
 
 }  // namespace

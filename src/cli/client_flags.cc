@@ -16,7 +16,7 @@ std::string Environment(const char* name, std::string fallback) {
 }  // namespace
 
 void AddClientFlags(CLI::App* command, ClientFlags& flags, bool namespaced_verbs) {
-  flags.server = Environment("STRATA_SERVER", server::kDefaultServer);
+  flags.server = Environment("STRATA_SERVER", client::kDefaultServer);
   flags.token = Environment("STRATA_TOKEN", "");
   command->add_option("--server", flags.server, "The strata server URL ($STRATA_SERVER)");
   command->add_option("--token", flags.token, "Bearer token for the server ($STRATA_TOKEN)");
@@ -25,8 +25,8 @@ void AddClientFlags(CLI::App* command, ClientFlags& flags, bool namespaced_verbs
   }
 }
 
-std::unique_ptr<server::ApiClient> Connect(const ClientFlags& flags) {
-  auto client = server::ApiClient::Create(flags.server, flags.token);
+std::unique_ptr<client::ApiClient> Connect(const ClientFlags& flags) {
+  auto client = client::ApiClient::Create(flags.server, flags.token);
   if (!client) {
     Fail(client.error(), 2);
     return nullptr;

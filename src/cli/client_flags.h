@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "server/api_client.h"
+#include "client/api_client.h"
 
 namespace strata::cli {
 
@@ -22,6 +22,6 @@ struct ClientFlags {
 void AddClientFlags(CLI::App* command, ClientFlags& flags, bool namespaced_verbs);
 
 // A client for flags.server, or nullptr after printing the error and setting exit code 2.
-std::unique_ptr<server::ApiClient> Connect(const ClientFlags& flags);
+std::unique_ptr<client::ApiClient> Connect(const ClientFlags& flags);
 
 }  // namespace strata::cli

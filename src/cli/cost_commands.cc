@@ -9,9 +9,9 @@
 
 #include "cli/client_flags.h"
 #include "cli/command_registry.h"
-#include "server/api_client.h"
+#include "client/api_client.h"
+#include "observe/cost.h"
 #include "server/cost_api.h"
-#include "telemetry/cost.h"
 
 namespace strata::cli {
 namespace {
@@ -86,7 +86,7 @@ Result<std::string> FormatTable(const Json& report, const std::string& by) {
 }
 
 void RunCost(const CostOptions& options) {
-  if (auto dimension = telemetry::ParseCostDimension(options.by); !dimension) {
+  if (auto dimension = observe::ParseCostDimension(options.by); !dimension) {
     Fail(dimension.error(), 2);
     return;
   }

@@ -6,11 +6,11 @@
 #include <memory>
 #include <string>
 
+#include "api/resource_catalog.h"
 #include "cli/client_flags.h"
 #include "cli/command_registry.h"
-#include "server/api_client.h"
-#include "server/resource_catalog.h"
-#include "server/resource_tables.h"
+#include "client/api_client.h"
+#include "client/resource_tables.h"
 
 namespace strata::cli {
 namespace {
@@ -27,10 +27,10 @@ struct LogsOptions {
 };
 
 // A client whose connection waits as long as a quiet followed log may stay silent.
-std::unique_ptr<server::ApiClient> ConnectForLogs(const ClientFlags& flags) {
+std::unique_ptr<client::ApiClient> ConnectForLogs(const ClientFlags& flags) {
   net::HttpClientOptions http;
   http.idle_timeout = std::chrono::hours(24 * 365);
-  auto client = server::ApiClient::Create(flags.server, flags.token, http);
+  auto client = client::ApiClient::Create(flags.server, flags.token, http);
   if (!client) {
     Fail(client.error(), 2);
     return nullptr;
@@ -39,10 +39,10 @@ std::unique_ptr<server::ApiClient> ConnectForLogs(const ClientFlags& flags) {
 }
 
 // Prints the log of `process` in pod `pod`, or follows it.
-void PrintLog(server::ApiClient& client, const LogsOptions& options, const std::string& pod,
+void PrintLog(client::ApiClient& client, const LogsOptions& options, const std::string& pod,
               const std::string& process) {
   std::string path =
-      server::FindResourceTypeByKind("Pod")->Path(options.flags.namespace_name, pod) + "/log";
+      api::FindResourceTypeByKind("Pod")->Path(options.flags.namespace_name, pod) + "/log";
   std::string query = process.empty() ? "" : "container=" + process;
   if (options.tail >= 0) {
     query += std::string(query.empty() ? "" : "&") + "tailLines=" + std::to_string(options.tail);
@@ -76,7 +76,7 @@ void RunPodLogs(const LogsOptions& options) {
 }
 
 // The pod of `job` that runs global rank `rank`, the newest when restarts made several.
-Result<std::string> PodOfRank(server::ApiClient& client, const Json& job, int64_t rank) {
+Result<std::string> PodOfRank(client::ApiClient& client, const Json& job, int64_t rank) {
   int64_t per_node = job["spec"].value("procPerNode", int64_t{1});
   int64_t replicas = job["spec"].value("replicas", int64_t{1});
   std::string name = job["metadata"].value("name", "");
@@ -87,11 +87,11 @@ Result<std::string> PodOfRank(server::ApiClient& client, const Json& job, int64_
   }
   std::string namespace_name = job["metadata"].value("namespace", "");
   ASSIGN_OR_RETURN(Json pods,
-                   client.Get(server::FindResourceTypeByKind("Pod")->Path(namespace_name, "")));
+                   client.Get(api::FindResourceTypeByKind("Pod")->Path(namespace_name, "")));
   std::string newest;
   std::string newest_created;
   for (const Json& pod : pods.value("items", Json::array())) {
-    if (!server::PodOwnedBy(pod, job, "Job")) continue;
+    if (!client::PodOwnedBy(pod, job, "Job")) continue;
     if (pod["spec"]["owner"].value("replica", int64_t{0}) != rank / per_node) continue;
     std::string created = pod["metadata"].value("creationTimestamp", "");
     if (newest.empty() || created >= newest_created) {
@@ -110,7 +110,7 @@ void RunJobLogs(const LogsOptions& options) {
   auto client = ConnectForLogs(options.flags);
   if (client == nullptr) return;
   Result<Json> job = client->Get(
-      server::FindResourceTypeByKind("Job")->Path(options.flags.namespace_name, options.name));
+      api::FindResourceTypeByKind("Job")->Path(options.flags.namespace_name, options.name));
   if (!job) return Fail(job.error());
   Result<std::string> pod = PodOfRank(*client, *job, options.rank);
   if (!pod) return Fail(pod.error(), pod.error().code() == StatusCode::kInvalidArgument ? 2 : 1);

@@ -8,8 +8,8 @@
 #include "api/manifest_reader.h"
 #include "cli/client_flags.h"
 #include "cli/command_registry.h"
+#include "client/manifest_apply.h"
 #include "common/yaml_json.h"
-#include "server/manifest_apply.h"
 
 namespace strata::cli {
 namespace {
@@ -49,11 +49,11 @@ void RunApply(const ApplyOptions& options) {
     return;
   }
   if (!options.dry_run) {
-    // Decoded here first so that errors name the files; the server decodes again and applies
-    // every object or none.
-    std::unique_ptr<server::ApiClient> client = Connect(options.client);
+    // Decoded here so that errors name the files; the server decodes the objects sent and
+    // writes them one at a time.
+    std::unique_ptr<client::ApiClient> client = Connect(options.client);
     if (client == nullptr) return;
-    Status applied = server::ApplyManifests(*client, *sources, /*dry_run=*/false, std::cout);
+    Status applied = client::ApplyManifests(*client, *objects, /*dry_run=*/false, std::cout);
     if (!applied.ok()) {
       std::cerr << applied.message() << "\n";
       SetExitCode(1);

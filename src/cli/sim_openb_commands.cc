@@ -10,6 +10,7 @@
 
 #include "cli/command_registry.h"
 #include "fmt/format.h"
+#include "scheduler/placement_policy.h"
 #include "sim/openb_replay.h"
 #include "sim/openb_trace.h"
 
@@ -68,7 +69,7 @@ nlohmann::ordered_json SummaryJson(const sim::OpenbSummary& summary) {
                                       : nlohmann::ordered_json(nullptr);
   }
   nlohmann::ordered_json summary_json;
-  summary_json["policy"] = sim::OpenbPolicyName(summary.policy);
+  summary_json["policy"] = summary.policy;
   summary_json["seeds"] = summary.seeds;
   summary_json["alloc_pct"] = std::move(alloc);
   return summary_json;
@@ -76,7 +77,13 @@ nlohmann::ordered_json SummaryJson(const sim::OpenbSummary& summary) {
 
 // The report for `options`, ready to print.
 Result<std::string> RunOpenb(const OpenbOptions& options) {
-  ASSIGN_OR_RETURN(const sim::OpenbPolicy policy, sim::ParseOpenbPolicy(options.policy));
+  {
+    // An unknown policy is reported before any file is read.
+    scheduler::PlacementRng rng;
+    const scheduler::WorkloadMix mix;
+    ASSIGN_OR_RETURN(auto known, scheduler::MakePlacementPolicy(options.policy, &mix, &rng));
+  }
+  const std::string& policy = options.policy;
   ASSIGN_OR_RETURN(const std::vector<uint64_t> seeds, ParseSeeds(options.seeds));
   ASSIGN_OR_RETURN(const std::vector<sim::OpenbNode> nodes,
                    sim::ReadOpenbNodes(options.nodes_path));
@@ -84,9 +91,8 @@ Result<std::string> RunOpenb(const OpenbOptions& options) {
   ASSIGN_OR_RETURN(const sim::OpenbSummary summary,
                    sim::ReplayOpenb(nodes, pods, policy, seeds, kReportedLoads));
   if (options.output == "json") return SummaryJson(summary).dump() + "\n";
-  std::string report =
-      fmt::format("policy {}, {} seeds ({}), {} nodes, {} pods\n", sim::OpenbPolicyName(policy),
-                  seeds.size(), options.seeds, nodes.size(), pods.size());
+  std::string report = fmt::format("policy {}, {} seeds ({}), {} nodes, {} pods\n", policy,
+                                   seeds.size(), options.seeds, nodes.size(), pods.size());
   report += "arrived GPU load %   GPU allocation % (mean over seeds)\n";
   for (const auto& [load, pct] : summary.alloc_pct) {
     report += fmt::format("{:>17}   {}\n", load, pct ? fmt::format("{:.2f}", *pct) : "-");

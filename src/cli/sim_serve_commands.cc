@@ -76,14 +76,15 @@ int RunSimServe(const SimServeFlags& flags) {
     std::cerr << "--profile: " << profile.error().message() << "\n";
     return 2;
   }
-  std::vector<gateway::PickPolicy> policies;
-  for (const std::string& name : flags.policies) {
-    Result<gateway::PickPolicy> policy = gateway::ParsePickPolicy(name);
-    if (!policy) {
-      std::cerr << "--policy: " << policy.error().message() << "\n";
+  const std::vector<std::string>& policies = flags.policies;
+  for (const std::string& name : policies) {
+    gateway::PickerOptions picker;
+    picker.policy = name;
+    Result<gateway::PickerProfile> profile = gateway::ResolvePickerProfile(picker);
+    if (!profile) {
+      std::cerr << "--policy: " << profile.error().message() << "\n";
       return 2;
     }
-    policies.push_back(*policy);
   }
   Result<std::vector<sim::TraceRequest>> trace = LoadTrace(flags);
   if (!trace) {
@@ -91,7 +92,7 @@ int RunSimServe(const SimServeFlags& flags) {
     return trace.error().code() == StatusCode::kNotFound ? 1 : 2;
   }
   nlohmann::json results = nlohmann::json::array();
-  for (gateway::PickPolicy policy : policies) {
+  for (const std::string& policy : policies) {
     sim::ServeSimOptions options;
     options.replicas = flags.replicas;
     options.engine.profile = *profile;

@@ -3,7 +3,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace strata {
 
@@ -58,5 +60,8 @@ std::string FormatRfc3339(TimePoint t);
 // event's eventTime): "2026-01-01T00:00:00.250000Z". For instants compared with exact ones,
 // such as a replica's readiness with its pod's creation.
 std::string FormatRfc3339Micro(TimePoint t);
+// Parses an RFC 3339 UTC timestamp as the two above write it ("2026-01-01T00:00:30Z", optional
+// fractional seconds up to nanoseconds, 'Z' only). Returns nullopt for anything else.
+std::optional<TimePoint> ParseRfc3339(std::string_view text);
 
 }  // namespace strata

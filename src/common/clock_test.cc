@@ -29,5 +29,20 @@ TEST(RealClockTest, IsRecent) {
   EXPECT_GT(now, 1.7e9);  // after 2023
 }
 
+TEST(ParseRfc3339Test, ReadsWhatFormatRfc3339Writes) {
+  TimePoint t = FakeClock::kDefaultStart + std::chrono::seconds(12345);
+  EXPECT_EQ(ParseRfc3339(FormatRfc3339(t)), t);
+  EXPECT_EQ(ParseRfc3339("2026-01-01T00:00:00.5Z"),
+            ParseRfc3339("2026-01-01T00:00:00Z").value() + std::chrono::milliseconds(500));
+}
+
+TEST(ParseRfc3339Test, RejectsAnythingElse) {
+  for (const char* bad :
+       {"", "2026-01-01", "2026-01-01T00:00:00", "2026-13-01T00:00:00Z",
+        "2026-01-01T00:00:00+01:00", "2026-01-01T00:00:00.Z", "20x6-01-01T00:00:00Z"}) {
+    EXPECT_EQ(ParseRfc3339(bad), std::nullopt) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace strata

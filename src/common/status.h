@@ -28,7 +28,7 @@ enum class StatusCode {
   kInternal,            // a bug or an environment failure (500)
 };
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -44,6 +44,10 @@ class Status {
 
   // Returns a copy whose message is "<prefix>: <message>", keeping the code.
   Status WithPrefix(std::string_view prefix) const;
+
+  // Drops the status on purpose (a rollback after an earlier error, whose own failure changes
+  // nothing the caller can do): Status is [[nodiscard]], and this says so where it is read.
+  void IgnoreError() const {}
 
   bool operator==(const Status& other) const = default;
 
@@ -73,9 +77,14 @@ Status CancelledError(std::string message);
 Status UnimplementedError(std::string message);
 Status InternalError(std::string message);
 
-// A value or the Status that explains why there is none.
+// A value or the Status that explains why there is none. A tl::expected that must not be
+// dropped unread.
 template <typename T>
-using Result = tl::expected<T, Status>;
+class [[nodiscard]] Result : public tl::expected<T, Status> {
+ public:
+  using tl::expected<T, Status>::expected;
+  Result(tl::expected<T, Status> other) : tl::expected<T, Status>(std::move(other)) {}
+};
 
 // Wraps an error Status for returning from a function that returns Result<T>.
 inline tl::unexpected<Status> Err(Status status) {

@@ -257,4 +257,23 @@ std::string ToYaml(const nlohmann::json& value) {
   return out.str();
 }
 
+size_t InvalidUtf8Offset(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t length = c < 0x80           ? 1
+                    : (c >> 5) == 0x6  ? 2
+                    : (c >> 4) == 0xE  ? 3
+                    : (c >> 3) == 0x1E ? 4
+                                       : 0;
+    if (length == 0 || i + length > text.size()) return i;
+    for (size_t k = 1; k < length; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return i;
+    }
+    if (length == 2 && c < 0xC2) return i;  // overlong
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace strata

@@ -26,4 +26,8 @@ Result<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text);
 // `-o yaml` output. Strings that would read back as another type are quoted.
 std::string ToYaml(const nlohmann::json& value);
 
+// The byte offset of the first invalid UTF-8 sequence in `text` (an overlong form, a stray
+// continuation byte, a sequence cut short), or npos when it is all valid.
+size_t InvalidUtf8Offset(std::string_view text);
+
 }  // namespace strata

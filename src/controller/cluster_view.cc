@@ -7,7 +7,7 @@
 
 #include "api/queue.h"
 #include "api/queue_names.h"
-#include "controller/job_status.h"
+#include "cluster/indexes.h"
 #include "controller/training_pod.h"
 
 namespace strata::controller {
@@ -42,26 +42,6 @@ bool NodeReady(const api::Node& node) {
     if (condition.type == "Ready") return condition.status == "True";
   }
   return false;
-}
-
-sched::Node ConvertNode(const api::Node& node) {
-  sched::Node out;
-  out.name = node.metadata.name;
-  out.labels = sched::Labels(node.metadata.labels.begin(), node.metadata.labels.end());
-  for (const api::Taint& taint : node.spec.taints) {
-    out.taints.push_back({taint.key, taint.value, Effect(taint.effect)});
-  }
-  if (!NodeReady(node)) {
-    out.taints.push_back({kNotReadyTaint, "", sched::TaintEffect::kNoSchedule});
-  }
-  out.unschedulable = node.spec.unschedulable;
-  out.cpu_milli = node.status.cpu.milli();
-  out.memory_bytes = Bytes(node.status.memory);
-  for (const api::NodeGpu& gpu : node.status.gpus) {
-    out.gpus.push_back(
-        {gpu.model, Mebibytes(gpu.memory), static_cast<int>(gpu.nvlink_island), gpu.mig_enabled});
-  }
-  return out;
 }
 
 // The GPU part of a pod's request. `path` names the resources field in errors.
@@ -138,21 +118,25 @@ int64_t QuotaAmount(sched::Resource resource, const Quantity& q) {
   return 0;
 }
 
-QuotaModel ConvertQuota(const std::vector<Stored<api::Queue>>& queues,
-                        const std::vector<Stored<api::ResourceFlavor>>& flavors,
-                        sched::Cluster& cluster) {
+QuotaModel ConvertQuota(const std::vector<cluster::ObjectRef>& queues,
+                        const std::vector<cluster::ObjectRef>& flavors, sched::Cluster& cluster,
+                        std::vector<cluster::ObjectRef>& converted) {
   QuotaModel model;
   std::map<std::string, int> flavor_index;
-  for (const auto& flavor : flavors) {
-    flavor_index[flavor.value.metadata.name] = static_cast<int>(cluster.flavors.size());
+  for (const cluster::ObjectRef& ref : flavors) {
+    const api::ResourceFlavor* flavor = ref->As<api::ResourceFlavor>();
+    if (flavor == nullptr) continue;
+    flavor_index[flavor->metadata.name] = static_cast<int>(cluster.flavors.size());
     cluster.flavors.push_back(
-        {flavor.value.metadata.name,
-         sched::Labels(flavor.value.spec.node_labels.begin(), flavor.value.spec.node_labels.end()),
+        {flavor->metadata.name,
+         sched::Labels(flavor->spec.node_labels.begin(), flavor->spec.node_labels.end()),
          std::nullopt});
-    model.flavors.push_back(flavor.value.metadata.name);
+    model.flavors.push_back(flavor->metadata.name);
   }
-  for (const auto& stored : queues) {
-    const api::Queue& queue = stored.value;
+  for (const cluster::ObjectRef& ref : queues) {
+    const api::Queue* decoded = ref->As<api::Queue>();
+    if (decoded == nullptr) continue;
+    const api::Queue& queue = *decoded;
     sched::Queue out;
     out.name = queue.metadata.name;
     model.names.AddQueue(queue.metadata.name);
@@ -203,6 +187,7 @@ QuotaModel ConvertQuota(const std::vector<Stored<api::Queue>>& queues,
       continue;
     }
     cluster.queues.push_back(std::move(out));
+    converted.push_back(ref);
   }
   return model;
 }
@@ -240,6 +225,17 @@ std::string PodWorkloadName(const api::Pod& pod) {
   return PodGroupName(pod);
 }
 
+// How many pods a gang of standalone pods needs before it may be placed: a Volcano PodGroup's
+// minMember, a service replica's group size.
+int64_t GangSize(const api::Pod& pod) {
+  if (!pod.spec.gang.name.empty()) return pod.spec.gang.min_member;
+  if (pod.spec.owner.kind == "Service") {
+    const std::string* size = api::PodAnnotation(pod, api::kGroupSizeAnnotation);
+    return size == nullptr ? 1 : std::max<int64_t>(1, std::atoll(size->c_str()));
+  }
+  return 1;
+}
+
 TimePoint Timestamp(const std::string& text, TimePoint fallback) {
   std::optional<TimePoint> parsed = ParseRfc3339(text);
   return parsed ? *parsed : fallback;
@@ -247,28 +243,45 @@ TimePoint Timestamp(const std::string& text, TimePoint fallback) {
 
 }  // namespace
 
+sched::Node ConvertNode(const api::Node& node) {
+  sched::Node out;
+  out.name = node.metadata.name;
+  out.labels = sched::Labels(node.metadata.labels.begin(), node.metadata.labels.end());
+  for (const api::Taint& taint : node.spec.taints) {
+    out.taints.push_back({taint.key, taint.value, Effect(taint.effect)});
+  }
+  if (!NodeReady(node)) {
+    out.taints.push_back({kNotReadyTaint, "", sched::TaintEffect::kNoSchedule});
+  }
+  out.unschedulable = node.spec.unschedulable;
+  out.cpu_milli = node.status.cpu.milli();
+  out.memory_bytes = Bytes(node.status.memory);
+  for (const api::NodeGpu& gpu : node.status.gpus) {
+    out.gpus.push_back(
+        {gpu.model, Mebibytes(gpu.memory), static_cast<int>(gpu.nvlink_island), gpu.mig_enabled});
+  }
+  return out;
+}
+
 std::string JobWorkloadName(const api::Job& job) {
   return fmt::format("Job/{}/{}", job.metadata.namespace_name, job.metadata.name);
 }
 
-Result<ClusterView> ReadClusterView(const store::Store& store, const ClusterViewOptions& options,
-                                    const std::set<std::string>& nominated, TimePoint now) {
-  ASSIGN_OR_RETURN(std::vector<Stored<api::Node>> nodes, ListStored<api::Node>(store, "Node"));
-  ASSIGN_OR_RETURN(auto queues, ListStored<api::Queue>(store, "Queue"));
-  ASSIGN_OR_RETURN(auto flavors, ListStored<api::ResourceFlavor>(store, "ResourceFlavor"));
-  ASSIGN_OR_RETURN(std::vector<Stored<api::Job>> jobs, ListStored<api::Job>(store, "Job"));
-  ASSIGN_OR_RETURN(std::vector<Stored<api::Pod>> pods, ListStored<api::Pod>(store, "Pod"));
-
+ClusterView ReadClusterView(const cluster::Cache& cache, const ClusterViewOptions& options,
+                            const std::set<std::string>& nominated, TimePoint now) {
   ClusterView view;
   auto cluster = std::make_shared<sched::Cluster>();
   cluster->topology_levels = options.topology_levels;
   std::map<std::string, int> node_index;
-  for (auto& node : nodes) {
-    node_index[node.value.metadata.name] = static_cast<int>(cluster->nodes.size());
-    cluster->nodes.push_back(ConvertNode(node.value));
+  for (cluster::ObjectRef& ref : cache.List("Node")) {
+    const api::Node* node = ref->As<api::Node>();
+    if (node == nullptr) continue;
+    node_index[node->metadata.name] = static_cast<int>(cluster->nodes.size());
+    cluster->nodes.push_back(ConvertNode(*node));
+    view.nodes.push_back(std::move(ref));
   }
-  view.nodes = std::move(nodes);
-  QuotaModel quota = ConvertQuota(queues, flavors, *cluster);
+  QuotaModel quota =
+      ConvertQuota(cache.List("Queue"), cache.List("ResourceFlavor"), *cluster, view.queues);
   view.flavors = quota.flavors;
   std::map<std::string, int> flavor_index;
   for (size_t i = 0; i < quota.flavors.size(); ++i) flavor_index[quota.flavors[i]] = i;
@@ -281,79 +294,163 @@ Result<ClusterView> ReadClusterView(const store::Store& store, const ClusterView
     auto it = quota.queue_errors.find(queue);
     return it == quota.queue_errors.end() ? nullptr : &it->second;
   };
+  auto pod_of = [](const cluster::ObjectRef& ref) { return ref->As<api::Pod>(); };
+
+  // Jobs by workload name, and their placements.
+  std::map<std::string, cluster::ObjectRef> job_by_name;
+  for (cluster::ObjectRef& ref : cache.List("Job")) {
+    const api::Job* job = ref->As<api::Job>();
+    if (job != nullptr) job_by_name.emplace(JobWorkloadName(*job), std::move(ref));
+  }
 
   // Pods: live bound ones hold capacity; unbound ones wait.
   std::set<std::string> jobs_with_pods;
-  std::map<std::string, std::vector<Stored<api::Pod>>> live, waiting;
-  for (auto& pod : pods) {
-    const api::Pod& p = pod.value;
-    if (p.spec.owner.kind == "Job") {
-      jobs_with_pods.insert(PodWorkloadName(p));
-    }
-    if (PodTerminal(p)) continue;
+  std::map<std::string, std::vector<cluster::ObjectRef>> live, waiting;
+  for (cluster::ObjectRef& ref : cache.List("Pod")) {
+    const api::Pod* decoded = pod_of(ref);
+    if (decoded == nullptr) continue;
+    const api::Pod& p = *decoded;
+    if (p.spec.owner.kind == "Job") jobs_with_pods.insert(PodWorkloadName(p));
+    if (api::PodTerminal(p)) continue;
     if (!p.spec.node_name.empty()) {
       for (const api::AssignedGpu& gpu : p.spec.assigned_gpus) {
         if (!gpu.mig_instance.empty()) view.mig_instances_in_use.insert(gpu.mig_instance);
       }
-      auto addr = p.metadata.annotations.find(kMasterAddrAnnotation);
-      auto port = p.metadata.annotations.find(kMasterPortAnnotation);
+      auto addr = p.metadata.annotations.find(api::kMasterAddrAnnotation);
+      auto port = p.metadata.annotations.find(api::kMasterPortAnnotation);
       if (addr != p.metadata.annotations.end() && port != p.metadata.annotations.end()) {
         view.master_ports_in_use.insert({addr->second, std::atoi(port->second.c_str())});
       }
-      live[PodWorkloadName(p)].push_back(std::move(pod));
-    } else if (p.spec.owner.kind != "Job" && StopRequested(p).empty()) {
-      waiting[PodGroupName(p)].push_back(std::move(pod));
+      live[PodWorkloadName(p)].push_back(std::move(ref));
+    } else if (p.spec.owner.kind != "Job" && api::StopRequested(p).empty()) {
+      waiting[PodGroupName(p)].push_back(std::move(ref));
     }
   }
 
-  std::map<std::string, Stored<api::Job>> job_by_name;
-  for (auto& job : jobs) job_by_name.emplace(JobWorkloadName(job.value), std::move(job));
+  // A gang whose first member was bound with the gang's record but whose other members are not
+  // bound yet: the record's placements hold capacity, and the adapter binds the rest.
+  std::map<std::string, std::vector<std::pair<cluster::ObjectRef, api::GangMember>>> recorded;
+  for (auto& [name, group] : live) {
+    if (waiting.count(name) == 0) continue;
+    std::vector<api::GangMember> members;
+    UnfinishedBind unfinished;
+    for (const cluster::ObjectRef& ref : group) {
+      const std::string* record = api::PodAnnotation(*pod_of(ref), api::kGangPlacementAnnotation);
+      if (record == nullptr) continue;
+      if (Result<std::vector<api::GangMember>> decoded = api::DecodeGangPlacement(*record)) {
+        members = std::move(*decoded);
+        unfinished.recorder = ref;
+      }
+    }
+    std::map<std::string, const api::GangMember*> by_pod;
+    for (const api::GangMember& member : members) by_pod[member.pod] = &member;
+    for (const cluster::ObjectRef& ref : waiting[name]) {
+      auto member = by_pod.find(pod_of(ref)->metadata.name);
+      if (member != by_pod.end()) unfinished.unbound.emplace_back(ref, *member->second);
+    }
+    if (unfinished.unbound.empty()) continue;
+    recorded[name] = unfinished.unbound;
+    view.unfinished.push_back(std::move(unfinished));
+    waiting.erase(name);
+  }
 
-  // Running workloads, one per group of live pods.
+  auto add_placement = [&](sched::RunningWorkload& running, const api::Pod& shape,
+                           const std::string& node_name, const std::vector<api::AssignedGpu>& gpus,
+                           const std::string& pod_name) {
+    auto node = node_index.find(node_name);
+    if (node == node_index.end()) return;  // its node is gone, and with it the capacity
+    Result<sched::PodSet> pod_set =
+        ConvertPodSet(pod_name, 1, shape.spec.resources, shape.spec.gpu_selector,
+                      shape.spec.tolerations, "spec.resources");
+    if (!pod_set) return;  // what it holds is described by its assignment alone
+    sched::PodPlacement placement;
+    placement.pod_set = static_cast<int>(running.workload.pod_sets.size());
+    placement.node = node->second;
+    for (const api::AssignedGpu& gpu : gpus) placement.gpus.push_back(static_cast<int>(gpu.index));
+    running.workload.pod_sets.push_back(std::move(*pod_set));
+    running.pods.push_back(std::move(placement));
+  };
+
+  // A job's placement, for the ranks whose pods do not exist yet.
+  std::map<std::string, std::vector<api::JobPodAssignment>> missing_ranks;
+  for (const auto& [name, ref] : job_by_name) {
+    const api::Job& job = *ref->As<api::Job>();
+    if (job.status.Terminal() || !job.status.placement) continue;
+    std::set<int64_t> present;
+    for (const cluster::ObjectRef& pod_ref : cache.Indexed(
+             cluster::kPodsByOwner,
+             cluster::OwnerIndexValue("Job", job.metadata.namespace_name, job.metadata.name))) {
+      const api::Pod* pod = pod_of(pod_ref);
+      if (pod != nullptr && PodJobRun(*pod) == job.status.placement->run) {
+        present.insert(pod->spec.owner.rank);
+      }
+    }
+    std::vector<api::JobPodAssignment> missing;
+    for (const api::JobPodAssignment& assignment : job.status.placement->pods) {
+      if (present.count(assignment.rank) == 0) missing.push_back(assignment);
+    }
+    if (missing.empty()) continue;
+    missing_ranks[name] = missing;
+    view.unfinished.push_back({ref, std::move(missing), {}});
+    live.try_emplace(name);
+  }
+
+  // Running workloads, one per group of live pods (and per job with a placement).
   for (auto& [name, group] : live) {
     sched::RunningWorkload running;
     running.workload.name = name;
-    const api::Pod& first = group.front().value;
-    running.workload.queue = ResolveQueue(quota, first.metadata.namespace_name, first.spec.queue);
-    running.workload.priority = static_cast<int>(first.spec.priority);
-    TimePoint started = group.front().raw.creation_timestamp;
+    auto job = job_by_name.find(name);
+    const api::Job* job_value = job != job_by_name.end() ? job->second->As<api::Job>() : nullptr;
+    const std::string& ns = group.empty() ? job_value->metadata.namespace_name
+                                          : pod_of(group.front())->metadata.namespace_name;
+    const std::string& queue_name =
+        group.empty() ? job_value->spec.queue : pod_of(group.front())->spec.queue;
+    running.workload.queue = ResolveQueue(quota, ns, queue_name);
+    running.workload.priority = static_cast<int>(
+        group.empty() ? job_value->spec.priority : pod_of(group.front())->spec.priority);
+    TimePoint started =
+        group.empty() ? job->second->raw.creation_timestamp : group.front()->raw.creation_timestamp;
     std::optional<TimePoint> checkpoint;
-    for (const auto& pod : group) {
-      const api::Pod& p = pod.value;
-      started = std::min(started, pod.raw.creation_timestamp);
+    for (const cluster::ObjectRef& ref : group) {
+      const api::Pod& p = *pod_of(ref);
+      started = std::min(started, ref->raw.creation_timestamp);
       std::optional<TimePoint> pod_checkpoint = PodLastCheckpoint(p);
       if (pod_checkpoint && (!checkpoint || *pod_checkpoint > *checkpoint)) {
         checkpoint = pod_checkpoint;
       }
-      auto node = node_index.find(p.spec.node_name);
-      if (node == node_index.end()) continue;  // its node is gone, and with it the capacity
-      Result<sched::PodSet> pod_set =
-          ConvertPodSet(p.metadata.name, 1, p.spec.resources, p.spec.gpu_selector,
-                        p.spec.tolerations, "spec.resources");
-      if (!pod_set) continue;  // what it holds is described by its assignment alone
-      sched::PodPlacement placement;
-      placement.pod_set = static_cast<int>(running.workload.pod_sets.size());
-      placement.node = node->second;
-      for (const api::AssignedGpu& gpu : p.spec.assigned_gpus) {
-        placement.gpus.push_back(static_cast<int>(gpu.index));
-      }
-      running.workload.pod_sets.push_back(std::move(*pod_set));
-      running.pods.push_back(std::move(placement));
-      auto flavor = p.metadata.annotations.find(kFlavorAnnotation);
+      add_placement(running, p, p.spec.node_name, p.spec.assigned_gpus, p.metadata.name);
+      auto flavor = p.metadata.annotations.find(api::kFlavorAnnotation);
       if (flavor != p.metadata.annotations.end() && flavor_index.count(flavor->second) > 0) {
         running.flavor = flavor_index[flavor->second];
       }
     }
+    if (auto members = recorded.find(name); members != recorded.end()) {
+      for (const auto& [ref, member] : members->second) {
+        add_placement(running, *pod_of(ref), member.node_name, member.gpus, member.pod);
+      }
+    }
     WorkloadObjects objects;
-    auto job = job_by_name.find(name);
-    if (job != job_by_name.end()) {
-      JobStatus status = ReadJobStatus(job->second.raw.body);
+    if (job_value != nullptr) {
+      const api::JobStatus& status = job_value->status;
+      if (auto missing = missing_ranks.find(name); missing != missing_ranks.end()) {
+        api::Pod shape;
+        shape.spec.resources = job_value->spec.resources;
+        shape.spec.gpu_selector = job_value->spec.gpu_selector;
+        shape.spec.tolerations = job_value->spec.tolerations;
+        for (const api::JobPodAssignment& assignment : missing->second) {
+          add_placement(running, shape, assignment.node_name, assignment.gpus,
+                        JobPodName(job_value->metadata.name, assignment.rank));
+        }
+        if (flavor_index.count(status.placement->flavor) > 0) {
+          running.flavor = flavor_index[status.placement->flavor];
+        }
+      }
       started = Timestamp(status.start_time, started);
       if (std::optional<TimePoint> t = ParseRfc3339(status.last_checkpoint_time)) checkpoint = t;
       running.times_preempted = static_cast<int>(status.preemption_count);
-      auto reclaimable = job->second.value.metadata.annotations.find(kReclaimableAnnotation);
-      running.reclaimable = reclaimable != job->second.value.metadata.annotations.end() &&
-                            reclaimable->second == "true";
+      auto reclaimable = job_value->metadata.annotations.find(api::kReclaimableAnnotation);
+      running.reclaimable =
+          reclaimable != job_value->metadata.annotations.end() && reclaimable->second == "true";
       objects.job = job->second;
     }
     running.workload.submitted = started;
@@ -364,19 +461,19 @@ Result<ClusterView> ReadClusterView(const store::Store& store, const ClusterView
     view.snapshot.running.push_back(std::move(running));
   }
 
-  // Pending jobs: not finished, and no pods (a restarting job's old pods are gone first).
-  for (auto& [name, job] : job_by_name) {
-    const api::Job& j = job.value;
-    if (ReadJobStatus(job.raw.body).Terminal() || jobs_with_pods.count(name) > 0) continue;
+  // Pending jobs: not finished, no placement, and no pods (a run given up is gone first).
+  for (auto& [name, ref] : job_by_name) {
+    const api::Job& j = *ref->As<api::Job>();
+    if (j.status.Terminal() || j.status.placement || jobs_with_pods.count(name) > 0) continue;
     sched::Workload workload;
     workload.name = name;
     workload.queue = ResolveQueue(quota, j.metadata.namespace_name, j.spec.queue);
     workload.priority = static_cast<int>(j.spec.priority);
-    workload.submitted = job.raw.creation_timestamp;
+    workload.submitted = ref->raw.creation_timestamp;
     workload.topology = ConvertTopology(j.spec.topology);
     if (j.spec.runtime_limit > Duration::zero()) workload.runtime_limit = j.spec.runtime_limit;
     workload.nominated = nominated.count(name) > 0;
-    view.workloads[name] = WorkloadObjects{job, {}};
+    view.workloads[name] = WorkloadObjects{ref, {}};
     if (const std::string* error = queue_error(workload.queue)) {
       hold(name, sched::PendingTier::kInvalid, *error);
       continue;
@@ -398,17 +495,17 @@ Result<ClusterView> ReadClusterView(const store::Store& store, const ClusterView
 
   // Pending pods, grouped into their gangs.
   for (auto& [name, group] : waiting) {
-    const api::Pod& first = group.front().value;
+    const api::Pod& first = *pod_of(group.front());
     sched::Workload workload;
     workload.name = name;
     workload.queue = ResolveQueue(quota, first.metadata.namespace_name, first.spec.queue);
     workload.priority = static_cast<int>(first.spec.priority);
-    workload.submitted = group.front().raw.creation_timestamp;
+    workload.submitted = group.front()->raw.creation_timestamp;
     workload.nominated = nominated.count(name) > 0;
     std::string error;
-    for (const auto& pod : group) {
-      const api::Pod& p = pod.value;
-      workload.submitted = std::min(workload.submitted, pod.raw.creation_timestamp);
+    for (const cluster::ObjectRef& ref : group) {
+      const api::Pod& p = *pod_of(ref);
+      workload.submitted = std::min(workload.submitted, ref->raw.creation_timestamp);
       Result<sched::PodSet> pod_set =
           ConvertPodSet(p.metadata.name, 1, p.spec.resources, p.spec.gpu_selector,
                         p.spec.tolerations, "Pod " + p.metadata.name + ": spec.resources");
@@ -418,9 +515,9 @@ Result<ClusterView> ReadClusterView(const store::Store& store, const ClusterView
       }
       workload.pod_sets.push_back(std::move(*pod_set));
     }
-    const int64_t min_member = first.spec.gang.min_member;
+    const int64_t min_member = GangSize(first);
     const size_t count = group.size();
-    view.workloads[name] = WorkloadObjects{std::nullopt, std::move(group)};
+    view.workloads[name] = WorkloadObjects{nullptr, std::move(group)};
     if (const std::string* queue_problem = queue_error(workload.queue)) error = *queue_problem;
     if (!error.empty()) {
       hold(name, sched::PendingTier::kInvalid, error);

@@ -4,7 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "api/manifest.h"
-#include "controller/stored_objects.h"
+#include "cluster/indexes.h"
+#include "cluster/stored_object.h"
 #include "controller/training_pod.h"
 
 namespace strata::controller::testing {
@@ -20,15 +21,16 @@ std::pair<std::string, std::string> SplitName(const std::string& name) {
 
 TestCluster::TestCluster()
     : store(store::NewMemoryStore({.clock = &clock})),
-      scheduler(*store, clock),
-      jobs(*store, clock),
-      nodes(*store, clock) {}
+      cache(*store, cluster::ControlPlaneCacheOptions()),
+      scheduler(*store, cache, clock),
+      jobs(*store, cache, clock),
+      nodes(*store, cache, clock) {}
 
 void TestCluster::Apply(const std::string& yaml) {
   Result<std::vector<api::Object>> objects = api::DecodeManifests({{"test.yaml", yaml}});
   ASSERT_TRUE(objects.has_value()) << objects.error().ToString();
   for (const api::Object& object : *objects) {
-    Result<store::Object> created = store->Create(EncodeForStore(object));
+    Result<store::Object> created = store->Create(cluster::EncodeForStore(object));
     ASSERT_TRUE(created.has_value()) << created.error().ToString();
   }
 }
@@ -68,27 +70,27 @@ void TestCluster::UpdatePod(const std::string& name, const std::function<void(ap
   auto [ns, pod_name] = SplitName(name);
   Result<store::Object> raw = store->Get({"Pod", ns, pod_name});
   ASSERT_TRUE(raw.has_value()) << raw.error().ToString();
-  Result<api::Object> decoded = DecodeStoredObject(*raw);
+  Result<api::Object> decoded = cluster::DecodeStoredObject(*raw);
   ASSERT_TRUE(decoded.has_value()) << decoded.error().ToString();
   change(*decoded->As<api::Pod>());
-  Result<store::Object> updated = store->Update(EncodeForStore(*decoded, *raw));
+  Result<store::Object> updated = store->Update(cluster::EncodeForStore(*decoded, *raw));
   ASSERT_TRUE(updated.has_value()) << updated.error().ToString();
 }
 
 void TestCluster::StartBoundPods() {
   for (const api::Pod& pod : Pods()) {
-    if (pod.spec.node_name.empty() || pod.status.phase != "Pending") continue;
-    if (!StopRequested(pod).empty()) continue;
+    if (pod.spec.node_name.empty() || pod.status.phase != api::PodPhase::kPending) continue;
+    if (!api::StopRequested(pod).empty()) continue;
     UpdatePod(pod.metadata.namespace_name + "/" + pod.metadata.name,
-              [](api::Pod& p) { p.status.phase = "Running"; });
+              [](api::Pod& p) { p.status.phase = api::PodPhase::kRunning; });
   }
 }
 
 void TestCluster::StopMarkedPods() {
   for (const api::Pod& pod : Pods()) {
-    if (StopRequested(pod).empty() || PodTerminal(pod)) continue;
+    if (api::StopRequested(pod).empty() || api::PodTerminal(pod)) continue;
     UpdatePod(pod.metadata.namespace_name + "/" + pod.metadata.name, [](api::Pod& p) {
-      p.status.phase = "Failed";
+      p.status.phase = api::PodPhase::kFailed;
       p.status.exit_code = 143;
     });
   }
@@ -96,28 +98,30 @@ void TestCluster::StopMarkedPods() {
 
 void TestCluster::SetPodPhase(const std::string& pod, const std::string& phase, int exit_code) {
   UpdatePod(pod, [&](api::Pod& p) {
-    p.status.phase = phase;
+    std::optional<api::PodPhase> parsed = api::ParsePodPhase(phase);
+    ASSERT_TRUE(parsed.has_value()) << phase;
+    p.status.phase = *parsed;
     p.status.exit_code = exit_code;
   });
 }
 
 void TestCluster::ReportCheckpoint(const std::string& pod, TimePoint when) {
   UpdatePod(pod, [&](api::Pod& p) {
-    p.metadata.annotations[kLastCheckpointAnnotation] = FormatRfc3339(when);
+    p.metadata.annotations[api::kLastCheckpointAnnotation] = FormatRfc3339(when);
   });
 }
 
 void TestCluster::Heartbeat(const std::string& node) {
   Result<store::Object> raw = store->Get({"Node", "", node});
   ASSERT_TRUE(raw.has_value());
-  Result<api::Object> decoded = DecodeStoredObject(*raw);
+  Result<api::Object> decoded = cluster::DecodeStoredObject(*raw);
   ASSERT_TRUE(decoded.has_value());
   for (api::NodeCondition& c : decoded->As<api::Node>()->status.conditions) {
     if (c.type != "Ready") continue;
     c.status = "True";
     c.last_heartbeat_time = FormatRfc3339(clock.Now());
   }
-  ASSERT_TRUE(store->Update(EncodeForStore(*decoded, *raw)).has_value());
+  ASSERT_TRUE(store->Update(cluster::EncodeForStore(*decoded, *raw)).has_value());
 }
 
 void TestCluster::AdvanceWithHeartbeats(Duration d) {
@@ -130,7 +134,8 @@ void TestCluster::AdvanceWithHeartbeats(Duration d) {
 }
 
 std::vector<api::Pod> TestCluster::Pods() const {
-  Result<std::vector<Stored<api::Pod>>> pods = ListStored<api::Pod>(*store, "Pod");
+  Result<std::vector<cluster::Stored<api::Pod>>> pods =
+      cluster::ListStored<api::Pod>(*store, "Pod");
   EXPECT_TRUE(pods.has_value());
   std::vector<api::Pod> out;
   if (pods) {
@@ -151,23 +156,27 @@ std::vector<api::Pod> TestCluster::JobPods(const std::string& name,
   return out;
 }
 
-JobStatus TestCluster::Job(const std::string& name, const std::string& namespace_name) const {
+api::JobStatus TestCluster::Job(const std::string& name, const std::string& namespace_name) const {
   Result<store::Object> raw = store->Get({"Job", namespace_name, name});
   EXPECT_TRUE(raw.has_value());
-  return raw ? ReadJobStatus(raw->body) : JobStatus{};
+  if (!raw) return {};
+  Result<api::Object> decoded = cluster::DecodeStoredObject(*raw);
+  EXPECT_TRUE(decoded.has_value());
+  return decoded ? decoded->As<api::Job>()->status : api::JobStatus{};
 }
 
 api::Pod TestCluster::Pod(const std::string& name, const std::string& namespace_name) const {
   Result<store::Object> raw = store->Get({"Pod", namespace_name, name});
   EXPECT_TRUE(raw.has_value());
   if (!raw) return {};
-  Result<api::Object> decoded = DecodeStoredObject(*raw);
+  Result<api::Object> decoded = cluster::DecodeStoredObject(*raw);
   EXPECT_TRUE(decoded.has_value());
   return decoded ? *decoded->As<api::Pod>() : api::Pod{};
 }
 
 std::vector<api::Event> TestCluster::Events() const {
-  Result<std::vector<Stored<api::Event>>> events = ListStored<api::Event>(*store, "Event");
+  Result<std::vector<cluster::Stored<api::Event>>> events =
+      cluster::ListStored<api::Event>(*store, "Event");
   EXPECT_TRUE(events.has_value());
   std::vector<api::Event> out;
   if (events) {
@@ -179,7 +188,7 @@ std::vector<api::Event> TestCluster::Events() const {
 int TestCluster::GpusHeld() const {
   int held = 0;
   for (const api::Pod& pod : Pods()) {
-    if (!pod.spec.node_name.empty() && !PodTerminal(pod)) {
+    if (!pod.spec.node_name.empty() && !api::PodTerminal(pod)) {
       held += static_cast<int>(pod.spec.assigned_gpus.size());
     }
   }
@@ -189,7 +198,7 @@ int TestCluster::GpusHeld() const {
 int TestCluster::GpusHeldOn(const std::string& node) const {
   int held = 0;
   for (const api::Pod& pod : Pods()) {
-    if (pod.spec.node_name == node && !PodTerminal(pod)) {
+    if (pod.spec.node_name == node && !api::PodTerminal(pod)) {
       held += static_cast<int>(pod.spec.assigned_gpus.size());
     }
   }

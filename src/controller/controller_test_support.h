@@ -6,19 +6,19 @@
 
 #include "api/event.h"
 #include "api/pod.h"
+#include "cluster/cache.h"
 #include "common/clock.h"
 #include "controller/job_controller.h"
-#include "controller/job_status.h"
 #include "controller/node_controller.h"
 #include "controller/scheduler_loop.h"
 #include "store/store.h"
 
 namespace strata::controller::testing {
 
-// A control plane in memory for the controller tests: a memory store, a FakeClock, the
-// scheduler adapter, the job controller and the node controller, plus the node agent's side of
-// the contract done by hand (start bound pods, stop pods marked for stopping, report exits).
-// Single-threaded, like the loops.
+// A control plane in memory for the controller tests: a memory store and its cache, a
+// FakeClock, the scheduler adapter, the job controller and the node controller, plus the node
+// agent's side of the contract done by hand (start bound pods, stop pods marked for stopping,
+// report exits). Single-threaded, like the loops.
 class TestCluster {
  public:
   TestCluster();
@@ -50,7 +50,7 @@ class TestCluster {
   // Pods of job `name` in `namespace_name`.
   std::vector<api::Pod> JobPods(const std::string& name,
                                 const std::string& namespace_name = "default") const;
-  JobStatus Job(const std::string& name, const std::string& namespace_name = "default") const;
+  api::JobStatus Job(const std::string& name, const std::string& namespace_name = "default") const;
   api::Pod Pod(const std::string& name, const std::string& namespace_name = "default") const;
   std::vector<api::Event> Events() const;
   // GPUs (whole or shared) held by non-terminal bound pods.
@@ -60,6 +60,7 @@ class TestCluster {
 
   FakeClock clock;
   std::unique_ptr<store::Store> store;
+  cluster::Cache cache;
   SchedulerLoop scheduler;
   JobController jobs;
   NodeController nodes;

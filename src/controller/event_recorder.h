@@ -1,6 +1,6 @@
 #pragma once
 
-#include <optional>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -22,27 +22,30 @@ struct EventSubject {
 // reason, message), whose `count` and `lastTimestamp` grow when the same thing happens again,
 // instead of a new event each time. A repeat within `repeat_interval` of the last one is not
 // written at all, so a loop that explains the same pending workload every pass does not write
-// every pass. Events of cluster-scoped objects go to the "default" namespace.
+// every pass; the recorder remembers what it wrote, so such a repeat costs no store read either.
+// Events of cluster-scoped objects go to the "default" namespace. Events are best effort, as in
+// Kubernetes: a lost one is never retried, and no reconcile depends on one.
 //
-// Owned by one control loop; reads the store (thread-safe) and holds no other state, so it is
-// as thread-safe as its store and clock.
+// Owned by one control loop; not thread-safe.
 class EventRecorder {
  public:
-  EventRecorder(const store::Store& store, const Clock& clock, Duration repeat_interval)
+  EventRecorder(store::Store& store, const Clock& clock, Duration repeat_interval)
       : store_(store), clock_(clock), repeat_interval_(repeat_interval) {}
 
-  // The write that records the event (a create, or an update of the existing one guarded by its
-  // resource version), or nullopt when the same event was recorded less than repeat_interval
-  // ago. `type` is Normal or Warning. Returns the store's error when reading the existing event
-  // fails for another reason than NotFound.
-  Result<std::optional<store::Write>> Record(const EventSubject& subject, std::string_view type,
-                                             std::string_view reason,
-                                             std::string_view message) const;
+  // Writes the event (a create, or an update of the existing one guarded by its resource
+  // version), or nothing when the same event was recorded less than repeat_interval ago.
+  // `type` is Normal or Warning. Returns the store's error.
+  Status Record(const EventSubject& subject, std::string_view type, std::string_view reason,
+                std::string_view message);
 
  private:
-  const store::Store& store_;
+  static constexpr size_t kMemoLimit = 4096;
+
+  store::Store& store_;
   const Clock& clock_;
   Duration repeat_interval_;
+  // When this recorder last wrote each event (by key); forgotten wholesale past kMemoLimit.
+  std::map<store::ObjectKey, TimePoint> written_;
 };
 
 }  // namespace strata::controller

@@ -43,11 +43,11 @@ spec:
 class IdleReclaimTest : public ::testing::Test {
  protected:
   IdleReclaimTest()
-      : idle(*cluster.store, std::make_shared<telemetry::ClusterObjectsCache>(*cluster.store),
-             cluster.clock, [this] {
-               telemetry::GpuReadingsByUuid readings;
+      : idle(*cluster.store, cluster.cache,
+             std::make_shared<observe::ClusterObjectsCache>(cluster.cache), cluster.clock, [this] {
+               observe::GpuReadingsByUuid readings;
                for (int i = 0; i < 4; ++i) {
-                 telemetry::GpuReading reading;
+                 observe::GpuReading reading;
                  reading.utilization_percent = busy_percent;
                  readings["GPU-n1-" + std::to_string(i)] = reading;
                }
@@ -63,9 +63,9 @@ class IdleReclaimTest : public ::testing::Test {
   bool Reclaimable() const {
     Result<store::Object> raw = cluster.store->Get({"Job", "default", "notebook"});
     EXPECT_TRUE(raw.has_value());
-    Result<api::Object> decoded = DecodeStoredObject(*raw);
+    Result<api::Object> decoded = cluster::DecodeStoredObject(*raw);
     EXPECT_TRUE(decoded.has_value());
-    return decoded->As<api::Job>()->metadata.annotations.count(kReclaimableAnnotation) > 0;
+    return decoded->As<api::Job>()->metadata.annotations.count(api::kReclaimableAnnotation) > 0;
   }
 
   void Pass() {
@@ -79,7 +79,7 @@ class IdleReclaimTest : public ::testing::Test {
 };
 
 TEST_F(IdleReclaimTest, AJobIdleLongEnoughIsWarnedOnceAndMarkedReclaimable) {
-  ASSERT_EQ(cluster.Job("notebook").phase, kJobRunning);
+  ASSERT_EQ(cluster.Job("notebook").phase, api::JobPhase::kRunning);
   Pass();
   cluster.AdvanceWithHeartbeats(std::chrono::minutes(5));
   Pass();
@@ -90,7 +90,7 @@ TEST_F(IdleReclaimTest, AJobIdleLongEnoughIsWarnedOnceAndMarkedReclaimable) {
   EXPECT_TRUE(Reclaimable());
   int warnings = 0;
   for (const api::Event& event : cluster.Events()) {
-    if (event.reason != telemetry::kIdleEventReason) continue;
+    if (event.reason != observe::kIdleEventReason) continue;
     ++warnings;
     EXPECT_EQ(event.type, "Warning");
     EXPECT_THAT(event.message, HasSubstr("5 % busy"));
@@ -115,7 +115,7 @@ TEST_F(IdleReclaimTest, PreemptionTakesTheIdleJobForWorkOfItsQueue) {
     cluster.StopMarkedPods();
     cluster.StartBoundPods();
   }
-  EXPECT_EQ(cluster.Job("train").phase, kJobRunning);
+  EXPECT_EQ(cluster.Job("train").phase, api::JobPhase::kRunning);
   bool preempted = false;
   for (const api::Event& event : cluster.Events()) {
     if (event.reason == "Preempted" && event.message.find("IdleReclaim") != std::string::npos) {
@@ -132,7 +132,7 @@ TEST_F(IdleReclaimTest, ABusyJobIsLeftAlone) {
   Pass();
   EXPECT_FALSE(Reclaimable());
   for (const api::Event& event : cluster.Events()) {
-    EXPECT_NE(event.reason, telemetry::kIdleEventReason);
+    EXPECT_NE(event.reason, observe::kIdleEventReason);
   }
 }
 

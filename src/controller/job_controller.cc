@@ -3,29 +3,32 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 
+#include "cluster/indexes.h"
 #include "controller/training_pod.h"
-#include "controller/write_batch.h"
 
 namespace strata::controller {
 
 namespace {
 
-bool AllTerminal(const std::vector<Stored<api::Pod>>& pods) {
+using PodList = std::vector<cluster::Stored<api::Pod>>;
+
+bool AllTerminal(const PodList& pods) {
   return std::all_of(pods.begin(), pods.end(),
-                     [](const auto& pod) { return PodTerminal(pod.value); });
+                     [](const auto& pod) { return api::PodTerminal(pod.value); });
 }
 
-bool AnyStopped(const std::vector<Stored<api::Pod>>& pods, std::string_view reason) {
+bool AnyStopped(const PodList& pods, std::string_view reason) {
   return std::any_of(pods.begin(), pods.end(),
-                     [&](const auto& pod) { return StopRequested(pod.value) == reason; });
+                     [&](const auto& pod) { return api::StopRequested(pod.value) == reason; });
 }
 
 // A pod that failed on its own, not because a controller stopped it.
-const Stored<api::Pod>* FirstFailure(const std::vector<Stored<api::Pod>>& pods) {
+const cluster::Stored<api::Pod>* FirstFailure(const PodList& pods) {
   for (const auto& pod : pods) {
-    if (pod.value.status.phase == "Failed" && StopRequested(pod.value).empty()) return &pod;
+    if (pod.value.status.phase == api::PodPhase::kFailed && api::StopRequested(pod.value).empty()) {
+      return &pod;
+    }
   }
   return nullptr;
 }
@@ -37,49 +40,87 @@ std::string DescribeFailure(const api::Pod& pod) {
   return out;
 }
 
+store::ObjectKey JobKey(const std::string& namespace_name, const std::string& name) {
+  return {"Job", namespace_name, name};
+}
+
 }  // namespace
 
-JobController::JobController(store::Store& store, const Clock& clock, JobControllerOptions options)
-    : store_(store), clock_(clock), events_(store, clock, options.event_repeat_interval) {}
+JobController::JobController(store::Store& store, cluster::Cache& cache, const Clock& clock,
+                             JobControllerOptions options)
+    : store_(store),
+      cache_(cache),
+      clock_(clock),
+      options_(options),
+      events_(store, clock, options.event_repeat_interval) {}
 
 Status JobController::RunOnce() {
-  Result<std::vector<Stored<api::Job>>> jobs = ListStored<api::Job>(store_, "Job");
-  if (!jobs) return jobs.error();
-  Result<std::vector<Stored<api::Pod>>> pods = ListStored<api::Pod>(store_, "Pod");
-  if (!pods) return pods.error();
-  std::map<std::pair<std::string, std::string>, std::vector<Stored<api::Pod>>> pods_by_job;
-  for (Stored<api::Pod>& pod : *pods) {
-    if (pod.value.spec.owner.kind != "Job") continue;
-    pods_by_job[{pod.value.metadata.namespace_name, pod.value.spec.owner.name}].push_back(
-        std::move(pod));
+  if (Status synced = cache_.Sync(); !synced.ok()) return synced;
+  cluster::Changes changes = cache_.ChangesSince(cursor_, {"Job", "Pod"});
+  cursor_ = changes.cursor;
+  const TimePoint now = clock_.Now();
+  std::set<store::ObjectKey> jobs = std::move(retry_);
+  retry_.clear();
+  if (changes.resync || now >= next_resync_) {
+    next_resync_ = now + options_.resync_interval;
+    for (const cluster::ObjectRef& job : cache_.List("Job")) jobs.insert(job->raw.key);
+    for (const cluster::ObjectRef& pod : cache_.List("Pod")) {
+      const api::Pod* value = pod->As<api::Pod>();
+      if (value != nullptr && value->spec.owner.kind == "Job") {
+        jobs.insert(JobKey(value->metadata.namespace_name, value->spec.owner.name));
+      }
+    }
+  } else {
+    for (const cluster::Change& change : changes.changes) {
+      if (change.key.kind == "Job") {
+        jobs.insert(change.key);
+        continue;
+      }
+      const cluster::ObjectRef& state = change.current ? change.current : change.last;
+      const api::Pod* pod = state ? state->As<api::Pod>() : nullptr;
+      if (pod != nullptr && pod->spec.owner.kind == "Job") {
+        jobs.insert(JobKey(pod->metadata.namespace_name, pod->spec.owner.name));
+      }
+    }
   }
   Status first;
-  for (const Stored<api::Job>& job : *jobs) {
-    auto key = std::make_pair(job.value.metadata.namespace_name, job.value.metadata.name);
-    auto it = pods_by_job.find(key);
-    static const std::vector<Stored<api::Pod>> kNone;
-    Status status = Reconcile(job, it == pods_by_job.end() ? kNone : it->second);
-    if (first.ok()) first = status;
-    if (it != pods_by_job.end()) pods_by_job.erase(it);
-  }
-  for (const auto& [key, orphans] : pods_by_job) {
-    Status status = RemoveOrphans(orphans);
-    if (first.ok()) first = status;
+  for (const store::ObjectKey& key : jobs) {
+    Status status = Reconcile(key);
+    if (!status.ok()) {
+      retry_.insert(key);
+      if (first.ok()) first = status;
+    }
   }
   return first;
 }
 
-Status JobController::Reconcile(const Stored<api::Job>& job,
-                                const std::vector<Stored<api::Pod>>& pods) {
+Status JobController::Reconcile(const store::ObjectKey& job_key) {
+  PodList pods = cluster::StoredOf<api::Pod>(
+      cache_.Indexed(cluster::kPodsByOwner,
+                     cluster::OwnerIndexValue("Job", job_key.namespace_name, job_key.name)));
+  cluster::ObjectRef job = cache_.Get(job_key);
+  if (job == nullptr) return RemoveOrphans(pods);
+  std::optional<cluster::Stored<api::Job>> stored = cluster::StoredOf<api::Job>(job);
+  if (!stored)
+    return job->error.ok() ? InternalError(job_key.Describe() + ": not a Job") : job->error;
+  return ReconcileJob(*stored, pods);
+}
+
+Status JobController::ReconcileJob(const cluster::Stored<api::Job>& job, const PodList& all_pods) {
   const api::JobSpec& spec = job.value.spec;
   const TimePoint now = clock_.Now();
   const std::string stamp = FormatRfc3339(now);
-  const JobStatus before = ReadJobStatus(job.raw.body);
-  JobStatus status = before;
-  WriteBatch pass{
-      events_, {"Job", job.raw.key.namespace_name, job.raw.key.name, job.raw.uid}, {}, {}};
+  const api::JobStatus& before = job.value.status;
+  api::JobStatus status = before;
+  ObjectWriter writer(store_, events_,
+                      {"Job", job.raw.key.namespace_name, job.raw.key.name, job.raw.uid});
 
-  for (const auto& pod : pods) {
+  // The current run's pods, and those of runs given up.
+  const int64_t run = status.placement ? status.placement->run : -1;
+  PodList pods, stale;
+  for (const auto& pod : all_pods) (PodJobRun(pod.value) == run ? pods : stale).push_back(pod);
+
+  for (const auto& pod : all_pods) {
     std::optional<TimePoint> checkpoint = PodLastCheckpoint(pod.value);
     std::optional<TimePoint> known = ParseRfc3339(status.last_checkpoint_time);
     if (checkpoint && (!known || *checkpoint > *known)) {
@@ -88,40 +129,46 @@ Status JobController::Reconcile(const Stored<api::Job>& job,
   }
 
   const bool all_terminal = AllTerminal(pods);
-  const Stored<api::Pod>* failure = FirstFailure(pods);
-  const bool all_succeeded = !pods.empty() && static_cast<int64_t>(pods.size()) == spec.replicas &&
-                             std::all_of(pods.begin(), pods.end(), [](const auto& pod) {
-                               return pod.value.status.phase == "Succeeded";
+  const cluster::Stored<api::Pod>* failure = FirstFailure(pods);
+  const bool complete = !pods.empty() && static_cast<int64_t>(pods.size()) == spec.replicas;
+  const bool all_succeeded = complete && std::all_of(pods.begin(), pods.end(), [](const auto& pod) {
+                               return pod.value.status.phase == api::PodPhase::kSucceeded;
                              });
-  const bool all_running =
-      !pods.empty() && static_cast<int64_t>(pods.size()) == spec.replicas &&
-      std::all_of(pods.begin(), pods.end(), [](const auto& pod) {
-        return pod.value.status.phase == "Running" && StopRequested(pod.value).empty();
-      });
+  const bool all_running = complete && std::all_of(pods.begin(), pods.end(), [](const auto& pod) {
+                             return pod.value.status.phase == api::PodPhase::kRunning &&
+                                    api::StopRequested(pod.value).empty();
+                           });
+  // What to do to the current run's pods once the status is written.
+  std::string_view stop_reason;
+  std::string stop_message;
+  bool drop_run = false;  // the run is given up: its pods become stale
 
-  if (!status.Terminal() && all_succeeded) {
-    status.phase = kJobSucceeded;
+  if (status.Terminal() || !status.placement) {
+    // Nothing runs for the job now (or it is over): its pods, if any, are cleaned up below.
+  } else if (all_succeeded) {
+    status.phase = api::JobPhase::kSucceeded;
     status.completion_time = stamp;
     status.reason = "Succeeded";
     status.message = fmt::format("all {} pod(s) succeeded", pods.size());
     status.SetCondition("Running", "False", "Succeeded", status.message, now);
     status.SetCondition("Succeeded", "True", "Succeeded", status.message, now);
-    pass.Event("Normal", "Succeeded", status.message);
-  } else if (!status.Terminal() && AnyStopped(pods, kStopPreempted)) {
-    for (const auto& pod : pods) pass.StopPod(pod, kStopPreempted, "the job was preempted");
+    writer.Event("Normal", "Succeeded", status.message);
+  } else if (AnyStopped(pods, api::kStopPreempted)) {
+    stop_reason = api::kStopPreempted;
+    stop_message = "the job was preempted";
     if (all_terminal) {
-      for (const auto& pod : pods) pass.DeletePod(pod);
+      drop_run = true;
       status.preemption_count += 1;
-      status.phase = kJobPending;
+      status.phase = api::JobPhase::kPending;
       status.reason = "Preempted";
       status.message = "every pod stopped after preemption; waiting to be scheduled again";
       status.SetCondition("Running", "False", "Preempted", status.message, now);
-      pass.Event("Normal", "Requeued", status.message);
+      writer.Event("Normal", "Requeued", status.message);
     }
-  } else if (!status.Terminal() && (failure != nullptr || AnyStopped(pods, kStopGroupRestart))) {
-    const bool restarting = AnyStopped(pods, kStopGroupRestart);
+  } else if (failure != nullptr || AnyStopped(pods, api::kStopGroupRestart)) {
+    const bool restarting = AnyStopped(pods, api::kStopGroupRestart);
     if (!restarting && status.restart_count >= spec.max_restarts) {
-      status.phase = kJobFailed;
+      status.phase = api::JobPhase::kFailed;
       status.completion_time = stamp;
       status.reason = "MaxRestartsExceeded";
       status.message =
@@ -129,28 +176,27 @@ Status JobController::Reconcile(const Stored<api::Job>& job,
                       status.restart_count, spec.max_restarts);
       status.SetCondition("Running", "False", "Failed", status.message, now);
       status.SetCondition("Failed", "True", "MaxRestartsExceeded", status.message, now);
-      pass.Event("Warning", "Failed", status.message);
+      writer.Event("Warning", "Failed", status.message);
     } else {
-      if (!restarting) {
-        status.phase = kJobRestarting;
+      if (!restarting && failure != nullptr) {
+        status.phase = api::JobPhase::kRestarting;
         status.reason = "PodFailed";
         status.message = fmt::format("{}; restarting every pod (restart {} of {})",
                                      DescribeFailure(failure->value), status.restart_count + 1,
                                      spec.max_restarts);
         status.SetCondition("Running", "False", "Restarting", status.message, now);
         status.SetCondition("Restarting", "True", "PodFailed", status.message, now);
-        pass.Event("Warning", "Restarting", status.message);
+        writer.Event("Warning", "Restarting", status.message);
       }
-      for (const auto& pod : pods) {
-        pass.StopPod(pod, kStopGroupRestart, "another pod of the job failed; restarting the group");
-      }
+      stop_reason = api::kStopGroupRestart;
+      stop_message = "another pod of the job failed; restarting the group";
       if (all_terminal) {
-        for (const auto& pod : pods) pass.DeletePod(pod);
+        drop_run = true;
         status.restart_count += 1;
       }
     }
-  } else if (!status.Terminal() && all_running && status.phase != kJobRunning) {
-    status.phase = kJobRunning;
+  } else if (all_running && status.phase != api::JobPhase::kRunning) {
+    status.phase = api::JobPhase::kRunning;
     if (status.start_time.empty()) status.start_time = stamp;
     status.reason.clear();
     status.message = fmt::format("all {} pod(s) running", pods.size());
@@ -158,46 +204,63 @@ Status JobController::Reconcile(const Stored<api::Job>& job,
     if (status.FindCondition("Restarting") != nullptr) {
       status.SetCondition("Restarting", "False", "Running", status.message, now);
     }
-    pass.Event("Normal", "Running",
-               fmt::format("{} (restart count {})", status.message, status.restart_count));
+    writer.Event("Normal", "Running",
+                 fmt::format("{} (restart count {})", status.message, status.restart_count));
   }
+  if (drop_run) {
+    status.placement.reset();
+    stale.insert(stale.end(), pods.begin(), pods.end());
+    pods.clear();
+  }
+
+  // The commit point: everything below follows from the status as written here.
+  if (status != before) writer.Update(job, api::Job{job.value.metadata, job.value.spec, status});
 
   if (status.Terminal()) {
-    const bool succeeded = status.phase == kJobSucceeded;
-    const std::string_view stop_reason = succeeded ? kStopJobFinished : kStopJobFailed;
-    for (const auto& pod : pods) {
-      if (PodTerminal(pod.value)) {
-        const std::string stopped = StopRequested(pod.value);
-        const bool stopped_at_end = stopped == kStopJobFinished || stopped == kStopJobFailed;
+    const std::string_view end_reason =
+        status.phase == api::JobPhase::kSucceeded ? api::kStopJobFinished : api::kStopJobFailed;
+    for (const auto& pod : all_pods) {
+      if (api::PodTerminal(pod.value)) {
+        const std::string stopped = api::StopRequested(pod.value);
+        const bool stopped_at_end =
+            stopped == api::kStopJobFinished || stopped == api::kStopJobFailed;
         if (spec.clean_pod_policy == "All" ||
-            (spec.clean_pod_policy == "Running" && stopped_at_end)) {
-          pass.DeletePod(pod);
+            (spec.clean_pod_policy == "Running" && stopped_at_end) || PodJobRun(pod.value) != run) {
+          writer.Delete(pod);
         }
       } else {
-        pass.StopPod(pod, stop_reason, "the job " + status.phase);
+        writer.StopPod(pod, end_reason, "the job " + std::string(api::JobPhaseName(status.phase)));
       }
     }
+    return writer.status();
   }
-
-  const bool status_missing = !job.raw.body.is_object() || !job.raw.body.contains("status");
-  if (status != before || status_missing) {
-    store::Object updated = job.raw;
-    WriteJobStatus(status, updated.body);
-    pass.writes.push_back({store::WriteOp::kUpdate, std::move(updated)});
+  if (!stop_reason.empty()) {
+    for (const auto& pod : pods) writer.StopPod(pod, stop_reason, stop_message);
   }
-  return pass.Commit(store_);
-}
-
-Status JobController::RemoveOrphans(const std::vector<Stored<api::Pod>>& pods) {
-  WriteBatch pass{events_, {}, {}, {}};
-  for (const auto& pod : pods) {
-    if (PodTerminal(pod.value)) {
-      pass.DeletePod(pod);
+  // Pods of a run given up: stopped, then deleted once terminal. Their stop reason is the one
+  // the run was given up for.
+  const std::string_view stale_reason =
+      status.reason == "Preempted" ? api::kStopPreempted : api::kStopGroupRestart;
+  for (const auto& pod : stale) {
+    if (api::PodTerminal(pod.value)) {
+      writer.Delete(pod);
     } else {
-      pass.StopPod(pod, kStopJobDeleted, "its job was deleted");
+      writer.StopPod(pod, stale_reason, "its run of the job was given up");
     }
   }
-  return pass.Commit(store_);
+  return writer.status();
+}
+
+Status JobController::RemoveOrphans(const PodList& pods) {
+  ObjectWriter writer(store_, events_, {});
+  for (const auto& pod : pods) {
+    if (api::PodTerminal(pod.value)) {
+      writer.Delete(pod);
+    } else {
+      writer.StopPod(pod, api::kStopJobDeleted, "its job was deleted");
+    }
+  }
+  return writer.status();
 }
 
 }  // namespace strata::controller

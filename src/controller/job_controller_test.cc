@@ -4,9 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/torchrun_env.h"
 #include "controller/controller_test_support.h"
 #include "controller/training_pod.h"
-#include "node/torchrun_env.h"
 
 namespace strata::controller {
 namespace {
@@ -47,24 +47,24 @@ TEST(JobControllerTest, RunsAJobToSuccessAndReleasesEveryGpu) {
   cluster.AddNode("node-b", 8);
   cluster.Apply(Job("train", 2, 0));
   cluster.Reconcile(1);
-  EXPECT_EQ(cluster.Job("train").phase, kJobPending);
+  EXPECT_EQ(cluster.Job("train").phase, api::JobPhase::kPending);
   EXPECT_THAT(cluster.JobPods("train"), SizeIs(2));
   EXPECT_EQ(cluster.GpusHeld(), 16);
 
   cluster.StartBoundPods();
   cluster.Reconcile(1);
-  JobStatus running = cluster.Job("train");
-  EXPECT_EQ(running.phase, kJobRunning);
+  api::JobStatus running = cluster.Job("train");
+  EXPECT_EQ(running.phase, api::JobPhase::kRunning);
   EXPECT_FALSE(running.start_time.empty());
 
   cluster.SetPodPhase("train-worker-0", "Succeeded", 0);
   cluster.Reconcile(1);
-  EXPECT_EQ(cluster.Job("train").phase, kJobRunning);
+  EXPECT_EQ(cluster.Job("train").phase, api::JobPhase::kRunning);
   cluster.SetPodPhase("train-worker-1", "Succeeded", 0);
   cluster.Reconcile(1);
 
-  JobStatus done = cluster.Job("train");
-  EXPECT_EQ(done.phase, kJobSucceeded);
+  api::JobStatus done = cluster.Job("train");
+  EXPECT_EQ(done.phase, api::JobPhase::kSucceeded);
   EXPECT_FALSE(done.completion_time.empty());
   EXPECT_EQ(cluster.GpusHeld(), 0);
   EXPECT_THAT(cluster.JobPods("train"), SizeIs(2));  // cleanPodPolicy Running keeps them
@@ -80,7 +80,7 @@ TEST(JobControllerTest, CleanPodPolicyAllDeletesEveryPod) {
   cluster.StartBoundPods();
   cluster.SetPodPhase("train-worker-0", "Succeeded", 0);
   cluster.Reconcile(2);
-  EXPECT_EQ(cluster.Job("train").phase, kJobSucceeded);
+  EXPECT_EQ(cluster.Job("train").phase, api::JobPhase::kSucceeded);
   EXPECT_THAT(cluster.JobPods("train"), SizeIs(0));
 }
 
@@ -96,36 +96,36 @@ TEST(JobControllerTest, AFailedPodRestartsTheWholeGroupUpToMaxRestartsThenFails)
   for (int restart = 1; restart <= 2; ++restart) {
     cluster.SetPodPhase("train-worker-1", "Failed", 1);
     cluster.Reconcile(1);
-    JobStatus restarting = cluster.Job("train");
-    EXPECT_EQ(restarting.phase, kJobRestarting);
+    api::JobStatus restarting = cluster.Job("train");
+    EXPECT_EQ(restarting.phase, api::JobPhase::kRestarting);
     EXPECT_THAT(restarting.message, HasSubstr("train-worker-1 failed with exit code 1"));
     // The healthy pod is stopped too: the whole group restarts.
-    EXPECT_EQ(StopRequested(cluster.Pod("train-worker-0")), kStopGroupRestart);
+    EXPECT_EQ(api::StopRequested(cluster.Pod("train-worker-0")), api::kStopGroupRestart);
 
     cluster.StopMarkedPods();
     cluster.Reconcile(2);
     EXPECT_EQ(cluster.Job("train").restart_count, restart);
     std::vector<api::Pod> pods = cluster.JobPods("train");
     ASSERT_THAT(pods, SizeIs(2));
-    Result<node::TrainingPod> training = TrainingPodFromPod(pods[0]);
+    Result<api::TrainingPod> training = api::TrainingPodFromPod(pods[0]);
     ASSERT_TRUE(training.has_value());
-    Result<std::vector<node::Environment>> env = node::BuildWorkerEnvironments(*training);
+    Result<std::vector<api::Environment>> env = api::BuildWorkerEnvironments(*training);
     ASSERT_TRUE(env.has_value());
     EXPECT_EQ((*env)[0].at("TORCHELASTIC_RESTART_COUNT"), std::to_string(restart));
     EXPECT_EQ((*env)[0].at("TORCHELASTIC_MAX_RESTARTS"), "2");
 
     cluster.StartBoundPods();
     cluster.Reconcile(1);
-    EXPECT_EQ(cluster.Job("train").phase, kJobRunning);
+    EXPECT_EQ(cluster.Job("train").phase, api::JobPhase::kRunning);
   }
 
   cluster.SetPodPhase("train-worker-0", "Failed", 2);
   cluster.Reconcile(1);
-  JobStatus failed = cluster.Job("train");
-  EXPECT_EQ(failed.phase, kJobFailed);
+  api::JobStatus failed = cluster.Job("train");
+  EXPECT_EQ(failed.phase, api::JobPhase::kFailed);
   EXPECT_EQ(failed.reason, "MaxRestartsExceeded");
   EXPECT_EQ(failed.restart_count, 2);
-  EXPECT_EQ(StopRequested(cluster.Pod("train-worker-1")), kStopJobFailed);
+  EXPECT_EQ(api::StopRequested(cluster.Pod("train-worker-1")), api::kStopJobFailed);
 
   cluster.StopMarkedPods();
   cluster.Reconcile(2);
@@ -158,7 +158,7 @@ TEST(JobControllerTest, StopsAndThenDeletesThePodsOfADeletedJob) {
   cluster.StartBoundPods();
   ASSERT_TRUE(cluster.store->Delete({"Job", "default", "train"}).has_value());
   cluster.Reconcile(1);
-  EXPECT_EQ(StopRequested(cluster.Pod("train-worker-0")), kStopJobDeleted);
+  EXPECT_EQ(api::StopRequested(cluster.Pod("train-worker-0")), api::kStopJobDeleted);
   cluster.StopMarkedPods();
   cluster.Reconcile(1);
   EXPECT_THAT(cluster.Pods(), SizeIs(0));

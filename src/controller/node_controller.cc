@@ -2,85 +2,82 @@
 
 #include <fmt/format.h>
 
-#include <map>
-
 #include "api/node.h"
 #include "api/pod.h"
-#include "controller/stored_objects.h"
+#include "cluster/indexes.h"
+#include "controller/object_writer.h"
 #include "controller/training_pod.h"
 
 namespace strata::controller {
 
-NodeController::NodeController(store::Store& store, const Clock& clock,
+NodeController::NodeController(store::Store& store, cluster::Cache& cache, const Clock& clock,
                                NodeControllerOptions options)
     : store_(store),
+      cache_(cache),
       clock_(clock),
       options_(options),
       events_(store, clock, options.event_repeat_interval) {}
 
 Status NodeController::RunOnce() {
-  Result<std::vector<Stored<api::Node>>> nodes = ListStored<api::Node>(store_, "Node");
-  if (!nodes) return nodes.error();
-  Result<std::vector<Stored<api::Pod>>> pods = ListStored<api::Pod>(store_, "Pod");
-  if (!pods) return pods.error();
-  std::map<std::string, std::vector<const Stored<api::Pod>*>> live_pods;
-  for (const Stored<api::Pod>& pod : *pods) {
-    if (!pod.value.spec.node_name.empty() && !PodTerminal(pod.value)) {
-      live_pods[pod.value.spec.node_name].push_back(&pod);
-    }
-  }
+  if (Status synced = cache_.Sync(); !synced.ok()) return synced;
   const TimePoint now = clock_.Now();
   const std::string stamp = FormatRfc3339(now);
   Status first;
-  for (const Stored<api::Node>& stored : *nodes) {
-    api::Node node = stored.value;
-    api::NodeCondition* ready = nullptr;
-    for (api::NodeCondition& condition : node.status.conditions) {
-      if (condition.type == "Ready") ready = &condition;
+  for (const cluster::ObjectRef& ref : cache_.List("Node")) {
+    const api::Node* cached = ref->As<api::Node>();
+    if (cached == nullptr) continue;
+    const api::NodeCondition* ready_now = nullptr;
+    for (const api::NodeCondition& condition : cached->status.conditions) {
+      if (condition.type == "Ready") ready_now = &condition;
     }
-    if (ready == nullptr) continue;  // never reported: not yet a node that can be lost
-    std::vector<store::Write> writes;
-    auto event = [&](const EventSubject& subject, std::string_view reason,
-                     const std::string& message) -> Status {
-      Result<std::optional<store::Write>> write =
-          events_.Record(subject, "Warning", reason, message);
-      if (!write) return write.error();
-      if (*write) writes.push_back(std::move(**write));
-      return Status::Ok();
-    };
-    std::optional<TimePoint> heartbeat = ParseRfc3339(ready->last_heartbeat_time);
-    if (ready->status == "True" && (!heartbeat || now - *heartbeat > options_.grace_period)) {
-      ready->status = "Unknown";
-      ready->reason = "NodeStatusUnknown";
-      ready->message = "Kubelet stopped posting node status.";
-      ready->last_transition_time = stamp;
-      writes.push_back({store::WriteOp::kUpdate, EncodeForStore(api::Object(node), stored.raw)});
-      Status recorded = event(
-          {"Node", "", node.metadata.name, stored.raw.uid}, "NodeNotReady",
-          fmt::format("Node {} status is now: NodeNotReady (no heartbeat "
-                      "since {})",
-                      node.metadata.name,
-                      ready->last_heartbeat_time.empty() ? "ever" : ready->last_heartbeat_time));
-      if (first.ok()) first = recorded;
-    }
-    if (ready->status != "True") {
-      for (const Stored<api::Pod>* stored_pod : live_pods[node.metadata.name]) {
-        api::Pod pod = stored_pod->value;
-        pod.status.phase = "Failed";
-        pod.status.reason = "NodeLost";
-        pod.status.message = fmt::format("node {} is not ready: its processes are presumed lost",
-                                         node.metadata.name);
-        const store::Object& raw = stored_pod->raw;
-        Status recorded = event({"Pod", raw.key.namespace_name, raw.key.name, raw.uid}, "NodeLost",
-                                pod.status.message);
-        if (first.ok()) first = recorded;
-        writes.push_back(
-            {store::WriteOp::kUpdate, EncodeForStore(api::Object(std::move(pod)), raw)});
+    if (ready_now == nullptr) continue;  // never reported: not yet a node that can be lost
+    std::optional<TimePoint> heartbeat = ParseRfc3339(ready_now->last_heartbeat_time);
+    const bool lost =
+        ready_now->status == "True" && (!heartbeat || now - *heartbeat > options_.grace_period);
+    if (ready_now->status == "True" && !lost) continue;
+    // Only a node that is lost or not ready is copied: a pass over healthy nodes reads them in
+    // place.
+    std::optional<cluster::Stored<api::Node>> stored = cluster::StoredOf<api::Node>(ref);
+
+    const std::string& name = stored->value.metadata.name;
+    ObjectWriter writer(store_, events_, {"Node", "", name, stored->raw.uid});
+    if (lost) {
+      api::Node node = stored->value;
+      for (api::NodeCondition& condition : node.status.conditions) {
+        if (condition.type != "Ready") continue;
+        condition.status = "Unknown";
+        condition.reason = "NodeStatusUnknown";
+        condition.message = "Kubelet stopped posting node status.";
+        condition.last_transition_time = stamp;
       }
+      // First the node: once it is NotReady, every pass fails what is left on it.
+      writer.Update(*stored, std::move(node));
+      writer.Event(
+          "Warning", "NodeNotReady",
+          fmt::format(
+              "Node {} status is now: NodeNotReady (no heartbeat since {})", name,
+              ready_now->last_heartbeat_time.empty() ? "ever" : ready_now->last_heartbeat_time));
     }
-    if (writes.empty()) continue;
-    Result<std::vector<store::Object>> applied = store_.Apply(std::move(writes));
-    if (!applied && first.ok()) first = applied.error();
+    if (Status status = writer.status(); !status.ok()) {
+      if (first.ok()) first = status;
+      continue;
+    }
+    for (const cluster::Stored<api::Pod>& stored_pod :
+         cluster::StoredOf<api::Pod>(cache_.Indexed(cluster::kPodsByNode, name))) {
+      if (api::PodTerminal(stored_pod.value)) continue;
+      api::Pod pod = stored_pod.value;
+      pod.status.phase = api::PodPhase::kFailed;
+      pod.status.reason = "NodeLost";
+      pod.status.message =
+          fmt::format("node {} is not ready: its processes are presumed lost", name);
+      ObjectWriter pod_writer(
+          store_, events_,
+          {"Pod", stored_pod.raw.key.namespace_name, stored_pod.raw.key.name, stored_pod.raw.uid});
+      const std::string message = pod.status.message;
+      pod_writer.Update(stored_pod, std::move(pod));
+      pod_writer.Event("Warning", "NodeLost", message);
+      if (first.ok()) first = pod_writer.status();
+    }
   }
   return first;
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "cluster/cache.h"
 #include "common/clock.h"
 #include "controller/control_loop.h"
 #include "controller/event_recorder.h"
@@ -21,19 +22,22 @@ struct NodeControllerOptions {
 // reason NodeLost), since nothing reports on it any more. The job controller then restarts
 // those pods' jobs, and the scheduler places them where there is room (a node that is not Ready
 // is tainted node.kubernetes.io/not-ready). A node that heartbeats again is marked Ready by its
-// agent. Each node's writes are one store batch.
+// agent. It reads through the cache (Nodes, and Pods with cluster::kPodsByNode); each write is
+// of one object, the node's first, so a pass after a crash fails what is left.
 //
 // Owned by the loop that drives it (ControlLoop); not thread-safe; keeps no state between
 // passes.
 class NodeController final : public ControlLoop {
  public:
-  // `store` and `clock` must outlive the controller.
-  NodeController(store::Store& store, const Clock& clock, NodeControllerOptions options = {});
+  // `store`, `cache` and `clock` must outlive the controller.
+  NodeController(store::Store& store, cluster::Cache& cache, const Clock& clock,
+                 NodeControllerOptions options = {});
 
   Status RunOnce() override;
 
  private:
   store::Store& store_;
+  cluster::Cache& cache_;
   const Clock& clock_;
   NodeControllerOptions options_;
   EventRecorder events_;

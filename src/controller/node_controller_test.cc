@@ -30,7 +30,7 @@ spec:
   cluster.Reconcile(1);
   cluster.StartBoundPods();
   cluster.Reconcile(1);
-  ASSERT_EQ(cluster.Job("train").phase, kJobRunning);
+  ASSERT_EQ(cluster.Job("train").phase, api::JobPhase::kRunning);
   std::set<std::string> used;
   for (const api::Pod& pod : cluster.JobPods("train")) used.insert(pod.spec.node_name);
   const std::string lost = *used.begin();
@@ -51,13 +51,13 @@ spec:
   bool saw_node_lost = false;
   for (const api::Pod& pod : cluster.Pods()) {
     if (pod.spec.node_name == lost) {
-      EXPECT_EQ(pod.status.phase, "Failed");
+      EXPECT_EQ(pod.status.phase, api::PodPhase::kFailed);
       saw_node_lost = pod.status.reason == "NodeLost";
     }
   }
   EXPECT_TRUE(saw_node_lost);
   cluster.Reconcile(1);  // the job controller sees the failure
-  EXPECT_EQ(cluster.Job("train").phase, kJobRestarting);
+  EXPECT_EQ(cluster.Job("train").phase, api::JobPhase::kRestarting);
 
   cluster.StopMarkedPods();
   cluster.Reconcile(2);

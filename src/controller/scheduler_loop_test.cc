@@ -4,9 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/torchrun_env.h"
 #include "controller/controller_test_support.h"
 #include "controller/training_pod.h"
-#include "node/torchrun_env.h"
 
 namespace strata::controller {
 namespace {
@@ -46,11 +46,11 @@ TEST(SchedulerLoopTest, PlacesTheWholeGangWithTheTorchrunContract) {
   EXPECT_NE(rank0.spec.node_name, rank1.spec.node_name);
   EXPECT_THAT(rank0.spec.assigned_gpus, SizeIs(8));
 
-  Result<node::TrainingPod> training = TrainingPodFromPod(rank1);
+  Result<api::TrainingPod> training = api::TrainingPodFromPod(rank1);
   ASSERT_TRUE(training.has_value()) << training.error().ToString();
   EXPECT_EQ(training->master_addr, rank0.spec.node_name);
   EXPECT_EQ(training->master_port, kFirstMasterPort);
-  Result<std::vector<node::Environment>> env = node::BuildWorkerEnvironments(*training);
+  Result<std::vector<api::Environment>> env = api::BuildWorkerEnvironments(*training);
   ASSERT_TRUE(env.has_value()) << env.error().ToString();
   ASSERT_THAT(*env, SizeIs(8));
   EXPECT_EQ((*env)[3].at("WORLD_SIZE"), "16");
@@ -58,7 +58,7 @@ TEST(SchedulerLoopTest, PlacesTheWholeGangWithTheTorchrunContract) {
   EXPECT_EQ((*env)[3].at("PET_NODE_RANK"), "1");
   EXPECT_EQ((*env)[3].at("TORCHELASTIC_RESTART_COUNT"), "0");
 
-  JobStatus status = cluster.Job("train");
+  api::JobStatus status = cluster.Job("train");
   ASSERT_NE(status.FindCondition("Scheduled"), nullptr);
   EXPECT_EQ(status.FindCondition("Scheduled")->status, "True");
 }
@@ -76,7 +76,7 @@ TEST(SchedulerLoopTest, TwoTeamsNeverDeadlockOnPartialGangs) {
   EXPECT_EQ(cluster.GpusHeld(), 32);
   const std::string first = a == 4 ? "team-a" : "team-b";
   const std::string second = a == 4 ? "team-b" : "team-a";
-  EXPECT_EQ(cluster.Job(second).phase, kJobPending);
+  EXPECT_EQ(cluster.Job(second).phase, api::JobPhase::kPending);
   EXPECT_THAT(cluster.Job(second).message, HasSubstr("nodes are available"));
 
   cluster.StartBoundPods();
@@ -85,7 +85,7 @@ TEST(SchedulerLoopTest, TwoTeamsNeverDeadlockOnPartialGangs) {
     cluster.SetPodPhase(pod.metadata.name, "Succeeded", 0);
   }
   cluster.Reconcile(2);
-  EXPECT_EQ(cluster.Job(first).phase, kJobSucceeded);
+  EXPECT_EQ(cluster.Job(first).phase, api::JobPhase::kSucceeded);
   EXPECT_THAT(cluster.JobPods(second), SizeIs(4));
   EXPECT_EQ(cluster.GpusHeld(), 32);
 }
@@ -105,8 +105,8 @@ spec:
   cluster.Reconcile(1);
   cluster.StartBoundPods();
   cluster.Reconcile(1);
-  ASSERT_EQ(cluster.Job("fresh").phase, kJobRunning);
-  ASSERT_EQ(cluster.Job("stale").phase, kJobRunning);
+  ASSERT_EQ(cluster.Job("fresh").phase, api::JobPhase::kRunning);
+  ASSERT_EQ(cluster.Job("stale").phase, api::JobPhase::kRunning);
 
   cluster.AdvanceWithHeartbeats(std::chrono::hours(2));
   // "fresh" checkpointed a minute ago; "stale" never did: preempting "fresh" loses less.
@@ -115,16 +115,16 @@ spec:
   cluster.Apply(TrainingJob("urgent", 1, 8, 100, "research"));
   cluster.Reconcile(1);
 
-  EXPECT_EQ(StopRequested(cluster.Pod("fresh-worker-0")), kStopPreempted);
-  EXPECT_EQ(StopRequested(cluster.Pod("stale-worker-0")), "");
+  EXPECT_EQ(api::StopRequested(cluster.Pod("fresh-worker-0")), api::kStopPreempted);
+  EXPECT_EQ(api::StopRequested(cluster.Pod("stale-worker-0")), "");
   EXPECT_THAT(cluster.JobPods("urgent"), SizeIs(0));  // the victim still holds its GPUs
 
   cluster.StopMarkedPods();
   cluster.Reconcile(2);
   EXPECT_THAT(cluster.JobPods("urgent"), SizeIs(1));
   EXPECT_THAT(cluster.JobPods("fresh"), SizeIs(0));
-  JobStatus fresh = cluster.Job("fresh");
-  EXPECT_EQ(fresh.phase, kJobPending);
+  api::JobStatus fresh = cluster.Job("fresh");
+  EXPECT_EQ(fresh.phase, api::JobPhase::kPending);
   EXPECT_EQ(fresh.preemption_count, 1);
   EXPECT_EQ(fresh.restart_count, 0);
 }
@@ -213,7 +213,7 @@ spec:
 )");
   cluster.Apply(TrainingJob("big", 1, 8, 0, "small"));
   cluster.Reconcile(1);
-  JobStatus status = cluster.Job("big");
+  api::JobStatus status = cluster.Job("big");
   EXPECT_EQ(status.reason, "WaitingForQuota");
   EXPECT_FALSE(status.message.empty());
   ASSERT_NE(status.FindCondition("Scheduled"), nullptr);
@@ -234,7 +234,7 @@ spec:
 )");
   cluster.Apply(TrainingJob("odd", 1, 1, 0, "broken"));
   cluster.Reconcile(1);
-  JobStatus status = cluster.Job("odd");
+  api::JobStatus status = cluster.Job("odd");
   EXPECT_EQ(status.reason, "Invalid");
   EXPECT_THAT(status.message, HasSubstr("spec.flavors[0].name: no ResourceFlavor \"a100\""));
   EXPECT_THAT(cluster.JobPods("odd"), SizeIs(0));
@@ -244,10 +244,10 @@ TEST(SchedulerLoopTest, MeasuresEachCycleWhenGivenARegistry) {
   TestCluster cluster;
   cluster.AddNode("node-a", 8);
   cluster.Apply(TrainingJob("train", 1, 8));
-  telemetry::Registry registry;
+  metrics::Registry registry;
   SchedulerLoopOptions options;
   options.registry = &registry;
-  SchedulerLoop loop(*cluster.store, cluster.clock, options);
+  SchedulerLoop loop(*cluster.store, cluster.cache, cluster.clock, options);
   ASSERT_TRUE(loop.RunOnce().ok());
   ASSERT_TRUE(loop.RunOnce().ok());
   EXPECT_THAT(registry.RenderText(),

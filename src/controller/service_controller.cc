@@ -6,19 +6,20 @@
 #include <map>
 #include <set>
 
+#include "cluster/indexes.h"
+#include "controller/object_writer.h"
 #include "controller/training_pod.h"
-#include "controller/write_batch.h"
 
 namespace strata::controller {
 
-using node::kDrainingAnnotation;
-using node::kStopReplaced;
-using node::kStopScaledDown;
-using node::kStopServiceDeleted;
+using api::kDrainingAnnotation;
+using api::kStopReplaced;
+using api::kStopScaledDown;
+using api::kStopServiceDeleted;
 
-// One service's pass: the batch of writes and what it needs to move replicas along.
+// One service's pass: its writes and what it needs to move replicas along.
 struct ServiceController::Pass {
-  WriteBatch batch;
+  ObjectWriter batch;
   TimePoint now;
   const ServiceControllerOptions& options;
   const ReplicaTraffic* traffic;
@@ -27,20 +28,29 @@ struct ServiceController::Pass {
   // replica none of whose pods got a node runs nothing: its pods are deleted at once.
   void Drain(const Replica& replica, const std::string& why) {
     const bool bound = std::any_of(replica.pods.begin(), replica.pods.end(), [](const auto& pod) {
-      return !pod.value.spec.node_name.empty() && !PodTerminal(pod.value);
+      return !pod.value.spec.node_name.empty() && !api::PodTerminal(pod.value);
     });
     if (!bound) {
-      for (const auto& pod : replica.pods) batch.DeletePod(pod);
+      for (const auto& pod : replica.pods) batch.Delete(pod);
       return;
-    }
-    for (const auto& pod : replica.pods) {
-      if (PodTerminal(pod.value)) continue;
-      api::Pod marked = pod.value;
-      marked.metadata.annotations[kDrainingAnnotation] = FormatRfc3339(now);
-      batch.UpdatePod(pod, std::move(marked));
     }
     batch.Event("Normal", "Draining",
                 fmt::format("replica {} ({}) drains: {}", replica.index, replica.version, why));
+    MarkDraining(replica, FormatRfc3339(now));
+  }
+
+  // Marks every live pod of the replica not marked yet, with `since`: a drain a crash left
+  // half marked is marked whole.
+  void MarkDraining(const Replica& replica, const std::string& since) {
+    for (const auto& pod : replica.pods) {
+      if (api::PodTerminal(pod.value) ||
+          api::PodAnnotation(pod.value, kDrainingAnnotation) != nullptr) {
+        continue;
+      }
+      api::Pod marked = pod.value;
+      marked.metadata.annotations[kDrainingAnnotation] = since;
+      batch.Update(pod, std::move(marked));
+    }
   }
 
   // Moves a replica that is out of service along: a terminal one's pods are deleted; a broken
@@ -53,16 +63,29 @@ struct ServiceController::Pass {
                   fmt::format("replica {} ({}) failed: {}; replacing it", replica.index,
                               replica.version, DescribeBreak(replica)));
       for (const auto& pod : replica.pods) {
-        batch.StopPod(pod, node::kStopGroupRestart, "another pod of the replica failed");
+        batch.StopPod(pod, api::kStopGroupRestart, "another pod of the replica failed");
       }
     }
     if (replica.Terminal()) {
-      for (const auto& pod : replica.pods) batch.DeletePod(pod);
+      for (const auto& pod : replica.pods) batch.Delete(pod);
       return;
+    }
+    if (replica.Stopping() && !broken) {
+      // A stop a crash left half asked for is asked of every pod.
+      for (const auto& pod : replica.pods) {
+        const std::string reason = api::StopRequested(pod.value);
+        if (reason.empty()) continue;
+        const std::string* why = api::PodAnnotation(pod.value, api::kStopMessageAnnotation);
+        for (const auto& other : replica.pods) {
+          batch.StopPod(other, reason, why != nullptr ? *why : reason);
+        }
+        break;
+      }
     }
     if (broken || replica.Stopping()) return;
     std::optional<TimePoint> started = replica.DrainStarted();
     if (!started) return;
+    MarkDraining(replica, FormatRfc3339(*started));
     const Duration elapsed = now - *started;
     const std::string endpoint = replica.Endpoint();
     const int64_t in_flight =
@@ -81,8 +104,9 @@ struct ServiceController::Pass {
   static std::string DescribeBreak(const Replica& replica) {
     for (const auto& pod : replica.pods) {
       const api::Pod& p = pod.value;
-      if (!PodTerminal(p) || !StopRequested(p).empty()) continue;
-      std::string out = fmt::format("pod {} {}", p.metadata.name, p.status.phase);
+      if (!api::PodTerminal(p) || !api::StopRequested(p).empty()) continue;
+      std::string out =
+          fmt::format("pod {} {}", p.metadata.name, api::PodPhaseName(p.status.phase));
       if (p.status.exit_code) out += fmt::format(" with exit code {}", *p.status.exit_code);
       if (!p.status.reason.empty()) out += fmt::format(" ({})", p.status.reason);
       return out;
@@ -91,10 +115,11 @@ struct ServiceController::Pass {
   }
 };
 
-ServiceController::ServiceController(store::Store& store, const Clock& clock,
+ServiceController::ServiceController(store::Store& store, cluster::Cache& cache, const Clock& clock,
                                      ServiceControllerOptions options,
                                      const ReplicaTraffic* traffic, ReplicaScaler* scaler)
     : store_(store),
+      cache_(cache),
       clock_(clock),
       options_(options),
       traffic_(traffic),
@@ -102,35 +127,45 @@ ServiceController::ServiceController(store::Store& store, const Clock& clock,
       events_(store, clock, options.event_repeat_interval) {}
 
 Status ServiceController::RunOnce() {
-  Result<std::vector<Stored<api::Service>>> services = ListStored<api::Service>(store_, "Service");
-  if (!services) return services.error();
-  Result<std::vector<Stored<api::Pod>>> pods = ListStored<api::Pod>(store_, "Pod");
-  if (!pods) return pods.error();
-  return RunOnce(*services, std::move(*pods));
-}
-
-Status ServiceController::RunOnce(const std::vector<Stored<api::Service>>& services,
-                                  std::vector<Stored<api::Pod>> pods) {
-  std::map<std::pair<std::string, std::string>, std::vector<Stored<api::Pod>>> by_service;
-  for (Stored<api::Pod>& pod : pods) {
-    if (pod.value.spec.owner.kind != "Service") continue;
-    by_service[{pod.value.metadata.namespace_name, pod.value.spec.owner.name}].push_back(
-        std::move(pod));
+  if (Status synced = cache_.Sync(); !synced.ok()) return synced;
+  // Pods whose service is gone: the services deleted since the last pass, and the owners of the
+  // pods that changed (every pod, the first time), followed until none of their pods is left.
+  cluster::Changes changes = cache_.ChangesSince(cursor_, {"Pod", "Service"});
+  cursor_ = changes.cursor;
+  for (const cluster::Change& change : changes.changes) {
+    if (change.key.kind == "Service") {
+      if (!change.current) orphaned_.insert({change.key.namespace_name, change.key.name});
+      continue;
+    }
+    const cluster::ObjectRef& state = change.current ? change.current : change.last;
+    const api::Pod* pod = state ? state->As<api::Pod>() : nullptr;
+    if (pod != nullptr && pod->spec.owner.kind == "Service") {
+      orphaned_.insert({pod->metadata.namespace_name, pod->spec.owner.name});
+    }
   }
   Status first;
-  for (const Stored<api::Service>& service : services) {
-    auto key = std::make_pair(service.value.metadata.namespace_name, service.value.metadata.name);
-    std::vector<Stored<api::Pod>> owned;
-    if (auto it = by_service.find(key); it != by_service.end()) {
-      owned = std::move(it->second);
-      by_service.erase(it);
-    }
-    Status status = Reconcile(service, GroupReplicas(std::move(owned)));
+  for (const cluster::ObjectRef& ref : cache_.List("Service")) {
+    std::optional<cluster::Stored<api::Service>> service = cluster::StoredOf<api::Service>(ref);
+    if (!service) continue;
+    const std::string& ns = service->value.metadata.namespace_name;
+    const std::string& name = service->value.metadata.name;
+    orphaned_.erase({ns, name});
+    Status status = Reconcile(
+        *service, GroupReplicas(cluster::StoredOf<api::Pod>(cache_.Indexed(
+                      cluster::kPodsByOwner, cluster::OwnerIndexValue("Service", ns, name)))));
     if (first.ok()) first = status;
   }
-  for (auto& [key, orphans] : by_service) {
-    Status status = RemoveOrphans(key.first, key.second, GroupReplicas(std::move(orphans)));
+  for (auto it = orphaned_.begin(); it != orphaned_.end();) {
+    const auto& [ns, name] = *it;
+    std::vector<cluster::Stored<api::Pod>> pods = cluster::StoredOf<api::Pod>(
+        cache_.Indexed(cluster::kPodsByOwner, cluster::OwnerIndexValue("Service", ns, name)));
+    if (pods.empty()) {
+      it = orphaned_.erase(it);
+      continue;
+    }
+    Status status = RemoveOrphans(ns, name, GroupReplicas(std::move(pods)));
     if (first.ok()) first = status;
+    ++it;
   }
   return first;
 }
@@ -152,21 +187,19 @@ int64_t LowestFreeIndex(std::set<int64_t>& used) {
 
 }  // namespace
 
-Status ServiceController::Reconcile(const Stored<api::Service>& stored,
+Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
                                     std::vector<Replica> replicas) {
   const api::Service& service = stored.value;
   const api::ServiceSpec& spec = service.spec;
   const TimePoint now = clock_.Now();
-  const ServiceStatus before = ReadServiceStatus(stored.raw.body);
-  ServiceStatus status;
+  const api::ServiceStatus& before = service.status;
+  api::ServiceStatus status;
   status.decisions = before.decisions;
   status.cold_start_seconds = before.cold_start_seconds;
   status.cold_starts_measured = before.cold_starts_measured;
   Pass pass{
-      WriteBatch{events_,
-                 {"Service", stored.raw.key.namespace_name, stored.raw.key.name, stored.raw.uid},
-                 {},
-                 {}},
+      ObjectWriter(store_, events_,
+                   {"Service", stored.raw.key.namespace_name, stored.raw.key.name, stored.raw.uid}),
       now, options_, traffic_};
 
   // The cold start, measured over the replicas ready now.
@@ -217,9 +250,9 @@ Status ServiceController::Reconcile(const Stored<api::Service>& stored,
                                                           "minReplicas (no autoscaler)"};
     const int64_t desired = std::clamp<int64_t>(advice.desired, 0, spec.max_replicas);
 
-    ServiceVersionStatus& version_status = status.Version(version.name);
+    api::ServiceVersionStatus& version_status = status.Version(version.name);
     version_status.desired_replicas = desired;
-    const ServiceVersionStatus* previous = before.FindVersion(version.name);
+    const api::ServiceVersionStatus* previous = before.FindVersion(version.name);
     const int64_t was = previous != nullptr ? previous->desired_replicas : 0;
     // The reason is the one given when the count last changed: the autoscaler's words change
     // with every sample, and rewriting the status at each pass would churn the store.
@@ -282,12 +315,23 @@ Status ServiceController::Reconcile(const Stored<api::Service>& stored,
     // Creates: up to the count with the current template, within the surge allowance.
     const int64_t create =
         std::max<int64_t>(0, std::min(desired - current, allowed - (current + stale)));
+    // A replica a crash left with some of its pods not created, none bound yet, gets them.
+    for (const Replica* replica : live) {
+      if (static_cast<int64_t>(replica->pods.size()) >= replica->group_size ||
+          replica->template_hash != hash) {
+        continue;
+      }
+      std::set<int64_t> ranks;
+      for (const auto& pod : replica->pods) ranks.insert(pod.value.spec.owner.rank);
+      for (api::Pod& pod : MakeReplicaPods(service, version, replica->index)) {
+        if (ranks.count(pod.spec.owner.rank) == 0) pass.batch.Create(api::Object(std::move(pod)));
+      }
+    }
     std::vector<int64_t> created;
     for (int64_t i = 0; i < create; ++i) {
       const int64_t index = LowestFreeIndex(used);
       for (api::Pod& pod : MakeReplicaPods(service, version, index)) {
-        pass.batch.writes.push_back(
-            {store::WriteOp::kCreate, EncodeForStore(api::Object(std::move(pod)))});
+        pass.batch.Create(api::Object(std::move(pod)));
       }
       created.push_back(index);
     }
@@ -308,18 +352,16 @@ Status ServiceController::Reconcile(const Stored<api::Service>& stored,
     version_status.updated_replicas = current + create;
   }
 
-  const bool status_missing = !stored.raw.body.is_object() || !stored.raw.body.contains("status");
-  if (status != before || status_missing) {
-    store::Object updated = stored.raw;
-    WriteServiceStatus(status, updated.body);
-    pass.batch.writes.push_back({store::WriteOp::kUpdate, std::move(updated)});
+  // Last: the status says what this pass saw and did.
+  if (status != before) {
+    pass.batch.Update(stored, api::Service{service.metadata, service.spec, status});
   }
-  return pass.batch.Commit(store_);
+  return pass.batch.status();
 }
 
 Status ServiceController::RemoveOrphans(const std::string& namespace_name,
                                         const std::string& service, std::vector<Replica> replicas) {
-  Pass pass{WriteBatch{events_, {"Service", namespace_name, service, ""}, {}, {}}, clock_.Now(),
+  Pass pass{ObjectWriter(store_, events_, {"Service", namespace_name, service, ""}), clock_.Now(),
             options_, traffic_};
   for (const Replica& replica : replicas) {
     if (replica.Live()) {
@@ -328,7 +370,7 @@ Status ServiceController::RemoveOrphans(const std::string& namespace_name,
       pass.Retire(replica, kStopServiceDeleted);
     }
   }
-  return pass.batch.Commit(store_);
+  return pass.batch.status();
 }
 
 }  // namespace strata::controller

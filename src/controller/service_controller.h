@@ -1,14 +1,16 @@
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "api/service.h"
+#include "cluster/cache.h"
 #include "common/clock.h"
 #include "controller/control_loop.h"
 #include "controller/event_recorder.h"
 #include "controller/service_replicas.h"
-#include "controller/service_status.h"
 #include "store/store.h"
 
 namespace strata::controller {
@@ -74,35 +76,41 @@ struct ServiceControllerOptions {
 //  - writes the status: desired, live, ready, starting, draining and updated replicas per
 //    version, the measured cold start, the last scale decisions.
 // Pods of a deleted Service, or of a version no longer listed, are drained and stopped alike.
-// Each service's writes are one store batch; a failed batch is retried on the next pass.
+// Every service is reconciled at each pass (its desired count moves with its load), reading its
+// pods through the cache (cluster::kPodsByOwner). Writes go one object at a time and each is
+// redone from what the store holds: a replica whose pods were not all created gets the missing
+// ones, a replica partly marked draining or stopping is marked whole, and the status is written
+// last, from what the pass saw; so a crash between any two writes converges.
 //
-// Owned by the loop that drives it (ControlLoop); not thread-safe. Keeps no state between
-// passes: a restarted controller converges to the same state.
+// Owned by the loop that drives it (ControlLoop); not thread-safe. Keeps only its cache cursor
+// and the deleted services whose pods are still going between passes: a restarted controller
+// converges to the same state.
 class ServiceController final : public ControlLoop {
  public:
-  // `store` and `clock` must outlive the controller; so must `traffic` and `scaler` when not
-  // null.
-  ServiceController(store::Store& store, const Clock& clock, ServiceControllerOptions options = {},
-                    const ReplicaTraffic* traffic = nullptr, ReplicaScaler* scaler = nullptr);
+  // `store`, `cache` (following Services and Pods, with cluster::kPodsByOwner) and `clock` must
+  // outlive the controller; so must `traffic` and `scaler` when not null.
+  ServiceController(store::Store& store, cluster::Cache& cache, const Clock& clock,
+                    ServiceControllerOptions options = {}, const ReplicaTraffic* traffic = nullptr,
+                    ReplicaScaler* scaler = nullptr);
 
   Status RunOnce() override;
-  // The same pass over the Services and Pods a caller has just listed from the store (the
-  // serving loop reads them for the gateway's routes anyway).
-  Status RunOnce(const std::vector<Stored<api::Service>>& services,
-                 std::vector<Stored<api::Pod>> pods);
 
  private:
   struct Pass;
-  Status Reconcile(const Stored<api::Service>& service, std::vector<Replica> replicas);
+  Status Reconcile(const cluster::Stored<api::Service>& service, std::vector<Replica> replicas);
   Status RemoveOrphans(const std::string& namespace_name, const std::string& service,
                        std::vector<Replica> replicas);
 
   store::Store& store_;
+  cluster::Cache& cache_;
   const Clock& clock_;
   ServiceControllerOptions options_;
   const ReplicaTraffic* traffic_;
   ReplicaScaler* scaler_;
   EventRecorder events_;
+  uint64_t cursor_ = 0;
+  // Deleted services (namespace, name) whose pods are still being drained and stopped.
+  std::set<std::pair<std::string, std::string>> orphaned_;
 };
 
 }  // namespace strata::controller

@@ -54,7 +54,8 @@ spec:
 
 class ServiceControllerTest : public ::testing::Test {
  protected:
-  ServiceControllerTest() : services(*cluster.store, cluster.clock, {}, &traffic, &scaler) {
+  ServiceControllerTest()
+      : services(*cluster.store, cluster.cache, cluster.clock, {}, &traffic, &scaler) {
     cluster.AddNode("n1", 4);
     cluster.AddNode("n2", 4);
   }
@@ -69,12 +70,12 @@ class ServiceControllerTest : public ::testing::Test {
     cluster.StartBoundPods();
     cluster.StopMarkedPods();
     for (const api::Pod& pod : ServicePods()) {
-      if (pod.status.phase != "Running" || pod.spec.owner.rank != 0) continue;
+      if (pod.status.phase != api::PodPhase::kRunning || pod.spec.owner.rank != 0) continue;
       const std::string name = pod.metadata.name;
       cluster.UpdatePod(name, [&](api::Pod& p) {
-        p.metadata.annotations[node::kEndpointAnnotation] = Endpoint(p);
+        p.metadata.annotations[api::kEndpointAnnotation] = Endpoint(p);
         if (ready)
-          p.metadata.annotations[node::kReadyAtAnnotation] = FormatRfc3339(cluster.clock.Now());
+          p.metadata.annotations[api::kReadyAtAnnotation] = FormatRfc3339(cluster.clock.Now());
       });
     }
   }
@@ -95,17 +96,20 @@ class ServiceControllerTest : public ::testing::Test {
   std::vector<api::Pod> LivePods() const {
     std::vector<api::Pod> out;
     for (api::Pod& pod : ServicePods()) {
-      if (!PodTerminal(pod) && node::PodAnnotation(pod, node::kDrainingAnnotation) == nullptr) {
+      if (!api::PodTerminal(pod) && api::PodAnnotation(pod, api::kDrainingAnnotation) == nullptr) {
         out.push_back(std::move(pod));
       }
     }
     return out;
   }
 
-  ServiceStatus State() const {
+  api::ServiceStatus State() const {
     Result<store::Object> raw = cluster.store->Get({"Service", "default", "llm"});
     EXPECT_TRUE(raw.has_value());
-    return raw ? ReadServiceStatus(raw->body) : ServiceStatus{};
+    if (!raw) return {};
+    Result<api::Object> decoded = cluster::DecodeStoredObject(*raw);
+    EXPECT_TRUE(decoded.has_value());
+    return decoded ? decoded->As<api::Service>()->status : api::ServiceStatus{};
   }
 
   // Replaces the stored service with the one in `yaml`, as `strata apply` of a changed file does.
@@ -114,7 +118,8 @@ class ServiceControllerTest : public ::testing::Test {
     ASSERT_TRUE(objects.has_value()) << objects.error().ToString();
     Result<store::Object> current = cluster.store->Get({"Service", "default", "llm"});
     ASSERT_TRUE(current.has_value());
-    ASSERT_TRUE(cluster.store->Update(EncodeForStore(objects->front(), *current)).has_value());
+    ASSERT_TRUE(
+        cluster.store->Update(cluster::EncodeForStore(objects->front(), *current)).has_value());
   }
 
   std::vector<std::string> EventReasons() const {
@@ -140,15 +145,15 @@ TEST_F(ServiceControllerTest, CreatesReplicasAsGangsOfTwoGpusOnOneNode) {
     EXPECT_EQ(pod.spec.owner.kind, "Service");
     EXPECT_EQ(pod.spec.assigned_gpus.size(), 2u) << pod.metadata.name;
     EXPECT_EQ(pod.metadata.labels.at("team"), "search");
-    EXPECT_EQ(pod.metadata.labels.at(kServiceNameLabel), "llm");
-    EXPECT_EQ(*node::PodAnnotation(pod, node::kServedModelAnnotation), "llama");
-    EXPECT_EQ(*node::PodAnnotation(pod, node::kServiceVersionAnnotation), "v1");
-    EXPECT_EQ(pod.status.phase, "Running");
+    EXPECT_EQ(pod.metadata.labels.at(api::kServiceNameLabel), "llm");
+    EXPECT_EQ(*api::PodAnnotation(pod, api::kServedModelAnnotation), "llama");
+    EXPECT_EQ(*api::PodAnnotation(pod, api::kServiceVersionAnnotation), "v1");
+    EXPECT_EQ(pod.status.phase, api::PodPhase::kRunning);
   }
   EXPECT_EQ(pods[0].metadata.name, "llm-v1-0");
   EXPECT_EQ(pods[1].metadata.name, "llm-v1-1");
   Step();
-  ServiceStatus status = State();
+  api::ServiceStatus status = State();
   ASSERT_EQ(status.versions.size(), 1u);
   EXPECT_EQ(status.versions[0].desired_replicas, 2);
   EXPECT_EQ(status.versions[0].ready_replicas, 2);
@@ -170,13 +175,13 @@ TEST_F(ServiceControllerTest, ScaleDownDrainsUntilTheLastStreamEnds) {
   scaler.wanted["v1"] = 1;
   Step();
   api::Pod drained = cluster.Pod("llm-v1-1");
-  ASSERT_NE(node::PodAnnotation(drained, node::kDrainingAnnotation), nullptr);
-  EXPECT_EQ(StopRequested(drained), "");
+  ASSERT_NE(api::PodAnnotation(drained, api::kDrainingAnnotation), nullptr);
+  EXPECT_EQ(api::StopRequested(drained), "");
   EXPECT_EQ(State().versions[0].draining_replicas, 1);
   // Streams still open: the replica keeps running past the route settle time.
   cluster.AdvanceWithHeartbeats(std::chrono::seconds(5));
   Step();
-  EXPECT_EQ(cluster.Pod("llm-v1-1").status.phase, "Running");
+  EXPECT_EQ(cluster.Pod("llm-v1-1").status.phase, api::PodPhase::kRunning);
   // The last stream ends: the replica stops, then its pod goes.
   traffic.in_flight.clear();
   Step();
@@ -197,7 +202,7 @@ TEST_F(ServiceControllerTest, DrainGraceCutsStreamsThatNeverEnd) {
   Step();
   cluster.AdvanceWithHeartbeats(std::chrono::seconds(59));
   Step();
-  EXPECT_EQ(StopRequested(cluster.Pod("llm-v1-0")), "");
+  EXPECT_EQ(api::StopRequested(cluster.Pod("llm-v1-0")), "");
   cluster.AdvanceWithHeartbeats(std::chrono::seconds(2));
   Step();
   Step();
@@ -220,7 +225,7 @@ TEST_F(ServiceControllerTest, ScalesToZeroAndBack) {
   Step();
   ASSERT_EQ(LivePods().size(), 1u);
   EXPECT_EQ(LivePods()[0].metadata.name, "llm-v1-0");
-  std::vector<ScaleDecisionRecord> decisions = State().decisions;
+  std::vector<api::ScaleDecisionRecord> decisions = State().decisions;
   ASSERT_GE(decisions.size(), 3u);
   EXPECT_EQ(decisions[decisions.size() - 2].to, 0);
   EXPECT_EQ(decisions.back().to, 1);
@@ -243,7 +248,7 @@ TEST_F(ServiceControllerTest, UnplacedReplicaIsDeletedWithoutDrain) {
   EXPECT_EQ(ServicePods().size(), 4u);
   for (const api::Pod& pod : ServicePods()) {
     EXPECT_NE(pod.metadata.name, unplaced);
-    EXPECT_EQ(node::PodAnnotation(pod, node::kDrainingAnnotation), nullptr) << pod.metadata.name;
+    EXPECT_EQ(api::PodAnnotation(pod, api::kDrainingAnnotation), nullptr) << pod.metadata.name;
   }
 }
 
@@ -252,7 +257,7 @@ TEST_F(ServiceControllerTest, RollingUpdateKeepsReadyCapacity) {
   scaler.wanted["v1"] = 2;
   for (int i = 0; i < 3; ++i) Step();
   const std::string old_hash =
-      *node::PodAnnotation(cluster.Pod("llm-v1-0"), node::kTemplateHashAnnotation);
+      *api::PodAnnotation(cluster.Pod("llm-v1-0"), api::kTemplateHashAnnotation);
   std::string updated = kService;
   updated.replace(updated.find("--model, llama]"), 15, "--model, llama, --max-num-seqs, \"64\"]");
   Replace(updated);
@@ -261,7 +266,7 @@ TEST_F(ServiceControllerTest, RollingUpdateKeepsReadyCapacity) {
   Step(/*ready=*/false);
   EXPECT_EQ(LivePods().size(), 3u);
   for (const char* name : {"llm-v1-0", "llm-v1-1"}) {
-    EXPECT_EQ(node::PodAnnotation(cluster.Pod(name), node::kDrainingAnnotation), nullptr) << name;
+    EXPECT_EQ(api::PodAnnotation(cluster.Pod(name), api::kDrainingAnnotation), nullptr) << name;
   }
   // Once ready, old replicas go one at a time and new ones replace them.
   for (int i = 0; i < 12; ++i) {
@@ -271,7 +276,7 @@ TEST_F(ServiceControllerTest, RollingUpdateKeepsReadyCapacity) {
   std::vector<api::Pod> live = LivePods();
   ASSERT_EQ(live.size(), 2u);
   for (const api::Pod& pod : live) {
-    EXPECT_NE(*node::PodAnnotation(pod, node::kTemplateHashAnnotation), old_hash);
+    EXPECT_NE(*api::PodAnnotation(pod, api::kTemplateHashAnnotation), old_hash);
     EXPECT_THAT(pod.spec.template_.command, Contains("64"));
   }
   EXPECT_EQ(State().versions[0].updated_replicas, 2);
@@ -288,7 +293,7 @@ TEST_F(ServiceControllerTest, BrokenReplicaIsReplaced) {
   Step();
   std::vector<api::Pod> live = LivePods();
   ASSERT_EQ(live.size(), 1u);
-  EXPECT_EQ(live[0].status.phase, "Running");
+  EXPECT_EQ(live[0].status.phase, api::PodPhase::kRunning);
   EXPECT_THAT(EventReasons(), Contains("ReplicaFailed"));
   bool described = false;
   for (const api::Event& event : cluster.Events()) {
@@ -314,15 +319,15 @@ TEST_F(ServiceControllerTest, ReplicaSpanningNodesIsOneGangWithItsLeaderAddress)
   EXPECT_EQ(pods[0].metadata.name, "llm-v1-0-0");
   EXPECT_EQ(pods[1].metadata.name, "llm-v1-0-1");
   EXPECT_NE(pods[0].spec.node_name, pods[1].spec.node_name);
-  const std::string* leader = node::PodAnnotation(pods[1], node::kLeaderAddressAnnotation);
+  const std::string* leader = api::PodAnnotation(pods[1], api::kLeaderAddressAnnotation);
   ASSERT_NE(leader, nullptr);
   EXPECT_EQ(*leader, pods[0].spec.node_name);
-  EXPECT_EQ(*node::PodAnnotation(pods[1], node::kGroupSizeAnnotation), "2");
+  EXPECT_EQ(*api::PodAnnotation(pods[1], api::kGroupSizeAnnotation), "2");
   // One pod of the group fails: the whole group is replaced.
   cluster.SetPodPhase("llm-v1-0-1", "Failed", 1);
   for (int i = 0; i < 4; ++i) Step();
   EXPECT_EQ(LivePods().size(), 2u);
-  for (const api::Pod& pod : LivePods()) EXPECT_EQ(pod.status.phase, "Running");
+  for (const api::Pod& pod : LivePods()) EXPECT_EQ(pod.status.phase, api::PodPhase::kRunning);
 }
 
 TEST_F(ServiceControllerTest, DeletedServiceDrainsAndRemovesItsPods) {
@@ -332,7 +337,7 @@ TEST_F(ServiceControllerTest, DeletedServiceDrainsAndRemovesItsPods) {
   ASSERT_TRUE(cluster.store->Delete({"Service", "default", "llm"}).has_value());
   Step();
   for (const api::Pod& pod : ServicePods()) {
-    EXPECT_NE(node::PodAnnotation(pod, node::kDrainingAnnotation), nullptr);
+    EXPECT_NE(api::PodAnnotation(pod, api::kDrainingAnnotation), nullptr);
   }
   cluster.AdvanceWithHeartbeats(std::chrono::seconds(2));
   Step();
@@ -345,7 +350,7 @@ TEST_F(ServiceControllerTest, WithoutAScalerKeepsMinReplicas) {
   fixed.replace(fixed.find("minReplicas: 0"), 14, "minReplicas: 2");
   fixed.replace(fixed.find("  autoscaling: {scaleToZeroAfter: 60s}\n"), 39, "");
   cluster.Apply(fixed);
-  ServiceController plain(*cluster.store, cluster.clock);
+  ServiceController plain(*cluster.store, cluster.cache, cluster.clock);
   ASSERT_TRUE(plain.RunOnce().ok());
   EXPECT_EQ(ServicePods().size(), 2u);
   ASSERT_TRUE(plain.RunOnce().ok());

@@ -13,20 +13,20 @@
 namespace strata::controller {
 namespace {
 
-using node::kDrainingAnnotation;
-using node::kEndpointAnnotation;
-using node::kGroupSizeAnnotation;
-using node::kReadyAtAnnotation;
-using node::kServedModelAnnotation;
-using node::kServiceVersionAnnotation;
-using node::kTemplateHashAnnotation;
+using api::kDrainingAnnotation;
+using api::kEndpointAnnotation;
+using api::kGroupSizeAnnotation;
+using api::kReadyAtAnnotation;
+using api::kServedModelAnnotation;
+using api::kServiceVersionAnnotation;
+using api::kTemplateHashAnnotation;
 
 std::string AnnotationOr(const api::Pod& pod, const char* key) {
-  const std::string* value = node::PodAnnotation(pod, key);
+  const std::string* value = api::PodAnnotation(pod, key);
   return value == nullptr ? std::string() : *value;
 }
 
-const Stored<api::Pod>* Leader(const Replica& replica) {
+const cluster::Stored<api::Pod>* Leader(const Replica& replica) {
   for (const auto& pod : replica.pods) {
     if (pod.value.spec.owner.rank == 0) return &pod;
   }
@@ -40,7 +40,7 @@ bool Replica::Draining() const { return DrainStarted().has_value(); }
 std::optional<TimePoint> Replica::DrainStarted() const {
   std::optional<TimePoint> earliest;
   for (const auto& pod : pods) {
-    const std::string* mark = node::PodAnnotation(pod.value, kDrainingAnnotation);
+    const std::string* mark = api::PodAnnotation(pod.value, kDrainingAnnotation);
     if (mark == nullptr) continue;
     TimePoint at = ParseRfc3339(*mark).value_or(TimePoint{});
     if (!earliest || at < *earliest) earliest = at;
@@ -50,12 +50,12 @@ std::optional<TimePoint> Replica::DrainStarted() const {
 
 bool Replica::Stopping() const {
   return std::any_of(pods.begin(), pods.end(),
-                     [](const auto& pod) { return !StopRequested(pod.value).empty(); });
+                     [](const auto& pod) { return !api::StopRequested(pod.value).empty(); });
 }
 
 bool Replica::Broken() const {
   for (const auto& pod : pods) {
-    if (StopRequested(pod.value).empty() && PodTerminal(pod.value)) return true;
+    if (api::StopRequested(pod.value).empty() && api::PodTerminal(pod.value)) return true;
   }
   return static_cast<int64_t>(pods.size()) < group_size &&
          std::any_of(pods.begin(), pods.end(),
@@ -64,13 +64,13 @@ bool Replica::Broken() const {
 
 bool Replica::Terminal() const {
   return std::all_of(pods.begin(), pods.end(),
-                     [](const auto& pod) { return PodTerminal(pod.value); });
+                     [](const auto& pod) { return api::PodTerminal(pod.value); });
 }
 
 bool Replica::Ready() const {
   if (!Live() || static_cast<int64_t>(pods.size()) < group_size) return false;
   for (const auto& pod : pods) {
-    if (pod.value.status.phase != "Running") return false;
+    if (pod.value.status.phase != api::PodPhase::kRunning) return false;
   }
   return ReadyAt().has_value();
 }
@@ -78,14 +78,14 @@ bool Replica::Ready() const {
 bool Replica::Live() const { return !Draining() && !Stopping() && !Broken() && !Terminal(); }
 
 std::string Replica::Endpoint() const {
-  const Stored<api::Pod>* leader = Leader(*this);
+  const cluster::Stored<api::Pod>* leader = Leader(*this);
   return leader == nullptr ? std::string() : AnnotationOr(leader->value, kEndpointAnnotation);
 }
 
 std::optional<TimePoint> Replica::ReadyAt() const {
-  const Stored<api::Pod>* leader = Leader(*this);
+  const cluster::Stored<api::Pod>* leader = Leader(*this);
   if (leader == nullptr) return std::nullopt;
-  const std::string* text = node::PodAnnotation(leader->value, kReadyAtAnnotation);
+  const std::string* text = api::PodAnnotation(leader->value, kReadyAtAnnotation);
   return text == nullptr ? std::nullopt : ParseRfc3339(*text);
 }
 
@@ -95,9 +95,9 @@ TimePoint Replica::Created() const {
   return pods.empty() ? TimePoint{} : earliest;
 }
 
-std::vector<Replica> GroupReplicas(std::vector<Stored<api::Pod>> pods) {
+std::vector<Replica> GroupReplicas(std::vector<cluster::Stored<api::Pod>> pods) {
   std::map<int64_t, Replica> by_index;
-  for (Stored<api::Pod>& pod : pods) {
+  for (cluster::Stored<api::Pod>& pod : pods) {
     Replica& replica = by_index[pod.value.spec.owner.replica];
     replica.index = pod.value.spec.owner.replica;
     if (replica.pods.empty()) {
@@ -152,8 +152,8 @@ std::vector<api::Pod> MakeReplicaPods(const api::Service& service,
     pod.metadata.name = ReplicaPodName(service, version, index, rank);
     pod.metadata.namespace_name = service.metadata.namespace_name;
     pod.metadata.labels = service.metadata.labels;
-    pod.metadata.labels[kServiceNameLabel] = service.metadata.name;
-    pod.metadata.labels[kServiceVersionLabel] = version.name;
+    pod.metadata.labels[api::kServiceNameLabel] = service.metadata.name;
+    pod.metadata.labels[api::kServiceVersionLabel] = version.name;
     auto& annotations = pod.metadata.annotations;
     annotations[kServiceVersionAnnotation] = version.name;
     annotations[kTemplateHashAnnotation] = hash;

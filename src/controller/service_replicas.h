@@ -4,20 +4,16 @@
 #include <string>
 #include <vector>
 
+#include "api/annotations.h"
 #include "api/pod.h"
 #include "api/service.h"
+#include "cluster/stored_object.h"
 #include "common/clock.h"
-#include "controller/stored_objects.h"
 
 // How the service controller makes, groups and reads the pods of a Service's replicas, on top
 // of the pod contract with the node agent (node/pod_contract.h). Pure functions and plain
 // values; thread-safe.
 namespace strata::controller {
-
-// The labels every replica pod carries: the service and the version it serves (on top of the
-// service's own labels, so cost rolls up by team and project).
-inline constexpr char kServiceNameLabel[] = "strata.dev/service";
-inline constexpr char kServiceVersionLabel[] = "strata.dev/service-version";
 
 // One replica of a service: the pods sharing one owner.replica index (one pod, or
 // nodesPerReplica pods when the replica spans nodes, rank 0 the leader).
@@ -25,8 +21,8 @@ struct Replica {
   int64_t index = 0;
   std::string version;
   std::string template_hash;
-  std::vector<Stored<api::Pod>> pods;  // by rank
-  int64_t group_size = 1;              // pods the replica should have
+  std::vector<cluster::Stored<api::Pod>> pods;  // by rank
+  int64_t group_size = 1;                       // pods the replica should have
 
   // A pod carries kDrainingAnnotation: the gateway sends it nothing new.
   bool Draining() const;
@@ -52,7 +48,7 @@ struct Replica {
 };
 
 // The replicas of one service from its pods (any order), sorted by index.
-std::vector<Replica> GroupReplicas(std::vector<Stored<api::Pod>> pods);
+std::vector<Replica> GroupReplicas(std::vector<cluster::Stored<api::Pod>> pods);
 
 // A digest of what a replica's pods run: the version's engine (or the service's), resources,
 // GPU selector, tolerations, tensor parallelism, nodes per replica, queue and priority. A

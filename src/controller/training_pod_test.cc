@@ -21,17 +21,33 @@ api::Job TrainingJob() {
   return job;
 }
 
-TEST(TrainingPodTest, APodCarriesWhatTheAgentNeedsForTorchrun) {
-  JobRun run{"uid-1", "10.0.0.1", 29501, 2};
+api::JobPlacement Placement() {
+  api::JobPlacement placement;
+  placement.run = 4;
+  placement.flavor = "h100";
+  placement.master_addr = "10.0.0.1";
+  placement.master_port = 29501;
+  placement.bound_at = "2026-01-01T00:00:00Z";
   api::AssignedGpu gpu;
   gpu.index = 3;
-  JobPodPlacement placement{1, "node-b", {gpu}, "h100"};
-  api::Pod pod = MakeJobPod(TrainingJob(), run, placement);
+  placement.pods = {{0, "node-a", {}}, {1, "node-b", {gpu}}};
+  return placement;
+}
+
+TEST(TrainingPodTest, APodCarriesWhatTheAgentNeedsForTorchrun) {
+  api::Job job = TrainingJob();
+  job.metadata.uid = "uid-1";
+  job.status.restart_count = 2;
+  api::JobPlacement placement = Placement();
+  api::Pod pod = MakeJobPod(job, placement, placement.pods[1]);
   EXPECT_EQ(pod.metadata.name, "train-worker-1");
+  EXPECT_EQ(PodJobRun(pod), 4);
+  EXPECT_EQ(pod.metadata.annotations[api::kFlavorAnnotation], "h100");
+  EXPECT_EQ(pod.metadata.annotations[api::kBoundAtAnnotation], "2026-01-01T00:00:00Z");
   EXPECT_EQ(pod.spec.node_name, "node-b");
   EXPECT_EQ(pod.spec.restart_policy, "Never");
 
-  Result<node::TrainingPod> training = TrainingPodFromPod(pod);
+  Result<api::TrainingPod> training = api::TrainingPodFromPod(pod);
   ASSERT_TRUE(training.has_value()) << training.error().ToString();
   EXPECT_EQ(training->run_id, "uid-1");
   EXPECT_EQ(training->master_addr, "10.0.0.1");
@@ -48,33 +64,34 @@ TEST(TrainingPodTest, APodCarriesWhatTheAgentNeedsForTorchrun) {
 }
 
 TEST(TrainingPodTest, AMissingOrMalformedAnnotationIsNamed) {
-  api::Pod pod = MakeJobPod(TrainingJob(), {"uid-1", "a", 29500, 0}, {0, "node-a", {}, ""});
-  pod.metadata.annotations.erase(kNumNodesAnnotation);
-  Result<node::TrainingPod> missing = TrainingPodFromPod(pod);
+  api::JobPlacement placement = Placement();
+  api::Pod pod = MakeJobPod(TrainingJob(), placement, placement.pods[0]);
+  pod.metadata.annotations.erase(api::kNumNodesAnnotation);
+  Result<api::TrainingPod> missing = api::TrainingPodFromPod(pod);
   ASSERT_FALSE(missing.has_value());
-  EXPECT_THAT(missing.error().message(), HasSubstr(kNumNodesAnnotation));
+  EXPECT_THAT(missing.error().message(), HasSubstr(api::kNumNodesAnnotation));
 
-  pod.metadata.annotations[kNumNodesAnnotation] = "two";
-  Result<node::TrainingPod> malformed = TrainingPodFromPod(pod);
+  pod.metadata.annotations[api::kNumNodesAnnotation] = "two";
+  Result<api::TrainingPod> malformed = api::TrainingPodFromPod(pod);
   ASSERT_FALSE(malformed.has_value());
   EXPECT_THAT(malformed.error().message(), HasSubstr("\"two\""));
 }
 
 TEST(TrainingPodTest, AStopRequestKeepsItsFirstReason) {
   api::Pod pod;
-  EXPECT_TRUE(RequestStop(pod, kStopPreempted, "preempted by x"));
-  EXPECT_FALSE(RequestStop(pod, kStopJobFailed, "failed"));
-  EXPECT_EQ(StopRequested(pod), kStopPreempted);
+  EXPECT_TRUE(RequestStop(pod, api::kStopPreempted, "preempted by x"));
+  EXPECT_FALSE(RequestStop(pod, api::kStopJobFailed, "failed"));
+  EXPECT_EQ(api::StopRequested(pod), api::kStopPreempted);
 }
 
 TEST(TrainingPodTest, NodeAddressPrefersTheAnnotationThenTheHostname) {
   api::Node node;
   node.metadata.name = "node-a";
-  EXPECT_EQ(NodeAddress(node), "node-a");
+  EXPECT_EQ(api::NodeAddress(node), "node-a");
   node.metadata.labels["kubernetes.io/hostname"] = "host-a";
-  EXPECT_EQ(NodeAddress(node), "host-a");
-  node.metadata.annotations[kNodeAddressAnnotation] = "127.0.0.1";
-  EXPECT_EQ(NodeAddress(node), "127.0.0.1");
+  EXPECT_EQ(api::NodeAddress(node), "host-a");
+  node.metadata.annotations[api::kNodeAddressAnnotation] = "127.0.0.1";
+  EXPECT_EQ(api::NodeAddress(node), "127.0.0.1");
 }
 
 }  // namespace

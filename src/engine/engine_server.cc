@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "telemetry/prometheus_text.h"
+#include "metrics/prometheus_text.h"
 
 namespace strata::engine {
 namespace {
@@ -62,7 +62,7 @@ struct EngineServer::ActiveRequest {
 };
 
 struct EngineServer::Metrics {
-  Metrics(telemetry::Registry& registry, const std::vector<std::string>& labels)
+  Metrics(metrics::Registry& registry, const std::vector<std::string>& labels)
       : running(registry.AddGauge("vllm:num_requests_running",
                                   "Number of requests in model execution batches.", labels)),
         waiting(registry.AddGauge("vllm:num_requests_waiting",
@@ -108,21 +108,21 @@ struct EngineServer::Metrics {
                               {"max_lora", "running_lora_adapters", "waiting_lora_adapters"})),
         label_values(labels) {}
 
-  telemetry::GaugeFamily& running;
-  telemetry::GaugeFamily& waiting;
-  telemetry::GaugeFamily& kv_usage;
-  telemetry::CounterFamily& prefix_queries;
-  telemetry::CounterFamily& prefix_hits;
-  telemetry::CounterFamily& prompt_tokens;
-  telemetry::CounterFamily& generation_tokens;
-  telemetry::CounterFamily& preemptions;
-  telemetry::HistogramFamily& ttft;
-  telemetry::HistogramFamily& itl;
-  telemetry::HistogramFamily& e2e;
-  telemetry::CounterFamily& success;
-  telemetry::GaugeFamily& cache_config;
-  telemetry::HistogramFamily& step_lateness;
-  telemetry::GaugeFamily& lora_info;
+  metrics::GaugeFamily& running;
+  metrics::GaugeFamily& waiting;
+  metrics::GaugeFamily& kv_usage;
+  metrics::CounterFamily& prefix_queries;
+  metrics::CounterFamily& prefix_hits;
+  metrics::CounterFamily& prompt_tokens;
+  metrics::CounterFamily& generation_tokens;
+  metrics::CounterFamily& preemptions;
+  metrics::HistogramFamily& ttft;
+  metrics::HistogramFamily& itl;
+  metrics::HistogramFamily& e2e;
+  metrics::CounterFamily& success;
+  metrics::GaugeFamily& cache_config;
+  metrics::HistogramFamily& step_lateness;
+  metrics::GaugeFamily& lora_info;
   std::vector<std::string> label_values;
   EngineStats exported;  // counters already added to the registry
   std::vector<std::string> lora_labels;
@@ -386,7 +386,7 @@ void EngineServer::HandleHealth(net::ResponseWriter writer) {
 
 void EngineServer::HandleMetrics(net::ResponseWriter writer) {
   RefreshMetrics();
-  writer.Respond(net::HttpResponse::Text(200, std::string(telemetry::kPrometheusContentType),
+  writer.Respond(net::HttpResponse::Text(200, std::string(metrics::kPrometheusContentType),
                                          registry_.RenderText()));
 }
 
@@ -397,7 +397,7 @@ void EngineServer::RefreshMetrics() {
   metrics_->waiting.With(labels).Set(static_cast<double>(stats.waiting));
   metrics_->kv_usage.With(labels).Set(stats.kv_usage);
   EngineStats& exported = metrics_->exported;
-  auto add = [&labels](telemetry::CounterFamily& family, int64_t now, int64_t& before) {
+  auto add = [&labels](metrics::CounterFamily& family, int64_t now, int64_t& before) {
     family.With(labels).Increment(static_cast<double>(now - before));
     before = now;
   };

@@ -13,8 +13,8 @@
 #include "engine/engine_model.h"
 #include "engine/openai_protocol.h"
 #include "engine/step_pacer.h"
+#include "metrics/metrics.h"
 #include "net/http_server.h"
-#include "telemetry/metrics.h"
 
 namespace strata::engine {
 
@@ -96,7 +96,7 @@ class EngineServer {
   std::optional<StepPacer> pacer_;  // time_scale > 0 only; set by Start
   net::HttpServer http_;
   std::unique_ptr<EngineModel> engine_;  // created by Start once the options are valid
-  telemetry::Registry registry_;
+  metrics::Registry registry_;
   std::unique_ptr<Metrics> metrics_;
   std::unordered_map<uint64_t, std::unique_ptr<ActiveRequest>> active_;
   uint64_t next_id_ = 1;

@@ -248,6 +248,54 @@ Status ValidateModels(const std::vector<ModelConfig>& models) {
   return Status::Ok();
 }
 
+namespace {
+
+// The picker's profile: `policy` names a preset; `scorers` (each {name, weight}) replaces its
+// scorers; `tieBreak` says where equal totals go.
+Status ParsePicker(const json& root, PickerOptions* picker) {
+  if (auto policy = root.find("policy"); policy != root.end()) {
+    if (!policy->is_string()) return FieldError("policy", "must be a string");
+    picker->policy = policy->get<std::string>();
+  }
+  if (auto scorers = root.find("scorers"); scorers != root.end()) {
+    if (!scorers->is_array() || scorers->empty()) {
+      return FieldError("scorers", "must be a non-empty list");
+    }
+    for (size_t i = 0; i < scorers->size(); ++i) {
+      const json& entry = (*scorers)[i];
+      const std::string path = fmt::format("scorers[{}]", i);
+      if (Status known = CheckKnownFields(entry, path, {"name", "weight"}); !known.ok()) {
+        return known;
+      }
+      Result<std::string> name = RequiredString(entry, path, "name");
+      if (!name) return name.error();
+      WeightedScorer scorer{*name, 1.0};
+      if (auto weight = entry.find("weight"); weight != entry.end()) {
+        if (!weight->is_number() || weight->get<double>() < 0) {
+          return FieldError(path + ".weight", "must be a number >= 0");
+        }
+        scorer.weight = weight->get<double>();
+      }
+      picker->scorers.push_back(std::move(scorer));
+    }
+  }
+  if (auto tie = root.find("tieBreak"); tie != root.end()) {
+    if (!tie->is_string() || (*tie != "rotate" && *tie != "least-loaded")) {
+      return FieldError("tieBreak", "must be \"rotate\" or \"least-loaded\"");
+    }
+    if (picker->scorers.empty()) return FieldError("tieBreak", "only with scorers");
+    picker->ties_to_least_loaded = *tie == "least-loaded";
+  }
+  Result<PickerProfile> profile = ResolvePickerProfile(*picker);
+  if (!profile) {
+    const bool scorer_error = profile.error().message().rfind("scorers[", 0) == 0;
+    return scorer_error ? profile.error() : profile.error().WithPrefix("policy");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<GatewayConfig> ParseGatewayConfig(std::string_view text) {
   ASSIGN_OR_RETURN(std::vector<YamlDocument> documents, ParseYamlDocuments(text));
   if (documents.size() != 1) {
@@ -255,15 +303,11 @@ Result<GatewayConfig> ParseGatewayConfig(std::string_view text) {
         fmt::format("expected one YAML document, found {}", documents.size())));
   }
   const json& root = documents[0].value;
-  RETURN_IF_ERROR(CheckKnownFields(
-      root, "", {"policy", "scrapeIntervalMs", "threads", "limits", "models", "tenants"}));
+  RETURN_IF_ERROR(CheckKnownFields(root, "",
+                                   {"policy", "scorers", "tieBreak", "scrapeIntervalMs", "threads",
+                                    "limits", "models", "tenants"}));
   GatewayConfig config;
-  if (auto policy = root.find("policy"); policy != root.end()) {
-    if (!policy->is_string()) return Err(FieldError("policy", "must be a string"));
-    auto parsed = ParsePickPolicy(policy->get<std::string>());
-    if (!parsed) return Err(parsed.error().WithPrefix("policy"));
-    config.picker.policy = *parsed;
-  }
+  RETURN_IF_ERROR(ParsePicker(root, &config.picker));
   RETURN_IF_ERROR(OptionalMillis(root, "", "scrapeIntervalMs", &config.scrape_interval));
   int64_t threads = 0;
   RETURN_IF_ERROR(OptionalInt(root, "", "threads", 0, &threads));

@@ -80,7 +80,11 @@ struct GatewayConfig {
 
 // Parses and validates a gateway configuration (YAML or JSON):
 //
-//   policy: strata            # picker policy (see ParsePickPolicy)
+//   policy: strata            # picker preset (PickerPresetNames)
+//   scorers:                  # instead of the preset's scorers (scorer.h): name and weight
+//   - {name: prefix, weight: 3}
+//   - {name: queue, weight: 2}
+//   tieBreak: rotate          # with scorers: "rotate" or "least-loaded"
 //   scrapeIntervalMs: 100
 //   threads: 2
 //   limits: {maxHeaderBytes, maxBodyBytes, readTimeoutMs, idleTimeoutMs, upstreamTimeoutMs,

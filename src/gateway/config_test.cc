@@ -32,7 +32,7 @@ std::string ErrorOf(std::string_view text) {
 TEST(GatewayConfigTest, ParsesEveryField) {
   auto config = ParseGatewayConfig(kValid);
   ASSERT_TRUE(config.has_value()) << config.error().ToString();
-  EXPECT_EQ(config->picker.policy, PickPolicy::kLeastRequest);
+  EXPECT_EQ(config->picker.policy, "least-request");
   EXPECT_EQ(config->scrape_interval, std::chrono::milliseconds(50));
   EXPECT_EQ(config->threads, 2);
   EXPECT_EQ(config->limits.max_body_bytes, 1000u);
@@ -49,6 +49,28 @@ TEST(GatewayConfigTest, ParsesEveryField) {
   EXPECT_EQ(config->tenants[0].tokens_per_minute, 1000);
   EXPECT_EQ(config->tenants[1].priority, PriorityClass::kStandard);
   EXPECT_EQ(config->tenants[1].tokens_per_minute, 0);
+}
+
+TEST(GatewayConfigTest, ScorersAndTheirWeightsReplaceThePresets) {
+  auto config = ParseGatewayConfig(
+      "policy: epp-default\n"
+      "scorers: [{name: prefix, weight: 5}, {name: load}]\n"
+      "tieBreak: least-loaded\n"
+      "models: [{name: m, versions: [{name: v, endpoints: [\"h:1\"]}]}]\n");
+  ASSERT_TRUE(config.has_value()) << config.error().ToString();
+  EXPECT_EQ(config->picker.scorers, (std::vector<WeightedScorer>{{"prefix", 5.0}, {"load", 1.0}}));
+  EXPECT_TRUE(config->picker.ties_to_least_loaded);
+  Result<PickerProfile> profile = ResolvePickerProfile(config->picker);
+  ASSERT_TRUE(profile.has_value());
+  EXPECT_EQ(profile->scorers.size(), 2u);
+  const std::string models = "models: [{name: m, versions: [{name: v, endpoints: [\"h:1\"]}]}]\n";
+  EXPECT_EQ(ErrorOf("scorers: [{name: fastest}]\n" + models).substr(0, 35),
+            "scorers[0].name: unknown scorer \"fa");
+  EXPECT_EQ(ErrorOf("scorers: [{name: prefix, weight: -1}]\n" + models),
+            "scorers[0].weight: must be a number >= 0");
+  EXPECT_EQ(ErrorOf("scorers: [{name: prefix, wieght: 2}]\n" + models),
+            "scorers[0].wieght: unknown field");
+  EXPECT_EQ(ErrorOf("tieBreak: least-loaded\n" + models), "tieBreak: only with scorers");
 }
 
 TEST(GatewayConfigTest, ErrorsNameTheFieldPath) {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "telemetry/prometheus_text.h"
+#include "metrics/prometheus_text.h"
 
 namespace strata::gateway {
 namespace {
@@ -37,9 +37,9 @@ void AppendAdapters(const std::string& list, std::vector<std::string>* out) {
 }  // namespace
 
 Result<EngineMetrics> ParseEngineMetrics(std::string_view text) {
-  ASSIGN_OR_RETURN(std::vector<telemetry::Sample> samples, telemetry::ParsePrometheusText(text));
+  ASSIGN_OR_RETURN(std::vector<metrics::Sample> samples, metrics::ParsePrometheusText(text));
   EngineMetrics metrics;
-  for (const telemetry::Sample& sample : samples) {
+  for (const metrics::Sample& sample : samples) {
     switch (SignalFor(sample.name)) {
       case Signal::kWaiting:
         metrics.waiting += static_cast<int64_t>(sample.value);

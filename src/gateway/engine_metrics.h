@@ -22,7 +22,7 @@ struct EngineMetrics {
 // `vllm:lora_requests_info{running_lora_adapters="a,b"}`) or SGLang (`sglang:num_queue_reqs`,
 // `sglang:num_running_reqs`, `sglang:token_usage`). Values of several series (one per
 // model_name) are summed; KV usage takes the largest. Unknown metrics are ignored. Returns
-// kInvalidArgument naming the line of a malformed sample (telemetry::ParsePrometheusText).
+// kInvalidArgument naming the line of a malformed sample (metrics::ParsePrometheusText).
 // Thread-safe.
 Result<EngineMetrics> ParseEngineMetrics(std::string_view text);
 

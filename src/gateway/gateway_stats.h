@@ -1,13 +1,11 @@
 #pragma once
 
-#include "telemetry/stats.h"
+#include "metrics/stats.h"
 
 namespace strata::gateway {
 
 // Bucket bounds for request latencies: 1 ms to ~65 s.
-inline std::vector<double> LatencyBuckets() {
-  return telemetry::ExponentialBuckets(0.001, 2.0, 17);
-}
+inline std::vector<double> LatencyBuckets() { return metrics::ExponentialBuckets(0.001, 2.0, 17); }
 
 // The gateway's metrics, exported as strata_gateway_<name>.
 #define STRATA_GATEWAY_STATS(COUNTER, GAUGE, HISTOGRAM)                                           \

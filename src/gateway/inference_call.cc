@@ -38,7 +38,7 @@ class HeldTimer {
 // Adds `delta` to a gauge while in scope.
 class GaugeGuard {
  public:
-  GaugeGuard(telemetry::Gauge& gauge, double delta) : gauge_(gauge), delta_(delta) {
+  GaugeGuard(metrics::Gauge& gauge, double delta) : gauge_(gauge), delta_(delta) {
     gauge_.Add(delta_);
   }
   ~GaugeGuard() { gauge_.Add(-delta_); }
@@ -46,7 +46,7 @@ class GaugeGuard {
   GaugeGuard& operator=(const GaugeGuard&) = delete;
 
  private:
-  telemetry::Gauge& gauge_;
+  metrics::Gauge& gauge_;
   double delta_;
 };
 

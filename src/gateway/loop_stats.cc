@@ -45,7 +45,7 @@ Metric& LoopStats::Find(std::unordered_map<Key, Metric*, KeyHash>& cache, const 
   return *it->second;
 }
 
-telemetry::Counter& LoopStats::Requests(const RequestLabelIds& ids, int code) {
+metrics::Counter& LoopStats::Requests(const RequestLabelIds& ids, int code) {
   return Find(
       counters_, Key{kRequests, VersionKey(ids), ids.tenant, code}, [&]() -> auto& {
         return stats_.requests_total.WithPart(
@@ -53,7 +53,7 @@ telemetry::Counter& LoopStats::Requests(const RequestLabelIds& ids, int code) {
       });
 }
 
-telemetry::Counter& LoopStats::Picks(const RequestLabelIds& ids, PickReason reason) {
+metrics::Counter& LoopStats::Picks(const RequestLabelIds& ids, PickReason reason) {
   return Find(
       counters_, Key{kPicks, VersionKey(ids), 0, static_cast<int64_t>(reason)}, [&]() -> auto& {
         return stats_.picks_total.WithPart(
@@ -61,7 +61,7 @@ telemetry::Counter& LoopStats::Picks(const RequestLabelIds& ids, PickReason reas
       });
 }
 
-telemetry::Counter& LoopStats::Tokens(const RequestLabelIds& ids, bool completion) {
+metrics::Counter& LoopStats::Tokens(const RequestLabelIds& ids, bool completion) {
   return Find(
       counters_, Key{kTokens, VersionKey(ids), ids.tenant, completion ? 1 : 0}, [&]() -> auto& {
         return stats_.tokens_total.WithPart(
@@ -69,27 +69,27 @@ telemetry::Counter& LoopStats::Tokens(const RequestLabelIds& ids, bool completio
       });
 }
 
-telemetry::Histogram& LoopStats::VersionHistogram(int family, telemetry::HistogramFamily& metric,
-                                                  const RequestLabelIds& ids) {
+metrics::Histogram& LoopStats::VersionHistogram(int family, metrics::HistogramFamily& metric,
+                                                const RequestLabelIds& ids) {
   return Find(
       histograms_, Key{family, VersionKey(ids), 0, 0}, [&]() -> auto& {
         return metric.WithPart({ModelName(ids), VersionName(ids)}, loop_);
       });
 }
 
-telemetry::Histogram& LoopStats::Ttft(const RequestLabelIds& ids) {
+metrics::Histogram& LoopStats::Ttft(const RequestLabelIds& ids) {
   return VersionHistogram(kTtft, stats_.ttft_seconds, ids);
 }
 
-telemetry::Histogram& LoopStats::Tpot(const RequestLabelIds& ids) {
+metrics::Histogram& LoopStats::Tpot(const RequestLabelIds& ids) {
   return VersionHistogram(kTpot, stats_.tpot_seconds, ids);
 }
 
-telemetry::Histogram& LoopStats::E2e(const RequestLabelIds& ids) {
+metrics::Histogram& LoopStats::E2e(const RequestLabelIds& ids) {
   return VersionHistogram(kE2e, stats_.e2e_seconds, ids);
 }
 
-telemetry::Histogram& LoopStats::QueueSeconds(const RequestLabelIds& ids) {
+metrics::Histogram& LoopStats::QueueSeconds(const RequestLabelIds& ids) {
   return Find(
       histograms_, Key{kQueue, 0, ids.tenant, 0}, [&]() -> auto& {
         return stats_.queue_seconds.WithPart({TenantName(ids)}, loop_);

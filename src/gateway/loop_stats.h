@@ -32,14 +32,14 @@ class LoopStats {
   // `loop`: the loop's index, the part of each child it updates.
   LoopStats(GatewayStats& stats, const GatewayConfig& config, size_t loop);
 
-  telemetry::Counter& Requests(const RequestLabelIds& ids, int code);
-  telemetry::Counter& Picks(const RequestLabelIds& ids, PickReason reason);
+  metrics::Counter& Requests(const RequestLabelIds& ids, int code);
+  metrics::Counter& Picks(const RequestLabelIds& ids, PickReason reason);
   // `completion` false: prompt tokens.
-  telemetry::Counter& Tokens(const RequestLabelIds& ids, bool completion);
-  telemetry::Histogram& Ttft(const RequestLabelIds& ids);
-  telemetry::Histogram& Tpot(const RequestLabelIds& ids);
-  telemetry::Histogram& E2e(const RequestLabelIds& ids);
-  telemetry::Histogram& QueueSeconds(const RequestLabelIds& ids);
+  metrics::Counter& Tokens(const RequestLabelIds& ids, bool completion);
+  metrics::Histogram& Ttft(const RequestLabelIds& ids);
+  metrics::Histogram& Tpot(const RequestLabelIds& ids);
+  metrics::Histogram& E2e(const RequestLabelIds& ids);
+  metrics::Histogram& QueueSeconds(const RequestLabelIds& ids);
 
  private:
   // Which family a cached child belongs to, and its label indices.
@@ -59,16 +59,16 @@ class LoopStats {
   static std::string VersionName(const RequestLabelIds& ids);
   std::string TenantName(const RequestLabelIds& ids) const;
   // A histogram labelled by model and version, of `family` (which `metric` is).
-  telemetry::Histogram& VersionHistogram(int family, telemetry::HistogramFamily& metric,
-                                         const RequestLabelIds& ids);
+  metrics::Histogram& VersionHistogram(int family, metrics::HistogramFamily& metric,
+                                       const RequestLabelIds& ids);
   template <typename Metric, typename Make>
   Metric& Find(std::unordered_map<Key, Metric*, KeyHash>& cache, const Key& key, Make make);
 
   GatewayStats& stats_;
   const GatewayConfig& config_;
   const size_t loop_;
-  std::unordered_map<Key, telemetry::Counter*, KeyHash> counters_;
-  std::unordered_map<Key, telemetry::Histogram*, KeyHash> histograms_;
+  std::unordered_map<Key, metrics::Counter*, KeyHash> counters_;
+  std::unordered_map<Key, metrics::Histogram*, KeyHash> histograms_;
 };
 
 }  // namespace strata::gateway

@@ -3,51 +3,63 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <optional>
 #include <tuple>
+
+#include "common/check.h"
 
 namespace strata::gateway {
 namespace {
-
-constexpr std::pair<PickPolicy, std::string_view> kPolicyNames[] = {
-    {PickPolicy::kStrata, "strata"},          {PickPolicy::kEppDefault, "epp-default"},
-    {PickPolicy::kPrefixOnly, "prefix-only"}, {PickPolicy::kLeastRequest, "least-request"},
-    {PickPolicy::kRoundRobin, "round-robin"}, {PickPolicy::kRandom, "random"},
-};
-
-bool UsesPrefix(PickPolicy policy) {
-  return policy == PickPolicy::kStrata || policy == PickPolicy::kEppDefault ||
-         policy == PickPolicy::kPrefixOnly;
-}
 
 bool Contains(const std::vector<std::string>& names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// A value in [0, 1]: 1 for the lowest of the range, 0 for the highest (the EPP queue scorer's
-// shape). Equal values all score 1.
-double InverseRangeScore(double value, double lowest, double highest) {
-  if (highest <= lowest) return 1.0;
-  return 1.0 - (value - lowest) / (highest - lowest);
+// The presets, as profiles.
+std::vector<PickerProfile> Presets() {
+  return {
+      {"strata", {{"ttft-estimate", 1.0}}, /*ties_to_least_loaded=*/true, false},
+      {"epp-default", {{"queue", 2.0}, {"kv-cache", 2.0}, {"prefix", 3.0}}, false, false},
+      {"prefix-only", {{"prefix", 1.0}}, false, false},
+      {"least-request", {{"load", 1.0}}, false, false},
+      {"round-robin", {}, false, false},
+      {"random", {}, false, /*random=*/true},
+  };
 }
 
 }  // namespace
 
-std::string_view PickPolicyName(PickPolicy policy) {
-  for (const auto& [p, name] : kPolicyNames) {
-    if (p == policy) return name;
-  }
-  return "unknown";
+std::vector<std::string_view> PickerPresetNames() {
+  return {"strata", "epp-default", "prefix-only", "least-request", "round-robin", "random"};
 }
 
-Result<PickPolicy> ParsePickPolicy(std::string_view name) {
-  for (const auto& [policy, policy_name] : kPolicyNames) {
-    if (policy_name == name) return policy;
+Result<PickerProfile> ResolvePickerProfile(const PickerOptions& options) {
+  std::optional<PickerProfile> profile;
+  for (PickerProfile& preset : Presets()) {
+    if (preset.name == options.policy) profile = std::move(preset);
   }
-  return Err(InvalidArgumentError(fmt::format(
-      "unknown picker policy \"{}\" (expected strata, epp-default, prefix-only, least-request, "
-      "round-robin or random)",
-      name)));
+  if (!profile) {
+    return Err(InvalidArgumentError(fmt::format(
+        "unknown picker policy \"{}\" (expected strata, epp-default, prefix-only, least-request, "
+        "round-robin or random)",
+        options.policy)));
+  }
+  if (!options.scorers.empty()) {
+    profile->scorers = options.scorers;
+    profile->ties_to_least_loaded = options.ties_to_least_loaded;
+    profile->random = false;
+  }
+  for (size_t i = 0; i < profile->scorers.size(); ++i) {
+    const WeightedScorer& scorer = profile->scorers[i];
+    Result<std::unique_ptr<Scorer>> made = MakeScorer(scorer.name, options);
+    if (!made) return Err(made.error().WithPrefix(fmt::format("scorers[{}].name", i)));
+    if (!(scorer.weight >= 0)) {
+      return Err(InvalidArgumentError(fmt::format("scorers[{}].weight: must be >= 0", i)));
+    }
+  }
+  return *profile;
 }
 
 std::string_view PickReasonName(PickReason reason) {
@@ -69,17 +81,28 @@ std::string_view PickReasonName(PickReason reason) {
 }
 
 Picker::Picker(PickerOptions options)
-    : options_(options),
-      prefix_index_(options.prefix_block_bytes, options.prefix_blocks_per_endpoint),
-      random_(options.seed) {}
+    : options_(std::move(options)),
+      prefix_index_(options_.prefix_block_bytes, options_.prefix_blocks_per_endpoint),
+      random_(options_.seed) {
+  Result<PickerProfile> profile = ResolvePickerProfile(options_);
+  STRATA_CHECK(profile.has_value());
+  profile_ = std::move(*profile);
+  for (const WeightedScorer& weighted : profile_.scorers) {
+    Result<std::unique_ptr<Scorer>> scorer = MakeScorer(weighted.name, options_);
+    STRATA_CHECK(scorer.has_value());
+    uses_prefix_ = uses_prefix_ || (*scorer)->UsesPrefix();
+    uses_outstanding_ = uses_outstanding_ || (*scorer)->UsesOutstandingPrefill();
+    measures_load_ = measures_load_ || (*scorer)->MeasuresLoad();
+    considers_adapters_ = considers_adapters_ || (*scorer)->ConsidersAdapters();
+    scorers_.push_back(std::move(*scorer));
+  }
+}
 
 Status Picker::Eligible(std::span<const EndpointState> endpoints, const PickRequest& request,
                         TimePoint now, std::span<const uint64_t> hashes,
                         std::vector<Candidate>* candidates) const {
   candidates->clear();
   int not_ready = 0, draining = 0, unhealthy = 0, excluded = 0, no_adapter = 0;
-  // The EPP baseline knows only what it scrapes.
-  const bool counts_in_flight = options_.policy != PickPolicy::kEppDefault;
   for (size_t i = 0; i < endpoints.size(); ++i) {
     const EndpointState& endpoint = endpoints[i];
     if (!endpoint.ready) {
@@ -110,8 +133,8 @@ Status Picker::Eligible(std::span<const EndpointState> endpoints, const PickRequ
     }
     Candidate candidate;
     candidate.index = i;
-    candidate.queue = (fresh ? endpoint.waiting + endpoint.running : 0) +
-                      (counts_in_flight ? endpoint.in_flight : 0);
+    candidate.scraped_queue = fresh ? endpoint.waiting + endpoint.running : 0;
+    candidate.in_flight = endpoint.in_flight;
     // What the gateway sent since the scrape is not in the scraped figures yet: the in-flight
     // requests beyond those the engine was running are queued.
     candidate.queued = fresh ? std::max(endpoint.waiting, endpoint.in_flight - endpoint.running)
@@ -132,7 +155,6 @@ Status Picker::Eligible(std::span<const EndpointState> endpoints, const PickRequ
   }
   return Status::Ok();
 }
-
 void Picker::TrimToInFlight(std::span<const EndpointState> endpoints) {
   for (const EndpointState& endpoint : endpoints) {
     auto it = work_.find(endpoint.id);
@@ -197,113 +219,57 @@ PickReason Picker::Explain(const std::vector<Candidate>& candidates, const Candi
   return PickReason::kLeastLoaded;
 }
 
-PickResult Picker::ChooseByScore(const std::vector<Candidate>& candidates) {
-  const bool prefix_only = options_.policy == PickPolicy::kPrefixOnly;
-  int64_t min_queue = std::numeric_limits<int64_t>::max();
-  int64_t max_queue = std::numeric_limits<int64_t>::min();
-  size_t best_match_anywhere = 0;
-  for (const Candidate& c : candidates) {
-    min_queue = std::min(min_queue, c.queue);
-    max_queue = std::max(max_queue, c.queue);
-    best_match_anywhere = std::max(best_match_anywhere, c.matched_blocks);
-  }
-  std::vector<double> scores(candidates.size());
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const Candidate& c = candidates[i];
-    if (prefix_only) {
-      scores[i] = static_cast<double>(c.matched_blocks);
-      continue;
-    }
-    scores[i] = options_.queue_weight * InverseRangeScore(static_cast<double>(c.queue),
-                                                          static_cast<double>(min_queue),
-                                                          static_cast<double>(max_queue)) +
-                options_.kv_weight * (1.0 - c.kv_usage);
-    // Normalised by the longest match among candidates, as the EPP's prefix scorer does.
-    if (best_match_anywhere > 0) {
-      scores[i] += options_.prefix_weight * static_cast<double>(c.matched_blocks) /
-                   static_cast<double>(best_match_anywhere);
+PickResult Picker::ChooseByScore(const std::vector<Candidate>& candidates,
+                                 const ScoringRequest& request) {
+  std::vector<double>& totals = totals_;
+  std::vector<double>& scores = scores_;
+  std::vector<bool>& capped = capped_;
+  totals.assign(candidates.size(), 0.0);
+  capped.assign(candidates.size(), false);
+  for (size_t k = 0; k < scorers_.size(); ++k) {
+    scores.assign(candidates.size(), 0.0);
+    scorers_[k]->Score(candidates, request, scores);
+    const double weight = profile_.scorers[k].weight;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      totals[i] += weight * scores[i];
+      capped[i] = capped[i] || scorers_[k]->Capped(i);
     }
   }
-  const double best = *std::max_element(scores.begin(), scores.end());
-  std::vector<size_t> tied;
+  const double best = *std::max_element(totals.begin(), totals.end());
+  // Totals are sums of a few doubles: equal within a relative tolerance is a tie.
+  const double tolerance = 1e-9 * std::max(1.0, std::abs(best));
+  std::vector<size_t>& tied = tied_;
+  tied.clear();
+  int64_t least_load = std::numeric_limits<int64_t>::max();
   for (size_t i = 0; i < candidates.size(); ++i) {
-    // Scores are sums of a few doubles: compare with a tolerance so equal endpoints tie.
-    if (best - scores[i] <= 1e-9) tied.push_back(i);
+    if (best - totals[i] > tolerance) continue;
+    if (profile_.ties_to_least_loaded) {
+      // Equal totals: the less loaded endpoint, so that ties spread the load.
+      const int64_t load = candidates[i].queued + candidates[i].running;
+      if (load < least_load) {
+        least_load = load;
+        tied.clear();
+      }
+      if (load > least_load) continue;
+    }
+    tied.push_back(i);
   }
   const Candidate& chosen = candidates[tied[BreakTie(tied.size())]];
+  for (const std::unique_ptr<Scorer>& scorer : scorers_) scorer->Chosen(chosen, request);
   PickResult result;
   result.index = chosen.index;
   result.matched_blocks = chosen.matched_blocks;
-  result.reason = Explain(candidates, chosen, std::vector<bool>(candidates.size(), false),
-                          /*lora_requested=*/false);
-  if (prefix_only && result.reason == PickReason::kLeastLoaded) {
+  result.reason =
+      Explain(candidates, chosen, capped, request.lora_requested && considers_adapters_);
+  // A profile blind to load rotates among equals.
+  if (!measures_load_ && result.reason == PickReason::kLeastLoaded) {
     result.reason = PickReason::kRoundRobin;
   }
   return result;
 }
 
-PickResult Picker::ChooseByCost(const std::vector<Candidate>& candidates, size_t total_blocks,
-                                bool lora_requested) {
-  double mean_load = 0;
-  for (const Candidate& c : candidates) mean_load += static_cast<double>(c.queued + c.running);
-  mean_load /= static_cast<double>(candidates.size());
-  const double allowed_excess = std::max(static_cast<double>(options_.load_cap_min_excess),
-                                         options_.load_cap_ratio * mean_load);
-  // One queued request ahead costs about what the picker has been sending on average.
-  const double per_request = std::max(mean_prefill_blocks_, 1.0);
-
-  std::vector<bool>& capped = capped_;
-  std::vector<double>& costs = costs_;
-  capped.assign(candidates.size(), false);
-  costs.assign(candidates.size(), 0.0);
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const Candidate& c = candidates[i];
-    capped[i] = static_cast<double>(c.queued + c.running) - mean_load > allowed_excess ||
-                c.kv_usage >= options_.kv_saturation;
-    const size_t cached = capped[i] ? 0 : c.matched_blocks;
-    // Queued requests this picker did not send are priced at the mean prefill.
-    const double unaccounted =
-        static_cast<double>(std::max<int64_t>(c.queued - c.outstanding_requests, 0));
-    double requests_ahead = unaccounted + options_.running_share * static_cast<double>(c.running) +
-                            options_.kv_share * c.kv_usage;
-    if (lora_requested && (capped[i] || !c.adapter_loaded)) requests_ahead += options_.lora_share;
-    costs[i] = c.outstanding_blocks + per_request * requests_ahead +
-               (1.0 + options_.miss_weight) * static_cast<double>(total_blocks - cached);
-  }
-  const double least = *std::min_element(costs.begin(), costs.end());
-  std::vector<size_t>& tied = tied_;
-  tied.clear();
-  int64_t least_load = std::numeric_limits<int64_t>::max();
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (costs[i] - least > 1e-9 * std::max(1.0, least)) continue;
-    // Equal estimates: the less loaded endpoint, so that ties spread the load.
-    const int64_t load = candidates[i].queued + candidates[i].running;
-    if (load < least_load) {
-      least_load = load;
-      tied.clear();
-    }
-    if (load == least_load) tied.push_back(i);
-  }
-  const Candidate& chosen = candidates[tied[BreakTie(tied.size())]];
-
-  const double uncached = static_cast<double>(total_blocks - chosen.matched_blocks);
-  if (total_blocks > 0) {
-    // A slow running mean: it prices the queue, which holds requests routed over many picks.
-    constexpr double kMeanWeight = 1.0 / 32;
-    mean_prefill_blocks_ =
-        mean_prefill_blocks_ == 0
-            ? uncached
-            : mean_prefill_blocks_ + kMeanWeight * (uncached - mean_prefill_blocks_);
-  }
-  PickResult result;
-  result.index = chosen.index;
-  result.matched_blocks = chosen.matched_blocks;
-  result.reason = Explain(candidates, chosen, capped, lora_requested);
-  return result;
-}
-
 std::vector<uint64_t> Picker::BlockHashes(std::string_view prompt) const {
-  if (!UsesPrefix(options_.policy)) return {};
+  if (!uses_prefix_) return {};
   return PrefixIndex::HashBlocks(prompt, options_.prefix_block_bytes);
 }
 
@@ -315,48 +281,28 @@ Result<PickResult> Picker::Pick(std::span<const EndpointState> endpoints,
     computed = BlockHashes(request.prompt);
     hashes = computed;
   }
-  if (!UsesPrefix(options_.policy)) hashes = {};
-  if (options_.policy == PickPolicy::kStrata) TrimToInFlight(endpoints);
+  if (!uses_prefix_) hashes = {};
+  if (uses_outstanding_) TrimToInFlight(endpoints);
   std::vector<Candidate>& candidates = candidates_;
   RETURN_IF_ERROR(Eligible(endpoints, request, now, hashes, &candidates));
 
   PickResult result;
-  switch (options_.policy) {
-    case PickPolicy::kRoundRobin:
-      result.index = candidates[BreakTie(candidates.size())].index;
-      result.reason = PickReason::kRoundRobin;
-      break;
-    case PickPolicy::kRandom: {
-      std::uniform_int_distribution<size_t> uniform(0, candidates.size() - 1);
-      result.index = candidates[uniform(random_)].index;
-      result.reason = PickReason::kRandom;
-      break;
-    }
-    case PickPolicy::kLeastRequest: {
-      int64_t least = std::numeric_limits<int64_t>::max();
-      for (const Candidate& c : candidates) least = std::min(least, c.queue);
-      std::vector<size_t> tied;
-      for (const Candidate& c : candidates) {
-        if (c.queue == least) tied.push_back(c.index);
-      }
-      result.index = tied[BreakTie(tied.size())];
-      result.reason = PickReason::kLeastLoaded;
-      break;
-    }
-    case PickPolicy::kStrata: {
-      result = ChooseByCost(candidates, hashes.size(), !request.adapter.empty());
-      const std::string& id = endpoints[result.index].id;
-      prefix_index_.Record(id, hashes);
+  if (profile_.random) {
+    std::uniform_int_distribution<size_t> uniform(0, candidates.size() - 1);
+    result.index = candidates[uniform(random_)].index;
+    result.reason = PickReason::kRandom;
+  } else {
+    ScoringRequest scoring;
+    scoring.total_blocks = hashes.size();
+    scoring.lora_requested = !request.adapter.empty();
+    result = ChooseByScore(candidates, scoring);
+    const std::string& id = endpoints[result.index].id;
+    if (uses_prefix_) prefix_index_.Record(id, hashes);
+    if (uses_outstanding_) {
       result.ticket = next_ticket_++;
       work_[id].pending.push_back(
           {result.ticket, static_cast<double>(hashes.size() - result.matched_blocks), now});
-      break;
     }
-    case PickPolicy::kEppDefault:
-    case PickPolicy::kPrefixOnly:
-      result = ChooseByScore(candidates);
-      prefix_index_.Record(endpoints[result.index].id, hashes);
-      break;
   }
   result.total_blocks = hashes.size();
   return result;

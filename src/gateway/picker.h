@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <random>
 #include <span>
 #include <string>
@@ -14,6 +15,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "gateway/prefix_index.h"
+#include "gateway/scorer.h"
 
 namespace strata::gateway {
 
@@ -36,36 +38,38 @@ struct EndpointState {
   int64_t in_flight = 0;
 };
 
-// The routing policies. kStrata is the default; the others exist as baselines for the
-// simulator and benchmarks.
-enum class PickPolicy {
-  kStrata,        // filters, then the least estimated time to first token, with a load cap
-  kEppDefault,    // the Inference Extension's default: prefix 3 + queue 2 + KV 2, scraped only
-  kPrefixOnly,    // longest prefix match, ties rotate
-  kLeastRequest,  // fewest waiting + running + in-flight
-  kRoundRobin,    // rotate over eligible endpoints
-  kRandom,        // uniform over eligible endpoints, seeded
+// The routing profiles the picker ships (presets of scorers, see scorer.h): "strata" (the default:
+// the least estimated time to first token, with a load cap), "epp-default" (the Inference
+// Extension's default: queue 2 + KV cache 2 + prefix 3, scraped figures only), "prefix-only"
+// (longest prefix match, ties rotate), "least-request" (fewest waiting + running + in flight),
+// "round-robin" (rotate over eligible endpoints) and "random" (uniform, seeded). The others
+// exist as baselines for the simulator and benchmarks.
+std::vector<std::string_view> PickerPresetNames();
+
+// What a profile routes by: its weighted scorers, whether equal totals go to the less loaded
+// endpoint (queued + running) before rotating, and whether it draws at random instead.
+struct PickerProfile {
+  std::string name;
+  std::vector<WeightedScorer> scorers;
+  bool ties_to_least_loaded = false;
+  bool random = false;
 };
 
-// "strata", "epp-default", "prefix-only", "least-request", "round-robin", "random".
-std::string_view PickPolicyName(PickPolicy policy);
-// The inverse of PickPolicyName; kInvalidArgument naming the accepted values otherwise.
-Result<PickPolicy> ParsePickPolicy(std::string_view name);
-
 struct PickerOptions {
-  PickPolicy policy = PickPolicy::kStrata;
-  uint64_t seed = 1;               // for kRandom
+  // The profile: a preset by name (PickerPresetNames), whose scorers `scorers` replaces when
+  // not empty (weights settable in the gateway's config); with `scorers`, equal totals go to the
+  // less loaded endpoint only when ties_to_least_loaded.
+  std::string policy = "strata";
+  std::vector<WeightedScorer> scorers;
+  bool ties_to_least_loaded = false;
+  uint64_t seed = 1;               // for "random"
   size_t prefix_block_bytes = 64;  // ~16 tokens of English text
   size_t prefix_blocks_per_endpoint = 65536;
   // Scraped figures older than this are ignored: only the gateway's own in-flight count and
   // configuration count then.
   Duration metrics_stale_after = std::chrono::milliseconds(500);
-  // kEppDefault's scorer weights (the Inference Extension's defaults).
-  double prefix_weight = 3.0;
-  double queue_weight = 2.0;
-  double kv_weight = 2.0;
-  // kStrata: the estimated time to first token on an endpoint, in units of prompt blocks to
-  // prefill, is
+  // ttft-estimate (strata's scorer): the estimated time to first token on an endpoint, in units of
+  // prompt blocks to prefill, is
   //   outstanding
   //   + mean_prefill * (unaccounted + running_share * running + kv_share * kv_usage
   //                     + lora_share * (adapter requested and not loaded))
@@ -100,14 +104,14 @@ struct PickerOptions {
   // kv_saturation below. 0 by default.
   double kv_share = 0;
   double lora_share = 1.0;
-  // kStrata: an endpoint whose load (queued + running) exceeds the eligible endpoints' mean by
-  // more than max(load_cap_min_excess, load_cap_ratio * mean), or whose KV usage is at least
+  // ttft-estimate: an endpoint whose load (queued + running) exceeds the eligible endpoints' mean
+  // by more than max(load_cap_min_excess, load_cap_ratio * mean), or whose KV usage is at least
   // `kv_saturation`, gets no prefix or LoRA credit, so affinity cannot pile requests onto a
   // saturated replica.
   double load_cap_ratio = 1.0;
   int64_t load_cap_min_excess = 4;
   double kv_saturation = 0.95;
-  // kStrata: an engine's prefill time per prompt block (64 bytes ~ 16 tokens at the 8b-h100
+  // ttft-estimate: an engine's prefill time per prompt block (64 bytes ~ 16 tokens at the 8b-h100
   // profile's 250 us per token), to count the part of an endpoint's oldest outstanding prefill
   // already done; 0: none counted.
   double prefill_seconds_per_block = 0.004;
@@ -126,6 +130,11 @@ enum class PickReason {
 // "prefix", "lora", "load-cap", "least-loaded", "round-robin", "random".
 std::string_view PickReasonName(PickReason reason);
 
+// The profile `options` route by: the preset named by `options.policy`, with `options.scorers`
+// in place of its scorers when given. InvalidArgument naming the unknown preset or scorer, or a
+// negative weight.
+Result<PickerProfile> ResolvePickerProfile(const PickerOptions& options);
+
 struct PickRequest {
   // The text whose prefix engines cache (the prompt, or the chat messages rendered in order).
   std::string_view prompt;
@@ -143,7 +152,8 @@ struct PickResult {
   PickReason reason = PickReason::kLeastLoaded;
   size_t matched_blocks = 0;  // prefix blocks the chosen endpoint probably has cached
   size_t total_blocks = 0;    // complete blocks in the prompt
-  // kStrata: names this request's prefill for PrefillDone; 0 for the other policies.
+  // Names this request's prefill for PrefillDone when a scorer uses outstanding prefill (0
+  // otherwise).
   uint64_t ticket = 0;
 };
 
@@ -156,6 +166,7 @@ struct PickResult {
 // loops under a mutex; one per simulation); not thread-safe, except BlockHashes.
 class Picker {
  public:
+  // REQUIRES: ResolvePickerProfile(options) succeeds.
   explicit Picker(PickerOptions options);
 
   // Chooses one endpoint of `endpoints` for `request` and records the choice in the prefix
@@ -181,20 +192,11 @@ class Picker {
   void ForgetEndpoint(std::string_view endpoint_id);
 
   const PickerOptions& options() const { return options_; }
+  const PickerProfile& profile() const { return profile_; }
   const PrefixIndex& prefix_index() const { return prefix_index_; }
 
  private:
-  struct Candidate {
-    size_t index;
-    int64_t queue;    // waiting + running (fresh scrapes only) + in-flight
-    int64_t queued;   // sent and not yet in the batch: max(waiting, in-flight - running)
-    int64_t running;  // in the batch at the last fresh scrape
-    double kv_usage;  // 0.5 when unknown (stale)
-    bool adapter_loaded;
-    size_t matched_blocks;
-    double outstanding_blocks;     // prefill sent there by this picker and not yet done
-    int64_t outstanding_requests;  // the requests that prefill belongs to
-  };
+  using Candidate = ScoringCandidate;
 
   // A request this picker sent to an endpoint whose first token has not been reported.
   struct Outstanding {
@@ -218,11 +220,8 @@ class Picker {
   Status Eligible(std::span<const EndpointState> endpoints, const PickRequest& request,
                   TimePoint now, std::span<const uint64_t> hashes,
                   std::vector<Candidate>* candidates) const;
-  // kEppDefault and kPrefixOnly: weighted scores.
-  PickResult ChooseByScore(const std::vector<Candidate>& candidates);
-  // kStrata: the least estimated time to first token (see PickerOptions).
-  PickResult ChooseByCost(const std::vector<Candidate>& candidates, size_t total_blocks,
-                          bool lora_requested);
+  // The highest weighted total of the profile's scorers.
+  PickResult ChooseByScore(const std::vector<Candidate>& candidates, const ScoringRequest& request);
   // Why `chosen` won, given every candidate's match and whether each was over the load cap.
   static PickReason Explain(const std::vector<Candidate>& candidates, const Candidate& chosen,
                             const std::vector<bool>& capped, bool lora_requested);
@@ -230,20 +229,24 @@ class Picker {
   size_t BreakTie(size_t tied_count);
 
   PickerOptions options_;
+  PickerProfile profile_;
+  std::vector<std::unique_ptr<Scorer>> scorers_;  // profile_.scorers' scorers, in order
+  bool uses_prefix_ = false;
+  bool uses_outstanding_ = false;
+  bool measures_load_ = false;
+  bool considers_adapters_ = false;
   PrefixIndex prefix_index_;
   uint64_t rotation_ = 0;
-  // kStrata: running mean of the uncached prompt blocks of routed requests; 0 until the first
-  // prompt with blocks.
-  double mean_prefill_blocks_ = 0;
-  // kStrata: outstanding prefills by endpoint id, looked up by string_view (std::less<>) on the
-  // pick path, allocating nothing.
+  // With a scorer that uses it: outstanding prefills by endpoint id, looked up by string_view
+  // (std::less<>) on the pick path, allocating nothing.
   std::map<std::string, EndpointWork, std::less<>> work_;
   uint64_t next_ticket_ = 1;
   std::mt19937_64 random_;
   // Pick's working space, kept from pick to pick so that a pick does not allocate.
   std::vector<Candidate> candidates_;
   std::vector<bool> capped_;
-  std::vector<double> costs_;
+  std::vector<double> totals_;
+  std::vector<double> scores_;
   std::vector<size_t> tied_;
 };
 

@@ -22,7 +22,7 @@ class PickerTest : public ::testing::Test {
 
   std::vector<EndpointState> Three() { return {Endpoint("a"), Endpoint("b"), Endpoint("c")}; }
 
-  static PickerOptions Options(PickPolicy policy) {
+  static PickerOptions Options(std::string policy) {
     PickerOptions options;
     options.policy = policy;
     options.prefix_block_bytes = 4;
@@ -37,14 +37,17 @@ class PickerTest : public ::testing::Test {
   FakeClock clock_;
 };
 
-TEST_F(PickerTest, PolicyNamesRoundTrip) {
-  for (auto policy : {PickPolicy::kStrata, PickPolicy::kEppDefault, PickPolicy::kPrefixOnly,
-                      PickPolicy::kLeastRequest, PickPolicy::kRoundRobin, PickPolicy::kRandom}) {
-    auto parsed = ParsePickPolicy(PickPolicyName(policy));
-    ASSERT_TRUE(parsed.has_value());
-    EXPECT_EQ(*parsed, policy);
+TEST_F(PickerTest, PresetNamesResolve) {
+  for (std::string_view policy : PickerPresetNames()) {
+    PickerOptions options;
+    options.policy = std::string(policy);
+    auto profile = ResolvePickerProfile(options);
+    ASSERT_TRUE(profile.has_value());
+    EXPECT_EQ(profile->name, policy);
   }
-  auto bad = ParsePickPolicy("fastest");
+  PickerOptions options;
+  options.policy = "fastest";
+  auto bad = ResolvePickerProfile(options);
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message().find("fastest"), std::string::npos);
 }
@@ -53,7 +56,7 @@ TEST_F(PickerTest, FiltersIneligibleEndpointsAndExplainsWhenNoneRemain) {
   auto endpoints = Three();
   endpoints[0].ready = false;
   endpoints[1].draining = true;
-  Picker picker(Options(PickPolicy::kStrata));
+  Picker picker(Options("strata"));
   for (int i = 0; i < 5; ++i) {
     EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "c");
   }
@@ -69,7 +72,7 @@ TEST_F(PickerTest, FiltersIneligibleEndpointsAndExplainsWhenNoneRemain) {
 
 TEST_F(PickerTest, ExcludedEndpointsAreSkippedForRetries) {
   auto endpoints = Three();
-  Picker picker(Options(PickPolicy::kRoundRobin));
+  Picker picker(Options("round-robin"));
   std::vector<std::string> excluded = {"a", "b"};
   PickRequest request;
   request.excluded_ids = excluded;
@@ -80,7 +83,7 @@ TEST_F(PickerTest, ExcludedEndpointsAreSkippedForRetries) {
 
 TEST_F(PickerTest, RoundRobinRotates) {
   auto endpoints = Three();
-  Picker picker(Options(PickPolicy::kRoundRobin));
+  Picker picker(Options("round-robin"));
   std::vector<std::string> order;
   for (int i = 0; i < 6; ++i)
     order.push_back(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())));
@@ -89,8 +92,8 @@ TEST_F(PickerTest, RoundRobinRotates) {
 
 TEST_F(PickerTest, RandomIsDeterministicForASeedAndCoversEveryEndpoint) {
   auto endpoints = Three();
-  Picker first(Options(PickPolicy::kRandom));
-  Picker second(Options(PickPolicy::kRandom));
+  Picker first(Options("random"));
+  Picker second(Options("random"));
   std::map<std::string, int> counts;
   for (int i = 0; i < 300; ++i) {
     auto a = first.Pick(endpoints, {}, clock_.Now());
@@ -108,7 +111,7 @@ TEST_F(PickerTest, LeastRequestCountsScrapedQueueAndOwnInFlight) {
   endpoints[1].running = 1;
   endpoints[1].in_flight = 1;
   endpoints[2].in_flight = 1;
-  Picker picker(Options(PickPolicy::kLeastRequest));
+  Picker picker(Options("least-request"));
   EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "c");
 }
 
@@ -121,13 +124,13 @@ TEST_F(PickerTest, StaleMetricsAreIgnored) {
   clock_.Advance(milliseconds(501));
   endpoints[1].metrics_at = clock_.Now();
   endpoints[2].metrics_at = clock_.Now();
-  Picker picker(Options(PickPolicy::kLeastRequest));
+  Picker picker(Options("least-request"));
   EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "a");
 }
 
 TEST_F(PickerTest, StrataPrefersTheEndpointThatServedTheSamePrefix) {
   auto endpoints = Three();
-  Picker picker(Options(PickPolicy::kStrata));
+  Picker picker(Options("strata"));
   PickRequest request;
   request.prompt = "system prompt shared by a conversation";
   auto first = picker.Pick(endpoints, request, clock_.Now());
@@ -144,7 +147,7 @@ TEST_F(PickerTest, StrataPrefersTheEndpointThatServedTheSamePrefix) {
 
 TEST_F(PickerTest, LoadCapStopsAffinityPilingOntoASaturatedEndpoint) {
   auto endpoints = Three();
-  Picker picker(Options(PickPolicy::kStrata));
+  Picker picker(Options("strata"));
   PickRequest request;
   request.prompt = "a long shared system prompt for everybody";
   auto first = picker.Pick(endpoints, request, clock_.Now());
@@ -171,7 +174,7 @@ void TeachMeanPrefill(Picker& picker, const std::vector<EndpointState>& endpoint
 
 TEST_F(PickerTest, StrataKeepsAffinityWhileTheCachedPrefixSavesMoreThanTheQueueCosts) {
   auto endpoints = Three();
-  PickerOptions options = Options(PickPolicy::kStrata);
+  PickerOptions options = Options("strata");
   options.miss_weight = 0;  // a block to prefill costs its own time only
   Picker picker(options);
   TeachMeanPrefill(picker, endpoints, 32, 8, clock_.Now());
@@ -204,7 +207,7 @@ std::vector<uint64_t> Blocks(uint64_t first, uint64_t count) {
 
 class OutstandingPrefillTest : public PickerTest {
  protected:
-  OutstandingPrefillTest() : picker_(Options(PickPolicy::kStrata)), endpoints_(Two()) {
+  OutstandingPrefillTest() : picker_(Options("strata")), endpoints_(Two()) {
     // "a" has served a 40-block prefix (its prefill done), then took a long prompt that
     // shares nothing, still being prefilled.
     std::vector<std::string> not_b = {"b"};
@@ -318,7 +321,7 @@ TEST_F(OutstandingPrefillTest, WithoutReportsAPrefillCountsUntilTheInFlightCount
 
 TEST_F(PickerTest, StrataLoadCapIsRelativeToTheMeanLoad) {
   auto endpoints = Three();
-  Picker picker(Options(PickPolicy::kStrata));
+  Picker picker(Options("strata"));
   std::vector<uint64_t> shared = {1, 2, 3, 4, 5, 6, 7, 8};
   PickRequest request;
   request.block_hashes = shared;
@@ -342,7 +345,7 @@ TEST_F(PickerTest, StrataLoadCapIsRelativeToTheMeanLoad) {
 
 TEST_F(PickerTest, EppDefaultKeepsAffinityOnALoadedEndpoint) {
   auto endpoints = Three();
-  Picker picker(Options(PickPolicy::kEppDefault));
+  Picker picker(Options("epp-default"));
   PickRequest request;
   request.prompt = "a long shared system prompt for everybody";
   auto first = picker.Pick(endpoints, request, clock_.Now());
@@ -359,7 +362,7 @@ TEST_F(PickerTest, QueueDecidesWithoutPrefixAndKvUsageIsNotADelay) {
   endpoints[0].waiting = 4;
   endpoints[1].kv_usage = 0.9;  // its running sequences hold the blocks; nothing waits
   endpoints[2].running = 1;
-  Picker picker(Options(PickPolicy::kStrata));
+  Picker picker(Options("strata"));
   auto r = picker.Pick(endpoints, {}, clock_.Now());
   EXPECT_EQ(Id(endpoints, r), "b");
   EXPECT_EQ(r->reason, PickReason::kLeastLoaded);
@@ -367,7 +370,7 @@ TEST_F(PickerTest, QueueDecidesWithoutPrefixAndKvUsageIsNotADelay) {
 
 TEST_F(PickerTest, ASaturatedKvCacheLosesItsPrefixCredit) {
   auto endpoints = Three();
-  Picker picker(Options(PickPolicy::kStrata));
+  Picker picker(Options("strata"));
   std::vector<uint64_t> shared = Blocks(1, 8);
   PickRequest request;
   request.block_hashes = shared;
@@ -390,7 +393,7 @@ TEST_F(PickerTest, AdapterRoutesOnlyToEndpointsThatServeItAndPrefersLoaded) {
   endpoints[0].served_adapters = {"sql-lora"};
   endpoints[1].served_adapters = {"sql-lora"};
   endpoints[1].loaded_adapters = {"sql-lora"};
-  Picker picker(Options(PickPolicy::kStrata));
+  Picker picker(Options("strata"));
   PickRequest request;
   request.adapter = "sql-lora";
   for (int i = 0; i < 3; ++i) {
@@ -406,7 +409,7 @@ TEST_F(PickerTest, AdapterRoutesOnlyToEndpointsThatServeItAndPrefersLoaded) {
 
 TEST_F(PickerTest, PrefixOnlyFollowsTheLongestMatchAndUsesPrecomputedHashes) {
   auto endpoints = Three();
-  Picker picker(Options(PickPolicy::kPrefixOnly));
+  Picker picker(Options("prefix-only"));
   std::vector<uint64_t> blocks = {11, 12, 13};
   PickRequest request;
   request.block_hashes = blocks;
@@ -422,10 +425,69 @@ TEST_F(PickerTest, PrefixOnlyFollowsTheLongestMatchAndUsesPrecomputedHashes) {
 
 TEST_F(PickerTest, EqualEndpointsShareLoad) {
   auto endpoints = Three();
-  Picker picker(Options(PickPolicy::kStrata));
+  Picker picker(Options("strata"));
   std::map<size_t, int> counts;
   for (int i = 0; i < 30; ++i) ++counts[picker.Pick(endpoints, {}, clock_.Now())->index];
   EXPECT_EQ(counts, (std::map<size_t, int>{{0, 10}, {1, 10}, {2, 10}}));
+}
+
+}  // namespace
+}  // namespace strata::gateway
+
+namespace strata::gateway {
+namespace {
+
+class ScorerProfileTest : public PickerTest {};
+
+TEST_F(ScorerProfileTest, ConfiguredScorersAndWeightsDecide) {
+  auto endpoints = Three();
+  endpoints[0].kv_usage = 0.8;
+  endpoints[1].kv_usage = 0.2;
+  endpoints[1].waiting = 6;
+  endpoints[2].kv_usage = 0.5;
+  PickerOptions kv_only = Options("round-robin");
+  kv_only.scorers = {{"kv-cache", 1.0}};
+  Picker by_kv(kv_only);
+  EXPECT_EQ(Id(endpoints, by_kv.Pick(endpoints, {}, clock_.Now())), "b");
+  // The queue, weighted higher, outvotes the KV cache.
+  PickerOptions weighted = kv_only;
+  weighted.scorers = {{"kv-cache", 1.0}, {"queue", 3.0}};
+  Picker by_both(weighted);
+  EXPECT_NE(Id(endpoints, by_both.Pick(endpoints, {}, clock_.Now())), "b");
+  // A weight of 0 silences a scorer.
+  weighted.scorers = {{"kv-cache", 1.0}, {"queue", 0.0}};
+  Picker silenced(weighted);
+  EXPECT_EQ(Id(endpoints, silenced.Pick(endpoints, {}, clock_.Now())), "b");
+}
+
+TEST_F(ScorerProfileTest, ACustomPrefixProfileRoutesLikePrefixOnly) {
+  auto endpoints = Three();
+  PickerOptions custom = Options("strata");
+  custom.scorers = {{"prefix", 2.0}};
+  Picker picker(custom);
+  Picker preset(Options("prefix-only"));
+  PickRequest request;
+  request.prompt = "the same document, asked about again and again";
+  for (int i = 0; i < 6; ++i) {
+    auto a = picker.Pick(endpoints, request, clock_.Now());
+    auto b = preset.Pick(endpoints, request, clock_.Now());
+    ASSERT_TRUE(a.has_value() && b.has_value());
+    EXPECT_EQ(a->index, b->index);
+    EXPECT_EQ(a->reason, b->reason);
+    EXPECT_EQ(a->ticket, 0u) << "no scorer here tracks outstanding prefill";
+  }
+}
+
+TEST_F(ScorerProfileTest, UnknownScorersAndNegativeWeightsAreRejected) {
+  PickerOptions options = Options("strata");
+  options.scorers = {{"fastest", 1.0}};
+  EXPECT_FALSE(ResolvePickerProfile(options).has_value());
+  options.scorers = {{"queue", -1.0}};
+  EXPECT_FALSE(ResolvePickerProfile(options).has_value());
+  options.scorers = {{"ttft-estimate", 1.0}, {"kv-cache", 0.5}};
+  Result<PickerProfile> profile = ResolvePickerProfile(options);
+  ASSERT_TRUE(profile.has_value());
+  EXPECT_FALSE(profile->ties_to_least_loaded) << "custom profiles rotate unless told otherwise";
 }
 
 }  // namespace

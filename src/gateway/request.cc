@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "gateway/json_reader.h"
+#include "common/json_reader.h"
 
 namespace strata::gateway {
 namespace {

@@ -27,8 +27,8 @@
 #include "gateway/routing_table.h"
 #include "gateway/server.h"
 #include "gateway/token_quota.h"
+#include "metrics/metrics.h"
 #include "net/http_response_parser.h"
-#include "telemetry/metrics.h"
 
 namespace strata::gateway {
 
@@ -151,7 +151,7 @@ struct GatewayServer::Impl {
   const Clock& clock;
   std::unordered_map<std::string, size_t> tenant_by_key;
   QuotaLedger ledger;
-  telemetry::Registry metrics;
+  metrics::Registry metrics;
   GatewayStats stats;
   std::atomic<int64_t> in_flight{0};
   std::atomic<int64_t> held{0};  // requests waiting for a replica, all models

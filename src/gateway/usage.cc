@@ -3,7 +3,7 @@
 #include <array>
 #include <optional>
 
-#include "gateway/json_reader.h"
+#include "common/json_reader.h"
 
 namespace strata::gateway {
 namespace {

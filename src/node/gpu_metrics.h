@@ -4,9 +4,11 @@
 #include <string>
 
 #include "common/status.h"
-#include "telemetry/cluster_gpus.h"
+#include "observe/cluster_gpus.h"
 
 namespace strata::node {
+
+class NvmlLibrary;
 
 // Reads the figures the DCGM exporter exports (utilisation, framebuffer used and free, power,
 // temperature, SM clock, volatile ECC error counts, the last Xid) from every GPU of this host
@@ -32,15 +34,15 @@ class NvmlGpuMonitor {
   // stays unknown and its series is left out; last_xid is 0 until an Xid event arrives, and
   // unknown when the driver cannot deliver Xid events. Internal, naming the GPU and the call,
   // when another query fails; nothing is partially returned.
-  Result<telemetry::GpuReadingsByUuid> Read();
+  Result<observe::GpuReadingsByUuid> Read();
 
  private:
-  struct Api;
-  NvmlGpuMonitor(void* library, std::unique_ptr<Api> api);
+  struct XidEvents;
+  NvmlGpuMonitor(std::unique_ptr<NvmlLibrary> nvml, std::unique_ptr<XidEvents> xid);
   void DrainXidEvents();
 
-  void* library_;
-  std::unique_ptr<Api> api_;
+  std::unique_ptr<NvmlLibrary> nvml_;  // destroyed after xid_'s event set is freed
+  std::unique_ptr<XidEvents> xid_;
 };
 
 }  // namespace strata::node

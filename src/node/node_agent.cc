@@ -10,10 +10,11 @@
 
 #include "api/encode.h"
 #include "api/manifest.h"
+#include "api/pod_contract.h"
+#include "api/torchrun_env.h"
+#include "cluster/indexes.h"
 #include "node/engine_endpoint.h"
-#include "node/pod_contract.h"
-#include "node/torchrun_env.h"
-#include "telemetry/cluster_gpus.h"
+#include "observe/cluster_gpus.h"
 
 namespace strata::node {
 namespace {
@@ -55,11 +56,11 @@ int64_t ExitCode(const ProcessStatus& process) {
 
 void MarkFailed(api::Pod& pod, std::string reason, std::string message,
                 std::optional<int64_t> exit_code, const std::string& now) {
-  pod.status.phase = "Failed";
+  pod.status.phase = api::PodPhase::kFailed;
   pod.status.reason = std::move(reason);
   pod.status.message = std::move(message);
   pod.status.exit_code = exit_code;
-  pod.metadata.annotations.emplace(kFinishedAtAnnotation, now);
+  pod.metadata.annotations.emplace(api::kFinishedAtAnnotation, now);
 }
 
 bool IsReplica(const api::Pod& pod) { return pod.spec.owner.kind == "Service"; }
@@ -85,9 +86,10 @@ struct NodeAgent::Pass {
   }
 };
 
-NodeAgent::NodeAgent(store::Store& store, NodeRuntime& runtime, const Clock& clock,
-                     NodeAgentOptions options)
+NodeAgent::NodeAgent(store::Store& store, cluster::Cache& cache, NodeRuntime& runtime,
+                     const Clock& clock, NodeAgentOptions options)
     : store_(store),
+      cache_(cache),
       runtime_(runtime),
       clock_(clock),
       options_(std::move(options)),
@@ -96,8 +98,8 @@ NodeAgent::NodeAgent(store::Store& store, NodeRuntime& runtime, const Clock& clo
 
 NodeAgent::~NodeAgent() = default;
 
-Environment DefaultBaseEnvironment() {
-  Environment env;
+api::Environment DefaultBaseEnvironment() {
+  api::Environment env;
   for (const char* name : {"PATH", "HOME", "LANG", "USER", "TMPDIR", "PYTHONPATH"}) {
     if (const char* value = std::getenv(name)) env[name] = value;
   }
@@ -118,22 +120,20 @@ Status NodeAgent::RunOnce() {
     for (const PodStatus& status : runtime_.Adopt()) known_.insert(status.uid);
     adopted_ = true;
   }
-  store::Selection pods;
-  pods.kind = "Pod";
-  Result<store::ListResult> listed = store_.List(pods);
-  if (!listed) return listed.error();
+  if (Status synced = cache_.Sync(); !synced.ok()) return synced;
   Pass pass;
+  // The pods bound to this agent's nodes (a pod never moves to another node).
   std::set<std::string> stored_uids;
-  for (store::Object& raw : listed->items) {
-    stored_uids.insert(raw.uid);
-    Result<api::Object> decoded = api::DecodeObject(raw.body);
-    if (!decoded) {
-      pass.Note(decoded.error().WithPrefix(raw.key.Describe()));
-      continue;
+  for (const std::string& node : node_names_) {
+    for (const cluster::ObjectRef& ref : cache_.Indexed(cluster::kPodsByNode, node)) {
+      stored_uids.insert(ref->raw.uid);
+      const api::Pod* pod = ref->As<api::Pod>();
+      if (pod == nullptr) {
+        pass.Note(ref->error);
+        continue;
+      }
+      pass.pods.emplace_back(ref->raw, *pod);
     }
-    api::Pod* pod = decoded->As<api::Pod>();
-    if (pod == nullptr || node_names_.count(pod->spec.node_name) == 0) continue;
-    pass.pods.emplace_back(std::move(raw), std::move(*pod));
   }
 
   // Everything that must stop stops at once, so a group's grace periods overlap.
@@ -145,7 +145,7 @@ Status NodeAgent::RunOnce() {
     if (known_.count(raw.uid) == 0) continue;
     Result<PodStatus> status = runtime_.GetStatus(raw.uid);
     if (!status || !status->Running()) continue;
-    if (PodTerminal(pod) || !StopRequested(pod).empty()) {
+    if (api::PodTerminal(pod) || !api::StopRequested(pod).empty()) {
       stopping.push_back(raw.uid);
     } else if (const ProcessStatus* failed = FirstFailure(*status)) {
       // torchrun's rule: one worker failing stops the pod's others.
@@ -162,7 +162,7 @@ Status NodeAgent::RunOnce() {
   std::erase_if(known_, [&](const std::string& uid) { return stored_uids.count(uid) == 0; });
 
   for (const auto& [raw, pod] : pass.pods) {
-    Result<int> port = IsReplica(pod) && !PodTerminal(pod) ? RecordedEnginePort(pod) : 0;
+    Result<int> port = IsReplica(pod) && !api::PodTerminal(pod) ? api::RecordedEnginePort(pod) : 0;
     if (port && *port != 0) pass.engine_ports.insert(*port);
   }
   ProbeReadiness(pass);
@@ -178,10 +178,11 @@ Status NodeAgent::RunOnce() {
 void NodeAgent::ProbeReadiness(Pass& pass) {
   std::map<int, std::string> leaders;  // port -> uid
   for (const auto& [raw, pod] : pass.pods) {
-    Result<int> port = RecordedEnginePort(pod);
-    if (!IsReplica(pod) || PodTerminal(pod) || !port || *port == 0) continue;
-    if (pod.spec.owner.rank != 0 || pod.status.phase != "Running" || known_.count(raw.uid) == 0 ||
-        PodAnnotation(pod, kReadyAtAnnotation) != nullptr || !StopRequested(pod).empty()) {
+    Result<int> port = api::RecordedEnginePort(pod);
+    if (!IsReplica(pod) || api::PodTerminal(pod) || !port || *port == 0) continue;
+    if (pod.spec.owner.rank != 0 || pod.status.phase != api::PodPhase::kRunning ||
+        known_.count(raw.uid) == 0 || api::PodAnnotation(pod, api::kReadyAtAnnotation) != nullptr ||
+        !api::StopRequested(pod).empty()) {
       continue;
     }
     leaders.emplace(*port, raw.uid);
@@ -195,10 +196,8 @@ const api::Node* NodeAgent::FindNode(Pass& pass, const std::string& name) {
   auto found = pass.nodes.find(name);
   if (found == pass.nodes.end()) {
     std::optional<api::Node> node;
-    Result<store::Object> raw = store_.Get({"Node", "", name});
-    Result<api::Object> decoded =
-        raw ? api::DecodeObject(raw->body) : Result<api::Object>(Err(raw.error()));
-    if (decoded && decoded->As<api::Node>() != nullptr) node = *decoded->As<api::Node>();
+    cluster::ObjectRef ref = cache_.Get({"Node", "", name});
+    if (const api::Node* value = ref ? ref->As<api::Node>() : nullptr) node = *value;
     found = pass.nodes.emplace(name, std::move(node)).first;
   }
   return found->second ? &*found->second : nullptr;
@@ -209,11 +208,11 @@ Result<store::Object> NodeAgent::RecordEnginePort(Pass& pass, const store::Objec
   ASSIGN_OR_RETURN(int port, PickFreePort(pass.engine_ports));
   pass.engine_ports.insert(port);
   api::Pod annotated = pod;
-  annotated.metadata.annotations[kEnginePortAnnotation] = std::to_string(port);
+  annotated.metadata.annotations[api::kEnginePortAnnotation] = std::to_string(port);
   if (pod.spec.owner.rank == 0) {
     const api::Node* node = FindNode(pass, pod.spec.node_name);
-    std::string address = node != nullptr ? NodeAddress(*node) : pod.spec.node_name;
-    annotated.metadata.annotations[kEndpointAnnotation] = fmt::format("{}:{}", address, port);
+    std::string address = node != nullptr ? api::NodeAddress(*node) : pod.spec.node_name;
+    annotated.metadata.annotations[api::kEndpointAnnotation] = fmt::format("{}:{}", address, port);
   }
   store::Object update = raw;
   update.body = api::EncodeObject(api::Object(annotated));
@@ -242,17 +241,17 @@ void NodeAgent::StopAll(const std::vector<std::string>& uids) {
 
 Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod& pod) {
   const std::string now = FormatRfc3339(clock_.Now());
-  const std::string stop = StopRequested(pod);
+  const std::string stop = api::StopRequested(pod);
   api::Pod after = pod;
   Result<PodStatus> status = known_.count(raw.uid) > 0
                                  ? runtime_.GetStatus(raw.uid)
                                  : Result<PodStatus>(Err(NotFoundError("not started here")));
-  if (PodTerminal(pod)) {
+  if (api::PodTerminal(pod)) {
     if (status && runtime_.Forget(raw.uid).ok()) known_.erase(raw.uid);
     return Status::Ok();
   }
-  Result<int> recorded_port = IsReplica(pod) ? RecordedEnginePort(pod) : 0;
-  if (!status && stop.empty() && pod.status.phase != "Running" && recorded_port &&
+  Result<int> recorded_port = IsReplica(pod) ? api::RecordedEnginePort(pod) : 0;
+  if (!status && stop.empty() && pod.status.phase != api::PodPhase::kRunning && recorded_port &&
       *recorded_port == 0 && IsReplica(pod)) {
     // The port is on the pod before the engine starts, so a restarted agent reuses it.
     Result<store::Object> recorded = RecordEnginePort(pass, raw, pod);
@@ -263,10 +262,10 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
   }
   if (!status) {
     if (!stop.empty()) {
-      const std::string* why = PodAnnotation(pod, kStopMessageAnnotation);
+      const std::string* why = api::PodAnnotation(pod, api::kStopMessageAnnotation);
       MarkFailed(after, stop, why != nullptr ? *why : "stopped before its processes started",
                  std::nullopt, now);
-    } else if (pod.status.phase == "Running") {
+    } else if (pod.status.phase == api::PodPhase::kRunning) {
       MarkFailed(after, "ProcessesLost",
                  "the pod's processes were gone when the node agent restarted", std::nullopt, now);
     } else {
@@ -276,26 +275,26 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
         MarkFailed(after, "StartError", started.message(), std::nullopt, now);
       } else {
         known_.insert(raw.uid);
-        after.status.phase = "Running";
+        after.status.phase = api::PodPhase::kRunning;
         after.status.reason.clear();
         after.status.message.clear();
-        after.metadata.annotations[kStartedAtAnnotation] = now;
+        after.metadata.annotations[api::kStartedAtAnnotation] = now;
       }
     }
   } else if (status->Running()) {
-    after.status.phase = "Running";
-    after.metadata.annotations.emplace(kStartedAtAnnotation, now);
+    after.status.phase = api::PodPhase::kRunning;
+    after.metadata.annotations.emplace(api::kStartedAtAnnotation, now);
     // To the microsecond: the autoscaler measures cold starts from the pod's exact creation.
     if (pass.ready.count(raw.uid) > 0) {
-      after.metadata.annotations[kReadyAtAnnotation] = FormatRfc3339Micro(clock_.Now());
+      after.metadata.annotations[api::kReadyAtAnnotation] = FormatRfc3339Micro(clock_.Now());
     }
     ReportGpuActivity(pass, raw.uid, pod, after);
   } else if (status->Succeeded()) {
-    after.status.phase = "Succeeded";
+    after.status.phase = api::PodPhase::kSucceeded;
     after.status.exit_code = 0;
     after.status.reason = "Completed";
     after.status.message = "every process exited with code 0";
-    after.metadata.annotations.emplace(kFinishedAtAnnotation, now);
+    after.metadata.annotations.emplace(api::kFinishedAtAnnotation, now);
   } else {
     // The process that failed first, when the pass stopped the others because of it.
     auto first = pass.failed_first.find(raw.uid);
@@ -307,14 +306,14 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
                              ? "ProcessesLost"
                              : "Error";
     if (!stop.empty()) {
-      const std::string* why = PodAnnotation(pod, kStopMessageAnnotation);
+      const std::string* why = api::PodAnnotation(pod, api::kStopMessageAnnotation);
       if (why != nullptr && !why->empty()) detail = *why + "; " + detail;
     }
     std::optional<int64_t> code;
     if (failed != nullptr) code = ExitCode(*failed);
     MarkFailed(after, std::move(reason), std::move(detail), code, now);
   }
-  if (after.status.phase == "Running" && pod.spec.owner.kind == "Job") {
+  if (after.status.phase == api::PodPhase::kRunning && pod.spec.owner.kind == "Job") {
     ReportCheckpoint(pass, pod, after);
   }
   return Write(raw, pod, after);
@@ -334,11 +333,11 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
   std::vector<std::string> argv = pod.spec.template_.command;
   argv.insert(argv.end(), pod.spec.template_.args.begin(), pod.spec.template_.args.end());
   if (pod.spec.owner.kind == "Job") {
-    ASSIGN_OR_RETURN(TrainingPod training, TrainingPodFromPod(pod));
+    ASSIGN_OR_RETURN(api::TrainingPod training, api::TrainingPodFromPod(pod));
     training.checkpoint_dir =
         CheckpointDir(pod.metadata.namespace_name, training.job_name, training.checkpoint_dir);
-    ASSIGN_OR_RETURN(std::vector<Environment> workers, BuildWorkerEnvironments(training));
-    for (Environment& env : workers) {
+    ASSIGN_OR_RETURN(std::vector<api::Environment> workers, api::BuildWorkerEnvironments(training));
+    for (api::Environment& env : workers) {
       env.insert(options_.base_env.begin(), options_.base_env.end());
       if (!options_.api_url.empty()) {
         env["STRATA_CHECKPOINT_URL"] =
@@ -352,8 +351,9 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
     Result<CheckpointWatcher*> watcher = WatchCheckpoints(training.checkpoint_dir);
     if (!watcher) return Err(watcher.error());
   } else {
-    ASSIGN_OR_RETURN(Environment env, TemplateEnvironment(options_.base_env, pod.spec.template_.env,
-                                                          IsReservedEnvName));
+    ASSIGN_OR_RETURN(
+        api::Environment env,
+        TemplateEnvironment(options_.base_env, pod.spec.template_.env, api::IsReservedEnvName));
     for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
       spec.gpu_indices.push_back(static_cast<int>(gpu.index));
     }
@@ -367,17 +367,17 @@ Result<std::vector<ProcessSpec>> NodeAgent::BuildReplicaProcesses(Pass& pass, co
                                                                   api::Pod& after) {
   const api::Node* node = FindNode(pass, pod.spec.node_name);
   ReplicaLaunchInput input;
-  ASSIGN_OR_RETURN(input.replica, ReplicaPodFromPod(pod));
+  ASSIGN_OR_RETURN(input.replica, api::ReplicaPodFromPod(pod));
   input.command = pod.spec.template_.command;
   input.args = pod.spec.template_.args;
   input.user_env = pod.spec.template_.env;
-  ASSIGN_OR_RETURN(input.port, RecordedEnginePort(pod));
-  input.node_address = node != nullptr ? NodeAddress(*node) : pod.spec.node_name;
+  ASSIGN_OR_RETURN(input.port, api::RecordedEnginePort(pod));
+  input.node_address = node != nullptr ? api::NodeAddress(*node) : pod.spec.node_name;
   input.gpu_memory_fraction = GpuMemoryFraction(pod.spec.assigned_gpus, node);
   input.engine_sim = options_.engine_sim;
   ASSIGN_OR_RETURN(ReplicaLaunch launch, BuildReplicaLaunch(input, options_.base_env));
   if (!launch.replaced_engine.empty()) {
-    after.metadata.annotations[kEngineAnnotation] =
+    after.metadata.annotations[api::kEngineAnnotation] =
         fmt::format("simulated (engine-sim in place of {})", launch.replaced_engine);
   }
   std::vector<ProcessSpec> processes;
@@ -395,7 +395,7 @@ Result<CheckpointWatcher*> NodeAgent::WatchCheckpoints(const std::string& dir) {
 }
 
 void NodeAgent::ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& after) {
-  const std::string* job_dir = PodAnnotation(pod, kCheckpointDirAnnotation);
+  const std::string* job_dir = api::PodAnnotation(pod, api::kCheckpointDirAnnotation);
   std::string dir = CheckpointDir(pod.metadata.namespace_name, pod.spec.owner.name,
                                   job_dir == nullptr ? "" : *job_dir);
   pass.checkpoint_dirs_in_use.insert(dir);
@@ -409,9 +409,9 @@ void NodeAgent::ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& afte
   // A checkpoint reported through the API may be newer than the directory's; both are
   // FormatRfc3339's fixed-width UTC text, so the later one is the greater string.
   std::string seen = FormatRfc3339(*last);
-  const std::string* reported = PodAnnotation(pod, kLastCheckpointAnnotation);
+  const std::string* reported = api::PodAnnotation(pod, api::kLastCheckpointAnnotation);
   if (reported == nullptr || *reported < seen) {
-    after.metadata.annotations[kLastCheckpointAnnotation] = std::move(seen);
+    after.metadata.annotations[api::kLastCheckpointAnnotation] = std::move(seen);
   }
 }
 
@@ -422,22 +422,21 @@ void NodeAgent::ReportGpuActivity(Pass& pass, const std::string& uid, const api:
     gpus += static_cast<double>(gpu.share.milli()) / 1000.0;
   }
   const TimePoint now = clock_.Now();
-  if (gpus <= 0 || PodAnnotation(pod, kEngineAnnotation) != nullptr ||
+  if (gpus <= 0 || api::PodAnnotation(pod, api::kEngineAnnotation) != nullptr ||
       !gpu_activity_.Due(uid, now)) {
     return;
   }
   // Real GPUs report their own utilisation; only simulated ones need the pod's word.
   const api::Node* node = FindNode(pass, pod.spec.node_name);
-  if (node == nullptr || !telemetry::HasSimulatedGpus(*node)) return;
+  if (node == nullptr || !observe::HasSimulatedGpus(*node)) return;
   Result<Duration> cpu_time = runtime_.CpuTime(uid);
   if (!cpu_time) return;  // it ended since GetStatus: the next pass reports that
   std::optional<double> share = gpu_activity_.Record(uid, *cpu_time, gpus, now);
   if (!share) return;
-  const std::string* recorded = PodAnnotation(pod, telemetry::kGpuActivityAnnotation);
+  const std::string* recorded = api::PodAnnotation(pod, api::kGpuActivityAnnotation);
   if (GpuActivityWorthRecording(
-          recorded != nullptr ? telemetry::ParseGpuActivity(*recorded) : std::nullopt, *share)) {
-    after.metadata.annotations[telemetry::kGpuActivityAnnotation] =
-        telemetry::FormatGpuActivity(*share);
+          recorded != nullptr ? observe::ParseGpuActivity(*recorded) : std::nullopt, *share)) {
+    after.metadata.annotations[api::kGpuActivityAnnotation] = observe::FormatGpuActivity(*share);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/pod.h"
+#include "cluster/cache.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "node/checkpoint_watcher.h"
@@ -29,13 +30,13 @@ struct NodeAgentOptions {
   Duration stop_grace = std::chrono::seconds(10);
   // The environment every process starts from (the runtime passes nothing else on): PATH, HOME
   // and the like. The pod's own variables and torchrun's are added on top.
-  Environment base_env;
+  api::Environment base_env;
   // The control plane's base URL ("http://127.0.0.1:7070"). When set, training workers get
   // STRATA_CHECKPOINT_URL, the pod's checkpoint endpoint: one POST there reports a checkpoint
   // written now. Empty: checkpoints are reported only through STRATA_CHECKPOINT_DIR.
   std::string api_url;
   // Set on nodes with simulated GPUs: Service replicas run `strata engine-sim` in place of their
-  // real engine (see BuildReplicaLaunch), and the pod says so (kEngineAnnotation).
+  // real engine (see BuildReplicaLaunch), and the pod says so (api::kEngineAnnotation).
   std::optional<EngineSimSubstitution> engine_sim;
   // The longest a readiness probe of a replica's engine (GET /health) may take.
   Duration readiness_timeout = std::chrono::milliseconds(200);
@@ -46,33 +47,35 @@ struct NodeAgentOptions {
 
 // What a node agent's processes start from when no other environment is given: this process's
 // PATH (or a standard one), HOME, LANG, USER, TMPDIR and PYTHONPATH.
-Environment DefaultBaseEnvironment();
+api::Environment DefaultBaseEnvironment();
 
 // The node agent: runs the pods bound to its nodes as real processes and reports on them.
 //
 // Each pass (RunOnce) reads the Pods bound to its nodes (spec.nodeName) from the store and
 //  - starts a Pending pod's processes with the NodeRuntime: a training pod (owner kind Job) gets
-//    procPerNode workers, each with torchrun's environment (BuildWorkerEnvironments), its
+//    procPerNode workers, each with torchrun's environment (api::BuildWorkerEnvironments), its
 //    GPUs in CUDA_VISIBLE_DEVICES and STRATA_CHECKPOINT_DIR; any other pod gets one process.
 //    The command is the template's command followed by its args. A Service replica pod (owner
 //    kind Service) gets one engine process (BuildReplicaLaunch): a free port, recorded on the
-//    pod (kEnginePortAnnotation, and kEndpointAnnotation "<node address>:<port>" on the
+//    pod (api::kEnginePortAnnotation, and api::kEndpointAnnotation "<node address>:<port>" on the
 //    group's leader) in a write of its own before the engine starts, so that a restarted agent
-//    reuses it; the node address is NodeAddress of the pod's Node;
+//    reuses it; the node address is api::NodeAddress of the pod's Node;
 //  - probes the engine of each running replica leader that is not ready yet (GET /health on
-//    its port, readiness_timeout, all at once) and records the first 200 as kReadyAtAnnotation;
-//  - stops a pod marked for stopping (kStopRequestedAnnotation), and one deleted from the store:
+//    its port, readiness_timeout, all at once) and records the first 200 as
+//    api::kReadyAtAnnotation;
+//  - stops a pod marked for stopping (api::kStopRequestedAnnotation), and one deleted from the
+//  store:
 //    SIGTERM, stop_grace, SIGKILL, every pod being stopped at once;
 //  - writes each pod's status when it changes, in one conditional write per pod (its
 //    resourceVersion): phase Running once started, Succeeded when every process exited 0,
 //    Failed otherwise (exit code, reason Error/StartError/ProcessesLost or the stop reason, and
-//    a message naming the process), kStartedAtAnnotation, kFinishedAtAnnotation, and the
-//    newest checkpoint its job's workers wrote (kLastCheckpointAnnotation, seen by a
+//    a message naming the process), api::kStartedAtAnnotation, api::kFinishedAtAnnotation, and the
+//    newest checkpoint its job's workers wrote (api::kLastCheckpointAnnotation, seen by a
 //    CheckpointWatcher on the job's checkpoint dir), and a replica's readiness;
 //  - measures the CPU use of each running pod that holds simulated GPUs (on a Node labelled
 //    simulated), once per gpu_activity_window (NodeRuntime::CpuTime), and records the busy share
 //    of its GPUs that it stands for (GpuActivityMeter) on the pod as
-//    telemetry::kGpuActivityAnnotation when none is recorded or it moved by kGpuActivityStep or
+//    api::kGpuActivityAnnotation when none is recorded or it moved by kGpuActivityStep or
 //    more, so that a pod writes rarely: once, and again only when its use changes. A replica
 //    running engine-sim in place of its engine is left out: the simulator's CPU use says
 //    nothing about the GPU work it stands for;
@@ -83,16 +86,18 @@ Environment DefaultBaseEnvironment();
 // controller restarts its group from the last checkpoint; processes whose pod is no longer in
 // the store are stopped. Nothing is left running unaccounted.
 //
-// The agent works against any Store: the control plane's own (in `strata up`) or one that
-// speaks to a remote control plane (`strata agent`). It does not heartbeat its nodes; its owner
+// The agent reads the pods bound to its nodes through a cache (cluster::Cache) and writes to
+// the Store under it: the control plane's own (in `strata up`) or one that speaks to a remote
+// control plane (`strata agent`). It does not heartbeat its nodes; its owner
 // does. A conflicting write (someone else updated the pod) is retried on the next pass.
 //
 // Owned by the loop that drives it; RunOnce is called from one thread at a time. Not
 // thread-safe otherwise.
 class NodeAgent {
  public:
-  // `store`, `runtime` and `clock` must outlive the agent.
-  NodeAgent(store::Store& store, NodeRuntime& runtime, const Clock& clock,
+  // `store`, `cache` (following Nodes and Pods with cluster::kPodsByNode, over the same store),
+  // `runtime` and `clock` must outlive the agent.
+  NodeAgent(store::Store& store, cluster::Cache& cache, NodeRuntime& runtime, const Clock& clock,
             NodeAgentOptions options);
   ~NodeAgent();
   NodeAgent(const NodeAgent&) = delete;
@@ -119,8 +124,8 @@ class NodeAgent {
 
   Status Reconcile(Pass& pass, const store::Object& raw, const api::Pod& pod);
   // What the runtime starts for the pod (and the watch on its checkpoint dir); what the pod
-  // says about it goes on `after` (kEngineAnnotation). InvalidArgument naming the field when the
-  // pod cannot run.
+  // says about it goes on `after` (api::kEngineAnnotation). InvalidArgument naming the field when
+  // the pod cannot run.
   Result<PodSpec> BuildPodSpec(Pass& pass, const store::Object& raw, const api::Pod& pod,
                                api::Pod& after);
   // A replica pod's engine process (see BuildPodSpec).
@@ -143,6 +148,7 @@ class NodeAgent {
   Status Write(const store::Object& raw, const api::Pod& before, const api::Pod& after);
 
   store::Store& store_;
+  cluster::Cache& cache_;
   NodeRuntime& runtime_;
   const Clock& clock_;
   NodeAgentOptions options_;

@@ -11,10 +11,11 @@
 
 #include "api/encode.h"
 #include "api/manifest.h"
-#include "node/pod_contract.h"
+#include "api/pod_contract.h"
+#include "cluster/indexes.h"
 #include "node/process_runtime.h"
 #include "node/test_support.h"
-#include "telemetry/cluster_gpus.h"
+#include "observe/cluster_gpus.h"
 
 namespace strata::node {
 namespace {
@@ -42,13 +43,13 @@ api::Pod TrainingShellPod(const std::string& job, int node_rank, int procs,
   api::Pod pod = ShellPod(job + "-worker-" + std::to_string(node_rank), "node-a", script);
   pod.spec.owner = api::PodOwner{"Job", job, node_rank, node_rank};
   auto& annotations = pod.metadata.annotations;
-  annotations[kRunIdAnnotation] = "run-1";
-  annotations[kMasterAddrAnnotation] = "127.0.0.1";
-  annotations[kMasterPortAnnotation] = "29500";
-  annotations[kNumNodesAnnotation] = "2";
-  annotations[kProcPerNodeAnnotation] = std::to_string(procs);
-  annotations[kRestartCountAnnotation] = "1";
-  annotations[kMaxRestartsAnnotation] = "3";
+  annotations[api::kRunIdAnnotation] = "run-1";
+  annotations[api::kMasterAddrAnnotation] = "127.0.0.1";
+  annotations[api::kMasterPortAnnotation] = "29500";
+  annotations[api::kNumNodesAnnotation] = "2";
+  annotations[api::kProcPerNodeAnnotation] = std::to_string(procs);
+  annotations[api::kRestartCountAnnotation] = "1";
+  annotations[api::kMaxRestartsAnnotation] = "3";
   pod.spec.assigned_gpus.resize(2);
   pod.spec.assigned_gpus[0].index = 2;
   pod.spec.assigned_gpus[1].index = 5;
@@ -61,9 +62,9 @@ api::Pod ReplicaPod(const std::string& name, int rank, int group_size,
   api::Pod pod = ShellPod(name, "node-a", "");
   pod.spec.template_.command = std::move(command);
   pod.spec.owner = api::PodOwner{"Service", "chat", 0, rank};
-  pod.metadata.annotations[kServedModelAnnotation] = "llama-8b";
-  pod.metadata.annotations[kGroupSizeAnnotation] = std::to_string(group_size);
-  if (group_size > 1) pod.metadata.annotations[kLeaderAddressAnnotation] = "10.0.0.9";
+  pod.metadata.annotations[api::kServedModelAnnotation] = "llama-8b";
+  pod.metadata.annotations[api::kGroupSizeAnnotation] = std::to_string(group_size);
+  if (group_size > 1) pod.metadata.annotations[api::kLeaderAddressAnnotation] = "10.0.0.9";
   return pod;
 }
 
@@ -109,7 +110,8 @@ class NodeAgentTest : public ::testing::Test {
     agent_options.base_env = DefaultBaseEnvironment();
     agent_options.api_url = "http://127.0.0.1:7070";
     agent_options.engine_sim = std::move(engine_sim);
-    agent_ = std::make_unique<NodeAgent>(*store_, *runtime_, clock_, agent_options);
+    cache_ = std::make_unique<cluster::Cache>(*store_, cluster::NodeAgentCacheOptions());
+    agent_ = std::make_unique<NodeAgent>(*store_, *cache_, *runtime_, clock_, agent_options);
   }
 
   store::Object Create(const api::Pod& pod) {
@@ -145,8 +147,8 @@ class NodeAgentTest : public ::testing::Test {
   void CreateNode(const std::string& name = "node-a", bool simulated = false) {
     api::Node node;
     node.metadata.name = name;
-    node.metadata.annotations[kNodeAddressAnnotation] = "127.0.0.1";
-    if (simulated) node.metadata.labels[telemetry::kSimulatedNodeLabel] = "true";
+    node.metadata.annotations[api::kNodeAddressAnnotation] = "127.0.0.1";
+    if (simulated) node.metadata.labels[api::kSimulatedLabel] = "true";
     node.status.gpus.resize(1);
     node.status.gpus[0].memory = *Quantity::Parse("80Gi");
     store::Object object;
@@ -167,7 +169,7 @@ class NodeAgentTest : public ::testing::Test {
       int exits_before = Exits();
       RunPass();
       api::Pod pod = Get(created.key.name);
-      if (PodTerminal(pod)) return pod;
+      if (api::PodTerminal(pod)) return pod;
       std::unique_lock<std::mutex> lock(exits_mu_);
       exited_.wait_for(lock, kWait, [&] { return exits_ > exits_before; });
     }
@@ -183,6 +185,7 @@ class NodeAgentTest : public ::testing::Test {
   TempDir data_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<ProcessRuntime> runtime_;
+  std::unique_ptr<cluster::Cache> cache_;
   std::unique_ptr<NodeAgent> agent_;
   std::mutex exits_mu_;
   std::condition_variable exited_;
@@ -193,14 +196,14 @@ TEST_F(NodeAgentTest, RunsAPodToSuccessAndReportsItsTimes) {
   store::Object created = Create(ShellPod("ok", "node-a", "exit 0"));
   RunPass();
   api::Pod running = Get("ok");
-  EXPECT_EQ(running.status.phase, "Running");
-  EXPECT_EQ(running.metadata.annotations[kStartedAtAnnotation], FormatRfc3339(clock_.Now()));
+  EXPECT_EQ(running.status.phase, api::PodPhase::kRunning);
+  EXPECT_EQ(running.metadata.annotations[api::kStartedAtAnnotation], FormatRfc3339(clock_.Now()));
 
   clock_.Advance(std::chrono::seconds(7));
   api::Pod done = RunUntilTerminal(created);
-  EXPECT_EQ(done.status.phase, "Succeeded");
+  EXPECT_EQ(done.status.phase, api::PodPhase::kSucceeded);
   EXPECT_EQ(done.status.exit_code, 0);
-  EXPECT_EQ(done.metadata.annotations[kFinishedAtAnnotation], FormatRfc3339(clock_.Now()));
+  EXPECT_EQ(done.metadata.annotations[api::kFinishedAtAnnotation], FormatRfc3339(clock_.Now()));
 }
 
 TEST_F(NodeAgentTest, RecordsHowBusyAPodKeepsItsSimulatedGpusAndWritesOnlyWhenItMoves) {
@@ -214,11 +217,10 @@ TEST_F(NodeAgentTest, RecordsHowBusyAPodKeepsItsSimulatedGpusAndWritesOnlyWhenIt
   }
   RunPass();  // starts them
   RunPass();  // begins the first window
-  EXPECT_EQ(Get("sleeper-node-a").metadata.annotations.count(telemetry::kGpuActivityAnnotation),
-            0u);
+  EXPECT_EQ(Get("sleeper-node-a").metadata.annotations.count(api::kGpuActivityAnnotation), 0u);
   clock_.Advance(std::chrono::seconds(30));
   RunPass();
-  EXPECT_EQ(Get("sleeper-node-a").metadata.annotations[telemetry::kGpuActivityAnnotation], "0.00");
+  EXPECT_EQ(Get("sleeper-node-a").metadata.annotations[api::kGpuActivityAnnotation], "0.00");
   Result<store::Object> recorded = store_->Get({"Pod", "default", "sleeper-node-a"});
   ASSERT_TRUE(recorded.has_value());
   // The same use a window later: nothing to write.
@@ -228,15 +230,14 @@ TEST_F(NodeAgentTest, RecordsHowBusyAPodKeepsItsSimulatedGpusAndWritesOnlyWhenIt
   ASSERT_TRUE(later.has_value());
   EXPECT_EQ(later->resource_version, recorded->resource_version);
   // Real GPUs report their own utilisation.
-  EXPECT_EQ(Get("sleeper-node-b").metadata.annotations.count(telemetry::kGpuActivityAnnotation),
-            0u);
+  EXPECT_EQ(Get("sleeper-node-b").metadata.annotations.count(api::kGpuActivityAnnotation), 0u);
   agent_->StopEverything();
 }
 
 TEST_F(NodeAgentTest, AFailingProcessFailsThePodWithItsExitCode) {
   store::Object created = Create(ShellPod("bad", "node-b", "exit 3"));
   api::Pod done = RunUntilTerminal(created);
-  EXPECT_EQ(done.status.phase, "Failed");
+  EXPECT_EQ(done.status.phase, api::PodPhase::kFailed);
   EXPECT_EQ(done.status.exit_code, 3);
   EXPECT_EQ(done.status.reason, "Error");
   EXPECT_EQ(done.status.message, "main exited with code 3");
@@ -245,7 +246,7 @@ TEST_F(NodeAgentTest, AFailingProcessFailsThePodWithItsExitCode) {
 TEST_F(NodeAgentTest, LeavesOtherNodesPodsAlone) {
   Create(ShellPod("elsewhere", "node-z", "exit 0"));
   RunPass();
-  EXPECT_EQ(Get("elsewhere").status.phase, "Pending");
+  EXPECT_EQ(Get("elsewhere").status.phase, api::PodPhase::kPending);
 }
 
 TEST_F(NodeAgentTest, APodThatCannotRunFailsWithTheReason) {
@@ -254,7 +255,7 @@ TEST_F(NodeAgentTest, APodThatCannotRunFailsWithTheReason) {
   Create(pod);
   RunPass();
   api::Pod failed = Get("nothing");
-  EXPECT_EQ(failed.status.phase, "Failed");
+  EXPECT_EQ(failed.status.phase, api::PodPhase::kFailed);
   EXPECT_EQ(failed.status.reason, "StartError");
   EXPECT_THAT(failed.status.message, HasSubstr("/nonexistent/strata-test-program"));
 }
@@ -268,7 +269,7 @@ TEST_F(NodeAgentTest, TrainingWorkersGetTorchrunsEnvironmentAndTheirGpus) {
       "$TORCHELASTIC_RESTART_COUNT $CUDA_VISIBLE_DEVICES $STRATA_CHECKPOINT_DIR\" > " +
           out + "/$RANK; echo \"$STRATA_CHECKPOINT_URL\" > " + out + "/url-$RANK"));
   api::Pod done = RunUntilTerminal(created);
-  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
+  ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
   std::string checkpoints = data_.path() + "/checkpoints/default/train";
   EXPECT_EQ(ReadFileOrEmpty(out + "/2"), "2 0 4 127.0.0.1:29500 1 2,5 " + checkpoints + "\n");
   EXPECT_EQ(ReadFileOrEmpty(out + "/3"), "3 1 4 127.0.0.1:29500 1 2,5 " + checkpoints + "\n");
@@ -280,7 +281,7 @@ TEST_F(NodeAgentTest, OneWorkerFailingStopsThePodsOthers) {
   store::Object created = Create(TrainingShellPod(
       "train", 0, 2, "if [ \"$LOCAL_RANK\" = 1 ]; then exit 4; fi; exec sleep 60"));
   api::Pod done = RunUntilTerminal(created);
-  EXPECT_EQ(done.status.phase, "Failed");
+  EXPECT_EQ(done.status.phase, api::PodPhase::kFailed);
   EXPECT_EQ(done.status.exit_code, 4);
   EXPECT_EQ(done.status.message, "rank-1 exited with code 4");
 }
@@ -288,13 +289,13 @@ TEST_F(NodeAgentTest, OneWorkerFailingStopsThePodsOthers) {
 TEST_F(NodeAgentTest, AStopRequestEndsTheProcessesWithTheReason) {
   store::Object created = Create(ShellPod("victim", "node-a", "exec sleep 60"));
   RunPass();
-  ASSERT_EQ(Get("victim").status.phase, "Running");
-  Annotate("victim", kStopRequestedAnnotation, std::string(kStopPreempted));
-  Annotate("victim", kStopMessageAnnotation, "preempted by team-b/big");
+  ASSERT_EQ(Get("victim").status.phase, api::PodPhase::kRunning);
+  Annotate("victim", api::kStopRequestedAnnotation, std::string(api::kStopPreempted));
+  Annotate("victim", api::kStopMessageAnnotation, "preempted by team-b/big");
   RunPass();
   api::Pod stopped = Get("victim");
-  EXPECT_EQ(stopped.status.phase, "Failed");
-  EXPECT_EQ(stopped.status.reason, kStopPreempted);
+  EXPECT_EQ(stopped.status.phase, api::PodPhase::kFailed);
+  EXPECT_EQ(stopped.status.reason, api::kStopPreempted);
   EXPECT_EQ(stopped.status.message,
             "preempted by team-b/big; main was killed by signal 15 (SIGTERM)");
   EXPECT_TRUE(runtime_->GetStatus(created.uid).has_value())
@@ -322,21 +323,21 @@ TEST_F(NodeAgentTest, ARestartedAgentAdoptsLiveProcessesAndReportsLostOnes) {
   (void)runtime_->WaitForExit(ended.uid, kWait);
   // A pod the store says is Running but that no runtime knows of.
   api::Pod orphan = ShellPod("orphan", "node-a", "exit 0");
-  orphan.status.phase = "Running";
+  orphan.status.phase = api::PodPhase::kRunning;
   Create(orphan);
 
   NewAgent();
   RunPass();
-  EXPECT_EQ(Get("live").status.phase, "Running");
-  EXPECT_EQ(Get("ended").status.phase, "Succeeded");
+  EXPECT_EQ(Get("live").status.phase, api::PodPhase::kRunning);
+  EXPECT_EQ(Get("ended").status.phase, api::PodPhase::kSucceeded);
   api::Pod lost = Get("orphan");
-  EXPECT_EQ(lost.status.phase, "Failed");
+  EXPECT_EQ(lost.status.phase, api::PodPhase::kFailed);
   EXPECT_EQ(lost.status.reason, "ProcessesLost");
 
   // The adopted pod is supervised: a stop request ends it.
-  Annotate("live", kStopRequestedAnnotation, std::string(kStopJobDeleted));
+  Annotate("live", api::kStopRequestedAnnotation, std::string(api::kStopJobDeleted));
   RunPass();
-  EXPECT_EQ(Get("live").status.phase, "Failed");
+  EXPECT_EQ(Get("live").status.phase, api::PodPhase::kFailed);
 }
 
 TEST_F(NodeAgentTest, ReportsTheLastCheckpointOfTheJob) {
@@ -351,13 +352,13 @@ TEST_F(NodeAgentTest, ReportsTheLastCheckpointOfTheJob) {
           std::chrono::time_point_cast<std::chrono::system_clock::duration>(written)));
   store::Object created = Create(TrainingShellPod("ckpt", 0, 1, "exec sleep 60"));
   RunPass();
-  EXPECT_EQ(Get("ckpt-worker-0").metadata.annotations[kLastCheckpointAnnotation],
+  EXPECT_EQ(Get("ckpt-worker-0").metadata.annotations[api::kLastCheckpointAnnotation],
             FormatRfc3339(written));
   // A newer checkpoint reported through the API (STRATA_CHECKPOINT_URL) is kept.
   std::string reported = FormatRfc3339(written + std::chrono::minutes(5));
-  Annotate("ckpt-worker-0", kLastCheckpointAnnotation, reported);
+  Annotate("ckpt-worker-0", api::kLastCheckpointAnnotation, reported);
   RunPass();
-  EXPECT_EQ(Get("ckpt-worker-0").metadata.annotations[kLastCheckpointAnnotation], reported);
+  EXPECT_EQ(Get("ckpt-worker-0").metadata.annotations[api::kLastCheckpointAnnotation], reported);
   ASSERT_TRUE(store_->Delete(created.key).has_value());
   RunPass();
 }
@@ -374,12 +375,13 @@ TEST_F(NodeAgentTest, AReplicaWorkerGetsItsPortGroupAndMemoryShareButNoEndpoint)
        "sh", "$(STRATA_PORT)"});
   ShareGpu0(pod, "20Gi");
   api::Pod done = RunUntilTerminal(Create(pod));
-  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
-  const std::string port = done.metadata.annotations[kEnginePortAnnotation];
+  ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
+  const std::string port = done.metadata.annotations[api::kEnginePortAnnotation];
   ASSERT_FALSE(port.empty());
   EXPECT_EQ(ReadFileOrEmpty(out), fmt::format("{0} {0} {0} 10.0.0.9 2 1 0.25 0\n", port));
-  EXPECT_EQ(done.metadata.annotations.count(kEndpointAnnotation), 0u) << "workers get no endpoint";
-  EXPECT_EQ(done.metadata.annotations.count(kReadyAtAnnotation), 0u);
+  EXPECT_EQ(done.metadata.annotations.count(api::kEndpointAnnotation), 0u)
+      << "workers get no endpoint";
+  EXPECT_EQ(done.metadata.annotations.count(api::kReadyAtAnnotation), 0u);
 }
 
 TEST_F(NodeAgentTest, VllmGetsThePortAndItsGpuMemoryUtilization) {
@@ -389,11 +391,11 @@ TEST_F(NodeAgentTest, VllmGetsThePortAndItsGpuMemoryUtilization) {
   api::Pod pod = ReplicaPod("chat-0-0", 0, 1, {vllm, "serve", "meta-llama/Llama-3.1-8B"});
   ShareGpu0(pod, "40Gi");
   api::Pod done = RunUntilTerminal(Create(pod));
-  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
-  const std::string port = done.metadata.annotations[kEnginePortAnnotation];
+  ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
+  const std::string port = done.metadata.annotations[api::kEnginePortAnnotation];
   EXPECT_EQ(ReadFileOrEmpty(data_.File("args")), "serve\nmeta-llama/Llama-3.1-8B\n--port\n" + port +
                                                      "\n--gpu-memory-utilization=0.45\n");
-  EXPECT_EQ(done.metadata.annotations[kEndpointAnnotation], "127.0.0.1:" + port);
+  EXPECT_EQ(done.metadata.annotations[api::kEndpointAnnotation], "127.0.0.1:" + port);
 }
 
 TEST_F(NodeAgentTest, ALeaderIsReadyOnlyOnceItsEngineAnswersHealth) {
@@ -421,19 +423,19 @@ httpd.serve_forever()
       Create(ReplicaPod("chat-0-0", 0, 1, {"python3", "-c", server, go, up, "$(PORT)"}));
   RunPass();
   api::Pod started = Get("chat-0-0");
-  ASSERT_EQ(started.status.phase, "Running") << started.status.message;
-  const std::string port = started.metadata.annotations[kEnginePortAnnotation];
-  EXPECT_EQ(started.metadata.annotations[kEndpointAnnotation], "127.0.0.1:" + port);
+  ASSERT_EQ(started.status.phase, api::PodPhase::kRunning) << started.status.message;
+  const std::string port = started.metadata.annotations[api::kEnginePortAnnotation];
+  EXPECT_EQ(started.metadata.annotations[api::kEndpointAnnotation], "127.0.0.1:" + port);
   RunPass();  // nothing listens yet: the probe's connection is refused
-  EXPECT_EQ(Get("chat-0-0").metadata.annotations.count(kReadyAtAnnotation), 0u);
+  EXPECT_EQ(Get("chat-0-0").metadata.annotations.count(api::kReadyAtAnnotation), 0u);
 
   testing::WriteFifo(go, "go");
   ASSERT_EQ(testing::ReadFifo(up, kWait), "up");
   clock_.Advance(std::chrono::seconds(40));
   RunPass();
   api::Pod ready = Get("chat-0-0");
-  EXPECT_EQ(ready.metadata.annotations[kReadyAtAnnotation], FormatRfc3339Micro(clock_.Now()));
-  EXPECT_EQ(ready.metadata.annotations[kEnginePortAnnotation], port) << "the port never moves";
+  EXPECT_EQ(ready.metadata.annotations[api::kReadyAtAnnotation], FormatRfc3339Micro(clock_.Now()));
+  EXPECT_EQ(ready.metadata.annotations[api::kEnginePortAnnotation], port) << "the port never moves";
   ASSERT_TRUE(store_->Delete(created.key).has_value());
   RunPass();
 }
@@ -443,9 +445,9 @@ TEST_F(NodeAgentTest, AReplicaStartsOnThePortRecordedBeforeARestart) {
   std::string out = data_.File("port");
   api::Pod pod = ReplicaPod("chat-0-0", 0, 1, {"sh", "-c", "echo $PORT > " + out});
   // What an agent killed between recording the port and starting the engine leaves behind.
-  pod.metadata.annotations[kEnginePortAnnotation] = "45999";
+  pod.metadata.annotations[api::kEnginePortAnnotation] = "45999";
   api::Pod done = RunUntilTerminal(Create(pod));
-  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
+  ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
   EXPECT_EQ(ReadFileOrEmpty(out), "45999\n");
 }
 
@@ -455,15 +457,16 @@ TEST_F(NodeAgentTest, AnAdoptedReplicaKeepsItsPortAndEndpoint) {
   store::Object created = Create(ReplicaPod("chat-0-0", 0, 1, {"sh", "-c", "exec sleep 60"}));
   RunPass();
   api::Pod before = Get("chat-0-0");
-  ASSERT_EQ(before.status.phase, "Running") << before.status.message;
+  ASSERT_EQ(before.status.phase, api::PodPhase::kRunning) << before.status.message;
   NewAgent();  // as after kill -9 of the agent: its engine runs on
   RunPass();
   api::Pod after = Get("chat-0-0");
-  EXPECT_EQ(after.status.phase, "Running") << after.status.reason << ": " << after.status.message;
-  EXPECT_EQ(after.metadata.annotations[kEnginePortAnnotation],
-            before.metadata.annotations[kEnginePortAnnotation]);
-  EXPECT_EQ(after.metadata.annotations[kEndpointAnnotation],
-            before.metadata.annotations[kEndpointAnnotation]);
+  EXPECT_EQ(after.status.phase, api::PodPhase::kRunning)
+      << after.status.reason << ": " << after.status.message;
+  EXPECT_EQ(after.metadata.annotations[api::kEnginePortAnnotation],
+            before.metadata.annotations[api::kEnginePortAnnotation]);
+  EXPECT_EQ(after.metadata.annotations[api::kEndpointAnnotation],
+            before.metadata.annotations[api::kEndpointAnnotation]);
   ASSERT_TRUE(store_->Delete(created.key).has_value());
   RunPass();
 }
@@ -478,12 +481,12 @@ TEST_F(NodeAgentTest, EngineSimStandsInForVllmOnSimulatedGpus) {
                                  .time_scale = 1.0});
   api::Pod done = RunUntilTerminal(
       Create(ReplicaPod("chat-0-0", 0, 1, {"vllm", "serve", "meta-llama/Llama-3.1-8B"})));
-  ASSERT_EQ(done.status.phase, "Succeeded") << done.status.message;
+  ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
   EXPECT_EQ(ReadFileOrEmpty(data_.File("args")),
             "engine-sim\n--model\nllama-8b\n--port\n" +
-                done.metadata.annotations[kEnginePortAnnotation] +
+                done.metadata.annotations[api::kEnginePortAnnotation] +
                 "\n--startup-delay\n3000ms\n--profile\n8b-h100\n");
-  EXPECT_EQ(done.metadata.annotations[kEngineAnnotation],
+  EXPECT_EQ(done.metadata.annotations[api::kEngineAnnotation],
             "simulated (engine-sim in place of vllm)");
 }
 
@@ -492,7 +495,7 @@ TEST_F(NodeAgentTest, AReplicaThatCannotStartFailsNamingTheField) {
   // (A replica setting PORT, LWS_* or STRATA_* itself is refused by the API already:
   // testdata/manifests/bad.)
   api::Pod leaderless = ReplicaPod("leaderless", 1, 2, {"sleep", "60"});
-  leaderless.metadata.annotations.erase(kLeaderAddressAnnotation);
+  leaderless.metadata.annotations.erase(api::kLeaderAddressAnnotation);
   Create(leaderless);
   RunPass();
   api::Pod failed = Get("leaderless");

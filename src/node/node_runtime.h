@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "api/torchrun_env.h"
 #include "common/clock.h"
 #include "common/status.h"
-#include "node/torchrun_env.h"
 
 namespace strata::node {
 
@@ -18,7 +18,7 @@ namespace strata::node {
 struct ProcessSpec {
   std::string name;               // unique within the pod; names its log file "<name>.log"
   std::vector<std::string> argv;  // argv[0] without a '/' is looked up in the agent's PATH
-  Environment env;                // the whole environment: nothing is inherited from the agent
+  api::Environment env;           // the whole environment: nothing is inherited from the agent
   std::string working_dir;        // empty: the pod's directory in the data dir
 };
 

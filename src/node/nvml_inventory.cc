@@ -1,80 +1,19 @@
 #include "node/nvml_inventory.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <numeric>
 
-#include "node/nvml_abi.h"
+#include "node/nvml_library.h"
 #include "node/simulated_inventory.h"
 
 namespace strata::node {
 namespace {
 
-// Our own declarations of the further NVML constants used here (nvml.h, API v2+); values are
-// part of NVML's stable ABI.
-constexpr nvmlReturn_t NVML_ERROR_NOT_FOUND = 6;
-constexpr unsigned NVML_DEVICE_MIG_ENABLE = 1;
-constexpr int NVML_P2P_CAPS_INDEX_NVLINK = 2;
-constexpr int NVML_P2P_STATUS_OK = 0;
-constexpr unsigned kNameBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-
-struct NvmlApi {
-  nvmlReturn_t (*init)();
-  nvmlReturn_t (*shutdown)();
-  const char* (*error_string)(nvmlReturn_t);
-  nvmlReturn_t (*get_count)(unsigned*);
-  nvmlReturn_t (*get_handle_by_index)(unsigned, nvmlDevice_t*);
-  nvmlReturn_t (*get_name)(nvmlDevice_t, char*, unsigned);
-  nvmlReturn_t (*get_uuid)(nvmlDevice_t, char*, unsigned);
-  nvmlReturn_t (*get_memory_info)(nvmlDevice_t, nvmlMemory_t*);
-  nvmlReturn_t (*get_mig_mode)(nvmlDevice_t, unsigned*, unsigned*);
-  nvmlReturn_t (*get_max_mig_device_count)(nvmlDevice_t, unsigned*);
-  nvmlReturn_t (*get_mig_device_handle_by_index)(nvmlDevice_t, unsigned, nvmlDevice_t*);
-  nvmlReturn_t (*get_p2p_status)(nvmlDevice_t, nvmlDevice_t, int, int*);
-};
-
-// Owns a dlopen handle.
-class LoadedLibrary {
- public:
-  explicit LoadedLibrary(void* handle) : handle_(handle) {}
-  LoadedLibrary(const LoadedLibrary&) = delete;
-  LoadedLibrary& operator=(const LoadedLibrary&) = delete;
-  ~LoadedLibrary() {
-    if (handle_ != nullptr) dlclose(handle_);
-  }
-  void* get() const { return handle_; }
-
- private:
-  void* handle_;
-};
-
-Status ResolveAll(void* library, NvmlApi* api) {
-  for (Status status : {
-           ResolveNvmlSymbol(library, "nvmlInit_v2", &api->init),
-           ResolveNvmlSymbol(library, "nvmlShutdown", &api->shutdown),
-           ResolveNvmlSymbol(library, "nvmlErrorString", &api->error_string),
-           ResolveNvmlSymbol(library, "nvmlDeviceGetCount_v2", &api->get_count),
-           ResolveNvmlSymbol(library, "nvmlDeviceGetHandleByIndex_v2", &api->get_handle_by_index),
-           ResolveNvmlSymbol(library, "nvmlDeviceGetName", &api->get_name),
-           ResolveNvmlSymbol(library, "nvmlDeviceGetUUID", &api->get_uuid),
-           ResolveNvmlSymbol(library, "nvmlDeviceGetMemoryInfo", &api->get_memory_info),
-           ResolveNvmlSymbol(library, "nvmlDeviceGetMigMode", &api->get_mig_mode),
-           ResolveNvmlSymbol(library, "nvmlDeviceGetMaxMigDeviceCount",
-                             &api->get_max_mig_device_count),
-           ResolveNvmlSymbol(library, "nvmlDeviceGetMigDeviceHandleByIndex",
-                             &api->get_mig_device_handle_by_index),
-           ResolveNvmlSymbol(library, "nvmlDeviceGetP2PStatus", &api->get_p2p_status),
-       }) {
-    if (!status.ok()) return status;
-  }
-  return Status::Ok();
-}
-
 // Reads everything about one NVML device handle; the caller decides what it means.
 class DeviceReader {
  public:
-  explicit DeviceReader(const NvmlApi& api) : api_(api) {}
+  explicit DeviceReader(const NvmlLibrary& api) : api_(api) {}
 
   Status Check(nvmlReturn_t rc, std::string_view call, unsigned index) const {
     if (rc == NVML_SUCCESS) return Status::Ok();
@@ -131,12 +70,12 @@ class DeviceReader {
   }
 
  private:
-  const NvmlApi& api_;
+  const NvmlLibrary& api_;
 };
 
 // Groups GPUs into islands: connected components of the NVLink peer graph, numbered in order of
 // their lowest GPU index.
-void AssignNvlinkIslands(const NvmlApi& api, const std::vector<nvmlDevice_t>& handles,
+void AssignNvlinkIslands(const NvmlLibrary& api, const std::vector<nvmlDevice_t>& handles,
                          std::vector<GpuDevice>* gpus) {
   std::vector<size_t> parent(handles.size());
   std::iota(parent.begin(), parent.end(), 0);
@@ -169,38 +108,25 @@ NvmlInventory::NvmlInventory(std::string library_path, std::string node_name)
     : library_path_(std::move(library_path)), node_name_(std::move(node_name)) {}
 
 Result<std::vector<NodeGpus>> NvmlInventory::Discover() {
-  LoadedLibrary library(dlopen(library_path_.c_str(), RTLD_NOW | RTLD_LOCAL));
-  if (library.get() == nullptr) {
-    return Err(UnavailableError(fmt::format("NVML not loaded: {}", dlerror())));
+  ASSIGN_OR_RETURN(std::unique_ptr<NvmlLibrary> nvml, NvmlLibrary::Open(library_path_));
+  const NvmlLibrary& api = *nvml;
+  unsigned count = 0;
+  nvmlReturn_t count_rc = api.get_count(&count);
+  if (count_rc != NVML_SUCCESS) {
+    return Err(
+        InternalError(fmt::format("nvmlDeviceGetCount failed: {}", api.error_string(count_rc))));
   }
-  NvmlApi api{};
-  RETURN_IF_ERROR(ResolveAll(library.get(), &api));
-  nvmlReturn_t rc = api.init();
-  if (rc != NVML_SUCCESS) {
-    return Err(UnavailableError(fmt::format("nvmlInit failed: {}", api.error_string(rc))));
+  DeviceReader reader(api);
+  NodeGpus node;
+  node.node_name = node_name_;
+  std::vector<nvmlDevice_t> handles(count);
+  for (unsigned i = 0; i < count; ++i) {
+    RETURN_IF_ERROR(reader.Check(api.get_handle_by_index(i, &handles[i]), "GetHandleByIndex", i));
+    ASSIGN_OR_RETURN(GpuDevice gpu, reader.ReadGpu(handles[i], i));
+    node.gpus.push_back(std::move(gpu));
   }
-  auto discover = [&]() -> Result<std::vector<NodeGpus>> {
-    unsigned count = 0;
-    nvmlReturn_t count_rc = api.get_count(&count);
-    if (count_rc != NVML_SUCCESS) {
-      return Err(
-          InternalError(fmt::format("nvmlDeviceGetCount failed: {}", api.error_string(count_rc))));
-    }
-    DeviceReader reader(api);
-    NodeGpus node;
-    node.node_name = node_name_;
-    std::vector<nvmlDevice_t> handles(count);
-    for (unsigned i = 0; i < count; ++i) {
-      RETURN_IF_ERROR(reader.Check(api.get_handle_by_index(i, &handles[i]), "GetHandleByIndex", i));
-      ASSIGN_OR_RETURN(GpuDevice gpu, reader.ReadGpu(handles[i], i));
-      node.gpus.push_back(std::move(gpu));
-    }
-    AssignNvlinkIslands(api, handles, &node.gpus);
-    return std::vector<NodeGpus>{std::move(node)};
-  };
-  Result<std::vector<NodeGpus>> result = discover();
-  api.shutdown();
-  return result;
+  AssignNvlinkIslands(api, handles, &node.gpus);
+  return std::vector<NodeGpus>{std::move(node)};
 }
 
 std::string NvmlInventory::Describe() const { return fmt::format("nvml ({})", library_path_); }

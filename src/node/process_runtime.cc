@@ -114,7 +114,7 @@ Status ValidateSpec(const PodSpec& spec) {
 
 // The "NAME=value" strings of a process's environment, with the runtime's own entries.
 std::vector<std::string> BuildEnvironment(const PodSpec& pod, const ProcessSpec& process) {
-  Environment env = process.env;
+  api::Environment env = process.env;
   if (!env.contains("CUDA_VISIBLE_DEVICES")) {
     env["CUDA_VISIBLE_DEVICES"] = fmt::format("{}", fmt::join(pod.gpu_indices, ","));
   }

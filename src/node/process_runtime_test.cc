@@ -28,7 +28,7 @@ using namespace std::chrono_literals;
 
 constexpr Duration kLongWait = 60s;
 
-ProcessSpec Shell(std::string name, std::string script, Environment env = {}) {
+ProcessSpec Shell(std::string name, std::string script, api::Environment env = {}) {
   ProcessSpec process;
   process.name = std::move(name);
   process.argv = {"/bin/sh", "-c", std::move(script)};

@@ -57,9 +57,9 @@ std::string FormatDelay(Duration delay) {
   return fmt::format("{}ms", std::chrono::duration_cast<std::chrono::milliseconds>(delay).count());
 }
 
-Result<Environment> ReplicaEnvironment(const ReplicaLaunchInput& input,
-                                       const Environment& base_env) {
-  ASSIGN_OR_RETURN(Environment env,
+Result<api::Environment> ReplicaEnvironment(const ReplicaLaunchInput& input,
+                                            const api::Environment& base_env) {
+  ASSIGN_OR_RETURN(api::Environment env,
                    TemplateEnvironment(base_env, input.user_env, IsReservedReplicaEnvName));
   const std::string port = std::to_string(input.port);
   env["STRATA_PORT"] = port;
@@ -88,10 +88,10 @@ std::vector<std::string> EngineSimArgv(const ReplicaLaunchInput& input) {
 
 }  // namespace
 
-Result<Environment> TemplateEnvironment(const Environment& base,
-                                        const std::vector<api::EnvVar>& env,
-                                        bool (*reserved)(std::string_view name)) {
-  Environment out = base;
+Result<api::Environment> TemplateEnvironment(const api::Environment& base,
+                                             const std::vector<api::EnvVar>& env,
+                                             bool (*reserved)(std::string_view name)) {
+  api::Environment out = base;
   for (size_t i = 0; i < env.size(); ++i) {
     if (reserved(env[i].name)) {
       return Err(InvalidArgumentError(fmt::format(
@@ -103,7 +103,7 @@ Result<Environment> TemplateEnvironment(const Environment& base,
 }
 
 bool IsReservedReplicaEnvName(std::string_view name) {
-  return IsReservedEnvName(name) ||
+  return api::IsReservedEnvName(name) ||
          std::find(kReplicaNames.begin(), kReplicaNames.end(), name) != kReplicaNames.end();
 }
 
@@ -130,7 +130,7 @@ std::string FormatFraction(double fraction) {
   return text;
 }
 
-std::string ExpandEnvReferences(std::string_view text, const Environment& env,
+std::string ExpandEnvReferences(std::string_view text, const api::Environment& env,
                                 std::set<std::string>* referenced) {
   std::string out;
   size_t i = 0;
@@ -159,7 +159,7 @@ std::string ExpandEnvReferences(std::string_view text, const Environment& env,
 }
 
 Result<ReplicaLaunch> BuildReplicaLaunch(const ReplicaLaunchInput& input,
-                                         const Environment& base_env) {
+                                         const api::Environment& base_env) {
   std::vector<std::string> written = input.command;
   written.insert(written.end(), input.args.begin(), input.args.end());
   if (written.empty()) {
@@ -171,7 +171,7 @@ Result<ReplicaLaunch> BuildReplicaLaunch(const ReplicaLaunchInput& input,
     if (input.replica.served_model.empty()) {
       return Err(InvalidArgumentError(
           fmt::format("metadata.annotations[{}]: missing (engine-sim needs the model to serve)",
-                      kServedModelAnnotation)));
+                      api::kServedModelAnnotation)));
     }
     launch.replaced_engine = EngineName(written);
     launch.argv = EngineSimArgv(input);

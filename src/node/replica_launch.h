@@ -8,10 +8,10 @@
 
 #include "api/node.h"
 #include "api/pod.h"
+#include "api/pod_contract.h"
+#include "api/torchrun_env.h"
 #include "common/clock.h"
 #include "common/status.h"
-#include "node/pod_contract.h"
-#include "node/torchrun_env.h"
 
 // How the node agent starts the engine of one Service replica pod: its port, its environment
 // (KServe's and LeaderWorkerSet's contract, its GPU memory share), its command line
@@ -30,11 +30,11 @@ struct EngineSimSubstitution {
 
 // Everything a replica pod's engine is started from, besides the agent's base environment.
 struct ReplicaLaunchInput {
-  ReplicaPod replica;
+  api::ReplicaPod replica;
   std::vector<std::string> command;
   std::vector<std::string> args;
   std::vector<api::EnvVar> user_env;  // the template's, in manifest order
-  int port = 0;                       // the engine's port (kEnginePortAnnotation)
+  int port = 0;                       // the engine's port (api::kEnginePortAnnotation)
   // The address the engine must accept connections on from other machines; a loopback address
   // keeps a substituted engine-sim on 127.0.0.1.
   std::string node_address;
@@ -45,7 +45,7 @@ struct ReplicaLaunchInput {
 // The replica's one process, ready for the runtime.
 struct ReplicaLaunch {
   std::vector<std::string> argv;
-  Environment env;  // base environment included
+  api::Environment env;  // base environment included
   // Non-empty when engine-sim runs in place of the template's engine: that engine's name
   // ("vllm", "huggingfaceserver").
   std::string replaced_engine;
@@ -69,17 +69,17 @@ struct ReplicaLaunch {
 // (IsReservedReplicaEnvName), the command is empty, or engine-sim must stand in for a replica
 // without a served model.
 Result<ReplicaLaunch> BuildReplicaLaunch(const ReplicaLaunchInput& input,
-                                         const Environment& base_env);
+                                         const api::Environment& base_env);
 
 // `base` plus the template's variables `env`. Returns InvalidArgument naming the variable
 // ("spec.template.env[1].name \"PORT\" is reserved (strata sets it)") when `reserved` says
 // strata sets it.
-Result<Environment> TemplateEnvironment(const Environment& base,
-                                        const std::vector<api::EnvVar>& env,
-                                        bool (*reserved)(std::string_view name));
+Result<api::Environment> TemplateEnvironment(const api::Environment& base,
+                                             const std::vector<api::EnvVar>& env,
+                                             bool (*reserved)(std::string_view name));
 
-// The names strata sets in a replica's environment and users may not: IsReservedEnvName's, PORT
-// and LeaderWorkerSet's LWS_*.
+// The names strata sets in a replica's environment and users may not: api::IsReservedEnvName's,
+// PORT and LeaderWorkerSet's LWS_*.
 bool IsReservedReplicaEnvName(std::string_view name);
 
 // The share of its GPUs' memory a pod may use: for a fractional GPU with reserved memory, that
@@ -93,7 +93,7 @@ std::string FormatFraction(double fraction);
 // Replaces each `$(NAME)` in `text` by NAME's value in `env` (an unknown NAME stays as written)
 // and each `$$` by `$`. Every name referred to, known or not, is added to `referenced` when it
 // is not null.
-std::string ExpandEnvReferences(std::string_view text, const Environment& env,
+std::string ExpandEnvReferences(std::string_view text, const api::Environment& env,
                                 std::set<std::string>* referenced = nullptr);
 
 }  // namespace strata::node

@@ -33,7 +33,7 @@ std::string LaunchError(const ReplicaLaunchInput& input) {
 }
 
 TEST(ExpandEnvReferencesTest, FollowsKubernetesRules) {
-  Environment env = {{"A", "x"}, {"PORT", "80"}};
+  api::Environment env = {{"A", "x"}, {"PORT", "80"}};
   std::set<std::string> referenced;
   EXPECT_EQ(ExpandEnvReferences("$(A):$(PORT) $(NOPE) $$(A) $$ $A $( $(A", env, &referenced),
             "x:80 $(NOPE) $(A) $ $A $( $(A");
@@ -164,22 +164,22 @@ TEST(GpuMemoryFractionTest, FractionalMemoryWholeGpusAndShares) {
 TEST(ReplicaPodFromPodTest, ReadsTheGroupAndNamesWhatIsMissing) {
   api::Pod pod;
   pod.spec.owner = api::PodOwner{"Service", "chat", 3, 1};
-  pod.metadata.annotations[kGroupSizeAnnotation] = "2";
-  Result<ReplicaPod> replica = ReplicaPodFromPod(pod);
+  pod.metadata.annotations[api::kGroupSizeAnnotation] = "2";
+  Result<api::ReplicaPod> replica = api::ReplicaPodFromPod(pod);
   ASSERT_FALSE(replica.has_value());
   EXPECT_THAT(replica.error().message(), HasSubstr("strata.dev/leader-address"));
-  pod.metadata.annotations[kLeaderAddressAnnotation] = "10.0.0.1";
-  pod.metadata.annotations[kServedModelAnnotation] = "llama";
-  replica = ReplicaPodFromPod(pod);
+  pod.metadata.annotations[api::kLeaderAddressAnnotation] = "10.0.0.1";
+  pod.metadata.annotations[api::kServedModelAnnotation] = "llama";
+  replica = api::ReplicaPodFromPod(pod);
   ASSERT_TRUE(replica.has_value()) << replica.error().ToString();
   EXPECT_EQ(replica->replica, 3);
   EXPECT_EQ(replica->rank, 1);
   EXPECT_EQ(replica->group_size, 2);
   EXPECT_EQ(replica->served_model, "llama");
   pod.spec.owner.rank = 2;
-  EXPECT_THAT(ReplicaPodFromPod(pod).error().message(), HasSubstr("spec.owner.rank"));
-  pod.metadata.annotations[kGroupSizeAnnotation] = "two";
-  EXPECT_THAT(ReplicaPodFromPod(pod).error().message(), HasSubstr("strata.dev/group-size"));
+  EXPECT_THAT(api::ReplicaPodFromPod(pod).error().message(), HasSubstr("spec.owner.rank"));
+  pod.metadata.annotations[api::kGroupSizeAnnotation] = "two";
+  EXPECT_THAT(api::ReplicaPodFromPod(pod).error().message(), HasSubstr("strata.dev/group-size"));
 }
 
 }  // namespace

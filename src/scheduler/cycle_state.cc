@@ -41,6 +41,14 @@ WorkloadMix ObservedMix(const Snapshot& snapshot, const std::vector<Workload>& p
   return EstimateWorkloadMix(observed);
 }
 
+std::unique_ptr<PlacementPolicy> SharePolicy(const SchedulerOptions& options,
+                                             const WorkloadMix* mix, PlacementRng* rng) {
+  Result<std::unique_ptr<PlacementPolicy>> policy =
+      MakePlacementPolicy(options.share_placement, mix, rng);
+  STRATA_CHECK(policy.has_value());
+  return std::move(*policy);
+}
+
 }  // namespace
 
 CycleState::CycleState(const Snapshot& snapshot, const std::vector<Workload>& pending,
@@ -51,7 +59,9 @@ CycleState::CycleState(const Snapshot& snapshot, const std::vector<Workload>& pe
       index(cluster),
       ledger(cluster),
       mix(ObservedMix(snapshot, pending)),
-      placer(index, mix) {
+      rng(options.seed),
+      share_policy(SharePolicy(options, &mix, &rng)),
+      placer(index, *share_policy) {
   running = snapshot.running;
   preemptible = running.size();
   running_queue.reserve(running.size());

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "scheduler/fragmentation.h"
 #include "scheduler/gang_placer.h"
 #include "scheduler/model.h"
+#include "scheduler/placement_policy.h"
 #include "scheduler/quota_ledger.h"
 #include "scheduler/scheduler.h"
 
@@ -38,6 +40,8 @@ struct CycleState {
   CapacityIndex index;
   QuotaLedger ledger;
   WorkloadMix mix;
+  PlacementRng rng;  // for a share policy that draws
+  std::unique_ptr<PlacementPolicy> share_policy;
   GangPlacer placer;
   // The snapshot's running workloads, then those bound in this cycle (never victims).
   std::vector<RunningWorkload> running;

@@ -162,10 +162,10 @@ int GangPlacer::PickWholeNode(const PodSet& pod_set, const FitContext& context,
   return -1;
 }
 
-bool GangPlacer::ChooseByFragmentation(int node, const PodSet& pod_set,
-                                       GpuPlacement* placement) const {
+bool GangPlacer::ChooseByPolicy(int node, const PodSet& pod_set, ScoredPlacement* placement) const {
   const Node& spec = index_.cluster().nodes[node];
-  GpuNodeFree free;
+  PlacementNode candidate;
+  GpuNodeFree& free = candidate.free;
   free.gpu_model = spec.gpus.empty() ? "" : spec.gpus[0].model;
   free.cpu_milli = index_.free_cpu(node);
   free.memory_mib = index_.free_memory(node) >> 20;
@@ -186,9 +186,10 @@ bool GangPlacer::ChooseByFragmentation(int node, const PodSet& pod_set,
   pod.memory_mib = pod_set.memory_bytes >> 20;
   pod.gpu_count = 1;
   pod.gpu_milli_each = static_cast<int32_t>(request.milli);
-  auto planned = PlanPlacement(free, pod, mix_);
-  if (!planned || planned->gpu_indices.size() != 1) return false;
-  *placement = std::move(*planned);
+  if (!Fits(free, pod)) return false;
+  ScoredPlacement planned = share_policy_.Score(candidate, pod);
+  if (planned.gpu_indices.size() != 1) return false;
+  *placement = std::move(planned);
   return true;
 }
 
@@ -208,10 +209,9 @@ int GangPlacer::PickSharedNode(const PodSet& pod_set, const FitContext& context,
     }
   }
   const std::vector<int>& shared = pod_set.gpu.IsMig() ? domain.mig_nodes : domain.shared.members();
-  const bool use_fragmentation =
-      pod_set.gpu.IsShare() && pod_set.gpu.milli > 0 && !mix_.shapes.empty();
+  const bool use_policy = pod_set.gpu.IsShare() && pod_set.gpu.milli > 0;
   int best = -1;
-  GpuPlacement best_placement;
+  ScoredPlacement best_placement;
   int64_t best_left = 0;
   std::vector<int> chosen;
   int feasible = 0;
@@ -221,12 +221,12 @@ int GangPlacer::PickSharedNode(const PodSet& pod_set, const FitContext& context,
     // so a share costs the same on 100 nodes as on 10,000.
     if (feasible == kFeasibleSharedNodesToScore) break;
     if (!Usable(node, pod_set, context)) continue;
-    if (use_fragmentation) {
-      GpuPlacement placement;
-      if (!ChooseByFragmentation(node, pod_set, &placement)) continue;
+    if (use_policy) {
+      ScoredPlacement placement;
+      if (!ChooseByPolicy(node, pod_set, &placement)) continue;
       ++feasible;
-      if (best < 0 || IsBetterPlacement(placement, best_placement) ||
-          (!IsBetterPlacement(best_placement, placement) && node < best)) {
+      if (best < 0 || share_policy_.IsBetter(placement, best_placement) ||
+          (!share_policy_.IsBetter(best_placement, placement) && node < best)) {
         best = node;
         best_placement = std::move(placement);
       }
@@ -242,7 +242,7 @@ int GangPlacer::PickSharedNode(const PodSet& pod_set, const FitContext& context,
       *gpus = chosen;
     }
   }
-  if (best >= 0 && use_fragmentation) *gpus = best_placement.gpu_indices;
+  if (best >= 0 && use_policy) *gpus = best_placement.gpu_indices;
   return best;
 }
 

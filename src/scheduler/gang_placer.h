@@ -7,6 +7,7 @@
 #include "scheduler/fragmentation.h"
 #include "scheduler/model.h"
 #include "scheduler/node_fit.h"
+#include "scheduler/placement_policy.h"
 
 namespace strata::scheduler {
 
@@ -25,13 +26,14 @@ struct GangOutcome {
 
 // Places whole gangs on a CapacityIndex: the smallest topology domain that fits every pod (best
 // fit by free whole GPUs), then per pod the node with the fewest free whole GPUs that fits
-// (nodes bucketed by free GPUs, so this is a walk up buckets), shares and small pods placed to
-// minimise fragmentation for the expected mix of shapes. All or nothing: on failure the index is
-// left as it was. Used by one scheduling cycle; not thread-safe; the index and the mix must
-// outlive it.
+// (nodes bucketed by free GPUs, so this is a walk up buckets), shares placed by the share
+// policy (strata's: to minimise fragmentation for the expected mix of shapes). All or nothing:
+// on failure the index is left as it was. Used by one scheduling cycle; not thread-safe; the
+// index and the policy must outlive it.
 class GangPlacer {
  public:
-  GangPlacer(CapacityIndex& index, const WorkloadMix& mix) : index_(index), mix_(mix) {}
+  GangPlacer(CapacityIndex& index, PlacementPolicy& share_policy)
+      : index_(index), share_policy_(share_policy) {}
 
   // Places every pod of `workload` and allocates them in the index, or allocates nothing.
   // REQUIRES: the workload's topology level, if any, is known to the index (LevelOf >= 0).
@@ -54,12 +56,12 @@ class GangPlacer {
   int PickPlainNode(const PodSet& pod_set, const FitContext& context, const Domain& domain,
                     std::vector<int>* gpus);
   bool Usable(int node, const PodSet& pod_set, const FitContext& context) const;
-  bool ChooseByFragmentation(int node, const PodSet& pod_set, GpuPlacement* placement) const;
+  bool ChooseByPolicy(int node, const PodSet& pod_set, ScoredPlacement* placement) const;
   std::string Explain(const PodSet& pod_set, const FitContext& context) const;
   std::vector<int> CandidateDomains(int level, int64_t whole_gpus) const;
 
   CapacityIndex& index_;
-  const WorkloadMix& mix_;
+  PlacementPolicy& share_policy_;
 };
 
 }  // namespace strata::scheduler

@@ -44,6 +44,8 @@ struct Taint {
   std::string key;
   std::string value;
   TaintEffect effect = TaintEffect::kNoSchedule;
+
+  bool operator==(const Taint&) const = default;
 };
 
 // Kubernetes' toleration: operator Exists (any value) or Equal; an empty key with Exists
@@ -81,6 +83,8 @@ struct Gpu {
   int64_t memory_mib = 0;    // total device memory
   int island = 0;            // NVLink island within the node
   bool mig_enabled = false;  // MIG mode: serves only MIG-profile requests
+
+  bool operator==(const Gpu&) const = default;
 };
 
 struct Node {
@@ -91,6 +95,8 @@ struct Node {
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
   std::vector<Gpu> gpus;
+
+  bool operator==(const Node&) const = default;
 };
 
 // What one pod asks of GPUs: N whole GPUs, or a share of one GPU (milli-GPU and/or GPU memory),

@@ -6,21 +6,13 @@
 #include <queue>
 #include <unordered_map>
 
+#include "common/check.h"
 #include "scheduler/cycle_state.h"
 #include "scheduler/mig.h"
+#include "scheduler/queue_order.h"
 
 namespace strata::scheduler {
 namespace {
-
-// A deterministic per-seed order among workloads that are otherwise equal.
-uint64_t TieBreak(uint64_t seed, std::string_view name) {
-  uint64_t h = 1469598103934665603ULL;
-  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  uint64_t z = h + seed + 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // Workloads with the same key meet the same fate within a cycle once one has failed: capacity
 // and quota only shrink during a cycle. Empty for workloads with selectors, which are not
@@ -62,8 +54,8 @@ std::string Invalid(const Workload& w, const CycleState& state, int queue) {
 class Cycle {
  public:
   Cycle(const Snapshot& snapshot, const std::vector<Workload>& pending,
-        const SchedulerOptions& options)
-      : state_(snapshot, pending, options), options_(options) {}
+        const SchedulerOptions& options, const QueueOrder& order)
+      : state_(snapshot, pending, options), options_(options), order_(order) {}
 
   Decisions Run(const std::vector<Workload>& pending);
 
@@ -81,6 +73,7 @@ class Cycle {
 
   CycleState state_;
   const SchedulerOptions& options_;
+  const QueueOrder& order_;
   Decisions decisions_;
   std::unordered_map<std::string, Pending> failures_;
 };
@@ -101,27 +94,21 @@ Decisions Cycle::Run(const std::vector<Workload>& pending) {
     }
     groups[it->second].workloads.push_back(&w);
   }
-  const uint64_t seed = options_.seed;
   for (QueueGroup& g : groups) {
-    std::sort(g.workloads.begin(), g.workloads.end(), [seed](const Workload* a, const Workload* b) {
-      if (a->priority != b->priority) return a->priority > b->priority;
-      if (a->submitted != b->submitted) return a->submitted < b->submitted;
-      const uint64_t ta = TieBreak(seed, a->name);
-      const uint64_t tb = TieBreak(seed, b->name);
-      if (ta != tb) return ta < tb;
-      return a->name < b->name;
-    });
+    std::sort(g.workloads.begin(), g.workloads.end(),
+              [this](const Workload* a, const Workload* b) { return order_.Before(*a, *b); });
   }
-  // Queues by dominant share, lowest first; a queue's share changes only when it admits, so it
-  // is re-keyed when it goes back into the heap.
-  using Entry = std::pair<double, size_t>;
+  // Queues by the order's rank, lowest first (fair-share: the dominant share, which changes only
+  // when the queue admits); a queue is re-ranked when it goes back into the heap.
+  using Entry = std::pair<QueueRank, size_t>;
   auto later = [&](const Entry& a, const Entry& b) {
     if (a.first != b.first) return a.first > b.first;
     return groups[a.second].name > groups[b.second].name;
   };
   std::priority_queue<Entry, std::vector<Entry>, decltype(later)> heap(later);
-  auto share = [&](const QueueGroup& g) {
-    return g.queue < 0 ? 0.0 : state_.ledger.DominantShare(g.queue);
+  auto rank = [&](const QueueGroup& g) {
+    return order_.Rank(g.queue < 0 ? 0.0 : state_.ledger.DominantShare(g.queue),
+                       *g.workloads[g.next]);
   };
   // Workloads that preempted in an earlier cycle go first: the victims' capacity is theirs.
   for (QueueGroup& g : groups) {
@@ -132,7 +119,7 @@ Decisions Cycle::Run(const std::vector<Workload>& pending) {
     }
   }
   for (size_t i = 0; i < groups.size(); ++i) {
-    if (groups[i].next < groups[i].workloads.size()) heap.push({share(groups[i]), i});
+    if (groups[i].next < groups[i].workloads.size()) heap.push({rank(groups[i]), i});
   }
   while (!heap.empty()) {
     QueueGroup& g = groups[heap.top().second];
@@ -148,7 +135,7 @@ Decisions Cycle::Run(const std::vector<Workload>& pending) {
                    fmt::format("StrictFIFO queue {}: waiting behind {}", g.name, w.name));
       }
     }
-    if (g.next < g.workloads.size()) heap.push({share(g), id});
+    if (g.next < g.workloads.size()) heap.push({rank(g), id});
   }
   return std::move(decisions_);
 }
@@ -247,10 +234,23 @@ bool Cycle::Attempt(const Workload& w) {
   return false;
 }
 
+std::shared_ptr<const QueueOrder> MakeOrder(const SchedulerOptions& options) {
+  Result<std::unique_ptr<QueueOrder>> order = MakeQueueOrder(options.queue_order, options.seed);
+  STRATA_CHECK(order.has_value());
+  // Checked here rather than at each cycle: the share policy is made per cycle.
+  const WorkloadMix mix;
+  PlacementRng rng;
+  STRATA_CHECK(MakePlacementPolicy(options.share_placement, &mix, &rng).has_value());
+  return std::shared_ptr<const QueueOrder>(std::move(*order));
+}
+
 }  // namespace
 
+Scheduler::Scheduler(SchedulerOptions options)
+    : options_(std::move(options)), order_(MakeOrder(options_)) {}
+
 Decisions Scheduler::Cycle(const Snapshot& snapshot, const std::vector<Workload>& pending) const {
-  scheduler::Cycle cycle(snapshot, pending, options_);
+  scheduler::Cycle cycle(snapshot, pending, options_, *order_);
   return cycle.Run(pending);
 }
 

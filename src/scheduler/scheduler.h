@@ -1,9 +1,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "scheduler/model.h"
+#include "scheduler/queue_order.h"
 
 namespace strata::scheduler {
 
@@ -15,6 +18,11 @@ struct SchedulerOptions {
   // Whether pending workloads get kube-scheduler's FitError text (costs a pass over the nodes
   // per distinct failing shape).
   bool explain = true;
+  // The order of pending workloads (scheduler/queue_order.h: "fair-share" or "priority-fifo").
+  std::string queue_order = "fair-share";
+  // The node-choice policy for fractional GPU requests (scheduler/placement_policy.h: "strata",
+  // or one of the FGD artifact's baselines).
+  std::string share_placement = "strata";
 };
 
 // One scheduling cycle as a pure function: Snapshot + pending workloads -> Decisions.
@@ -32,7 +40,8 @@ struct SchedulerOptions {
 // snapshot.
 class Scheduler {
  public:
-  explicit Scheduler(SchedulerOptions options = {}) : options_(options) {}
+  // REQUIRES: options name a known queue order and share placement policy.
+  explicit Scheduler(SchedulerOptions options = {});
 
   // Decides for every workload in `pending` (names unique and distinct from running ones).
   // Bindings only use capacity free in `snapshot`; preemption victims keep their resources
@@ -42,6 +51,7 @@ class Scheduler {
 
  private:
   SchedulerOptions options_;
+  std::shared_ptr<const QueueOrder> order_;  // shared by copies; const
 };
 
 }  // namespace strata::scheduler

@@ -2,8 +2,8 @@
 
 #include <atomic>
 
+#include "api/api_status.h"
 #include "net/http_server.h"
-#include "server/api_status.h"
 
 namespace strata::server {
 
@@ -12,7 +12,7 @@ namespace {
 constexpr auto kStreamPollInterval = std::chrono::seconds(1);
 
 net::HttpResponse StatusResponse(const Status& status, int http_code) {
-  nlohmann::json body = StatusObject(status);
+  nlohmann::json body = api::StatusObject(status);
   body["code"] = http_code;
   return net::HttpResponse::Text(http_code, "application/json", body.dump());
 }

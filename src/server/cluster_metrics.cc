@@ -1,10 +1,11 @@
 #include "server/cluster_metrics.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
-#include "server/resource_catalog.h"
+#include "api/resource_catalog.h"
 
 namespace strata::server {
 namespace {
@@ -13,10 +14,10 @@ double Units(const Quantity& quantity) { return static_cast<double>(quantity.mil
 
 // Sets every child of `family` to the value `values` gives it, zeroes the other ones when
 // `keep_zero`, or else removes them.
-void Publish(telemetry::GaugeFamily& family, const SeriesValues& values, bool keep_zero) {
+void Publish(metrics::GaugeFamily& family, const SeriesValues& values, bool keep_zero) {
   std::vector<SeriesLabels> existing;
   family.ForEach(
-      [&](const SeriesLabels& labels, const telemetry::Gauge&) { existing.push_back(labels); });
+      [&](const SeriesLabels& labels, const metrics::Gauge&) { existing.push_back(labels); });
   for (const SeriesLabels& labels : existing) {
     if (values.count(labels) != 0) continue;
     if (keep_zero) {
@@ -34,55 +35,44 @@ SeriesValues ByOneLabel(const std::map<std::string, int64_t>& counts) {
   return values;
 }
 
-std::vector<std::string> CountedKinds() {
-  std::vector<std::string> kinds;
-  for (const ResourceType& type : AllResourceTypes()) kinds.emplace_back(type.kind);
-  return kinds;
-}
-
 }  // namespace
 
-// table_ as the follower fills it: every counted kind's objects, and the relists counted.
-class ClusterMetrics::FollowedTable final : public telemetry::FollowedObjects {
- public:
-  explicit FollowedTable(StoreStateStats& stats) : stats_(stats) {}
-
-  void Clear() override { table.Clear(); }
-  void Put(store::Object object) override { table.Put(object); }
-  void Remove(const store::Object& object) override { table.Remove(object.key); }
-  void Relisted() override { stats_.state_relists_total.With().Increment(); }
-
-  ClusterStateTable table;
-
- private:
-  StoreStateStats& stats_;
-};
-
-ClusterMetrics::ClusterMetrics(store::Store& store, telemetry::Registry& registry,
-                               ClusterMetricsOptions options)
-    : queues_(registry, "queue"),
+ClusterMetrics::ClusterMetrics(cluster::Cache& cache, metrics::Registry& registry)
+    : cache_(cache),
+      queues_(registry, "queue"),
       scheduler_(registry, "scheduler"),
       pods_(registry, "pods"),
-      store_state_(registry, "apiserver"),
-      table_(std::make_unique<FollowedTable>(store_state_)),
-      follower_(store, CountedKinds(), options.watch_buffer, *table_) {}
-
-ClusterMetrics::~ClusterMetrics() = default;
+      store_state_(registry, "apiserver") {}
 
 Status ClusterMetrics::Refresh() {
-  return follower_.Read([this] { PublishLocked(); });
+  if (Status synced = cache_.Sync(); !synced.ok()) return synced;
+  std::lock_guard lock(mutex_);
+  std::set<std::string> kinds;
+  for (const api::ResourceType& type : api::AllResourceTypes()) kinds.emplace(type.kind);
+  cluster::Changes changes = cache_.ChangesSince(cursor_, kinds);
+  cursor_ = changes.cursor;
+  if (changes.resync) table_.Clear();
+  for (const cluster::Change& change : changes.changes) {
+    if (change.current) {
+      table_.Put(*change.current);
+    } else {
+      table_.Remove(change.key);
+    }
+  }
+  PublishLocked();
+  return Status::Ok();
 }
 
 void ClusterMetrics::PublishLocked() {
-  const ClusterStateTable& table = table_->table;
+  const ClusterStateTable& table = table_;
   SeriesValues nominal;
   SeriesValues used;
   SeriesValues borrowed;
-  for (const QueueUsage& queue : table.QueueUsages()) {
-    for (const auto& [resource, usage] : queue.resources) {
-      nominal[{queue.name, resource}] = Units(usage.nominal);
-      used[{queue.name, resource}] = Units(usage.used);
-      borrowed[{queue.name, resource}] = Units(usage.borrowed);
+  for (const auto& [queue, resources] : table.QueueUsages()) {
+    for (const auto& [resource, usage] : resources) {
+      nominal[{queue, resource}] = Units(usage.nominal);
+      used[{queue, resource}] = Units(usage.used);
+      borrowed[{queue, resource}] = Units(usage.borrowed);
     }
   }
   Publish(queues_.nominal_quota, nominal, false);
@@ -101,6 +91,7 @@ void ClusterMetrics::PublishLocked() {
   store_state_.gpus.With({"held"}).Set(static_cast<double>(totals.gpus_held));
   store_state_.gpus.With({"free"}).Set(
       static_cast<double>(std::max<int64_t>(0, totals.gpus_total - totals.gpus_held)));
+  store_state_.state_lists.With().Set(static_cast<double>(cache_.lists()));
 }
 
 }  // namespace strata::server

@@ -47,6 +47,17 @@ TEST(ClusterMetricsTest, ScrapesShowQueueUseAndPendingWorkloadsByReason) {
   auto applied =
       admin->Call("POST", "/apis/strata.dev/v1alpha1/apply", kQueues, "application/yaml");
   ASSERT_TRUE(applied) << applied.error().ToString();
+  // The queue's use, as the scheduler adapter writes it by the scheduler's charging rules.
+  auto queue = server.store().Get({"Queue", "", "team-a-cq"});
+  ASSERT_TRUE(queue);
+  queue->body["status"] = {
+      {"flavorsUsage",
+       {{{"name", "h100"},
+         {"resources",
+          {{{"name", "gpu"}, {"nominal", "8"}, {"used", "12"}, {"borrowed", "4"}},
+           {{"name", "cpu"}, {"nominal", "64"}, {"used", "500m"}}}}}}},
+      {"admittedWorkloads", 1}};
+  ASSERT_TRUE(server.store().Update(*queue));
 
   auto scraped = admin->GetText("/metrics");
   ASSERT_TRUE(scraped) << scraped.error().ToString();

@@ -2,15 +2,15 @@
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "api/queue.h"
+#include "api/queue_usage.h"
+#include "cluster/cache.h"
 #include "common/quantity.h"
-#include "server/queue_usage.h"
-#include "store/object.h"
 
 namespace strata::server {
 
@@ -19,12 +19,11 @@ using SeriesLabels = std::vector<std::string>;
 // The value of every series of one family, by label values.
 using SeriesValues = std::map<SeriesLabels, double>;
 
-// The cluster's state as /metrics reports it, counted over the stored objects.
+// The cluster's state as /metrics reports it, counted over the cached objects.
 struct ClusterTotals {
   // Objects by kind: every kind the API serves, zero included.
   std::map<std::string, int64_t> objects_by_kind;
-  // Pods by status.phase ("Pending" when absent); Pending, Running, Succeeded and Failed are
-  // always there, zero included.
+  // Pods by status.phase; Pending, Running, Succeeded and Failed are always there.
   std::map<std::string, int64_t> pods_by_phase;
   // GPUs of registered nodes (status.gpus), and those assigned to pods (spec.assignedGpus) that
   // are not Succeeded or Failed.
@@ -32,17 +31,16 @@ struct ClusterTotals {
   int64_t gpus_held = 0;
 };
 
-// The stored objects' contributions to the cluster-state series, and their sums: Put an object
+// The cached objects' contributions to the cluster-state series, and their sums: Put an object
 // as it is now, Remove it when it is gone, and every figure is the sum over what is held, so a
-// change costs the one object, not a scan of the store. The figures equal what a scan of every
-// object gives: each object's share is computed by the same rules (ComputeQueueUsage's for what a
-// pod charges its queue, api::QueueNames's for which queue a workload names, resolved when the
-// series are read, so a queue created after its pods still gets them).
+// change costs the one object, not a scan. Queue use is what each Queue's status says; which
+// queue a pending workload names follows api::QueueNames, resolved when the series are read, so
+// a queue created after its workloads still gets them.
 //
-// Rules, over the objects as the REST API serves them:
-//   a pending workload is a Job in phase Pending (the default), or a pod of no Job that is not
-//   bound to a node and is Pending; its reason is status.reason, "NotYetScheduled" when absent.
-//   Only the kinds of AllResourceTypes() count; others are ignored.
+// Rules: a pending workload is a Job in phase Pending, or a pod of no Job that is not bound to a
+// node and is Pending; its reason is status.reason, "NotYetScheduled" when empty. Only the kinds
+// the API serves count; others are ignored; an object that does not decode counts by its kind
+// only.
 //
 // A plain value owned by ClusterMetrics; thread-compatible (the owner serialises calls).
 class ClusterStateTable {
@@ -50,7 +48,7 @@ class ClusterStateTable {
   ClusterStateTable();
 
   // Holds `object` as it is now, replacing what was held for its key.
-  void Put(const store::Object& object);
+  void Put(const cluster::CachedObject& object);
   // Forgets the object at `key`; nothing happens when none is held.
   void Remove(const store::ObjectKey& key);
   // Forgets every object.
@@ -61,8 +59,8 @@ class ClusterStateTable {
 
   ClusterTotals Totals() const;
 
-  // Every queue's use as ComputeQueueUsage gives it over the held queues and pods.
-  std::vector<QueueUsage> QueueUsages() const;
+  // Every queue's use (UsageByResource), by queue name.
+  std::map<std::string, std::map<std::string, api::QueueResourceUsage>> QueueUsages() const;
 
   // Pending workloads by {queue, reason} (those whose queue resolves) and by {reason}.
   struct PendingCounts {
@@ -72,16 +70,8 @@ class ClusterStateTable {
   PendingCounts Pending() const;
 
  private:
-  // Where a workload or a pod's charge goes before resolution: {namespace, spec.queue}.
-  using QueueReference = std::pair<std::string, std::string>;
   // A pending workload's {namespace, spec.queue, reason}.
   using PendingKey = std::tuple<std::string, std::string, std::string>;
-  // What the pods of one queue reference request, per resource: the sum, and how many pods
-  // request it (ComputeQueueUsage lists a requested resource even at zero).
-  struct ResourceCharge {
-    Quantity sum;
-    int64_t pods = 0;
-  };
 
   // One object's share of every sum.
   struct Contribution {
@@ -91,24 +81,20 @@ class ClusterStateTable {
     int64_t gpus_held = 0;
     bool pending = false;
     PendingKey pending_key;
-    QueueReference charged_to;
-    std::map<std::string, Quantity> charge;  // empty when the pod holds nothing
   };
 
-  static Contribution ContributionOf(const store::Object& object);
+  static Contribution ContributionOf(const cluster::CachedObject& object);
   // Adds `contribution` to the sums (sign +1) or takes it away (sign -1).
   void Account(const Contribution& contribution, int sign);
-  std::vector<nlohmann::json> QueueBodies() const;
 
   std::map<store::ObjectKey, Contribution> contributions_;
-  std::map<std::string, nlohmann::json> queues_;  // Queue bodies by name (queues are few)
+  std::map<std::string, api::Queue> queues_;  // by name (queues are few)
 
   std::map<std::string, int64_t> objects_by_kind_;
   std::map<std::string, int64_t> pods_by_phase_;
   int64_t gpus_total_ = 0;
   int64_t gpus_held_ = 0;
   std::map<PendingKey, int64_t> pending_;
-  std::map<QueueReference, std::map<std::string, ResourceCharge>> charges_;
 };
 
 }  // namespace strata::server

@@ -8,20 +8,22 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
+#include "api/pod_contract.h"
+#include "cluster/indexes.h"
+#include "metrics/metrics.h"
 #include "node/gpu_metrics.h"
 #include "node/nvml_inventory.h"
-#include "node/pod_contract.h"
 #include "node/simulated_inventory.h"
+#include "observe/cluster_cost.h"
 #include "server/api_listener.h"
 #include "server/cost_api.h"
 #include "server/dashboard_files.h"
 #include "server/node_registration.h"
 #include "server/rest_api.h"
 #include "store/sqlite_store.h"
-#include "telemetry/cluster_cost.h"
-#include "telemetry/metrics.h"
 
 namespace strata::server {
 namespace {
@@ -46,104 +48,71 @@ std::string DescribeNode(const api::Node& node) {
   std::string text = node.metadata.name + " (";
   for (const auto& [model, count] : models) text += std::to_string(count) + "x " + model + ", ";
   if (models.empty()) text += "no GPU, ";
-  auto rack = node.metadata.labels.find(kRackLabel);
+  auto rack = node.metadata.labels.find(api::kRackLabel);
   text += rack == node.metadata.labels.end() ? "no rack" : rack->second;
   return text + ")";
 }
 
-// Runs one step on a thread every interval until stopped; Stop wakes it at once, and so does a
-// change to an object of one of the `wake_on` kinds (no sooner than kMinWakeGap after the last
-// step, so that a burst of writes, or the step's own writes, cost one extra step, not one each).
+// Runs one step on a thread every interval until stopped, and sooner when the cache says an
+// object of one of the `wake_on` kinds changed (no sooner than kMinWakeGap after the last step,
+// so that a burst of writes, or the step's own writes, cost one extra step, not one each).
 class PeriodicLoop {
  public:
   static constexpr Duration kMinWakeGap = std::chrono::milliseconds(10);
 
-  PeriodicLoop(std::string name, Duration interval, ControlStep step, store::Store& store,
+  PeriodicLoop(std::string name, Duration interval, ControlStep step, cluster::Cache& cache,
                std::vector<std::string> wake_on)
       : name_(std::move(name)),
         interval_(interval),
         step_(std::move(step)),
-        store_(store),
-        wake_kinds_(std::move(wake_on)) {
-    for (const std::string& kind : wake_kinds_) watchers_.push_back(Watch(kind));
+        cache_(cache),
+        wake_kinds_(wake_on.begin(), wake_on.end()) {
     thread_ = std::thread([this] { Run(); });
   }
   ~PeriodicLoop() { Stop(); }
 
-  void Stop() {
+  // Asks the loop to stop; the cache's Interrupt ends a wait for a change.
+  void RequestStop() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stopping_ = true;
     }
     wake_.notify_all();
+  }
+
+  void Stop() {
+    RequestStop();
     if (thread_.joinable()) thread_.join();
-    for (auto& watcher : watchers_) {
-      if (watcher) watcher->SetNotify({});
-    }
   }
 
  private:
-  // A watcher of `kind` whose events wake the loop; null (the loop just ticks) if the store
-  // cannot watch.
-  std::unique_ptr<store::Watcher> Watch(const std::string& kind) {
-    store::WatchOptions options;
-    options.selection.kind = kind;
-    Result<std::unique_ptr<store::Watcher>> watcher = store_.Watch(options);
-    if (!watcher) {
-      spdlog::warn("{}: cannot watch {}: {}", name_, kind, watcher.error().ToString());
-      return nullptr;
-    }
-    (*watcher)->SetNotify([this] {
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        changed_ = true;
-      }
-      wake_.notify_all();
-    });
-    return std::move(*watcher);
-  }
-
-  // Discards the events waiting (the step reads the store itself); a watcher that fell behind
-  // is replaced.
-  void DrainWatchers() {
-    for (size_t i = 0; i < watchers_.size(); ++i) {
-      if (!watchers_[i]) continue;
-      for (;;) {
-        Result<std::optional<store::WatchEvent>> event = watchers_[i]->TryNext();
-        if (event && event->has_value()) continue;
-        if (!event) {
-          watchers_[i]->SetNotify({});
-          watchers_[i] = Watch(wake_kinds_[i]);
-        }
-        break;
-      }
-    }
+  bool Stopping() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stopping_;
   }
 
   void Run() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!stopping_) {
-      changed_ = false;
-      lock.unlock();
-      DrainWatchers();
+    uint64_t seen = cache_.Notifications(wake_kinds_);
+    while (!Stopping()) {
       Status status = step_();
       if (!status.ok()) spdlog::warn("{}: {}", name_, status.ToString());
-      lock.lock();
-      if (wake_.wait_for(lock, kMinWakeGap, [this] { return stopping_; })) break;
-      wake_.wait_for(lock, interval_ - kMinWakeGap, [this] { return stopping_ || changed_; });
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (wake_.wait_for(lock, kMinWakeGap, [this] { return stopping_; })) break;
+      }
+      const auto deadline = std::chrono::steady_clock::now() + (interval_ - kMinWakeGap);
+      seen = cache_.WaitForNotification(wake_kinds_, seen, deadline);
     }
   }
 
   const std::string name_;
   const Duration interval_;
   const ControlStep step_;
-  store::Store& store_;
-  const std::vector<std::string> wake_kinds_;
-  std::vector<std::unique_ptr<store::Watcher>> watchers_;  // the loop thread's, after start
+  cluster::Cache& cache_;
+  const std::set<std::string> wake_kinds_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  bool changed_ = false;
   std::thread thread_;
 };
 
@@ -151,15 +120,18 @@ class PeriodicLoop {
 
 struct ControlPlane::Impl {
   std::unique_ptr<store::Store> store;
-  // The store's Nodes, Pods and Queues, decoded once for every reader (/metrics, cost, idle
-  // reclaim). Declared after the store, which it watches.
-  std::shared_ptr<telemetry::ClusterObjectsCache> cluster_objects;
-  telemetry::Registry registry;
+  // The store, decoded once for every loop and reader. Declared after the store, which it
+  // watches.
+  std::unique_ptr<cluster::Cache> cache;
+  // Its Nodes, Pods and Queues as the GPU and cost readers want them (/metrics, cost, idle
+  // reclaim).
+  std::shared_ptr<observe::ClusterObjectsCache> cluster_objects;
+  metrics::Registry registry;
   std::unique_ptr<RestApi> api;
   std::unique_ptr<ApiListener> listener;
   std::vector<std::unique_ptr<PeriodicLoop>> loops;
   std::vector<std::string> node_names;
-  telemetry::GpuReadingSource gpu_readings;
+  observe::GpuReadingSource gpu_readings;
   bool simulated = false;
   bool stopped = false;
 };
@@ -222,9 +194,9 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
                                 "the bearer tokens clients must present, or listen on 127.0.0.1"));
   }
 
-  telemetry::PriceTable prices = telemetry::DefaultPriceTable();
+  observe::PriceTable prices = observe::DefaultPriceTable();
   if (!options.price_table_file.empty()) {
-    ASSIGN_OR_RETURN(prices, telemetry::ReadPriceTableFile(options.price_table_file));
+    ASSIGN_OR_RETURN(prices, observe::ReadPriceTableFile(options.price_table_file));
   }
 
   // The inventory first: a bad --simulate fails before anything is opened.
@@ -257,7 +229,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   if (simulated) {
     // Every simulated node is this machine: workers meet at loopback.
     for (api::Node& each : nodes)
-      each.metadata.annotations[node::kNodeAddressAnnotation] = "127.0.0.1";
+      each.metadata.annotations[api::kNodeAddressAnnotation] = "127.0.0.1";
   }
   RETURN_IF_ERROR(RegisterNodes(*impl->store, nodes));
   if (!simulated) {
@@ -269,9 +241,9 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
       auto mutex = std::make_shared<std::mutex>();
       impl->gpu_readings = [monitor, mutex] {
         std::lock_guard lock(*mutex);
-        Result<telemetry::GpuReadingsByUuid> read = monitor->Read();
+        Result<observe::GpuReadingsByUuid> read = monitor->Read();
         if (!read) spdlog::warn("reading the GPUs through NVML: {}", read.error().message());
-        return read ? std::move(*read) : telemetry::GpuReadingsByUuid{};
+        return read ? std::move(*read) : observe::GpuReadingsByUuid{};
       };
     } else {
       out << "strata: GPU readings unavailable (" << opened.error().message() << ")\n";
@@ -289,13 +261,17 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   // The node runtime of `strata up` keeps pods' logs under the data dir.
   api_options.pod_logs_dir = options.data_dir + "/pods";
   api_options.version = options.version;
-  impl->api = std::make_unique<RestApi>(*impl->store, impl->registry, std::move(api_options));
+  impl->cache = std::make_unique<cluster::Cache>(*impl->store, cluster::ControlPlaneCacheOptions());
+  // Lists every kind now and starts their watches, so a loop is woken by the first change.
+  RETURN_IF_ERROR(impl->cache->Sync());
+  impl->api =
+      std::make_unique<RestApi>(*impl->store, *impl->cache, impl->registry, std::move(api_options));
   ApiListenerOptions listener_options;
   listener_options.host = host;
   listener_options.port = port;
   listener_options.max_body_bytes = options.max_body_bytes;
   // /metrics also carries every GPU under the DCGM exporter's names and the cost series.
-  telemetry::ClusterMetricsOptions metrics_options;
+  observe::ClusterMetricsOptions metrics_options;
   metrics_options.prices = prices;
   metrics_options.measured_gpus = impl->gpu_readings;
   if (options.service_tokens) {
@@ -304,8 +280,8 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
       return tokens(window);
     };
   }
-  impl->cluster_objects = std::make_shared<telemetry::ClusterObjectsCache>(*impl->store);
-  telemetry::AddClusterMetrics(impl->registry, impl->cluster_objects, std::move(metrics_options));
+  impl->cluster_objects = std::make_shared<observe::ClusterObjectsCache>(*impl->cache);
+  observe::AddClusterMetrics(impl->registry, impl->cluster_objects, std::move(metrics_options));
   RestApi* api = impl->api.get();
   CostApiOptions cost_options;
   cost_options.prices = std::move(prices);
@@ -342,12 +318,14 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
 void ControlPlane::AddLoop(std::string name, Duration interval, ControlStep step,
                            std::vector<std::string> wake_on) {
   impl_->loops.push_back(std::make_unique<PeriodicLoop>(std::move(name), interval, std::move(step),
-                                                        *impl_->store, std::move(wake_on)));
+                                                        *impl_->cache, std::move(wake_on)));
 }
 
 store::Store& ControlPlane::store() { return *impl_->store; }
 
-telemetry::Registry& ControlPlane::registry() { return impl_->registry; }
+cluster::Cache& ControlPlane::cache() { return *impl_->cache; }
+
+metrics::Registry& ControlPlane::registry() { return impl_->registry; }
 
 int ControlPlane::port() const { return impl_->listener->port(); }
 
@@ -355,17 +333,17 @@ const std::vector<std::string>& ControlPlane::node_names() const { return impl_-
 
 bool ControlPlane::simulated() const { return impl_->simulated; }
 
-const telemetry::GpuReadingSource& ControlPlane::gpu_readings() const {
-  return impl_->gpu_readings;
-}
+const observe::GpuReadingSource& ControlPlane::gpu_readings() const { return impl_->gpu_readings; }
 
-std::shared_ptr<telemetry::ClusterObjectsCache> ControlPlane::cluster_objects() const {
+std::shared_ptr<observe::ClusterObjectsCache> ControlPlane::cluster_objects() const {
   return impl_->cluster_objects;
 }
 
 void ControlPlane::Stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
+  for (auto& loop : impl_->loops) loop->RequestStop();
+  impl_->cache->Interrupt();
   for (auto& loop : impl_->loops) loop->Stop();
   impl_->listener->Stop();
 }

@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cache.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "metrics/metrics.h"
+#include "observe/cluster_gpus.h"
+#include "observe/cluster_objects_cache.h"
 #include "store/store.h"
-#include "telemetry/cluster_gpus.h"
-#include "telemetry/cluster_objects_cache.h"
-#include "telemetry/metrics.h"
 
 namespace strata::server {
 
@@ -30,7 +31,7 @@ struct ControlPlaneOptions {
   // line; empty: joining is off.
   std::string join_token_file;
   // Prices per GPU model per hour, CPU core-hour and memory GiB-hour (YAML or JSON, see
-  // telemetry::ParsePriceTable); empty: telemetry::DefaultPriceTable().
+  // observe::ParsePriceTable); empty: observe::DefaultPriceTable().
   std::string price_table_file;
   // Tokens each service served over a window (the gateway's counts), for cost per million
   // tokens; empty: unknown. Called from the API's threads.
@@ -66,14 +67,18 @@ class ControlPlane {
                                                      std::ostream& out);
 
   // Runs `step` every `interval` on a thread of its own until Stop, and sooner (within
-  // milliseconds) after a change to an object of a kind in `wake_on`; a failing step is logged
-  // and run again at the next interval. REQUIRES: not stopped; `interval` above 10 ms.
+  // milliseconds) after a change to an object of a kind in `wake_on` (the cache's notice); a
+  // failing step is logged and run again at the next interval. REQUIRES: not stopped;
+  // `interval` above 10 ms.
   void AddLoop(std::string name, Duration interval, ControlStep step,
                std::vector<std::string> wake_on = {});
 
   store::Store& store();
+  // The one watch-fed cache of the store that every loop here reads (every kind the loops
+  // read, with cluster::ControlPlaneCacheOptions' indexes). Thread-safe.
+  cluster::Cache& cache();
   // The metrics /metrics serves; loops started by the owner register theirs here.
-  telemetry::Registry& registry();
+  metrics::Registry& registry();
   int port() const;
   // The names of the Node objects registered for this machine's inventory.
   const std::vector<std::string>& node_names() const;
@@ -82,10 +87,10 @@ class ControlPlane {
   bool simulated() const;
   // The real GPUs' live readings by UUID (NVML); empty when the GPUs are simulated or NVML's
   // figures cannot be read. Thread-safe.
-  const telemetry::GpuReadingSource& gpu_readings() const;
-  // The store's Nodes, Pods and Queues, decoded and kept current from its watch: the one cache
-  // every reader of the whole cluster shares (set by Start). Thread-safe.
-  std::shared_ptr<telemetry::ClusterObjectsCache> cluster_objects() const;
+  const observe::GpuReadingSource& gpu_readings() const;
+  // The cache's Nodes, Pods and Queues as the GPU and cost readers want them, shared by every
+  // reader of the whole cluster (set by Start). Thread-safe.
+  std::shared_ptr<observe::ClusterObjectsCache> cluster_objects() const;
 
   // Stops the loops, then the API, then closes the store. Idempotent.
   void Stop();

@@ -1,9 +1,9 @@
 #include "server/cost_api.h"
 
+#include "api/api_status.h"
 #include "api/duration.h"
-#include "server/api_status.h"
+#include "observe/cluster_cost.h"
 #include "server/rest_api.h"
-#include "telemetry/cluster_cost.h"
 
 namespace strata::server {
 namespace {
@@ -16,11 +16,11 @@ ApiReply JsonReply(int code, const nlohmann::json& body) {
 
 }  // namespace
 
-CostApi::CostApi(std::shared_ptr<telemetry::ClusterObjectsCache> cluster, CostApiOptions options)
+CostApi::CostApi(std::shared_ptr<observe::ClusterObjectsCache> cluster, CostApiOptions options)
     : options_(std::move(options)), cluster_(std::move(cluster)) {}
 
 Result<nlohmann::json> CostApi::Report(std::string_view by, std::string_view window_text) const {
-  ASSIGN_OR_RETURN(telemetry::CostDimension dimension, telemetry::ParseCostDimension(by));
+  ASSIGN_OR_RETURN(observe::CostDimension dimension, observe::ParseCostDimension(by));
   Duration window = options_.default_window;
   if (!window_text.empty()) {
     Result<Duration> parsed = api::ParseDuration(window_text);
@@ -30,13 +30,13 @@ Result<nlohmann::json> CostApi::Report(std::string_view by, std::string_view win
     }
     window = *parsed;
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<const telemetry::ClusterObjects> cluster, cluster_->Get());
-  telemetry::CostPods pods = telemetry::CostPodsOf(*cluster);
+  ASSIGN_OR_RETURN(std::shared_ptr<const observe::ClusterObjects> cluster, cluster_->Get());
+  observe::CostPods pods = observe::CostPodsOf(*cluster);
   std::map<std::string, double> tokens;
   if (options_.service_tokens) tokens = options_.service_tokens(window);
   TimePoint now = options_.clock->Now();
-  nlohmann::json body = telemetry::CostReportToJson(
-      telemetry::ComputeCost(options_.prices, pods.pods, dimension, now - window, now, tokens));
+  nlohmann::json body = observe::CostReportToJson(
+      observe::ComputeCost(options_.prices, pods.pods, dimension, now - window, now, tokens));
   body["podsWithoutFinishTime"] = pods.unknown_end;
   return body;
 }
@@ -47,15 +47,15 @@ std::optional<ApiReply> CostApi::Handle(const net::HttpRequest& request) const {
   if (path != kPath) return std::nullopt;
   if (request.method != "GET") {
     return JsonReply(HttpStatusFor(StatusCode::kUnimplemented),
-                     StatusObject(UnimplementedError("method " + request.method +
-                                                     " is not allowed on " + std::string(kPath))));
+                     api::StatusObject(UnimplementedError(
+                         "method " + request.method + " is not allowed on " + std::string(kPath))));
   }
   std::map<std::string, std::string> query = ParseQuery(request.target);
   auto by = query.find("by");
   auto window = query.find("window");
   Result<nlohmann::json> body =
       Report(by == query.end() ? "team" : by->second, window == query.end() ? "" : window->second);
-  if (!body) return JsonReply(HttpStatusFor(body.error().code()), StatusObject(body.error()));
+  if (!body) return JsonReply(HttpStatusFor(body.error().code()), api::StatusObject(body.error()));
   return JsonReply(200, *body);
 }
 

@@ -9,15 +9,15 @@
 
 #include "common/clock.h"
 #include "net/http_message.h"
+#include "observe/cluster_objects_cache.h"
+#include "observe/cost.h"
 #include "server/api_listener.h"
-#include "telemetry/cluster_objects_cache.h"
-#include "telemetry/cost.h"
 
 namespace strata::server {
 
 struct CostApiOptions {
   const Clock* clock = &RealClock::Instance();
-  telemetry::PriceTable prices = telemetry::DefaultPriceTable();
+  observe::PriceTable prices = observe::DefaultPriceTable();
   // Tokens each service served over `window` (the gateway's counts); empty: unknown, and
   // services get no cost per million tokens.
   std::function<std::map<std::string, double>(Duration window)> service_tokens;
@@ -28,7 +28,7 @@ struct CostApiOptions {
 //
 //   GET /apis/strata.dev/v1alpha1/cost?by=team|project|queue|job|service|pod&window=24h
 //
-// answers a telemetry::CostReportToJson body computed from the store's Nodes and Pods at the
+// answers a observe::CostReportToJson body computed from the store's Nodes and Pods at the
 // time of the request (OpenCost's model: requests x price x time held, see cost.h), plus
 // `podsWithoutFinishTime`. `by` defaults to team and `window` (a Go duration, at most 8760h) to
 // the configured default. Bad parameters get 400 with a Status object naming the parameter. The
@@ -41,7 +41,7 @@ class CostApi {
  public:
   static constexpr std::string_view kPath = "/apis/strata.dev/v1alpha1/cost";
 
-  CostApi(std::shared_ptr<telemetry::ClusterObjectsCache> cluster, CostApiOptions options);
+  CostApi(std::shared_ptr<observe::ClusterObjectsCache> cluster, CostApiOptions options);
 
   // The reply for a request to kPath (GET only, else 405-like Unimplemented as the REST API
   // answers), or nullopt when the request's path is not kPath.
@@ -51,7 +51,7 @@ class CostApi {
   Result<nlohmann::json> Report(std::string_view by, std::string_view window) const;
 
   const CostApiOptions options_;
-  const std::shared_ptr<telemetry::ClusterObjectsCache> cluster_;  // thread-safe
+  const std::shared_ptr<observe::ClusterObjectsCache> cluster_;  // thread-safe
 };
 
 }  // namespace strata::server

@@ -2,14 +2,14 @@
 
 #include <string>
 
-#include "server/api_status.h"
+#include "api/api_status.h"
 
 namespace strata::server {
 namespace {
 
 ApiReply ErrorReply(const Status& status) {
   return ApiReply{net::HttpResponse::Text(HttpStatusFor(status.code()), "application/json",
-                                          StatusObject(status).dump()),
+                                          api::StatusObject(status).dump()),
                   nullptr};
 }
 

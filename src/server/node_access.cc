@@ -152,13 +152,13 @@ Status NodeAccess::Authorize(const std::string& node, std::string_view method,
     if (path == open)
       return method == "GET" ? Status::Ok() : Denied(node, method, path, "read-only");
   }
-  Result<ResourcePath> resource = ParseResourcePath(path);
+  Result<api::ResourcePath> resource = api::ParseResourcePath(path);
   if (!resource) return Denied(node, method, path, "not a resource a node reads");
   return AuthorizeResource(node, method, *resource, query, body);
 }
 
 Status NodeAccess::AuthorizeResource(const std::string& node, std::string_view method,
-                                     const ResourcePath& resource,
+                                     const api::ResourcePath& resource,
                                      const std::map<std::string, std::string>& query,
                                      std::string_view body) const {
   std::string path = resource.type->Path(resource.namespace_name.value_or(""), resource.name) +

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "api/resource_catalog.h"
 #include "common/status.h"
-#include "server/resource_catalog.h"
 #include "store/store.h"
 
 namespace strata::server {
@@ -59,7 +59,7 @@ class NodeAccess {
 
  private:
   Status AuthorizeResource(const std::string& node, std::string_view method,
-                           const ResourcePath& path,
+                           const api::ResourcePath& path,
                            const std::map<std::string, std::string>& query,
                            std::string_view body) const;
 

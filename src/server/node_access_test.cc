@@ -55,7 +55,7 @@ class NodeAccessTest : public ::testing::Test {
   }
 
   // Joins `name` and returns a client holding its credential.
-  std::unique_ptr<ApiClient> Agent(const std::string& name) {
+  std::unique_ptr<client::ApiClient> Agent(const std::string& name) {
     Result<Json> joined = Join(name);
     EXPECT_TRUE(joined) << joined.error().ToString();
     return server_.Client((*joined)["token"].get<std::string>());

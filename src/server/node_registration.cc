@@ -60,9 +60,9 @@ std::vector<api::Node> NodesFromInventory(const std::vector<node::NodeGpus>& nod
   for (const node::NodeGpus& found : nodes) {
     api::Node node;
     node.metadata.name = found.node_name;
-    node.metadata.labels[kHostnameLabel] = found.node_name;
-    if (!found.rack.empty()) node.metadata.labels[kRackLabel] = found.rack;
-    if (simulated) node.metadata.labels[kSimulatedLabel] = "true";
+    node.metadata.labels[api::kHostnameLabel] = found.node_name;
+    if (!found.rack.empty()) node.metadata.labels[api::kRackLabel] = found.rack;
+    if (simulated) node.metadata.labels[api::kSimulatedLabel] = "true";
     node.status.cpu = capacity.cpu;
     node.status.memory = capacity.memory;
     for (const node::GpuDevice& device : found.gpus) {
@@ -76,8 +76,8 @@ std::vector<api::Node> NodesFromInventory(const std::vector<node::NodeGpus>& nod
       for (const node::MigInstance& instance : device.mig_instances) {
         gpu.mig_instances.push_back({MigProfile(instance.name), instance.uuid});
       }
-      node.metadata.labels[kGpuModelLabel] = gpu.model;
-      node.metadata.labels[kGpuProductLabel] = ProductLabel(device.name);
+      node.metadata.labels[api::kGpuModelLabel] = gpu.model;
+      node.metadata.labels[api::kGpuProductLabel] = ProductLabel(device.name);
       node.status.gpus.push_back(std::move(gpu));
     }
     std::string stamp = FormatRfc3339(now);

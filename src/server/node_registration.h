@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "api/annotations.h"
 #include "api/node.h"
 #include "common/clock.h"
 #include "common/quantity.h"
@@ -11,15 +12,6 @@
 #include "store/store.h"
 
 namespace strata::server {
-
-// Node labels strata sets from what an inventory reports.
-inline constexpr char kHostnameLabel[] = "kubernetes.io/hostname";
-inline constexpr char kRackLabel[] = "topology.strata.dev/rack";
-inline constexpr char kGpuModelLabel[] = "strata.dev/gpu-model";
-inline constexpr char kSimulatedLabel[] = "strata.dev/simulated";
-// NVIDIA GPU feature discovery's label: the product name with '-' for spaces
-// ("NVIDIA-H100-80GB-HBM3"), so that ResourceFlavors written for Kubernetes select the node.
-inline constexpr char kGpuProductLabel[] = "nvidia.com/gpu.product";
 
 // CPU and memory a node offers to pods.
 struct NodeCapacity {

@@ -21,10 +21,10 @@ TEST(NodeRegistrationTest, SimulatedInventoryBecomesLabelledNodesWithGpus) {
   std::vector<api::Node> nodes = SimulatedNodes(node::kDefaultSimulateSpec, clock.Now());
   ASSERT_EQ(nodes.size(), 4u);
   const api::Node& first = nodes[0];
-  EXPECT_EQ(first.metadata.labels.at(kRackLabel), "rack-0");
-  EXPECT_EQ(nodes[3].metadata.labels.at(kRackLabel), "rack-1");
-  EXPECT_EQ(first.metadata.labels.at(kGpuModelLabel), "H100-80GB");
-  EXPECT_EQ(first.metadata.labels.at(kSimulatedLabel), "true");
+  EXPECT_EQ(first.metadata.labels.at(api::kRackLabel), "rack-0");
+  EXPECT_EQ(nodes[3].metadata.labels.at(api::kRackLabel), "rack-1");
+  EXPECT_EQ(first.metadata.labels.at(api::kGpuModelLabel), "H100-80GB");
+  EXPECT_EQ(first.metadata.labels.at(api::kSimulatedLabel), "true");
   ASSERT_EQ(first.status.gpus.size(), 8u);
   EXPECT_EQ(first.status.gpus[7].index, 7);
   EXPECT_EQ(first.status.gpus[0].model, "H100-80GB");

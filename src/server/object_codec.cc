@@ -4,8 +4,8 @@
 
 #include "api/encode.h"
 #include "api/manifest.h"
+#include "api/resource_catalog.h"
 #include "common/yaml_json.h"
-#include "server/resource_catalog.h"
 
 namespace strata::server {
 namespace {
@@ -15,7 +15,7 @@ bool IsNamespacedDocument(const nlohmann::json& document) {
     return false;
   }
   std::string kind = document["kind"].get<std::string>();
-  const ResourceType* type = FindResourceTypeByKind(kind);
+  const api::ResourceType* type = api::FindResourceTypeByKind(kind);
   // Compatible kinds (PyTorchJob, InferenceService, ...) are namespaced unless they are
   // cluster-wide quota objects.
   if (type == nullptr) {
@@ -30,24 +30,24 @@ bool IsNamespacedDocument(const nlohmann::json& document) {
 Result<std::vector<api::Object>> DecodeRequestBody(
     std::string_view body, std::string_view source_name,
     const std::optional<std::string>& default_namespace) {
+  if (size_t bad = InvalidUtf8Offset(body); bad != std::string_view::npos) {
+    return Err(InvalidArgumentError(std::string(source_name) + ": byte offset " +
+                                    std::to_string(bad) + ": invalid UTF-8"));
+  }
   ASSIGN_OR_RETURN(std::vector<YamlDocument> documents, ParseYamlDocuments(body));
   if (documents.empty()) {
     return Err(InvalidArgumentError(std::string(source_name) + ": holds no object"));
   }
-  std::string text(body);
   if (default_namespace) {
-    text.clear();
     for (YamlDocument& document : documents) {
       nlohmann::json& value = document.value;
       if (IsNamespacedDocument(value) && value.contains("metadata") &&
           value["metadata"].is_object() && !value["metadata"].contains("namespace")) {
         value["metadata"]["namespace"] = *default_namespace;
       }
-      text += "---\n" + value.dump() + "\n";
     }
   }
-  std::vector<api::ManifestSource> sources = {{std::string(source_name), std::move(text)}};
-  return api::DecodeManifests(sources);
+  return api::DecodeParsedManifests({{std::string(source_name), std::move(documents)}});
 }
 
 Result<store::Object> ToStoreObject(const api::Object& object) {
@@ -68,9 +68,23 @@ Result<store::Object> ToStoreObject(const api::Object& object) {
   return stored;
 }
 
+namespace {
+
+bool StatusOwnedByStrata(std::string_view kind) {
+  return kind == "Job" || kind == "Service" || kind == "Queue";
+}
+
+}  // namespace
+
+void DropOwnedStatus(store::Object& object) {
+  if (StatusOwnedByStrata(object.key.kind) && object.body.is_object()) object.body.erase("status");
+}
+
 bool CarryStatus(const store::Object& current, store::Object& replacement) {
   if (current.body.is_object() && current.body.contains("status")) {
     replacement.body["status"] = current.body["status"];
+  } else {
+    DropOwnedStatus(replacement);
   }
   // Compare as the store would write it: the same bookkeeping stamped into both.
   store::Object stamped = replacement;
@@ -82,7 +96,7 @@ bool CarryStatus(const store::Object& current, store::Object& replacement) {
 }
 
 std::string ObjectReferenceName(std::string_view kind, std::string_view name) {
-  const ResourceType* type = FindResourceTypeByKind(kind);
+  const api::ResourceType* type = api::FindResourceTypeByKind(kind);
   std::string prefix = type == nullptr ? std::string(kind) : std::string(type->singular);
   if (type != nullptr && !type->group.empty()) prefix += "." + std::string(type->group);
   return prefix + "/" + std::string(name);

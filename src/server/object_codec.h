@@ -31,6 +31,11 @@ Result<store::Object> ToStoreObject(const api::Object& object);
 // when `replacement` then differs from `current` in anything but store bookkeeping.
 bool CarryStatus(const store::Object& current, store::Object& replacement);
 
+// Drops the status of a new object whose status strata's loops own (Job, Service, Queue): a
+// user creates a spec, never a decision (a Job created with a placement would skip the
+// scheduler), as Kubernetes ignores the status of a create.
+void DropOwnedStatus(store::Object& object);
+
 // "job.strata.dev/train" or "pod/probe": how kubectl names an object in its messages.
 std::string ObjectReferenceName(std::string_view kind, std::string_view name);
 

@@ -1,11 +1,14 @@
 // The REST API's object verbs: list, watch, get, create, replace, delete and apply.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "api/api_status.h"
 #include "api/manifest.h"
-#include "node/pod_contract.h"
-#include "server/api_status.h"
+#include "api/pod_contract.h"
 #include "server/list_pages.h"
 #include "server/object_codec.h"
 #include "server/rest_api.h"
@@ -50,7 +53,7 @@ struct Selected {
 
 // Reads `fieldSelector`: metadata.name, metadata.namespace and, for pods, spec.nodeName, joined
 // by ','.
-Status ApplyFieldSelector(const std::string& text, const ResourceType& type, Selected* out) {
+Status ApplyFieldSelector(const std::string& text, const api::ResourceType& type, Selected* out) {
   size_t start = 0;
   while (start < text.size()) {
     size_t comma = text.find(',', start);
@@ -84,7 +87,7 @@ Status ApplyFieldSelector(const std::string& text, const ResourceType& type, Sel
   return Status::Ok();
 }
 
-Result<Selected> SelectionFor(const ResourcePath& path,
+Result<Selected> SelectionFor(const api::ResourcePath& path,
                               const std::map<std::string, std::string>& query) {
   Selected out;
   out.selection.kind = std::string(path.type->kind);
@@ -101,13 +104,13 @@ Result<Selected> SelectionFor(const ResourcePath& path,
   return out;
 }
 
-store::ObjectKey KeyOf(const ResourcePath& path) {
+store::ObjectKey KeyOf(const api::ResourcePath& path) {
   std::string namespace_name = path.type->namespaced ? path.namespace_name.value_or("default") : "";
   return {std::string(path.type->kind), namespace_name, path.name};
 }
 
 // The one object of `path`'s kind a create or replace body must hold.
-Result<store::Object> DecodeSingle(const ResourcePath& path, const std::string& body) {
+Result<store::Object> DecodeSingle(const api::ResourcePath& path, const std::string& body) {
   std::optional<std::string> default_namespace;
   if (path.type->namespaced) default_namespace = path.namespace_name.value_or("default");
   ASSIGN_OR_RETURN(std::vector<api::Object> objects,
@@ -136,7 +139,7 @@ Result<store::Object> DecodeSingle(const ResourcePath& path, const std::string& 
 // objects after the cursor; every page carries the first page's resourceVersion, and a client
 // that watches from it once it has every page sees each change since, so it converges on the
 // same state a consistent snapshot plus the watch would give.
-Result<ApiReply> RestApi::List(const ResourcePath& path, const Query& query) {
+Result<ApiReply> RestApi::List(const api::ResourcePath& path, const Query& query) {
   ASSIGN_OR_RETURN(Selected selected, SelectionFor(path, query));
   int64_t limit = 0;
   if (auto it = query.find("limit"); it != query.end()) {
@@ -166,7 +169,7 @@ Result<ApiReply> RestApi::List(const ResourcePath& path, const Query& query) {
                          {"items", std::move(items)}});
 }
 
-Result<ApiReply> RestApi::Watch(const ResourcePath& path, const Query& query) {
+Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& query) {
   ASSIGN_OR_RETURN(Selected selected, SelectionFor(path, query));
   WatchStreamOptions stream;
   stream.matches = [selected](const store::Object& object) { return selected.Matches(object); };
@@ -210,18 +213,19 @@ Result<ApiReply> RestApi::Watch(const ResourcePath& path, const Query& query) {
   return reply;
 }
 
-Result<ApiReply> RestApi::GetObject(const ResourcePath& path) {
+Result<ApiReply> RestApi::GetObject(const api::ResourcePath& path) {
   ASSIGN_OR_RETURN(store::Object object, store_.Get(KeyOf(path)));
   return JsonReply(200, object.body);
 }
 
-Result<ApiReply> RestApi::Create(const ResourcePath& path, const std::string& body) {
+Result<ApiReply> RestApi::Create(const api::ResourcePath& path, const std::string& body) {
   ASSIGN_OR_RETURN(store::Object object, DecodeSingle(path, body));
+  DropOwnedStatus(object);
   ASSIGN_OR_RETURN(store::Object created, store_.Create(std::move(object)));
   return JsonReply(201, created.body);
 }
 
-Result<ApiReply> RestApi::Replace(const ResourcePath& path, const std::string& body) {
+Result<ApiReply> RestApi::Replace(const api::ResourcePath& path, const std::string& body) {
   ASSIGN_OR_RETURN(store::Object replacement, DecodeSingle(path, body));
   if (replacement.key.name != path.name) {
     return Err(InvalidArgumentError("metadata.name: \"" + replacement.key.name +
@@ -244,7 +248,7 @@ Result<ApiReply> RestApi::Replace(const ResourcePath& path, const std::string& b
   }
 }
 
-Result<ApiReply> RestApi::ReplaceStatus(const ResourcePath& path, const std::string& body) {
+Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path, const std::string& body) {
   nlohmann::json request = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (!request.is_object() || !request.contains("status")) {
     return Err(InvalidArgumentError("request body: expected a JSON object with a status field"));
@@ -269,12 +273,12 @@ Result<ApiReply> RestApi::ReplaceStatus(const ResourcePath& path, const std::str
   return JsonReply(200, updated.body);
 }
 
-Result<ApiReply> RestApi::RecordCheckpoint(const ResourcePath& path) {
+Result<ApiReply> RestApi::RecordCheckpoint(const api::ResourcePath& path) {
   const std::string now = FormatRfc3339(options_.clock->Now());
   for (int attempt = 0;; ++attempt) {
     ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
     store::Object write = current;
-    write.body["metadata"]["annotations"][node::kLastCheckpointAnnotation] = now;
+    write.body["metadata"]["annotations"][api::kLastCheckpointAnnotation] = now;
     Result<store::Object> updated = store_.Update(std::move(write));
     if (updated) return JsonReply(200, updated->body);
     if (updated.error().code() != StatusCode::kConflict || attempt + 1 == kWriteAttempts) {
@@ -283,7 +287,7 @@ Result<ApiReply> RestApi::RecordCheckpoint(const ResourcePath& path) {
   }
 }
 
-Result<ApiReply> RestApi::Delete(const ResourcePath& path, const Query& query) {
+Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& query) {
   int64_t precondition = 0;
   if (auto it = query.find("resourceVersion"); it != query.end()) {
     ASSIGN_OR_RETURN(precondition, ParseVersion(it->second, "resourceVersion"));
@@ -306,49 +310,64 @@ Result<ApiReply> RestApi::Apply(const std::string& body, const Query& query) {
     }
     objects.push_back(std::move(stored));
   }
+  // One object at a time, in the documents' order: the store has no transaction across
+  // objects. A failure names what was applied before it; applying the same body again finishes
+  // the rest (what is there already is "unchanged").
+  nlohmann::json results = nlohmann::json::array();
+  std::vector<std::string> applied;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const store::Object& object = objects[i];
+    Result<std::string> action = ApplyObject(object, dry_run);
+    if (!action) {
+      const std::string done = applied.empty()
+                                   ? std::string("no document was applied")
+                                   : fmt::format("applied before it: {}", fmt::join(applied, ", "));
+      return Err(Status(action.error().code(),
+                        fmt::format("document {} ({}): {}; {}", i + 1, object.key.Describe(),
+                                    action.error().message(), done)));
+    }
+    if (*action != "unchanged")
+      applied.push_back(fmt::format("{} {}", object.key.Describe(), *action));
+    results.push_back({{"kind", object.key.kind},
+                       {"namespace", object.key.namespace_name},
+                       {"name", object.key.name},
+                       {"reference", ObjectReferenceName(object.key.kind, object.key.name)},
+                       {"action", *action}});
+  }
+  return JsonReply(200,
+                   {{"kind", "ApplyResult"},
+                    {"apiVersion", "strata.dev/v1alpha1"},
+                    {"dryRun", dry_run},
+                    {"metadata", {{"resourceVersion", std::to_string(store_.CurrentVersion())}}},
+                    {"results", std::move(results)}});
+}
+
+Result<std::string> RestApi::ApplyObject(const store::Object& object, bool dry_run) {
   for (int attempt = 0;; ++attempt) {
-    std::vector<store::Write> writes;
-    std::vector<std::string> actions;
-    for (const store::Object& object : objects) {
-      Result<store::Object> current = store_.Get(object.key);
-      if (!current && current.error().code() != StatusCode::kNotFound) return Err(current.error());
-      if (!current) {
-        writes.push_back({store::WriteOp::kCreate, object});
-        actions.push_back("created");
-        continue;
-      }
+    Result<store::Object> current = store_.Get(object.key);
+    if (!current && current.error().code() != StatusCode::kNotFound) return Err(current.error());
+    Result<store::Object> written = store::Object();
+    std::string action;
+    if (!current) {
+      store::Object create = object;
+      DropOwnedStatus(create);
+      action = "created";
+      if (!dry_run) written = store_.Create(std::move(create));
+    } else {
       store::Object write = object;
-      if (!CarryStatus(*current, write)) {
-        actions.push_back("unchanged");
-        continue;
-      }
+      if (!CarryStatus(*current, write)) return std::string("unchanged");
       if (write.resource_version == 0) write.resource_version = current->resource_version;
-      writes.push_back({store::WriteOp::kUpdate, std::move(write)});
-      actions.push_back("configured");
+      action = "configured";
+      if (!dry_run) written = store_.Update(std::move(write));
     }
-    Result<std::vector<store::Object>> written = std::vector<store::Object>();
-    if (!dry_run && !writes.empty()) written = store_.Apply(writes);
-    if (!written) {
-      StatusCode code = written.error().code();
-      bool raced = code == StatusCode::kConflict || code == StatusCode::kAlreadyExists;
-      if (!raced || attempt + 1 == kWriteAttempts) return Err(written.error());
-      continue;
+    if (written) return action;
+    // Someone else wrote it between the read and the write: read it again.
+    StatusCode code = written.error().code();
+    bool raced = code == StatusCode::kConflict || code == StatusCode::kAlreadyExists ||
+                 (code == StatusCode::kNotFound && current);
+    if (!raced || object.resource_version != 0 || attempt + 1 == kWriteAttempts) {
+      return Err(written.error());
     }
-    nlohmann::json results = nlohmann::json::array();
-    for (size_t i = 0; i < objects.size(); ++i) {
-      results.push_back(
-          {{"kind", objects[i].key.kind},
-           {"namespace", objects[i].key.namespace_name},
-           {"name", objects[i].key.name},
-           {"reference", ObjectReferenceName(objects[i].key.kind, objects[i].key.name)},
-           {"action", actions[i]}});
-    }
-    return JsonReply(200,
-                     {{"kind", "ApplyResult"},
-                      {"apiVersion", "strata.dev/v1alpha1"},
-                      {"dryRun", dry_run},
-                      {"metadata", {{"resourceVersion", std::to_string(store_.CurrentVersion())}}},
-                      {"results", std::move(results)}});
   }
 }
 

@@ -2,7 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "node/pod_contract.h"
+#include "api/pod_contract.h"
 #include "server/test_api_server.h"
 
 namespace strata::server {
@@ -29,14 +29,14 @@ TEST(PodCheckpointTest, APostRecordsTheLastCheckpointAtTheApisTime) {
   ASSERT_TRUE(reported) << reported.error().ToString();
   auto stored = admin->Get("/api/v1/namespaces/default/pods/worker-0");
   ASSERT_TRUE(stored);
-  EXPECT_EQ((*stored)["metadata"]["annotations"][node::kLastCheckpointAnnotation],
+  EXPECT_EQ((*stored)["metadata"]["annotations"][api::kLastCheckpointAnnotation],
             FormatRfc3339(clock.Now()));
 
   clock.Advance(std::chrono::minutes(30));
   ASSERT_TRUE(admin->Call("POST", kCheckpointPath, "", "application/json"));
   stored = admin->Get("/api/v1/namespaces/default/pods/worker-0");
   ASSERT_TRUE(stored);
-  EXPECT_EQ((*stored)["metadata"]["annotations"][node::kLastCheckpointAnnotation],
+  EXPECT_EQ((*stored)["metadata"]["annotations"][api::kLastCheckpointAnnotation],
             FormatRfc3339(clock.Now()));
 }
 

@@ -85,7 +85,7 @@ class LogFollowStream final : public ResponseStream {
 PodLogs::PodLogs(const store::Store& store, std::string pods_dir)
     : store_(store), pods_dir_(std::move(pods_dir)) {}
 
-Result<ApiReply> PodLogs::Serve(const ResourcePath& path,
+Result<ApiReply> PodLogs::Serve(const api::ResourcePath& path,
                                 const std::map<std::string, std::string>& query) {
   store::ObjectKey key{"Pod", path.namespace_name.value_or("default"), path.name};
   ASSIGN_OR_RETURN(store::Object pod, store_.Get(key));

@@ -3,9 +3,9 @@
 #include <map>
 #include <string>
 
+#include "api/resource_catalog.h"
 #include "common/status.h"
 #include "server/api_listener.h"
-#include "server/resource_catalog.h"
 #include "store/store.h"
 
 namespace strata::server {
@@ -33,7 +33,8 @@ class PodLogs {
   // Errors: NotFound for an unknown pod; InvalidArgument naming the parameter for a bad query
   // or a missing container of a pod with several processes (the choices listed);
   // FailedPrecondition when the pod has not started here yet, or ran on another machine.
-  Result<ApiReply> Serve(const ResourcePath& path, const std::map<std::string, std::string>& query);
+  Result<ApiReply> Serve(const api::ResourcePath& path,
+                         const std::map<std::string, std::string>& query);
 
  private:
   const store::Store& store_;

@@ -52,7 +52,7 @@ class PodLogsTest : public ::testing::Test {
 
   node::testing::TempDir dir_;
   testing::TestApiServer server_;
-  std::unique_ptr<ApiClient> admin_;
+  std::unique_ptr<client::ApiClient> admin_;
 };
 
 TEST_F(PodLogsTest, APodsOnlyProcessLogIsServedWholeOrItsTail) {

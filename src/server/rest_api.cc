@@ -7,7 +7,8 @@
 #include <set>
 #include <string_view>
 
-#include "server/api_status.h"
+#include "api/api_status.h"
+#include "cluster/indexes.h"
 
 namespace strata::server {
 namespace {
@@ -58,14 +59,25 @@ std::map<std::string, std::string> ParseQuery(std::string_view target) {
   return query;
 }
 
-RestApi::RestApi(store::Store& store, telemetry::Registry& registry, RestApiOptions options)
+RestApi::RestApi(store::Store& store, metrics::Registry& registry, RestApiOptions options)
+    : owned_cache_(std::make_unique<cluster::Cache>(store, cluster::ControlPlaneCacheOptions())),
+      store_(store),
+      registry_(registry),
+      options_(std::move(options)),
+      node_access_(store, options_.join_tokens),
+      pod_logs_(store, options_.pod_logs_dir),
+      stats_(registry, "apiserver"),
+      cluster_metrics_(*owned_cache_, registry) {}
+
+RestApi::RestApi(store::Store& store, cluster::Cache& cache, metrics::Registry& registry,
+                 RestApiOptions options)
     : store_(store),
       registry_(registry),
       options_(std::move(options)),
       node_access_(store, options_.join_tokens),
       pod_logs_(store, options_.pod_logs_dir),
       stats_(registry, "apiserver"),
-      cluster_metrics_(store, registry) {}
+      cluster_metrics_(cache, registry) {}
 
 Result<std::string> RestApi::Authenticate(const net::HttpRequest& request) const {
   std::string_view header = request.Header("Authorization");
@@ -105,7 +117,7 @@ ApiReply RestApi::Handle(const net::HttpRequest& request) {
   }();
   if (!reply) {
     const Status& error = reply.error();
-    reply = JsonReply(HttpStatusFor(error.code()), StatusObject(error));
+    reply = JsonReply(HttpStatusFor(error.code()), api::StatusObject(error));
   }
   stats_.requests_total.With({verb, std::to_string(reply->response.status)}).Increment();
   return std::move(*reply);
@@ -124,12 +136,12 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
       path == "/apis/strata.dev" || path == "/apis/strata.dev/v1alpha1") {
     *verb = "discovery";
     RETURN_IF_ERROR(only_get());
-    if (path == "/api") return JsonReply(200, CoreApiVersions());
-    if (path == "/apis") return JsonReply(200, ApiGroupList());
-    if (path == "/version") return JsonReply(200, VersionInfo(options_.version));
-    if (path == "/apis/strata.dev") return JsonReply(200, ApiGroupList()["groups"][0]);
+    if (path == "/api") return JsonReply(200, api::CoreApiVersions());
+    if (path == "/apis") return JsonReply(200, api::ApiGroupList());
+    if (path == "/version") return JsonReply(200, api::VersionInfo(options_.version));
+    if (path == "/apis/strata.dev") return JsonReply(200, api::ApiGroupList()["groups"][0]);
     std::string group_version = path == "/api/v1" ? "v1" : "strata.dev/v1alpha1";
-    return JsonReply(200, *ApiResourceList(group_version));
+    return JsonReply(200, *api::ApiResourceList(group_version));
   }
   if (path == "/healthz" || path == "/readyz" || path == "/livez") {
     *verb = "health";
@@ -146,7 +158,7 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     if (method != "POST") return Err(UnimplementedError("apply takes POST with manifests"));
     return Apply(request.body, query);
   }
-  ASSIGN_OR_RETURN(ResourcePath resource, ParseResourcePath(path));
+  ASSIGN_OR_RETURN(api::ResourcePath resource, api::ParseResourcePath(path));
   if (resource.subresource == "log") {
     *verb = "log";
     RETURN_IF_ERROR(only_get());
@@ -215,9 +227,8 @@ net::HttpResponse RestApi::Metrics(const Query& query) {
     }
   }
   // An empty list (`?families=`) asks for every family, as no list does.
-  const telemetry::FamilySelection wanted = families.empty()
-                                                ? telemetry::FamilySelection()
-                                                : telemetry::FamilySelection(std::move(families));
+  const metrics::FamilySelection wanted =
+      families.empty() ? metrics::FamilySelection() : metrics::FamilySelection(std::move(families));
   return net::HttpResponse::Text(200, "text/plain; version=0.0.4", registry_.RenderText(wanted));
 }
 

@@ -5,16 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "api/resource_catalog.h"
 #include "common/clock.h"
+#include "metrics/metrics.h"
+#include "metrics/stats.h"
 #include "net/http_message.h"
 #include "server/api_listener.h"
 #include "server/cluster_metrics.h"
 #include "server/node_access.h"
 #include "server/pod_logs.h"
-#include "server/resource_catalog.h"
 #include "store/store.h"
-#include "telemetry/metrics.h"
-#include "telemetry/stats.h"
 
 namespace strata::server {
 
@@ -47,24 +47,29 @@ struct RestApiOptions {
 // metadata.annotations, where its agent records start, finish and checkpoint times), pods' logs
 // (PodLogs), and
 // POST /apis/strata.dev/v1alpha1/apply, which creates or updates every object of a
-// multi-document body (native or compatible kinds) in one store batch, all or nothing.
-// Request bodies are decoded and validated by the api module; errors are Kubernetes Status
-// objects naming the field, and nothing is written on any error. /metrics serves the registry
-// in Prometheus text, with the cluster's state kept from the store's watch (ClusterMetrics);
+// multi-document body (native or compatible kinds), one object at a time in the documents'
+// order (the store has no transaction across objects): a write that fails names the documents
+// applied before it, and applying the body again finishes the rest. Request bodies are decoded
+// and validated by the api module first; errors are Kubernetes Status objects naming the field,
+// and a body that does not decode writes nothing. /metrics serves the registry in Prometheus
+// text, with the cluster's state kept from the control plane's cache (ClusterMetrics);
 // /healthz answers "ok". Node agents join at NodeAccess::kJoinPath with a
 // join token and then act with a node credential that NodeAccess limits to their own node.
 //
-// Owned by the control plane; `store` and `registry` must outlive it. Handle may be called from
-// several threads at once (the store is thread-safe).
+// Owned by the control plane; `store`, `cache` (over the same store) and `registry` must
+// outlive it. Handle may be called from several threads at once (the store is thread-safe).
 class RestApi {
  public:
-  RestApi(store::Store& store, telemetry::Registry& registry, RestApiOptions options);
+  RestApi(store::Store& store, cluster::Cache& cache, metrics::Registry& registry,
+          RestApiOptions options);
+  // Over a cache of its own of `store` (for a RestApi with no control plane around it: a test,
+  // a benchmark).
+  RestApi(store::Store& store, metrics::Registry& registry, RestApiOptions options);
 
   // Answers one request. Never fails: errors are responses.
   ApiReply Handle(const net::HttpRequest& request);
 
-  // The path of the multi-object apply endpoint.
-  static constexpr std::string_view kApplyPath = "/apis/strata.dev/v1alpha1/apply";
+  static constexpr std::string_view kApplyPath = api::kApplyPath;
 
   // The node whose credential the request carries, empty for a user; Unauthenticated when the
   // request carries no accepted token and one is required, or an invalid one. Other handlers of
@@ -81,20 +86,24 @@ class RestApi {
   // families or for one of strata_*.
   net::HttpResponse Metrics(const Query& query);
 
-  Result<ApiReply> List(const ResourcePath& path, const Query& query);
-  Result<ApiReply> Watch(const ResourcePath& path, const Query& query);
-  Result<ApiReply> GetObject(const ResourcePath& path);
-  Result<ApiReply> Create(const ResourcePath& path, const std::string& body);
-  Result<ApiReply> Replace(const ResourcePath& path, const std::string& body);
-  Result<ApiReply> ReplaceStatus(const ResourcePath& path, const std::string& body);
+  Result<ApiReply> List(const api::ResourcePath& path, const Query& query);
+  Result<ApiReply> Watch(const api::ResourcePath& path, const Query& query);
+  Result<ApiReply> GetObject(const api::ResourcePath& path);
+  Result<ApiReply> Create(const api::ResourcePath& path, const std::string& body);
+  Result<ApiReply> Replace(const api::ResourcePath& path, const std::string& body);
+  Result<ApiReply> ReplaceStatus(const api::ResourcePath& path, const std::string& body);
   // A worker of the pod wrote a checkpoint now: the pod's last-checkpoint annotation (what
   // preemption cost reads) moves to the API's clock time.
-  Result<ApiReply> RecordCheckpoint(const ResourcePath& path);
-  Result<ApiReply> Delete(const ResourcePath& path, const Query& query);
+  Result<ApiReply> RecordCheckpoint(const api::ResourcePath& path);
+  Result<ApiReply> Delete(const api::ResourcePath& path, const Query& query);
   Result<ApiReply> Apply(const std::string& body, const Query& query);
+  // Creates `object` or replaces what is stored (keeping its status); "created", "configured"
+  // or "unchanged".
+  Result<std::string> ApplyObject(const store::Object& object, bool dry_run);
 
+  std::unique_ptr<cluster::Cache> owned_cache_;  // set by the constructor without a cache
   store::Store& store_;
-  telemetry::Registry& registry_;
+  metrics::Registry& registry_;
   RestApiOptions options_;
   NodeAccess node_access_;
   PodLogs pod_logs_;

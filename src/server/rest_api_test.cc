@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "server/api_client.h"
+#include "client/api_client.h"
 #include "server/api_listener.h"
 
 namespace strata::server {
@@ -71,9 +71,9 @@ class RestApiTest : public ::testing::Test {
     client_ = Client("");
   }
 
-  std::unique_ptr<ApiClient> Client(std::string token) {
-    auto client = ApiClient::Create("http://127.0.0.1:" + std::to_string(listener_->port()),
-                                    std::move(token));
+  std::unique_ptr<client::ApiClient> Client(std::string token) {
+    auto client = client::ApiClient::Create("http://127.0.0.1:" + std::to_string(listener_->port()),
+                                            std::move(token));
     EXPECT_TRUE(client.has_value());
     return std::move(*client);
   }
@@ -82,11 +82,11 @@ class RestApiTest : public ::testing::Test {
     return client_->Call("POST", path, std::move(body), "application/yaml");
   }
 
-  telemetry::Registry registry_;
+  metrics::Registry registry_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<RestApi> api_;
   std::unique_ptr<ApiListener> listener_;
-  std::unique_ptr<ApiClient> client_;
+  std::unique_ptr<client::ApiClient> client_;
 };
 
 TEST_F(RestApiTest, DiscoveryDescribesTheGroupsAndResourcesKubectlReads) {
@@ -400,7 +400,7 @@ TEST_F(RestApiTest, MetricsCountRequestsAndPods) {
 TEST_F(RestApiTest, MetricsOfSomeFamiliesRunOnlyTheCollectorsThatProduceThem) {
   int runs = 0;
   registry_.AddCollector({"strata_test_collected"},
-                         [&runs](const telemetry::FamilySelection&, std::string& out) {
+                         [&runs](const metrics::FamilySelection&, std::string& out) {
                            ++runs;
                            out += "# HELP strata_test_collected Collected.\n";
                            out += "# TYPE strata_test_collected gauge\nstrata_test_collected 1\n";

@@ -7,6 +7,7 @@
 
 #include "autoscaler/rate_policy.h"
 #include "autoscaler/windowed_policy.h"
+#include "cluster/indexes.h"
 #include "controller/service_replicas.h"
 
 namespace strata::server {
@@ -27,9 +28,9 @@ Duration FromSeconds(double seconds) {
 }  // namespace
 
 std::vector<gateway::ModelConfig> RoutesFromStore(
-    const std::vector<controller::Stored<api::Service>>& services,
-    const std::vector<controller::Stored<api::Pod>>& pods) {
-  std::map<std::string, std::vector<controller::Stored<api::Pod>>> by_service;
+    const std::vector<cluster::Stored<api::Service>>& services,
+    const std::vector<cluster::Stored<api::Pod>>& pods) {
+  std::map<std::string, std::vector<cluster::Stored<api::Pod>>> by_service;
   for (const auto& pod : pods) {
     if (pod.value.spec.owner.kind != "Service") continue;
     by_service[pod.value.metadata.namespace_name + "/" + pod.value.spec.owner.name].push_back(pod);
@@ -103,24 +104,30 @@ Result<std::unique_ptr<autoscaler::ScalingPolicy>> PolicyForService(const api::S
       std::make_unique<autoscaler::WindowedPolicy>(options));
 }
 
-ServingLoop::ServingLoop(store::Store& store, const Clock& clock, gateway::GatewayServer& gateway,
-                         telemetry::Registry& registry,
+ServingLoop::ServingLoop(store::Store& store, cluster::Cache& cache, const Clock& clock,
+                         gateway::GatewayServer& gateway, metrics::Registry& registry,
                          controller::ServiceControllerOptions options, ServiceTokenLedger* tokens)
-    : store_(store),
+    : cache_(cache),
       clock_(clock),
       gateway_(gateway),
       tokens_(tokens),
       autoscaler_(clock, registry),
-      controller_(store, clock, options, this, this) {}
+      controller_(store, cache, clock, options, this, this) {}
 
 Status ServingLoop::RunOnce() {
-  Result<std::vector<controller::Stored<api::Service>>> services =
-      controller::ListStored<api::Service>(store_, "Service");
-  if (!services) return services.error();
-  Result<std::vector<controller::Stored<api::Pod>>> pods =
-      controller::ListStored<api::Pod>(store_, "Pod");
-  if (!pods) return pods.error();
-  std::vector<gateway::ModelConfig> routes = RoutesFromStore(*services, *pods);
+  if (Status synced = cache_.Sync(); !synced.ok()) return synced;
+  const std::vector<cluster::Stored<api::Service>> services =
+      cluster::StoredOf<api::Service>(cache_.List("Service"));
+  std::vector<cluster::Stored<api::Pod>> pods;
+  for (const auto& service : services) {
+    for (auto& pod : cluster::StoredOf<api::Pod>(cache_.Indexed(
+             cluster::kPodsByOwner,
+             cluster::OwnerIndexValue("Service", service.value.metadata.namespace_name,
+                                      service.value.metadata.name)))) {
+      pods.push_back(std::move(pod));
+    }
+  }
+  std::vector<gateway::ModelConfig> routes = RoutesFromStore(services, pods);
   if (routes != routes_) {
     if (Status set = gateway_.SetRoutes(routes); !set.ok()) return set;
     routes_ = std::move(routes);
@@ -129,7 +136,7 @@ Status ServingLoop::RunOnce() {
   if (tokens_ != nullptr) {
     // Cost is rolled up by the name of the service that owns the pods.
     std::map<std::string, std::string> service_of_model;
-    for (const auto& service : *services) {
+    for (const auto& service : services) {
       service_of_model.emplace(service.value.spec.model, service.value.metadata.name);
     }
     std::map<std::string, double> totals;
@@ -142,7 +149,7 @@ Status ServingLoop::RunOnce() {
     tokens_->Record(clock_.Now(), std::move(totals));
   }
   for (auto& [key, target] : targets_) target.seen = false;
-  Status status = controller_.RunOnce(*services, std::move(*pods));
+  Status status = controller_.RunOnce();
   // Versions no longer served stop being autoscaled.
   for (auto it = targets_.begin(); it != targets_.end();) {
     if (it->second.seen) {

@@ -9,15 +9,16 @@
 #include "api/pod.h"
 #include "api/service.h"
 #include "autoscaler/autoscaler.h"
+#include "cluster/cache.h"
+#include "cluster/stored_object.h"
 #include "common/clock.h"
 #include "controller/control_loop.h"
 #include "controller/service_controller.h"
-#include "controller/stored_objects.h"
 #include "gateway/config.h"
 #include "gateway/server.h"
+#include "metrics/metrics.h"
 #include "server/service_token_ledger.h"
 #include "store/store.h"
-#include "telemetry/metrics.h"
 
 namespace strata::server {
 
@@ -27,8 +28,8 @@ namespace strata::server {
 // (controller::Replica::Ready). A version with no ready replica is listed with no endpoint, so
 // the gateway holds its requests while a replica starts (the activator). Pure.
 std::vector<gateway::ModelConfig> RoutesFromStore(
-    const std::vector<controller::Stored<api::Service>>& services,
-    const std::vector<controller::Stored<api::Pod>>& pods);
+    const std::vector<cluster::Stored<api::Service>>& services,
+    const std::vector<cluster::Stored<api::Pod>>& pods);
 
 // The autoscaling policy a service version gets from spec.autoscaling: metric concurrency,
 // queue or kvCache use Knative's windowed shape (target load per replica or target KV usage,
@@ -56,13 +57,15 @@ Result<std::unique_ptr<autoscaler::ScalingPolicy>> PolicyForService(const api::S
 // endpoint's cost per million tokens.
 //
 // Owned by the control plane's loop that drives it; RunOnce from one thread at a time. The
-// store, clock, gateway and registry must outlive it.
+// store, cache (as the service controller wants it), clock, gateway and registry must outlive
+// it.
 class ServingLoop final : public controller::ControlLoop,
                           private controller::ReplicaTraffic,
                           private controller::ReplicaScaler {
  public:
-  ServingLoop(store::Store& store, const Clock& clock, gateway::GatewayServer& gateway,
-              telemetry::Registry& registry, controller::ServiceControllerOptions options = {},
+  ServingLoop(store::Store& store, cluster::Cache& cache, const Clock& clock,
+              gateway::GatewayServer& gateway, metrics::Registry& registry,
+              controller::ServiceControllerOptions options = {},
               ServiceTokenLedger* tokens = nullptr);
 
   Status RunOnce() override;
@@ -83,7 +86,7 @@ class ServingLoop final : public controller::ControlLoop,
   autoscaler::LoadSample Sample(const api::Service& service, const api::ServiceVersion& version,
                                 const controller::VersionReplicas& replicas) const;
 
-  store::Store& store_;
+  cluster::Cache& cache_;
   const Clock& clock_;
   gateway::GatewayServer& gateway_;
   ServiceTokenLedger* tokens_;

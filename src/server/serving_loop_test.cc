@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "api/manifest.h"
+#include "api/pod_contract.h"
 #include "autoscaler/windowed_policy.h"
-#include "node/pod_contract.h"
 
 namespace strata::server {
 namespace {
@@ -13,10 +13,10 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-controller::Stored<api::Service> StoredService(const std::string& yaml) {
+cluster::Stored<api::Service> StoredService(const std::string& yaml) {
   Result<std::vector<api::Object>> objects = api::DecodeManifests({{"svc.yaml", yaml}});
   EXPECT_TRUE(objects.has_value()) << objects.error().ToString();
-  controller::Stored<api::Service> out;
+  cluster::Stored<api::Service> out;
   out.value = *objects->front().As<api::Service>();
   out.value.metadata.namespace_name = "default";
   return out;
@@ -38,25 +38,25 @@ spec:
 
 // A replica pod of `version` with index `index`: its engine at port 9000+index, ready or not,
 // draining or not.
-controller::Stored<api::Pod> ReplicaPod(const std::string& version, int index, bool ready,
-                                        bool draining = false) {
-  controller::Stored<api::Pod> pod;
+cluster::Stored<api::Pod> ReplicaPod(const std::string& version, int index, bool ready,
+                                     bool draining = false) {
+  cluster::Stored<api::Pod> pod;
   api::Pod& p = pod.value;
   p.metadata.name = "chat-" + version + "-" + std::to_string(index);
   p.metadata.namespace_name = "default";
   p.spec.owner = {"Service", "chat", index, 0};
   p.spec.node_name = "n1";
-  p.status.phase = "Running";
+  p.status.phase = api::PodPhase::kRunning;
   auto& a = p.metadata.annotations;
-  a[node::kServiceVersionAnnotation] = version;
-  a[node::kEndpointAnnotation] = "127.0.0.1:" + std::to_string(9000 + index);
-  if (ready) a[node::kReadyAtAnnotation] = "2026-01-01T00:00:00Z";
-  if (draining) a[node::kDrainingAnnotation] = "2026-01-01T00:01:00Z";
+  a[api::kServiceVersionAnnotation] = version;
+  a[api::kEndpointAnnotation] = "127.0.0.1:" + std::to_string(9000 + index);
+  if (ready) a[api::kReadyAtAnnotation] = "2026-01-01T00:00:00Z";
+  if (draining) a[api::kDrainingAnnotation] = "2026-01-01T00:01:00Z";
   return pod;
 }
 
 TEST(RoutesFromStoreTest, ReadyReplicasOfEachVersionWithTheirWeights) {
-  std::vector<controller::Stored<api::Pod>> pods = {
+  std::vector<cluster::Stored<api::Pod>> pods = {
       ReplicaPod("bf16", 0, true), ReplicaPod("bf16", 1, false), ReplicaPod("fp8", 2, true),
       ReplicaPod("bf16", 3, true, /*draining=*/true)};
   std::vector<gateway::ModelConfig> routes = RoutesFromStore({StoredService(kSplit)}, pods);
@@ -78,8 +78,8 @@ TEST(RoutesFromStoreTest, AServiceWithNoReplicaIsListedSoTheGatewayHoldsItsReque
 }
 
 TEST(RoutesFromStoreTest, ASecondServiceForTheSameModelIsLeftOut) {
-  controller::Stored<api::Service> first = StoredService(kSplit);
-  controller::Stored<api::Service> second = StoredService(kSplit);
+  cluster::Stored<api::Service> first = StoredService(kSplit);
+  cluster::Stored<api::Service> second = StoredService(kSplit);
   second.value.metadata.name = "other";
   EXPECT_EQ(RoutesFromStore({first, second}, {}).size(), 1u);
 }

@@ -21,8 +21,8 @@ std::string TestApiServer::url() const {
   return "http://127.0.0.1:" + std::to_string(listener_->port());
 }
 
-std::unique_ptr<ApiClient> TestApiServer::Client(const std::string& token) const {
-  auto client = ApiClient::Create(url(), token);
+std::unique_ptr<client::ApiClient> TestApiServer::Client(const std::string& token) const {
+  auto client = client::ApiClient::Create(url(), token);
   EXPECT_TRUE(client.has_value());
   return std::move(*client);
 }

@@ -3,11 +3,11 @@
 #include <memory>
 #include <string>
 
-#include "server/api_client.h"
+#include "client/api_client.h"
+#include "metrics/metrics.h"
 #include "server/api_listener.h"
 #include "server/rest_api.h"
 #include "store/store.h"
-#include "telemetry/metrics.h"
 
 namespace strata::server::testing {
 
@@ -22,12 +22,12 @@ class TestApiServer {
   // "http://127.0.0.1:PORT".
   std::string url() const;
   store::Store& store() { return *store_; }
-  telemetry::Registry& registry() { return registry_; }
+  metrics::Registry& registry() { return registry_; }
   // A client sending `token` as its bearer token (none when empty).
-  std::unique_ptr<ApiClient> Client(const std::string& token = "") const;
+  std::unique_ptr<client::ApiClient> Client(const std::string& token = "") const;
 
  private:
-  telemetry::Registry registry_;
+  metrics::Registry registry_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<RestApi> api_;
   std::unique_ptr<ApiListener> listener_;

@@ -2,12 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/api_status.h"
+#include "api/api_status.h"
 
 namespace strata::server {
 
 WatchStream::WatchStream(std::unique_ptr<store::Watcher> watcher, WatchStreamOptions options,
-                         telemetry::Gauge& open_watches)
+                         metrics::Gauge& open_watches)
     : watcher_(std::move(watcher)),
       options_(std::move(options)),
       open_watches_(open_watches),
@@ -53,7 +53,8 @@ std::string WatchStream::Read(bool* finished) {
         Status expired = ExpiredError(
             "the watch fell too far behind and its history is gone; list again and watch from "
             "the list's resourceVersion");
-        out += nlohmann::json{{"type", "ERROR"}, {"object", StatusObject(expired)}}.dump() + "\n";
+        out +=
+            nlohmann::json{{"type", "ERROR"}, {"object", api::StatusObject(expired)}}.dump() + "\n";
       }
       *finished = true;
       return out;

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "metrics/metrics.h"
 #include "server/api_listener.h"
 #include "store/store.h"
-#include "telemetry/metrics.h"
 
 namespace strata::server {
 
@@ -39,7 +39,7 @@ struct WatchStreamOptions {
 class WatchStream final : public ResponseStream {
  public:
   WatchStream(std::unique_ptr<store::Watcher> watcher, WatchStreamOptions options,
-              telemetry::Gauge& open_watches);
+              metrics::Gauge& open_watches);
   ~WatchStream() override;
 
   void SetWake(std::function<void()> wake) override;
@@ -53,7 +53,7 @@ class WatchStream final : public ResponseStream {
 
   std::unique_ptr<store::Watcher> watcher_;
   WatchStreamOptions options_;
-  telemetry::Gauge& open_watches_;
+  metrics::Gauge& open_watches_;
   bool initial_sent_ = false;
   TimePoint last_output_;
 };

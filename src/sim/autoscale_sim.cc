@@ -98,7 +98,7 @@ class Replay {
   const Duration decision_interval_;
   const int initial_replicas_;
   FakeClock clock_;
-  telemetry::Registry registry_;
+  metrics::Registry registry_;
   autoscaler::Autoscaler autoscaler_;
   gateway::Picker picker_;
   std::vector<std::unique_ptr<Replica>> replicas_;

@@ -41,17 +41,18 @@ std::vector<OpenbSimPod> SimPods(const std::vector<OpenbPod>& pods, int* shape_c
 std::vector<OpenbSimNode> SimNodes(const std::vector<OpenbNode>& nodes) {
   std::vector<OpenbSimNode> sim_nodes(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
-    sim_nodes[i].free.gpu_model = nodes[i].gpu_model;
-    sim_nodes[i].free.cpu_milli = nodes[i].cpu_milli;
-    sim_nodes[i].free.memory_mib = nodes[i].memory_mib;
-    sim_nodes[i].free.gpu_milli.assign(nodes[i].gpu_count, scheduler::kMilliGpuPerGpu);
+    scheduler::GpuNodeFree& free = sim_nodes[i].node.free;
+    free.gpu_model = nodes[i].gpu_model;
+    free.cpu_milli = nodes[i].cpu_milli;
+    free.memory_mib = nodes[i].memory_mib;
+    free.gpu_milli.assign(nodes[i].gpu_count, scheduler::kMilliGpuPerGpu);
   }
   return sim_nodes;
 }
 
 void Shuffle(std::vector<size_t>& items, OpenbRng& rng) {
   for (size_t i = items.size(); i > 1; --i) {
-    std::swap(items[i - 1], items[DrawBelow(rng, i)]);
+    std::swap(items[i - 1], items[scheduler::DrawBelow(rng, i)]);
   }
 }
 
@@ -64,7 +65,8 @@ int64_t RoundHalfEven(int64_t numerator, int64_t denominator) {
   return quotient;
 }
 
-void Place(OpenbSimNode& node, const GpuPodRequest& pod, const std::vector<int>& gpu_indices) {
+void Place(OpenbSimNode& sim_node, const GpuPodRequest& pod, const std::vector<int>& gpu_indices) {
+  scheduler::PlacementNode& node = sim_node.node;
   node.free.cpu_milli -= pod.cpu_milli;
   node.free.memory_mib -= pod.memory_mib;
   for (int index : gpu_indices) {
@@ -72,8 +74,8 @@ void Place(OpenbSimNode& node, const GpuPodRequest& pod, const std::vector<int>&
     STRATA_CHECK(node.free.gpu_milli[index] >= 0);
   }
   STRATA_CHECK(node.free.cpu_milli >= 0 && node.free.memory_mib >= 0);
-  if (pod.gpu_count > 0) node.gpu_pod_tags.insert(pod.IsFractional() ? kShareTag : pod.gpu_count);
-  ++node.version;
+  if (pod.gpu_count > 0) node.gpu_pod_tags.insert(scheduler::GpuPodTag(pod));
+  ++sim_node.version;
 }
 
 }  // namespace
@@ -121,7 +123,7 @@ std::vector<size_t> OpenbArrivals(const std::vector<OpenbPod>& pods, int64_t tar
   int64_t arrived = 0;
   for (const OpenbPod& pod : pods) arrived += int64_t{pod.gpu_count} * pod.gpu_milli_each;
   while (arrived < target_milli && !pods.empty()) {
-    const size_t drawn = DrawBelow(rng, pods.size());
+    const size_t drawn = scheduler::DrawBelow(rng, pods.size());
     if (arrived + pods[drawn].gpu_milli_each > target_milli) break;
     order.push_back(drawn);
     arrived += int64_t{pods[drawn].gpu_count} * pods[drawn].gpu_milli_each;
@@ -130,7 +132,7 @@ std::vector<size_t> OpenbArrivals(const std::vector<OpenbPod>& pods, int64_t tar
 }
 
 Result<OpenbSeedRun> ReplayOpenbSeed(const std::vector<OpenbNode>& nodes,
-                                     const std::vector<OpenbPod>& pods, OpenbPolicy policy,
+                                     const std::vector<OpenbPod>& pods, std::string_view policy,
                                      uint64_t seed) {
   int64_t capacity_milli = 0;
   for (const OpenbNode& node : nodes) capacity_milli += int64_t{node.gpu_count} * 1000;
@@ -156,8 +158,11 @@ Result<OpenbSeedRun> ReplayOpenbSeed(const std::vector<OpenbNode>& nodes,
   std::vector<GpuPodRequest> observed;
   observed.reserve(sim_pods.size());
   for (const OpenbSimPod& pod : sim_pods) observed.push_back(pod.request);
-  OpenbPlacer placer(policy, scheduler::EstimateWorkloadMix(observed), std::move(node_rank),
-                     shape_count, &rng);
+  // FGD and strata score against the mix of the trace's own pods (FGD's target workload).
+  const scheduler::WorkloadMix mix = scheduler::EstimateWorkloadMix(observed);
+  ASSIGN_OR_RETURN(std::unique_ptr<scheduler::PlacementPolicy> placement,
+                   scheduler::MakePlacementPolicy(policy, &mix, &rng));
+  OpenbPlacer placer(std::move(placement), std::move(node_rank), shape_count);
 
   std::vector<OpenbSimNode> sim_nodes = SimNodes(nodes);
   OpenbSeedRun run{.seed = seed, .curve = OpenbAllocationCurve(capacity_milli)};
@@ -178,7 +183,7 @@ Result<OpenbSeedRun> ReplayOpenbSeed(const std::vector<OpenbNode>& nodes,
 }
 
 Result<OpenbSummary> ReplayOpenb(const std::vector<OpenbNode>& nodes,
-                                 const std::vector<OpenbPod>& pods, OpenbPolicy policy,
+                                 const std::vector<OpenbPod>& pods, std::string_view policy,
                                  const std::vector<uint64_t>& seeds,
                                  const std::vector<int>& loads_pct) {
   if (seeds.empty()) return Err(InvalidArgumentError("openb replay: no seed given"));
@@ -188,7 +193,7 @@ Result<OpenbSummary> ReplayOpenb(const std::vector<OpenbNode>& nodes,
     runs.push_back(std::move(run));
   }
   OpenbSummary summary;
-  summary.policy = policy;
+  summary.policy = std::string(policy);
   summary.seeds = seeds;
   for (int load : loads_pct) {
     double sum = 0;

@@ -2,10 +2,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
-#include "sim/openb_policies.h"
+#include "sim/openb_placer.h"
 #include "sim/openb_trace.h"
 
 namespace strata::sim {
@@ -54,15 +56,16 @@ struct OpenbSeedRun {
   OpenbAllocationCurve curve{100};
 };
 
-// Replays `pods` on `nodes` under `policy` with `seed`. InvalidArgument when the nodes have no
-// GPU or there are no pods.
+// Replays `pods` on `nodes` under the placement policy named `policy`
+// (scheduler::PlacementPolicyNames) with `seed`. InvalidArgument when the policy is unknown,
+// the nodes have no GPU or there are no pods.
 Result<OpenbSeedRun> ReplayOpenbSeed(const std::vector<OpenbNode>& nodes,
-                                     const std::vector<OpenbPod>& pods, OpenbPolicy policy,
+                                     const std::vector<OpenbPod>& pods, std::string_view policy,
                                      uint64_t seed);
 
 // The mean over seeds of one policy's allocation at chosen loads.
 struct OpenbSummary {
-  OpenbPolicy policy = OpenbPolicy::kStrata;
+  std::string policy = "strata";
   std::vector<uint64_t> seeds;
   // (load %, mean allocation % over the seeds that have a value there, or nullopt if none).
   std::vector<std::pair<int, std::optional<double>>> alloc_pct;
@@ -71,7 +74,7 @@ struct OpenbSummary {
 // Replays every seed and averages the allocation at each of `loads_pct`. Errors as
 // ReplayOpenbSeed; InvalidArgument when `seeds` is empty.
 Result<OpenbSummary> ReplayOpenb(const std::vector<OpenbNode>& nodes,
-                                 const std::vector<OpenbPod>& pods, OpenbPolicy policy,
+                                 const std::vector<OpenbPod>& pods, std::string_view policy,
                                  const std::vector<uint64_t>& seeds,
                                  const std::vector<int>& loads_pct);
 

@@ -36,8 +36,8 @@ TEST(OpenbReplayTest, TinyClusterAllocationIsExactForEveryPolicy) {
   // arrived 30/60/90/120 %, allocated 30/60/60/60 %.
   const std::vector<OpenbNode> nodes = {Node("n0", 1), Node("n1", 1)};
   const std::vector<OpenbPod> pods = {Pod("a", 1, 600), Pod("b", 1, 600), Pod("c", 1, 600)};
-  for (OpenbPolicy policy : AllOpenbPolicies()) {
-    SCOPED_TRACE(OpenbPolicyName(policy));
+  for (std::string_view policy : scheduler::PlacementPolicyNames()) {
+    SCOPED_TRACE(policy);
     const auto run = ReplayOpenbSeed(nodes, pods, policy, 42);
     ASSERT_TRUE(run.has_value()) << run.error().ToString();
     EXPECT_EQ(run->pods_arrived, 4);
@@ -54,14 +54,14 @@ TEST(OpenbReplayTest, TinyClusterAllocationIsExactForEveryPolicy) {
 TEST(OpenbReplayTest, SummaryAveragesSeedsAtRequestedLoads) {
   const std::vector<OpenbNode> nodes = {Node("n0", 1), Node("n1", 1)};
   const std::vector<OpenbPod> pods = {Pod("a", 1, 600), Pod("b", 1, 600), Pod("c", 1, 600)};
-  const auto summary = ReplayOpenb(nodes, pods, OpenbPolicy::kBestFit, {1, 2, 3}, {90, 100});
+  const auto summary = ReplayOpenb(nodes, pods, "bestfit", {1, 2, 3}, {90, 100});
   ASSERT_TRUE(summary.has_value()) << summary.error().ToString();
   EXPECT_EQ(summary->seeds, (std::vector<uint64_t>{1, 2, 3}));
   ASSERT_EQ(summary->alloc_pct.size(), 2u);
   EXPECT_EQ(summary->alloc_pct[0].first, 90);
   EXPECT_THAT(summary->alloc_pct[0].second, Optional(60.0));
   EXPECT_EQ(summary->alloc_pct[1].second, std::nullopt);
-  EXPECT_FALSE(ReplayOpenb(nodes, pods, OpenbPolicy::kBestFit, {}, {90}).has_value());
+  EXPECT_FALSE(ReplayOpenb(nodes, pods, "bestfit", {}, {90}).has_value());
 }
 
 TEST(OpenbReplayTest, PackingPoliciesKeepAWholeGpuFreeWhereRandomMayNot) {
@@ -70,9 +70,8 @@ TEST(OpenbReplayTest, PackingPoliciesKeepAWholeGpuFreeWhereRandomMayNot) {
   // fragmentation scorers put both halves on one GPU, so in every order all three fit.
   const std::vector<OpenbNode> nodes = {Node("n0", 2)};
   const std::vector<OpenbPod> pods = {Pod("a", 1, 500), Pod("b", 1, 500), Pod("c", 1, 1000)};
-  for (OpenbPolicy policy :
-       {OpenbPolicy::kBestFit, OpenbPolicy::kPacking, OpenbPolicy::kFgd, OpenbPolicy::kStrata}) {
-    SCOPED_TRACE(OpenbPolicyName(policy));
+  for (std::string_view policy : {"bestfit", "packing", "fgd", "strata"}) {
+    SCOPED_TRACE(policy);
     for (uint64_t seed = 0; seed < 8; ++seed) {
       const auto run = ReplayOpenbSeed(nodes, pods, policy, seed);
       ASSERT_TRUE(run.has_value());
@@ -88,11 +87,11 @@ TEST(OpenbReplayTest, SameSeedSameRun) {
   for (int i = 0; i < 20; ++i) pods.push_back(Pod("p" + std::to_string(i), 1, 100 + 97 * i % 900));
   pods.push_back(Pod("cpu", 0, 0, 30000));
   pods.push_back(Pod("two", 2, 1000));
-  for (OpenbPolicy policy : AllOpenbPolicies()) {
+  for (std::string_view policy : scheduler::PlacementPolicyNames()) {
     const auto first = ReplayOpenbSeed(nodes, pods, policy, 7);
     const auto second = ReplayOpenbSeed(nodes, pods, policy, 7);
     ASSERT_TRUE(first.has_value() && second.has_value());
-    EXPECT_EQ(first->pods_placed, second->pods_placed) << OpenbPolicyName(policy);
+    EXPECT_EQ(first->pods_placed, second->pods_placed) << policy;
     for (int load = 0; load <= 130; ++load) {
       EXPECT_EQ(first->curve.AllocPctAt(load), second->curve.AllocPctAt(load));
     }
@@ -126,17 +125,17 @@ TEST(OpenbReplayTest, LoadColumnsRoundHalfToEven) {
 }
 
 TEST(OpenbReplayTest, ClusterWithoutGpusOrPodsIsAnError) {
-  const auto no_gpu = ReplayOpenbSeed({Node("n0", 0)}, {Pod("a", 1, 100)}, OpenbPolicy::kFgd, 1);
+  const auto no_gpu = ReplayOpenbSeed({Node("n0", 0)}, {Pod("a", 1, 100)}, "fgd", 1);
   ASSERT_FALSE(no_gpu.has_value());
   EXPECT_EQ(no_gpu.error().code(), StatusCode::kInvalidArgument);
-  EXPECT_FALSE(ReplayOpenbSeed({Node("n0", 1)}, {}, OpenbPolicy::kFgd, 1).has_value());
+  EXPECT_FALSE(ReplayOpenbSeed({Node("n0", 1)}, {}, "fgd", 1).has_value());
 }
 
-TEST(OpenbReplayTest, PolicyNamesRoundTrip) {
-  for (OpenbPolicy policy : AllOpenbPolicies()) {
-    EXPECT_THAT(ParseOpenbPolicy(OpenbPolicyName(policy)), Optional(policy));
+TEST(OpenbReplayTest, UnknownPolicyIsAnError) {
+  for (std::string_view policy : scheduler::PlacementPolicyNames()) {
+    EXPECT_TRUE(ReplayOpenbSeed({Node("n0", 1)}, {Pod("a", 1, 100)}, policy, 1).has_value());
   }
-  const auto unknown = ParseOpenbPolicy("tetris");
+  const auto unknown = ReplayOpenbSeed({Node("n0", 1)}, {Pod("a", 1, 100)}, "tetris", 1);
   ASSERT_FALSE(unknown.has_value());
   EXPECT_THAT(unknown.error().message(), ::testing::HasSubstr("expected one of random, dotprod"));
 }

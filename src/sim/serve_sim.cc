@@ -66,6 +66,11 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
   gateway::PickerOptions picker_options =
       SimPickerOptions(replicas[0].model, trace.front().block_tokens);
   picker_options.policy = options.policy;
+  picker_options.scorers = options.scorers;
+  if (Result<gateway::PickerProfile> profile = gateway::ResolvePickerProfile(picker_options);
+      !profile) {
+    return Err(profile.error());
+  }
   picker_options.seed = options.seed;
   picker_options.metrics_stale_after = options.scrape_interval * 5;
   gateway::Picker picker(picker_options);
@@ -77,7 +82,7 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
   const TimePoint start = FakeClock::kDefaultStart;
   std::vector<RequestRecord> records(trace.size());
   ServeSimReport report;
-  report.policy = std::string(gateway::PickPolicyName(options.policy));
+  report.policy = options.policy;
   report.replicas = options.replicas;
   report.requests = trace.size();
   TimePoint last_scrape = TimePoint::min();

@@ -16,7 +16,9 @@ namespace strata::sim {
 struct ServeSimOptions {
   int replicas = 8;
   engine::EngineOptions engine;  // every replica's engine
-  gateway::PickPolicy policy = gateway::PickPolicy::kStrata;
+  // The picker's preset (gateway::PickerPresetNames), or its scorers when `scorers` is given.
+  std::string policy = "strata";
+  std::vector<gateway::WeightedScorer> scorers;
   // How often the gateway's view of each engine's metrics is refreshed (its scrape period).
   Duration scrape_interval = std::chrono::milliseconds(100);
   // Goodput counts requests within both service-level objectives.

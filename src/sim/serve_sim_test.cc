@@ -24,7 +24,7 @@ std::vector<TraceRequest> SharedPromptTrace() {
   return trace;
 }
 
-ServeSimOptions Options(gateway::PickPolicy policy) {
+ServeSimOptions Options(std::string policy) {
   ServeSimOptions options;
   options.replicas = 4;
   options.engine.profile = *engine::ProfileByName("8b-h100");
@@ -34,8 +34,7 @@ ServeSimOptions Options(gateway::PickPolicy policy) {
 }
 
 TEST(ServeSimTest, EveryRequestCompletesWithSaneFigures) {
-  Result<ServeSimReport> report =
-      RunServeSim(SharedPromptTrace(), Options(gateway::PickPolicy::kRoundRobin));
+  Result<ServeSimReport> report = RunServeSim(SharedPromptTrace(), Options("round-robin"));
   ASSERT_TRUE(report.has_value()) << report.error().ToString();
   EXPECT_EQ(report->requests, 400u);
   EXPECT_EQ(report->completed, 400u);
@@ -51,20 +50,16 @@ TEST(ServeSimTest, EveryRequestCompletesWithSaneFigures) {
 
 TEST(ServeSimTest, PrefixAwareRoutingHitsTheCacheMoreThanRoundRobin) {
   // The Inference Extension's weights: prefix affinity without strata's load cap.
-  Result<ServeSimReport> prefix_aware =
-      RunServeSim(SharedPromptTrace(), Options(gateway::PickPolicy::kEppDefault));
-  Result<ServeSimReport> round_robin =
-      RunServeSim(SharedPromptTrace(), Options(gateway::PickPolicy::kRoundRobin));
+  Result<ServeSimReport> prefix_aware = RunServeSim(SharedPromptTrace(), Options("epp-default"));
+  Result<ServeSimReport> round_robin = RunServeSim(SharedPromptTrace(), Options("round-robin"));
   ASSERT_TRUE(prefix_aware.has_value() && round_robin.has_value());
   EXPECT_GT(prefix_aware->prefix_hit_rate, round_robin->prefix_hit_rate);
   EXPECT_LT(prefix_aware->ttft_p90, round_robin->ttft_p90);
 }
 
 TEST(ServeSimTest, StrataRoutesByPrefixAndBeatsRoundRobin) {
-  Result<ServeSimReport> strata =
-      RunServeSim(SharedPromptTrace(), Options(gateway::PickPolicy::kStrata));
-  Result<ServeSimReport> round_robin =
-      RunServeSim(SharedPromptTrace(), Options(gateway::PickPolicy::kRoundRobin));
+  Result<ServeSimReport> strata = RunServeSim(SharedPromptTrace(), Options("strata"));
+  Result<ServeSimReport> round_robin = RunServeSim(SharedPromptTrace(), Options("round-robin"));
   ASSERT_TRUE(strata.has_value() && round_robin.has_value());
   EXPECT_GT(strata->prefix_hit_rate, round_robin->prefix_hit_rate);
   EXPECT_LT(strata->ttft_p90, round_robin->ttft_p90);
@@ -72,7 +67,7 @@ TEST(ServeSimTest, StrataRoutesByPrefixAndBeatsRoundRobin) {
 }
 
 TEST(ServeSimTest, HostTierServesPrefixesTheGpuCacheHasNoRoomFor) {
-  ServeSimOptions options = Options(gateway::PickPolicy::kRoundRobin);
+  ServeSimOptions options = Options("round-robin");
   Result<ServeSimReport> gpu_only = RunServeSim(SharedPromptTrace(), options);
   options.engine.cpu_offload_blocks = 2000;  // room for all 8 system prompts on every replica
   Result<ServeSimReport> offload = RunServeSim(SharedPromptTrace(), options);
@@ -84,17 +79,14 @@ TEST(ServeSimTest, HostTierServesPrefixesTheGpuCacheHasNoRoomFor) {
 }
 
 TEST(ServeSimTest, SameInputGivesTheSameReport) {
-  Result<ServeSimReport> a =
-      RunServeSim(SharedPromptTrace(), Options(gateway::PickPolicy::kStrata));
-  Result<ServeSimReport> b =
-      RunServeSim(SharedPromptTrace(), Options(gateway::PickPolicy::kStrata));
+  Result<ServeSimReport> a = RunServeSim(SharedPromptTrace(), Options("strata"));
+  Result<ServeSimReport> b = RunServeSim(SharedPromptTrace(), Options("strata"));
   EXPECT_EQ(a->ToJson(), b->ToJson());
 }
 
 TEST(ServeSimTest, RejectsBadInput) {
-  EXPECT_EQ(RunServeSim({}, Options(gateway::PickPolicy::kStrata)).error().code(),
-            StatusCode::kInvalidArgument);
-  ServeSimOptions options = Options(gateway::PickPolicy::kStrata);
+  EXPECT_EQ(RunServeSim({}, Options("strata")).error().code(), StatusCode::kInvalidArgument);
+  ServeSimOptions options = Options("strata");
   options.replicas = 0;
   EXPECT_THAT(RunServeSim(SharedPromptTrace(), options).error().message(),
               ::testing::HasSubstr("replicas"));

@@ -265,7 +265,7 @@ Status SqlitePersistence::InitializeSchema() {
   };
   Status status = initialize();
   if (!status.ok()) {
-    Execute("ROLLBACK");
+    Execute("ROLLBACK").IgnoreError();
     return status;
   }
   return Execute("COMMIT");
@@ -336,7 +336,7 @@ Status SqlitePersistence::Commit(const std::vector<Change>& changes, int64_t com
   if (status.ok()) status = Prepared(kCommit).Run("commit");
   // The commit's error is the one to report. Should the rollback fail too, later commits fail
   // (their BEGIN finds a transaction open) and say so; memory never sees a half-applied write.
-  if (!status.ok()) Prepared(kRollback).Run("rollback");
+  if (!status.ok()) Prepared(kRollback).Run("rollback").IgnoreError();
   return status;
 }
 

@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "engine_sim_process.h"
+#include "metrics/prometheus_text.h"
 #include "net/http_client.h"
-#include "telemetry/prometheus_text.h"
 
 namespace strata {
 namespace {
@@ -47,8 +47,8 @@ std::vector<json> SseEvents(const std::string& body) {
 }
 
 // The value of the sample `name` whose labels include model_name="m", or -1.
-double MetricValue(const std::vector<telemetry::Sample>& samples, std::string_view name) {
-  for (const telemetry::Sample& sample : samples) {
+double MetricValue(const std::vector<metrics::Sample>& samples, std::string_view name) {
+  for (const metrics::Sample& sample : samples) {
     const std::string* model = sample.Label("model_name");
     if (sample.name == name && model != nullptr && *model == "m") return sample.value;
   }
@@ -66,13 +66,13 @@ class EngineSimTest : public ::testing::Test {
   Result<net::HttpResponse> Send(const net::HttpRequest& request) {
     return client_.Send("127.0.0.1", process_->port(), request);
   }
-  std::vector<telemetry::Sample> Metrics() {
+  std::vector<metrics::Sample> Metrics() {
     Result<net::HttpResponse> response = Send(Get("/metrics"));
     EXPECT_TRUE(response.has_value());
-    EXPECT_EQ(response->Header("Content-Type"), telemetry::kPrometheusContentType);
-    Result<std::vector<telemetry::Sample>> samples = telemetry::ParsePrometheusText(response->body);
+    EXPECT_EQ(response->Header("Content-Type"), metrics::kPrometheusContentType);
+    Result<std::vector<metrics::Sample>> samples = metrics::ParsePrometheusText(response->body);
     EXPECT_TRUE(samples.has_value()) << samples.error().ToString();
-    return samples.value_or(std::vector<telemetry::Sample>{});
+    return samples.value_or(std::vector<metrics::Sample>{});
   }
 
   std::optional<EngineSimProcess> process_;
@@ -203,7 +203,7 @@ TEST_F(EngineSimTest, MetricsUseVllmNamesAndCountWhatWasServed) {
                   ->status,
               200);
   }
-  std::vector<telemetry::Sample> samples = Metrics();
+  std::vector<metrics::Sample> samples = Metrics();
   EXPECT_EQ(MetricValue(samples, "vllm:num_requests_running"), 0);
   EXPECT_EQ(MetricValue(samples, "vllm:num_requests_waiting"), 0);
   EXPECT_EQ(MetricValue(samples, "vllm:kv_cache_usage_perc"), 0);
@@ -218,7 +218,7 @@ TEST_F(EngineSimTest, MetricsUseVllmNamesAndCountWhatWasServed) {
   EXPECT_EQ(MetricValue(samples, "vllm:e2e_request_latency_seconds_count"), 2);
   bool cache_config = false;
   bool lora_info = false;
-  for (const telemetry::Sample& sample : samples) {
+  for (const metrics::Sample& sample : samples) {
     if (sample.name == "vllm:cache_config_info") {
       cache_config =
           *sample.Label("block_size") == "4" && *sample.Label("num_gpu_blocks") == "1000";

@@ -98,7 +98,7 @@ class GatewayRoutesTest : public ::testing::Test {
     config.models = std::move(models);
     config.limits = limits;
     config.threads = 2;
-    config.picker.policy = PickPolicy::kRoundRobin;
+    config.picker.policy = "round-robin";
     config.scrape_interval = std::chrono::milliseconds(20);
     auto server = GatewayServer::Start(std::move(config), "127.0.0.1", 0, RealClock::Instance());
     ASSERT_TRUE(server.has_value()) << server.error().ToString();

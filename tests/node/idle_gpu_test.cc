@@ -11,16 +11,17 @@
 #include <map>
 
 #include "api/manifest.h"
+#include "cluster/indexes.h"
+#include "cluster/stored_object.h"
 #include "controller/idle_reclaim.h"
 #include "controller/job_controller.h"
 #include "controller/scheduler_loop.h"
-#include "controller/stored_objects.h"
 #include "node/node_agent.h"
 #include "node/process_runtime.h"
 #include "node/test_support.h"
-#include "telemetry/cluster_gpus.h"
-#include "telemetry/cluster_objects_cache.h"
-#include "telemetry/idle_gpus.h"
+#include "observe/cluster_gpus.h"
+#include "observe/cluster_objects_cache.h"
+#include "observe/idle_gpus.h"
 
 namespace strata::controller {
 namespace {
@@ -82,7 +83,7 @@ class IdleGpuTest : public ::testing::Test {
     Result<std::vector<api::Object>> objects = api::DecodeManifests({{"cluster.yaml", Cluster()}});
     ASSERT_TRUE(objects) << objects.error().ToString();
     for (const api::Object& object : *objects) {
-      Result<store::Object> created = store_->Create(EncodeForStore(object));
+      Result<store::Object> created = store_->Create(cluster::EncodeForStore(object));
       ASSERT_TRUE(created) << created.error().ToString();
     }
     node::ProcessRuntime::Options runtime_options;
@@ -97,8 +98,9 @@ class IdleGpuTest : public ::testing::Test {
     agent_options.stop_grace = 1s;
     agent_options.base_env = node::DefaultBaseEnvironment();
     agent_options.gpu_activity_window = 1s;
-    agent_ =
-        std::make_unique<node::NodeAgent>(*store_, *runtime_, RealClock::Instance(), agent_options);
+    cache_ = std::make_unique<cluster::Cache>(*store_, cluster::ControlPlaneCacheOptions());
+    agent_ = std::make_unique<node::NodeAgent>(*store_, *cache_, *runtime_, RealClock::Instance(),
+                                               agent_options);
   }
 
   void TearDown() override {
@@ -108,13 +110,14 @@ class IdleGpuTest : public ::testing::Test {
   // The busy share recorded on each job's pod, by job; a pod with none is left out.
   std::map<std::string, double> RecordedActivity() {
     std::map<std::string, double> activity;
-    Result<std::vector<Stored<api::Pod>>> pods = ListStored<api::Pod>(*store_, "Pod");
+    Result<std::vector<cluster::Stored<api::Pod>>> pods =
+        cluster::ListStored<api::Pod>(*store_, "Pod");
     EXPECT_TRUE(pods) << pods.error().ToString();
     if (!pods) return activity;
-    for (const Stored<api::Pod>& pod : *pods) {
-      auto recorded = pod.value.metadata.annotations.find(telemetry::kGpuActivityAnnotation);
+    for (const cluster::Stored<api::Pod>& pod : *pods) {
+      auto recorded = pod.value.metadata.annotations.find(api::kGpuActivityAnnotation);
       if (recorded == pod.value.metadata.annotations.end()) continue;
-      std::optional<double> share = telemetry::ParseGpuActivity(recorded->second);
+      std::optional<double> share = observe::ParseGpuActivity(recorded->second);
       if (share) activity[pod.value.spec.owner.name] = *share;
     }
     return activity;
@@ -125,8 +128,8 @@ class IdleGpuTest : public ::testing::Test {
   // 20 %, the spinning one over 40 % (above the queue's 30 % threshold, with room for a loaded
   // machine). Returns what was last recorded.
   std::map<std::string, double> RunUntilMeasured() {
-    SchedulerLoop scheduler(*store_, RealClock::Instance());
-    JobController jobs(*store_, RealClock::Instance());
+    SchedulerLoop scheduler(*store_, *cache_, RealClock::Instance());
+    JobController jobs(*store_, *cache_, RealClock::Instance());
     std::map<std::string, double> activity;
     for (TimePoint deadline = RealClock::Instance().Now() + kMeasureTimeout;
          RealClock::Instance().Now() < deadline;) {
@@ -149,6 +152,7 @@ class IdleGpuTest : public ::testing::Test {
   node::testing::TempDir data_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<node::ProcessRuntime> runtime_;
+  std::unique_ptr<cluster::Cache> cache_;
   std::unique_ptr<node::NodeAgent> agent_;
 };
 
@@ -160,19 +164,19 @@ TEST_F(IdleGpuTest, ASleepingJobIsReportedIdleAndWarnedAndASpinningOneIsNot) {
   EXPECT_GT(activity["train"], 0.4);
 
   // The GPUs' readings (DCGM_FI_DEV_GPU_UTIL) and the jobs' busy shares follow.
-  auto cluster = std::make_shared<telemetry::ClusterObjectsCache>(*store_);
-  Result<std::shared_ptr<const telemetry::ClusterObjects>> objects = cluster->Get();
+  auto cluster = std::make_shared<observe::ClusterObjectsCache>(*cache_);
+  Result<std::shared_ptr<const observe::ClusterObjects>> objects = cluster->Get();
   ASSERT_TRUE(objects) << objects.error().ToString();
-  std::vector<telemetry::GpuSample> samples = telemetry::ClusterGpuSamples(**objects, {});
+  std::vector<observe::GpuSample> samples = observe::ClusterGpuSamples(**objects, {});
   std::map<std::string, double> utilization;
-  for (const telemetry::GpuSample& sample : samples) {
-    for (const telemetry::GpuHolder& holder : sample.holders) {
+  for (const observe::GpuSample& sample : samples) {
+    for (const observe::GpuHolder& holder : sample.holders) {
       utilization[holder.job] = sample.reading.utilization_percent;
     }
   }
   EXPECT_LT(utilization["notebook"], 20);
   EXPECT_GT(utilization["train"], 40);
-  for (const telemetry::JobGpuUse& use : telemetry::JobGpuUses(samples)) {
+  for (const observe::JobGpuUse& use : observe::JobGpuUses(samples)) {
     EXPECT_EQ(use.gpus, 1);
     if (use.job == "notebook") {
       EXPECT_LT(use.busy, 0.2);
@@ -183,15 +187,16 @@ TEST_F(IdleGpuTest, ASleepingJobIsReportedIdleAndWarnedAndASpinningOneIsNot) {
 
   // Idle reclaim: under the threshold for the queue's ten minutes, the sleeping job is warned.
   FakeClock idle_clock;
-  IdleReclaimLoop idle(*store_, cluster, idle_clock);
+  IdleReclaimLoop idle(*store_, *cache_, cluster, idle_clock);
   ASSERT_TRUE(idle.RunOnce().ok());
   idle_clock.Advance(11min);
   ASSERT_TRUE(idle.RunOnce().ok());
-  Result<std::vector<Stored<api::Event>>> events = ListStored<api::Event>(*store_, "Event");
+  Result<std::vector<cluster::Stored<api::Event>>> events =
+      cluster::ListStored<api::Event>(*store_, "Event");
   ASSERT_TRUE(events) << events.error().ToString();
   std::map<std::string, int> warned;
-  for (const Stored<api::Event>& event : *events) {
-    if (event.value.reason != telemetry::kIdleEventReason) continue;
+  for (const cluster::Stored<api::Event>& event : *events) {
+    if (event.value.reason != observe::kIdleEventReason) continue;
     EXPECT_EQ(event.value.type, "Warning");
     EXPECT_THAT(event.value.message, HasSubstr("under the queue's 30 % threshold"));
     ++warned[event.value.involved_object.name];

@@ -1,5 +1,5 @@
 // Runs examples/workers/allreduce.py as a training job of several pods through ProcessRuntime,
-// with each worker's environment from BuildWorkerEnvironments, as the node agent will.
+// with each worker's environment from api::BuildWorkerEnvironments, as the node agent will.
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
@@ -11,11 +11,11 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "api/torchrun_env.h"
 #include "common/check.h"
 #include "node/checkpoint_watcher.h"
 #include "node/process_runtime.h"
 #include "node/test_support.h"
-#include "node/torchrun_env.h"
 
 namespace strata::node {
 namespace {
@@ -76,7 +76,7 @@ class TrainingJobTest : public ::testing::Test {
   std::vector<std::string> StartJob(const JobShape& shape, int restart_count) {
     std::vector<std::string> uids;
     for (int node_rank = 0; node_rank < shape.pods; ++node_rank) {
-      TrainingPod pod;
+      api::TrainingPod pod;
       pod.job_name = "allreduce";
       pod.run_id = "allreduce-run";
       pod.master_addr = "127.0.0.1";
@@ -91,7 +91,7 @@ class TrainingJobTest : public ::testing::Test {
       }
       pod.checkpoint_dir = checkpoints_.path();
       pod.user_env = {{"PATH", "/usr/bin:/bin"}, {"PYTHONUNBUFFERED", "1"}};
-      Result<std::vector<Environment>> envs = BuildWorkerEnvironments(pod);
+      Result<std::vector<api::Environment>> envs = api::BuildWorkerEnvironments(pod);
       EXPECT_TRUE(envs) << envs.error().ToString();
       PodSpec spec;
       spec.uid = PodUid(restart_count, node_rank);
@@ -118,7 +118,7 @@ class TrainingJobTest : public ::testing::Test {
       Result<PodStatus> status = runtime_->WaitForExit(uid, kJobTimeout);
       if (!status) {
         ADD_FAILURE() << status.error().ToString();
-        runtime_->Stop(uid, 1s);
+        runtime_->Stop(uid, 1s).IgnoreError();
         return false;
       }
       for (const ProcessStatus& process : status->processes) {

@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "net/http_client.h"
+#include "observe/test_cluster.h"
 #include "server/api_listener.h"
 #include "server/cost_api.h"
 #include "server/dashboard_files.h"
 #include "server/rest_api.h"
-#include "telemetry/test_cluster.h"
 
 namespace strata::server {
 namespace {
@@ -26,12 +26,12 @@ using ::testing::HasSubstr;
 class CostDashboardTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    store_ = telemetry::testing::SimulatedClusterStore(2);
+    store_ = observe::testing::SimulatedClusterStore(2);
     CostApiOptions cost_options;
     cost_options.service_tokens = [](Duration) {
       return std::map<std::string, double>{{"llm", 2e6}};
     };
-    cost_ = std::make_unique<CostApi>(std::make_shared<telemetry::ClusterObjectsCache>(*store_),
+    cost_ = std::make_unique<CostApi>(std::make_shared<observe::ClusterObjectsCache>(*store_),
                                       cost_options);
     rest_ = std::make_unique<RestApi>(*store_, registry_, RestApiOptions{});
     listener_ = std::make_unique<ApiListener>(ApiListenerOptions{}, [this](const auto& request) {
@@ -53,7 +53,7 @@ class CostDashboardTest : public ::testing::Test {
   std::string Server() const { return "http://127.0.0.1:" + std::to_string(listener_->port()); }
 
   std::unique_ptr<store::Store> store_;
-  telemetry::Registry registry_;
+  metrics::Registry registry_;
   DashboardFiles dashboard_;
   std::unique_ptr<CostApi> cost_;
   std::unique_ptr<RestApi> rest_;

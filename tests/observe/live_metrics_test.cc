@@ -14,10 +14,10 @@
 #include <sstream>
 
 #include "child_process.h"
+#include "client/api_client.h"
 #include "net/http_client.h"
 #include "node/test_support.h"
 #include "promtool_check.h"
-#include "server/api_client.h"
 
 namespace strata::observe_test {
 namespace {
@@ -107,7 +107,7 @@ class LiveMetricsTest : public ::testing::Test {
     std::optional<std::string> address = up_.WaitForLine("API listening on http://", kStartTimeout);
     ASSERT_TRUE(address) << up_.Log();
     up_port_ = PortOf(*address);
-    auto client = server::ApiClient::Create("http://" + *address, "");
+    auto client = client::ApiClient::Create("http://" + *address, "");
     ASSERT_TRUE(client) << client.error().ToString();
     client_ = std::move(*client);
     std::ifstream example(SourceDir() + "/examples/team-queues/native.yaml");
@@ -141,7 +141,7 @@ class LiveMetricsTest : public ::testing::Test {
   node::testing::TempDir dir_;
   ChildProcess up_;
   int up_port_ = 0;
-  std::unique_ptr<server::ApiClient> client_;
+  std::unique_ptr<client::ApiClient> client_;
   net::HttpClient http_;
 };
 

@@ -13,11 +13,11 @@ namespace {
 TEST(NvmlGpuMonitorTest, ReadsEveryFigureOfEveryGpu) {
   Result<std::unique_ptr<NvmlGpuMonitor>> monitor = NvmlGpuMonitor::Open(STRATA_FAKE_NVML_PATH);
   ASSERT_TRUE(monitor) << monitor.error().ToString();
-  Result<telemetry::GpuReadingsByUuid> readings = (*monitor)->Read();
+  Result<observe::GpuReadingsByUuid> readings = (*monitor)->Read();
   ASSERT_TRUE(readings) << readings.error().ToString();
   ASSERT_EQ(readings->size(), 8u);
 
-  const telemetry::GpuReading& gpu3 = readings->at("GPU-fake-3");
+  const observe::GpuReading& gpu3 = readings->at("GPU-fake-3");
   EXPECT_EQ(gpu3.utilization_percent, 30);
   EXPECT_EQ(gpu3.fb_used_mib, 3 * 1024);
   EXPECT_EQ(gpu3.fb_free_mib, 81559 - 3 * 1024);
@@ -27,7 +27,7 @@ TEST(NvmlGpuMonitorTest, ReadsEveryFigureOfEveryGpu) {
   EXPECT_EQ(gpu3.ecc_sbe_volatile, 0);
   EXPECT_EQ(gpu3.last_xid, 0);
 
-  const telemetry::GpuReading& gpu2 = readings->at("GPU-fake-2");
+  const observe::GpuReading& gpu2 = readings->at("GPU-fake-2");
   EXPECT_EQ(gpu2.ecc_sbe_volatile, 3);
   EXPECT_EQ(gpu2.ecc_dbe_volatile, 1);
   // A GPU without ECC counters leaves them unknown instead of reporting zero errors.
@@ -39,7 +39,7 @@ TEST(NvmlGpuMonitorTest, AnXidEventIsTheGpusLastXidFromThenOn) {
   Result<std::unique_ptr<NvmlGpuMonitor>> monitor = NvmlGpuMonitor::Open(STRATA_FAKE_NVML_PATH);
   ASSERT_TRUE(monitor) << monitor.error().ToString();
   for (int read = 0; read < 2; ++read) {
-    Result<telemetry::GpuReadingsByUuid> readings = (*monitor)->Read();
+    Result<observe::GpuReadingsByUuid> readings = (*monitor)->Read();
     ASSERT_TRUE(readings) << readings.error().ToString();
     EXPECT_EQ(readings->at("GPU-fake-6").last_xid, 79) << "read " << read;
     EXPECT_EQ(readings->at("GPU-fake-5").last_xid, 0) << "read " << read;

@@ -4,11 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "observe/cluster_cost.h"
+#include "observe/test_cluster.h"
 #include "promtool_check.h"
-#include "telemetry/cluster_cost.h"
-#include "telemetry/test_cluster.h"
 
-namespace strata::telemetry {
+namespace strata::observe {
 namespace {
 
 TEST(PromtoolTest, TheMetricsPageOfASimulatedClusterIsValidPrometheusText) {
@@ -16,7 +16,7 @@ TEST(PromtoolTest, TheMetricsPageOfASimulatedClusterIsValidPrometheusText) {
     GTEST_SKIP() << "promtool not found: install Debian's prometheus package (make deps)";
   }
   std::unique_ptr<store::Store> store = testing::SimulatedClusterStore(4);
-  Registry registry;
+  metrics::Registry registry;
   registry.AddCounter("strata_apiserver_requests_total", "Requests.", {"verb", "code"})
       .With({"list", "200"})
       .Increment();
@@ -42,4 +42,4 @@ TEST(PromtoolTest, ABrokenPageIsRejected) {
 }
 
 }  // namespace
-}  // namespace strata::telemetry
+}  // namespace strata::observe

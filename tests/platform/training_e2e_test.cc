@@ -12,8 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "client/api_client.h"
 #include "node/test_support.h"
-#include "server/api_client.h"
 #include "strata_process.h"
 
 namespace strata::platform_test {
@@ -26,21 +26,35 @@ using Json = nlohmann::json;
 constexpr char kNoNvml[] = "--nvml-library=/nonexistent/libnvidia-ml.so.1";
 constexpr Duration kJobTimeout = std::chrono::seconds(90);
 
-// A port the kernel says is free now: the first rendezvous port of this test's jobs, so that
-// tests running side by side do not meet each other's workers.
-int FreePort() {
+bool Bindable(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  int port = 29500;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  bool free = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
   close(fd);
-  return port;
+  return free;
+}
+
+// The first of kMasterPorts free consecutive ports for the jobs' rendezvous, below the kernel's
+// ephemeral range (32768 and up by default): a port there can be taken at any moment by another
+// process's outgoing connection (the tests beside this one under ctest -j), and a job whose rank
+// 0 cannot bind its MASTER_PORT fails. Blocks start at a place that depends on the process, so
+// that tests running at once try different ones first.
+int FreeMasterPorts() {
+  constexpr int kMasterPorts = 16;
+  constexpr int kFirst = 20000;
+  constexpr int kBlocks = (32768 - kFirst) / kMasterPorts;
+  for (int i = 0; i < kBlocks; ++i) {
+    int start = kFirst + ((getpid() + i) % kBlocks) * kMasterPorts;
+    bool all_free = true;
+    for (int port = start; port < start + kMasterPorts && all_free; ++port) {
+      all_free = Bindable(port);
+    }
+    if (all_free) return start;
+  }
+  return 29500;
 }
 
 // What one allreduce job looks like.
@@ -99,7 +113,7 @@ class TrainingE2eTest : public ::testing::Test {
   }
 
   void Connect(const UpProcess& up) {
-    auto client = server::ApiClient::Create(up.url(), "");
+    auto client = client::ApiClient::Create(up.url(), "");
     ASSERT_TRUE(client);
     client_ = std::move(*client);
   }
@@ -191,9 +205,9 @@ class TrainingE2eTest : public ::testing::Test {
   }
 
   node::testing::TempDir data_;
-  int master_port_ = FreePort();
+  int master_port_ = FreeMasterPorts();
   UpProcess up_;
-  std::unique_ptr<server::ApiClient> client_;
+  std::unique_ptr<client::ApiClient> client_;
 };
 
 TEST_F(TrainingE2eTest, ATwoByTwoJobOfAllreduceWorkersSucceedsWithAVerifiedResult) {
@@ -303,7 +317,10 @@ spec:
     Json fresh = JobStatus("fresh");
     return fresh.contains("lastCheckpointTime") && fresh["lastCheckpointTime"].get<std::string>() >
                                                        JobStatus("stale").value("startTime", "~");
-  }));
+  })) << JobStatus("fresh").dump()
+      << "\n"
+      << JobStatus("stale").dump() << "\n"
+      << WorkerLogs();
   std::this_thread::sleep_for(std::chrono::seconds(2));
 
   Apply(JobManifest({.name = "urgent",

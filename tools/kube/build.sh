@@ -19,6 +19,8 @@ set -euo pipefail
 
 # shellcheck source=cache_paths.sh
 source "$(dirname "${BASH_SOURCE[0]}")/cache_paths.sh"
+# shellcheck source=go_toolchain.sh
+source "$(dirname "${BASH_SOURCE[0]}")/go_toolchain.sh"
 
 # Bump when the way binaries are built changes, so every stamp goes stale.
 readonly RECIPE=1
@@ -44,8 +46,8 @@ while (($#)); do
   esac
 done
 
-if ! command -v go >/dev/null; then
-  echo "build.sh: needs the go command (Go 1.26 or newer)" >&2
+if ! ensure_go; then
+  echo "build.sh: needs Go 1.26 or newer, and could not fetch it from the Go module proxy" >&2
   exit 1
 fi
 

@@ -1,0 +1,125 @@
+#pragma once
+
+// Every strata.dev/* annotation and label name, and the other well-known names strata reads or
+// writes on objects, in one place. The contract they carry is described where each group is
+// used (api/pod_contract.h for the controller <-> node agent contract).
+namespace strata::api {
+
+// Annotations the scheduler adapter writes on each pod of a Job when it binds the gang: the run
+// of the job the pod belongs to (JobPlacement::run), then torchrun's rendezvous.
+inline constexpr char kJobRunAnnotation[] = "strata.dev/job-run";
+inline constexpr char kRunIdAnnotation[] = "strata.dev/run-id";
+inline constexpr char kMasterAddrAnnotation[] = "strata.dev/master-addr";
+inline constexpr char kMasterPortAnnotation[] = "strata.dev/master-port";
+inline constexpr char kNumNodesAnnotation[] = "strata.dev/num-nodes";
+inline constexpr char kProcPerNodeAnnotation[] = "strata.dev/proc-per-node";
+inline constexpr char kRestartCountAnnotation[] = "strata.dev/restart-count";
+inline constexpr char kMaxRestartsAnnotation[] = "strata.dev/max-restarts";
+inline constexpr char kCheckpointDirAnnotation[] = "strata.dev/checkpoint-dir";
+
+// Written by the scheduler adapter on the first pod of a gang of standalone pods (a Volcano
+// PodGroup, a service replica spanning nodes) in the same write that binds it: where every
+// member goes (api/pod_contract.h GangMember, as JSON). The commit point of the gang's bind: a
+// pass that finds members unbound binds them as it says, and the capacity it names is held from
+// then on.
+inline constexpr char kGangPlacementAnnotation[] = "strata.dev/gang-placement";
+
+// On a Node: the address its pods' workers are reached at (MASTER_ADDR of a job whose rank 0
+// runs there). Absent: the node's kubernetes.io/hostname label, else its name.
+inline constexpr char kNodeAddressAnnotation[] = "strata.dev/address";
+
+// Set by the controllers on a pod that must stop: the value is the reason (one of the
+// kStop... words) and kStopMessageAnnotation says why in a sentence. The agent sends SIGTERM,
+// waits its grace period, sends SIGKILL, and reports the pod Failed (or Succeeded, if the
+// processes exited 0). A stopped pod holds its GPUs until it is terminal.
+inline constexpr char kStopRequestedAnnotation[] = "strata.dev/stop-requested";
+inline constexpr char kStopMessageAnnotation[] = "strata.dev/stop-message";
+inline constexpr std::string_view kStopPreempted = "Preempted";
+inline constexpr std::string_view kStopGroupRestart = "GroupRestart";
+inline constexpr std::string_view kStopJobFailed = "JobFailed";
+inline constexpr std::string_view kStopJobFinished = "JobFinished";
+inline constexpr std::string_view kStopJobDeleted = "JobDeleted";
+
+// Written by the agent on a pod: the time (RFC 3339) of the newest checkpoint its workers wrote.
+inline constexpr char kLastCheckpointAnnotation[] = "strata.dev/last-checkpoint";
+// Written by the agent on a pod: when its processes started and when the last one ended
+// (RFC 3339).
+inline constexpr char kStartedAtAnnotation[] = "strata.dev/started-at";
+inline constexpr char kFinishedAtAnnotation[] = "strata.dev/finished-at";
+
+// Service replicas. The service controller writes these on each replica pod when it creates it:
+// the service version the replica serves, a hash of the engine template and resources (a
+// rolling update replaces replicas whose hash differs), the model name clients ask for, and the
+// number of pods in the replica's group (nodes per replica; more than one: LeaderWorkerSet's
+// environment, LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and LWS_WORKER_INDEX = owner.rank).
+inline constexpr char kServiceVersionAnnotation[] = "strata.dev/service-version";
+inline constexpr char kTemplateHashAnnotation[] = "strata.dev/template-hash";
+inline constexpr char kServedModelAnnotation[] = "strata.dev/served-model";
+inline constexpr char kGroupSizeAnnotation[] = "strata.dev/group-size";
+// Written by the scheduler adapter when it binds a replica's group: the address of the node
+// that runs rank 0 (LWS_LEADER_ADDRESS).
+inline constexpr char kLeaderAddressAnnotation[] = "strata.dev/leader-address";
+// Written by the agent on a replica's leader pod (rank 0): where its engine listens
+// ("host:port"), as soon as it starts, and the time (RFC 3339, microseconds) its readiness probe
+// first passed (weights loaded). The gateway routes only to ready, non-draining replicas.
+inline constexpr char kEndpointAnnotation[] = "strata.dev/endpoint";
+inline constexpr char kReadyAtAnnotation[] = "strata.dev/ready-at";
+// Written by the service controller on every pod of a replica that is being drained (scale-down,
+// rolling update, service deleted): the time (RFC 3339) the drain began. The gateway sends it
+// no new requests; once its in-flight requests end (or the drain grace passes) the controller
+// asks for the stop.
+inline constexpr char kDrainingAnnotation[] = "strata.dev/draining";
+inline constexpr std::string_view kStopScaledDown = "ScaledDown";
+inline constexpr std::string_view kStopReplaced = "Replaced";
+inline constexpr std::string_view kStopServiceDeleted = "ServiceDeleted";
+// Written by the agent on every replica pod before its engine starts: the TCP port the engine
+// listens on (STRATA_PORT). A restarted agent starts the pod again on the same port.
+inline constexpr char kEnginePortAnnotation[] = "strata.dev/engine-port";
+// Written by the agent on a replica pod whose engine it replaced with `strata engine-sim`
+// (simulated GPUs): "simulated (engine-sim in place of vllm)".
+inline constexpr char kEngineAnnotation[] = "strata.dev/engine";
+
+// The ResourceFlavor whose quota the pod is charged to (absent: its queue has no flavors).
+inline constexpr char kFlavorAnnotation[] = "strata.dev/flavor";
+// On a pod: when the scheduler adapter bound it (RFC 3339 UTC). Cost accrues from here.
+inline constexpr char kBoundAtAnnotation[] = "strata.dev/bound-at";
+// On a Job: "true" while its GPUs idle under its queue's threshold and the queue lets idle work
+// be reclaimed (idle reclaim); preemption then takes it first.
+inline constexpr char kReclaimableAnnotation[] = "strata.dev/reclaimable";
+// The label naming the Job a pod belongs to.
+inline constexpr char kJobNameLabel[] = "strata.dev/job-name";
+// The labels every replica pod carries: the service and the version it serves (on top of the
+// service's own labels, so cost rolls up by team and project).
+inline constexpr char kServiceNameLabel[] = "strata.dev/service";
+inline constexpr char kServiceVersionLabel[] = "strata.dev/service-version";
+
+// The pod annotation in which its node agent records how busy the pod keeps the simulated GPUs
+// it holds, measured from its processes' CPU use: a share in [0, 1] (observe's
+// FormatGpuActivity). Simulated GPUs follow it in place of the holder kind's typical activity
+// once it is there.
+inline constexpr char kGpuActivityAnnotation[] = "strata.dev/gpu-activity";
+
+// A queue's idle policy, as annotations on its Queue object (so that Kueue-shaped queues carry
+// it too):
+//   strata.dev/idle-threshold: "0.3" or "30%"  the busy share under which a job idles (30 %)
+//   strata.dev/idle-after: "30m"                how long it must stay under (a Go duration)
+//   strata.dev/idle-reclaim: "true"             mark idle jobs reclaimable (default false)
+inline constexpr char kIdleThresholdAnnotation[] = "strata.dev/idle-threshold";
+inline constexpr char kIdleAfterAnnotation[] = "strata.dev/idle-after";
+inline constexpr char kIdleReclaimAnnotation[] = "strata.dev/idle-reclaim";
+
+// Node labels strata sets from what an inventory reports.
+inline constexpr char kHostnameLabel[] = "kubernetes.io/hostname";
+inline constexpr char kBlockLabel[] = "topology.strata.dev/block";
+inline constexpr char kRackLabel[] = "topology.strata.dev/rack";
+inline constexpr char kGpuModelLabel[] = "strata.dev/gpu-model";
+// Marks a node whose GPUs are simulated.
+inline constexpr char kSimulatedLabel[] = "strata.dev/simulated";
+// NVIDIA GPU feature discovery's label: the product name with '-' for spaces
+// ("NVIDIA-H100-80GB-HBM3"), so that ResourceFlavors written for Kubernetes select the node.
+inline constexpr char kGpuProductLabel[] = "nvidia.com/gpu.product";
+// The pod labels that name the team and the project a pod's cost and use roll up to.
+inline constexpr char kTeamLabel[] = "team";
+inline constexpr char kProjectLabel[] = "project";
+
+}  // namespace strata::api

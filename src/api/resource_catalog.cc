@@ -1,0 +1,190 @@
+#include "api/resource_catalog.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace strata::api {
+namespace {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::vector<std::string_view> SplitPath(std::string_view path) {
+  std::vector<std::string_view> segments;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (slash > start) segments.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return segments;
+}
+
+// The verbs every served kind answers to, as discovery lists them.
+nlohmann::json ResourceVerbs() { return {"create", "delete", "get", "list", "update", "watch"}; }
+
+}  // namespace
+
+std::string ResourceType::GroupVersion() const {
+  if (group.empty()) return std::string(version);
+  return std::string(group) + "/" + std::string(version);
+}
+
+std::string ResourceType::GroupVersionPath() const {
+  if (group.empty()) return "/api/" + std::string(version);
+  return "/apis/" + GroupVersion();
+}
+
+std::string ResourceType::Path(std::string_view namespace_name, std::string_view name) const {
+  std::string path = GroupVersionPath();
+  if (namespaced && !namespace_name.empty()) path += "/namespaces/" + std::string(namespace_name);
+  path += "/" + std::string(plural);
+  if (!name.empty()) path += "/" + std::string(name);
+  return path;
+}
+
+const std::vector<ResourceType>& AllResourceTypes() {
+  static const std::vector<ResourceType> kTypes = {
+      {"Pod", "pods", "pod", {"po"}, "", "v1", true},
+      {"Node", "nodes", "node", {"no"}, "", "v1", false},
+      {"Event", "events", "event", {"ev"}, "", "v1", true},
+      {"Queue", "queues", "queue", {"q"}, kStrataGroup, kStrataVersion, false},
+      {"ResourceFlavor",
+       "resourceflavors",
+       "resourceflavor",
+       {"rf", "flavor", "flavors"},
+       kStrataGroup,
+       kStrataVersion,
+       false},
+      {"Job", "jobs", "job", {}, kStrataGroup, kStrataVersion, true},
+      {"Service", "services", "service", {"svc"}, kStrataGroup, kStrataVersion, true},
+      {"Tenant", "tenants", "tenant", {}, kStrataGroup, kStrataVersion, false},
+  };
+  return kTypes;
+}
+
+const ResourceType* FindResourceType(std::string_view name) {
+  for (const ResourceType& type : AllResourceTypes()) {
+    if (EqualsIgnoreCase(name, type.kind) || EqualsIgnoreCase(name, type.plural) ||
+        EqualsIgnoreCase(name, type.singular)) {
+      return &type;
+    }
+    for (std::string_view short_name : type.short_names) {
+      if (EqualsIgnoreCase(name, short_name)) return &type;
+    }
+  }
+  return nullptr;
+}
+
+const ResourceType* FindResourceTypeByKind(std::string_view kind) {
+  for (const ResourceType& type : AllResourceTypes()) {
+    if (type.kind == kind) return &type;
+  }
+  return nullptr;
+}
+
+Result<ResourcePath> ParseResourcePath(std::string_view path) {
+  auto not_found = [&] {
+    return Err(
+        NotFoundError("the server could not find the requested resource: " + std::string(path)));
+  };
+  std::vector<std::string_view> segments = SplitPath(path);
+  std::string_view group;
+  std::string_view version;
+  size_t next = 0;
+  if (segments.size() >= 2 && segments[0] == "api") {
+    version = segments[1];
+    next = 2;
+  } else if (segments.size() >= 3 && segments[0] == "apis") {
+    group = segments[1];
+    version = segments[2];
+    next = 3;
+  } else {
+    return not_found();
+  }
+  ResourcePath result;
+  if (segments.size() >= next + 3 && segments[next] == "namespaces") {
+    result.namespace_name = std::string(segments[next + 1]);
+    next += 2;
+  }
+  if (segments.size() <= next || segments.size() > next + 3) return not_found();
+  for (const ResourceType& type : AllResourceTypes()) {
+    if (type.group == group && type.version == version && type.plural == segments[next]) {
+      result.type = &type;
+    }
+  }
+  if (result.type == nullptr) return not_found();
+  if (result.namespace_name && !result.type->namespaced) return not_found();
+  if (segments.size() > next + 1) result.name = std::string(segments[next + 1]);
+  if (segments.size() > next + 2) {
+    std::string_view subresource = segments[next + 2];
+    bool pod_only = subresource == "log" || subresource == "checkpoint";
+    if (subresource != "status" && !(pod_only && result.type->kind == "Pod")) {
+      return not_found();
+    }
+    result.subresource = std::string(subresource);
+  }
+  return result;
+}
+
+nlohmann::json CoreApiVersions() {
+  return {{"kind", "APIVersions"},
+          {"versions", {"v1"}},
+          {"serverAddressByClientCIDRs", nlohmann::json::array()}};
+}
+
+nlohmann::json ApiGroupList() {
+  std::string group_version = std::string(kStrataGroup) + "/" + std::string(kStrataVersion);
+  nlohmann::json version = {{"groupVersion", group_version}, {"version", kStrataVersion}};
+  nlohmann::json group = {
+      {"name", kStrataGroup}, {"versions", {version}}, {"preferredVersion", version}};
+  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", {group}}};
+}
+
+std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
+  nlohmann::json resources = nlohmann::json::array();
+  for (const ResourceType& type : AllResourceTypes()) {
+    if (type.GroupVersion() != group_version) continue;
+    nlohmann::json resource = {{"name", type.plural},
+                               {"singularName", type.singular},
+                               {"namespaced", type.namespaced},
+                               {"kind", type.kind},
+                               {"verbs", ResourceVerbs()}};
+    if (!type.short_names.empty()) resource["shortNames"] = type.short_names;
+    if (!type.group.empty()) resource["categories"] = {"all", "strata"};
+    resources.push_back(std::move(resource));
+    if (type.kind == "Pod" || type.kind == "Node") {
+      resources.push_back({{"name", std::string(type.plural) + "/status"},
+                           {"singularName", ""},
+                           {"namespaced", type.namespaced},
+                           {"kind", type.kind},
+                           {"verbs", {"get", "update"}}});
+    }
+  }
+  if (resources.empty()) return std::nullopt;
+  return nlohmann::json{{"kind", "APIResourceList"},
+                        {"apiVersion", "v1"},
+                        {"groupVersion", group_version},
+                        {"resources", std::move(resources)}};
+}
+
+nlohmann::json VersionInfo(std::string_view strata_version) {
+  // kubectl compares major.minor with its own and only warns on skew; strata speaks the API
+  // conventions of this Kubernetes minor.
+  return {{"major", "1"},
+          {"minor", "30"},
+          {"gitVersion", "v1.30.0+strata-" + std::string(strata_version)},
+          {"gitCommit", ""},
+          {"gitTreeState", "clean"},
+          {"buildDate", ""},
+          {"goVersion", ""},
+          {"compiler", "gcc"},
+          {"platform", "linux/amd64"}};
+}
+
+}  // namespace strata::api

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace strata::api {
+
+// One kind the REST API serves, as Kubernetes discovery describes it. Pod, Node and Event live
+// in the core group (`/api/v1`), the other native kinds in `strata.dev/v1alpha1`.
+struct ResourceType {
+  std::string_view kind;      // "Job": the store's kind
+  std::string_view plural;    // "jobs": the path segment
+  std::string_view singular;  // "job"
+  std::vector<std::string_view> short_names;
+  std::string_view group;  // "" for the core group, "strata.dev"
+  std::string_view version;
+  bool namespaced = false;
+
+  // "v1" or "strata.dev/v1alpha1".
+  std::string GroupVersion() const;
+  // "/api/v1" or "/apis/strata.dev/v1alpha1".
+  std::string GroupVersionPath() const;
+  // The path of one object ("/api/v1/namespaces/default/pods/p") or, with an empty name, of
+  // the collection in `namespace_name` (every namespace when empty, for a namespaced kind).
+  std::string Path(std::string_view namespace_name, std::string_view name) const;
+};
+
+inline constexpr std::string_view kStrataGroup = "strata.dev";
+inline constexpr std::string_view kStrataVersion = "v1alpha1";
+
+// Every served kind, core group first. Immutable; thread-safe.
+const std::vector<ResourceType>& AllResourceTypes();
+
+// The path of the multi-object apply endpoint.
+inline constexpr std::string_view kApplyPath = "/apis/strata.dev/v1alpha1/apply";
+
+// The type whose kind, plural, singular or short name is `name` (case-insensitive), as
+// `strata get` and kubectl accept them ("jobs", "job", "Job", "po"). nullptr when unknown.
+const ResourceType* FindResourceType(std::string_view name);
+
+// The type with this store kind ("Job"), or nullptr.
+const ResourceType* FindResourceTypeByKind(std::string_view kind);
+
+// A REST path taken apart: `/api/v1/namespaces/{ns}/pods/{name}`,
+// `/apis/strata.dev/v1alpha1/queues/{name}`, `/api/v1/pods` (every namespace), ...
+struct ResourcePath {
+  const ResourceType* type = nullptr;
+  std::optional<std::string> namespace_name;  // nullopt: every namespace, or cluster-scoped
+  std::string name;                           // empty: the collection
+  std::string subresource;                    // "status", "log" or "checkpoint" (pods), or empty
+};
+
+// Parses a request path. Returns NotFound naming the path when it names no served resource
+// (an unknown group, version or plural, or a namespace on a cluster-scoped kind).
+Result<ResourcePath> ParseResourcePath(std::string_view path);
+
+// Discovery documents, the shapes kubectl reads before any request:
+//   /api                          APIVersions
+//   /apis                         APIGroupList
+//   /api/v1, /apis/strata.dev/v1alpha1   APIResourceList
+//   /version                      version.Info
+nlohmann::json CoreApiVersions();
+nlohmann::json ApiGroupList();
+// `group_version` is "v1" or "strata.dev/v1alpha1"; nullopt for any other.
+std::optional<nlohmann::json> ApiResourceList(std::string_view group_version);
+nlohmann::json VersionInfo(std::string_view strata_version);
+
+}  // namespace strata::api

@@ -1,0 +1,18 @@
+#include "client/json_fields.h"
+
+namespace strata::client {
+
+std::string TextAt(const nlohmann::json& object, std::string_view pointer, std::string fallback) {
+  const nlohmann::json& value = FieldAt(object, pointer);
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_null()) return fallback;
+  return value.dump();
+}
+
+const nlohmann::json& FieldAt(const nlohmann::json& object, std::string_view pointer) {
+  static const nlohmann::json kNull;
+  nlohmann::json::json_pointer path{std::string(pointer)};
+  return object.contains(path) ? object.at(path) : kNull;
+}
+
+}  // namespace strata::client

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "cluster/cache.h"
+#include "common/status.h"
+#include "observe/cluster_gpus.h"
+
+namespace strata::observe {
+
+// Every Node, Pod and Queue of the control plane's cache, as the GPU and cost readers want
+// them (ClusterObjects: shared immutable nodes and pods, the queue names; an object that does
+// not decode is counted in `undecodable` and left out, so one bad object never hides the rest),
+// kept current from the cache's change log: a Get after a write converts only the objects
+// written since the last Get, and hands out one shared ClusterObjects, rebuilt (pointers to the
+// converted objects, no copies of them) only when something changed.
+//
+// Shared by the cluster's readers (one per control plane); `cache` (following Node, Pod and
+// Queue) must outlive it. Thread-safe.
+class ClusterObjectsCache {
+ public:
+  explicit ClusterObjectsCache(cluster::Cache& cache);
+  // Over a cache of its own of `store`'s Nodes, Pods and Queues (for a reader with no control
+  // plane around it: a test, a benchmark). `store` must outlive it.
+  explicit ClusterObjectsCache(store::Store& store, size_t watch_buffer = 100000);
+
+  ClusterObjectsCache(const ClusterObjectsCache&) = delete;
+  ClusterObjectsCache& operator=(const ClusterObjectsCache&) = delete;
+
+  // The cluster as the cache holds it after a Sync: up to date with each write that completed
+  // before the call (nodes, then pods, in key order). Calls with no write between them return
+  // the same object. On a failed Sync, returns its error; the next call tries again.
+  Result<std::shared_ptr<const ClusterObjects>> Get();
+
+  // How many times the cache underneath listed a kind (cluster::Cache::lists).
+  int64_t lists() const { return cache_.lists(); }
+
+ private:
+  // One converted object: a node, a pod, a queue, or nothing (it did not decode).
+  struct Converted {
+    std::shared_ptr<const api::Node> node;
+    std::shared_ptr<const StoredPod> pod;
+    std::optional<api::Queue> queue;
+  };
+
+  std::unique_ptr<cluster::Cache> owned_;  // set by the store constructor
+  cluster::Cache& cache_;
+  std::mutex mutex_;  // guards the members below
+  uint64_t cursor_ = 0;
+  std::map<store::ObjectKey, Converted> objects_;
+  std::shared_ptr<const ClusterObjects> cluster_;
+};
+
+}  // namespace strata::observe

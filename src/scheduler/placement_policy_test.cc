@@ -1,0 +1,115 @@
+#include "scheduler/placement_policy.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace strata::scheduler {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+GpuPodRequest Pod(int32_t count, int32_t milli, int64_t cpu_milli = 4000) {
+  GpuPodRequest pod;
+  pod.cpu_milli = cpu_milli;
+  pod.memory_mib = 1024;
+  pod.gpu_count = count;
+  pod.gpu_milli_each = milli;
+  return pod;
+}
+
+PlacementNode Node(std::vector<int32_t> gpu_milli, int64_t cpu_milli = 64000) {
+  PlacementNode node;
+  node.free = GpuNodeFree{.gpu_model = "T4",
+                          .cpu_milli = cpu_milli,
+                          .memory_mib = 65536,
+                          .gpu_milli = std::move(gpu_milli)};
+  return node;
+}
+
+std::unique_ptr<PlacementPolicy> Make(std::string_view name, const WorkloadMix* mix = nullptr,
+                                      PlacementRng* rng = nullptr) {
+  Result<std::unique_ptr<PlacementPolicy>> policy = MakePlacementPolicy(name, mix, rng);
+  EXPECT_TRUE(policy.has_value()) << policy.error().ToString();
+  return std::move(*policy);
+}
+
+TEST(PlacementPolicyTest, EveryNameMakesItsPolicy) {
+  const WorkloadMix mix = EstimateWorkloadMix(std::vector<GpuPodRequest>{Pod(1, 500)});
+  PlacementRng rng(1);
+  for (std::string_view name : PlacementPolicyNames()) {
+    EXPECT_EQ(Make(name, &mix, &rng)->name(), name);
+  }
+  const auto unknown = MakePlacementPolicy("tetris", &mix, &rng);
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_THAT(unknown.error().message(), HasSubstr("expected one of random, dotprod"));
+}
+
+TEST(PlacementPolicyTest, BaselinesPickTheTightestGpuForAFraction) {
+  // GPU 1 has the least room that still fits 0.3; GPU 0 is free.
+  const PlacementNode node = Node({1000, 400, 200});
+  for (std::string_view name : {"dotprod", "clustering", "packing", "bestfit"}) {
+    EXPECT_THAT(Make(name)->Score(node, Pod(1, 300)).gpu_indices, ElementsAre(1)) << name;
+    EXPECT_THAT(Make(name)->Score(node, Pod(1, 1000)).gpu_indices, ElementsAre(0)) << name;
+  }
+}
+
+TEST(PlacementPolicyTest, BestFitAndPackingPreferTheFullerNode) {
+  const PlacementNode fresh = Node({1000, 1000});
+  const PlacementNode used = Node({1000, 500});
+  for (std::string_view name : {"bestfit", "packing"}) {
+    const auto policy = Make(name);
+    EXPECT_TRUE(
+        policy->IsBetter(policy->Score(used, Pod(1, 400)), policy->Score(fresh, Pod(1, 400))))
+        << name;
+  }
+  // DotProd prefers the node whose free vector points least along the request: for four whole
+  // GPUs, the node with four left scores 86, the fresh one 74.
+  const auto dot = Make("dotprod");
+  const PlacementNode half = Node({1000, 1000, 1000, 1000, 0, 0, 0, 0});
+  const PlacementNode eight = Node(std::vector<int32_t>(8, 1000));
+  EXPECT_GT(dot->Score(half, Pod(4, 1000)).score, dot->Score(eight, Pod(4, 1000)).score);
+}
+
+TEST(PlacementPolicyTest, ClusteringPrefersNodesHoldingTheSameShape) {
+  PlacementNode shares = Node({1000, 600});
+  shares.gpu_pod_tags = {kShareTag};
+  PlacementNode wholes = Node({1000, 1000});
+  wholes.gpu_pod_tags = {1};
+  const auto policy = Make("clustering");
+  EXPECT_TRUE(
+      policy->IsBetter(policy->Score(shares, Pod(1, 300)), policy->Score(wholes, Pod(1, 300))));
+  EXPECT_TRUE(
+      policy->IsBetter(policy->Score(wholes, Pod(1, 1000)), policy->Score(shares, Pod(1, 1000))));
+  EXPECT_EQ(policy->Score(shares, Pod(0, 0)).score, 0) << "CPU-only pods score 0 everywhere";
+}
+
+TEST(PlacementPolicyTest, FragmentationPoliciesKeepWholeGpusForWholeShapes) {
+  // Half the mix wants whole GPUs: a 0.5 share belongs on the half-used GPU, not a free one.
+  const WorkloadMix mix =
+      EstimateWorkloadMix(std::vector<GpuPodRequest>{Pod(1, 1000), Pod(1, 500)});
+  const PlacementNode node = Node({1000, 500});
+  for (std::string_view name : {"fgd", "strata"}) {
+    EXPECT_THAT(Make(name, &mix)->Score(node, Pod(1, 500)).gpu_indices, ElementsAre(1)) << name;
+  }
+}
+
+TEST(PlacementPolicyTest, RandomDrawsANodeThenAGpuFromItsRng) {
+  PlacementRng a(7);
+  PlacementRng b(7);
+  const auto first = Make("random", nullptr, &a);
+  const auto second = Make("random", nullptr, &b);
+  const PlacementNode node = Node({1000, 1000, 1000, 1000});
+  for (int i = 0; i < 20; ++i) {
+    const std::optional<size_t> drawn = first->DrawNode(5);
+    ASSERT_TRUE(drawn.has_value());
+    EXPECT_LT(*drawn, 5u);
+    EXPECT_EQ(drawn, second->DrawNode(5));
+    EXPECT_EQ(first->Score(node, Pod(1, 300)).gpu_indices,
+              second->Score(node, Pod(1, 300)).gpu_indices);
+  }
+  EXPECT_EQ(Make("bestfit")->DrawNode(5), std::nullopt) << "scoring policies do not draw";
+}
+
+}  // namespace
+}  // namespace strata::scheduler

@@ -1,0 +1,156 @@
+#include "server/control_loops.h"
+
+#include "controller/idle_reclaim.h"
+#include "controller/job_controller.h"
+#include "controller/node_controller.h"
+#include "controller/scheduler_loop.h"
+#include "gateway/config.h"
+#include "gateway/gateway_stats.h"
+#include "node/process_runtime.h"
+#include "server/serving_loop.h"
+
+namespace strata::server {
+namespace {
+
+Duration Seconds(double seconds) {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+}
+
+// Starts the gateway and, on `plane`, the serving loop. Null when the gateway is off.
+Result<std::shared_ptr<gateway::GatewayServer>> StartServing(
+    ControlPlane& plane, const ControlLoopsOptions& options,
+    std::shared_ptr<ServiceTokenLedger> tokens, std::ostream& out) {
+  if (options.gateway_listen == "off") return std::shared_ptr<gateway::GatewayServer>();
+  gateway::GatewayConfig config;
+  if (!options.gateway_config.empty()) {
+    ASSIGN_OR_RETURN(config, gateway::LoadGatewayConfig(options.gateway_config));
+    if (!config.models.empty()) {
+      return Err(InvalidArgumentError(
+          "--gateway-config " + options.gateway_config +
+          ": models: must be empty; under strata up the gateway serves the Services' models"));
+    }
+  }
+  Result<std::pair<std::string, int>> address = ParseListenAddress(options.gateway_listen);
+  if (!address) {
+    return Err(InvalidArgumentError("--gateway-listen: " + address.error().message()));
+  }
+  const Clock& clock = RealClock::Instance();
+  Result<std::unique_ptr<gateway::GatewayServer>> started = gateway::GatewayServer::Start(
+      config, address->first, static_cast<uint16_t>(address->second), clock);
+  if (!started && !options.gateway_listen_given &&
+      started.error().code() == StatusCode::kUnavailable) {
+    // The default port is taken (another strata up, a local vLLM): any free one will do, and
+    // the line below names it.
+    out << "strata: " << options.gateway_listen
+        << " is in use; the gateway takes a free port instead" << std::endl;
+    started = gateway::GatewayServer::Start(std::move(config), address->first, 0, clock);
+  }
+  if (!started) return Err(started.error());
+  std::shared_ptr<gateway::GatewayServer> gateway = std::move(*started);
+  // The control plane's /metrics carries the gateway's series too (TTFT, TPOT, tokens, picks).
+  plane.registry().AddCollector(gateway::GatewayStats::FamilyNames("gateway"),
+                                [gateway](const metrics::FamilySelection&, std::string& text) {
+                                  text += gateway->MetricsText();
+                                });
+  controller::ServiceControllerOptions controller_options;
+  controller_options.drain_grace = std::chrono::seconds(options.drain_grace_seconds);
+  auto serving = std::make_shared<ServingLoop>(plane.store(), plane.cache(), clock, *gateway,
+                                               plane.registry(), controller_options, tokens.get());
+  // Woken by Service and Pod changes, so a service applied is routable, and a replica that
+  // became ready takes traffic, within milliseconds rather than at the next tick; the tick is
+  // short because the autoscaler's signals move without any change in the store.
+  plane.AddLoop("serving", std::chrono::milliseconds(100),
+                [serving, gateway, tokens] { return serving->RunOnce(); }, {"Service", "Pod"});
+  out << "strata: gateway listening on http://" << address->first << ":" << gateway->port()
+      << " (OpenAI API; models from Services)" << std::endl;
+  return gateway;
+}
+
+// The node agent for every node the plane registered, on its own loop.
+Result<std::shared_ptr<node::NodeAgent>> StartNodeAgent(ControlPlane& plane,
+                                                        const std::string& data_dir,
+                                                        const ControlLoopsOptions& options,
+                                                        std::ostream& out) {
+  node::ProcessRuntime::Options runtime_options;
+  runtime_options.data_dir = data_dir;
+  Result<std::unique_ptr<node::ProcessRuntime>> created =
+      node::ProcessRuntime::Create(std::move(runtime_options));
+  if (!created) return Err(created.error());
+  std::shared_ptr<node::ProcessRuntime> runtime = std::move(*created);
+  if (!runtime->limits_notice().empty()) {
+    out << "strata: pods run without CPU and memory limits: " << runtime->limits_notice() << "\n";
+  }
+  node::NodeAgentOptions agent_options;
+  agent_options.node_names = plane.node_names();
+  agent_options.data_dir = data_dir;
+  agent_options.stop_grace = std::chrono::seconds(options.stop_grace_seconds);
+  agent_options.base_env = node::DefaultBaseEnvironment();
+  agent_options.gpu_activity_window = Seconds(options.gpu_activity_window_seconds);
+  // Workers report checkpoints over loopback; behind --token-file they have no token, and only
+  // their checkpoint directory counts.
+  agent_options.api_url = "http://127.0.0.1:" + std::to_string(plane.port());
+  if (plane.simulated()) {
+    // Simulated GPUs run no real engine: Service replicas run engine-sim in its place.
+    node::EngineSimSubstitution engine_sim;
+    engine_sim.strata_path = options.strata_path;
+    engine_sim.startup_delay = Seconds(options.sim_startup_delay_seconds);
+    agent_options.engine_sim = std::move(engine_sim);
+  }
+  // The agent refers to the runtime; the agent's deleter keeps the runtime alive as long.
+  std::shared_ptr<node::NodeAgent> agent(
+      new node::NodeAgent(plane.store(), plane.cache(), *runtime, RealClock::Instance(),
+                          std::move(agent_options)),
+      [runtime](node::NodeAgent* gone) { delete gone; });
+  plane.AddLoop("node agent", options.interval, [agent] { return agent->RunOnce(); }, {"Pod"});
+  return agent;
+}
+
+}  // namespace
+
+Result<RunningLoops> StartControlLoops(ControlPlane& plane, const std::string& data_dir,
+                                       const ControlLoopsOptions& options,
+                                       std::shared_ptr<ServiceTokenLedger> tokens,
+                                       std::ostream& out) {
+  const Clock& clock = RealClock::Instance();
+  store::Store& store = plane.store();
+  cluster::Cache& cache = plane.cache();
+  RunningLoops running;
+  if (options.run_node_agent) {
+    ASSIGN_OR_RETURN(running.agent, StartNodeAgent(plane, data_dir, options, out));
+  }
+
+  controller::SchedulerLoopOptions scheduler_options;
+  scheduler_options.first_master_port = options.first_master_port;
+  scheduler_options.registry = &plane.registry();
+  auto scheduler = std::make_shared<controller::SchedulerLoop>(store, cache, clock,
+                                                               std::move(scheduler_options));
+  auto jobs = std::make_shared<controller::JobController>(store, cache, clock);
+  auto nodes = std::make_shared<controller::NodeController>(store, cache, clock);
+  plane.AddLoop("scheduler", options.interval, [scheduler] { return scheduler->RunOnce(); },
+                {"Node", "Queue", "ResourceFlavor", "Job", "Pod"});
+  plane.AddLoop("job controller", options.interval, [jobs] { return jobs->RunOnce(); },
+                {"Job", "Pod"});
+  // Time alone loses a node: this loop ticks, and wakes on nothing.
+  plane.AddLoop("node controller", options.interval, [nodes] { return nodes->RunOnce(); });
+  // Jobs idling on their GPUs are warned about and, where their queue says so, reclaimed first:
+  // judged on NVML's readings for real GPUs, and for simulated GPUs on the readings derived
+  // from the busy share the agent measures from each pod's CPU use.
+  auto idle = std::make_shared<controller::IdleReclaimLoop>(store, cache, plane.cluster_objects(),
+                                                            clock, plane.gpu_readings());
+  plane.AddLoop("idle reclaim", std::chrono::seconds(30), [idle] { return idle->RunOnce(); });
+  out << "strata: scheduler, job and node controllers"
+      << (running.agent
+              ? ", and a node agent for " + std::to_string(plane.node_names().size()) + " node(s)"
+              : std::string())
+      << " running" << std::endl;
+  ASSIGN_OR_RETURN(running.gateway, StartServing(plane, options, std::move(tokens), out));
+  return running;
+}
+
+void StopControlLoops(RunningLoops& loops, bool keep_pods) {
+  if (loops.gateway) loops.gateway->Stop();
+  // The control loops are stopped, so nothing else touches the agent now.
+  if (loops.agent && !keep_pods) loops.agent->StopEverything();
+}
+
+}  // namespace strata::server
