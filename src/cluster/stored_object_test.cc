@@ -28,7 +28,10 @@ spec: {resources: {gpu: 1}, template: {command: [python]}}
   placement.run = 3;
   placement.master_addr = "10.0.0.1";
   placement.master_port = 29500;
-  placement.pods.push_back({0, "gpu-1", {api::AssignedGpu{2, "GPU-2"}}});
+  api::AssignedGpu gpu;
+  gpu.index = 2;
+  gpu.uuid = "GPU-2";
+  placement.pods.push_back({0, "gpu-1", {gpu}});
   job.status.placement = placement;
   store::Object stored = EncodeForStore(api::Object(job));
   stored.resource_version = 7;

@@ -391,7 +391,10 @@ ClusterView ReadClusterView(const cluster::Cache& cache, const ClusterViewOption
     }
     if (missing.empty()) continue;
     missing_ranks[name] = missing;
-    view.unfinished.push_back({ref, std::move(missing), {}});
+    UnfinishedBind unfinished;
+    unfinished.job = ref;
+    unfinished.missing = std::move(missing);
+    view.unfinished.push_back(std::move(unfinished));
     live.try_emplace(name);
   }
 

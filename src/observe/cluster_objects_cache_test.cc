@@ -74,6 +74,7 @@ TEST(ClusterObjectsCacheTest, FollowsCreatesUpdatesAndDeletesAsLoadReadsThem) {
   std::unique_ptr<store::Store> store = testing::SimulatedClusterStore(3);
   ClusterObjectsCache cache(*store);
   ExpectSameAsLoad(cache, *store);
+  const int64_t first_lists = cache.lists();  // one per kind
 
   // Creates, including a Queue that renames the pods' queue label and objects that do not decode.
   testing::Put(*store, ResearchQueue());
@@ -96,7 +97,7 @@ TEST(ClusterObjectsCacheTest, FollowsCreatesUpdatesAndDeletesAsLoadReadsThem) {
   ASSERT_TRUE(store->Delete({"Pod", "default", "broken"}));
   ASSERT_TRUE(store->Delete({"Queue", "", "research-cq"}));
   ExpectSameAsLoad(cache, *store);
-  const int64_t lists = cache.lists();  // one per kind
+  EXPECT_EQ(cache.lists(), first_lists);  // every change came by the watch
 }
 
 TEST(ClusterObjectsCacheTest, SharesWhatDidNotChange) {

@@ -92,7 +92,9 @@ TEST(ApplyCrashTest, AFailedWriteNamesWhatWasAppliedAndApplyingAgainFinishes) {
     for (int applied = 1; applied < n; ++applied) {
       EXPECT_THAT(message, HasSubstr(std::string(kNames[applied - 1]) + " created"));
     }
-    if (n == 1) EXPECT_THAT(message, HasSubstr("no document was applied"));
+    if (n == 1) {
+      EXPECT_THAT(message, HasSubstr("no document was applied"));
+    }
     for (int later = n + 1; later <= 4; ++later) {
       EXPECT_THAT(message, Not(HasSubstr(kNames[later - 1])));
     }
