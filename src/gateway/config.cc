@@ -286,10 +286,15 @@ Status ParsePicker(const json& root, PickerOptions* picker) {
     if (picker->scorers.empty()) return FieldError("tieBreak", "only with scorers");
     picker->ties_to_least_loaded = *tie == "least-loaded";
   }
-  Result<PickerProfile> profile = ResolvePickerProfile(*picker);
-  if (!profile) {
-    const bool scorer_error = profile.error().message().rfind("scorers[", 0) == 0;
-    return scorer_error ? profile.error() : profile.error().WithPrefix("policy");
+  // The preset first, so that an unknown one is reported at `policy`; then the scorers, whose
+  // errors name their own fields.
+  PickerOptions preset = *picker;
+  preset.scorers.clear();
+  if (Result<PickerProfile> known = ResolvePickerProfile(preset); !known) {
+    return known.error().WithPrefix("policy");
+  }
+  if (Result<PickerProfile> profile = ResolvePickerProfile(*picker); !profile) {
+    return profile.error();
   }
   return Status::Ok();
 }

@@ -43,7 +43,6 @@ ensure_go() {
     rm -rf "$root"
     mv "$unpack/golang.org/toolchain@$module" "$root"
     rm -rf "$unpack"
-    chmod +x "$root"/bin/* "$root"/pkg/tool/*/* 2>/dev/null || true
   fi
   export PATH=$root/bin:$PATH
   export GOTOOLCHAIN=local
