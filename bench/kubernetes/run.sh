@@ -8,12 +8,13 @@
 #   kube-scheduler's scheduler_perf raises them.
 #
 #   bench/kubernetes/run.sh [--nodes 1000] [--gpus-per-node 8] [--pods 10000]
-#       [--schedulers "kube-scheduler strata"] [--build build/release]
+#       [--schedulers "kube-scheduler strata"] [--build build/release] [--strata-flags "..."]
 # Prints one JSON line per scheduler and a table; figures go into bench/kubernetes/RESULTS.md.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$repo/tools/kube/cache_paths.sh"
 nodes=1000 gpus=8 pods=10000 schedulers="kube-scheduler strata" build=$repo/build/release
+strata_flags=()
 while (($#)); do
   case $1 in
     --nodes) nodes=$2; shift 2 ;;
@@ -21,9 +22,11 @@ while (($#)); do
     --pods) pods=$2; shift 2 ;;
     --schedulers) schedulers=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --strata-flags) read -ra strata_flags <<<"$2"; shift 2 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
+((pods <= nodes * gpus)) || { echo "run.sh: $pods pods of 1 GPU do not fit $nodes x $gpus GPUs" >&2; exit 2; }
 strata=$build/bin/strata
 load=$build/bench/kubernetes/pod_load
 for binary in "$strata" "$load"; do
@@ -31,9 +34,9 @@ for binary in "$strata" "$load"; do
 done
 cluster=$repo/tools/kube/cluster.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/bench_kubernetes.XXXXXX")
-scheduler_pid=""
+scheduler_pid="" waiter=""
 cleanup() {
-  [[ -n $scheduler_pid ]] && kill -9 "$scheduler_pid" 2>/dev/null || true
+  for pid in $scheduler_pid $waiter; do kill -9 "$pid" 2>/dev/null || true; done
   "$cluster" down "$dir/cluster" >/dev/null 2>&1 || true
   rm -rf "$dir"
 }
@@ -69,7 +72,7 @@ for scheduler in $schedulers; do
       ;;
     strata)
       "$strata" up --kubernetes --kubeconfig "$kubeconfig" --leader-elect=false \
-        --kube-api-qps 5000 --kube-api-burst 5000 >"$dir/strata.log" 2>&1 &
+        --kube-api-qps 5000 --kube-api-burst 5000 "${strata_flags[@]}" >"$dir/strata.log" 2>&1 &
       scheduler_pid=$!
       ;;
   esac

@@ -174,6 +174,10 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
   up->add_option("--kube-api-burst", kube->burst, "With --kubernetes: the API client's burst")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
+  up->add_option("--kube-api-workers", kube->scheduler.api_workers,
+                 "With --kubernetes: binds and status writes in flight at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   up->add_option("--leader-elect", kube->leader_elect,
                  "With --kubernetes: one active scheduler through a Lease; the others stand by")
       ->capture_default_str();

@@ -96,6 +96,7 @@ event_says() {
   k get events --field-selector "involvedObject.name=$1,reason=$2" \
     -o jsonpath='{.items[*].message}' | grep -qF "$3"
 }
+gone() { ! k get pod "$1" >/dev/null 2>&1; }
 explained_by_fit() { [[ $(scheduled_message "$1") == 0/* ]]; }
 nodes_ready() {
   [[ $(k get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' |
@@ -170,6 +171,30 @@ wait_for 30 bound g-0 && wait_for 10 bound g-1 && wait_for 10 bound g-2 || true
 check "once 16 GPUs are free the whole gang is bound" \
   [ -n "$(node_of g-0)" ] && [ -n "$(node_of g-1)" ] && [ -n "$(node_of g-2)" ]
 
+# ---- a gang a dead leader left half bound: completed when the rest fits, else released --------
+k delete pod g-0 g-1 g-2 --grace-period=0 --force >/dev/null 2>&1
+wait_for 30 gone g-0
+pod h-0 strata 4 '{"kueue.x-k8s.io/pod-group-name": "h"}' \
+  '{"kueue.x-k8s.io/pod-group-total-count": "2"}' gpu-0
+pod h-1 strata 4 '{"kueue.x-k8s.io/pod-group-name": "h"}' \
+  '{"kueue.x-k8s.io/pod-group-total-count": "2"}'
+wait_for 30 bound h-1 || true
+check "the rest of a half-bound gang is bound when it fits" bound h-1
+k delete pod h-0 h-1 --grace-period=0 --force >/dev/null 2>&1
+wait_for 30 gone h-1
+pod prebound-1 default-scheduler 8 '{}' '{}' gpu-1
+pod j-0 strata 8 '{"kueue.x-k8s.io/pod-group-name": "j"}' \
+  '{"kueue.x-k8s.io/pod-group-total-count": "2"}' gpu-0
+pod j-1 strata 8 '{"kueue.x-k8s.io/pod-group-name": "j"}' \
+  '{"kueue.x-k8s.io/pod-group-total-count": "2"}'
+# j-0 was made bound (nodeName at creation): unbound, it can only be a new pod of the same name.
+released() { ! gone j-0 && ! bound j-0; }
+wait_for 30 released || true
+check "a half-bound gang whose rest cannot fit is released: its bound member is made again, unbound" \
+  released
+check "and the released gang binds nothing" [ -z "$(node_of j-0)$(node_of j-1)" ]
+k delete pod j-0 j-1 prebound-1 --grace-period=0 --force >/dev/null 2>&1
+
 # ---- leader killed with SIGKILL: the standby takes over -----------------------------------------
 holder=$(k get lease strata-scheduler -n kube-system -o jsonpath='{.spec.holderIdentity}')
 leader=0
@@ -177,7 +202,6 @@ for i in 1 2; do grep -q "as $holder" "$dir/strata-$i.log" && leader=$i; done
 check "the Lease names a running strata as holder" [ "$leader" != 0 ]
 kill -9 "${pids[$((leader - 1))]}"
 killed_at=$SECONDS
-k delete pod g-0 g-1 g-2 --grace-period=0 --force >/dev/null 2>&1
 pod after-failover strata 2
 wait_for 45 bound after-failover || true
 check "the standby binds after the leader died (within the 15 s lease and a retry)" \

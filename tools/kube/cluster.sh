@@ -306,6 +306,7 @@ KUBE_NODES=$nodes
 KUBE_GPUS_PER_NODE=$gpus
 KUBE_WITH_SCHEDULER=$with_scheduler
 KUBE_WITH_KUEUE=$with_kueue
+KUBE_FEATURE_GATES=$FEATURE_GATES
 EOF
   echo "cluster.sh: up in $((SECONDS - started)) s: $nodes nodes x $gpus GPUs, API server $server," \
     "logs in $dir/logs" >&2
@@ -327,6 +328,7 @@ cmd_start_kube_scheduler() {
   dir=$(cd "$dir" && pwd)
   CLUSTER_DIR=$dir
   process_alive "$dir" kube-apiserver || die "no cluster runs in $dir"
+  FEATURE_GATES=$(sed -n 's/^KUBE_FEATURE_GATES=//p' "$dir/cluster.env")
   ! process_alive "$dir" kube-scheduler || die "kube-scheduler already runs in $dir"
   local port
   port=$(free_ports 1)
