@@ -26,9 +26,9 @@ std::string KeyOf(const json& object) {
 // condition writes) is no reason for a cycle.
 std::string Fingerprint(const PodSpec& pod) {
   const scheduler::PodSet& set = pod.pod_set;
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", pod.uid, pod.node_name, pod.phase,
-                     pod.deleting, pod.priority, pod.scheduler_name, pod.gang.key, pod.gang.size,
-                     set.cpu_milli, set.memory_bytes, set.gpu.count, set.gpu.milli,
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", pod.uid, pod.node_name, pod.phase,
+                     pod.deleting, pod.gated, pod.priority, pod.scheduler_name, pod.gang.key,
+                     pod.gang.size, set.cpu_milli, set.memory_bytes, set.gpu.count, set.gpu.milli,
                      set.gpu.memory_mib);
 }
 

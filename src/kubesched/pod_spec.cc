@@ -252,6 +252,8 @@ Result<PodSpec> PodFromKube(const json& object) {
   pod.scheduler_name = StringField(spec, "schedulerName");
   if (pod.scheduler_name.empty()) pod.scheduler_name = "default-scheduler";
   pod.node_name = StringField(spec, "nodeName");
+  const json& gates = Field(spec, "schedulingGates");
+  pod.gated = gates.is_array() && !gates.empty();
   if (const json& priority = Field(spec, "priority"); priority.is_number_integer())
     pod.priority =
         static_cast<int>(std::clamp<int64_t>(priority.get<int64_t>(), -2000000000, 2000000000));

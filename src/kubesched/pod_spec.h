@@ -53,6 +53,7 @@ struct PodSpec {
   std::string node_name;       // spec.nodeName: bound when set
   std::string phase;           // status.phase
   bool deleting = false;       // metadata.deletionTimestamp is set
+  bool gated = false;          // spec.schedulingGates is not empty: no scheduler may place it
   int priority = 0;            // spec.priority (admission fills it from priorityClassName)
   TimePoint created{};
   TimePoint started{};  // status.startTime, or creation when unset
@@ -69,9 +70,9 @@ struct PodSpec {
   bool HoldsCapacity() const {
     return !node_name.empty() && phase != "Succeeded" && phase != "Failed";
   }
-  // Waits for a scheduler: not bound, not deleting, not terminal.
+  // Waits for a scheduler: not bound, not gated, not deleting, not terminal.
   bool Pending() const {
-    return node_name.empty() && !deleting && phase != "Succeeded" && phase != "Failed";
+    return node_name.empty() && !gated && !deleting && phase != "Succeeded" && phase != "Failed";
   }
 };
 

@@ -108,5 +108,15 @@ TEST(PodSpecTest, TerminalAndBoundPods) {
   EXPECT_FALSE(pod->HoldsCapacity());
 }
 
+TEST(PodSpecTest, AGatedPodWaitsForNoScheduler) {
+  nlohmann::json object = Pod();
+  object["spec"]["schedulingGates"] =
+      nlohmann::json::parse(R"([{"name": "kueue.x-k8s.io/admission"}])");
+  Result<PodSpec> pod = PodFromKube(object);
+  ASSERT_TRUE(pod);
+  EXPECT_TRUE(pod->gated);
+  EXPECT_FALSE(pod->Pending());
+}
+
 }  // namespace
 }  // namespace strata::kubesched
