@@ -15,6 +15,7 @@ declare -A allowed=(
   [store]="common"
   [net]="common"
   [kube]="common net"
+  [kubesched]="common kube scheduler"
   [cluster]="common api store"
   [engine]="common net metrics"
   [gateway]="common net metrics engine"

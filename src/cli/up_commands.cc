@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/command_registry.h"
+#include "kubesched/scheduler_service.h"
 #include "server/control_loops.h"
 #include "server/control_plane.h"
 #include "server/service_token_ledger.h"
@@ -62,12 +63,44 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
   }
 }
 
+// `strata up --kubernetes`: strata schedules a Kubernetes cluster's pods until SIGINT or SIGTERM,
+// or until it loses the scheduler lease (exit 1, as kube-scheduler).
+void RunUpKubernetes(const kubesched::SchedulerServiceOptions& options) {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  Result<std::unique_ptr<kubesched::SchedulerService>> service =
+      kubesched::SchedulerService::Start(options, std::cout);
+  if (!service) {
+    std::cerr << "strata up --kubernetes: " << service.error().message() << "\n";
+    SetExitCode(service.error().code() == StatusCode::kInvalidArgument ? 2 : 1);
+    return;
+  }
+  const timespec tick{0, 200'000'000};
+  while (!(*service)->done()) {
+    int signal_number = sigtimedwait(&stop_signals, nullptr, &tick);
+    if (signal_number > 0) {
+      std::cout << "strata: stopping (signal " << signal_number << ")" << std::endl;
+      break;
+    }
+  }
+  Status ended = (*service)->Stop();
+  if (!ended.ok()) {
+    std::cerr << "strata up --kubernetes: " << ended.message() << "\n";
+    SetExitCode(1);
+  }
+}
+
 }  // namespace
 
 STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
   auto options = std::make_shared<server::ControlPlaneOptions>();
   auto loops = std::make_shared<server::ControlLoopsOptions>();
   auto keep_pods = std::make_shared<bool>(false);
+  auto kubernetes = std::make_shared<bool>(false);
+  auto kube = std::make_shared<kubesched::SchedulerServiceOptions>();
   options->version = STRATA_VERSION;
   CLI::App* up = app.add_subcommand(
       "up",
@@ -124,7 +157,41 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
   up->add_flag("--keep-pods", *keep_pods,
                "Leave the pods' processes running when strata up stops (SIGINT, SIGTERM); the "
                "next strata up on this data dir adopts them. Default: they are stopped too");
-  up->callback([options, loops, keep_pods, gateway_listen] {
+  up->add_flag("--kubernetes", *kubernetes,
+               "Schedule a Kubernetes cluster instead (pods whose schedulerName is "
+               "--scheduler-name, bound through pods/binding); the embedded control plane's "
+               "flags do not apply");
+  up->add_option("--kubeconfig", kube->kubeconfig,
+                 "With --kubernetes: the kubeconfig (default: $KUBECONFIG, ~/.kube/config, then "
+                 "the in-cluster service account)");
+  up->add_option("--scheduler-name", kube->scheduler.scheduler_name,
+                 "With --kubernetes: the spec.schedulerName of the pods strata places")
+      ->capture_default_str();
+  up->add_option("--kube-api-qps", kube->qps,
+                 "With --kubernetes: the API client's requests per second (0: unlimited)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100000.0));
+  up->add_option("--kube-api-burst", kube->burst, "With --kubernetes: the API client's burst")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  up->add_option("--kube-api-workers", kube->scheduler.api_workers,
+                 "With --kubernetes: binds and status writes in flight at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  up->add_option("--leader-elect", kube->leader_elect,
+                 "With --kubernetes: one active scheduler through a Lease; the others stand by")
+      ->capture_default_str();
+  up->add_option("--leader-elect-resource-namespace", kube->lease_namespace,
+                 "With --kubernetes: the Lease's namespace")
+      ->capture_default_str();
+  up->add_option("--leader-elect-resource-name", kube->lease_name,
+                 "With --kubernetes: the Lease's name")
+      ->capture_default_str();
+  up->callback([options, loops, keep_pods, gateway_listen, kubernetes, kube] {
+    if (*kubernetes) {
+      RunUpKubernetes(*kube);
+      return;
+    }
     loops->gateway_listen_given = gateway_listen->count() > 0;
     RunUp(*options, *loops, *keep_pods);
   });

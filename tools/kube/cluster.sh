@@ -9,6 +9,10 @@
 #   cluster.sh up DIR [options]    start; prints the admin kubeconfig's path on its last line
 #   cluster.sh down DIR            stop everything `up` started in DIR (idempotent)
 #   cluster.sh status DIR          which of DIR's processes run
+#   cluster.sh start-kube-scheduler DIR [--qps Q] [--burst B]
+#                                  start kube-scheduler on DIR's running cluster (benchmarks
+#                                  start it once their pods exist); its API client's limits
+#                                  default to 500 / 1000
 # Options of `up`:
 #   --nodes N                 kwok nodes kwok-node-0..N-1 (default 3)
 #   --gpus-per-node G         nvidia.com/gpu capacity and allocatable of each node (default 8)
@@ -162,15 +166,16 @@ start_controller_manager() {
     --service-cluster-ip-range="$SERVICE_CIDR" --kube-api-qps=500 --kube-api-burst=1000
 }
 
+# start_scheduler DIR PORT [QPS BURST]
 start_scheduler() {
-  local dir=$1 port=$2 pki=$1/pki
+  local dir=$1 port=$2 pki=$1/pki qps=${3:-500} burst=${4:-1000}
   cat >"$dir/scheduler.yaml" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection:
   kubeconfig: $pki/scheduler.kubeconfig
-  qps: 500
-  burst: 1000
+  qps: $qps
+  burst: $burst
 leaderElection:
   leaderElect: false
 EOF
@@ -301,10 +306,35 @@ KUBE_NODES=$nodes
 KUBE_GPUS_PER_NODE=$gpus
 KUBE_WITH_SCHEDULER=$with_scheduler
 KUBE_WITH_KUEUE=$with_kueue
+KUBE_FEATURE_GATES=$FEATURE_GATES
 EOF
   echo "cluster.sh: up in $((SECONDS - started)) s: $nodes nodes x $gpus GPUs, API server $server," \
     "logs in $dir/logs" >&2
   echo "$dir/kubeconfig"
+}
+
+cmd_start_kube_scheduler() {
+  local dir=$1 qps=500 burst=1000
+  shift
+  while (($#)); do
+    case $1 in
+      --qps) qps=$2; shift 2 ;;
+      --burst) burst=$2; shift 2 ;;
+      *) echo "cluster.sh: unknown option $1" >&2; usage ;;
+    esac
+  done
+  [[ $qps =~ ^[0-9]+$ && $burst =~ ^[0-9]+$ ]] || die "--qps and --burst take whole numbers"
+  require_binaries kube-scheduler
+  dir=$(cd "$dir" && pwd)
+  CLUSTER_DIR=$dir
+  process_alive "$dir" kube-apiserver || die "no cluster runs in $dir"
+  FEATURE_GATES=$(sed -n 's/^KUBE_FEATURE_GATES=//p' "$dir/cluster.env")
+  ! process_alive "$dir" kube-scheduler || die "kube-scheduler already runs in $dir"
+  local port
+  port=$(free_ports 1)
+  start_scheduler "$dir" "$port" "$qps" "$burst"
+  wait_until "$dir" kube-scheduler 60 "kube-scheduler /healthz" \
+    https_ok "https://127.0.0.1:$port/healthz" "$dir/pki/ca.crt"
 }
 
 main() {
@@ -315,6 +345,7 @@ main() {
     up) cmd_up "$dir" "$@" ;;
     down) (($# == 0)) || usage; cmd_down "$dir" ;;
     status) (($# == 0)) || usage; cmd_status "$dir" ;;
+    start-kube-scheduler) cmd_start_kube_scheduler "$dir" "$@" ;;
     *) usage ;;
   esac
 }

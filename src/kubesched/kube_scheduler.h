@@ -1,0 +1,133 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "kube/client.h"
+#include "kube/reflector.h"
+#include "kubesched/pod_spec.h"
+#include "kubesched/scheduling_reporter.h"
+#include "scheduler/model.h"
+#include "scheduler/scheduler.h"
+
+namespace strata::kubesched {
+
+struct KubeSchedulerOptions {
+  // Pods whose spec.schedulerName is this are strata's to place.
+  std::string scheduler_name = "strata";
+  scheduler::SchedulerOptions scheduler;
+  // Node label keys that are topology levels, outermost first (Kueue's Topology levels).
+  std::vector<std::string> topology_levels = {"topology.strata.dev/block",
+                                              "topology.strata.dev/rack"};
+  // pods/binding and status requests in flight at once.
+  int api_workers = 16;
+  // A FailedScheduling event saying the same thing again within this interval is not
+  // rewritten; after it, its count grows.
+  Duration event_repeat_interval = std::chrono::minutes(1);
+  // With nothing changed, a cycle still runs this often while pods wait.
+  Duration idle_cycle_interval = std::chrono::seconds(10);
+};
+
+// strata's scheduler for a Kubernetes cluster. Follows every Node and every non-terminal Pod
+// through two reflectors (list, then watch; relist on 410), so that capacity held by pods any
+// scheduler bound is counted, and places the pending pods whose schedulerName is its own with
+// strata's Scheduler (scheduler/): topology levels from node labels, whole GPUs and HAMi
+// shares (nvidia.com/gpumem, nvidia.com/gpucores), taints, selectors and node affinity,
+// priority preemption (victims deleted with their grace period, cheapest lost work first).
+//
+// Gangs: pods of one Kueue pod group (kueue.x-k8s.io/pod-group-name with
+// pod-group-total-count), one LeaderWorkerSet group (group-key and size) or one Volcano
+// PodGroup (scheduling.k8s.io/group-name; its size is the members that exist) are placed
+// whole: none is bound until the snapshot places all of them. If a bind fails midway (another
+// scheduler took the capacity), the members already bound are released — deleted, so their
+// owner recreates them, or recreated unbound when nothing owns them — and the gang requeues.
+// A gang found partly bound (a previous leader died mid-bind) is completed when its remaining
+// members fit, and released otherwise.
+//
+// Binds go through pods/binding with the pod's uid as precondition, so a pod is never bound
+// twice; explanations through SchedulingReporter. Not thread-safe apart from Stop and stats:
+// one thread calls Run.
+class KubeScheduler {
+ public:
+  // `client` and `clock` must outlive the scheduler.
+  KubeScheduler(kube::Client* client, const Clock& clock, KubeSchedulerOptions options = {});
+  ~KubeScheduler();
+  KubeScheduler(const KubeScheduler&) = delete;
+  KubeScheduler& operator=(const KubeScheduler&) = delete;
+
+  // Schedules until Stop, then returns OK.
+  Status Run();
+  // Makes Run return soon. Thread-safe.
+  void Stop();
+
+  struct Stats {
+    uint64_t cycles = 0;
+    uint64_t bound = 0;           // pods bound
+    uint64_t bind_failures = 0;   // binds the API server refused
+    uint64_t gangs_released = 0;  // gangs whose bound members were released
+    uint64_t preempted = 0;       // victims deleted
+  };
+  Stats stats() const;
+
+ private:
+  struct Queued {
+    bool nodes = false;
+    kube::Delta delta;
+  };
+  // One decided bind: the pod, its node and GPUs, and the gang it completes ("" alone).
+  struct BindTask {
+    std::string pod_key;
+    std::string node;
+    std::vector<int> gpus;
+    std::string workload;
+    Status result;
+  };
+
+  void Follow(kube::Reflector* reflector, bool nodes);
+  void ApplyNodes(const kube::Delta& delta);
+  void ApplyPods(const kube::Delta& delta);
+  void SetPod(const std::string& key, const nlohmann::json& object);
+  void ErasePod(const std::string& key);
+  void Cycle();
+  void BindAll(std::vector<BindTask>& tasks);
+  void Release(const std::vector<std::string>& pod_keys);
+
+  kube::Client* const client_;
+  const Clock& clock_;
+  const KubeSchedulerOptions options_;
+  scheduler::Scheduler scheduler_;
+  SchedulingReporter reporter_;
+  std::unique_ptr<kube::Reflector> node_reflector_;
+  std::unique_ptr<kube::Reflector> pod_reflector_;
+
+  // Filled by the reflectors' threads, drained by Run.
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Queued> queue_;  // guarded by mutex_
+  bool stopped_ = false;      // guarded by mutex_
+
+  // Run's thread only.
+  std::map<std::string, scheduler::Node> nodes_;  // by name
+  std::map<std::string, PodSpec> pods_;           // by "namespace/name"
+  std::map<std::string, std::string> invalid_;    // pods that do not convert: the error
+  std::map<std::string, std::vector<int>> gpus_;  // GPUs strata chose for the pods it bound
+  std::set<std::string> nominated_;               // workloads whose victims are being evicted
+  bool nodes_synced_ = false, pods_synced_ = false;
+  bool dirty_ = false;
+  bool waiting_ = false;  // the last cycle left pods pending
+  TimePoint next_idle_cycle_{};
+
+  std::atomic<uint64_t> cycles_{0}, bound_{0}, bind_failures_{0}, gangs_released_{0}, preempted_{0};
+};
+
+}  // namespace strata::kubesched

@@ -1,0 +1,294 @@
+#include "kubesched/pod_spec.h"
+
+#include <algorithm>
+#include <string>
+
+#include "common/quantity.h"
+#include "kubesched/node_spec.h"
+
+namespace strata::kubesched {
+namespace {
+
+using nlohmann::json;
+
+const json& Field(const json& object, const char* key) {
+  static const json kNull;
+  if (!object.is_object()) return kNull;
+  auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+std::string StringField(const json& object, const char* key) {
+  const json& value = Field(object, key);
+  return value.is_string() ? value.get<std::string>() : std::string();
+}
+
+Status Invalid(const std::string& where, const std::string& what) {
+  return Status(StatusCode::kInvalidArgument, where + ": " + what);
+}
+
+ResourceList Max(const ResourceList& a, const ResourceList& b) {
+  return {std::max(a.cpu_milli, b.cpu_milli), std::max(a.memory_bytes, b.memory_bytes),
+          std::max(a.gpus, b.gpus), std::max(a.gpu_memory_mib, b.gpu_memory_mib),
+          std::max(a.gpu_cores, b.gpu_cores)};
+}
+
+void Add(ResourceList& to, const ResourceList& more) {
+  to.cpu_milli += more.cpu_milli;
+  to.memory_bytes += more.memory_bytes;
+  to.gpus += more.gpus;
+  to.gpu_memory_mib += more.gpu_memory_mib;
+  to.gpu_cores += more.gpu_cores;
+}
+
+// A container's requests; a resource it only limits is requested at its limit (the API server
+// defaults requests so; older objects may lack it).
+Result<ResourceList> ContainerRequests(const json& container, const std::string& where) {
+  const json& resources = Field(container, "resources");
+  json merged =
+      Field(resources, "limits").is_object() ? Field(resources, "limits") : json::object();
+  if (const json& requests = Field(resources, "requests"); requests.is_object())
+    for (const auto& [key, value] : requests.items()) merged[key] = value;
+  return ReadResourceList(merged, where + ".resources");
+}
+
+Result<ResourceList> PodRequests(const json& spec, const std::string& where) {
+  ResourceList sum;
+  const json& containers = Field(spec, "containers");
+  if (containers.is_array()) {
+    for (size_t i = 0; i < containers.size(); ++i) {
+      ASSIGN_OR_RETURN(
+          ResourceList one,
+          ContainerRequests(containers[i], where + ".containers[" + std::to_string(i) + "]"));
+      Add(sum, one);
+    }
+  }
+  const json& init = Field(spec, "initContainers");
+  if (init.is_array()) {
+    for (size_t i = 0; i < init.size(); ++i) {
+      ASSIGN_OR_RETURN(ResourceList one, ContainerRequests(init[i], where + ".initContainers[" +
+                                                                        std::to_string(i) + "]"));
+      sum = Max(sum, one);
+    }
+  }
+  if (const json& overhead = Field(spec, "overhead"); overhead.is_object()) {
+    ASSIGN_OR_RETURN(ResourceList extra, ReadResourceList(overhead, where + ".overhead"));
+    Add(sum, extra);
+  }
+  return sum;
+}
+
+Result<scheduler::GpuRequest> GpuRequestFrom(const ResourceList& r, const std::string& where) {
+  scheduler::GpuRequest gpu;
+  bool share = r.gpu_memory_mib > 0 || (r.gpu_cores > 0 && r.gpu_cores < 100);
+  if (!share) {
+    gpu.count = static_cast<int>(std::min<int64_t>(r.gpus, 1 << 20));
+    return gpu;
+  }
+  if (r.gpus != 1) {
+    return tl::unexpected(Invalid(where, "a share (nvidia.com/gpumem or nvidia.com/gpucores) of " +
+                                             std::to_string(r.gpus) +
+                                             " GPUs; strata shares one GPU per pod"));
+  }
+  gpu.milli = r.gpu_cores > 0 && r.gpu_cores < 100 ? r.gpu_cores * 10 : 0;
+  gpu.memory_mib = r.gpu_memory_mib;
+  return gpu;
+}
+
+Result<scheduler::SelectorOperator> OperatorFrom(const std::string& op) {
+  using scheduler::SelectorOperator;
+  if (op == "In") return SelectorOperator::kIn;
+  if (op == "NotIn") return SelectorOperator::kNotIn;
+  if (op == "Exists") return SelectorOperator::kExists;
+  if (op == "DoesNotExist") return SelectorOperator::kDoesNotExist;
+  if (op == "Gt") return SelectorOperator::kGt;
+  if (op == "Lt") return SelectorOperator::kLt;
+  return tl::unexpected(Status(StatusCode::kInvalidArgument, "unknown operator \"" + op + "\""));
+}
+
+// One matchExpression (or matchField) {key, operator, values}.
+Result<scheduler::LabelRequirement> RequirementFrom(const json& expression,
+                                                    const std::string& where) {
+  Result<scheduler::SelectorOperator> op = OperatorFrom(StringField(expression, "operator"));
+  if (!op) return tl::unexpected(op.error().WithPrefix(where + ".operator"));
+  scheduler::LabelRequirement requirement{StringField(expression, "key"), *op, {}};
+  if (const json& values = Field(expression, "values"); values.is_array())
+    for (const json& value : values)
+      if (value.is_string()) requirement.values.push_back(value.get<std::string>());
+  return requirement;
+}
+
+Result<std::vector<scheduler::NodeAffinityTerm>> RequiredAffinity(const json& spec,
+                                                                  const std::string& where) {
+  std::vector<scheduler::NodeAffinityTerm> terms;
+  const json& required = Field(Field(Field(spec, "affinity"), "nodeAffinity"),
+                               "requiredDuringSchedulingIgnoredDuringExecution");
+  const json& selector_terms = Field(required, "nodeSelectorTerms");
+  if (!selector_terms.is_array()) return terms;
+  for (size_t t = 0; t < selector_terms.size(); ++t) {
+    scheduler::NodeAffinityTerm term;
+    std::string at = where +
+                     ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+                     ".nodeSelectorTerms[" +
+                     std::to_string(t) + "]";
+    // matchFields selects metadata.name only, which NodeFromKube keeps as a label.
+    const json& fields = Field(selector_terms[t], "matchFields");
+    for (size_t e = 0; fields.is_array() && e < fields.size(); ++e) {
+      std::string field_at = at + ".matchFields[" + std::to_string(e) + "]";
+      if (StringField(fields[e], "key") != kNodeNameField)
+        return tl::unexpected(Invalid(field_at + ".key", "only metadata.name is supported"));
+      ASSIGN_OR_RETURN(scheduler::LabelRequirement requirement,
+                       RequirementFrom(fields[e], field_at));
+      term.requirements.push_back(std::move(requirement));
+    }
+    const json& expressions = Field(selector_terms[t], "matchExpressions");
+    for (size_t e = 0; expressions.is_array() && e < expressions.size(); ++e) {
+      ASSIGN_OR_RETURN(
+          scheduler::LabelRequirement requirement,
+          RequirementFrom(expressions[e], at + ".matchExpressions[" + std::to_string(e) + "]"));
+      term.requirements.push_back(std::move(requirement));
+    }
+    terms.push_back(std::move(term));
+  }
+  return terms;
+}
+
+Result<std::vector<scheduler::Toleration>> Tolerations(const json& spec, const std::string& where) {
+  std::vector<scheduler::Toleration> tolerations;
+  const json& list = Field(spec, "tolerations");
+  for (size_t i = 0; list.is_array() && i < list.size(); ++i) {
+    const json& item = list[i];
+    scheduler::Toleration toleration;
+    toleration.key = StringField(item, "key");
+    toleration.value = StringField(item, "value");
+    std::string op = StringField(item, "operator");
+    if (op != "" && op != "Equal" && op != "Exists") {
+      return tl::unexpected(Invalid(where + ".tolerations[" + std::to_string(i) + "].operator",
+                                    "unknown operator \"" + op + "\""));
+    }
+    toleration.exists = op == "Exists";
+    std::string effect = StringField(item, "effect");
+    if (effect == "NoSchedule")
+      toleration.effect = scheduler::TaintEffect::kNoSchedule;
+    else if (effect == "PreferNoSchedule")
+      toleration.effect = scheduler::TaintEffect::kPreferNoSchedule;
+    else if (effect == "NoExecute")
+      toleration.effect = scheduler::TaintEffect::kNoExecute;
+    else if (!effect.empty()) {
+      return tl::unexpected(Invalid(where + ".tolerations[" + std::to_string(i) + "].effect",
+                                    "unknown effect \"" + effect + "\""));
+    }
+    tolerations.push_back(std::move(toleration));
+  }
+  return tolerations;
+}
+
+int64_t PositiveOr(const std::string& text, int64_t fallback) {
+  try {
+    size_t used = 0;
+    long long value = std::stoll(text, &used);
+    if (used == text.size() && value > 0) return value;
+  } catch (const std::exception&) {
+  }
+  return fallback;
+}
+
+GangKey GangFrom(const json& metadata) {
+  const json& labels = Field(metadata, "labels");
+  const json& annotations = Field(metadata, "annotations");
+  if (std::string group = StringField(labels, kKueuePodGroupLabel); !group.empty()) {
+    return {"kueue/" + group,
+            PositiveOr(StringField(annotations, kKueuePodGroupTotalAnnotation), 1)};
+  }
+  if (std::string key = StringField(labels, kLwsGroupKeyLabel); !key.empty()) {
+    return {"lws/" + key, PositiveOr(StringField(annotations, kLwsSizeAnnotation), 1)};
+  }
+  if (std::string group = StringField(annotations, kVolcanoGroupAnnotation); !group.empty()) {
+    return {"volcano/" + group, 0};
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ResourceList> ReadResourceList(const json& list, const std::string& where) {
+  ResourceList out;
+  if (!list.is_object()) return out;
+  for (const auto& [key, value] : list.items()) {
+    int64_t* target = nullptr;
+    bool units = true;
+    if (key == "cpu") {
+      target = &out.cpu_milli;
+      units = false;
+    } else if (key == "memory") {
+      target = &out.memory_bytes;
+    } else if (key == kGpuResource) {
+      target = &out.gpus;
+    } else if (key == "nvidia.com/gpumem") {
+      target = &out.gpu_memory_mib;
+    } else if (key == "nvidia.com/gpucores") {
+      target = &out.gpu_cores;
+    } else {
+      continue;
+    }
+    std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    Result<Quantity> quantity = Quantity::Parse(text);
+    if (!quantity) return tl::unexpected(quantity.error().WithPrefix(where + "." + key));
+    *target = units ? quantity->Units() : quantity->milli();
+  }
+  return out;
+}
+
+Result<PodSpec> PodFromKube(const json& object) {
+  PodSpec pod;
+  const json& metadata = Field(object, "metadata");
+  pod.namespace_name = StringField(metadata, "namespace");
+  pod.name = StringField(metadata, "name");
+  pod.uid = StringField(metadata, "uid");
+  pod.resource_version = StringField(metadata, "resourceVersion");
+  pod.deleting = Field(metadata, "deletionTimestamp").is_string();
+  pod.created = ParseRfc3339(StringField(metadata, "creationTimestamp")).value_or(TimePoint{});
+  const json& spec = Field(object, "spec");
+  pod.scheduler_name = StringField(spec, "schedulerName");
+  if (pod.scheduler_name.empty()) pod.scheduler_name = "default-scheduler";
+  pod.node_name = StringField(spec, "nodeName");
+  const json& gates = Field(spec, "schedulingGates");
+  pod.gated = gates.is_array() && !gates.empty();
+  if (const json& priority = Field(spec, "priority"); priority.is_number_integer())
+    pod.priority =
+        static_cast<int>(std::clamp<int64_t>(priority.get<int64_t>(), -2000000000, 2000000000));
+  const json& status = Field(object, "status");
+  pod.phase = StringField(status, "phase");
+  pod.started = ParseRfc3339(StringField(status, "startTime")).value_or(pod.created);
+  if (const json& conditions = Field(status, "conditions"); conditions.is_array()) {
+    for (const json& condition : conditions) {
+      if (StringField(condition, "type") != "PodScheduled") continue;
+      pod.scheduled_status = StringField(condition, "status");
+      pod.scheduled_message = StringField(condition, "message");
+    }
+  }
+  std::string where = "pod " + pod.namespace_name + "/" + pod.name + ": spec";
+  ASSIGN_OR_RETURN(ResourceList requests, PodRequests(spec, where));
+  scheduler::PodSet& set = pod.pod_set;
+  set.name = "pod";
+  set.count = 1;
+  set.cpu_milli = requests.cpu_milli;
+  set.memory_bytes = requests.memory_bytes;
+  ASSIGN_OR_RETURN(set.gpu, GpuRequestFrom(requests, where + ".containers[*].resources"));
+  if (const json& selector = Field(spec, "nodeSelector"); selector.is_object())
+    for (const auto& [key, value] : selector.items())
+      if (value.is_string()) set.node_selector.emplace(key, value.get<std::string>());
+  ASSIGN_OR_RETURN(set.affinity, RequiredAffinity(spec, where));
+  ASSIGN_OR_RETURN(set.tolerations, Tolerations(spec, where));
+  pod.gang = GangFrom(metadata);
+  const json& annotations = Field(metadata, "annotations");
+  if (std::string level = StringField(annotations, kRequiredTopologyAnnotation); !level.empty()) {
+    pod.topology = {scheduler::TopologyMode::kRequired, level};
+  } else if (std::string preferred = StringField(annotations, kPreferredTopologyAnnotation);
+             !preferred.empty()) {
+    pod.topology = {scheduler::TopologyMode::kPreferred, preferred};
+  }
+  return pod;
+}
+
+}  // namespace strata::kubesched

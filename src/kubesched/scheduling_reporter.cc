@@ -1,0 +1,118 @@
+#include "kubesched/scheduling_reporter.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <utility>
+
+namespace strata::kubesched {
+
+using nlohmann::json;
+
+SchedulingReporter::SchedulingReporter(kube::Client* client, const Clock& clock,
+                                       std::string component, Duration repeat_interval)
+    : client_(client),
+      clock_(clock),
+      component_(std::move(component)),
+      repeat_interval_(repeat_interval) {}
+
+Status SchedulingReporter::Unschedulable(const PodSpec& pod, const std::string& message) {
+  bool write_condition;
+  {
+    std::lock_guard lock(mutex_);
+    Reported& reported = reported_[pod.uid];
+    bool stored = pod.scheduled_status == "False" && pod.scheduled_message == message;
+    write_condition = !stored && reported.condition_message != message;
+    if (write_condition) reported.condition_message = message;
+  }
+  if (write_condition) {
+    json condition = {
+        {"type", "PodScheduled"},    {"status", "False"},
+        {"reason", "Unschedulable"}, {"message", message},
+        {"lastProbeTime", nullptr},  {"lastTransitionTime", FormatRfc3339(clock_.Now())}};
+    kube::PatchOptions status;
+    status.subresource = "status";
+    Result<json> patched = client_->Patch(
+        kube::resources::kPods, pod.namespace_name, pod.name, kube::PatchType::kStrategicMerge,
+        {{"status", {{"conditions", json::array({condition})}}}}, status);
+    if (!patched) {
+      std::lock_guard lock(mutex_);
+      reported_[pod.uid].condition_message.clear();
+      if (patched.error().code() != StatusCode::kNotFound) return patched.error();
+    }
+  }
+  return WriteEvent(pod, "Warning", "FailedScheduling", message);
+}
+
+Status SchedulingReporter::Scheduled(const PodSpec& pod, const std::string& node) {
+  Forget(pod.uid);
+  return WriteEvent(
+      pod, "Normal", "Scheduled",
+      fmt::format("Successfully assigned {}/{} to {}", pod.namespace_name, pod.name, node));
+}
+
+void SchedulingReporter::Forget(const std::string& uid) {
+  std::lock_guard lock(mutex_);
+  reported_.erase(uid);
+}
+
+Status SchedulingReporter::WriteEvent(const PodSpec& pod, const std::string& type,
+                                      const std::string& reason, const std::string& message) {
+  TimePoint now = clock_.Now();
+  std::string existing;
+  int64_t count = 1;
+  {
+    std::lock_guard lock(mutex_);
+    Reported& reported = reported_[pod.uid];
+    if (reason == "FailedScheduling") {
+      if (reported.event_message == message && !reported.event_name.empty()) {
+        if (now - reported.last_event < repeat_interval_) return Status::Ok();
+        existing = reported.event_name;
+        count = ++reported.count;
+      } else {
+        reported.event_message = message;
+        reported.count = 1;
+      }
+      reported.last_event = now;
+    }
+  }
+  std::string stamp = FormatRfc3339(now);
+  if (!existing.empty()) {
+    Result<json> patched = client_->Patch(
+        kube::resources::kEvents, pod.namespace_name, existing, kube::PatchType::kMerge,
+        {{"count", count}, {"lastTimestamp", stamp}, {"message", message}});
+    if (patched || patched.error().code() != StatusCode::kNotFound) {
+      return patched ? Status::Ok() : patched.error();
+    }
+  }
+  // client-go's naming: the object's name and the time in hex nanoseconds.
+  std::string name = fmt::format(
+      "{}.{:x}", pod.name,
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
+  json event = {{"apiVersion", "v1"},
+                {"kind", "Event"},
+                {"metadata", {{"name", name}, {"namespace", pod.namespace_name}}},
+                {"involvedObject",
+                 {{"apiVersion", "v1"},
+                  {"kind", "Pod"},
+                  {"namespace", pod.namespace_name},
+                  {"name", pod.name},
+                  {"uid", pod.uid}}},
+                {"reason", reason},
+                {"message", message},
+                {"type", type},
+                {"source", {{"component", component_}}},
+                {"reportingComponent", component_},
+                {"firstTimestamp", stamp},
+                {"lastTimestamp", stamp},
+                {"count", count}};
+  Result<json> created = client_->Create(kube::resources::kEvents, pod.namespace_name, event);
+  if (!created) return created.error();
+  if (reason == "FailedScheduling") {
+    std::lock_guard lock(mutex_);
+    reported_[pod.uid].event_name = name;
+  }
+  return Status::Ok();
+}
+
+}  // namespace strata::kubesched

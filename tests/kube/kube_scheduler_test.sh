@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# `strata up --kubernetes` as the scheduler of a real control plane (tools/kube/cluster.sh, with
+# the real kube-scheduler beside it), checked with kubectl as a user would:
+#  - the seed's walkthrough: 1 control-plane-tainted node and 3 GPU-less nodes; the GPU probe
+#    pod's PodScheduled condition and FailedScheduling event, in `kubectl describe pod`,
+#    against what kube-scheduler writes for the same pod on the same cluster;
+#  - binding through pods/binding with a Scheduled event, counting a pod bound by someone else;
+#  - a Kueue pod group placed whole or not at all: held while incomplete, none bound while it
+#    does not fit, all bound once it does;
+#  - two strata schedulers on one Lease: the leader killed with SIGKILL, the other takes over and
+#    binds, and no pod is bound twice.
+# Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
+set -euo pipefail
+
+repo=${STRATA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+strata=${STRATA_BINARY_DIR:-$repo/build/release}/bin/strata
+# shellcheck source=../../tools/kube/cache_paths.sh
+source "$repo/tools/kube/cache_paths.sh"
+for binary in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
+  if [[ ! -x $KUBE_BIN_DIR/$binary ]]; then
+    echo "SKIP: $KUBE_BIN_DIR/$binary is not built; run make deps (or tools/kube/build.sh)"
+    exit 77
+  fi
+done
+
+cluster=$repo/tools/kube/cluster.sh
+dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_scheduler_test.XXXXXX")
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  "$cluster" down "$dir" >/dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+failures=0
+check() {
+  local what=$1
+  shift
+  if "$@"; then
+    echo "ok: $what"
+  else
+    echo "FAILED: $what"
+    failures=$((failures + 1))
+  fi
+}
+wait_for() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.5
+  done
+}
+
+kubeconfig=$("$cluster" up "$dir" --nodes 0 --with-kube-scheduler)
+k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
+
+# node NAME GPUS [TAINT_KEY]: a kwok node registered as a kubelet would.
+node() {
+  local taints="[]"
+  [[ -n ${3:-} ]] && taints="[{\"key\": \"$3\", \"effect\": \"NoSchedule\"}]"
+  k create -f - >/dev/null <<JSON
+{"apiVersion": "v1", "kind": "Node",
+ "metadata": {"name": "$1", "annotations": {"kwok.x-k8s.io/node": "fake"},
+              "labels": {"kubernetes.io/hostname": "$1", "type": "kwok",
+                         "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
+ "spec": {"taints": $taints},
+ "status": {"allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "$2"},
+            "capacity": {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "$2"}}}
+JSON
+}
+# pod NAME SCHEDULER GPUS [LABELS_JSON [ANNOTATIONS_JSON [NODE]]]
+pod() {
+  local node_name=""
+  [[ -n ${6:-} ]] && node_name="\"nodeName\": \"$6\","
+  k create -f - >/dev/null <<JSON
+{"apiVersion": "v1", "kind": "Pod",
+ "metadata": {"name": "$1", "labels": ${4:-{\}}, "annotations": ${5:-{\}}},
+ "spec": {"schedulerName": "$2", $node_name
+          "containers": [{"name": "main", "image": "registry.example/probe:1",
+                          "resources": {"limits": {"nvidia.com/gpu": "$3"}}}]}}
+JSON
+}
+node_of() { k get pod "$1" -o jsonpath='{.spec.nodeName}'; }
+bound() { [[ -n $(node_of "$1") ]]; }
+scheduled_message() {
+  k get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'
+}
+unschedulable() {
+  [[ $(k get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}') == Unschedulable ]]
+}
+# event_says POD REASON TEXT: an event of POD with REASON carries TEXT.
+event_says() {
+  k get events --field-selector "involvedObject.name=$1,reason=$2" \
+    -o jsonpath='{.items[*].message}' | grep -qF "$3"
+}
+gone() { ! k get pod "$1" >/dev/null 2>&1; }
+explained_by_fit() { [[ $(scheduled_message "$1") == 0/* ]]; }
+nodes_ready() {
+  [[ $(k get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' |
+    grep -c True) == "$1" ]]
+}
+
+# ---- two strata schedulers on one Lease --------------------------------------------------------
+for i in 1 2; do
+  "$strata" up --kubernetes --kubeconfig "$kubeconfig" >"$dir/strata-$i.log" 2>&1 &
+  pids+=($!)
+  disown $!
+done
+wait_for 30 grep -q "leading" "$dir/strata-1.log" "$dir/strata-2.log" || true
+check "one of two strata schedulers leads" \
+  [ "$(cat "$dir/strata-1.log" "$dir/strata-2.log" | grep -c 'strata: leading')" = 1 ]
+
+# ---- the seed's walkthrough, against kube-scheduler --------------------------------------------
+node control-plane 8 node-role.kubernetes.io/control-plane
+for i in 0 1 2; do node "cpu-$i" 0; done
+wait_for 60 nodes_ready 4
+pod probe-strata strata 1
+pod probe-default default-scheduler 1
+wait_for 30 unschedulable probe-strata
+wait_for 30 unschedulable probe-default
+strata_says=$(scheduled_message probe-strata)
+kube_says=$(scheduled_message probe-default)
+echo "strata:         $strata_says"
+echo "kube-scheduler: $kube_says"
+walkthrough='0/4 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 3 Insufficient nvidia.com/gpu.'
+check "strata explains the probe pod as the walkthrough reads" [ "$strata_says" = "$walkthrough" ]
+# kube-scheduler v1.37 no longer names the taint, and adds its preemption verdict after the
+# FitError; the node counts and reasons must agree.
+check "kube-scheduler counts the same nodes for the same reasons" \
+  [ "${kube_says%% preemption:*}" = "${walkthrough/taint \{node-role.kubernetes.io\/control-plane: \}/taint(s)}" ]
+describe=$(k describe pod probe-strata)
+check "kubectl describe shows the FailedScheduling event from strata" \
+  grep -qE "Warning +FailedScheduling +.* strata +0/4 nodes are available" <<<"$describe"
+k delete pod probe-strata probe-default --wait=false >/dev/null
+
+# ---- binding, counting what others bound --------------------------------------------------------
+node gpu-0 8
+node gpu-1 8
+wait_for 60 nodes_ready 6
+pod prebound default-scheduler 8 '{}' '{}' gpu-0
+pod big strata 8
+wait_for 30 bound big
+check "strata binds the 8-GPU pod on the free node (gpu-0 is full)" [ "$(node_of big)" = gpu-1 ]
+check "a Scheduled event says where" \
+  wait_for 10 event_says big Scheduled "Successfully assigned default/big to gpu-1"
+pod small strata 1
+wait_for 30 unschedulable small
+check "with both GPU nodes full, a 1-GPU pod is explained" \
+  [ "$(scheduled_message small)" = "0/6 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 5 Insufficient nvidia.com/gpu." ]
+k delete pod small --wait=false >/dev/null
+
+# ---- a gang: whole or not at all ---------------------------------------------------------------
+k delete pod prebound --grace-period=0 --force >/dev/null 2>&1
+group='{"kueue.x-k8s.io/pod-group-name": "g"}'
+total='{"kueue.x-k8s.io/pod-group-total-count": "3"}'
+pod g-0 strata 4 "$group" "$total"
+pod g-1 strata 4 "$group" "$total"
+wait_for 30 unschedulable g-1
+check "an incomplete gang waits for its members" \
+  grep -q "2 of its 3 pods exist" <<<"$(scheduled_message g-0)"
+pod g-2 strata 4 "$group" "$total"
+wait_for 30 explained_by_fit g-2
+sleep 2
+check "a gang that does not fit whole binds no member (12 GPUs asked, 8 free)" \
+  [ -z "$(node_of g-0)$(node_of g-1)$(node_of g-2)" ]
+k delete pod big --grace-period=0 --force >/dev/null 2>&1
+wait_for 30 bound g-0 && wait_for 10 bound g-1 && wait_for 10 bound g-2 || true
+check "once 16 GPUs are free the whole gang is bound" \
+  [ -n "$(node_of g-0)" ] && [ -n "$(node_of g-1)" ] && [ -n "$(node_of g-2)" ]
+
+# ---- a gang a dead leader left half bound: completed when the rest fits, else released --------
+k delete pod g-0 g-1 g-2 --grace-period=0 --force >/dev/null 2>&1
+wait_for 30 gone g-0
+pod h-0 strata 4 '{"kueue.x-k8s.io/pod-group-name": "h"}' \
+  '{"kueue.x-k8s.io/pod-group-total-count": "2"}' gpu-0
+pod h-1 strata 4 '{"kueue.x-k8s.io/pod-group-name": "h"}' \
+  '{"kueue.x-k8s.io/pod-group-total-count": "2"}'
+wait_for 30 bound h-1 || true
+check "the rest of a half-bound gang is bound when it fits" bound h-1
+k delete pod h-0 h-1 --grace-period=0 --force >/dev/null 2>&1
+wait_for 30 gone h-1
+pod prebound-1 default-scheduler 8 '{}' '{}' gpu-1
+pod j-0 strata 8 '{"kueue.x-k8s.io/pod-group-name": "j"}' \
+  '{"kueue.x-k8s.io/pod-group-total-count": "2"}' gpu-0
+pod j-1 strata 8 '{"kueue.x-k8s.io/pod-group-name": "j"}' \
+  '{"kueue.x-k8s.io/pod-group-total-count": "2"}'
+# j-0 was made bound (nodeName at creation): unbound, it can only be a new pod of the same name.
+released() { ! gone j-0 && ! bound j-0; }
+wait_for 30 released || true
+check "a half-bound gang whose rest cannot fit is released: its bound member is made again, unbound" \
+  released
+check "and the released gang binds nothing" [ -z "$(node_of j-0)$(node_of j-1)" ]
+k delete pod j-0 j-1 prebound-1 --grace-period=0 --force >/dev/null 2>&1
+
+# ---- leader killed with SIGKILL: the standby takes over -----------------------------------------
+holder=$(k get lease strata-scheduler -n kube-system -o jsonpath='{.spec.holderIdentity}')
+leader=0
+for i in 1 2; do grep -q "as $holder" "$dir/strata-$i.log" && leader=$i; done
+check "the Lease names a running strata as holder" [ "$leader" != 0 ]
+kill -9 "${pids[$((leader - 1))]}"
+killed_at=$SECONDS
+pod after-failover strata 2
+wait_for 45 bound after-failover || true
+check "the standby binds after the leader died (within the 15 s lease and a retry)" \
+  bound after-failover
+echo "took over and bound in $((SECONDS - killed_at)) s"
+check "the pod was bound once" \
+  [ "$(k get events --field-selector involvedObject.name=after-failover,reason=Scheduled -o name | wc -l)" = 1 ]
+
+for log in "$dir"/strata-*.log; do echo "--- $log"; tail -5 "$log"; done
+((failures == 0)) || { echo "$failures check(s) failed"; exit 1; }
+echo "all checks passed"
