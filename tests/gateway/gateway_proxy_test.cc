@@ -10,6 +10,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -380,6 +381,45 @@ models:
                                      doomed.address())),
             std::string::npos)
       << metrics;
+}
+
+TEST_F(GatewayProxyTest, ReplicaReportingAnInfiniteQueueDrawsNoTraffic) {
+  // +Inf used to be cast to INT64_MIN waiting requests: the saturated replica looked the idlest
+  // to a profile that routes by scraped figures. Now its page is no reading: its figures are
+  // unknown, as after a failed scrape, and the replica whose figures are known wins.
+  FakeEngine healthy("healthy"), broken("broken");
+  broken.SetWaiting(std::numeric_limits<double>::infinity());
+  StartGateway(fmt::format(R"(
+policy: epp-default
+scrapeIntervalMs: 20
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}", "{}"]}}]}}
+)",
+                           healthy.address(), broken.address()));
+  const std::string broken_failed = fmt::format(
+      "strata_gateway_scrapes_total{{endpoint=\"{}\",result=\"error\"}}", broken.address());
+  const std::string healthy_up =
+      fmt::format("strata_gateway_endpoint_up{{endpoint=\"{}\"}} 1", healthy.address());
+  // Bounded, not timed: both replicas scraped at least once.
+  std::string metrics = gateway_->MetricsText();
+  for (int i = 0; i < 3000 && (metrics.find(broken_failed) == std::string::npos ||
+                               metrics.find(healthy_up) == std::string::npos);
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    metrics = gateway_->MetricsText();
+  }
+  ASSERT_NE(metrics.find(broken_failed), std::string::npos) << metrics;
+  ASSERT_NE(metrics.find(healthy_up), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find(
+                fmt::format("strata_gateway_endpoint_up{{endpoint=\"{}\"}} 0", broken.address())),
+            std::string::npos)
+      << metrics;
+  for (int i = 0; i < 10; ++i) {
+    Reply reply = Post(port(), "/v1/chat/completions", Chat("m"));
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    EXPECT_EQ(reply.headers["x-served-by"], "healthy");
+  }
+  EXPECT_EQ(broken.requests(), 0);
 }
 
 TEST_F(GatewayProxyTest, NoLiveReplicaIsA502NotAHang) {
