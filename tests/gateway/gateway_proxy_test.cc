@@ -265,6 +265,9 @@ models:
             431);
   EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat(std::string(5000, 'm'))).status, 413);
   EXPECT_EQ(SendRaw(port(), "GARBAGE\r\n\r\n").status, 400);
+  Reply no_host = SendRaw(port(), "GET /v1/models HTTP/1.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(no_host.status, 400);
+  EXPECT_NE(no_host.body.find("without a Host field"), std::string::npos) << no_host.body;
   Reply not_json = Post(port(), "/v1/chat/completions", "{\"model\": ");
   EXPECT_EQ(not_json.status, 400);
   EXPECT_NE(not_json.body.find("byte"), std::string::npos);
