@@ -360,6 +360,24 @@ models:
   EXPECT_EQ(engine.requests(), 0);
 }
 
+TEST_F(GatewayProxyTest, AHeadThatTricklesInHasTheReadTimeoutNotTheIdleOne) {
+  FakeEngine engine("e");
+  StartGateway(fmt::format(R"(
+limits: {{idleTimeoutMs: 600000, readTimeoutMs: 200}}
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+)",
+                           engine.address()));
+  asio::io_context io;
+  tcp::socket slow(io);
+  slow.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
+  asio::write(slow,
+              asio::buffer(std::string("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\n")));
+  // Closed at the read timeout (ReadUntilClosed gives up after 30 s; the idle timeout is 10 min).
+  EXPECT_EQ(ReadUntilClosed(slow), "");
+  EXPECT_EQ(engine.requests(), 0);
+}
+
 TEST_F(GatewayProxyTest, RetriesOnAnotherReplicaWhenOneDies) {
   FakeEngine alive("alive"), doomed("doomed");
   StartGateway(fmt::format(R"(
