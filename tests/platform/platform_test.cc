@@ -185,6 +185,15 @@ TEST_F(PlatformTest, ASecondUpOnTheSameDataDirIsRefused) {
   EXPECT_THAT(second.output(), HasSubstr("strata up:"));
 }
 
+TEST_F(PlatformTest, AStoreFileTruncatedToNothingIsRefusedNamingIt) {
+  // SQLite would read it as a new, empty database: the cluster's objects gone without a word.
+  std::ofstream(data_.File("strata.db")).close();
+  UpProcess refused;
+  EXPECT_FALSE(refused.Start(UpArgs()));
+  EXPECT_NE(refused.WaitExit(), 0);
+  EXPECT_THAT(refused.output(), HasSubstr(data_.File("strata.db") + " is empty (0 bytes)"));
+}
+
 TEST_F(PlatformTest, ListeningOffLoopbackRequiresTokens) {
   UpProcess refused;
   EXPECT_FALSE(refused.Start({"--data-dir", data_.path(), "--listen", "0.0.0.0:0", kNoNvml}));
