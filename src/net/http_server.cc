@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <array>
 #include <boost/asio.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/beast/core.hpp>
@@ -30,6 +31,24 @@ using namespace asio::experimental::awaitable_operators;
 namespace {
 
 constexpr auto kTuple = asio::as_tuple(use_awaitable);
+// How long a refused client may go on sending before the connection closes (DrainRefused).
+constexpr auto kRefusedDrainTime = std::chrono::seconds(5);
+
+// Says that nothing more will be sent, then reads and drops what a refused client still sends
+// until it closes, for kRefusedDrainTime at most. Closing a socket with unread bytes resets the
+// connection, and the reset can destroy the answer before the client reads it: a client still
+// writing a body over the limit would see a broken pipe instead of its 413 (nginx's lingering
+// close).
+awaitable<void> DrainRefused(beast::tcp_stream& stream) {
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream.expires_after(kRefusedDrainTime);
+  std::array<char, 16 * 1024> dropped;
+  while (true) {
+    auto [error, n] = co_await stream.async_read_some(asio::buffer(dropped), kTuple);
+    if (error) break;
+  }
+}
 
 // Lets writers reach an event loop that may have been stopped: they post only while it lives.
 struct LoopHandle {
@@ -328,7 +347,9 @@ awaitable<void> HttpServer::Impl::Serve(Loop& loop, tcp::socket socket) {
     state->loop = loop.handle;
     if (rejection) {
       state->full = std::move(rejection);
-      co_await WriteResponse(stream, *state, /*keep_alive=*/false, 11);
+      if (co_await WriteResponse(stream, *state, /*keep_alive=*/false, 11)) {
+        co_await DrainRefused(stream);
+      }
       break;
     }
     if (header_error) break;  // the client closed: nothing to answer

@@ -40,7 +40,7 @@ struct ApiListenerOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0: the kernel picks one; see ApiListener::port()
   size_t max_header_bytes = 64 * 1024;
-  size_t max_body_bytes = 4 * 1024 * 1024;  // larger: 413 with a Status object
+  size_t max_body_bytes = 3 * 1024 * 1024;  // larger: 413 with a Status object (Kubernetes' limit)
   Duration idle_timeout = std::chrono::seconds(120);
 };
 
