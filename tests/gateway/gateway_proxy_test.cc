@@ -443,6 +443,28 @@ models:
   EXPECT_EQ(broken.requests(), 0);
 }
 
+TEST(GatewayStartTest, ASecondGatewayOnAPortInUseFailsNamingIt) {
+  GatewayConfig config;
+  config.threads = 2;  // the first gateway's loops share its port with SO_REUSEPORT
+  auto first = GatewayServer::Start(config, "127.0.0.1", 0, RealClock::Instance());
+  ASSERT_TRUE(first.has_value()) << first.error().ToString();
+  const uint16_t port = (*first)->port();
+  for (int threads : {1, 2}) {
+    config.threads = threads;
+    auto second = GatewayServer::Start(config, "127.0.0.1", port, RealClock::Instance());
+    ASSERT_FALSE(second.has_value()) << threads;
+    EXPECT_EQ(second.error().code(), StatusCode::kUnavailable);
+    EXPECT_NE(second.error().message().find(fmt::format("cannot listen on 127.0.0.1:{}", port)),
+              std::string::npos)
+        << second.error().message();
+  }
+  // The port is free again once the first has stopped.
+  (*first)->Stop();
+  first->reset();
+  auto again = GatewayServer::Start(config, "127.0.0.1", port, RealClock::Instance());
+  EXPECT_TRUE(again.has_value()) << again.error().ToString();
+}
+
 TEST_F(GatewayProxyTest, NoLiveReplicaIsA502NotAHang) {
   FakeEngine doomed("doomed");
   const std::string address = doomed.address();
