@@ -24,8 +24,8 @@ struct HttpServerOptions {
   // A connection waiting for the first byte of its next request; exceeded: the connection
   // closes without an answer.
   Duration idle_timeout = std::chrono::seconds(60);
-  // The body of an answer the server gives itself (400, 404, 405, 413, 431) from its status and
-  // a message saying why; unset: an OpenAI-shaped error object.
+  // The body of an answer the server gives itself (400, 404, 405, 408, 413, 431) from its status
+  // and a message saying why; unset: an OpenAI-shaped error object.
   std::function<HttpResponse(int status, const std::string& message)> error_response = nullptr;
 };
 

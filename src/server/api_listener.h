@@ -47,7 +47,7 @@ struct ApiListenerOptions {
 // The control plane's HTTP/1.1 front: a net::HttpServer with one event loop (keep-alive,
 // header/body limits, idle timeout) that hands every request to one handler (the REST API
 // routes by path prefix itself) and writes whole or chunked streaming responses, its own
-// refusals (400, 413, 431) as Status objects. A streaming response ends when its stream
+// refusals (400, 408, 413, 431) as Status objects. A streaming response ends when its stream
 // finishes, when the client hangs up, or at Stop.
 //
 // Owned by the control plane. Start and Stop are called from one thread; the handler runs on
