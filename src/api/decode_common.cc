@@ -15,6 +15,11 @@ constexpr std::array<std::pair<std::string_view, int64_t>, 5> kPriorityClasses =
     {"sheddable", -1000},
 }};
 
+// Kubernetes' limit on an object's annotations, keys and values together (apimachinery's
+// TotalAnnotationSizeLimitB): annotations ride along on every read and watch event of the
+// object, so a few megabytes of them would slow every loop that reads it.
+constexpr size_t kMaxAnnotationBytes = 256 * 1024;
+
 }  // namespace
 
 ObjectMeta DecodeMetadata(const FieldView& metadata, bool namespaced, bool label_name,
@@ -38,6 +43,14 @@ ObjectMeta DecodeMetadata(const FieldView& metadata, bool namespaced, bool label
   meta.labels = metadata.StringMap("labels");
   ValidateLabels(meta.labels, metadata.PathOf("labels"), errors);
   meta.annotations = metadata.StringMap("annotations");
+  size_t annotation_bytes = 0;
+  for (const auto& [key, value] : meta.annotations) annotation_bytes += key.size() + value.size();
+  if (annotation_bytes > kMaxAnnotationBytes) {
+    errors.Add(metadata.PathOf("annotations"),
+               "too long: keys and values may not total more than " +
+                   std::to_string(kMaxAnnotationBytes) + " bytes (they total " +
+                   std::to_string(annotation_bytes) + ")");
+  }
   meta.uid = metadata.String("uid");
   meta.resource_version = metadata.String("resourceVersion");
   meta.creation_timestamp = metadata.String("creationTimestamp");

@@ -80,8 +80,37 @@ nlohmann::json PlainScalar(const std::string& s) {
   return s;
 }
 
-Result<nlohmann::json> Convert(const YAML::Node& node, int depth) {
+// What one stream may expand to. An alias repeats its anchor's whole subtree, so a few lines of
+// nested aliases stand for billions of nodes ("billion laughs"): conversion counts what it
+// produces and stops at these. They are far above any manifest or config (yaml-cpp itself
+// takes seconds to read a million nodes written out), and reached in about a second.
+constexpr size_t kMaxExpandedNodes = 1'000'000;
+constexpr size_t kMaxExpandedScalarBytes = 32 * 1024 * 1024;
+
+struct Expansion {
+  size_t nodes = 0;
+  size_t scalar_bytes = 0;
+};
+
+// Counts `node` (and its text when it is a scalar) against the limits.
+Status Count(const YAML::Node& node, Expansion* expansion) {
+  if (++expansion->nodes > kMaxExpandedNodes) {
+    return InvalidArgumentError(Where(node.Mark()) + ": the YAML expands to more than " +
+                                std::to_string(kMaxExpandedNodes) +
+                                " nodes (aliases repeat what their anchor holds)");
+  }
+  if (node.IsScalar()) expansion->scalar_bytes += node.Scalar().size();
+  if (expansion->scalar_bytes > kMaxExpandedScalarBytes) {
+    return InvalidArgumentError(Where(node.Mark()) + ": the YAML expands to more than " +
+                                std::to_string(kMaxExpandedScalarBytes) +
+                                " bytes of scalars (aliases repeat what their anchor holds)");
+  }
+  return Status::Ok();
+}
+
+Result<nlohmann::json> Convert(const YAML::Node& node, int depth, Expansion* expansion) {
   if (depth > 200) return Err(InvalidArgumentError(Where(node.Mark()) + ": nested too deeply"));
+  RETURN_IF_ERROR(Count(node, expansion));
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -93,7 +122,7 @@ Result<nlohmann::json> Convert(const YAML::Node& node, int depth) {
     case YAML::NodeType::Sequence: {
       nlohmann::json out = nlohmann::json::array();
       for (const YAML::Node& item : node) {
-        ASSIGN_OR_RETURN(nlohmann::json value, Convert(item, depth + 1));
+        ASSIGN_OR_RETURN(nlohmann::json value, Convert(item, depth + 1, expansion));
         out.push_back(std::move(value));
       }
       return out;
@@ -105,12 +134,13 @@ Result<nlohmann::json> Convert(const YAML::Node& node, int depth) {
           return Err(
               InvalidArgumentError(Where(kv.first.Mark()) + ": mapping keys must be scalars"));
         }
+        RETURN_IF_ERROR(Count(kv.first, expansion));
         const std::string& key = kv.first.Scalar();
         if (out.contains(key)) {
           return Err(
               InvalidArgumentError(Where(kv.first.Mark()) + ": duplicate key \"" + key + "\""));
         }
-        ASSIGN_OR_RETURN(nlohmann::json value, Convert(kv.second, depth + 1));
+        ASSIGN_OR_RETURN(nlohmann::json value, Convert(kv.second, depth + 1, expansion));
         out[key] = std::move(value);
       }
       return out;
@@ -239,9 +269,10 @@ Result<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text) {
     return Err(InvalidArgumentError(Where(e.mark) + ": " + e.msg));
   }
   std::vector<YamlDocument> docs;
+  Expansion expansion;
   for (const YAML::Node& node : nodes) {
     if (node.IsNull()) continue;
-    ASSIGN_OR_RETURN(nlohmann::json value, Convert(node, 0));
+    ASSIGN_OR_RETURN(nlohmann::json value, Convert(node, 0, &expansion));
     docs.push_back({std::move(value), node.Mark().line + 1});
   }
   return docs;

@@ -60,6 +60,36 @@ TEST(YamlJsonTest, StrayFlowIndicatorIsAnErrorNotAHang) {
   EXPECT_EQ(empty_docs->size(), 2u);
 }
 
+TEST(YamlJsonTest, AliasesExpandWithinBounds) {
+  auto shared = ParseYamlDocuments("base: &base {cpu: 2, gpus: [0, 1]}\ncopy: *base\n");
+  ASSERT_TRUE(shared) << shared.error().ToString();
+  EXPECT_EQ((*shared)[0].value["copy"], (*shared)[0].value["base"]);
+
+  // "Billion laughs": nine levels of ten aliases each stand for 10^9 strings.
+  std::string laughs = "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int level = 1; level <= 9; ++level) {
+    const std::string previous = "*l" + std::to_string(level - 1);
+    laughs += "l" + std::to_string(level) + ": &l" + std::to_string(level) + " [";
+    for (int i = 0; i < 10; ++i) laughs += (i ? ", " : "") + previous;
+    laughs += "]\n";
+  }
+  auto bomb = ParseYamlDocuments(laughs);
+  ASSERT_FALSE(bomb);
+  EXPECT_EQ(bomb.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bomb.error().message().find("expands to more than 1000000 nodes"), std::string::npos)
+      << bomb.error().message();
+
+  // Few nodes, but each alias repeats a 1 MiB string: 100 MiB.
+  std::string wide = "big: &big " + std::string(1 << 20, 'x') + "\ncopies: [";
+  for (int i = 0; i < 100; ++i) wide += (i ? ", " : "") + std::string("*big");
+  wide += "]\n";
+  auto big = ParseYamlDocuments(wide);
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().message().find("expands to more than 33554432 bytes of scalars"),
+            std::string::npos)
+      << big.error().message();
+}
+
 TEST(YamlJsonTest, ToYamlRoundTrips) {
   nlohmann::json v = nlohmann::json::parse(R"json({
     "apiVersion": "strata.dev/v1alpha1", "kind": "Job",

@@ -1,6 +1,9 @@
 #include "gateway/engine_metrics.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 
 #include "metrics/prometheus_text.h"
 
@@ -34,6 +37,28 @@ void AppendAdapters(const std::string& list, std::vector<std::string>* out) {
   }
 }
 
+// "vllm:num_requests_waiting +Inf": the series and the value it was refused for.
+std::string Describe(const metrics::Sample& sample) {
+  return fmt::format("{} {}", sample.name, metrics::FormatSampleValue(sample.value));
+}
+
+// Adds a request count to `total`. A count that is not finite, is negative or does not fit an
+// int64 (NaN, +Inf, 1e300) is refused rather than cast: the cast is undefined, and on x86 +Inf
+// became INT64_MIN, which made a saturated replica look idle.
+Status AddCount(const metrics::Sample& sample, int64_t* total) {
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  // Written so that NaN fails too.
+  if (!(sample.value >= 0 && sample.value < kTwoTo63)) {
+    return InvalidArgumentError(
+        fmt::format("{}: not a request count (a number in [0, 2^63))", Describe(sample)));
+  }
+  if (__builtin_add_overflow(*total, static_cast<int64_t>(sample.value), total)) {
+    return InvalidArgumentError(
+        fmt::format("{}: the sum over its series passes 2^63", Describe(sample)));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<EngineMetrics> ParseEngineMetrics(std::string_view text) {
@@ -42,12 +67,16 @@ Result<EngineMetrics> ParseEngineMetrics(std::string_view text) {
   for (const metrics::Sample& sample : samples) {
     switch (SignalFor(sample.name)) {
       case Signal::kWaiting:
-        metrics.waiting += static_cast<int64_t>(sample.value);
+        RETURN_IF_ERROR(AddCount(sample, &metrics.waiting));
         break;
       case Signal::kRunning:
-        metrics.running += static_cast<int64_t>(sample.value);
+        RETURN_IF_ERROR(AddCount(sample, &metrics.running));
         break;
       case Signal::kKvUsage:
+        if (!std::isfinite(sample.value)) {
+          return Err(InvalidArgumentError(
+              fmt::format("{}: not a cache usage (a finite fraction)", Describe(sample))));
+        }
         metrics.kv_usage = std::max(metrics.kv_usage, std::clamp(sample.value, 0.0, 1.0));
         break;
       case Signal::kLoraInfo:

@@ -22,8 +22,10 @@ struct EngineMetrics {
 // `vllm:lora_requests_info{running_lora_adapters="a,b"}`) or SGLang (`sglang:num_queue_reqs`,
 // `sglang:num_running_reqs`, `sglang:token_usage`). Values of several series (one per
 // model_name) are summed; KV usage takes the largest. Unknown metrics are ignored. Returns
-// kInvalidArgument naming the line of a malformed sample (metrics::ParsePrometheusText).
-// Thread-safe.
+// kInvalidArgument naming the line of a malformed sample (metrics::ParsePrometheusText), or
+// naming the series and value of a request count that is not a number in [0, 2^63) (NaN, +Inf,
+// 1e300, a negative count, a sum that overflows) or a KV usage that is not finite: such a page
+// is no reading at all, as a failed scrape is. Thread-safe.
 Result<EngineMetrics> ParseEngineMetrics(std::string_view text);
 
 }  // namespace strata::gateway

@@ -38,5 +38,35 @@ TEST(EngineMetricsTest, MalformedSamplesNameTheLine) {
   EXPECT_TRUE(bad.error().message().starts_with("line 2 ")) << bad.error().message();
 }
 
+TEST(EngineMetricsTest, CountsOutOfRangeAreNoReading) {
+  // Each of these was cast to an integer before: +Inf became INT64_MIN, an idle-looking replica.
+  for (const std::string value : {"NaN", "+Inf", "-Inf", "1e300", "9223372036854775808", "-1"}) {
+    auto bad = ParseEngineMetrics(
+        "vllm:num_requests_running 2\nvllm:num_requests_waiting{model_name=\"m\"} " + value + "\n");
+    ASSERT_FALSE(bad.has_value()) << value;
+    EXPECT_EQ(bad.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_TRUE(bad.error().message().starts_with("vllm:num_requests_waiting "))
+        << bad.error().message();
+  }
+  auto running = ParseEngineMetrics("sglang:num_running_reqs Inf\n");
+  ASSERT_FALSE(running.has_value());
+  EXPECT_EQ(running.error().message(),
+            "sglang:num_running_reqs +Inf: not a request count (a number in [0, 2^63))");
+  // Series that fit one by one but not summed.
+  auto sum = ParseEngineMetrics(
+      "vllm:num_requests_waiting{model_name=\"a\"} "
+      "9e18\nvllm:num_requests_waiting{model_name=\"b\"} "
+      "9e18\n");
+  ASSERT_FALSE(sum.has_value());
+  EXPECT_NE(sum.error().message().find("passes 2^63"), std::string::npos) << sum.error().message();
+  auto kv = ParseEngineMetrics("vllm:kv_cache_usage_perc NaN\n");
+  ASSERT_FALSE(kv.has_value());
+  EXPECT_TRUE(kv.error().message().starts_with("vllm:kv_cache_usage_perc NaN: "));
+  // The largest count that fits is still a reading.
+  auto big = ParseEngineMetrics("vllm:num_requests_waiting 9223372036854774784\n");
+  ASSERT_TRUE(big.has_value()) << big.error().ToString();
+  EXPECT_EQ(big->waiting, 9223372036854774784);
+}
+
 }  // namespace
 }  // namespace strata::gateway

@@ -60,6 +60,9 @@ asio::awaitable<ReadOutcome> ReadRequest(LoopSocket& client, SocketDeadline& dea
   // The head: parsed again only when new bytes end a line (or pass the limit), so a head that
   // trickles in is not rescanned per byte.
   bool parse = received.size() > 0;
+  // From its first byte the request has read_timeout to arrive whole (a head that trickles in
+  // had the idle timeout); until then the connection is idle, under the caller's deadline.
+  if (parse) deadline.ExpiresAfter(limits.read_timeout);
   while (true) {
     if (parse) {
       net::ParseResult parsed = net::ParseRequestHead(Contents(received), limits.max_header_bytes,
@@ -69,12 +72,12 @@ asio::awaitable<ReadOutcome> ReadRequest(LoopSocket& client, SocketDeadline& dea
     }
     auto [error, n] = co_await client.ReadSome(received.prepare(kReadBytes));
     if (error) co_return outcome;
+    if (received.size() == 0) deadline.ExpiresAfter(limits.read_timeout);
     received.commit(n);
     parse = Contents(received).substr(received.size() - n).find('\n') != std::string_view::npos ||
             received.size() > limits.max_header_bytes;
   }
   const size_t head_size = head.size;
-  deadline.ExpiresAfter(limits.read_timeout);
   bool read_body = false;  // reading may move the buffer, and with it the head's views
   if (head.chunked) {
     chunked.emplace(limits.max_body_bytes, limits.max_header_bytes);

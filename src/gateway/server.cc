@@ -71,6 +71,22 @@ asio::awaitable<Result<std::string>> ScrapeOnce(ScrapeConnection& connection,
   co_return parser.release().body();
 }
 
+// Binds `address` without SO_REUSEPORT, then lets it go: fails while any socket listens there.
+// The loops' listeners share their port with SO_REUSEPORT, which would also let another
+// process of the same user bind it and silently take part of the connections; this way a
+// second gateway on a port in use fails to start instead. (Two gateways starting within the
+// same instant can still both pass.) SO_REUSEADDR: connections of an earlier run lingering in
+// TIME_WAIT do not count.
+ErrorCode ProbeUnshared(const tcp::endpoint& address) {
+  asio::io_context io;
+  tcp::acceptor probe(io);
+  ErrorCode error;
+  probe.open(address.protocol(), error);
+  if (!error) probe.set_option(asio::socket_base::reuse_address(true), error);
+  if (!error) probe.bind(address, error);
+  return error;
+}
+
 // Scrapes one replica until it leaves the routing table or the server stops.
 asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server,
                                  std::shared_ptr<EndpointRuntime> runtime) {
@@ -295,6 +311,12 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Start(GatewayConfig config
   const auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
   if (ec)
     return Err(InvalidArgumentError(fmt::format("listen address \"{}\": {}", host, ec.message())));
+  if (port != 0) {
+    if (ErrorCode error = ProbeUnshared(tcp::endpoint(address, port))) {
+      return Err(
+          UnavailableError(fmt::format("cannot listen on {}:{}: {}", host, port, error.message())));
+    }
+  }
   for (int i = 0; i < threads; ++i) {
     auto worker = std::make_unique<Worker>(static_cast<size_t>(i), server.stats, server.config);
     const tcp::endpoint bind_to(address, server.port == 0 ? port : server.port);

@@ -69,7 +69,8 @@ class GatewayServer {
   // `clock` (quota buckets, picker staleness, ejection) must outlive the server. Returns
   // kInvalidArgument when config.models is invalid (ValidateModels; a version may have no
   // endpoint) or a replica's host does not resolve, kUnavailable when the address cannot be
-  // bound.
+  // bound, naming it (another gateway listening there included: only the server's own loops
+  // share the port).
   static Result<std::unique_ptr<GatewayServer>> Start(GatewayConfig config, const std::string& host,
                                                       uint16_t port, const Clock& clock);
   ~GatewayServer();  // Stops.

@@ -1,5 +1,6 @@
 #include "net/http_request_parser.h"
 
+#include <algorithm>
 #include <string>
 
 namespace strata::net {
@@ -96,6 +97,14 @@ ParseResult ParseRequestHead(std::string_view bytes, size_t max_head_bytes, uint
   if (head->content_length && *head->content_length > max_body_bytes) {
     return RefuseWhole(413,
                        "request body larger than " + std::to_string(max_body_bytes) + " bytes");
+  }
+  // RFC 9112 section 3.2: an HTTP/1.1 request without exactly one Host field gets a 400.
+  const auto hosts = std::count_if(head->fields.begin(), head->fields.end(), [](const auto& field) {
+    return EqualsIgnoreCase(field.first, "host");
+  });
+  if (head->minor_version == 1 && hosts != 1) {
+    return RefuseWhole(400, hosts == 0 ? "malformed HTTP request: HTTP/1.1 without a Host field"
+                                       : "malformed HTTP request: more than one Host field");
   }
   head->keep_alive = !framing.close && (head->minor_version == 1 || framing.keep_alive);
   head->expect_continue = head->expect_continue && head->minor_version == 1;

@@ -50,7 +50,8 @@ using ParseResult = tl::expected<ParseProgress, RequestError>;
 // is still within `max_head_bytes`). Returns an error for a malformed head (400), one larger
 // than `max_head_bytes` (431), a body larger than `max_body_bytes` by its Content-Length (413),
 // an HTTP version other than 1.0 and 1.1 (505), a transfer coding other than chunked (501), or
-// both Content-Length and Transfer-Encoding, or several Content-Length fields (400).
+// both Content-Length and Transfer-Encoding, several Content-Length fields, or an HTTP/1.1
+// request without exactly one Host field (400, RFC 9112 section 3.2).
 ParseResult ParseRequestHead(std::string_view bytes, size_t max_head_bytes, uint64_t max_body_bytes,
                              RequestHead* head);
 

@@ -57,14 +57,14 @@ TEST(HttpRequestParserTest, NeedsMoreUntilTheEmptyLine) {
 
 TEST(HttpRequestParserTest, KeepAliveFollowsVersionAndConnection) {
   RequestHead head;
-  ASSERT_TRUE(Parse("GET / HTTP/1.1\r\nConnection: Close\r\n\r\n", &head));
+  ASSERT_TRUE(Parse("GET / HTTP/1.1\r\nHost: h\r\nConnection: Close\r\n\r\n", &head));
   EXPECT_FALSE(head.keep_alive);
   ASSERT_TRUE(Parse("GET / HTTP/1.0\r\n\r\n", &head));
   EXPECT_FALSE(head.keep_alive);
   ASSERT_TRUE(Parse("GET / HTTP/1.0\r\nConnection: foo, keep-alive\r\n\r\n", &head));
   EXPECT_TRUE(head.keep_alive);
   EXPECT_EQ(head.minor_version, 0);
-  ASSERT_TRUE(Parse("\r\n\r\nGET / HTTP/1.1\r\nExpect: 100-continue\r\n\r\n", &head));
+  ASSERT_TRUE(Parse("\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n", &head));
   EXPECT_TRUE(head.keep_alive);
   EXPECT_TRUE(head.expect_continue);
   EXPECT_EQ(head.method, "GET");
@@ -85,8 +85,23 @@ TEST(HttpRequestParserTest, RefusesConflictingOrAmbiguousFraming) {
   EXPECT_EQ(RefusalOf("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"), 501);
   EXPECT_EQ(RefusalOf("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n"), 501);
   RequestHead head;
-  ASSERT_TRUE(Parse("POST / HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n", &head));
+  ASSERT_TRUE(Parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: Chunked\r\n\r\n", &head));
   EXPECT_TRUE(head.chunked);
+}
+
+TEST(HttpRequestParserTest, Http11NeedsExactlyOneHost) {
+  RequestHead head;
+  ParseResult missing = Parse("GET / HTTP/1.1\r\nAccept: */*\r\n\r\n", &head);
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().http_status, 400);
+  EXPECT_EQ(missing.error().message, "malformed HTTP request: HTTP/1.1 without a Host field");
+  ParseResult twice = Parse("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", &head);
+  ASSERT_FALSE(twice.has_value());
+  EXPECT_EQ(twice.error().message, "malformed HTTP request: more than one Host field");
+  // An empty Host is allowed (RFC 9112 section 3.2: a target without an authority), and
+  // HTTP/1.0 has no such rule.
+  EXPECT_EQ(RefusalOf("GET / HTTP/1.1\r\nHost:\r\n\r\n"), 0);
+  EXPECT_EQ(RefusalOf("GET / HTTP/1.0\r\n\r\n"), 0);
 }
 
 TEST(HttpRequestParserTest, RefusesMalformedHeadsNamingTheByte) {
@@ -109,7 +124,7 @@ TEST(HttpRequestParserTest, RefusesMalformedHeadsNamingTheByte) {
 // Field values are checked eight bytes at a time: a refused byte is found, and named, at every
 // offset of values up to 24 bytes long; tabs and obs-text (bytes from 0x80) pass.
 TEST(HttpRequestParserTest, FindsTheRefusedValueByteAtEveryOffset) {
-  const std::string prefix = "GET / HTTP/1.1\r\nX: ";
+  const std::string prefix = "GET / HTTP/1.1\r\nHost: h\r\nX: ";
   for (size_t length = 1; length <= 24; ++length) {
     std::string value(length, 'v');
     value[length / 2] = '\t';
@@ -137,7 +152,7 @@ TEST(HttpRequestParserTest, EnforcesHeadAndBodyLimits) {
   EXPECT_EQ(RefusalOf("GET / HTTP/1.1\r\nX-Padding: " + std::string(kMaxHead, 'p')), 431);
   EXPECT_EQ(RefusalOf(std::string(kMaxHead + 2, '\r')), 431);
   EXPECT_EQ(RefusalOf("POST / HTTP/1.1\r\nContent-Length: 4097\r\n\r\n"), 413);
-  EXPECT_EQ(RefusalOf("POST / HTTP/1.1\r\nContent-Length: 4096\r\n\r\n"), 0);
+  EXPECT_EQ(RefusalOf("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4096\r\n\r\n"), 0);
 }
 
 TEST(HttpRequestParserTest, DecodesChunkedBodiesAsTheyArrive) {

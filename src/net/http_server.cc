@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <array>
 #include <boost/asio.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/beast/core.hpp>
@@ -30,6 +31,24 @@ using namespace asio::experimental::awaitable_operators;
 namespace {
 
 constexpr auto kTuple = asio::as_tuple(use_awaitable);
+// How long a refused client may go on sending before the connection closes (DrainRefused).
+constexpr auto kRefusedDrainTime = std::chrono::seconds(5);
+
+// Says that nothing more will be sent, then reads and drops what a refused client still sends
+// until it closes, for kRefusedDrainTime at most. Closing a socket with unread bytes resets the
+// connection, and the reset can destroy the answer before the client reads it: a client still
+// writing a body over the limit would see a broken pipe instead of its 413 (nginx's lingering
+// close).
+awaitable<void> DrainRefused(beast::tcp_stream& stream) {
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream.expires_after(kRefusedDrainTime);
+  std::array<char, 16 * 1024> dropped;
+  while (true) {
+    auto [error, n] = co_await stream.async_read_some(asio::buffer(dropped), kTuple);
+    if (error) break;
+  }
+}
 
 // Lets writers reach an event loop that may have been stopped: they post only while it lives.
 struct LoopHandle {
@@ -267,22 +286,51 @@ awaitable<bool> HttpServer::Impl::WriteResponse(beast::tcp_stream& stream,
 awaitable<void> HttpServer::Impl::Serve(Loop& loop, tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
+  asio::steady_timer deadline(stream.get_executor());
   while (!stopping.load()) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<uint32_t>(options.max_header_bytes));
     parser.body_limit(options.max_body_bytes);
-    stream.expires_after(options.idle_timeout);
-    loop.idle.insert(&stream);
-    auto [header_error, header_bytes] =
-        co_await http::async_read_header(stream, buffer, parser, kTuple);
-    loop.idle.erase(&stream);
-    if (!header_error) {
-      stream.expires_after(options.read_timeout);
-      std::tie(header_error, std::ignore) =
-          co_await http::async_read(stream, buffer, parser, kTuple);
+    if (buffer.size() == 0) {
+      // Idle until the next request's first byte (a pipelined one is already in the buffer).
+      stream.expires_after(options.idle_timeout);
+      loop.idle.insert(&stream);
+      auto [idle_error, n] = co_await stream.async_read_some(buffer.prepare(4096), kTuple);
+      loop.idle.erase(&stream);
+      if (idle_error) break;  // closed, or idle too long: nothing to answer
+      buffer.commit(n);
+      stream.expires_never();
     }
+    // From its first byte the request has read_timeout to arrive whole: a client that trickles
+    // its head (or body) holds the connection no longer, and is told so with a 408.
+    deadline.expires_after(options.read_timeout);
     std::optional<HttpResponse> rejection;
-    if (header_error == http::error::body_limit) {
+    beast::error_code header_error;
+    auto head = co_await (http::async_read_header(stream, buffer, parser, kTuple) ||
+                          deadline.async_wait(kTuple));
+    bool late = head.index() == 1;
+    if (!late) header_error = std::get<0>(std::get<0>(head));
+    if (!late && !header_error) {
+      // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host field.
+      const auto hosts = parser.get().count(http::field::host);
+      if (parser.get().version() == 11 && hosts != 1) {
+        rejection = Error(400, hosts == 0 ? "malformed HTTP request: HTTP/1.1 without a Host field"
+                                          : "malformed HTTP request: more than one Host field");
+      } else {
+        auto body = co_await (http::async_read(stream, buffer, parser, kTuple) ||
+                              deadline.async_wait(kTuple));
+        late = body.index() == 1;
+        if (!late) header_error = std::get<0>(std::get<0>(body));
+      }
+    }
+    if (late) {
+      const auto limit_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(options.read_timeout).count();
+      rejection =
+          Error(408, "request not received whole within " + std::to_string(limit_ms) + " ms");
+    } else if (rejection) {
+      // The Host check refused it.
+    } else if (header_error == http::error::body_limit) {
       rejection = Error(413, "request body is larger than the limit of " +
                                  std::to_string(options.max_body_bytes) + " bytes");
     } else if (header_error == http::error::header_limit) {
@@ -295,15 +343,16 @@ awaitable<void> HttpServer::Impl::Serve(Loop& loop, tcp::socket socket) {
                header_error != http::error::partial_message) {
       rejection = Error(400, "malformed HTTP request: " + header_error.message());
     }
-    stream.expires_never();
     auto state = std::make_shared<ResponseWriter::State>();
     state->loop = loop.handle;
-    if (header_error) {
-      if (!rejection) break;  // the client closed or timed out: nothing to answer
+    if (rejection) {
       state->full = std::move(rejection);
-      co_await WriteResponse(stream, *state, /*keep_alive=*/false, 11);
+      if (co_await WriteResponse(stream, *state, /*keep_alive=*/false, 11)) {
+        co_await DrainRefused(stream);
+      }
       break;
     }
+    if (header_error) break;  // the client closed: nothing to answer
     http::request<http::string_body> message = parser.release();
     HttpRequest request;
     request.method = std::string(message.method_string());

@@ -18,12 +18,14 @@ struct HttpServerOptions {
   int threads = 1;  // event-loop threads, one io_context each, sharing the port (SO_REUSEPORT)
   size_t max_header_bytes = 16 * 1024;      // larger: 431
   size_t max_body_bytes = 8 * 1024 * 1024;  // larger: 413
-  // Reading one request's body after its header arrived; exceeded: the connection closes.
+  // Receiving one whole request (head and body), from its first byte; exceeded: a 408 answer,
+  // then the connection closes.
   Duration read_timeout = std::chrono::seconds(30);
-  // A kept-alive connection waiting for its next request; exceeded: the connection closes.
+  // A connection waiting for the first byte of its next request; exceeded: the connection
+  // closes without an answer.
   Duration idle_timeout = std::chrono::seconds(60);
-  // The body of an answer the server gives itself (400, 404, 405, 413, 431) from its status and
-  // a message saying why; unset: an OpenAI-shaped error object.
+  // The body of an answer the server gives itself (400, 404, 405, 408, 413, 431) from its status
+  // and a message saying why; unset: an OpenAI-shaped error object.
   std::function<HttpResponse(int status, const std::string& message)> error_response = nullptr;
 };
 
@@ -61,8 +63,9 @@ using HttpHandler = std::function<void(HttpRequest request, ResponseWriter write
 
 // An HTTP/1.1 server on Boost.Beast with C++20 coroutines: keep-alive, exact method + path
 // routing (404 for an unknown path, 405 for a known path with another method), header and body
-// limits, read and idle timeouts, streaming responses and graceful stop. Handlers run on the
-// event-loop thread of their connection and must not block it.
+// limits, 400 for an HTTP/1.1 request without exactly one Host field, read (408) and idle timeouts,
+// streaming responses and graceful stop. Handlers run on the event-loop thread of their connection
+// and must not block it.
 //
 // Owned by whoever serves; Route before Start. Start, Stop, Post and PostAfter are thread-safe.
 class HttpServer {

@@ -223,6 +223,37 @@ TEST_F(HttpServerTest, MalformedRequestGets400) {
   EXPECT_THAT(reply, HasSubstr("malformed HTTP request"));
 }
 
+TEST_F(HttpServerTest, Http11RequestNeedsExactlyOneHost) {
+  StartServer();
+  std::string missing = RawExchange(server_->port(), "GET /hello HTTP/1.1\r\n\r\n");
+  EXPECT_THAT(missing, HasSubstr("HTTP/1.1 400"));
+  EXPECT_THAT(missing, HasSubstr("HTTP/1.1 without a Host field"));
+  std::string twice =
+      RawExchange(server_->port(), "GET /hello HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n");
+  EXPECT_THAT(twice, HasSubstr("HTTP/1.1 400"));
+  EXPECT_THAT(twice, HasSubstr("more than one Host field"));
+  // HTTP/1.0 has no such rule.
+  EXPECT_THAT(RawExchange(server_->port(), "GET /hello HTTP/1.0\r\n\r\n"),
+              HasSubstr("hello /hello"));
+}
+
+TEST_F(HttpServerTest, ClientTooSlowToSendItsRequestGets408) {
+  HttpServerOptions options;
+  options.read_timeout = std::chrono::seconds(1);
+  options.idle_timeout = std::chrono::seconds(1);
+  StartServer(options);
+  // A head that never ends: answered 408, then closed.
+  std::string reply = RawExchange(server_->port(), "GET /hello HTTP/1.1\r\nHost: a\r\nX-");
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 408 Request Timeout"));
+  EXPECT_THAT(reply, HasSubstr("request not received whole within 1000 ms"));
+  // So is a body that stops short.
+  reply = RawExchange(server_->port(),
+                      "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n01234");
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 408 Request Timeout"));
+  // A connection that sends nothing is closed without an answer.
+  EXPECT_EQ(RawExchange(server_->port(), ""), "");
+}
+
 TEST_F(HttpServerTest, StopLetsAResponseInProgressFinish) {
   StartServer();
   std::future<Result<HttpResponse>> pending = std::async(std::launch::async, [this] {

@@ -40,14 +40,14 @@ struct ApiListenerOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0: the kernel picks one; see ApiListener::port()
   size_t max_header_bytes = 64 * 1024;
-  size_t max_body_bytes = 4 * 1024 * 1024;  // larger: 413 with a Status object
+  size_t max_body_bytes = 3 * 1024 * 1024;  // larger: 413 with a Status object (Kubernetes' limit)
   Duration idle_timeout = std::chrono::seconds(120);
 };
 
 // The control plane's HTTP/1.1 front: a net::HttpServer with one event loop (keep-alive,
 // header/body limits, idle timeout) that hands every request to one handler (the REST API
 // routes by path prefix itself) and writes whole or chunked streaming responses, its own
-// refusals (400, 413, 431) as Status objects. A streaming response ends when its stream
+// refusals (400, 408, 413, 431) as Status objects. A streaming response ends when its stream
 // finishes, when the client hangs up, or at Stop.
 //
 // Owned by the control plane. Start and Stop are called from one thread; the handler runs on

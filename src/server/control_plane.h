@@ -38,7 +38,7 @@ struct ControlPlaneOptions {
   std::function<std::map<std::string, double>(Duration window)> service_tokens;
   std::string version = "0.0.0";
   Duration heartbeat_interval = std::chrono::seconds(10);
-  size_t max_body_bytes = 4 * 1024 * 1024;
+  size_t max_body_bytes = 3 * 1024 * 1024;  // a request body, as kube-apiserver's limit
 };
 
 // A step of a control loop, run on the loop's own thread: a controller's reconcile pass.

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "client/api_client.h"
+#include "net/http_client.h"
 #include "server/api_listener.h"
 
 namespace strata::server {
@@ -58,13 +59,14 @@ spec:
 // A RestApi behind a real listener on an ephemeral loopback port, over a memory store.
 class RestApiTest : public ::testing::Test {
  protected:
-  void Start(RestApiOptions options = {}, size_t history_limit = 10000) {
+  void Start(RestApiOptions options = {}, size_t history_limit = 10000,
+             size_t max_body_bytes = 64 * 1024) {
     store::StoreOptions store_options;
     store_options.history_limit = history_limit;
     store_ = store::NewMemoryStore(store_options);
     api_ = std::make_unique<RestApi>(*store_, registry_, std::move(options));
     ApiListenerOptions listener_options;
-    listener_options.max_body_bytes = 64 * 1024;
+    listener_options.max_body_bytes = max_body_bytes;
     listener_ = std::make_unique<ApiListener>(
         listener_options, [this](const net::HttpRequest& r) { return api_->Handle(r); });
     ASSERT_TRUE(listener_->Start().ok());
@@ -268,6 +270,64 @@ TEST_F(RestApiTest, BadInputIsRejectedWithTheFieldAndNothingIsStored) {
   EXPECT_THAT(partly_bad.error().message(), HasSubstr("document 3"));
 
   EXPECT_EQ(store_->CurrentVersion(), before);
+}
+
+TEST_F(RestApiTest, AnnotationsAndBodiesHaveKubernetesSizeLimitsAndAliasBombsAreRefused) {
+  Start({}, 10000, ApiListenerOptions{}.max_body_bytes);
+  int64_t before = store_->CurrentVersion();
+  const std::string collection = "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs";
+  net::HttpClient http;
+  auto post = [&](std::string body) {
+    net::HttpRequest request;
+    request.method = "POST";
+    request.target = collection;
+    request.headers.emplace_back("Content-Type", "application/yaml");
+    request.body = std::move(body);
+    return http.Send("127.0.0.1", listener_->port(), request);
+  };
+  auto with_annotation = [](size_t bytes) {
+    std::string job = kJob;
+    job.insert(job.find("spec:"), "  annotations: {note: " + std::string(bytes, 'n') + "}\n");
+    return job;
+  };
+
+  // Keys and values over 256 KiB together: refused naming the field, nothing stored.
+  Result<net::HttpResponse> fat = post(with_annotation(256 * 1024));
+  ASSERT_TRUE(fat.has_value()) << fat.error().ToString();
+  EXPECT_EQ(fat->status, 400);
+  EXPECT_THAT(fat->body, HasSubstr("metadata.annotations: too long: keys and values may not "
+                                   "total more than 262144 bytes (they total 262148)"));
+  EXPECT_EQ(store_->CurrentVersion(), before);
+
+  // A body over 3 MiB: 413, before it is decoded.
+  Result<net::HttpResponse> huge = post(std::string(kJob) + "# " + std::string(3 << 20, 'x'));
+  ASSERT_TRUE(huge.has_value()) << huge.error().ToString();
+  EXPECT_EQ(huge->status, 413);
+  EXPECT_THAT(huge->body, HasSubstr("larger than the limit of 3145728 bytes"));
+
+  // "Billion laughs": a small body whose aliases stand for 10^9 nodes.
+  const std::string laughs = R"(kind: Job
+l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]
+l1: &l1 [*l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0]
+l2: &l2 [*l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1]
+l3: &l3 [*l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2]
+l4: &l4 [*l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3]
+l5: &l5 [*l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4]
+l6: &l6 [*l5, *l5, *l5, *l5, *l5, *l5, *l5, *l5, *l5, *l5]
+l7: &l7 [*l6, *l6, *l6, *l6, *l6, *l6, *l6, *l6, *l6, *l6]
+l8: &l8 [*l7, *l7, *l7, *l7, *l7, *l7, *l7, *l7, *l7, *l7]
+l9: &l9 [*l8, *l8, *l8, *l8, *l8, *l8, *l8, *l8, *l8, *l8]
+)";
+  Result<net::HttpResponse> bomb = post(laughs);
+  ASSERT_TRUE(bomb.has_value()) << bomb.error().ToString();
+  EXPECT_EQ(bomb->status, 400);
+  EXPECT_THAT(bomb->body, HasSubstr("expands to more than 1000000 nodes"));
+  EXPECT_EQ(store_->CurrentVersion(), before);
+
+  // Annotations just under the limit are kept.
+  Result<net::HttpResponse> fits = post(with_annotation(256 * 1024 - 4));
+  ASSERT_TRUE(fits.has_value()) << fits.error().ToString();
+  EXPECT_EQ(fits->status, 201) << fits->body;
 }
 
 TEST_F(RestApiTest, ApplyCreatesEveryObjectThenReportsThemUnchanged) {

@@ -194,6 +194,14 @@ Result<std::unique_ptr<SqlitePersistence>> SqlitePersistence::Open(const std::st
     return Err(
         FailedPreconditionError("data dir " + data_dir + " is in use by another strata process"));
   }
+  // SQLite reads a zero-length file as a new database, so a store truncated to nothing would
+  // come up as an empty cluster, silently. A store is never empty once opened: enabling WAL
+  // below writes its first page.
+  if (std::filesystem::file_size(path, error) == 0 && !error) {
+    return Err(InternalError(path +
+                             " is empty (0 bytes), not a strata store: it was truncated. "
+                             "Restore it from a backup, or remove it to start an empty store"));
+  }
   if (sqlite3_open_v2(path.c_str(), &persistence->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                       nullptr) != SQLITE_OK) {
     return Err(InternalError("cannot open " + path + ": " + sqlite3_errmsg(persistence->db_)));

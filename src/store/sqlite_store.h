@@ -30,7 +30,8 @@ inline constexpr char kSqliteStoreFileName[] = "strata.db";
 // it is applied and acknowledged; watch-from-version keeps working across restarts.
 //
 // Returns FailedPrecondition for a directory in use or a file with another schema version,
-// Internal for a file that is not a strata store or cannot be read, naming the path.
+// Internal for a file that is not a strata store (an empty one too) or cannot be read, naming
+// the path.
 Result<std::unique_ptr<Store>> OpenSqliteStore(
     const std::string& data_dir, const StoreOptions& options,
     SqliteDurability durability = SqliteDurability::kPowerLoss);

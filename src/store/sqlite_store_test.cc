@@ -154,6 +154,26 @@ TEST_F(SqliteStoreTest, AFileThatIsNotAStoreIsAnError) {
   EXPECT_THAT(store.error().message(), HasSubstr(kSqliteStoreFileName));
 }
 
+TEST_F(SqliteStoreTest, AnEmptyFileIsRefusedNotStartedAsANewStore) {
+  {
+    std::unique_ptr<Store> store = Open();
+    ASSERT_TRUE(store->Create(MakeJob("a")));
+  }
+  const std::filesystem::path file = std::filesystem::path(dir_) / kSqliteStoreFileName;
+  std::filesystem::resize_file(file, 0);
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(dir_, options_);
+  ASSERT_FALSE(store.has_value());
+  EXPECT_EQ(store.error().code(), StatusCode::kInternal);
+  EXPECT_THAT(store.error().message(), HasSubstr(file.string() + " is empty (0 bytes)"));
+  // Refused without writing: the file is still there for whoever restores it.
+  EXPECT_EQ(std::filesystem::file_size(file), 0u);
+  // A file that does not exist is created, as always.
+  std::filesystem::remove(file);
+  std::unique_ptr<Store> created = Open();
+  ASSERT_NE(created, nullptr);
+  EXPECT_GT(std::filesystem::file_size(file), 0u);
+}
+
 TEST_F(SqliteStoreTest, ACorruptRowIsAnErrorNamingTheObject) {
   {
     std::unique_ptr<Store> store = Open();

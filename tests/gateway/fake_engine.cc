@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "metrics/prometheus_text.h"
+
 namespace strata::gateway::testing {
 
 namespace asio = boost::asio;
@@ -35,7 +37,7 @@ std::vector<std::string> Words(const std::string& text) {
 
 asio::awaitable<void> Serve(FakeEngine& engine, const std::string& reply,
                             std::atomic<int64_t>& requests, std::atomic<int64_t>& cancelled,
-                            std::atomic<int64_t>& waiting, std::atomic<int64_t>& delay_ms,
+                            std::atomic<double>& waiting, std::atomic<int64_t>& delay_ms,
                             tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
@@ -50,7 +52,7 @@ asio::awaitable<void> Serve(FakeEngine& engine, const std::string& reply,
           "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{{model_name=\"m\"}} "
           "{}\nvllm:num_requests_running{{model_name=\"m\"}} 0\n"
           "vllm:kv_cache_usage_perc{{model_name=\"m\"}} 0.1\n",
-          waiting.load());
+          metrics::FormatSampleValue(waiting.load()));
       response.keep_alive(request.keep_alive());
       response.prepare_payload();
       co_await http::async_write(stream, response, kAsTuple);
@@ -134,7 +136,7 @@ asio::awaitable<void> Serve(FakeEngine& engine, const std::string& reply,
 
 asio::awaitable<void> Accept(FakeEngine& engine, FakeEngine::Impl& impl, const std::string& reply,
                              std::atomic<int64_t>& requests, std::atomic<int64_t>& cancelled,
-                             std::atomic<int64_t>& waiting, std::atomic<int64_t>& delay_ms) {
+                             std::atomic<double>& waiting, std::atomic<int64_t>& delay_ms) {
   while (true) {
     auto [ec, socket] = co_await impl.acceptor->async_accept(kAsTuple);
     if (ec) co_return;

@@ -22,8 +22,8 @@ class FakeEngine {
   int64_t requests() const { return requests_.load(); }
   // Streams abandoned by their client (a write to it failed).
   int64_t cancelled_streams() const { return cancelled_.load(); }
-  // Gauges served on /metrics.
-  void SetWaiting(int64_t waiting) { waiting_.store(waiting); }
+  // Gauges served on /metrics: `waiting` may be any double (NaN, +Inf), as a broken engine's.
+  void SetWaiting(double waiting) { waiting_.store(waiting); }
   // Delay between streamed chunks.
   void SetChunkDelayMs(int64_t ms) { chunk_delay_ms_.store(ms); }
   // While true, a stream stops after its first chunk until it is set back to false.
@@ -44,7 +44,7 @@ class FakeEngine {
   uint16_t port_ = 0;
   std::atomic<int64_t> requests_{0};
   std::atomic<int64_t> cancelled_{0};
-  std::atomic<int64_t> waiting_{0};
+  std::atomic<double> waiting_{0};
   std::atomic<int64_t> chunk_delay_ms_{0};
   std::atomic<bool> hold_streams_{false};
   std::atomic<int64_t> streams_started_{0};

@@ -10,6 +10,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -264,6 +265,9 @@ models:
             431);
   EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat(std::string(5000, 'm'))).status, 413);
   EXPECT_EQ(SendRaw(port(), "GARBAGE\r\n\r\n").status, 400);
+  Reply no_host = SendRaw(port(), "GET /v1/models HTTP/1.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(no_host.status, 400);
+  EXPECT_NE(no_host.body.find("without a Host field"), std::string::npos) << no_host.body;
   Reply not_json = Post(port(), "/v1/chat/completions", "{\"model\": ");
   EXPECT_EQ(not_json.status, 400);
   EXPECT_NE(not_json.body.find("byte"), std::string::npos);
@@ -356,6 +360,24 @@ models:
   EXPECT_EQ(engine.requests(), 0);
 }
 
+TEST_F(GatewayProxyTest, AHeadThatTricklesInHasTheReadTimeoutNotTheIdleOne) {
+  FakeEngine engine("e");
+  StartGateway(fmt::format(R"(
+limits: {{idleTimeoutMs: 600000, readTimeoutMs: 200}}
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+)",
+                           engine.address()));
+  asio::io_context io;
+  tcp::socket slow(io);
+  slow.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
+  asio::write(slow,
+              asio::buffer(std::string("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\n")));
+  // Closed at the read timeout (ReadUntilClosed gives up after 30 s; the idle timeout is 10 min).
+  EXPECT_EQ(ReadUntilClosed(slow), "");
+  EXPECT_EQ(engine.requests(), 0);
+}
+
 TEST_F(GatewayProxyTest, RetriesOnAnotherReplicaWhenOneDies) {
   FakeEngine alive("alive"), doomed("doomed");
   StartGateway(fmt::format(R"(
@@ -380,6 +402,67 @@ models:
                                      doomed.address())),
             std::string::npos)
       << metrics;
+}
+
+TEST_F(GatewayProxyTest, ReplicaReportingAnInfiniteQueueDrawsNoTraffic) {
+  // +Inf used to be cast to INT64_MIN waiting requests: the saturated replica looked the idlest
+  // to a profile that routes by scraped figures. Now its page is no reading: its figures are
+  // unknown, as after a failed scrape, and the replica whose figures are known wins.
+  FakeEngine healthy("healthy"), broken("broken");
+  broken.SetWaiting(std::numeric_limits<double>::infinity());
+  StartGateway(fmt::format(R"(
+policy: epp-default
+scrapeIntervalMs: 20
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}", "{}"]}}]}}
+)",
+                           healthy.address(), broken.address()));
+  const std::string broken_failed = fmt::format(
+      "strata_gateway_scrapes_total{{endpoint=\"{}\",result=\"error\"}}", broken.address());
+  const std::string healthy_up =
+      fmt::format("strata_gateway_endpoint_up{{endpoint=\"{}\"}} 1", healthy.address());
+  // Bounded, not timed: both replicas scraped at least once.
+  std::string metrics = gateway_->MetricsText();
+  for (int i = 0; i < 3000 && (metrics.find(broken_failed) == std::string::npos ||
+                               metrics.find(healthy_up) == std::string::npos);
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    metrics = gateway_->MetricsText();
+  }
+  ASSERT_NE(metrics.find(broken_failed), std::string::npos) << metrics;
+  ASSERT_NE(metrics.find(healthy_up), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find(
+                fmt::format("strata_gateway_endpoint_up{{endpoint=\"{}\"}} 0", broken.address())),
+            std::string::npos)
+      << metrics;
+  for (int i = 0; i < 10; ++i) {
+    Reply reply = Post(port(), "/v1/chat/completions", Chat("m"));
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    EXPECT_EQ(reply.headers["x-served-by"], "healthy");
+  }
+  EXPECT_EQ(broken.requests(), 0);
+}
+
+TEST(GatewayStartTest, ASecondGatewayOnAPortInUseFailsNamingIt) {
+  GatewayConfig config;
+  config.threads = 2;  // the first gateway's loops share its port with SO_REUSEPORT
+  auto first = GatewayServer::Start(config, "127.0.0.1", 0, RealClock::Instance());
+  ASSERT_TRUE(first.has_value()) << first.error().ToString();
+  const uint16_t port = (*first)->port();
+  for (int threads : {1, 2}) {
+    config.threads = threads;
+    auto second = GatewayServer::Start(config, "127.0.0.1", port, RealClock::Instance());
+    ASSERT_FALSE(second.has_value()) << threads;
+    EXPECT_EQ(second.error().code(), StatusCode::kUnavailable);
+    EXPECT_NE(second.error().message().find(fmt::format("cannot listen on 127.0.0.1:{}", port)),
+              std::string::npos)
+        << second.error().message();
+  }
+  // The port is free again once the first has stopped.
+  (*first)->Stop();
+  first->reset();
+  auto again = GatewayServer::Start(config, "127.0.0.1", port, RealClock::Instance());
+  EXPECT_TRUE(again.has_value()) << again.error().ToString();
 }
 
 TEST_F(GatewayProxyTest, NoLiveReplicaIsA502NotAHang) {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "client/api_client.h"
+#include "gateway/server.h"
 #include "node/test_support.h"
 #include "strata_process.h"
 
@@ -183,6 +184,38 @@ TEST_F(PlatformTest, ASecondUpOnTheSameDataDirIsRefused) {
   EXPECT_FALSE(second.Start(UpArgs()));
   EXPECT_NE(second.WaitExit(), 0);
   EXPECT_THAT(second.output(), HasSubstr("strata up:"));
+}
+
+TEST_F(PlatformTest, AStoreFileTruncatedToNothingIsRefusedNamingIt) {
+  // SQLite would read it as a new, empty database: the cluster's objects gone without a word.
+  std::ofstream(data_.File("strata.db")).close();
+  UpProcess refused;
+  EXPECT_FALSE(refused.Start(UpArgs()));
+  EXPECT_NE(refused.WaitExit(), 0);
+  EXPECT_THAT(refused.output(), HasSubstr(data_.File("strata.db") + " is empty (0 bytes)"));
+}
+
+TEST_F(PlatformTest, AGatewayOnAPortInUseFailsToStartNamingIt) {
+  const std::string config = data_.File("gateway.yaml");
+  std::ofstream(config)
+      << "models: [{name: m, versions: [{name: v1, endpoints: [127.0.0.1:1]}]}]\n";
+  auto first = gateway::GatewayServer::Start(gateway::GatewayConfig{}, "127.0.0.1", 0,
+                                             RealClock::Instance());
+  ASSERT_TRUE(first.has_value()) << first.error().ToString();
+  const std::string taken = "127.0.0.1:" + std::to_string((*first)->port());
+  // The timeout only bounds a second gateway that starts anyway (the kernel would then split
+  // the port's connections between the two).
+  CommandResult second = RunProgram(
+      {"timeout", "20", StrataBinary(), "gateway", "--listen", taken, "--config", config});
+  EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
+  EXPECT_THAT(second.err, HasSubstr("cannot listen on " + taken));
+  // So does the gateway of a `strata up` told to use that port.
+  UpProcess up;
+  std::vector<std::string> args = UpArgs();
+  args.insert(args.end(), {"--gateway-listen", taken});
+  up.Start(args);  // the API may announce itself before the gateway starts
+  EXPECT_NE(up.WaitExit(), 0);
+  EXPECT_THAT(up.output(), HasSubstr("strata up: cannot listen on " + taken));
 }
 
 TEST_F(PlatformTest, ListeningOffLoopbackRequiresTokens) {
