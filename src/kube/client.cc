@@ -222,7 +222,8 @@ Result<net::HttpResponse> Client::Send(const Request& request,
       continue;
     }
     std::string_view retry_after = response.Header("Retry-After");
-    bool retryable = response.status == 429 || (response.status >= 500 && !retry_after.empty());
+    bool retryable = (response.status == 429 && request.retry_throttled) ||
+                     (response.status >= 500 && !retry_after.empty());
     if (retryable && attempt < options_.max_retries) {
       Duration wait = ParseRetryAfter(retry_after).value_or(std::chrono::seconds(1));
       wait = std::min(wait, options_.max_retry_after);
@@ -337,7 +338,7 @@ Result<json> Client::CreateSubresource(const GroupVersionResource& resource,
                                        std::string_view namespace_name, std::string_view name,
                                        std::string_view subresource, const json& body) {
   return Call({"POST", PathFor(resource, namespace_name, name, subresource), body.dump(),
-               "application/json"});
+               "application/json", subresource != "eviction"});
 }
 
 Result<json> Client::Update(const GroupVersionResource& resource, std::string_view namespace_name,

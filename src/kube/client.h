@@ -153,7 +153,8 @@ class Client {
                                 const WriteOptions& options = {});
 
   // POST to a subresource of the object `name`: pods/binding, pods/eviction,
-  // serviceaccounts/token. Returns what the server answers.
+  // serviceaccounts/token. Returns what the server answers. A 429 from pods/eviction is a
+  // PodDisruptionBudget's refusal, not throttling: it is returned (ResourceExhausted) at once.
   Result<nlohmann::json> CreateSubresource(const GroupVersionResource& resource,
                                            std::string_view namespace_name, std::string_view name,
                                            std::string_view subresource,
@@ -212,6 +213,7 @@ class Client {
     std::string path;  // with the query, without the server's path prefix
     std::string body;
     std::string content_type;
+    bool retry_throttled = true;  // resend after a 429
   };
 
   Client() = default;

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "kubesched/node_spec.h"
@@ -80,8 +81,8 @@ void KubeScheduler::Stop() {
 }
 
 KubeScheduler::Stats KubeScheduler::stats() const {
-  return {cycles_.load(), bound_.load(), bind_failures_.load(), gangs_released_.load(),
-          preempted_.load()};
+  return {cycles_.load(),         bound_.load(),     bind_failures_.load(),
+          gangs_released_.load(), preempted_.load(), preemptions_refused_.load()};
 }
 
 void KubeScheduler::Follow(kube::Reflector* reflector, bool nodes) {
@@ -201,6 +202,20 @@ void KubeScheduler::SetPod(const std::string& key, const json& object) {
 void KubeScheduler::ErasePod(const std::string& key) {
   auto it = pods_.find(key);
   if (it == pods_.end()) return;
+  std::optional<json> again;
+  {
+    std::lock_guard lock(recreate_mutex_);
+    if (auto copy = recreate_.find(key); copy != recreate_.end()) {
+      again = std::move(copy->second);
+      recreate_.erase(copy);
+    }
+  }
+  if (again) {
+    Result<json> created =
+        client_->Create(kube::resources::kPods, it->second.namespace_name, *again);
+    if (!created)
+      spdlog::warn("strata scheduler: making {} again: {}", key, created.error().ToString());
+  }
   reporter_.Forget(it->second.uid);
   pods_.erase(it);
   invalid_.erase(key);
@@ -383,14 +398,24 @@ void KubeScheduler::Cycle() {
     nominated_.insert(preemption.preemptor);
     spdlog::info("strata scheduler: preempting pod {} for {} ({})", key, preemption.preemptor,
                  preemption.reason);
-    kube::DeleteOptions options;
-    options.precondition_uid = victim->second.uid;
-    Result<json> deleted = client_->Delete(kube::resources::kPods, victim->second.namespace_name,
-                                           victim->second.name, options);
-    if (deleted) {
+    // Through the Eviction API: the victim gets its grace period, and a PodDisruptionBudget
+    // that allows no more disruptions refuses it (429), as it would a drain.
+    json eviction = {
+        {"apiVersion", "policy/v1"},
+        {"kind", "Eviction"},
+        {"metadata", {{"name", victim->second.name}, {"namespace", victim->second.namespace_name}}},
+        {"deleteOptions", {{"preconditions", {{"uid", victim->second.uid}}}}}};
+    Result<json> evicted =
+        client_->CreateSubresource(kube::resources::kPods, victim->second.namespace_name,
+                                   victim->second.name, "eviction", eviction);
+    if (evicted) {
       ++preempted_;
-    } else if (deleted.error().code() != StatusCode::kNotFound) {
-      spdlog::warn("strata scheduler: preempting {}: {}", key, deleted.error().ToString());
+    } else if (evicted.error().code() == StatusCode::kResourceExhausted) {
+      spdlog::info("strata scheduler: a PodDisruptionBudget keeps {}: {}", key,
+                   evicted.error().message());
+      ++preemptions_refused_;
+    } else if (evicted.error().code() != StatusCode::kNotFound) {
+      spdlog::warn("strata scheduler: preempting {}: {}", key, evicted.error().ToString());
     }
   }
 
@@ -478,16 +503,9 @@ void KubeScheduler::Release(const std::vector<std::string>& pod_keys) {
     json& meta = copy["metadata"];
     for (const char* field : {"name", "namespace", "labels", "annotations"})
       if (metadata.contains(field)) meta[field] = metadata[field];
-    for (int attempt = 0; attempt < 50; ++attempt) {
-      Result<json> created = client_->Create(kube::resources::kPods, pod.namespace_name, copy);
-      if (created || created.error().code() != StatusCode::kAlreadyExists) {
-        if (!created)
-          spdlog::warn("strata scheduler: recreating {}: {}", pod_keys[i],
-                       created.error().ToString());
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the old one is going
-    }
+    // Made again once the watch says the old one is gone (ErasePod).
+    std::lock_guard lock(recreate_mutex_);
+    recreate_[pod_keys[i]] = std::move(copy);
   });
   dirty_ = true;
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
@@ -43,7 +44,8 @@ struct KubeSchedulerOptions {
 // scheduler bound is counted, and places the pending pods whose schedulerName is its own with
 // strata's Scheduler (scheduler/): topology levels from node labels, whole GPUs and HAMi
 // shares (nvidia.com/gpumem, nvidia.com/gpucores), taints, selectors and node affinity,
-// priority preemption (victims deleted with their grace period, cheapest lost work first).
+// priority preemption: victims evicted through the Eviction API (their grace period; a
+// PodDisruptionBudget that allows no disruption refuses it), cheapest lost work first.
 //
 // Gangs: pods of one Kueue pod group (kueue.x-k8s.io/pod-group-name with
 // pod-group-total-count), one LeaderWorkerSet group (group-key and size) or one Volcano
@@ -72,10 +74,11 @@ class KubeScheduler {
 
   struct Stats {
     uint64_t cycles = 0;
-    uint64_t bound = 0;           // pods bound
-    uint64_t bind_failures = 0;   // binds the API server refused
-    uint64_t gangs_released = 0;  // gangs whose bound members were released
-    uint64_t preempted = 0;       // victims deleted
+    uint64_t bound = 0;                // pods bound
+    uint64_t bind_failures = 0;        // binds the API server refused
+    uint64_t gangs_released = 0;       // gangs whose bound members were released
+    uint64_t preempted = 0;            // victims evicted
+    uint64_t preemptions_refused = 0;  // evictions a PodDisruptionBudget refused
   };
   Stats stats() const;
 
@@ -122,12 +125,17 @@ class KubeScheduler {
   std::map<std::string, std::string> invalid_;    // pods that do not convert: the error
   std::map<std::string, std::vector<int>> gpus_;  // GPUs strata chose for the pods it bound
   std::set<std::string> nominated_;               // workloads whose victims are being evicted
+  // Released pods that nothing owns, made again unbound once their deletion is seen. Kept in
+  // memory only: a crash between the delete and the create loses such a pod.
+  std::mutex recreate_mutex_;
+  std::map<std::string, nlohmann::json> recreate_;  // guarded by recreate_mutex_
   bool nodes_synced_ = false, pods_synced_ = false;
   bool dirty_ = false;
   bool waiting_ = false;  // the last cycle left pods pending
   TimePoint next_idle_cycle_{};
 
-  std::atomic<uint64_t> cycles_{0}, bound_{0}, bind_failures_{0}, gangs_released_{0}, preempted_{0};
+  std::atomic<uint64_t> cycles_{0}, bound_{0}, bind_failures_{0}, gangs_released_{0}, preempted_{0},
+      preemptions_refused_{0};
 };
 
 }  // namespace strata::kubesched

@@ -107,9 +107,9 @@ Status SchedulerService::Stop() {
     KubeScheduler::Stats stats = scheduler_->stats();
     *out_ << fmt::format(
                  "strata: scheduler stopped: {} cycles, {} pods bound, {} binds refused, {} "
-                 "gangs released, {} pods preempted",
+                 "gangs released, {} pods preempted ({} evictions refused by a disruption budget)",
                  stats.cycles, stats.bound, stats.bind_failures, stats.gangs_released,
-                 stats.preempted)
+                 stats.preempted, stats.preemptions_refused)
           << std::endl;
   }
   std::lock_guard lock(mutex_);

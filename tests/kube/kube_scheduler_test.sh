@@ -7,7 +7,8 @@
 #    against what kube-scheduler writes for the same pod on the same cluster;
 #  - binding through pods/binding with a Scheduled event, counting a pod bound by someone else;
 #  - a Kueue pod group placed whole or not at all: held while incomplete, none bound while it
-#    does not fit, all bound once it does;
+#    does not fit, all bound once it does; a half-bound one completed or released;
+#  - priority preemption through the Eviction API, stopped by a PodDisruptionBudget;
 #  - two strata schedulers on one Lease: the leader killed with SIGKILL, the other takes over and
 #    binds, and no pod is bound twice.
 # Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
@@ -194,6 +195,38 @@ check "a half-bound gang whose rest cannot fit is released: its bound member is 
   released
 check "and the released gang binds nothing" [ -z "$(node_of j-0)$(node_of j-1)" ]
 k delete pod j-0 j-1 prebound-1 --grace-period=0 --force >/dev/null 2>&1
+
+# ---- preemption by priority, through the Eviction API, within a PodDisruptionBudget -----------
+k create priorityclass low --value=10 >/dev/null
+k create priorityclass high --value=1000 >/dev/null
+# priority_pod NAME CLASS: 8 GPUs, labelled app=<CLASS>.
+priority_pod() {
+  k create -f - >/dev/null <<JSON
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "$1", "labels": {"app": "$2"}},
+ "spec": {"schedulerName": "strata", "priorityClassName": "$2",
+          "containers": [{"name": "main", "image": "registry.example/train:1",
+                          "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}
+JSON
+}
+priority_pod low-0 low
+priority_pod low-1 low
+wait_for 30 bound low-0 && wait_for 10 bound low-1 || true
+k create pdb low --selector=app=low --min-available=1 >/dev/null
+disruptions_allowed() { [[ $(k get pdb low -o jsonpath='{.status.disruptionsAllowed}') == "$1" ]]; }
+wait_for 30 disruptions_allowed 1 || true
+priority_pod high-0 high
+wait_for 30 bound high-0 || true
+check "a high-priority pod preempts a low-priority one and is bound" bound high-0
+low_left=$(k get pods -l app=low -o name | wc -l)
+check "exactly one low-priority pod was evicted" [ "$low_left" = 1 ]
+wait_for 30 disruptions_allowed 0 || true
+priority_pod high-1 high
+sleep 12  # a cycle, and the 10 s retry of a pod still waiting
+check "the disruption budget keeps the last low-priority pod" \
+  [ "$(k get pods -l app=low -o name | wc -l)" = 1 ]
+check "and the second high-priority pod waits" [ -z "$(node_of high-1)" ]
+k delete pdb low >/dev/null
+k delete pod -l 'app in (low,high)' --grace-period=0 --force >/dev/null 2>&1
 
 # ---- leader killed with SIGKILL: the standby takes over -----------------------------------------
 holder=$(k get lease strata-scheduler -n kube-system -o jsonpath='{.spec.holderIdentity}')
