@@ -11,20 +11,25 @@ DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config clang-format clang libcl
   libboost1.81-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev \
   libxxhash-dev libexpected-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev \
   python3 python3-kubernetes procps findutils nginx wrk valgrind prometheus chromium \
-  openssl libssl-dev curl unzip jq python3-yaml
+  openssl libssl-dev curl unzip jq python3-yaml python3-venv
 # Node.js and npm run the gateway's tests with the official openai client: Debian's packages,
 # unless this machine already has a node and an npm (from any source).
 DEB_PACKAGES += $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || echo nodejs npm)
 
+# The official openai Python client for the gateway's tests (tests/gateway/python), which Debian
+# does not package: a virtual environment outside the repo, from the pinned requirements.
+PY_DEPS_DIR ?= $(HOME)/.cache/strata-python
+PY_REQUIREMENTS := tests/gateway/python/requirements.txt
+
 FORMAT_FILES = $(shell git ls-files --cached --others --exclude-standard \
   'src/*.h' 'src/*.cc' 'tests/*.h' 'tests/*.cc' 'bench/*.h' 'bench/*.cc' 'fuzz/*.cc' 2>/dev/null)
 
-.PHONY: all deps deb-deps kube-deps build build-asan build-fuzz test test-release test-asan fuzz \
+.PHONY: all deps deb-deps kube-deps py-deps build build-asan build-fuzz test test-release test-asan fuzz \
   format format-check check-includes run clean
 
 all: build
 
-deps: deb-deps kube-deps
+deps: deb-deps kube-deps py-deps
 
 deb-deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -45,6 +50,16 @@ deb-deps:
 # has none): tools/kube/README.md. Seconds once built.
 kube-deps: deb-deps
 	@tools/kube/build.sh >/dev/null
+
+# Seconds once installed: pip runs again only when the requirements changed. Without a registry
+# it says so and goes on; the Python client's test then skips, naming the missing module.
+py-deps: deb-deps
+	@stamp=$(PY_DEPS_DIR)/requirements.txt; \
+	if cmp -s $(PY_REQUIREMENTS) $$stamp; then exit 0; fi; \
+	python3 -m venv $(PY_DEPS_DIR) && \
+	$(PY_DEPS_DIR)/bin/pip install -q --disable-pip-version-check -r $(PY_REQUIREMENTS) && \
+	cp $(PY_REQUIREMENTS) $$stamp || \
+	echo "py-deps: could not install $(PY_REQUIREMENTS) into $(PY_DEPS_DIR); gateway_openai_py will skip"
 
 build: deps
 	cmake --preset release >/dev/null

@@ -4,13 +4,21 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "metrics/prometheus_text.h"
 
 namespace strata::engine {
 namespace {
+
+// 16 hex digits drawn once per server: completion ids must differ between replicas (clients and
+// logs key on them), and counters alone start at 1 in every process.
+std::string RandomIdTag() {
+  std::random_device device;
+  const uint64_t tag = (static_cast<uint64_t>(device()) << 32) ^ device();
+  return fmt::format("{:016x}", tag);
+}
 
 using nlohmann::json;
 
@@ -131,7 +139,8 @@ struct EngineServer::Metrics {
 EngineServer::EngineServer(EngineServerOptions options, const Clock& clock)
     : options_(std::move(options)),
       clock_(clock),
-      http_(net::HttpServerOptions{.host = options_.host, .port = options_.port, .threads = 1}) {}
+      http_(net::HttpServerOptions{.host = options_.host, .port = options_.port, .threads = 1}),
+      id_tag_(RandomIdTag()) {}
 
 EngineServer::~EngineServer() { Stop(); }
 
@@ -257,14 +266,14 @@ void EngineServer::HandleCompletion(net::HttpRequest request, net::ResponseWrite
                                                               .stream = false,
                                                               .text = {},
                                                               .completion_tokens = 0});
-  char id_text[40];
-  snprintf(id_text, sizeof(id_text), "%s-%016llx", chat ? "chatcmpl" : "cmpl",
-           static_cast<unsigned long long>(id));
-  active->identity = CompletionIdentity{.id = id_text,
-                                        .created = static_cast<int64_t>(ToSeconds(clock_.Now())),
-                                        .model = parsed->model,
-                                        .chat = chat,
-                                        .include_usage = parsed->include_usage};
+  // 32 hex digits like vLLM's uuid4 ids: this server's random tag, then its request number, so
+  // that replicas behind one gateway never answer with the same id.
+  active->identity =
+      CompletionIdentity{.id = fmt::format("{}-{}{:016x}", chat ? "chatcmpl" : "cmpl", id_tag_, id),
+                         .created = static_cast<int64_t>(ToSeconds(clock_.Now())),
+                         .model = parsed->model,
+                         .chat = chat,
+                         .include_usage = parsed->include_usage};
   active->stream = parsed->stream;
   if (active->stream) {
     writer.StartStream(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}});

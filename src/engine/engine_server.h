@@ -99,6 +99,7 @@ class EngineServer {
   metrics::Registry registry_;
   std::unique_ptr<Metrics> metrics_;
   std::unordered_map<uint64_t, std::unique_ptr<ActiveRequest>> active_;
+  const std::string id_tag_;  // random per server: the first half of every completion id
   uint64_t next_id_ = 1;
   bool step_pending_ = false;
   bool stopped_ = false;

@@ -5,6 +5,8 @@
 
 #include <future>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "net/http_client.h"
 
@@ -137,6 +139,32 @@ TEST(EngineServerTest, DrainWithNothingInProgressReturnsAtOnce) {
   ASSERT_TRUE(health.has_value());
   EXPECT_EQ(health->status, 503);
   server.Stop();
+}
+
+// Two replicas behind one gateway: their first completions must not share an id.
+TEST(EngineServerTest, CompletionIdsDifferBetweenServers) {
+  EngineServerOptions options = Options();
+  options.time_scale = 0;
+  EngineServer first(options, RealClock::Instance());
+  EngineServer second(options, RealClock::Instance());
+  ASSERT_TRUE(first.Start().ok());
+  ASSERT_TRUE(second.Start().ok());
+  net::HttpClient client;
+  std::set<std::string> ids;
+  for (EngineServer* server : {&first, &second}) {
+    for (int i = 0; i < 2; ++i) {
+      Result<net::HttpResponse> answer =
+          client.Send("127.0.0.1", server->port(), Completion(2, false));
+      ASSERT_TRUE(answer.has_value()) << answer.error().ToString();
+      ASSERT_EQ(answer->status, 200) << answer->body;
+      const std::string id = nlohmann::json::parse(answer->body)["id"];
+      EXPECT_THAT(id, ::testing::MatchesRegex("cmpl-[0-9a-f]{32}"));
+      ids.insert(id);
+    }
+  }
+  EXPECT_EQ(ids.size(), 4u);
+  first.Stop();
+  second.Stop();
 }
 
 }  // namespace

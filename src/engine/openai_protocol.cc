@@ -28,6 +28,35 @@ Result<std::string> Prompt(const json& body) {
   return Err(Invalid("prompt", "must be a string (or a list of exactly one string)"));
 }
 
+// A message's content: a string, or OpenAI's list of parts ([{"type": "text", "text": ...}]),
+// whose texts are joined. The simulator serves a text model, so any other part (image_url,
+// input_audio...) is refused naming it, as vLLM refuses images for a model without a vision
+// encoder.
+Result<std::string> ContentText(const json& content, const std::string& field) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) return Err(Invalid(field, "must be a string or a list of text parts"));
+  std::string text;
+  for (size_t j = 0; j < content.size(); ++j) {
+    const json& part = content[j];
+    const std::string part_field = field + "[" + std::to_string(j) + "]";
+    auto type = part.is_object() ? part.find("type") : part.end();
+    if (!part.is_object() || type == part.end() || !type->is_string()) {
+      return Err(Invalid(part_field + ".type", "must be a string"));
+    }
+    if (*type != "text") {
+      return Err(Invalid(part_field + ".type",
+                         "\"" + type->get<std::string>() +
+                             "\" is not supported: this engine serves a text-only model"));
+    }
+    auto part_text = part.find("text");
+    if (part_text == part.end() || !part_text->is_string()) {
+      return Err(Invalid(part_field + ".text", "must be a string"));
+    }
+    text += part_text->get<std::string>();
+  }
+  return text;
+}
+
 Result<std::string> RenderMessages(const json& body) {
   auto it = body.find("messages");
   if (it == body.end()) return Err(Invalid("messages", "is required"));
@@ -42,10 +71,11 @@ Result<std::string> RenderMessages(const json& body) {
       return Err(Invalid(field + ".role", "must be a string"));
     }
     auto content = message.find("content");
-    if (content == message.end() || !content->is_string()) {
-      return Err(Invalid(field + ".content", "must be a string"));
+    if (content == message.end()) {
+      return Err(Invalid(field + ".content", "must be a string or a list of text parts"));
     }
-    text += "<|" + role->get<std::string>() + "|>\n" + content->get<std::string>() + "\n";
+    ASSIGN_OR_RETURN(std::string content_text, ContentText(*content, field + ".content"));
+    text += "<|" + role->get<std::string>() + "|>\n" + content_text + "\n";
   }
   return text + "<|assistant|>\n";
 }

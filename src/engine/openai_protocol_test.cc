@@ -36,6 +36,15 @@ TEST(ParseCompletionRequestTest, RendersChatMessagesInOrder) {
   EXPECT_EQ(request->max_tokens, 7);
 }
 
+TEST(ParseCompletionRequestTest, JoinsTheTextPartsOfAContentList) {
+  Result<CompletionRequest> request = ParseCompletionRequest(
+      R"({"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hel"},
+          {"type":"text","text":"lo"}]}]})",
+      true);
+  ASSERT_TRUE(request.has_value()) << request.error().ToString();
+  EXPECT_EQ(request->prompt_text, "<|user|>\nhello\n<|assistant|>\n");
+}
+
 TEST(ParseCompletionRequestTest, ErrorsNameTheField) {
   struct Case {
     std::string body;
@@ -56,6 +65,13 @@ TEST(ParseCompletionRequestTest, ErrorsNameTheField) {
        "stream_options: is only allowed with stream"},
       {R"({"model":"m","messages":[]})", true, "messages: must be a non-empty list"},
       {R"({"model":"m","messages":[{"role":"user"}]})", true, "messages[0].content: must be"},
+      {R"({"model":"m","messages":[{"role":"user","content":[{"type":"image_url",
+          "image_url":{"url":"data:,"}}]}]})",
+       true, "messages[0].content[0].type: \"image_url\" is not supported"},
+      {R"({"model":"m","messages":[{"role":"user","content":[{"type":"text"}]}]})", true,
+       "messages[0].content[0].text: must be a string"},
+      {R"({"model":"m","messages":[{"role":"user","content":7}]})", true,
+       "messages[0].content: must be a string or a list of text parts"},
   };
   for (const Case& c : cases) {
     Result<CompletionRequest> request = ParseCompletionRequest(c.body, c.chat);

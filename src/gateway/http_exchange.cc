@@ -1,24 +1,13 @@
 #include "gateway/http_exchange.h"
 
 #include <array>
-#include <nlohmann/json.hpp>
+
+#include "gateway/openai_error.h"
 
 namespace strata::gateway {
 namespace {
 
 constexpr Duration kConnectTimeout = std::chrono::seconds(2);
-
-std::string ErrorBody(std::string_view message, std::string_view type, std::string_view code) {
-  return nlohmann::json{{"error", {{"message", message}, {"type", type}, {"code", code}}}}.dump();
-}
-
-std::string_view ErrorType(int status) {
-  if (status == 401) return "authentication_error";
-  if (status == 429) return "rate_limit_exceeded";
-  if (status == 503) return "service_unavailable";
-  if (status >= 500) return "server_error";
-  return "invalid_request_error";
-}
 
 }  // namespace
 
@@ -38,8 +27,9 @@ asio::awaitable<bool> Respond(LoopSocket& client, int status, std::string_view b
 
 asio::awaitable<bool> RespondError(LoopSocket& client, int status, std::string_view message,
                                    std::string_view code, bool keep_alive,
-                                   std::optional<int64_t> retry_after_seconds) {
-  co_return co_await Respond(client, status, ErrorBody(message, ErrorType(status), code),
+                                   std::optional<int64_t> retry_after_seconds,
+                                   std::string_view param) {
+  co_return co_await Respond(client, status, OpenAIErrorBody(status, message, param, code),
                              keep_alive, "application/json", retry_after_seconds);
 }
 

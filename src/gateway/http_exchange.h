@@ -30,11 +30,13 @@ asio::awaitable<bool> Respond(LoopSocket& client, int status, std::string_view b
                               bool keep_alive, std::string_view content_type = "application/json",
                               std::optional<int64_t> retry_after_seconds = std::nullopt);
 
-// Answers with an OpenAI-style error body: {"error": {"message", "type", "code"}}, the type
-// following from the status. Returns false when the client is gone.
+// Answers with OpenAI's error body (OpenAIErrorBody in gateway/openai_error.h: message, type
+// following from the status, param, code; the empty ones null). Returns false when the client
+// is gone.
 asio::awaitable<bool> RespondError(LoopSocket& client, int status, std::string_view message,
                                    std::string_view code, bool keep_alive,
-                                   std::optional<int64_t> retry_after_seconds = std::nullopt);
+                                   std::optional<int64_t> retry_after_seconds = std::nullopt,
+                                   std::string_view param = {});
 
 // Whether the header field `name` concerns one connection only (or is one the gateway sets
 // itself), so a proxy must not forward it.

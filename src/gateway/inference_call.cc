@@ -314,18 +314,20 @@ std::optional<InferenceCall::Refusal> InferenceCall::Prepare() {
       auto it = server_.tenant_by_key.find(std::string(authorization.substr(7)));
       if (it != server_.tenant_by_key.end()) tenant_ = it->second;
     }
-    if (!tenant_) return Refusal{401, "missing or unknown API key", "invalid_api_key"};
+    if (!tenant_) return Refusal{401, "missing or unknown API key", "invalid_api_key", {}};
     ids_.tenant = *tenant_;
   }
   Result<InferenceRequest> parsed = ParseInferenceRequest(request_.body, kind_);
-  if (!parsed) return Refusal{400, parsed.error().message(), "invalid_request"};
+  if (!parsed) {
+    return Refusal{400, parsed.error().message(), {}, std::string(ParseErrorParam(parsed.error()))};
+  }
   parsed_ = std::move(*parsed);
   SyncRoutes(server_, worker_);
   table_ = worker_.table;
   std::uniform_real_distribution<double> draw(0.0, 1.0);
   Result<Route> route = table_->router.Resolve(
       parsed_.model, request_.head.Field("x-strata-version"), draw(worker_.random));
-  if (!route) return Refusal{404, route.error().message(), "model_not_found"};
+  if (!route) return Refusal{404, route.error().message(), "model_not_found", {}};
   route_ = std::move(*route);
   ttft_objective_ = table_->models[route_.model].ttft_objective;
   version_ = table_->versions[route_.model][route_.version].counters.get();
@@ -423,7 +425,8 @@ asio::awaitable<bool> InferenceCall::Run() {
     co_return co_await Fail(503, "the gateway is at its in-flight request limit", "overloaded");
   }
   if (std::optional<Refusal> refusal = Prepare()) {
-    co_return co_await Fail(refusal->status, refusal->message, refusal->code);
+    co_return co_await Fail(refusal->status, refusal->message, refusal->code, std::nullopt,
+                            refusal->param);
   }
   if (tenant_) {
     std::optional<int64_t> retry_after = co_await Admit(*tenant_, estimate_);

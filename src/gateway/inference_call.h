@@ -34,13 +34,16 @@ class InferenceCall {
   asio::awaitable<bool> Run();
 
  private:
+  // Answers the client with the gateway's own error (OpenAI's shape; `code` and `param` null
+  // when empty).
   asio::awaitable<bool> Fail(int status, std::string_view message, std::string_view code,
-                             std::optional<int64_t> retry_after = std::nullopt) {
+                             std::optional<int64_t> retry_after = std::nullopt,
+                             std::string_view param = {}) {
     Count(status);
     // A refusal by the gateway is an answer, and a late one, for the autoscaler.
     if (status >= 500) MarkAnswered(true);
     co_return co_await RespondError(client_, status, message, code, request_.head.keep_alive,
-                                    retry_after);
+                                    retry_after, param);
   }
   void Count(int status) { worker_.stats.Requests(ids_, status).Increment(); }
   // Counts the request's outcome in its version's signals, once (see VersionSignals).
@@ -82,7 +85,8 @@ class InferenceCall {
   struct Refusal {
     int status;
     std::string message;
-    std::string_view code;
+    std::string_view code;  // empty: null
+    std::string param;      // the request's parameter at fault; empty: null
   };
   // Authenticates the tenant, parses the body and resolves the route (setting tenant_,
   // parsed_, route_, table_, the version's ids and the token estimate); returns the refusal

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <string>
 
 #include "common/check.h"
 #include "gateway/http_exchange.h"
@@ -33,6 +34,32 @@ std::string_view ErrorCodeFor(int status) {
     default:
       return "bad_request";
   }
+}
+
+constexpr std::string_view kModelPrefix = "/v1/models/";
+
+// The {id} of GET /v1/models/{id}: the rest of the path, percent-decoded, as model names may hold
+// a '/' ("meta-llama/Llama-3.1-8B") that a client may or may not have escaped.
+std::string ModelIdOf(std::string_view target) {
+  std::string_view path = target.substr(kModelPrefix.size());
+  path = path.substr(0, path.find('?'));
+  std::string id;
+  id.reserve(path.size());
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '%' && i + 2 < path.size() && hex(path[i + 1]) >= 0 && hex(path[i + 2]) >= 0) {
+      id.push_back(static_cast<char>(hex(path[i + 1]) * 16 + hex(path[i + 2])));
+      i += 2;
+    } else {
+      id.push_back(path[i]);
+    }
+  }
+  return id;
 }
 
 // What reading one request from a client gave.
@@ -127,6 +154,13 @@ asio::awaitable<bool> ServeLocal(GatewayServer::Impl& server, LoopSocket& client
   const std::string_view target = request.head.target;
   if (method == "GET" && target == "/v1/models") {
     co_return co_await Respond(client, 200, server.table.load()->router.ModelsListBody(), keep);
+  }
+  if (method == "GET" && target.starts_with(kModelPrefix)) {
+    const std::string id = ModelIdOf(target);
+    const std::string* body = server.table.load()->router.ModelBody(id);
+    if (body != nullptr) co_return co_await Respond(client, 200, *body, keep);
+    co_return co_await RespondError(client, 404, fmt::format("The model '{}' does not exist", id),
+                                    "model_not_found", keep, std::nullopt, "model");
   }
   if (method == "GET" && target == "/healthz") {
     co_return co_await Respond(client, 200, "ok\n", keep, "text/plain");

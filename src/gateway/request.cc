@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <ctime>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -17,6 +20,35 @@ Status FieldError(std::string_view path, std::string_view message) {
 constexpr std::string_view kNonNegativeInteger = "must be a non-negative integer";
 constexpr std::string_view kContentShape = "must be a string or a list of text parts";
 constexpr std::string_view kPromptShape = "must be a string or a list of strings";
+
+enum class ParameterType { kNumber, kInteger, kPositiveInteger, kString, kStringOrStrings };
+
+struct TypedParameter {
+  std::string_view name;
+  ParameterType type;
+  std::string_view message;
+};
+
+// Known OpenAI parameters the engine acts on, checked for their JSON type (null counts as
+// absent, as in OpenAI's API); their ranges are the engine's to check. Errors are reported in
+// this order.
+constexpr TypedParameter kTypedParameters[] = {
+    {"temperature", ParameterType::kNumber, "must be a number"},
+    {"top_p", ParameterType::kNumber, "must be a number"},
+    {"n", ParameterType::kPositiveInteger, "must be a positive integer"},
+    {"presence_penalty", ParameterType::kNumber, "must be a number"},
+    {"frequency_penalty", ParameterType::kNumber, "must be a number"},
+    {"seed", ParameterType::kInteger, "must be an integer"},
+    {"stop", ParameterType::kStringOrStrings, "must be a string or a list of strings"},
+    {"user", ParameterType::kString, "must be a string"},
+};
+
+const TypedParameter* FindTypedParameter(std::string_view key) {
+  for (const TypedParameter& parameter : kTypedParameters) {
+    if (parameter.name == key) return &parameter;
+  }
+  return nullptr;
+}
 
 // Reads what routing needs from a request body in one pass, without building a document: a body
 // is mostly prompt text, which is copied once, into prompt_text; every other value is skipped
@@ -39,6 +71,9 @@ class RequestReader {
   // max_tokens or max_completion_tokens: sets `*value`, or `*invalid` when it is not a
   // non-negative integer (null counts as absent).
   void ReadTokenLimit(std::optional<int64_t>* value, bool* invalid);
+  // A known parameter the gateway does not use itself, checked for its type so that a client
+  // hears of `"temperature": "hot"` from the gateway, naming it, as from OpenAI.
+  void ReadTypedParameter(size_t index);
   void ReadMessages();
   void ReadMessage(size_t index);
   // Appends a message's content to `out`: a string, or a list of parts of which the text parts
@@ -54,11 +89,57 @@ class RequestReader {
   InferenceRequest* out_;
   Field model_ = Field::kMissing;
   bool stream_invalid_ = false;
+  bool stream_options_invalid_ = false;  // not an object, or include_usage not a boolean
   std::optional<int64_t> max_tokens_, max_completion_tokens_;
   bool max_tokens_invalid_ = false, max_completion_tokens_invalid_ = false;
   bool prompt_seen_ = false;
   std::optional<Status> prompt_error_;
+  std::array<bool, std::size(kTypedParameters)> typed_invalid_{};
 };
+
+void RequestReader::ReadTypedParameter(size_t index) {
+  const JsonType type = reader_.Peek();
+  bool valid = type == JsonType::kNull;
+  switch (kTypedParameters[index].type) {
+    case ParameterType::kNumber:
+      valid = valid || type == JsonType::kNumber;
+      break;
+    case ParameterType::kPositiveInteger:
+      if (type == JsonType::kNumber) {
+        int64_t number = 0;
+        valid = reader_.ReadInteger(&number) && number >= 1;
+        typed_invalid_[index] = !valid;
+        return;
+      }
+      break;
+    case ParameterType::kInteger:
+      if (type == JsonType::kNumber) {
+        int64_t number = 0;
+        valid = reader_.ReadInteger(&number);
+        typed_invalid_[index] = !valid;
+        return;
+      }
+      break;
+    case ParameterType::kString:
+      valid = valid || type == JsonType::kString;
+      break;
+    case ParameterType::kStringOrStrings:
+      if (type == JsonType::kArray) {
+        reader_.BeginArray();
+        valid = true;
+        while (reader_.NextElement()) {
+          valid = valid && reader_.Peek() == JsonType::kString;
+          reader_.Skip();
+        }
+        typed_invalid_[index] = !valid;
+        return;
+      }
+      valid = valid || type == JsonType::kString;
+      break;
+  }
+  typed_invalid_[index] = !valid;
+  reader_.Skip();
+}
 
 void RequestReader::ReadModel() {
   model_ = Field::kInvalid;
@@ -80,14 +161,22 @@ void RequestReader::ReadStream() {
 
 void RequestReader::ReadStreamOptions() {
   out_->include_usage = false;
-  if (reader_.Peek() != JsonType::kObject) return reader_.Skip();
+  const JsonType type = reader_.Peek();
+  stream_options_invalid_ = type != JsonType::kObject && type != JsonType::kNull;
+  if (type != JsonType::kObject) return reader_.Skip();
   reader_.BeginObject();
   std::string_view key;
   std::string scratch;
   while (reader_.NextKey(&key, &scratch)) {
-    if (key == "include_usage" && reader_.Peek() == JsonType::kBool) {
+    if (key != "include_usage") {
+      reader_.Skip();
+      continue;
+    }
+    const JsonType value = reader_.Peek();
+    if (value == JsonType::kBool) {
       reader_.ReadBool(&out_->include_usage);
     } else {
+      stream_options_invalid_ = stream_options_invalid_ || value != JsonType::kNull;
       reader_.Skip();
     }
   }
@@ -119,6 +208,9 @@ bool RequestReader::ReadContent(std::string* out) {
       reader_.Skip();
       return false;
   }
+  // OpenAI's parts: [{"type": "text", "text": ...}, {"type": "image_url", ...}]. Text parts count
+  // for accounting and the prefix hash; the others go to the engine as they are, which serves
+  // them or refuses them itself (the gateway forwards the body unchanged).
   reader_.BeginArray();
   bool valid = true;
   while (reader_.NextElement()) {
@@ -130,12 +222,21 @@ bool RequestReader::ReadContent(std::string* out) {
     reader_.BeginObject();
     std::string_view key;
     std::string scratch;
+    std::optional<std::string> type;
+    std::optional<std::string> text;
     while (reader_.NextKey(&key, &scratch)) {
-      if (key == "text" && reader_.Peek() == JsonType::kString) {
-        reader_.ReadString(out);
+      if (key == "type" && reader_.Peek() == JsonType::kString) {
+        reader_.ReadString(&type.emplace());
+      } else if (key == "text" && reader_.Peek() == JsonType::kString) {
+        reader_.ReadString(&text.emplace());
       } else {
         reader_.Skip();
       }
+    }
+    if (!type || (*type == "text" && !text)) {
+      valid = false;
+    } else if (*type == "text") {
+      out->append(*text);
     }
   }
   return valid;
@@ -237,6 +338,8 @@ Status RequestReader::Read() {
         ReadTokenLimit(&max_tokens_, &max_tokens_invalid_);
       } else if (key == "max_completion_tokens") {
         ReadTokenLimit(&max_completion_tokens_, &max_completion_tokens_invalid_);
+      } else if (const TypedParameter* typed = FindTypedParameter(key)) {
+        ReadTypedParameter(static_cast<size_t>(typed - kTypedParameters));
       } else if (key == prompt_key) {
         // A repeated key counts once, the last time, as in a document.
         prompt_seen_ = true;
@@ -261,9 +364,15 @@ Status RequestReader::Read() {
   if (model_ == Field::kMissing) return FieldError("model", "required");
   if (model_ == Field::kInvalid) return FieldError("model", "must be a non-empty string");
   if (stream_invalid_) return FieldError("stream", "must be a boolean");
+  if (stream_options_invalid_) {
+    return FieldError("stream_options", "must be an object whose include_usage is a boolean");
+  }
   if (max_tokens_invalid_) return FieldError("max_tokens", kNonNegativeInteger);
   if (max_completion_tokens_invalid_) {
     return FieldError("max_completion_tokens", kNonNegativeInteger);
+  }
+  for (size_t i = 0; i < std::size(kTypedParameters); ++i) {
+    if (typed_invalid_[i]) return FieldError(kTypedParameters[i].name, kTypedParameters[i].message);
   }
   if (!prompt_seen_) {
     return FieldError(kind_ == ApiKind::kChatCompletions ? "messages" : "prompt", "required");
@@ -292,17 +401,38 @@ int64_t EstimateTokens(const InferenceRequest& request, int64_t default_max_toke
   return prompt + (request.max_tokens > 0 ? request.max_tokens : default_max_tokens);
 }
 
+std::string_view ParseErrorParam(const Status& error) {
+  // Every field error is "<path>: <what>" (FieldError); the body's own errors say "request body".
+  std::string_view message = error.message();
+  if (message.starts_with("request body")) return {};
+  const size_t colon = message.find(": ");
+  return colon == std::string_view::npos ? std::string_view() : message.substr(0, colon);
+}
+
 ModelRouter::ModelRouter(const std::vector<ModelConfig>& models) : models_(models) {
   using nlohmann::json;
+  // OpenAI's `created` is when the model was made available; routes change at run time, so the
+  // gateway says when it started serving, the same figure for every table it builds.
+  static const int64_t created = static_cast<int64_t>(std::time(nullptr));
   json data = json::array();
+  auto add = [&](const std::string& id, const std::string* parent) {
+    json entry = {{"id", id}, {"object", "model"}, {"created", created}, {"owned_by", "strata"}};
+    if (parent != nullptr) entry["parent"] = *parent;
+    model_bodies_.emplace_back(id, entry.dump());
+    data.push_back(std::move(entry));
+  };
   for (const ModelConfig& model : models_) {
-    data.push_back({{"id", model.name}, {"object", "model"}, {"owned_by", "strata"}});
-    for (const std::string& adapter : model.adapters) {
-      data.push_back(
-          {{"id", adapter}, {"object", "model"}, {"owned_by", "strata"}, {"parent", model.name}});
-    }
+    add(model.name, nullptr);
+    for (const std::string& adapter : model.adapters) add(adapter, &model.name);
   }
   models_list_body_ = json{{"object", "list"}, {"data", data}}.dump();
+}
+
+const std::string* ModelRouter::ModelBody(std::string_view id) const {
+  for (const auto& [model_id, body] : model_bodies_) {
+    if (model_id == id) return &body;
+  }
+  return nullptr;
 }
 
 Result<Route> ModelRouter::Resolve(std::string_view model_name, std::string_view pinned_version,

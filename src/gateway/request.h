@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 #include "gateway/config.h"
@@ -27,6 +29,10 @@ struct InferenceRequest {
 // field ("messages[1].content: must be a string or a list of text parts") or the byte offset of
 // a JSON syntax error. Thread-safe.
 Result<InferenceRequest> ParseInferenceRequest(std::string_view body, ApiKind kind);
+
+// The parameter an error of ParseInferenceRequest names ("temperature", "messages[1].content"),
+// OpenAI's `param`; empty for an error about the whole body (not JSON, not an object).
+std::string_view ParseErrorParam(const Status& error);
 
 // The admission estimate of a request's tokens: prompt (about 4 bytes a token) plus its
 // max_tokens, or `default_max_tokens` when it set none.
@@ -52,12 +58,18 @@ class ModelRouter {
   // kNotFound for an unknown model or version.
   Result<Route> Resolve(std::string_view model, std::string_view pinned_version, double draw) const;
 
-  // The body of GET /v1/models: every model and adapter, OpenAI's list shape.
+  // The body of GET /v1/models: every model and adapter, OpenAI's list shape, each entry
+  // {"id", "object": "model", "created", "owned_by"} (adapters add "parent").
   const std::string& ModelsListBody() const { return models_list_body_; }
+
+  // The body of GET /v1/models/{id}: that entry of the list alone, or nullptr when `id` is
+  // neither a model nor an adapter served here.
+  const std::string* ModelBody(std::string_view id) const;
 
  private:
   const std::vector<ModelConfig>& models_;
   std::string models_list_body_;
+  std::vector<std::pair<std::string, std::string>> model_bodies_;  // id, body
 };
 
 }  // namespace strata::gateway

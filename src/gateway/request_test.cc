@@ -54,6 +54,57 @@ TEST(InferenceRequestTest, ErrorsNameTheFieldOrByte) {
             "prompt: must be a string or a list of strings");
 }
 
+TEST(InferenceRequestTest, WronglyTypedParametersAreNamed) {
+  const std::string chat = R"(,"model":"m","messages":[{"role":"user","content":"x"}]})";
+  EXPECT_EQ(ErrorOf(R"({"temperature":"hot")" + chat), "temperature: must be a number");
+  EXPECT_EQ(ErrorOf(R"({"top_p":[1])" + chat), "top_p: must be a number");
+  EXPECT_EQ(ErrorOf(R"({"n":0)" + chat), "n: must be a positive integer");
+  EXPECT_EQ(ErrorOf(R"({"n":1.5)" + chat), "n: must be a positive integer");
+  EXPECT_EQ(ErrorOf(R"({"max_tokens":"5")" + chat), "max_tokens: must be a non-negative integer");
+  EXPECT_EQ(ErrorOf(R"({"stream":1)" + chat), "stream: must be a boolean");
+  EXPECT_EQ(ErrorOf(R"({"stop":[1])" + chat), "stop: must be a string or a list of strings");
+  EXPECT_EQ(ErrorOf(R"({"stream_options":true)" + chat),
+            "stream_options: must be an object whose include_usage is a boolean");
+  EXPECT_EQ(ErrorOf(R"({"stream_options":{"include_usage":"yes"})" + chat),
+            "stream_options: must be an object whose include_usage is a boolean");
+  // Null is absent, as in OpenAI's API; numbers of any kind are the engine's to range-check.
+  auto request = ParseInferenceRequest(
+      R"({"temperature":null,"top_p":0.5,"n":2,"seed":-3,"stop":["a","b"],"user":"u")" + chat,
+      ApiKind::kChatCompletions);
+  EXPECT_TRUE(request.has_value()) << request.error().ToString();
+}
+
+TEST(InferenceRequestTest, ErrorsGiveOpenAisParam) {
+  auto param = [](std::string_view body) {
+    auto request = ParseInferenceRequest(body, ApiKind::kChatCompletions);
+    EXPECT_FALSE(request.has_value());
+    return request ? std::string("(parsed)") : std::string(ParseErrorParam(request.error()));
+  };
+  EXPECT_EQ(param(R"({"model":"m","temperature":"hot","messages":[{"role":"u","content":"x"}]})"),
+            "temperature");
+  EXPECT_EQ(param(R"({"model":"m","messages":[{"role":"u","content":5}]})"), "messages[0].content");
+  EXPECT_EQ(param(R"({"model":)"), "");
+  EXPECT_EQ(param("[1]"), "");
+}
+
+TEST(InferenceRequestTest, ContentPartsNeedATypeAndTextPartsAText) {
+  const auto body = [](std::string_view parts) {
+    return R"({"model":"m","messages":[{"role":"user","content":)" + std::string(parts) + "}]}";
+  };
+  const std::string shape = "messages[0].content: must be a string or a list of text parts";
+  EXPECT_EQ(ErrorOf(body(R"([{"text":"no type"}])")), shape);
+  EXPECT_EQ(ErrorOf(body(R"([{"type":"text"}])")), shape);
+  EXPECT_EQ(ErrorOf(body(R"([{"type":"text","text":7}])")), shape);
+  EXPECT_EQ(ErrorOf(body(R"(["bare"])")), shape);
+  // Text before type, and a part of another type passed on uncounted.
+  auto request = ParseInferenceRequest(
+      body(R"([{"text":"a","type":"text"},{"type":"input_audio","input_audio":{"data":"x"}},
+               {"type":"text","text":"b"}])"),
+      ApiKind::kChatCompletions);
+  ASSERT_TRUE(request.has_value()) << request.error().ToString();
+  EXPECT_EQ(request->prompt_text, "user\nab\n");
+}
+
 TEST(InferenceRequestTest, ReadsOnlyWhatRoutingNeedsWhateverTheKeyOrder) {
   auto request = ParseInferenceRequest(
       R"({"tools":[{"type":"function","function":{"name":"f","parameters":{"model":"no"}}}],
@@ -133,6 +184,21 @@ TEST(ModelRouterTest, AdapterNamesRouteToTheirModel) {
   auto list = nlohmann::json::parse(router.ModelsListBody());
   ASSERT_EQ(list["data"].size(), 2u);
   EXPECT_EQ(list["data"][1]["id"], "sql-lora");
+}
+
+TEST(ModelRouterTest, RetrievesOneModelAsItsListEntry) {
+  GatewayConfig config = TwoVersions();
+  ModelRouter router(config.models);
+  auto list = nlohmann::json::parse(router.ModelsListBody());
+  for (const auto& entry : list["data"]) {
+    const std::string* body = router.ModelBody(entry["id"].get<std::string>());
+    ASSERT_NE(body, nullptr) << entry.dump();
+    EXPECT_EQ(nlohmann::json::parse(*body), entry);
+    EXPECT_EQ(entry["object"], "model");
+    EXPECT_TRUE(entry["created"].is_number_integer());
+    EXPECT_EQ(entry["owned_by"], "strata");
+  }
+  EXPECT_EQ(router.ModelBody("gpt-5"), nullptr);
 }
 
 }  // namespace

@@ -138,6 +138,100 @@ models:
   EXPECT_NE(bad.body.find("messages[0].role"), std::string::npos);
 }
 
+// Every error the gateway writes itself has OpenAI's four keys, whatever its cause.
+TEST_F(GatewayProxyTest, ErrorsHaveOpenAisShapeAndNameTheParameter) {
+  FakeEngine a("a");
+  StartGateway(fmt::format(R"(
+threads: 1
+models:
+- {{name: alpha, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+tenants:
+- {{name: t, keys: [sk-t], tokensPerMinute: 1000000}}
+)",
+                           a.address()));
+  const std::string key = "Authorization: Bearer sk-t\r\n";
+  auto error_of = [](const Reply& reply) {
+    auto body = nlohmann::json::parse(reply.body);
+    EXPECT_EQ(body.size(), 1u) << reply.body;
+    const auto& error = body["error"];
+    EXPECT_EQ(error.size(), 4u) << reply.body;
+    EXPECT_TRUE(error["message"].is_string()) << reply.body;
+    EXPECT_TRUE(error["type"].is_string()) << reply.body;
+    EXPECT_TRUE(error.contains("param") && error.contains("code")) << reply.body;
+    return error;
+  };
+  Reply hot = Post(
+      port(), "/v1/chat/completions",
+      R"({"model":"alpha","temperature":"hot","messages":[{"role":"user","content":"x"}]})", key);
+  EXPECT_EQ(hot.status, 400);
+  EXPECT_EQ(error_of(hot), (nlohmann::json{{"message", "temperature: must be a number"},
+                                           {"type", "invalid_request_error"},
+                                           {"param", "temperature"},
+                                           {"code", nullptr}}));
+  for (const char* parameter : {"top_p", "max_tokens", "n", "stream"}) {
+    Reply bad =
+        Post(port(), "/v1/completions",
+             fmt::format(R"({{"model":"alpha","prompt":"x","{}":"wrong"}})", parameter), key);
+    EXPECT_EQ(bad.status, 400) << parameter;
+    EXPECT_EQ(error_of(bad)["param"], parameter);
+  }
+  Reply no_key = Post(port(), "/v1/chat/completions", Chat("alpha"));
+  EXPECT_EQ(no_key.status, 401);
+  EXPECT_EQ(error_of(no_key)["type"], "authentication_error");
+  Reply unknown = Post(port(), "/v1/chat/completions", Chat("gamma"), key);
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(error_of(unknown)["code"], "model_not_found");
+  Reply no_route = Get(port(), "/v2/nothing");
+  EXPECT_EQ(no_route.status, 404);
+  EXPECT_EQ(error_of(no_route)["type"], "invalid_request_error");
+  Reply not_json = Post(port(), "/v1/chat/completions", "{", key);
+  EXPECT_EQ(not_json.status, 400);
+  EXPECT_TRUE(error_of(not_json)["param"].is_null());
+}
+
+TEST_F(GatewayProxyTest, RetrievesOneModel) {
+  FakeEngine a("a");
+  StartGateway(fmt::format(R"(
+threads: 1
+models:
+- {{name: org/alpha, adapters: [alpha-sql], versions: [{{name: v1, endpoints: ["{}"]}}]}}
+)",
+                           a.address()));
+  for (const std::string target : {"/v1/models/org/alpha", "/v1/models/org%2Falpha"}) {
+    Reply model = Get(port(), target);
+    ASSERT_EQ(model.status, 200) << target << ": " << model.body;
+    auto body = nlohmann::json::parse(model.body);
+    EXPECT_EQ(body["id"], "org/alpha");
+    EXPECT_EQ(body["object"], "model");
+    EXPECT_TRUE(body["created"].is_number_integer());
+    EXPECT_EQ(body["owned_by"], "strata");
+  }
+  EXPECT_EQ(nlohmann::json::parse(Get(port(), "/v1/models/alpha-sql").body)["parent"], "org/alpha");
+  Reply missing = Get(port(), "/v1/models/gamma");
+  EXPECT_EQ(missing.status, 404);
+  auto error = nlohmann::json::parse(missing.body)["error"];
+  EXPECT_EQ(error["code"], "model_not_found");
+  EXPECT_EQ(error["param"], "model");
+  EXPECT_EQ(error["type"], "invalid_request_error");
+}
+
+// Content as OpenAI's list of parts reaches the replica unchanged, non-text parts included.
+TEST_F(GatewayProxyTest, ContentPartsPassThrough) {
+  FakeEngine a("a");
+  StartGateway(fmt::format(R"(
+threads: 1
+models:
+- {{name: alpha, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+)",
+                           a.address()));
+  const std::string body =
+      R"({"model":"alpha","messages":[{"role":"user","content":[{"type":"text","text":"Say "},)"
+      R"({"type":"image_url","image_url":{"url":"data:,"}},{"type":"text","text":"hello."}]}]})";
+  Reply answer = Post(port(), "/v1/chat/completions", body);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.headers["x-served-by"], "a");
+}
+
 TEST_F(GatewayProxyTest, SplitsTrafficByWeightAndHonoursThePinHeader) {
   FakeEngine stable("stable"), canary("canary");
   StartGateway(fmt::format(R"(
