@@ -23,14 +23,20 @@ std::string SelfPath() {
   return std::string(path, static_cast<size_t>(n));
 }
 
-void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptions loops,
-           bool keep_pods) {
-  // Block the stop signals before any thread starts, so that only sigwait below receives them.
+// Blocks SIGINT and SIGTERM in this thread and the threads it starts afterwards, so that only
+// the caller's sigwait receives them; returns that set. Call before any thread starts.
+sigset_t BlockStopSignals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
+
+void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptions loops,
+           bool keep_pods) {
+  const sigset_t stop_signals = BlockStopSignals();
 
   // The gateway's token counts, per service, for the cost endpoint's cost per million tokens.
   auto tokens = std::make_shared<server::ServiceTokenLedger>();
@@ -66,11 +72,7 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
 // `strata up --kubernetes`: strata schedules a Kubernetes cluster's pods until SIGINT or SIGTERM,
 // or until it loses the scheduler lease (exit 1, as kube-scheduler).
 void RunUpKubernetes(const kubesched::SchedulerServiceOptions& options) {
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const sigset_t stop_signals = BlockStopSignals();
   Result<std::unique_ptr<kubesched::SchedulerService>> service =
       kubesched::SchedulerService::Start(options, std::cout);
   if (!service) {

@@ -10,12 +10,9 @@ set -euo pipefail
 repo=${STRATA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 # shellcheck source=../../tools/kube/cache_paths.sh
 source "$repo/tools/kube/cache_paths.sh"
-for binary in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
-  if [[ ! -x $KUBE_BIN_DIR/$binary ]]; then
-    echo "SKIP: $KUBE_BIN_DIR/$binary is not built; run make deps (or tools/kube/build.sh)"
-    exit 77
-  fi
-done
+# shellcheck source=checks.sh
+source "$repo/tests/kube/checks.sh"
+require_kube_binaries etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok
 
 cluster=$repo/tools/kube/cluster.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_cluster_test.XXXXXX")
@@ -24,28 +21,6 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
-
-failures=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok: $what"
-  else
-    echo "FAILED: $what"
-    failures=$((failures + 1))
-  fi
-}
-
-# wait_for SECONDS COMMAND...: COMMAND succeeds within SECONDS (polled every 0.5 s).
-wait_for() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.5
-  done
-}
 
 started=$SECONDS
 kubeconfig=$("$cluster" up "$dir" --nodes 3 --gpus-per-node 8 --with-kube-scheduler)

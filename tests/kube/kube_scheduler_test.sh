@@ -18,12 +18,9 @@ repo=${STRATA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 strata=${STRATA_BINARY_DIR:-$repo/build/release}/bin/strata
 # shellcheck source=../../tools/kube/cache_paths.sh
 source "$repo/tools/kube/cache_paths.sh"
-for binary in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
-  if [[ ! -x $KUBE_BIN_DIR/$binary ]]; then
-    echo "SKIP: $KUBE_BIN_DIR/$binary is not built; run make deps (or tools/kube/build.sh)"
-    exit 77
-  fi
-done
+# shellcheck source=checks.sh
+source "$repo/tests/kube/checks.sh"
+require_kube_binaries etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok
 
 cluster=$repo/tools/kube/cluster.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_scheduler_test.XXXXXX")
@@ -34,26 +31,6 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
-
-failures=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok: $what"
-  else
-    echo "FAILED: $what"
-    failures=$((failures + 1))
-  fi
-}
-wait_for() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.5
-  done
-}
 
 kubeconfig=$("$cluster" up "$dir" --nodes 0 --with-kube-scheduler)
 k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }

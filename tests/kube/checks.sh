@@ -1,0 +1,37 @@
+# What the shell tests of tests/kube share: the skip when the Kubernetes binaries are not built,
+# and their check and wait helpers. Sourced after tools/kube/cache_paths.sh.
+# shellcheck shell=bash
+
+# require_kube_binaries NAME...: exit 77 (skipped) unless tools/kube/build.sh built them all.
+require_kube_binaries() {
+  local binary
+  for binary in "$@"; do
+    if [[ ! -x $KUBE_BIN_DIR/$binary ]]; then
+      echo "SKIP: $KUBE_BIN_DIR/$binary is not built; run make deps (or tools/kube/build.sh)"
+      exit 77
+    fi
+  done
+}
+
+# check WHAT COMMAND...: prints ok or FAILED; failures counts the FAILED ones.
+failures=0
+check() {
+  local what=$1
+  shift
+  if "$@"; then
+    echo "ok: $what"
+  else
+    echo "FAILED: $what"
+    failures=$((failures + 1))
+  fi
+}
+
+# wait_for SECONDS COMMAND...: COMMAND succeeds within SECONDS (polled every 0.5 s).
+wait_for() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.5
+  done
+}
