@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "kubesched/node_spec.h"
@@ -25,12 +26,11 @@ std::string KeyOf(const json& object) {
 
 // What of a pod the scheduler reads; a change to anything else (status reports, our own
 // condition writes) is no reason for a cycle.
-std::string Fingerprint(const PodSpec& pod) {
+auto SchedulingFields(const PodSpec& pod) {
   const scheduler::PodSet& set = pod.pod_set;
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", pod.uid, pod.node_name, pod.phase,
-                     pod.deleting, pod.gated, pod.priority, pod.scheduler_name, pod.gang.key,
-                     pod.gang.size, set.cpu_milli, set.memory_bytes, set.gpu.count, set.gpu.milli,
-                     set.gpu.memory_mib);
+  return std::tie(pod.uid, pod.node_name, pod.phase, pod.deleting, pod.gated, pod.priority,
+                  pod.scheduler_name, pod.gang.key, pod.gang.size, set.cpu_milli, set.memory_bytes,
+                  set.gpu.count, set.gpu.milli, set.gpu.memory_mib);
 }
 
 // A bound pod's GPUs when strata did not choose them (another scheduler bound it, or strata
@@ -195,7 +195,7 @@ void KubeScheduler::SetPod(const std::string& key, const json& object) {
       !pod->deleting) {
     pod->node_name = it->second.node_name;
   }
-  if (Fingerprint(it->second) != Fingerprint(*pod)) dirty_ = true;
+  if (SchedulingFields(it->second) != SchedulingFields(*pod)) dirty_ = true;
   it->second = std::move(*pod);
 }
 
