@@ -40,7 +40,7 @@ const TypeSchema* BatchJobSpecSchema() {
        {"maxFailedIndexes", T::kUnsupported, "strata restarts the whole group"},
        {"podFailurePolicy", T::kUnsupported, "strata restarts the whole group on any failure"},
        {"successPolicy", T::kUnsupported, "a strata job succeeds when every pod succeeds"},
-       {"selector", T::kUnsupported, "strata tracks a job's pods itself"},
+       {"selector", T::kIgnored, "set by the server; strata tracks a job's pods itself"},
        {"manualSelector", T::kUnsupported, "strata tracks a job's pods itself"},
        {"managedBy", T::kUnsupported, "strata manages every job it admits"}}};
   return &s;

@@ -449,7 +449,7 @@ const TypeSchema* ObjectMetaSchema() {
        {"deletionTimestamp", T::kIgnored, "set by the server"},
        {"deletionGracePeriodSeconds", T::kIgnored, "set by the server"},
        {"ownerReferences", T::kIgnored, "set by the controllers that own an object"},
-       {"finalizers", T::kUnsupported, "strata's controllers add the finalizers they need"}}};
+       {"finalizers", T::kIgnored, "strata's controllers add the finalizers they need"}}};
   return &s;
 }
 
