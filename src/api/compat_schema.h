@@ -14,6 +14,10 @@ const TypeSchema* KubePodSpecSchema();
 const TypeSchema* KubePodTemplateSchema();
 const TypeSchema* KubeResourceRequirementsSchema();
 
+// decode_batch_v1.cc
+const TypeSchema* BatchJobSchema();
+void DecodeBatchJob(const FieldView& doc, DecodedDocument& out);
+
 // decode_core_v1.cc
 const TypeSchema* CoreV1PodSchema();
 void DecodeCoreV1Pod(const FieldView& doc, DecodedDocument& out);
@@ -29,7 +33,8 @@ const TypeSchema* InferenceServiceSchema();
 void DecodeInferenceService(const FieldView& doc, DecodedDocument& out);
 
 // decode_kueue.cc
-const TypeSchema* ClusterQueueSchema();
+const TypeSchema* ClusterQueueV1beta1Schema();
+const TypeSchema* ClusterQueueV1beta2Schema();
 void DecodeClusterQueue(const FieldView& doc, DecodedDocument& out);
 const TypeSchema* LocalQueueSchema();
 void DecodeLocalQueue(const FieldView& doc, DecodedDocument& out);
@@ -37,6 +42,8 @@ const TypeSchema* KueueResourceFlavorSchema();
 void DecodeKueueResourceFlavor(const FieldView& doc, DecodedDocument& out);
 const TypeSchema* CohortSchema();
 void DecodeCohort(const FieldView& doc, DecodedDocument& out);
+const TypeSchema* KueueTopologySchema();
+void DecodeKueueTopology(const FieldView& doc, DecodedDocument& out);
 
 // decode_volcano.cc
 const TypeSchema* PodGroupSchema();

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <limits>
+#include <random>
 #include <utility>
 
 namespace strata::api {
@@ -20,18 +21,36 @@ constexpr std::array<std::pair<std::string_view, int64_t>, 5> kPriorityClasses =
 // object, so a few megabytes of them would slow every loop that reads it.
 constexpr size_t kMaxAnnotationBytes = 256 * 1024;
 
+// Kubernetes' generated names: the prefix, cut so that the whole stays a valid name, and five
+// characters from an alphabet without vowels (no words) or look-alikes (no 0/o, 1/l).
+constexpr std::string_view kNameAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+constexpr size_t kGeneratedSuffix = 5;
+
+std::string GenerateName(std::string prefix, size_t max_length) {
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  std::uniform_int_distribution<size_t> pick(0, kNameAlphabet.size() - 1);
+  if (prefix.size() > max_length - kGeneratedSuffix) prefix.resize(max_length - kGeneratedSuffix);
+  for (size_t i = 0; i < kGeneratedSuffix; ++i) prefix += kNameAlphabet[pick(random)];
+  return prefix;
+}
+
 }  // namespace
 
 ObjectMeta DecodeMetadata(const FieldView& metadata, bool namespaced, bool label_name,
                           FieldErrors& errors) {
   ObjectMeta meta;
   meta.name = metadata.String("name");
-  if (!metadata.Has("name")) {
-    // The schema already reported the missing field.
+  std::string name_path = metadata.PathOf("name");
+  if (!metadata.Has("name") && metadata.Has("generateName")) {
+    name_path = metadata.PathOf("generateName");
+    meta.name = GenerateName(metadata.String("generateName"), label_name ? 63 : 253);
+  }
+  if (!metadata.Has("name") && !metadata.Has("generateName")) {
+    errors.Add(name_path, "required field is missing (or give metadata.generateName)");
   } else if (label_name) {
-    ValidateLabelName(meta.name, metadata.PathOf("name"), errors);
+    ValidateLabelName(meta.name, name_path, errors);
   } else {
-    ValidateSubdomainName(meta.name, metadata.PathOf("name"), errors);
+    ValidateSubdomainName(meta.name, name_path, errors);
   }
   if (namespaced) {
     meta.namespace_name = metadata.String("namespace", kDefaultNamespace);

@@ -68,6 +68,17 @@ const TypeSchema* KubeResourceRequirementsSchema() {
   return &s;
 }
 
+const TypeSchema* KubeContainerPortSchema() {
+  static const TypeSchema s{"ContainerPort",
+                            "A port the container listens on (documentation, as in Kubernetes).",
+                            {{"name", T::kString, "The port's name."},
+                             {"containerPort", T::kInteger, "The port number.", nullptr, {}, true},
+                             {"protocol", T::kEnum, "TCP (default).", nullptr, {"TCP"}},
+                             {"hostPort", T::kUnsupported, "processes use the host's network"},
+                             {"hostIP", T::kUnsupported, "processes use the host's network"}}};
+  return &s;
+}
+
 const TypeSchema* KubeContainerSchema() {
   static const TypeSchema s{
       "Container",
@@ -79,13 +90,41 @@ const TypeSchema* KubeContainerSchema() {
        {"env", T::kObjectList, "Environment variables.", KubeEnvVarSchema},
        {"workingDir", T::kString, "Working directory."},
        {"resources", T::kObject, "Requests and limits.", KubeResourceRequirementsSchema},
-       {"ports", T::kUnsupported, "strata gives each engine its port in STRATA_PORT"},
-       {"imagePullPolicy", T::kUnsupported, "the embedded mode pulls no images"},
-       {"volumeMounts", T::kUnsupported, "processes see the host's file system"},
-       {"securityContext", T::kUnsupported, "processes run as the node agent's user"},
-       {"readinessProbe", T::kUnsupported, "strata probes engines itself"},
-       {"livenessProbe", T::kUnsupported, "strata supervises processes itself"},
+       {"ports", T::kObjectList,
+        "Ports it listens on; strata gives each engine its port in STRATA_PORT.",
+        KubeContainerPortSchema},
+       {"imagePullPolicy", T::kIgnored, "pods run as local processes and pull no images"},
+       {"volumeMounts", T::kIgnored,
+        "pods run as local processes and see the host's file system"},
+       {"securityContext", T::kIgnored, "pods run as local processes, as the node agent's user"},
+       {"readinessProbe", T::kIgnored, "strata probes engines' readiness itself"},
+       {"startupProbe", T::kIgnored, "strata probes engines' readiness itself"},
+       {"terminationMessagePath", T::kIgnored, "strata records each process's exit status"},
+       {"terminationMessagePolicy", T::kIgnored, "strata records each process's exit status"},
+       {"livenessProbe", T::kUnsupported,
+        "strata restarts processes that exit, not ones a probe finds stuck"},
        {"envFrom", T::kUnsupported, "strata has no Secrets or ConfigMaps; list env"}}};
+  return &s;
+}
+
+// A pod volume: configuration volumes mean nothing to local processes and are accepted with a
+// warning; a volume that holds data would change what the program sees, so it is an error.
+const TypeSchema* KubeVolumeSchema() {
+  static const TypeSchema s{
+      "Volume",
+      "A pod volume; only configuration and scratch volumes are accepted.",
+      {{"name", T::kString, "The volume's name.", nullptr, {}, true},
+       {"configMap", T::kIgnored, "pods run as local processes and see the host's file system"},
+       {"secret", T::kIgnored, "pods run as local processes and see the host's file system"},
+       {"downwardAPI", T::kIgnored, "pods run as local processes and see the host's file system"},
+       {"projected", T::kIgnored, "pods run as local processes and see the host's file system"},
+       {"emptyDir", T::kIgnored, "pods run as local processes and see the host's file system"},
+       {"persistentVolumeClaim", T::kUnsupported,
+        "strata has no persistent volumes; give the data's host path in the command"},
+       {"hostPath", T::kUnsupported, "processes see the host's file system; use the path itself"},
+       {"nfs", T::kUnsupported, "strata mounts no volumes"},
+       {"csi", T::kUnsupported, "strata mounts no volumes"},
+       {"ephemeral", T::kUnsupported, "strata mounts no volumes"}}};
   return &s;
 }
 
@@ -107,12 +146,31 @@ const TypeSchema* KubePodSpecSchema() {
        {"nodeSelector", T::kUnsupported,
         "choose nodes with a ResourceFlavor's nodeLabels or strata's gpuSelector"},
        {"affinity", T::kUnsupported, "use strata's topology constraint on a Job"},
-       {"volumes", T::kUnsupported, "processes see the host's file system"},
+       {"volumes", T::kObjectList, "Configuration and scratch volumes.", KubeVolumeSchema},
        {"initContainers", T::kUnsupported, "strata runs one container per pod"},
        {"schedulerName", T::kUnsupported, "strata is the scheduler"},
-       {"serviceAccountName", T::kUnsupported, "strata has no service accounts"},
+       {"serviceAccountName", T::kIgnored, "local processes carry no service account token"},
+       {"serviceAccount", T::kIgnored, "local processes carry no service account token"},
+       {"automountServiceAccountToken", T::kIgnored,
+        "local processes carry no service account token"},
+       {"securityContext", T::kIgnored, "pods run as local processes, as the node agent's user"},
+       {"dnsPolicy", T::kIgnored, "local processes use the host's resolver"},
+       {"enableServiceLinks", T::kIgnored, "strata sets no service environment variables"},
        {"hostNetwork", T::kUnsupported, "processes always use the host's network"},
-       {"imagePullSecrets", T::kUnsupported, "the embedded mode pulls no images"}}};
+       {"imagePullSecrets", T::kIgnored, "pods run as local processes and pull no images"}}};
+  return &s;
+}
+
+const TypeSchema* KubePodTemplateMetadataSchema() {
+  static const TypeSchema s{
+      "PodTemplateMetadata",
+      "Labels and annotations of a pod template.",
+      {{"name", T::kIgnored, "strata names the pods it creates"},
+       {"labels", T::kIgnored, "strata's pods do not carry a template's labels"},
+       {"annotations", T::kStringMap,
+        "Kueue's topology requests (kueue.x-k8s.io/podset-required-topology or "
+        "podset-preferred-topology: a node label key); other annotations are ignored, with a "
+        "warning."}}};
   return &s;
 }
 
@@ -120,8 +178,7 @@ const TypeSchema* KubePodTemplateSchema() {
   static const TypeSchema s{
       "PodTemplateSpec",
       "A Kubernetes pod template.",
-      {{"metadata", T::kUnsupported,
-        "pod template labels and annotations; put them on the object's metadata"},
+      {{"metadata", T::kObject, "Labels and annotations.", KubePodTemplateMetadataSchema},
        {"spec", T::kObject, "The pod spec.", KubePodSpecSchema, {}, true}}};
   return &s;
 }
@@ -140,7 +197,29 @@ TypeSchema CompatDocument(std::string_view kind, std::string_view api_version, s
            {"kind", T::kString, kind, nullptr, {}, true},
            {"metadata", T::kObject, "Name, namespace, labels.", ObjectMetaSchema, {}, true},
            {"spec", T::kObject, spec()->doc, spec, {}, true},
-           {"status", T::kUnsupported, "status is set by strata"}}};
+           {"status", T::kIgnored, "status is set by strata"}}};
+}
+
+TopologyConstraint TemplateTopology(const FieldView& pod_template, FieldErrors& errors) {
+  FieldView metadata = pod_template.Object("metadata");
+  std::string path = metadata.PathOf("annotations");
+  TopologyConstraint topology;
+  for (const auto& [key, value] : metadata.StringMap("annotations")) {
+    std::string mode = key == kKueueRequiredTopologyAnnotation    ? "Required"
+                       : key == kKueuePreferredTopologyAnnotation ? "Preferred"
+                                                                  : "";
+    if (mode.empty()) {
+      errors.Warn(KeyPath(path, key), "ignored: strata reads Kueue's topology annotations only");
+      continue;
+    }
+    if (!topology.level.empty()) {
+      errors.Add(KeyPath(path, key), "give a required or a preferred topology, not both");
+      continue;
+    }
+    if (value.empty()) errors.Add(KeyPath(path, key), "must name a node label key");
+    topology = {value, mode};
+  }
+  return topology;
 }
 
 std::string TakeQueueLabel(ObjectMeta& meta) {

@@ -228,6 +228,7 @@ void DecodePyTorchJob(const FieldView& doc, DecodedDocument& out) {
   s.resources = container.resources;
   s.template_ = std::move(container.process);
   s.tolerations = DecodeTolerations(pod_spec, "tolerations");
+  s.topology = TemplateTopology(template_owner->Object("template"), errors);
   int64_t gpus = s.resources.gpu.milli() / 1000;
   FieldView elastic = spec.Object("elasticPolicy");
   int64_t nproc = ProcPerNode(spec, "nprocPerNode", gpus, errors);

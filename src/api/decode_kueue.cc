@@ -51,6 +51,16 @@ const TypeSchema* ResourceGroupSchema() {
   return &s;
 }
 
+const TypeSchema* BorrowWithinCohortSchema() {
+  static const TypeSchema s{
+      "BorrowWithinCohort",
+      "Preemption in order to borrow; strata does not preempt to borrow: only Never.",
+      {{"policy", T::kEnum, "Never (the only policy strata has).", nullptr,
+        {"Never", "LowerPriority"}},
+       {"maxPriorityThreshold", T::kUnsupported, "strata does not preempt in order to borrow"}}};
+  return &s;
+}
+
 const TypeSchema* KueuePreemptionSchema() {
   static const TypeSchema s{
       "ClusterQueuePreemption",
@@ -65,7 +75,35 @@ const TypeSchema* KueuePreemptionSchema() {
         "Never, LowerPriority or Any.",
         nullptr,
         {"Never", "LowerPriority", "Any"}},
-       {"borrowWithinCohort", T::kUnsupported, "strata does not preempt in order to borrow"}}};
+       {"borrowWithinCohort", T::kObject, "Preemption in order to borrow: policy Never only.",
+        BorrowWithinCohortSchema}}};
+  return &s;
+}
+
+// What strata does when choosing a flavor is Kueue's default: take the first flavor where the
+// workload fits, borrowing if it must (MayStopSearch, v1beta1's Borrow), and try every flavor
+// before preempting in any (TryNextFlavor), preferring borrowing to preemption. Those values
+// are accepted; the others are errors naming them.
+const TypeSchema* FlavorFungibilitySchema() {
+  static const TypeSchema s{
+      "FlavorFungibility",
+      "How flavors are tried; strata does what Kueue does by default.",
+      {{"whenCanBorrow",
+        T::kEnum,
+        "MayStopSearch (v1beta1: Borrow): the first flavor where the workload fits, borrowing "
+        "if it must.",
+        nullptr,
+        {"MayStopSearch", "Borrow", "TryNextFlavor"}},
+       {"whenCanPreempt",
+        T::kEnum,
+        "TryNextFlavor: every flavor is tried before preempting in any.",
+        nullptr,
+        {"TryNextFlavor", "MayStopSearch", "Preempt"}},
+       {"preference",
+        T::kEnum,
+        "BorrowingOverPreemption.",
+        nullptr,
+        {"BorrowingOverPreemption", "PreemptionOverBorrowing"}}}};
   return &s;
 }
 
@@ -85,12 +123,14 @@ const TypeSchema* LabelSelectorSchema() {
   return &s;
 }
 
-const TypeSchema* ClusterQueueSpecSchema() {
-  static const TypeSchema s{
+constexpr std::string_view kStopPolicyDoc = "None; delete the queue to stop it.";
+
+// ClusterQueue's spec in v1beta1 (`cohort`, `admissionChecks`) or v1beta2 (`cohortName` only).
+TypeSchema ClusterQueueSpec(bool v1beta2) {
+  TypeSchema s{
       "ClusterQueueSpec",
       "A Kueue cluster queue.",
-      {{"cohort", T::kString, "The cohort the queue borrows in."},
-       {"cohortName", T::kString, "The cohort (newer name of cohort)."},
+      {{"cohortName", T::kString, "The cohort the queue borrows in."},
        {"namespaceSelector", T::kObject, "Must be {} (every namespace).", LabelSelectorSchema},
        {"queueingStrategy",
         T::kEnum,
@@ -100,10 +140,25 @@ const TypeSchema* ClusterQueueSpecSchema() {
        {"resourceGroups", T::kObjectList, "Quotas.", ResourceGroupSchema},
        {"preemption", T::kObject, "Whom the queue's workloads may preempt.", KueuePreemptionSchema},
        {"fairSharing", T::kObject, "Fair sharing weight.", FairSharingSchema},
-       {"flavorFungibility", T::kUnsupported, "strata tries flavors in order"},
-       {"stopPolicy", T::kUnsupported, "delete the queue to stop it"},
-       {"admissionChecks", T::kUnsupported, "strata has no admission checks"},
-       {"admissionChecksStrategy", T::kUnsupported, "strata has no admission checks"}}};
+       {"flavorFungibility", T::kObject, "How flavors are tried.", FlavorFungibilitySchema},
+       {"stopPolicy", T::kEnum, kStopPolicyDoc, nullptr, {"None", "Hold", "HoldAndDrain"}},
+       {"admissionChecksStrategy", T::kUnsupported, "strata has no admission checks"},
+       {"admissionScope", T::kUnsupported, "strata has no admission fair sharing"},
+       {"concurrentAdmissionPolicy", T::kUnsupported, "strata admits a workload in one flavor"}}};
+  if (!v1beta2) {
+    s.fields.push_back({"cohort", T::kString, "The cohort the queue borrows in."});
+    s.fields.push_back({"admissionChecks", T::kUnsupported, "strata has no admission checks"});
+  }
+  return s;
+}
+
+const TypeSchema* ClusterQueueSpecV1beta1() {
+  static const TypeSchema s = ClusterQueueSpec(false);
+  return &s;
+}
+
+const TypeSchema* ClusterQueueSpecV1beta2() {
+  static const TypeSchema s = ClusterQueueSpec(true);
   return &s;
 }
 
@@ -112,8 +167,20 @@ const TypeSchema* LocalQueueSpecSchema() {
       "LocalQueueSpec",
       "A namespaced name for a cluster queue.",
       {{"clusterQueue", T::kString, "The ClusterQueue it names.", nullptr, {}, true},
-       {"stopPolicy", T::kUnsupported, "delete the queue to stop it"},
+       {"stopPolicy", T::kEnum, kStopPolicyDoc, nullptr, {"None", "Hold", "HoldAndDrain"}},
        {"fairSharing", T::kUnsupported, "fair sharing is per cluster queue"}}};
+  return &s;
+}
+
+const TypeSchema* KueueTaintSchema() {
+  static const TypeSchema s{
+      "Taint",
+      "A taint the flavor's nodes carry.",
+      {{"key", T::kString, "The taint's key.", nullptr, {}, true},
+       {"value", T::kString, "Its value."},
+       {"effect", T::kEnum, "NoSchedule, PreferNoSchedule or NoExecute.", nullptr,
+        {"NoSchedule", "PreferNoSchedule", "NoExecute"}, true},
+       {"timeAdded", T::kTimestamp, "When it was added."}}};
   return &s;
 }
 
@@ -124,8 +191,13 @@ const TypeSchema* KueueResourceFlavorSpecSchema() {
       {{"nodeLabels", T::kStringMap, "Nodes carrying all of these labels are of this flavor."},
        {"tolerations", T::kObjectList, "Tolerations added to admitted workloads.",
         TolerationSchema},
-       {"nodeTaints", T::kUnsupported, "strata reads taints from the Node objects"},
-       {"topologyName", T::kUnsupported, "use a Job's topology level (a node label key)"}}};
+       {"nodeTaints", T::kObjectList,
+        "Taints of the flavor's nodes; strata reads the taints on the nodes themselves, so these "
+        "must be on them.",
+        KueueTaintSchema},
+       {"topologyName", T::kString,
+        "The flavor's Topology; strata places by any node label a job names, so it is checked "
+        "for a name only."}}};
   return &s;
 }
 
@@ -140,6 +212,48 @@ const TypeSchema* CohortSpecSchema() {
   return &s;
 }
 
+const TypeSchema* TopologyLevelSchema() {
+  static const TypeSchema s{
+      "TopologyLevel",
+      "One level of a topology, from the widest to the narrowest.",
+      {{"nodeLabel", T::kString, "The node label key whose value names the level's domain.",
+        nullptr, {}, true}}};
+  return &s;
+}
+
+const TypeSchema* TopologySpecSchema() {
+  static const TypeSchema s{
+      "TopologySpec",
+      "A Kueue topology: node label keys, widest first.",
+      {{"levels", T::kObjectList, "The levels.", TopologyLevelSchema, {}, true}}};
+  return &s;
+}
+
+// stopPolicy None is what every strata queue does; Hold and HoldAndDrain would stop admission.
+void RejectStopPolicy(const FieldView& spec, FieldErrors& errors) {
+  if (spec.String("stopPolicy", "None") != "None") {
+    errors.Add(spec.PathOf("stopPolicy"),
+               "strata queues cannot be held: only None (delete the queue to stop it)");
+  }
+}
+
+// Flavor fungibility other than strata's own way of trying flavors (Kueue's default).
+void RejectOtherFungibility(const FieldView& fungibility, FieldErrors& errors) {
+  if (fungibility.String("whenCanBorrow", "MayStopSearch") == "TryNextFlavor") {
+    errors.Add(fungibility.PathOf("whenCanBorrow"),
+               "strata takes the first flavor where the workload fits, borrowing if it must: "
+               "only MayStopSearch (v1beta1: Borrow)");
+  }
+  if (fungibility.String("whenCanPreempt", "TryNextFlavor") != "TryNextFlavor") {
+    errors.Add(fungibility.PathOf("whenCanPreempt"),
+               "strata tries every flavor before preempting in any: only TryNextFlavor");
+  }
+  if (fungibility.String("preference", "BorrowingOverPreemption") != "BorrowingOverPreemption") {
+    errors.Add(fungibility.PathOf("preference"),
+               "strata borrows before it preempts: only BorrowingOverPreemption");
+  }
+}
+
 // Kueue's resource name as strata's quota resource, or empty after reporting it.
 std::string QuotaResource(const std::string& name, const std::string& path, FieldErrors& errors) {
   if (name == "cpu" || name == "memory") return name;
@@ -150,34 +264,54 @@ std::string QuotaResource(const std::string& name, const std::string& path, Fiel
 
 }  // namespace
 
-const TypeSchema* ClusterQueueSchema() {
+const TypeSchema* ClusterQueueV1beta1Schema() {
   static const TypeSchema s = CompatDocument("ClusterQueue", "kueue.x-k8s.io/v1beta1",
-                                             "A Kueue cluster queue.", ClusterQueueSpecSchema);
+                                             "A Kueue cluster queue.", ClusterQueueSpecV1beta1);
+  return &s;
+}
+
+const TypeSchema* ClusterQueueV1beta2Schema() {
+  static const TypeSchema s = CompatDocument("ClusterQueue", "kueue.x-k8s.io/v1beta2",
+                                             "A Kueue cluster queue.", ClusterQueueSpecV1beta2);
   return &s;
 }
 
 const TypeSchema* LocalQueueSchema() {
-  static const TypeSchema s = CompatDocument("LocalQueue", "kueue.x-k8s.io/v1beta1",
-                                             "A Kueue local queue.", LocalQueueSpecSchema);
+  static const TypeSchema s =
+      CompatDocument("LocalQueue", "kueue.x-k8s.io/v1beta2 (or v1beta1)", "A Kueue local queue.", LocalQueueSpecSchema);
   return &s;
 }
 
 const TypeSchema* KueueResourceFlavorSchema() {
-  static const TypeSchema s =
-      CompatDocument("ResourceFlavor", "kueue.x-k8s.io/v1beta1", "A Kueue resource flavor.",
-                     KueueResourceFlavorSpecSchema);
+  static const TypeSchema s = [] {
+    TypeSchema d = CompatDocument("ResourceFlavor", "kueue.x-k8s.io/v1beta2 (or v1beta1)",
+                                  "A Kueue resource flavor.",
+                                  KueueResourceFlavorSpecSchema);
+    for (FieldSpec& f : d.fields) {
+      if (f.name == "spec") f.required = false;  // a flavor without labels: every node
+    }
+    return d;
+  }();
   return &s;
 }
 
 const TypeSchema* CohortSchema() {
   static const TypeSchema s = [] {
     TypeSchema d =
-        CompatDocument("Cohort", "kueue.x-k8s.io/v1alpha1", "A Kueue cohort.", CohortSpecSchema);
+        CompatDocument("Cohort", "kueue.x-k8s.io/v1beta2 (or v1beta1, v1alpha1)",
+                       "A Kueue cohort.", CohortSpecSchema);
     for (FieldSpec& f : d.fields) {
       if (f.name == "spec") f.required = false;
     }
     return d;
   }();
+  return &s;
+}
+
+const TypeSchema* KueueTopologySchema() {
+  static const TypeSchema s =
+      CompatDocument("Topology", "kueue.x-k8s.io/v1beta2 (or v1beta1, v1alpha1)",
+                     "A Kueue topology.", TopologySpecSchema);
   return &s;
 }
 
@@ -193,6 +327,8 @@ void DecodeClusterQueue(const FieldView& doc, DecodedDocument& out) {
     errors.Add(spec.PathOf("cohortName"), "contradicts cohort");
   }
   s.queueing_strategy = spec.String("queueingStrategy", "BestEffortFIFO");
+  RejectStopPolicy(spec, errors);
+  RejectOtherFungibility(spec.Object("flavorFungibility"), errors);
   std::set<std::string> flavors_seen;
   for (const FieldView& group : spec.ObjectList("resourceGroups")) {
     std::vector<std::string> covered = group.StringList("coveredResources");
@@ -224,12 +360,17 @@ void DecodeClusterQueue(const FieldView& doc, DecodedDocument& out) {
                "strata supports Never and LowerPriority, got \"LowerOrNewerEqualPriority\"");
   }
   s.preemption.reclaim_within_cohort = preemption.String("reclaimWithinCohort", "Never");
+  FieldView borrow = preemption.Object("borrowWithinCohort");
+  if (borrow.Has("policy") && borrow.String("policy") != "Never") {
+    errors.Add(borrow.PathOf("policy"), "strata does not preempt in order to borrow: only Never");
+  }
   s.weight = spec.Object("fairSharing").GetQuantity("weight", Quantity::FromUnits(1));
   out.objects.push_back(std::move(queue));
 }
 
 void DecodeLocalQueue(const FieldView& doc, DecodedDocument& out) {
   ObjectMeta meta = DecodeMetadata(doc.Object("metadata"), true, false, out.errors);
+  RejectStopPolicy(doc.Object("spec"), out.errors);
   out.local_queue =
       LocalQueueLink{meta.namespace_name, meta.name, doc.Object("spec").String("clusterQueue")};
 }
@@ -246,6 +387,21 @@ void DecodeKueueResourceFlavor(const FieldView& doc, DecodedDocument& out) {
 
 void DecodeCohort(const FieldView& doc, DecodedDocument& out) {
   DecodeMetadata(doc.Object("metadata"), false, false, out.errors);
+}
+
+void DecodeKueueTopology(const FieldView& doc, DecodedDocument& out) {
+  DecodeMetadata(doc.Object("metadata"), false, false, out.errors);
+  FieldView spec = doc.Object("spec");
+  std::set<std::string> seen;
+  for (const FieldView& level : spec.ObjectList("levels")) {
+    std::string label = level.String("nodeLabel");
+    std::map<std::string, std::string> as_label{{label, ""}};
+    ValidateLabels(as_label, level.PathOf("nodeLabel"), out.errors);
+    if (!seen.insert(label).second) {
+      out.errors.Add(level.PathOf("nodeLabel"), Quoted(label) + " appears twice");
+    }
+  }
+  if (seen.empty()) out.errors.Add(spec.PathOf("levels"), "needs at least one level");
 }
 
 }  // namespace strata::api

@@ -9,6 +9,13 @@
 namespace strata::api {
 namespace {
 
+// A field's description in a FIELDS list.
+std::string FieldDescription(const FieldSpec& f) {
+  if (f.type == FieldType::kUnsupported) return "Not supported by strata: " + std::string(f.doc) + ".";
+  if (f.type == FieldType::kIgnored) return "Ignored, with a warning: " + std::string(f.doc) + ".";
+  return std::string(f.doc);
+}
+
 std::string Lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
@@ -32,7 +39,7 @@ Result<const KindInfo*> ResolveKind(std::string_view name, std::string_view api_
   const KindInfo* found = nullptr;
   std::vector<std::string_view> all;
   for (const KindInfo& k : AllKinds()) {
-    all.push_back(k.kind);
+    if (std::find(all.begin(), all.end(), k.kind) == all.end()) all.push_back(k.kind);
     if (Lower(k.kind) != wanted) continue;
     if (!api_version.empty() && k.api_version != api_version) continue;
     if (found == nullptr) found = &k;
@@ -93,8 +100,9 @@ Result<std::string> Explain(std::string_view query, std::string_view api_version
     out << "FIELD: " << field->name << " " << TypeName(*field) << "\n\n";
   }
   out << "DESCRIPTION:\n";
-  if (field != nullptr && field->type == FieldType::kUnsupported) {
-    WriteIndented(out, "Not supported by strata: " + std::string(field->doc) + ".", 4);
+  if (field != nullptr &&
+      (field->type == FieldType::kUnsupported || field->type == FieldType::kIgnored)) {
+    WriteIndented(out, FieldDescription(*field), 4);
     return out.str();
   }
   WriteIndented(out, field != nullptr ? field->doc : schema->doc, 4);
@@ -115,11 +123,7 @@ Result<std::string> Explain(std::string_view query, std::string_view api_version
     out << "\nFIELDS:\n";
     for (const FieldSpec& f : listed->fields) {
       out << "  " << f.name << "\t" << TypeName(f) << (f.required ? " -required-" : "") << "\n";
-      WriteIndented(out,
-                    f.type == FieldType::kUnsupported
-                        ? "Not supported by strata: " + std::string(f.doc) + "."
-                        : std::string(f.doc),
-                    4);
+      WriteIndented(out, FieldDescription(f), 4);
       out << "\n";
     }
   }

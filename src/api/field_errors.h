@@ -17,18 +17,25 @@ struct FieldError {
 };
 
 // Collects every error found while decoding one document, so that a user sees all of them at
-// once rather than one per attempt. Owned by the decoding call; not thread-safe.
+// once rather than one per attempt, and every warning: a field accepted although it means
+// nothing in this mode (an image pull policy when pods run as local processes), which `apply`
+// reports so that nothing is ignored silently. Owned by the decoding call; not thread-safe.
 class FieldErrors {
  public:
   void Add(std::string path, std::string message) {
     errors_.push_back({std::move(path), std::move(message)});
   }
+  void Warn(std::string path, std::string message) {
+    warnings_.push_back({std::move(path), std::move(message)});
+  }
   bool empty() const { return errors_.empty(); }
   size_t size() const { return errors_.size(); }
   const std::vector<FieldError>& list() const { return errors_; }
+  const std::vector<FieldError>& warnings() const { return warnings_; }
 
  private:
   std::vector<FieldError> errors_;
+  std::vector<FieldError> warnings_;
 };
 
 // "spec" + "replicas" -> "spec.replicas"; "" + "spec" -> "spec".

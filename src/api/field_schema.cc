@@ -69,7 +69,9 @@ void CheckObject(const nlohmann::json& v, const TypeSchema& schema, std::string_
   }
   std::vector<std::string_view> known;
   for (const FieldSpec& f : schema.fields) {
-    if (f.type != FieldType::kUnsupported) known.push_back(f.name);
+    if (f.type != FieldType::kUnsupported && f.type != FieldType::kIgnored) {
+      known.push_back(f.name);
+    }
   }
   for (auto it = v.begin(); it != v.end(); ++it) {
     std::string child = JoinPath(path, it.key());
@@ -189,6 +191,9 @@ void CheckValue(const nlohmann::json& v, const FieldSpec& field, std::string_vie
     case FieldType::kUnsupported:
       errors.Add(std::string(path), "not supported by strata: " + std::string(field.doc));
       return;
+    case FieldType::kIgnored:
+      errors.Warn(std::string(path), "ignored: " + std::string(field.doc));
+      return;
   }
 }
 
@@ -241,6 +246,8 @@ std::string TypeName(const FieldSpec& field) {
       return "<map[string]" + std::string(field.nested()->name) + ">";
     case FieldType::kUnsupported:
       return "<unsupported>";
+    case FieldType::kIgnored:
+      return "<ignored>";
   }
   return "<unknown>";
 }

@@ -28,13 +28,14 @@ enum class FieldType {
   kObject,       // a nested TypeSchema
   kObjectList,   // a list of a nested TypeSchema
   kObjectMap,    // string -> a nested TypeSchema (PyTorchJob replica specs)
-  kUnsupported,  // a field of a compatible kind that strata does not honour
+  kUnsupported,  // a field of a compatible kind that strata does not honour: an error
+  kIgnored,      // a field that means nothing in this mode: accepted, reported as a warning
 };
 
 struct TypeSchema;
 
 // One field of a TypeSchema. `doc` is what `strata explain` prints; for kUnsupported it is the
-// reason given in the error.
+// reason given in the error, for kIgnored the one given in the warning.
 struct FieldSpec {
   std::string_view name;
   FieldType type = FieldType::kString;
@@ -57,7 +58,8 @@ struct TypeSchema {
 
 // Checks `value` against `schema` and reports, under `path`, every unknown field (with a
 // suggestion when a known one is one edit away), every field strata does not honour, every
-// missing required field and every value of the wrong type. A null value counts as absent.
+// missing required field and every value of the wrong type, and warns of every field ignored in
+// this mode. A null value counts as absent.
 // After a clean pass, FieldView may read the value without further type checks.
 void ValidateAgainstSchema(const nlohmann::json& value, const TypeSchema& schema,
                            std::string_view path, FieldErrors& errors);

@@ -4,6 +4,22 @@
 #include "api/native_schema.h"
 
 namespace strata::api {
+namespace {
+
+// What a Kueue kind becomes, the same in each of its versions.
+constexpr std::string_view kClusterQueueMapsTo =
+    "a Queue: resourceGroups' flavors and quotas become spec.flavors";
+constexpr std::string_view kLocalQueueMapsTo =
+    "a name workloads of its namespace may use for its ClusterQueue (spec.localQueues of that "
+    "Queue); apply it with the ClusterQueue";
+constexpr std::string_view kCohortMapsTo =
+    "nothing: a strata cohort is the set of Queues that name it; a Cohort without quota of its "
+    "own is accepted and adds no object";
+constexpr std::string_view kTopologyMapsTo =
+    "nothing: strata places a gang by any node label key a job names (spec.topology.level, or "
+    "Kueue's podset topology annotations); a Topology's levels are checked and add no object";
+
+}  // namespace
 
 const std::vector<KindInfo>& AllKinds() {
   static const std::vector<KindInfo> kKinds = {
@@ -19,6 +35,9 @@ const std::vector<KindInfo>& AllKinds() {
       {"v1", "Pod", false, CoreV1PodSchema, DecodeCoreV1Pod,
        "a Pod; nvidia.com/gpu limits become spec.resources.gpu, the kueue.x-k8s.io/queue-name "
        "label becomes spec.queue, scheduling.k8s.io/group-name joins a Volcano PodGroup"},
+      {"batch/v1", "Job", false, BatchJobSchema, DecodeBatchJob,
+       "a Job: parallelism becomes replicas (completions must equal it), backoffLimit "
+       "maxRestarts, activeDeadlineSeconds runtimeLimit; Indexed pods read JOB_COMPLETION_INDEX"},
       {"kubeflow.org/v1", "PyTorchJob", false, PyTorchJobSchema, DecodePyTorchJob,
        "a Job: replicas = Master + Worker replicas, nprocPerNode becomes procPerNode, "
        "elasticPolicy.maxRestarts (else runPolicy.backoffLimit) becomes maxRestarts"},
@@ -27,16 +46,27 @@ const std::vector<KindInfo>& AllKinds() {
       {"serving.kserve.io/v1beta1", "InferenceService", false, InferenceServiceSchema,
        DecodeInferenceService,
        "a Service serving the model under the InferenceService's name, with a vLLM engine"},
-      {"kueue.x-k8s.io/v1beta1", "ClusterQueue", false, ClusterQueueSchema, DecodeClusterQueue,
-       "a Queue: resourceGroups' flavors and quotas become spec.flavors"},
+      {"kueue.x-k8s.io/v1beta2", "ClusterQueue", false, ClusterQueueV1beta2Schema,
+       DecodeClusterQueue, kClusterQueueMapsTo},
+      {"kueue.x-k8s.io/v1beta1", "ClusterQueue", false, ClusterQueueV1beta1Schema,
+       DecodeClusterQueue, kClusterQueueMapsTo},
+      {"kueue.x-k8s.io/v1beta2", "LocalQueue", false, LocalQueueSchema, DecodeLocalQueue,
+       kLocalQueueMapsTo},
       {"kueue.x-k8s.io/v1beta1", "LocalQueue", false, LocalQueueSchema, DecodeLocalQueue,
-       "a name workloads of its namespace may use for its ClusterQueue (spec.localQueues of that "
-       "Queue); apply it with the ClusterQueue"},
+       kLocalQueueMapsTo},
+      {"kueue.x-k8s.io/v1beta2", "ResourceFlavor", false, KueueResourceFlavorSchema,
+       DecodeKueueResourceFlavor, "a ResourceFlavor"},
       {"kueue.x-k8s.io/v1beta1", "ResourceFlavor", false, KueueResourceFlavorSchema,
        DecodeKueueResourceFlavor, "a ResourceFlavor"},
-      {"kueue.x-k8s.io/v1alpha1", "Cohort", false, CohortSchema, DecodeCohort,
-       "nothing: a strata cohort is the set of Queues that name it; a Cohort without quota of "
-       "its own is accepted and adds no object"},
+      {"kueue.x-k8s.io/v1beta2", "Cohort", false, CohortSchema, DecodeCohort, kCohortMapsTo},
+      {"kueue.x-k8s.io/v1beta1", "Cohort", false, CohortSchema, DecodeCohort, kCohortMapsTo},
+      {"kueue.x-k8s.io/v1alpha1", "Cohort", false, CohortSchema, DecodeCohort, kCohortMapsTo},
+      {"kueue.x-k8s.io/v1beta2", "Topology", false, KueueTopologySchema, DecodeKueueTopology,
+       kTopologyMapsTo},
+      {"kueue.x-k8s.io/v1beta1", "Topology", false, KueueTopologySchema, DecodeKueueTopology,
+       kTopologyMapsTo},
+      {"kueue.x-k8s.io/v1alpha1", "Topology", false, KueueTopologySchema, DecodeKueueTopology,
+       kTopologyMapsTo},
       {"scheduling.volcano.sh/v1beta1", "PodGroup", false, PodGroupSchema, DecodePodGroup,
        "the gang (spec.gang), queue and priority of the pods that name it in the "
        "scheduling.k8s.io/group-name annotation; apply it with its pods"},

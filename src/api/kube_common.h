@@ -2,6 +2,7 @@
 
 #include "api/field_reader.h"
 #include "api/field_schema.h"
+#include "api/job.h"
 #include "api/object_meta.h"
 #include "api/validation.h"
 #include "api/workload.h"
@@ -9,7 +10,7 @@
 namespace strata::api {
 
 // A compatible kind's document: apiVersion, kind, metadata, the given spec, and a status that
-// strata rejects (status is strata's to set).
+// strata ignores with a warning (status is strata's to set; exported objects carry one).
 TypeSchema CompatDocument(std::string_view kind, std::string_view api_version, std::string_view doc,
                           const TypeSchema* (*spec)());
 
@@ -30,6 +31,17 @@ struct KubeContainer {
 };
 KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workload,
                                   FieldErrors& errors);
+
+// Kueue's topology-aware scheduling annotations on a pod template: the node label key whose
+// value all of a gang's pods must (or should) share.
+inline constexpr std::string_view kKueueRequiredTopologyAnnotation =
+    "kueue.x-k8s.io/podset-required-topology";
+inline constexpr std::string_view kKueuePreferredTopologyAnnotation =
+    "kueue.x-k8s.io/podset-preferred-topology";
+
+// The topology a pod template's Kueue annotations ask for (no level when none); every other
+// annotation is reported as ignored. `pod_template`: the PodTemplateSpec.
+TopologyConstraint TemplateTopology(const FieldView& pod_template, FieldErrors& errors);
 
 // The queue a workload names with Kueue's kueue.x-k8s.io/queue-name label (empty if none);
 // the label is removed from `meta`, since it becomes the workload's queue.

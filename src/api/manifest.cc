@@ -1,5 +1,7 @@
 #include "api/manifest.h"
 
+#include <algorithm>
+
 #include "api/kinds.h"
 #include "common/yaml_json.h"
 
@@ -33,7 +35,7 @@ std::string UnknownKindMessage(const std::string& api_version, const std::string
   std::vector<std::string_view> kinds;
   for (const KindInfo& k : AllKinds()) {
     if (k.kind == kind) versions.push_back(k.api_version);
-    kinds.push_back(k.kind);
+    if (std::find(kinds.begin(), kinds.end(), k.kind) == kinds.end()) kinds.push_back(k.kind);
   }
   if (!versions.empty()) {
     std::string list;
@@ -144,7 +146,8 @@ void RejectPodsWithoutTheirGroup(std::vector<Located>& documents) {
 namespace {
 
 Result<std::vector<Object>> DecodeAll(const std::vector<ParsedSource>& sources,
-                                      std::vector<std::string> source_errors) {
+                                      std::vector<std::string> source_errors,
+                                      std::vector<std::string>* warnings) {
   std::vector<Located> documents;
   for (const ParsedSource& source : sources) {
     int index = 0;
@@ -155,7 +158,10 @@ Result<std::vector<Object>> DecodeAll(const std::vector<ParsedSource>& sources,
       located.kind = StringField(doc.value, "kind");
       if (doc.value.is_object()) {
         auto metadata = doc.value.find("metadata");
-        if (metadata != doc.value.end()) located.name = StringField(*metadata, "name");
+        if (metadata != doc.value.end()) {
+          located.name = StringField(*metadata, "name");
+          if (located.name.empty()) located.name = StringField(*metadata, "generateName");
+        }
       }
       DecodeOne(doc.value, located.decoded);
       documents.push_back(std::move(located));
@@ -175,12 +181,20 @@ Result<std::vector<Object>> DecodeAll(const std::vector<ParsedSource>& sources,
     for (Object& o : d.decoded.objects) objects.push_back(std::move(o));
   }
   if (!message.empty()) return Err(InvalidArgumentError(std::move(message)));
+  if (warnings != nullptr) {
+    for (const Located& d : documents) {
+      for (const FieldError& w : d.decoded.errors.warnings()) {
+        warnings->push_back(d.Prefix() + ": " + w.ToString());
+      }
+    }
+  }
   return objects;
 }
 
 }  // namespace
 
-Result<std::vector<Object>> DecodeManifests(const std::vector<ManifestSource>& sources) {
+Result<std::vector<Object>> DecodeManifests(const std::vector<ManifestSource>& sources,
+                                            std::vector<std::string>* warnings) {
   std::vector<ParsedSource> parsed_sources;
   std::vector<std::string> source_errors;
   for (const ManifestSource& source : sources) {
@@ -197,11 +211,12 @@ Result<std::vector<Object>> DecodeManifests(const std::vector<ManifestSource>& s
     }
     parsed_sources.push_back({source.name, std::move(*parsed)});
   }
-  return DecodeAll(parsed_sources, std::move(source_errors));
+  return DecodeAll(parsed_sources, std::move(source_errors), warnings);
 }
 
-Result<std::vector<Object>> DecodeParsedManifests(const std::vector<ParsedSource>& sources) {
-  return DecodeAll(sources, {});
+Result<std::vector<Object>> DecodeParsedManifests(const std::vector<ParsedSource>& sources,
+                                                  std::vector<std::string>* warnings) {
+  return DecodeAll(sources, {}, warnings);
 }
 
 Result<Object> DecodeObject(const nlohmann::json& document) {

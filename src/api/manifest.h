@@ -25,8 +25,11 @@ struct ManifestSource {
 // All or nothing: on any error returns kInvalidArgument whose message lists every error found,
 // one per line, each shaped
 //   job.yaml: document 2 (PyTorchJob resnet50-train): spec.x.replicas: expected ..., got "three"
+// On success, `warnings` (when given) receives one line of the same shape for every field that
+// was accepted although it means nothing in this mode ("...imagePullPolicy: ignored: ...").
 // Thread-safe.
-Result<std::vector<Object>> DecodeManifests(const std::vector<ManifestSource>& sources);
+Result<std::vector<Object>> DecodeManifests(const std::vector<ManifestSource>& sources,
+                                            std::vector<std::string>* warnings = nullptr);
 
 // A source already parsed into its documents, for a caller that had to look at them first (the
 // server fills in namespaces): decoded as DecodeManifests does, without parsing the text again.
@@ -34,7 +37,8 @@ struct ParsedSource {
   std::string name;
   std::vector<YamlDocument> documents;
 };
-Result<std::vector<Object>> DecodeParsedManifests(const std::vector<ParsedSource>& sources);
+Result<std::vector<Object>> DecodeParsedManifests(const std::vector<ParsedSource>& sources,
+                                                  std::vector<std::string>* warnings = nullptr);
 
 // Decodes one JSON document on its own (no links to other documents). Errors as above, without
 // the file and document prefix. For the store and the server, which receive single objects.

@@ -431,19 +431,25 @@ const TypeSchema* ObjectMetaSchema() {
   static const TypeSchema s{
       "ObjectMeta",
       "Identity and bookkeeping common to every object.",
-      {{"name",
-        T::kString,
-        "The object's name, unique per kind and namespace (DNS-1123).",
-        nullptr,
-        {},
-        true},
+      {{"name", T::kString,
+        "The object's name, unique per kind and namespace (DNS-1123); required unless "
+        "generateName is given."},
+       {"generateName", T::kString,
+        "Without a name: a prefix to which five random characters are added to make one, as "
+        "Kubernetes does; every apply then creates a new object."},
        {"namespace", T::kString, "The namespace of a namespaced kind (default \"default\")."},
        {"labels", T::kStringMap, "Key/value pairs to select and group objects by."},
        {"annotations", T::kStringMap, "Key/value pairs for tools; not used to select."},
        {"uid", T::kString, "Set by the server: unique for the object's lifetime."},
        {"resourceVersion", T::kString, "Set by the server: changes on every write."},
        {"creationTimestamp", T::kTimestamp, "Set by the server: when the object was created."},
-       {"generateName", T::kUnsupported, "give every object a name"}}};
+       {"generation", T::kIgnored, "set by the server"},
+       {"managedFields", T::kIgnored, "set by the server"},
+       {"selfLink", T::kIgnored, "set by the server"},
+       {"deletionTimestamp", T::kIgnored, "set by the server"},
+       {"deletionGracePeriodSeconds", T::kIgnored, "set by the server"},
+       {"ownerReferences", T::kIgnored, "set by the controllers that own an object"},
+       {"finalizers", T::kIgnored, "strata's controllers add the finalizers they need"}}};
   return &s;
 }
 

@@ -9,9 +9,10 @@
 namespace strata::api {
 namespace {
 
-constexpr std::array<std::string_view, 19> kReservedNames = {
+constexpr std::array<std::string_view, 20> kReservedNames = {
     "CUDA_VISIBLE_DEVICES",
     "GROUP_RANK",
+    "JOB_COMPLETION_INDEX",
     "LOCAL_RANK",
     "LOCAL_WORLD_SIZE",
     "MASTER_ADDR",
@@ -115,6 +116,8 @@ Result<std::vector<Environment>> BuildWorkerEnvironments(const TrainingPod& pod)
   shared["MASTER_PORT"] = std::to_string(pod.master_port);
   shared["WORLD_SIZE"] = std::to_string(world_size);
   shared["GROUP_RANK"] = std::to_string(pod.node_rank);
+  // Kubernetes' Indexed Job contract: a batch/v1 Job's pods find their index here.
+  shared["JOB_COMPLETION_INDEX"] = std::to_string(pod.node_rank);
   shared["ROLE_NAME"] = "default";
   shared["LOCAL_WORLD_SIZE"] = std::to_string(pod.proc_per_node);
   shared["ROLE_WORLD_SIZE"] = std::to_string(world_size);

@@ -32,6 +32,7 @@ TEST(BuildWorkerEnvironmentsTest, FollowsTorchrunsContractForEveryWorker) {
   const Environment expected_third = {
       {"CUDA_VISIBLE_DEVICES", "4,5,6,7"},
       {"GROUP_RANK", "1"},
+      {"JOB_COMPLETION_INDEX", "1"},
       {"LOCAL_RANK", "2"},
       {"LOCAL_WORLD_SIZE", "4"},
       {"LR", "3e-4"},

@@ -4,27 +4,10 @@
 #include <array>
 #include <set>
 
+#include "api/torchrun_env.h"
+
 namespace strata::api {
 namespace {
-
-constexpr std::array<std::string_view, 18> kReservedEnv = {"MASTER_ADDR",
-                                                           "MASTER_PORT",
-                                                           "WORLD_SIZE",
-                                                           "RANK",
-                                                           "LOCAL_RANK",
-                                                           "GROUP_RANK",
-                                                           "ROLE_RANK",
-                                                           "LOCAL_WORLD_SIZE",
-                                                           "ROLE_WORLD_SIZE",
-                                                           "TORCHELASTIC_RESTART_COUNT",
-                                                           "TORCHELASTIC_MAX_RESTARTS",
-                                                           "TORCHELASTIC_RUN_ID",
-                                                           "PET_NNODES",
-                                                           "PET_NPROC_PER_NODE",
-                                                           "PET_NODE_RANK",
-                                                           "PET_MASTER_ADDR",
-                                                           "PET_MASTER_PORT",
-                                                           "CUDA_VISIBLE_DEVICES"};
 
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool IsAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
@@ -59,12 +42,11 @@ bool IsLabelToken(std::string_view s) {
 }
 
 bool IsReservedEnv(std::string_view name, WorkloadClass workload) {
-  if (name.substr(0, 7) == "STRATA_") return true;
   if (name == "LWS_WORKER_INDEX" || name == "LWS_LEADER_ADDRESS" || name == "LWS_GROUP_SIZE" ||
       name == "PORT") {
     return workload == WorkloadClass::kService;
   }
-  return std::find(kReservedEnv.begin(), kReservedEnv.end(), name) != kReservedEnv.end();
+  return IsReservedEnvName(name);
 }
 
 }  // namespace

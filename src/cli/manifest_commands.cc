@@ -42,12 +42,14 @@ void RunApply(const ApplyOptions& options) {
     Fail(sources.error());
     return;
   }
-  Result<std::vector<api::Object>> objects = api::DecodeManifests(*sources);
+  std::vector<std::string> warnings;
+  Result<std::vector<api::Object>> objects = api::DecodeManifests(*sources, &warnings);
   if (!objects) {
     std::cerr << objects.error().message() << "\n";
     SetExitCode(1);
     return;
   }
+  for (const std::string& w : warnings) std::cerr << "Warning: " << w << "\n";
   if (!options.dry_run) {
     // Decoded here so that errors name the files; the server decodes the objects sent and
     // writes them one at a time.

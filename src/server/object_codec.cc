@@ -20,7 +20,7 @@ bool IsNamespacedDocument(const nlohmann::json& document) {
   // cluster-wide quota objects.
   if (type == nullptr) {
     return kind != "ClusterQueue" && kind != "ResourceFlavor" && kind != "Cohort" &&
-           kind != "Queue";
+           kind != "Topology" && kind != "Queue";
   }
   return type->namespaced;
 }
@@ -29,7 +29,7 @@ bool IsNamespacedDocument(const nlohmann::json& document) {
 
 Result<std::vector<api::Object>> DecodeRequestBody(
     std::string_view body, std::string_view source_name,
-    const std::optional<std::string>& default_namespace) {
+    const std::optional<std::string>& default_namespace, std::vector<std::string>* warnings) {
   if (size_t bad = InvalidUtf8Offset(body); bad != std::string_view::npos) {
     return Err(InvalidArgumentError(std::string(source_name) + ": byte offset " +
                                     std::to_string(bad) + ": invalid UTF-8"));
@@ -47,7 +47,19 @@ Result<std::vector<api::Object>> DecodeRequestBody(
       }
     }
   }
-  return api::DecodeParsedManifests({{std::string(source_name), std::move(documents)}});
+  return api::DecodeParsedManifests({{std::string(source_name), std::move(documents)}},
+                                    warnings);
+}
+
+void AddWarningHeaders(const std::vector<std::string>& warnings, net::HttpHeaders& headers) {
+  for (const std::string& warning : warnings) {
+    std::string quoted;
+    for (char c : warning) {
+      if (c == '"' || c == '\\') quoted += '\\';
+      quoted += (c == '\r' || c == '\n') ? ' ' : c;
+    }
+    headers.emplace_back("Warning", "299 - \"" + quoted + "\"");
+  }
 }
 
 Result<store::Object> ToStoreObject(const api::Object& object) {

@@ -8,6 +8,7 @@
 
 #include "api/object.h"
 #include "common/status.h"
+#include "net/http_message.h"
 #include "store/object.h"
 
 namespace strata::server {
@@ -17,9 +18,15 @@ namespace strata::server {
 // messages ("request body: document 2 (Job x): spec.replicas: ..."). A namespaced document
 // without metadata.namespace gets `default_namespace` when one is given. Returns
 // InvalidArgument naming the document and field on any error, or for a body with no object.
+// `warnings`, when given, receives the decoder's warnings (fields ignored in this mode).
 Result<std::vector<api::Object>> DecodeRequestBody(
     std::string_view body, std::string_view source_name,
-    const std::optional<std::string>& default_namespace);
+    const std::optional<std::string>& default_namespace,
+    std::vector<std::string>* warnings = nullptr);
+
+// Kubernetes' way of returning warnings: one `Warning: 299 - "text"` header each, which kubectl
+// and client-go print.
+void AddWarningHeaders(const std::vector<std::string>& warnings, net::HttpHeaders& headers);
 
 // The store form of a native object: its key, labels and canonical JSON (api::EncodeObject).
 // metadata.resourceVersion, when set, becomes the write's precondition; InvalidArgument when it

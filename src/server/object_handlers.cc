@@ -298,8 +298,9 @@ Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& que
 
 Result<ApiReply> RestApi::Apply(const std::string& body, const Query& query) {
   bool dry_run = query.count("dryRun") != 0 && query.at("dryRun") == "All";
+  std::vector<std::string> warnings;
   ASSIGN_OR_RETURN(std::vector<api::Object> decoded,
-                   DecodeRequestBody(body, "request body", std::nullopt));
+                   DecodeRequestBody(body, "request body", std::nullopt, &warnings));
   std::vector<store::Object> objects;
   std::set<store::ObjectKey> seen;
   for (const api::Object& object : decoded) {
@@ -334,12 +335,14 @@ Result<ApiReply> RestApi::Apply(const std::string& body, const Query& query) {
                        {"reference", ObjectReferenceName(object.key.kind, object.key.name)},
                        {"action", *action}});
   }
-  return JsonReply(200,
-                   {{"kind", "ApplyResult"},
-                    {"apiVersion", "strata.dev/v1alpha1"},
-                    {"dryRun", dry_run},
-                    {"metadata", {{"resourceVersion", std::to_string(store_.CurrentVersion())}}},
-                    {"results", std::move(results)}});
+  ApiReply reply =
+      JsonReply(200, {{"kind", "ApplyResult"},
+                      {"apiVersion", "strata.dev/v1alpha1"},
+                      {"dryRun", dry_run},
+                      {"metadata", {{"resourceVersion", std::to_string(store_.CurrentVersion())}}},
+                      {"results", std::move(results)}});
+  AddWarningHeaders(warnings, reply.response.headers);
+  return reply;
 }
 
 Result<std::string> RestApi::ApplyObject(const store::Object& object, bool dry_run) {

@@ -352,6 +352,30 @@ TEST_F(RestApiTest, ApplyCreatesEveryObjectThenReportsThemUnchanged) {
   EXPECT_EQ((*third)["results"][1]["action"], "configured");
 }
 
+TEST_F(RestApiTest, ApplyReturnsIgnoredFieldsAsKubernetesWarningHeaders) {
+  Start();
+  net::HttpRequest request;
+  request.method = "POST";
+  request.target = std::string(RestApi::kApplyPath);
+  request.headers.push_back({"Content-Type", "application/yaml"});
+  request.body = R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: pi, namespace: default}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: pi, image: perl, imagePullPolicy: Always, command: [perl]}]
+)";
+  ApiReply reply = api_->Handle(request);
+  ASSERT_EQ(reply.response.status, 200) << reply.response.body;
+  EXPECT_EQ(reply.response.Header("Warning"),
+            "299 - \"request body: document 1 (Job pi): "
+            "spec.template.spec.containers[0].imagePullPolicy: ignored: pods run as local "
+            "processes and pull no images\"");
+}
+
 TEST_F(RestApiTest, WatchStreamsChangesFromAVersionAndOldVersionsAreExpired) {
   Start({}, /*history_limit=*/4);
   std::string collection = "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs";

@@ -1,0 +1,118 @@
+// Kubernetes batch/v1: a Job whose pods all run at once (parallelism = completions) becomes a
+// native Job, placed and restarted as one group; Indexed completion gives each pod its index
+// in JOB_COMPLETION_INDEX, which every strata training pod carries.
+#include "api/compat_schema.h"
+#include "api/decode_common.h"
+#include "api/kube_common.h"
+#include "api/native_schema.h"
+
+namespace strata::api {
+namespace {
+
+using T = FieldType;
+
+constexpr int64_t kMaxDeadlineSeconds = 100000LL * 3600;
+
+const TypeSchema* BatchJobSpecSchema() {
+  static const TypeSchema s{
+      "JobSpec",
+      "A Kubernetes batch Job; strata runs its pods as one group.",
+      {{"parallelism", T::kNonNegativeInteger, "Pods that run at once (default 1)."},
+       {"completions", T::kNonNegativeInteger,
+        "Pods that must succeed; must equal parallelism (strata runs them as one group)."},
+       {"completionMode",
+        T::kEnum,
+        "NonIndexed (default) or Indexed (each pod gets JOB_COMPLETION_INDEX).",
+        nullptr,
+        {"NonIndexed", "Indexed"}},
+       {"backoffLimit", T::kNonNegativeInteger,
+        "Whole-group restarts after a failure before the Job fails (becomes maxRestarts; "
+        "Kubernetes' default 6)."},
+       {"activeDeadlineSeconds", T::kNonNegativeInteger, "Becomes the job's runtimeLimit."},
+       {"suspend", T::kBool,
+        "true: wait for the queue's admission (Kueue's convention); needs the "
+        "kueue.x-k8s.io/queue-name label."},
+       {"template", T::kObject, "The pod template.", KubePodTemplateSchema, {}, true},
+       {"podReplacementPolicy", T::kIgnored,
+        "strata replaces a group's pods only once all of them stopped"},
+       {"ttlSecondsAfterFinished", T::kUnsupported, "strata keeps finished jobs until deleted"},
+       {"backoffLimitPerIndex", T::kUnsupported, "strata restarts the whole group"},
+       {"maxFailedIndexes", T::kUnsupported, "strata restarts the whole group"},
+       {"podFailurePolicy", T::kUnsupported, "strata restarts the whole group on any failure"},
+       {"successPolicy", T::kUnsupported, "a strata job succeeds when every pod succeeds"},
+       {"selector", T::kIgnored, "set by the server; strata tracks a job's pods itself"},
+       {"manualSelector", T::kUnsupported, "strata tracks a job's pods itself"},
+       {"managedBy", T::kUnsupported, "strata manages every job it admits"}}};
+  return &s;
+}
+
+}  // namespace
+
+const TypeSchema* BatchJobSchema() {
+  static const TypeSchema s =
+      CompatDocument("Job", "batch/v1", "A Kubernetes batch Job.", BatchJobSpecSchema);
+  return &s;
+}
+
+void DecodeBatchJob(const FieldView& doc, DecodedDocument& out) {
+  FieldErrors& errors = out.errors;
+  Job job;
+  job.metadata = DecodeMetadata(doc.Object("metadata"), true, true, errors);
+  job.spec.queue = TakeQueueLabel(job.metadata);
+  FieldView spec = doc.Object("spec");
+  JobSpec& s = job.spec;
+  s.replicas = spec.Integer("parallelism", 1);
+  if (s.replicas < 1) {
+    errors.Add(spec.PathOf("parallelism"), "must be at least 1: strata has no paused Jobs");
+  }
+  if (spec.Has("completions") && spec.Integer("completions", 0) != s.replicas) {
+    errors.Add(spec.PathOf("completions"),
+               "strata runs a Job's pods as one group that succeeds when all of them succeed: "
+               "must equal parallelism (" +
+                   std::to_string(s.replicas) + ")");
+  } else if (!spec.Has("completions") && s.replicas > 1) {
+    errors.Add(spec.PathOf("completions"),
+               "required when parallelism is above 1: strata has no work-queue Jobs; set it to "
+               "parallelism (" +
+                   std::to_string(s.replicas) + ")");
+  }
+  if (spec.Bool("suspend", false) && s.queue.empty()) {
+    errors.Add(spec.PathOf("suspend"),
+               "strata holds a Job back only in a queue: add the kueue.x-k8s.io/queue-name "
+               "label, or leave suspend out");
+  }
+  s.max_restarts = spec.Integer("backoffLimit", 6);
+  s.clean_pod_policy = "None";  // Kubernetes keeps a finished Job's pods for their logs
+  int64_t deadline_seconds = spec.Integer("activeDeadlineSeconds", 0);
+  if (deadline_seconds > kMaxDeadlineSeconds) {
+    errors.Add(spec.PathOf("activeDeadlineSeconds"), "must be at most 100000 hours");
+  } else {
+    s.runtime_limit = std::chrono::seconds(deadline_seconds);
+  }
+
+  FieldView pod_template = spec.Object("template");
+  FieldView pod_spec = pod_template.Object("spec");
+  std::string restart = pod_spec.String("restartPolicy", "Always");
+  if (restart == "Always") {
+    errors.Add(pod_spec.PathOf("restartPolicy"),
+               "a Job's pods need restartPolicy Never or OnFailure (Kubernetes' rule)");
+  }
+  for (const char* field : {"nodeName", "priority"}) {
+    if (pod_spec.Has(field)) {
+      errors.Add(pod_spec.PathOf(field), "set per job: strata places the job's pods together");
+    }
+  }
+  KubeContainer container = FromSingleContainer(pod_spec, WorkloadClass::kTraining, errors);
+  s.resources = container.resources;
+  s.template_ = std::move(container.process);
+  s.tolerations = DecodeTolerations(pod_spec, "tolerations");
+  s.topology = TemplateTopology(pod_template, errors);
+  if (pod_spec.Has("priorityClassName")) {
+    s.priority = PriorityForClass(pod_spec.String("priorityClassName"),
+                                  pod_spec.PathOf("priorityClassName"), errors)
+                     .value_or(0);
+  }
+  out.objects.push_back(std::move(job));
+}
+
+}  // namespace strata::api

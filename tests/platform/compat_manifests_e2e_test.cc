@@ -1,0 +1,86 @@
+// The manifests of testdata/manifests/compat/ (Kueue's and Kubernetes' own shapes) applied with
+// the real CLI to a live `strata up`, one file at a time as a user would: each is accepted with
+// the warnings its header declares, and every Job they hold runs to Succeeded.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "client/api_client.h"
+#include "node/test_support.h"
+#include "strata_process.h"
+
+namespace strata::platform_test {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+int DeclaredWarnings(const fs::path& file) {
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::smatch m;
+  return std::regex_search(text, m, std::regex("# warnings: ([0-9]+)")) ? std::stoi(m[1]) : -1;
+}
+
+int CountLines(const std::string& text, const std::string& prefix) {
+  int n = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) n += line.rfind(prefix, 0) == 0 ? 1 : 0;
+  return n;
+}
+
+TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds) {
+  node::testing::TempDir data;
+  UpProcess up;
+  ASSERT_TRUE(up.Start({"--data-dir", data.path(), "--listen", "127.0.0.1:0",
+                        "--nvml-library=/nonexistent/libnvidia-ml.so.1", "--simulate",
+                        "4x8:H100-80GB,racks=2"}))
+      << up.output();
+  std::vector<fs::path> files;
+  for (const char* project : {"kueue", "batch"}) {
+    for (const fs::directory_entry& e :
+         fs::directory_iterator(fs::path(SourceDir()) / "testdata/manifests/compat" / project)) {
+      files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 10u);
+  for (const fs::path& file : files) {
+    CommandResult applied = RunStrata({"apply", "-f", file.string(), "--server", up.url()});
+    ASSERT_EQ(applied.exit_code, 0) << file << "\n" << applied.err;
+    EXPECT_EQ(CountLines(applied.err, "Warning: "), DeclaredWarnings(file))
+        << file << "\n"
+        << applied.err;
+  }
+
+  auto client = client::ApiClient::Create(up.url(), "");
+  ASSERT_TRUE(client);
+  // Every Job of every file, however it was named (several use generateName), ends Succeeded.
+  Json jobs;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);
+  std::string pending;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto listed = (*client)->Get("/apis/strata.dev/v1alpha1/jobs");
+    ASSERT_TRUE(listed) << listed.error().ToString();
+    jobs = (*listed)["items"];
+    pending.clear();
+    for (const Json& job : jobs) {
+      std::string phase = job.value(Json::json_pointer("/status/phase"), std::string());
+      if (phase == "Failed") FAIL() << job.dump(2);
+      if (phase != "Succeeded") pending += job["metadata"].value("name", "") + " (" + phase + ") ";
+    }
+    if (pending.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  EXPECT_EQ(pending, "") << "still not Succeeded after 180 s";
+  EXPECT_EQ(jobs.size(), 18u);
+  CommandResult logs = RunStrata({"logs", "pod", "indexed-job-worker-2", "--server", up.url()});
+  EXPECT_EQ(logs.out, "item 2\n") << logs.err;
+}
+
+}  // namespace
+}  // namespace strata::platform_test
