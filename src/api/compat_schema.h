@@ -25,8 +25,25 @@ void DecodeCoreV1Pod(const FieldView& doc, DecodedDocument& out);
 // decode_kubeflow.cc
 const TypeSchema* PyTorchJobSchema();
 void DecodePyTorchJob(const FieldView& doc, DecodedDocument& out);
+
+// decode_trainer.cc: a TrainJob decodes to a TrainJobLink and a runtime to a
+// TrainingRuntimeLink; neither adds an object until ResolveTrainJob joins them.
 const TypeSchema* TrainJobSchema();
 void DecodeTrainJob(const FieldView& doc, DecodedDocument& out);
+const TypeSchema* TrainingRuntimeSchema();
+void DecodeTrainingRuntime(const FieldView& doc, DecodedDocument& out);
+const TypeSchema* ClusterTrainingRuntimeSchema();
+void DecodeClusterTrainingRuntime(const FieldView& doc, DecodedDocument& out);
+
+// The ClusterTrainingRuntime torch-distributed as strata provides it when no manifest gives
+// one: one node, numProcPerNode "auto", no template (the TrainJob gives the command).
+const TrainingRuntimeLink& BuiltInTorchDistributed();
+
+// Adds to `out.objects` the Job that `link` makes with `runtime`'s defaults, the TrainJob's
+// trainer fields overriding them; or, if neither gives a command, reports spec.trainer.command
+// in `out.errors`.
+void ResolveTrainJob(const TrainJobLink& link, const TrainingRuntimeLink& runtime,
+                     DecodedDocument& out);
 
 // decode_kserve.cc
 const TypeSchema* InferenceServiceSchema();

@@ -94,8 +94,7 @@ const TypeSchema* KubeContainerSchema() {
         "Ports it listens on; strata gives each engine its port in STRATA_PORT.",
         KubeContainerPortSchema},
        {"imagePullPolicy", T::kIgnored, "pods run as local processes and pull no images"},
-       {"volumeMounts", T::kIgnored,
-        "pods run as local processes and see the host's file system"},
+       {"volumeMounts", T::kIgnored, "pods run as local processes and see the host's file system"},
        {"securityContext", T::kIgnored, "pods run as local processes, as the node agent's user"},
        {"readinessProbe", T::kIgnored, "strata probes engines' readiness itself"},
        {"startupProbe", T::kIgnored, "strata probes engines' readiness itself"},
@@ -266,7 +265,7 @@ ResourceRequest FromKubeResources(const FieldView& resources, FieldErrors& error
 }
 
 KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workload,
-                                  FieldErrors& errors) {
+                                  FieldErrors& errors, bool command_required) {
   KubeContainer out;
   std::vector<FieldView> containers = pod_spec.ObjectList("containers");
   if (containers.size() != 1) {
@@ -277,7 +276,7 @@ KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workl
   const FieldView& c = containers.front();
   out.process.image = c.String("image");
   out.process.command = c.StringList("command");
-  if (out.process.command.empty()) {
+  if (out.process.command.empty() && command_required) {
     errors.Add(c.PathOf("command"),
                "required: strata runs the command itself and cannot read an image's entrypoint");
   }

@@ -1,5 +1,5 @@
-// Kubeflow's training kinds: kubeflow.org/v1 PyTorchJob and trainer.kubeflow.org/v1alpha1
-// TrainJob, both decoded into a native Job.
+// Kubeflow's kubeflow.org/v1 PyTorchJob, decoded into a native Job, and the processes-per-node
+// setting it shares with Kubeflow Trainer's TrainJob (decode_trainer.cc).
 #include "api/compat_schema.h"
 #include "api/decode_common.h"
 #include "api/kube_common.h"
@@ -88,73 +88,9 @@ const TypeSchema* PyTorchJobSpecSchema() {
        {"runPolicy", T::kObject, "How the job runs and ends.", RunPolicySchema},
        {"elasticPolicy", T::kObject, "torchrun settings.", ElasticPolicySchema},
        {"nprocPerNode", T::kIntOrString,
-        "Processes per node: a number, \"gpu\" or \"auto\" (the GPUs per node, else 1)."}}};
+        "Processes per node: a number, \"gpu\" or \"auto\" (the GPUs per node, else 1), or "
+        "\"cpu\" (the whole CPUs per node)."}}};
   return &s;
-}
-
-const TypeSchema* RuntimeRefSchema() {
-  static const TypeSchema s{
-      "RuntimeRef",
-      "The training runtime; strata provides torch-distributed.",
-      {{"name", T::kString, "torch-distributed.", nullptr, {}, true},
-       {"kind",
-        T::kEnum,
-        "ClusterTrainingRuntime (default) or TrainingRuntime.",
-        nullptr,
-        {"ClusterTrainingRuntime", "TrainingRuntime"}},
-       {"apiGroup", T::kEnum, "trainer.kubeflow.org.", nullptr, {"trainer.kubeflow.org"}}}};
-  return &s;
-}
-
-const TypeSchema* TrainerSchema() {
-  static const TypeSchema s{
-      "Trainer",
-      "The training processes.",
-      {{"image", T::kString, "Container image, used by the Kubernetes mode."},
-       {"command", T::kStringList, "The program and its first arguments.", nullptr, {}, true},
-       {"args", T::kStringList, "More arguments."},
-       {"env", T::kObjectList, "Environment variables.", EnvVarSchema},
-       {"numNodes", T::kNonNegativeInteger, "Nodes (pods) of the job (default 1)."},
-       {"resourcesPerNode", T::kObject, "What each node's pod needs.",
-        KubeResourceRequirementsSchema},
-       {"numProcPerNode", T::kIntOrString,
-        "Processes per node: a number, \"gpu\" or \"auto\" (default)."}}};
-  return &s;
-}
-
-const TypeSchema* TrainJobSpecSchema() {
-  static const TypeSchema s{
-      "TrainJobSpec",
-      "A Kubeflow Trainer job.",
-      {{"runtimeRef", T::kObject, "The runtime to use.", RuntimeRefSchema, {}, true},
-       {"trainer", T::kObject, "The training processes.", TrainerSchema, {}, true},
-       {"initializer", T::kUnsupported, "download data and models in the command"},
-       {"labels", T::kUnsupported, "put labels on the TrainJob's metadata"},
-       {"annotations", T::kUnsupported, "put annotations on the TrainJob's metadata"},
-       {"podSpecOverrides", T::kUnsupported, "strata runs one template per job"},
-       {"suspend", T::kUnsupported, "strata has no suspended jobs"},
-       {"managedBy", T::kUnsupported, "strata manages every job it admits"}}};
-  return &s;
-}
-
-// Reads nprocPerNode ("4", 4, "gpu", "auto") given the whole GPUs per node.
-int64_t ProcPerNode(const FieldView& parent, std::string_view field, int64_t gpus_per_node,
-                    FieldErrors& errors) {
-  const nlohmann::json& v = parent.Raw(field);
-  if (v.is_null()) return 0;
-  if (v.is_number_integer()) {
-    if (v.get<int64_t>() < 1) errors.Add(parent.PathOf(field), "must be at least 1");
-    return v.get<int64_t>();
-  }
-  std::string text = v.get<std::string>();
-  if (text == "gpu" || text == "auto") return std::max<int64_t>(1, gpus_per_node);
-  if (!text.empty() && text.size() < 7 &&
-      text.find_first_not_of("0123456789") == std::string::npos && std::stoll(text) > 0) {
-    return std::stoll(text);
-  }
-  errors.Add(parent.PathOf(field),
-             "expected a positive number, \"gpu\" or \"auto\", got " + Quoted(text));
-  return 0;
 }
 
 void RejectPodLevelFields(const FieldView& pod_spec, FieldErrors& errors) {
@@ -169,15 +105,37 @@ void RejectPodLevelFields(const FieldView& pod_spec, FieldErrors& errors) {
 
 }  // namespace
 
+int64_t ProcPerNodeSetting::Resolve(const ResourceRequest& resources) const {
+  if (count > 0) return count;
+  int64_t whole = word == "cpu" ? resources.cpu.milli() / 1000 : resources.gpu.milli() / 1000;
+  return std::max<int64_t>(1, whole);
+}
+
+std::optional<ProcPerNodeSetting> ReadProcPerNode(const FieldView& parent, std::string_view field,
+                                                  FieldErrors& errors) {
+  const nlohmann::json& v = parent.Raw(field);
+  if (v.is_null()) return std::nullopt;
+  if (v.is_number_integer()) {
+    if (v.get<int64_t>() < 1) {
+      errors.Add(parent.PathOf(field), "must be at least 1");
+      return std::nullopt;
+    }
+    return ProcPerNodeSetting{v.get<int64_t>(), ""};
+  }
+  std::string text = v.get<std::string>();
+  if (text == "auto" || text == "gpu" || text == "cpu") return ProcPerNodeSetting{0, text};
+  if (!text.empty() && text.size() < 7 &&
+      text.find_first_not_of("0123456789") == std::string::npos && std::stoll(text) > 0) {
+    return ProcPerNodeSetting{std::stoll(text), ""};
+  }
+  errors.Add(parent.PathOf(field),
+             "expected a positive number, \"auto\", \"gpu\" or \"cpu\", got " + Quoted(text));
+  return std::nullopt;
+}
+
 const TypeSchema* PyTorchJobSchema() {
   static const TypeSchema s = CompatDocument(
       "PyTorchJob", "kubeflow.org/v1", "A Kubeflow PyTorch distributed job.", PyTorchJobSpecSchema);
-  return &s;
-}
-
-const TypeSchema* TrainJobSchema() {
-  static const TypeSchema s = CompatDocument("TrainJob", "trainer.kubeflow.org/v1alpha1",
-                                             "A Kubeflow Trainer job.", TrainJobSpecSchema);
   return &s;
 }
 
@@ -229,9 +187,9 @@ void DecodePyTorchJob(const FieldView& doc, DecodedDocument& out) {
   s.template_ = std::move(container.process);
   s.tolerations = DecodeTolerations(pod_spec, "tolerations");
   s.topology = TemplateTopology(template_owner->Object("template"), errors);
-  int64_t gpus = s.resources.gpu.milli() / 1000;
   FieldView elastic = spec.Object("elasticPolicy");
-  int64_t nproc = ProcPerNode(spec, "nprocPerNode", gpus, errors);
+  std::optional<ProcPerNodeSetting> nproc_setting = ReadProcPerNode(spec, "nprocPerNode", errors);
+  int64_t nproc = nproc_setting ? nproc_setting->Resolve(s.resources) : 0;
   int64_t elastic_nproc = elastic.Integer("nProcPerNode", 0);
   if (nproc != 0 && elastic_nproc != 0 && nproc != elastic_nproc) {
     errors.Add(elastic.PathOf("nProcPerNode"), "contradicts spec.nprocPerNode");
@@ -263,34 +221,6 @@ void DecodePyTorchJob(const FieldView& doc, DecodedDocument& out) {
                                   scheduling.PathOf("priorityClass"), errors)
                      .value_or(0);
   }
-  out.objects.push_back(std::move(job));
-}
-
-void DecodeTrainJob(const FieldView& doc, DecodedDocument& out) {
-  FieldErrors& errors = out.errors;
-  Job job;
-  job.metadata = DecodeMetadata(doc.Object("metadata"), true, true, errors);
-  job.spec.queue = TakeQueueLabel(job.metadata);
-  FieldView spec = doc.Object("spec");
-  FieldView runtime = spec.Object("runtimeRef");
-  if (runtime.String("name") != "torch-distributed") {
-    errors.Add(runtime.PathOf("name"), "strata provides the torch-distributed runtime only, got " +
-                                           Quoted(runtime.String("name")));
-  }
-  FieldView trainer = spec.Object("trainer");
-  JobSpec& s = job.spec;
-  s.replicas = trainer.Integer("numNodes", 1);
-  if (s.replicas < 1) errors.Add(trainer.PathOf("numNodes"), "must be at least 1");
-  s.resources = FromKubeResources(trainer.Object("resourcesPerNode"), errors);
-  s.template_.image = trainer.String("image");
-  s.template_.command = trainer.StringList("command");
-  if (s.template_.command.empty()) errors.Add(trainer.PathOf("command"), "must name a program");
-  s.template_.args = trainer.StringList("args");
-  s.template_.env = DecodeEnv(trainer, "env");
-  ValidateEnv(s.template_.env, WorkloadClass::kTraining, trainer.PathOf("env"), errors);
-  int64_t gpus = s.resources.gpu.milli() / 1000;
-  int64_t nproc = ProcPerNode(trainer, "numProcPerNode", gpus, errors);
-  s.proc_per_node = nproc != 0 ? nproc : std::max<int64_t>(1, gpus);
   out.objects.push_back(std::move(job));
 }
 

@@ -18,6 +18,10 @@ constexpr std::string_view kCohortMapsTo =
 constexpr std::string_view kTopologyMapsTo =
     "nothing: strata places a gang by any node label key a job names (spec.topology.level, or "
     "Kueue's podset topology annotations); a Topology's levels are checked and add no object";
+constexpr std::string_view kTrainingRuntimeMapsTo =
+    "nothing: the defaults (mlPolicy.numNodes, torch.numProcPerNode, the trainer step's image, "
+    "command, args, env and resources) of the TrainJobs among the same manifests that name it; "
+    "apply it with its TrainJobs";
 
 }  // namespace
 
@@ -42,7 +46,14 @@ const std::vector<KindInfo>& AllKinds() {
        "a Job: replicas = Master + Worker replicas, nprocPerNode becomes procPerNode, "
        "elasticPolicy.maxRestarts (else runPolicy.backoffLimit) becomes maxRestarts"},
       {"trainer.kubeflow.org/v1alpha1", "TrainJob", false, TrainJobSchema, DecodeTrainJob,
-       "a Job: trainer.numNodes becomes replicas, resourcesPerNode becomes resources"},
+       "a Job with its runtime's defaults (a TrainingRuntime or ClusterTrainingRuntime among the "
+       "same manifests, or the built-in torch-distributed): numNodes becomes replicas, "
+       "numProcPerNode procPerNode, resourcesPerNode resources; the trainer's fields override "
+       "the runtime's"},
+      {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime", false, TrainingRuntimeSchema,
+       DecodeTrainingRuntime, kTrainingRuntimeMapsTo},
+      {"trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", false,
+       ClusterTrainingRuntimeSchema, DecodeClusterTrainingRuntime, kTrainingRuntimeMapsTo},
       {"serving.kserve.io/v1beta1", "InferenceService", false, InferenceServiceSchema,
        DecodeInferenceService,
        "a Service serving the model under the InferenceService's name, with a vLLM engine"},

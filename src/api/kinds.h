@@ -9,6 +9,7 @@
 #include "api/field_errors.h"
 #include "api/field_reader.h"
 #include "api/field_schema.h"
+#include "api/job.h"
 #include "api/object.h"
 
 namespace strata::api {
@@ -32,12 +33,52 @@ struct PodGroupLink {
   std::optional<int64_t> priority;
 };
 
+// Kubeflow's processes per node: a number, or a word ("auto", "gpu", "cpu") that depends on
+// the pod's resources, which a TrainJob may set after its runtime named the word.
+struct ProcPerNodeSetting {
+  int64_t count = 0;  // when positive, the number given
+  std::string word;   // otherwise "auto", "gpu" or "cpu"
+
+  // The processes a pod with `resources` runs: "auto" and "gpu" its whole GPUs, "cpu" its whole
+  // CPUs, at least 1.
+  int64_t Resolve(const ResourceRequest& resources) const;
+};
+
+// A Kubeflow TrainingRuntime (namespaced) or ClusterTrainingRuntime read from a document: the
+// defaults of the TrainJobs among the same manifests whose spec.runtimeRef names it.
+struct TrainingRuntimeLink {
+  std::string kind;            // TrainingRuntime or ClusterTrainingRuntime
+  std::string namespace_name;  // empty for a ClusterTrainingRuntime
+  std::string name;
+  JobSpec defaults;  // mlPolicy and the trainer step's template, as a Job would run them
+  ProcPerNodeSetting proc_per_node{0, "auto"};
+};
+
+// A Kubeflow TrainJob read from a document: it becomes a Job once its runtime is found among
+// the same manifests (or is the built-in torch-distributed). `job` holds what the TrainJob
+// alone decides (metadata, queue, deadline); the trainer fields it gives override the
+// runtime's defaults.
+struct TrainJobLink {
+  Job job;
+  std::string runtime_kind;  // TrainingRuntime or ClusterTrainingRuntime (the default)
+  std::string runtime_name;
+  std::optional<int64_t> num_nodes;
+  std::optional<ProcPerNodeSetting> proc_per_node;
+  std::optional<ResourceRequest> resources;
+  std::string image;                 // empty: the runtime's
+  std::vector<std::string> command;  // empty: the runtime's
+  std::optional<std::vector<std::string>> args;
+  std::vector<EnvVar> env;  // merged into the runtime's by name, the TrainJob's value winning
+};
+
 // What decoding one document produced: native objects (a compatible document may produce none,
 // when it only links others), links resolved across documents afterwards, and errors.
 struct DecodedDocument {
   std::vector<Object> objects;
   std::optional<LocalQueueLink> local_queue;
   std::optional<PodGroupLink> pod_group;
+  std::optional<TrainingRuntimeLink> training_runtime;
+  std::optional<TrainJobLink> train_job;
   FieldErrors errors;
 };
 

@@ -3,6 +3,7 @@
 #include "api/field_reader.h"
 #include "api/field_schema.h"
 #include "api/job.h"
+#include "api/kinds.h"
 #include "api/object_meta.h"
 #include "api/validation.h"
 #include "api/workload.h"
@@ -23,14 +24,21 @@ TypeSchema CompatDocument(std::string_view kind, std::string_view api_version, s
 // (HAMi's GPU memory per GPU, in MiB), nvidia.com/mig-<profile> (one MIG instance).
 ResourceRequest FromKubeResources(const FieldView& resources, FieldErrors& errors);
 
-// The one container of a pod template. Reports a list that does not hold exactly one.
-// `containers`: the list's parent; the list is its "containers" field.
+// The one container of a pod template. Reports a list that does not hold exactly one, and,
+// when `command_required`, a container without a command (a Kubeflow runtime's template may
+// leave it to the TrainJob). `pod_spec`: the list's parent; the list is its "containers" field.
 struct KubeContainer {
   ProcessTemplate process;
   ResourceRequest resources;
 };
 KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workload,
-                                  FieldErrors& errors);
+                                  FieldErrors& errors, bool command_required = true);
+
+// Kubeflow's processes per node (PyTorchJob's nprocPerNode, a TrainJob's or a runtime's
+// numProcPerNode): a positive number (or its digits as a string), "auto", "gpu" or "cpu".
+// Returns nullopt when the field is absent, or after reporting a value that is none of these.
+std::optional<ProcPerNodeSetting> ReadProcPerNode(const FieldView& parent, std::string_view field,
+                                                  FieldErrors& errors);
 
 // Kueue's topology-aware scheduling annotations on a pod template: the node label key whose
 // value all of a gang's pods must (or should) share.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/compat_schema.h"
 #include "api/kinds.h"
 #include "common/yaml_json.h"
 
@@ -141,6 +142,74 @@ void RejectPodsWithoutTheirGroup(std::vector<Located>& documents) {
   }
 }
 
+bool SameRuntime(const TrainingRuntimeLink& a, const TrainingRuntimeLink& b) {
+  return a.kind == b.kind && a.namespace_name == b.namespace_name && a.name == b.name;
+}
+
+// Two runtimes of one name would make a TrainJob's defaults depend on document order.
+void RejectDuplicateRuntimes(std::vector<Located>& documents) {
+  for (size_t i = 0; i < documents.size(); ++i) {
+    if (!documents[i].decoded.training_runtime) continue;
+    const TrainingRuntimeLink& runtime = *documents[i].decoded.training_runtime;
+    for (size_t j = 0; j < i; ++j) {
+      if (documents[j].decoded.training_runtime &&
+          SameRuntime(*documents[j].decoded.training_runtime, runtime)) {
+        documents[i].decoded.errors.Add(
+            "metadata.name", "a second " + runtime.kind + " " + Quoted(runtime.name) +
+                                 " among these manifests (the first is " + documents[j].Prefix() +
+                                 ")");
+        break;
+      }
+    }
+  }
+}
+
+// Each TrainJob becomes a Job with the defaults of the runtime its runtimeRef names: one among
+// the manifests, else the built-in torch-distributed, else an error.
+void LinkTrainJobs(std::vector<Located>& documents) {
+  for (Located& d : documents) {
+    if (!d.decoded.train_job) continue;
+    const TrainJobLink& job = *d.decoded.train_job;
+    const std::string& job_namespace = job.job.metadata.namespace_name;
+    const Located* found = nullptr;
+    const TrainingRuntimeLink* other_namespace = nullptr;
+    for (const Located& r : documents) {
+      if (!r.decoded.training_runtime) continue;
+      const TrainingRuntimeLink& runtime = *r.decoded.training_runtime;
+      if (runtime.kind != job.runtime_kind || runtime.name != job.runtime_name) continue;
+      if (runtime.kind == "TrainingRuntime" && runtime.namespace_name != job_namespace) {
+        other_namespace = &runtime;
+        continue;
+      }
+      found = &r;
+      break;
+    }
+    if (found != nullptr) {
+      // A runtime with errors fails the apply with its own; resolving against it adds noise.
+      if (found->decoded.errors.empty()) {
+        ResolveTrainJob(job, *found->decoded.training_runtime, d.decoded);
+      }
+      continue;
+    }
+    const TrainingRuntimeLink& built_in = BuiltInTorchDistributed();
+    if (job.runtime_kind == built_in.kind && job.runtime_name == built_in.name) {
+      ResolveTrainJob(job, built_in, d.decoded);
+      continue;
+    }
+    std::string message =
+        job.runtime_kind + " " + Quoted(job.runtime_name) + " is not among these manifests";
+    if (other_namespace != nullptr) {
+      message += " in namespace " + Quoted(job_namespace) + " (one is in namespace " +
+                 Quoted(other_namespace->namespace_name) +
+                 "; a TrainJob uses a TrainingRuntime of its own namespace)";
+    }
+    d.decoded.errors.Add("spec.runtimeRef.name",
+                         message +
+                             "; apply the runtime together with the TrainJob (strata has the "
+                             "ClusterTrainingRuntime torch-distributed built in)");
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -170,6 +239,8 @@ Result<std::vector<Object>> DecodeAll(const std::vector<ParsedSource>& sources,
   LinkLocalQueues(documents);
   LinkPodGroups(documents);
   RejectPodsWithoutTheirGroup(documents);
+  RejectDuplicateRuntimes(documents);
+  LinkTrainJobs(documents);
 
   std::string message;
   for (const std::string& e : source_errors) message += (message.empty() ? "" : "\n") + e;
@@ -222,6 +293,18 @@ Result<std::vector<Object>> DecodeParsedManifests(const std::vector<ParsedSource
 Result<Object> DecodeObject(const nlohmann::json& document) {
   DecodedDocument decoded;
   DecodeOne(document, decoded);
+  // Alone, a TrainJob can only have the built-in runtime.
+  if (decoded.errors.empty() && decoded.train_job) {
+    const TrainingRuntimeLink& built_in = BuiltInTorchDistributed();
+    if (decoded.train_job->runtime_kind == built_in.kind &&
+        decoded.train_job->runtime_name == built_in.name) {
+      ResolveTrainJob(*decoded.train_job, built_in, decoded);
+    } else {
+      decoded.errors.Add("spec.runtimeRef.name",
+                         "a TrainJob decoded on its own has only the built-in torch-distributed "
+                         "runtime; decode it with its runtime");
+    }
+  }
   if (decoded.errors.empty() && decoded.objects.size() != 1) {
     decoded.errors.Add("kind", "this kind only links other documents; decode it with them");
   }

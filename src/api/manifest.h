@@ -20,7 +20,8 @@ struct ManifestSource {
 // Decodes every document of every source (YAML or JSON, multi-document) into native objects,
 // in order. Native kinds (strata.dev/v1alpha1) and compatible kinds (v1 Pod, PyTorchJob,
 // TrainJob, InferenceService, Kueue, Volcano) are accepted; links between documents (a
-// LocalQueue and its ClusterQueue, a PodGroup and its pods) are resolved across all sources.
+// LocalQueue and its ClusterQueue, a PodGroup and its pods, a TrainJob and its runtime) are
+// resolved across all sources.
 //
 // All or nothing: on any error returns kInvalidArgument whose message lists every error found,
 // one per line, each shaped

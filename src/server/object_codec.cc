@@ -17,10 +17,10 @@ bool IsNamespacedDocument(const nlohmann::json& document) {
   std::string kind = document["kind"].get<std::string>();
   const api::ResourceType* type = api::FindResourceTypeByKind(kind);
   // Compatible kinds (PyTorchJob, InferenceService, ...) are namespaced unless they are
-  // cluster-wide quota objects.
+  // cluster-wide quota objects or cluster-wide training runtimes.
   if (type == nullptr) {
     return kind != "ClusterQueue" && kind != "ResourceFlavor" && kind != "Cohort" &&
-           kind != "Topology" && kind != "Queue";
+           kind != "Topology" && kind != "Queue" && kind != "ClusterTrainingRuntime";
   }
   return type->namespaced;
 }
@@ -47,8 +47,7 @@ Result<std::vector<api::Object>> DecodeRequestBody(
       }
     }
   }
-  return api::DecodeParsedManifests({{std::string(source_name), std::move(documents)}},
-                                    warnings);
+  return api::DecodeParsedManifests({{std::string(source_name), std::move(documents)}}, warnings);
 }
 
 void AddWarningHeaders(const std::vector<std::string>& warnings, net::HttpHeaders& headers) {
