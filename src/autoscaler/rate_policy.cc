@@ -11,6 +11,9 @@ namespace {
 
 int64_t Seconds(Duration d) { return std::chrono::duration_cast<std::chrono::seconds>(d).count(); }
 
+// Idle spells remembered for the scale-to-zero forecast.
+constexpr size_t kIdleGapsKept = 64;
+
 }  // namespace
 
 RateOptions RateDefaults(Duration cold_start) {
@@ -44,8 +47,8 @@ Status ValidateRateOptions(const RateOptions& options) {
   if (!(options.target_busy_share >= 0 && options.target_busy_share < 1)) {
     return InvalidArgumentError("targetBusyShare: must be in [0, 1)");
   }
-  if (!(options.min_busy_share > 0 && options.min_busy_share < 1)) {
-    return InvalidArgumentError("minBusyShare: must be in (0, 1)");
+  if (options.min_measured_requests < 1) {
+    return InvalidArgumentError("minMeasuredRequests: must be >= 1");
   }
   if (!(options.request_tokens > 0)) return InvalidArgumentError("requestTokens: must be > 0");
   if (!(options.burst_sigmas >= 0)) return InvalidArgumentError("burstSigmas: must be >= 0");
@@ -103,24 +106,17 @@ bool RatePolicy::MeasureCapacity(TimePoint now, std::string& why) {
   const Point& begin = PointAt(now - options_.capacity_window);
   const Point& end = points_.back();
   if (end.at <= begin.at || end.busy_seconds_total <= 0) return false;
-  double ready_sum = 0;
-  int samples = 0;
-  for (auto it = points_.rbegin(); it != points_.rend() && it->at > begin.at; ++it) {
-    ready_sum += it->ready;
-    ++samples;
-  }
-  if (ready_sum == 0) return false;
-  const double seconds = ToSeconds(end.at - begin.at);
-  const double ready = ready_sum / samples;
-  const double busy_share = (end.busy_seconds_total - begin.busy_seconds_total) / seconds / ready;
-  const double per_replica = (end.work_total - begin.work_total) / seconds / ready;
-  if (busy_share < options_.min_busy_share || per_replica <= 0) return true;
-  capacity_ = per_replica * options_.target_busy_share / std::min(busy_share, 1.0);
-  why += fmt::format(
-      "; replicas busy prefilling {:.0f}% of the time at {:.2f} req/s each: {:.2f} "
-      "req/s at {:.0f}%",
-      busy_share * 100, per_replica / WorkPerRequest(), capacity_ / WorkPerRequest(),
-      options_.target_busy_share * 100);
+  const int64_t served = end.answered_total - begin.answered_total;
+  const double busy = end.busy_seconds_total - begin.busy_seconds_total;
+  if (served < options_.min_measured_requests || busy <= 0) return true;
+  // The rate of a replica while it prefills, whatever the arrivals did meanwhile: a backlog
+  // keeps it busy at its full rate, and a replica idle most of the time still measures its
+  // prefills. The mean work of a request converts it when planning in prompt tokens.
+  const double per_request = WorkPerRequest();
+  capacity_ = static_cast<double>(served) * per_request / busy * options_.target_busy_share;
+  why +=
+      fmt::format("; {} served in {:.1f} replica-seconds busy prefilling: {:.2f} req/s at {:.0f}%",
+                  served, busy, capacity_ / per_request, options_.target_busy_share * 100);
   return true;
 }
 
@@ -184,6 +180,31 @@ int RatePolicy::HoldForScaleDown(int wanted, TimePoint now, bool remember, std::
   return last_desired_ - 1;
 }
 
+bool RatePolicy::IdleGapPaysForColdStart(Duration idle_for, double per_request,
+                                         std::string& keeping) const {
+  double rest = ToSeconds(idle_for);
+  int spells = 1;
+  for (Duration gap : idle_gaps_) {
+    if (gap > idle_for) {
+      rest += ToSeconds(gap - idle_for);
+      ++spells;
+    }
+  }
+  rest /= spells;
+  const double late =
+      rate_before_idle_ *
+      ToSeconds(std::max<Duration>(Duration{0}, options_.cold_start - options_.ttft_slo));
+  const double seconds_per_late = per_request / capacity_ / options_.miss_budget;
+  const double cost = ToSeconds(options_.cold_start) + late * seconds_per_late;
+  if (rest > cost) return true;
+  keeping = fmt::format(
+      "while the idle gap is not forecast to pay for a return (idle {}s, {:.0f}s more expected; "
+      "a return from zero costs {:.0f} replica-seconds: {}s cold start, {:.0f} late at {:.2f} "
+      "req/s)",
+      Seconds(idle_for), rest, cost, Seconds(options_.cold_start), late, rate_before_idle_);
+  return false;
+}
+
 void RatePolicy::SetColdStart(Duration cold_start) {
   STRATA_CHECK(cold_start >= Duration{0});
   options_.cold_start = cold_start;
@@ -191,7 +212,12 @@ void RatePolicy::SetColdStart(Duration cold_start) {
 
 Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
   const bool arrived = !points_.empty() && sample.arrivals_total > points_.back().arrivals_total;
-  if (sample.Load() > 0 || arrived) {
+  const bool active = sample.Load() > 0 || arrived;
+  if (active) {
+    if (seen_activity_ && now - last_active_ >= options_.scale_to_zero_after) {
+      idle_gaps_.push_back(now - last_active_);
+      if (idle_gaps_.size() > kIdleGapsKept) idle_gaps_.pop_front();
+    }
     last_active_ = now;
     seen_activity_ = true;
   }
@@ -264,10 +290,15 @@ Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
             wanted) +
         why;
 
-  const bool idle = !seen_activity_ || now - last_active_ >= options_.scale_to_zero_after;
-  const int desired = ApplyIdleAndBounds(HoldForScaleDown(wanted, now, record, why), sample, idle,
-                                         options_.scale_to_zero_after, options_.min_replicas,
-                                         options_.max_replicas, why);
+  if (arrived) rate_before_idle_ = level / per_request;
+  bool idle = !seen_activity_;
+  std::string keeping = fmt::format("until idle for {}s", Seconds(options_.scale_to_zero_after));
+  if (seen_activity_ && now - last_active_ >= options_.scale_to_zero_after) {
+    idle = IdleGapPaysForColdStart(now - last_active_, per_request, keeping);
+  }
+  const int desired =
+      ApplyIdleAndBounds(HoldForScaleDown(wanted, now, record, why), sample, idle, keeping,
+                         options_.min_replicas, options_.max_replicas, why);
   last_desired_ = desired;
   Decision decision{desired, false, fmt::format("{} -> {} replicas", why, desired)};
   decision.arrival_rate = burst / per_request;

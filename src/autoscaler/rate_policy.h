@@ -37,16 +37,19 @@ struct RateOptions {
   // results swing by points of attainment with the smallest change of input (bench/autoscale).
   //
   // When the feeder reports busy time (LoadSample::prefill_busy_seconds_total), the capacity is
-  // measured instead: over the capacity window, the rate each ready replica carried times
-  // `target_busy_share` over the share of the time it was busy prefilling. It follows the
-  // prompt mix at once (long prompts make a replica busier at the same rate) and needs no
-  // misses to find the level. A replica busy three quarters of the time queues a new prompt
-  // behind about 1.5 mean prefills on average (M/D/1), which keeps the tail of the time to
-  // first token within a 2 s objective for prefills of a few hundred milliseconds; a tighter
-  // objective or longer prompts want a lower share. Below `min_busy_share` the measurement is
-  // noise and the last estimate stands. 0 turns it off.
+  // measured instead: over the capacity window, the requests served (answered) per
+  // replica-second busy prefilling, times `target_busy_share`. It follows the prompt mix at
+  // once (long prompts make a replica busier at the same rate) and needs no misses to find the
+  // level. A replica busy three quarters of the time queues a new prompt behind about 1.5 mean
+  // prefills on average (M/D/1), which keeps the tail of the time to first token within a 2 s
+  // objective for prefills of a few hundred milliseconds; a tighter objective or longer prompts
+  // want a lower share. Served, not arrived: after a backlog the replicas serve at their full
+  // rate while few new requests arrive, and the arrival rate over the busy share made the
+  // estimate collapse (bench/autoscale: 0.17 req/s per replica, the replica cap held for 15-42
+  // requests a minute). With fewer than `min_measured_requests` served in the window the last
+  // estimate stands. 0 turns it off.
   double target_busy_share = 0.75;
-  double min_busy_share = 0.02;
+  int64_t min_measured_requests = 10;
   Duration capacity_window = std::chrono::seconds(60);
   double capacity_backoff = 0.9;
   double capacity_probe = 0.1;
@@ -88,7 +91,16 @@ struct RateOptions {
   // `sim autoscale` asking every second, and held each for the scale-down delay (bench/autoscale
   // live check: +2 % GPU-hours on the same slice of trace).
   Duration rate_sample_period = std::chrono::seconds(1);
-  // No load and no arrivals for this long before the last replica goes (scale to zero).
+  // Scale to zero: the last replica goes only after no load and no arrivals for
+  // `scale_to_zero_after`, and then only once the idle gap forecast from the history pays for
+  // a return: the expected rest of the gap (over the idle spells seen to end that lasted longer
+  // than this one has so far, with this one's length counted as one more: a spell longer than
+  // any seen is expected to last as long again) must exceed what a return from zero costs in
+  // replica-seconds: the cold start, plus the requests it makes late (the rate before the gap
+  // over the cold start less the objective), each priced at the replica time that serves the
+  // 1 / miss_budget requests in the objective that one miss is allowed for. So a service whose
+  // bursts come back keeps one replica through its gaps (a burst meeting zero replicas is late
+  // for a whole cold start), and one left idle for good still goes to zero.
   Duration scale_to_zero_after = std::chrono::seconds(90);
   int min_replicas = 0;
   int max_replicas = 64;
@@ -109,9 +121,9 @@ Status ValidateRateOptions(const RateOptions& options);
 //   start (at most one trend window) ahead along its trend, plus Poisson burst headroom, plus the
 //   rate that drains the queued requests within the drain time.
 // - Capacity: requests/s one ready replica serves within the TTFT objective: measured from the
-//   rate the replicas carry and how busy prefilling it keeps them when the feeder reports busy
-//   time; otherwise learned from the signals alone (arrivals, ready replicas, answered and late
-//   first tokens): lowered to the rate that missed, raised slowly while the replicas carry the
+//   requests the replicas serve per second busy prefilling when the feeder reports busy time;
+//   otherwise learned from the signals alone (arrivals, ready replicas, answered and late first
+//   tokens): lowered to the rate that missed, raised slowly while the replicas carry the
 //   planned rate without misses.
 //   A queue therefore asks only for the capacity that drains it, never for one replica per
 //   `target` queued requests, so a burst cannot ask for a multiple of what the rate needs.
@@ -119,7 +131,8 @@ Status ValidateRateOptions(const RateOptions& options);
 //   fixed weight per request) instead of requests; decisions still report requests/s.
 // - Replicas = ceil(need x (1 + headroom) / capacity), clamped to [min, max]; scale-down waits
 //   for the scale-down delay and then gives back one replica per step (a drained replica
-//   finishes its streams); the last replica goes after the idle period.
+//   finishes its streams); the last replica goes after the idle period, once the idle gap
+//   forecast from the gaps seen pays for a return from zero.
 // - Rates, capacity and the counts held for scale-down come from at most one sample per
 //   rate_sample_period, so the answer does not depend on how often the policy is asked; the
 //   queue counts at every sample.
@@ -173,6 +186,9 @@ class RatePolicy final : public ScalingPolicy {
   // Applies the scale-down delay and step to `wanted`, remembering it for the delay when
   // `remember`; appends what it did to `why`.
   int HoldForScaleDown(int wanted, TimePoint now, bool remember, std::string& why);
+  // Whether an idle spell of `idle_for` is forecast to last long enough to pay for a return
+  // from zero (see scale_to_zero_after); when not, sets `keeping` to why one replica stays.
+  bool IdleGapPaysForColdStart(Duration idle_for, double per_request, std::string& keeping) const;
 
   RateOptions options_;
   double capacity_ = 0;
@@ -182,6 +198,10 @@ class RatePolicy final : public ScalingPolicy {
   TimePoint last_step_down_{};
   TimePoint last_active_{};
   bool seen_activity_ = false;
+  // The idle spells (at least scale_to_zero_after long) that ended with an arrival, oldest
+  // first, and the arrival rate (requests/s over the level window) at the last active sample.
+  std::deque<Duration> idle_gaps_;
+  double rate_before_idle_ = 0;
   int last_desired_ = 0;
 };
 
