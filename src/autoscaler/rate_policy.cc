@@ -11,8 +11,25 @@ namespace {
 
 int64_t Seconds(Duration d) { return std::chrono::duration_cast<std::chrono::seconds>(d).count(); }
 
-// Idle spells remembered for the scale-to-zero forecast.
+// Idle spells remembered for the scale-to-zero forecast, and spells per replica count.
 constexpr size_t kIdleGapsKept = 64;
+constexpr size_t kSpellsKept = 32;
+
+// The expected rest of a spell that has lasted `so_far`, from the lengths (`length(spell)`) of
+// the spells that ended: over those that lasted longer, with this one counted as one more that
+// lasts as long again (a spell longer than any seen is expected to last as long again).
+template <typename Spells, typename Length>
+double ExpectedRest(Duration so_far, const Spells& spells, Length length) {
+  double rest = ToSeconds(so_far);
+  int longer = 1;
+  for (const auto& spell : spells) {
+    if (length(spell) > so_far) {
+      rest += ToSeconds(length(spell) - so_far);
+      ++longer;
+    }
+  }
+  return rest / longer;
+}
 
 }  // namespace
 
@@ -171,6 +188,7 @@ int RatePolicy::HoldForScaleDown(int wanted, TimePoint now, bool remember, std::
     why += fmt::format("; no scale-down before {}s of signals", Seconds(options_.level_window));
     return last_desired_;
   }
+  if (HoldForSurpriseReturn(last_desired_, now, why)) return last_desired_;
   if (now - last_step_down_ < options_.scale_down_step) {
     why += fmt::format("; next step down after {}s", Seconds(options_.scale_down_step));
     return last_desired_;
@@ -182,15 +200,7 @@ int RatePolicy::HoldForScaleDown(int wanted, TimePoint now, bool remember, std::
 
 bool RatePolicy::IdleGapPaysForColdStart(Duration idle_for, double per_request,
                                          std::string& keeping) const {
-  double rest = ToSeconds(idle_for);
-  int spells = 1;
-  for (Duration gap : idle_gaps_) {
-    if (gap > idle_for) {
-      rest += ToSeconds(gap - idle_for);
-      ++spells;
-    }
-  }
-  rest /= spells;
+  const double rest = ExpectedRest(idle_for, idle_gaps_, [](Duration gap) { return gap; });
   const double late =
       rate_before_idle_ *
       ToSeconds(std::max<Duration>(Duration{0}, options_.cold_start - options_.ttft_slo));
@@ -203,6 +213,65 @@ bool RatePolicy::IdleGapPaysForColdStart(Duration idle_for, double per_request,
       "req/s)",
       Seconds(idle_for), rest, cost, Seconds(options_.cold_start), late, rate_before_idle_);
   return false;
+}
+
+void RatePolicy::RecordRateWanted(int rate_wanted, TimePoint now) {
+  rate_wanted_.push_back({now, rate_wanted});
+  while (now - rate_wanted_.front().at > options_.cold_start / 2 + options_.rate_sample_period) {
+    rate_wanted_.pop_front();
+  }
+  // Half a cold start ago, the oldest count kept: a rise since then that the replicas wanted
+  // then could not carry even fully busy (each is planned at the target busy share) is a step
+  // the forecast, about a cold start ahead, did not see coming.
+  const int wanted_before = rate_wanted_.front().replicas;
+  const double carried_share = options_.target_busy_share > 0 ? options_.target_busy_share : 1.0;
+  if (static_cast<int>(levels_.size()) < rate_wanted) levels_.resize(rate_wanted);
+  for (int replica = 2; replica <= static_cast<int>(levels_.size()); ++replica) {
+    Level& level = levels_[replica - 1];
+    if (rate_wanted < replica) {
+      if (!level.unwanted) {
+        level.unwanted = true;
+        level.since = now;
+      }
+      continue;
+    }
+    if (!level.unwanted) continue;
+    level.unwanted = false;
+    if (now - level.since < options_.scale_down_delay) continue;
+    level.ended.push_back({now - level.since, wanted_before < replica * carried_share});
+    if (level.ended.size() > kSpellsKept) level.ended.pop_front();
+  }
+}
+
+bool RatePolicy::HoldForSurpriseReturn(int replica, TimePoint now, std::string& why) const {
+  if (replica < 2 || replica > static_cast<int>(levels_.size())) return false;
+  const Level& level = levels_[replica - 1];
+  if (!level.unwanted || level.ended.empty()) return false;
+  const auto surprises = std::count_if(level.ended.begin(), level.ended.end(),
+                                       [](const Spell& spell) { return spell.surprise; });
+  if (surprises == 0) return false;
+  const double surprise_share =
+      static_cast<double>(surprises) / static_cast<double>(level.ended.size());
+  // A surprise return finds the replica cold: its capacity's worth of requests late for the
+  // cold start less the objective, each priced at the replica time of 1 / miss_budget requests.
+  const double late_seconds =
+      ToSeconds(std::max<Duration>(Duration{0}, options_.cold_start - options_.ttft_slo));
+  const double cost =
+      ToSeconds(options_.cold_start) + surprise_share * late_seconds / options_.miss_budget;
+  const Duration unwanted_for = now - level.since;
+  // Unwanted for longer than any spell that came back: no return is in sight.
+  if (std::none_of(level.ended.begin(), level.ended.end(),
+                   [&](const Spell& spell) { return spell.length > unwanted_for; })) {
+    return false;
+  }
+  const double rest =
+      ExpectedRest(unwanted_for, level.ended, [](const Spell& spell) { return spell.length; });
+  if (rest > cost) return false;
+  why += fmt::format(
+      "; keeping replica {}: {} of its last {} spells unwanted came back as surprises (unwanted "
+      "{}s, {:.0f}s more expected, a return costs {:.0f} replica-seconds)",
+      replica, surprises, level.ended.size(), Seconds(unwanted_for), rest, cost);
+  return true;
 }
 
 void RatePolicy::SetColdStart(Duration cold_start) {
@@ -279,6 +348,11 @@ Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
   const double drain = static_cast<double>(queued) * per_request / ToSeconds(options_.drain_time);
   const double need = std::max(expected + burst_margin, burst) + drain;
   const int wanted = static_cast<int>(std::ceil(need * (1 + options_.headroom) / capacity_ - 1e-9));
+  if (record) {
+    const double rate_need = std::max(expected + burst_margin, burst);
+    RecordRateWanted(
+        static_cast<int>(std::ceil(rate_need * (1 + options_.headroom) / capacity_ - 1e-9)), at);
+  }
   const std::string work =
       options_.plan_in_prompt_tokens ? fmt::format(" ({:.0f} tokens/request)", per_request) : "";
   why = fmt::format(

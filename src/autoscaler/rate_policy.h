@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "autoscaler/policy.h"
 
@@ -80,7 +81,16 @@ struct RateOptions {
   // them within `drain_time`.
   Duration drain_time = std::chrono::seconds(30);
   // Scale-down: a lower count applies only once every decision over `scale_down_delay` wanted
-  // no more, and then by at most one replica per `scale_down_step`.
+  // no more, and then by at most one replica per `scale_down_step`. Beyond the delay, the k-th
+  // replica (k >= 2) is kept while the rate (the queue left out) does not want it if the spells
+  // in which the rate did not want it have come back as surprises: the rate wanted k again
+  // while half a cold start earlier it wanted fewer than k x target_busy_share, replicas that
+  // could not carry the load even fully busy (a step the forecast did not see coming, not a
+  // ramp it follows), so a replica given back would have been ordered too late. It is kept
+  // until the expected rest of the spell (as for the idle gap below, but only while some spell
+  // that came back lasted longer) exceeds a return's cost: the cold start plus, at the share of
+  // surprise returns, the cold start less the objective of the replica's capacity late, each
+  // late request priced as below.
   Duration scale_down_delay = std::chrono::seconds(120);
   Duration scale_down_step = std::chrono::seconds(5);
   // The arrival rates, the capacity and the wanted counts the scale-down delay holds are taken
@@ -186,6 +196,12 @@ class RatePolicy final : public ScalingPolicy {
   // Applies the scale-down delay and step to `wanted`, remembering it for the delay when
   // `remember`; appends what it did to `why`.
   int HoldForScaleDown(int wanted, TimePoint now, bool remember, std::string& why);
+  // Records the replicas the rate alone wants (no queue) at `now` and the spells in which it
+  // wanted fewer than each count.
+  void RecordRateWanted(int rate_wanted, TimePoint now);
+  // Whether the `replica`-th replica (>= 2) is kept beyond the scale-down delay because its
+  // spells came back as surprises (see scale_down_delay); appends why to `why`.
+  bool HoldForSurpriseReturn(int replica, TimePoint now, std::string& why) const;
   // Whether an idle spell of `idle_for` is forecast to last long enough to pay for a return
   // from zero (see scale_to_zero_after); when not, sets `keeping` to why one replica stays.
   bool IdleGapPaysForColdStart(Duration idle_for, double per_request, std::string& keeping) const;
@@ -202,6 +218,20 @@ class RatePolicy final : public ScalingPolicy {
   // first, and the arrival rate (requests/s over the level window) at the last active sample.
   std::deque<Duration> idle_gaps_;
   double rate_before_idle_ = 0;
+  // The count the rate alone wanted at each recorded sample over half a cold start, and per
+  // count k (index k - 1) the spell in which it has wanted fewer (if one is open) and the spells
+  // that ended (at least scale_down_delay long), each with whether it came back as a surprise.
+  struct Spell {
+    Duration length;
+    bool surprise;
+  };
+  struct Level {
+    bool unwanted = false;
+    TimePoint since{};
+    std::deque<Spell> ended;
+  };
+  std::deque<Wanted> rate_wanted_;
+  std::vector<Level> levels_;
   int last_desired_ = 0;
 };
 

@@ -347,6 +347,53 @@ TEST(RatePolicy, ScalesDownAfterTheDelayOneReplicaPerStep) {
   EXPECT_EQ(desired.back(), 4);
 }
 
+// The fewest replicas `policy` wants over `seconds_long` seconds at `rate`, the last decision in
+// `last`.
+int FewestWanted(Load& load, int seconds_long, double rate, Decision& last) {
+  int fewest = std::numeric_limits<int>::max();
+  for (int second = 0; second < seconds_long; ++second) {
+    last = load.Run(1, rate);
+    fewest = std::min(fewest, last.desired);
+  }
+  return fewest;
+}
+
+TEST(RatePolicy, KeepsReplicasThroughLullsThatEndedInSurprises) {
+  // 4 req/s spells with lulls at 0.5 req/s between them, each rise a step (1 req/s per
+  // replica, a 60 s cold start and scale-down delay). The first lull gives the replicas back
+  // after the delay; the rise that ends it wants them again while, half a cold start before,
+  // the rate wanted one, which could not carry them even fully busy: surprises, so through the
+  // next lull (no longer than the first) they stay. A lull longer than any seen before lets
+  // them go once it outlasts the longest.
+  RatePolicy policy(Plain());
+  Load load(policy);
+  Decision decision;
+  load.Run(300, 4.0);
+  EXPECT_EQ(FewestWanted(load, 400, 0.5, decision), 1);
+  EXPECT_EQ(load.Run(300, 4.0).desired, 4);
+  EXPECT_EQ(FewestWanted(load, 300, 0.5, decision), 4);
+  EXPECT_THAT(decision.reason, HasSubstr("keeping replica 4: 1 of its last 1 spells unwanted "
+                                         "came back as surprises"));
+  load.Run(300, 4.0);
+  EXPECT_EQ(FewestWanted(load, 1000, 0.5, decision), 1);
+}
+
+TEST(RatePolicy, GivesReplicasBackAfterTheDelayWhenRisesAreForecast) {
+  // Lulls at 4.5 req/s, each rise a ramp to 9 req/s over 600 s: half a cold start before the
+  // rate wants k replicas it wants k - 1, which carry k's load fully busy (k >= 4 at a 75 %
+  // target), so no return is a surprise and every lull gives the replicas back after the delay.
+  // (At 3 replicas or fewer one less is a third of the capacity or more: every return counts.)
+  RatePolicy policy(Plain());
+  Load load(policy);
+  Decision decision;
+  load.Run(300, 9.0);
+  for (int spell = 0; spell < 3; ++spell) {
+    EXPECT_EQ(FewestWanted(load, 400, 4.5, decision), 5) << spell;
+    for (int second = 1; second <= 600; ++second) load.Run(1, 4.5 + 4.5 * second / 600);
+    load.Run(300, 9.0);
+  }
+}
+
 // Arrivals by `t`: 2 req/s, with bursts of 40 requests at 100.95 s and 110.85 s, which one
 // 10 s burst window holds both only when it ends in [110.85 s, 110.95 s).
 int64_t TwoBurstArrivals(Duration t) {
