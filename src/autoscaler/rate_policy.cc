@@ -225,7 +225,8 @@ void RatePolicy::RecordRateWanted(int rate_wanted, TimePoint now) {
   // the forecast, about a cold start ahead, did not see coming.
   const int wanted_before = rate_wanted_.front().replicas;
   const double carried_share = options_.target_busy_share > 0 ? options_.target_busy_share : 1.0;
-  if (static_cast<int>(levels_.size()) < rate_wanted) levels_.resize(rate_wanted);
+  const int counted = std::min(rate_wanted, options_.max_replicas);
+  if (static_cast<int>(levels_.size()) < counted) levels_.resize(counted);
   for (int replica = 2; replica <= static_cast<int>(levels_.size()); ++replica) {
     Level& level = levels_[replica - 1];
     if (rate_wanted < replica) {

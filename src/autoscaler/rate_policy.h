@@ -141,8 +141,9 @@ Status ValidateRateOptions(const RateOptions& options);
 //   fixed weight per request) instead of requests; decisions still report requests/s.
 // - Replicas = ceil(need x (1 + headroom) / capacity), clamped to [min, max]; scale-down waits
 //   for the scale-down delay and then gives back one replica per step (a drained replica
-//   finishes its streams); the last replica goes after the idle period, once the idle gap
-//   forecast from the gaps seen pays for a return from zero.
+//   finishes its streams), except a replica whose earlier spells out of use ended in a step it
+//   could not have been ordered back in time for; the last replica goes after the idle period,
+//   once the idle gap forecast from the gaps seen pays for a return from zero.
 // - Rates, capacity and the counts held for scale-down come from at most one sample per
 //   rate_sample_period, so the answer does not depend on how often the policy is asked; the
 //   queue counts at every sample.
@@ -215,12 +216,14 @@ class RatePolicy final : public ScalingPolicy {
   TimePoint last_active_{};
   bool seen_activity_ = false;
   // The idle spells (at least scale_to_zero_after long) that ended with an arrival, oldest
-  // first, and the arrival rate (requests/s over the level window) at the last active sample.
+  // first, and the arrival rate (requests/s over the level window) at the last sample that saw
+  // an arrival.
   std::deque<Duration> idle_gaps_;
   double rate_before_idle_ = 0;
   // The count the rate alone wanted at each recorded sample over half a cold start, and per
-  // count k (index k - 1) the spell in which it has wanted fewer (if one is open) and the spells
-  // that ended (at least scale_down_delay long), each with whether it came back as a surprise.
+  // count k (index k - 1, up to max_replicas) the spell in which it has wanted fewer (if one is
+  // open) and the spells that ended (at least scale_down_delay long), each with whether it came
+  // back as a surprise.
   struct Spell {
     Duration length;
     bool surprise;
