@@ -28,7 +28,8 @@ Families (arrivals are Poisson within each second at the rate below):
            per-minute log-normal factor (sigma 0.15).
   flash    a base of 15 % of the top rate, 2-3 flash crowds per hour (a rise over 5-30 s to
            0.7-1.0 x the top rate, an exponential fall with a 1-5 min time constant) and one or
-           two idle stretches of 5-15 min per two hours.
+           two idle stretches of 5-15 min per two hours, anywhere (one at the very end is cut
+           off with the trace, which ends at its last request).
 Prompt and output lengths are log-normal, clipped to [16, 6000] and [1, 1500] tokens (every
 prompt fits a 2 s TTFT on an idle replica):
   short    prompt median 300 (sigma 0.8), output median 60 (sigma 0.8)
