@@ -13,15 +13,12 @@ Decision FixedPolicy::Decide(const LoadSample& /*sample*/, TimePoint /*now*/) {
   return Decision{replicas_, false, fmt::format("fixed at {} replicas", replicas_)};
 }
 
-int ApplyIdleAndBounds(int desired, const LoadSample& sample, bool idle,
-                       Duration scale_to_zero_after, int min_replicas, int max_replicas,
-                       std::string& why) {
+int ApplyIdleAndBounds(int desired, const LoadSample& sample, bool idle, std::string_view keeping,
+                       int min_replicas, int max_replicas, std::string& why) {
   if (desired == 0 && sample.ready_replicas + sample.starting_replicas > 0) {
     if (!idle) {
       desired = 1;
-      why += fmt::format(
-          "; keeping 1 until idle for {}s",
-          std::chrono::duration_cast<std::chrono::seconds>(scale_to_zero_after).count());
+      why += fmt::format("; keeping 1 {}", keeping);
     } else {
       why += "; idle: scaling to zero";
     }

@@ -88,12 +88,11 @@ class FixedPolicy final : public ScalingPolicy {
 };
 
 // The last steps of a policy's decision, shared by the policies that scale to zero: a count of
-// 0 while replicas exist becomes 1 unless the service has been idle (no load, no arrivals) for
-// `scale_to_zero_after`; then the count is clamped to [min_replicas, max_replicas]. Appends
-// what it did to `why`.
-int ApplyIdleAndBounds(int desired, const LoadSample& sample, bool idle,
-                       Duration scale_to_zero_after, int min_replicas, int max_replicas,
-                       std::string& why);
+// 0 while replicas exist becomes 1 unless the policy judges the service `idle` (saying
+// "keeping 1 " + `keeping`, e.g. "until idle for 90s"); then the count is clamped to
+// [min_replicas, max_replicas]. Appends what it did to `why`.
+int ApplyIdleAndBounds(int desired, const LoadSample& sample, bool idle, std::string_view keeping,
+                       int min_replicas, int max_replicas, std::string& why);
 
 // Bounds shared by every policy: min and max replicas. InvalidArgument naming the field when
 // min < 0, max < 1 or min > max.

@@ -11,6 +11,26 @@ namespace {
 
 int64_t Seconds(Duration d) { return std::chrono::duration_cast<std::chrono::seconds>(d).count(); }
 
+// Idle spells remembered for the scale-to-zero forecast, and spells per replica count.
+constexpr size_t kIdleGapsKept = 64;
+constexpr size_t kSpellsKept = 32;
+
+// The expected rest of a spell that has lasted `so_far`, from the lengths (`length(spell)`) of
+// the spells that ended: over those that lasted longer, with this one counted as one more that
+// lasts as long again (a spell longer than any seen is expected to last as long again).
+template <typename Spells, typename Length>
+double ExpectedRest(Duration so_far, const Spells& spells, Length length) {
+  double rest = ToSeconds(so_far);
+  int longer = 1;
+  for (const auto& spell : spells) {
+    if (length(spell) > so_far) {
+      rest += ToSeconds(length(spell) - so_far);
+      ++longer;
+    }
+  }
+  return rest / longer;
+}
+
 }  // namespace
 
 RateOptions RateDefaults(Duration cold_start) {
@@ -44,8 +64,8 @@ Status ValidateRateOptions(const RateOptions& options) {
   if (!(options.target_busy_share >= 0 && options.target_busy_share < 1)) {
     return InvalidArgumentError("targetBusyShare: must be in [0, 1)");
   }
-  if (!(options.min_busy_share > 0 && options.min_busy_share < 1)) {
-    return InvalidArgumentError("minBusyShare: must be in (0, 1)");
+  if (options.min_measured_requests < 1) {
+    return InvalidArgumentError("minMeasuredRequests: must be >= 1");
   }
   if (!(options.request_tokens > 0)) return InvalidArgumentError("requestTokens: must be > 0");
   if (!(options.burst_sigmas >= 0)) return InvalidArgumentError("burstSigmas: must be >= 0");
@@ -103,24 +123,17 @@ bool RatePolicy::MeasureCapacity(TimePoint now, std::string& why) {
   const Point& begin = PointAt(now - options_.capacity_window);
   const Point& end = points_.back();
   if (end.at <= begin.at || end.busy_seconds_total <= 0) return false;
-  double ready_sum = 0;
-  int samples = 0;
-  for (auto it = points_.rbegin(); it != points_.rend() && it->at > begin.at; ++it) {
-    ready_sum += it->ready;
-    ++samples;
-  }
-  if (ready_sum == 0) return false;
-  const double seconds = ToSeconds(end.at - begin.at);
-  const double ready = ready_sum / samples;
-  const double busy_share = (end.busy_seconds_total - begin.busy_seconds_total) / seconds / ready;
-  const double per_replica = (end.work_total - begin.work_total) / seconds / ready;
-  if (busy_share < options_.min_busy_share || per_replica <= 0) return true;
-  capacity_ = per_replica * options_.target_busy_share / std::min(busy_share, 1.0);
-  why += fmt::format(
-      "; replicas busy prefilling {:.0f}% of the time at {:.2f} req/s each: {:.2f} "
-      "req/s at {:.0f}%",
-      busy_share * 100, per_replica / WorkPerRequest(), capacity_ / WorkPerRequest(),
-      options_.target_busy_share * 100);
+  const int64_t served = end.answered_total - begin.answered_total;
+  const double busy = end.busy_seconds_total - begin.busy_seconds_total;
+  if (served < options_.min_measured_requests || busy <= 0) return true;
+  // The rate of a replica while it prefills, whatever the arrivals did meanwhile: a backlog
+  // keeps it busy at its full rate, and a replica idle most of the time still measures its
+  // prefills. The mean work of a request converts it when planning in prompt tokens.
+  const double per_request = WorkPerRequest();
+  capacity_ = static_cast<double>(served) * per_request / busy * options_.target_busy_share;
+  why +=
+      fmt::format("; {} served in {:.1f} replica-seconds busy prefilling: {:.2f} req/s at {:.0f}%",
+                  served, busy, capacity_ / per_request, options_.target_busy_share * 100);
   return true;
 }
 
@@ -175,6 +188,7 @@ int RatePolicy::HoldForScaleDown(int wanted, TimePoint now, bool remember, std::
     why += fmt::format("; no scale-down before {}s of signals", Seconds(options_.level_window));
     return last_desired_;
   }
+  if (HoldForSurpriseReturn(last_desired_, now, why)) return last_desired_;
   if (now - last_step_down_ < options_.scale_down_step) {
     why += fmt::format("; next step down after {}s", Seconds(options_.scale_down_step));
     return last_desired_;
@@ -184,6 +198,83 @@ int RatePolicy::HoldForScaleDown(int wanted, TimePoint now, bool remember, std::
   return last_desired_ - 1;
 }
 
+bool RatePolicy::IdleGapPaysForColdStart(Duration idle_for, double per_request,
+                                         std::string& keeping) const {
+  const double rest = ExpectedRest(idle_for, idle_gaps_, [](Duration gap) { return gap; });
+  const double late =
+      rate_before_idle_ *
+      ToSeconds(std::max<Duration>(Duration{0}, options_.cold_start - options_.ttft_slo));
+  const double seconds_per_late = per_request / capacity_ / options_.miss_budget;
+  const double cost = ToSeconds(options_.cold_start) + late * seconds_per_late;
+  if (rest > cost) return true;
+  keeping = fmt::format(
+      "while the idle gap is not forecast to pay for a return (idle {}s, {:.0f}s more expected; "
+      "a return from zero costs {:.0f} replica-seconds: {}s cold start, {:.0f} late at {:.2f} "
+      "req/s)",
+      Seconds(idle_for), rest, cost, Seconds(options_.cold_start), late, rate_before_idle_);
+  return false;
+}
+
+void RatePolicy::RecordRateWanted(int rate_wanted, TimePoint now) {
+  rate_wanted_.push_back({now, rate_wanted});
+  while (now - rate_wanted_.front().at > options_.cold_start / 2 + options_.rate_sample_period) {
+    rate_wanted_.pop_front();
+  }
+  // Half a cold start ago, the oldest count kept: a rise since then that the replicas wanted
+  // then could not carry even fully busy (each is planned at the target busy share) is a step
+  // the forecast, about a cold start ahead, did not see coming.
+  const int wanted_before = rate_wanted_.front().replicas;
+  const double carried_share = options_.target_busy_share > 0 ? options_.target_busy_share : 1.0;
+  const int counted = std::min(rate_wanted, options_.max_replicas);
+  if (static_cast<int>(levels_.size()) < counted) levels_.resize(counted);
+  for (int replica = 2; replica <= static_cast<int>(levels_.size()); ++replica) {
+    Level& level = levels_[replica - 1];
+    if (rate_wanted < replica) {
+      if (!level.unwanted) {
+        level.unwanted = true;
+        level.since = now;
+      }
+      continue;
+    }
+    if (!level.unwanted) continue;
+    level.unwanted = false;
+    if (now - level.since < options_.scale_down_delay) continue;
+    level.ended.push_back({now - level.since, wanted_before < replica * carried_share});
+    if (level.ended.size() > kSpellsKept) level.ended.pop_front();
+  }
+}
+
+bool RatePolicy::HoldForSurpriseReturn(int replica, TimePoint now, std::string& why) const {
+  if (replica < 2 || replica > static_cast<int>(levels_.size())) return false;
+  const Level& level = levels_[replica - 1];
+  if (!level.unwanted || level.ended.empty()) return false;
+  const auto surprises = std::count_if(level.ended.begin(), level.ended.end(),
+                                       [](const Spell& spell) { return spell.surprise; });
+  if (surprises == 0) return false;
+  const double surprise_share =
+      static_cast<double>(surprises) / static_cast<double>(level.ended.size());
+  // A surprise return finds the replica cold: its capacity's worth of requests late for the
+  // cold start less the objective, each priced at the replica time of 1 / miss_budget requests.
+  const double late_seconds =
+      ToSeconds(std::max<Duration>(Duration{0}, options_.cold_start - options_.ttft_slo));
+  const double cost =
+      ToSeconds(options_.cold_start) + surprise_share * late_seconds / options_.miss_budget;
+  const Duration unwanted_for = now - level.since;
+  // Unwanted for longer than any spell that came back: no return is in sight.
+  if (std::none_of(level.ended.begin(), level.ended.end(),
+                   [&](const Spell& spell) { return spell.length > unwanted_for; })) {
+    return false;
+  }
+  const double rest =
+      ExpectedRest(unwanted_for, level.ended, [](const Spell& spell) { return spell.length; });
+  if (rest > cost) return false;
+  why += fmt::format(
+      "; keeping replica {}: {} of its last {} spells unwanted came back as surprises (unwanted "
+      "{}s, {:.0f}s more expected, a return costs {:.0f} replica-seconds)",
+      replica, surprises, level.ended.size(), Seconds(unwanted_for), rest, cost);
+  return true;
+}
+
 void RatePolicy::SetColdStart(Duration cold_start) {
   STRATA_CHECK(cold_start >= Duration{0});
   options_.cold_start = cold_start;
@@ -191,7 +282,12 @@ void RatePolicy::SetColdStart(Duration cold_start) {
 
 Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
   const bool arrived = !points_.empty() && sample.arrivals_total > points_.back().arrivals_total;
-  if (sample.Load() > 0 || arrived) {
+  const bool active = sample.Load() > 0 || arrived;
+  if (active) {
+    if (seen_activity_ && now - last_active_ >= options_.scale_to_zero_after) {
+      idle_gaps_.push_back(now - last_active_);
+      if (idle_gaps_.size() > kIdleGapsKept) idle_gaps_.pop_front();
+    }
     last_active_ = now;
     seen_activity_ = true;
   }
@@ -253,6 +349,11 @@ Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
   const double drain = static_cast<double>(queued) * per_request / ToSeconds(options_.drain_time);
   const double need = std::max(expected + burst_margin, burst) + drain;
   const int wanted = static_cast<int>(std::ceil(need * (1 + options_.headroom) / capacity_ - 1e-9));
+  if (record) {
+    const double rate_need = std::max(expected + burst_margin, burst);
+    RecordRateWanted(
+        static_cast<int>(std::ceil(rate_need * (1 + options_.headroom) / capacity_ - 1e-9)), at);
+  }
   const std::string work =
       options_.plan_in_prompt_tokens ? fmt::format(" ({:.0f} tokens/request)", per_request) : "";
   why = fmt::format(
@@ -264,10 +365,15 @@ Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
             wanted) +
         why;
 
-  const bool idle = !seen_activity_ || now - last_active_ >= options_.scale_to_zero_after;
-  const int desired = ApplyIdleAndBounds(HoldForScaleDown(wanted, now, record, why), sample, idle,
-                                         options_.scale_to_zero_after, options_.min_replicas,
-                                         options_.max_replicas, why);
+  if (arrived) rate_before_idle_ = level / per_request;
+  bool idle = !seen_activity_;
+  std::string keeping = fmt::format("until idle for {}s", Seconds(options_.scale_to_zero_after));
+  if (seen_activity_ && now - last_active_ >= options_.scale_to_zero_after) {
+    idle = IdleGapPaysForColdStart(now - last_active_, per_request, keeping);
+  }
+  const int desired =
+      ApplyIdleAndBounds(HoldForScaleDown(wanted, now, record, why), sample, idle, keeping,
+                         options_.min_replicas, options_.max_replicas, why);
   last_desired_ = desired;
   Decision decision{desired, false, fmt::format("{} -> {} replicas", why, desired)};
   decision.arrival_rate = burst / per_request;

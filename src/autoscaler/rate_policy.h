@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "autoscaler/policy.h"
 
@@ -37,16 +38,19 @@ struct RateOptions {
   // results swing by points of attainment with the smallest change of input (bench/autoscale).
   //
   // When the feeder reports busy time (LoadSample::prefill_busy_seconds_total), the capacity is
-  // measured instead: over the capacity window, the rate each ready replica carried times
-  // `target_busy_share` over the share of the time it was busy prefilling. It follows the
-  // prompt mix at once (long prompts make a replica busier at the same rate) and needs no
-  // misses to find the level. A replica busy three quarters of the time queues a new prompt
-  // behind about 1.5 mean prefills on average (M/D/1), which keeps the tail of the time to
-  // first token within a 2 s objective for prefills of a few hundred milliseconds; a tighter
-  // objective or longer prompts want a lower share. Below `min_busy_share` the measurement is
-  // noise and the last estimate stands. 0 turns it off.
+  // measured instead: over the capacity window, the requests served (answered) per
+  // replica-second busy prefilling, times `target_busy_share`. It follows the prompt mix at
+  // once (long prompts make a replica busier at the same rate) and needs no misses to find the
+  // level. A replica busy three quarters of the time queues a new prompt behind about 1.5 mean
+  // prefills on average (M/D/1), which keeps the tail of the time to first token within a 2 s
+  // objective for prefills of a few hundred milliseconds; a tighter objective or longer prompts
+  // want a lower share. Served, not arrived: after a backlog the replicas serve at their full
+  // rate while few new requests arrive, and the arrival rate over the busy share made the
+  // estimate collapse (bench/autoscale: 0.17 req/s per replica, the replica cap held for 15-42
+  // requests a minute). With fewer than `min_measured_requests` served in the window the last
+  // estimate stands. 0 turns it off.
   double target_busy_share = 0.75;
-  double min_busy_share = 0.02;
+  int64_t min_measured_requests = 10;
   Duration capacity_window = std::chrono::seconds(60);
   double capacity_backoff = 0.9;
   double capacity_probe = 0.1;
@@ -77,7 +81,16 @@ struct RateOptions {
   // them within `drain_time`.
   Duration drain_time = std::chrono::seconds(30);
   // Scale-down: a lower count applies only once every decision over `scale_down_delay` wanted
-  // no more, and then by at most one replica per `scale_down_step`.
+  // no more, and then by at most one replica per `scale_down_step`. Beyond the delay, the k-th
+  // replica (k >= 2) is kept while the rate (the queue left out) does not want it if the spells
+  // in which the rate did not want it have come back as surprises: the rate wanted k again
+  // while half a cold start earlier it wanted fewer than k x target_busy_share, replicas that
+  // could not carry the load even fully busy (a step the forecast did not see coming, not a
+  // ramp it follows), so a replica given back would have been ordered too late. It is kept
+  // until the expected rest of the spell (as for the idle gap below, but only while some spell
+  // that came back lasted longer) exceeds a return's cost: the cold start plus, at the share of
+  // surprise returns, the cold start less the objective of the replica's capacity late, each
+  // late request priced as below.
   Duration scale_down_delay = std::chrono::seconds(120);
   Duration scale_down_step = std::chrono::seconds(5);
   // The arrival rates, the capacity and the wanted counts the scale-down delay holds are taken
@@ -88,7 +101,16 @@ struct RateOptions {
   // `sim autoscale` asking every second, and held each for the scale-down delay (bench/autoscale
   // live check: +2 % GPU-hours on the same slice of trace).
   Duration rate_sample_period = std::chrono::seconds(1);
-  // No load and no arrivals for this long before the last replica goes (scale to zero).
+  // Scale to zero: the last replica goes only after no load and no arrivals for
+  // `scale_to_zero_after`, and then only once the idle gap forecast from the history pays for
+  // a return: the expected rest of the gap (over the idle spells seen to end that lasted longer
+  // than this one has so far, with this one's length counted as one more: a spell longer than
+  // any seen is expected to last as long again) must exceed what a return from zero costs in
+  // replica-seconds: the cold start, plus the requests it makes late (the rate before the gap
+  // over the cold start less the objective), each priced at the replica time that serves the
+  // 1 / miss_budget requests in the objective that one miss is allowed for. So a service whose
+  // bursts come back keeps one replica through its gaps (a burst meeting zero replicas is late
+  // for a whole cold start), and one left idle for good still goes to zero.
   Duration scale_to_zero_after = std::chrono::seconds(90);
   int min_replicas = 0;
   int max_replicas = 64;
@@ -109,9 +131,9 @@ Status ValidateRateOptions(const RateOptions& options);
 //   start (at most one trend window) ahead along its trend, plus Poisson burst headroom, plus the
 //   rate that drains the queued requests within the drain time.
 // - Capacity: requests/s one ready replica serves within the TTFT objective: measured from the
-//   rate the replicas carry and how busy prefilling it keeps them when the feeder reports busy
-//   time; otherwise learned from the signals alone (arrivals, ready replicas, answered and late
-//   first tokens): lowered to the rate that missed, raised slowly while the replicas carry the
+//   requests the replicas serve per second busy prefilling when the feeder reports busy time;
+//   otherwise learned from the signals alone (arrivals, ready replicas, answered and late first
+//   tokens): lowered to the rate that missed, raised slowly while the replicas carry the
 //   planned rate without misses.
 //   A queue therefore asks only for the capacity that drains it, never for one replica per
 //   `target` queued requests, so a burst cannot ask for a multiple of what the rate needs.
@@ -119,7 +141,9 @@ Status ValidateRateOptions(const RateOptions& options);
 //   fixed weight per request) instead of requests; decisions still report requests/s.
 // - Replicas = ceil(need x (1 + headroom) / capacity), clamped to [min, max]; scale-down waits
 //   for the scale-down delay and then gives back one replica per step (a drained replica
-//   finishes its streams); the last replica goes after the idle period.
+//   finishes its streams), except a replica whose earlier spells out of use ended in a step it
+//   could not have been ordered back in time for; the last replica goes after the idle period,
+//   once the idle gap forecast from the gaps seen pays for a return from zero.
 // - Rates, capacity and the counts held for scale-down come from at most one sample per
 //   rate_sample_period, so the answer does not depend on how often the policy is asked; the
 //   queue counts at every sample.
@@ -173,6 +197,15 @@ class RatePolicy final : public ScalingPolicy {
   // Applies the scale-down delay and step to `wanted`, remembering it for the delay when
   // `remember`; appends what it did to `why`.
   int HoldForScaleDown(int wanted, TimePoint now, bool remember, std::string& why);
+  // Records the replicas the rate alone wants (no queue) at `now` and the spells in which it
+  // wanted fewer than each count.
+  void RecordRateWanted(int rate_wanted, TimePoint now);
+  // Whether the `replica`-th replica (>= 2) is kept beyond the scale-down delay because its
+  // spells came back as surprises (see scale_down_delay); appends why to `why`.
+  bool HoldForSurpriseReturn(int replica, TimePoint now, std::string& why) const;
+  // Whether an idle spell of `idle_for` is forecast to last long enough to pay for a return
+  // from zero (see scale_to_zero_after); when not, sets `keeping` to why one replica stays.
+  bool IdleGapPaysForColdStart(Duration idle_for, double per_request, std::string& keeping) const;
 
   RateOptions options_;
   double capacity_ = 0;
@@ -182,6 +215,26 @@ class RatePolicy final : public ScalingPolicy {
   TimePoint last_step_down_{};
   TimePoint last_active_{};
   bool seen_activity_ = false;
+  // The idle spells (at least scale_to_zero_after long) that ended with an arrival, oldest
+  // first, and the arrival rate (requests/s over the level window) at the last sample that saw
+  // an arrival.
+  std::deque<Duration> idle_gaps_;
+  double rate_before_idle_ = 0;
+  // The count the rate alone wanted at each recorded sample over half a cold start, and per
+  // count k (index k - 1, up to max_replicas) the spell in which it has wanted fewer (if one is
+  // open) and the spells that ended (at least scale_down_delay long), each with whether it came
+  // back as a surprise.
+  struct Spell {
+    Duration length;
+    bool surprise;
+  };
+  struct Level {
+    bool unwanted = false;
+    TimePoint since{};
+    std::deque<Spell> ended;
+  };
+  std::deque<Wanted> rate_wanted_;
+  std::vector<Level> levels_;
   int last_desired_ = 0;
 };
 

@@ -266,7 +266,8 @@ TEST(RatePolicy, MeasuresCapacityFromHowBusyTheReplicasArePrefilling) {
   Decision decision = RunWithBusyTime(short_prompts, 0.25);
   EXPECT_EQ(decision.desired, 2);
   EXPECT_NEAR(decision.capacity_per_replica, 3.0, 1e-6);
-  EXPECT_THAT(decision.reason, HasSubstr("busy prefilling 75% of the time at 3.00 req/s each"));
+  EXPECT_THAT(decision.reason,
+              HasSubstr("360 served in 90.0 replica-seconds busy prefilling: 3.00 req/s at 75%"));
   RatePolicy long_prompts(options);
   decision = RunWithBusyTime(long_prompts, 0.5);
   EXPECT_EQ(decision.desired, 4);
@@ -279,6 +280,46 @@ TEST(RatePolicy, MeasuresCapacityFromHowBusyTheReplicasArePrefilling) {
   RatePolicy unreported(Plain());
   Load load(unreported);
   EXPECT_EQ(load.Run(300, 6.0).desired, 6);
+}
+
+TEST(RatePolicy, MeasuresCapacityFromServedRequestsThroughABacklogAndAtLowRates) {
+  // 300 s at 6 req/s, 0.25 s of prefill each: 3 req/s per replica at 75 % busy.
+  RateOptions options = Plain();
+  options.target_busy_share = 0.75;
+  RatePolicy policy(options);
+  ASSERT_NEAR(RunWithBusyTime(policy, 0.25).capacity_per_replica, 3.0, 1e-6);
+  TimePoint now = FakeClock::kDefaultStart + seconds(300);
+  LoadSample sample;
+  sample.arrivals_total = 1800;
+  sample.answered_total = 1800;
+  sample.prefill_busy_seconds_total = 300 * 1.5;
+  sample.ready_replicas = 2;
+  // A backlog: arrivals fall to 0.5 req/s while the 2 replicas, busy all the time, serve 8 req/s
+  // from the queue. The arrivals over the busy share would say 0.19 req/s per replica.
+  Decision decision;
+  for (int second = 1; second <= 90; ++second) {
+    now += seconds(1);
+    if (second % 2 == 0) ++sample.arrivals_total;
+    sample.answered_total += 8;
+    sample.prefill_busy_seconds_total += 2;
+    sample.waiting = 200;
+    decision = policy.Decide(sample, now);
+  }
+  EXPECT_NEAR(decision.capacity_per_replica, 3.0, 1e-6);
+  // Then 0.3 req/s over 10 replicas, each busy 0.75 % of the time: still measured.
+  sample.waiting = 0;
+  sample.ready_replicas = 10;
+  for (int second = 1; second <= 120; ++second) {
+    now += seconds(1);
+    if (second % 10 < 3) {
+      ++sample.arrivals_total;
+      ++sample.answered_total;
+      sample.prefill_busy_seconds_total += 0.25;
+    }
+    decision = policy.Decide(sample, now);
+  }
+  EXPECT_NEAR(decision.capacity_per_replica, 3.0, 1e-6);
+  EXPECT_EQ(decision.desired, 1);
 }
 
 TEST(RatePolicy, ScalesDownAfterTheDelayOneReplicaPerStep) {
@@ -304,6 +345,53 @@ TEST(RatePolicy, ScalesDownAfterTheDelayOneReplicaPerStep) {
     }
   }
   EXPECT_EQ(desired.back(), 4);
+}
+
+// The fewest replicas `policy` wants over `seconds_long` seconds at `rate`, the last decision in
+// `last`.
+int FewestWanted(Load& load, int seconds_long, double rate, Decision& last) {
+  int fewest = std::numeric_limits<int>::max();
+  for (int second = 0; second < seconds_long; ++second) {
+    last = load.Run(1, rate);
+    fewest = std::min(fewest, last.desired);
+  }
+  return fewest;
+}
+
+TEST(RatePolicy, KeepsReplicasThroughLullsThatEndedInSurprises) {
+  // 4 req/s spells with lulls at 0.5 req/s between them, each rise a step (1 req/s per
+  // replica, a 60 s cold start and scale-down delay). The first lull gives the replicas back
+  // after the delay; the rise that ends it wants them again while, half a cold start before,
+  // the rate wanted one, which could not carry them even fully busy: surprises, so through the
+  // next lull (no longer than the first) they stay. A lull longer than any seen before lets
+  // them go once it outlasts the longest.
+  RatePolicy policy(Plain());
+  Load load(policy);
+  Decision decision;
+  load.Run(300, 4.0);
+  EXPECT_EQ(FewestWanted(load, 400, 0.5, decision), 1);
+  EXPECT_EQ(load.Run(300, 4.0).desired, 4);
+  EXPECT_EQ(FewestWanted(load, 300, 0.5, decision), 4);
+  EXPECT_THAT(decision.reason, HasSubstr("keeping replica 4: 1 of its last 1 spells unwanted "
+                                         "came back as surprises"));
+  load.Run(300, 4.0);
+  EXPECT_EQ(FewestWanted(load, 1000, 0.5, decision), 1);
+}
+
+TEST(RatePolicy, GivesReplicasBackAfterTheDelayWhenRisesAreForecast) {
+  // Lulls at 4.5 req/s, each rise a ramp to 9 req/s over 600 s: half a cold start before the
+  // rate wants k replicas it wants k - 1, which carry k's load fully busy (k >= 4 at a 75 %
+  // target), so no return is a surprise and every lull gives the replicas back after the delay.
+  // (At 3 replicas or fewer one less is a third of the capacity or more: every return counts.)
+  RatePolicy policy(Plain());
+  Load load(policy);
+  Decision decision;
+  load.Run(300, 9.0);
+  for (int spell = 0; spell < 3; ++spell) {
+    EXPECT_EQ(FewestWanted(load, 400, 4.5, decision), 5) << spell;
+    for (int second = 1; second <= 600; ++second) load.Run(1, 4.5 + 4.5 * second / 600);
+    load.Run(300, 9.0);
+  }
 }
 
 // Arrivals by `t`: 2 req/s, with bursts of 40 requests at 100.95 s and 110.85 s, which one
@@ -344,7 +432,22 @@ TEST(RatePolicy, DecidesTheSameWhetherAskedEverySecondOrTenTimesASecond) {
   EXPECT_EQ(*std::max_element(eager_desired.begin(), eager_desired.end()), 10);
 }
 
-TEST(RatePolicy, ScalesToZeroOnlyAfterTheIdlePeriod) {
+// Runs `load` idle until `policy`'s desired count is 0 or `most` seconds have passed; returns
+// the idle seconds and sets `last` to the last decision.
+int IdleSecondsToZero(Load& load, int most, Decision& last) {
+  for (int idle = 1; idle <= most; ++idle) {
+    last = load.Run(1, 0);
+    if (last.desired == 0) return idle;
+  }
+  return most + 1;
+}
+
+TEST(RatePolicy, ScalesToZeroOnlyOnceTheForecastIdleGapPaysForAReturn) {
+  // Capacity 1 req/s and a 30 s cold start: a return from zero at the 1 req/s seen before the
+  // gap makes 28 requests late, each priced at the 100 replica-seconds that serve the requests
+  // a 1 % budget allows one miss for, plus the cold start: 2,830 replica-seconds. With no gap
+  // seen before, the spell so far is its own forecast, so the last replica goes after 2,830 s
+  // idle, not after the 90 s idle period.
   RateOptions options = Plain(seconds(30));
   options.scale_to_zero_after = seconds(90);
   options.scale_down_delay = seconds(10);
@@ -354,17 +457,37 @@ TEST(RatePolicy, ScalesToZeroOnlyAfterTheIdlePeriod) {
   Decision decision = load.Run(80, 0);
   EXPECT_EQ(decision.desired, 1);
   EXPECT_THAT(decision.reason, HasSubstr("keeping 1 until idle for 90s"));
-  int idle_seconds = 80;
-  while (decision.desired > 0 && idle_seconds < 200) {
-    decision = load.Run(1, 0);
-    ++idle_seconds;
-  }
-  EXPECT_EQ(decision.desired, 0);
-  EXPECT_GE(idle_seconds, 90);
-  EXPECT_LE(idle_seconds, 100);
+  decision = load.Run(1000, 0);
+  EXPECT_EQ(decision.desired, 1);
+  EXPECT_THAT(decision.reason,
+              HasSubstr("keeping 1 while the idle gap is not forecast to pay for a return"));
+  EXPECT_THAT(decision.reason, HasSubstr("costs 2830 replica-seconds: 30s cold start, 28 late"));
+  const int idle = 1080 + IdleSecondsToZero(load, 3000, decision);
+  EXPECT_GE(idle, 2830);
+  EXPECT_LE(idle, 2840);
   EXPECT_THAT(decision.reason, HasSubstr("idle: scaling to zero"));
-  // The next arrival asks for a replica at once.
+
+  // That gap comes back after 6,000 s; the next arrival asks for a replica at once. The next
+  // gap is forecast to last 3,000 s more, which pays for a return, so the replica goes after
+  // the idle period.
+  load.Run(6000 - idle, 0);
   EXPECT_EQ(load.Run(1, 1.0).desired, 1);
+  load.Run(59, 1.0);
+  EXPECT_LE(IdleSecondsToZero(load, 3000, decision), 95);
+}
+
+TEST(RatePolicy, AQuieterServiceGoesToZeroSooner) {
+  // At 0.1 req/s before the gap a return makes 2.8 requests late: 310 replica-seconds.
+  RateOptions options = Plain(seconds(30));
+  options.scale_to_zero_after = seconds(90);
+  options.scale_down_delay = seconds(10);
+  RatePolicy policy(options);
+  Load load(policy);
+  load.Run(120, 0.1);
+  Decision decision;
+  const int idle = IdleSecondsToZero(load, 3000, decision);
+  EXPECT_GE(idle, 250);
+  EXPECT_LE(idle, 320);
 }
 
 TEST(RatePolicy, RejectsBadOptionsNamingTheField) {
@@ -391,8 +514,8 @@ TEST(RatePolicy, RejectsBadOptionsNamingTheField) {
   options.target_busy_share = 1;
   EXPECT_THAT(ValidateRateOptions(options).message(), HasSubstr("targetBusyShare"));
   options = RateDefaults(seconds(82));
-  options.min_busy_share = 0;
-  EXPECT_THAT(ValidateRateOptions(options).message(), HasSubstr("minBusyShare"));
+  options.min_measured_requests = 0;
+  EXPECT_THAT(ValidateRateOptions(options).message(), HasSubstr("minMeasuredRequests"));
 }
 
 }  // namespace

@@ -145,8 +145,12 @@ Decision WindowedPolicy::Decide(const LoadSample& sample, TimePoint now) {
   desired = std::clamp(desired, sample.ready_replicas > 0 ? down_limit : 0, up_limit);
 
   const bool idle = !seen_activity_ || now - last_active_ >= options_.scale_to_zero_after;
-  desired = ApplyIdleAndBounds(desired, sample, idle, options_.scale_to_zero_after,
-                               options_.min_replicas, options_.max_replicas, why);
+  desired = ApplyIdleAndBounds(
+      desired, sample, idle,
+      fmt::format(
+          "until idle for {}s",
+          std::chrono::duration_cast<std::chrono::seconds>(options_.scale_to_zero_after).count()),
+      options_.min_replicas, options_.max_replicas, why);
   last_desired_ = desired;
   return Decision{desired, panicking_, fmt::format("{} -> {} replicas", why, desired)};
 }

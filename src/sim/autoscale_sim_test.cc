@@ -184,6 +184,25 @@ TEST(AutoscaleSim, StrataScalesToZeroAndBack) {
   EXPECT_DOUBLE_EQ(report->held_wait_max, 30.0);
 }
 
+TEST(AutoscaleSim, StrataKeepsAReplicaThroughIdleGapsWhenBurstsComeBack) {
+  // Six bursts of 30 s at 2 req/s, 200 s of silence between them. Going to zero after each
+  // 90 s idle period would leave the first 28 s of every burst late (a 30 s cold start); a
+  // return costs far more than holding one replica through 200 s.
+  std::vector<TraceRequest> trace;
+  uint64_t key = 0;
+  for (int burst = 0; burst < 6; ++burst) {
+    for (int i = 0; i < 60; ++i) {
+      trace.push_back(Request(seconds(burst * 230) + std::chrono::milliseconds(500 * i), key++));
+    }
+  }
+  const Result<AutoscaleSimReport> report =
+      RunAutoscaleSim(trace, Options(AutoscalePolicy::kStrata));
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->held_requests, 0u);
+  EXPECT_DOUBLE_EQ(report->slo_attainment, 1.0);
+  for (const AutoscaleMinute& minute : report->minutes) EXPECT_GE(minute.replicas_ready, 1.0);
+}
+
 TEST(AutoscaleSim, RejectsBadInputNamingIt) {
   EXPECT_THAT(RunAutoscaleSim({}, Options(AutoscalePolicy::kStrata)).error().message(),
               HasSubstr("trace"));
