@@ -180,6 +180,11 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "With --kubernetes: binds and status writes in flight at once")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
+  up->add_option("--kueue-quotas", kube->scheduler.kueue_quotas,
+                 "With --kubernetes: enforce the quotas of Kueue's ClusterQueues on pods that "
+                 "name a LocalQueue (kueue.x-k8s.io/queue-name), when Kueue's CRDs are installed; "
+                 "false when Kueue's own controller admits them")
+      ->capture_default_str();
   up->add_option("--leader-elect", kube->leader_elect,
                  "With --kubernetes: one active scheduler through a Lease; the others stand by")
       ->capture_default_str();

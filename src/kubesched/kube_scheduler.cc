@@ -29,8 +29,8 @@ std::string KeyOf(const json& object) {
 auto SchedulingFields(const PodSpec& pod) {
   const scheduler::PodSet& set = pod.pod_set;
   return std::tie(pod.uid, pod.node_name, pod.phase, pod.deleting, pod.gated, pod.priority,
-                  pod.scheduler_name, pod.gang.key, pod.gang.size, set.cpu_milli, set.memory_bytes,
-                  set.gpu.count, set.gpu.milli, set.gpu.memory_mib);
+                  pod.scheduler_name, pod.gang.key, pod.gang.size, pod.queue_name, set.cpu_milli,
+                  set.memory_bytes, set.gpu.count, set.gpu.milli, set.gpu.memory_mib);
 }
 
 // A bound pod's GPUs when strata did not choose them (another scheduler bound it, or strata
@@ -66,6 +66,14 @@ KubeScheduler::KubeScheduler(kube::Client* client, const Clock& clock, KubeSched
   // As kube-scheduler's informer: terminal pods hold nothing.
   pods.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
   pod_reflector_ = std::make_unique<kube::Reflector>(client, kube::resources::kPods, pods);
+  if (options_.kueue_quotas) {
+    for (auto [source, resource] :
+         {std::pair{Source::kClusterQueues, &kueue_resources::kClusterQueues},
+          std::pair{Source::kLocalQueues, &kueue_resources::kLocalQueues},
+          std::pair{Source::kResourceFlavors, &kueue_resources::kResourceFlavors}}) {
+      kueue_reflectors_.emplace_back(source, std::make_unique<kube::Reflector>(client, *resource));
+    }
+  }
 }
 
 KubeScheduler::~KubeScheduler() { Stop(); }
@@ -78,6 +86,7 @@ void KubeScheduler::Stop() {
   wake_.notify_all();
   node_reflector_->Stop();
   pod_reflector_->Stop();
+  for (auto& [source, reflector] : kueue_reflectors_) reflector->Stop();
 }
 
 KubeScheduler::Stats KubeScheduler::stats() const {
@@ -85,28 +94,63 @@ KubeScheduler::Stats KubeScheduler::stats() const {
           gangs_released_.load(), preempted_.load(), preemptions_refused_.load()};
 }
 
-void KubeScheduler::Follow(kube::Reflector* reflector, bool nodes) {
+std::string_view KubeScheduler::SourceName(Source source) {
+  switch (source) {
+    case Source::kNodes:
+      return "nodes";
+    case Source::kPods:
+      return "pods";
+    case Source::kClusterQueues:
+      return "clusterqueues.kueue.x-k8s.io";
+    case Source::kLocalQueues:
+      return "localqueues.kueue.x-k8s.io";
+    case Source::kResourceFlavors:
+      return "resourceflavors.kueue.x-k8s.io";
+  }
+  return "";
+}
+
+void KubeScheduler::Follow(kube::Reflector* reflector, Source source) {
+  bool kueue = source != Source::kNodes && source != Source::kPods;
+  bool absent = false;
   while (true) {
     Result<kube::Delta> delta = reflector->Next(std::chrono::seconds(1));
     if (!delta) {
-      if (delta.error().code() == StatusCode::kCancelled) return;
-      if (delta.error().code() != StatusCode::kDeadlineExceeded) {
-        spdlog::warn("strata scheduler: following {}: {}", nodes ? "nodes" : "pods",
-                     delta.error().ToString());
+      StatusCode code = delta.error().code();
+      if (code == StatusCode::kCancelled) return;
+      if (kueue && code == StatusCode::kNotFound) {
+        // Kueue's CRDs are not installed: no quotas, until they are (the reflector retries).
+        if (!absent) {
+          spdlog::info("strata scheduler: {} are not served ({}): no Kueue quotas",
+                       SourceName(source), delta.error().message());
+        }
+        absent = true;
+        delta = kube::Delta{kube::DeltaType::kReplace, {}, nullptr, ""};
+      } else {
+        if (code != StatusCode::kDeadlineExceeded) {
+          spdlog::warn("strata scheduler: following {}: {}", SourceName(source),
+                       delta.error().ToString());
+        }
+        continue;
       }
-      continue;
+    } else if (delta->type == kube::DeltaType::kReplace) {
+      absent = false;
     }
     {
       std::lock_guard lock(mutex_);
-      queue_.push_back({nodes, std::move(*delta)});
+      queue_.push_back({source, std::move(*delta)});
     }
     wake_.notify_one();
   }
 }
 
 Status KubeScheduler::Run() {
-  std::thread node_thread([this] { Follow(node_reflector_.get(), true); });
-  std::thread pod_thread([this] { Follow(pod_reflector_.get(), false); });
+  std::thread node_thread([this] { Follow(node_reflector_.get(), Source::kNodes); });
+  std::thread pod_thread([this] { Follow(pod_reflector_.get(), Source::kPods); });
+  std::vector<std::thread> kueue_threads;
+  for (auto& [source, reflector] : kueue_reflectors_) {
+    kueue_threads.emplace_back([this, s = source, r = reflector.get()] { Follow(r, s); });
+  }
   while (true) {
     std::deque<Queued> batch;
     {
@@ -117,18 +161,74 @@ Status KubeScheduler::Run() {
       batch.swap(queue_);
     }
     for (Queued& queued : batch) {
-      if (queued.nodes) {
+      if (queued.source == Source::kNodes) {
         ApplyNodes(queued.delta);
-      } else {
+      } else if (queued.source == Source::kPods) {
         ApplyPods(queued.delta);
+      } else {
+        ApplyKueue(queued.source, queued.delta);
       }
     }
     if (!nodes_synced_ || !pods_synced_) continue;
+    if (kueue_listed_.size() < kueue_reflectors_.size()) continue;
     if (dirty_ || (waiting_ && clock_.Now() >= next_idle_cycle_)) Cycle();
   }
   node_thread.join();
   pod_thread.join();
+  for (std::thread& t : kueue_threads) t.join();
   return Status::Ok();
+}
+
+void KubeScheduler::ApplyKueue(Source source, const kube::Delta& delta) {
+  std::map<std::string, json>& objects = source == Source::kClusterQueues ? kueue_.cluster_queues
+                                         : source == Source::kLocalQueues ? kueue_.local_queues
+                                                                          : kueue_.resource_flavors;
+  // LocalQueues are namespaced, the others cluster-scoped.
+  auto key = [&](const json& object) {
+    const json& metadata = object.value("metadata", json::object());
+    std::string name = metadata.value("name", "");
+    return source == Source::kLocalQueues ? metadata.value("namespace", "") + "/" + name : name;
+  };
+  switch (delta.type) {
+    case kube::DeltaType::kReplace: {
+      std::map<std::string, json> fresh;
+      for (const json& item : delta.items) fresh[key(item)] = item;
+      dirty_ |= fresh != objects;
+      objects = std::move(fresh);
+      kueue_listed_.insert(source);
+      break;
+    }
+    case kube::DeltaType::kAdded:
+    case kube::DeltaType::kModified:
+      objects[key(delta.object)] = delta.object;
+      dirty_ = true;
+      break;
+    case kube::DeltaType::kDeleted:
+      dirty_ |= objects.erase(key(delta.object)) > 0;
+      break;
+    case kube::DeltaType::kBookmark:
+      break;
+  }
+}
+
+std::string KubeScheduler::QueueOf(const PodSpec& pod, const KueueQuotas& quotas,
+                                   std::string* why) const {
+  if (pod.queue_name.empty() || !options_.kueue_quotas) return "";
+  std::optional<std::string> cluster_queue =
+      quotas.ClusterQueueFor(pod.namespace_name, pod.queue_name);
+  if (!cluster_queue) {
+    *why = fmt::format("LocalQueue {}/{} does not exist", pod.namespace_name, pod.queue_name);
+    return "";
+  }
+  if (auto bad = quotas.invalid.find(*cluster_queue); bad != quotas.invalid.end()) {
+    *why = fmt::format("ClusterQueue {}: {}", *cluster_queue, bad->second);
+    return "";
+  }
+  for (const scheduler::Queue& queue : quotas.queues)
+    if (queue.name == *cluster_queue) return *cluster_queue;
+  *why = fmt::format("ClusterQueue {} (of LocalQueue {}/{}) does not exist", *cluster_queue,
+                     pod.namespace_name, pod.queue_name);
+  return "";
 }
 
 void KubeScheduler::ApplyNodes(const kube::Delta& delta) {
@@ -259,6 +359,9 @@ void KubeScheduler::Cycle() {
   TimePoint now = clock_.Now();
   auto cluster = std::make_shared<scheduler::Cluster>();
   cluster->topology_levels = options_.topology_levels;
+  const KueueQuotas quotas = QuotasFromKueue(kueue_);
+  cluster->flavors = quotas.flavors;
+  cluster->queues = quotas.queues;
   std::map<std::string, int> node_index;
   std::vector<std::string> node_names;
   for (const auto& [name, node] : nodes_) {
@@ -290,6 +393,11 @@ void KubeScheduler::Cycle() {
     running.workload.priority = pod.priority;
     running.workload.submitted = pod.created;
     running.workload.pod_sets = {pod.pod_set};
+    std::string unadmitted;  // a bound pod is charged to its queue however it was bound
+    running.workload.queue = QueueOf(pod, quotas, &unadmitted);
+    if (!running.workload.queue.empty()) {
+      running.flavor = quotas.FlavorOf(running.workload.queue, cluster->nodes[n]);
+    }
     running.started = pod.started;
     running.last_checkpoint = pod.started;
     std::vector<int> gpus;
@@ -321,6 +429,12 @@ void KubeScheduler::Cycle() {
       held.push_back({{key}, bad->second});
       continue;
     }
+    std::string unadmittable;
+    QueueOf(pod, quotas, &unadmittable);
+    if (!unadmittable.empty()) {
+      held.push_back({{key}, unadmittable});
+      continue;
+    }
     if (pod.gang.key.empty()) {
       singles.push_back(key);
     } else {
@@ -333,6 +447,8 @@ void KubeScheduler::Cycle() {
     scheduler::Workload workload;
     workload.name = name;
     const PodSpec& first = pods_.at(keys.front());
+    std::string unused;
+    workload.queue = QueueOf(first, quotas, &unused);
     workload.submitted = first.created;
     workload.topology = first.topology;
     for (const std::string& key : keys) {

@@ -16,6 +16,7 @@
 #include "common/status.h"
 #include "kube/client.h"
 #include "kube/reflector.h"
+#include "kubesched/kueue_quotas.h"
 #include "kubesched/pod_spec.h"
 #include "kubesched/scheduling_reporter.h"
 #include "scheduler/model.h"
@@ -37,6 +38,9 @@ struct KubeSchedulerOptions {
   Duration event_repeat_interval = std::chrono::minutes(1);
   // With nothing changed, a cycle still runs this often while pods wait.
   Duration idle_cycle_interval = std::chrono::seconds(10);
+  // Enforce the quotas of Kueue's ClusterQueues (kueue.x-k8s.io/v1beta2) on the pods that name
+  // a LocalQueue, when Kueue's CRDs are installed: strata in the place of Kueue's controller.
+  bool kueue_quotas = true;
 };
 
 // strata's scheduler for a Kubernetes cluster. Follows every Node and every non-terminal Pod
@@ -55,6 +59,12 @@ struct KubeSchedulerOptions {
 // owner recreates them, or recreated unbound when nothing owns them — and the gang requeues.
 // A gang found partly bound (a previous leader died mid-bind) is completed when its remaining
 // members fit, and released otherwise.
+//
+// Quotas: with Kueue's CRDs installed, three more reflectors follow ClusterQueues, LocalQueues
+// and ResourceFlavors (kueue_quotas.h); a pod labelled kueue.x-k8s.io/queue-name is admitted
+// only within its ClusterQueue's quota (cohort borrowing, lending limits, preemption, fair
+// sharing as the embedded scheduler applies them), and one naming a LocalQueue that does not
+// exist, or a ClusterQueue strata cannot enforce, waits with the reason on it.
 //
 // Binds go through pods/binding with the pod's uid as precondition, so a pod is never bound
 // twice; explanations through SchedulingReporter. Not thread-safe apart from Stop and stats:
@@ -83,8 +93,10 @@ class KubeScheduler {
   Stats stats() const;
 
  private:
+  // What a reflector follows.
+  enum class Source { kNodes, kPods, kClusterQueues, kLocalQueues, kResourceFlavors };
   struct Queued {
-    bool nodes = false;
+    Source source = Source::kNodes;
     kube::Delta delta;
   };
   // One decided bind: the pod, its node and GPUs, and the gang it completes ("" alone).
@@ -96,8 +108,13 @@ class KubeScheduler {
     Status result;
   };
 
-  void Follow(kube::Reflector* reflector, bool nodes);
+  static std::string_view SourceName(Source source);
+  void Follow(kube::Reflector* reflector, Source source);
   void ApplyNodes(const kube::Delta& delta);
+  void ApplyKueue(Source source, const kube::Delta& delta);
+  // The ClusterQueue a pod is charged to ("" when it names no LocalQueue), or, in `why`, the
+  // reason it cannot be admitted through the one it names.
+  std::string QueueOf(const PodSpec& pod, const KueueQuotas& quotas, std::string* why) const;
   void ApplyPods(const kube::Delta& delta);
   void SetPod(const std::string& key, const nlohmann::json& object);
   void ErasePod(const std::string& key);
@@ -112,6 +129,7 @@ class KubeScheduler {
   SchedulingReporter reporter_;
   std::unique_ptr<kube::Reflector> node_reflector_;
   std::unique_ptr<kube::Reflector> pod_reflector_;
+  std::vector<std::pair<Source, std::unique_ptr<kube::Reflector>>> kueue_reflectors_;
 
   // Filled by the reflectors' threads, drained by Run.
   std::mutex mutex_;
@@ -124,7 +142,9 @@ class KubeScheduler {
   std::map<std::string, PodSpec> pods_;           // by "namespace/name"
   std::map<std::string, std::string> invalid_;    // pods that do not convert: the error
   std::map<std::string, std::vector<int>> gpus_;  // GPUs strata chose for the pods it bound
-  std::set<std::string> nominated_;               // workloads whose victims are being evicted
+  KueueObjects kueue_;
+  std::set<Source> kueue_listed_;    // Kueue reflectors that delivered a list (or found no CRD)
+  std::set<std::string> nominated_;  // workloads whose victims are being evicted
   // Released pods that nothing owns, made again unbound once their deletion is seen. Kept in
   // memory only: a crash between the delete and the create loses such a pod.
   std::mutex recreate_mutex_;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/quantity.h"
+#include "kubesched/kueue_quotas.h"
 #include "kubesched/node_spec.h"
 
 namespace strata::kubesched {
@@ -281,6 +282,7 @@ Result<PodSpec> PodFromKube(const json& object) {
   ASSIGN_OR_RETURN(set.affinity, RequiredAffinity(spec, where));
   ASSIGN_OR_RETURN(set.tolerations, Tolerations(spec, where));
   pod.gang = GangFrom(metadata);
+  pod.queue_name = StringField(Field(metadata, "labels"), kKueueQueueNameLabel);
   const json& annotations = Field(metadata, "annotations");
   if (std::string level = StringField(annotations, kRequiredTopologyAnnotation); !level.empty()) {
     pod.topology = {scheduler::TopologyMode::kRequired, level};

@@ -61,6 +61,7 @@ struct PodSpec {
   // is larger, plus spec.overhead (kube-scheduler's rule). count is 1.
   scheduler::PodSet pod_set;
   GangKey gang;
+  std::string queue_name;  // the kueue.x-k8s.io/queue-name label: a LocalQueue of its namespace
   scheduler::TopologyRequest topology;  // from Kueue's podset topology annotations
   // The PodScheduled condition's status and message as stored ("" when absent).
   std::string scheduled_status;

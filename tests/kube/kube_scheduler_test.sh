@@ -9,6 +9,9 @@
 #  - a Kueue pod group placed whole or not at all: held while incomplete, none bound while it
 #    does not fit, all bound once it does; a half-bound one completed or released;
 #  - priority preemption through the Eviction API, stopped by a PodDisruptionBudget;
+#  - Kueue's ClusterQueue quota enforced by strata (Kueue's CRDs installed, not its controller):
+#    a pod beyond quota waits saying so, one naming a missing LocalQueue too, and the first is
+#    bound once quota frees;
 #  - two strata schedulers on one Lease: the leader killed with SIGKILL, the other takes over and
 #    binds, and no pod is bound twice.
 # Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
@@ -21,6 +24,7 @@ source "$repo/tools/kube/cache_paths.sh"
 # shellcheck source=checks.sh
 source "$repo/tests/kube/checks.sh"
 require_kube_binaries etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok
+[[ -d $KUBE_KUEUE_DIR/crds ]] || { echo "SKIP: Kueue's CRDs are not in $KUBE_KUEUE_DIR"; exit 77; }
 
 cluster=$repo/tools/kube/cluster.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_scheduler_test.XXXXXX")
@@ -34,6 +38,13 @@ trap cleanup EXIT
 
 kubeconfig=$("$cluster" up "$dir" --nodes 0 --with-kube-scheduler)
 k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
+# Kueue's quota kinds without Kueue's controller: strata enforces the ClusterQueues itself.
+kueue_crds=()
+for kind in clusterqueues localqueues resourceflavors; do
+  k create -f "$KUBE_KUEUE_DIR/crds/kueue.x-k8s.io_$kind.yaml" >/dev/null
+  kueue_crds+=("crd/$kind.kueue.x-k8s.io")
+done
+k wait --for=condition=Established --timeout=60s "${kueue_crds[@]}" >/dev/null
 
 # node NAME GPUS [TAINT_KEY]: a kwok node registered as a kubelet would.
 node() {
@@ -204,6 +215,47 @@ check "the disruption budget keeps the last low-priority pod" \
 check "and the second high-priority pod waits" [ -z "$(node_of high-1)" ]
 k delete pdb low >/dev/null
 k delete pod -l 'app in (low,high)' --grace-period=0 --force >/dev/null 2>&1
+
+# ---- Kueue's quotas, enforced by strata in place of Kueue's controller -------------------------
+k create -f - >/dev/null <<'YAML'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: h100}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors:
+        - name: h100
+          resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: team-a, namespace: default}
+spec: {clusterQueue: team-a}
+YAML
+queue='{"kueue.x-k8s.io/queue-name": "team-a"}'
+pod q-0 strata 3 "$queue"
+wait_for 30 bound q-0 || true
+check "a pod within its ClusterQueue's quota is bound" bound q-0
+pod q-1 strata 3 "$queue"
+wait_for 30 unschedulable q-1 || true
+check "a pod beyond the quota waits, the queue's use named (13 GPUs are free)" \
+  grep -qF "queue team-a: 3/4 nvidia.com/gpu in use" <<<"$(scheduled_message q-1)"
+pod q-lost strata 1 '{"kueue.x-k8s.io/queue-name": "nope"}'
+wait_for 30 unschedulable q-lost || true
+check "a pod naming a LocalQueue that does not exist waits, saying so" \
+  [ "$(scheduled_message q-lost)" = "LocalQueue default/nope does not exist" ]
+k delete pod q-0 --grace-period=0 --force >/dev/null 2>&1
+wait_for 30 bound q-1 || true
+check "once its quota is free, the waiting pod is bound" bound q-1
+k delete pod q-1 q-lost --grace-period=0 --force >/dev/null 2>&1
 
 # ---- leader killed with SIGKILL: the standby takes over -----------------------------------------
 holder=$(k get lease strata-scheduler -n kube-system -o jsonpath='{.spec.holderIdentity}')

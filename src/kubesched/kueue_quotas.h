@@ -1,0 +1,61 @@
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kube/resource.h"
+#include "scheduler/model.h"
+
+// Kueue's quota objects (kueue.x-k8s.io/v1beta2) as the scheduler's queues: strata enforces the
+// ClusterQueues' quotas itself, in place of Kueue's controller, for the pods it schedules.
+
+namespace strata::kubesched {
+
+namespace kueue_resources {
+inline const kube::GroupVersionResource kClusterQueues{"kueue.x-k8s.io", "v1beta2",
+                                                       "clusterqueues"};
+inline const kube::GroupVersionResource kLocalQueues{"kueue.x-k8s.io", "v1beta2", "localqueues"};
+inline const kube::GroupVersionResource kResourceFlavors{"kueue.x-k8s.io", "v1beta2",
+                                                         "resourceflavors"};
+}  // namespace kueue_resources
+
+// The label by which a pod names the LocalQueue of its namespace that admits it.
+inline constexpr const char* kKueueQueueNameLabel = "kueue.x-k8s.io/queue-name";
+
+// The ClusterQueues, LocalQueues and ResourceFlavors last seen, by name ("namespace/name" for
+// LocalQueues), as the API returned them.
+struct KueueObjects {
+  std::map<std::string, nlohmann::json> cluster_queues;
+  std::map<std::string, nlohmann::json> local_queues;
+  std::map<std::string, nlohmann::json> resource_flavors;
+};
+
+// The scheduler's flavors and queues made of KueueObjects. Every ResourceFlavor becomes a
+// Flavor (nodeLabels); every ClusterQueue a Queue: cohortName, fairSharing.weight,
+// queueingStrategy, preemption (withinClusterQueue, reclaimWithinCohort), and one resource
+// group's flavors in order with their nominal quotas, borrowing and lending limits in cpu,
+// memory and nvidia.com/gpu. A ClusterQueue strata cannot enforce as Kueue would (several
+// resource groups, another resource, a stop policy, a flavor that does not exist) is not made
+// a Queue: its pods wait, told why in `invalid`.
+struct KueueQuotas {
+  std::vector<scheduler::Flavor> flavors;
+  std::vector<scheduler::Queue> queues;
+  std::map<std::string, std::string> invalid;  // ClusterQueue name -> why strata cannot use it
+
+  // The ClusterQueue a pod of `namespace_name` reaches through its LocalQueue `local_queue`,
+  // or nullopt when that LocalQueue does not exist.
+  std::optional<std::string> ClusterQueueFor(const std::string& namespace_name,
+                                             const std::string& local_queue) const;
+  // The first flavor of `queue` whose node labels `node` carries, or -1: where a bound pod's
+  // use is charged.
+  int FlavorOf(const std::string& queue, const scheduler::Node& node) const;
+
+  std::map<std::string, std::string> local_to_cluster;  // "namespace/name" -> ClusterQueue
+};
+
+KueueQuotas QuotasFromKueue(const KueueObjects& objects);
+
+}  // namespace strata::kubesched
