@@ -46,12 +46,12 @@ TEST(CompatManifestsTest, EachDecodesAsItsHeaderSaysAndEveryKindHasFiveShapes) {
       std::string all;
       for (const std::string& w : warnings) all += w + "\n";
       EXPECT_EQ(static_cast<int>(warnings.size()), Declared(text, "warnings")) << name << "\n"
-                                                                                << all;
+                                                                               << all;
       Result<std::vector<YamlDocument>> docs = ParseYamlDocuments(text);
       ASSERT_TRUE(docs.has_value());
       for (const YamlDocument& d : *docs) {
-        ++documents_per_kind[d.value.value("apiVersion", "").substr(
-                                 0, d.value.value("apiVersion", "").find('/')) +
+        ++documents_per_kind[d.value.value("apiVersion", "")
+                                 .substr(0, d.value.value("apiVersion", "").find('/')) +
                              " " + d.value.value("kind", "")];
       }
     }

@@ -60,9 +60,10 @@ TEST(BatchJobTest, BecomesOneGroupOfParallelismPods) {
   EXPECT_EQ(job.spec.resources.cpu, Quantity::FromUnits(1));
   EXPECT_EQ(job.spec.template_.command, (std::vector<std::string>{"sleep", "30"}));
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_EQ(warnings[0],
-            "job.yaml: document 1 (Job sample-job-): spec.template.spec.containers[0].imagePullPolicy: "
-            "ignored: pods run as local processes and pull no images");
+  EXPECT_EQ(
+      warnings[0],
+      "job.yaml: document 1 (Job sample-job-): spec.template.spec.containers[0].imagePullPolicy: "
+      "ignored: pods run as local processes and pull no images");
 }
 
 TEST(BatchJobTest, EachApplyOfAGeneratedNameMakesANewName) {
@@ -175,9 +176,8 @@ status:
   std::string all;
   for (const std::string& w : warnings) all += w + "\n";
   for (const char* path :
-       {"metadata.generation: ignored: set by the server",
-        "metadata.managedFields: ignored", "spec.template.metadata.labels: ignored",
-        "spec.template.spec.serviceAccountName: ignored",
+       {"metadata.generation: ignored: set by the server", "metadata.managedFields: ignored",
+        "spec.template.metadata.labels: ignored", "spec.template.spec.serviceAccountName: ignored",
         "spec.template.spec.securityContext: ignored",
         "spec.template.spec.volumes[0].configMap: ignored",
         "spec.template.spec.containers[0].volumeMounts: ignored",

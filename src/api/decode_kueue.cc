@@ -55,7 +55,10 @@ const TypeSchema* BorrowWithinCohortSchema() {
   static const TypeSchema s{
       "BorrowWithinCohort",
       "Preemption in order to borrow; strata does not preempt to borrow: only Never.",
-      {{"policy", T::kEnum, "Never (the only policy strata has).", nullptr,
+      {{"policy",
+        T::kEnum,
+        "Never (the only policy strata has).",
+        nullptr,
         {"Never", "LowerPriority"}},
        {"maxPriorityThreshold", T::kUnsupported, "strata does not preempt in order to borrow"}}};
   return &s;
@@ -173,14 +176,17 @@ const TypeSchema* LocalQueueSpecSchema() {
 }
 
 const TypeSchema* KueueTaintSchema() {
-  static const TypeSchema s{
-      "Taint",
-      "A taint the flavor's nodes carry.",
-      {{"key", T::kString, "The taint's key.", nullptr, {}, true},
-       {"value", T::kString, "Its value."},
-       {"effect", T::kEnum, "NoSchedule, PreferNoSchedule or NoExecute.", nullptr,
-        {"NoSchedule", "PreferNoSchedule", "NoExecute"}, true},
-       {"timeAdded", T::kTimestamp, "When it was added."}}};
+  static const TypeSchema s{"Taint",
+                            "A taint the flavor's nodes carry.",
+                            {{"key", T::kString, "The taint's key.", nullptr, {}, true},
+                             {"value", T::kString, "Its value."},
+                             {"effect",
+                              T::kEnum,
+                              "NoSchedule, PreferNoSchedule or NoExecute.",
+                              nullptr,
+                              {"NoSchedule", "PreferNoSchedule", "NoExecute"},
+                              true},
+                             {"timeAdded", T::kTimestamp, "When it was added."}}};
   return &s;
 }
 
@@ -213,11 +219,14 @@ const TypeSchema* CohortSpecSchema() {
 }
 
 const TypeSchema* TopologyLevelSchema() {
-  static const TypeSchema s{
-      "TopologyLevel",
-      "One level of a topology, from the widest to the narrowest.",
-      {{"nodeLabel", T::kString, "The node label key whose value names the level's domain.",
-        nullptr, {}, true}}};
+  static const TypeSchema s{"TopologyLevel",
+                            "One level of a topology, from the widest to the narrowest.",
+                            {{"nodeLabel",
+                              T::kString,
+                              "The node label key whose value names the level's domain.",
+                              nullptr,
+                              {},
+                              true}}};
   return &s;
 }
 
@@ -277,16 +286,15 @@ const TypeSchema* ClusterQueueV1beta2Schema() {
 }
 
 const TypeSchema* LocalQueueSchema() {
-  static const TypeSchema s =
-      CompatDocument("LocalQueue", "kueue.x-k8s.io/v1beta2 (or v1beta1)", "A Kueue local queue.", LocalQueueSpecSchema);
+  static const TypeSchema s = CompatDocument("LocalQueue", "kueue.x-k8s.io/v1beta2 (or v1beta1)",
+                                             "A Kueue local queue.", LocalQueueSpecSchema);
   return &s;
 }
 
 const TypeSchema* KueueResourceFlavorSchema() {
   static const TypeSchema s = [] {
     TypeSchema d = CompatDocument("ResourceFlavor", "kueue.x-k8s.io/v1beta2 (or v1beta1)",
-                                  "A Kueue resource flavor.",
-                                  KueueResourceFlavorSpecSchema);
+                                  "A Kueue resource flavor.", KueueResourceFlavorSpecSchema);
     for (FieldSpec& f : d.fields) {
       if (f.name == "spec") f.required = false;  // a flavor without labels: every node
     }
@@ -297,9 +305,8 @@ const TypeSchema* KueueResourceFlavorSchema() {
 
 const TypeSchema* CohortSchema() {
   static const TypeSchema s = [] {
-    TypeSchema d =
-        CompatDocument("Cohort", "kueue.x-k8s.io/v1beta2 (or v1beta1, v1alpha1)",
-                       "A Kueue cohort.", CohortSpecSchema);
+    TypeSchema d = CompatDocument("Cohort", "kueue.x-k8s.io/v1beta2 (or v1beta1, v1alpha1)",
+                                  "A Kueue cohort.", CohortSpecSchema);
     for (FieldSpec& f : d.fields) {
       if (f.name == "spec") f.required = false;
     }

@@ -141,10 +141,10 @@ TEST(KueueV1beta2Test, WhatStrataDoesNotDoIsAnErrorNamingTheField) {
                                        "LowerPriority}}\n")),
               HasSubstr("spec.preemption.borrowWithinCohort.policy: strata does not preempt in "
                         "order to borrow"));
-  EXPECT_THAT(ErrorOf(ClusterQueueWith(
-                  "  admissionChecksStrategy: {admissionChecks: [{name: prov}]}\n")),
-              HasSubstr("spec.admissionChecksStrategy: not supported by strata: strata has no "
-                        "admission checks"));
+  EXPECT_THAT(
+      ErrorOf(ClusterQueueWith("  admissionChecksStrategy: {admissionChecks: [{name: prov}]}\n")),
+      HasSubstr("spec.admissionChecksStrategy: not supported by strata: strata has no "
+                "admission checks"));
   EXPECT_THAT(ErrorOf(R"(
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: Topology

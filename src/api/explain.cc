@@ -11,7 +11,8 @@ namespace {
 
 // A field's description in a FIELDS list.
 std::string FieldDescription(const FieldSpec& f) {
-  if (f.type == FieldType::kUnsupported) return "Not supported by strata: " + std::string(f.doc) + ".";
+  if (f.type == FieldType::kUnsupported)
+    return "Not supported by strata: " + std::string(f.doc) + ".";
   if (f.type == FieldType::kIgnored) return "Ignored, with a warning: " + std::string(f.doc) + ".";
   return std::string(f.doc);
 }
