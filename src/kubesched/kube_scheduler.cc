@@ -10,6 +10,7 @@
 
 #include "kubesched/node_spec.h"
 #include "kubesched/parallel.h"
+#include "scheduler/quota_ledger.h"
 
 namespace strata::kubesched {
 namespace {
@@ -199,15 +200,53 @@ void KubeScheduler::ApplyKueue(Source source, const kube::Delta& delta) {
       break;
     }
     case kube::DeltaType::kAdded:
-    case kube::DeltaType::kModified:
-      objects[key(delta.object)] = delta.object;
-      dirty_ = true;
+    case kube::DeltaType::kModified: {
+      json& stored = objects[key(delta.object)];
+      // A status change (strata's own writes among them) changes nothing the cycle reads.
+      auto read = [](const json& object) {
+        if (!object.is_object()) return std::pair{json(), std::string()};
+        return std::pair{object.value("spec", json()),
+                         object.value("metadata", json::object()).value("uid", "")};
+      };
+      dirty_ |= read(stored) != read(delta.object);
+      stored = delta.object;
       break;
+    }
     case kube::DeltaType::kDeleted:
       dirty_ |= objects.erase(key(delta.object)) > 0;
       break;
     case kube::DeltaType::kBookmark:
       break;
+  }
+}
+
+void KubeScheduler::WriteQueueStatuses(const KueueQuotas& quotas,
+                                       std::map<std::string, QueueFigures> figures) {
+  TimePoint now = clock_.Now();
+  for (auto& [name, object] : kueue_.cluster_queues) {
+    const scheduler::Queue* queue = nullptr;
+    for (const scheduler::Queue& q : quotas.queues)
+      if (q.name == name) queue = &q;
+    auto unusable = quotas.invalid.find(name);
+    const json& previous = object.value("status", json::object());
+    json desired = WithTransitionTime(
+        ClusterQueueStatus(queue, unusable == quotas.invalid.end() ? "" : unusable->second,
+                           quotas.flavors, figures[name]),
+        previous, now);
+    bool same = true;
+    for (const auto& [field, value] : desired.items())
+      same = same && previous.contains(field) && previous[field] == value;
+    if (same) continue;
+    kube::PatchOptions options;
+    options.subresource = "status";
+    Result<json> written = client_->Patch(kueue_resources::kClusterQueues, "", name,
+                                          kube::PatchType::kMerge, {{"status", desired}}, options);
+    if (written) {
+      object = std::move(*written);
+    } else if (written.error().code() != StatusCode::kNotFound) {
+      spdlog::warn("strata scheduler: status of ClusterQueue {}: {}", name,
+                   written.error().ToString());
+    }
   }
 }
 
@@ -362,6 +401,8 @@ void KubeScheduler::Cycle() {
   const KueueQuotas quotas = QuotasFromKueue(kueue_);
   cluster->flavors = quotas.flavors;
   cluster->queues = quotas.queues;
+  std::map<std::string, QueueFigures> queue_figures;  // by ClusterQueue
+  std::set<std::string> admitted_gangs, pending_gangs;
   std::map<std::string, int> node_index;
   std::vector<std::string> node_names;
   for (const auto& [name, node] : nodes_) {
@@ -397,6 +438,17 @@ void KubeScheduler::Cycle() {
     running.workload.queue = QueueOf(pod, quotas, &unadmitted);
     if (!running.workload.queue.empty()) {
       running.flavor = quotas.FlavorOf(running.workload.queue, cluster->nodes[n]);
+      QueueFigures& figures = queue_figures[running.workload.queue];
+      if (running.flavor >= 0) {
+        scheduler::ResourceVector charge = scheduler::QuotaLedger::ChargeFor(
+            running.workload, &cluster->flavors[static_cast<size_t>(running.flavor)]);
+        scheduler::ResourceVector& used = figures.used_by_flavor[running.flavor];
+        for (int r = 0; r < scheduler::kNumResources; ++r) used.amount[r] += charge.amount[r];
+      }
+      if (pod.gang.key.empty() ||
+          admitted_gangs.insert(pod.namespace_name + "/" + pod.gang.key).second) {
+        ++figures.admitted_workloads;
+      }
     }
     running.started = pod.started;
     running.last_checkpoint = pod.started;
@@ -430,10 +482,14 @@ void KubeScheduler::Cycle() {
       continue;
     }
     std::string unadmittable;
-    QueueOf(pod, quotas, &unadmittable);
+    std::string queue = QueueOf(pod, quotas, &unadmittable);
     if (!unadmittable.empty()) {
       held.push_back({{key}, unadmittable});
       continue;
+    }
+    if (!queue.empty() && (pod.gang.key.empty() ||
+                           pending_gangs.insert(pod.namespace_name + "/" + pod.gang.key).second)) {
+      ++queue_figures[queue].pending_workloads;
     }
     if (pod.gang.key.empty()) {
       singles.push_back(key);
@@ -554,6 +610,7 @@ void KubeScheduler::Cycle() {
   });
   waiting_ = !held.empty();
   next_idle_cycle_ = now + options_.idle_cycle_interval;
+  WriteQueueStatuses(quotas, std::move(queue_figures));
   // Nominations of workloads that are gone.
   for (auto it = nominated_.begin(); it != nominated_.end();)
     it = members.count(*it) ? std::next(it) : nominated_.erase(it);

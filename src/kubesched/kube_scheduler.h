@@ -18,6 +18,7 @@
 #include "kube/reflector.h"
 #include "kubesched/kueue_quotas.h"
 #include "kubesched/pod_spec.h"
+#include "kubesched/queue_status.h"
 #include "kubesched/scheduling_reporter.h"
 #include "scheduler/model.h"
 #include "scheduler/scheduler.h"
@@ -64,7 +65,9 @@ struct KubeSchedulerOptions {
 // and ResourceFlavors (kueue_quotas.h); a pod labelled kueue.x-k8s.io/queue-name is admitted
 // only within its ClusterQueue's quota (cohort borrowing, lending limits, preemption, fair
 // sharing as the embedded scheduler applies them), and one naming a LocalQueue that does not
-// exist, or a ClusterQueue strata cannot enforce, waits with the reason on it.
+// exist, or a ClusterQueue strata cannot enforce, waits with the reason on it. Each
+// ClusterQueue's status (use per flavor, admitted and pending workloads, Active) is written as
+// Kueue's controller would, when it changes.
 //
 // Binds go through pods/binding with the pod's uid as precondition, so a pod is never bound
 // twice; explanations through SchedulingReporter. Not thread-safe apart from Stop and stats:
@@ -115,6 +118,8 @@ class KubeScheduler {
   // The ClusterQueue a pod is charged to ("" when it names no LocalQueue), or, in `why`, the
   // reason it cannot be admitted through the one it names.
   std::string QueueOf(const PodSpec& pod, const KueueQuotas& quotas, std::string* why) const;
+  // Writes each ClusterQueue's status (queue_status.h) where it differs from what is stored.
+  void WriteQueueStatuses(const KueueQuotas& quotas, std::map<std::string, QueueFigures> figures);
   void ApplyPods(const kube::Delta& delta);
   void SetPod(const std::string& key, const nlohmann::json& object);
   void ErasePod(const std::string& key);

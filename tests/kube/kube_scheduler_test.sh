@@ -248,6 +248,11 @@ pod q-1 strata 3 "$queue"
 wait_for 30 unschedulable q-1 || true
 check "a pod beyond the quota waits, the queue's use named (13 GPUs are free)" \
   grep -qF "queue team-a: 3/4 nvidia.com/gpu in use" <<<"$(scheduled_message q-1)"
+queue_status() {
+  [[ $(k get clusterqueue team-a -o jsonpath='{.status.pendingWorkloads} {.status.admittedWorkloads} {.status.flavorsUsage[0].resources[0].total} {.status.conditions[0].reason}') == "$1" ]]
+}
+check "the ClusterQueue's status shows 1 pending, 1 admitted, 3 GPUs in use, as Kueue writes it" \
+  wait_for 20 queue_status "1 1 3 Ready"
 pod q-lost strata 1 '{"kueue.x-k8s.io/queue-name": "nope"}'
 wait_for 30 unschedulable q-lost || true
 check "a pod naming a LocalQueue that does not exist waits, saying so" \
@@ -255,6 +260,7 @@ check "a pod naming a LocalQueue that does not exist waits, saying so" \
 k delete pod q-0 --grace-period=0 --force >/dev/null 2>&1
 wait_for 30 bound q-1 || true
 check "once its quota is free, the waiting pod is bound" bound q-1
+check "and the status follows: 0 pending, 1 admitted" wait_for 20 queue_status "0 1 3 Ready"
 k delete pod q-1 q-lost --grace-period=0 --force >/dev/null 2>&1
 
 # ---- leader killed with SIGKILL: the standby takes over -----------------------------------------
