@@ -11,8 +11,6 @@ namespace {
 
 using T = FieldType;
 
-constexpr int64_t kMaxDeadlineSeconds = 100000LL * 3600;
-
 const TypeSchema* BatchJobSpecSchema() {
   static const TypeSchema s{
       "JobSpec",
@@ -83,12 +81,7 @@ void DecodeBatchJob(const FieldView& doc, DecodedDocument& out) {
   }
   s.max_restarts = spec.Integer("backoffLimit", 6);
   s.clean_pod_policy = "None";  // Kubernetes keeps a finished Job's pods for their logs
-  int64_t deadline_seconds = spec.Integer("activeDeadlineSeconds", 0);
-  if (deadline_seconds > kMaxDeadlineSeconds) {
-    errors.Add(spec.PathOf("activeDeadlineSeconds"), "must be at most 100000 hours");
-  } else {
-    s.runtime_limit = std::chrono::seconds(deadline_seconds);
-  }
+  s.runtime_limit = ActiveDeadline(spec, errors);
 
   FieldView pod_template = spec.Object("template");
   FieldView pod_spec = pod_template.Object("spec");

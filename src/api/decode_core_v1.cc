@@ -221,6 +221,18 @@ TopologyConstraint TemplateTopology(const FieldView& pod_template, FieldErrors& 
   return topology;
 }
 
+Duration ActiveDeadline(const FieldView& parent, FieldErrors& errors) {
+  constexpr int64_t kMaxSeconds = 100000LL * 3600;
+  if (!parent.Has("activeDeadlineSeconds")) return Duration{0};
+  int64_t seconds = parent.Integer("activeDeadlineSeconds", 0);
+  if (seconds < 1 || seconds > kMaxSeconds) {
+    errors.Add(parent.PathOf("activeDeadlineSeconds"),
+               "must be at least 1 and at most 100000 hours");
+    return Duration{0};
+  }
+  return std::chrono::seconds(seconds);
+}
+
 std::string TakeQueueLabel(ObjectMeta& meta) {
   auto it = meta.labels.find(std::string(kKueueQueueNameLabel));
   if (it == meta.labels.end()) return "";

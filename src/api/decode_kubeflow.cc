@@ -10,8 +10,6 @@ namespace {
 
 using T = FieldType;
 
-constexpr int64_t kMaxDeadlineSeconds = 100000LL * 3600;
-
 const TypeSchema* ReplicaSpecSchema() {
   static const TypeSchema s{
       "ReplicaSpec",
@@ -198,12 +196,7 @@ void DecodePyTorchJob(const FieldView& doc, DecodedDocument& out) {
   FieldView run = spec.Object("runPolicy");
   s.max_restarts = elastic.Integer("maxRestarts", run.Integer("backoffLimit", 0));
   s.clean_pod_policy = run.String("cleanPodPolicy", "None");
-  int64_t deadline_seconds = run.Integer("activeDeadlineSeconds", 0);
-  if (deadline_seconds > kMaxDeadlineSeconds) {
-    errors.Add(run.PathOf("activeDeadlineSeconds"), "must be at most 100000 hours");
-  } else {
-    s.runtime_limit = std::chrono::seconds(deadline_seconds);
-  }
+  s.runtime_limit = ActiveDeadline(run, errors);
   FieldView scheduling = run.Object("schedulingPolicy");
   if (scheduling.Has("minAvailable") && scheduling.Integer("minAvailable", 0) != replicas) {
     errors.Add(scheduling.PathOf("minAvailable"),

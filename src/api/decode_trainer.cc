@@ -15,8 +15,6 @@ namespace {
 
 using T = FieldType;
 
-constexpr int64_t kMaxDeadlineSeconds = 100000LL * 3600;
-
 // The label Kubeflow Trainer puts on a runtime's replicated jobs to say which step each is.
 constexpr std::string_view kAncestorStepLabel = "trainer.kubeflow.org/trainjob-ancestor-step";
 // The replicated job Kubeflow Trainer treats as the trainer when no label says otherwise.
@@ -416,15 +414,7 @@ void DecodeTrainJob(const FieldView& doc, DecodedDocument& out) {
                "give " +
                    std::string(kTrainJobController) + ", got " + Quoted(spec.String("managedBy")));
   }
-  if (spec.Has("activeDeadlineSeconds")) {
-    int64_t seconds = spec.Integer("activeDeadlineSeconds", 0);
-    if (seconds < 1 || seconds > kMaxDeadlineSeconds) {
-      errors.Add(spec.PathOf("activeDeadlineSeconds"),
-                 "must be at least 1 and at most 100000 hours");
-    } else {
-      job.spec.runtime_limit = std::chrono::seconds(seconds);
-    }
-  }
+  job.spec.runtime_limit = ActiveDeadline(spec, errors);
   FieldView trainer = spec.Object("trainer");
   if (trainer.Has("numNodes")) {
     link.num_nodes = trainer.Integer("numNodes", 1);

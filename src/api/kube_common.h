@@ -51,6 +51,10 @@ inline constexpr std::string_view kKueuePreferredTopologyAnnotation =
 // annotation is reported as ignored. `pod_template`: the PodTemplateSpec.
 TopologyConstraint TemplateTopology(const FieldView& pod_template, FieldErrors& errors);
 
+// A Kubernetes activeDeadlineSeconds field of `parent` as a job's runtime limit (0 when absent);
+// reports a value below 1 or above 100000 hours.
+Duration ActiveDeadline(const FieldView& parent, FieldErrors& errors);
+
 // The queue a workload names with Kueue's kueue.x-k8s.io/queue-name label (empty if none);
 // the label is removed from `meta`, since it becomes the workload's queue.
 std::string TakeQueueLabel(ObjectMeta& meta);
