@@ -30,8 +30,9 @@ std::string KeyOf(const json& object) {
 auto SchedulingFields(const PodSpec& pod) {
   const scheduler::PodSet& set = pod.pod_set;
   return std::tie(pod.uid, pod.node_name, pod.phase, pod.deleting, pod.gated, pod.priority,
-                  pod.scheduler_name, pod.gang.key, pod.gang.size, pod.queue_name, set.cpu_milli,
-                  set.memory_bytes, set.gpu.count, set.gpu.milli, set.gpu.memory_mib);
+                  pod.scheduler_name, pod.gang.key, pod.gang.size, pod.queue_name,
+                  pod.workload_priority_class, set.cpu_milli, set.memory_bytes, set.gpu.count,
+                  set.gpu.milli, set.gpu.memory_mib);
 }
 
 // A bound pod's GPUs when strata did not choose them (another scheduler bound it, or strata
@@ -71,7 +72,9 @@ KubeScheduler::KubeScheduler(kube::Client* client, const Clock& clock, KubeSched
     for (auto [source, resource] :
          {std::pair{Source::kClusterQueues, &kueue_resources::kClusterQueues},
           std::pair{Source::kLocalQueues, &kueue_resources::kLocalQueues},
-          std::pair{Source::kResourceFlavors, &kueue_resources::kResourceFlavors}}) {
+          std::pair{Source::kResourceFlavors, &kueue_resources::kResourceFlavors},
+          std::pair{Source::kWorkloadPriorityClasses,
+                    &kueue_resources::kWorkloadPriorityClasses}}) {
       kueue_reflectors_.emplace_back(source, std::make_unique<kube::Reflector>(client, *resource));
     }
   }
@@ -107,6 +110,8 @@ std::string_view KubeScheduler::SourceName(Source source) {
       return "localqueues.kueue.x-k8s.io";
     case Source::kResourceFlavors:
       return "resourceflavors.kueue.x-k8s.io";
+    case Source::kWorkloadPriorityClasses:
+      return "workloadpriorityclasses.kueue.x-k8s.io";
   }
   return "";
 }
@@ -183,7 +188,9 @@ Status KubeScheduler::Run() {
 void KubeScheduler::ApplyKueue(Source source, const kube::Delta& delta) {
   std::map<std::string, json>& objects = source == Source::kClusterQueues ? kueue_.cluster_queues
                                          : source == Source::kLocalQueues ? kueue_.local_queues
-                                                                          : kueue_.resource_flavors;
+                                         : source == Source::kResourceFlavors
+                                             ? kueue_.resource_flavors
+                                             : kueue_.priority_classes;
   // LocalQueues are namespaced, the others cluster-scoped.
   auto key = [&](const json& object) {
     const json& metadata = object.value("metadata", json::object());
@@ -205,7 +212,8 @@ void KubeScheduler::ApplyKueue(Source source, const kube::Delta& delta) {
       // A status change (strata's own writes among them) changes nothing the cycle reads.
       auto read = [](const json& object) {
         if (!object.is_object()) return std::pair{json(), std::string()};
-        return std::pair{object.value("spec", json()),
+        // A WorkloadPriorityClass has no spec: its value is what a cycle reads.
+        return std::pair{object.value("spec", object.value("value", json())),
                          object.value("metadata", json::object()).value("uid", "")};
       };
       dirty_ |= read(stored) != read(delta.object);
@@ -248,6 +256,17 @@ void KubeScheduler::WriteQueueStatuses(const KueueQuotas& quotas,
                    written.error().ToString());
     }
   }
+}
+
+int KubeScheduler::PriorityOf(const PodSpec& pod, const KueueQuotas& quotas,
+                              std::string* why) const {
+  if (pod.workload_priority_class.empty() || !options_.kueue_quotas) return pod.priority;
+  auto it = quotas.priority_classes.find(pod.workload_priority_class);
+  if (it == quotas.priority_classes.end()) {
+    *why = fmt::format("WorkloadPriorityClass {} does not exist", pod.workload_priority_class);
+    return pod.priority;
+  }
+  return it->second;
 }
 
 std::string KubeScheduler::QueueOf(const PodSpec& pod, const KueueQuotas& quotas,
@@ -431,7 +450,8 @@ void KubeScheduler::Cycle() {
     int n = node_index[pod.node_name];
     scheduler::RunningWorkload running;
     running.workload.name = kPodWorkloadPrefix + key;
-    running.workload.priority = pod.priority;
+    std::string no_class;  // a bound pod keeps its place whatever class it names
+    running.workload.priority = PriorityOf(pod, quotas, &no_class);
     running.workload.submitted = pod.created;
     running.workload.pod_sets = {pod.pod_set};
     std::string unadmitted;  // a bound pod is charged to its queue however it was bound
@@ -482,7 +502,8 @@ void KubeScheduler::Cycle() {
       continue;
     }
     std::string unadmittable;
-    std::string queue = QueueOf(pod, quotas, &unadmittable);
+    PriorityOf(pod, quotas, &unadmittable);
+    std::string queue = unadmittable.empty() ? QueueOf(pod, quotas, &unadmittable) : "";
     if (!unadmittable.empty()) {
       held.push_back({{key}, unadmittable});
       continue;
@@ -505,11 +526,12 @@ void KubeScheduler::Cycle() {
     const PodSpec& first = pods_.at(keys.front());
     std::string unused;
     workload.queue = QueueOf(first, quotas, &unused);
+    workload.priority = PriorityOf(first, quotas, &unused);
     workload.submitted = first.created;
     workload.topology = first.topology;
     for (const std::string& key : keys) {
       const PodSpec& pod = pods_.at(key);
-      workload.priority = std::max(workload.priority, pod.priority);
+      workload.priority = std::max(workload.priority, PriorityOf(pod, quotas, &unused));
       workload.submitted = std::min(workload.submitted, pod.created);
       scheduler::PodSet set = pod.pod_set;
       set.name = pod.name;

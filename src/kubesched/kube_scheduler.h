@@ -97,7 +97,14 @@ class KubeScheduler {
 
  private:
   // What a reflector follows.
-  enum class Source { kNodes, kPods, kClusterQueues, kLocalQueues, kResourceFlavors };
+  enum class Source {
+    kNodes,
+    kPods,
+    kClusterQueues,
+    kLocalQueues,
+    kResourceFlavors,
+    kWorkloadPriorityClasses
+  };
   struct Queued {
     Source source = Source::kNodes;
     kube::Delta delta;
@@ -118,6 +125,9 @@ class KubeScheduler {
   // The ClusterQueue a pod is charged to ("" when it names no LocalQueue), or, in `why`, the
   // reason it cannot be admitted through the one it names.
   std::string QueueOf(const PodSpec& pod, const KueueQuotas& quotas, std::string* why) const;
+  // A pod's priority in the queues: its WorkloadPriorityClass's value when it names one (why
+  // it cannot be admitted in `why` when that class does not exist), else spec.priority.
+  int PriorityOf(const PodSpec& pod, const KueueQuotas& quotas, std::string* why) const;
   // Writes each ClusterQueue's status (queue_status.h) where it differs from what is stored.
   void WriteQueueStatuses(const KueueQuotas& quotas, std::map<std::string, QueueFigures> figures);
   void ApplyPods(const kube::Delta& delta);

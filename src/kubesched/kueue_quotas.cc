@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/quantity.h"
 
 namespace strata::kubesched {
@@ -158,6 +160,13 @@ KueueQuotas QuotasFromKueue(const KueueObjects& objects) {
   }
   for (const auto& [key, object] : objects.local_queues) {
     out.local_to_cluster[key] = StringField(Field(object, "spec"), "clusterQueue");
+  }
+  for (const auto& [name, object] : objects.priority_classes) {
+    const json& value = Field(object, "value");
+    if (value.is_number_integer()) {
+      out.priority_classes[name] =
+          static_cast<int>(std::clamp<int64_t>(value.get<int64_t>(), -2000000000, 2000000000));
+    }
   }
   return out;
 }

@@ -20,17 +20,23 @@ inline const kube::GroupVersionResource kClusterQueues{"kueue.x-k8s.io", "v1beta
 inline const kube::GroupVersionResource kLocalQueues{"kueue.x-k8s.io", "v1beta2", "localqueues"};
 inline const kube::GroupVersionResource kResourceFlavors{"kueue.x-k8s.io", "v1beta2",
                                                          "resourceflavors"};
+inline const kube::GroupVersionResource kWorkloadPriorityClasses{"kueue.x-k8s.io", "v1beta2",
+                                                                 "workloadpriorityclasses"};
 }  // namespace kueue_resources
 
 // The label by which a pod names the LocalQueue of its namespace that admits it.
 inline constexpr const char* kKueueQueueNameLabel = "kueue.x-k8s.io/queue-name";
+// The label by which a pod names the WorkloadPriorityClass that gives its workload's priority
+// in the queues (Kueue's, independent of the pod's own PriorityClass).
+inline constexpr const char* kKueuePriorityClassLabel = "kueue.x-k8s.io/priority-class";
 
-// The ClusterQueues, LocalQueues and ResourceFlavors last seen, by name ("namespace/name" for
-// LocalQueues), as the API returned them.
+// The ClusterQueues, LocalQueues, ResourceFlavors and WorkloadPriorityClasses last seen, by name
+// ("namespace/name" for LocalQueues), as the API returned them.
 struct KueueObjects {
   std::map<std::string, nlohmann::json> cluster_queues;
   std::map<std::string, nlohmann::json> local_queues;
   std::map<std::string, nlohmann::json> resource_flavors;
+  std::map<std::string, nlohmann::json> priority_classes;
 };
 
 // The scheduler's flavors and queues made of KueueObjects. Every ResourceFlavor becomes a
@@ -54,6 +60,7 @@ struct KueueQuotas {
   int FlavorOf(const std::string& queue, const scheduler::Node& node) const;
 
   std::map<std::string, std::string> local_to_cluster;  // "namespace/name" -> ClusterQueue
+  std::map<std::string, int> priority_classes;          // WorkloadPriorityClass -> value
 };
 
 KueueQuotas QuotasFromKueue(const KueueObjects& objects);

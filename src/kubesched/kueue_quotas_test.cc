@@ -31,6 +31,8 @@ KueueObjects TwoTeams() {
                    {"name": "spare", "resources": [{"name": "nvidia.com/gpu",
                                                     "nominalQuota": 8}]}]}]},
       "status": {"pendingWorkloads": 3}})");
+  objects.priority_classes["urgent"] =
+      json::parse(R"({"metadata": {"name": "urgent"}, "value": 1000, "description": "first"})");
   objects.local_queues["research/user-queue"] = json::parse(
       R"({"metadata": {"name": "user-queue", "namespace": "research"},
           "spec": {"clusterQueue": "team-a"}})");
@@ -61,6 +63,7 @@ TEST(KueueQuotasTest, ClusterQueueBecomesAQueueWithItsFlavorsInOrder) {
             int64_t{2} << 30);
   EXPECT_FALSE(queue.flavors[1].resources[static_cast<size_t>(Resource::kCpu)].has_value());
   EXPECT_EQ(quotas.ClusterQueueFor("research", "user-queue"), "team-a");
+  EXPECT_EQ(quotas.priority_classes.at("urgent"), 1000);
   EXPECT_EQ(quotas.ClusterQueueFor("default", "user-queue"), std::nullopt);
 
   scheduler::Node h100;

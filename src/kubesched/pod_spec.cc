@@ -283,6 +283,7 @@ Result<PodSpec> PodFromKube(const json& object) {
   ASSIGN_OR_RETURN(set.tolerations, Tolerations(spec, where));
   pod.gang = GangFrom(metadata);
   pod.queue_name = StringField(Field(metadata, "labels"), kKueueQueueNameLabel);
+  pod.workload_priority_class = StringField(Field(metadata, "labels"), kKueuePriorityClassLabel);
   const json& annotations = Field(metadata, "annotations");
   if (std::string level = StringField(annotations, kRequiredTopologyAnnotation); !level.empty()) {
     pod.topology = {scheduler::TopologyMode::kRequired, level};

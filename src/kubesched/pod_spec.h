@@ -62,6 +62,7 @@ struct PodSpec {
   scheduler::PodSet pod_set;
   GangKey gang;
   std::string queue_name;  // the kueue.x-k8s.io/queue-name label: a LocalQueue of its namespace
+  std::string workload_priority_class;  // the kueue.x-k8s.io/priority-class label
   scheduler::TopologyRequest topology;  // from Kueue's podset topology annotations
   // The PodScheduled condition's status and message as stored ("" when absent).
   std::string scheduled_status;

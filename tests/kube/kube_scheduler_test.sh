@@ -10,8 +10,8 @@
 #    does not fit, all bound once it does; a half-bound one completed or released;
 #  - priority preemption through the Eviction API, stopped by a PodDisruptionBudget;
 #  - Kueue's ClusterQueue quota enforced by strata (Kueue's CRDs installed, not its controller):
-#    a pod beyond quota waits saying so, one naming a missing LocalQueue too, and the first is
-#    bound once quota frees;
+#    a pod beyond quota waits saying so, one naming a missing LocalQueue or
+#    WorkloadPriorityClass too, and when quota frees the higher WorkloadPriorityClass goes first;
 #  - two strata schedulers on one Lease: the leader killed with SIGKILL, the other takes over and
 #    binds, and no pod is bound twice.
 # Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
@@ -40,7 +40,7 @@ kubeconfig=$("$cluster" up "$dir" --nodes 0 --with-kube-scheduler)
 k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 # Kueue's quota kinds without Kueue's controller: strata enforces the ClusterQueues itself.
 kueue_crds=()
-for kind in clusterqueues localqueues resourceflavors; do
+for kind in clusterqueues localqueues resourceflavors workloadpriorityclasses; do
   k create -f "$KUBE_KUEUE_DIR/crds/kueue.x-k8s.io_$kind.yaml" >/dev/null
   kueue_crds+=("crd/$kind.kueue.x-k8s.io")
 done
@@ -257,11 +257,25 @@ pod q-lost strata 1 '{"kueue.x-k8s.io/queue-name": "nope"}'
 wait_for 30 unschedulable q-lost || true
 check "a pod naming a LocalQueue that does not exist waits, saying so" \
   [ "$(scheduled_message q-lost)" = "LocalQueue default/nope does not exist" ]
+pod q-noclass strata 1 '{"kueue.x-k8s.io/queue-name": "team-a", "kueue.x-k8s.io/priority-class": "nope"}'
+wait_for 30 unschedulable q-noclass || true
+check "a pod naming a WorkloadPriorityClass that does not exist waits, saying so" \
+  [ "$(scheduled_message q-noclass)" = "WorkloadPriorityClass nope does not exist" ]
+k create -f - >/dev/null <<'YAML'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: urgent}
+value: 1000
+description: ahead of the rest of the queue
+YAML
+pod q-2 strata 3 '{"kueue.x-k8s.io/queue-name": "team-a", "kueue.x-k8s.io/priority-class": "urgent"}'
+wait_for 30 unschedulable q-2 || true
 k delete pod q-0 --grace-period=0 --force >/dev/null 2>&1
-wait_for 30 bound q-1 || true
-check "once its quota is free, the waiting pod is bound" bound q-1
-check "and the status follows: 0 pending, 1 admitted" wait_for 20 queue_status "0 1 3 Ready"
-k delete pod q-1 q-lost --grace-period=0 --force >/dev/null 2>&1
+wait_for 30 bound q-2 || true
+check "once quota frees, the pod of the higher WorkloadPriorityClass goes first" bound q-2
+check "and the older pod of the default class still waits" [ -z "$(node_of q-1)" ]
+check "and the status follows: 1 pending, 1 admitted" wait_for 20 queue_status "1 1 3 Ready"
+k delete pod q-1 q-2 q-lost q-noclass --grace-period=0 --force >/dev/null 2>&1
 
 # ---- leader killed with SIGKILL: the standby takes over -----------------------------------------
 holder=$(k get lease strata-scheduler -n kube-system -o jsonpath='{.spec.holderIdentity}')
