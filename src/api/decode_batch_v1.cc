@@ -1,6 +1,7 @@
 // Kubernetes batch/v1: a Job whose pods all run at once (parallelism = completions) becomes a
 // native Job, placed and restarted as one group; Indexed completion gives each pod its index
-// in JOB_COMPLETION_INDEX, which every strata training pod carries.
+// in JOB_COMPLETION_INDEX, which every strata training pod carries. The rules that make a
+// JobSpec one gang are shared with JobSet's child Jobs and Volcano's tasks (kube_common.h).
 #include "api/compat_schema.h"
 #include "api/decode_common.h"
 #include "api/kube_common.h"

@@ -168,12 +168,15 @@ int64_t SaturatingRestarts(int64_t backoff_limit, int64_t set_restarts) {
   return std::min(budget - 1, kMaxRestarts);
 }
 
-// The exclusive-topology annotation of `annotations` (under `path`), removed from them; warns
-// of every other annotation when `warn_others` (a child Job's annotations mean nothing here).
+// An exclusive-topology annotation: the node label key it names, and where it was found.
 struct ExclusiveTopology {
   std::string level;
   std::string path;
 };
+
+// Moves the exclusive-topology annotation of `annotations` (under `path`) into `found`; reports
+// the node-selector strategy, and warns of every other annotation when `warn_others` (a child
+// Job's annotations mean nothing here).
 void TakeExclusiveTopology(std::map<std::string, std::string>& annotations, const std::string& path,
                            bool warn_others, std::vector<ExclusiveTopology>& found,
                            FieldErrors& errors) {

@@ -121,6 +121,37 @@ spec:
   EXPECT_EQ(warnings.size(), 4u) << all;
 }
 
+TEST(JobSetTest, AReplicatedJobsExclusiveTopologyPlacesItsOneChildJobInOneDomain) {
+  std::vector<std::string> warnings;
+  Result<std::vector<Object>> r = DecodeManifests({{"js.yaml", R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: ex}
+spec:
+  replicatedJobs:
+    - name: w
+      template:
+        metadata:
+          annotations:
+            alpha.jobset.sigs.k8s.io/exclusive-topology: topology.strata.dev/rack
+            note: hello
+        spec:
+          parallelism: 2
+          completions: 2
+          template:
+            spec:
+              containers: [{name: c, command: ["true"]}]
+)"}},
+                                                  &warnings);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const Job& job = *r->front().As<Job>();
+  EXPECT_EQ(job.spec.topology.level, "topology.strata.dev/rack");
+  EXPECT_EQ(job.spec.topology.mode, "Required");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("spec.replicatedJobs[0].template.metadata.annotations[note]: "
+                                     "ignored"));
+}
+
 TEST(JobSetTest, DefaultsAreJobSetsAndKubernetesOnes) {
   Result<std::vector<Object>> r = DecodeManifests({{"js.yaml", R"(
 apiVersion: jobset.x-k8s.io/v1alpha2

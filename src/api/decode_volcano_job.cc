@@ -220,7 +220,7 @@ void DecodeVolcanoJob(const FieldView& doc, DecodedDocument& out) {
   if (spec.Has("queue")) {
     std::string queue = spec.String("queue");
     if (queue == kVolcanoDefaultQueue) queue.clear();
-    if (!s.queue.empty() && s.queue != queue) {
+    if (!s.queue.empty() && !queue.empty() && s.queue != queue) {
       errors.Add(spec.PathOf("queue"), "contradicts the kueue.x-k8s.io/queue-name label");
     }
     if (s.queue.empty()) s.queue = queue;

@@ -63,6 +63,32 @@ TEST(VolcanoJobTest, OneTaskBecomesOneGangWithTheJobsPolicies) {
                                      "host files"));
 }
 
+TEST(VolcanoJobTest, TheKueueLabelNamesTheQueueWhenTheJobKeepsVolcanosDefault) {
+  std::vector<std::string> warnings;
+  Result<std::vector<Object>> r = DecodeManifests({{"vj.yaml", R"(
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: q
+  labels: {kueue.x-k8s.io/queue-name: team-q}
+spec:
+  queue: default
+  plugins: {pytorch: [--master=master, --worker=worker]}
+  tasks:
+    - replicas: 1
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: c, command: ["true"]}]
+)"}},
+                                                  &warnings);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->front().As<Job>()->spec.queue, "team-q");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("spec.plugins.pytorch: ignored: strata sets MASTER_ADDR, "
+                                     "MASTER_PORT, WORLD_SIZE and RANK itself"));
+}
+
 TEST(VolcanoJobTest, RestartsOnlyWhenAPolicyOrTheRestartPolicySaysSo) {
   auto decode = [](const std::string& policies, const std::string& restart) {
     std::string text = R"(
@@ -180,6 +206,8 @@ TEST(VolcanoJobTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
               HasSubstr("spec.policies[0].action: \"CompleteJob\" on TaskCompleted is not "
                         "supported"));
   EXPECT_EQ(ErrorOf("  policies: [{event: TaskCompleted, action: CompleteJob}]\n"), "<decoded>");
+  EXPECT_EQ(ErrorOf("  plugins: {pytorch: [--master=master, --port=23456]}\n"), "<decoded>");
+  EXPECT_THAT(ErrorOf("  plugins: {horovod: []}\n"), HasSubstr("spec.plugins.horovod: unknown"));
 }
 
 }  // namespace
