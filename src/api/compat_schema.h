@@ -14,7 +14,8 @@ const TypeSchema* KubePodSpecSchema();
 const TypeSchema* KubePodTemplateSchema();
 const TypeSchema* KubeResourceRequirementsSchema();
 
-// decode_batch_v1.cc
+// decode_batch_v1.cc; JobSet's child Jobs share BatchJobSpecSchema's fields.
+const TypeSchema* BatchJobSpecSchema();
 const TypeSchema* BatchJobSchema();
 void DecodeBatchJob(const FieldView& doc, DecodedDocument& out);
 
@@ -45,6 +46,10 @@ const TrainingRuntimeLink& BuiltInTorchDistributed();
 void ResolveTrainJob(const TrainJobLink& link, const TrainingRuntimeLink& runtime,
                      DecodedDocument& out);
 
+// decode_jobset.cc
+const TypeSchema* JobSetSchema();
+void DecodeJobSet(const FieldView& doc, DecodedDocument& out);
+
 // decode_kserve.cc
 const TypeSchema* InferenceServiceSchema();
 void DecodeInferenceService(const FieldView& doc, DecodedDocument& out);
@@ -67,5 +72,9 @@ const TypeSchema* PodGroupSchema();
 void DecodePodGroup(const FieldView& doc, DecodedDocument& out);
 const TypeSchema* VolcanoQueueSchema();
 void DecodeVolcanoQueue(const FieldView& doc, DecodedDocument& out);
+
+// decode_volcano_job.cc
+const TypeSchema* VolcanoJobSchema();
+void DecodeVolcanoJob(const FieldView& doc, DecodedDocument& out);
 
 }  // namespace strata::api

@@ -1,6 +1,7 @@
 // Kubernetes batch/v1: a Job whose pods all run at once (parallelism = completions) becomes a
 // native Job, placed and restarted as one group; Indexed completion gives each pod its index
-// in JOB_COMPLETION_INDEX, which every strata training pod carries.
+// in JOB_COMPLETION_INDEX, which every strata training pod carries. The rules that make a
+// JobSpec one gang are shared with JobSet's child Jobs and Volcano's tasks (kube_common.h).
 #include "api/compat_schema.h"
 #include "api/decode_common.h"
 #include "api/kube_common.h"
@@ -10,6 +11,8 @@ namespace strata::api {
 namespace {
 
 using T = FieldType;
+
+}  // namespace
 
 const TypeSchema* BatchJobSpecSchema() {
   static const TypeSchema s{
@@ -44,13 +47,85 @@ const TypeSchema* BatchJobSpecSchema() {
   return &s;
 }
 
-}  // namespace
-
 const TypeSchema* BatchJobSchema() {
   static const TypeSchema s =
       CompatDocument("Job", "batch/v1", "A Kubernetes batch Job.", BatchJobSpecSchema);
   return &s;
 }
+
+int64_t BatchJobParallelism(const FieldView& spec, FieldErrors& errors) {
+  int64_t parallelism = spec.Integer("parallelism", 1);
+  if (parallelism < 1) {
+    errors.Add(spec.PathOf("parallelism"), "must be at least 1: strata has no paused Jobs");
+  }
+  if (spec.Has("completions") && spec.Integer("completions", 0) != parallelism) {
+    errors.Add(spec.PathOf("completions"),
+               "strata runs a Job's pods as one group that succeeds when all of them succeed: "
+               "must equal parallelism (" +
+                   std::to_string(parallelism) + ")");
+  } else if (!spec.Has("completions") && parallelism > 1) {
+    errors.Add(spec.PathOf("completions"),
+               "required when parallelism is above 1: strata has no work-queue Jobs; set it to "
+               "parallelism (" +
+                   std::to_string(parallelism) + ")");
+  }
+  return parallelism;
+}
+
+void DecodeBatchJobLimits(const FieldView& spec, JobSpec& out, FieldErrors& errors) {
+  out.max_restarts = spec.Integer("backoffLimit", 6);
+  out.runtime_limit = ActiveDeadline(spec, errors);
+}
+
+void RequireQueueToSuspend(const FieldView& spec, std::string_view kind, const std::string& queue,
+                           FieldErrors& errors) {
+  if (spec.Bool("suspend", false) && queue.empty()) {
+    errors.Add(spec.PathOf("suspend"),
+               "strata holds a " + std::string(kind) +
+                   " back only in a queue: add the kueue.x-k8s.io/queue-name label, or leave "
+                   "suspend out");
+  }
+}
+
+void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErrors& errors) {
+  FieldView pod_spec = pod_template.Object("spec");
+  for (const char* field : {"nodeName", "priority"}) {
+    if (pod_spec.Has(field)) {
+      errors.Add(pod_spec.PathOf(field), "set per job: strata places the job's pods together");
+    }
+  }
+  KubeContainer container = FromSingleContainer(pod_spec, WorkloadClass::kTraining, errors);
+  out.resources = container.resources;
+  out.template_ = std::move(container.process);
+  out.tolerations = DecodeTolerations(pod_spec, "tolerations");
+  out.topology = TemplateTopology(pod_template, errors);
+  if (pod_spec.Has("priorityClassName")) {
+    out.priority = PriorityForClass(pod_spec.String("priorityClassName"),
+                                    pod_spec.PathOf("priorityClassName"), errors)
+                       .value_or(0);
+  }
+}
+
+std::string SeveralTemplatesMessage(std::string_view first_template_path) {
+  return "differs from " + std::string(first_template_path) +
+         ": a Job with several pod templates (a driver and workers, say) has no home in strata's "
+         "object model yet; strata runs one template on every pod of a job";
+}
+
+namespace {
+
+// DecodeGangPodTemplate, after Kubernetes' rule for a Job's pods: restartPolicy Never or
+// OnFailure.
+void DecodeBatchPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErrors& errors) {
+  FieldView pod_spec = pod_template.Object("spec");
+  if (pod_spec.String("restartPolicy", "Always") == "Always") {
+    errors.Add(pod_spec.PathOf("restartPolicy"),
+               "a Job's pods need restartPolicy Never or OnFailure (Kubernetes' rule)");
+  }
+  DecodeGangPodTemplate(pod_template, out, errors);
+}
+
+}  // namespace
 
 void DecodeBatchJob(const FieldView& doc, DecodedDocument& out) {
   FieldErrors& errors = out.errors;
@@ -59,52 +134,11 @@ void DecodeBatchJob(const FieldView& doc, DecodedDocument& out) {
   job.spec.queue = TakeQueueLabel(job.metadata);
   FieldView spec = doc.Object("spec");
   JobSpec& s = job.spec;
-  s.replicas = spec.Integer("parallelism", 1);
-  if (s.replicas < 1) {
-    errors.Add(spec.PathOf("parallelism"), "must be at least 1: strata has no paused Jobs");
-  }
-  if (spec.Has("completions") && spec.Integer("completions", 0) != s.replicas) {
-    errors.Add(spec.PathOf("completions"),
-               "strata runs a Job's pods as one group that succeeds when all of them succeed: "
-               "must equal parallelism (" +
-                   std::to_string(s.replicas) + ")");
-  } else if (!spec.Has("completions") && s.replicas > 1) {
-    errors.Add(spec.PathOf("completions"),
-               "required when parallelism is above 1: strata has no work-queue Jobs; set it to "
-               "parallelism (" +
-                   std::to_string(s.replicas) + ")");
-  }
-  if (spec.Bool("suspend", false) && s.queue.empty()) {
-    errors.Add(spec.PathOf("suspend"),
-               "strata holds a Job back only in a queue: add the kueue.x-k8s.io/queue-name "
-               "label, or leave suspend out");
-  }
-  s.max_restarts = spec.Integer("backoffLimit", 6);
+  s.replicas = BatchJobParallelism(spec, errors);
+  RequireQueueToSuspend(spec, "Job", s.queue, errors);
+  DecodeBatchJobLimits(spec, s, errors);
   s.clean_pod_policy = "None";  // Kubernetes keeps a finished Job's pods for their logs
-  s.runtime_limit = ActiveDeadline(spec, errors);
-
-  FieldView pod_template = spec.Object("template");
-  FieldView pod_spec = pod_template.Object("spec");
-  std::string restart = pod_spec.String("restartPolicy", "Always");
-  if (restart == "Always") {
-    errors.Add(pod_spec.PathOf("restartPolicy"),
-               "a Job's pods need restartPolicy Never or OnFailure (Kubernetes' rule)");
-  }
-  for (const char* field : {"nodeName", "priority"}) {
-    if (pod_spec.Has(field)) {
-      errors.Add(pod_spec.PathOf(field), "set per job: strata places the job's pods together");
-    }
-  }
-  KubeContainer container = FromSingleContainer(pod_spec, WorkloadClass::kTraining, errors);
-  s.resources = container.resources;
-  s.template_ = std::move(container.process);
-  s.tolerations = DecodeTolerations(pod_spec, "tolerations");
-  s.topology = TemplateTopology(pod_template, errors);
-  if (pod_spec.Has("priorityClassName")) {
-    s.priority = PriorityForClass(pod_spec.String("priorityClassName"),
-                                  pod_spec.PathOf("priorityClassName"), errors)
-                     .value_or(0);
-  }
+  DecodeBatchPodTemplate(spec.Object("template"), s, errors);
   out.objects.push_back(std::move(job));
 }
 

@@ -42,6 +42,11 @@ const std::vector<KindInfo>& AllKinds() {
       {"batch/v1", "Job", false, BatchJobSchema, DecodeBatchJob,
        "a Job: parallelism becomes replicas (completions must equal it), backoffLimit "
        "maxRestarts, activeDeadlineSeconds runtimeLimit; Indexed pods read JOB_COMPLETION_INDEX"},
+      {"jobset.x-k8s.io/v1alpha2", "JobSet", false, JobSetSchema, DecodeJobSet,
+       "a Job, when every replicated job has one pod template: replicas = the sum of each "
+       "replicated job's replicas x its parallelism; failurePolicy.maxRestarts becomes "
+       "maxRestarts (times the child Jobs' backoffLimit + 1), the exclusive-topology annotation "
+       "a Required topology (one child Job only); JOB_COMPLETION_INDEX is the pod's rank"},
       {"kubeflow.org/v1", "PyTorchJob", false, PyTorchJobSchema, DecodePyTorchJob,
        "a Job: replicas = Master + Worker replicas, nprocPerNode becomes procPerNode, "
        "elasticPolicy.maxRestarts (else runPolicy.backoffLimit) becomes maxRestarts"},
@@ -78,6 +83,10 @@ const std::vector<KindInfo>& AllKinds() {
        kTopologyMapsTo},
       {"kueue.x-k8s.io/v1alpha1", "Topology", false, KueueTopologySchema, DecodeKueueTopology,
        kTopologyMapsTo},
+      {"batch.volcano.sh/v1alpha1", "Job", false, VolcanoJobSchema, DecodeVolcanoJob,
+       "a Job, when every task has one pod template: replicas = the tasks' replicas, queue and "
+       "priorityClassName as given, maxRetry maxRestarts when the job restarts on PodFailed "
+       "(RestartJob) or its pods on failure; VK_TASK_INDEX is the pod's rank"},
       {"scheduling.volcano.sh/v1beta1", "PodGroup", false, PodGroupSchema, DecodePodGroup,
        "the gang (spec.gang), queue and priority of the pods that name it in the "
        "scheduling.k8s.io/group-name annotation; apply it with its pods"},

@@ -59,4 +59,28 @@ Duration ActiveDeadline(const FieldView& parent, FieldErrors& errors);
 // the label is removed from `meta`, since it becomes the workload's queue.
 std::string TakeQueueLabel(ObjectMeta& meta);
 
+// The rules that make a Kubernetes batch/v1 JobSpec one strata gang, shared by the batch Job
+// and JobSet's child Jobs (decode_batch_v1.cc). Each reports under the view's path.
+
+// The pods of `spec`: parallelism (default 1), which must be at least 1, with completions equal
+// to it (required when above 1: strata has no work-queue Jobs).
+int64_t BatchJobParallelism(const FieldView& spec, FieldErrors& errors);
+
+// backoffLimit (default 6, Kubernetes') into out.max_restarts, activeDeadlineSeconds into
+// out.runtime_limit.
+void DecodeBatchJobLimits(const FieldView& spec, JobSpec& out, FieldErrors& errors);
+
+// Reports spec.suspend true without a queue: strata holds a `kind` back only in a queue.
+void RequireQueueToSuspend(const FieldView& spec, std::string_view kind, const std::string& queue,
+                           FieldErrors& errors);
+
+// A gang's pod template (a PodTemplateSpec) into `out`: no nodeName or priority (set per job),
+// the one container's process and resources, tolerations, Kueue's topology annotations and the
+// priorityClassName. Does not judge restartPolicy, whose rules differ by kind.
+void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErrors& errors);
+
+// The error for a workload whose pods come from several different templates (a driver and
+// workers, say), reported at the path of the one that differs from `first_template_path`.
+std::string SeveralTemplatesMessage(std::string_view first_template_path);
+
 }  // namespace strata::api

@@ -9,7 +9,7 @@
 namespace strata::api {
 namespace {
 
-constexpr std::array<std::string_view, 20> kReservedNames = {
+constexpr std::array<std::string_view, 22> kReservedNames = {
     "CUDA_VISIBLE_DEVICES",
     "GROUP_RANK",
     "JOB_COMPLETION_INDEX",
@@ -29,6 +29,8 @@ constexpr std::array<std::string_view, 20> kReservedNames = {
     "TORCHELASTIC_MAX_RESTARTS",
     "TORCHELASTIC_RESTART_COUNT",
     "TORCHELASTIC_RUN_ID",
+    "VC_TASK_INDEX",
+    "VK_TASK_INDEX",
     "WORLD_SIZE",
 };
 constexpr std::string_view kStrataPrefix = "STRATA_";
@@ -118,6 +120,10 @@ Result<std::vector<Environment>> BuildWorkerEnvironments(const TrainingPod& pod)
   shared["GROUP_RANK"] = std::to_string(pod.node_rank);
   // Kubernetes' Indexed Job contract: a batch/v1 Job's pods find their index here.
   shared["JOB_COMPLETION_INDEX"] = std::to_string(pod.node_rank);
+  // Volcano's env plugin contract: a batch.volcano.sh Job's pods find their index here (strata
+  // runs one task per job, so the task index is the rank).
+  shared["VK_TASK_INDEX"] = std::to_string(pod.node_rank);
+  shared["VC_TASK_INDEX"] = std::to_string(pod.node_rank);
   shared["ROLE_NAME"] = "default";
   shared["LOCAL_WORLD_SIZE"] = std::to_string(pod.proc_per_node);
   shared["ROLE_WORLD_SIZE"] = std::to_string(world_size);

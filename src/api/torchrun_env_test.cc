@@ -53,6 +53,8 @@ TEST(BuildWorkerEnvironmentsTest, FollowsTorchrunsContractForEveryWorker) {
       {"TORCHELASTIC_MAX_RESTARTS", "3"},
       {"TORCHELASTIC_RESTART_COUNT", "1"},
       {"TORCHELASTIC_RUN_ID", "llama-7f3a"},
+      {"VC_TASK_INDEX", "1"},
+      {"VK_TASK_INDEX", "1"},
       {"WORLD_SIZE", "8"},
   };
   EXPECT_EQ((*workers)[2], expected_third);

@@ -1,7 +1,7 @@
-// The manifests of testdata/manifests/compat/ (Kueue's, Kubernetes' and Kubeflow Trainer's own
-// shapes) applied with the real CLI to a live `strata up`, one file at a time as a user would:
-// each is accepted with the warnings its header declares, and every Job they hold runs to
-// Succeeded.
+// The manifests of testdata/manifests/compat/ (Kueue's, Kubernetes', Kubeflow Trainer's,
+// JobSet's and Volcano's own shapes) applied with the real CLI to a live `strata up`, one file at a
+// time as a user would: each is accepted with the warnings its header declares, and every Job they
+// hold runs to Succeeded.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -42,14 +42,14 @@ TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds)
                         "4x8:H100-80GB,racks=2"}))
       << up.output();
   std::vector<fs::path> files;
-  for (const char* project : {"kueue", "batch", "trainer"}) {
+  for (const char* project : {"kueue", "batch", "trainer", "jobset", "volcano"}) {
     for (const fs::directory_entry& e :
          fs::directory_iterator(fs::path(SourceDir()) / "testdata/manifests/compat" / project)) {
       files.push_back(e.path());
     }
   }
   std::sort(files.begin(), files.end());
-  ASSERT_GE(files.size(), 16u);
+  ASSERT_GE(files.size(), 27u);
   for (const fs::path& file : files) {
     CommandResult applied = RunStrata({"apply", "-f", file.string(), "--server", up.url()});
     ASSERT_EQ(applied.exit_code, 0) << file << "\n" << applied.err;
@@ -77,16 +77,21 @@ TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds)
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   EXPECT_EQ(pending, "") << "still not Succeeded after 180 s";
-  EXPECT_EQ(jobs.size(), 29u);
+  EXPECT_EQ(jobs.size(), 40u);
   CommandResult logs = RunStrata({"logs", "pod", "indexed-job-worker-2", "--server", up.url()});
   EXPECT_EQ(logs.out, "item 2\n") << logs.err;
   // A TrainJob without a trainer runs its runtime's command; restarts come from the runtime
-  // (a JobSet failurePolicy, a torch elasticPolicy): each of these failed once, then succeeded.
+  // (a JobSet failurePolicy, a torch elasticPolicy), a JobSet's failurePolicy and a Volcano
+  // Job's RestartJob policy: each of the four jobs checked below failed once, then succeeded.
   CommandResult hello = RunStrata({"logs", "pod", "tj-hello-worker-0", "--server", up.url()});
   EXPECT_THAT(hello.out, ::testing::StartsWith("torch-distributed: node 0 of 1\n")) << hello.err;
+  // Volcano's env plugin: each pod of a one-task job reads its index in VK_TASK_INDEX.
+  CommandResult task = RunStrata({"logs", "pod", "vc-job-plugin-worker-2", "--server", up.url()});
+  EXPECT_EQ(task.out, "task 2\n") << task.err;
   for (const Json& job : jobs) {
     std::string name = job["metadata"].value("name", "");
-    if (name == "tj-restart" || name == "tj-elastic") {
+    if (name == "tj-restart" || name == "tj-elastic" || name == "js-failurepolicy" ||
+        name == "vc-restart") {
       EXPECT_EQ(job.value(Json::json_pointer("/status/restartCount"), -1), 1) << job.dump(2);
     }
   }

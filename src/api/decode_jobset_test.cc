@@ -1,0 +1,266 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "api/manifest.h"
+
+namespace strata::api {
+namespace {
+
+using ::testing::HasSubstr;
+
+// JobSet's exclusive-placement shape, with one child Job: four pods in one rack, in a queue.
+constexpr const char* kTrainingJobSet = R"yaml(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: trainer
+  namespace: team-a
+  labels:
+    kueue.x-k8s.io/queue-name: user-queue
+  annotations:
+    alpha.jobset.sigs.k8s.io/exclusive-topology: topology.strata.dev/rack
+spec:
+  suspend: true
+  failurePolicy:
+    maxRestarts: 3
+  successPolicy:
+    operator: All
+  startupPolicy:
+    startupPolicyOrder: AnyOrder
+  replicatedJobs:
+    - name: workers
+      replicas: 1
+      template:
+        spec:
+          parallelism: 4
+          completions: 4
+          backoffLimit: 0
+          completionMode: Indexed
+          activeDeadlineSeconds: 600
+          template:
+            spec:
+              restartPolicy: Never
+              priorityClassName: critical
+              containers:
+                - name: w
+                  image: python:3.11
+                  command: [python3, -c, "print(1)"]
+                  resources:
+                    limits: {nvidia.com/gpu: 2}
+)yaml";
+
+TEST(JobSetTest, OneReplicatedJobBecomesOneGangWithTheSetsPolicies) {
+  std::vector<std::string> warnings;
+  Result<std::vector<Object>> r = DecodeManifests({{"js.yaml", kTrainingJobSet}}, &warnings);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->size(), 1u);
+  const Job& job = *r->front().As<Job>();
+  EXPECT_EQ(job.metadata.name, "trainer");
+  EXPECT_EQ(job.metadata.namespace_name, "team-a");
+  EXPECT_EQ(job.metadata.annotations.count("alpha.jobset.sigs.k8s.io/exclusive-topology"), 0u);
+  EXPECT_EQ(job.spec.queue, "user-queue");
+  EXPECT_EQ(job.spec.replicas, 4);
+  EXPECT_EQ(job.spec.max_restarts, 3);
+  EXPECT_EQ(job.spec.runtime_limit, std::chrono::seconds(600));
+  EXPECT_EQ(job.spec.priority, 1000);
+  EXPECT_EQ(job.spec.topology.level, "topology.strata.dev/rack");
+  EXPECT_EQ(job.spec.topology.mode, "Required");
+  EXPECT_EQ(job.spec.resources.gpu, Quantity::FromUnits(2));
+  EXPECT_EQ(job.spec.template_.command, (std::vector<std::string>{"python3", "-c", "print(1)"}));
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST(JobSetTest, IdenticalReplicatedJobsAddUpAndChildRetriesJoinTheRestartBudget) {
+  std::vector<std::string> warnings;
+  Result<std::vector<Object>> r = DecodeManifests({{"js.yaml", R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: sleep}
+spec:
+  failurePolicy: {maxRestarts: 1}
+  network: {enableDNSHostnames: true, subdomain: sleep}
+  startupPolicy: {startupPolicyOrder: InOrder}
+  replicatedJobs:
+    - name: a
+      replicas: 2
+      template:
+        spec:
+          parallelism: 2
+          completions: 2
+          backoffLimit: 2
+          template:
+            spec:
+              restartPolicy: Never
+              containers: [{name: c, command: [sleep, "1"]}]
+    - name: b
+      template:
+        spec:
+          parallelism: 3
+          completions: 3
+          backoffLimit: 2
+          template:
+            spec:
+              restartPolicy: Never
+              containers: [{name: c, command: [sleep, "1"]}]
+)"}},
+                                                  &warnings);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const Job& job = *r->front().As<Job>();
+  EXPECT_EQ(job.spec.replicas, 2 * 2 + 3);
+  // Each child Job absorbs 2 pod failures and the set restarts once: (2 + 1) x (1 + 1) - 1.
+  EXPECT_EQ(job.spec.max_restarts, 5);
+  std::string all;
+  for (const std::string& w : warnings) all += w + "\n";
+  EXPECT_THAT(all, HasSubstr("spec.network.enableDNSHostnames: ignored: strata gives every pod "
+                             "MASTER_ADDR and MASTER_PORT"));
+  EXPECT_THAT(all, HasSubstr("spec.network.subdomain: ignored"));
+  EXPECT_THAT(all, HasSubstr("spec.startupPolicy.startupPolicyOrder: InOrder: strata starts"));
+  EXPECT_THAT(all, HasSubstr("spec.replicatedJobs: child Jobs are Indexed by default, but strata "
+                             "numbers the set's pods 0..6 in JOB_COMPLETION_INDEX across all 3 "
+                             "child Jobs"));
+  EXPECT_EQ(warnings.size(), 4u) << all;
+}
+
+TEST(JobSetTest, AReplicatedJobsExclusiveTopologyPlacesItsOneChildJobInOneDomain) {
+  std::vector<std::string> warnings;
+  Result<std::vector<Object>> r = DecodeManifests({{"js.yaml", R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: ex}
+spec:
+  replicatedJobs:
+    - name: w
+      template:
+        metadata:
+          annotations:
+            alpha.jobset.sigs.k8s.io/exclusive-topology: topology.strata.dev/rack
+            note: hello
+        spec:
+          parallelism: 2
+          completions: 2
+          template:
+            spec:
+              containers: [{name: c, command: ["true"]}]
+)"}},
+                                                  &warnings);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const Job& job = *r->front().As<Job>();
+  EXPECT_EQ(job.spec.topology.level, "topology.strata.dev/rack");
+  EXPECT_EQ(job.spec.topology.mode, "Required");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("spec.replicatedJobs[0].template.metadata.annotations[note]: "
+                                     "ignored"));
+}
+
+TEST(JobSetTest, DefaultsAreJobSetsAndKubernetesOnes) {
+  Result<std::vector<Object>> r = DecodeManifests({{"js.yaml", R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: one}
+spec:
+  replicatedJobs:
+    - name: w
+      template:
+        spec:
+          template:
+            spec:
+              containers: [{name: c, command: ["true"]}]
+)"}});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const Job& job = *r->front().As<Job>();
+  EXPECT_EQ(job.spec.replicas, 1);
+  // No failurePolicy: the set never restarts, but its child Job retries pods 6 times (and
+  // JobSet's default restartPolicy is OnFailure, not the pod's Always).
+  EXPECT_EQ(job.spec.max_restarts, 6);
+  EXPECT_EQ(job.spec.queue, "");
+  EXPECT_EQ(job.spec.topology.level, "");
+}
+
+std::string ErrorOf(const std::string& spec, const std::string& annotations = "") {
+  std::string text = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: j\n" +
+                     annotations + "spec:\n" + spec;
+  Result<std::vector<Object>> r = DecodeManifests({{"j.yaml", text}});
+  return r.has_value() ? "<decoded>" : r.error().message();
+}
+
+std::string Replicated(const std::string& name, int replicas, const std::string& command,
+                       const std::string& extra = "") {
+  return "    - name: " + name + "\n      replicas: " + std::to_string(replicas) +
+         "\n      template:\n        spec:\n          parallelism: 2\n          completions: 2\n" +
+         extra +
+         "          template:\n            spec:\n              restartPolicy: Never\n"
+         "              containers: [{name: c, command: [" +
+         command + "]}]\n";
+}
+
+TEST(JobSetTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
+  EXPECT_EQ(
+      ErrorOf("  replicatedJobs:\n" + Replicated("driver", 1, "a") + Replicated("workers", 1, "b")),
+      "j.yaml: document 1 (JobSet j): spec.replicatedJobs[1].template.spec.template: differs from "
+      "spec.replicatedJobs[0].template.spec.template: a Job with several pod templates (a driver "
+      "and workers, say) has no home in strata's object model yet; strata runs one template on "
+      "every pod of a job");
+  EXPECT_THAT(ErrorOf("  replicatedJobs:\n" + Replicated("w", 2, "a"),
+                      "  annotations:\n    alpha.jobset.sigs.k8s.io/exclusive-topology: rack\n"),
+              HasSubstr("metadata.annotations[alpha.jobset.sigs.k8s.io/exclusive-topology]: "
+                        "strata places a JobSet as one gang and has no per-child-Job domains"));
+  EXPECT_THAT(ErrorOf("  replicatedJobs:\n" + Replicated("w", 1, "a"),
+                      "  annotations:\n    alpha.jobset.sigs.k8s.io/node-selector: \"true\"\n"),
+              HasSubstr("metadata.annotations[alpha.jobset.sigs.k8s.io/node-selector]: not "
+                        "supported"));
+  EXPECT_THAT(ErrorOf("  failurePolicy:\n    rules: [{name: r, action: FailJobSet}]\n"
+                      "  replicatedJobs:\n" +
+                      Replicated("w", 1, "a")),
+              HasSubstr("spec.failurePolicy.rules: not supported by strata"));
+  EXPECT_THAT(ErrorOf("  failurePolicy:\n    restartStrategy: InPlaceRestart\n"
+                      "  replicatedJobs:\n" +
+                      Replicated("w", 1, "a")),
+              HasSubstr("spec.failurePolicy.restartStrategy"));
+  EXPECT_THAT(
+      ErrorOf("  successPolicy: {operator: Any}\n  replicatedJobs:\n" + Replicated("w", 1, "a")),
+      HasSubstr("spec.successPolicy.operator: a strata job succeeds when every pod succeeds"));
+  EXPECT_THAT(ErrorOf("  successPolicy: {operator: All, targetReplicatedJobs: [w]}\n"
+                      "  replicatedJobs:\n" +
+                      Replicated("w", 1, "a") + Replicated("v", 1, "a")),
+              HasSubstr("spec.successPolicy.targetReplicatedJobs: leaves out \"v\""));
+  EXPECT_THAT(ErrorOf("  suspend: true\n  replicatedJobs:\n" + Replicated("w", 1, "a")),
+              HasSubstr("spec.suspend: strata holds a JobSet back only in a queue"));
+  EXPECT_THAT(
+      ErrorOf("  coordinator: {replicatedJob: w}\n  replicatedJobs:\n" + Replicated("w", 1, "a")),
+      HasSubstr("spec.coordinator: not supported by strata"));
+  EXPECT_THAT(
+      ErrorOf("  managedBy: example.com/other\n  replicatedJobs:\n" + Replicated("w", 1, "a")),
+      HasSubstr("spec.managedBy: strata manages every JobSet it admits"));
+  EXPECT_THAT(ErrorOf("  replicatedJobs:\n    - name: w\n      template:\n        spec:\n"
+                      "          parallelism: 2\n          completions: 3\n          template:\n"
+                      "            spec:\n              restartPolicy: Never\n"
+                      "              containers: [{name: c, command: [a]}]\n"),
+              HasSubstr("spec.replicatedJobs[0].template.spec.completions: strata runs a Job's "
+                        "pods as one group"));
+  EXPECT_THAT(ErrorOf("  replicatedJobs:\n" +
+                      Replicated("w", 2, "a", "          completionMode: Indexed\n")),
+              HasSubstr("spec.replicatedJobs[0].template.spec.completionMode: Indexed with "
+                        "several child Jobs: strata numbers the set's pods 0..3"));
+  EXPECT_THAT(
+      ErrorOf("  replicatedJobs:\n" +
+              Replicated("w", 1, "a").replace(Replicated("w", 1, "a").find("Never"), 5, "Always")),
+      HasSubstr("spec.replicatedJobs[0].template.spec.template.spec.restartPolicy: a "
+                "Job's pods need restartPolicy Never or OnFailure"));
+  EXPECT_THAT(ErrorOf("  replicatedJobs:\n" + Replicated("w", 1, "a", "          suspend: true\n")),
+              HasSubstr("spec.replicatedJobs[0].template.spec.suspend: not supported by strata: "
+                        "the JobSet suspends its child Jobs"));
+  EXPECT_THAT(ErrorOf("  replicatedJobs:\n" + Replicated("w", 1, "a") +
+                      Replicated("v", 1, "a", "          backoffLimit: 0\n")),
+              HasSubstr("spec.replicatedJobs[1].template.spec.backoffLimit: must equal "
+                        "spec.replicatedJobs[0].template.spec.backoffLimit"));
+  EXPECT_THAT(ErrorOf("  replicatedJobs:\n    - name: w\n      dependsOn: [{name: x, status: "
+                      "Ready}]\n      template:\n        spec:\n          template:\n"
+                      "            spec:\n              restartPolicy: Never\n"
+                      "              containers: [{name: c, command: [a]}]\n"),
+              HasSubstr("spec.replicatedJobs[0].dependsOn: not supported by strata"));
+  EXPECT_THAT(ErrorOf("  volumeClaimPolicies: []\n  replicatedJobs:\n" + Replicated("w", 1, "a")),
+              HasSubstr("spec.volumeClaimPolicies: not supported by strata"));
+}
+
+}  // namespace
+}  // namespace strata::api
