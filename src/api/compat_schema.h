@@ -64,6 +64,8 @@ const TypeSchema* KueueResourceFlavorSchema();
 void DecodeKueueResourceFlavor(const FieldView& doc, DecodedDocument& out);
 const TypeSchema* CohortSchema();
 void DecodeCohort(const FieldView& doc, DecodedDocument& out);
+const TypeSchema* WorkloadPriorityClassSchema();
+void DecodeWorkloadPriorityClass(const FieldView& doc, DecodedDocument& out);
 const TypeSchema* KueueTopologySchema();
 void DecodeKueueTopology(const FieldView& doc, DecodedDocument& out);
 

@@ -303,6 +303,34 @@ const TypeSchema* KueueResourceFlavorSchema() {
   return &s;
 }
 
+const TypeSchema* WorkloadPriorityClassSchema() {
+  static const TypeSchema s{
+      "WorkloadPriorityClass",
+      "A Kueue workload priority: the priority in the queues of the workloads labelled "
+      "kueue.x-k8s.io/priority-class with its name (their pods' own priority aside).",
+      {{"apiVersion", T::kString, "kueue.x-k8s.io/v1beta2 (or v1beta1)", nullptr, {}, true},
+       {"kind", T::kString, "WorkloadPriorityClass", nullptr, {}, true},
+       {"metadata", T::kObject, "Name and labels.", ObjectMetaSchema, {}, true},
+       {"value",
+        T::kInteger,
+        "The priority: higher goes first and may preempt lower.",
+        nullptr,
+        {},
+        true},
+       {"description", T::kString, "What the class is for."}}};
+  return &s;
+}
+
+void DecodeWorkloadPriorityClass(const FieldView& doc, DecodedDocument& out) {
+  ObjectMeta meta = DecodeMetadata(doc.Object("metadata"), false, false, out.errors);
+  int64_t value = doc.Integer("value", 0);
+  if (value < -2000000000 || value > 1000000000) {
+    out.errors.Add(doc.PathOf("value"),
+                   "must be between -2000000000 and 1000000000 (Kubernetes' user priorities)");
+  }
+  out.priority_class = PriorityClassLink{meta.name, value};
+}
+
 const TypeSchema* CohortSchema() {
   static const TypeSchema s = [] {
     TypeSchema d = CompatDocument("Cohort", "kueue.x-k8s.io/v1beta2 (or v1beta1, v1alpha1)",

@@ -155,6 +155,45 @@ spec:
               HasSubstr("spec.levels[1].nodeLabel: \"rack\" appears twice"));
 }
 
+TEST(KueueV1beta2Test, WorkloadPriorityClassGivesTheLabelledWorkloadsTheirPriority) {
+  std::string job = R"(
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  labels: {kueue.x-k8s.io/priority-class: urgent}
+spec:
+  template:
+    spec:
+      priorityClassName: sheddable
+      restartPolicy: Never
+      containers: [{name: c, command: [x]}]
+)";
+  std::string priority_class = R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: urgent}
+value: 10000
+description: ahead of the rest
+)";
+  Result<std::vector<Object>> r =
+      DecodeManifests({{"job.yaml", job}, {"classes.yaml", priority_class}});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ(r->front().As<Job>()->spec.priority, 10000);  // Kueue's rule: the class wins
+
+  EXPECT_EQ(ErrorOf(job),
+            "k.yaml: document 1 (Job j): metadata.labels[kueue.x-k8s.io/priority-class]: "
+            "WorkloadPriorityClass \"urgent\" is not among these manifests; apply it "
+            "with the workloads that name it");
+  EXPECT_THAT(ErrorOf(priority_class + "---" + priority_class),
+              HasSubstr("document 2 (WorkloadPriorityClass urgent): metadata.name: a second "
+                        "WorkloadPriorityClass \"urgent\""));
+  EXPECT_THAT(ErrorOf("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\n"
+                      "metadata: {name: x}\nvalue: 2000000000\n"),
+              HasSubstr("value: must be between -2000000000 and 1000000000"));
+}
+
 TEST(KueueV1beta2Test, UnknownVersionNamesTheOnesStrataReads) {
   EXPECT_THAT(ErrorOf(R"(
 apiVersion: kueue.x-k8s.io/v1beta3

@@ -15,6 +15,9 @@ constexpr std::string_view kLocalQueueMapsTo =
 constexpr std::string_view kCohortMapsTo =
     "nothing: a strata cohort is the set of Queues that name it; a Cohort without quota of its "
     "own is accepted and adds no object";
+constexpr std::string_view kPriorityClassMapsTo =
+    "the priority (spec.priority) of the Jobs, Pods and Services labelled "
+    "kueue.x-k8s.io/priority-class with its name; apply it with them";
 constexpr std::string_view kTopologyMapsTo =
     "nothing: strata places a gang by any node label key a job names (spec.topology.level, or "
     "Kueue's podset topology annotations); a Topology's levels are checked and add no object";
@@ -77,6 +80,10 @@ const std::vector<KindInfo>& AllKinds() {
       {"kueue.x-k8s.io/v1beta2", "Cohort", false, CohortSchema, DecodeCohort, kCohortMapsTo},
       {"kueue.x-k8s.io/v1beta1", "Cohort", false, CohortSchema, DecodeCohort, kCohortMapsTo},
       {"kueue.x-k8s.io/v1alpha1", "Cohort", false, CohortSchema, DecodeCohort, kCohortMapsTo},
+      {"kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", false, WorkloadPriorityClassSchema,
+       DecodeWorkloadPriorityClass, kPriorityClassMapsTo},
+      {"kueue.x-k8s.io/v1beta1", "WorkloadPriorityClass", false, WorkloadPriorityClassSchema,
+       DecodeWorkloadPriorityClass, kPriorityClassMapsTo},
       {"kueue.x-k8s.io/v1beta2", "Topology", false, KueueTopologySchema, DecodeKueueTopology,
        kTopologyMapsTo},
       {"kueue.x-k8s.io/v1beta1", "Topology", false, KueueTopologySchema, DecodeKueueTopology,

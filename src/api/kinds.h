@@ -22,6 +22,13 @@ struct LocalQueueLink {
   std::string cluster_queue;
 };
 
+// A Kueue WorkloadPriorityClass read from a document: the priority of the workloads among the
+// same manifests that name it in the kueue.x-k8s.io/priority-class label.
+struct PriorityClassLink {
+  std::string name;
+  int64_t value = 0;
+};
+
 // A Volcano PodGroup read from a document: it becomes the gang (and queue, priority) of the
 // pods among the same manifests that name it in the scheduling.k8s.io/group-name annotation.
 struct PodGroupLink {
@@ -77,6 +84,7 @@ struct DecodedDocument {
   std::vector<Object> objects;
   std::optional<LocalQueueLink> local_queue;
   std::optional<PodGroupLink> pod_group;
+  std::optional<PriorityClassLink> priority_class;
   std::optional<TrainingRuntimeLink> training_runtime;
   std::optional<TrainJobLink> train_job;
   FieldErrors errors;

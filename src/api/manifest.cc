@@ -99,6 +99,42 @@ void LinkLocalQueues(std::vector<Located>& documents) {
   }
 }
 
+// The priority a workload's kueue.x-k8s.io/priority-class label names, from a
+// WorkloadPriorityClass among the same manifests (Kueue's rule: it wins over the pods' own);
+// the label is removed once it is the workload's spec.priority.
+void LinkPriorityClasses(std::vector<Located>& documents) {
+  constexpr std::string_view kLabel = "kueue.x-k8s.io/priority-class";
+  std::map<std::string, const Located*> classes;
+  for (Located& d : documents) {
+    if (!d.decoded.priority_class) continue;
+    if (!classes.emplace(d.decoded.priority_class->name, &d).second) {
+      d.decoded.errors.Add("metadata.name", "a second WorkloadPriorityClass " +
+                                                Quoted(d.decoded.priority_class->name) +
+                                                " among these manifests");
+    }
+  }
+  for (Located& d : documents) {
+    for (Object& o : d.decoded.objects) {
+      auto& labels = o.metadata().labels;
+      auto label = labels.find(std::string(kLabel));
+      if (label == labels.end()) continue;
+      auto found = classes.find(label->second);
+      if (found == classes.end()) {
+        d.decoded.errors.Add(KeyPath("metadata.labels", kLabel),
+                             "WorkloadPriorityClass " + Quoted(label->second) +
+                                 " is not among these manifests; apply it with the workloads "
+                                 "that name it");
+        continue;
+      }
+      int64_t value = found->second->decoded.priority_class->value;
+      labels.erase(label);  // it became spec.priority, as the queue label becomes spec.queue
+      if (Job* job = o.As<Job>()) job->spec.priority = value;
+      if (Pod* pod = o.As<Pod>()) pod->spec.priority = value;
+      if (Service* service = o.As<Service>()) service->spec.priority = value;
+    }
+  }
+}
+
 void LinkPodGroups(std::vector<Located>& documents) {
   for (Located& group_doc : documents) {
     if (!group_doc.decoded.pod_group) continue;
@@ -241,6 +277,7 @@ Result<std::vector<Object>> DecodeAll(const std::vector<ParsedSource>& sources,
   RejectPodsWithoutTheirGroup(documents);
   RejectDuplicateRuntimes(documents);
   LinkTrainJobs(documents);
+  LinkPriorityClasses(documents);
 
   std::string message;
   for (const std::string& e : source_errors) message += (message.empty() ? "" : "\n") + e;

@@ -78,6 +78,10 @@ TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds)
   }
   EXPECT_EQ(pending, "") << "still not Succeeded after 180 s";
   EXPECT_EQ(jobs.size(), 40u);
+  // A Kueue WorkloadPriorityClass applied with its Jobs gave them their priority.
+  auto high = (*client)->Get("/apis/strata.dev/v1alpha1/namespaces/default/jobs/pr-high-priority");
+  ASSERT_TRUE(high) << high.error().ToString();
+  EXPECT_EQ((*high)["spec"].value("priority", 0), 10000) << high->dump();
   CommandResult logs = RunStrata({"logs", "pod", "indexed-job-worker-2", "--server", up.url()});
   EXPECT_EQ(logs.out, "item 2\n") << logs.err;
   // A TrainJob without a trainer runs its runtime's command; restarts come from the runtime
