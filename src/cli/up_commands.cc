@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -41,6 +42,11 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
   // The gateway's token counts, per service, for the cost endpoint's cost per million tokens.
   auto tokens = std::make_shared<server::ServiceTokenLedger>();
   server::ControlPlaneOptions plane_options = options;
+  // Absolute, so that the paths pods are given under it (checkpoints, logs) hold wherever
+  // their processes run from.
+  std::error_code ignored;
+  std::filesystem::path absolute = std::filesystem::absolute(options.data_dir, ignored);
+  if (!absolute.empty()) plane_options.data_dir = absolute.lexically_normal().string();
   plane_options.service_tokens = [tokens](Duration window) { return tokens->Over(window); };
   Result<std::unique_ptr<server::ControlPlane>> plane =
       server::ControlPlane::Start(plane_options, std::cout);
@@ -51,7 +57,7 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
   }
   loops.strata_path = SelfPath();
   Result<server::RunningLoops> running =
-      server::StartControlLoops(**plane, options.data_dir, loops, tokens, std::cout);
+      server::StartControlLoops(**plane, plane_options.data_dir, loops, tokens, std::cout);
   if (!running) {
     std::cerr << "strata up: " << running.error().message() << "\n";
     SetExitCode(running.error().code() == StatusCode::kInvalidArgument ? 2 : 1);

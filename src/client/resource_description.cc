@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "api/manifest.h"
 #include "api/queue_usage.h"
 #include "client/json_fields.h"
@@ -137,14 +139,24 @@ std::string Conditions(const Json& object, TimePoint now) {
          Indented(RenderColumns({"TYPE", "STATUS", "REASON", "AGE", "MESSAGE"}, rows));
 }
 
+// Oldest first, by when each event last happened (kubectl's order); ties keep the list's.
 std::string Events(const std::vector<Json>& events, TimePoint now) {
   if (events.empty()) return Line("Events", "<none>");
-  std::vector<TableRow> rows;
+  std::vector<std::pair<TimePoint, const Json*>> ordered;
   for (const Json& event : events) {
     std::string last =
         TextAt(event, "/lastTimestamp", TextAt(event, "/metadata/creationTimestamp"));
-    rows.push_back({ShortAge(last, now), TextAt(event, "/type", "Normal"), TextAt(event, "/reason"),
-                    TextAt(event, "/count", "1"), TextAt(event, "/message")});
+    ordered.push_back({ParseRfc3339(last).value_or(TimePoint{}), &event});
+  }
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<TableRow> rows;
+  for (const auto& [when, event] : ordered) {
+    std::string last =
+        TextAt(*event, "/lastTimestamp", TextAt(*event, "/metadata/creationTimestamp"));
+    rows.push_back({ShortAge(last, now), TextAt(*event, "/type", "Normal"),
+                    TextAt(*event, "/reason"), TextAt(*event, "/count", "1"),
+                    TextAt(*event, "/message")});
   }
   return "Events:\n" +
          Indented(RenderColumns({"LAST SEEN", "TYPE", "REASON", "COUNT", "MESSAGE"}, rows));

@@ -84,6 +84,23 @@ TEST(ResourceTablesTest, DescriptionShowsThePendingReasonAndEvents) {
   EXPECT_THAT(text, HasSubstr("Warning   FailedScheduling   3"));
 }
 
+TEST(ResourceTablesTest, DescriptionListsEventsOldestFirst) {
+  Json job = {{"metadata", {{"name", "train"}, {"namespace", "team-a"}}}, {"spec", Json::object()}};
+  auto event = [](const char* reason, const char* at) {
+    return Json{{"type", "Normal"}, {"reason", reason}, {"lastTimestamp", at}, {"message", "m"}};
+  };
+  std::string text = FormatDescription(
+      *api::FindResourceType("job"), job, {},
+      {event("Restarting", "2026-01-01T00:00:30Z"), event("Scheduled", "2026-01-01T00:00:10Z"),
+       event("Running", "2026-01-01T00:00:20Z")},
+      FakeClock().Now());
+  size_t scheduled = text.find("Scheduled"), running = text.find("Running"),
+         restarting = text.find("Restarting");
+  ASSERT_NE(restarting, std::string::npos) << text;
+  EXPECT_LT(scheduled, running) << text;
+  EXPECT_LT(running, restarting) << text;
+}
+
 TEST(ResourceTablesTest, JobTableShowsReadyPodsAndRestarts) {
   Json job = {{"metadata", {{"name", "train"}, {"namespace", "team-a"}}},
               {"spec", {{"replicas", 2}, {"resources", {{"gpu", "8"}}}, {"queue", "a"}}},

@@ -1,10 +1,14 @@
 #include "server/control_plane.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <condition_variable>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -22,6 +26,7 @@
 #include "server/cost_api.h"
 #include "server/dashboard_files.h"
 #include "server/node_registration.h"
+#include "server/random_secret.h"
 #include "server/rest_api.h"
 #include "store/sqlite_store.h"
 
@@ -161,9 +166,12 @@ bool IsLoopbackHost(std::string_view host) {
   return host == "::1" || host == "localhost" || host.substr(0, 4) == "127.";
 }
 
-Result<std::vector<std::string>> ReadTokenFile(const std::string& path) {
+// The tokens of `path`, one per line; `flag` names the option in errors.
+Result<std::vector<std::string>> ReadTokenFile(const std::string& path, std::string_view flag) {
   std::ifstream file(path);
-  if (!file) return Err(InvalidArgumentError("--token-file \"" + path + "\": cannot be read"));
+  if (!file) {
+    return Err(InvalidArgumentError(std::string(flag) + " \"" + path + "\": cannot be read"));
+  }
   std::vector<std::string> tokens;
   std::string line;
   while (std::getline(file, line)) {
@@ -171,9 +179,31 @@ Result<std::vector<std::string>> ReadTokenFile(const std::string& path) {
     if (!token.empty()) tokens.push_back(std::move(token));
   }
   if (tokens.empty()) {
-    return Err(InvalidArgumentError("--token-file \"" + path + "\": holds no token"));
+    return Err(InvalidArgumentError(std::string(flag) + " \"" + path + "\": holds no token"));
   }
   return tokens;
+}
+
+// The join tokens of `path`; when the file does not exist yet, one new token written there,
+// readable by its owner only (as kubeadm makes a bootstrap token), so that the first start needs
+// no token made by hand.
+Result<std::vector<std::string>> ReadOrCreateJoinTokens(const std::string& path,
+                                                        std::ostream& out) {
+  if (!std::filesystem::exists(path)) {
+    ASSIGN_OR_RETURN(std::string token, NewSecret());
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      return Err(InvalidArgumentError("--join-token-file \"" + path +
+                                      "\": cannot be created: " + std::strerror(errno)));
+    }
+    std::string line = token + "\n";
+    bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    ::close(fd);
+    if (!written) return Err(InternalError("--join-token-file \"" + path + "\": write failed"));
+    out << "strata: wrote a new join token to " << path << " (strata agent --join-token " << path
+        << ")" << std::endl;
+  }
+  return ReadTokenFile(path, "--join-token-file");
 }
 
 ControlPlane::ControlPlane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -186,7 +216,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   auto [host, port] = address;
   std::vector<std::string> tokens;
   if (!options.token_file.empty()) {
-    ASSIGN_OR_RETURN(tokens, ReadTokenFile(options.token_file));
+    ASSIGN_OR_RETURN(tokens, ReadTokenFile(options.token_file, "--token-file"));
   } else if (!IsLoopbackHost(host)) {
     return Err(
         FailedPreconditionError("listening on " + host +
@@ -256,7 +286,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   RestApiOptions api_options;
   api_options.tokens = std::move(tokens);
   if (!options.join_token_file.empty()) {
-    ASSIGN_OR_RETURN(api_options.join_tokens, ReadTokenFile(options.join_token_file));
+    ASSIGN_OR_RETURN(api_options.join_tokens, ReadOrCreateJoinTokens(options.join_token_file, out));
   }
   // The node runtime of `strata up` keeps pods' logs under the data dir.
   api_options.pod_logs_dir = options.data_dir + "/pods";

@@ -1,40 +1,14 @@
 #include "server/node_access.h"
 
-#include <sys/random.h>
-
-#include <cerrno>
-
 #include "api/node.h"
 #include "server/node_registration.h"
 #include "server/object_codec.h"
+#include "server/random_secret.h"
 
 namespace strata::server {
 namespace {
 
 constexpr int kJoinAttempts = 5;
-constexpr size_t kSecretBytes = 32;
-
-// 64 hex digits from the kernel's random source.
-Result<std::string> NewSecret() {
-  unsigned char bytes[kSecretBytes];
-  size_t filled = 0;
-  while (filled < sizeof(bytes)) {
-    ssize_t got = getrandom(bytes + filled, sizeof(bytes) - filled, 0);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return Err(InternalError("cannot read random bytes for a node credential"));
-    }
-    filled += static_cast<size_t>(got);
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char byte : bytes) {
-    out.push_back(kHex[byte >> 4]);
-    out.push_back(kHex[byte & 15]);
-  }
-  return out;
-}
-
 store::ObjectKey CredentialKey(const std::string& node) { return {kNodeCredentialKind, "", node}; }
 
 Status Denied(const std::string& node, std::string_view method, std::string_view path,

@@ -1,5 +1,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <sstream>
@@ -389,6 +390,28 @@ TEST_F(PlatformTest, BadInputThroughTheApiChangesNothing) {
   auto jobs = client->Get("/apis/strata.dev/v1alpha1/jobs");
   ASSERT_TRUE(jobs);
   EXPECT_TRUE((*jobs)["items"].empty());
+}
+
+TEST_F(PlatformTest, AJoinTokenFileThatDoesNotExistIsMadeReadableByItsOwnerOnly) {
+  std::string file = data_.File("join-token.txt");
+  std::vector<std::string> args = UpArgs();
+  args.insert(args.end(), {"--join-token-file", file});
+  ASSERT_TRUE(up_.Start(args)) << up_.output();
+  EXPECT_THAT(up_.output(), HasSubstr("wrote a new join token to " + file));
+  struct stat info {};
+  ASSERT_EQ(::stat(file.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600);
+  std::string token = node::testing::ReadFileOrEmpty(file);
+  ASSERT_EQ(token.size(), 65u) << token;
+  token.pop_back();
+  auto joined =
+      ClientFor(up_, token)
+          ->Call(
+              "POST", "/apis/strata.dev/v1alpha1/join",
+              R"({"apiVersion": "strata.dev/v1alpha1", "kind": "Node", "metadata": {"name": "agent-9"},
+          "status": {"gpus": [{"index": 0, "model": "H100-80GB", "memory": "80Gi"}]}})",
+              "application/json");
+  EXPECT_TRUE(joined) << joined.error().ToString();
 }
 
 TEST_F(PlatformTest, AgentsJoinWithTheJoinTokenAndKeepTheirCredentialAcrossRestarts) {
