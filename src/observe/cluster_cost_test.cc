@@ -72,7 +72,8 @@ TEST(AddClusterMetricsTest, AScrapeRendersGpuAndCostFamiliesFromTheStore) {
   for (const metrics::Sample& sample : *parsed)
     util_series += sample.name == "DCGM_FI_DEV_GPU_UTIL";
   EXPECT_EQ(util_series, 16);
-  EXPECT_THAT(page, HasSubstr("pod=\"train-0\",job=\"train\",service=\"\",queue=\"research\"} 92"));
+  EXPECT_THAT(
+      page, HasSubstr("pod=\"train-0\",strata_job=\"train\",service=\"\",queue=\"research\"} 92"));
   EXPECT_THAT(page, HasSubstr("strata_gpu_allocated_gpus{scope=\"cluster\",name=\"\"} 4.5\n"));
   EXPECT_THAT(page, HasSubstr("strata_cost_hourly_rate{by=\"team\",name=\"ml\""));
   EXPECT_THAT(page, HasSubstr("strata_cost_accrued{by=\"job\",name=\"default/train\""));
@@ -124,8 +125,10 @@ TEST(AddClusterMetricsTest, QueueLabelsNameTheQueueALocalQueueBelongsTo) {
   AddClusterMetrics(registry, std::make_shared<ClusterObjectsCache>(*store), {});
   const std::string page = registry.RenderText();
 
-  EXPECT_THAT(page, HasSubstr("pod=\"train-0\",job=\"train\",service=\"\",queue=\"research-cq\"}"));
-  EXPECT_THAT(page, HasSubstr("pod=\"lab-0\",job=\"train\",service=\"\",queue=\"research\"}"));
+  EXPECT_THAT(
+      page, HasSubstr("pod=\"train-0\",strata_job=\"train\",service=\"\",queue=\"research-cq\"}"));
+  EXPECT_THAT(page,
+              HasSubstr("pod=\"lab-0\",strata_job=\"train\",service=\"\",queue=\"research\"}"));
   EXPECT_THAT(page,
               HasSubstr("strata_gpu_allocated_gpus{scope=\"queue\",name=\"research-cq\"} 2\n"));
   EXPECT_THAT(page, HasSubstr("strata_gpu_allocated_gpus{scope=\"queue\",name=\"research\"} 1\n"));

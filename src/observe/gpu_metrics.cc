@@ -129,7 +129,9 @@ std::string GpuLabels(const GpuSample& sample) {
   AppendLabel(out, "simulated", sample.simulated ? "true" : "false", false);
   AppendLabel(out, "namespace", JoinHolders(sample.holders, &GpuHolder::namespace_name), false);
   AppendLabel(out, "pod", JoinHolders(sample.holders, &GpuHolder::pod), false);
-  AppendLabel(out, "job", JoinHolders(sample.holders, &GpuHolder::job), false);
+  // Not "job": Prometheus owns that label (the scrape job) and would rename ours exported_job,
+  // breaking {job="..."} queries; dcgm-exporter users select the workload by pod and namespace.
+  AppendLabel(out, "strata_job", JoinHolders(sample.holders, &GpuHolder::job), false);
   AppendLabel(out, "service", JoinHolders(sample.holders, &GpuHolder::service), false);
   AppendLabel(out, "queue", JoinHolders(sample.holders, &GpuHolder::queue), false);
   out += '}';

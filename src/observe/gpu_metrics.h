@@ -107,8 +107,8 @@ double BusyRatio(const GpuUsage& row, double cluster_capacity);
 // Appends, in Prometheus text, the DCGM families (DCGM_FI_DEV_GPU_UTIL, _FB_USED, _FB_FREE,
 // _POWER_USAGE, _GPU_TEMP, _SM_CLOCK, _XID_ERRORS, _ECC_SBE_VOL_TOTAL, _ECC_DBE_VOL_TOTAL) with
 // one series per GPU, labelled gpu, UUID, device, modelName, Hostname, simulated and the holder
-// (namespace, pod, job, service, queue; several holders of one GPU are joined with ','), then
-// strata_gpu_capacity_gpus, strata_gpu_allocated_gpus and strata_gpu_busy_gpus per scope. Then
+// (namespace, pod, strata_job, service, queue; several holders of one GPU are joined with ','),
+// then strata_gpu_capacity_gpus, strata_gpu_allocated_gpus and strata_gpu_busy_gpus per scope. Then
 // strata_gpu_allocated_ratio and strata_gpu_busy_ratio {scope, name}: per GPU (scope "gpu",
 // name "HOSTNAME/INDEX", from UseOf; a GPU of unknown utilisation has no busy row), then per
 // scope (AllocatedRatio, BusyRatio). Only the families `wanted` includes are rendered (and

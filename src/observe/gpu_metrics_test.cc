@@ -198,7 +198,7 @@ TEST(RenderGpuMetricsTest, DcgmNamesWithTheExporterLabelsAndTheHolder) {
   EXPECT_EQ(*util->Label("simulated"), "true");
   EXPECT_EQ(*util->Label("pod"), "train-0");
   EXPECT_EQ(*util->Label("namespace"), "default");
-  EXPECT_EQ(*util->Label("job"), "train");
+  EXPECT_EQ(*util->Label("strata_job"), "train");
   EXPECT_EQ(*util->Label("service"), "");
   EXPECT_EQ(*util->Label("queue"), "research");
   const metrics::Sample* idle = Find(*parsed, "DCGM_FI_DEV_GPU_UTIL", "GPU-n0-4");
@@ -223,7 +223,7 @@ TEST(RenderGpuMetricsTest, SeveralHoldersOfOneGpuAreJoinedOnce) {
       {RunningJobPod("a", 0.5, "research", "ml"), RunningJobPod("b", 0.5, "research", "ml")}, 50);
   std::string out;
   RenderGpuMetrics({shared}, out);
-  EXPECT_THAT(out, HasSubstr("pod=\"a,b\",job=\"train\",service=\"\",queue=\"research\"}"));
+  EXPECT_THAT(out, HasSubstr("pod=\"a,b\",strata_job=\"train\",service=\"\",queue=\"research\"}"));
 }
 
 TEST(RenderGpuMetricsTest, LabelValuesAreEscaped) {

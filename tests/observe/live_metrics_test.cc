@@ -339,7 +339,7 @@ TEST_F(LiveMetricsTest, ARealPrometheusServerScrapesTheExpectedSeriesAndLabels) 
   };
 
   // The GPUs the job holds, under the DCGM exporter's name and labels, with the holder.
-  // Prometheus keeps its own `job` label (the scrape job) and renames the exported one.
+  // The holder's job is strata_job, so Prometheus' own `job` label (the scrape job) stays.
   Json held = poll("DCGM_FI_DEV_GPU_UTIL{pod=\"metrics-probe-worker-0\"}",
                    [](const Json& result) { return result.size() == 2; });
   for (const Json& series : held) {
@@ -348,7 +348,8 @@ TEST_F(LiveMetricsTest, ARealPrometheusServerScrapesTheExpectedSeriesAndLabels) 
       EXPECT_TRUE(labels.contains(name)) << name << " missing from " << labels.dump();
     }
     EXPECT_EQ(labels.value("modelName", ""), "H100-80GB");
-    EXPECT_EQ(labels.value("exported_job", ""), "metrics-probe");
+    EXPECT_EQ(labels.value("strata_job", ""), "metrics-probe");
+    EXPECT_FALSE(labels.contains("exported_job")) << labels.dump();
     EXPECT_EQ(labels.value("job", ""), "strata");
     EXPECT_GT(std::stod(series["value"][1].get<std::string>()), 0);
   }
