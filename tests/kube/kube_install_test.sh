@@ -99,6 +99,8 @@ check "and the Job's values in them" [ "$(awk '{ print $1, $2, $3, $4 }' <<<"$li
   = "train 4 8 research" ]
 batch_jobs() { [[ $(k get jobs 2>&1) == "No resources found in default namespace." ]]; }
 check "kubectl get jobs still means batch Jobs" batch_jobs
+in_category() { [[ $(k get strata -o name) == *job.strata.dev/train* ]]; }
+check "kubectl get strata lists strata's objects" in_category
 phase() { k get sjob train -o jsonpath='{.status.phase}'; }
 status_is_a_subresource() {
   k patch sjob train --type merge -p '{"status": {"phase": "Running"}}' >/dev/null
