@@ -173,6 +173,13 @@ check "non-root, read-only, no privilege escalation, with requests" [ "$(jq -c '
   .runAsNonRoot, .readOnlyRootFilesystem, .allowPrivilegeEscalation], .resources.requests' \
   <<<"$container" | tr -d '\n')" = '[true,true,false]{"cpu":"100m","memory":"128Mi"}' ]
 
+# Its ReplicaSet's pods pass the namespace's Pod Security admission ("restricted"): they exist
+# (Pending: no kube-scheduler runs here).
+scheduler_pods() {
+  [[ $(k get pods -n strata-system -l app.kubernetes.io/name=strata-scheduler -o name | wc -l) == 2 ]]
+}
+check "its 2 pods are admitted under Pod Security restricted" wait_for 60 scheduler_pods
+
 # ---- the scheduler with exactly those rights ----------------------------------------------------
 # The Deployment's own arguments, run here with its service account's token: every request
 # `strata up --kubernetes` makes must be allowed (nothing in its log is forbidden).
