@@ -95,7 +95,8 @@ std::vector<json> SchedulerClusterRules() {
       {{"apiGroups", {kueue_resources::kClusterQueues.group}},
        {"resources",
         {kueue_resources::kClusterQueues.resource, kueue_resources::kLocalQueues.resource,
-         kueue_resources::kResourceFlavors.resource}},
+         kueue_resources::kResourceFlavors.resource,
+         kueue_resources::kWorkloadPriorityClasses.resource}},
        {"verbs", {"list", "watch"}}},
       Rule(kueue_resources::kClusterQueues, "status", {"patch"}),
   };

@@ -28,8 +28,10 @@ struct InstallOptions {
 //   pods/status: patch                         PodScheduled=False
 //   pods/eviction: create                      preemption
 //   events: create, patch                      FailedScheduling, Scheduled
-//   kueue.x-k8s.io clusterqueues, localqueues, resourceflavors: list, watch; and
-//   clusterqueues/status: patch                Kueue quotas (--kueue-quotas)
+//   kueue.x-k8s.io clusterqueues, localqueues, resourceflavors, workloadpriorityclasses:
+//   list, watch; and clusterqueues/status: patch
+//                                              Kueue quotas (--kueue-quotas); a forbidden one
+//                                              would stop every cycle, as an unlisted source
 std::vector<nlohmann::json> SchedulerClusterRules();
 
 // The rules on the scheduler's Lease (leader_election.cc), in its namespace: create (which RBAC

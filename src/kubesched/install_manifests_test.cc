@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "kubesched/kueue_quotas.h"
+
 namespace strata::kubesched {
 namespace {
 
@@ -48,7 +50,12 @@ TEST(InstallManifestsTest, ClusterRulesAreTheSchedulersRequests) {
   EXPECT_THAT(Verbs(rules, "", "nodes"), ElementsAre("list", "watch"));
   EXPECT_THAT(Verbs(rules, "", "events"), ElementsAre("create", "patch"));
   EXPECT_THAT(Verbs(rules, "kueue.x-k8s.io", "clusterqueues/status"), ElementsAre("patch"));
-  EXPECT_THAT(Verbs(rules, "kueue.x-k8s.io", "localqueues"), ElementsAre("list", "watch"));
+  for (const kube::GroupVersionResource* followed :
+       {&kueue_resources::kClusterQueues, &kueue_resources::kLocalQueues,
+        &kueue_resources::kResourceFlavors, &kueue_resources::kWorkloadPriorityClasses}) {
+    EXPECT_THAT(Verbs(rules, followed->group, followed->resource), ElementsAre("list", "watch"))
+        << followed->resource;
+  }
   // Nothing else: no secrets, no wildcard, no Lease outside its namespace.
   for (const json& rule : rules) {
     for (const json& r : rule["resources"]) {

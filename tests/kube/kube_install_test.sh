@@ -143,7 +143,9 @@ check "list and watch nodes" can watch nodes
 check "evict pods" can create pods --subresource=eviction -A
 check "patch pods/status" can patch pods --subresource=status -A
 check "but not update the status of pods" cannot update pods --subresource=status -A
-check "watch Kueue's LocalQueues" may watch kueue.x-k8s.io localqueues ""
+for kind in clusterqueues localqueues resourceflavors workloadpriorityclasses; do
+  check "watch Kueue's $kind" may watch kueue.x-k8s.io "$kind" ""
+done
 check "patch Kueue's ClusterQueue status" may patch kueue.x-k8s.io clusterqueues status
 check "but not the ClusterQueues themselves" may_not patch kueue.x-k8s.io clusterqueues ""
 check "renew its Lease" can update leases.coordination.k8s.io/strata-scheduler -n strata-system
