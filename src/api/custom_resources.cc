@@ -1,0 +1,188 @@
+#include "api/custom_resources.h"
+
+#include <string>
+
+#include "api/kinds.h"
+#include "api/openapi_schema.h"
+#include "common/check.h"
+
+namespace strata::api {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::string_view kPartOf = "app.kubernetes.io/part-of";
+
+// Kubernetes' own words for the fields every object has.
+constexpr std::string_view kApiVersionDoc =
+    "APIVersion defines the versioned schema of this representation of an object. Servers should "
+    "convert recognized schemas to the latest internal value, and may reject unrecognized "
+    "values.";
+constexpr std::string_view kKindDoc =
+    "Kind is a string value representing the REST resource this object represents. Servers may "
+    "infer this from the endpoint the client submits requests to. In CamelCase.";
+
+// The whole object's schema: the document's fields, with metadata left to the API server (a CRD
+// may not constrain it) and apiVersion and kind, which the server fills, not required.
+json RootSchema(const TypeSchema& document) {
+  json properties = json::object();
+  json required = json::array();
+  for (const FieldSpec& field : document.fields) {
+    std::string name(field.name);
+    if (name == "apiVersion" || name == "kind") {
+      properties[name] = {{"type", "string"},
+                          {"description", name == "kind" ? kKindDoc : kApiVersionDoc}};
+      continue;
+    }
+    if (name == "metadata") {
+      properties[name] = {{"type", "object"}};
+      continue;
+    }
+    properties[name] = OpenApiFieldSchema(field);
+    if (field.required) required.push_back(name);
+  }
+  json schema = {{"type", "object"}, {"description", document.doc}, {"properties", properties}};
+  if (!required.empty()) schema["required"] = std::move(required);
+  return schema;
+}
+
+const TypeSchema& DocumentSchema(std::string_view kind) {
+  const KindInfo* info = FindKind(kApiVersion, kind);
+  STRATA_CHECK(info != nullptr && info->native);
+  return *info->schema();
+}
+
+}  // namespace
+
+const std::vector<CustomResourceNames>& CustomResourceKinds() {
+  static const std::vector<CustomResourceNames> kKinds = {
+      {"Queue",
+       {"squeue"},
+       {{"Cohort", "string", ".spec.cohort", "Queues of one cohort lend each other unused quota."},
+        {"Admitted", "integer", ".status.admittedWorkloads", "Workloads holding quota."},
+        {"Pending", "integer", ".status.pendingWorkloads", "Workloads waiting."}}},
+      {"ResourceFlavor", {"sflavor"}, {}},
+      {"Job",
+       {"sjob"},
+       {{"Replicas", "integer", ".spec.replicas", "Pods (nodes), placed all together."},
+        {"GPUs/Pod", "string", ".spec.resources.gpu", "GPUs each pod needs."},
+        {"Queue", "string", ".spec.queue", "The Queue that admits the job."},
+        {"Phase", "string", ".status.phase", "Pending, Running, Restarting, Succeeded or Failed."},
+        {"Restarts", "integer", ".status.restartCount", "Whole-group restarts after failures."}}},
+      {"Service",
+       {"ssvc"},
+       {{"Model", "string", ".spec.model", "The name clients put in the request's \"model\"."},
+        {"Ready", "integer", ".status.readyReplicas", "Replicas serving."},
+        {"Replicas", "integer", ".status.replicas", "Replicas not being drained."},
+        {"Min", "integer", ".spec.minReplicas", "Fewest replicas."},
+        {"Max", "integer", ".spec.maxReplicas", "Most replicas."}}},
+      {"Tenant",
+       {"stenant"},
+       {{"Tokens/Min", "integer", ".spec.tokensPerMinute", "Token quota per minute (0: none)."},
+        {"Priority", "string", ".spec.priorityClass", "critical, standard or sheddable."}}},
+  };
+  return kKinds;
+}
+
+json CustomResourceDefinition(const ResourceType& type, const CustomResourceNames& names) {
+  STRATA_CHECK(type.group == kStrataGroup);
+  const TypeSchema& document = DocumentSchema(type.kind);
+  json short_names = json::array();
+  for (std::string_view name : names.short_names) short_names.push_back(name);
+  json columns = json::array();
+  for (const PrinterColumn& column : names.columns) {
+    columns.push_back({{"name", column.name},
+                       {"type", column.type},
+                       {"jsonPath", column.json_path},
+                       {"description", column.description}});
+  }
+  columns.push_back(
+      {{"name", "Age"}, {"type", "date"}, {"jsonPath", ".metadata.creationTimestamp"}});
+  json version = {{"name", type.version},
+                  {"served", true},
+                  {"storage", true},
+                  {"schema", {{"openAPIV3Schema", RootSchema(document)}}},
+                  {"additionalPrinterColumns", std::move(columns)}};
+  if (document.Find("status") != nullptr) version["subresources"] = {{"status", json::object()}};
+  return {{"apiVersion", "apiextensions.k8s.io/v1"},
+          {"kind", "CustomResourceDefinition"},
+          {"metadata",
+           {{"name", std::string(type.plural) + "." + std::string(type.group)},
+            {"labels", {{kPartOf, "strata"}}}}},
+          {"spec",
+           {{"group", type.group},
+            {"names",
+             {{"kind", type.kind},
+              {"listKind", std::string(type.kind) + "List"},
+              {"plural", type.plural},
+              {"singular", type.singular},
+              {"shortNames", std::move(short_names)},
+              {"categories", {"strata"}}}},
+            {"scope", type.namespaced ? "Namespaced" : "Cluster"},
+            {"versions", json::array({std::move(version)})}}}};
+}
+
+std::vector<json> CustomResourceDefinitions() {
+  std::vector<json> out;
+  for (const CustomResourceNames& names : CustomResourceKinds()) {
+    const ResourceType* type = FindResourceTypeByKind(names.kind);
+    STRATA_CHECK(type != nullptr);
+    out.push_back(CustomResourceDefinition(*type, names));
+  }
+  return out;
+}
+
+std::vector<json> ControlPlaneRules() {
+  json resources = json::array();
+  json statuses = json::array();
+  for (const CustomResourceNames& names : CustomResourceKinds()) {
+    const ResourceType* type = FindResourceTypeByKind(names.kind);
+    STRATA_CHECK(type != nullptr);
+    resources.push_back(type->plural);
+    if (DocumentSchema(type->kind).Find("status") != nullptr) {
+      statuses.push_back(std::string(type->plural) + "/status");
+    }
+  }
+  return {{{"apiGroups", {kStrataGroup}},
+           {"resources", std::move(resources)},
+           {"verbs", {"create", "delete", "get", "list", "patch", "update", "watch"}}},
+          {{"apiGroups", {kStrataGroup}},
+           {"resources", std::move(statuses)},
+           {"verbs", {"get", "patch", "update"}}}};
+}
+
+std::vector<json> AggregatedUserRoles() {
+  json resources = json::array();
+  json statuses = json::array();
+  for (const CustomResourceNames& names : CustomResourceKinds()) {
+    const ResourceType* type = FindResourceTypeByKind(names.kind);
+    // Roles bound in a namespace reach only its namespaced kinds; Queues, flavors and tenants
+    // are the cluster administrator's.
+    if (type == nullptr || !type->namespaced) continue;
+    resources.push_back(type->plural);
+    statuses.push_back(std::string(type->plural) + "/status");
+  }
+  auto role = [](std::string name, json labels, json rules) {
+    labels[std::string(kPartOf)] = "strata";
+    return json{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                {"kind", "ClusterRole"},
+                {"metadata", {{"name", std::move(name)}, {"labels", std::move(labels)}}},
+                {"rules", std::move(rules)}};
+  };
+  json edit_rule = {
+      {"apiGroups", {kStrataGroup}},
+      {"resources", resources},
+      {"verbs",
+       {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}}};
+  json view_rule = {
+      {"apiGroups", {kStrataGroup}}, {"resources", resources}, {"verbs", {"get", "list", "watch"}}};
+  json status_rule = {{"apiGroups", {kStrataGroup}}, {"resources", statuses}, {"verbs", {"get"}}};
+  return {role("strata-edit",
+               {{"rbac.authorization.k8s.io/aggregate-to-admin", "true"},
+                {"rbac.authorization.k8s.io/aggregate-to-edit", "true"}},
+               json::array({edit_rule, status_rule})),
+          role("strata-view", {{"rbac.authorization.k8s.io/aggregate-to-view", "true"}},
+               json::array({view_rule, status_rule}))};
+}
+
+}  // namespace strata::api

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace strata::kubesched {
+
+// What `strata kubernetes manifests` installs to run `strata up --kubernetes` on a cluster.
+struct InstallOptions {
+  std::string namespace_name = "strata-system";
+  std::string image;  // REQUIRES: not empty
+  std::string service_account = "strata";
+  std::string scheduler_name = "strata";
+  std::string lease_name = "strata-scheduler";
+  int replicas = 2;
+  // Rules the control plane needs beyond the scheduler's own (strata's kinds, for the store).
+  std::vector<nlohmann::json> extra_cluster_rules;
+};
+
+// The RBAC rules of exactly the requests the scheduler makes (kube_scheduler.cc,
+// scheduling_reporter.cc), cluster-wide:
+//   nodes: list, watch                         its reflector
+//   pods: list, watch                          its reflector (every namespace)
+//   pods: get, delete, create                  releasing a half-bound gang (a standalone pod
+//                                              is made again, unbound)
+//   pods/binding: create                       binding
+//   pods/status: patch                         PodScheduled=False
+//   pods/eviction: create                      preemption
+//   events: create, patch                      FailedScheduling, Scheduled
+//   kueue.x-k8s.io clusterqueues, localqueues, resourceflavors, workloadpriorityclasses:
+//   list, watch; and clusterqueues/status: patch
+//                                              Kueue quotas (--kueue-quotas); a forbidden one
+//                                              would stop every cycle, as an unlisted source
+std::vector<nlohmann::json> SchedulerClusterRules();
+
+// The rules on the scheduler's Lease (leader_election.cc), in its namespace: create (which RBAC
+// cannot narrow by name), get and update of that one Lease.
+std::vector<nlohmann::json> SchedulerLeaseRules(const std::string& lease_name);
+
+// The Namespace the control plane runs in, held to the "restricted" Pod Security Standard.
+nlohmann::json ControlPlaneNamespace(const InstallOptions& options);
+
+// ServiceAccount, ClusterRole and ClusterRoleBinding (SchedulerClusterRules() plus the extra
+// rules), Role and RoleBinding (SchedulerLeaseRules()), and the Deployment of `replicas`
+// schedulers with leader election, in-cluster credentials, a non-root read-only container
+// without privilege escalation or capabilities, and resource requests.
+std::vector<nlohmann::json> SchedulerObjects(const InstallOptions& options);
+
+}  // namespace strata::kubesched

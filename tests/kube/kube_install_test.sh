@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# `strata kubernetes manifests | kubectl apply -f -` on a real control plane (tools/kube/cluster.sh),
+# checked with kubectl as a user would:
+#  - every object applies; strata's CRDs become Established;
+#  - `kubectl explain` prints strata's own field descriptions (the schemas come from api's tables);
+#  - server-side validation refuses a Job whose replicas is "three", naming the field, and a field
+#    strata does not honour, naming it; a valid Job is stored and listed with strata's columns;
+#  - every example of strata's CRD kinds passes server-side validation;
+#  - the scheduler's service account may do what `strata up --kubernetes` does and no more, and
+#    the Deployment's own arguments, run here with that account's token, lead, bind a pod and
+#    explain one that does not fit with no request refused;
+#  - the Deployment asks for 2 replicas with leader election, non-root and read-only;
+#  - the aggregated roles let a namespace's editors use strata Jobs.
+# Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
+set -euo pipefail
+
+repo=${STRATA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+strata=${STRATA_BINARY_DIR:-$repo/build/release}/bin/strata
+# shellcheck source=../../tools/kube/cache_paths.sh
+source "$repo/tools/kube/cache_paths.sh"
+# shellcheck source=checks.sh
+source "$repo/tests/kube/checks.sh"
+require_kube_binaries etcd kube-apiserver kube-controller-manager kubectl kwok
+
+cluster=$repo/tools/kube/cluster.sh
+dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_install_test.XXXXXX")
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  "$cluster" down "$dir" >/dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+kubeconfig=$("$cluster" up "$dir" --nodes 1)
+k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
+
+# ---- install -------------------------------------------------------------------------------------
+"$strata" kubernetes manifests --image registry.example/strata:test >"$dir/install.yaml"
+check "the manifests apply" k apply -f - <"$dir/install.yaml"
+crds=()
+for plural in queues resourceflavors jobs services tenants; do crds+=("crd/$plural.strata.dev"); done
+established() { k wait --for=condition=Established --timeout=60s "${crds[@]}" >/dev/null; }
+check "strata's 5 CRDs are Established" established
+again=$(k apply -f "$dir/install.yaml" 2>&1) || again+=" (failed)"
+check "applying them again changes nothing" [ "$(grep -vc ' unchanged$' <<<"$again")" = 0 ]
+
+# ---- explain -------------------------------------------------------------------------------------
+# The API server publishes a new CRD's OpenAPI a moment after it is Established, and kubectl's
+# discovery cache learns the short names once they are served.
+wait_for 60 k explain jobs.spec.replicas --api-version=strata.dev/v1alpha1
+wait_for 30 k get sjob
+explained=$(k explain sjob.spec.replicas 2>&1 || true)
+indent() { sed 's/^/  | /'; }
+indent <<<"$explained"
+check "kubectl explain prints strata's description of spec.replicas" \
+  grep -qF "Pods (nodes), placed all together or not at all (default 1)." <<<"$explained"
+explains() { grep -qF "$2" <<<"$(k explain "$1" --api-version=strata.dev/v1alpha1)"; }
+check "kubectl explain with the group's version" \
+  explains jobs.spec.template.command "The program and its first arguments."
+
+# ---- validation ----------------------------------------------------------------------------------
+job() { # NAME REPLICAS [EXTRA_SPEC_JSON]
+  cat <<JSON
+{"apiVersion": "strata.dev/v1alpha1", "kind": "Job",
+ "metadata": {"name": "$1", "namespace": "default"},
+ "spec": {"replicas": $2, "procPerNode": 8, "queue": "research",
+          "resources": {"gpu": 8, "cpu": "32", "memory": "256Gi"}${3:+, $3},
+          "template": {"command": ["python", "train.py"]}}}
+JSON
+}
+refused=$(job bad '"three"' | k apply -f - 2>&1) && refused="(accepted)"
+echo "  | $refused"
+check "replicas: \"three\" is refused, naming spec.replicas" \
+  grep -qE 'spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer' \
+  <<<"$refused"
+refused=$(job negative -1 | k apply -f - 2>&1) && refused="(accepted)"
+check "replicas: -1 is refused" grep -q 'spec.replicas: Invalid value: -1' <<<"$refused"
+refused=$(job late 1 '"runtimeLimit": "an hour"' | k apply -f - 2>&1) && refused="(accepted)"
+check "a duration strata cannot read is refused" grep -q 'spec.runtimeLimit' <<<"$refused"
+refused=$(job typo 1 '"replica": 2' | k apply -f - 2>&1) && refused="(accepted)"
+check "an unknown field is refused, not pruned" grep -q 'unknown field "spec.replica"' <<<"$refused"
+refused=$(job evict 1 '"tolerations": [{"key": "k", "tolerationSeconds": 30}]' |
+  k apply -f - 2>&1) && refused="(accepted)"
+echo "  | $refused"
+check "a field strata does not honour is refused, naming it" \
+  grep -q 'spec.tolerations\[0\].tolerationSeconds.*not supported by strata' <<<"$refused"
+
+accepted() { "$@" | k apply -f - >/dev/null; }
+check "a valid Job is accepted" accepted job train 4
+listed=$(k get sjob train --no-headers)
+header=$(k get jobs.strata.dev)
+indent <<<"$header"
+check "kubectl get shows strata's columns" \
+  [ "$(awk 'NR == 1 { print $1, $2, $3, $4, $5, $6, $7 }' <<<"$header")" \
+  = "NAME REPLICAS GPUS/POD QUEUE PHASE RESTARTS AGE" ]
+check "and the Job's values in them" [ "$(awk '{ print $1, $2, $3, $4 }' <<<"$listed")" \
+  = "train 4 8 research" ]
+batch_jobs() { [[ $(k get jobs 2>&1) == "No resources found in default namespace." ]]; }
+check "kubectl get jobs still means batch Jobs" batch_jobs
+in_category() { [[ $(k get strata -o name) == *job.strata.dev/train* ]]; }
+check "kubectl get strata lists strata's objects" in_category
+phase() { k get sjob train -o jsonpath='{.status.phase}'; }
+status_is_a_subresource() {
+  k patch sjob train --type merge -p '{"status": {"phase": "Running"}}' >/dev/null
+  [[ -z $(phase) ]] || return 1
+  k patch sjob train --subresource status --type merge \
+    -p '{"status": {"phase": "Running", "restartCount": 1}}' >/dev/null
+  [[ $(phase) == Running ]]
+}
+check "status is a subresource: a write to the object leaves it, one to status sets it" \
+  status_is_a_subresource
+
+# Every example of strata's kinds that are CRDs (Pods are v1 Pods on a cluster) is accepted.
+k create namespace team-a >/dev/null
+k create namespace team-b >/dev/null
+dry_run() { k apply --dry-run=server -f "$1" >/dev/null; }
+while IFS= read -r example; do
+  grep -qE '^kind: (Pod|Node|Event)$' "$example" && continue
+  check "the CRDs accept ${example#"$repo"/}" dry_run "$example"
+done < <(grep -l 'apiVersion: strata.dev/v1alpha1' -r "$repo/examples" --include='*.yaml' | sort)
+
+# ---- RBAC ----------------------------------------------------------------------------------------
+sa=system:serviceaccount:strata-system:strata
+can() { [[ $(k auth can-i --as="$sa" "$@" 2>/dev/null) == yes ]]; }
+cannot() { ! can "$@"; }
+# may VERB GROUP RESOURCE SUBRESOURCE: a SubjectAccessReview, for kinds this cluster does not
+# serve (Kueue's), which kubectl auth can-i cannot name without discovery.
+may() {
+  [[ $(k create -o jsonpath='{.status.allowed}' -f - <<JSON
+{"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+ "spec": {"user": "$sa", "groups": ["system:serviceaccounts", "system:authenticated"],
+          "resourceAttributes": {"verb": "$1", "group": "$2", "resource": "$3",
+                                 "subresource": "$4"}}}
+JSON
+  ) == true ]]
+}
+may_not() { ! may "$@"; }
+check "the scheduler may create pods/binding" can create pods/binding -n default
+check "(the binding subresource itself)" can create pods --subresource=binding -n default
+check "list and watch nodes" can watch nodes
+check "evict pods" can create pods --subresource=eviction -A
+check "patch pods/status" can patch pods --subresource=status -A
+check "but not update the status of pods" cannot update pods --subresource=status -A
+for kind in clusterqueues localqueues resourceflavors workloadpriorityclasses; do
+  check "watch Kueue's $kind" may watch kueue.x-k8s.io "$kind" ""
+done
+check "patch Kueue's ClusterQueue status" may patch kueue.x-k8s.io clusterqueues status
+check "but not the ClusterQueues themselves" may_not patch kueue.x-k8s.io clusterqueues ""
+check "renew its Lease" can update leases.coordination.k8s.io/strata-scheduler -n strata-system
+check "but not create secrets" cannot create secrets -A
+check "nor read them" cannot get secrets -A
+check "nor update nodes" cannot update nodes
+check "nor another Lease" cannot update leases.coordination.k8s.io/other -n strata-system
+check "nor a Lease in kube-system" cannot create leases.coordination.k8s.io -n kube-system
+
+# Whoever may edit a namespace (the aggregated edit role) may run strata Jobs there.
+k create rolebinding alice-edit --clusterrole=edit --user=alice -n default >/dev/null
+check "a namespace's editors may create strata Jobs" \
+  [ "$(k auth can-i --as=alice create jobs.strata.dev -n default)" = yes ]
+check "but not Queues" [ "$(k auth can-i --as=alice create queues.strata.dev 2>/dev/null)" = no ]
+
+# ---- the Deployment ------------------------------------------------------------------------------
+deployment=$(k get deployment strata-scheduler -n strata-system -o json)
+check "the scheduler's Deployment asks for 2 replicas" [ "$(jq .spec.replicas <<<"$deployment")" = 2 ]
+container=$(jq '.spec.template.spec.containers[0]' <<<"$deployment")
+check "running strata up --kubernetes with leader election on a Lease in strata-system" \
+  [ "$(jq -r '.args | join(" ")' <<<"$container")" = "up --kubernetes --scheduler-name=strata \
+--leader-elect=true --leader-elect-resource-namespace=strata-system \
+--leader-elect-resource-name=strata-scheduler" ]
+check "as the strata service account" \
+  [ "$(jq -r .spec.template.spec.serviceAccountName <<<"$deployment")" = strata ]
+check "non-root, read-only, no privilege escalation, with requests" [ "$(jq -c '[.securityContext |
+  .runAsNonRoot, .readOnlyRootFilesystem, .allowPrivilegeEscalation], .resources.requests' \
+  <<<"$container" | tr -d '\n')" = '[true,true,false]{"cpu":"100m","memory":"128Mi"}' ]
+
+# Its ReplicaSet's pods pass the namespace's Pod Security admission ("restricted"): they exist
+# (Pending: no kube-scheduler runs here).
+scheduler_pods() {
+  [[ $(k get pods -n strata-system -l app.kubernetes.io/name=strata-scheduler -o name | wc -l) == 2 ]]
+}
+check "its 2 pods are admitted under Pod Security restricted" wait_for 60 scheduler_pods
+
+# ---- the scheduler with exactly those rights ----------------------------------------------------
+# The Deployment's own arguments, run here with its service account's token: every request
+# `strata up --kubernetes` makes must be allowed (nothing in its log is forbidden).
+mapfile -t args < <(jq -r '.args[]' <<<"$container")
+ca=$dir/ca.crt
+k config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' |
+  base64 -d >"$ca"
+sa_kubeconfig=$dir/strata-sa.kubeconfig
+s() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$sa_kubeconfig" "$@" >/dev/null; }
+s config set-cluster c --server="$(k config view --minify -o jsonpath='{.clusters[0].cluster.server}')" \
+  --certificate-authority="$ca" --embed-certs
+s config set-credentials strata --token="$(k create token strata -n strata-system)"
+s config set-context c --cluster=c --user=strata
+s config use-context c
+"$strata" "${args[@]}" --kubeconfig "$sa_kubeconfig" >"$dir/strata.log" 2>&1 &
+scheduler=$!
+pids+=("$scheduler")
+probe() { # NAME GPUS
+  k create -f - >/dev/null <<JSON
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "$1", "namespace": "default"},
+ "spec": {"schedulerName": "strata", "tolerations": [{"operator": "Exists"}],
+          "containers": [{"name": "main", "image": "registry.example/probe:1",
+                          "resources": {"limits": {"nvidia.com/gpu": "$2"}}}]}}
+JSON
+}
+probe fits 1
+probe too-big 9
+bound() { [[ -n $(k get pod "$1" -o jsonpath='{.spec.nodeName}') ]]; }
+explained() {
+  [[ $(k get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}') == \
+    "0/1 nodes are available: 1 Insufficient nvidia.com/gpu." ]]
+}
+check "strata up --kubernetes as the service account leads on strata-system's Lease" \
+  wait_for 30 grep -q "leading (lease strata-system/strata-scheduler)" "$dir/strata.log"
+check "binds a pod" wait_for 30 bound fits
+check "and explains one that does not fit" wait_for 30 explained too-big
+kill "$scheduler"
+wait "$scheduler" || true
+indent <"$dir/strata.log"
+nothing_forbidden() { ! grep -qiE "forbidden|HTTP 403" "$dir/strata.log"; }
+check "with no request refused" nothing_forbidden
+
+# ---- --namespace ---------------------------------------------------------------------------------
+other=$("$strata" kubernetes manifests --namespace strata-other)
+check "--namespace moves the namespaced objects and the Lease" [ "$(grep -c 'namespace: strata-other' \
+  <<<"$other")" -ge 5 ]
+usage_error() { "$strata" "$@" >/dev/null 2>&1; [[ $? == 2 ]]; }
+check "a bad --namespace is a usage error" usage_error kubernetes manifests --namespace Bad_Name
+
+((failures == 0)) || { echo "$failures check(s) failed"; exit 1; }
+echo "all checks passed"
