@@ -74,15 +74,21 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cpu_seconds() {  # utime + stime of the PIDs, in seconds
-  local pid stat fields ticks=0
-  for pid in "$@"; do
-    read -r stat <"/proc/$pid/stat"
-    stat=${stat##*) }
-    read -ra fields <<<"$stat"
-    ticks=$((ticks + fields[11] + fields[12]))
+cpu_seconds() {  # utime + stime of PID, in seconds
+  local stat fields
+  read -r stat <"/proc/$1/stat"
+  stat=${stat##*) }
+  read -ra fields <<<"$stat"
+  echo "scale=2; (${fields[11]} + ${fields[12]}) / $(getconf CLK_TCK)" | bc
+}
+# deciders_cpu: {"NAME": CPU seconds} of the deciding processes.
+deciders_cpu() {
+  local name out="{}"
+  for name in "${!deciders[@]}"; do
+    out=$(jq -c --arg n "$name" --argjson s "$(cpu_seconds "${deciders[$name]}")" \
+      '. + {($n): $s}' <<<"$out")
   done
-  echo "scale=2; $ticks / $(getconf CLK_TCK)" | bc
+  echo "$out"
 }
 now() { date +%s.%N; }
 elapsed() { echo "scale=2; ($2 - $1) / 1" | bc; }
@@ -157,6 +163,7 @@ first_time() {
 }
 
 results=()
+declare -A deciders
 for system in $systems; do
   echo "== $system: $nodes nodes x $gpus GPUs; queues a ($nominal_a GPUs) and b ($nominal_b," \
     "lends <= $lending_b) in one cohort; $pods_a + $pods_b pods of 1 GPU" >&2
@@ -175,7 +182,7 @@ for system in $systems; do
       "$cluster" start-kube-scheduler "$dir/cluster" --qps 5000 --burst 5000
       read -r scheduler_pid <"$dir/cluster/pids/kube-scheduler.pid"
       read -r kueue_pid <"$dir/cluster/pids/kueue.pid"
-      deciders=("$scheduler_pid" "$kueue_pid")
+      deciders=([kube-scheduler]=$scheduler_pid [kueue]=$kueue_pid)
       ;;
     strata)
       # Kueue's quota kinds without Kueue's controller: strata enforces the ClusterQueues.
@@ -187,7 +194,7 @@ for system in $systems; do
       "$strata" up --kubernetes --kubeconfig "$kubeconfig" --leader-elect=false \
         --kube-api-qps 5000 --kube-api-burst 5000 >"$dir/strata.log" 2>&1 &
       strata_pid=$!
-      deciders=("$strata_pid")
+      deciders=([strata]=$strata_pid)
       ;;
   esac
   "$load" bound-log --kubeconfig "$kubeconfig" --namespace bench \
@@ -213,7 +220,7 @@ for system in $systems; do
     ((waited++ < 300)) || die "$system did not see the $pods pods within 150 s"
     sleep 0.5
   done
-  cpu_before=$(cpu_seconds "${deciders[@]}")
+  cpu_before=$(deciders_cpu)
   start=$(now)
   queues | k create -f - >/dev/null
   filled=$(jq -n "{a: $expect_a, b: $expect_b}")
@@ -241,7 +248,7 @@ for system in $systems; do
     echo "quota_run.sh: $system did not refill a's quota within $timeout s" >&2
   fi
   sleep "$settle"
-  cpu_after=$(cpu_seconds "${deciders[@]}")
+  cpu_after=$(deciders_cpu)
   after_refill=$(last_state)
   kill "$logger" 2>/dev/null || true
   wait "$logger" 2>/dev/null || true
@@ -264,7 +271,9 @@ for system in $systems; do
     {system: $s, nodes: $nodes, gpus: ($nodes * $gpus), pods: $pods, expected: $expected,
      fill_s: $fill, bound_after_fill: $after_fill.bound, refill_deleted: $deleted,
      refill_s: $refill, bound_after_refill: $after_refill.bound, over: $over,
-     cpu_s: ($cpu_after - $cpu_before), cpu_s_since_start: $cpu_after}')
+     cpu_s: (([$cpu_after[]] | add) - ([$cpu_before[]] | add)),
+     cpu_s_since_start: ([$cpu_after[]] | add),
+     cpu_s_by_process: ($cpu_after | with_entries(.key as $k | .value -= $cpu_before[$k]))}')
   echo "$line"
   results+=("$line")
   if [[ -n $strata_pid ]]; then
@@ -284,6 +293,6 @@ done
 printf '%s\n' "${results[@]}" | jq -rs '
   def r: if . == null then "-" else . * 100 | round / 100 end;
   def q: "a \(.a // 0), b \(.b // 0)";
-  "| system | fill (s) | bound after fill (expected \(.[0].expected | q)) | most GPUs over quota | refill of \(.[0].refill_deleted) (s) | bound after refill | CPU s, start to end (since start) |",
+  "| system | fill (s) | bound after fill (expected \(.[0].expected | q)) | most GPUs over quota | refill of \(.[0].refill_deleted) (s) | bound after refill | CPU s, start to end (by process; since start) |",
   "| --- | --- | --- | --- | --- | --- | --- |",
-  (.[] | "| \(.system) | \(.fill_s | r) | \(.bound_after_fill | q) | \(.over | "a \(.a), b \(.b), cohort \(.cohort)") | \(.refill_s | r) | \(.bound_after_refill | q) | \(.cpu_s | r) (\(.cpu_s_since_start | r)) |")'
+  (.[] | "| \(.system) | \(.fill_s | r) | \(.bound_after_fill | q) | \(.over | "a \(.a), b \(.b), cohort \(.cohort)") | \(.refill_s | r) | \(.bound_after_refill | q) | \(.cpu_s | r) (\(.cpu_s_by_process | to_entries | map("\(.key) \(.value | r)") | join(", ")); \(.cpu_s_since_start | r)) |")'
