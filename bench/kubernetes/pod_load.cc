@@ -195,9 +195,8 @@ int BoundLog(kube::Client& client, const std::string& ns, const std::string& gro
     json now = {{"bound", bound}, {"held", holding}, {"ever", ever}};
     if (now == last) continue;
     last = now;
-    double t = std::chrono::duration<double>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count();
+    double t =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     json line = {{"t", t}, {"bound", bound}, {"held", holding}, {"ever", ever}};
     std::cout << line.dump() << std::endl;
   }

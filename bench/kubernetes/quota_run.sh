@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # Kueue's ClusterQueue quotas, enforced by strata alone against Kueue + kube-scheduler, on the same
 # real control plane (tools/kube/cluster.sh: etcd, kube-apiserver, kube-controller-manager,
 # kwok), one fresh cluster per system:
