@@ -26,7 +26,11 @@
 #
 #   bench/kubernetes/quota_run.sh [--nodes 50] [--gpus-per-node 8] [--pods 600] [--pods-b 40]
 #       [--nominal-a 160] [--nominal-b 80] [--lending-b 20] [--systems "kueue strata"]
-#       [--timeout 300] [--settle 10] [--build build/release] [--keep-logs DIR]
+#       [--timeout 300] [--settle 10] [--build build/release] [--keep-logs DIR] [--contested]
+# --contested lets b ask for more than its guaranteed share: then the queues contend for the
+# same lendable GPUs, no single outcome is right, and "fill" waits for each queue at its
+# nominal quota (which neither system promises without reclaimWithinCohort); what each
+# system binds per queue is the figure.
 # --keep-logs copies each system's watch log (DIR/SYSTEM.bound.log) and component logs there.
 # Prints one JSON line per system and a table; figures go into bench/kubernetes/RESULTS.md.
 set -euo pipefail
@@ -34,7 +38,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=../../tools/kube/cache_paths.sh
 source "$repo/tools/kube/cache_paths.sh"
 nodes=50 gpus=8 pods=600 pods_b=40 nominal_a=160 nominal_b=80 lending_b=20
-systems="kueue strata" timeout=300 settle=10 build=$repo/build/release keep_logs=""
+systems="kueue strata" timeout=300 settle=10 build=$repo/build/release keep_logs="" contested=0
 while (($#)); do
   case $1 in
     --nodes) nodes=$2; shift 2 ;;
@@ -49,6 +53,7 @@ while (($#)); do
     --settle) settle=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --keep-logs) keep_logs=$2; shift 2 ;;
+    --contested) contested=1; shift ;;
     *) echo "quota_run.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -56,8 +61,13 @@ die() { echo "quota_run.sh: $*" >&2; exit 2; }
 pods_a=$((pods - pods_b))
 expect_a=$((nominal_a + lending_b)) expect_b=$pods_b
 ((lending_b <= nominal_b)) || die "--lending-b exceeds b's nominal quota"
-((pods_b <= nominal_b - lending_b)) ||
-  die "b's $pods_b pods must fit its guaranteed $((nominal_b - lending_b)) GPUs (one right outcome)"
+if ((contested)); then
+  expect_a=$nominal_a expect_b=$nominal_b
+  ((pods_b > nominal_b)) || die "--contested: b's $pods_b pods must be more than its quota"
+else
+  ((pods_b <= nominal_b - lending_b)) ||
+    die "b's $pods_b pods must fit its guaranteed $((nominal_b - lending_b)) GPUs (one right outcome)"
+fi
 ((pods_a > expect_a)) || die "a's $pods_a pods must be more than its quota admits ($expect_a)"
 ((nominal_a + nominal_b < nodes * gpus)) || die "the quotas must be below the cluster's GPUs"
 strata=$build/bin/strata
