@@ -1,13 +1,22 @@
-// The load of bench/kubernetes/run.sh, through the kube client (no rate limit):
+// The load of bench/kubernetes/run.sh and quota_run.sh, through the kube client (no rate limit):
 //   pod_load create --kubeconfig F --namespace N --count P --scheduler S [--gpus G] [--workers W]
-//       creates P pods of G nvidia.com/gpu each (pod-0 .. pod-P-1) for scheduler S;
+//       [--prefix NAME] [--label KEY=VALUE]...
+//       creates P pods of G nvidia.com/gpu each (NAME-0 .. NAME-P-1, NAME "pod" by default),
+//       with the labels given, for scheduler S;
 //   pod_load wait --kubeconfig F --namespace N --count P [--timeout SECONDS]
 //       watches the namespace's pods and prints, as JSON, the seconds from its start until the
-//       first and the last of P pods were bound, and the bind rate between them.
+//       first and the last of P pods were bound, and the bind rate between them;
+//   pod_load bound-log --kubeconfig F --namespace N --group-label KEY
+//       watches the namespace's pods until killed and prints, at every change, one JSON line:
+//       {"t": Unix seconds, "bound": {VALUE: GPUs}, "held": {VALUE: GPUs}, "ever": {VALUE: pods}}
+//       per value of label KEY: GPUs of bound pods neither finished nor being deleted, GPUs of
+//       bound pods not finished (a pod being deleted holds its GPUs until it is gone), and how
+//       many pods were ever seen bound.
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -41,14 +50,14 @@ std::unique_ptr<kube::Client> Connect(const std::string& kubeconfig) {
 }
 
 int Create(kube::Client& client, const std::string& ns, int count, const std::string& scheduler,
-           int gpus, int workers) {
+           int gpus, int workers, const std::string& prefix, const json& labels) {
   std::atomic<int> next{0}, failed{0};
   auto work = [&] {
     for (int i = next++; i < count; i = next++) {
       json pod = {
           {"apiVersion", "v1"},
           {"kind", "Pod"},
-          {"metadata", {{"name", "pod-" + std::to_string(i)}}},
+          {"metadata", {{"name", prefix + "-" + std::to_string(i)}, {"labels", labels}}},
           {"spec",
            {{"schedulerName", scheduler},
             {"tolerations",
@@ -106,27 +115,133 @@ int Wait(kube::Client& client, const std::string& ns, int count, double timeout)
   return static_cast<int>(bound.size()) == count ? 0 : 1;
 }
 
+// object[key], or null when object is no object or has no such key.
+const json& At(const json& object, const char* key) {
+  static const json kNull;
+  if (!object.is_object()) return kNull;
+  auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+std::string StringAt(const json& object, const char* key) {
+  const json& value = At(object, key);
+  return value.is_string() ? value.get<std::string>() : "";
+}
+
+// The GPUs a pod asks for (its containers' nvidia.com/gpu limits); 0 when unreadable.
+int64_t GpusOf(const json& pod) {
+  int64_t gpus = 0;
+  const json& containers = At(At(pod, "spec"), "containers");
+  for (size_t c = 0; containers.is_array() && c < containers.size(); ++c) {
+    const json& value = At(At(At(containers[c], "resources"), "limits"), "nvidia.com/gpu");
+    if (value.is_null()) continue;
+    try {
+      gpus += value.is_string() ? std::stoll(value.get<std::string>()) : value.get<int64_t>();
+    } catch (const std::exception&) {
+    }
+  }
+  return gpus;
+}
+
+int BoundLog(kube::Client& client, const std::string& ns, const std::string& group_label) {
+  kube::ReflectorOptions options;
+  options.namespace_name = ns;
+  kube::Reflector reflector(&client, kube::resources::kPods, options);
+  struct Held {
+    std::string group;
+    int64_t gpus = 0;
+    bool deleting = false;
+  };
+  std::map<std::string, Held> held;  // bound, unfinished pods by name
+  std::set<std::string> ever_bound;
+  json ever = json::object();
+  auto see = [&](const json& pod) {
+    const json& metadata = At(pod, "metadata");
+    std::string name = StringAt(metadata, "name");
+    std::string phase = StringAt(At(pod, "status"), "phase");
+    if (StringAt(At(pod, "spec"), "nodeName").empty() || phase == "Succeeded" ||
+        phase == "Failed") {
+      held.erase(name);
+      return;
+    }
+    std::string group = StringAt(At(metadata, "labels"), group_label.c_str());
+    if (ever_bound.insert(name).second) ever[group] = ever.value(group, int64_t{0}) + 1;
+    held[name] = {group, GpusOf(pod), !At(metadata, "deletionTimestamp").is_null()};
+  };
+  json last;
+  for (;;) {
+    Result<kube::Delta> delta = reflector.Next(std::chrono::seconds(1));
+    if (!delta) continue;
+    switch (delta->type) {
+      case kube::DeltaType::kReplace:
+        held.clear();
+        for (const json& item : delta->items) see(item);
+        break;
+      case kube::DeltaType::kAdded:
+      case kube::DeltaType::kModified:
+        see(delta->object);
+        break;
+      case kube::DeltaType::kDeleted:
+        held.erase(StringAt(At(delta->object, "metadata"), "name"));
+        break;
+      case kube::DeltaType::kBookmark:
+        continue;
+    }
+    json bound = json::object(), holding = json::object();
+    for (const auto& [name, h] : held) {
+      holding[h.group] = holding.value(h.group, int64_t{0}) + h.gpus;
+      if (!h.deleting) bound[h.group] = bound.value(h.group, int64_t{0}) + h.gpus;
+    }
+    json now = {{"bound", bound}, {"held", holding}, {"ever", ever}};
+    if (now == last) continue;
+    last = now;
+    double t =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    json line = {{"t", t}, {"bound", bound}, {"held", holding}, {"ever", ever}};
+    std::cout << line.dump() << std::endl;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app("pod_load: the load of bench/kubernetes/run.sh");
   app.require_subcommand(1);
   std::string kubeconfig, ns = "default", scheduler = "strata";
+  std::string prefix = "pod", group_label;
+  std::vector<std::string> labels;
   int count = 1000, gpus = 1, workers = 32;
   double timeout = 1800;
   CLI::App* create = app.add_subcommand("create", "Create the pods");
   CLI::App* wait = app.add_subcommand("wait", "Wait until the pods are bound");
-  for (CLI::App* command : {create, wait}) {
+  CLI::App* bound_log =
+      app.add_subcommand("bound-log", "Print the GPUs bound per label value at every change");
+  for (CLI::App* command : {create, wait, bound_log}) {
     command->add_option("--kubeconfig", kubeconfig)->required();
     command->add_option("--namespace", ns);
-    command->add_option("--count", count);
   }
+  for (CLI::App* command : {create, wait}) command->add_option("--count", count);
   create->add_option("--scheduler", scheduler);
   create->add_option("--gpus", gpus);
   create->add_option("--workers", workers);
+  create->add_option("--prefix", prefix);
+  create->add_option("--label", labels, "KEY=VALUE, repeated");
   wait->add_option("--timeout", timeout);
+  bound_log->add_option("--group-label", group_label)->required();
   CLI11_PARSE(app, argc, argv);
+  json label_object = json::object();
+  for (const std::string& label : labels) {
+    size_t equals = label.find('=');
+    if (equals == std::string::npos) {
+      std::cerr << "--label " << label << ": expected KEY=VALUE\n";
+      return 2;
+    }
+    label_object[label.substr(0, equals)] = label.substr(equals + 1);
+  }
   std::unique_ptr<kube::Client> client = Connect(kubeconfig);
-  if (create->parsed()) return Create(*client, ns, count, scheduler, gpus, workers);
+  if (create->parsed()) {
+    return Create(*client, ns, count, scheduler, gpus, workers, prefix, label_object);
+  }
+  if (bound_log->parsed()) return BoundLog(*client, ns, group_label);
   return Wait(*client, ns, count, timeout);
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # strata against kube-scheduler on the same real control plane (tools/kube/cluster.sh: etcd,
 # kube-apiserver, kube-controller-manager, kwok), one fresh cluster per scheduler:
 #   1-GPU pods: NODES kwok nodes x GPUS GPUs; PODS pods of 1 GPU created first, then the
@@ -12,6 +13,7 @@
 # Prints one JSON line per scheduler and a table; figures go into bench/kubernetes/RESULTS.md.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=../../tools/kube/cache_paths.sh
 source "$repo/tools/kube/cache_paths.sh"
 nodes=1000 gpus=8 pods=10000 schedulers="kube-scheduler strata" build=$repo/build/release
 strata_flags=()
