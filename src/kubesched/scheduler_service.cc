@@ -111,6 +111,7 @@ Status SchedulerService::Stop() {
                  stats.cycles, stats.bound, stats.bind_failures, stats.gangs_released,
                  stats.preempted, stats.preemptions_refused)
           << std::endl;
+    scheduler_.reset();  // Stop again (the destructor's) says nothing twice
   }
   std::lock_guard lock(mutex_);
   return ended_;
