@@ -23,14 +23,16 @@ bool AnyStopped(const PodList& pods, std::string_view reason) {
                      [&](const auto& pod) { return api::StopRequested(pod.value) == reason; });
 }
 
-// A pod that failed on its own, not because a controller stopped it.
+// The pod that failed first on its own (not because a controller stopped it): the one whose
+// failure was written first, so that a knock-on exit (a rank that lost its peer) is not blamed.
 const cluster::Stored<api::Pod>* FirstFailure(const PodList& pods) {
+  const cluster::Stored<api::Pod>* first = nullptr;
   for (const auto& pod : pods) {
-    if (pod.value.status.phase == api::PodPhase::kFailed && api::StopRequested(pod.value).empty()) {
-      return &pod;
-    }
+    if (pod.value.status.phase != api::PodPhase::kFailed || !api::StopRequested(pod.value).empty())
+      continue;
+    if (first == nullptr || pod.raw.resource_version < first->raw.resource_version) first = &pod;
   }
-  return nullptr;
+  return first;
 }
 
 std::string DescribeFailure(const api::Pod& pod) {

@@ -84,6 +84,21 @@ TEST(JobControllerTest, CleanPodPolicyAllDeletesEveryPod) {
   EXPECT_THAT(cluster.JobPods("train"), SizeIs(0));
 }
 
+TEST(JobControllerTest, TheRestartNamesThePodThatFailedFirstNotItsKnockOn) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.AddNode("node-b", 8);
+  cluster.Apply(Job("train", 2, 2));
+  cluster.Reconcile(1);
+  cluster.StartBoundPods();
+  cluster.Reconcile(1);
+  // Rank 1 is killed; rank 0 exits after it, having lost its peer, before the controller looks.
+  cluster.SetPodPhase("train-worker-1", "Failed", 137);
+  cluster.SetPodPhase("train-worker-0", "Failed", 1);
+  cluster.Reconcile(1);
+  EXPECT_THAT(cluster.Job("train").message, HasSubstr("train-worker-1 failed with exit code 137"));
+}
+
 TEST(JobControllerTest, AFailedPodRestartsTheWholeGroupUpToMaxRestartsThenFails) {
   TestCluster cluster;
   cluster.AddNode("node-a", 8);
