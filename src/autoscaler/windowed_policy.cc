@@ -140,7 +140,9 @@ Decision WindowedPolicy::Decide(const LoadSample& sample, TimePoint now) {
   const int down_limit = static_cast<int>(panic_base / options_.max_scale_down_rate);
   if (desired > up_limit) why += fmt::format("; scale-up rate caps at {}", up_limit);
   if (desired < down_limit && sample.ready_replicas > 0) {
-    why += fmt::format("; scale-down rate keeps {}", down_limit);
+    // Said as a step, from the ready count: "keeps 1" read as no change on a 3 -> 1 decision.
+    why += fmt::format("; scale-down rate {:g}x takes {} ready to no fewer than {} (wants {})",
+                       options_.max_scale_down_rate, panic_base, down_limit, desired);
   }
   desired = std::clamp(desired, sample.ready_replicas > 0 ? down_limit : 0, up_limit);
 

@@ -107,6 +107,8 @@ TEST(WindowedPolicy, ScaleUpAndDownRatesLimitEachDecision) {
   now = FakeClock::kDefaultStart;
   decision = Feed(down, now, seconds(60), 1, 8);
   EXPECT_EQ(decision.desired, 4);  // wants 1, at least 8 / 2
+  EXPECT_THAT(decision.reason,
+              HasSubstr("scale-down rate 2x takes 8 ready to no fewer than 4 (wants 1)"));
 }
 
 TEST(WindowedPolicy, MinAndMaxReplicasBoundEveryDecision) {
