@@ -8,6 +8,18 @@
 namespace strata::scheduler {
 namespace {
 
+// What one pod of `pod_set` asks for, for an explanation: "8 GPUs", "one 3g.40gb MIG instance".
+std::string DescribeRequest(const PodSet& pod_set) {
+  const GpuRequest& gpu = pod_set.gpu;
+  if (gpu.IsWhole()) return fmt::format("{} GPU{}", gpu.count, gpu.count == 1 ? "" : "s");
+  if (gpu.IsMig()) return fmt::format("one {} MIG instance", gpu.mig_profile);
+  if (gpu.IsShare()) {
+    return gpu.milli > 0 ? fmt::format("{}m of a GPU", gpu.milli)
+                         : fmt::format("{}Mi of GPU memory", gpu.memory_mib);
+  }
+  return fmt::format("{}m CPU and {}Mi memory", pod_set.cpu_milli, pod_set.memory_bytes >> 20);
+}
+
 constexpr int kFeasibleSharedNodesToScore = 100;
 
 int64_t WholeGpus(const Workload& workload) {
@@ -76,7 +88,10 @@ GangOutcome GangPlacer::Place(const Workload& workload, const FitContext& contex
     return outcome;
   }
   outcome.pods_fitted = static_cast<int>(outcome.pods.size());
-  if (explain) outcome.message = Explain(workload.pod_sets[failed_pod_set], context);
+  if (explain) {
+    outcome.message = Explain(workload.pod_sets[failed_pod_set], context, outcome.pods_fitted,
+                              outcome.pods_total);
+  }
   Unplace(workload, &outcome.pods);
   return outcome;
 }
@@ -258,12 +273,20 @@ int GangPlacer::PickPlainNode(const PodSet& pod_set, const FitContext& context,
   return -1;
 }
 
-std::string GangPlacer::Explain(const PodSet& pod_set, const FitContext& context) const {
+std::string GangPlacer::Explain(const PodSet& pod_set, const FitContext& context, int fitted,
+                                int total) const {
   FitErrorBuilder builder;
   for (int node = 0; node < index_.num_nodes(); ++node) {
     builder.AddNode(UnfitReasons(index_, node, pod_set, context));
   }
-  return builder.Message();
+  if (fitted == 0) return builder.Message();
+  // The node counts are those left once the members that fit were placed: say so, and what
+  // the gang still lacks, rather than let "6 Insufficient" read as no free node at all.
+  return fmt::format(
+      "{} The gang needs room for {} more pod(s) of {}.",
+      builder.Message(fmt::format(" for pod {} of the gang's {} once {} {} placed", fitted + 1,
+                                  total, fitted, fitted == 1 ? "is" : "are")),
+      total - fitted, DescribeRequest(pod_set));
 }
 
 }  // namespace strata::scheduler

@@ -57,7 +57,9 @@ class GangPlacer {
                     std::vector<int>* gpus);
   bool Usable(int node, const PodSet& pod_set, const FitContext& context) const;
   bool ChooseByPolicy(int node, const PodSet& pod_set, ScoredPlacement* placement) const;
-  std::string Explain(const PodSet& pod_set, const FitContext& context) const;
+  // Why `pod_set` fits no node, once `fitted` of the workload's `total` pods are placed.
+  std::string Explain(const PodSet& pod_set, const FitContext& context, int fitted,
+                      int total) const;
   std::vector<int> CandidateDomains(int level, int64_t whole_gpus) const;
 
   CapacityIndex& index_;

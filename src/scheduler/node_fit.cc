@@ -211,13 +211,13 @@ void FitErrorBuilder::AddNode(const std::vector<std::string>& reasons) {
   for (const std::string& reason : reasons) ++counts_[reason];
 }
 
-std::string FitErrorBuilder::Message() const {
+std::string FitErrorBuilder::Message(std::string_view for_whom) const {
   std::vector<std::string> entries;
   entries.reserve(counts_.size());
   for (const auto& [reason, count] : counts_)
     entries.push_back(fmt::format("{} {}", count, reason));
   std::sort(entries.begin(), entries.end());
-  std::string message = fmt::format("0/{} nodes are available", nodes_);
+  std::string message = fmt::format("0/{} nodes are available{}", nodes_, for_whom);
   if (entries.empty()) return message + ".";
   message += ": ";
   for (size_t i = 0; i < entries.size(); ++i) {

@@ -40,7 +40,9 @@ std::vector<std::string> UnfitReasons(const CapacityIndex& index, int node, cons
 class FitErrorBuilder {
  public:
   void AddNode(const std::vector<std::string>& reasons);
-  std::string Message() const;
+  // "0/N nodes are available<for_whom>: <count> <reason>, ...." (kube-scheduler's FitError);
+  // `for_whom` (" for pod 3 of ...") says which pod, when that is not plain.
+  std::string Message(std::string_view for_whom = "") const;
 
  private:
   int nodes_ = 0;
