@@ -215,12 +215,13 @@ bool Cycle::Attempt(const Workload& w) {
         state_.index.SetReserved(planned->nodes, true);
         Pending held = result;
         if (held.tier != PendingTier::kTopologyPlacementFailed) held.tier = PendingTier::kReserved;
-        held.detail =
-            planned->start
-                ? fmt::format("{} node(s) reserved from {}", planned->nodes.size(),
-                              FormatRfc3339(*planned->start))
-                : fmt::format("{} node(s) reserved until a workload without a runtime limit ends",
-                              planned->nodes.size());
+        held.detail = planned->start
+                          ? fmt::format("{} node(s) reserved from {}", planned->nodes.size(),
+                                        FormatRfc3339(*planned->start))
+                          : fmt::format(
+                                "{} node(s) held for it until what runs there ends (no runtime "
+                                "limit says when)",
+                                planned->nodes.size());
         state_.reservation = planned;
         decisions_.reservation = std::move(planned);
         decisions_.pending.push_back(std::move(held));
