@@ -57,6 +57,11 @@ std::string JobState(const Json& job, TimePoint now) {
 std::string PodState(const Json& pod) {
   std::string out;
   out += Line("Phase", TextAt(pod, "/status/phase", "Pending"));
+  // Why it is in that phase: a start error ("cannot run ...") is the first thing to read.
+  std::string reason = TextAt(pod, "/status/reason");
+  if (!reason.empty()) out += Line("Reason", reason);
+  std::string message = TextAt(pod, "/status/message");
+  if (!message.empty()) out += Line("Message", message);
   out += Line("Node", TextAt(pod, "/spec/nodeName", "<none>"));
   std::string gpus;
   for (const Json& gpu : FieldAt(pod, "/spec/assignedGpus")) {

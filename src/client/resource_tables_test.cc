@@ -84,6 +84,16 @@ TEST(ResourceTablesTest, DescriptionShowsThePendingReasonAndEvents) {
   EXPECT_THAT(text, HasSubstr("Warning   FailedScheduling   3"));
 }
 
+TEST(ResourceTablesTest, PodDescriptionShowsWhyItFailed) {
+  Json pod = Pod("bad", "n", {}, "Failed");
+  pod["status"]["reason"] = "StartError";
+  pod["status"]["message"] = "process \"main\": cannot run \"/nonexistent\": No such file";
+  std::string text =
+      FormatDescription(*api::FindResourceType("pod"), pod, {}, {}, FakeClock().Now());
+  EXPECT_THAT(text, HasSubstr("Reason:           StartError"));
+  EXPECT_THAT(text, HasSubstr("Message:          process \"main\": cannot run \"/nonexistent\""));
+}
+
 TEST(ResourceTablesTest, DescriptionListsEventsOldestFirst) {
   Json job = {{"metadata", {{"name", "train"}, {"namespace", "team-a"}}}, {"spec", Json::object()}};
   auto event = [](const char* reason, const char* at) {
