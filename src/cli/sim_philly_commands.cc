@@ -106,8 +106,21 @@ Result<std::string> RunPhilly(const PhillyOptions& options) {
   ASSIGN_OR_RETURN(std::vector<sim::PhillyJob> jobs, sim::ReadPhillyTrace(options.trace_path));
   jobs = Window(std::move(jobs), options.from_day, options.days);
   const auto started = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(const sim::PhillyReport report,
-                   sim::ReplayPhilly(jobs, {.gpus = options.gpus, .policy = policy}));
+  // Progress on stderr every 10 s of real time, so a minutes-long replay is not silent.
+  auto last_said = started;
+  sim::PhillyReplayOptions replay{.gpus = options.gpus, .policy = policy};
+  replay.progress = [&](size_t arrived, size_t total, Duration elapsed) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_said < std::chrono::seconds(10)) return;
+    last_said = now;
+    std::cerr << fmt::format(
+        "sim philly: {} of {} jobs arrived ({:.0f} %), virtual day {:.1f}, "
+        "{:.0f} s so far\n",
+        arrived, total, 100.0 * static_cast<double>(arrived) / static_cast<double>(total),
+        std::chrono::duration<double>(elapsed).count() / 86400,
+        std::chrono::duration<double>(now - started).count());
+  };
+  ASSIGN_OR_RETURN(const sim::PhillyReport report, sim::ReplayPhilly(jobs, replay));
   const double run_time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (options.output == "json")

@@ -167,9 +167,13 @@ class Replay {
         completions_.pop();
         if (states_[index].running && states_[index].run == run) Complete(index, now);
       }
+      const size_t arrived_before = next_arrival;
       while (next_arrival < arrivals_.size() &&
              states_[arrivals_[next_arrival]].job->submitted == now) {
         pending_.push_back(arrivals_[next_arrival++]);
+      }
+      if (options_.progress && next_arrival != arrived_before) {
+        options_.progress(next_arrival, arrivals_.size(), now - first);
       }
       for (int cycle = 0; cycle < kMaxCyclesPerInstant && !pending_.empty(); ++cycle) {
         if (!RunCycle(now)) break;

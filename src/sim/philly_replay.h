@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -31,6 +32,10 @@ struct PhillyReplayOptions {
   int gpus = 0;  // cluster size; a positive multiple of 8 (8-GPU nodes)
   PhillyPolicy policy = PhillyPolicy::kStrata;
   Duration checkpoint_interval = std::chrono::minutes(30);
+  // Called after each instant at which jobs arrived, with how many have arrived of how many and
+  // the virtual time's distance from the first arrival: for a caller that shows progress (a
+  // whole-trace replay takes minutes).
+  std::function<void(size_t arrived, size_t total, Duration elapsed)> progress;
 };
 
 // Delay or time statistics in seconds.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace strata::sim {
 namespace {
 
@@ -15,6 +17,19 @@ PhillyReport Replay(const std::vector<PhillyJob>& jobs, int gpus, PhillyPolicy p
   const auto report = ReplayPhilly(jobs, {.gpus = gpus, .policy = policy});
   EXPECT_TRUE(report.has_value()) << report.error().message();
   return report.value_or(PhillyReport{});
+}
+
+TEST(PhillyReplayTest, ProgressIsReportedAtEachInstantJobsArrive) {
+  std::vector<std::tuple<size_t, size_t, Duration>> calls;
+  PhillyReplayOptions options{.gpus = 16};
+  options.progress = [&](size_t arrived, size_t total, Duration elapsed) {
+    calls.emplace_back(arrived, total, elapsed);
+  };
+  ASSERT_TRUE(
+      ReplayPhilly({Job("a", 0, 8, 100), Job("a", 0, 8, 100), Job("b", 500, 8, 100)}, options));
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0], std::make_tuple(size_t{2}, size_t{3}, Duration::zero()));
+  EXPECT_EQ(calls[1], std::make_tuple(size_t{3}, size_t{3}, Duration(std::chrono::seconds(500))));
 }
 
 // Two 8-GPU jobs of queue a at t=0 and one of queue b much later: equal GPU-time, so 8 GPUs of
