@@ -72,6 +72,12 @@ nlohmann::ordered_json SummaryJson(const sim::OpenbSummary& summary) {
   summary_json["policy"] = summary.policy;
   summary_json["seeds"] = summary.seeds;
   summary_json["alloc_pct"] = std::move(alloc);
+  // Per seed, the arrival positions of the pods failed below kOpenbEarlyLoadPct.
+  nlohmann::ordered_json failed = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < summary.seeds.size() && i < summary.failed_early.size(); ++i) {
+    failed[std::to_string(summary.seeds[i])] = summary.failed_early[i];
+  }
+  summary_json[fmt::format("failed_below_{}", sim::kOpenbEarlyLoadPct)] = std::move(failed);
   return summary_json;
 }
 

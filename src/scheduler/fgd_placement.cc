@@ -9,6 +9,10 @@
 
 namespace strata::scheduler {
 
+int64_t FgdScoreOfDecrease(double decrease_milli) {
+  return static_cast<int64_t>(kBaselineMaxScore / (1 + std::exp(-decrease_milli / 1000)));
+}
+
 ScoredPlacement FgdPlacement::Score(const PlacementNode& placement_node, const GpuPodRequest& pod) {
   constexpr auto kFgdModel = FragmentationModel::kSinglePod;
   const GpuNodeFree& node = placement_node.free;
@@ -17,8 +21,7 @@ ScoredPlacement FgdPlacement::Score(const PlacementNode& placement_node, const G
     GpuNodeFree after = node;
     after.cpu_milli -= pod.cpu_milli;
     for (int index : gpus) after.gpu_milli[index] -= pod.gpu_milli_each;
-    const double decrease = before - ExpectedFragmentation(after, mix_, kFgdModel);
-    return static_cast<int64_t>(kBaselineMaxScore / (1 + std::exp(-decrease / 1000)));
+    return FgdScoreOfDecrease(before - ExpectedFragmentation(after, mix_, kFgdModel));
   };
   if (!pod.IsFractional()) {
     std::vector<int> gpus = pod.gpu_count == 0

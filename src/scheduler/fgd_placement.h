@@ -9,6 +9,10 @@ namespace strata::scheduler {
 // squashed to trunc(100 x sigmoid(decrease / 1000)). A fraction tries every GPU it fits on and
 // keeps the best (lowest index among equals); whole GPUs take the lowest-indexed free ones.
 // Holds a reference to the mix, which must outlive it. Pure otherwise.
+// FGD's node score for a placement that lowers the node's FGD fragmentation by
+// `decrease_milli` (negative when it raises it): trunc(100 x sigmoid(decrease / 1000)), 0..100.
+int64_t FgdScoreOfDecrease(double decrease_milli);
+
 class FgdPlacement final : public PlacementPolicy {
  public:
   explicit FgdPlacement(const WorkloadMix& mix) : mix_(mix) {}

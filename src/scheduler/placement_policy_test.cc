@@ -94,6 +94,30 @@ TEST(PlacementPolicyTest, FragmentationPoliciesKeepWholeGpusForWholeShapes) {
   }
 }
 
+TEST(PlacementPolicyTest, StrataRanksWholeGpuAndCpuOnlyPodsAsFgdDoes) {
+  // On the openb grid, the CPU-aware measure alone failed whole-GPU pods that FGD places, so
+  // strata follows FGD's score for them (same GPUs, same order of nodes).
+  const WorkloadMix mix = EstimateWorkloadMix(std::vector<GpuPodRequest>{
+      Pod(1, 1000, 8000), Pod(2, 1000, 16000), Pod(1, 500, 4000), Pod(0, 0, 32000)});
+  const std::vector<PlacementNode> nodes = {Node({1000, 1000, 1000, 1000}, 64000),
+                                            Node({1000, 1000, 500, 0}, 64000),
+                                            Node({1000, 1000, 1000, 1000}, 20000)};
+  auto strata = Make("strata", &mix);
+  auto fgd = Make("fgd", &mix);
+  for (const GpuPodRequest& pod : {Pod(1, 1000, 8000), Pod(2, 1000, 16000), Pod(0, 0, 8000)}) {
+    for (const PlacementNode& node : nodes) {
+      const ScoredPlacement ours = strata->Score(node, pod);
+      const ScoredPlacement theirs = fgd->Score(node, pod);
+      EXPECT_EQ(ours.gpu_indices, theirs.gpu_indices);
+      EXPECT_EQ(ours.score, theirs.score * 1000);
+    }
+  }
+  // A fraction is scored by strata's own rule, on strata's GPU choice: the half-used GPU.
+  const ScoredPlacement share = strata->Score(nodes[1], Pod(1, 500, 4000));
+  EXPECT_THAT(share.gpu_indices, ElementsAre(2));
+  EXPECT_LE(share.score, 100 * 1000 + 100);
+}
+
 TEST(PlacementPolicyTest, RandomDrawsANodeThenAGpuFromItsRng) {
   PlacementRng a(7);
   PlacementRng b(7);

@@ -165,7 +165,7 @@ Result<OpenbSeedRun> ReplayOpenbSeed(const std::vector<OpenbNode>& nodes,
   OpenbPlacer placer(std::move(placement), std::move(node_rank), shape_count);
 
   std::vector<OpenbSimNode> sim_nodes = SimNodes(nodes);
-  OpenbSeedRun run{.seed = seed, .curve = OpenbAllocationCurve(capacity_milli)};
+  OpenbSeedRun run{.seed = seed, .failed_early = {}, .curve = OpenbAllocationCurve(capacity_milli)};
   int64_t arrived_milli = 0;
   int64_t used_milli = 0;
   for (size_t index : arrivals) {
@@ -176,6 +176,8 @@ Result<OpenbSeedRun> ReplayOpenbSeed(const std::vector<OpenbNode>& nodes,
       Place(sim_nodes[choice->node], pod.request, choice->gpu_indices);
       used_milli += pod.request.TotalGpuMilli();
       ++run.pods_placed;
+    } else if (arrived_milli * 100 < capacity_milli * kOpenbEarlyLoadPct) {
+      run.failed_early.push_back(run.pods_arrived - 1);
     }
     run.curve.Record(arrived_milli, used_milli);
   }
@@ -195,6 +197,7 @@ Result<OpenbSummary> ReplayOpenb(const std::vector<OpenbNode>& nodes,
   OpenbSummary summary;
   summary.policy = std::string(policy);
   summary.seeds = seeds;
+  for (const OpenbSeedRun& run : runs) summary.failed_early.push_back(run.failed_early);
   for (int load : loads_pct) {
     double sum = 0;
     int count = 0;

@@ -21,6 +21,10 @@ namespace strata::sim {
 // The arrived GPU request the replay stops at, in % of the cluster's GPU capacity.
 inline constexpr int kOpenbTargetLoadPct = 130;
 
+// Below this arrived load (in % of GPU capacity) a good policy should fail no pod: the replay lists
+// the pods it failed there, so that two policies can be compared pod by pod.
+inline constexpr int kOpenbEarlyLoadPct = 90;
+
 // The artifact's allocation curve of one run: after every placement attempt, the arrived load
 // x = round-half-even(arrived / capacity * 100) and the allocation y = used / capacity * 100
 // (to 2 decimals) are recorded; the value at a load column is the mean y over attempts with that
@@ -53,6 +57,10 @@ struct OpenbSeedRun {
   uint64_t seed = 0;
   int64_t pods_arrived = 0;
   int64_t pods_placed = 0;
+  // Positions in the arrival order (0-based) of the pods that no node took while the arrived
+  // load, that pod included, was below kOpenbEarlyLoadPct. The arrival order depends on the seed
+  // only, so the same position is the same pod under every policy.
+  std::vector<int64_t> failed_early;
   OpenbAllocationCurve curve{100};
 };
 
@@ -69,6 +77,8 @@ struct OpenbSummary {
   std::vector<uint64_t> seeds;
   // (load %, mean allocation % over the seeds that have a value there, or nullopt if none).
   std::vector<std::pair<int, std::optional<double>>> alloc_pct;
+  // OpenbSeedRun::failed_early of each seed, in the order of `seeds`.
+  std::vector<std::vector<int64_t>> failed_early;
 };
 
 // Replays every seed and averages the allocation at each of `loads_pct`. Errors as

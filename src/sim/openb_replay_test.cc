@@ -51,6 +51,25 @@ TEST(OpenbReplayTest, TinyClusterAllocationIsExactForEveryPolicy) {
   }
 }
 
+TEST(OpenbReplayTest, ListsThePodsFailedBelowNinetyPercentLoad) {
+  // Two one-GPU nodes (2000 milli) and pods of 0.6, 0.6 and 0.5 GPU: whatever the order, the
+  // first two take one GPU each and the third (arrived 1700 = 85 %) fits on neither. The copies
+  // sampled after it arrive above 90 % and are not listed even when they fail.
+  const std::vector<OpenbNode> nodes = {Node("n0", 1), Node("n1", 1)};
+  const std::vector<OpenbPod> pods = {Pod("a", 1, 600), Pod("b", 1, 600), Pod("c", 1, 500)};
+  for (std::string_view policy : scheduler::PlacementPolicyNames()) {
+    SCOPED_TRACE(policy);
+    const auto run = ReplayOpenbSeed(nodes, pods, policy, 7);
+    ASSERT_TRUE(run.has_value()) << run.error().ToString();
+    EXPECT_EQ(run->failed_early, (std::vector<int64_t>{2}));
+    EXPECT_GT(run->pods_arrived - run->pods_placed, 1);
+  }
+  const auto summary = ReplayOpenb(nodes, pods, "fgd", {1, 2}, {100});
+  ASSERT_TRUE(summary.has_value()) << summary.error().ToString();
+  EXPECT_EQ(summary->failed_early,
+            (std::vector<std::vector<int64_t>>{std::vector<int64_t>{2}, std::vector<int64_t>{2}}));
+}
+
 TEST(OpenbReplayTest, SummaryAveragesSeedsAtRequestedLoads) {
   const std::vector<OpenbNode> nodes = {Node("n0", 1), Node("n1", 1)};
   const std::vector<OpenbPod> pods = {Pod("a", 1, 600), Pod("b", 1, 600), Pod("c", 1, 600)};
