@@ -37,6 +37,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=../../tools/kube/cache_paths.sh
 source "$repo/tools/kube/cache_paths.sh"
+# shellcheck source=cpu_seconds.sh
+source "$repo/bench/kubernetes/cpu_seconds.sh"
 nodes=50 gpus=8 pods=600 pods_b=40 nominal_a=160 nominal_b=80 lending_b=20
 systems="kueue strata" timeout=300 settle=10 build=$repo/build/release keep_logs="" contested=0
 while (($#)); do
@@ -85,13 +87,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cpu_seconds() {  # utime + stime of PID, in seconds
-  local stat fields
-  read -r stat <"/proc/$1/stat"
-  stat=${stat##*) }
-  read -ra fields <<<"$stat"
-  echo "scale=2; (${fields[11]} + ${fields[12]}) / $(getconf CLK_TCK)" | bc
-}
 # deciders_cpu: {"NAME": CPU seconds} of the deciding processes.
 deciders_cpu() {
   local name out="{}"

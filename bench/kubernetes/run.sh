@@ -15,6 +15,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=../../tools/kube/cache_paths.sh
 source "$repo/tools/kube/cache_paths.sh"
+# shellcheck source=cpu_seconds.sh
+source "$repo/bench/kubernetes/cpu_seconds.sh"
 nodes=1000 gpus=8 pods=10000 schedulers="kube-scheduler strata" build=$repo/build/release
 strata_flags=()
 while (($#)); do
@@ -44,13 +46,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cpu_seconds() {  # utime + stime of PID, in seconds
-  local stat fields
-  read -r stat <"/proc/$1/stat"
-  stat=${stat##*) }
-  read -ra fields <<<"$stat"
-  echo "scale=3; (${fields[11]} + ${fields[12]}) / $(getconf CLK_TCK)" | bc
-}
 
 results=()
 for scheduler in $schedulers; do
