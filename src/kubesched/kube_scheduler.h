@@ -122,12 +122,17 @@ class KubeScheduler {
   void Follow(kube::Reflector* reflector, Source source);
   void ApplyNodes(const kube::Delta& delta);
   void ApplyKueue(Source source, const kube::Delta& delta);
-  // The ClusterQueue a pod is charged to ("" when it names no LocalQueue), or, in `why`, the
-  // reason it cannot be admitted through the one it names.
-  std::string QueueOf(const PodSpec& pod, const KueueQuotas& quotas, std::string* why) const;
-  // A pod's priority in the queues: its WorkloadPriorityClass's value when it names one (why
-  // it cannot be admitted in `why` when that class does not exist), else spec.priority.
-  int PriorityOf(const PodSpec& pod, const KueueQuotas& quotas, std::string* why) const;
+  std::map<std::string, nlohmann::json>& KueueObjectsOf(Source source);
+  // How the queues see a pod: the ClusterQueue it is charged to ("" when it names no
+  // LocalQueue, or one it cannot be admitted through), its priority there (its
+  // WorkloadPriorityClass's value when it names one, else spec.priority), and why it cannot be
+  // admitted ("" when it can: a missing class first, then a missing or unusable queue).
+  struct Admission {
+    std::string queue;
+    int priority = 0;
+    std::string why;
+  };
+  Admission AdmissionOf(const PodSpec& pod, const KueueQuotas& quotas) const;
   // Writes each ClusterQueue's status (queue_status.h) where it differs from what is stored.
   void WriteQueueStatuses(const KueueQuotas& quotas, std::map<std::string, QueueFigures> figures);
   void ApplyPods(const kube::Delta& delta);
