@@ -211,11 +211,12 @@ void KubeScheduler::ApplyKueue(Source source, const kube::Delta& delta) {
   auto key = [&](const json& object) {
     return source == Source::kLocalQueues ? KeyOf(object) : NameOf(object);
   };
+  bool changed = false;  // in what the queues are made of (not a status)
   switch (delta.type) {
     case kube::DeltaType::kReplace: {
       std::map<std::string, json> fresh;
       for (const json& item : delta.items) fresh[key(item)] = item;
-      dirty_ |= fresh != objects;
+      changed = fresh != objects;
       objects = std::move(fresh);
       kueue_listed_.insert(source);
       break;
@@ -230,15 +231,19 @@ void KubeScheduler::ApplyKueue(Source source, const kube::Delta& delta) {
         return std::pair{spec.is_null() ? Field(object, "value") : spec,
                          StringField(Field(object, "metadata"), "uid")};
       };
-      dirty_ |= read(stored) != read(delta.object);
+      changed = read(stored) != read(delta.object);
       stored = delta.object;
       break;
     }
     case kube::DeltaType::kDeleted:
-      dirty_ |= objects.erase(key(delta.object)) > 0;
+      changed = objects.erase(key(delta.object)) > 0;
       break;
     case kube::DeltaType::kBookmark:
       break;
+  }
+  if (changed) {
+    dirty_ = true;
+    quotas_.reset();  // made again by the next cycle
   }
 }
 
@@ -428,7 +433,8 @@ void KubeScheduler::Cycle() {
   TimePoint now = clock_.Now();
   auto cluster = std::make_shared<scheduler::Cluster>();
   cluster->topology_levels = options_.topology_levels;
-  const KueueQuotas quotas = QuotasFromKueue(kueue_);
+  if (!quotas_) quotas_ = QuotasFromKueue(kueue_);
+  const KueueQuotas& quotas = *quotas_;
   cluster->flavors = quotas.flavors;
   cluster->queues = quotas.queues;
   std::map<std::string, QueueFigures> queue_figures;  // by ClusterQueue

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -163,8 +164,9 @@ class KubeScheduler {
   std::map<std::string, std::string> invalid_;    // pods that do not convert: the error
   std::map<std::string, std::vector<int>> gpus_;  // GPUs strata chose for the pods it bound
   KueueObjects kueue_;
-  std::set<Source> kueue_listed_;    // Kueue reflectors that delivered a list (or found no CRD)
-  std::set<std::string> nominated_;  // workloads whose victims are being evicted
+  std::optional<KueueQuotas> quotas_;  // made of kueue_; reset when what it is made of changes
+  std::set<Source> kueue_listed_;      // Kueue reflectors that delivered a list (or found no CRD)
+  std::set<std::string> nominated_;    // workloads whose victims are being evicted
   // Released pods that nothing owns, made again unbound once their deletion is seen. Kept in
   // memory only: a crash between the delete and the create loses such a pod.
   std::mutex recreate_mutex_;
