@@ -99,55 +99,43 @@ deciders_cpu() {
 now() { date +%s.%N; }
 elapsed() { echo "scale=2; ($2 - $1) / 1" | bc; }
 
+# cluster_queue NAME GPU_QUOTA_FIELDS: a ClusterQueue of the cohort "bench" in flavor h100, and
+# its LocalQueue in the namespace bench.
+cluster_queue() {
+  cat <<EOF
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: $1}
+spec:
+  cohortName: bench
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: cpu, nominalQuota: "1000"}
+      - {name: memory, nominalQuota: 4000Gi}
+      - {name: nvidia.com/gpu, $2}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: $1, namespace: bench}
+spec: {clusterQueue: $1}
+EOF
+}
+
 queues() {
-  local resources="[cpu, memory, nvidia.com/gpu]"
   cat <<EOF
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {name: h100}
 spec:
   nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: a}
-spec:
-  cohortName: bench
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: $resources
-    flavors:
-    - name: h100
-      resources:
-      - {name: cpu, nominalQuota: "1000"}
-      - {name: memory, nominalQuota: 4000Gi}
-      - {name: nvidia.com/gpu, nominalQuota: "$nominal_a"}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: b}
-spec:
-  cohortName: bench
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: $resources
-    flavors:
-    - name: h100
-      resources:
-      - {name: cpu, nominalQuota: "1000"}
-      - {name: memory, nominalQuota: 4000Gi}
-      - {name: nvidia.com/gpu, nominalQuota: "$nominal_b", lendingLimit: "$lending_b"}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: a, namespace: bench}
-spec: {clusterQueue: a}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: b, namespace: bench}
-spec: {clusterQueue: b}
 EOF
+  cluster_queue a "nominalQuota: \"$nominal_a\""
+  cluster_queue b "nominalQuota: \"$nominal_b\", lendingLimit: \"$lending_b\""
 }
 
 # last_state: the log's last line, or an empty state.
@@ -192,11 +180,7 @@ for system in $systems; do
       ;;
     strata)
       # Kueue's quota kinds without Kueue's controller: strata enforces the ClusterQueues.
-      for kind in clusterqueues localqueues resourceflavors; do
-        k create -f "$KUBE_KUEUE_DIR/crds/kueue.x-k8s.io_$kind.yaml" >/dev/null
-      done
-      k wait --for=condition=Established --timeout=60s crd/clusterqueues.kueue.x-k8s.io \
-        crd/localqueues.kueue.x-k8s.io crd/resourceflavors.kueue.x-k8s.io >/dev/null
+      "$cluster" install-kueue-quota-crds "$dir/cluster"
       "$strata" up --kubernetes --kubeconfig "$kubeconfig" --leader-elect=false \
         --kube-api-qps 5000 --kube-api-burst 5000 >"$dir/strata.log" 2>&1 &
       strata_pid=$!

@@ -99,6 +99,9 @@ struct KindInfo {
   const TypeSchema* (*schema)() = nullptr;
   void (*decode)(const FieldView& document, DecodedDocument& out) = nullptr;
   std::string_view maps_to;  // for compatible kinds: what it becomes, for `explain`
+  // For compatible kinds: whether its documents carry metadata.namespace (native kinds: the
+  // resource catalog says).
+  bool namespaced = true;
 };
 
 // Every kind, native first. Immutable; thread-safe.

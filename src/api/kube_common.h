@@ -40,6 +40,9 @@ KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workl
 std::optional<ProcPerNodeSetting> ReadProcPerNode(const FieldView& parent, std::string_view field,
                                                   FieldErrors& errors);
 
+// The label by which a workload names a Kueue WorkloadPriorityClass: its priority in the queues.
+inline constexpr std::string_view kKueuePriorityClassLabel = "kueue.x-k8s.io/priority-class";
+
 // Kueue's topology-aware scheduling annotations on a pod template: the node label key whose
 // value all of a gang's pods must (or should) share.
 inline constexpr std::string_view kKueueRequiredTopologyAnnotation =

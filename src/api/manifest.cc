@@ -4,6 +4,7 @@
 
 #include "api/compat_schema.h"
 #include "api/kinds.h"
+#include "api/kube_common.h"
 #include "common/yaml_json.h"
 
 namespace strata::api {
@@ -103,7 +104,6 @@ void LinkLocalQueues(std::vector<Located>& documents) {
 // WorkloadPriorityClass among the same manifests (Kueue's rule: it wins over the pods' own);
 // the label is removed once it is the workload's spec.priority.
 void LinkPriorityClasses(std::vector<Located>& documents) {
-  constexpr std::string_view kLabel = "kueue.x-k8s.io/priority-class";
   std::map<std::string, const Located*> classes;
   for (Located& d : documents) {
     if (!d.decoded.priority_class) continue;
@@ -116,11 +116,11 @@ void LinkPriorityClasses(std::vector<Located>& documents) {
   for (Located& d : documents) {
     for (Object& o : d.decoded.objects) {
       auto& labels = o.metadata().labels;
-      auto label = labels.find(std::string(kLabel));
+      auto label = labels.find(std::string(kKueuePriorityClassLabel));
       if (label == labels.end()) continue;
       auto found = classes.find(label->second);
       if (found == classes.end()) {
-        d.decoded.errors.Add(KeyPath("metadata.labels", kLabel),
+        d.decoded.errors.Add(KeyPath("metadata.labels", kKueuePriorityClassLabel),
                              "WorkloadPriorityClass " + Quoted(label->second) +
                                  " is not among these manifests; apply it with the workloads "
                                  "that name it");

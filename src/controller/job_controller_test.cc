@@ -41,6 +41,16 @@ std::vector<std::string> EventReasons(const TestCluster& cluster, const std::str
   return out;
 }
 
+// Job "train" of 2 pods (maxRestarts 2) bound to two 8-GPU nodes, its pods running.
+void StartTrainJob(TestCluster& cluster) {
+  cluster.AddNode("node-a", 8);
+  cluster.AddNode("node-b", 8);
+  cluster.Apply(Job("train", 2, 2));
+  cluster.Reconcile(1);
+  cluster.StartBoundPods();
+  cluster.Reconcile(1);
+}
+
 TEST(JobControllerTest, RunsAJobToSuccessAndReleasesEveryGpu) {
   TestCluster cluster;
   cluster.AddNode("node-a", 8);
@@ -86,12 +96,7 @@ TEST(JobControllerTest, CleanPodPolicyAllDeletesEveryPod) {
 
 TEST(JobControllerTest, TheRestartNamesThePodThatFailedFirstNotItsKnockOn) {
   TestCluster cluster;
-  cluster.AddNode("node-a", 8);
-  cluster.AddNode("node-b", 8);
-  cluster.Apply(Job("train", 2, 2));
-  cluster.Reconcile(1);
-  cluster.StartBoundPods();
-  cluster.Reconcile(1);
+  StartTrainJob(cluster);
   // Rank 1 is killed; rank 0 exits after it, having lost its peer, before the controller looks.
   cluster.SetPodPhase("train-worker-1", "Failed", 137);
   cluster.SetPodPhase("train-worker-0", "Failed", 1);
@@ -101,12 +106,7 @@ TEST(JobControllerTest, TheRestartNamesThePodThatFailedFirstNotItsKnockOn) {
 
 TEST(JobControllerTest, AFailedPodRestartsTheWholeGroupUpToMaxRestartsThenFails) {
   TestCluster cluster;
-  cluster.AddNode("node-a", 8);
-  cluster.AddNode("node-b", 8);
-  cluster.Apply(Job("train", 2, 2));
-  cluster.Reconcile(1);
-  cluster.StartBoundPods();
-  cluster.Reconcile(1);
+  StartTrainJob(cluster);
 
   for (int restart = 1; restart <= 2; ++restart) {
     cluster.SetPodPhase("train-worker-1", "Failed", 1);

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "kubesched/json_fields.h"
 #include "kubesched/node_spec.h"
 #include "kubesched/parallel.h"
 #include "scheduler/quota_ledger.h"
@@ -20,10 +21,16 @@ using nlohmann::json;
 constexpr const char* kPodWorkloadPrefix = "Pod/";
 constexpr const char* kGangWorkloadPrefix = "PodGroup/";
 
+// "namespace/name" of an object ("/name" for a cluster-scoped one).
 std::string KeyOf(const json& object) {
-  const json& metadata = object.value("metadata", json::object());
-  return metadata.value("namespace", "") + "/" + metadata.value("name", "");
+  const json& metadata = Field(object, "metadata");
+  return StringField(metadata, "namespace") + "/" + StringField(metadata, "name");
 }
+
+std::string NameOf(const json& object) { return StringField(Field(object, "metadata"), "name"); }
+
+// The gang a pod belongs to, by namespace: gang keys are per namespace.
+std::string GangOf(const PodSpec& pod) { return pod.namespace_name + "/" + pod.gang.key; }
 
 // What of a pod the scheduler reads; a change to anything else (status reports, our own
 // condition writes) is no reason for a cycle.
@@ -185,23 +192,31 @@ Status KubeScheduler::Run() {
   return Status::Ok();
 }
 
+std::map<std::string, json>& KubeScheduler::KueueObjectsOf(Source source) {
+  switch (source) {
+    case Source::kClusterQueues:
+      return kueue_.cluster_queues;
+    case Source::kLocalQueues:
+      return kueue_.local_queues;
+    case Source::kResourceFlavors:
+      return kueue_.resource_flavors;
+    default:
+      return kueue_.priority_classes;
+  }
+}
+
 void KubeScheduler::ApplyKueue(Source source, const kube::Delta& delta) {
-  std::map<std::string, json>& objects = source == Source::kClusterQueues ? kueue_.cluster_queues
-                                         : source == Source::kLocalQueues ? kueue_.local_queues
-                                         : source == Source::kResourceFlavors
-                                             ? kueue_.resource_flavors
-                                             : kueue_.priority_classes;
+  std::map<std::string, json>& objects = KueueObjectsOf(source);
   // LocalQueues are namespaced, the others cluster-scoped.
   auto key = [&](const json& object) {
-    const json& metadata = object.value("metadata", json::object());
-    std::string name = metadata.value("name", "");
-    return source == Source::kLocalQueues ? metadata.value("namespace", "") + "/" + name : name;
+    return source == Source::kLocalQueues ? KeyOf(object) : NameOf(object);
   };
+  bool changed = false;  // in what the queues are made of (not a status)
   switch (delta.type) {
     case kube::DeltaType::kReplace: {
       std::map<std::string, json> fresh;
       for (const json& item : delta.items) fresh[key(item)] = item;
-      dirty_ |= fresh != objects;
+      changed = fresh != objects;
       objects = std::move(fresh);
       kueue_listed_.insert(source);
       break;
@@ -211,20 +226,24 @@ void KubeScheduler::ApplyKueue(Source source, const kube::Delta& delta) {
       json& stored = objects[key(delta.object)];
       // A status change (strata's own writes among them) changes nothing the cycle reads.
       auto read = [](const json& object) {
-        if (!object.is_object()) return std::pair{json(), std::string()};
         // A WorkloadPriorityClass has no spec: its value is what a cycle reads.
-        return std::pair{object.value("spec", object.value("value", json())),
-                         object.value("metadata", json::object()).value("uid", "")};
+        const json& spec = Field(object, "spec");
+        return std::pair{spec.is_null() ? Field(object, "value") : spec,
+                         StringField(Field(object, "metadata"), "uid")};
       };
-      dirty_ |= read(stored) != read(delta.object);
+      changed = read(stored) != read(delta.object);
       stored = delta.object;
       break;
     }
     case kube::DeltaType::kDeleted:
-      dirty_ |= objects.erase(key(delta.object)) > 0;
+      changed = objects.erase(key(delta.object)) > 0;
       break;
     case kube::DeltaType::kBookmark:
       break;
+  }
+  if (changed) {
+    dirty_ = true;
+    quotas_.reset();  // made again by the next cycle
   }
 }
 
@@ -232,9 +251,7 @@ void KubeScheduler::WriteQueueStatuses(const KueueQuotas& quotas,
                                        std::map<std::string, QueueFigures> figures) {
   TimePoint now = clock_.Now();
   for (auto& [name, object] : kueue_.cluster_queues) {
-    const scheduler::Queue* queue = nullptr;
-    for (const scheduler::Queue& q : quotas.queues)
-      if (q.name == name) queue = &q;
+    const scheduler::Queue* queue = quotas.Find(name);
     auto unusable = quotas.invalid.find(name);
     const json& previous = object.value("status", json::object());
     json desired = WithTransitionTime(
@@ -258,41 +275,40 @@ void KubeScheduler::WriteQueueStatuses(const KueueQuotas& quotas,
   }
 }
 
-int KubeScheduler::PriorityOf(const PodSpec& pod, const KueueQuotas& quotas,
-                              std::string* why) const {
-  if (pod.workload_priority_class.empty() || !options_.kueue_quotas) return pod.priority;
-  auto it = quotas.priority_classes.find(pod.workload_priority_class);
-  if (it == quotas.priority_classes.end()) {
-    *why = fmt::format("WorkloadPriorityClass {} does not exist", pod.workload_priority_class);
-    return pod.priority;
+KubeScheduler::Admission KubeScheduler::AdmissionOf(const PodSpec& pod,
+                                                    const KueueQuotas& quotas) const {
+  Admission out{"", pod.priority, ""};
+  if (!options_.kueue_quotas) return out;
+  if (!pod.workload_priority_class.empty()) {
+    auto it = quotas.priority_classes.find(pod.workload_priority_class);
+    if (it == quotas.priority_classes.end()) {
+      out.why = fmt::format("WorkloadPriorityClass {} does not exist", pod.workload_priority_class);
+    } else {
+      out.priority = it->second;
+    }
   }
-  return it->second;
-}
-
-std::string KubeScheduler::QueueOf(const PodSpec& pod, const KueueQuotas& quotas,
-                                   std::string* why) const {
-  if (pod.queue_name.empty() || !options_.kueue_quotas) return "";
+  if (pod.queue_name.empty()) return out;
+  std::string why;
   std::optional<std::string> cluster_queue =
       quotas.ClusterQueueFor(pod.namespace_name, pod.queue_name);
   if (!cluster_queue) {
-    *why = fmt::format("LocalQueue {}/{} does not exist", pod.namespace_name, pod.queue_name);
-    return "";
+    why = fmt::format("LocalQueue {}/{} does not exist", pod.namespace_name, pod.queue_name);
+  } else if (auto bad = quotas.invalid.find(*cluster_queue); bad != quotas.invalid.end()) {
+    why = fmt::format("ClusterQueue {}: {}", *cluster_queue, bad->second);
+  } else if (quotas.Find(*cluster_queue) == nullptr) {
+    why = fmt::format("ClusterQueue {} (of LocalQueue {}/{}) does not exist", *cluster_queue,
+                      pod.namespace_name, pod.queue_name);
+  } else {
+    out.queue = *cluster_queue;
   }
-  if (auto bad = quotas.invalid.find(*cluster_queue); bad != quotas.invalid.end()) {
-    *why = fmt::format("ClusterQueue {}: {}", *cluster_queue, bad->second);
-    return "";
-  }
-  for (const scheduler::Queue& queue : quotas.queues)
-    if (queue.name == *cluster_queue) return *cluster_queue;
-  *why = fmt::format("ClusterQueue {} (of LocalQueue {}/{}) does not exist", *cluster_queue,
-                     pod.namespace_name, pod.queue_name);
-  return "";
+  if (out.why.empty()) out.why = std::move(why);
+  return out;
 }
 
 void KubeScheduler::ApplyNodes(const kube::Delta& delta) {
   auto set = [&](const json& object) {
     Result<scheduler::Node> node = NodeFromKube(object);
-    std::string name = object.value("metadata", json::object()).value("name", "");
+    std::string name = NameOf(object);
     if (!node) {
       spdlog::warn("strata scheduler: ignoring node {}: {}", name, node.error().message());
       dirty_ |= nodes_.erase(name) > 0;
@@ -317,7 +333,7 @@ void KubeScheduler::ApplyNodes(const kube::Delta& delta) {
       set(delta.object);
       break;
     case kube::DeltaType::kDeleted:
-      dirty_ |= nodes_.erase(delta.object.value("metadata", json::object()).value("name", "")) > 0;
+      dirty_ |= nodes_.erase(NameOf(delta.object)) > 0;
       break;
     case kube::DeltaType::kBookmark:
       break;
@@ -330,12 +346,12 @@ void KubeScheduler::SetPod(const std::string& key, const json& object) {
     // Kept as a pending pod that cannot convert, so that its owner is told why.
     invalid_[key] = pod.error().message();
     PodSpec shell;
-    const json& metadata = object.value("metadata", json::object());
-    shell.namespace_name = metadata.value("namespace", "");
-    shell.name = metadata.value("name", "");
-    shell.uid = metadata.value("uid", "");
-    shell.scheduler_name = object.value("spec", json::object()).value("schedulerName", "");
-    shell.node_name = object.value("spec", json::object()).value("nodeName", "");
+    const json& metadata = Field(object, "metadata");
+    shell.namespace_name = StringField(metadata, "namespace");
+    shell.name = StringField(metadata, "name");
+    shell.uid = StringField(metadata, "uid");
+    shell.scheduler_name = StringField(Field(object, "spec"), "schedulerName");
+    shell.node_name = StringField(Field(object, "spec"), "nodeName");
     pods_[key] = std::move(shell);
     dirty_ = true;
     return;
@@ -417,7 +433,8 @@ void KubeScheduler::Cycle() {
   TimePoint now = clock_.Now();
   auto cluster = std::make_shared<scheduler::Cluster>();
   cluster->topology_levels = options_.topology_levels;
-  const KueueQuotas quotas = QuotasFromKueue(kueue_);
+  if (!quotas_) quotas_ = QuotasFromKueue(kueue_);
+  const KueueQuotas& quotas = *quotas_;
   cluster->flavors = quotas.flavors;
   cluster->queues = quotas.queues;
   std::map<std::string, QueueFigures> queue_figures;  // by ClusterQueue
@@ -450,12 +467,12 @@ void KubeScheduler::Cycle() {
     int n = node_index[pod.node_name];
     scheduler::RunningWorkload running;
     running.workload.name = kPodWorkloadPrefix + key;
-    std::string no_class;  // a bound pod keeps its place whatever class it names
-    running.workload.priority = PriorityOf(pod, quotas, &no_class);
+    // A bound pod is charged to its queue, and keeps its priority, however it was bound.
+    const Admission admission = AdmissionOf(pod, quotas);
+    running.workload.priority = admission.priority;
     running.workload.submitted = pod.created;
     running.workload.pod_sets = {pod.pod_set};
-    std::string unadmitted;  // a bound pod is charged to its queue however it was bound
-    running.workload.queue = QueueOf(pod, quotas, &unadmitted);
+    running.workload.queue = admission.queue;
     if (!running.workload.queue.empty()) {
       running.flavor = quotas.FlavorOf(running.workload.queue, cluster->nodes[n]);
       QueueFigures& figures = queue_figures[running.workload.queue];
@@ -465,8 +482,7 @@ void KubeScheduler::Cycle() {
         scheduler::ResourceVector& used = figures.used_by_flavor[running.flavor];
         for (int r = 0; r < scheduler::kNumResources; ++r) used.amount[r] += charge.amount[r];
       }
-      if (pod.gang.key.empty() ||
-          admitted_gangs.insert(pod.namespace_name + "/" + pod.gang.key).second) {
+      if (pod.gang.key.empty() || admitted_gangs.insert(GangOf(pod)).second) {
         ++figures.admitted_workloads;
       }
     }
@@ -485,9 +501,8 @@ void KubeScheduler::Cycle() {
     running.pods.push_back({0, 0, n, std::move(gpus)});
     snapshot.running.push_back(std::move(running));
     if (pod.scheduler_name == options_.scheduler_name && !pod.gang.key.empty()) {
-      std::string gang = pod.namespace_name + "/" + pod.gang.key;
-      gang_bound[gang].push_back(key);
-      gang_size[gang] = pod.gang.size;
+      gang_bound[GangOf(pod)].push_back(key);
+      gang_size[GangOf(pod)] = pod.gang.size;
     }
   }
 
@@ -495,27 +510,27 @@ void KubeScheduler::Cycle() {
   std::map<std::string, std::vector<std::string>>
       members;  // workload -> pod keys, in pod-set order
   std::vector<std::pair<std::vector<std::string>, std::string>> held;  // pods, why
+  std::map<std::string, Admission> admissions;  // of the pending pods offered to the cycle
   for (const auto& [key, pod] : pods_) {
     if (pod.scheduler_name != options_.scheduler_name || !pod.Pending()) continue;
     if (auto bad = invalid_.find(key); bad != invalid_.end()) {
       held.push_back({{key}, bad->second});
       continue;
     }
-    std::string unadmittable;
-    PriorityOf(pod, quotas, &unadmittable);
-    std::string queue = unadmittable.empty() ? QueueOf(pod, quotas, &unadmittable) : "";
-    if (!unadmittable.empty()) {
-      held.push_back({{key}, unadmittable});
+    Admission admission = AdmissionOf(pod, quotas);
+    if (!admission.why.empty()) {
+      held.push_back({{key}, std::move(admission.why)});
       continue;
     }
-    if (!queue.empty() && (pod.gang.key.empty() ||
-                           pending_gangs.insert(pod.namespace_name + "/" + pod.gang.key).second)) {
-      ++queue_figures[queue].pending_workloads;
+    if (!admission.queue.empty() &&
+        (pod.gang.key.empty() || pending_gangs.insert(GangOf(pod)).second)) {
+      ++queue_figures[admission.queue].pending_workloads;
     }
+    admissions.emplace(key, std::move(admission));
     if (pod.gang.key.empty()) {
       singles.push_back(key);
     } else {
-      std::string gang = pod.namespace_name + "/" + pod.gang.key;
+      std::string gang = GangOf(pod);
       gang_pending[gang].push_back(key);
       gang_size[gang] = std::max(gang_size[gang], pod.gang.size);
     }
@@ -524,14 +539,13 @@ void KubeScheduler::Cycle() {
     scheduler::Workload workload;
     workload.name = name;
     const PodSpec& first = pods_.at(keys.front());
-    std::string unused;
-    workload.queue = QueueOf(first, quotas, &unused);
-    workload.priority = PriorityOf(first, quotas, &unused);
+    workload.queue = admissions.at(keys.front()).queue;
+    workload.priority = admissions.at(keys.front()).priority;
     workload.submitted = first.created;
     workload.topology = first.topology;
     for (const std::string& key : keys) {
       const PodSpec& pod = pods_.at(key);
-      workload.priority = std::max(workload.priority, PriorityOf(pod, quotas, &unused));
+      workload.priority = std::max(workload.priority, admissions.at(key).priority);
       workload.submitted = std::min(workload.submitted, pod.created);
       scheduler::PodSet set = pod.pod_set;
       set.name = pod.name;

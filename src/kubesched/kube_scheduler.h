@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -122,12 +123,17 @@ class KubeScheduler {
   void Follow(kube::Reflector* reflector, Source source);
   void ApplyNodes(const kube::Delta& delta);
   void ApplyKueue(Source source, const kube::Delta& delta);
-  // The ClusterQueue a pod is charged to ("" when it names no LocalQueue), or, in `why`, the
-  // reason it cannot be admitted through the one it names.
-  std::string QueueOf(const PodSpec& pod, const KueueQuotas& quotas, std::string* why) const;
-  // A pod's priority in the queues: its WorkloadPriorityClass's value when it names one (why
-  // it cannot be admitted in `why` when that class does not exist), else spec.priority.
-  int PriorityOf(const PodSpec& pod, const KueueQuotas& quotas, std::string* why) const;
+  std::map<std::string, nlohmann::json>& KueueObjectsOf(Source source);
+  // How the queues see a pod: the ClusterQueue it is charged to ("" when it names no
+  // LocalQueue, or one it cannot be admitted through), its priority there (its
+  // WorkloadPriorityClass's value when it names one, else spec.priority), and why it cannot be
+  // admitted ("" when it can: a missing class first, then a missing or unusable queue).
+  struct Admission {
+    std::string queue;
+    int priority = 0;
+    std::string why;
+  };
+  Admission AdmissionOf(const PodSpec& pod, const KueueQuotas& quotas) const;
   // Writes each ClusterQueue's status (queue_status.h) where it differs from what is stored.
   void WriteQueueStatuses(const KueueQuotas& quotas, std::map<std::string, QueueFigures> figures);
   void ApplyPods(const kube::Delta& delta);
@@ -158,8 +164,9 @@ class KubeScheduler {
   std::map<std::string, std::string> invalid_;    // pods that do not convert: the error
   std::map<std::string, std::vector<int>> gpus_;  // GPUs strata chose for the pods it bound
   KueueObjects kueue_;
-  std::set<Source> kueue_listed_;    // Kueue reflectors that delivered a list (or found no CRD)
-  std::set<std::string> nominated_;  // workloads whose victims are being evicted
+  std::optional<KueueQuotas> quotas_;  // made of kueue_; reset when what it is made of changes
+  std::set<Source> kueue_listed_;      // Kueue reflectors that delivered a list (or found no CRD)
+  std::set<std::string> nominated_;    // workloads whose victims are being evicted
   // Released pods that nothing owns, made again unbound once their deletion is seen. Kept in
   // memory only: a crash between the delete and the create loses such a pod.
   std::mutex recreate_mutex_;

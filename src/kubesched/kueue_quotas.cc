@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/quantity.h"
+#include "kubesched/json_fields.h"
 
 namespace strata::kubesched {
 namespace {
@@ -12,22 +13,9 @@ namespace {
 using nlohmann::json;
 using scheduler::Resource;
 
-const json& Field(const json& object, const char* name) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  auto it = object.find(name);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string StringField(const json& object, const char* name, const std::string& fallback = "") {
-  const json& v = Field(object, name);
-  return v.is_string() ? v.get<std::string>() : fallback;
-}
-
 std::optional<Resource> QuotaResource(const std::string& name) {
-  if (name == "cpu") return Resource::kCpu;
-  if (name == "memory") return Resource::kMemory;
-  if (name == "nvidia.com/gpu") return Resource::kGpu;
+  for (Resource resource : kQuotaResources)
+    if (scheduler::ResourceName(resource) == name) return resource;
   return std::nullopt;
 }
 
@@ -121,20 +109,32 @@ std::optional<std::string> KueueQuotas::ClusterQueueFor(const std::string& names
   return it->second;
 }
 
+const scheduler::Queue* KueueQuotas::Find(const std::string& name) const {
+  for (const scheduler::Queue& queue : queues)
+    if (queue.name == name) return &queue;
+  return nullptr;
+}
+
 int KueueQuotas::FlavorOf(const std::string& queue, const scheduler::Node& node) const {
-  for (const scheduler::Queue& q : queues) {
-    if (q.name != queue) continue;
-    for (const scheduler::FlavorQuota& quota : q.flavors) {
-      const scheduler::Flavor& flavor = flavors.at(static_cast<size_t>(quota.flavor));
-      bool matches = true;
-      for (const auto& [key, value] : flavor.node_labels) {
-        auto label = node.labels.find(key);
-        matches = matches && label != node.labels.end() && label->second == value;
-      }
-      if (matches) return quota.flavor;
+  const scheduler::Queue* q = Find(queue);
+  if (q == nullptr) return -1;
+  for (const scheduler::FlavorQuota& quota : q->flavors) {
+    const scheduler::Flavor& flavor = flavors.at(static_cast<size_t>(quota.flavor));
+    bool matches = true;
+    for (const auto& [key, value] : flavor.node_labels) {
+      auto label = node.labels.find(key);
+      matches = matches && label != node.labels.end() && label->second == value;
     }
+    if (matches) return quota.flavor;
   }
   return -1;
+}
+
+std::string QuotaQuantity(Resource resource, int64_t amount) {
+  if (resource == Resource::kMemory) {
+    return Quantity::FromUnits(amount, Quantity::Format::kBinarySI).ToString();
+  }
+  return Quantity::FromMilli(amount).ToString();
 }
 
 KueueQuotas QuotasFromKueue(const KueueObjects& objects) {

@@ -24,6 +24,15 @@ inline const kube::GroupVersionResource kWorkloadPriorityClasses{"kueue.x-k8s.io
                                                                  "workloadpriorityclasses"};
 }  // namespace kueue_resources
 
+// The resources strata enforces Kueue quota in, named as Kubernetes names them
+// (scheduler::ResourceName); their amounts are in the scheduler's units (milli-CPUs, bytes,
+// milli-GPUs).
+inline constexpr scheduler::Resource kQuotaResources[] = {
+    scheduler::Resource::kCpu, scheduler::Resource::kMemory, scheduler::Resource::kGpu};
+
+// An amount of one of kQuotaResources as a Kubernetes quantity: "1500m", "16Gi", "6".
+std::string QuotaQuantity(scheduler::Resource resource, int64_t amount);
+
 // The label by which a pod names the LocalQueue of its namespace that admits it.
 inline constexpr const char* kKueueQueueNameLabel = "kueue.x-k8s.io/queue-name";
 // The label by which a pod names the WorkloadPriorityClass that gives its workload's priority
@@ -51,6 +60,8 @@ struct KueueQuotas {
   std::vector<scheduler::Queue> queues;
   std::map<std::string, std::string> invalid;  // ClusterQueue name -> why strata cannot use it
 
+  // The Queue made of ClusterQueue `name`, or null (it does not exist, or strata cannot use it).
+  const scheduler::Queue* Find(const std::string& name) const;
   // The ClusterQueue a pod of `namespace_name` reaches through its LocalQueue `local_queue`,
   // or nullopt when that LocalQueue does not exist.
   std::optional<std::string> ClusterQueueFor(const std::string& namespace_name,

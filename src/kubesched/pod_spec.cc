@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/quantity.h"
+#include "kubesched/json_fields.h"
 #include "kubesched/kueue_quotas.h"
 #include "kubesched/node_spec.h"
 
@@ -11,18 +12,6 @@ namespace strata::kubesched {
 namespace {
 
 using nlohmann::json;
-
-const json& Field(const json& object, const char* key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string StringField(const json& object, const char* key) {
-  const json& value = Field(object, key);
-  return value.is_string() ? value.get<std::string>() : std::string();
-}
 
 Status Invalid(const std::string& where, const std::string& what) {
   return Status(StatusCode::kInvalidArgument, where + ": " + what);

@@ -1,25 +1,14 @@
 #include "kubesched/queue_status.h"
 
-#include "common/quantity.h"
+#include <algorithm>
+#include <string>
+
+#include "kubesched/kueue_quotas.h"
 
 namespace strata::kubesched {
-namespace {
 
 using nlohmann::json;
 using scheduler::Resource;
-
-// Kubernetes' resource names and quantities for the scheduler's units.
-constexpr std::pair<Resource, const char*> kResources[] = {
-    {Resource::kCpu, "cpu"}, {Resource::kMemory, "memory"}, {Resource::kGpu, "nvidia.com/gpu"}};
-
-std::string QuantityText(Resource resource, int64_t amount) {
-  if (resource == Resource::kMemory) {
-    return Quantity::FromUnits(amount, Quantity::Format::kBinarySI).ToString();
-  }
-  return Quantity::FromMilli(amount).ToString();
-}
-
-}  // namespace
 
 json ClusterQueueStatus(const scheduler::Queue* queue, const std::string& unusable,
                         const std::vector<scheduler::Flavor>& flavors,
@@ -29,16 +18,16 @@ json ClusterQueueStatus(const scheduler::Queue* queue, const std::string& unusab
     for (const scheduler::FlavorQuota& quota : queue->flavors) {
       json resources = json::array();
       auto used = figures.used_by_flavor.find(quota.flavor);
-      for (const auto& [resource, name] : kResources) {
+      for (Resource resource : kQuotaResources) {
         const auto& limit = quota.resources[static_cast<size_t>(resource)];
         if (!limit) continue;
         int64_t total = used == figures.used_by_flavor.end()
                             ? 0
                             : used->second.amount[static_cast<size_t>(resource)];
         resources.push_back(
-            {{"name", name},
-             {"total", QuantityText(resource, total)},
-             {"borrowed", QuantityText(resource, std::max<int64_t>(0, total - limit->nominal))}});
+            {{"name", scheduler::ResourceName(resource)},
+             {"total", QuotaQuantity(resource, total)},
+             {"borrowed", QuotaQuantity(resource, std::max<int64_t>(0, total - limit->nominal))}});
       }
       usage.push_back({{"name", flavors.at(static_cast<size_t>(quota.flavor)).name},
                        {"resources", std::move(resources)}});

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "api/encode.h"
+#include "api/kinds.h"
 #include "api/manifest.h"
 #include "api/resource_catalog.h"
 #include "common/yaml_json.h"
@@ -10,19 +11,19 @@
 namespace strata::server {
 namespace {
 
+// Whether a document's kind is namespaced: the kind registry's word for compatible kinds, the
+// resource catalog's for strata's own. An unknown kind is left alone (its decoding names it).
 bool IsNamespacedDocument(const nlohmann::json& document) {
-  if (!document.is_object() || !document.contains("kind") || !document["kind"].is_string()) {
-    return false;
-  }
-  std::string kind = document["kind"].get<std::string>();
-  const api::ResourceType* type = api::FindResourceTypeByKind(kind);
-  // Compatible kinds (PyTorchJob, InferenceService, ...) are namespaced unless they are
-  // cluster-wide quota objects or cluster-wide training runtimes.
-  if (type == nullptr) {
-    return kind != "ClusterQueue" && kind != "ResourceFlavor" && kind != "Cohort" &&
-           kind != "Topology" && kind != "Queue" && kind != "ClusterTrainingRuntime";
-  }
-  return type->namespaced;
+  if (!document.is_object()) return false;
+  const nlohmann::json& api_version = document.value("apiVersion", nlohmann::json());
+  const nlohmann::json& kind = document.value("kind", nlohmann::json());
+  if (!api_version.is_string() || !kind.is_string()) return false;
+  const api::KindInfo* info =
+      api::FindKind(api_version.get<std::string>(), kind.get<std::string>());
+  if (info == nullptr) return false;
+  if (!info->native) return info->namespaced;
+  const api::ResourceType* type = api::FindResourceTypeByKind(info->kind);
+  return type != nullptr && type->namespaced;
 }
 
 }  // namespace

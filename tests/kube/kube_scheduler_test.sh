@@ -39,12 +39,7 @@ trap cleanup EXIT
 kubeconfig=$("$cluster" up "$dir" --nodes 0 --with-kube-scheduler)
 k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 # Kueue's quota kinds without Kueue's controller: strata enforces the ClusterQueues itself.
-kueue_crds=()
-for kind in clusterqueues localqueues resourceflavors workloadpriorityclasses; do
-  k create -f "$KUBE_KUEUE_DIR/crds/kueue.x-k8s.io_$kind.yaml" >/dev/null
-  kueue_crds+=("crd/$kind.kueue.x-k8s.io")
-done
-k wait --for=condition=Established --timeout=60s "${kueue_crds[@]}" >/dev/null
+"$cluster" install-kueue-quota-crds "$dir"
 
 # node NAME GPUS [TAINT_KEY]: a kwok node registered as a kubelet would.
 node() {

@@ -13,6 +13,10 @@
 #                                  start kube-scheduler on DIR's running cluster (benchmarks
 #                                  start it once their pods exist); its API client's limits
 #                                  default to 500 / 1000
+#   cluster.sh install-kueue-quota-crds DIR
+#                                  create Kueue's quota CRDs (ClusterQueue, LocalQueue,
+#                                  ResourceFlavor, WorkloadPriorityClass) without its controller,
+#                                  for strata to enforce, and wait until they are served
 # Options of `up`:
 #   --nodes N                 kwok nodes kwok-node-0..N-1 (default 3)
 #   --gpus-per-node G         nvidia.com/gpu capacity and allocatable of each node (default 8)
@@ -337,6 +341,19 @@ cmd_start_kube_scheduler() {
     https_ok "https://127.0.0.1:$port/healthz" "$dir/pki/ca.crt"
 }
 
+cmd_install_kueue_quota_crds() {
+  local dir=$1 kind crds=()
+  [[ -d $KUBE_KUEUE_DIR/crds ]] || die "Kueue's CRDs are not in $KUBE_KUEUE_DIR; run tools/kube/build.sh"
+  dir=$(cd "$dir" && pwd)
+  CLUSTER_DIR=$dir
+  process_alive "$dir" kube-apiserver || die "no cluster runs in $dir"
+  for kind in clusterqueues localqueues resourceflavors workloadpriorityclasses; do
+    kubectl_admin create -f "$KUBE_KUEUE_DIR/crds/kueue.x-k8s.io_$kind.yaml" >/dev/null
+    crds+=("crd/$kind.kueue.x-k8s.io")
+  done
+  kubectl_admin wait --for=condition=Established --timeout=60s "${crds[@]}" >/dev/null
+}
+
 main() {
   (($# >= 2)) || usage
   local verb=$1 dir=$2
@@ -346,6 +363,7 @@ main() {
     down) (($# == 0)) || usage; cmd_down "$dir" ;;
     status) (($# == 0)) || usage; cmd_status "$dir" ;;
     start-kube-scheduler) cmd_start_kube_scheduler "$dir" "$@" ;;
+    install-kueue-quota-crds) (($# == 0)) || usage; cmd_install_kueue_quota_crds "$dir" ;;
     *) usage ;;
   esac
 }
