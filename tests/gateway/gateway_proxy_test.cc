@@ -511,22 +511,25 @@ models:
 - {{name: m, versions: [{{name: v1, endpoints: ["{}", "{}"]}}]}}
 )",
                            healthy.address(), broken.address()));
-  const std::string broken_failed = fmt::format(
-      "strata_gateway_scrapes_total{{endpoint=\"{}\",result=\"error\"}}", broken.address());
+  // The counter's name alone would match its zero line before the first scrape: wait for the
+  // readings themselves, the broken replica's "down" and the healthy one's "up".
+  const std::string broken_down =
+      fmt::format("strata_gateway_endpoint_up{{endpoint=\"{}\"}} 0", broken.address());
   const std::string healthy_up =
       fmt::format("strata_gateway_endpoint_up{{endpoint=\"{}\"}} 1", healthy.address());
   // Bounded, not timed: both replicas scraped at least once.
   std::string metrics = gateway_->MetricsText();
-  for (int i = 0; i < 3000 && (metrics.find(broken_failed) == std::string::npos ||
+  for (int i = 0; i < 3000 && (metrics.find(broken_down) == std::string::npos ||
                                metrics.find(healthy_up) == std::string::npos);
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     metrics = gateway_->MetricsText();
   }
-  ASSERT_NE(metrics.find(broken_failed), std::string::npos) << metrics;
+  ASSERT_NE(metrics.find(broken_down), std::string::npos) << metrics;
   ASSERT_NE(metrics.find(healthy_up), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find(
-                fmt::format("strata_gateway_endpoint_up{{endpoint=\"{}\"}} 0", broken.address())),
+  EXPECT_EQ(metrics.find(fmt::format(
+                "strata_gateway_scrapes_total{{endpoint=\"{}\",result=\"error\"}} 0",
+                broken.address())),
             std::string::npos)
       << metrics;
   for (int i = 0; i < 10; ++i) {
