@@ -1,6 +1,5 @@
 #include "client/remote_store.h"
 
-#include <charconv>
 #include <condition_variable>
 #include <ctime>
 #include <deque>
@@ -12,18 +11,6 @@ namespace strata::client {
 namespace {
 
 using Json = nlohmann::json;
-
-Result<int64_t> ParseVersionText(const std::string& text) {
-  int64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || value < 0) {
-    return Err(
-        InvalidArgumentError("metadata.resourceVersion: expected a non-negative integer, "
-                             "got \"" +
-                             text + "\""));
-  }
-  return value;
-}
 
 Result<const api::ResourceType*> ServedType(std::string_view kind) {
   const api::ResourceType* type = api::FindResourceTypeByKind(kind);
@@ -135,7 +122,7 @@ class RemoteWatcher final : public store::Watcher {
             ? object.value(Json::json_pointer("/metadata/resourceVersion"), std::string())
             : "";
     if (type == "BOOKMARK") {
-      Result<int64_t> parsed = ParseVersionText(version);
+      Result<int64_t> parsed = store::ParseResourceVersion(version);
       std::lock_guard<std::mutex> lock(mutex_);
       if (parsed && events_.empty()) delivered_ = std::max(delivered_, *parsed);
       if (parsed) progress_ = std::max(progress_, *parsed);
@@ -152,7 +139,7 @@ class RemoteWatcher final : public store::Watcher {
       Finish(InternalError("watch event of unknown type \"" + type + "\""));
       return false;
     }
-    Result<store::Object> parsed = StoreObjectFromApi(kind_, object);
+    Result<store::Object> parsed = store::ObjectFromBody(kind_, object);
     if (!parsed) {
       Finish(parsed.error());
       return false;
@@ -229,32 +216,6 @@ class RemoteWatcher final : public store::Watcher {
 
 }  // namespace
 
-Result<store::Object> StoreObjectFromApi(std::string_view kind, const Json& body) {
-  if (!body.is_object() || !body.contains("metadata") || !body["metadata"].is_object()) {
-    return Err(InvalidArgumentError("metadata: expected an object in what the server sent"));
-  }
-  const Json& metadata = body["metadata"];
-  store::Object object;
-  object.key.kind = std::string(kind);
-  object.key.namespace_name = metadata.value("namespace", "");
-  object.key.name = metadata.value("name", "");
-  if (metadata.contains("labels") && metadata["labels"].is_object()) {
-    for (const auto& [key, value] : metadata["labels"].items()) {
-      if (value.is_string()) object.labels[key] = value.get<std::string>();
-    }
-  }
-  object.uid = metadata.value("uid", "");
-  std::string version = metadata.value("resourceVersion", "");
-  if (!version.empty()) {
-    ASSIGN_OR_RETURN(object.resource_version, ParseVersionText(version));
-  }
-  if (std::optional<TimePoint> created = ParseRfc3339(metadata.value("creationTimestamp", ""))) {
-    object.creation_timestamp = *created;
-  }
-  object.body = body;
-  return object;
-}
-
 Result<std::unique_ptr<RemoteStore>> RemoteStore::Create(RemoteStoreOptions options) {
   ASSIGN_OR_RETURN(std::unique_ptr<ApiClient> client,
                    ApiClient::Create(options.server, options.token));
@@ -273,7 +234,7 @@ void RemoteStore::SawVersion(int64_t version) const {
 }
 
 Result<store::Object> RemoteStore::FromJson(std::string_view kind, const Json& body) const {
-  ASSIGN_OR_RETURN(store::Object object, StoreObjectFromApi(kind, body));
+  ASSIGN_OR_RETURN(store::Object object, store::ObjectFromBody(kind, body));
   SawVersion(object.resource_version);
   return object;
 }
@@ -309,8 +270,8 @@ Result<store::ListResult> RemoteStore::List(const store::Selection& selection) c
   if (!listed) return Err(listed.error());
   store::ListResult result;
   ASSIGN_OR_RETURN(result.resource_version,
-                   ParseVersionText(listed->value(Json::json_pointer("/metadata/resourceVersion"),
-                                                  std::string("0"))));
+                   store::ParseResourceVersion(listed->value(
+                       Json::json_pointer("/metadata/resourceVersion"), std::string("0"))));
   SawVersion(result.resource_version);
   for (const Json& item : listed->value("items", Json::array())) {
     ASSIGN_OR_RETURN(store::Object object, FromJson(selection.kind, item));

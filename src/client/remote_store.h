@@ -68,9 +68,4 @@ class RemoteStore final : public store::Store {
   mutable std::atomic<int64_t> version_{0};
 };
 
-// A store object from a body as the REST API serves it: key (kind `kind`, metadata namespace
-// and name), labels, uid, resourceVersion and creationTimestamp. InvalidArgument naming the
-// field when one is malformed.
-Result<store::Object> StoreObjectFromApi(std::string_view kind, const nlohmann::json& body);
-
 }  // namespace strata::client

@@ -155,4 +155,37 @@ bool LabelSelector::Satisfies(const Requirement& requirement, const Labels& labe
   return false;
 }
 
+std::string LabelSelector::ToString() const {
+  std::string out;
+  for (const Requirement& r : requirements_) {
+    if (!out.empty()) out += ',';
+    auto values = [&] {
+      std::string list;
+      for (const std::string& value : r.values) list += (list.empty() ? "" : ",") + value;
+      return " (" + list + ")";
+    };
+    switch (r.op) {
+      case Operator::kEquals:
+        out += r.key + "=" + r.values.front();
+        break;
+      case Operator::kNotEquals:
+        out += r.key + "!=" + r.values.front();
+        break;
+      case Operator::kIn:
+        out += r.key + " in" + values();
+        break;
+      case Operator::kNotIn:
+        out += r.key + " notin" + values();
+        break;
+      case Operator::kExists:
+        out += r.key;
+        break;
+      case Operator::kDoesNotExist:
+        out += "!" + r.key;
+        break;
+    }
+  }
+  return out;
+}
+
 }  // namespace strata::store

@@ -28,6 +28,10 @@ class LabelSelector {
 
   bool MatchesEverything() const { return requirements_.empty(); }
 
+  // The selector in the syntax Parse reads, as `?labelSelector=` sends it to another API
+  // server: "a=b,c notin (x,y),!d". Parse(ToString()) selects the same objects.
+  std::string ToString() const;
+
  private:
   enum class Operator { kEquals, kNotEquals, kIn, kNotIn, kExists, kDoesNotExist };
   struct Requirement {

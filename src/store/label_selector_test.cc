@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 namespace strata::store {
 namespace {
 
@@ -25,6 +28,23 @@ std::string ParseError(std::string_view selector) {
 TEST(LabelSelectorTest, EmptySelectorMatchesEverything) {
   EXPECT_TRUE(Matches("", {}));
   EXPECT_TRUE(Matches("  ", {{"a", "b"}}));
+}
+
+TEST(LabelSelectorTest, ToStringIsTheCanonicalTextParseReads) {
+  for (auto [text, canonical] : std::vector<std::pair<std::string_view, std::string_view>>{
+           {"", ""},
+           {"a==b", "a=b"},
+           {" a = b , c!=d", "a=b,c!=d"},
+           {"tier in (gpu, cpu),zone notin (x)", "tier in (gpu,cpu),zone notin (x)"},
+           {"a, !b", "a,!b"},
+           {"a=", "a="}}) {
+    Result<LabelSelector> parsed = LabelSelector::Parse(text);
+    ASSERT_TRUE(parsed.has_value()) << text;
+    EXPECT_EQ(parsed->ToString(), canonical) << text;
+    Result<LabelSelector> again = LabelSelector::Parse(parsed->ToString());
+    ASSERT_TRUE(again.has_value()) << canonical;
+    EXPECT_EQ(again->ToString(), canonical);
+  }
 }
 
 TEST(LabelSelectorTest, EqualityOperators) {

@@ -1,5 +1,6 @@
 #include "store/object.h"
 
+#include <charconv>
 #include <string_view>
 
 namespace strata::store {
@@ -65,6 +66,43 @@ void StampMetadata(Object* object) {
   metadata["uid"] = object->uid;
   metadata["resourceVersion"] = std::to_string(object->resource_version);
   metadata["creationTimestamp"] = FormatRfc3339(object->creation_timestamp);
+}
+
+Result<int64_t> ParseResourceVersion(std::string_view text) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0) {
+    return Err(
+        InvalidArgumentError("metadata.resourceVersion: expected a non-negative integer, got \"" +
+                             std::string(text) + "\""));
+  }
+  return value;
+}
+
+Result<Object> ObjectFromBody(std::string_view kind, const nlohmann::json& body) {
+  if (!body.is_object() || !body.contains("metadata") || !body["metadata"].is_object()) {
+    return Err(InvalidArgumentError("metadata: expected an object in what the server sent"));
+  }
+  const nlohmann::json& metadata = body["metadata"];
+  Object object;
+  object.key.kind = std::string(kind);
+  object.key.namespace_name = metadata.value("namespace", "");
+  object.key.name = metadata.value("name", "");
+  if (metadata.contains("labels") && metadata["labels"].is_object()) {
+    for (const auto& [key, value] : metadata["labels"].items()) {
+      if (value.is_string()) object.labels[key] = value.get<std::string>();
+    }
+  }
+  object.uid = metadata.value("uid", "");
+  std::string version = metadata.value("resourceVersion", "");
+  if (!version.empty()) {
+    ASSIGN_OR_RETURN(object.resource_version, ParseResourceVersion(version));
+  }
+  if (std::optional<TimePoint> created = ParseRfc3339(metadata.value("creationTimestamp", ""))) {
+    object.creation_timestamp = *created;
+  }
+  object.body = body;
+  return object;
 }
 
 }  // namespace strata::store

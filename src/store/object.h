@@ -60,4 +60,14 @@ Status ValidateObject(const Object& object);
 // a null body into an object. REQUIRES: ValidateObject(*object).ok().
 void StampMetadata(Object* object);
 
+// A resourceVersion as an API serves it (a decimal string) as the store's version. Returns
+// InvalidArgument naming metadata.resourceVersion when it is not a non-negative integer.
+Result<int64_t> ParseResourceVersion(std::string_view text);
+
+// A store object from a body as an API serves it (strata's REST API, or the Kubernetes API once
+// translated): key (kind `kind`, metadata namespace and name), labels, uid, resourceVersion and
+// creationTimestamp; the body is kept whole. InvalidArgument naming the field when one is
+// malformed.
+Result<Object> ObjectFromBody(std::string_view kind, const nlohmann::json& body);
+
 }  // namespace strata::store

@@ -1,8 +1,6 @@
 #include "store/watch_hub.h"
 
-#include <condition_variable>
-#include <deque>
-#include <string>
+#include "store/watch_queue.h"
 
 namespace strata::store {
 
@@ -23,102 +21,6 @@ std::optional<WatchEvent> ViewThrough(const Selection& selection, const Change& 
   if (matched_before) return WatchEvent{WatchEventType::kDeleted, object};
   return std::nullopt;
 }
-
-// The buffer of one watcher: filled by writers through the hub, drained by the consumer.
-// Shared by the hub and the HubWatcher. Thread-safe.
-class WatchQueue {
- public:
-  WatchQueue(Selection selection, size_t buffer_limit, int64_t progress_version)
-      : selection_(std::move(selection)),
-        buffer_limit_(buffer_limit),
-        dispatched_version_(progress_version) {}
-
-  // Returns true when the consumer has something new to look at.
-  bool Offer(const Change& change, bool enforce_limit) {
-    std::lock_guard lock(mutex_);
-    if (!end_.ok()) return false;
-    dispatched_version_ = change.event.object.resource_version;
-    std::optional<WatchEvent> event = ViewThrough(selection_, change);
-    if (!event) return false;
-    if (enforce_limit && events_.size() >= buffer_limit_) {
-      events_.clear();
-      end_ = ExpiredError("watch fell behind: more than " + std::to_string(buffer_limit_) +
-                          " events waiting; list again and watch from the list's version");
-    } else {
-      events_.push_back(std::move(*event));
-    }
-    available_.notify_all();
-    return true;
-  }
-
-  void End(Status status) {
-    std::lock_guard lock(mutex_);
-    if (!end_.ok()) return;
-    end_ = std::move(status);
-    available_.notify_all();
-  }
-
-  Result<WatchEvent> Next(Duration timeout) {
-    std::unique_lock lock(mutex_);
-    available_.wait_for(lock, timeout, [&] { return !events_.empty() || !end_.ok(); });
-    if (events_.empty() && end_.ok()) {
-      return Err(DeadlineExceededError("no watch event within the timeout"));
-    }
-    return PopLocked();
-  }
-
-  Result<std::optional<WatchEvent>> TryNext() {
-    std::lock_guard lock(mutex_);
-    if (events_.empty() && end_.ok()) return std::nullopt;
-    ASSIGN_OR_RETURN(WatchEvent event, PopLocked());
-    return event;
-  }
-
-  int64_t ProgressVersion() const {
-    std::lock_guard lock(mutex_);
-    if (events_.empty()) return dispatched_version_;
-    return events_.front().object.resource_version - 1;
-  }
-
-  void SetNotify(std::function<void()> notify) {
-    bool ready;
-    {
-      std::lock_guard lock(notify_mutex_);
-      notify_ = std::move(notify);
-    }
-    {
-      std::lock_guard lock(mutex_);
-      ready = !events_.empty() || !end_.ok();
-    }
-    if (ready) Notify();
-  }
-
-  // Serialised with SetNotify, so that once SetNotify({}) returns no callback runs any more.
-  void Notify() {
-    std::lock_guard lock(notify_mutex_);
-    if (notify_) notify_();
-  }
-
- private:
-  Result<WatchEvent> PopLocked() {
-    if (events_.empty()) return Err(end_);
-    WatchEvent event = std::move(events_.front());
-    events_.pop_front();
-    return event;
-  }
-
-  const Selection selection_;
-  const size_t buffer_limit_;
-
-  mutable std::mutex mutex_;
-  std::condition_variable available_;
-  std::deque<WatchEvent> events_;
-  int64_t dispatched_version_;
-  Status end_;  // OK while the watch is live
-
-  std::mutex notify_mutex_;
-  std::function<void()> notify_;
-};
 
 // The consumer's handle: drains its queue and unsubscribes when destroyed.
 class HubWatcher final : public Watcher {
