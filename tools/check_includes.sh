@@ -16,6 +16,7 @@ declare -A allowed=(
   [net]="common"
   [kube]="common net"
   [kubesched]="common kube scheduler"
+  [kubestore]="common api store kube"
   [cluster]="common api store"
   [engine]="common net metrics"
   [gateway]="common net metrics engine"

@@ -122,4 +122,13 @@ inline constexpr char kGpuProductLabel[] = "nvidia.com/gpu.product";
 inline constexpr char kTeamLabel[] = "team";
 inline constexpr char kProjectLabel[] = "project";
 
+// On Kubernetes (the store over the Kubernetes API, kubestore/): a Pod's whole strata spec, as
+// JSON, beside the v1 spec made of it; a Node's GPU inventory (its status.gpus), as JSON.
+inline constexpr char kPodSpecAnnotation[] = "strata.dev/pod-spec";
+inline constexpr char kNodeGpusAnnotation[] = "strata.dev/gpus";
+// The label every Pod strata writes on Kubernetes carries, with the value kManagedByStrata: the
+// store's Pods there are the pods that have it.
+inline constexpr char kManagedByLabel[] = "app.kubernetes.io/managed-by";
+inline constexpr char kManagedByStrata[] = "strata";
+
 }  // namespace strata::api

@@ -84,6 +84,10 @@ const std::vector<CustomResourceNames>& CustomResourceKinds() {
   return kKinds;
 }
 
+bool HasStatusSubresource(std::string_view kind) {
+  return DocumentSchema(kind).Find("status") != nullptr;
+}
+
 json CustomResourceDefinition(const ResourceType& type, const CustomResourceNames& names) {
   STRATA_CHECK(type.group == kStrataGroup);
   const TypeSchema& document = DocumentSchema(type.kind);
@@ -103,7 +107,7 @@ json CustomResourceDefinition(const ResourceType& type, const CustomResourceName
                   {"storage", true},
                   {"schema", {{"openAPIV3Schema", RootSchema(document)}}},
                   {"additionalPrinterColumns", std::move(columns)}};
-  if (document.Find("status") != nullptr) version["subresources"] = {{"status", json::object()}};
+  if (HasStatusSubresource(type.kind)) version["subresources"] = {{"status", json::object()}};
   return {{"apiVersion", "apiextensions.k8s.io/v1"},
           {"kind", "CustomResourceDefinition"},
           {"metadata",
@@ -139,7 +143,7 @@ std::vector<json> ControlPlaneRules() {
     const ResourceType* type = FindResourceTypeByKind(names.kind);
     STRATA_CHECK(type != nullptr);
     resources.push_back(type->plural);
-    if (DocumentSchema(type->kind).Find("status") != nullptr) {
+    if (HasStatusSubresource(type->kind)) {
       statuses.push_back(std::string(type->plural) + "/status");
     }
   }

@@ -34,6 +34,10 @@ struct CustomResourceNames {
 // Service, Tenant.
 const std::vector<CustomResourceNames>& CustomResourceKinds();
 
+// Whether the CRD of `kind`, a strata.dev kind of CustomResourceKinds(), has a status
+// subresource: strata writes its status through /status, users its spec.
+bool HasStatusSubresource(std::string_view kind);
+
 // The CRD of `type`, a strata.dev kind of CustomResourceKinds().
 nlohmann::json CustomResourceDefinition(const ResourceType& type, const CustomResourceNames& names);
 

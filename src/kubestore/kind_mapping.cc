@@ -1,0 +1,78 @@
+#include "kubestore/kind_mapping.h"
+
+#include <algorithm>
+#include <string>
+
+#include "api/custom_resources.h"
+
+namespace strata::kubestore {
+
+const std::vector<KindMapping>& AllKindMappings() {
+  static const std::vector<KindMapping> kMappings = [] {
+    std::vector<KindMapping> out = {PodMapping(), NodeMapping(), EventMapping()};
+    for (const api::CustomResourceNames& names : api::CustomResourceKinds()) {
+      out.push_back(CustomResourceMapping(names.kind));
+    }
+    return out;
+  }();
+  return kMappings;
+}
+
+Result<const KindMapping*> FindKindMapping(std::string_view kind) {
+  for (const KindMapping& mapping : AllKindMappings()) {
+    if (mapping.kind == kind) return &mapping;
+  }
+  return Err(InvalidArgumentError("kind \"" + std::string(kind) +
+                                  "\": strata keeps no such kind on Kubernetes"));
+}
+
+Result<store::Object> FromKube(const KindMapping& mapping, const Json& object) {
+  ASSIGN_OR_RETURN(Json body, mapping.from_kube(object));
+  return store::ObjectFromBody(mapping.kind, body);
+}
+
+Json KubeMetadata(const store::Object& object, const Json* current, bool namespaced) {
+  Json metadata = current != nullptr ? current->value("metadata", Json::object()) : Json::object();
+  metadata.erase("managedFields");
+  metadata["name"] = object.key.name;
+  if (namespaced) metadata["namespace"] = object.key.namespace_name;
+  Json labels = Json::object();
+  for (const auto& [key, value] : object.labels) labels[key] = value;
+  metadata["labels"] = std::move(labels);
+  const Json* annotations = object.body.is_object() && object.body.contains("metadata")
+                                ? &object.body["metadata"]
+                                : nullptr;
+  if (annotations != nullptr && annotations->contains("annotations") &&
+      (*annotations)["annotations"].is_object()) {
+    metadata["annotations"] = (*annotations)["annotations"];
+  } else {
+    metadata.erase("annotations");
+  }
+  if (object.resource_version != 0) {
+    metadata["resourceVersion"] = std::to_string(object.resource_version);
+  } else if (current == nullptr) {
+    metadata.erase("resourceVersion");
+  }
+  if (current == nullptr) {
+    for (const char* owned : {"uid", "creationTimestamp", "generation"}) metadata.erase(owned);
+  }
+  return metadata;
+}
+
+Json StrataMetadata(const Json& metadata, const std::vector<std::string_view>& drop) {
+  Json out = Json::object();
+  for (const char* field : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"}) {
+    if (metadata.contains(field)) out[field] = metadata[field];
+  }
+  for (const char* map : {"labels", "annotations"}) {
+    if (!metadata.contains(map) || !metadata[map].is_object()) continue;
+    Json kept = Json::object();
+    for (const auto& [key, value] : metadata[map].items()) {
+      if (std::find(drop.begin(), drop.end(), key) == drop.end()) kept[key] = value;
+    }
+    if (!kept.empty()) out[map] = std::move(kept);
+  }
+  return out;
+}
+
+}  // namespace strata::kubestore

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "common/clock.h"
+#include "kube/client.h"
+#include "kubestore/kind_mapping.h"
+#include "store/store.h"
+
+namespace strata::kubestore {
+
+struct KubeStoreOptions {
+  // A watch is a series of requests of at most this long, each resuming from the last version
+  // seen (bookmarks included).
+  Duration watch_request_timeout = std::chrono::minutes(5);
+  // How long a watcher waits before it watches again after the server could not be reached.
+  Duration reconnect_delay = std::chrono::seconds(1);
+};
+
+// A store::Store whose objects are a Kubernetes API server's: strata's kinds as the CRDs of
+// `strata kubernetes manifests`, Pods, Nodes and Events as v1 objects (kind_mapping.h says how
+// each translates). The control loops run over it as over an embedded store; the contract is
+// the one every backend keeps (DESIGN.md, "The store contract"):
+//   Get, List    GET of the object or the collection (every page), at the server's version;
+//                Pods are those labelled app.kubernetes.io/managed-by=strata
+//   Apply        exactly one write (a batch of several is InvalidArgument: the API has no
+//                transaction across objects). kCreate POSTs (then writes the status through
+//                /status when the object has one to set; a Pod of a Job or Service is owned by
+//                it, so deleting the owner deletes its pods through the garbage collector);
+//                kUpdate GETs the object, checks the uid and resourceVersion preconditions,
+//                binds a Pod given a node through pods/binding, then PUTs what changed: the
+//                object, then its /status, each with the version the previous write returned;
+//                kUpsert is kCreate when the object is not there; kDelete DELETEs with the
+//                preconditions, in the background (owned objects follow).
+//   Watch        one kind, from a version or from now: a watch stream with bookmarks,
+//                reconnected from the last version when the server ends it; Expired (410) ends
+//                the watcher, and the consumer relists
+//   CurrentVersion  the newest resourceVersion an answer to this store carried (its own writes
+//                and lists; a list of one namespace the first time), so the cache's Sync costs
+//                no request
+// A write of several requests (bind, object, status) is not atomic: a process that dies between
+// them leaves the earlier ones done, which the reconcilers handle like any partial step.
+// Versions are the server's resourceVersions read as integers (etcd revisions); a server whose
+// versions are not integers is refused by name.
+//
+// Thread-safe; `client` is shared by every call and watcher and must outlive them.
+class KubeStore final : public store::Store {
+ public:
+  explicit KubeStore(kube::Client& client, KubeStoreOptions options = {});
+  ~KubeStore() override;
+
+  Result<std::vector<store::Object>> Apply(std::vector<store::Write> writes) override;
+  Result<store::Object> Get(const store::ObjectKey& key) const override;
+  Result<store::ListResult> List(const store::Selection& selection) const override;
+  Result<std::unique_ptr<store::Watcher>> Watch(const store::WatchOptions& options) override;
+  int64_t CurrentVersion() const override;
+
+ private:
+  Result<store::Object> CreateOne(const KindMapping& mapping, store::Object object);
+  Result<store::Object> UpdateOne(const KindMapping& mapping, store::Object object, bool upsert);
+  Result<store::Object> DeleteOne(const KindMapping& mapping, const store::Object& object);
+  // The ownerReferences of a new pod: its Job or Service, when there is one.
+  Result<nlohmann::json> PodOwnerReferences(const store::Object& pod);
+
+  // Remembers the newest version an answer carried.
+  void SawVersion(int64_t version) const;
+
+  kube::Client& client_;
+  const KubeStoreOptions options_;
+  mutable std::atomic<int64_t> seen_version_{0};
+};
+
+}  // namespace strata::kubestore

@@ -1,0 +1,173 @@
+// strata's Nodes as v1 Nodes (see kind_mapping.h).
+#include <string>
+
+#include "api/annotations.h"
+#include "api/object_meta.h"
+#include "common/quantity.h"
+#include "kube/resource.h"
+#include "kubestore/kind_mapping.h"
+
+namespace strata::kubestore {
+namespace {
+
+constexpr char kGpuResource[] = "nvidia.com/gpu";
+// GPU Feature Discovery's labels.
+constexpr char kGpuProductLabel[] = "nvidia.com/gpu.product";
+constexpr char kGpuMemoryLabel[] = "nvidia.com/gpu.memory";  // MiB
+
+const Json& Field(const Json& object, const char* name) {
+  static const Json kNull;
+  return object.is_object() && object.contains(name) ? object[name] : kNull;
+}
+
+// Taints that Kubernetes' node lifecycle controller sets and clears (not-ready, unreachable,
+// ...): the store neither shows them nor writes over them.
+bool IsKubernetesTaint(const Json& taint) {
+  return Field(taint, "key").is_string() &&
+         taint["key"].get<std::string>().starts_with("node.kubernetes.io/");
+}
+
+// cpu, memory and the GPU count as v1 resources, over `base` (a server's other resources, such
+// as pods, are kept).
+Json Resources(const Json& status, Json base) {
+  if (!base.is_object()) base = Json::object();
+  const Json& capacity = Field(status, "capacity");
+  for (const char* name : {"cpu", "memory"}) {
+    if (Field(capacity, name).is_string()) base[name] = capacity[name];
+  }
+  const Json& gpus = Field(status, "gpus");
+  if (gpus.is_array() && !gpus.empty()) base[kGpuResource] = std::to_string(gpus.size());
+  return base;
+}
+
+Result<Json> NodeToKube(const store::Object& object, const Json* current) {
+  const Json& spec = Field(object.body, "spec");
+  const Json& status = Field(object.body, "status");
+  Json out = {{"apiVersion", "v1"}, {"kind", "Node"}};
+  out["metadata"] = KubeMetadata(object, current, /*namespaced=*/false);
+  const Json& gpus = Field(status, "gpus");
+  if (gpus.is_array() && !gpus.empty()) {
+    out["metadata"]["annotations"][api::kNodeGpusAnnotation] = gpus.dump();
+  }
+  Json kube_spec = current != nullptr ? Field(*current, "spec") : Json::object();
+  if (!kube_spec.is_object()) kube_spec = Json::object();
+  // strata's taints, then those Kubernetes' node lifecycle put there (kept, never strata's).
+  Json taints = Field(spec, "taints").is_array() ? spec["taints"] : Json::array();
+  for (const Json& taint : Field(kube_spec, "taints")) {
+    if (IsKubernetesTaint(taint)) taints.push_back(taint);
+  }
+  if (taints.empty()) {
+    kube_spec.erase("taints");
+  } else {
+    kube_spec["taints"] = std::move(taints);
+  }
+  if (Field(spec, "unschedulable") == true) {
+    kube_spec["unschedulable"] = true;
+  } else {
+    kube_spec.erase("unschedulable");
+  }
+  out["spec"] = std::move(kube_spec);
+  Json kube_status = current != nullptr ? Field(*current, "status") : Json::object();
+  if (!kube_status.is_object()) kube_status = Json::object();
+  kube_status["capacity"] = Resources(status, Field(kube_status, "capacity"));
+  kube_status["allocatable"] = Resources(status, Field(kube_status, "allocatable"));
+  const Json& conditions = Field(status, "conditions");
+  if (conditions.is_array() && !conditions.empty()) kube_status["conditions"] = conditions;
+  out["status"] = std::move(kube_status);
+  return out;
+}
+
+// The GPUs of a node strata did not register: its allocatable nvidia.com/gpu, described by GPU
+// Feature Discovery's labels.
+Result<Json> DiscoveredGpus(const Json& node) {
+  const Json& allocatable = Field(Field(node, "status"), "allocatable");
+  if (!Field(allocatable, kGpuResource).is_string()) return Json::array();
+  ASSIGN_OR_RETURN(Quantity count, Quantity::Parse(allocatable[kGpuResource].get<std::string>()));
+  const Json& labels = Field(Field(node, "metadata"), "labels");
+  Json gpu = Json::object();
+  if (Field(labels, kGpuProductLabel).is_string()) gpu["model"] = labels[kGpuProductLabel];
+  if (Field(labels, kGpuMemoryLabel).is_string()) {
+    ASSIGN_OR_RETURN(Quantity mib, Quantity::Parse(labels[kGpuMemoryLabel].get<std::string>()));
+    gpu["memory"] = std::to_string(mib.Units()) + "Mi";
+  }
+  Json gpus = Json::array();
+  for (int64_t i = 0; i < count.Units(); ++i) {
+    gpu["index"] = i;
+    gpus.push_back(gpu);
+  }
+  return gpus;
+}
+
+Result<Json> NodeFromKube(const Json& object) {
+  const Json& metadata = Field(object, "metadata");
+  const Json& kube_spec = Field(object, "spec");
+  const Json& kube_status = Field(object, "status");
+  Json spec = Json::object();
+  if (kube_spec.contains("taints") && kube_spec["taints"].is_array()) {
+    Json taints = Json::array();
+    for (const Json& taint : kube_spec["taints"]) {
+      if (IsKubernetesTaint(taint)) continue;
+      Json kept = Json::object();
+      for (const char* name : {"key", "value", "effect"}) {
+        if (Field(taint, name).is_string() && !taint[name].empty()) kept[name] = taint[name];
+      }
+      taints.push_back(std::move(kept));
+    }
+    if (!taints.empty()) spec["taints"] = std::move(taints);
+  }
+  if (Field(kube_spec, "unschedulable") == true) spec["unschedulable"] = true;
+  Json status = Json::object();
+  Json capacity = Json::object();
+  for (const char* name : {"cpu", "memory"}) {
+    const Json& value = Field(Field(kube_status, "capacity"), name);
+    if (value.is_string()) capacity[name] = value;
+  }
+  if (!capacity.empty()) status["capacity"] = std::move(capacity);
+  const Json& recorded = Field(Field(metadata, "annotations"), api::kNodeGpusAnnotation);
+  Json gpus;
+  if (recorded.is_string()) {
+    gpus = Json::parse(recorded.get<std::string>(), nullptr, /*allow_exceptions=*/false);
+    if (!gpus.is_array()) {
+      return Err(InvalidArgumentError(std::string("metadata.annotations[") +
+                                      api::kNodeGpusAnnotation + "]: not a JSON array"));
+    }
+  } else {
+    ASSIGN_OR_RETURN(gpus, DiscoveredGpus(object));
+  }
+  if (!gpus.empty()) status["gpus"] = std::move(gpus);
+  if (kube_status.contains("conditions") && kube_status["conditions"].is_array()) {
+    Json conditions = Json::array();
+    for (const Json& condition : kube_status["conditions"]) {
+      Json kept = Json::object();
+      for (const char* name :
+           {"type", "status", "reason", "message", "lastHeartbeatTime", "lastTransitionTime"}) {
+        if (Field(condition, name).is_string() && !condition[name].empty()) {
+          kept[name] = condition[name];
+        }
+      }
+      conditions.push_back(std::move(kept));
+    }
+    if (!conditions.empty()) status["conditions"] = std::move(conditions);
+  }
+  Json out = {{"apiVersion", api::kApiVersion},
+              {"kind", "Node"},
+              {"metadata", StrataMetadata(metadata, {api::kNodeGpusAnnotation})}};
+  if (!spec.empty()) out["spec"] = std::move(spec);
+  out["status"] = std::move(status);
+  return out;
+}
+
+}  // namespace
+
+KindMapping NodeMapping() {
+  KindMapping mapping;
+  mapping.kind = "Node";
+  mapping.resource = kube::resources::kNodes;
+  mapping.namespaced = false;
+  mapping.status_subresource = true;
+  mapping.to_kube = NodeToKube;
+  mapping.from_kube = NodeFromKube;
+  return mapping;
+}
+
+}  // namespace strata::kubestore

@@ -1,0 +1,197 @@
+// strata's Pods as v1 Pods (see kind_mapping.h).
+#include <string>
+
+#include "api/annotations.h"
+#include "api/object_meta.h"
+#include "common/quantity.h"
+#include "kube/resource.h"
+#include "kubestore/kind_mapping.h"
+
+namespace strata::kubestore {
+namespace {
+
+// The image of a process that strata's node agent runs itself: a container runtime never sees
+// it (a virtual kubelet runs the command as a process), but the API requires one.
+constexpr std::string_view kProcessImage = "strata.dev/process";
+constexpr std::string_view kContainerName = "main";
+constexpr std::string_view kGpuResource = "nvidia.com/gpu";
+const std::string kOwnedSelector = std::string(api::kManagedByLabel) + "=" + api::kManagedByStrata;
+
+const Json& Field(const Json& object, const char* name) {
+  static const Json kNull;
+  return object.is_object() && object.contains(name) ? object[name] : kNull;
+}
+
+// The container limits of strata's resources: cpu and memory as written, GPUs when whole (a
+// share of a GPU has no device-plugin resource; strata's own annotation carries it).
+Result<Json> Limits(const Json& resources) {
+  Json limits = Json::object();
+  for (const char* name : {"cpu", "memory"}) {
+    if (Field(resources, name).is_string()) limits[name] = resources[name];
+  }
+  if (Field(resources, "gpu").is_string()) {
+    ASSIGN_OR_RETURN(Quantity gpu, Quantity::Parse(resources["gpu"].get<std::string>()));
+    if (gpu.milli() > 0 && gpu.milli() % 1000 == 0) {
+      limits[std::string(kGpuResource)] = std::to_string(gpu.Units());
+    }
+  }
+  return limits;
+}
+
+Result<Json> Container(const Json& spec) {
+  const Json& process = Field(spec, "template");
+  Json container = {{"name", kContainerName}};
+  container["image"] = Field(process, "image").is_string() && !process["image"].empty()
+                           ? process["image"]
+                           : Json(kProcessImage);
+  for (const char* name : {"command", "args", "env", "workingDir"}) {
+    const Json& value = Field(process, name);
+    if (!value.is_null() && !value.empty()) container[name] = value;
+  }
+  ASSIGN_OR_RETURN(Json limits, Limits(Field(spec, "resources")));
+  if (!limits.empty()) container["resources"] = {{"limits", limits}};
+  container["securityContext"] = {{"allowPrivilegeEscalation", false}};
+  return container;
+}
+
+// The v1 spec of a new pod. Only what Kubernetes lets change later (nothing of it, for strata)
+// is ever sent again: updates keep the server's spec.
+Result<Json> NewPodSpec(const Json& spec) {
+  ASSIGN_OR_RETURN(Json container, Container(spec));
+  Json out = {{"schedulerName", "strata"},
+              {"restartPolicy",
+               Field(spec, "restartPolicy").is_string() ? spec["restartPolicy"] : Json("Always")},
+              {"containers", Json::array({std::move(container)})},
+              {"enableServiceLinks", false},
+              {"automountServiceAccountToken", false},
+              {"securityContext", {{"runAsNonRoot", true}}}};
+  if (Field(spec, "nodeName").is_string() && !spec["nodeName"].empty()) {
+    out["nodeName"] = spec["nodeName"];
+  }
+  const Json& tolerations = Field(spec, "tolerations");
+  if (tolerations.is_array() && !tolerations.empty()) out["tolerations"] = tolerations;
+  return out;
+}
+
+// The v1 status of strata's: the phase, why, and the container's restarts and exit code. A
+// pod that is only Pending keeps the server's status as it is.
+Json PodStatus(const Json& status, const Json* current) {
+  Json out = current != nullptr ? Field(*current, "status") : Json();
+  if (!out.is_object()) out = Json::object();
+  const bool only_pending = !status.is_object() || status == Json{{"phase", "Pending"}};
+  if (only_pending && !out.contains("containerStatuses")) {
+    out["phase"] = "Pending";
+    return out;
+  }
+  out["phase"] = Field(status, "phase").is_string() ? status["phase"] : Json("Pending");
+  for (const char* name : {"reason", "message"}) {
+    if (Field(status, name).is_string()) {
+      out[name] = status[name];
+    } else {
+      out.erase(name);
+    }
+  }
+  const std::string phase = out["phase"].get<std::string>();
+  Json container = {
+      {"name", kContainerName},
+      {"ready", phase == "Running"},
+      {"restartCount",
+       Field(status, "restartCount").is_number_integer() ? status["restartCount"] : Json(0)},
+      {"image", std::string(kProcessImage)},
+      {"imageID", ""}};
+  if (Field(status, "exitCode").is_number_integer()) {
+    container["state"] = {{"terminated", {{"exitCode", status["exitCode"]}}}};
+  } else if (phase == "Running") {
+    container["state"] = {{"running", Json::object()}};
+  } else {
+    container["state"] = {{"waiting", Json::object()}};
+  }
+  if (current != nullptr) {
+    for (const Json& existing : Field(Field(*current, "status"), "containerStatuses")) {
+      if (Field(existing, "name") == Json(kContainerName) && existing.contains("image")) {
+        container["image"] = existing["image"];
+      }
+    }
+  }
+  out["containerStatuses"] = Json::array({std::move(container)});
+  return out;
+}
+
+Result<Json> PodToKube(const store::Object& object, const Json* current) {
+  const Json& spec = Field(object.body, "spec");
+  Json out = {{"apiVersion", "v1"}, {"kind", "Pod"}};
+  out["metadata"] = KubeMetadata(object, current, /*namespaced=*/true);
+  out["metadata"]["labels"][api::kManagedByLabel] = api::kManagedByStrata;
+  out["metadata"]["annotations"][api::kPodSpecAnnotation] = spec.is_object() ? spec.dump() : "{}";
+  if (current != nullptr) {
+    out["spec"] = Field(*current, "spec");
+  } else {
+    ASSIGN_OR_RETURN(out["spec"], NewPodSpec(spec));
+  }
+  out["status"] = PodStatus(Field(object.body, "status"), current);
+  return out;
+}
+
+Result<Json> PodFromKube(const Json& object) {
+  const Json& metadata = Field(object, "metadata");
+  const Json& spec_text = Field(Field(metadata, "annotations"), api::kPodSpecAnnotation);
+  if (!spec_text.is_string()) {
+    return Err(InvalidArgumentError(std::string("metadata.annotations[") + api::kPodSpecAnnotation +
+                                    "]: missing on a pod labelled " +
+                                    std::string(api::kManagedByLabel) + "=strata"));
+  }
+  Json spec = Json::parse(spec_text.get<std::string>(), nullptr, /*allow_exceptions=*/false);
+  if (!spec.is_object()) {
+    return Err(InvalidArgumentError(std::string("metadata.annotations[") + api::kPodSpecAnnotation +
+                                    "]: not a JSON object"));
+  }
+  const Json& kube_spec = Field(object, "spec");
+  if (Field(kube_spec, "nodeName").is_string() && !kube_spec["nodeName"].empty()) {
+    spec["nodeName"] = kube_spec["nodeName"];
+  } else {
+    spec.erase("nodeName");
+  }
+  const Json& kube_status = Field(object, "status");
+  Json status = {
+      {"phase", Field(kube_status, "phase").is_string() && kube_status["phase"] != "Unknown"
+                    ? kube_status["phase"]
+                    : Json("Pending")}};
+  for (const char* name : {"reason", "message"}) {
+    if (Field(kube_status, name).is_string() && !kube_status[name].empty()) {
+      status[name] = kube_status[name];
+    }
+  }
+  for (const Json& container : Field(kube_status, "containerStatuses")) {
+    if (Field(container, "name") != Json(kContainerName)) continue;
+    if (Field(container, "restartCount").is_number_integer() &&
+        container["restartCount"].get<int64_t>() > 0) {
+      status["restartCount"] = container["restartCount"];
+    }
+    const Json& terminated = Field(Field(container, "state"), "terminated");
+    if (Field(terminated, "exitCode").is_number_integer()) {
+      status["exitCode"] = terminated["exitCode"];
+    }
+  }
+  return Json{
+      {"apiVersion", api::kApiVersion},
+      {"kind", "Pod"},
+      {"metadata", StrataMetadata(metadata, {api::kManagedByLabel, api::kPodSpecAnnotation})},
+      {"spec", std::move(spec)},
+      {"status", std::move(status)}};
+}
+
+}  // namespace
+
+KindMapping PodMapping() {
+  KindMapping mapping;
+  mapping.kind = "Pod";
+  mapping.resource = kube::resources::kPods;
+  mapping.namespaced = true;
+  mapping.status_subresource = true;
+  mapping.owned_selector = kOwnedSelector;
+  mapping.to_kube = PodToKube;
+  mapping.from_kube = PodFromKube;
+  return mapping;
+}
+
+}  // namespace strata::kubestore

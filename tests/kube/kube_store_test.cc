@@ -1,0 +1,296 @@
+// The store over the Kubernetes API (src/kubestore) against a real kube-apiserver with strata's
+// CRDs: the store contract (preconditions, versions, list, watch from a version, Expired) on
+// strata's kinds as custom resources, Pods as v1 Pods that any client sees (bound through
+// pods/binding, owned by their Job so that the garbage collector deletes them with it), and
+// the cluster's Nodes with their GPUs.
+#include "kubestore/kube_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "api/annotations.h"
+#include "api/custom_resources.h"
+#include "api/encode.h"
+#include "api/manifest.h"
+#include "api/object.h"
+#include "kube_test_cluster.h"
+
+namespace strata::kube::testing {
+namespace {
+
+using nlohmann::json;
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+const GroupVersionResource kStrataJobs{"strata.dev", "v1alpha1", "jobs"};
+
+class KubeStoreTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::unique_ptr<Client> client = AdminClient();
+    for (const json& crd : api::CustomResourceDefinitions()) {
+      Result<json> created = client->Create(resources::kCustomResourceDefinitions, "", crd);
+      ASSERT_TRUE(created || created.error().code() == StatusCode::kAlreadyExists)
+          << created.error().ToString();
+    }
+    ASSERT_TRUE(WaitFor(30, [&] { return client->List(kStrataJobs, "default").has_value(); }));
+  }
+
+  void SetUp() override {
+    client_ = AdminClient();
+    store_ = std::make_unique<kubestore::KubeStore>(*client_);
+    ns_ = NewNamespace(*client_, "store");
+  }
+
+  store::Object Stored(const api::Object& value) {
+    store::Object object;
+    object.key = {std::string(value.kind()), value.namespace_name(), value.name()};
+    object.labels = value.metadata().labels;
+    object.body = api::EncodeObject(value);
+    return object;
+  }
+
+  api::Job TrainJob(const std::string& name) {
+    api::Job job;
+    job.metadata.name = name;
+    job.metadata.namespace_name = ns_;
+    job.metadata.labels = {{"team", "a"}};
+    job.spec.replicas = 2;
+    job.spec.template_.command = {"python3", "train.py"};
+    return job;
+  }
+
+  api::Pod WorkerPod(const std::string& name, const std::string& job) {
+    api::Pod pod;
+    pod.metadata.name = name;
+    pod.metadata.namespace_name = ns_;
+    if (!job.empty()) {  // else a standalone pod
+      pod.metadata.labels = {{std::string(api::kJobNameLabel), job}};
+      pod.spec.owner = {"Job", job, 0, 0};
+    }
+    pod.spec.restart_policy = "Never";
+    pod.spec.resources.gpu = Quantity::FromUnits(1);
+    pod.spec.tolerations = {{"kwok.x-k8s.io/node", "Exists", "", "NoSchedule"}};
+    pod.spec.template_.command = {"python3", "train.py"};
+    return pod;
+  }
+
+  template <typename T>
+  T Decode(const store::Object& object) {
+    Result<api::Object> decoded = api::DecodeObject(object.body);
+    EXPECT_TRUE(decoded.has_value()) << decoded.error().ToString();
+    const T* value = decoded ? decoded->As<T>() : nullptr;
+    return value != nullptr ? *value : T{};
+  }
+
+  std::unique_ptr<Client> client_;
+  std::unique_ptr<kubestore::KubeStore> store_;
+  std::string ns_;
+};
+
+TEST_F(KubeStoreTest, AJobIsACustomResourceWithTheStoresPreconditions) {
+  Result<store::Object> created = store_->Create(Stored(TrainJob("train")));
+  ASSERT_TRUE(created) << created.error().ToString();
+  EXPECT_GT(created->resource_version, 0);
+  EXPECT_FALSE(created->uid.empty());
+  Result<json> raw = client_->Get(kStrataJobs, ns_, "train");
+  ASSERT_TRUE(raw) << raw.error().ToString();
+  EXPECT_EQ((*raw)["spec"]["replicas"], 2);
+  EXPECT_EQ((*raw)["metadata"]["labels"]["team"], "a");
+
+  Result<store::Object> again = store_->Create(Stored(TrainJob("train")));
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code(), StatusCode::kAlreadyExists);
+
+  // Spec and status in one store write: the object, then its /status.
+  api::Job job = Decode<api::Job>(*created);
+  job.spec.replicas = 4;
+  job.status.phase = api::JobPhase::kRunning;
+  job.status.restart_count = 1;
+  store::Object update = Stored(job);
+  update.resource_version = created->resource_version;
+  Result<store::Object> updated = store_->Update(update);
+  ASSERT_TRUE(updated) << updated.error().ToString();
+  EXPECT_GT(updated->resource_version, created->resource_version);
+  raw = client_->Get(kStrataJobs, ns_, "train");
+  ASSERT_TRUE(raw);
+  EXPECT_EQ((*raw)["spec"]["replicas"], 4);
+  EXPECT_EQ((*raw)["status"]["phase"], "Running");
+  EXPECT_EQ((*raw)["status"]["restartCount"], 1);
+  api::Job read = Decode<api::Job>(*store_->Get(created->key));
+  EXPECT_EQ(read.spec.replicas, 4);
+  EXPECT_EQ(read.status.phase, api::JobPhase::kRunning);
+
+  // The version it was read at is stale now: Conflict, for update and delete alike.
+  Result<store::Object> stale = store_->Update(update);
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().code(), StatusCode::kConflict);
+  Result<store::Object> stale_delete = store_->Delete(created->key, created->resource_version);
+  ASSERT_FALSE(stale_delete);
+  EXPECT_EQ(stale_delete.error().code(), StatusCode::kConflict);
+  store::Object other_uid = Stored(job);
+  other_uid.uid = "not-its-uid";
+  Result<store::Object> replaced = store_->Update(other_uid);
+  ASSERT_FALSE(replaced);
+  EXPECT_EQ(replaced.error().code(), StatusCode::kConflict);
+
+  ASSERT_TRUE(store_->Delete(created->key, updated->resource_version));
+  Result<store::Object> gone = store_->Get(created->key);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code(), StatusCode::kNotFound);
+}
+
+TEST_F(KubeStoreTest, ABatchOfSeveralWritesIsRefusedWithoutWritingAny) {
+  Result<std::vector<store::Object>> batch =
+      store_->Apply({{store::WriteOp::kCreate, Stored(TrainJob("a"))},
+                     {store::WriteOp::kCreate, Stored(TrainJob("b"))}});
+  ASSERT_FALSE(batch);
+  EXPECT_EQ(batch.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(client_->Get(kStrataJobs, ns_, "a"));
+}
+
+TEST_F(KubeStoreTest, ListsByKindNamespaceAndLabelsInNameOrder) {
+  for (std::string name : {"c", "a", "b"}) {
+    api::Job job = TrainJob(name);
+    if (name == "b") job.metadata.labels["team"] = "b";
+    ASSERT_TRUE(store_->Create(Stored(job)));
+  }
+  store::Selection selection{"Job", ns_, {}};
+  Result<store::ListResult> all = store_->List(selection);
+  ASSERT_TRUE(all) << all.error().ToString();
+  std::vector<std::string> names;
+  for (const store::Object& object : all->items) names.push_back(object.key.name);
+  EXPECT_THAT(names, ::testing::ElementsAre("a", "b", "c"));
+  EXPECT_GE(all->resource_version, all->items.back().resource_version);
+  selection.labels = *store::LabelSelector::Parse("team=a");
+  Result<store::ListResult> team_a = store_->List(selection);
+  ASSERT_TRUE(team_a);
+  EXPECT_EQ(team_a->items.size(), 2u);
+}
+
+TEST_F(KubeStoreTest, AWatchFromAListsVersionMissesNothingAndSeesLabelsLeave) {
+  store::Selection selection{"Job", ns_, *store::LabelSelector::Parse("team=a")};
+  Result<store::ListResult> listed = store_->List(selection);
+  ASSERT_TRUE(listed);
+  store::WatchOptions options;
+  options.selection = selection;
+  options.from_version = listed->resource_version;
+  Result<std::unique_ptr<store::Watcher>> watcher = store_->Watch(options);
+  ASSERT_TRUE(watcher) << watcher.error().ToString();
+
+  Result<store::Object> created = store_->Create(Stored(TrainJob("w")));
+  ASSERT_TRUE(created);
+  api::Job job = Decode<api::Job>(*created);
+  job.metadata.labels["team"] = "b";  // leaves the selection
+  Result<store::Object> moved = store_->Update(Stored(job));
+  ASSERT_TRUE(moved) << moved.error().ToString();
+
+  Result<store::WatchEvent> added = (*watcher)->Next(seconds(30));
+  ASSERT_TRUE(added) << added.error().ToString();
+  EXPECT_EQ(added->type, store::WatchEventType::kAdded);
+  EXPECT_EQ(added->object.key.name, "w");
+  EXPECT_EQ(added->object.resource_version, created->resource_version);
+  Result<store::WatchEvent> left = (*watcher)->Next(seconds(30));
+  ASSERT_TRUE(left) << left.error().ToString();
+  EXPECT_EQ(left->type, store::WatchEventType::kDeleted) << "out of the selection";
+  EXPECT_GE((*watcher)->ProgressVersion(), created->resource_version);
+}
+
+TEST_F(KubeStoreTest, AWatchFromAVersionTheServerNoLongerHoldsIsExpired) {
+  // Version 2 predates strata's CRDs, hence their watch caches: the server answers 410.
+  store::WatchOptions options;
+  options.selection.kind = "Job";
+  options.from_version = 2;
+  Result<std::unique_ptr<store::Watcher>> watcher = store_->Watch(options);
+  ASSERT_TRUE(watcher) << watcher.error().ToString();
+  Result<store::WatchEvent> event = (*watcher)->Next(seconds(30));
+  ASSERT_FALSE(event);
+  EXPECT_EQ(event.error().code(), StatusCode::kExpired) << event.error().ToString();
+}
+
+TEST_F(KubeStoreTest, APodIsAV1PodBoundThroughBindingAndDeletedWithItsJob) {
+  Result<store::Object> job = store_->Create(Stored(TrainJob("train")));
+  ASSERT_TRUE(job) << job.error().ToString();
+  Result<store::Object> pod = store_->Create(Stored(WorkerPod("train-0", "train")));
+  ASSERT_TRUE(pod) << pod.error().ToString();
+
+  // What any Kubernetes client sees.
+  Result<json> raw = client_->Get(resources::kPods, ns_, "train-0");
+  ASSERT_TRUE(raw) << raw.error().ToString();
+  EXPECT_EQ((*raw)["spec"]["schedulerName"], "strata");
+  EXPECT_EQ((*raw)["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "1");
+  EXPECT_EQ((*raw)["spec"]["containers"][0]["command"], json::array({"python3", "train.py"}));
+  EXPECT_EQ((*raw)["metadata"]["ownerReferences"][0]["uid"], job->uid);
+  EXPECT_EQ((*raw)["metadata"]["ownerReferences"][0]["kind"], "Job");
+
+  // A pod the store did not write is not one of its Pods.
+  json foreign = StrataPod("foreign");
+  ASSERT_TRUE(client_->Create(resources::kPods, ns_, foreign));
+  Result<store::ListResult> pods = store_->List({"Pod", ns_, {}});
+  ASSERT_TRUE(pods) << pods.error().ToString();
+  ASSERT_EQ(pods->items.size(), 1u);
+  EXPECT_EQ(pods->items[0].key.name, "train-0");
+  EXPECT_EQ(store_->Get({"Pod", ns_, "foreign"}).error().code(), StatusCode::kNotFound);
+
+  // Binding: the store's update with a node name is a pods/binding.
+  api::Pod bound = Decode<api::Pod>(*pod);
+  bound.spec.node_name = "kwok-node-1";
+  bound.metadata.annotations[api::kBoundAtAnnotation] = "2026-12-02T07:00:00Z";
+  store::Object bind = Stored(bound);
+  bind.resource_version = pod->resource_version;
+  Result<store::Object> after_bind = store_->Update(bind);
+  ASSERT_TRUE(after_bind) << after_bind.error().ToString();
+  raw = client_->Get(resources::kPods, ns_, "train-0");
+  ASSERT_TRUE(raw);
+  EXPECT_EQ((*raw)["spec"]["nodeName"], "kwok-node-1");
+  EXPECT_EQ((*raw)["metadata"]["annotations"][api::kBoundAtAnnotation], "2026-12-02T07:00:00Z");
+  api::Pod read = Decode<api::Pod>(*store_->Get(pod->key));
+  EXPECT_EQ(read.spec.node_name, "kwok-node-1");
+  EXPECT_EQ(read.spec.owner.name, "train");
+  EXPECT_EQ(read.spec.resources.gpu, Quantity::FromUnits(1));
+
+  // Bound pods do not move.
+  read.spec.node_name = "kwok-node-2";
+  Result<store::Object> moved = store_->Update(Stored(read));
+  ASSERT_FALSE(moved);
+  EXPECT_THAT(moved.error().message(), HasSubstr("spec.nodeName"));
+
+  // Deleting the Job deletes its pods: the garbage collector follows the owner reference.
+  ASSERT_TRUE(store_->Delete(job->key));
+  EXPECT_TRUE(WaitFor(60, [&] {
+    Result<json> left = client_->Get(resources::kPods, ns_, "train-0");
+    return !left && left.error().code() == StatusCode::kNotFound;
+  }));
+}
+
+TEST_F(KubeStoreTest, APodsStatusIsWrittenThroughTheStatusSubresource) {
+  Result<store::Object> pod = store_->Create(Stored(WorkerPod("solo", "")));
+  ASSERT_TRUE(pod) << pod.error().ToString();
+  api::Pod failed = Decode<api::Pod>(*pod);
+  failed.status.phase = api::PodPhase::kFailed;
+  failed.status.exit_code = 3;
+  failed.status.message = "exited 3";
+  Result<store::Object> written = store_->Update(Stored(failed));
+  ASSERT_TRUE(written) << written.error().ToString();
+  Result<json> raw = client_->Get(resources::kPods, ns_, "solo");
+  ASSERT_TRUE(raw);
+  EXPECT_EQ((*raw)["status"]["phase"], "Failed");
+  EXPECT_EQ((*raw)["status"]["message"], "exited 3");
+  EXPECT_EQ((*raw)["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 3);
+  api::Pod read = Decode<api::Pod>(*written);
+  EXPECT_EQ(read.status.phase, api::PodPhase::kFailed);
+  EXPECT_EQ(read.status.exit_code, 3);
+}
+
+TEST_F(KubeStoreTest, TheClustersNodesAreNodesWithTheirGpus) {
+  Result<store::ListResult> nodes = store_->List({"Node", std::nullopt, {}});
+  ASSERT_TRUE(nodes) << nodes.error().ToString();
+  ASSERT_EQ(nodes->items.size(), 3u);
+  api::Node node = Decode<api::Node>(nodes->items[0]);
+  EXPECT_EQ(node.metadata.name, "kwok-node-0");
+  ASSERT_EQ(node.status.gpus.size(), 8u);
+  EXPECT_EQ(node.status.gpus[0].model, "NVIDIA-H100-80GB-HBM3");
+}
+
+}  // namespace
+}  // namespace strata::kube::testing
