@@ -165,21 +165,28 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
   up->add_flag("--keep-pods", *keep_pods,
                "Leave the pods' processes running when strata up stops (SIGINT, SIGTERM); the "
                "next strata up on this data dir adopts them. Default: they are stopped too");
+  up->add_option("--store", options->store,
+                 "Where the state lives: sqlite (in the data dir) or kubernetes (the API server "
+                 "of --kubeconfig, with strata's CRDs installed: strata kubernetes manifests)")
+      ->check(CLI::IsMember({"sqlite", "kubernetes"}))
+      ->capture_default_str();
   up->add_flag("--kubernetes", *kubernetes,
                "Schedule a Kubernetes cluster instead (pods whose schedulerName is "
                "--scheduler-name, bound through pods/binding); the embedded control plane's "
                "flags do not apply");
   up->add_option("--kubeconfig", kube->kubeconfig,
-                 "With --kubernetes: the kubeconfig (default: $KUBECONFIG, ~/.kube/config, then "
-                 "the in-cluster service account)");
+                 "With --kubernetes or --store kubernetes: the kubeconfig (default: $KUBECONFIG, "
+                 "~/.kube/config, then the in-cluster service account)");
   up->add_option("--scheduler-name", kube->scheduler.scheduler_name,
                  "With --kubernetes: the spec.schedulerName of the pods strata places")
       ->capture_default_str();
   up->add_option("--kube-api-qps", kube->qps,
-                 "With --kubernetes: the API client's requests per second (0: unlimited)")
+                 "With --kubernetes or --store kubernetes: the API client's requests per second "
+                 "(0: unlimited)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100000.0));
-  up->add_option("--kube-api-burst", kube->burst, "With --kubernetes: the API client's burst")
+  up->add_option("--kube-api-burst", kube->burst,
+                 "With --kubernetes or --store kubernetes: the API client's burst")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   up->add_option("--kube-api-workers", kube->scheduler.api_workers,
@@ -206,6 +213,9 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
       return;
     }
     loops->gateway_listen_given = gateway_listen->count() > 0;
+    options->kubeconfig = kube->kubeconfig;
+    options->kube_api_qps = kube->qps;
+    options->kube_api_burst = kube->burst;
     RunUp(*options, *loops, *keep_pods);
   });
 });

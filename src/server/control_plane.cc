@@ -17,6 +17,9 @@
 
 #include "api/pod_contract.h"
 #include "cluster/indexes.h"
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
+#include "kubestore/kube_store.h"
 #include "metrics/metrics.h"
 #include "node/gpu_metrics.h"
 #include "node/nvml_inventory.h"
@@ -124,6 +127,8 @@ class PeriodicLoop {
 }  // namespace
 
 struct ControlPlane::Impl {
+  // The Kubernetes API client of a store on Kubernetes (null otherwise); outlives the store.
+  std::unique_ptr<kube::Client> kube_client;
   std::unique_ptr<store::Store> store;
   // The store, decoded once for every loop and reader. Declared after the store, which it
   // watches.
@@ -210,6 +215,50 @@ ControlPlane::ControlPlane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 
 ControlPlane::~ControlPlane() { Stop(); }
 
+namespace {
+
+// Opens the store `options` names (and the Kubernetes client it runs on, if any, into
+// `kube_client`), and says which on `out`.
+Result<std::unique_ptr<store::Store>> OpenStore(const ControlPlaneOptions& options,
+                                                std::unique_ptr<kube::Client>& kube_client,
+                                                std::ostream& out) {
+  if (options.store == "sqlite") {
+    ASSIGN_OR_RETURN(std::unique_ptr<store::Store> opened,
+                     store::OpenSqliteStore(options.data_dir, store::StoreOptions{}));
+    out << "strata: store " << options.data_dir << "/" << store::kSqliteStoreFileName
+        << " at resourceVersion " << opened->CurrentVersion() << "\n";
+    return opened;
+  }
+  if (options.store != "kubernetes") {
+    return Err(
+        InvalidArgumentError("--store \"" + options.store + "\": expected sqlite or kubernetes"));
+  }
+  kube::KubeConfigOptions config_options;
+  config_options.explicit_path = options.kubeconfig;
+  ASSIGN_OR_RETURN(kube::KubeConfig config, kube::LoadKubeConfig(config_options));
+  kube::ClientOptions client_options;
+  client_options.qps = options.kube_api_qps;
+  client_options.burst = options.kube_api_burst;
+  client_options.user_agent = "strata-control-plane/" + options.version;
+  ASSIGN_OR_RETURN(kube_client, kube::Client::Create(config, client_options));
+  auto opened = std::make_unique<kubestore::KubeStore>(*kube_client);
+  // A first read, so that an unreachable server or missing CRDs fail here, by name.
+  Result<store::ListResult> jobs = opened->List({"Job", std::nullopt, {}});
+  if (!jobs) {
+    return Err(Status(jobs.error().code(),
+                      "the store on " + kube_client->server() + ": " + jobs.error().message() +
+                          (jobs.error().code() == StatusCode::kNotFound
+                               ? " (are strata's CRDs installed? strata kubernetes manifests | "
+                                 "kubectl apply -f -)"
+                               : "")));
+  }
+  out << "strata: store on the Kubernetes API at " << kube_client->server()
+      << " at resourceVersion " << jobs->resource_version << "\n";
+  return std::unique_ptr<store::Store>(std::move(opened));
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOptions& options,
                                                           std::ostream& out) {
   ASSIGN_OR_RETURN(auto address, ParseListenAddress(options.listen));
@@ -249,9 +298,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   }
 
   auto impl = std::make_unique<Impl>();
-  ASSIGN_OR_RETURN(impl->store, store::OpenSqliteStore(options.data_dir, store::StoreOptions{}));
-  out << "strata: store " << options.data_dir << "/" << store::kSqliteStoreFileName
-      << " at resourceVersion " << impl->store->CurrentVersion() << "\n";
+  ASSIGN_OR_RETURN(impl->store, OpenStore(options, impl->kube_client, out));
 
   std::vector<api::Node> nodes =
       NodesFromInventory(found, simulated ? SimulatedNodeCapacity() : HostCapacity(), simulated,

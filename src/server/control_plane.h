@@ -18,6 +18,15 @@
 namespace strata::server {
 
 struct ControlPlaneOptions {
+  // Where the state lives: "sqlite" (the store in the data dir) or "kubernetes" (the API server
+  // of `kubeconfig`: strata's kinds as custom resources, Pods, Nodes and Events as v1 objects;
+  // see kubestore/kube_store.h). The data dir keeps the pods' files either way.
+  std::string store = "sqlite";
+  // With store "kubernetes": the kubeconfig ("": $KUBECONFIG, ~/.kube/config, then the pod's
+  // service account), and the client's requests per second and burst.
+  std::string kubeconfig;
+  double kube_api_qps = 50;
+  int kube_api_burst = 100;
   std::string data_dir = "strata-data";
   // HOST:PORT; port 0 lets the kernel pick one (the line printed at start names it).
   std::string listen = "127.0.0.1:7070";

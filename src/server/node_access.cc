@@ -81,7 +81,8 @@ Result<nlohmann::json> NodeAccess::Join(std::string_view join_token, std::string
                                     "\" is registered by the control plane itself; join under "
                                     "another name (strata agent --name)"));
     }
-    ASSIGN_OR_RETURN(std::vector<store::Write> writes, RegistrationWrites(store_, {*node}));
+    ASSIGN_OR_RETURN(store::Write registration, RegistrationWrite(store_, *node));
+    std::vector<store::Write> writes = {std::move(registration)};
     ASSIGN_OR_RETURN(std::string secret, NewSecret());
     std::string token = name + "." + secret;
     store::Object credential;

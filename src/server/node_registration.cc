@@ -88,34 +88,31 @@ std::vector<api::Node> NodesFromInventory(const std::vector<node::NodeGpus>& nod
   return out;
 }
 
-Result<std::vector<store::Write>> RegistrationWrites(const store::Store& store,
-                                                     const std::vector<api::Node>& nodes) {
-  std::vector<store::Write> writes;
-  for (const api::Node& node : nodes) {
-    ASSIGN_OR_RETURN(store::Object object, ToStoreObject(api::Object(node)));
-    Result<store::Object> current = store.Get(object.key);
-    if (!current) {
-      if (current.error().code() != StatusCode::kNotFound) return Err(current.error());
-      writes.push_back({store::WriteOp::kCreate, std::move(object)});
-      continue;
-    }
-    if (current->body.contains("spec")) object.body["spec"] = current->body["spec"];
-    object.resource_version = current->resource_version;
-    writes.push_back({store::WriteOp::kUpdate, std::move(object)});
+Result<store::Write> RegistrationWrite(const store::Store& store, const api::Node& node) {
+  ASSIGN_OR_RETURN(store::Object object, ToStoreObject(api::Object(node)));
+  Result<store::Object> current = store.Get(object.key);
+  if (!current) {
+    if (current.error().code() != StatusCode::kNotFound) return Err(current.error());
+    return store::Write{store::WriteOp::kCreate, std::move(object)};
   }
-  return writes;
+  if (current->body.contains("spec")) object.body["spec"] = current->body["spec"];
+  object.resource_version = current->resource_version;
+  return store::Write{store::WriteOp::kUpdate, std::move(object)};
 }
 
 Status RegisterNodes(store::Store& store, const std::vector<api::Node>& nodes) {
-  for (int attempt = 0;; ++attempt) {
-    Result<std::vector<store::Write>> writes = RegistrationWrites(store, nodes);
-    if (!writes) return writes.error();
-    Result<std::vector<store::Object>> written = store.Apply(std::move(*writes));
-    if (written) return Status::Ok();
-    StatusCode code = written.error().code();
-    bool raced = code == StatusCode::kConflict || code == StatusCode::kAlreadyExists;
-    if (!raced || attempt + 1 == kRegisterAttempts) return written.error();
+  for (const api::Node& node : nodes) {
+    for (int attempt = 0;; ++attempt) {
+      Result<store::Write> write = RegistrationWrite(store, node);
+      if (!write) return write.error();
+      Result<std::vector<store::Object>> written = store.Apply({std::move(*write)});
+      if (written) break;
+      StatusCode code = written.error().code();
+      bool raced = code == StatusCode::kConflict || code == StatusCode::kAlreadyExists;
+      if (!raced || attempt + 1 == kRegisterAttempts) return written.error();
+    }
   }
+  return Status::Ok();
 }
 
 Status HeartbeatNodes(store::Store& store, const std::vector<std::string>& names, TimePoint now) {

@@ -32,15 +32,15 @@ std::vector<api::Node> NodesFromInventory(const std::vector<node::NodeGpus>& nod
                                           const NodeCapacity& capacity, bool simulated,
                                           TimePoint now);
 
-// The writes that register `nodes` given what the store holds now: a create for a new node, an
+// The write that registers `node` given what the store holds now: a create for a new node, an
 // update of status and labels for one that exists (keeping its spec, with the version read as
 // precondition). Returns the store's error on a failed read.
-Result<std::vector<store::Write>> RegistrationWrites(const store::Store& store,
-                                                     const std::vector<api::Node>& nodes);
+Result<store::Write> RegistrationWrite(const store::Store& store, const api::Node& node);
 
 // Creates each node, or updates the status and labels of one that exists (keeping its spec:
-// taints and unschedulable are the operator's), all in one store batch. Returns the store's
-// error, with nothing changed, on failure.
+// taints and unschedulable are the operator's), one node per write (no backend promises a
+// transaction across objects; a node registered stays registered if the next one fails).
+// Returns the store's first error.
 Status RegisterNodes(store::Store& store, const std::vector<api::Node>& nodes);
 
 // Stamps a new heartbeat into the Ready condition of each named node (Ready=True). A node that

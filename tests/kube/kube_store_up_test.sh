@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# `strata up --store kubernetes`: strata's own control plane (scheduler, job controller, node
+# controller, and a node agent that runs pods as processes) keeping its state on a real
+# control plane (tools/kube/cluster.sh: kube-apiserver, etcd, kube-controller-manager, kwok; no
+# kube-scheduler), checked with kubectl as a user would:
+#  - installed with `strata kubernetes manifests | kubectl apply -f -`;
+#  - its simulated nodes are v1 Nodes with nvidia.com/gpu, GPU Feature Discovery's labels and a
+#    Ready condition whose heartbeat advances, beside kwok's node;
+#  - a strata Job applied with kubectl runs as v1 Pods that kubectl lists: schedulerName strata,
+#    bound to strata's nodes (not the tainted kwok node), owned by the Job, run to Succeeded by
+#    the agent, the Job Succeeded in `kubectl get sjob`;
+#  - stopped and started again, strata up adopts what is there: the nodes are registered again,
+#    no pod is made twice;
+#  - deleting the Job with kubectl deletes its pods.
+# Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
+set -euo pipefail
+
+repo=${STRATA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+strata=${STRATA_BINARY_DIR:-$repo/build/release}/bin/strata
+# shellcheck source=../../tools/kube/cache_paths.sh
+source "$repo/tools/kube/cache_paths.sh"
+# shellcheck source=checks.sh
+source "$repo/tests/kube/checks.sh"
+require_kube_binaries etcd kube-apiserver kube-controller-manager kubectl kwok
+
+cluster=$repo/tools/kube/cluster.sh
+dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_store_up_test.XXXXXX")
+up_pid=""
+cleanup() {
+  [[ -n $up_pid ]] && kill -9 "$up_pid" 2>/dev/null
+  pkill -9 -f "$dir/data" 2>/dev/null || true  # the pods' processes
+  "$cluster" down "$dir" >/dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+kubeconfig=$("$cluster" up "$dir" --nodes 1)
+k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
+
+"$strata" kubernetes manifests --image registry.example/strata:test | k apply -f - >/dev/null
+k wait --for condition=established --timeout=60s crd/jobs.strata.dev >/dev/null
+
+# start_up LOG: strata up on the cluster's state, in the background; waits for its API.
+start_up() {
+  "$strata" up --store kubernetes --kubeconfig "$kubeconfig" --simulate 2x4:H100-80GB \
+    --listen 127.0.0.1:0 --gateway-listen off --data-dir "$dir/data" >"$1" 2>&1 &
+  up_pid=$!
+  if ! wait_for 60 grep -q "API listening" "$1"; then
+    echo "FAILED: strata up --store kubernetes did not start:"
+    cat "$1"
+    exit 1
+  fi
+}
+stop_up() {
+  kill -TERM "$up_pid"
+  wait "$up_pid" || true
+  up_pid=""
+}
+start_up "$dir/up.log"
+check "strata up says where its state is" grep -q "store on the Kubernetes API at https://127.0.0.1:" "$dir/up.log"
+
+strata_nodes=$(k get nodes -l strata.dev/simulated=true -o jsonpath='{.items[*].metadata.name}')
+check "its two simulated nodes are v1 Nodes" [ "$(wc -w <<<"$strata_nodes")" = 2 ]
+first_node=${strata_nodes%% *}
+check "with 4 GPUs allocatable" \
+  [ "$(k get node "$first_node" -o jsonpath='{.status.allocatable.nvidia\.com/gpu}')" = 4 ]
+check "and GPU Feature Discovery's product label" \
+  [ -n "$(k get node "$first_node" -o jsonpath='{.metadata.labels.nvidia\.com/gpu\.product}')" ]
+heartbeat() {
+  k get node "$first_node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}'
+}
+ready=$(k get node "$first_node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')
+check "Ready" [ "$ready" = True ]
+beat=$(heartbeat)
+advanced() { [ "$(heartbeat)" != "$beat" ]; }
+check "whose heartbeat advances" wait_for 30 advanced
+
+k create namespace team-a >/dev/null
+k apply -f - >/dev/null <<'YAML'
+apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata:
+  name: hello
+  namespace: team-a
+spec:
+  replicas: 2
+  resources: {gpu: 2}
+  template:
+    command: [sh, -c, "echo node $PET_NODE_RANK of $PET_NNODES, master $MASTER_ADDR; sleep 3"]
+YAML
+pods() { k get pods -n team-a -l strata.dev/job-name=hello -o jsonpath='{.items[*].metadata.name}'; }
+two_pods() { [ "$(pods | wc -w)" = 2 ]; }
+check "the Job's two pods are v1 Pods kubectl lists" wait_for 60 two_pods
+pod=$(pods | cut -d' ' -f1)
+check "with schedulerName strata" \
+  [ "$(k get pod -n team-a "$pod" -o jsonpath='{.spec.schedulerName}')" = strata ]
+check "owned by the Job" \
+  [ "$(k get pod -n team-a "$pod" -o jsonpath='{.metadata.ownerReferences[0].kind}')" = Job ]
+bound_to_strata() {
+  local node
+  for p in $(pods); do
+    node=$(k get pod -n team-a "$p" -o jsonpath='{.spec.nodeName}')
+    [[ " $strata_nodes " == *" $node "* ]] || return 1
+  done
+}
+check "bound to strata's nodes, not the tainted kwok node" wait_for 60 bound_to_strata
+job_phase() { k get sjob -n team-a hello -o jsonpath='{.status.phase}'; }
+succeeded() { [ "$(job_phase)" = Succeeded ]; }
+check "the Job runs to Succeeded" wait_for 120 succeeded
+check "and its pods too" \
+  [ "$(k get pod -n team-a "$pod" -o jsonpath='{.status.phase}')" = Succeeded ]
+check "the pod's exit code is in its container status" [ "$(k get pod -n team-a "$pod" \
+  -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')" = 0 ]
+check "kubectl get sjob shows the phase column" grep -q Succeeded <<<"$(k get sjob -n team-a)"
+logs=$(cat "$dir"/data/pods/*/logs/*.log 2>/dev/null || true)
+check "each pod ran with torchrun's environment" \
+  grep -q "node 1 of 2, master 127.0.0.1" <<<"$logs"
+check "(node 0 too)" grep -q "node 0 of 2, master 127.0.0.1" <<<"$logs"
+events=$(k get events -n team-a -o jsonpath='{range .items[*]}{.source.component}/{.reason} {end}')
+check "strata's events are v1 Events kubectl lists" grep -q "strata/" <<<"$events"
+uids_before=$(k get pods -n team-a -o jsonpath='{.items[*].metadata.uid}')
+
+stop_up
+start_up "$dir/up-again.log"
+check "started again, it registers its nodes again" \
+  grep -q "registered 2 node(s)" "$dir/up-again.log"
+sleep 3
+check "and makes no pod twice" \
+  [ "$(k get pods -n team-a -o jsonpath='{.items[*].metadata.uid}')" = "$uids_before" ]
+
+k delete sjob -n team-a hello >/dev/null
+no_pods() { [ -z "$(pods)" ]; }
+check "deleting the Job deletes its pods" wait_for 90 no_pods
+
+if ((failures > 0)); then
+  echo "--- strata up"
+  tail -40 "$dir/up.log" "$dir/up-again.log"
+  exit 1
+fi
+echo "kube_store_up_test: all checks passed"
