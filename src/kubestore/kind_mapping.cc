@@ -31,22 +31,47 @@ Result<store::Object> FromKube(const KindMapping& mapping, const Json& object) {
   return store::ObjectFromBody(mapping.kind, body);
 }
 
-Json KubeMetadata(const store::Object& object, const Json* current, bool namespaced) {
+namespace {
+
+// The labels or annotations to send: the object's, and with `keep_foreign` those of `current`
+// that are not strata's (keys outside strata.dev/ that the object does not set).
+Json MergedMap(const Json& ours, const Json* current, bool keep_foreign) {
+  Json out = ours.is_object() ? ours : Json::object();
+  if (keep_foreign && current != nullptr && current->is_object()) {
+    for (const auto& [key, value] : current->items()) {
+      if (!key.starts_with("strata.dev/") && !out.contains(key)) out[key] = value;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Json KubeMetadata(const store::Object& object, const Json* current, bool namespaced,
+                  bool keep_foreign) {
   Json metadata = current != nullptr ? current->value("metadata", Json::object()) : Json::object();
   metadata.erase("managedFields");
   metadata["name"] = object.key.name;
   if (namespaced) metadata["namespace"] = object.key.namespace_name;
   Json labels = Json::object();
   for (const auto& [key, value] : object.labels) labels[key] = value;
+  const Json* current_labels =
+      metadata.contains("labels") ? &static_cast<const Json&>(metadata)["labels"] : nullptr;
+  labels = MergedMap(labels, current_labels, keep_foreign);
+  const Json& body_metadata = object.body.is_object() && object.body.contains("metadata")
+                                  ? object.body["metadata"]
+                                  : Json::object();
+  const Json ours = body_metadata.is_object() ? body_metadata.value("annotations", Json::object())
+                                              : Json::object();
+  const Json* current_annotations = metadata.contains("annotations")
+                                        ? &static_cast<const Json&>(metadata)["annotations"]
+                                        : nullptr;
+  Json annotations = MergedMap(ours, current_annotations, keep_foreign);
   metadata["labels"] = std::move(labels);
-  const Json* annotations = object.body.is_object() && object.body.contains("metadata")
-                                ? &object.body["metadata"]
-                                : nullptr;
-  if (annotations != nullptr && annotations->contains("annotations") &&
-      (*annotations)["annotations"].is_object()) {
-    metadata["annotations"] = (*annotations)["annotations"];
-  } else {
+  if (annotations.empty()) {
     metadata.erase("annotations");
+  } else {
+    metadata["annotations"] = std::move(annotations);
   }
   if (object.resource_version != 0) {
     metadata["resourceVersion"] = std::to_string(object.resource_version);

@@ -63,8 +63,11 @@ Result<store::Object> FromKube(const KindMapping& mapping, const Json& object);
 
 // The metadata to send for `object`: current's (uid, ownerReferences, finalizers... kept,
 // managedFields dropped) with the object's name, namespace, labels and annotations, and the
-// resourceVersion precondition.
-Json KubeMetadata(const store::Object& object, const Json* current, bool namespaced);
+// resourceVersion precondition. With `keep_foreign` (objects Kubernetes' own controllers write
+// on too: Nodes, Pods), current's labels and annotations outside strata.dev/ that the object
+// does not set are kept: strata never takes away what a kubelet or a controller put there.
+Json KubeMetadata(const store::Object& object, const Json* current, bool namespaced,
+                  bool keep_foreign = false);
 
 // strata's metadata from the server's: name, namespace, labels, annotations, uid,
 // resourceVersion and creationTimestamp; the annotations and labels in `drop` left out.

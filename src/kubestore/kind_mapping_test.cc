@@ -131,6 +131,34 @@ TEST(KindMappingTest, AnUpdateKeepsTheServersSpecAndWritesStrataStatus) {
   EXPECT_EQ((*kube)["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 3);
 }
 
+TEST(KindMappingTest, AReplicaIsReadyOnceItsProbePassedAndNotWhileItDrains) {
+  api::Pod replica;
+  replica.metadata.name = "chat-0-0";
+  replica.metadata.namespace_name = "default";
+  replica.spec.owner = {"Service", "chat", 0, 0};
+  replica.spec.template_.command = {"vllm", "serve"};
+  replica.status.phase = api::PodPhase::kRunning;
+  const KindMapping& mapping = Mapping("Pod");
+  auto ready = [&](const api::Pod& pod) {
+    Result<Json> kube = mapping.to_kube(StoreObjectOf(pod), nullptr);
+    EXPECT_TRUE(kube.has_value());
+    std::string condition;
+    for (const Json& c : (*kube)["status"]["conditions"]) {
+      if (c["type"] == "Ready") condition = c["status"];
+    }
+    EXPECT_EQ((*kube)["status"]["containerStatuses"][0]["ready"], condition == "True");
+    return condition;
+  };
+  EXPECT_EQ(ready(replica), "False") << "running, its engine still loading";
+  replica.metadata.annotations[api::kReadyAtAnnotation] = "2026-12-02T07:00:00.000001Z";
+  EXPECT_EQ(ready(replica), "True");
+  replica.metadata.annotations[api::kDrainingAnnotation] = "2026-12-02T07:05:00Z";
+  EXPECT_EQ(ready(replica), "False") << "draining";
+  api::Pod worker = TrainingPod();
+  worker.status.phase = api::PodPhase::kRunning;
+  EXPECT_EQ(ready(worker), "True") << "a training pod serves nothing: running is ready";
+}
+
 TEST(KindMappingTest, APodWithoutStrataSpecIsNamedAsSuch) {
   Json foreign = {
       {"apiVersion", "v1"},
@@ -176,6 +204,32 @@ TEST(KindMappingTest, ANodeKeepsItsGpusInAnAnnotationAndItsCapacityInV1Resources
   EXPECT_EQ(decoded->status, node.status);
   EXPECT_EQ(decoded->metadata.labels, node.metadata.labels);
   EXPECT_TRUE(decoded->metadata.annotations.empty()) << "the inventory annotation is the store's";
+}
+
+TEST(KindMappingTest, ANodeUpdateKeepsWhatKubernetesPutThereButNotStrataLeftovers) {
+  api::Node node;
+  node.metadata.name = "gpu-1";
+  node.metadata.annotations = {{"strata.dev/address", "10.0.0.1"}};
+  const KindMapping& mapping = Mapping("Node");
+  Json stored = AsStored(*mapping.to_kube(StoreObjectOf(node), nullptr), 3);
+  // What Kubernetes' controllers add, and what strata wrote once and no longer does.
+  stored["metadata"]["annotations"]["node.alpha.kubernetes.io/ttl"] = "0";
+  stored["metadata"]["annotations"]["strata.dev/draining"] = "2026-12-02T07:00:00Z";
+  stored["metadata"]["labels"]["kubernetes.io/os"] = "linux";
+  stored["spec"]["taints"] = {{{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoSchedule"}}};
+  Result<Json> update = mapping.to_kube(StoreObjectOf(node), &stored);
+  ASSERT_TRUE(update.has_value());
+  const Json& annotations = (*update)["metadata"]["annotations"];
+  EXPECT_EQ(annotations["node.alpha.kubernetes.io/ttl"], "0");
+  EXPECT_EQ(annotations["strata.dev/address"], "10.0.0.1");
+  EXPECT_FALSE(annotations.contains("strata.dev/draining"));
+  EXPECT_EQ((*update)["metadata"]["labels"]["kubernetes.io/os"], "linux");
+  EXPECT_EQ((*update)["spec"]["taints"][0]["key"], "node.kubernetes.io/not-ready");
+  Result<store::Object> back = FromKube(mapping, stored);
+  ASSERT_TRUE(back.has_value());
+  api::Object decoded_object = Decoded(*back);
+  EXPECT_TRUE(decoded_object.As<api::Node>()->spec.taints.empty())
+      << "Kubernetes' own taints are not strata's to show or write";
 }
 
 TEST(KindMappingTest, ANodeStrataDidNotRegisterReadsItsGpusFromDiscoveryLabels) {

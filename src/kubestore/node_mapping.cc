@@ -44,7 +44,7 @@ Result<Json> NodeToKube(const store::Object& object, const Json* current) {
   const Json& spec = Field(object.body, "spec");
   const Json& status = Field(object.body, "status");
   Json out = {{"apiVersion", "v1"}, {"kind", "Node"}};
-  out["metadata"] = KubeMetadata(object, current, /*namespaced=*/false);
+  out["metadata"] = KubeMetadata(object, current, /*namespaced=*/false, /*keep_foreign=*/true);
   const Json& gpus = Field(status, "gpus");
   if (gpus.is_array() && !gpus.empty()) {
     out["metadata"]["annotations"][api::kNodeGpusAnnotation] = gpus.dump();

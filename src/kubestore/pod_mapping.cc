@@ -73,9 +73,36 @@ Result<Json> NewPodSpec(const Json& spec) {
   return out;
 }
 
-// The v1 status of strata's: the phase, why, and the container's restarts and exit code. A
-// pod that is only Pending keeps the server's status as it is.
-Json PodStatus(const Json& status, const Json* current) {
+// Whether the pod serves, as a v1 Ready condition says: Running, and for the leader of a
+// Service's replica once its readiness probe passed (strata.dev/ready-at); never while draining.
+bool Ready(const Json& body) {
+  if (Field(Field(body, "status"), "phase") != Json("Running")) return false;
+  const Json& annotations = Field(Field(body, "metadata"), "annotations");
+  if (Field(annotations, api::kDrainingAnnotation).is_string()) return false;
+  const Json& owner = Field(Field(body, "spec"), "owner");
+  // rank is left out when 0
+  const bool leads_a_replica = Field(owner, "kind") == Json("Service") &&
+                               (Field(owner, "rank").is_null() || owner["rank"] == Json(0));
+  return !leads_a_replica || Field(annotations, api::kReadyAtAnnotation).is_string();
+}
+
+// Sets the condition `type` of a v1 pod status to `value`.
+void SetCondition(Json& status, const char* type, bool value) {
+  Json& conditions = status["conditions"];
+  if (!conditions.is_array()) conditions = Json::array();
+  const char* text = value ? "True" : "False";
+  for (Json& condition : conditions) {
+    if (Field(condition, "type") == Json(type)) {
+      if (condition["status"] != Json(text)) condition = {{"type", type}, {"status", text}};
+      return;
+    }
+  }
+  conditions.push_back({{"type", type}, {"status", text}});
+}
+
+// The v1 status of strata's: the phase, why, the Ready condition, and the container's restarts
+// and exit code. A pod that is only Pending keeps the server's status as it is.
+Json PodStatus(const Json& status, const Json* current, bool ready) {
   Json out = current != nullptr ? Field(*current, "status") : Json();
   if (!out.is_object()) out = Json::object();
   const bool only_pending = !status.is_object() || status == Json{{"phase", "Pending"}};
@@ -94,7 +121,7 @@ Json PodStatus(const Json& status, const Json* current) {
   const std::string phase = out["phase"].get<std::string>();
   Json container = {
       {"name", kContainerName},
-      {"ready", phase == "Running"},
+      {"ready", ready},
       {"restartCount",
        Field(status, "restartCount").is_number_integer() ? status["restartCount"] : Json(0)},
       {"image", std::string(kProcessImage)},
@@ -114,13 +141,15 @@ Json PodStatus(const Json& status, const Json* current) {
     }
   }
   out["containerStatuses"] = Json::array({std::move(container)});
+  SetCondition(out, "Ready", ready);
+  SetCondition(out, "ContainersReady", ready);
   return out;
 }
 
 Result<Json> PodToKube(const store::Object& object, const Json* current) {
   const Json& spec = Field(object.body, "spec");
   Json out = {{"apiVersion", "v1"}, {"kind", "Pod"}};
-  out["metadata"] = KubeMetadata(object, current, /*namespaced=*/true);
+  out["metadata"] = KubeMetadata(object, current, /*namespaced=*/true, /*keep_foreign=*/true);
   out["metadata"]["labels"][api::kManagedByLabel] = api::kManagedByStrata;
   out["metadata"]["annotations"][api::kPodSpecAnnotation] = spec.is_object() ? spec.dump() : "{}";
   if (current != nullptr) {
@@ -128,7 +157,7 @@ Result<Json> PodToKube(const store::Object& object, const Json* current) {
   } else {
     ASSIGN_OR_RETURN(out["spec"], NewPodSpec(spec));
   }
-  out["status"] = PodStatus(Field(object.body, "status"), current);
+  out["status"] = PodStatus(Field(object.body, "status"), current, Ready(object.body));
   return out;
 }
 

@@ -12,7 +12,10 @@
 #    the agent, the Job Succeeded in `kubectl get sjob`;
 #  - stopped and started again, strata up adopts what is there: the nodes are registered again,
 #    no pod is made twice;
-#  - deleting the Job with kubectl deletes its pods.
+#  - deleting the Job with kubectl deletes its pods;
+#  - a TP=2 strata Service applied with kubectl gets a replica: a v1 Pod of two GPUs (engine-sim
+#    on the simulated GPUs), Ready once its engine is, and strata's gateway answers a chat completion
+#    for its model from it.
 # Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
 set -euo pipefail
 
@@ -28,8 +31,12 @@ cluster=$repo/tools/kube/cluster.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_store_up_test.XXXXXX")
 up_pid=""
 cleanup() {
-  [[ -n $up_pid ]] && kill -9 "$up_pid" 2>/dev/null
-  pkill -9 -f "$dir/data" 2>/dev/null || true  # the pods' processes
+  # SIGTERM: strata up stops its pods' processes (engine-sim replicas among them) as it goes.
+  if [[ -n $up_pid ]]; then
+    kill -TERM "$up_pid" 2>/dev/null || true
+    for _ in {1..60}; do kill -0 "$up_pid" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$up_pid" 2>/dev/null || true
+  fi
   "$cluster" down "$dir" >/dev/null || true
   rm -rf "$dir"
 }
@@ -44,7 +51,8 @@ k wait --for condition=established --timeout=60s crd/jobs.strata.dev >/dev/null
 # start_up LOG: strata up on the cluster's state, in the background; waits for its API.
 start_up() {
   "$strata" up --store kubernetes --kubeconfig "$kubeconfig" --simulate 2x4:H100-80GB \
-    --listen 127.0.0.1:0 --gateway-listen off --data-dir "$dir/data" >"$1" 2>&1 &
+    --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 --sim-startup-delay 1 \
+    --data-dir "$dir/data" >"$1" 2>&1 &
   up_pid=$!
   if ! wait_for 60 grep -q "API listening" "$1"; then
     echo "FAILED: strata up --store kubernetes did not start:"
@@ -133,9 +141,39 @@ k delete sjob -n team-a hello >/dev/null
 no_pods() { [ -z "$(pods)" ]; }
 check "deleting the Job deletes its pods" wait_for 90 no_pods
 
+k apply -f - >/dev/null <<'YAML'
+apiVersion: strata.dev/v1alpha1
+kind: Service
+metadata:
+  name: chat
+  namespace: team-a
+spec:
+  model: tiny-chat
+  engine: {command: [vllm, serve, tiny-chat]}
+  resources: {gpu: 2}
+  tensorParallel: 2
+  minReplicas: 1
+  maxReplicas: 2
+YAML
+ready_replicas() { k get ssvc -n team-a chat -o jsonpath='{.status.readyReplicas}'; }
+one_ready() { [ "$(ready_replicas)" = 1 ]; }
+check "the Service's replica becomes ready" wait_for 120 one_ready
+replica_pods=$(k get pods -n team-a -l strata.dev/service=chat -o jsonpath='{.items[*].metadata.name}')
+check "its replica is a v1 Pod" [ "$(wc -w <<<"$replica_pods")" = 1 ]
+check "holding two GPUs (TP=2)" [ "$(k get pod -n team-a "$replica_pods" \
+  -o jsonpath='{.spec.containers[0].resources.limits.nvidia\.com/gpu}')" = 2 ]
+check "Ready in kubectl's eyes" [ "$(k get pod -n team-a "$replica_pods" \
+  -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
+gateway=$(grep -oE 'gateway listening on http://[0-9.:]+' "$dir/up-again.log" | cut -d' ' -f4)
+answer=$(curl -s -m 30 "$gateway/v1/chat/completions" -H 'content-type: application/json' \
+  -d '{"model": "tiny-chat", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 8}' ||
+  true)
+check "strata's gateway serves the model from it" grep -q '"choices"' <<<"$answer"
+
 if ((failures > 0)); then
   echo "--- strata up"
-  tail -40 "$dir/up.log" "$dir/up-again.log"
+  tail -n 40 "$dir/up.log" "$dir/up-again.log"
+  k get pods -A --show-labels
   exit 1
 fi
 echo "kube_store_up_test: all checks passed"
