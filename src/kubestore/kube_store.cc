@@ -425,6 +425,10 @@ Result<store::Object> KubeStore::DeleteOne(const KindMapping& mapping,
     options.precondition_resource_version = std::to_string(object.resource_version);
   }
   options.propagation = kube::PropagationPolicy::kBackground;
+  // A pod's grace is strata's own (its controllers ask for the stop first, and its node agent
+  // acts on the deletion): gone at once, as in every store, not left terminating for a kubelet
+  // that never comes.
+  if (mapping.kind == "Pod") options.grace_period_seconds = 0;
   ASSIGN_OR_RETURN(Json answer, client_.Delete(mapping.resource, NamespaceOf(mapping, object.key),
                                                object.key.name, options));
   if (answer.value("kind", "") == "Status") {

@@ -32,7 +32,9 @@ struct KubeStoreOptions {
 //                binds a Pod given a node through pods/binding, then PUTs what changed: the
 //                object, then its /status, each with the version the previous write returned;
 //                kUpsert is kCreate when the object is not there; kDelete DELETEs with the
-//                preconditions, in the background (owned objects follow).
+//                preconditions, in the background (owned objects follow); a Pod with no grace
+//                period (strata's controllers stop its processes before they delete it, and
+//                its node agent acts on the deletion: no kubelet is left to finish it).
 //   Watch        one kind, from a version or from now: a watch stream with bookmarks,
 //                reconnected from the last version when the server ends it; Expired (410) ends
 //                the watcher, and the consumer relists

@@ -10,6 +10,9 @@
 #  - a strata Job applied with kubectl runs as v1 Pods that kubectl lists: schedulerName strata,
 #    bound to strata's nodes (not the tainted kwok node), owned by the Job, run to Succeeded by
 #    the agent, the Job Succeeded in `kubectl get sjob`;
+#  - a 2 x 2 Job of examples/workers/allreduce.py (rendezvous over TCP, checkpoints): one worker
+#    killed with SIGKILL restarts the whole group, which resumes from its checkpoint and
+#    succeeds;
 #  - stopped and started again, strata up adopts what is there: the nodes are registered again,
 #    no pod is made twice;
 #  - deleting the Job with kubectl deletes its pods;
@@ -127,6 +130,47 @@ check "each pod ran with torchrun's environment" \
 check "(node 0 too)" grep -q "node 0 of 2, master 127.0.0.1" <<<"$logs"
 events=$(k get events -n team-a -o jsonpath='{range .items[*]}{.source.component}/{.reason} {end}')
 check "strata's events are v1 Events kubectl lists" grep -q "strata/" <<<"$events"
+# workers RANK: the pids of the live allreduce workers of the Job "resilient" with that RANK.
+workers() {
+  local proc env
+  for proc in /proc/[0-9]*; do
+    env=$({ tr '\0' '\n' <"$proc/environ"; } 2>/dev/null) || continue
+    grep -qx "RANK=$1" <<<"$env" &&
+      grep -q "STRATA_CHECKPOINT_DIR=$dir/data/checkpoints/team-a/resilient" <<<"$env" &&
+      echo "${proc#/proc/}"
+  done
+}
+k apply -f - >/dev/null <<YAML
+apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata:
+  name: resilient
+  namespace: team-a
+spec:
+  replicas: 2
+  procPerNode: 2
+  maxRestarts: 3
+  resources: {gpu: 1}
+  template:
+    command: [python3, $repo/examples/workers/allreduce.py]
+    args: [--steps, "150", --checkpoint-every, "5", --step-sleep, "0.05", --timeout, "20"]
+YAML
+checkpointed() { [ -n "$(k get sjob -n team-a resilient -o jsonpath='{.status.lastCheckpointTime}')" ]; }
+check "a 2 x 2 allreduce Job checkpoints" wait_for 60 checkpointed
+rank3=$(workers 3)
+check "its rank 3 is one live worker" [ "$(wc -w <<<"$rank3")" = 1 ]
+kill -9 $rank3
+resilient_phase() { k get sjob -n team-a resilient -o jsonpath='{.status.phase}'; }
+resilient_done() { [ "$(resilient_phase)" = Succeeded ]; }
+check "killed with SIGKILL, it restarts as a group and succeeds" wait_for 120 resilient_done
+check "after one group restart" \
+  [ "$(k get sjob -n team-a resilient -o jsonpath='{.status.restartCount}')" = 1 ]
+worker_logs=$(cat "$dir"/data/pods/*/logs/*.log 2>/dev/null || true)
+check "resumed from its checkpoint" grep -q "(resumed from checkpoint)" <<<"$worker_logs"
+check "every rank's result checked" [ "$(grep -c "result ok" <<<"$worker_logs")" -ge 4 ]
+k delete sjob -n team-a resilient >/dev/null
+gone() { [ -z "$(k get pods -n team-a -l strata.dev/job-name=resilient -o name)" ]; }
+check "deleted, its pods go at once" wait_for 30 gone
 uids_before=$(k get pods -n team-a -o jsonpath='{.items[*].metadata.uid}')
 
 stop_up
