@@ -16,6 +16,7 @@
 #  - stopped and started again, strata up adopts what is there: the nodes are registered again,
 #    no pod is made twice;
 #  - deleting the Job with kubectl deletes its pods;
+#  - a Kubeflow PyTorchJob given to `strata apply` becomes a strata Job on the cluster and runs;
 #  - a TP=2 strata Service applied with kubectl gets a replica: a v1 Pod of two GPUs (engine-sim
 #    on the simulated GPUs), Ready once its engine is, and strata's gateway answers a chat completion
 #    for its model from it.
@@ -184,6 +185,38 @@ check "and makes no pod twice" \
 k delete sjob -n team-a hello >/dev/null
 no_pods() { [ -z "$(pods)" ]; }
 check "deleting the Job deletes its pods" wait_for 90 no_pods
+
+# A compatible kind through strata's own API: stored on the cluster as a strata Job.
+api=$(grep -oE 'API listening on http://[0-9.:]+' "$dir/up-again.log" | cut -d' ' -f4)
+cat >"$dir/pytorchjob.yaml" <<YAML
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: ptj, namespace: team-a}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: python:3-slim
+              command: [python3, $repo/examples/workers/allreduce.py, --steps, "10"]
+              resources: {limits: {nvidia.com/gpu: 1}}
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: python:3-slim
+              command: [python3, $repo/examples/workers/allreduce.py, --steps, "10"]
+              resources: {limits: {nvidia.com/gpu: 1}}
+YAML
+check "strata apply of a PyTorchJob works on the Kubernetes store" \
+  "$strata" apply -f "$dir/pytorchjob.yaml" --server "$api"
+ptj_done() { [ "$(k get sjob -n team-a ptj -o jsonpath='{.status.phase}')" = Succeeded ]; }
+check "and kubectl sees it run to Succeeded as a strata Job" wait_for 90 ptj_done
 
 k apply -f - >/dev/null <<'YAML'
 apiVersion: strata.dev/v1alpha1
