@@ -20,6 +20,7 @@
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "kubestore/kube_store.h"
+#include "kubestore/node_lease.h"
 #include "metrics/metrics.h"
 #include "node/gpu_metrics.h"
 #include "node/nvml_inventory.h"
@@ -384,9 +385,19 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   for (const api::Node& node : nodes) names.push_back(node.metadata.name);
   plane->impl_->simulated = simulated;
   store::Store* store = plane->impl_->store.get();
-  plane->AddLoop("node heartbeat", options.heartbeat_interval, [store, names] {
-    return HeartbeatNodes(*store, names, RealClock::Instance().Now());
-  });
+  kube::Client* kube_client = plane->impl_->kube_client.get();
+  plane->AddLoop("node heartbeat", options.heartbeat_interval,
+                 [store, names, kube_client]() -> Status {
+                   const TimePoint now = RealClock::Instance().Now();
+                   if (Status beat = HeartbeatNodes(*store, names, now); !beat.ok()) return beat;
+                   if (kube_client == nullptr) return Status::Ok();
+                   // On Kubernetes, each node's Lease too, as a kubelet renews it.
+                   for (const std::string& name : names) {
+                     Status renewed = kubestore::RenewNodeLease(*kube_client, name, now);
+                     if (!renewed.ok()) return renewed;
+                   }
+                   return Status::Ok();
+                 });
   std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   out << "strata: API listening on http://" << shown_host << ":" << plane->port() << std::endl;
   return plane;

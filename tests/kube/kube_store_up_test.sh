@@ -6,7 +6,7 @@
 # kube-scheduler), checked with kubectl as a user would:
 #  - installed with `strata kubernetes manifests | kubectl apply -f -`;
 #  - its simulated nodes are v1 Nodes with nvidia.com/gpu, GPU Feature Discovery's labels and a
-#    Ready condition whose heartbeat advances, beside kwok's node;
+#    Ready condition whose heartbeat advances and a Lease in kube-node-lease, beside kwok's node;
 #  - a strata Job applied with kubectl runs as v1 Pods that kubectl lists: schedulerName strata,
 #    bound to strata's nodes (not the tainted kwok node), owned by the Job, run to Succeeded by
 #    the agent, the Job Succeeded in `kubectl get sjob`;
@@ -87,6 +87,10 @@ check "Ready" [ "$ready" = True ]
 beat=$(heartbeat)
 advanced() { [ "$(heartbeat)" != "$beat" ]; }
 check "whose heartbeat advances" wait_for 30 advanced
+lease_holder() { k get lease -n kube-node-lease "$first_node" -o jsonpath='{.spec.holderIdentity}'; }
+check "and whose Lease in kube-node-lease it holds, as a kubelet" [ "$(lease_holder)" = "$first_node" ]
+check "(owned by the Node)" [ "$(k get lease -n kube-node-lease "$first_node" \
+  -o jsonpath='{.metadata.ownerReferences[0].kind}')" = Node ]
 
 k create namespace team-a >/dev/null
 k apply -f - >/dev/null <<'YAML'
