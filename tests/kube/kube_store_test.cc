@@ -196,6 +196,31 @@ TEST_F(KubeStoreTest, AWatchFromAListsVersionMissesNothingAndSeesLabelsLeave) {
   EXPECT_GE((*watcher)->ProgressVersion(), created->resource_version);
 }
 
+TEST_F(KubeStoreTest, AWatchFromNowOutlivesTheServersEndOfEachRequest) {
+  // Requests of 1 s: the server ends each one, and the watcher goes on from its last version.
+  kubestore::KubeStoreOptions options;
+  options.watch_request_timeout = seconds(1);
+  kubestore::KubeStore store(*client_, options);
+  store::WatchOptions watch;
+  watch.selection = {"Job", ns_, {}};
+  Result<std::unique_ptr<store::Watcher>> watcher = store.Watch(watch);
+  ASSERT_TRUE(watcher) << watcher.error().ToString();
+  Result<store::WatchEvent> nothing = (*watcher)->Next(std::chrono::milliseconds(2500));
+  ASSERT_FALSE(nothing);
+  EXPECT_EQ(nothing.error().code(), StatusCode::kDeadlineExceeded) << nothing.error().ToString();
+  Result<store::Object> created = store.Create(Stored(TrainJob("late")));
+  ASSERT_TRUE(created) << created.error().ToString();
+  Result<store::WatchEvent> added = (*watcher)->Next(seconds(30));
+  ASSERT_TRUE(added) << added.error().ToString();
+  EXPECT_EQ(added->type, store::WatchEventType::kAdded);
+  EXPECT_EQ(added->object.resource_version, created->resource_version);
+  ASSERT_TRUE(store.Delete(created->key));
+  Result<store::WatchEvent> deleted = (*watcher)->Next(seconds(30));
+  ASSERT_TRUE(deleted) << deleted.error().ToString();
+  EXPECT_EQ(deleted->type, store::WatchEventType::kDeleted);
+  EXPECT_GT(deleted->object.resource_version, created->resource_version);
+}
+
 TEST_F(KubeStoreTest, AWatchFromAVersionTheServerNoLongerHoldsIsExpired) {
   // Version 2 predates strata's CRDs, hence their watch caches: the server answers 410.
   store::WatchOptions options;
