@@ -53,14 +53,27 @@ Json WithoutStatus(Json object) {
   return object;
 }
 
+// Raises `value` to `version` if it is lower.
+void RaiseTo(std::atomic<int64_t>& value, int64_t version) {
+  int64_t seen = value.load();
+  while (version > seen && !value.compare_exchange_weak(seen, version)) {
+  }
+}
+
+// How long TryNext waits for the event of the store's own latest write of its kind.
+constexpr Duration kOwnWriteWait = std::chrono::seconds(1);
+
 // A watch of one kind: a thread reads the server's watch stream, translates each event and
 // queues it for the consumer.
 class KubeWatcher final : public store::Watcher {
  public:
+  // `own_writes`, when set, is the version of the store's latest write of the kind: the watch
+  // covers the whole kind, so that write's event is sure to come (see TryNext).
   KubeWatcher(kube::Client& client, const KindMapping& mapping, std::string namespace_name,
               const store::WatchOptions& options, int64_t from_version,
-              const KubeStoreOptions& store_options)
+              const KubeStoreOptions& store_options, const std::atomic<int64_t>* own_writes)
       : client_(client),
+        own_writes_(own_writes),
         mapping_(mapping),
         namespace_name_(std::move(namespace_name)),
         label_selector_(LabelSelectorFor(mapping, options.selection.labels)),
@@ -85,7 +98,19 @@ class KubeWatcher final : public store::Watcher {
   }
 
   Result<store::WatchEvent> Next(Duration timeout) override { return queue_.Next(timeout); }
-  Result<std::optional<store::WatchEvent>> TryNext() override { return queue_.TryNext(); }
+  // Read-your-writes, as an embedded store gives it: when nothing waits but this store wrote
+  // the kind at a version the watch has not reached, the write's event is on its way; wait for
+  // it (up to kOwnWriteWait), so that a cache synced after a write holds it.
+  Result<std::optional<store::WatchEvent>> TryNext() override {
+    ASSIGN_OR_RETURN(std::optional<store::WatchEvent> event, queue_.TryNext());
+    if (event || own_writes_ == nullptr || own_writes_->load() <= queue_.ProgressVersion()) {
+      return event;
+    }
+    Result<store::WatchEvent> next = queue_.Next(kOwnWriteWait);
+    if (next) return std::optional<store::WatchEvent>(std::move(*next));
+    if (next.error().code() == StatusCode::kDeadlineExceeded) return std::nullopt;
+    return Err(next.error());
+  }
   void SetNotify(std::function<void()> notify) override { queue_.SetNotify(std::move(notify)); }
   int64_t ProgressVersion() const override { return queue_.ProgressVersion(); }
 
@@ -177,6 +202,7 @@ class KubeWatcher final : public store::Watcher {
   }
 
   kube::Client& client_;
+  const std::atomic<int64_t>* const own_writes_;  // null: the watch may miss the store's writes
   const KindMapping& mapping_;
   const std::string namespace_name_;
   const std::string label_selector_;
@@ -194,7 +220,9 @@ class KubeWatcher final : public store::Watcher {
 }  // namespace
 
 KubeStore::KubeStore(kube::Client& client, KubeStoreOptions options)
-    : client_(client), options_(options) {}
+    : client_(client), options_(options) {
+  for (const KindMapping& mapping : AllKindMappings()) own_writes_[mapping.kind];
+}
 
 KubeStore::~KubeStore() = default;
 
@@ -252,16 +280,14 @@ Result<std::unique_ptr<store::Watcher>> KubeStore::Watch(const store::WatchOptio
     ASSIGN_OR_RETURN(from, store::ParseResourceVersion(listed.resource_version));
     SawVersion(from);
   }
+  const bool whole_kind =
+      !options.selection.namespace_name && options.selection.labels.MatchesEverything();
   return std::unique_ptr<store::Watcher>(
       new KubeWatcher(client_, *mapping, CollectionNamespace(*mapping, options.selection), options,
-                      from, options_));
+                      from, options_, whole_kind ? &own_writes_.at(mapping->kind) : nullptr));
 }
 
-void KubeStore::SawVersion(int64_t version) const {
-  int64_t seen = seen_version_.load();
-  while (version > seen && !seen_version_.compare_exchange_weak(seen, version)) {
-  }
-}
+void KubeStore::SawVersion(int64_t version) const { RaiseTo(seen_version_, version); }
 
 int64_t KubeStore::CurrentVersion() const {
   if (int64_t seen = seen_version_.load(); seen > 0) return seen;
@@ -307,6 +333,9 @@ Result<std::vector<store::Object>> KubeStore::Apply(std::vector<store::Write> wr
   }();
   if (!written) return Err(written.error());
   SawVersion(written->resource_version);
+  if (write.op != store::WriteOp::kDelete) {
+    RaiseTo(own_writes_.at(mapping->kind), written->resource_version);
+  }
   return std::vector<store::Object>{std::move(*written)};
 }
 

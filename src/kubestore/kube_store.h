@@ -1,7 +1,9 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <string_view>
 
 #include "common/clock.h"
 #include "kube/client.h"
@@ -37,7 +39,11 @@ struct KubeStoreOptions {
 //                its node agent acts on the deletion: no kubelet is left to finish it).
 //   Watch        one kind, from a version or from now: a watch stream with bookmarks,
 //                reconnected from the last version when the server ends it; Expired (410) ends
-//                the watcher, and the consumer relists
+//                the watcher, and the consumer relists. Read-your-writes, as the embedded
+//                stores give it: a watcher of a whole kind (every namespace, no labels) whose
+//                TryNext finds nothing waiting while this store has written the kind at a
+//                version the watch has not reached waits (up to 1 s) for that write's event,
+//                so that the cache a loop syncs after its writes holds them
 //   CurrentVersion  the newest resourceVersion an answer to this store carried (its own writes
 //                and lists; a list of one namespace the first time), so the cache's Sync costs
 //                no request
@@ -71,6 +77,9 @@ class KubeStore final : public store::Store {
   kube::Client& client_;
   const KubeStoreOptions options_;
   mutable std::atomic<int64_t> seen_version_{0};
+  // Per mapped kind (every one, made at construction): the version of this store's latest
+  // create or update of it, for the watchers' read-your-writes.
+  std::map<std::string_view, std::atomic<int64_t>> own_writes_;
 };
 
 }  // namespace strata::kubestore

@@ -18,8 +18,9 @@
 #  - deleting the Job with kubectl deletes its pods;
 #  - a Kubeflow PyTorchJob given to `strata apply` becomes a strata Job on the cluster and runs;
 #  - a TP=2 strata Service applied with kubectl gets a replica: a v1 Pod of two GPUs (engine-sim
-#    on the simulated GPUs), Ready once its engine is, and strata's gateway answers a chat completion
-#    for its model from it.
+#    on the simulated GPUs), Ready once its engine is; strata's gateway answers a chat completion
+#    for its model from it, and under a burst of the official openai client's streams it scales
+#    up to a second replica and back down, with no stream lost.
 # Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
 set -euo pipefail
 
@@ -158,13 +159,13 @@ spec:
   resources: {gpu: 1}
   template:
     command: [python3, $repo/examples/workers/allreduce.py]
-    args: [--steps, "150", --checkpoint-every, "5", --step-sleep, "0.05", --timeout, "20"]
+    args: [--steps, "400", --checkpoint-every, "5", --step-sleep, "0.05", --timeout, "20"]
 YAML
 checkpointed() { [ -n "$(k get sjob -n team-a resilient -o jsonpath='{.status.lastCheckpointTime}')" ]; }
 check "a 2 x 2 allreduce Job checkpoints" wait_for 60 checkpointed
 rank3=$(workers 3)
 check "its rank 3 is one live worker" [ "$(wc -w <<<"$rank3")" = 1 ]
-kill -9 $rank3
+[[ -n $rank3 ]] && kill -9 $rank3
 resilient_phase() { k get sjob -n team-a resilient -o jsonpath='{.status.phase}'; }
 resilient_done() { [ "$(resilient_phase)" = Succeeded ]; }
 check "killed with SIGKILL, it restarts as a group and succeeds" wait_for 120 resilient_done
@@ -235,6 +236,7 @@ spec:
   tensorParallel: 2
   minReplicas: 1
   maxReplicas: 2
+  autoscaling: {metric: concurrency, target: 4, stableWindow: 6s, panicWindow: 2s}
 YAML
 ready_replicas() { k get ssvc -n team-a chat -o jsonpath='{.status.readyReplicas}'; }
 one_ready() { [ "$(ready_replicas)" = 1 ]; }
@@ -251,10 +253,64 @@ answer=$(curl -s -m 30 "$gateway/v1/chat/completions" -H 'content-type: applicat
   true)
 check "strata's gateway serves the model from it" grep -q '"choices"' <<<"$answer"
 
+# A burst through the gateway with the official openai client (make py-deps installs it): 16
+# clients streaming back to back against a target of 4 per replica.
+python=${STRATA_PYTHON:-$HOME/.cache/strata-python/bin/python3}
+if [[ -x $python ]] && "$python" -c 'import openai' 2>/dev/null; then
+  cat >"$dir/burst.py" <<'PY'
+import asyncio, json, sys, time
+import openai
+
+async def main(url, seconds):
+    client = openai.AsyncOpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+    until, done, errors, unfinished = time.time() + seconds, 0, [], 0
+    async def one():
+        nonlocal done, unfinished
+        while time.time() < until:
+            try:
+                stream = await client.chat.completions.create(
+                    model="tiny-chat", stream=True, max_tokens=48,
+                    messages=[{"role": "user", "content": "hello"}])
+                finish = None
+                async for chunk in stream:
+                    if chunk.choices and chunk.choices[0].finish_reason:
+                        finish = chunk.choices[0].finish_reason
+                done += 1
+                unfinished += finish is None
+            except Exception as error:  # every failure is reported, none retried
+                errors.append(repr(error))
+    await asyncio.gather(*(one() for _ in range(16)))
+    print(json.dumps({"completed": done, "errors": errors[:5], "unfinished": unfinished}))
+
+asyncio.run(main(sys.argv[1], float(sys.argv[2])))
+PY
+  "$python" "$dir/burst.py" "$gateway" 30 >"$dir/burst.json" 2>&1 &
+  burst_pid=$!
+  two_ready() { [ "$(ready_replicas)" = 2 ]; }
+  check "under a burst it scales up to a second ready replica" wait_for 60 two_ready
+  check "(two replica pods on the cluster)" [ "$(k get pods -n team-a -l strata.dev/service=chat \
+    -o name | wc -l)" = 2 ]
+  wait "$burst_pid" || true
+  burst=$(cat "$dir/burst.json")
+  check "the burst completed streams" "$python" -c \
+    "import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if r['completed'] > 16 else 1)" "$burst"
+  check "with no error and no stream cut short" "$python" -c \
+    "import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if not r['errors'] and not r['unfinished'] else 1)" \
+    "$burst"
+  back_to_one() {
+    [ "$(k get pods -n team-a -l strata.dev/service=chat -o name | wc -l)" = 1 ]
+  }
+  check "and scales back down to one replica once it is over" wait_for 120 back_to_one
+else
+  echo "skip: the burst (no openai client in $python; make py-deps installs it)"
+fi
+
 if ((failures > 0)); then
   echo "--- strata up"
   tail -n 40 "$dir/up.log" "$dir/up-again.log"
   k get pods -A --show-labels
+  k get sjob,ssvc -A -o yaml | grep -vE '^\s+(f:|manager|operation|time|fieldsType|fieldsV1)'
+  k get pods -n team-a -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName} {.status.phase} {.metadata.annotations}{"\n"}{end}'
   exit 1
 fi
 echo "kube_store_up_test: all checks passed"
