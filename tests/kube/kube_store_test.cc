@@ -221,6 +221,24 @@ TEST_F(KubeStoreTest, AWatchFromNowOutlivesTheServersEndOfEachRequest) {
   EXPECT_GT(deleted->object.resource_version, created->resource_version);
 }
 
+TEST_F(KubeStoreTest, AWholeKindWatcherHoldsTheStoresOwnWriteAtOnce) {
+  // Read-your-writes: right after a write, TryNext does not come back empty before its event.
+  store::WatchOptions watch;
+  watch.selection.kind = "Job";
+  Result<std::unique_ptr<store::Watcher>> watcher = store_->Watch(watch);
+  ASSERT_TRUE(watcher) << watcher.error().ToString();
+  for (int i = 0; i < 3; ++i) {
+    Result<store::Object> created = store_->Create(Stored(TrainJob("mine-" + std::to_string(i))));
+    ASSERT_TRUE(created) << created.error().ToString();
+    while (true) {
+      Result<std::optional<store::WatchEvent>> next = (*watcher)->TryNext();
+      ASSERT_TRUE(next) << next.error().ToString();
+      ASSERT_TRUE(next->has_value()) << "the write's event was not there for a Sync after it";
+      if ((*next)->object.resource_version == created->resource_version) break;
+    }
+  }
+}
+
 TEST_F(KubeStoreTest, AWatchFromAVersionTheServerNoLongerHoldsIsExpired) {
   // Version 2 predates strata's CRDs, hence their watch caches: the server answers 410.
   store::WatchOptions options;
