@@ -527,10 +527,10 @@ models:
   }
   ASSERT_NE(metrics.find(broken_down), std::string::npos) << metrics;
   ASSERT_NE(metrics.find(healthy_up), std::string::npos) << metrics;
-  EXPECT_EQ(metrics.find(fmt::format(
-                "strata_gateway_scrapes_total{{endpoint=\"{}\",result=\"error\"}} 0",
-                broken.address())),
-            std::string::npos)
+  EXPECT_EQ(
+      metrics.find(fmt::format("strata_gateway_scrapes_total{{endpoint=\"{}\",result=\"error\"}} 0",
+                               broken.address())),
+      std::string::npos)
       << metrics;
   for (int i = 0; i < 10; ++i) {
     Reply reply = Post(port(), "/v1/chat/completions", Chat("m"));
