@@ -112,6 +112,14 @@ std::optional<Duration> ParseRetryAfter(std::string_view value) {
 
 }  // namespace
 
+Result<std::unique_ptr<Client>> Client::FromKubeconfig(const std::string& kubeconfig_path,
+                                                       ClientOptions options) {
+  KubeConfigOptions config_options;
+  config_options.explicit_path = kubeconfig_path;
+  ASSIGN_OR_RETURN(KubeConfig config, LoadKubeConfig(config_options));
+  return Create(config, std::move(options));
+}
+
 Result<std::unique_ptr<Client>> Client::Create(const KubeConfig& config, ClientOptions options) {
   ASSIGN_OR_RETURN(ServerUrl url, ParseServerUrl(config.server, config.source));
   std::unique_ptr<Client> client(new Client());

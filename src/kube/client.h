@@ -128,6 +128,10 @@ class Client {
   // Fails with InvalidArgument when the server URL or the certificates do not load.
   static Result<std::unique_ptr<Client>> Create(const KubeConfig& config,
                                                 ClientOptions options = {});
+  // The client of the kubeconfig at `kubeconfig_path` ("": $KUBECONFIG, ~/.kube/config, then
+  // the in-cluster service account), as LoadKubeConfig finds it; its errors, or Create's.
+  static Result<std::unique_ptr<Client>> FromKubeconfig(const std::string& kubeconfig_path,
+                                                        ClientOptions options = {});
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;

@@ -8,8 +8,6 @@
 #include <random>
 #include <utility>
 
-#include "kube/kubeconfig.h"
-
 namespace strata::kubesched {
 namespace {
 
@@ -24,15 +22,12 @@ std::string Identity() {
 
 Result<std::unique_ptr<SchedulerService>> SchedulerService::Start(SchedulerServiceOptions options,
                                                                   std::ostream& out) {
-  kube::KubeConfigOptions config_options;
-  config_options.explicit_path = options.kubeconfig;
-  ASSIGN_OR_RETURN(kube::KubeConfig config, kube::LoadKubeConfig(config_options));
   kube::ClientOptions client_options;
   client_options.qps = options.qps;
   client_options.burst = options.burst;
   client_options.user_agent = "strata-scheduler/0.1";
   ASSIGN_OR_RETURN(std::unique_ptr<kube::Client> client,
-                   kube::Client::Create(config, client_options));
+                   kube::Client::FromKubeconfig(options.kubeconfig, client_options));
   // Fails early, naming the server, when it cannot be reached or does not accept us.
   ASSIGN_OR_RETURN(nlohmann::json version, client->GetPath("/version"));
   std::unique_ptr<SchedulerService> service(new SchedulerService());

@@ -30,12 +30,8 @@ Result<Json> EventFromKube(const Json& object) {
     if (object.contains(name) && !object[name].is_null()) out[name] = object[name];
   }
   if (out.contains("involvedObject") && out["involvedObject"].is_object()) {
-    Json involved = Json::object();
-    for (const char* name : {"kind", "name", "namespace", "uid"}) {
-      const Json& value = out["involvedObject"].value(name, Json());
-      if (value.is_string() && !value.empty()) involved[name] = value;
-    }
-    out["involvedObject"] = std::move(involved);
+    out["involvedObject"] =
+        NonEmptyStrings(out["involvedObject"], {"kind", "name", "namespace", "uid"});
   }
   return out;
 }

@@ -26,6 +26,20 @@ Result<const KindMapping*> FindKindMapping(std::string_view kind) {
                                   "\": strata keeps no such kind on Kubernetes"));
 }
 
+const Json& Field(const Json& object, const char* name) {
+  static const Json kNull;
+  return object.is_object() && object.contains(name) ? object[name] : kNull;
+}
+
+Json NonEmptyStrings(const Json& object, std::initializer_list<const char*> names) {
+  Json out = Json::object();
+  for (const char* name : names) {
+    const Json& value = Field(object, name);
+    if (value.is_string() && !value.empty()) out[name] = value;
+  }
+  return out;
+}
+
 Result<store::Object> FromKube(const KindMapping& mapping, const Json& object) {
   ASSIGN_OR_RETURN(Json body, mapping.from_kube(object));
   return store::ObjectFromBody(mapping.kind, body);

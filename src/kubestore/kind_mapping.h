@@ -1,5 +1,6 @@
 #pragma once
 
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,12 @@ Result<store::Object> FromKube(const KindMapping& mapping, const Json& object);
 // does not set are kept: strata never takes away what a kubelet or a controller put there.
 Json KubeMetadata(const store::Object& object, const Json* current, bool namespaced,
                   bool keep_foreign = false);
+
+// object[name], or null when `object` is not an object or has no such field.
+const Json& Field(const Json& object, const char* name);
+
+// The fields of `object` among `names` that are non-empty strings, as an object.
+Json NonEmptyStrings(const Json& object, std::initializer_list<const char*> names);
 
 // strata's metadata from the server's: name, namespace, labels, annotations, uid,
 // resourceVersion and creationTimestamp; the annotations and labels in `drop` left out.

@@ -15,11 +15,6 @@ constexpr char kGpuResource[] = "nvidia.com/gpu";
 constexpr char kGpuProductLabel[] = "nvidia.com/gpu.product";
 constexpr char kGpuMemoryLabel[] = "nvidia.com/gpu.memory";  // MiB
 
-const Json& Field(const Json& object, const char* name) {
-  static const Json kNull;
-  return object.is_object() && object.contains(name) ? object[name] : kNull;
-}
-
 // Taints that Kubernetes' node lifecycle controller sets and clears (not-ready, unreachable,
 // ...): the store neither shows them nor writes over them.
 bool IsKubernetesTaint(const Json& taint) {
@@ -106,12 +101,8 @@ Result<Json> NodeFromKube(const Json& object) {
   if (kube_spec.contains("taints") && kube_spec["taints"].is_array()) {
     Json taints = Json::array();
     for (const Json& taint : kube_spec["taints"]) {
-      if (IsKubernetesTaint(taint)) continue;
-      Json kept = Json::object();
-      for (const char* name : {"key", "value", "effect"}) {
-        if (Field(taint, name).is_string() && !taint[name].empty()) kept[name] = taint[name];
-      }
-      taints.push_back(std::move(kept));
+      if (!IsKubernetesTaint(taint))
+        taints.push_back(NonEmptyStrings(taint, {"key", "value", "effect"}));
     }
     if (!taints.empty()) spec["taints"] = std::move(taints);
   }
@@ -138,14 +129,8 @@ Result<Json> NodeFromKube(const Json& object) {
   if (kube_status.contains("conditions") && kube_status["conditions"].is_array()) {
     Json conditions = Json::array();
     for (const Json& condition : kube_status["conditions"]) {
-      Json kept = Json::object();
-      for (const char* name :
-           {"type", "status", "reason", "message", "lastHeartbeatTime", "lastTransitionTime"}) {
-        if (Field(condition, name).is_string() && !condition[name].empty()) {
-          kept[name] = condition[name];
-        }
-      }
-      conditions.push_back(std::move(kept));
+      conditions.push_back(NonEmptyStrings(condition, {"type", "status", "reason", "message",
+                                                       "lastHeartbeatTime", "lastTransitionTime"}));
     }
     if (!conditions.empty()) status["conditions"] = std::move(conditions);
   }

@@ -17,11 +17,6 @@ constexpr std::string_view kContainerName = "main";
 constexpr std::string_view kGpuResource = "nvidia.com/gpu";
 const std::string kOwnedSelector = std::string(api::kManagedByLabel) + "=" + api::kManagedByStrata;
 
-const Json& Field(const Json& object, const char* name) {
-  static const Json kNull;
-  return object.is_object() && object.contains(name) ? object[name] : kNull;
-}
-
 // The container limits of strata's resources: cpu and memory as written, GPUs when whole (a
 // share of a GPU has no device-plugin resource; strata's own annotation carries it).
 Result<Json> Limits(const Json& resources) {
@@ -185,11 +180,7 @@ Result<Json> PodFromKube(const Json& object) {
       {"phase", Field(kube_status, "phase").is_string() && kube_status["phase"] != "Unknown"
                     ? kube_status["phase"]
                     : Json("Pending")}};
-  for (const char* name : {"reason", "message"}) {
-    if (Field(kube_status, name).is_string() && !kube_status[name].empty()) {
-      status[name] = kube_status[name];
-    }
-  }
+  status.update(NonEmptyStrings(kube_status, {"reason", "message"}));
   for (const Json& container : Field(kube_status, "containerStatuses")) {
     if (Field(container, "name") != Json(kContainerName)) continue;
     if (Field(container, "restartCount").is_number_integer() &&

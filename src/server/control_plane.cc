@@ -18,7 +18,6 @@
 #include "api/pod_contract.h"
 #include "cluster/indexes.h"
 #include "kube/client.h"
-#include "kube/kubeconfig.h"
 #include "kubestore/kube_store.h"
 #include "kubestore/node_lease.h"
 #include "metrics/metrics.h"
@@ -234,14 +233,11 @@ Result<std::unique_ptr<store::Store>> OpenStore(const ControlPlaneOptions& optio
     return Err(
         InvalidArgumentError("--store \"" + options.store + "\": expected sqlite or kubernetes"));
   }
-  kube::KubeConfigOptions config_options;
-  config_options.explicit_path = options.kubeconfig;
-  ASSIGN_OR_RETURN(kube::KubeConfig config, kube::LoadKubeConfig(config_options));
   kube::ClientOptions client_options;
   client_options.qps = options.kube_api_qps;
   client_options.burst = options.kube_api_burst;
   client_options.user_agent = "strata-control-plane/" + options.version;
-  ASSIGN_OR_RETURN(kube_client, kube::Client::Create(config, client_options));
+  ASSIGN_OR_RETURN(kube_client, kube::Client::FromKubeconfig(options.kubeconfig, client_options));
   auto opened = std::make_unique<kubestore::KubeStore>(*kube_client);
   // A first read, so that an unreachable server or missing CRDs fail here, by name.
   Result<store::ListResult> jobs = opened->List({"Job", std::nullopt, {}});

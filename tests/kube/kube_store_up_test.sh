@@ -145,6 +145,7 @@ workers() {
       grep -q "STRATA_CHECKPOINT_DIR=$dir/data/checkpoints/team-a/resilient" <<<"$env" &&
       echo "${proc#/proc/}"
   done
+  return 0  # the last process looked at is no reason to fail
 }
 k apply -f - >/dev/null <<YAML
 apiVersion: strata.dev/v1alpha1
@@ -291,12 +292,13 @@ PY
   check "(two replica pods on the cluster)" [ "$(k get pods -n team-a -l strata.dev/service=chat \
     -o name | wc -l)" = 2 ]
   wait "$burst_pid" || true
-  burst=$(cat "$dir/burst.json")
-  check "the burst completed streams" "$python" -c \
-    "import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if r['completed'] > 16 else 1)" "$burst"
-  check "with no error and no stream cut short" "$python" -c \
-    "import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if not r['errors'] and not r['unfinished'] else 1)" \
-    "$burst"
+  # burst_says EXPR: EXPR holds of the burst's summary r.
+  burst_says() {
+    "$python" -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if $1 else 1)" \
+      "$dir/burst.json"
+  }
+  check "the burst completed streams" burst_says "r['completed'] > 16"
+  check "with no error and no stream cut short" burst_says "not r['errors'] and not r['unfinished']"
   back_to_one() {
     [ "$(k get pods -n team-a -l strata.dev/service=chat -o name | wc -l)" = 1 ]
   }
