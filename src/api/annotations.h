@@ -28,6 +28,11 @@ inline constexpr char kGangPlacementAnnotation[] = "strata.dev/gang-placement";
 // runs there). Absent: the node's kubernetes.io/hostname label, else its name.
 inline constexpr char kNodeAddressAnnotation[] = "strata.dev/address";
 
+// On a Node on Kubernetes: "HOST:PORT" of the kubelet endpoint its agent serves (container logs,
+// for `kubectl logs`); the Node's status.addresses (InternalIP) and daemonEndpoints say so to
+// the API server.
+inline constexpr char kKubeletEndpointAnnotation[] = "strata.dev/kubelet-endpoint";
+
 // Set by the controllers on a pod that must stop: the value is the reason (one of the
 // kStop... words) and kStopMessageAnnotation says why in a sentence. The agent sends SIGTERM,
 // waits its grace period, sends SIGKILL, and reports the pod Failed (or Succeeded, if the

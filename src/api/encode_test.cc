@@ -118,7 +118,7 @@ std::vector<Object> EveryKind() {
   pod.spec.assigned_gpus = {{2, "GPU-c", Q("1"), Q("0"), ""},
                             {3, "", Q("300m"), Q("8Gi"), "MIG-y"}};
   pod.spec.gang = {"pg", 2, {{"nvidia.com/gpu", Q("2")}}};
-  pod.status = {PodPhase::kFailed, 137, 2, "OOMKilled", "out of memory"};
+  pod.status = {PodPhase::kFailed, 137, 2, "OOMKilled", "out of memory", "10.0.0.7"};
 
   Tenant tenant{Meta("acme", false), {{"sk-acme-000001", "sk-acme-000002"}, 60000, "critical"}};
 

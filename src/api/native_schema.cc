@@ -372,7 +372,9 @@ const TypeSchema* PodStatusSchema() {
        {"exitCode", T::kInteger, "The exit code of the last run."},
        {"restartCount", T::kNonNegativeInteger, "How many times the processes restarted."},
        {"reason", T::kString, "One CamelCase word saying why."},
-       {"message", T::kString, "A sentence for people."}}};
+       {"message", T::kString, "A sentence for people."},
+       {"podIP", T::kString,
+        "The address the processes are reached at: the node's (set when they start)."}}};
   return &s;
 }
 

@@ -71,9 +71,17 @@ struct PodStatus {
   int64_t restart_count = 0;
   std::string reason;
   std::string message;
+  // The address the pod's processes are reached at: its node's (pods share their node's
+  // network), set by the node agent when it starts them; empty until then, or when the node is
+  // known by name only.
+  std::string pod_ip;
 
   bool operator==(const PodStatus&) const = default;
 };
+
+// The one container of a pod's v1 Pod on Kubernetes (kubestore's mapping), the name `kubectl
+// logs` asks for: the pod's processes run in it.
+inline constexpr std::string_view kPodContainerName = "main";
 
 // The unit that is placed on one node and runs processes there. Namespaced.
 struct Pod {

@@ -86,6 +86,7 @@ json EncodePodStatus(const PodStatus& status) {
   PutInt(out, "restartCount", status.restart_count);
   PutString(out, "reason", status.reason);
   PutString(out, "message", status.message);
+  PutString(out, "podIP", status.pod_ip);
   return out;
 }
 
@@ -96,6 +97,7 @@ PodStatus DecodePodStatus(const FieldView& status) {
   out.restart_count = status.Integer("restartCount", 0);
   out.reason = status.String("reason");
   out.message = status.String("message");
+  out.pod_ip = status.String("podIP");
   return out;
 }
 

@@ -64,9 +64,19 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
     (*plane)->Stop();
     return;
   }
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
-  std::cout << "strata: stopping (signal " << signal_number << ")" << std::endl;
+  const timespec tick{0, 200'000'000};
+  for (;;) {
+    if ((*plane)->lost_leadership()) {
+      std::cerr << "strata up: leadership lost; stopping (start again to stand by)\n";
+      SetExitCode(1);
+      break;
+    }
+    int signal_number = sigtimedwait(&stop_signals, nullptr, &tick);
+    if (signal_number > 0) {
+      std::cout << "strata: stopping (signal " << signal_number << ")" << std::endl;
+      break;
+    }
+  }
   (*plane)->Stop();
   server::StopControlLoops(*running, keep_pods);
   if (keep_pods) {
@@ -120,8 +130,9 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "HOST:PORT for the API (port 0: any free port); off loopback needs --token-file")
       ->capture_default_str();
   up->add_option("--simulate", options->simulate,
-                 "Simulated inventory NODESxGPUS:MODEL[,racks=R], e.g. 4x8:H100-80GB,racks=2 "
-                 "(default: NVML, else that shape)");
+                 "Simulated inventory NODESxGPUS:MODEL[,racks=R][,prefix=NAME], e.g. "
+                 "4x8:H100-80GB,racks=2 (default: NVML, else that shape); the nodes are "
+                 "NAME-0.. (default sim-node)");
   up->add_option("--join-token-file", options->join_token_file,
                  "Join tokens for node agents on other machines (strata agent --join-token), one "
                  "per line");
@@ -199,15 +210,24 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "false when Kueue's own controller admits them")
       ->capture_default_str();
   up->add_option("--leader-elect", kube->leader_elect,
-                 "With --kubernetes: one active scheduler through a Lease; the others stand by")
+                 "With --kubernetes or --store kubernetes: one active scheduler (or set of "
+                 "controllers) through a Lease; the others stand by")
       ->capture_default_str();
   up->add_option("--leader-elect-resource-namespace", kube->lease_namespace,
-                 "With --kubernetes: the Lease's namespace")
+                 "With --kubernetes or --store kubernetes: the Lease's namespace")
       ->capture_default_str();
-  up->add_option("--leader-elect-resource-name", kube->lease_name,
-                 "With --kubernetes: the Lease's name")
+  up->add_option("--kubelet-listen", options->kubelet_listen,
+                 "With --store kubernetes: HOST:PORT of the nodes' kubelet endpoint, through which "
+                 "the API server serves kubectl logs (port 0: any free one)")
       ->capture_default_str();
-  up->callback([options, loops, keep_pods, gateway_listen, kubernetes, kube] {
+  up->add_option("--kubelet-client-ca-file", options->kubelet_client_ca_file,
+                 "With --store kubernetes: the CA of the API server's kubelet client certificate "
+                 "(default: the CA the kubeconfig trusts)");
+  CLI::Option* lease_name =
+      up->add_option("--leader-elect-resource-name", kube->lease_name,
+                     "The Lease's name (default: strata-scheduler with --kubernetes, "
+                     "strata-control-plane with --store kubernetes)");
+  up->callback([options, loops, keep_pods, gateway_listen, kubernetes, kube, lease_name] {
     if (*kubernetes) {
       RunUpKubernetes(*kube);
       return;
@@ -216,6 +236,9 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
     options->kubeconfig = kube->kubeconfig;
     options->kube_api_qps = kube->qps;
     options->kube_api_burst = kube->burst;
+    options->leader_elect = kube->leader_elect;
+    options->lease_namespace = kube->lease_namespace;
+    if (lease_name->count() > 0) options->lease_name = kube->lease_name;
     RunUp(*options, *loops, *keep_pods);
   });
 });

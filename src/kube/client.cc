@@ -127,6 +127,7 @@ Result<std::unique_ptr<Client>> Client::Create(const KubeConfig& config, ClientO
   while (!client->server_.empty() && client->server_.back() == '/') client->server_.pop_back();
   client->path_prefix_ = url.prefix;
   client->default_namespace_ = config.namespace_name;
+  client->ca_pem_ = config.ca_pem;
   client->options_ = options;
   client->impersonate_user_ = config.impersonate_user;
   client->impersonate_groups_ = config.impersonate_groups;

@@ -209,6 +209,8 @@ class Client {
   const std::string& server() const { return server_; }
   // The namespace of the configuration's context.
   const std::string& default_namespace() const { return default_namespace_; }
+  // The CA the configuration trusts for the server (PEM; empty: the system's).
+  const std::string& ca_pem() const { return ca_pem_; }
   ClientStats stats() const;
 
  private:
@@ -233,6 +235,7 @@ class Client {
   std::string server_;       // scheme, host, port
   std::string path_prefix_;  // of the server URL, without a trailing slash
   std::string default_namespace_;
+  std::string ca_pem_;
   ClientOptions options_;
   std::string impersonate_user_;
   std::vector<std::string> impersonate_groups_;

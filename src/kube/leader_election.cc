@@ -1,6 +1,10 @@
 #include "kube/leader_election.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <climits>
 
 namespace strata::kube {
 
@@ -211,6 +215,13 @@ Status LeaderElector::Run(const LeaderCallbacks& callbacks) {
   if (!outcome.ok()) spdlog::warn("leader election: {}", outcome.message());
   if (callbacks.on_stopped_leading) callbacks.on_stopped_leading();
   return outcome;
+}
+
+std::string CandidateIdentity() {
+  char host[HOST_NAME_MAX + 1] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  std::random_device random;
+  return fmt::format("{}_{:08x}", host, random());
 }
 
 }  // namespace strata::kube

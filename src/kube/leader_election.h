@@ -29,6 +29,10 @@ struct LeaderElectionConfig {
   bool release_on_stop = true;
 };
 
+// A candidate's identity for LeaderElectionConfig: this host's name and a random suffix
+// ("gpu-box-3_1f2e3d4c"), unique to the process.
+std::string CandidateIdentity();
+
 // Invoked on Run's thread; each must return promptly (start the leader's work elsewhere).
 struct LeaderCallbacks {
   std::function<void()> on_started_leading;

@@ -37,6 +37,8 @@ inline const GroupVersionResource kConfigMaps{"", "v1", "configmaps"};
 inline const GroupVersionResource kLeases{"coordination.k8s.io", "v1", "leases"};
 inline const GroupVersionResource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
                                                              "customresourcedefinitions"};
+inline const GroupVersionResource kSubjectAccessReviews{"authorization.k8s.io", "v1",
+                                                        "subjectaccessreviews"};
 }  // namespace resources
 
 // Query parameters in order, unescaped; PathFor escapes them.

@@ -2,23 +2,10 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <climits>
-#include <random>
 #include <utility>
 
 namespace strata::kubesched {
-namespace {
-
-std::string Identity() {
-  char host[HOST_NAME_MAX + 1] = {};
-  ::gethostname(host, sizeof(host) - 1);
-  std::random_device random;
-  return fmt::format("{}_{:08x}", host, random());
-}
-
-}  // namespace
 
 Result<std::unique_ptr<SchedulerService>> SchedulerService::Start(SchedulerServiceOptions options,
                                                                   std::ostream& out) {
@@ -33,7 +20,7 @@ Result<std::unique_ptr<SchedulerService>> SchedulerService::Start(SchedulerServi
   std::unique_ptr<SchedulerService> service(new SchedulerService());
   service->options_ = std::move(options);
   service->out_ = &out;
-  service->identity_ = Identity();
+  service->identity_ = kube::CandidateIdentity();
   service->client_ = std::move(client);
   out << "strata: scheduling pods with schedulerName " << service->options_.scheduler.scheduler_name
       << " on " << service->client_->server() << " (Kubernetes " << version.value("gitVersion", "?")

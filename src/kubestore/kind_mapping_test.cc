@@ -90,6 +90,7 @@ TEST(KindMappingTest, APodRoundTripsThroughTheServersShape) {
   // The server binds it and its node agent reports it running after one restart.
   stored["spec"]["nodeName"] = "gpu-1";
   stored["status"] = {{"phase", "Running"},
+                      {"podIP", "10.0.0.7"},
                       {"containerStatuses", {{{"name", "main"}, {"restartCount", 1}}}}};
   Result<store::Object> back = FromKube(mapping, stored);
   ASSERT_TRUE(back.has_value()) << back.error().ToString();
@@ -100,6 +101,7 @@ TEST(KindMappingTest, APodRoundTripsThroughTheServersShape) {
   expected.spec.node_name = "gpu-1";
   expected.status.phase = api::PodPhase::kRunning;
   expected.status.restart_count = 1;
+  expected.status.pod_ip = "10.0.0.7";
   api::Object decoded_object = Decoded(*back);
   const api::Pod* decoded = decoded_object.As<api::Pod>();
   ASSERT_NE(decoded, nullptr);
@@ -119,6 +121,7 @@ TEST(KindMappingTest, AnUpdateKeepsTheServersSpecAndWritesStrataStatus) {
   pod.status.phase = api::PodPhase::kFailed;
   pod.status.exit_code = 3;
   pod.status.message = "exit 3";
+  pod.status.pod_ip = "10.0.0.7";
   store::Object update = StoreObjectOf(pod);
   Result<Json> kube = mapping.to_kube(update, &stored);
   ASSERT_TRUE(kube.has_value());
@@ -129,6 +132,8 @@ TEST(KindMappingTest, AnUpdateKeepsTheServersSpecAndWritesStrataStatus) {
   EXPECT_EQ((*kube)["status"]["phase"], "Failed");
   EXPECT_EQ((*kube)["status"]["message"], "exit 3");
   EXPECT_EQ((*kube)["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 3);
+  EXPECT_EQ((*kube)["status"]["podIP"], "10.0.0.7") << "pods share their node's network";
+  EXPECT_EQ((*kube)["status"]["hostIPs"], Json::parse(R"([{"ip": "10.0.0.7"}])"));
 }
 
 TEST(KindMappingTest, AReplicaIsReadyOnceItsProbePassedAndNotWhileItDrains) {
@@ -230,6 +235,26 @@ TEST(KindMappingTest, ANodeUpdateKeepsWhatKubernetesPutThereButNotStrataLeftover
   api::Object decoded_object = Decoded(*back);
   EXPECT_TRUE(decoded_object.As<api::Node>()->spec.taints.empty())
       << "Kubernetes' own taints are not strata's to show or write";
+}
+
+TEST(KindMappingTest, ANodesKubeletEndpointIsItsInternalIpAndDaemonEndpoint) {
+  api::Node node;
+  node.metadata.name = "gpu-1";
+  node.metadata.annotations = {{api::kKubeletEndpointAnnotation, "127.0.0.1:40123"}};
+  const KindMapping& mapping = Mapping("Node");
+  Result<Json> kube = mapping.to_kube(StoreObjectOf(node), nullptr);
+  ASSERT_TRUE(kube.has_value());
+  EXPECT_EQ((*kube)["status"]["addresses"],
+            Json::parse(R"([{"type": "InternalIP", "address": "127.0.0.1"}])"));
+  EXPECT_EQ((*kube)["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"], 40123);
+  node.metadata.annotations[api::kKubeletEndpointAnnotation] = "[::1]:10250";
+  kube = mapping.to_kube(StoreObjectOf(node), nullptr);
+  EXPECT_EQ((*kube)["status"]["addresses"][0]["address"], "::1");
+  // A malformed one leaves the server's status as it was.
+  Json stored = AsStored(*kube, 4);
+  node.metadata.annotations[api::kKubeletEndpointAnnotation] = "127.0.0.1:99999";
+  kube = mapping.to_kube(StoreObjectOf(node), &stored);
+  EXPECT_EQ((*kube)["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"], 10250);
 }
 
 TEST(KindMappingTest, ANodeStrataDidNotRegisterReadsItsGpusFromDiscoveryLabels) {

@@ -375,9 +375,7 @@ Result<store::Object> KubeStore::CreateOne(const KindMapping& mapping, store::Ob
   if (mapping.status_subresource && object.body.is_object() && object.body.contains("status")) {
     ASSIGN_OR_RETURN(Json with_status, mapping.to_kube(object, &created));
     if (with_status.value("status", Json()) != created.value("status", Json())) {
-      kube::WriteOptions status_write;
-      status_write.subresource = "status";
-      ASSIGN_OR_RETURN(created, client_.Update(mapping.resource, ns, with_status, status_write));
+      ASSIGN_OR_RETURN(created, WriteStatus(mapping, ns, with_status));
     }
   }
   return FromKube(mapping, created);
@@ -422,11 +420,7 @@ Result<store::Object> KubeStore::UpdateOne(const KindMapping& mapping, store::Ob
       return Err(InvalidArgumentError("spec.nodeName: " + object.key.Describe() + " is bound to " +
                                       bound + "; a pod on Kubernetes cannot move or be unbound"));
     }
-    if (wanted != bound) {
-      RETURN_IF_ERROR(client_.Bind(ns, object.key.name, wanted, metadata.value("uid", "")));
-      ASSIGN_OR_RETURN(current, client_.Get(mapping.resource, ns, object.key.name));
-      object.resource_version = 0;  // preconditions checked; go on from the bound version
-    }
+    if (wanted != bound) return BindOne(mapping, ns, std::move(object), std::move(current), wanted);
   }
   ASSIGN_OR_RETURN(Json desired, mapping.to_kube(object, &current));
   if (!mapping.status_subresource) {
@@ -435,15 +429,45 @@ Result<store::Object> KubeStore::UpdateOne(const KindMapping& mapping, store::Ob
   }
   if (WithoutStatus(desired) != WithoutStatus(current)) {
     ASSIGN_OR_RETURN(current, client_.Update(mapping.resource, ns, desired));
-    object.resource_version = 0;
+    object.resource_version = 0;  // the caller's precondition held for this write
     ASSIGN_OR_RETURN(desired, mapping.to_kube(object, &current));
   }
   if (desired.value("status", Json()) != current.value("status", Json())) {
-    kube::WriteOptions status_write;
-    status_write.subresource = "status";
-    ASSIGN_OR_RETURN(current, client_.Update(mapping.resource, ns, desired, status_write));
+    ASSIGN_OR_RETURN(current, WriteStatus(mapping, ns, desired));
   }
   return FromKube(mapping, current);
+}
+
+Result<store::Object> KubeStore::BindOne(const KindMapping& mapping, const std::string& ns,
+                                         store::Object object, Json current,
+                                         const std::string& node_name) {
+  // What the caller changed is judged against the version its precondition named (`current`),
+  // before the binding moves the pod on: another writer may set its status as soon as it is
+  // bound (kwok does), and a binding rewrites none of that.
+  ASSIGN_OR_RETURN(Json desired, mapping.to_kube(object, &current));
+  const bool status_changed = desired.value("status", Json()) != current.value("status", Json());
+  // The metadata first (under the caller's precondition), then the binding: a crash in between
+  // leaves an unbound pod that the scheduler places again, never a bound pod without what its
+  // binder wrote beside the node (the bound-at time, a gang's placement).
+  const std::string uid = current["metadata"].value("uid", std::string());
+  if (WithoutStatus(desired) != WithoutStatus(current)) {
+    ASSIGN_OR_RETURN(current, client_.Update(mapping.resource, ns, desired));
+  }
+  RETURN_IF_ERROR(client_.Bind(ns, object.key.name, node_name, uid));
+  ASSIGN_OR_RETURN(current, client_.Get(mapping.resource, ns, object.key.name));
+  if (status_changed) {
+    object.resource_version = 0;  // the binding took the caller's precondition
+    ASSIGN_OR_RETURN(desired, mapping.to_kube(object, &current));
+    ASSIGN_OR_RETURN(current, WriteStatus(mapping, ns, desired));
+  }
+  return FromKube(mapping, current);
+}
+
+Result<Json> KubeStore::WriteStatus(const KindMapping& mapping, const std::string& ns,
+                                    const Json& desired) {
+  kube::WriteOptions status_write;
+  status_write.subresource = "status";
+  return client_.Update(mapping.resource, ns, desired, status_write);
 }
 
 Result<store::Object> KubeStore::DeleteOne(const KindMapping& mapping,

@@ -67,6 +67,12 @@ class KubeStore final : public store::Store {
  private:
   Result<store::Object> CreateOne(const KindMapping& mapping, store::Object object);
   Result<store::Object> UpdateOne(const KindMapping& mapping, store::Object object, bool upsert);
+  // UpdateOne of an unbound pod that `object` binds to `node_name`, its preconditions checked
+  // against `current`: its metadata, the pods/binding, then its status if the caller changed it.
+  Result<store::Object> BindOne(const KindMapping& mapping, const std::string& ns,
+                                store::Object object, Json current, const std::string& node_name);
+  // PUT of `desired`'s status through the status subresource.
+  Result<Json> WriteStatus(const KindMapping& mapping, const std::string& ns, const Json& desired);
   Result<store::Object> DeleteOne(const KindMapping& mapping, const store::Object& object);
   // The ownerReferences of a new pod: its Job or Service, when there is one.
   Result<nlohmann::json> PodOwnerReferences(const store::Object& pod);

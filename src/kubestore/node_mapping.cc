@@ -35,6 +35,30 @@ Json Resources(const Json& status, Json base) {
   return base;
 }
 
+// The kubelet endpoint "HOST:PORT" (IPv6 in brackets) of a node's annotations as the API server
+// reads it: status.addresses' InternalIP and daemonEndpoints' port. False when absent or
+// malformed (the status keeps what the server had).
+bool SetKubeletEndpoint(const Json& annotations, Json& kube_status) {
+  const Json& endpoint = Field(annotations, api::kKubeletEndpointAnnotation);
+  if (!endpoint.is_string()) return false;
+  const std::string text = endpoint.get<std::string>();
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  std::string host = text.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  int port = 0;
+  for (char c : text.substr(colon + 1)) {
+    if (c < '0' || c > '9' || port > 65535) return false;
+    port = port * 10 + (c - '0');
+  }
+  if (port <= 0 || port > 65535) return false;
+  kube_status["addresses"] = Json::array({{{"type", "InternalIP"}, {"address", host}}});
+  kube_status["daemonEndpoints"] = {{"kubeletEndpoint", {{"Port", port}}}};
+  return true;
+}
+
 Result<Json> NodeToKube(const store::Object& object, const Json* current) {
   const Json& spec = Field(object.body, "spec");
   const Json& status = Field(object.body, "status");
@@ -68,6 +92,7 @@ Result<Json> NodeToKube(const store::Object& object, const Json* current) {
   kube_status["allocatable"] = Resources(status, Field(kube_status, "allocatable"));
   const Json& conditions = Field(status, "conditions");
   if (conditions.is_array() && !conditions.empty()) kube_status["conditions"] = conditions;
+  SetKubeletEndpoint(Field(Field(object.body, "metadata"), "annotations"), kube_status);
   out["status"] = std::move(kube_status);
   return out;
 }

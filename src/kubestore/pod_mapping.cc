@@ -3,6 +3,7 @@
 
 #include "api/annotations.h"
 #include "api/object_meta.h"
+#include "api/pod.h"
 #include "common/quantity.h"
 #include "kube/resource.h"
 #include "kubestore/kind_mapping.h"
@@ -13,7 +14,6 @@ namespace {
 // The image of a process that strata's node agent runs itself: a container runtime never sees
 // it (a virtual kubelet runs the command as a process), but the API requires one.
 constexpr std::string_view kProcessImage = "strata.dev/process";
-constexpr std::string_view kContainerName = "main";
 constexpr std::string_view kGpuResource = "nvidia.com/gpu";
 const std::string kOwnedSelector = std::string(api::kManagedByLabel) + "=" + api::kManagedByStrata;
 
@@ -35,7 +35,7 @@ Result<Json> Limits(const Json& resources) {
 
 Result<Json> Container(const Json& spec) {
   const Json& process = Field(spec, "template");
-  Json container = {{"name", kContainerName}};
+  Json container = {{"name", api::kPodContainerName}};
   container["image"] = Field(process, "image").is_string() && !process["image"].empty()
                            ? process["image"]
                            : Json(kProcessImage);
@@ -95,8 +95,9 @@ void SetCondition(Json& status, const char* type, bool value) {
   conditions.push_back({{"type", type}, {"status", text}});
 }
 
-// The v1 status of strata's: the phase, why, the Ready condition, and the container's restarts
-// and exit code. A pod that is only Pending keeps the server's status as it is.
+// The v1 status of strata's: the phase, why, the pod's IP (as its host's), the Ready condition,
+// and the container's restarts and exit code. A pod that is only Pending keeps the server's status
+// as it is.
 Json PodStatus(const Json& status, const Json* current, bool ready) {
   Json out = current != nullptr ? Field(*current, "status") : Json();
   if (!out.is_object()) out = Json::object();
@@ -113,9 +114,16 @@ Json PodStatus(const Json& status, const Json* current, bool ready) {
       out.erase(name);
     }
   }
+  // Pods share their node's network: the pod's address is its host's.
+  if (Field(status, "podIP").is_string() && !status["podIP"].empty()) {
+    for (const char* name : {"podIP", "hostIP"}) out[name] = status["podIP"];
+    for (const char* name : {"podIPs", "hostIPs"}) {
+      out[name] = Json::array({{{"ip", status["podIP"]}}});
+    }
+  }
   const std::string phase = out["phase"].get<std::string>();
   Json container = {
-      {"name", kContainerName},
+      {"name", api::kPodContainerName},
       {"ready", ready},
       {"restartCount",
        Field(status, "restartCount").is_number_integer() ? status["restartCount"] : Json(0)},
@@ -130,7 +138,7 @@ Json PodStatus(const Json& status, const Json* current, bool ready) {
   }
   if (current != nullptr) {
     for (const Json& existing : Field(Field(*current, "status"), "containerStatuses")) {
-      if (Field(existing, "name") == Json(kContainerName) && existing.contains("image")) {
+      if (Field(existing, "name") == Json(api::kPodContainerName) && existing.contains("image")) {
         container["image"] = existing["image"];
       }
     }
@@ -180,9 +188,9 @@ Result<Json> PodFromKube(const Json& object) {
       {"phase", Field(kube_status, "phase").is_string() && kube_status["phase"] != "Unknown"
                     ? kube_status["phase"]
                     : Json("Pending")}};
-  status.update(NonEmptyStrings(kube_status, {"reason", "message"}));
+  status.update(NonEmptyStrings(kube_status, {"reason", "message", "podIP"}));
   for (const Json& container : Field(kube_status, "containerStatuses")) {
-    if (Field(container, "name") != Json(kContainerName)) continue;
+    if (Field(container, "name") != Json(api::kPodContainerName)) continue;
     if (Field(container, "restartCount").is_number_integer() &&
         container["restartCount"].get<int64_t>() > 0) {
       status["restartCount"] = container["restartCount"];

@@ -1,5 +1,6 @@
 #include "node/node_agent.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -22,6 +23,19 @@ namespace {
 std::string SignalName(int signal) {
   const char* abbrev = sigabbrev_np(signal);
   return abbrev == nullptr ? std::to_string(signal) : std::string("SIG") + abbrev;
+}
+
+// A pod's IP: its node's address when that is an IP address (pods share their node's network);
+// empty for a node known by name only.
+std::string PodIp(const api::Node* node) {
+  if (node == nullptr) return "";
+  const std::string address = api::NodeAddress(*node);
+  unsigned char parsed[sizeof(in6_addr)];
+  if (inet_pton(AF_INET, address.c_str(), parsed) == 1 ||
+      inet_pton(AF_INET6, address.c_str(), parsed) == 1) {
+    return address;
+  }
+  return "";
 }
 
 // A sentence about how `process` ended; empty when it succeeded or still runs.
@@ -278,11 +292,14 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
         after.status.phase = api::PodPhase::kRunning;
         after.status.reason.clear();
         after.status.message.clear();
+        after.status.pod_ip = PodIp(FindNode(pass, pod.spec.node_name));
         after.metadata.annotations[api::kStartedAtAnnotation] = now;
       }
     }
   } else if (status->Running()) {
     after.status.phase = api::PodPhase::kRunning;
+    if (after.status.pod_ip.empty())
+      after.status.pod_ip = PodIp(FindNode(pass, pod.spec.node_name));
     after.metadata.annotations.emplace(api::kStartedAtAnnotation, now);
     // To the microsecond: the autoscaler measures cold starts from the pod's exact creation.
     if (pass.ready.count(raw.uid) > 0) {

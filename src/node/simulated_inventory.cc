@@ -28,10 +28,25 @@ Result<int> ParseCount(std::string_view spec, std::string_view digits, std::stri
   return value;
 }
 
+// Whether `name` can begin a node's name: a DNS-1123 label of lowercase letters, digits and
+// '-', starting and ending with a letter or digit, short enough for the "-N" after it.
+bool IsNodePrefix(std::string_view name) {
+  auto alphanumeric = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (name.empty() || name.size() > 50 || !alphanumeric(name.front()) ||
+      !alphanumeric(name.back())) {
+    return false;
+  }
+  for (char c : name) {
+    if (!alphanumeric(c) && c != '-') return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<SimulateSpec> ParseSimulateSpec(std::string_view text) {
-  const std::string_view format_hint = "expected NODESxGPUS:MODEL[,racks=R], e.g. 4x8:H100-80GB";
+  const std::string_view format_hint =
+      "expected NODESxGPUS:MODEL[,racks=R][,prefix=NAME], e.g. 4x8:H100-80GB";
   size_t colon = text.find(':');
   if (colon == std::string_view::npos) {
     return Err(InvalidArgumentError(fmt::format("\"{}\": missing ':' ({})", text, format_hint)));
@@ -61,11 +76,21 @@ Result<SimulateSpec> ParseSimulateSpec(std::string_view text) {
     std::string_view option = rest.substr(0, comma);
     size_t eq = option.find('=');
     std::string_view key = option.substr(0, eq);
-    if (key != "racks" || eq == std::string_view::npos) {
-      return Err(InvalidArgumentError(
-          fmt::format("\"{}\": unknown option \"{}\" (known: racks=R)", text, option)));
+    if ((key != "racks" && key != "prefix") || eq == std::string_view::npos) {
+      return Err(InvalidArgumentError(fmt::format(
+          "\"{}\": unknown option \"{}\" (known: racks=R, prefix=NAME)", text, option)));
     }
-    ASSIGN_OR_RETURN(spec.racks, ParseCount(text, option.substr(eq + 1), "racks", kMaxNodes));
+    std::string_view value = option.substr(eq + 1);
+    if (key == "racks") {
+      ASSIGN_OR_RETURN(spec.racks, ParseCount(text, value, "racks", kMaxNodes));
+    } else if (IsNodePrefix(value)) {
+      spec.node_prefix = std::string(value);
+    } else {
+      return Err(InvalidArgumentError(fmt::format(
+          "\"{}\": prefix \"{}\" is not a node name's start (lowercase letters, digits and "
+          "'-', at most 50, starting and ending with a letter or digit)",
+          text, value)));
+    }
   }
   if (spec.racks > spec.nodes) {
     return Err(InvalidArgumentError(fmt::format("\"{}\": racks ({}) exceeds the node count ({})",
@@ -75,8 +100,10 @@ Result<SimulateSpec> ParseSimulateSpec(std::string_view text) {
 }
 
 std::string FormatSimulateSpec(const SimulateSpec& spec) {
-  return fmt::format("{}x{}:{},racks={}", spec.nodes, spec.gpus_per_node, spec.model->name,
-                     spec.racks);
+  std::string text = fmt::format("{}x{}:{},racks={}", spec.nodes, spec.gpus_per_node,
+                                 spec.model->name, spec.racks);
+  if (spec.node_prefix != kDefaultNodePrefix) text += ",prefix=" + spec.node_prefix;
+  return text;
 }
 
 SimulatedInventory::SimulatedInventory(SimulateSpec spec) : spec_(spec) {
@@ -88,14 +115,16 @@ Result<std::vector<NodeGpus>> SimulatedInventory::Discover() {
   nodes.reserve(spec_.nodes);
   for (int n = 0; n < spec_.nodes; ++n) {
     NodeGpus node;
-    node.node_name = fmt::format("sim-node-{}", n);
+    node.node_name = fmt::format("{}-{}", spec_.node_prefix, n);
     // Contiguous blocks: with 4 nodes in 2 racks, nodes 0-1 are in rack-0 and 2-3 in rack-1.
     node.rack = fmt::format("rack-{}", static_cast<int64_t>(n) * spec_.racks / spec_.nodes);
     for (int g = 0; g < spec_.gpus_per_node; ++g) {
       GpuDevice gpu;
       gpu.index = g;
       gpu.name = std::string(spec_.model->product_name);
-      gpu.uuid = fmt::format("GPU-sim-{:04d}-{:02d}", n, g);
+      gpu.uuid = spec_.node_prefix == kDefaultNodePrefix
+                     ? fmt::format("GPU-sim-{:04d}-{:02d}", n, g)
+                     : fmt::format("GPU-{}-{:02d}", node.node_name, g);
       gpu.memory_bytes = spec_.model->memory_bytes;
       gpu.nvlink_island = g / spec_.model->nvlink_domain_size;
       node.gpus.push_back(std::move(gpu));

@@ -60,6 +60,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSpec{"4x8:H100-80GB,racks=", "racks \"\" is not a whole number"},
                       BadSpec{"4x8:H100-80GB,zones=2", "unknown option \"zones=2\""},
                       BadSpec{"4x8:H100-80GB,racks", "unknown option \"racks\""},
+                      BadSpec{"4x8:H100-80GB,prefix=Plane_B", "prefix \"Plane_B\" is not"},
+                      BadSpec{"4x8:H100-80GB,prefix=", "prefix \"\" is not"},
+                      BadSpec{"4x8:H100-80GB,prefix=b-", "prefix \"b-\" is not"},
                       BadSpec{"4x8:", "unknown GPU model \"\""}));
 
 TEST(SimulatedInventoryTest, SpreadsNodesOverRacksAndGroupsNvlinkIslands) {
@@ -80,6 +83,19 @@ TEST(SimulatedInventoryTest, SpreadsNodesOverRacksAndGroupsNvlinkIslands) {
   EXPECT_EQ(last.gpus[7].uuid, "GPU-sim-0003-07");
   for (const GpuDevice& gpu : last.gpus) EXPECT_EQ(gpu.nvlink_island, 0);
   EXPECT_EQ(inventory.Describe(), "simulated 4x8:H100-80GB,racks=2");
+}
+
+TEST(SimulatedInventoryTest, APrefixNamesTheNodesAndTheirGpus) {
+  Result<SimulateSpec> spec = ParseSimulateSpec("2x4:H100-80GB,prefix=plane-b");
+  ASSERT_TRUE(spec) << spec.error().ToString();
+  SimulatedInventory inventory(*spec);
+  Result<std::vector<NodeGpus>> nodes = inventory.Discover();
+  ASSERT_TRUE(nodes);
+  ASSERT_EQ(nodes->size(), 2u);
+  EXPECT_EQ((*nodes)[1].node_name, "plane-b-1");
+  EXPECT_EQ((*nodes)[1].gpus[3].uuid, "GPU-plane-b-1-03");
+  EXPECT_EQ(inventory.Describe(), "simulated 2x4:H100-80GB,racks=1,prefix=plane-b");
+  EXPECT_EQ(ParseSimulateSpec(FormatSimulateSpec(*spec))->node_prefix, "plane-b");
 }
 
 TEST(SimulatedInventoryTest, PcieCardsAreEachTheirOwnIsland) {

@@ -56,6 +56,8 @@ Result<std::shared_ptr<gateway::GatewayServer>> StartServing(
   controller_options.drain_grace = std::chrono::seconds(options.drain_grace_seconds);
   auto serving = std::make_shared<ServingLoop>(plane.store(), plane.cache(), clock, *gateway,
                                                plane.registry(), controller_options, tokens.get());
+  // Every plane's gateway routes; the leader's alone drains, rolls out and scales.
+  serving->ActOnlyWhile([&plane] { return plane.leading(); });
   // Woken by Service and Pod changes, so a service applied is routable, and a replica that
   // became ready takes traffic, within milliseconds rather than at the next tick; the tick is
   // short because the autoscaler's signals move without any change in the store.
@@ -126,18 +128,18 @@ Result<RunningLoops> StartControlLoops(ControlPlane& plane, const std::string& d
                                                                std::move(scheduler_options));
   auto jobs = std::make_shared<controller::JobController>(store, cache, clock);
   auto nodes = std::make_shared<controller::NodeController>(store, cache, clock);
-  plane.AddLoop("scheduler", options.interval, [scheduler] { return scheduler->RunOnce(); },
-                {"Node", "Queue", "ResourceFlavor", "Job", "Pod"});
-  plane.AddLoop("job controller", options.interval, [jobs] { return jobs->RunOnce(); },
-                {"Job", "Pod"});
+  plane.AddLeaderLoop("scheduler", options.interval, [scheduler] { return scheduler->RunOnce(); },
+                      {"Node", "Queue", "ResourceFlavor", "Job", "Pod"});
+  plane.AddLeaderLoop("job controller", options.interval, [jobs] { return jobs->RunOnce(); },
+                      {"Job", "Pod"});
   // Time alone loses a node: this loop ticks, and wakes on nothing.
-  plane.AddLoop("node controller", options.interval, [nodes] { return nodes->RunOnce(); });
+  plane.AddLeaderLoop("node controller", options.interval, [nodes] { return nodes->RunOnce(); });
   // Jobs idling on their GPUs are warned about and, where their queue says so, reclaimed first:
   // judged on NVML's readings for real GPUs, and for simulated GPUs on the readings derived
   // from the busy share the agent measures from each pod's CPU use.
   auto idle = std::make_shared<controller::IdleReclaimLoop>(store, cache, plane.cluster_objects(),
                                                             clock, plane.gpu_readings());
-  plane.AddLoop("idle reclaim", std::chrono::seconds(30), [idle] { return idle->RunOnce(); });
+  plane.AddLeaderLoop("idle reclaim", std::chrono::seconds(30), [idle] { return idle->RunOnce(); });
   out << "strata: scheduler, job and node controllers"
       << (running.agent
               ? ", and a node agent for " + std::to_string(plane.node_names().size()) + " node(s)"

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <condition_variable>
@@ -13,11 +14,13 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "api/pod_contract.h"
 #include "cluster/indexes.h"
 #include "kube/client.h"
+#include "kube/leader_election.h"
 #include "kubestore/kube_store.h"
 #include "kubestore/node_lease.h"
 #include "metrics/metrics.h"
@@ -28,6 +31,7 @@
 #include "server/api_listener.h"
 #include "server/cost_api.h"
 #include "server/dashboard_files.h"
+#include "server/kubelet_endpoint.h"
 #include "server/node_registration.h"
 #include "server/random_secret.h"
 #include "server/rest_api.h"
@@ -129,7 +133,14 @@ class PeriodicLoop {
 struct ControlPlane::Impl {
   // The Kubernetes API client of a store on Kubernetes (null otherwise); outlives the store.
   std::unique_ptr<kube::Client> kube_client;
+  // The campaign for the Lease (null without leader election) on its own thread.
+  std::unique_ptr<kube::LeaderElector> elector;
+  std::thread campaign;
+  std::atomic<bool> leading{true};
+  std::atomic<bool> lost_leadership{false};
   std::unique_ptr<store::Store> store;
+  // The kubelet endpoint of the plane's nodes on Kubernetes (null otherwise); reads the store.
+  std::unique_ptr<kube::KubeletServer> kubelet;
   // The store, decoded once for every loop and reader. Declared after the store, which it
   // watches.
   std::unique_ptr<cluster::Cache> cache;
@@ -254,6 +265,32 @@ Result<std::unique_ptr<store::Store>> OpenStore(const ControlPlaneOptions& optio
   return std::unique_ptr<store::Store>(std::move(opened));
 }
 
+// The kubelet endpoint of the plane's nodes, on options' address.
+Result<std::unique_ptr<kube::KubeletServer>> StartNodesKubelet(const ControlPlaneOptions& options,
+                                                               kube::Client& client,
+                                                               const store::Store& store,
+                                                               const std::string& first_node) {
+  Result<std::pair<std::string, int>> address = ParseListenAddress(options.kubelet_listen);
+  if (!address) {
+    return Err(InvalidArgumentError("--kubelet-listen: " + address.error().message()));
+  }
+  KubeletEndpointOptions kubelet;
+  kubelet.host = address->first;
+  kubelet.port = address->second;
+  kubelet.default_node = first_node;
+  if (!options.kubelet_client_ca_file.empty()) {
+    std::ifstream file(options.kubelet_client_ca_file);
+    std::stringstream pem;
+    pem << file.rdbuf();
+    if (!file || pem.str().empty()) {
+      return Err(InvalidArgumentError("--kubelet-client-ca-file \"" +
+                                      options.kubelet_client_ca_file + "\": cannot be read"));
+    }
+    kubelet.client_ca_pem = pem.str();
+  }
+  return StartKubeletEndpoint(store, client, options.data_dir + "/pods", std::move(kubelet));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOptions& options,
@@ -304,6 +341,24 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
     // Every simulated node is this machine: workers meet at loopback.
     for (api::Node& each : nodes)
       each.metadata.annotations[api::kNodeAddressAnnotation] = "127.0.0.1";
+  }
+  if (impl->kube_client != nullptr && !nodes.empty()) {
+    ASSIGN_OR_RETURN(impl->kubelet, StartNodesKubelet(options, *impl->kube_client, *impl->store,
+                                                      nodes.front().metadata.name));
+    // The address the API server dials: the listener's, or on every address the node's own.
+    std::string host = ParseListenAddress(options.kubelet_listen)->first;
+    const bool any_address = host == "0.0.0.0" || host == "::";
+    const std::string port = std::to_string(impl->kubelet->port());
+    for (api::Node& each : nodes) {
+      auto address = each.metadata.annotations.find(api::kNodeAddressAnnotation);
+      std::string reached = !any_address                                 ? host
+                            : address != each.metadata.annotations.end() ? address->second
+                                                                         : each.metadata.name;
+      if (reached.find(':') != std::string::npos) reached = "[" + reached + "]";
+      each.metadata.annotations[api::kKubeletEndpointAnnotation] = reached + ":" + port;
+    }
+    out << "strata: kubelet endpoint (kubectl logs) on https://"
+        << (host.find(':') != std::string::npos ? "[" + host + "]" : host) << ":" << port << "\n";
   }
   RETURN_IF_ERROR(RegisterNodes(*impl->store, nodes));
   if (!simulated) {
@@ -394,9 +449,42 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
                    }
                    return Status::Ok();
                  });
+  if (kube_client != nullptr && options.leader_elect) plane->Campaign(options, out);
   std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   out << "strata: API listening on http://" << shown_host << ":" << plane->port() << std::endl;
   return plane;
+}
+
+void ControlPlane::Campaign(const ControlPlaneOptions& options, std::ostream& out) {
+  kube::LeaderElectionConfig lease;
+  lease.lease_namespace = options.lease_namespace;
+  lease.lease_name = options.lease_name;
+  lease.identity = kube::CandidateIdentity();
+  lease.lease_duration = options.lease_duration;
+  lease.renew_deadline = options.renew_deadline;
+  lease.retry_period = options.retry_period;
+  out << "strata: controllers run on the holder of the lease " << lease.lease_namespace << "/"
+      << lease.lease_name << "; campaigning as " << lease.identity << "\n";
+  Impl* impl = impl_.get();
+  impl->leading = false;
+  impl->elector =
+      std::make_unique<kube::LeaderElector>(impl->kube_client.get(), lease, &RealClock::Instance());
+  impl->campaign = std::thread([impl, identity = lease.identity] {
+    kube::LeaderCallbacks callbacks;
+    callbacks.on_started_leading = [impl] {
+      spdlog::info("control plane: leading; the controllers run here");
+      impl->leading = true;
+    };
+    callbacks.on_stopped_leading = [impl] { impl->leading = false; };
+    callbacks.on_new_leader = [identity](const std::string& leader) {
+      if (leader != identity) spdlog::info("control plane: the leader is {}", leader);
+    };
+    Status ended = impl->elector->Run(callbacks);
+    if (!ended.ok()) {
+      spdlog::error("control plane: leadership lost ({}); stopping", ended.message());
+      impl->lost_leadership = true;
+    }
+  });
 }
 
 void ControlPlane::AddLoop(std::string name, Duration interval, ControlStep step,
@@ -404,6 +492,20 @@ void ControlPlane::AddLoop(std::string name, Duration interval, ControlStep step
   impl_->loops.push_back(std::make_unique<PeriodicLoop>(std::move(name), interval, std::move(step),
                                                         *impl_->cache, std::move(wake_on)));
 }
+
+void ControlPlane::AddLeaderLoop(std::string name, Duration interval, ControlStep step,
+                                 std::vector<std::string> wake_on) {
+  AddLoop(
+      std::move(name), interval,
+      [impl = impl_.get(), step = std::move(step)]() -> Status {
+        return impl->leading ? step() : Status::Ok();
+      },
+      std::move(wake_on));
+}
+
+bool ControlPlane::leading() const { return impl_->leading; }
+
+bool ControlPlane::lost_leadership() const { return impl_->lost_leadership; }
 
 store::Store& ControlPlane::store() { return *impl_->store; }
 
@@ -430,6 +532,10 @@ void ControlPlane::Stop() {
   impl_->cache->Interrupt();
   for (auto& loop : impl_->loops) loop->Stop();
   impl_->listener->Stop();
+  if (impl_->kubelet) impl_->kubelet->Stop();
+  // The controllers have stopped: the Lease is released, so that a standby need not wait.
+  if (impl_->elector) impl_->elector->Stop();
+  if (impl_->campaign.joinable()) impl_->campaign.join();
 }
 
 }  // namespace strata::server

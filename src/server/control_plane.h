@@ -27,6 +27,23 @@ struct ControlPlaneOptions {
   std::string kubeconfig;
   double kube_api_qps = 50;
   int kube_api_burst = 100;
+  // With store "kubernetes": one plane of several acts at a time, through a
+  // coordination.k8s.io/v1 Lease (client-go's election, kube/leader_election.h). The loops
+  // added with AddLeaderLoop (the controllers) run on the holder only; every plane serves its
+  // API and gateway and runs the agent and heartbeat of its own nodes.
+  bool leader_elect = true;
+  std::string lease_namespace = "kube-system";
+  std::string lease_name = "strata-control-plane";
+  Duration lease_duration = std::chrono::seconds(15);
+  Duration renew_deadline = std::chrono::seconds(10);
+  Duration retry_period = std::chrono::seconds(2);
+  // With store "kubernetes": HOST:PORT of the kubelet endpoint the plane's nodes advertise
+  // (status.addresses, daemonEndpoints), through which the API server reaches their pods' logs
+  // (`kubectl logs`); port 0: any free one. It admits only client certificates that the CA of
+  // `kubelet_client_ca_file` signed (empty: the CA the kubeconfig trusts for the API server),
+  // and authorizes each caller with a SubjectAccessReview.
+  std::string kubelet_listen = "127.0.0.1:0";
+  std::string kubelet_client_ca_file;
   std::string data_dir = "strata-data";
   // HOST:PORT; port 0 lets the kernel pick one (the line printed at start names it).
   std::string listen = "127.0.0.1:7070";
@@ -81,6 +98,19 @@ class ControlPlane {
   // `interval` above 10 ms.
   void AddLoop(std::string name, Duration interval, ControlStep step,
                std::vector<std::string> wake_on = {});
+  // As AddLoop, but the step runs only while leading(): a controller that writes what only one
+  // plane may decide.
+  void AddLeaderLoop(std::string name, Duration interval, ControlStep step,
+                     std::vector<std::string> wake_on = {});
+
+  // Whether this plane's controllers act: always on SQLite (the data dir's lock admits one
+  // plane) and without leader election; otherwise while this plane holds the Lease.
+  // Thread-safe.
+  bool leading() const;
+  // Leadership was held and then lost (another plane took the Lease, or it went unrenewed for
+  // the renew deadline). The controllers have stopped acting; the owner is to Stop the plane
+  // and exit, as kube-controller-manager does, and start afresh. Thread-safe.
+  bool lost_leadership() const;
 
   store::Store& store();
   // The one watch-fed cache of the store that every loop here reads (every kind the loops
@@ -101,12 +131,15 @@ class ControlPlane {
   // reader of the whole cluster (set by Start). Thread-safe.
   std::shared_ptr<observe::ClusterObjectsCache> cluster_objects() const;
 
-  // Stops the loops, then the API, then closes the store. Idempotent.
+  // Stops the loops, then the API, gives the Lease up if held, then closes the store.
+  // Idempotent.
   void Stop();
 
  private:
   struct Impl;
   explicit ControlPlane(std::unique_ptr<Impl> impl);
+  // Starts the campaign for options' Lease; the plane stands by (leading() false) until held.
+  void Campaign(const ControlPlaneOptions& options, std::ostream& out);
   std::unique_ptr<Impl> impl_;
 };
 

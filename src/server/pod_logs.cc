@@ -6,6 +6,8 @@
 #include <fstream>
 #include <vector>
 
+#include "api/pod.h"
+
 namespace strata::server {
 namespace {
 
@@ -111,6 +113,12 @@ Result<ApiReply> PodLogs::Serve(const api::ResourcePath& path,
   std::string process;
   if (auto it = query.find("container"); it != query.end() && !it->second.empty()) {
     process = it->second;
+    // The v1 Pod's one container on Kubernetes holds every process: its log is the first's
+    // (a training pod's local rank 0, as torchrun's own output leads with it).
+    if (process == api::kPodContainerName && !processes.empty() &&
+        std::find(processes.begin(), processes.end(), process) == processes.end()) {
+      process = processes.front();
+    }
   } else if (processes.size() == 1) {
     process = processes.front();
   }

@@ -80,6 +80,10 @@ TEST_F(PodLogsTest, APodWithSeveralProcessesNeedsTheContainerParameter) {
   auto one = admin_->GetText(std::string(kLogPath) + "?container=rank-1");
   ASSERT_TRUE(one);
   EXPECT_EQ(*one, "one\n");
+  // The v1 Pod's one container, as kubectl names it on Kubernetes: the first process.
+  auto main = admin_->GetText(std::string(kLogPath) + "?container=main");
+  ASSERT_TRUE(main) << main.error().ToString();
+  EXPECT_EQ(*main, "zero\n");
 }
 
 TEST_F(PodLogsTest, FollowingSendsWhatIsAppendedUntilThePodEnds) {

@@ -148,6 +148,7 @@ Status ServingLoop::RunOnce() {
     }
     tokens_->Record(clock_.Now(), std::move(totals));
   }
+  if (!acting_()) return Status::Ok();
   for (auto& [key, target] : targets_) target.seen = false;
   Status status = controller_.RunOnce();
   // Versions no longer served stop being autoscaled.
@@ -161,6 +162,8 @@ Status ServingLoop::RunOnce() {
   }
   return status;
 }
+
+void ServingLoop::ActOnlyWhile(std::function<bool()> acting) { acting_ = std::move(acting); }
 
 int64_t ServingLoop::InFlight(const std::string& endpoint) const {
   // Also counts a draining replica, which has left the routing table (and Signals()).

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -70,6 +71,10 @@ class ServingLoop final : public controller::ControlLoop,
 
   Status RunOnce() override;
 
+  // From now on, passes only route (step 1) unless `acting` says yes: a standby control plane's
+  // gateway serves, the leader's loop decides. Called before the first RunOnce.
+  void ActOnlyWhile(std::function<bool()> acting);
+
  private:
   // What a version's policy is built from (spec.autoscaling, minReplicas, maxReplicas): a change
   // to any of it rebuilds the policy.
@@ -90,6 +95,7 @@ class ServingLoop final : public controller::ControlLoop,
   const Clock& clock_;
   gateway::GatewayServer& gateway_;
   ServiceTokenLedger* tokens_;
+  std::function<bool()> acting_ = [] { return true; };
   autoscaler::Autoscaler autoscaler_;
   controller::ServiceController controller_;
   std::vector<gateway::ModelConfig> routes_;  // the table last handed to the gateway

@@ -9,7 +9,9 @@
 #    Ready condition whose heartbeat advances and a Lease in kube-node-lease, beside kwok's node;
 #  - a strata Job applied with kubectl runs as v1 Pods that kubectl lists: schedulerName strata,
 #    bound to strata's nodes (not the tainted kwok node), owned by the Job, run to Succeeded by
-#    the agent, the Job Succeeded in `kubectl get sjob`;
+#    the agent, the Job Succeeded in `kubectl get sjob`; `kubectl logs` (and -f) reads a pod's
+#    log through the API server from the agent's kubelet endpoint (the pod's IP is its node's), which admits only
+#    certificates the cluster's CA signed and callers a SubjectAccessReview allows;
 #  - a 2 x 2 Job of examples/workers/allreduce.py (rendezvous over TCP, checkpoints): one worker
 #    killed with SIGKILL restarts the whole group, which resumes from its checkpoint and
 #    succeeds;
@@ -129,11 +131,37 @@ check "and its pods too" \
   [ "$(k get pod -n team-a "$pod" -o jsonpath='{.status.phase}')" = Succeeded ]
 check "the pod's exit code is in its container status" [ "$(k get pod -n team-a "$pod" \
   -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')" = 0 ]
+check "its IP is its node's (kubectl get pods -o wide)" \
+  [ "$(k get pod -n team-a "$pod" -o jsonpath='{.status.podIP}')" = 127.0.0.1 ]
 check "kubectl get sjob shows the phase column" grep -q Succeeded <<<"$(k get sjob -n team-a)"
 logs=$(cat "$dir"/data/pods/*/logs/*.log 2>/dev/null || true)
 check "each pod ran with torchrun's environment" \
   grep -q "node 1 of 2, master 127.0.0.1" <<<"$logs"
 check "(node 0 too)" grep -q "node 0 of 2, master 127.0.0.1" <<<"$logs"
+# kubectl logs: the API server reaches the pod's node at its kubelet endpoint (the agent's).
+check "kubectl logs reads a pod's log through the API server" \
+  grep -q "of 2, master 127.0.0.1" <<<"$(k logs -n team-a "$pod" 2>&1)"
+check "(and follows it to the pod's end)" \
+  grep -q "of 2, master 127.0.0.1" <<<"$(timeout 60 "$KUBE_BIN_DIR/kubectl" --kubeconfig \
+    "$kubeconfig" logs -f -n team-a "$pod" 2>&1)"
+kubelet_port=$(k get node "$first_node" -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}')
+check "the node advertises its kubelet endpoint" [ "$(k get node "$first_node" \
+  -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')" = 127.0.0.1 ]
+kubelet_logs() {
+  curl -sk -m 10 -o /dev/null -w '%{http_code}' "$@" \
+    "https://127.0.0.1:$kubelet_port/containerLogs/team-a/$pod/main"
+}
+check "which refuses a client without a certificate the cluster's CA signed" \
+  [ "$(kubelet_logs || true)" = 000 ]
+check "answers 403 to one the API server does not allow nodes/proxy" \
+  [ "$(kubelet_logs --cert "$dir/pki/controller-manager.crt" --key "$dir/pki/controller-manager.key")" = 403 ]
+kubelet_client=(--cert "$dir/pki/apiserver-kubelet-client.crt" --key "$dir/pki/apiserver-kubelet-client.key")
+check "and 200 to the API server's kubelet client" [ "$(kubelet_logs "${kubelet_client[@]}")" = 200 ]
+check "(404 for a pod it does not have)" [ "$(curl -sk -m 10 -o /dev/null -w '%{http_code}' \
+  "${kubelet_client[@]}" "https://127.0.0.1:$kubelet_port/containerLogs/team-a/..%2F..%2Fetc/main")" = 404 ]
+check "(404 for what a kubelet serves that it does not: exec, metrics)" \
+  [ "$(curl -sk -m 10 -o /dev/null -w '%{http_code}' "${kubelet_client[@]}" \
+    "https://127.0.0.1:$kubelet_port/exec/team-a/$pod/main?command=sh")" = 404 ]
 events=$(k get events -n team-a -o jsonpath='{range .items[*]}{.source.component}/{.reason} {end}')
 check "strata's events are v1 Events kubectl lists" grep -q "strata/" <<<"$events"
 # workers RANK: the pids of the live allreduce workers of the Job "resilient" with that RANK.

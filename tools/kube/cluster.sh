@@ -127,6 +127,9 @@ start_apiserver() {
     --etcd-servers="http://127.0.0.1:$etcd_port"
     --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key"
     --client-ca-file="$pki/ca.crt"
+    # How it reaches kubelets (kubectl logs): strata's node agents check this certificate.
+    --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt"
+    --kubelet-client-key="$pki/apiserver-kubelet-client.key"
     --requestheader-client-ca-file="$pki/front-proxy-ca.crt"
     --requestheader-allowed-names=front-proxy-client
     --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group

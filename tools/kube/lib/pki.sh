@@ -28,8 +28,9 @@ extendedKeyUsage=$usage"
 }
 
 # pki_make DIR SERVICE_IP: a CA; the API server's serving certificate (loopback and the names
-# in-cluster clients use); client certificates for the admin (system:masters), the controller
-# manager and the scheduler (their RBAC users); one serving certificate for the other loopback
+# in-cluster clients use); client certificates for the admin (system:masters), the API server's
+# kubelet client (system:masters, as kubeadm made it), the controller manager and the scheduler
+# (their RBAC users); one serving certificate for the other loopback
 # servers; the service-account signing key pair; a front-proxy CA and the API server's client
 # certificate under it (as kubeadm makes them: the request-header authentication that aggregated
 # APIs and the components' delegated authentication read).
@@ -43,6 +44,8 @@ pki_make() {
   pki_issue "$dir" apiserver "/CN=kube-apiserver" serverAuth \
     "IP:127.0.0.1,IP:$service_ip,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
   pki_issue "$dir" admin "/O=system:masters/CN=strata-admin" clientAuth
+  pki_issue "$dir" apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" \
+    clientAuth
   pki_issue "$dir" controller-manager "/CN=system:kube-controller-manager" clientAuth
   pki_issue "$dir" scheduler "/CN=system:kube-scheduler" clientAuth
   pki_issue "$dir" loopback-serving "/CN=127.0.0.1" serverAuth "IP:127.0.0.1,DNS:localhost"

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Two `strata up --store kubernetes` control planes on one real control plane
+# (tools/kube/cluster.sh), each with a simulated node of 4 GPUs of its own, checked with kubectl:
+#  - one holds the Lease kube-system/strata-control-plane and runs the controllers; the other
+#    stands by, naming the leader, while its API, gateway and node agent serve;
+#  - a 2-pod allreduce Job and a TP=2 Service run; the standby's gateway answers for the Service;
+#  - the leader is killed with SIGKILL mid-run: the standby takes the Lease over, its node
+#    controller finds the dead plane's node lost (its pods Failed, NodeLost), and the Job (group
+#    restart wherever its pods were lost) and the Service (a new replica where the old one went)
+#    carry on: the Job succeeds, the survivor's gateway answers, and a Job applied after the
+#    kill runs too.
+# Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
+set -euo pipefail
+
+repo=${STRATA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+strata=${STRATA_BINARY_DIR:-$repo/build/release}/bin/strata
+# shellcheck source=../../tools/kube/cache_paths.sh
+source "$repo/tools/kube/cache_paths.sh"
+# shellcheck source=checks.sh
+source "$repo/tests/kube/checks.sh"
+require_kube_binaries etcd kube-apiserver kube-controller-manager kubectl kwok
+
+cluster=$repo/tools/kube/cluster.sh
+dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_store_ha_test.XXXXXX")
+declare -A plane_pid=()
+# pods_of PLANE: the process groups of the pods a plane started (their working directories are
+# under its data dir); a plane killed with SIGKILL leaves them running.
+pods_of() {
+  local proc cwd
+  for proc in /proc/[0-9]*; do
+    cwd=$(readlink "$proc/cwd" 2>/dev/null) || continue
+    [[ $cwd == "$dir/$1/"* ]] && ps -o pgid= -p "${proc#/proc/}" 2>/dev/null
+  done
+  return 0
+}
+cleanup() {
+  local name pid
+  for name in "${!plane_pid[@]}"; do
+    pid=${plane_pid[$name]}
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in {1..60}; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$pid" 2>/dev/null || true
+  done
+  for name in a b; do
+    for pid in $(pods_of "$name" | sort -u); do kill -9 -- "-$pid" 2>/dev/null || true; done
+  done
+  "$cluster" down "$dir" >/dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+kubeconfig=$("$cluster" up "$dir" --nodes 1)
+k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
+"$strata" kubernetes manifests --image registry.example/strata:test | k apply -f - >/dev/null
+k wait --for condition=established --timeout=60s crd/jobs.strata.dev >/dev/null
+
+# start_plane NAME: a control plane with the node plane-NAME-0 and its data in $dir/NAME.
+start_plane() {
+  "$strata" up --store kubernetes --kubeconfig "$kubeconfig" \
+    --simulate "1x4:H100-80GB,prefix=plane-$1" --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 \
+    --sim-startup-delay 1 --data-dir "$dir/$1" >"$dir/$1.log" 2>&1 &
+  plane_pid[$1]=$!
+  if ! wait_for 60 grep -q "API listening" "$dir/$1.log"; then
+    echo "FAILED: strata up (plane $1) did not start:"
+    cat "$dir/$1.log"
+    exit 1
+  fi
+}
+identity() { sed -n 's/.*campaigning as \([^ ]*\)$/\1/p' "$dir/$1.log"; }
+holder() { k get lease -n kube-system strata-control-plane -o jsonpath='{.spec.holderIdentity}'; }
+leads() { [ "$(holder)" = "$(identity "$1")" ] && grep -q "control plane: leading" "$dir/$1.log"; }
+gateway_of() { grep -oE 'gateway listening on http://[0-9.:]+' "$dir/$1.log" | cut -d' ' -f4; }
+answers() {
+  curl -s -m 10 "$(gateway_of "$1")/v1/chat/completions" -H 'content-type: application/json' \
+    -d '{"model": "tiny-chat", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}' |
+    grep -q '"choices"'
+}
+
+start_plane a
+check "the first plane takes the Lease and leads" wait_for 30 leads a
+start_plane b
+check "the second stands by, naming the leader" \
+  wait_for 30 grep -q "control plane: the leader is $(identity a)" "$dir/b.log"
+check "(and does not lead)" bash -c "! grep -q 'control plane: leading' '$dir/b.log'"
+node_ready() {
+  [ "$(k get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
+}
+check "each plane's node is a Ready v1 Node" wait_for 30 node_ready plane-a-0
+check "(the standby's too)" wait_for 30 node_ready plane-b-0
+
+k create namespace team-a >/dev/null
+k apply -f - >/dev/null <<YAML
+apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata: {name: steady, namespace: team-a}
+spec:
+  replicas: 2
+  maxRestarts: 3
+  resources: {gpu: 1}
+  template:
+    command: [python3, $repo/examples/workers/allreduce.py]
+    args: [--steps, "300", --checkpoint-every, "5", --step-sleep, "0.05", --timeout, "20"]
+---
+apiVersion: strata.dev/v1alpha1
+kind: Service
+metadata: {name: chat, namespace: team-a}
+spec:
+  model: tiny-chat
+  engine: {command: [vllm, serve, tiny-chat]}
+  resources: {gpu: 2}
+  tensorParallel: 2
+  minReplicas: 1
+  maxReplicas: 1
+YAML
+job() { k get sjob -n team-a "$1" -o jsonpath="{.status.$2}"; }
+checkpointed() { [ -n "$(job steady lastCheckpointTime)" ]; }
+check "the Job runs and checkpoints" wait_for 90 checkpointed
+one_ready() { [ "$(k get ssvc -n team-a chat -o jsonpath='{.status.readyReplicas}')" = 1 ]; }
+check "the Service's replica becomes ready" wait_for 120 one_ready
+check "the standby's gateway answers for it" wait_for 30 answers b
+job_nodes=$(k get pods -n team-a -l strata.dev/job-name=steady -o jsonpath='{.items[*].spec.nodeName}')
+
+kill -9 "${plane_pid[a]}"
+wait "${plane_pid[a]}" 2>/dev/null || true
+unset 'plane_pid[a]'
+check "the leader killed with SIGKILL, the standby takes the Lease over" wait_for 45 leads b
+node_lost() { ! node_ready plane-a-0; }
+check "and finds the dead plane's node lost" wait_for 90 node_lost
+succeeded() { [ "$(job "$1" phase)" = Succeeded ]; }
+check "the Job carries on to Succeeded" wait_for 180 succeeded steady
+if [[ $job_nodes == *plane-a-0* ]]; then
+  check "(restarted as a group, its pods on the lost node having failed)" \
+    [ "$(job steady restartCount)" -ge 1 ]
+fi
+replica_on_b() {
+  [ "$(k get pods -n team-a -l strata.dev/service=chat \
+    -o jsonpath='{.items[?(@.status.phase=="Running")].spec.nodeName}')" = plane-b-0 ] && one_ready
+}
+check "the Service's replica runs on the survivor's node" wait_for 150 replica_on_b
+check "whose gateway answers for it" wait_for 30 answers b
+k apply -f - >/dev/null <<'YAML'
+apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata: {name: after, namespace: team-a}
+spec:
+  replicas: 1
+  resources: {gpu: 1}
+  template:
+    command: [sh, -c, "echo after the failover"]
+YAML
+check "a Job applied after the failover runs to Succeeded" wait_for 90 succeeded after
+
+if ((failures > 0)); then
+  echo "--- plane a"
+  tail -n 30 "$dir/a.log"
+  echo "--- plane b"
+  tail -n 40 "$dir/b.log"
+  k get nodes
+  k get pods -A -o wide
+  k get sjob,ssvc -A
+  exit 1
+fi
+echo "kube_store_ha_test: all checks passed"
