@@ -6,6 +6,8 @@
 
 #include <climits>
 
+#include "kube/resource.h"
+
 namespace strata::kube {
 
 using nlohmann::json;
@@ -215,6 +217,17 @@ Status LeaderElector::Run(const LeaderCallbacks& callbacks) {
   if (!outcome.ok()) spdlog::warn("leader election: {}", outcome.message());
   if (callbacks.on_stopped_leading) callbacks.on_stopped_leading();
   return outcome;
+}
+
+std::vector<nlohmann::json> LeaderElectionRules(const std::string& lease_name) {
+  const GroupVersionResource& leases = resources::kLeases;
+  nlohmann::json create = {
+      {"apiGroups", {leases.group}}, {"resources", {leases.resource}}, {"verbs", {"create"}}};
+  nlohmann::json named = {{"apiGroups", {leases.group}},
+                          {"resources", {leases.resource}},
+                          {"resourceNames", {lease_name}},
+                          {"verbs", {"get", "update"}}};
+  return {std::move(create), std::move(named)};
 }
 
 std::string CandidateIdentity() {

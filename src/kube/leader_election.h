@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -28,6 +29,10 @@ struct LeaderElectionConfig {
   // When Run is stopped while leading, the lease is released, so a successor need not wait.
   bool release_on_stop = true;
 };
+
+// The RBAC rules on a candidate's Lease, for a Role in its namespace: create (which RBAC cannot
+// narrow by name), and get and update of that one Lease.
+std::vector<nlohmann::json> LeaderElectionRules(const std::string& lease_name);
 
 // A candidate's identity for LeaderElectionConfig: this host's name and a random suffix
 // ("gpu-box-3_1f2e3d4c"), unique to the process.

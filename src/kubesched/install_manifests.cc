@@ -1,5 +1,6 @@
 #include "kubesched/install_manifests.h"
 
+#include "kube/leader_election.h"
 #include "kube/resource.h"
 #include "kubesched/kueue_quotas.h"
 
@@ -18,20 +19,15 @@ json Rule(const kube::GroupVersionResource& resource, const std::string& subreso
   return {{"apiGroups", {resource.group}}, {"resources", {name}}, {"verbs", std::move(verbs)}};
 }
 
-json Labels() {
-  return {{"app.kubernetes.io/name", kAppName}, {"app.kubernetes.io/part-of", "strata"}};
+json Labels(const std::string& app = kAppName) {
+  return {{"app.kubernetes.io/name", app}, {"app.kubernetes.io/part-of", "strata"}};
 }
 
-json Metadata(const std::string& name, const std::string& namespace_name = "") {
-  json meta = {{"name", name}, {"labels", Labels()}};
+json Metadata(const std::string& name, const std::string& namespace_name = "",
+              const std::string& app = kAppName) {
+  json meta = {{"name", name}, {"labels", Labels(app)}};
   if (!namespace_name.empty()) meta["namespace"] = namespace_name;
   return meta;
-}
-
-json ServiceAccountSubject(const InstallOptions& options) {
-  return json::array({{{"kind", "ServiceAccount"},
-                       {"name", options.service_account},
-                       {"namespace", options.namespace_name}}});
 }
 
 json Deployment(const InstallOptions& options) {
@@ -102,13 +98,6 @@ std::vector<json> SchedulerClusterRules() {
   };
 }
 
-std::vector<json> SchedulerLeaseRules(const std::string& lease_name) {
-  const kube::GroupVersionResource& leases = kube::resources::kLeases;
-  json named = Rule(leases, "", {"get", "update"});
-  named["resourceNames"] = {lease_name};
-  return {Rule(leases, "", {"create"}), named};
-}
-
 json ControlPlaneNamespace(const InstallOptions& options) {
   json labels = {{"app.kubernetes.io/part-of", "strata"},
                  {"pod-security.kubernetes.io/enforce", "restricted"}};
@@ -117,40 +106,50 @@ json ControlPlaneNamespace(const InstallOptions& options) {
           {"metadata", {{"name", options.namespace_name}, {"labels", std::move(labels)}}}};
 }
 
-std::vector<json> SchedulerObjects(const InstallOptions& options) {
-  json cluster_rules = json::array();
-  for (json& rule : SchedulerClusterRules()) cluster_rules.push_back(std::move(rule));
-  for (const json& rule : options.extra_cluster_rules) cluster_rules.push_back(rule);
-  json lease_rules = json::array();
-  for (json& rule : SchedulerLeaseRules(options.lease_name)) lease_rules.push_back(std::move(rule));
-  std::string name = kAppName;
+std::vector<json> GrantObjects(const std::string& install_namespace, const RbacGrant& grant) {
   auto role_ref = [](const char* kind, const std::string& role) {
     return json{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", kind}, {"name", role}};
   };
-  return {
+  const json subjects = json::array({{{"kind", "ServiceAccount"},
+                                      {"name", grant.service_account},
+                                      {"namespace", install_namespace}}});
+  std::vector<json> objects = {
       {{"apiVersion", "v1"},
        {"kind", "ServiceAccount"},
-       {"metadata", Metadata(options.service_account, options.namespace_name)}},
+       {"metadata", Metadata(grant.service_account, install_namespace, grant.name)}},
       {{"apiVersion", kRbacVersion},
        {"kind", "ClusterRole"},
-       {"metadata", Metadata(name)},
-       {"rules", std::move(cluster_rules)}},
+       {"metadata", Metadata(grant.name, "", grant.name)},
+       {"rules", grant.cluster_rules}},
       {{"apiVersion", kRbacVersion},
        {"kind", "ClusterRoleBinding"},
-       {"metadata", Metadata(name)},
-       {"roleRef", role_ref("ClusterRole", name)},
-       {"subjects", ServiceAccountSubject(options)}},
-      {{"apiVersion", kRbacVersion},
-       {"kind", "Role"},
-       {"metadata", Metadata(name + "-lease", options.namespace_name)},
-       {"rules", std::move(lease_rules)}},
-      {{"apiVersion", kRbacVersion},
-       {"kind", "RoleBinding"},
-       {"metadata", Metadata(name + "-lease", options.namespace_name)},
-       {"roleRef", role_ref("Role", name + "-lease")},
-       {"subjects", ServiceAccountSubject(options)}},
-      Deployment(options),
-  };
+       {"metadata", Metadata(grant.name, "", grant.name)},
+       {"roleRef", role_ref("ClusterRole", grant.name)},
+       {"subjects", subjects}}};
+  for (const RbacGrant::NamespaceRules& role : grant.namespace_rules) {
+    objects.push_back({{"apiVersion", kRbacVersion},
+                       {"kind", "Role"},
+                       {"metadata", Metadata(role.role, role.namespace_name, grant.name)},
+                       {"rules", role.rules}});
+    objects.push_back({{"apiVersion", kRbacVersion},
+                       {"kind", "RoleBinding"},
+                       {"metadata", Metadata(role.role, role.namespace_name, grant.name)},
+                       {"roleRef", role_ref("Role", role.role)},
+                       {"subjects", subjects}});
+  }
+  return objects;
+}
+
+std::vector<json> SchedulerObjects(const InstallOptions& options) {
+  RbacGrant grant;
+  grant.name = kAppName;
+  grant.service_account = options.service_account;
+  grant.cluster_rules = SchedulerClusterRules();
+  grant.namespace_rules = {{std::string(kAppName) + "-lease", options.namespace_name,
+                            kube::LeaderElectionRules(options.lease_name)}};
+  std::vector<json> objects = GrantObjects(options.namespace_name, grant);
+  objects.push_back(Deployment(options));
+  return objects;
 }
 
 }  // namespace strata::kubesched

@@ -14,9 +14,26 @@ struct InstallOptions {
   std::string scheduler_name = "strata";
   std::string lease_name = "strata-scheduler";
   int replicas = 2;
-  // Rules the control plane needs beyond the scheduler's own (strata's kinds, for the store).
-  std::vector<nlohmann::json> extra_cluster_rules;
 };
+
+// An identity of strata's on a cluster and what it may do: a ServiceAccount in the install's
+// namespace, a ClusterRole of `cluster_rules` bound to it, and a Role with its RoleBinding in each
+// namespace of `namespace_rules`.
+struct RbacGrant {
+  std::string name;  // the ClusterRole's, and app.kubernetes.io/name on every object
+  std::string service_account;
+  std::vector<nlohmann::json> cluster_rules;
+  struct NamespaceRules {
+    std::string role;  // the Role's (and its binding's) name
+    std::string namespace_name;
+    std::vector<nlohmann::json> rules;
+  };
+  std::vector<NamespaceRules> namespace_rules;
+};
+
+// The objects of `grant`, its ServiceAccount in `install_namespace`.
+std::vector<nlohmann::json> GrantObjects(const std::string& install_namespace,
+                                         const RbacGrant& grant);
 
 // The RBAC rules of exactly the requests the scheduler makes (kube_scheduler.cc,
 // scheduling_reporter.cc), cluster-wide:
@@ -34,15 +51,11 @@ struct InstallOptions {
 //                                              would stop every cycle, as an unlisted source
 std::vector<nlohmann::json> SchedulerClusterRules();
 
-// The rules on the scheduler's Lease (leader_election.cc), in its namespace: create (which RBAC
-// cannot narrow by name), get and update of that one Lease.
-std::vector<nlohmann::json> SchedulerLeaseRules(const std::string& lease_name);
-
 // The Namespace the control plane runs in, held to the "restricted" Pod Security Standard.
 nlohmann::json ControlPlaneNamespace(const InstallOptions& options);
 
-// ServiceAccount, ClusterRole and ClusterRoleBinding (SchedulerClusterRules() plus the extra
-// rules), Role and RoleBinding (SchedulerLeaseRules()), and the Deployment of `replicas`
+// The scheduler's grant (SchedulerClusterRules(), and kube::LeaderElectionRules() on its Lease in
+// the install's namespace), and the Deployment of `replicas`
 // schedulers with leader election, in-cluster credentials, a non-root read-only container
 // without privilege escalation or capabilities, and resource requests.
 std::vector<nlohmann::json> SchedulerObjects(const InstallOptions& options);

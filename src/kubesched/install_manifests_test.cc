@@ -5,13 +5,13 @@
 
 #include <string>
 
+#include "kube/leader_election.h"
 #include "kubesched/kueue_quotas.h"
 
 namespace strata::kubesched {
 namespace {
 
 using json = nlohmann::json;
-using ::testing::Contains;
 using ::testing::ElementsAre;
 
 InstallOptions Options() {
@@ -68,7 +68,7 @@ TEST(InstallManifestsTest, ClusterRulesAreTheSchedulersRequests) {
 }
 
 TEST(InstallManifestsTest, TheLeaseRoleNamesOnlyItsLease) {
-  std::vector<json> rules = SchedulerLeaseRules("strata-scheduler");
+  std::vector<json> rules = kube::LeaderElectionRules("strata-scheduler");
   ASSERT_EQ(rules.size(), 2u);
   EXPECT_EQ(rules[0]["verbs"], json({"create"}));  // RBAC cannot narrow create by name
   EXPECT_EQ(rules[1]["resourceNames"], json({"strata-scheduler"}));
@@ -77,15 +77,13 @@ TEST(InstallManifestsTest, TheLeaseRoleNamesOnlyItsLease) {
 
 TEST(InstallManifestsTest, ObjectsLiveInTheGivenNamespace) {
   InstallOptions options = Options();
-  options.extra_cluster_rules = {
-      {{"apiGroups", {"strata.dev"}}, {"resources", {"jobs"}}, {"verbs", {"get"}}}};
   std::vector<json> objects = SchedulerObjects(options);
   for (const char* kind : {"ServiceAccount", "Role", "RoleBinding", "Deployment"}) {
     ASSERT_NE(Find(objects, kind), nullptr) << kind;
     EXPECT_EQ((*Find(objects, kind))["metadata"]["namespace"], "gpu-platform") << kind;
   }
   EXPECT_EQ((*Find(objects, "ClusterRoleBinding"))["subjects"][0]["namespace"], "gpu-platform");
-  EXPECT_THAT((*Find(objects, "ClusterRole"))["rules"], Contains(options.extra_cluster_rules[0]));
+  EXPECT_EQ((*Find(objects, "Role"))["metadata"]["name"], "strata-scheduler-lease");
   EXPECT_EQ(
       ControlPlaneNamespace(options)["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
       "restricted");

@@ -35,3 +35,26 @@ wait_for() {
     sleep 0.5
   done
 }
+
+# service_account_kubeconfig KUBECONFIG NAMESPACE NAME FILE: writes FILE, a kubeconfig for the
+# cluster of KUBECONFIG (its CA embedded) with a token of the ServiceAccount NAMESPACE/NAME, as a
+# component installed by `strata kubernetes manifests` runs.
+service_account_kubeconfig() {
+  local admin=$1 namespace=$2 name=$3 file=$4 server ca token
+  local kubectl=("$KUBE_BIN_DIR/kubectl" --kubeconfig "$admin")
+  server=$("${kubectl[@]}" config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+  ca=$("${kubectl[@]}" config view --minify --raw \
+    -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
+  token=$("${kubectl[@]}" create token "$name" -n "$namespace" --duration 2h)
+  (
+    umask 077
+    cat >"$file" <<YAML
+apiVersion: v1
+kind: Config
+clusters: [{name: cluster, cluster: {server: "$server", certificate-authority-data: "$ca"}}]
+users: [{name: $name, user: {token: "$token"}}]
+contexts: [{name: $name, context: {cluster: cluster, user: $name}}]
+current-context: $name
+YAML
+  )
+}

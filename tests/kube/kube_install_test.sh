@@ -154,6 +154,22 @@ check "nor read them" cannot get secrets -A
 check "nor update nodes" cannot update nodes
 check "nor another Lease" cannot update leases.coordination.k8s.io/other -n strata-system
 check "nor a Lease in kube-system" cannot create leases.coordination.k8s.io -n kube-system
+check "nor strata's kinds (the store's identity has them)" cannot update jobs.strata.dev -A
+
+# The identity of strata up --store kubernetes.
+plane=system:serviceaccount:strata-system:strata-control-plane
+plane_can() { [[ $(k auth can-i --as="$plane" "$@" 2>/dev/null) == yes ]]; }
+plane_cannot() { ! plane_can "$@"; }
+check "the store's identity may update strata Jobs' status" \
+  plane_can update jobs.strata.dev --subresource=status -A
+check "bind pods and update their status" plane_can create pods --subresource=binding -A
+check "(update pods/status)" plane_can update pods --subresource=status -A
+check "renew node Leases" plane_can update leases.coordination.k8s.io -n kube-node-lease
+check "its own election Lease" \
+  plane_can update leases.coordination.k8s.io/strata-control-plane -n kube-system
+check "but no other Lease there" \
+  plane_cannot update leases.coordination.k8s.io/other -n kube-system
+check "nor secrets" plane_cannot get secrets -A
 
 # Whoever may edit a namespace (the aggregated edit role) may run strata Jobs there.
 k create rolebinding alice-edit --clusterrole=edit --user=alice -n default >/dev/null
@@ -186,16 +202,8 @@ check "its 2 pods are admitted under Pod Security restricted" wait_for 60 schedu
 # The Deployment's own arguments, run here with its service account's token: every request
 # `strata up --kubernetes` makes must be allowed (nothing in its log is forbidden).
 mapfile -t args < <(jq -r '.args[]' <<<"$container")
-ca=$dir/ca.crt
-k config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' |
-  base64 -d >"$ca"
 sa_kubeconfig=$dir/strata-sa.kubeconfig
-s() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$sa_kubeconfig" "$@" >/dev/null; }
-s config set-cluster c --server="$(k config view --minify -o jsonpath='{.clusters[0].cluster.server}')" \
-  --certificate-authority="$ca" --embed-certs
-s config set-credentials strata --token="$(k create token strata -n strata-system)"
-s config set-context c --cluster=c --user=strata
-s config use-context c
+service_account_kubeconfig "$kubeconfig" strata-system strata "$sa_kubeconfig"
 "$strata" "${args[@]}" --kubeconfig "$sa_kubeconfig" >"$dir/strata.log" 2>&1 &
 scheduler=$!
 pids+=("$scheduler")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
-# Two `strata up --store kubernetes` control planes on one real control plane
+# Two `strata up --store kubernetes` control planes (as the install's ServiceAccount) on one real control plane
 # (tools/kube/cluster.sh), each with a simulated node of 4 GPUs of its own, checked with kubectl:
 #  - one holds the Lease kube-system/strata-control-plane and runs the controllers; the other
 #    stands by, naming the leader, while its API, gateway and node agent serve;
@@ -54,10 +54,13 @@ kubeconfig=$("$cluster" up "$dir" --nodes 1)
 k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 "$strata" kubernetes manifests --image registry.example/strata:test | k apply -f - >/dev/null
 k wait --for condition=established --timeout=60s crd/jobs.strata.dev >/dev/null
+# strata up runs as the install's ServiceAccount strata-control-plane: its RBAC is all it has.
+plane_kubeconfig=$dir/control-plane.kubeconfig
+service_account_kubeconfig "$kubeconfig" strata-system strata-control-plane "$plane_kubeconfig"
 
 # start_plane NAME: a control plane with the node plane-NAME-0 and its data in $dir/NAME.
 start_plane() {
-  "$strata" up --store kubernetes --kubeconfig "$kubeconfig" \
+  "$strata" up --store kubernetes --kubeconfig "$plane_kubeconfig" \
     --simulate "1x4:H100-80GB,prefix=plane-$1" --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 \
     --sim-startup-delay 1 --data-dir "$dir/$1" >"$dir/$1.log" 2>&1 &
   plane_pid[$1]=$!

@@ -4,7 +4,8 @@
 # controller, and a node agent that runs pods as processes) keeping its state on a real
 # control plane (tools/kube/cluster.sh: kube-apiserver, etcd, kube-controller-manager, kwok; no
 # kube-scheduler), checked with kubectl as a user would:
-#  - installed with `strata kubernetes manifests | kubectl apply -f -`;
+#  - installed with `strata kubernetes manifests | kubectl apply -f -`, and run with the token of
+#    the ServiceAccount those manifests make for it (least privilege: nothing else to do);
 #  - its simulated nodes are v1 Nodes with nvidia.com/gpu, GPU Feature Discovery's labels and a
 #    Ready condition whose heartbeat advances and a Lease in kube-node-lease, beside kwok's node;
 #  - a strata Job applied with kubectl runs as v1 Pods that kubectl lists: schedulerName strata,
@@ -54,10 +55,13 @@ k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
 "$strata" kubernetes manifests --image registry.example/strata:test | k apply -f - >/dev/null
 k wait --for condition=established --timeout=60s crd/jobs.strata.dev >/dev/null
+# strata up runs as the install's ServiceAccount strata-control-plane: its RBAC is all it has.
+plane_kubeconfig=$dir/control-plane.kubeconfig
+service_account_kubeconfig "$kubeconfig" strata-system strata-control-plane "$plane_kubeconfig"
 
 # start_up LOG: strata up on the cluster's state, in the background; waits for its API.
 start_up() {
-  "$strata" up --store kubernetes --kubeconfig "$kubeconfig" --simulate 2x4:H100-80GB \
+  "$strata" up --store kubernetes --kubeconfig "$plane_kubeconfig" --simulate 2x4:H100-80GB \
     --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 --sim-startup-delay 1 \
     --data-dir "$dir/data" >"$1" 2>&1 &
   up_pid=$!
@@ -157,11 +161,19 @@ check "answers 403 to one the API server does not allow nodes/proxy" \
   [ "$(kubelet_logs --cert "$dir/pki/controller-manager.crt" --key "$dir/pki/controller-manager.key")" = 403 ]
 kubelet_client=(--cert "$dir/pki/apiserver-kubelet-client.crt" --key "$dir/pki/apiserver-kubelet-client.key")
 check "and 200 to the API server's kubelet client" [ "$(kubelet_logs "${kubelet_client[@]}")" = 200 ]
-check "(404 for a pod it does not have)" [ "$(curl -sk -m 10 -o /dev/null -w '%{http_code}' \
-  "${kubelet_client[@]}" "https://127.0.0.1:$kubelet_port/containerLogs/team-a/..%2F..%2Fetc/main")" = 404 ]
+traversal=$(curl -sk -m 10 -o /dev/null -w '%{http_code}' "${kubelet_client[@]}" \
+  "https://127.0.0.1:$kubelet_port/containerLogs/team-a/..%2F..%2Fetc/main")
+check "(no file for a pod name that climbs out of its directory: $traversal)" \
+  grep -qxE '40[04]' <<<"$traversal"
 check "(404 for what a kubelet serves that it does not: exec, metrics)" \
   [ "$(curl -sk -m 10 -o /dev/null -w '%{http_code}' "${kubelet_client[@]}" \
     "https://127.0.0.1:$kubelet_port/exec/team-a/$pod/main?command=sh")" = 404 ]
+# Hostile input: plain HTTP, a 64 KiB header, then a well-formed request still answered.
+curl -s -m 10 -o /dev/null "http://127.0.0.1:$kubelet_port/containerLogs/team-a/$pod/main" || true
+curl -sk -m 10 -o /dev/null "${kubelet_client[@]}" -H "X-Pad: $(head -c 65536 /dev/zero | tr '\0' a)" \
+  "https://127.0.0.1:$kubelet_port/containerLogs/team-a/$pod/main" || true
+check "after plain HTTP and an oversized header it still serves" \
+  [ "$(kubelet_logs "${kubelet_client[@]}")" = 200 ]
 events=$(k get events -n team-a -o jsonpath='{range .items[*]}{.source.component}/{.reason} {end}')
 check "strata's events are v1 Events kubectl lists" grep -q "strata/" <<<"$events"
 # workers RANK: the pids of the live allreduce workers of the Job "resilient" with that RANK.
