@@ -164,7 +164,7 @@ check "and 200 to the API server's kubelet client" [ "$(kubelet_logs "${kubelet_
 traversal=$(curl -sk -m 10 -o /dev/null -w '%{http_code}' "${kubelet_client[@]}" \
   "https://127.0.0.1:$kubelet_port/containerLogs/team-a/..%2F..%2Fetc/main")
 check "(no file for a pod name that climbs out of its directory: $traversal)" \
-  grep -qxE '40[04]' <<<"$traversal"
+  grep -qxE '40[034]' <<<"$traversal"
 check "(404 for what a kubelet serves that it does not: exec, metrics)" \
   [ "$(curl -sk -m 10 -o /dev/null -w '%{http_code}' "${kubelet_client[@]}" \
     "https://127.0.0.1:$kubelet_port/exec/team-a/$pod/main?command=sh")" = 404 ]
@@ -263,6 +263,12 @@ check "strata apply of a PyTorchJob works on the Kubernetes store" \
   "$strata" apply -f "$dir/pytorchjob.yaml" --server "$api"
 ptj_done() { [ "$(k get sjob -n team-a ptj -o jsonpath='{.status.phase}')" = Succeeded ]; }
 check "and kubectl sees it run to Succeeded as a strata Job" wait_for 90 ptj_done
+metrics=$(curl -s -m 10 "$api/metrics")
+check "/metrics counts the cluster's GPUs as on SQLite" \
+  grep -qx 'strata_gpu_capacity_gpus{scope="node",name="sim-node-0"} 4' <<<"$metrics"
+check "(and every GPU under DCGM's names)" \
+  [ "$(grep -c '^DCGM_FI_DEV_GPU_UTIL{.*Hostname="sim-node-' <<<"$metrics")" = 8 ]
+check "the dashboard is served" grep -qi "<html" <<<"$(curl -s -m 10 "$api/")"
 
 k apply -f - >/dev/null <<'YAML'
 apiVersion: strata.dev/v1alpha1
