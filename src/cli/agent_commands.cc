@@ -1,9 +1,12 @@
 // `strata agent`: a node agent for another machine (or a simulated node) that
 // joins a control plane with a join token, then runs the pods bound to its node
 // and heartbeats, over the REST API with the node credential it was given
-// (client::RemoteStore), until SIGINT or SIGTERM. Pods' logs stay in this
-// agent's data dir. Exit codes: 0 after a signal, 1 when joining or starting
-// fails, 2 usage.
+// (client::RemoteStore), until SIGINT or SIGTERM. With --kubeconfig instead, it
+// joins a Kubernetes cluster whose state strata keeps there (strata up --store
+// kubernetes) as a virtual kubelet: its v1 Node, its Lease in kube-node-lease,
+// the pods bound to it run here, and the kubelet endpoint for kubectl logs.
+// Pods' logs stay in this agent's data dir. Exit codes: 0 after a signal, 1 when
+// joining or starting fails, 2 usage.
 #include <signal.h>
 #include <unistd.h>
 
@@ -20,10 +23,14 @@
 #include "client/remote_store.h"
 #include "cluster/indexes.h"
 #include "common/clock.h"
+#include "kube/client.h"
+#include "kubestore/kube_store.h"
+#include "kubestore/node_lease.h"
 #include "node/node_agent.h"
 #include "node/nvml_inventory.h"
 #include "node/process_runtime.h"
 #include "node/simulated_inventory.h"
+#include "server/kubelet_endpoint.h"
 #include "server/node_access.h"
 #include "server/node_registration.h"
 
@@ -38,6 +45,11 @@ struct AgentOptions {
   std::string data_dir = "strata-agent-data";
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string address;  // where this node's workers are reached; empty: its host name
+  // On Kubernetes: the kubeconfig, and the kubelet endpoint's address and client CA.
+  std::string kubeconfig;
+  bool on_kubernetes = false;
+  std::string kubelet_listen = "127.0.0.1:0";
+  std::string kubelet_client_ca_file;
   int64_t heartbeat_seconds = 10;
   int64_t pass_milliseconds = 500;
 };
@@ -99,19 +111,62 @@ Result<std::string> Join(const AgentOptions& options, const api::Node& node) {
   return token;
 }
 
+// Where the agent keeps its node's state: the control plane's REST API (joined with the join
+// token), or the Kubernetes API with the kubelet endpoint beside it.
+struct AgentStore {
+  std::unique_ptr<kube::Client> kube_client;  // null off Kubernetes; outlives the store
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<kube::KubeletServer> kubelet;  // reads the store: stopped first
+  std::string joined;                            // what it joined, for the first line
+  ~AgentStore() {
+    if (kubelet) kubelet->Stop();
+  }
+};
+
+// Registers `node` on Kubernetes, with the kubelet endpoint serving its pods' logs.
+Result<std::unique_ptr<AgentStore>> JoinKubernetes(const AgentOptions& options, api::Node node) {
+  auto joined = std::make_unique<AgentStore>();
+  kube::ClientOptions client_options;
+  client_options.user_agent = "strata-agent/" STRATA_VERSION;
+  ASSIGN_OR_RETURN(joined->kube_client,
+                   kube::Client::FromKubeconfig(options.kubeconfig, client_options));
+  joined->store = std::make_unique<kubestore::KubeStore>(*joined->kube_client);
+  server::KubeletEndpointOptions kubelet;
+  kubelet.listen = options.kubelet_listen;
+  kubelet.client_ca_file = options.kubelet_client_ca_file;
+  kubelet.pods_dir = options.data_dir + "/pods";
+  std::vector<api::Node> nodes = {std::move(node)};
+  ASSIGN_OR_RETURN(joined->kubelet, server::StartNodesKubelet(*joined->store, *joined->kube_client,
+                                                              kubelet, nodes, std::cout));
+  RETURN_IF_ERROR(server::RegisterNodes(*joined->store, nodes));
+  joined->joined = joined->kube_client->server();
+  return joined;
+}
+
+// Joins a strata control plane with the join token, and works through its REST API.
+Result<std::unique_ptr<AgentStore>> JoinControlPlane(const AgentOptions& options,
+                                                     const api::Node& node) {
+  ASSIGN_OR_RETURN(std::string credential, Join(options, node));
+  client::RemoteStoreOptions remote_options;
+  remote_options.server = options.server;
+  remote_options.token = credential;
+  remote_options.node_name = options.name;
+  auto joined = std::make_unique<AgentStore>();
+  ASSIGN_OR_RETURN(joined->store, client::RemoteStore::Create(remote_options));
+  joined->joined = options.server;
+  return joined;
+}
+
 // Joins and runs until a stop signal; returns the signal's number.
 Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) {
   ASSIGN_OR_RETURN(api::Node node, DiscoverNode(options, std::cout));
   if (!options.address.empty()) {
     node.metadata.annotations[api::kNodeAddressAnnotation] = options.address;
   }
-  ASSIGN_OR_RETURN(std::string credential, Join(options, node));
-  client::RemoteStoreOptions remote_options;
-  remote_options.server = options.server;
-  remote_options.token = credential;
-  remote_options.node_name = options.name;
-  ASSIGN_OR_RETURN(std::unique_ptr<client::RemoteStore> remote,
-                   client::RemoteStore::Create(remote_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<AgentStore> joined, options.on_kubernetes
+                                                           ? JoinKubernetes(options, node)
+                                                           : JoinControlPlane(options, node));
+  store::Store& remote = *joined->store;
   node::ProcessRuntime::Options runtime_options;
   runtime_options.data_dir = options.data_dir;
   ASSIGN_OR_RETURN(std::unique_ptr<node::ProcessRuntime> runtime,
@@ -120,9 +175,9 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
   agent_options.node_names = {options.name};
   agent_options.data_dir = options.data_dir;
   agent_options.base_env = node::DefaultBaseEnvironment();
-  cluster::Cache cache(*remote, cluster::NodeAgentCacheOptions());
-  node::NodeAgent agent(*remote, cache, *runtime, RealClock::Instance(), agent_options);
-  std::cout << "strata agent: joined " << options.server << " as node " << options.name << " ("
+  cluster::Cache cache(remote, cluster::NodeAgentCacheOptions());
+  node::NodeAgent agent(remote, cache, *runtime, RealClock::Instance(), agent_options);
+  std::cout << "strata agent: joined " << joined->joined << " as node " << options.name << " ("
             << node.status.gpus.size() << " GPU(s)); pods run here with logs under "
             << options.data_dir << std::endl;
 
@@ -131,7 +186,11 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
   timespec pause{options.pass_milliseconds / 1000, (options.pass_milliseconds % 1000) * 1000000};
   while (true) {
     if (clock.Now() >= next_heartbeat) {
-      Status beat = server::HeartbeatNodes(*remote, {options.name}, clock.Now());
+      Status beat = server::HeartbeatNodes(remote, {options.name}, clock.Now());
+      if (beat.ok() && joined->kube_client != nullptr) {
+        // On Kubernetes, the node's Lease too, as a kubelet renews it.
+        beat = kubestore::RenewNodeLease(*joined->kube_client, options.name, clock.Now());
+      }
       if (!beat.ok()) std::cerr << "strata agent: heartbeat: " << beat.message() << "\n";
       next_heartbeat = clock.Now() + std::chrono::seconds(options.heartbeat_seconds);
     }
@@ -153,11 +212,24 @@ STRATA_REGISTER_COMMANDS("agent", [](CLI::App& app) {
   CLI::App* agent = app.add_subcommand("agent",
                                        "Join a control plane as a node and run its pods here (NVML "
                                        "GPUs, else a simulated node)");
-  agent->add_option("--server", options->server, "The control plane, http://HOST:PORT")->required();
+  CLI::Option* server =
+      agent->add_option("--server", options->server, "The control plane, http://HOST:PORT");
+  CLI::Option* join_token =
+      agent->add_option("--join-token", options->join_token_file,
+                        "File holding the join token (strata up --join-token-file)");
+  CLI::Option* kubeconfig = agent->add_option(
+      "--kubeconfig", options->kubeconfig,
+      "Join the Kubernetes cluster of this kubeconfig instead (strata up --store kubernetes), as "
+      "a virtual kubelet: its Node and Lease, its pods, kubectl logs");
+  server->needs(join_token)->excludes(kubeconfig);
+  join_token->needs(server)->excludes(kubeconfig);
   agent
-      ->add_option("--join-token", options->join_token_file,
-                   "File holding the join token (strata up --join-token-file)")
-      ->required();
+      ->add_option("--kubelet-listen", options->kubelet_listen,
+                   "With --kubeconfig: HOST:PORT of the kubelet endpoint (kubectl logs)")
+      ->capture_default_str();
+  agent->add_option("--kubelet-client-ca-file", options->kubelet_client_ca_file,
+                    "With --kubeconfig: the CA of the API server's kubelet client certificate "
+                    "(default: the CA the kubeconfig trusts)");
   agent->add_option("--name", options->name, "This node's name (default: the host name)");
   agent->add_option("--simulate", options->simulate,
                     "Simulated inventory NODESxGPUS:MODEL; the first node is this one");
@@ -172,7 +244,13 @@ STRATA_REGISTER_COMMANDS("agent", [](CLI::App& app) {
       ->add_option("--heartbeat-interval", options->heartbeat_seconds, "Seconds between heartbeats")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  agent->callback([options] {
+  agent->callback([options, server, kubeconfig] {
+    options->on_kubernetes = kubeconfig->count() > 0;
+    if (!options->on_kubernetes && server->count() == 0) {
+      std::cerr << "strata agent: give --server and --join-token, or --kubeconfig\n";
+      SetExitCode(2);
+      return;
+    }
     if (options->name.empty()) options->name = HostName();
     // Block the stop signals before any thread starts, so that only
     // sigtimedwait receives them.

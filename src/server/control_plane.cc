@@ -14,7 +14,6 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "api/pod_contract.h"
@@ -265,32 +264,6 @@ Result<std::unique_ptr<store::Store>> OpenStore(const ControlPlaneOptions& optio
   return std::unique_ptr<store::Store>(std::move(opened));
 }
 
-// The kubelet endpoint of the plane's nodes, on options' address.
-Result<std::unique_ptr<kube::KubeletServer>> StartNodesKubelet(const ControlPlaneOptions& options,
-                                                               kube::Client& client,
-                                                               const store::Store& store,
-                                                               const std::string& first_node) {
-  Result<std::pair<std::string, int>> address = ParseListenAddress(options.kubelet_listen);
-  if (!address) {
-    return Err(InvalidArgumentError("--kubelet-listen: " + address.error().message()));
-  }
-  KubeletEndpointOptions kubelet;
-  kubelet.host = address->first;
-  kubelet.port = address->second;
-  kubelet.default_node = first_node;
-  if (!options.kubelet_client_ca_file.empty()) {
-    std::ifstream file(options.kubelet_client_ca_file);
-    std::stringstream pem;
-    pem << file.rdbuf();
-    if (!file || pem.str().empty()) {
-      return Err(InvalidArgumentError("--kubelet-client-ca-file \"" +
-                                      options.kubelet_client_ca_file + "\": cannot be read"));
-    }
-    kubelet.client_ca_pem = pem.str();
-  }
-  return StartKubeletEndpoint(store, client, options.data_dir + "/pods", std::move(kubelet));
-}
-
 }  // namespace
 
 Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOptions& options,
@@ -343,22 +316,12 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
       each.metadata.annotations[api::kNodeAddressAnnotation] = "127.0.0.1";
   }
   if (impl->kube_client != nullptr && !nodes.empty()) {
-    ASSIGN_OR_RETURN(impl->kubelet, StartNodesKubelet(options, *impl->kube_client, *impl->store,
-                                                      nodes.front().metadata.name));
-    // The address the API server dials: the listener's, or on every address the node's own.
-    std::string host = ParseListenAddress(options.kubelet_listen)->first;
-    const bool any_address = host == "0.0.0.0" || host == "::";
-    const std::string port = std::to_string(impl->kubelet->port());
-    for (api::Node& each : nodes) {
-      auto address = each.metadata.annotations.find(api::kNodeAddressAnnotation);
-      std::string reached = !any_address                                 ? host
-                            : address != each.metadata.annotations.end() ? address->second
-                                                                         : each.metadata.name;
-      if (reached.find(':') != std::string::npos) reached = "[" + reached + "]";
-      each.metadata.annotations[api::kKubeletEndpointAnnotation] = reached + ":" + port;
-    }
-    out << "strata: kubelet endpoint (kubectl logs) on https://"
-        << (host.find(':') != std::string::npos ? "[" + host + "]" : host) << ":" << port << "\n";
+    KubeletEndpointOptions kubelet;
+    kubelet.listen = options.kubelet_listen;
+    kubelet.client_ca_file = options.kubelet_client_ca_file;
+    kubelet.pods_dir = options.data_dir + "/pods";
+    ASSIGN_OR_RETURN(impl->kubelet,
+                     StartNodesKubelet(*impl->store, *impl->kube_client, kubelet, nodes, out));
   }
   RETURN_IF_ERROR(RegisterNodes(*impl->store, nodes));
   if (!simulated) {

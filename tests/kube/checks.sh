@@ -58,3 +58,25 @@ current-context: $name
 YAML
   )
 }
+
+# The tests' kubectl is their own k(); these use it.
+
+# node_ready NAME: the v1 Node NAME's Ready condition is True.
+node_ready() {
+  [ "$(k get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
+}
+
+# apply_shell_job NAMESPACE NAME REPLICAS GPUS SCRIPT: a strata Job of REPLICAS pods of GPUS
+# GPUs each, whose process is `sh -c SCRIPT`.
+apply_shell_job() {
+  k apply -f - >/dev/null <<YAML
+apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata: {name: $2, namespace: $1}
+spec:
+  replicas: $3
+  resources: {gpu: $4}
+  template:
+    command: [sh, -c, "$5"]
+YAML
+}

@@ -86,9 +86,6 @@ start_plane b
 check "the second stands by, naming the leader" \
   wait_for 30 grep -q "control plane: the leader is $(identity a)" "$dir/b.log"
 check "(and does not lead)" bash -c "! grep -q 'control plane: leading' '$dir/b.log'"
-node_ready() {
-  [ "$(k get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
-}
 check "each plane's node is a Ready v1 Node" wait_for 30 node_ready plane-a-0
 check "(the standby's too)" wait_for 30 node_ready plane-b-0
 
@@ -142,16 +139,7 @@ replica_on_b() {
 }
 check "the Service's replica runs on the survivor's node" wait_for 150 replica_on_b
 check "whose gateway answers for it" wait_for 30 answers b
-k apply -f - >/dev/null <<'YAML'
-apiVersion: strata.dev/v1alpha1
-kind: Job
-metadata: {name: after, namespace: team-a}
-spec:
-  replicas: 1
-  resources: {gpu: 1}
-  template:
-    command: [sh, -c, "echo after the failover"]
-YAML
+apply_shell_job team-a after 1 1 'echo after the failover'
 check "a Job applied after the failover runs to Succeeded" wait_for 90 succeeded after
 
 if ((failures > 0)); then

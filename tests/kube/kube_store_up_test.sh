@@ -20,6 +20,9 @@
 #    no pod is made twice;
 #  - deleting the Job with kubectl deletes its pods;
 #  - a Kubeflow PyTorchJob given to `strata apply` becomes a strata Job on the cluster and runs;
+#  - /metrics and the dashboard as on SQLite;
+#  - `strata agent --kubeconfig` joins as a virtual kubelet (Node, Lease, kubelet endpoint): a
+#    3 x 4-GPU Job spans it and the plane's nodes, and kubectl logs reads its pod there;
 #  - a TP=2 strata Service applied with kubectl gets a replica: a v1 Pod of two GPUs (engine-sim
 #    on the simulated GPUs), Ready once its engine is; strata's gateway answers a chat completion
 #    for its model from it, and under a burst of the official openai client's streams it scales
@@ -38,7 +41,9 @@ require_kube_binaries etcd kube-apiserver kube-controller-manager kubectl kwok
 cluster=$repo/tools/kube/cluster.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_store_up_test.XXXXXX")
 up_pid=""
+agent_pid=""
 cleanup() {
+  [[ -z $agent_pid ]] || kill -9 "$agent_pid" 2>/dev/null || true
   # SIGTERM: strata up stops its pods' processes (engine-sim replicas among them) as it goes.
   if [[ -n $up_pid ]]; then
     kill -TERM "$up_pid" 2>/dev/null || true
@@ -89,8 +94,7 @@ check "and GPU Feature Discovery's product label" \
 heartbeat() {
   k get node "$first_node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}'
 }
-ready=$(k get node "$first_node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')
-check "Ready" [ "$ready" = True ]
+check "Ready" node_ready "$first_node"
 beat=$(heartbeat)
 advanced() { [ "$(heartbeat)" != "$beat" ]; }
 check "whose heartbeat advances" wait_for 30 advanced
@@ -269,6 +273,24 @@ check "/metrics counts the cluster's GPUs as on SQLite" \
 check "(and every GPU under DCGM's names)" \
   [ "$(grep -c '^DCGM_FI_DEV_GPU_UTIL{.*Hostname="sim-node-' <<<"$metrics")" = 8 ]
 check "the dashboard is served" grep -qi "<html" <<<"$(curl -s -m 10 "$api/")"
+
+# strata agent --kubeconfig: a virtual kubelet that joins the cluster by itself.
+"$strata" agent --kubeconfig "$plane_kubeconfig" --name agent-node --address 127.0.0.1 \
+  --simulate 1x4:H100-80GB,prefix=agent --data-dir "$dir/agent" >"$dir/agent.log" 2>&1 &
+agent_pid=$!
+check "strata agent --kubeconfig joins as a Ready v1 Node" wait_for 30 node_ready agent-node
+check "and renews its Lease in kube-node-lease" wait_for 30 k get lease -n kube-node-lease agent-node
+apply_shell_job team-a wide 3 4 'echo rank $PET_NODE_RANK here'
+wide_done() { [ "$(k get sjob -n team-a wide -o jsonpath='{.status.phase}')" = Succeeded ]; }
+check "a Job of 3 x 4 GPUs spans the agent's node and succeeds" wait_for 90 wide_done
+agent_pod=$(k get pods -n team-a -l strata.dev/job-name=wide \
+  -o jsonpath='{.items[?(@.spec.nodeName=="agent-node")].metadata.name}')
+check "(one pod on the agent's node)" [ -n "$agent_pod" ]
+check "whose log kubectl reads from the agent" \
+  grep -q "here" <<<"$(k logs -n team-a "$agent_pod" 2>&1)"
+kill -TERM "$agent_pid"
+wait "$agent_pid" || true
+agent_pid=""
 
 k apply -f - >/dev/null <<'YAML'
 apiVersion: strata.dev/v1alpha1
