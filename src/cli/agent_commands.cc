@@ -50,6 +50,7 @@ struct AgentOptions {
   bool on_kubernetes = false;
   std::string kubelet_listen = "127.0.0.1:0";
   std::string kubelet_client_ca_file;
+  double sim_startup_delay_seconds = 5;  // engine-sim replicas on a simulated node
   int64_t heartbeat_seconds = 10;
   int64_t pass_milliseconds = 500;
 };
@@ -175,6 +176,14 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
   agent_options.node_names = {options.name};
   agent_options.data_dir = options.data_dir;
   agent_options.base_env = node::DefaultBaseEnvironment();
+  if (!options.simulate.empty()) {
+    // Simulated GPUs run no real engine: Service replicas run engine-sim in its place.
+    node::EngineSimSubstitution engine_sim;
+    engine_sim.strata_path = SelfPath();
+    engine_sim.startup_delay = std::chrono::duration_cast<Duration>(
+        std::chrono::duration<double>(options.sim_startup_delay_seconds));
+    agent_options.engine_sim = std::move(engine_sim);
+  }
   cluster::Cache cache(remote, cluster::NodeAgentCacheOptions());
   node::NodeAgent agent(remote, cache, *runtime, RealClock::Instance(), agent_options);
   std::cout << "strata agent: joined " << joined->joined << " as node " << options.name << " ("
@@ -238,6 +247,11 @@ STRATA_REGISTER_COMMANDS("agent", [](CLI::App& app) {
   agent->add_option("--address", options->address,
                     "Where other nodes reach this node's workers (MASTER_ADDR); default: its "
                     "host name");
+  agent
+      ->add_option("--sim-startup-delay", options->sim_startup_delay_seconds,
+                   "With --simulate: seconds a simulated engine takes to load its weights")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   agent->add_option("--nvml-library", options->nvml_library, "Where NVML is loaded from")
       ->capture_default_str();
   agent

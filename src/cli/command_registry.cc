@@ -1,5 +1,8 @@
 #include "cli/command_registry.h"
 
+#include <unistd.h>
+
+#include <climits>
 #include <iostream>
 #include <map>
 
@@ -38,6 +41,13 @@ CLI::App& Subcommand(CLI::App& parent, std::string_view name, std::string_view d
 
 void SetExitCode(int code) { g_exit_code = code; }
 int ExitCode() { return g_exit_code; }
+
+std::string SelfPath() {
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return "strata";
+  return std::string(path, static_cast<size_t>(n));
+}
 
 void Fail(const Status& status, int exit_code) {
   std::cerr << "error: " << status.message() << "\n";

@@ -29,6 +29,9 @@ CLI::App& Subcommand(CLI::App& parent, std::string_view name, std::string_view d
 void SetExitCode(int code);
 int ExitCode();
 
+// This binary's path (for engine-sim replicas on simulated GPUs); "strata" when unknown.
+std::string SelfPath();
+
 // Prints "error: MESSAGE" to stderr and sets the exit code (1 by default, 2 for usage errors).
 void Fail(const Status& status, int exit_code = 1);
 

@@ -2,7 +2,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <climits>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -15,14 +14,6 @@
 
 namespace strata::cli {
 namespace {
-
-// This binary's path, for engine-sim replicas.
-std::string SelfPath() {
-  char path[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) return "strata";
-  return std::string(path, static_cast<size_t>(n));
-}
 
 // Blocks SIGINT and SIGTERM in this thread and the threads it starts afterwards, so that only
 // the caller's sigwait receives them; returns that set. Call before any thread starts.
@@ -117,6 +108,7 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
   auto options = std::make_shared<server::ControlPlaneOptions>();
   auto loops = std::make_shared<server::ControlLoopsOptions>();
   auto keep_pods = std::make_shared<bool>(false);
+  auto no_nodes = std::make_shared<bool>(false);
   auto kubernetes = std::make_shared<bool>(false);
   auto kube = std::make_shared<kubesched::SchedulerServiceOptions>();
   options->version = STRATA_VERSION;
@@ -173,6 +165,9 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "Seconds a draining replica may keep streams open before it is stopped")
       ->capture_default_str()
       ->check(CLI::Range(0, 86400));
+  up->add_flag("--no-nodes", *no_nodes,
+               "Run no node here (no inventory, no node agent): the control plane alone, its "
+               "nodes joining with strata agent");
   up->add_flag("--keep-pods", *keep_pods,
                "Leave the pods' processes running when strata up stops (SIGINT, SIGTERM); the "
                "next strata up on this data dir adopts them. Default: they are stopped too");
@@ -227,12 +222,14 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
       up->add_option("--leader-elect-resource-name", kube->lease_name,
                      "The Lease's name (default: strata-scheduler with --kubernetes, "
                      "strata-control-plane with --store kubernetes)");
-  up->callback([options, loops, keep_pods, gateway_listen, kubernetes, kube, lease_name] {
+  up->callback([options, loops, keep_pods, no_nodes, gateway_listen, kubernetes, kube, lease_name] {
     if (*kubernetes) {
       RunUpKubernetes(*kube);
       return;
     }
     loops->gateway_listen_given = gateway_listen->count() > 0;
+    options->local_nodes = !*no_nodes;
+    loops->run_node_agent = !*no_nodes;
     options->kubeconfig = kube->kubeconfig;
     options->kube_api_qps = kube->qps;
     options->kube_api_burst = kube->burst;

@@ -289,7 +289,9 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   std::unique_ptr<node::GpuInventory> inventory;
   std::vector<node::NodeGpus> found;
   bool simulated = true;
-  if (!options.simulate.empty()) {
+  if (!options.local_nodes) {
+    out << "strata: no nodes of its own (--no-nodes): nodes join with strata agent\n";
+  } else if (!options.simulate.empty()) {
     ASSIGN_OR_RETURN(node::SimulateSpec spec, node::ParseSimulateSpec(options.simulate));
     inventory = std::make_unique<node::SimulatedInventory>(spec);
     ASSIGN_OR_RETURN(found, inventory->Discover());

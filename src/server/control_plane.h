@@ -50,6 +50,9 @@ struct ControlPlaneOptions {
   // A `--simulate` spec ("4x8:H100-80GB,racks=2"); empty: NVML when present, else the default
   // simulated shape.
   std::string simulate;
+  // False: no inventory and no node of its own (a control plane whose nodes all join with
+  // `strata agent`).
+  bool local_nodes = true;
   std::string nvml_library = "libnvidia-ml.so.1";
   // One bearer token per line. Required when `listen` is not a loopback address.
   std::string token_file;

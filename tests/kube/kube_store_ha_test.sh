@@ -9,7 +9,10 @@
 #    controller finds the dead plane's node lost (its pods Failed, NodeLost), and the Job (group
 #    restart wherever its pods were lost) and the Service (a new replica where the old one went)
 #    carry on: the Job succeeds, the survivor's gateway answers, and a Job applied after the
-#    kill runs too.
+#    kill runs too;
+#  - a third plane with --no-nodes stands by and a `strata agent --kubeconfig` node joins; the
+#    second leader killed, the node-less plane leads: a 4-GPU Job runs on the agent, and the
+#    Service's replica (lost with the dead plane's node) comes back there, engine-sim included.
 # Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
 set -euo pipefail
 
@@ -24,6 +27,7 @@ require_kube_binaries etcd kube-apiserver kube-controller-manager kubectl kwok
 cluster=$repo/tools/kube/cluster.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_store_ha_test.XXXXXX")
 declare -A plane_pid=()
+agent_pid=""
 # pods_of PLANE: the process groups of the pods a plane started (their working directories are
 # under its data dir); a plane killed with SIGKILL leaves them running.
 pods_of() {
@@ -42,7 +46,8 @@ cleanup() {
     for _ in {1..60}; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
     kill -9 "$pid" 2>/dev/null || true
   done
-  for name in a b; do
+  [[ -z $agent_pid ]] || kill -TERM "$agent_pid" 2>/dev/null || true
+  for name in a b c agent; do
     for pid in $(pods_of "$name" | sort -u); do kill -9 -- "-$pid" 2>/dev/null || true; done
   done
   "$cluster" down "$dir" >/dev/null || true
@@ -58,11 +63,12 @@ k wait --for condition=established --timeout=60s crd/jobs.strata.dev >/dev/null
 plane_kubeconfig=$dir/control-plane.kubeconfig
 service_account_kubeconfig "$kubeconfig" strata-system strata-control-plane "$plane_kubeconfig"
 
-# start_plane NAME: a control plane with the node plane-NAME-0 and its data in $dir/NAME.
+# start_plane NAME [FLAG...]: a control plane with the node plane-NAME-0 (unless --no-nodes) and
+# its data in $dir/NAME.
 start_plane() {
   "$strata" up --store kubernetes --kubeconfig "$plane_kubeconfig" \
     --simulate "1x4:H100-80GB,prefix=plane-$1" --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 \
-    --sim-startup-delay 1 --data-dir "$dir/$1" >"$dir/$1.log" 2>&1 &
+    --sim-startup-delay 1 --data-dir "$dir/$1" "${@:2}" >"$dir/$1.log" 2>&1 &
   plane_pid[$1]=$!
   if ! wait_for 60 grep -q "API listening" "$dir/$1.log"; then
     echo "FAILED: strata up (plane $1) did not start:"
@@ -142,11 +148,38 @@ check "whose gateway answers for it" wait_for 30 answers b
 apply_shell_job team-a after 1 1 'echo after the failover'
 check "a Job applied after the failover runs to Succeeded" wait_for 90 succeeded after
 
+# A plane with no node of its own, and a node that joins by itself (strata agent --kubeconfig):
+# when the leader dies with its node, the controllers go on elsewhere and so do the pods.
+start_plane c --no-nodes
+check "a plane with --no-nodes stands by, with no node of its own" \
+  grep -q "registered 0 node(s)" "$dir/c.log"
+"$strata" agent --kubeconfig "$plane_kubeconfig" --name agent-node --address 127.0.0.1 \
+  --simulate 1x4:H100-80GB,prefix=agent --sim-startup-delay 1 --data-dir "$dir/agent" \
+  >"$dir/agent.log" 2>&1 &
+agent_pid=$!
+check "an agent joins as a Ready node" wait_for 30 node_ready agent-node
+kill -9 "${plane_pid[b]}"
+wait "${plane_pid[b]}" 2>/dev/null || true
+unset 'plane_pid[b]'
+check "the second leader killed, the node-less plane takes over" wait_for 45 leads c
+apply_shell_job team-a final 1 4 'echo on the agent'
+check "a 4-GPU Job runs on the agent's node" wait_for 90 succeeded final
+replica_on_agent() {
+  [ "$(k get pods -n team-a -l strata.dev/service=chat \
+    -o jsonpath='{.items[?(@.status.phase=="Running")].spec.nodeName}')" = agent-node ] && one_ready
+}
+check "the Service's replica comes back on the agent (engine-sim there)" wait_for 180 replica_on_agent
+check "and the new leader's gateway answers for it" wait_for 30 answers c
+
 if ((failures > 0)); then
   echo "--- plane a"
   tail -n 30 "$dir/a.log"
   echo "--- plane b"
   tail -n 40 "$dir/b.log"
+  echo "--- plane c"
+  tail -n 30 "$dir/c.log"
+  echo "--- agent"
+  tail -n 20 "$dir/agent.log"
   k get nodes
   k get pods -A -o wide
   k get sjob,ssvc -A
