@@ -25,7 +25,6 @@
 #include "common/clock.h"
 #include "kube/client.h"
 #include "kubestore/kube_store.h"
-#include "kubestore/node_lease.h"
 #include "node/node_agent.h"
 #include "node/nvml_inventory.h"
 #include "node/process_runtime.h"
@@ -195,11 +194,8 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
   timespec pause{options.pass_milliseconds / 1000, (options.pass_milliseconds % 1000) * 1000000};
   while (true) {
     if (clock.Now() >= next_heartbeat) {
-      Status beat = server::HeartbeatNodes(remote, {options.name}, clock.Now());
-      if (beat.ok() && joined->kube_client != nullptr) {
-        // On Kubernetes, the node's Lease too, as a kubelet renews it.
-        beat = kubestore::RenewNodeLease(*joined->kube_client, options.name, clock.Now());
-      }
+      Status beat = server::HeartbeatNodesAndLeases(remote, {options.name}, clock.Now(),
+                                                    joined->kube_client.get());
       if (!beat.ok()) std::cerr << "strata agent: heartbeat: " << beat.message() << "\n";
       next_heartbeat = clock.Now() + std::chrono::seconds(options.heartbeat_seconds);
     }

@@ -21,7 +21,6 @@
 #include "kube/client.h"
 #include "kube/leader_election.h"
 #include "kubestore/kube_store.h"
-#include "kubestore/node_lease.h"
 #include "metrics/metrics.h"
 #include "node/gpu_metrics.h"
 #include "node/nvml_inventory.h"
@@ -402,18 +401,9 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   plane->impl_->simulated = simulated;
   store::Store* store = plane->impl_->store.get();
   kube::Client* kube_client = plane->impl_->kube_client.get();
-  plane->AddLoop("node heartbeat", options.heartbeat_interval,
-                 [store, names, kube_client]() -> Status {
-                   const TimePoint now = RealClock::Instance().Now();
-                   if (Status beat = HeartbeatNodes(*store, names, now); !beat.ok()) return beat;
-                   if (kube_client == nullptr) return Status::Ok();
-                   // On Kubernetes, each node's Lease too, as a kubelet renews it.
-                   for (const std::string& name : names) {
-                     Status renewed = kubestore::RenewNodeLease(*kube_client, name, now);
-                     if (!renewed.ok()) return renewed;
-                   }
-                   return Status::Ok();
-                 });
+  plane->AddLoop("node heartbeat", options.heartbeat_interval, [store, names, kube_client] {
+    return HeartbeatNodesAndLeases(*store, names, RealClock::Instance().Now(), kube_client);
+  });
   if (kube_client != nullptr && options.leader_elect) plane->Campaign(options, out);
   std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   out << "strata: API listening on http://" << shown_host << ":" << plane->port() << std::endl;

@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/quantity.h"
 #include "common/status.h"
+#include "kube/client.h"
 #include "node/gpu_inventory.h"
 #include "store/store.h"
 
@@ -46,5 +47,10 @@ Status RegisterNodes(store::Store& store, const std::vector<api::Node>& nodes);
 // Stamps a new heartbeat into the Ready condition of each named node (Ready=True). A node that
 // no longer exists is skipped. Returns the first store error.
 Status HeartbeatNodes(store::Store& store, const std::vector<std::string>& names, TimePoint now);
+
+// HeartbeatNodes, then, on Kubernetes (`lease_client` not null), each node's Lease in
+// kube-node-lease as a kubelet renews it (kubestore::RenewNodeLease). Returns the first error.
+Status HeartbeatNodesAndLeases(store::Store& store, const std::vector<std::string>& names,
+                               TimePoint now, kube::Client* lease_client);
 
 }  // namespace strata::server

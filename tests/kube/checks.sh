@@ -80,3 +80,19 @@ spec:
     command: [sh, -c, "$5"]
 YAML
 }
+
+# stop_gracefully PID: SIGTERM, up to 30 s for the process to go, then SIGKILL.
+stop_gracefully() {
+  kill -TERM "$1" 2>/dev/null || true
+  for _ in {1..60}; do kill -0 "$1" 2>/dev/null || return 0; sleep 0.5; done
+  kill -9 "$1" 2>/dev/null || true
+}
+
+# install_strata FILE: `strata kubernetes manifests` ($strata) applied with k, its CRDs
+# established, and FILE a kubeconfig (of the cluster at $kubeconfig) for the ServiceAccount the
+# manifests make for strata up --store kubernetes, whose RBAC is then all it has.
+install_strata() {
+  "$strata" kubernetes manifests --image registry.example/strata:test | k apply -f - >/dev/null
+  k wait --for condition=established --timeout=60s crd/jobs.strata.dev >/dev/null
+  service_account_kubeconfig "$kubeconfig" strata-system strata-control-plane "$1"
+}

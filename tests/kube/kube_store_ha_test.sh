@@ -40,12 +40,7 @@ pods_of() {
 }
 cleanup() {
   local name pid
-  for name in "${!plane_pid[@]}"; do
-    pid=${plane_pid[$name]}
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in {1..60}; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -9 "$pid" 2>/dev/null || true
-  done
+  for name in "${!plane_pid[@]}"; do stop_gracefully "${plane_pid[$name]}"; done
   [[ -z $agent_pid ]] || kill -TERM "$agent_pid" 2>/dev/null || true
   for name in a b c agent; do
     for pid in $(pods_of "$name" | sort -u); do kill -9 -- "-$pid" 2>/dev/null || true; done
@@ -57,11 +52,9 @@ trap cleanup EXIT
 
 kubeconfig=$("$cluster" up "$dir" --nodes 1)
 k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
-"$strata" kubernetes manifests --image registry.example/strata:test | k apply -f - >/dev/null
-k wait --for condition=established --timeout=60s crd/jobs.strata.dev >/dev/null
 # strata up runs as the install's ServiceAccount strata-control-plane: its RBAC is all it has.
 plane_kubeconfig=$dir/control-plane.kubeconfig
-service_account_kubeconfig "$kubeconfig" strata-system strata-control-plane "$plane_kubeconfig"
+install_strata "$plane_kubeconfig"
 
 # start_plane NAME [FLAG...]: a control plane with the node plane-NAME-0 (unless --no-nodes) and
 # its data in $dir/NAME.

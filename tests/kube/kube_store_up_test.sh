@@ -45,11 +45,7 @@ agent_pid=""
 cleanup() {
   [[ -z $agent_pid ]] || kill -9 "$agent_pid" 2>/dev/null || true
   # SIGTERM: strata up stops its pods' processes (engine-sim replicas among them) as it goes.
-  if [[ -n $up_pid ]]; then
-    kill -TERM "$up_pid" 2>/dev/null || true
-    for _ in {1..60}; do kill -0 "$up_pid" 2>/dev/null || break; sleep 0.5; done
-    kill -9 "$up_pid" 2>/dev/null || true
-  fi
+  [[ -z $up_pid ]] || stop_gracefully "$up_pid"
   "$cluster" down "$dir" >/dev/null || true
   rm -rf "$dir"
 }
@@ -58,11 +54,9 @@ trap cleanup EXIT
 kubeconfig=$("$cluster" up "$dir" --nodes 1)
 k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
-"$strata" kubernetes manifests --image registry.example/strata:test | k apply -f - >/dev/null
-k wait --for condition=established --timeout=60s crd/jobs.strata.dev >/dev/null
 # strata up runs as the install's ServiceAccount strata-control-plane: its RBAC is all it has.
 plane_kubeconfig=$dir/control-plane.kubeconfig
-service_account_kubeconfig "$kubeconfig" strata-system strata-control-plane "$plane_kubeconfig"
+install_strata "$plane_kubeconfig"
 
 # start_up LOG: strata up on the cluster's state, in the background; waits for its API.
 start_up() {
