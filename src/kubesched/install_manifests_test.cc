@@ -84,9 +84,6 @@ TEST(InstallManifestsTest, ObjectsLiveInTheGivenNamespace) {
   }
   EXPECT_EQ((*Find(objects, "ClusterRoleBinding"))["subjects"][0]["namespace"], "gpu-platform");
   EXPECT_EQ((*Find(objects, "Role"))["metadata"]["name"], "strata-scheduler-lease");
-  EXPECT_EQ(
-      ControlPlaneNamespace(options)["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
-      "restricted");
 }
 
 TEST(InstallManifestsTest, TheDeploymentRunsLeaderElectedRestrictedSchedulers) {

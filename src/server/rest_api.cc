@@ -109,6 +109,15 @@ ApiReply RestApi::Handle(const net::HttpRequest& request) {
           node_access_.Join(BearerToken(request.Header("Authorization")), request.body));
       return JsonReply(201, credential);
     }
+    if (path == "/healthz" || path == "/readyz" || path == "/livez") {
+      // Open to anyone, as kube-apiserver's (system:public-info-viewer): a kubelet's probe
+      // carries no token.
+      verb = "health";
+      if (request.method != "GET") {
+        return Err(UnimplementedError("method " + request.method + " is not allowed on " + path));
+      }
+      return ApiReply{net::HttpResponse::Text(200, "text/plain", "ok"), nullptr};
+    }
     ASSIGN_OR_RETURN(std::string node, Authenticate(request));
     if (!node.empty()) {
       RETURN_IF_ERROR(node_access_.Authorize(node, request.method, path, query, request.body));
@@ -142,11 +151,6 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     if (path == "/apis/strata.dev") return JsonReply(200, api::ApiGroupList()["groups"][0]);
     std::string group_version = path == "/api/v1" ? "v1" : "strata.dev/v1alpha1";
     return JsonReply(200, *api::ApiResourceList(group_version));
-  }
-  if (path == "/healthz" || path == "/readyz" || path == "/livez") {
-    *verb = "health";
-    RETURN_IF_ERROR(only_get());
-    return ApiReply{net::HttpResponse::Text(200, "text/plain", "ok"), nullptr};
   }
   if (path == "/metrics") {
     *verb = "metrics";

@@ -430,6 +430,15 @@ TEST_F(RestApiTest, TokensAreRequiredWhenConfigured) {
   ASSERT_FALSE(wrong);
   EXPECT_EQ(wrong.error().code(), StatusCode::kUnauthenticated);
   EXPECT_TRUE(Client("s3cret")->Get("/apis/strata.dev/v1alpha1/queues").has_value());
+  // Health is open to a kubelet's probe, which carries no token; only for reading.
+  for (const char* path : {"/healthz", "/readyz", "/livez"}) {
+    net::HttpRequest probe;
+    probe.method = "GET";
+    probe.target = path;
+    EXPECT_EQ(api_->Handle(probe).response.status, 200) << path;
+    probe.method = "POST";
+    EXPECT_NE(api_->Handle(probe).response.status, 200) << path;
+  }
 }
 
 TEST_F(RestApiTest, PodStatusIsReplacedThroughTheStatusSubresource) {

@@ -11,7 +11,10 @@
 #    the Deployment's own arguments, run here with that account's token, lead, bind a pod and
 #    explain one that does not fit with no request refused;
 #  - the Deployment asks for 2 replicas with leader election, non-root and read-only;
-#  - the aggregated roles let a namespace's editors use strata Jobs.
+#  - the aggregated roles let a namespace's editors use strata Jobs;
+#  - the control plane's Deployment (strata up --store kubernetes --no-nodes) and its Services,
+#    and its own arguments, run here with its account's token and the Secret's API tokens, lead
+#    and serve with no request refused.
 # Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
 set -euo pipefail
 
@@ -231,6 +234,58 @@ wait "$scheduler" || true
 indent <"$dir/strata.log"
 nothing_forbidden() { ! grep -qiE "forbidden|HTTP 403" "$dir/strata.log"; }
 check "with no request refused" nothing_forbidden
+
+# ---- the control plane with its store on the cluster ---------------------------------------------
+plane_deployment=$(k get deployment strata-control-plane -n strata-system -o json)
+check "the control plane's Deployment asks for 2 replicas" \
+  [ "$(jq .spec.replicas <<<"$plane_deployment")" = 2 ]
+plane_container=$(jq '.spec.template.spec.containers[0]' <<<"$plane_deployment")
+check "of node-less, leader-elected planes serving the API and the gateway on the pod's addresses" \
+  [ "$(jq -r '.args | join(" ")' <<<"$plane_container")" = "up --store=kubernetes --no-nodes \
+--leader-elect=true --listen=0.0.0.0:7070 --gateway-listen=0.0.0.0:8000 \
+--token-file=/etc/strata/api-tokens/tokens --data-dir=/var/lib/strata" ]
+check "with the API's tokens from the admin's Secret, read-only" [ "$(jq -c '[.volumes[0].secret.secretName,
+  .containers[0].volumeMounts[0].readOnly]' <<<"$(jq .spec.template.spec <<<"$plane_deployment")")" \
+  = '["strata-api-tokens",true]' ]
+check "ready when /readyz answers" \
+  [ "$(jq -r .readinessProbe.httpGet.path <<<"$plane_container")" = /readyz ]
+service_port() { k get service "$1" -n strata-system -o jsonpath='{.spec.selector.app\.kubernetes\.io/name} {.spec.ports[0].port}'; }
+check "the Service strata-api fronts every plane's API" \
+  [ "$(service_port strata-api)" = "strata-control-plane 7070" ]
+check "and strata-gateway their gateways" \
+  [ "$(service_port strata-gateway)" = "strata-control-plane 8000" ]
+plane_pods() {
+  [[ $(k get pods -n strata-system -l app.kubernetes.io/name=strata-control-plane -o name |
+    wc -l) == 2 ]]
+}
+check "its 2 pods are admitted under Pod Security restricted" wait_for 60 plane_pods
+
+# The Deployment's own arguments, run here with its service account's token (the pod's paths
+# and ports made this machine's): it leads, serves the API with the Secret's tokens, and makes
+# no request RBAC refuses.
+head -c 32 /dev/urandom | base64 >"$dir/api-tokens"
+mapfile -t plane_args < <(jq -r '.args[]' <<<"$plane_container" | sed \
+  -e 's|^--listen=.*|--listen=127.0.0.1:0|' -e 's|^--gateway-listen=.*|--gateway-listen=127.0.0.1:0|' \
+  -e "s|^--token-file=.*|--token-file=$dir/api-tokens|" -e "s|^--data-dir=.*|--data-dir=$dir/plane|")
+plane_kubeconfig=$dir/strata-control-plane.kubeconfig
+service_account_kubeconfig "$kubeconfig" strata-system strata-control-plane "$plane_kubeconfig"
+"$strata" "${plane_args[@]}" --kubeconfig "$plane_kubeconfig" >"$dir/plane.log" 2>&1 &
+plane=$!
+pids+=("$plane")
+check "the control plane as its service account leads" \
+  wait_for 30 grep -q "control plane: leading" "$dir/plane.log"
+plane_api=$(grep -oE 'API listening on http://[0-9.:]+' "$dir/plane.log" | cut -d' ' -f4)
+status_of() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+check "answers /readyz" [ "$(status_of "$plane_api/readyz")" = 200 ]
+jobs_url=$plane_api/apis/strata.dev/v1alpha1/namespaces/default/jobs
+check "lists strata Jobs with a token of the Secret" \
+  [ "$(status_of -H "Authorization: Bearer $(cat "$dir/api-tokens")" "$jobs_url")" = 200 ]
+check "and refuses a write without one" \
+  [ "$(status_of -X POST -H 'Content-Type: application/json' -d '{}' "$jobs_url")" = 401 ]
+kill "$plane"
+wait "$plane" || true
+indent <"$dir/plane.log"
+check "with no request refused" bash -c "! grep -qiE 'forbidden|HTTP 403' '$dir/plane.log'"
 
 # ---- --namespace ---------------------------------------------------------------------------------
 other=$("$strata" kubernetes manifests --namespace strata-other)

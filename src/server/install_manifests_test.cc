@@ -1,0 +1,84 @@
+#include "server/install_manifests.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace strata::server {
+namespace {
+
+using json = nlohmann::json;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+
+std::vector<json> Objects() {
+  StoreInstallOptions options;
+  options.namespace_name = "gpu-platform";
+  options.image = "registry.example/strata:1";
+  return ControlPlaneObjects(options);
+}
+
+const json& Find(const std::vector<json>& objects, const std::string& kind,
+                 const std::string& name) {
+  for (const json& o : objects)
+    if (o["kind"] == kind && o["metadata"]["name"] == name) return o;
+  static const json kNone;
+  ADD_FAILURE() << kind << " " << name << " not found";
+  return kNone;
+}
+
+TEST(ControlPlaneObjectsTest, TheDeploymentRunsNodelessLeaderElectedPlanesWithTokens) {
+  std::vector<json> objects = Objects();
+  const json& deployment = Find(objects, "Deployment", "strata-control-plane");
+  EXPECT_EQ(deployment["metadata"]["namespace"], "gpu-platform");
+  EXPECT_EQ(deployment["spec"]["replicas"], 2);
+  const json& pod = deployment["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["serviceAccountName"], "strata-control-plane");
+  EXPECT_EQ(pod["securityContext"]["runAsNonRoot"], true);
+  const json& container = pod["containers"][0];
+  EXPECT_EQ(container["image"], "registry.example/strata:1");
+  EXPECT_THAT(
+      container["args"].get<std::vector<std::string>>(),
+      ElementsAre("up", "--store=kubernetes", "--no-nodes", "--leader-elect=true",
+                  "--listen=0.0.0.0:7070", "--gateway-listen=0.0.0.0:8000",
+                  "--token-file=/etc/strata/api-tokens/tokens", "--data-dir=/var/lib/strata"));
+  EXPECT_EQ(container["securityContext"]["readOnlyRootFilesystem"], true);
+  EXPECT_EQ(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+  EXPECT_EQ(container["readinessProbe"]["httpGet"]["port"], "api");
+  // The tokens come from the admin's Secret, read-only; the data dir is the pod's own.
+  EXPECT_EQ(pod["volumes"][0]["secret"]["secretName"], "strata-api-tokens");
+  EXPECT_EQ(container["volumeMounts"][0]["mountPath"], "/etc/strata/api-tokens");
+  EXPECT_EQ(container["volumeMounts"][0]["readOnly"], true);
+  EXPECT_TRUE(pod["volumes"][1].contains("emptyDir"));
+  EXPECT_EQ(container["volumeMounts"][1]["mountPath"], "/var/lib/strata");
+}
+
+TEST(ControlPlaneObjectsTest, ServicesFrontTheApiAndTheGatewayOfEveryPlane) {
+  std::vector<json> objects = Objects();
+  const json& api = Find(objects, "Service", "strata-api");
+  EXPECT_EQ(api["spec"]["selector"], json({{"app.kubernetes.io/name", "strata-control-plane"}}));
+  EXPECT_EQ(api["spec"]["ports"][0]["port"], 7070);
+  EXPECT_EQ(api["spec"]["ports"][0]["targetPort"], "api");
+  const json& gateway = Find(objects, "Service", "strata-gateway");
+  EXPECT_EQ(gateway["spec"]["ports"][0]["port"], 8000);
+  EXPECT_EQ(gateway["spec"]["ports"][0]["targetPort"], "gateway");
+}
+
+TEST(ControlPlaneObjectsTest, ItsIdentityHasTheStoresRulesAndItsLeases) {
+  std::vector<json> objects = Objects();
+  EXPECT_EQ(Find(objects, "ServiceAccount", "strata-control-plane")["metadata"]["namespace"],
+            "gpu-platform");
+  EXPECT_FALSE(Find(objects, "ClusterRole", "strata-control-plane")["rules"].empty());
+  EXPECT_EQ(Find(objects, "Role", "strata-control-plane-node-leases")["metadata"]["namespace"],
+            "kube-node-lease");
+  EXPECT_EQ(Find(objects, "Role", "strata-control-plane-lease")["metadata"]["namespace"],
+            "kube-system");
+  std::vector<std::string> kinds;
+  for (const json& o : objects) kinds.push_back(o["kind"]);
+  EXPECT_THAT(kinds, Contains("RoleBinding").Times(2));
+  EXPECT_THAT(kinds, Contains("ClusterRoleBinding").Times(1));
+}
+
+}  // namespace
+}  // namespace strata::server
