@@ -61,7 +61,7 @@ install_strata "$plane_kubeconfig"
 start_plane() {
   "$strata" up --store kubernetes --kubeconfig "$plane_kubeconfig" \
     --simulate "1x4:H100-80GB,prefix=plane-$1" --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 \
-    --sim-startup-delay 1 --first-master-port 33500 --data-dir "$dir/$1" "${@:2}" \
+    --sim-startup-delay 1 --first-master-port 30500 --data-dir "$dir/$1" "${@:2}" \
     >"$dir/$1.log" 2>&1 &
   plane_pid[$1]=$!
   if ! wait_for 60 grep -q "API listening" "$dir/$1.log"; then

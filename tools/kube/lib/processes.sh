@@ -3,13 +3,27 @@
 # (DIR/pids/NAME.start, from /proc) so that a reused pid is never signalled.
 # shellcheck shell=bash
 
-# free_ports N: N distinct free TCP ports on 127.0.0.1, held together while chosen.
+# free_ports N: N distinct free TCP ports on 127.0.0.1, held together while chosen. They are
+# drawn at random from 20000-28999, below the kernel's ephemeral range: a port from bind(0)
+# (ephemeral) can be taken by any outgoing connection, or by another test's bind(0), in the
+# moment between choosing it and the component binding it; CI once lost etcd's peer port so.
+# The range also stays clear of torchrun's 29500 and the tests' rendezvous ports.
 free_ports() {
   python3 - "$1" <<'EOF'
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
+import random, socket, sys
+wanted, socks = int(sys.argv[1]), []
+for port in random.sample(range(20000, 29000), 9000):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        s.close()
+        continue
+    socks.append(s)
+    if len(socks) == wanted:
+        break
+if len(socks) < wanted:
+    sys.exit("free_ports: fewer than %d free ports in 20000-28999" % wanted)
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 EOF
 }
