@@ -33,6 +33,12 @@ inline constexpr char kNodeAddressAnnotation[] = "strata.dev/address";
 // the API server.
 inline constexpr char kKubeletEndpointAnnotation[] = "strata.dev/kubelet-endpoint";
 
+// On a strata Job that runs a kubeflow.org/v1 PyTorchJob on a Kubernetes cluster (kubecompat):
+// the uid of that PyTorchJob, which also owns the Job (ownerReferences: deleting it deletes the
+// Job and its pods). A Job of the same name without it, or with another uid, is not the
+// PyTorchJob's.
+inline constexpr char kPyTorchJobUidAnnotation[] = "strata.dev/pytorchjob-uid";
+
 // Set by the controllers on a pod that must stop: the value is the reason (one of the
 // kStop... words) and kStopMessageAnnotation says why in a sentence. The agent sends SIGTERM,
 // waits its grace period, sends SIGKILL, and reports the pod Failed (or Succeeded, if the

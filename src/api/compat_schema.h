@@ -26,6 +26,8 @@ void DecodeCoreV1Pod(const FieldView& doc, DecodedDocument& out);
 // decode_kubeflow.cc
 const TypeSchema* PyTorchJobSchema();
 void DecodePyTorchJob(const FieldView& doc, DecodedDocument& out);
+// Kubeflow's JobStatus, which strata writes on a PyTorchJob it runs on a Kubernetes cluster.
+const TypeSchema* KubeflowJobStatusSchema();
 
 // decode_trainer.cc: a TrainJob decodes to a TrainJobLink and a runtime to a
 // TrainingRuntimeLink; neither adds an object until ResolveTrainJob joins them.

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "api/compat_schema.h"
 #include "api/kinds.h"
 #include "api/openapi_schema.h"
 #include "common/check.h"
@@ -88,42 +89,80 @@ bool HasStatusSubresource(std::string_view kind) {
   return DocumentSchema(kind).Find("status") != nullptr;
 }
 
-json CustomResourceDefinition(const ResourceType& type, const CustomResourceNames& names) {
-  STRATA_CHECK(type.group == kStrataGroup);
-  const TypeSchema& document = DocumentSchema(type.kind);
+namespace {
+
+// What a CustomResourceDefinition says of one kind, whatever its group.
+struct Definition {
+  std::string_view group;
+  std::string_view version;
+  std::string_view kind;
+  std::string_view plural;
+  std::string_view singular;
+  bool namespaced = true;
+  const std::vector<std::string_view>* short_names = nullptr;
+  const std::vector<PrinterColumn>* columns = nullptr;
+  std::string_view category;  // "" for none
+  json schema;                // openAPIV3Schema
+  bool status_subresource = false;
+};
+
+json DefinitionObject(const Definition& d) {
   json short_names = json::array();
-  for (std::string_view name : names.short_names) short_names.push_back(name);
+  if (d.short_names != nullptr) {
+    for (std::string_view name : *d.short_names) short_names.push_back(name);
+  }
   json columns = json::array();
-  for (const PrinterColumn& column : names.columns) {
-    columns.push_back({{"name", column.name},
-                       {"type", column.type},
-                       {"jsonPath", column.json_path},
-                       {"description", column.description}});
+  if (d.columns != nullptr) {
+    for (const PrinterColumn& column : *d.columns) {
+      columns.push_back({{"name", column.name},
+                         {"type", column.type},
+                         {"jsonPath", column.json_path},
+                         {"description", column.description}});
+    }
   }
   columns.push_back(
       {{"name", "Age"}, {"type", "date"}, {"jsonPath", ".metadata.creationTimestamp"}});
-  json version = {{"name", type.version},
+  json version = {{"name", d.version},
                   {"served", true},
                   {"storage", true},
-                  {"schema", {{"openAPIV3Schema", RootSchema(document)}}},
+                  {"schema", {{"openAPIV3Schema", d.schema}}},
                   {"additionalPrinterColumns", std::move(columns)}};
-  if (HasStatusSubresource(type.kind)) version["subresources"] = {{"status", json::object()}};
+  if (d.status_subresource) version["subresources"] = {{"status", json::object()}};
+  json names = {{"kind", d.kind},
+                {"listKind", std::string(d.kind) + "List"},
+                {"plural", d.plural},
+                {"singular", d.singular}};
+  if (!short_names.empty()) names["shortNames"] = std::move(short_names);
+  if (!d.category.empty()) names["categories"] = {d.category};
   return {{"apiVersion", "apiextensions.k8s.io/v1"},
           {"kind", "CustomResourceDefinition"},
           {"metadata",
-           {{"name", std::string(type.plural) + "." + std::string(type.group)},
+           {{"name", std::string(d.plural) + "." + std::string(d.group)},
             {"labels", {{kPartOf, "strata"}}}}},
           {"spec",
-           {{"group", type.group},
-            {"names",
-             {{"kind", type.kind},
-              {"listKind", std::string(type.kind) + "List"},
-              {"plural", type.plural},
-              {"singular", type.singular},
-              {"shortNames", std::move(short_names)},
-              {"categories", {"strata"}}}},
-            {"scope", type.namespaced ? "Namespaced" : "Cluster"},
+           {{"group", d.group},
+            {"names", std::move(names)},
+            {"scope", d.namespaced ? "Namespaced" : "Cluster"},
             {"versions", json::array({std::move(version)})}}}};
+}
+
+}  // namespace
+
+json CustomResourceDefinition(const ResourceType& type, const CustomResourceNames& names) {
+  STRATA_CHECK(type.group == kStrataGroup);
+  Definition d;
+  d.group = type.group;
+  d.version = type.version;
+  d.kind = type.kind;
+  d.plural = type.plural;
+  d.singular = type.singular;
+  d.namespaced = type.namespaced;
+  d.short_names = &names.short_names;
+  d.columns = &names.columns;
+  d.category = "strata";
+  d.schema = RootSchema(DocumentSchema(type.kind));
+  d.status_subresource = HasStatusSubresource(type.kind);
+  return DefinitionObject(d);
 }
 
 std::vector<json> CustomResourceDefinitions() {
@@ -134,6 +173,28 @@ std::vector<json> CustomResourceDefinitions() {
     out.push_back(CustomResourceDefinition(*type, names));
   }
   return out;
+}
+
+bool IsStrataDefinition(const json& definition) {
+  const json& labels = definition.value("metadata", json::object()).value("labels", json::object());
+  return labels.is_object() && labels.value(std::string(kPartOf), "") == "strata";
+}
+
+std::vector<json> CompatCustomResourceDefinitions() {
+  static const std::vector<PrinterColumn> kColumns = {
+      {"State", "string", ".status.conditions[-1:].type",
+       "The newest condition: Created, Running, Restarting, Succeeded or Failed."}};
+  Definition d;
+  d.group = "kubeflow.org";
+  d.version = "v1";
+  d.kind = "PyTorchJob";
+  d.plural = "pytorchjobs";
+  d.singular = "pytorchjob";
+  d.columns = &kColumns;
+  d.schema = RootSchema(*PyTorchJobSchema());
+  d.schema["properties"]["status"] = OpenApiObjectSchema(*KubeflowJobStatusSchema());
+  d.status_subresource = true;
+  return {DefinitionObject(d)};
 }
 
 std::vector<json> ControlPlaneRules() {

@@ -44,6 +44,17 @@ nlohmann::json CustomResourceDefinition(const ResourceType& type, const CustomRe
 // Every strata.dev kind's CRD, in CustomResourceKinds()' order.
 std::vector<nlohmann::json> CustomResourceDefinitions();
 
+// The CRDs of the compatible kinds strata reconciles itself on a cluster where their own
+// operator is not installed (DESIGN.md, "Kubernetes mode"): kubeflow.org/v1 PyTorchJob, its
+// spec's schema from the decoder's tables (what strata does not honour is refused by the API
+// server, naming the field) and its status Kubeflow's JobStatus, through the status
+// subresource. Labelled as strata's, as every CRD here is.
+std::vector<nlohmann::json> CompatCustomResourceDefinitions();
+
+// Whether a CustomResourceDefinition read from a cluster is one of strata's (its label
+// app.kubernetes.io/part-of=strata): where it is not, another operator owns the kind.
+bool IsStrataDefinition(const nlohmann::json& definition);
+
 // The RBAC rules strata's control plane holds on its own kinds: every verb the store backend over
 // the Kubernetes API uses (get, list, watch, create, update, patch, delete) on each kind, and
 // get, update and patch on the status of those with one. Granted ahead of that backend (issue

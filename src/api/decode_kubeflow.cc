@@ -91,6 +91,34 @@ const TypeSchema* PyTorchJobSpecSchema() {
   return &s;
 }
 
+const TypeSchema* JobConditionSchema() {
+  static const TypeSchema s{
+      "JobCondition",
+      "One state the job is or was in; the newest is last.",
+      {{"type",
+        T::kEnum,
+        "Created, Running, Restarting, Succeeded, Failed or Suspended.",
+        nullptr,
+        {"Created", "Running", "Restarting", "Succeeded", "Failed", "Suspended"},
+        true},
+       {"status", T::kEnum, "True, False or Unknown.", nullptr, {"True", "False", "Unknown"}, true},
+       {"reason", T::kString, "Why, in one CamelCase word (PyTorchJobSucceeded)."},
+       {"message", T::kString, "Why, for people."},
+       {"lastUpdateTime", T::kTimestamp, "When the condition was last written."},
+       {"lastTransitionTime", T::kTimestamp, "When its status last changed."}}};
+  return &s;
+}
+
+const TypeSchema* ReplicaStatusSchema() {
+  static const TypeSchema s{"ReplicaStatus",
+                            "The pods of one replica type.",
+                            {{"active", T::kNonNegativeInteger, "Pods running."},
+                             {"succeeded", T::kNonNegativeInteger, "Pods that succeeded."},
+                             {"failed", T::kNonNegativeInteger, "Pods that failed."},
+                             {"selector", T::kString, "The label selector of the type's pods."}}};
+  return &s;
+}
+
 void RejectPodLevelFields(const FieldView& pod_spec, FieldErrors& errors) {
   for (const char* field : {"restartPolicy", "nodeName", "priority", "priorityClassName"}) {
     if (pod_spec.Has(field)) {
@@ -134,6 +162,20 @@ std::optional<ProcPerNodeSetting> ReadProcPerNode(const FieldView& parent, std::
 const TypeSchema* PyTorchJobSchema() {
   static const TypeSchema s = CompatDocument(
       "PyTorchJob", "kubeflow.org/v1", "A Kubeflow PyTorch distributed job.", PyTorchJobSpecSchema);
+  return &s;
+}
+
+const TypeSchema* KubeflowJobStatusSchema() {
+  static const TypeSchema s{
+      "JobStatus",
+      "What strata reports of the job: it runs the job as a strata Job of the same name, and "
+      "mirrors that Job's state here.",
+      {{"conditions", T::kObjectList, "The job's states, the newest last.", JobConditionSchema},
+       {"replicaStatuses", T::kObjectMap, "Pods by replica type (Master, Worker).",
+        ReplicaStatusSchema},
+       {"startTime", T::kTimestamp, "When every pod of the job first ran."},
+       {"completionTime", T::kTimestamp, "When the job succeeded or failed."},
+       {"lastReconcileTime", T::kTimestamp, "When strata last wrote this status."}}};
   return &s;
 }
 

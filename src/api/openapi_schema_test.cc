@@ -290,6 +290,47 @@ TEST(CustomResourcesTest, ControlPlaneRulesCoverEveryKindAndItsStatus) {
               ElementsAre("get", "patch", "update"));
 }
 
+TEST(CustomResourcesTest, PyTorchJobCrdComesFromTheDecodersTablesWithKubeflowsStatus) {
+  std::vector<json> crds = CompatCustomResourceDefinitions();
+  ASSERT_EQ(crds.size(), 1u);
+  const json& crd = crds[0];
+  EXPECT_EQ(crd["metadata"]["name"], "pytorchjobs.kubeflow.org");
+  EXPECT_TRUE(IsStrataDefinition(crd));
+  const json& spec = crd["spec"];
+  EXPECT_EQ(spec["group"], "kubeflow.org");
+  EXPECT_EQ(spec["names"]["kind"], "PyTorchJob");
+  EXPECT_EQ(spec["names"]["plural"], "pytorchjobs");
+  EXPECT_EQ(spec["scope"], "Namespaced");
+  EXPECT_FALSE(spec["names"].contains("shortNames"));
+  const json& version = spec["versions"][0];
+  EXPECT_EQ(version["name"], "v1");
+  EXPECT_EQ(version["subresources"], json({{"status", json::object()}}));
+  json root = version["schema"]["openAPIV3Schema"];
+  ExpectStructural(root, "pytorchjobs");
+  EXPECT_EQ(NodeAt(root, ".spec.pytorchReplicaSpecs")["additionalProperties"]["required"],
+            json({"template"}));
+  // What strata does not honour is refused by the API server, naming the field.
+  json elastic = NodeAt(root, ".spec.elasticPolicy");
+  bool refuses_rdzv = false;
+  for (const json& rule : elastic["x-kubernetes-validations"]) {
+    refuses_rdzv |= rule["fieldPath"] == ".rdzvBackend";
+  }
+  EXPECT_TRUE(refuses_rdzv);
+  EXPECT_EQ(NodeAt(root, ".status.conditions")["items"]["properties"]["type"]["enum"],
+            json({"Created", "Running", "Restarting", "Succeeded", "Failed", "Suspended"}));
+  EXPECT_EQ(
+      NodeAt(root,
+             ".status.replicaStatuses")["additionalProperties"]["properties"]["active"]["type"],
+      "integer");
+  EXPECT_EQ(version["additionalPrinterColumns"][0]["jsonPath"], ".status.conditions[-1:].type");
+}
+
+TEST(CustomResourcesTest, ADefinitionWithoutStratasLabelIsAnotherOperators) {
+  EXPECT_FALSE(IsStrataDefinition(json::parse(
+      R"({"metadata": {"name": "pytorchjobs.kubeflow.org", "labels": {"app": "training"}}})")));
+  EXPECT_FALSE(IsStrataDefinition(json::parse(R"({"metadata": {}})")));
+}
+
 TEST(CustomResourcesTest, UserRolesReachOnlyNamespacedKinds) {
   std::vector<json> roles = AggregatedUserRoles();
   ASSERT_EQ(roles.size(), 2u);

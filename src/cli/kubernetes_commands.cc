@@ -17,6 +17,7 @@ namespace {
 struct ManifestsOptions {
   std::string namespace_name = "strata-system";
   std::string image = "strata:" STRATA_VERSION;
+  bool compat_crds = false;
 };
 
 void RunManifests(const ManifestsOptions& options) {
@@ -37,6 +38,11 @@ void RunManifests(const ManifestsOptions& options) {
   install.image = options.image;
   std::vector<nlohmann::json> objects = {kube::RestrictedNamespace(install.namespace_name)};
   for (nlohmann::json& crd : api::CustomResourceDefinitions()) objects.push_back(std::move(crd));
+  if (options.compat_crds) {
+    for (nlohmann::json& crd : api::CompatCustomResourceDefinitions()) {
+      objects.push_back(std::move(crd));
+    }
+  }
   for (nlohmann::json& role : api::AggregatedUserRoles()) objects.push_back(std::move(role));
   for (nlohmann::json& o : kubesched::SchedulerObjects(install)) objects.push_back(std::move(o));
   server::StoreInstallOptions plane;
@@ -75,6 +81,12 @@ STRATA_REGISTER_COMMANDS("kubernetes", [](CLI::App& app) {
       ->add_option("--image", options->image,
                    "The container image with the strata binary on its PATH")
       ->capture_default_str();
+  manifests->add_flag(
+      "--compat-crds", options->compat_crds,
+      "Also install the CRDs of the compatible kinds strata runs itself where their operator is "
+      "not installed: kubeflow.org/v1 PyTorchJob (kubectl apply -f pytorchjob.yaml then runs as "
+      "a strata Job). Leave it out where Kubeflow's training operator is installed: applying "
+      "would replace its CRD");
   manifests->callback([options] { RunManifests(*options); });
 });
 

@@ -6,6 +6,7 @@
 #include "controller/scheduler_loop.h"
 #include "gateway/config.h"
 #include "gateway/gateway_stats.h"
+#include "kubecompat/pytorchjob_operator.h"
 #include "node/process_runtime.h"
 #include "server/serving_loop.h"
 
@@ -140,6 +141,12 @@ Result<RunningLoops> StartControlLoops(ControlPlane& plane, const std::string& d
   auto idle = std::make_shared<controller::IdleReclaimLoop>(store, cache, plane.cluster_objects(),
                                                             clock, plane.gpu_readings());
   plane.AddLeaderLoop("idle reclaim", std::chrono::seconds(30), [idle] { return idle->RunOnce(); });
+  if (kube::Client* client = plane.kube_client()) {
+    // On a cluster, kubeflow.org/v1 PyTorchJobs, where strata's CRD serves them.
+    auto pytorchjobs = std::make_shared<kubecompat::PyTorchJobOperator>(*client, cache, clock);
+    plane.AddLeaderLoop("pytorchjobs", options.interval,
+                        [pytorchjobs] { return pytorchjobs->RunOnce(); }, {"Job", "Pod"});
+  }
   out << "strata: scheduler, job and node controllers"
       << (running.agent
               ? ", and a node agent for " + std::to_string(plane.node_names().size()) + " node(s)"

@@ -466,6 +466,8 @@ store::Store& ControlPlane::store() { return *impl_->store; }
 
 cluster::Cache& ControlPlane::cache() { return *impl_->cache; }
 
+kube::Client* ControlPlane::kube_client() { return impl_->kube_client.get(); }
+
 metrics::Registry& ControlPlane::registry() { return impl_->registry; }
 
 int ControlPlane::port() const { return impl_->listener->port(); }

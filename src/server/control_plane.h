@@ -10,6 +10,7 @@
 #include "cluster/cache.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "kube/client.h"
 #include "metrics/metrics.h"
 #include "observe/cluster_gpus.h"
 #include "observe/cluster_objects_cache.h"
@@ -116,6 +117,8 @@ class ControlPlane {
   bool lost_leadership() const;
 
   store::Store& store();
+  // The client of the Kubernetes API the store is on; null on SQLite. Thread-safe.
+  kube::Client* kube_client();
   // The one watch-fed cache of the store that every loop here reads (every kind the loops
   // read, with cluster::ControlPlaneCacheOptions' indexes). Thread-safe.
   cluster::Cache& cache();

@@ -2,6 +2,7 @@
 
 #include "kube/install_objects.h"
 #include "kube/leader_election.h"
+#include "kubecompat/pytorchjob_operator.h"
 #include "kubestore/store_rules.h"
 #include "server/control_plane.h"
 
@@ -26,6 +27,9 @@ std::vector<nlohmann::json> ControlPlaneObjects(const StoreInstallOptions& optio
   grant.name = kName;
   grant.service_account = kName;
   grant.cluster_rules = kubestore::StoreClusterRules();
+  for (nlohmann::json& rule : kubecompat::PyTorchJobOperatorRules()) {
+    grant.cluster_rules.push_back(std::move(rule));
+  }
   grant.namespace_rules = {
       {std::string(kName) + "-node-leases", "kube-node-lease", kubestore::NodeLeaseRules()},
       {std::string(kName) + "-lease", defaults.lease_namespace,

@@ -88,11 +88,13 @@ stop_gracefully() {
   kill -9 "$1" 2>/dev/null || true
 }
 
-# install_strata FILE: `strata kubernetes manifests` ($strata) applied with k, its CRDs
+# install_strata FILE: `strata kubernetes manifests --compat-crds` ($strata) applied with k, its CRDs
 # established, and FILE a kubeconfig (of the cluster at $kubeconfig) for the ServiceAccount the
 # manifests make for strata up --store kubernetes, whose RBAC is then all it has.
 install_strata() {
-  "$strata" kubernetes manifests --image registry.example/strata:test | k apply -f - >/dev/null
-  k wait --for condition=established --timeout=60s crd/jobs.strata.dev >/dev/null
+  "$strata" kubernetes manifests --image registry.example/strata:test --compat-crds |
+    k apply -f - >/dev/null
+  k wait --for condition=established --timeout=60s crd/jobs.strata.dev \
+    crd/pytorchjobs.kubeflow.org >/dev/null
   service_account_kubeconfig "$kubeconfig" strata-system strata-control-plane "$1"
 }

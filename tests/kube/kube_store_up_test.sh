@@ -13,9 +13,11 @@
 #    the agent, the Job Succeeded in `kubectl get sjob`; `kubectl logs` (and -f) reads a pod's
 #    log through the API server from the agent's kubelet endpoint (the pod's IP is its node's), which admits only
 #    certificates the cluster's CA signed and callers a SubjectAccessReview allows;
-#  - a 2 x 2 Job of examples/workers/allreduce.py (rendezvous over TCP, checkpoints): one worker
-#    killed with SIGKILL restarts the whole group, which resumes from its checkpoint and
-#    succeeds;
+#  - a Kubeflow PyTorchJob applied with kubectl (strata's CRD for it, --compat-crds), 2 x 2
+#    workers of examples/workers/allreduce.py (rendezvous over TCP, checkpoints), runs as a strata
+#    Job the PyTorchJob owns, its status in Kubeflow's conditions: one worker killed with SIGKILL
+#    restarts the whole group, which resumes from its checkpoint and succeeds; deleting the
+#    PyTorchJob deletes the Job and its pods; what strata does not honour is refused at apply;
 #  - stopped and started again, strata up adopts what is there: the nodes are registered again,
 #    no pod is made twice;
 #  - deleting the Job with kubectl deletes its pods;
@@ -185,37 +187,75 @@ workers() {
   done
   return 0  # the last process looked at is no reason to fail
 }
-k apply -f - >/dev/null <<YAML
-apiVersion: strata.dev/v1alpha1
-kind: Job
-metadata:
-  name: resilient
-  namespace: team-a
-spec:
-  replicas: 2
-  procPerNode: 2
-  maxRestarts: 3
-  resources: {gpu: 1}
-  template:
-    command: [python3, $repo/examples/workers/allreduce.py]
-    args: [--steps, "400", --checkpoint-every, "5", --step-sleep, "0.05", --timeout, "20"]
+# The 2 x 2 job as a Kubeflow PyTorchJob applied with kubectl: strata's CRD for the kind
+# (--compat-crds) serves it, and strata runs it as a strata Job that it owns.
+pytorch_replica() {
+  cat <<YAML
+    $1:
+      replicas: 1
+      restartPolicy: OnFailure
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: python:3-slim
+              command: [python3, $repo/examples/workers/allreduce.py]
+              args: [--steps, "400", --checkpoint-every, "5", --step-sleep, "0.05", --timeout, "20"]
+              resources: {limits: {nvidia.com/gpu: 1}}
 YAML
+}
+{
+  cat <<YAML
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: resilient, namespace: team-a}
+spec:
+  nprocPerNode: "2"
+  runPolicy: {backoffLimit: 3}
+  pytorchReplicaSpecs:
+YAML
+  pytorch_replica Master
+  pytorch_replica Worker
+} >"$dir/resilient.yaml"
+check "kubectl apply -f of a Kubeflow PyTorchJob" k apply -f "$dir/resilient.yaml" --output name
+sed 's/runPolicy: {backoffLimit: 3}/elasticPolicy: {rdzvBackend: etcd}/; s/name: resilient/name: refused/' \
+  "$dir/resilient.yaml" >"$dir/refused.yaml"
+refusal=$(k apply -f "$dir/refused.yaml" 2>&1 || true)
+check "(the API server refuses what strata does not honour, naming the field)" \
+  grep -q "spec.elasticPolicy.rdzvBackend: .*not supported by strata" <<<"$refusal" ||
+  echo "$refusal"
+check "(and accepts the repository's example PyTorchJobs)" k apply --dry-run=server -o name \
+  -f "$repo/examples/resnet50-train/pytorchjob.yaml" -f "$repo/examples/demo/allreduce-pytorchjob.yaml"
+owned_by_ptj() {
+  [ "$(k get sjob -n team-a resilient -o jsonpath='{.metadata.ownerReferences[0].kind}')" = PyTorchJob ]
+}
+check "runs as a strata Job that the PyTorchJob owns" wait_for 30 owned_by_ptj
+ptj_state() { k get pytorchjob -n team-a resilient -o jsonpath='{.status.conditions[-1:].type}'; }
+ptj_running() { [ "$(ptj_state)" = Running ]; }
+check "whose status says Running, as Kubeflow's operator would" wait_for 60 ptj_running
 checkpointed() { [ -n "$(k get sjob -n team-a resilient -o jsonpath='{.status.lastCheckpointTime}')" ]; }
-check "a 2 x 2 allreduce Job checkpoints" wait_for 60 checkpointed
+check "the 2 x 2 allreduce job checkpoints" wait_for 60 checkpointed
 rank3=$(workers 3)
 check "its rank 3 is one live worker" [ "$(wc -w <<<"$rank3")" = 1 ]
 [[ -n $rank3 ]] && kill -9 $rank3
-resilient_phase() { k get sjob -n team-a resilient -o jsonpath='{.status.phase}'; }
-resilient_done() { [ "$(resilient_phase)" = Succeeded ]; }
-check "killed with SIGKILL, it restarts as a group and succeeds" wait_for 120 resilient_done
+ptj_succeeded() { [ "$(ptj_state)" = Succeeded ]; }
+check "killed with SIGKILL, it restarts as a group and the PyTorchJob succeeds" \
+  wait_for 120 ptj_succeeded
 check "after one group restart" \
   [ "$(k get sjob -n team-a resilient -o jsonpath='{.status.restartCount}')" = 1 ]
+check "(which its conditions tell)" grep -q Restarting <<<"$(k get pytorchjob -n team-a resilient \
+  -o jsonpath='{.status.conditions[*].type}')"
+check "kubectl get pytorchjob shows the State column" \
+  grep -q "resilient *Succeeded" <<<"$(k get pytorchjob -n team-a)"
 worker_logs=$(cat "$dir"/data/pods/*/logs/*.log 2>/dev/null || true)
 check "resumed from its checkpoint" grep -q "(resumed from checkpoint)" <<<"$worker_logs"
 check "every rank's result checked" [ "$(grep -c "result ok" <<<"$worker_logs")" -ge 4 ]
-k delete sjob -n team-a resilient >/dev/null
-gone() { [ -z "$(k get pods -n team-a -l strata.dev/job-name=resilient -o name)" ]; }
-check "deleted, its pods go at once" wait_for 30 gone
+k delete pytorchjob -n team-a resilient >/dev/null
+gone() {
+  ! k get sjob -n team-a resilient >/dev/null 2>&1 &&
+    [ -z "$(k get pods -n team-a -l strata.dev/job-name=resilient -o name)" ]
+}
+check "deleted, its strata Job and pods go (the garbage collector)" wait_for 60 gone
 uids_before=$(k get pods -n team-a -o jsonpath='{.items[*].metadata.uid}')
 
 stop_up
