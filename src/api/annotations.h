@@ -129,6 +129,21 @@ inline constexpr char kSimulatedLabel[] = "strata.dev/simulated";
 // NVIDIA GPU feature discovery's label: the product name with '-' for spaces
 // ("NVIDIA-H100-80GB-HBM3"), so that ResourceFlavors written for Kubernetes select the node.
 inline constexpr char kGpuProductLabel[] = "nvidia.com/gpu.product";
+// GPU Feature Discovery's other labels strata writes on Kubernetes: the memory of one GPU in
+// MiB, the GPU count, and that the node has GPUs.
+inline constexpr char kGpuMemoryLabel[] = "nvidia.com/gpu.memory";
+inline constexpr char kGpuCountLabel[] = "nvidia.com/gpu.count";
+inline constexpr char kGpuPresentLabel[] = "nvidia.com/gpu.present";
+
+// What the inventory agent (strata agent --inventory, a DaemonSet on GPU nodes) adds to its
+// Node beside GPU Feature Discovery's labels: how many NVLink islands its GPUs form, whether any
+// GPU is in MIG mode, how many GPUs are unhealthy (an Xid that takes a GPU out of service, or
+// uncorrected ECC errors), and, as an annotation, each GPU's health as a JSON list of
+// {"uuid", "healthy", "reason"}. Its GPUs themselves go in kNodeGpusAnnotation.
+inline constexpr char kNvlinkIslandsLabel[] = "strata.dev/nvlink-islands";
+inline constexpr char kMigEnabledLabel[] = "strata.dev/mig-enabled";
+inline constexpr char kUnhealthyGpusLabel[] = "strata.dev/unhealthy-gpus";
+inline constexpr char kGpuHealthAnnotation[] = "strata.dev/gpu-health";
 // The pod labels that name the team and the project a pod's cost and use roll up to.
 inline constexpr char kTeamLabel[] = "team";
 inline constexpr char kProjectLabel[] = "project";

@@ -4,7 +4,8 @@
 // (client::RemoteStore), until SIGINT or SIGTERM. With --kubeconfig instead, it
 // joins a Kubernetes cluster whose state strata keeps there (strata up --store
 // kubernetes) as a virtual kubelet: its v1 Node, its Lease in kube-node-lease,
-// the pods bound to it run here, and the kubelet endpoint for kubectl logs.
+// the pods bound to it run here, and the kubelet endpoint for kubectl logs. With
+// --inventory, the inventory role on a node whose kubelet is the real one: its GPUs on its Node.
 // Pods' logs stay in this agent's data dir. Exit codes: 0 after a signal, 1 when
 // joining or starting fails, 2 usage.
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "api/annotations.h"
 #include "api/encode.h"
 #include "api/pod_contract.h"
 #include "cli/command_registry.h"
@@ -25,10 +27,13 @@
 #include "common/clock.h"
 #include "kube/client.h"
 #include "kubestore/kube_store.h"
+#include "net/http_server.h"
 #include "node/node_agent.h"
 #include "node/nvml_inventory.h"
 #include "node/process_runtime.h"
 #include "node/simulated_inventory.h"
+#include "server/control_plane.h"
+#include "server/inventory_agent.h"
 #include "server/kubelet_endpoint.h"
 #include "server/node_access.h"
 #include "server/node_registration.h"
@@ -52,6 +57,9 @@ struct AgentOptions {
   double sim_startup_delay_seconds = 5;  // engine-sim replicas on a simulated node
   int64_t heartbeat_seconds = 10;
   int64_t pass_milliseconds = 500;
+  // The inventory role: this node's GPUs on its Node, DCGM figures on metrics_listen.
+  bool inventory = false;
+  std::string metrics_listen = "127.0.0.1:9400";
 };
 
 std::string HostName() {
@@ -210,6 +218,55 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
   }
 }
 
+// strata agent --inventory: publishes this node's GPUs on its Node, and serves their DCGM
+// figures, until a stop signal; returns the signal's number.
+Result<int> RunInventory(const AgentOptions& options, const sigset_t& stop_signals) {
+  kube::ClientOptions client_options;
+  client_options.user_agent = "strata-agent/" STRATA_VERSION;
+  ASSIGN_OR_RETURN(std::unique_ptr<kube::Client> client,
+                   kube::Client::FromKubeconfig(options.kubeconfig, client_options));
+  server::InventoryAgent inventory(*client, {options.name, options.nvml_library});
+  ASSIGN_OR_RETURN(auto address, server::ParseListenAddress(options.metrics_listen));
+  net::HttpServerOptions http;
+  http.host = address.first;
+  http.port = address.second;
+  net::HttpServer metrics(http);
+  metrics.Route("GET", "/metrics", [&inventory](net::HttpRequest, net::ResponseWriter writer) {
+    writer.Respond(net::HttpResponse::Text(200, "text/plain; version=0.0.4", inventory.Metrics()));
+  });
+  metrics.Route("GET", "/healthz", [](net::HttpRequest, net::ResponseWriter writer) {
+    writer.Respond(net::HttpResponse::Text(200, "text/plain", "ok"));
+  });
+  RETURN_IF_ERROR(metrics.Start());
+  std::cout << "strata agent: inventory of node " << options.name << " for " << client->server()
+            << "; DCGM figures on http://" << address.first << ":" << metrics.port() << "/metrics"
+            << std::endl;
+  std::string last_outcome;
+  const timespec pause{options.heartbeat_seconds, 0};
+  while (true) {
+    Status pass = inventory.RunOnce();
+    std::string outcome = "not published: " + pass.message();
+    if (pass.ok()) {
+      const nlohmann::json& labels = inventory.written()["labels"];
+      outcome = "published " + labels.value(api::kGpuCountLabel, "0") + " GPU(s) in " +
+                labels.value(api::kNvlinkIslandsLabel, "0") + " NVLink island(s), " +
+                labels.value(api::kUnhealthyGpusLabel, "0") + " unhealthy, MIG " +
+                (labels.value(api::kMigEnabledLabel, "") == "true" ? "on" : "off");
+    }
+    if (outcome != last_outcome) {
+      (pass.ok() ? std::cout : std::cerr)
+          << "strata agent: node " << options.name << ": " << outcome << std::endl;
+      last_outcome = std::move(outcome);
+    }
+    int signal_number = sigtimedwait(&stop_signals, nullptr, &pause);
+    if (signal_number > 0) {
+      std::cout << "strata agent: stopping (signal " << signal_number << ")" << std::endl;
+      metrics.Stop();
+      return signal_number;
+    }
+  }
+}
+
 }  // namespace
 
 STRATA_REGISTER_COMMANDS("agent", [](CLI::App& app) {
@@ -254,9 +311,20 @@ STRATA_REGISTER_COMMANDS("agent", [](CLI::App& app) {
       ->add_option("--heartbeat-interval", options->heartbeat_seconds, "Seconds between heartbeats")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  CLI::Option* inventory = agent->add_flag(
+      "--inventory", options->inventory,
+      "The inventory role, on a GPU node of a Kubernetes cluster (the DaemonSet of strata "
+      "kubernetes manifests): NVML's GPUs, NVLink islands, MIG and health as its Node's labels "
+      "and annotations, every --heartbeat-interval; no pods run. --kubeconfig: default the "
+      "pod's service account");
+  inventory->excludes(server)->excludes(join_token);
+  agent
+      ->add_option("--metrics-listen", options->metrics_listen,
+                   "With --inventory: HOST:PORT serving the GPUs' DCGM figures at /metrics")
+      ->capture_default_str();
   agent->callback([options, server, kubeconfig] {
     options->on_kubernetes = kubeconfig->count() > 0;
-    if (!options->on_kubernetes && server->count() == 0) {
+    if (!options->inventory && !options->on_kubernetes && server->count() == 0) {
       std::cerr << "strata agent: give --server and --join-token, or --kubeconfig\n";
       SetExitCode(2);
       return;
@@ -269,7 +337,8 @@ STRATA_REGISTER_COMMANDS("agent", [](CLI::App& app) {
     sigaddset(&stop_signals, SIGINT);
     sigaddset(&stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-    Result<int> stopped = RunAgent(*options, stop_signals);
+    Result<int> stopped = options->inventory ? RunInventory(*options, stop_signals)
+                                             : RunAgent(*options, stop_signals);
     if (!stopped) {
       std::cerr << "strata agent: " << stopped.error().message() << "\n";
       SetExitCode(stopped.error().code() == StatusCode::kInvalidArgument ? 2 : 1);

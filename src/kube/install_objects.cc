@@ -35,6 +35,7 @@ json Container(const ComponentSpec& spec) {
     if (!volume.secret.empty()) mount["readOnly"] = true;
     container["volumeMounts"].push_back(std::move(mount));
   }
+  if (!spec.env.empty()) container["env"] = spec.env;
   if (!spec.readiness_path.empty() && !spec.ports.empty()) {
     container["readinessProbe"] = {
         {"httpGet", {{"path", spec.readiness_path}, {"port", spec.ports.front().name}}},
@@ -128,6 +129,24 @@ json ComponentDeployment(const ComponentSpec& spec) {
        {{"replicas", spec.replicas},
         {"selector", {{"matchLabels", Selector(spec)}}},
         {"template", {{"metadata", {{"labels", Labels(spec.name)}}}, {"spec", PodSpec(spec)}}}}}};
+}
+
+json ComponentDaemonSet(const ComponentSpec& spec) {
+  json pod = PodSpec(spec);
+  pod.erase("affinity");  // one pod per node: no spread to ask for
+  if (!spec.node_selector_terms.empty()) {
+    pod["affinity"] = {{"nodeAffinity",
+                        {{"requiredDuringSchedulingIgnoredDuringExecution",
+                          {{"nodeSelectorTerms", spec.node_selector_terms}}}}}};
+  }
+  if (!spec.tolerations.empty()) pod["tolerations"] = spec.tolerations;
+  return {
+      {"apiVersion", "apps/v1"},
+      {"kind", "DaemonSet"},
+      {"metadata", ComponentMetadata(spec.name, spec.namespace_name, spec.name)},
+      {"spec",
+       {{"selector", {{"matchLabels", Selector(spec)}}},
+        {"template", {{"metadata", {{"labels", Labels(spec.name)}}}, {"spec", std::move(pod)}}}}}};
 }
 
 json ComponentService(const ComponentSpec& spec, const std::string& name, const NamedPort& port) {

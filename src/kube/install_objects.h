@@ -62,12 +62,22 @@ struct ComponentSpec {
   std::vector<NamedPort> ports;
   std::vector<ComponentVolume> volumes;
   std::string readiness_path;  // an HTTP GET on ports[0]; none when empty
+  // The container's environment (v1 EnvVar objects), beyond none.
+  std::vector<nlohmann::json> env;
+  // ComponentDaemonSet only: the nodes it runs on (a v1 NodeAffinity's
+  // requiredDuringSchedulingIgnoredDuringExecution) and the taints it tolerates.
+  nlohmann::json node_selector_terms = nlohmann::json::array();
+  std::vector<nlohmann::json> tolerations;
 };
 
 // The Deployment of `spec`: in-cluster credentials of its ServiceAccount; a non-root, read-only
 // container without privilege escalation or capabilities, with resource requests (it passes
 // the "restricted" Pod Security Standard); replicas spread over nodes where they can be.
 nlohmann::json ComponentDeployment(const ComponentSpec& spec);
+
+// The DaemonSet of `spec` (its replicas and spread unused): one pod per node that
+// `node_selector_terms` admits, with the same container and pod security as a Deployment's.
+nlohmann::json ComponentDaemonSet(const ComponentSpec& spec);
 
 // A ClusterIP Service `name` in front of every ready replica of `spec`, on `port` (one of
 // spec.ports).

@@ -54,6 +54,24 @@ Result<scheduler::Node> NodeFromKube(const nlohmann::json& object) {
     if (mib) gpu.memory_mib = mib->Units();
   }
   node.gpus.assign(static_cast<size_t>(resources.gpus), gpu);
+  const nlohmann::json& annotations = metadata.value("annotations", nlohmann::json::object());
+  const nlohmann::json recorded =
+      annotations.is_object() &&
+              annotations.value(kNodeGpusAnnotation, nlohmann::json()).is_string()
+          ? nlohmann::json::parse(annotations[kNodeGpusAnnotation].get<std::string>(), nullptr,
+                                  /*allow_exceptions=*/false)
+          : nlohmann::json();
+  // A list of another length describes other devices than the ones allocatable (a MIG
+  // strategy that advertises instances): the islands cannot be matched to them.
+  if (recorded.is_array() && recorded.size() == node.gpus.size()) {
+    for (size_t i = 0; i < node.gpus.size(); ++i) {
+      const nlohmann::json& listed = recorded[i];
+      if (!listed.is_object()) continue;
+      const nlohmann::json& island = listed.value("nvlinkIsland", nlohmann::json());
+      if (island.is_number_integer()) node.gpus[i].island = island.get<int>();
+      node.gpus[i].mig_enabled = listed.value("migEnabled", nlohmann::json()) == true;
+    }
+  }
   return node;
 }
 

@@ -31,6 +31,32 @@ TEST(NodeSpecTest, ReadsAllocatableLabelsTaintsAndGpus) {
   EXPECT_EQ(node->labels.at(kNodeNameField), "n1");  // for matchFields
 }
 
+TEST(NodeSpecTest, TheInventoryAgentsAnnotationGivesIslandsAndMig) {
+  nlohmann::json object = GpuNode();
+  nlohmann::json gpus = nlohmann::json::array();
+  for (int i = 0; i < 8; ++i) gpus.push_back({{"index", i}, {"nvlinkIsland", i / 4}});
+  gpus[5]["migEnabled"] = true;
+  object["metadata"]["annotations"][kNodeGpusAnnotation] = gpus.dump();
+  Result<scheduler::Node> node = NodeFromKube(object);
+  ASSERT_TRUE(node) << node.error().ToString();
+  EXPECT_EQ(node->gpus[3].island, 0);
+  EXPECT_EQ(node->gpus[4].island, 1);
+  EXPECT_TRUE(node->gpus[5].mig_enabled);
+  EXPECT_FALSE(node->gpus[4].mig_enabled);
+  EXPECT_EQ(node->gpus[4].model, "NVIDIA-H100-80GB-HBM3");
+
+  // Another count of devices (instances advertised under a MIG strategy), or no JSON: one island.
+  gpus.erase(gpus.begin());
+  object["metadata"]["annotations"][kNodeGpusAnnotation] = gpus.dump();
+  node = NodeFromKube(object);
+  ASSERT_TRUE(node);
+  EXPECT_EQ(node->gpus[7].island, 0);
+  object["metadata"]["annotations"][kNodeGpusAnnotation] = "not json";
+  node = NodeFromKube(object);
+  ASSERT_TRUE(node);
+  EXPECT_EQ(node->gpus[7].island, 0);
+}
+
 TEST(NodeSpecTest, GpuLessAndUnschedulable) {
   nlohmann::json object = GpuNode();
   object["status"]["allocatable"].erase("nvidia.com/gpu");

@@ -11,9 +11,6 @@ namespace strata::kubestore {
 namespace {
 
 constexpr char kGpuResource[] = "nvidia.com/gpu";
-// GPU Feature Discovery's labels.
-constexpr char kGpuProductLabel[] = "nvidia.com/gpu.product";
-constexpr char kGpuMemoryLabel[] = "nvidia.com/gpu.memory";  // MiB
 
 // Taints that Kubernetes' node lifecycle controller sets and clears (not-ready, unreachable,
 // ...): the store neither shows them nor writes over them.
@@ -105,9 +102,11 @@ Result<Json> DiscoveredGpus(const Json& node) {
   ASSIGN_OR_RETURN(Quantity count, Quantity::Parse(allocatable[kGpuResource].get<std::string>()));
   const Json& labels = Field(Field(node, "metadata"), "labels");
   Json gpu = Json::object();
-  if (Field(labels, kGpuProductLabel).is_string()) gpu["model"] = labels[kGpuProductLabel];
-  if (Field(labels, kGpuMemoryLabel).is_string()) {
-    ASSIGN_OR_RETURN(Quantity mib, Quantity::Parse(labels[kGpuMemoryLabel].get<std::string>()));
+  if (Field(labels, api::kGpuProductLabel).is_string())
+    gpu["model"] = labels[api::kGpuProductLabel];
+  if (Field(labels, api::kGpuMemoryLabel).is_string()) {
+    ASSIGN_OR_RETURN(Quantity mib,
+                     Quantity::Parse(labels[api::kGpuMemoryLabel].get<std::string>()));
     gpu["memory"] = std::to_string(mib.Units()) + "Mi";
   }
   Json gpus = Json::array();

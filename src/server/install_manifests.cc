@@ -5,6 +5,7 @@
 #include "kubecompat/pytorchjob_operator.h"
 #include "kubestore/store_rules.h"
 #include "server/control_plane.h"
+#include "server/inventory_agent.h"
 
 namespace strata::server {
 namespace {
@@ -17,6 +18,18 @@ constexpr int kGatewayPort = 8000;
 
 std::string Flag(const std::string& name, const std::string& value) {
   return "--" + name + "=" + value;
+}
+
+// A component of the install that runs as its own ServiceAccount of the same name.
+kube::ComponentSpec OwnAccountComponent(const std::string& name, const std::string& container,
+                                        const StoreInstallOptions& options) {
+  kube::ComponentSpec spec;
+  spec.name = name;
+  spec.namespace_name = options.namespace_name;
+  spec.image = options.image;
+  spec.service_account = name;
+  spec.container_name = container;
+  return spec;
 }
 
 }  // namespace
@@ -36,12 +49,7 @@ std::vector<nlohmann::json> ControlPlaneObjects(const StoreInstallOptions& optio
        kube::LeaderElectionRules(defaults.lease_name)}};
   std::vector<nlohmann::json> objects = kube::GrantObjects(options.namespace_name, grant);
 
-  kube::ComponentSpec spec;
-  spec.name = kName;
-  spec.namespace_name = options.namespace_name;
-  spec.image = options.image;
-  spec.service_account = kName;
-  spec.container_name = "control-plane";
+  kube::ComponentSpec spec = OwnAccountComponent(kName, "control-plane", options);
   spec.replicas = options.replicas;
   const kube::NamedPort api{"api", kApiPort};
   const kube::NamedPort gateway{"gateway", kGatewayPort};
@@ -59,6 +67,35 @@ std::vector<nlohmann::json> ControlPlaneObjects(const StoreInstallOptions& optio
   objects.push_back(kube::ComponentDeployment(spec));
   objects.push_back(kube::ComponentService(spec, "strata-api", api));
   objects.push_back(kube::ComponentService(spec, "strata-gateway", gateway));
+  return objects;
+}
+
+std::vector<nlohmann::json> InventoryAgentObjects(const StoreInstallOptions& options) {
+  constexpr const char* kInventory = "strata-inventory";
+  kube::RbacGrant grant;
+  grant.name = kInventory;
+  grant.service_account = kInventory;
+  grant.cluster_rules = InventoryAgentRules();
+  std::vector<nlohmann::json> objects = kube::GrantObjects(options.namespace_name, grant);
+
+  kube::ComponentSpec spec = OwnAccountComponent(kInventory, "inventory", options);
+  const kube::NamedPort metrics{"metrics", 9400};
+  spec.ports = {metrics};
+  spec.args = {"agent", "--inventory", Flag("name", "$(NODE_NAME)"),
+               Flag("metrics-listen", "0.0.0.0:" + std::to_string(metrics.port))};
+  spec.env = {
+      {{"name", "NODE_NAME"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}},
+      {{"name", "NVIDIA_VISIBLE_DEVICES"}, {"value", "all"}},
+      {{"name", "NVIDIA_DRIVER_CAPABILITIES"}, {"value", "utility"}}};
+  spec.readiness_path = "/healthz";
+  auto term = [](const char* label) {
+    return nlohmann::json{
+        {"matchExpressions", {{{"key", label}, {"operator", "In"}, {"values", {"true"}}}}}};
+  };
+  spec.node_selector_terms = {term("nvidia.com/gpu.present"),
+                              term("feature.node.kubernetes.io/pci-10de.present")};
+  spec.tolerations = {{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}}};
+  objects.push_back(kube::ComponentDaemonSet(spec));
   return objects;
 }
 

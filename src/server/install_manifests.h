@@ -24,4 +24,14 @@ struct StoreInstallOptions {
 // API's tokens read from the Secret; and the Services strata-api (7070) and strata-gateway (8000).
 std::vector<nlohmann::json> ControlPlaneObjects(const StoreInstallOptions& options);
 
+// The inventory agent on GPU nodes: its grant (ServiceAccount strata-inventory,
+// InventoryAgentRules()) and a DaemonSet of `strata agent --inventory --name=$(NODE_NAME)
+// --metrics-listen=0.0.0.0:9400` on the nodes GPU Feature Discovery labels
+// nvidia.com/gpu.present=true or Node Feature Discovery finds an NVIDIA PCI device on,
+// tolerating nvidia.com/gpu taints; NVIDIA_VISIBLE_DEVICES=all and
+// NVIDIA_DRIVER_CAPABILITIES=utility have the NVIDIA container runtime give it NVML (no GPU is
+// requested: it reads them all, as GFD and dcgm-exporter do). Port "metrics" serves the DCGM
+// figures, /healthz its readiness.
+std::vector<nlohmann::json> InventoryAgentObjects(const StoreInstallOptions& options);
+
 }  // namespace strata::server

@@ -80,5 +80,34 @@ TEST(ControlPlaneObjectsTest, ItsIdentityHasTheStoresRulesAndItsLeases) {
   EXPECT_THAT(kinds, Contains("ClusterRoleBinding").Times(1));
 }
 
+TEST(InventoryAgentObjectsTest, ADaemonSetOnGpuNodesThatMayPatchNodesOnly) {
+  StoreInstallOptions options;
+  options.namespace_name = "gpu-platform";
+  options.image = "registry.example/strata:1";
+  std::vector<json> objects = InventoryAgentObjects(options);
+  EXPECT_EQ(Find(objects, "ClusterRole", "strata-inventory")["rules"],
+            json::parse(R"([{"apiGroups": [""], "resources": ["nodes"], "verbs": ["patch"]}])"));
+  const json& daemonset = Find(objects, "DaemonSet", "strata-inventory");
+  EXPECT_EQ(daemonset["metadata"]["namespace"], "gpu-platform");
+  const json& pod = daemonset["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["serviceAccountName"], "strata-inventory");
+  EXPECT_EQ(pod["securityContext"]["runAsNonRoot"], true);
+  const json& terms = pod["affinity"]["nodeAffinity"]
+                         ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  ASSERT_EQ(terms.size(), 2u);
+  EXPECT_EQ(terms[0]["matchExpressions"][0]["key"], "nvidia.com/gpu.present");
+  EXPECT_EQ(pod["tolerations"][0]["key"], "nvidia.com/gpu");
+  const json& container = pod["containers"][0];
+  EXPECT_THAT(
+      container["args"].get<std::vector<std::string>>(),
+      ElementsAre("agent", "--inventory", "--name=$(NODE_NAME)", "--metrics-listen=0.0.0.0:9400"));
+  EXPECT_EQ(container["env"][0]["valueFrom"]["fieldRef"]["fieldPath"], "spec.nodeName");
+  EXPECT_EQ(container["env"][1], json({{"name", "NVIDIA_VISIBLE_DEVICES"}, {"value", "all"}}));
+  EXPECT_EQ(container["securityContext"]["readOnlyRootFilesystem"], true);
+  EXPECT_FALSE(container["resources"].contains("limits") &&
+               container["resources"]["limits"].contains("nvidia.com/gpu"));
+  EXPECT_EQ(container["readinessProbe"]["httpGet"]["path"], "/healthz");
+}
+
 }  // namespace
 }  // namespace strata::server

@@ -14,7 +14,10 @@
 #  - the aggregated roles let a namespace's editors use strata Jobs;
 #  - the control plane's Deployment (strata up --store kubernetes --no-nodes) and its Services,
 #    and its own arguments, run here with its account's token and the Secret's API tokens, lead
-#    and serve with no request refused.
+#    and serve with no request refused;
+#  - the inventory DaemonSet's own arguments, run here with its account's token and the fake
+#    NVML library, label and annotate its Node (GFD's labels, NVLink islands, MIG, GPU health,
+#    the GPUs) and nothing else, and serve DCGM's figures; its account may patch nodes only.
 # Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
 set -euo pipefail
 
@@ -286,6 +289,55 @@ kill "$plane"
 wait "$plane" || true
 indent <"$dir/plane.log"
 check "with no request refused" bash -c "! grep -qiE 'forbidden|HTTP 403' '$dir/plane.log'"
+
+# ---- the inventory DaemonSet ---------------------------------------------------------------------
+inventory_pod=$(k get daemonset strata-inventory -n strata-system -o json | jq .spec.template.spec)
+check "the inventory DaemonSet runs on GPU nodes (GFD's or NFD's label), tolerating their taint" \
+  [ "$(jq -c '[.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[].matchExpressions[0].key, .tolerations[0].key]' <<<"$inventory_pod")" \
+  = '["nvidia.com/gpu.present","feature.node.kubernetes.io/pci-10de.present","nvidia.com/gpu"]' ]
+# Its own arguments, run here with its account's token against the kwok node, NVML being the
+# fake library (8 H100s in two NVLink islands, GPU 5 in MIG mode, GPU 2 with an uncorrected ECC
+# error, GPU 6 with Xid 79).
+node=$(k get nodes -o jsonpath='{.items[0].metadata.name}')
+mapfile -t inventory_args < <(jq -r '.containers[0].args[]' <<<"$inventory_pod" | sed \
+  -e "s|^--name=.*|--name=$node|" -e 's|^--metrics-listen=.*|--metrics-listen=127.0.0.1:0|')
+inventory_kubeconfig=$dir/strata-inventory.kubeconfig
+service_account_kubeconfig "$kubeconfig" strata-system strata-inventory "$inventory_kubeconfig"
+before=$(k get node "$node" -o json | jq -c '{spec, capacity: .status.capacity}')
+"$strata" "${inventory_args[@]}" --kubeconfig "$inventory_kubeconfig" \
+  --nvml-library "$STRATA_FAKE_NVML" --heartbeat-interval 1 >"$dir/inventory.log" 2>&1 &
+inventory=$!
+pids+=("$inventory")
+node_label() { k get node "$node" -o jsonpath="{.metadata.labels.${1//./\\.}}"; }
+labelled() { [ "$(node_label nvidia.com/gpu.count)" = 8 ]; }
+check "the inventory agent, as its service account, labels its Node" wait_for 30 labelled
+check "with GPU Feature Discovery's product and memory labels" \
+  [ "$(node_label nvidia.com/gpu.product) $(node_label nvidia.com/gpu.memory)" = "NVIDIA-H100-80GB-HBM3 81559" ]
+check "its NVLink islands and MIG mode" \
+  [ "$(node_label strata.dev/nvlink-islands) $(node_label strata.dev/mig-enabled)" = "2 true" ]
+check "and the GPUs NVML finds unhealthy (Xid 79, an uncorrected ECC error)" \
+  [ "$(node_label strata.dev/unhealthy-gpus)" = 2 ]
+annotation() { k get node "$node" -o json | jq -r ".metadata.annotations[\"$1\"]"; }
+check "each GPU's health in an annotation" [ "$(annotation strata.dev/gpu-health | jq -c \
+  '[.[] | select(.healthy == false) | .reason]')" = '["1 uncorrected ECC error","Xid 79"]' ]
+check "and its GPUs with islands and MIG instances, as strata's store reads a node's" \
+  [ "$(annotation strata.dev/gpus | jq -c '[length, .[4].nvlinkIsland, (.[5].migInstances | length)]')" = '[8,1,2]' ]
+check "the kubelet's spec and capacity untouched" \
+  [ "$(k get node "$node" -o json | jq -c '{spec, capacity: .status.capacity}')" = "$before" ]
+inventory_metrics=$(grep -oE 'DCGM figures on http://[0-9.:]+/metrics' "$dir/inventory.log" | cut -d' ' -f4)
+check "it serves the GPUs' figures under DCGM's names" \
+  [ "$(curl -s "$inventory_metrics" | grep -c "^DCGM_FI_DEV_GPU_UTIL{.*Hostname=\"$node\"")" = 8 ]
+inventory_sa=system:serviceaccount:strata-system:strata-inventory
+inventory_can() { [[ $(k auth can-i --as="$inventory_sa" "$@" 2>/dev/null) == yes ]]; }
+inventory_cannot() { ! inventory_can "$@"; }
+check "its account may patch nodes" inventory_can patch nodes
+check "(and not delete them)" inventory_cannot delete nodes
+check "(nor read pods)" inventory_cannot list pods -A
+check "(nor secrets)" inventory_cannot get secrets -A
+kill "$inventory"
+wait "$inventory" || true
+indent <"$dir/inventory.log"
+check "with no request refused" bash -c "! grep -qiE 'forbidden|HTTP 403' '$dir/inventory.log'"
 
 # ---- --namespace ---------------------------------------------------------------------------------
 other=$("$strata" kubernetes manifests --namespace strata-other)
