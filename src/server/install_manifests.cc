@@ -45,7 +45,7 @@ std::vector<nlohmann::json> ControlPlaneObjects(const StoreInstallOptions& optio
   }
   grant.namespace_rules = {
       {std::string(kName) + "-node-leases", "kube-node-lease", kubestore::NodeLeaseRules()},
-      {std::string(kName) + "-lease", defaults.lease_namespace,
+      {std::string(kName) + "-lease", options.namespace_name,
        kube::LeaderElectionRules(defaults.lease_name)}};
   std::vector<nlohmann::json> objects = kube::GrantObjects(options.namespace_name, grant);
 
@@ -54,14 +54,12 @@ std::vector<nlohmann::json> ControlPlaneObjects(const StoreInstallOptions& optio
   const kube::NamedPort api{"api", kApiPort};
   const kube::NamedPort gateway{"gateway", kGatewayPort};
   spec.ports = {api, gateway};
-  spec.args = {"up",
-               Flag("store", "kubernetes"),
-               "--no-nodes",
-               Flag("leader-elect", "true"),
+  spec.args = {"up", Flag("store", "kubernetes"), "--no-nodes", Flag("leader-elect", "true"),
+               // The election's Lease in the install's namespace: no grant in kube-system.
+               Flag("leader-elect-resource-namespace", options.namespace_name),
                Flag("listen", "0.0.0.0:" + std::to_string(kApiPort)),
                Flag("gateway-listen", "0.0.0.0:" + std::to_string(kGatewayPort)),
-               Flag("token-file", std::string(kTokensDir) + "/tokens"),
-               Flag("data-dir", kDataDir)};
+               Flag("token-file", std::string(kTokensDir) + "/tokens"), Flag("data-dir", kDataDir)};
   spec.volumes = {{"api-tokens", kTokensDir, options.api_tokens_secret}, {"data", kDataDir, ""}};
   spec.readiness_path = "/readyz";
   objects.push_back(kube::ComponentDeployment(spec));

@@ -41,8 +41,9 @@ TEST(ControlPlaneObjectsTest, TheDeploymentRunsNodelessLeaderElectedPlanesWithTo
   EXPECT_THAT(
       container["args"].get<std::vector<std::string>>(),
       ElementsAre("up", "--store=kubernetes", "--no-nodes", "--leader-elect=true",
-                  "--listen=0.0.0.0:7070", "--gateway-listen=0.0.0.0:8000",
-                  "--token-file=/etc/strata/api-tokens/tokens", "--data-dir=/var/lib/strata"));
+                  "--leader-elect-resource-namespace=gpu-platform", "--listen=0.0.0.0:7070",
+                  "--gateway-listen=0.0.0.0:8000", "--token-file=/etc/strata/api-tokens/tokens",
+                  "--data-dir=/var/lib/strata"));
   EXPECT_EQ(container["securityContext"]["readOnlyRootFilesystem"], true);
   EXPECT_EQ(container["readinessProbe"]["httpGet"]["path"], "/readyz");
   EXPECT_EQ(container["readinessProbe"]["httpGet"]["port"], "api");
@@ -73,7 +74,7 @@ TEST(ControlPlaneObjectsTest, ItsIdentityHasTheStoresRulesAndItsLeases) {
   EXPECT_EQ(Find(objects, "Role", "strata-control-plane-node-leases")["metadata"]["namespace"],
             "kube-node-lease");
   EXPECT_EQ(Find(objects, "Role", "strata-control-plane-lease")["metadata"]["namespace"],
-            "kube-system");
+            "gpu-platform");
   std::vector<std::string> kinds;
   for (const json& o : objects) kinds.push_back(o["kind"]);
   EXPECT_THAT(kinds, Contains("RoleBinding").Times(2));

@@ -172,9 +172,11 @@ check "bind pods and update their status" plane_can create pods --subresource=bi
 check "(update pods/status)" plane_can update pods --subresource=status -A
 check "renew node Leases" plane_can update leases.coordination.k8s.io -n kube-node-lease
 check "its own election Lease" \
-  plane_can update leases.coordination.k8s.io/strata-control-plane -n kube-system
+  plane_can update leases.coordination.k8s.io/strata-control-plane -n strata-system
 check "but no other Lease there" \
-  plane_cannot update leases.coordination.k8s.io/other -n kube-system
+  plane_cannot update leases.coordination.k8s.io/other -n strata-system
+check "nor one in kube-system" \
+  plane_cannot update leases.coordination.k8s.io/strata-control-plane -n kube-system
 check "nor secrets" plane_cannot get secrets -A
 
 # Whoever may edit a namespace (the aggregated edit role) may run strata Jobs there.
@@ -245,7 +247,7 @@ check "the control plane's Deployment asks for 2 replicas" \
 plane_container=$(jq '.spec.template.spec.containers[0]' <<<"$plane_deployment")
 check "of node-less, leader-elected planes serving the API and the gateway on the pod's addresses" \
   [ "$(jq -r '.args | join(" ")' <<<"$plane_container")" = "up --store=kubernetes --no-nodes \
---leader-elect=true --listen=0.0.0.0:7070 --gateway-listen=0.0.0.0:8000 \
+--leader-elect=true --leader-elect-resource-namespace=strata-system --listen=0.0.0.0:7070 --gateway-listen=0.0.0.0:8000 \
 --token-file=/etc/strata/api-tokens/tokens --data-dir=/var/lib/strata" ]
 check "with the API's tokens from the admin's Secret, read-only" [ "$(jq -c '[.volumes[0].secret.secretName,
   .containers[0].volumeMounts[0].readOnly]' <<<"$(jq .spec.template.spec <<<"$plane_deployment")")" \

@@ -2,7 +2,7 @@
 # shellcheck source-path=SCRIPTDIR
 # Two `strata up --store kubernetes` control planes (as the install's ServiceAccount) on one real control plane
 # (tools/kube/cluster.sh), each with a simulated node of 4 GPUs of its own, checked with kubectl:
-#  - one holds the Lease kube-system/strata-control-plane and runs the controllers; the other
+#  - one holds the Lease strata-system/strata-control-plane (the install's namespace) and runs the controllers; the other
 #    stands by, naming the leader, while its API, gateway and node agent serve;
 #  - a 2-pod allreduce Job and a TP=2 Service run; the standby's gateway answers for the Service;
 #  - the leader is killed with SIGKILL mid-run: the standby takes the Lease over, its node
@@ -61,7 +61,8 @@ install_strata "$plane_kubeconfig"
 start_plane() {
   "$strata" up --store kubernetes --kubeconfig "$plane_kubeconfig" \
     --simulate "1x4:H100-80GB,prefix=plane-$1" --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 \
-    --sim-startup-delay 1 --first-master-port 30500 --data-dir "$dir/$1" "${@:2}" \
+    --sim-startup-delay 1 --first-master-port 30500 --leader-elect-resource-namespace strata-system \
+    --data-dir "$dir/$1" "${@:2}" \
     >"$dir/$1.log" 2>&1 &
   plane_pid[$1]=$!
   if ! wait_for 60 grep -q "API listening" "$dir/$1.log"; then
@@ -71,7 +72,7 @@ start_plane() {
   fi
 }
 identity() { sed -n 's/.*campaigning as \([^ ]*\)$/\1/p' "$dir/$1.log"; }
-holder() { k get lease -n kube-system strata-control-plane -o jsonpath='{.spec.holderIdentity}'; }
+holder() { k get lease -n strata-system strata-control-plane -o jsonpath='{.spec.holderIdentity}'; }
 leads() { [ "$(holder)" = "$(identity "$1")" ] && grep -q "control plane: leading" "$dir/$1.log"; }
 gateway_of() { grep -oE 'gateway listening on http://[0-9.:]+' "$dir/$1.log" | cut -d' ' -f4; }
 answers() {

@@ -64,7 +64,8 @@ install_strata "$plane_kubeconfig"
 start_up() {
   "$strata" up --store kubernetes --kubeconfig "$plane_kubeconfig" --simulate 2x4:H100-80GB \
     --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 --sim-startup-delay 1 \
-    --first-master-port 31500 --data-dir "$dir/data" >"$1" 2>&1 &
+    --first-master-port 31500 --leader-elect-resource-namespace strata-system \
+    --data-dir "$dir/data" >"$1" 2>&1 &
   up_pid=$!
   if ! wait_for 60 grep -q "API listening" "$1"; then
     echo "FAILED: strata up --store kubernetes did not start:"
