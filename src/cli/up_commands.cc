@@ -208,7 +208,7 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "With --kubernetes or --store kubernetes: one active scheduler (or set of "
                  "controllers) through a Lease; the others stand by")
       ->capture_default_str();
-  up->add_option("--leader-elect-resource-namespace", kube->lease_namespace,
+  up->add_option("--leader-elect-resource-namespace", kube->election.lease_namespace,
                  "With --kubernetes or --store kubernetes: the Lease's namespace")
       ->capture_default_str();
   up->add_option("--kubelet-listen", options->kubelet_listen,
@@ -219,7 +219,7 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "With --store kubernetes: the CA of the API server's kubelet client certificate "
                  "(default: the CA the kubeconfig trusts)");
   CLI::Option* lease_name =
-      up->add_option("--leader-elect-resource-name", kube->lease_name,
+      up->add_option("--leader-elect-resource-name", kube->election.lease_name,
                      "The Lease's name (default: strata-scheduler with --kubernetes, "
                      "strata-control-plane with --store kubernetes)");
   up->callback([options, loops, keep_pods, no_nodes, gateway_listen, kubernetes, kube, lease_name] {
@@ -234,8 +234,8 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
     options->kube_api_qps = kube->qps;
     options->kube_api_burst = kube->burst;
     options->leader_elect = kube->leader_elect;
-    options->lease_namespace = kube->lease_namespace;
-    if (lease_name->count() > 0) options->lease_name = kube->lease_name;
+    options->election.lease_namespace = kube->election.lease_namespace;
+    if (lease_name->count() > 0) options->election.lease_name = kube->election.lease_name;
     RunUp(*options, *loops, *keep_pods);
   });
 });

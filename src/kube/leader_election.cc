@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <utility>
 
 #include "kube/resource.h"
 
@@ -217,6 +218,13 @@ Status LeaderElector::Run(const LeaderCallbacks& callbacks) {
   if (!outcome.ok()) spdlog::warn("leader election: {}", outcome.message());
   if (callbacks.on_stopped_leading) callbacks.on_stopped_leading();
   return outcome;
+}
+
+LeaderElectionConfig ElectionFor(std::string lease_namespace, std::string lease_name) {
+  LeaderElectionConfig config;
+  config.lease_namespace = std::move(lease_namespace);
+  config.lease_name = std::move(lease_name);
+  return config;
 }
 
 std::vector<nlohmann::json> LeaderElectionRules(const std::string& lease_name) {

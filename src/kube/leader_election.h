@@ -30,6 +30,10 @@ struct LeaderElectionConfig {
   bool release_on_stop = true;
 };
 
+// The config of the Lease `lease_name` in `lease_namespace`, with client-go's timings (the
+// identity is the candidate's to set).
+LeaderElectionConfig ElectionFor(std::string lease_namespace, std::string lease_name);
+
 // The RBAC rules on a candidate's Lease, for a Role in its namespace: create (which RBAC cannot
 // narrow by name), and get and update of that one Lease.
 std::vector<nlohmann::json> LeaderElectionRules(const std::string& lease_name);

@@ -29,13 +29,8 @@ Result<std::unique_ptr<SchedulerService>> SchedulerService::Start(SchedulerServi
     service->Lead();
     return service;
   }
-  kube::LeaderElectionConfig lease;
-  lease.lease_namespace = service->options_.lease_namespace;
-  lease.lease_name = service->options_.lease_name;
+  kube::LeaderElectionConfig lease = service->options_.election;
   lease.identity = service->identity_;
-  lease.lease_duration = service->options_.lease_duration;
-  lease.renew_deadline = service->options_.renew_deadline;
-  lease.retry_period = service->options_.retry_period;
   service->elector_ =
       std::make_unique<kube::LeaderElector>(service->client_.get(), lease, &RealClock::Instance());
   SchedulerService* self = service.get();
@@ -57,12 +52,12 @@ void SchedulerService::Lead() {
 }
 
 void SchedulerService::Campaign() {
-  *out_ << "strata: waiting for the lease " << options_.lease_namespace << "/"
-        << options_.lease_name << std::endl;
+  *out_ << "strata: waiting for the lease " << options_.election.lease_namespace << "/"
+        << options_.election.lease_name << std::endl;
   kube::LeaderCallbacks callbacks;
   callbacks.on_started_leading = [this] {
-    *out_ << "strata: leading (lease " << options_.lease_namespace << "/" << options_.lease_name
-          << ")" << std::endl;
+    *out_ << "strata: leading (lease " << options_.election.lease_namespace << "/"
+          << options_.election.lease_name << ")" << std::endl;
     Lead();
   };
   callbacks.on_stopped_leading = [this] {

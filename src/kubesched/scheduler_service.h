@@ -23,11 +23,8 @@ struct SchedulerServiceOptions {
   int burst = 100;
   // One active scheduler through a coordination.k8s.io/v1 Lease; others stand by.
   bool leader_elect = true;
-  std::string lease_namespace = "kube-system";
-  std::string lease_name = "strata-scheduler";
-  Duration lease_duration = std::chrono::seconds(15);
-  Duration renew_deadline = std::chrono::seconds(10);
-  Duration retry_period = std::chrono::seconds(2);
+  // The Lease and client-go's timings; the identity is made at start.
+  kube::LeaderElectionConfig election = kube::ElectionFor("kube-system", "strata-scheduler");
   KubeSchedulerOptions scheduler;
 };
 

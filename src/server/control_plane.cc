@@ -411,13 +411,8 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
 }
 
 void ControlPlane::Campaign(const ControlPlaneOptions& options, std::ostream& out) {
-  kube::LeaderElectionConfig lease;
-  lease.lease_namespace = options.lease_namespace;
-  lease.lease_name = options.lease_name;
+  kube::LeaderElectionConfig lease = options.election;
   lease.identity = kube::CandidateIdentity();
-  lease.lease_duration = options.lease_duration;
-  lease.renew_deadline = options.renew_deadline;
-  lease.retry_period = options.retry_period;
   out << "strata: controllers run on the holder of the lease " << lease.lease_namespace << "/"
       << lease.lease_name << "; campaigning as " << lease.identity << "\n";
   Impl* impl = impl_.get();

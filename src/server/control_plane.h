@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "kube/client.h"
+#include "kube/leader_election.h"
 #include "metrics/metrics.h"
 #include "observe/cluster_gpus.h"
 #include "observe/cluster_objects_cache.h"
@@ -33,11 +34,8 @@ struct ControlPlaneOptions {
   // added with AddLeaderLoop (the controllers) run on the holder only; every plane serves its
   // API and gateway and runs the agent and heartbeat of its own nodes.
   bool leader_elect = true;
-  std::string lease_namespace = "kube-system";
-  std::string lease_name = "strata-control-plane";
-  Duration lease_duration = std::chrono::seconds(15);
-  Duration renew_deadline = std::chrono::seconds(10);
-  Duration retry_period = std::chrono::seconds(2);
+  // The Lease and client-go's timings; the identity is made at start.
+  kube::LeaderElectionConfig election = kube::ElectionFor("kube-system", "strata-control-plane");
   // With store "kubernetes": HOST:PORT of the kubelet endpoint the plane's nodes advertise
   // (status.addresses, daemonEndpoints), through which the API server reaches their pods' logs
   // (`kubectl logs`); port 0: any free one. It admits only client certificates that the CA of

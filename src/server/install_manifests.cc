@@ -46,7 +46,7 @@ std::vector<nlohmann::json> ControlPlaneObjects(const StoreInstallOptions& optio
   grant.namespace_rules = {
       {std::string(kName) + "-node-leases", "kube-node-lease", kubestore::NodeLeaseRules()},
       {std::string(kName) + "-lease", options.namespace_name,
-       kube::LeaderElectionRules(defaults.lease_name)}};
+       kube::LeaderElectionRules(defaults.election.lease_name)}};
   std::vector<nlohmann::json> objects = kube::GrantObjects(options.namespace_name, grant);
 
   kube::ComponentSpec spec = OwnAccountComponent(kName, "control-plane", options);
