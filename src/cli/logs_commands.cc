@@ -28,6 +28,13 @@ struct LogsOptions {
 
 // A client whose connection waits as long as a quiet followed log may stay silent.
 std::unique_ptr<client::ApiClient> ConnectForLogs(const ClientFlags& flags) {
+  if (!flags.kubeconfig.empty()) {
+    // The logs are on the pods' nodes, which the API server reaches: kubectl logs reads them.
+    Fail(InvalidArgumentError("--kubeconfig: on a cluster, read a pod's log with kubectl logs "
+                              "(the API server reaches it on its node's kubelet endpoint)"),
+         2);
+    return nullptr;
+  }
   net::HttpClientOptions http;
   http.idle_timeout = std::chrono::hours(24 * 365);
   auto client = client::ApiClient::Create(flags.server, flags.token, http);

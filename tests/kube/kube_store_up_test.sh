@@ -22,6 +22,7 @@
 #    no pod is made twice;
 #  - deleting the Job with kubectl deletes its pods;
 #  - a Kubeflow PyTorchJob given to `strata apply` becomes a strata Job on the cluster and runs;
+#    `strata get` and `strata delete` with --kubeconfig work on the cluster with no server;
 #  - /metrics and the dashboard as on SQLite;
 #  - `strata agent --kubeconfig` joins as a virtual kubelet (Node, Lease, kubelet endpoint): a
 #    3 x 4-GPU Job spans it and the plane's nodes, and kubectl logs reads its pod there;
@@ -302,6 +303,14 @@ check "strata apply of a PyTorchJob works on the Kubernetes store" \
   "$strata" apply -f "$dir/pytorchjob.yaml" --server "$api"
 ptj_done() { [ "$(k get sjob -n team-a ptj -o jsonpath='{.status.phase}')" = Succeeded ]; }
 check "and kubectl sees it run to Succeeded as a strata Job" wait_for 90 ptj_done
+# The CLI on the cluster itself (--kubeconfig), with no strata server in between.
+cli_jobs=$("$strata" get jobs -n team-a --kubeconfig "$plane_kubeconfig" 2>&1 || true)
+check "strata get --kubeconfig lists the cluster's strata Jobs" grep -q "^ptj .*Succeeded" <<<"$cli_jobs" ||
+  echo "$cli_jobs"
+check "strata delete --kubeconfig deletes one" \
+  "$strata" delete job ptj -n team-a --kubeconfig "$plane_kubeconfig"
+ptj_gone() { ! k get sjob -n team-a ptj >/dev/null 2>&1; }
+check "(kubectl sees it gone)" wait_for 30 ptj_gone
 metrics=$(curl -s -m 10 "$api/metrics")
 check "/metrics counts the cluster's GPUs as on SQLite" \
   grep -qx 'strata_gpu_capacity_gpus{scope="node",name="sim-node-0"} 4' <<<"$metrics"
