@@ -242,12 +242,22 @@ std::vector<json> AggregatedUserRoles() {
   json view_rule = {
       {"apiGroups", {kStrataGroup}}, {"resources", resources}, {"verbs", {"get", "list", "watch"}}};
   json status_rule = {{"apiGroups", {kStrataGroup}}, {"resources", statuses}, {"verbs", {"get"}}};
+  // The compatible kinds strata serves (CompatCustomResourceDefinitions), likewise: where
+  // Kubeflow's operator owns them instead, its own aggregated roles grant the same.
+  json compat_edit = edit_rule;
+  compat_edit["apiGroups"] = {"kubeflow.org"};
+  compat_edit["resources"] = {"pytorchjobs"};
+  json compat_view = view_rule;
+  compat_view["apiGroups"] = {"kubeflow.org"};
+  compat_view["resources"] = {"pytorchjobs"};
+  json compat_status = {
+      {"apiGroups", {"kubeflow.org"}}, {"resources", {"pytorchjobs/status"}}, {"verbs", {"get"}}};
   return {role("strata-edit",
                {{"rbac.authorization.k8s.io/aggregate-to-admin", "true"},
                 {"rbac.authorization.k8s.io/aggregate-to-edit", "true"}},
-               json::array({edit_rule, status_rule})),
+               json::array({edit_rule, status_rule, compat_edit, compat_status})),
           role("strata-view", {{"rbac.authorization.k8s.io/aggregate-to-view", "true"}},
-               json::array({view_rule, status_rule}))};
+               json::array({view_rule, status_rule, compat_view, compat_status}))};
 }
 
 }  // namespace strata::api

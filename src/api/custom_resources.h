@@ -62,8 +62,9 @@ bool IsStrataDefinition(const nlohmann::json& definition);
 std::vector<nlohmann::json> ControlPlaneRules();
 
 // ClusterRoles aggregated into Kubernetes' user-facing roles, so that whoever may edit or view
-// a namespace's batch Jobs may do the same with strata's kinds there: strata-edit (into admin
-// and edit) and strata-view (into view).
+// a namespace's batch Jobs may do the same with strata's kinds there, and with the compatible
+// kinds strata serves (kubeflow.org PyTorchJobs): strata-edit (into admin and edit) and
+// strata-view (into view).
 std::vector<nlohmann::json> AggregatedUserRoles();
 
 }  // namespace strata::api

@@ -336,6 +336,9 @@ TEST(CustomResourcesTest, UserRolesReachOnlyNamespacedKinds) {
   ASSERT_EQ(roles.size(), 2u);
   EXPECT_EQ(roles[0]["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"], "true");
   EXPECT_EQ(roles[0]["rules"][0]["resources"], json({"jobs", "services"}));
+  EXPECT_EQ(roles[0]["rules"][2]["apiGroups"], json({"kubeflow.org"}));
+  EXPECT_EQ(roles[0]["rules"][2]["resources"], json({"pytorchjobs"}));
+  EXPECT_EQ(roles[1]["rules"][2]["verbs"], json({"get", "list", "watch"}));
   EXPECT_EQ(roles[1]["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-view"], "true");
   EXPECT_THAT(roles[1]["rules"][0]["verbs"].get<std::vector<std::string>>(),
               ElementsAre("get", "list", "watch"));

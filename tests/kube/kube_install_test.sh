@@ -11,7 +11,7 @@
 #    the Deployment's own arguments, run here with that account's token, lead, bind a pod and
 #    explain one that does not fit with no request refused;
 #  - the Deployment asks for 2 replicas with leader election, non-root and read-only;
-#  - the aggregated roles let a namespace's editors use strata Jobs;
+#  - the aggregated roles let a namespace's editors use strata Jobs (and PyTorchJobs);
 #  - the control plane's Deployment (strata up --store kubernetes --no-nodes) and its Services,
 #    and its own arguments, run here with its account's token and the Secret's API tokens, lead
 #    and serve with no request refused;
@@ -183,6 +183,18 @@ check "nor secrets" plane_cannot get secrets -A
 k create rolebinding alice-edit --clusterrole=edit --user=alice -n default >/dev/null
 check "a namespace's editors may create strata Jobs" \
   [ "$(k auth can-i --as=alice create jobs.strata.dev -n default)" = yes ]
+# (A SubjectAccessReview: kubectl auth can-i cannot name a kind this cluster does not serve.)
+alice_may_create_pytorchjobs() {
+  [[ $(k create -o jsonpath='{.status.allowed}' -f - <<JSON
+{"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+ "spec": {"user": "alice", "groups": ["system:authenticated"],
+          "resourceAttributes": {"verb": "create", "group": "kubeflow.org",
+                                 "resource": "pytorchjobs", "namespace": "default"}}}
+JSON
+  ) == true ]]
+}
+check "(and Kubeflow PyTorchJobs, which strata serves with --compat-crds)" \
+  wait_for 30 alice_may_create_pytorchjobs
 check "but not Queues" [ "$(k auth can-i --as=alice create queues.strata.dev 2>/dev/null)" = no ]
 
 # ---- the Deployment ------------------------------------------------------------------------------
