@@ -45,20 +45,12 @@ json Container(const ComponentSpec& spec) {
 }
 
 json PodSpec(const ComponentSpec& spec) {
-  // Two replicas on one node would both go with it.
-  json spread = {{"weight", 100},
-                 {"podAffinityTerm",
-                  {{"labelSelector", {{"matchLabels", Selector(spec)}}},
-                   {"topologyKey", "kubernetes.io/hostname"}}}};
   json pod = {{"serviceAccountName", spec.service_account},
               {"securityContext",
                {{"runAsNonRoot", true},
                 {"runAsUser", 65532},
                 {"runAsGroup", 65532},
                 {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
-              {"affinity",
-               {{"podAntiAffinity",
-                 {{"preferredDuringSchedulingIgnoredDuringExecution", json::array({spread})}}}}},
               {"containers", json::array({Container(spec)})}};
   for (const ComponentVolume& volume : spec.volumes) {
     json source = volume.secret.empty() ? json{{"emptyDir", json::object()}}
@@ -121,6 +113,15 @@ std::vector<json> GrantObjects(const std::string& install_namespace, const RbacG
 }
 
 json ComponentDeployment(const ComponentSpec& spec) {
+  json pod = PodSpec(spec);
+  // Two replicas on one node would both go with it.
+  json spread = {{"weight", 100},
+                 {"podAffinityTerm",
+                  {{"labelSelector", {{"matchLabels", Selector(spec)}}},
+                   {"topologyKey", "kubernetes.io/hostname"}}}};
+  pod["affinity"] = {
+      {"podAntiAffinity",
+       {{"preferredDuringSchedulingIgnoredDuringExecution", json::array({spread})}}}};
   return {
       {"apiVersion", "apps/v1"},
       {"kind", "Deployment"},
@@ -128,12 +129,11 @@ json ComponentDeployment(const ComponentSpec& spec) {
       {"spec",
        {{"replicas", spec.replicas},
         {"selector", {{"matchLabels", Selector(spec)}}},
-        {"template", {{"metadata", {{"labels", Labels(spec.name)}}}, {"spec", PodSpec(spec)}}}}}};
+        {"template", {{"metadata", {{"labels", Labels(spec.name)}}}, {"spec", std::move(pod)}}}}}};
 }
 
 json ComponentDaemonSet(const ComponentSpec& spec) {
   json pod = PodSpec(spec);
-  pod.erase("affinity");  // one pod per node: no spread to ask for
   if (!spec.node_selector_terms.empty()) {
     pod["affinity"] = {{"nodeAffinity",
                         {{"requiredDuringSchedulingIgnoredDuringExecution",

@@ -89,7 +89,7 @@ PyTorchJobOperator::~PyTorchJobOperator() = default;
 
 Result<bool> PyTorchJobOperator::Owned() {
   const TimePoint now = clock_.Now();
-  if (ownership_known_ && now < next_ownership_check_) return owned_;
+  if (owned_ && now < next_ownership_check_) return *owned_;
   Result<json> definition = client_.Get(kDefinitions, "", kDefinitionName);
   bool owned = false;
   std::string why;
@@ -103,7 +103,7 @@ Result<bool> PyTorchJobOperator::Owned() {
   } else {
     return Err(definition.error());
   }
-  if (!ownership_known_ || owned != owned_) {
+  if (owned_ != owned) {
     spdlog::info("strata: kubeflow.org/v1 PyTorchJobs: {}", why);
   }
   if (!owned) {
@@ -115,7 +115,6 @@ Result<bool> PyTorchJobOperator::Owned() {
     cursor_ = 0;  // everything again: what happened while not owned is unknown
   }
   owned_ = owned;
-  ownership_known_ = true;
   next_ownership_check_ = now + options_.ownership_recheck;
   return owned;
 }
@@ -231,9 +230,7 @@ Status PyTorchJobOperator::CreateJob(const Key& key, const json& pytorchjob) {
   Result<api::Object> decoded = api::DecodeObject(AsManifest(pytorchjob));
   if (!decoded || decoded->As<api::Job>() == nullptr) {
     std::string why = decoded ? "it does not describe a job" : decoded.error().message();
-    Status written = WriteStatus(pytorchjob, RefusedStatus(pytorchjob, why, clock_.Now()));
-    if (written.ok()) ++stats_.refused;
-    return written;
+    return WriteStatus(pytorchjob, RefusedStatus(pytorchjob, why, clock_.Now()));
   }
   api::Job& job = *decoded->As<api::Job>();
   const std::string uid = MetadataString(pytorchjob, "uid");
@@ -255,7 +252,6 @@ Status PyTorchJobOperator::CreateJob(const Key& key, const json& pytorchjob) {
   Result<json> created = client_.Create(StrataJobs(), key.first, body);
   if (!created && created.error().code() != StatusCode::kAlreadyExists) return created.error();
   if (created) {
-    ++stats_.jobs_created;
     spdlog::info("strata: PyTorchJob {}/{} runs as strata Job {}/{}", key.first, key.second,
                  key.first, key.second);
   }
@@ -276,7 +272,6 @@ Status PyTorchJobOperator::WriteStatus(const json& pytorchjob, json status) {
     if (code == StatusCode::kConflict || code == StatusCode::kNotFound) return Status::Ok();
     return written.error();
   }
-  ++stats_.statuses_written;
   pytorchjobs_[{MetadataString(*written, "namespace"), MetadataString(*written, "name")}] =
       *written;
   return Status::Ok();

@@ -1,9 +1,9 @@
 #pragma once
 
-#include <cstdint>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -60,13 +60,6 @@ class PyTorchJobOperator {
   // concerned reconciled. Returns the first failure of a request; the next pass goes on.
   Status RunOnce();
 
-  struct Stats {
-    uint64_t jobs_created = 0;
-    uint64_t statuses_written = 0;
-    uint64_t refused = 0;
-  };
-  Stats stats() const { return stats_; }
-
  private:
   using Key = std::pair<std::string, std::string>;  // namespace, name
 
@@ -86,10 +79,8 @@ class PyTorchJobOperator {
   std::map<Key, nlohmann::json> pytorchjobs_;
   std::set<Key> dirty_;
   uint64_t cursor_ = 0;
-  bool owned_ = false;
-  bool ownership_known_ = false;
+  std::optional<bool> owned_;  // unknown until the CRD was first read
   TimePoint next_ownership_check_{};
-  Stats stats_;
 };
 
 }  // namespace strata::kubecompat

@@ -88,19 +88,11 @@ json ReplicaStatuses(const json& pytorchjob, const api::Job& job,
     if (found == pod.metadata.annotations.end() || found->second != run) continue;
     const std::string type = has_master && pod.spec.owner.replica == 0 ? "Master" : "Worker";
     if (!out.contains(type)) continue;
-    switch (pod.status.phase) {
-      case api::PodPhase::kRunning:
-        out[type]["active"] = out[type]["active"].get<int64_t>() + 1;
-        break;
-      case api::PodPhase::kSucceeded:
-        out[type]["succeeded"] = out[type]["succeeded"].get<int64_t>() + 1;
-        break;
-      case api::PodPhase::kFailed:
-        out[type]["failed"] = out[type]["failed"].get<int64_t>() + 1;
-        break;
-      case api::PodPhase::kPending:
-        break;
-    }
+    const char* counter = pod.status.phase == api::PodPhase::kRunning     ? "active"
+                          : pod.status.phase == api::PodPhase::kSucceeded ? "succeeded"
+                          : pod.status.phase == api::PodPhase::kFailed    ? "failed"
+                                                                          : nullptr;
+    if (counter != nullptr) out[type][counter] = out[type][counter].get<int64_t>() + 1;
   }
   return out;
 }

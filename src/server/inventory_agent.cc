@@ -14,12 +14,15 @@ namespace {
 using json = nlohmann::json;
 
 // The DCGM families of RenderGpuMetrics: the per-GPU series, not strata's cluster roll-ups.
-metrics::FamilySelection DcgmFamilies() {
-  std::set<std::string, std::less<>> names;
-  for (const std::string& family : observe::GpuMetricFamilies()) {
-    if (family.starts_with("DCGM_")) names.insert(family);
-  }
-  return metrics::FamilySelection(std::move(names));
+const metrics::FamilySelection& DcgmFamilies() {
+  static const metrics::FamilySelection kFamilies = [] {
+    std::set<std::string, std::less<>> names;
+    for (const std::string& family : observe::GpuMetricFamilies()) {
+      if (family.starts_with("DCGM_")) names.insert(family);
+    }
+    return metrics::FamilySelection(std::move(names));
+  }();
+  return kFamilies;
 }
 
 }  // namespace
@@ -64,8 +67,9 @@ Status InventoryAgent::RunOnce() {
     std::lock_guard lock(mutex_);
     metrics_ = std::move(text);
   }
+  // Only the Node's GPUs and labels are written: its CPU and memory are the kubelet's.
   api::Node node =
-      NodesFromInventory({gpus}, HostCapacity(), /*simulated=*/false, RealClock::Instance().Now())
+      NodesFromInventory({gpus}, NodeCapacity{}, /*simulated=*/false, RealClock::Instance().Now())
           .front();
   json metadata = InventoryMetadata(node, *readings);
   Result<json> patched = client_.Patch(kube::resources::kNodes, "", options_.node_name,
