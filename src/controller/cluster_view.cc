@@ -1,538 +1,291 @@
 #include "controller/cluster_view.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <limits>
 
-#include "api/queue.h"
-#include "api/queue_names.h"
-#include "cluster/indexes.h"
-#include "controller/training_pod.h"
+#include "api/pod.h"
+#include "scheduler/quota_ledger.h"
 
 namespace strata::controller {
 namespace {
 
 namespace sched = scheduler;
 
-constexpr int64_t kMiB = 1024 * 1024;
-constexpr char kNotReadyTaint[] = "node.kubernetes.io/not-ready";
-
-int64_t Bytes(const Quantity& q) { return q.milli() / 1000; }
-int64_t Mebibytes(const Quantity& q) { return Bytes(q) / kMiB; }
-
-sched::TaintEffect Effect(const std::string& effect) {
-  if (effect == "PreferNoSchedule") return sched::TaintEffect::kPreferNoSchedule;
-  if (effect == "NoExecute") return sched::TaintEffect::kNoExecute;
-  return sched::TaintEffect::kNoSchedule;
+// The position of workload `name` in running workloads sorted by name.
+std::vector<sched::RunningWorkload>::iterator RunningSlot(
+    std::vector<sched::RunningWorkload>& running, const std::string& name) {
+  return std::lower_bound(
+      running.begin(), running.end(), name,
+      [](const sched::RunningWorkload& r, const std::string& n) { return r.workload.name < n; });
 }
 
-std::vector<sched::Toleration> Tolerations(const std::vector<api::Toleration>& tolerations) {
-  std::vector<sched::Toleration> out;
-  for (const api::Toleration& t : tolerations) {
-    sched::Toleration converted{t.key, t.op == "Exists", t.value, std::nullopt};
-    if (!t.effect.empty()) converted.effect = Effect(t.effect);
-    out.push_back(std::move(converted));
-  }
-  return out;
+template <typename T>
+void Release(std::map<T, int>& counts, const T& name) {
+  auto it = counts.find(name);
+  if (it != counts.end() && --it->second <= 0) counts.erase(it);
 }
 
-bool NodeReady(const api::Node& node) {
-  for (const api::NodeCondition& condition : node.status.conditions) {
-    if (condition.type == "Ready") return condition.status == "True";
-  }
-  return false;
-}
-
-// The GPU part of a pod's request. `path` names the resources field in errors.
-Result<sched::GpuRequest> ConvertGpuRequest(const api::ResourceRequest& resources,
-                                            const api::GpuSelector& selector,
-                                            const std::string& path) {
-  sched::GpuRequest out;
-  out.models = selector.models;
-  out.min_memory_mib = Mebibytes(selector.min_memory);
-  out.mig_profile = resources.mig_profile;
-  const int64_t milli = resources.gpu.milli();
-  if (!resources.mig_profile.empty()) return out;
-  if (milli % 1000 == 0) {
-    if (milli / 1000 > std::numeric_limits<int>::max()) {
-      return Err(InvalidArgumentError(path + ".gpu: too many GPUs"));
-    }
-    out.count = static_cast<int>(milli / 1000);
-    if (out.count > 0) {
-      out.min_memory_mib = std::max(out.min_memory_mib, Mebibytes(resources.gpu_memory));
-    } else {
-      out.memory_mib = Mebibytes(resources.gpu_memory);
-    }
-    return out;
-  }
-  if (milli > 1000) {
-    return Err(InvalidArgumentError(fmt::format(
-        "{}.gpu: {} is more than one GPU but not whole GPUs", path, resources.gpu.ToString())));
-  }
-  out.milli = milli;
-  out.memory_mib = Mebibytes(resources.gpu_memory);
-  return out;
-}
-
-Result<sched::PodSet> ConvertPodSet(std::string name, int count,
-                                    const api::ResourceRequest& resources,
-                                    const api::GpuSelector& selector,
-                                    const std::vector<api::Toleration>& tolerations,
-                                    const std::string& path) {
-  sched::PodSet out;
-  out.name = std::move(name);
-  out.count = count;
-  out.cpu_milli = resources.cpu.milli();
-  out.memory_bytes = Bytes(resources.memory);
-  ASSIGN_OR_RETURN(out.gpu, ConvertGpuRequest(resources, selector, path));
-  out.tolerations = Tolerations(tolerations);
-  return out;
-}
-
-// Queues and flavors, with what in them does not convert, by queue name.
-struct QuotaModel {
-  api::QueueNames names;
-  std::vector<std::string> flavors;
-  std::map<std::string, std::string> queue_errors;
-};
-
-std::optional<sched::Resource> QuotaResource(const std::string& name) {
-  if (name == "gpu") return sched::Resource::kGpu;
-  if (name == "gpuMemory") return sched::Resource::kGpuMemory;
-  if (name == "cpu") return sched::Resource::kCpu;
-  if (name == "memory") return sched::Resource::kMemory;
-  return std::nullopt;
-}
-
-int64_t QuotaAmount(sched::Resource resource, const Quantity& q) {
-  switch (resource) {
-    case sched::Resource::kGpu:
-    case sched::Resource::kCpu:
-      return q.milli();
-    case sched::Resource::kGpuMemory:
-      return Mebibytes(q);
-    case sched::Resource::kMemory:
-      return Bytes(q);
-  }
-  return 0;
-}
-
-QuotaModel ConvertQuota(const std::vector<cluster::ObjectRef>& queues,
-                        const std::vector<cluster::ObjectRef>& flavors, sched::Cluster& cluster,
-                        std::vector<cluster::ObjectRef>& converted) {
-  QuotaModel model;
-  std::map<std::string, int> flavor_index;
-  for (const cluster::ObjectRef& ref : flavors) {
-    const api::ResourceFlavor* flavor = ref->As<api::ResourceFlavor>();
-    if (flavor == nullptr) continue;
-    flavor_index[flavor->metadata.name] = static_cast<int>(cluster.flavors.size());
-    cluster.flavors.push_back(
-        {flavor->metadata.name,
-         sched::Labels(flavor->spec.node_labels.begin(), flavor->spec.node_labels.end()),
-         std::nullopt});
-    model.flavors.push_back(flavor->metadata.name);
-  }
-  for (const cluster::ObjectRef& ref : queues) {
-    const api::Queue* decoded = ref->As<api::Queue>();
-    if (decoded == nullptr) continue;
-    const api::Queue& queue = *decoded;
-    sched::Queue out;
-    out.name = queue.metadata.name;
-    model.names.AddQueue(queue.metadata.name);
-    out.cohort = queue.spec.cohort;
-    out.weight = static_cast<double>(queue.spec.weight.milli()) / 1000.0;
-    out.strategy = queue.spec.queueing_strategy == "StrictFIFO"
-                       ? sched::QueueingStrategy::kStrictFifo
-                       : sched::QueueingStrategy::kBestEffortFifo;
-    out.preempt_lower_priority = queue.spec.preemption.within_queue == "LowerPriority";
-    out.reclaim_within_cohort = queue.spec.preemption.reclaim_within_cohort != "Never";
-    std::string error;
-    for (size_t f = 0; f < queue.spec.flavors.size() && error.empty(); ++f) {
-      const api::FlavorQuota& flavor = queue.spec.flavors[f];
-      auto index = flavor_index.find(flavor.flavor);
-      if (index == flavor_index.end()) {
-        error = fmt::format("Queue {}: spec.flavors[{}].name: no ResourceFlavor \"{}\"",
-                            queue.metadata.name, f, flavor.flavor);
-        break;
-      }
-      sched::FlavorQuota quota;
-      quota.flavor = index->second;
-      for (size_t r = 0; r < flavor.resources.size(); ++r) {
-        const api::ResourceQuota& given = flavor.resources[r];
-        std::optional<sched::Resource> resource = QuotaResource(given.resource);
-        if (!resource) {
-          error =
-              fmt::format("Queue {}: spec.flavors[{}].resources[{}].name: unknown resource \"{}\"",
-                          queue.metadata.name, f, r, given.resource);
-          break;
-        }
-        sched::ResourceQuota converted{QuotaAmount(*resource, given.nominal), std::nullopt,
-                                       std::nullopt};
-        if (given.borrowing_limit) {
-          converted.borrowing_limit = QuotaAmount(*resource, *given.borrowing_limit);
-        }
-        if (given.lending_limit) {
-          converted.lending_limit = QuotaAmount(*resource, *given.lending_limit);
-        }
-        quota.resources[static_cast<int>(*resource)] = converted;
-      }
-      out.flavors.push_back(std::move(quota));
-    }
-    for (const api::LocalQueueRef& local : queue.spec.local_queues) {
-      model.names.AddLocalQueue(local.namespace_name, local.name, queue.metadata.name);
-    }
-    if (!error.empty()) {
-      model.queue_errors[queue.metadata.name] = error;
-      continue;
-    }
-    cluster.queues.push_back(std::move(out));
-    converted.push_back(ref);
-  }
-  return model;
-}
-
-// The queue a workload of `namespace_name` names with `queue` (api::QueueNames); a name that
-// resolves to none is passed on for the scheduler to call unknown.
-std::string ResolveQueue(const QuotaModel& quota, const std::string& namespace_name,
-                         const std::string& queue) {
-  return quota.names.Resolve(namespace_name, queue).value_or(queue);
-}
-
-sched::TopologyRequest ConvertTopology(const api::TopologyConstraint& topology) {
-  if (topology.level.empty()) return {};
-  sched::TopologyRequest out;
-  out.mode = topology.mode == "Preferred" ? sched::TopologyMode::kPreferred
-                                          : sched::TopologyMode::kRequired;
-  out.level = topology.level == "nvlink" ? std::string(sched::kHostLevel) : topology.level;
-  return out;
-}
-
-// The workload a pod that is not a Job's belongs to.
-std::string PodGroupName(const api::Pod& pod) {
-  const std::string& ns = pod.metadata.namespace_name;
-  if (!pod.spec.gang.name.empty()) return fmt::format("PodGroup/{}/{}", ns, pod.spec.gang.name);
-  if (pod.spec.owner.kind == "Service") {
-    return fmt::format("ServiceReplica/{}/{}/{}", ns, pod.spec.owner.name, pod.spec.owner.replica);
-  }
-  return fmt::format("Pod/{}/{}", ns, pod.metadata.name);
-}
-
-std::string PodWorkloadName(const api::Pod& pod) {
-  if (pod.spec.owner.kind == "Job") {
-    return fmt::format("Job/{}/{}", pod.metadata.namespace_name, pod.spec.owner.name);
-  }
-  return PodGroupName(pod);
-}
-
-// How many pods a gang of standalone pods needs before it may be placed: a Volcano PodGroup's
-// minMember, a service replica's group size.
-int64_t GangSize(const api::Pod& pod) {
-  if (!pod.spec.gang.name.empty()) return pod.spec.gang.min_member;
-  if (pod.spec.owner.kind == "Service") {
-    const std::string* size = api::PodAnnotation(pod, api::kGroupSizeAnnotation);
-    return size == nullptr ? 1 : std::max<int64_t>(1, std::atoll(size->c_str()));
-  }
-  return 1;
-}
-
-TimePoint Timestamp(const std::string& text, TimePoint fallback) {
-  std::optional<TimePoint> parsed = ParseRfc3339(text);
-  return parsed ? *parsed : fallback;
+bool StoppedAsPreempted(const WorkloadObjects& objects) {
+  if (objects.job != nullptr) return false;  // the job controller stops the rest of a job
+  return std::any_of(objects.pods.begin(), objects.pods.end(), [](const cluster::ObjectRef& ref) {
+    return api::StopRequested(*ref->As<api::Pod>()) == api::kStopPreempted;
+  });
 }
 
 }  // namespace
 
-sched::Node ConvertNode(const api::Node& node) {
-  sched::Node out;
-  out.name = node.metadata.name;
-  out.labels = sched::Labels(node.metadata.labels.begin(), node.metadata.labels.end());
-  for (const api::Taint& taint : node.spec.taints) {
-    out.taints.push_back({taint.key, taint.value, Effect(taint.effect)});
-  }
-  if (!NodeReady(node)) {
-    out.taints.push_back({kNotReadyTaint, "", sched::TaintEffect::kNoSchedule});
-  }
-  out.unschedulable = node.spec.unschedulable;
-  out.cpu_milli = node.status.cpu.milli();
-  out.memory_bytes = Bytes(node.status.memory);
-  for (const api::NodeGpu& gpu : node.status.gpus) {
-    out.gpus.push_back(
-        {gpu.model, Mebibytes(gpu.memory), static_cast<int>(gpu.nvlink_island), gpu.mig_enabled});
-  }
-  return out;
-}
-
-std::string JobWorkloadName(const api::Job& job) {
-  return fmt::format("Job/{}/{}", job.metadata.namespace_name, job.metadata.name);
-}
-
-ClusterView ReadClusterView(const cluster::Cache& cache, const ClusterViewOptions& options,
-                            const std::set<std::string>& nominated, TimePoint now) {
-  ClusterView view;
+ClusterViewReader::ClusterViewReader(ClusterViewOptions options) : options_(std::move(options)) {
   auto cluster = std::make_shared<sched::Cluster>();
-  cluster->topology_levels = options.topology_levels;
-  std::map<std::string, int> node_index;
-  for (cluster::ObjectRef& ref : cache.List("Node")) {
-    const api::Node* node = ref->As<api::Node>();
-    if (node == nullptr) continue;
-    node_index[node->metadata.name] = static_cast<int>(cluster->nodes.size());
-    cluster->nodes.push_back(ConvertNode(*node));
-    view.nodes.push_back(std::move(ref));
-  }
-  QuotaModel quota =
-      ConvertQuota(cache.List("Queue"), cache.List("ResourceFlavor"), *cluster, view.queues);
-  view.flavors = quota.flavors;
-  std::map<std::string, int> flavor_index;
-  for (size_t i = 0; i < quota.flavors.size(); ++i) flavor_index[quota.flavors[i]] = i;
-  view.snapshot.now = now;
+  cluster->topology_levels = options_.topology_levels;
+  snapshot_.cluster = std::move(cluster);
+}
 
-  auto hold = [&](const std::string& name, sched::PendingTier tier, std::string message) {
-    view.held.push_back({name, tier, std::move(message), ""});
-  };
-  auto queue_error = [&](const std::string& queue) -> const std::string* {
-    auto it = quota.queue_errors.find(queue);
-    return it == quota.queue_errors.end() ? nullptr : &it->second;
-  };
-  auto pod_of = [](const cluster::ObjectRef& ref) { return ref->As<api::Pod>(); };
-
-  // Jobs by workload name, and their placements.
-  std::map<std::string, cluster::ObjectRef> job_by_name;
-  for (cluster::ObjectRef& ref : cache.List("Job")) {
-    const api::Job* job = ref->As<api::Job>();
-    if (job != nullptr) job_by_name.emplace(JobWorkloadName(*job), std::move(ref));
-  }
-
-  // Pods: live bound ones hold capacity; unbound ones wait.
-  std::set<std::string> jobs_with_pods;
-  std::map<std::string, std::vector<cluster::ObjectRef>> live, waiting;
-  for (cluster::ObjectRef& ref : cache.List("Pod")) {
-    const api::Pod* decoded = pod_of(ref);
-    if (decoded == nullptr) continue;
-    const api::Pod& p = *decoded;
-    if (p.spec.owner.kind == "Job") jobs_with_pods.insert(PodWorkloadName(p));
-    if (api::PodTerminal(p)) continue;
-    if (!p.spec.node_name.empty()) {
-      for (const api::AssignedGpu& gpu : p.spec.assigned_gpus) {
-        if (!gpu.mig_instance.empty()) view.mig_instances_in_use.insert(gpu.mig_instance);
-      }
-      auto addr = p.metadata.annotations.find(api::kMasterAddrAnnotation);
-      auto port = p.metadata.annotations.find(api::kMasterPortAnnotation);
-      if (addr != p.metadata.annotations.end() && port != p.metadata.annotations.end()) {
-        view.master_ports_in_use.insert({addr->second, std::atoi(port->second.c_str())});
-      }
-      live[PodWorkloadName(p)].push_back(std::move(ref));
-    } else if (p.spec.owner.kind != "Job" && api::StopRequested(p).empty()) {
-      waiting[PodGroupName(p)].push_back(std::move(ref));
-    }
-  }
-
-  // A gang whose first member was bound with the gang's record but whose other members are not
-  // bound yet: the record's placements hold capacity, and the adapter binds the rest.
-  std::map<std::string, std::vector<std::pair<cluster::ObjectRef, api::GangMember>>> recorded;
-  for (auto& [name, group] : live) {
-    if (waiting.count(name) == 0) continue;
-    std::vector<api::GangMember> members;
-    UnfinishedBind unfinished;
-    for (const cluster::ObjectRef& ref : group) {
-      const std::string* record = api::PodAnnotation(*pod_of(ref), api::kGangPlacementAnnotation);
-      if (record == nullptr) continue;
-      if (Result<std::vector<api::GangMember>> decoded = api::DecodeGangPlacement(*record)) {
-        members = std::move(*decoded);
-        unfinished.recorder = ref;
-      }
-    }
-    std::map<std::string, const api::GangMember*> by_pod;
-    for (const api::GangMember& member : members) by_pod[member.pod] = &member;
-    for (const cluster::ObjectRef& ref : waiting[name]) {
-      auto member = by_pod.find(pod_of(ref)->metadata.name);
-      if (member != by_pod.end()) unfinished.unbound.emplace_back(ref, *member->second);
-    }
-    if (unfinished.unbound.empty()) continue;
-    recorded[name] = unfinished.unbound;
-    view.unfinished.push_back(std::move(unfinished));
-    waiting.erase(name);
-  }
-
-  auto add_placement = [&](sched::RunningWorkload& running, const api::Pod& shape,
-                           const std::string& node_name, const std::vector<api::AssignedGpu>& gpus,
-                           const std::string& pod_name) {
-    auto node = node_index.find(node_name);
-    if (node == node_index.end()) return;  // its node is gone, and with it the capacity
-    Result<sched::PodSet> pod_set =
-        ConvertPodSet(pod_name, 1, shape.spec.resources, shape.spec.gpu_selector,
-                      shape.spec.tolerations, "spec.resources");
-    if (!pod_set) return;  // what it holds is described by its assignment alone
-    sched::PodPlacement placement;
-    placement.pod_set = static_cast<int>(running.workload.pod_sets.size());
-    placement.node = node->second;
-    for (const api::AssignedGpu& gpu : gpus) placement.gpus.push_back(static_cast<int>(gpu.index));
-    running.workload.pod_sets.push_back(std::move(*pod_set));
-    running.pods.push_back(std::move(placement));
-  };
-
-  // A job's placement, for the ranks whose pods do not exist yet.
-  std::map<std::string, std::vector<api::JobPodAssignment>> missing_ranks;
-  for (const auto& [name, ref] : job_by_name) {
-    const api::Job& job = *ref->As<api::Job>();
-    if (job.status.Terminal() || !job.status.placement) continue;
-    std::set<int64_t> present;
-    for (const cluster::ObjectRef& pod_ref : cache.Indexed(
-             cluster::kPodsByOwner,
-             cluster::OwnerIndexValue("Job", job.metadata.namespace_name, job.metadata.name))) {
-      const api::Pod* pod = pod_of(pod_ref);
-      if (pod != nullptr && PodJobRun(*pod) == job.status.placement->run) {
-        present.insert(pod->spec.owner.rank);
-      }
-    }
-    std::vector<api::JobPodAssignment> missing;
-    for (const api::JobPodAssignment& assignment : job.status.placement->pods) {
-      if (present.count(assignment.rank) == 0) missing.push_back(assignment);
-    }
-    if (missing.empty()) continue;
-    missing_ranks[name] = missing;
-    UnfinishedBind unfinished;
-    unfinished.job = ref;
-    unfinished.missing = std::move(missing);
-    view.unfinished.push_back(std::move(unfinished));
-    live.try_emplace(name);
-  }
-
-  // Running workloads, one per group of live pods (and per job with a placement).
-  for (auto& [name, group] : live) {
-    sched::RunningWorkload running;
-    running.workload.name = name;
-    auto job = job_by_name.find(name);
-    const api::Job* job_value = job != job_by_name.end() ? job->second->As<api::Job>() : nullptr;
-    const std::string& ns = group.empty() ? job_value->metadata.namespace_name
-                                          : pod_of(group.front())->metadata.namespace_name;
-    const std::string& queue_name =
-        group.empty() ? job_value->spec.queue : pod_of(group.front())->spec.queue;
-    running.workload.queue = ResolveQueue(quota, ns, queue_name);
-    running.workload.priority = static_cast<int>(
-        group.empty() ? job_value->spec.priority : pod_of(group.front())->spec.priority);
-    TimePoint started =
-        group.empty() ? job->second->raw.creation_timestamp : group.front()->raw.creation_timestamp;
-    std::optional<TimePoint> checkpoint;
-    for (const cluster::ObjectRef& ref : group) {
-      const api::Pod& p = *pod_of(ref);
-      started = std::min(started, ref->raw.creation_timestamp);
-      std::optional<TimePoint> pod_checkpoint = PodLastCheckpoint(p);
-      if (pod_checkpoint && (!checkpoint || *pod_checkpoint > *checkpoint)) {
-        checkpoint = pod_checkpoint;
-      }
-      add_placement(running, p, p.spec.node_name, p.spec.assigned_gpus, p.metadata.name);
-      auto flavor = p.metadata.annotations.find(api::kFlavorAnnotation);
-      if (flavor != p.metadata.annotations.end() && flavor_index.count(flavor->second) > 0) {
-        running.flavor = flavor_index[flavor->second];
-      }
-    }
-    if (auto members = recorded.find(name); members != recorded.end()) {
-      for (const auto& [ref, member] : members->second) {
-        add_placement(running, *pod_of(ref), member.node_name, member.gpus, member.pod);
-      }
-    }
-    WorkloadObjects objects;
-    if (job_value != nullptr) {
-      const api::JobStatus& status = job_value->status;
-      if (auto missing = missing_ranks.find(name); missing != missing_ranks.end()) {
-        api::Pod shape;
-        shape.spec.resources = job_value->spec.resources;
-        shape.spec.gpu_selector = job_value->spec.gpu_selector;
-        shape.spec.tolerations = job_value->spec.tolerations;
-        for (const api::JobPodAssignment& assignment : missing->second) {
-          add_placement(running, shape, assignment.node_name, assignment.gpus,
-                        JobPodName(job_value->metadata.name, assignment.rank));
-        }
-        if (flavor_index.count(status.placement->flavor) > 0) {
-          running.flavor = flavor_index[status.placement->flavor];
-        }
-      }
-      started = Timestamp(status.start_time, started);
-      if (std::optional<TimePoint> t = ParseRfc3339(status.last_checkpoint_time)) checkpoint = t;
-      running.times_preempted = static_cast<int>(status.preemption_count);
-      auto reclaimable = job_value->metadata.annotations.find(api::kReclaimableAnnotation);
-      running.reclaimable =
-          reclaimable != job_value->metadata.annotations.end() && reclaimable->second == "true";
-      objects.job = job->second;
-    }
-    running.workload.submitted = started;
-    running.started = started;
-    running.last_checkpoint = checkpoint && *checkpoint > started ? *checkpoint : started;
-    objects.pods = std::move(group);
-    view.workloads[name] = std::move(objects);
-    view.snapshot.running.push_back(std::move(running));
-  }
-
-  // Pending jobs: not finished, no placement, and no pods (a run given up is gone first).
-  for (auto& [name, ref] : job_by_name) {
-    const api::Job& j = *ref->As<api::Job>();
-    if (j.status.Terminal() || j.status.placement || jobs_with_pods.count(name) > 0) continue;
-    sched::Workload workload;
-    workload.name = name;
-    workload.queue = ResolveQueue(quota, j.metadata.namespace_name, j.spec.queue);
-    workload.priority = static_cast<int>(j.spec.priority);
-    workload.submitted = ref->raw.creation_timestamp;
-    workload.topology = ConvertTopology(j.spec.topology);
-    if (j.spec.runtime_limit > Duration::zero()) workload.runtime_limit = j.spec.runtime_limit;
-    workload.nominated = nominated.count(name) > 0;
-    view.workloads[name] = WorkloadObjects{ref, {}};
-    if (const std::string* error = queue_error(workload.queue)) {
-      hold(name, sched::PendingTier::kInvalid, *error);
-      continue;
-    }
-    if (j.spec.replicas > std::numeric_limits<int>::max()) {
-      hold(name, sched::PendingTier::kInvalid, "spec.replicas: too many replicas");
-      continue;
-    }
-    Result<sched::PodSet> pod_set =
-        ConvertPodSet("worker", static_cast<int>(j.spec.replicas), j.spec.resources,
-                      j.spec.gpu_selector, j.spec.tolerations, "spec.resources");
-    if (!pod_set) {
-      hold(name, sched::PendingTier::kInvalid, pod_set.error().message());
-      continue;
-    }
-    workload.pod_sets.push_back(std::move(*pod_set));
-    view.pending.push_back(std::move(workload));
-  }
-
-  // Pending pods, grouped into their gangs.
-  for (auto& [name, group] : waiting) {
-    const api::Pod& first = *pod_of(group.front());
-    sched::Workload workload;
-    workload.name = name;
-    workload.queue = ResolveQueue(quota, first.metadata.namespace_name, first.spec.queue);
-    workload.priority = static_cast<int>(first.spec.priority);
-    workload.submitted = group.front()->raw.creation_timestamp;
-    workload.nominated = nominated.count(name) > 0;
-    std::string error;
-    for (const cluster::ObjectRef& ref : group) {
-      const api::Pod& p = *pod_of(ref);
-      workload.submitted = std::min(workload.submitted, ref->raw.creation_timestamp);
-      Result<sched::PodSet> pod_set =
-          ConvertPodSet(p.metadata.name, 1, p.spec.resources, p.spec.gpu_selector,
-                        p.spec.tolerations, "Pod " + p.metadata.name + ": spec.resources");
-      if (!pod_set) {
-        error = pod_set.error().message();
-        break;
-      }
-      workload.pod_sets.push_back(std::move(*pod_set));
-    }
-    const int64_t min_member = GangSize(first);
-    const size_t count = group.size();
-    view.workloads[name] = WorkloadObjects{nullptr, std::move(group)};
-    if (const std::string* queue_problem = queue_error(workload.queue)) error = *queue_problem;
-    if (!error.empty()) {
-      hold(name, sched::PendingTier::kInvalid, error);
-    } else if (static_cast<int64_t>(count) < min_member) {
-      hold(name, sched::PendingTier::kGangIncomplete,
-           fmt::format("{} of minMember {} pods exist", count, min_member));
+ClusterView ClusterViewReader::Read(const cluster::Cache& cache,
+                                    const std::set<std::string>& nominated, TimePoint now) {
+  cluster::Changes changes =
+      cache.ChangesSince(cursor_, {"Node", "Queue", "ResourceFlavor", "Job", "Pod"});
+  cursor_ = changes.cursor;
+  bool everything = changes.resync;
+  bool nodes_added_or_gone = changes.resync;
+  bool quota_changed = changes.resync;
+  if (changes.resync) Forget();
+  std::set<std::string> nodes_changed;
+  for (const cluster::Change& change : changes.changes) {
+    const std::string& kind = change.key.kind;
+    if (kind == "Queue" || kind == "ResourceFlavor") {
+      quota_changed = true;
+    } else if (kind != "Node") {
+      ApplyJobOrPod(change);
+    } else if (change.current == nullptr || change.current->As<api::Node>() == nullptr) {
+      nodes_added_or_gone |= node_refs_.erase(change.key.name) > 0;
+    } else if (auto [held, added] = node_refs_.try_emplace(change.key.name, change.current);
+               added) {
+      nodes_added_or_gone = true;
     } else {
-      view.pending.push_back(std::move(workload));
+      held->second = change.current;
+      nodes_changed.insert(change.key.name);
     }
   }
-  view.snapshot.cluster = std::move(cluster);
+  // Workloads know queues, flavors and nodes by index.
+  if (quota_changed && ReadQuota(cache, changes.resync)) everything = true;
+  if (nodes_added_or_gone) {
+    IndexNodes();
+    everything = true;
+  } else if (!nodes_changed.empty()) {
+    UpdateNodes(nodes_changed);
+  }
+  if (everything) {
+    ReconvertAll();
+  } else {
+    for (const std::string& name : dirty_) Reconvert(name, false);
+  }
+  dirty_.clear();
+  snapshot_.now = now;
+
+  ClusterView view{snapshot_,
+                   {},
+                   {},
+                   nodes_,
+                   quota_.flavors,
+                   quota_.converted,
+                   objects_,
+                   preempted_groups_,
+                   charges_,
+                   NamesInUse<std::string>(mig_in_use_),
+                   NamesInUse<std::pair<std::string, int>>(ports_in_use_),
+                   {}};
+  for (const std::string& name : waiting_) {
+    const WorkloadRead& read = reads_.at(name);
+    view.unfinished.insert(view.unfinished.end(), read.unfinished.begin(), read.unfinished.end());
+    if (read.pending) {
+      view.pending.push_back(*read.pending);
+      view.pending.back().nominated = nominated.count(name) > 0;
+    }
+    if (read.held) view.held.push_back(*read.held);
+  }
   return view;
+}
+
+void ClusterViewReader::Forget() {
+  node_refs_.clear();
+  workload_of_.clear();
+  members_.clear();
+  dirty_.clear();
+}
+
+void ClusterViewReader::ApplyJobOrPod(const cluster::Change& change) {
+  const bool is_job = change.key.kind == "Job";
+  if (auto old = workload_of_.find(change.key); old != workload_of_.end()) {
+    Members& members = members_[old->second];
+    if (is_job) {
+      members.job = nullptr;
+    } else {
+      members.pods.erase(change.key);
+    }
+    dirty_.insert(old->second);
+    workload_of_.erase(old);
+  }
+  if (change.current == nullptr) return;
+  std::string name;
+  if (is_job) {
+    const api::Job* job = change.current->As<api::Job>();
+    if (job == nullptr) return;
+    name = JobWorkloadName(*job);
+    members_[name].job = change.current;
+  } else {
+    const api::Pod* pod = change.current->As<api::Pod>();
+    if (pod == nullptr) return;
+    name = PodWorkloadName(*pod);
+    members_[name].pods[change.key] = change.current;
+  }
+  dirty_.insert(name);
+  workload_of_.emplace(change.key, std::move(name));
+}
+
+bool ClusterViewReader::ReadQuota(const cluster::Cache& cache, bool force) {
+  std::vector<cluster::ObjectRef> queues = cache.List("Queue");
+  std::vector<cluster::ObjectRef> flavors = cache.List("ResourceFlavor");
+  std::vector<std::pair<std::string, api::QueueSpec>> queue_specs;
+  for (const cluster::ObjectRef& ref : queues) {
+    if (const api::Queue* queue = ref->As<api::Queue>()) {
+      queue_specs.emplace_back(queue->metadata.name, queue->spec);
+    }
+  }
+  std::vector<std::pair<std::string, api::ResourceFlavorSpec>> flavor_specs;
+  for (const cluster::ObjectRef& ref : flavors) {
+    if (const api::ResourceFlavor* flavor = ref->As<api::ResourceFlavor>()) {
+      flavor_specs.emplace_back(flavor->metadata.name, flavor->spec);
+    }
+  }
+  // Written statuses change the Queues the view hands out, not the model.
+  quota_ = ConvertQuota(queues, flavors);
+  if (!force && queue_specs == queue_specs_ && flavor_specs == flavor_specs_) return false;
+  queue_specs_ = std::move(queue_specs);
+  flavor_specs_ = std::move(flavor_specs);
+  auto cluster = std::make_shared<sched::Cluster>(*snapshot_.cluster);
+  cluster->flavors = quota_.scheduler_flavors;
+  cluster->queues = quota_.scheduler_queues;
+  snapshot_.cluster = std::move(cluster);
+  return true;
+}
+
+void ClusterViewReader::IndexNodes() {
+  auto cluster = std::make_shared<sched::Cluster>();
+  cluster->topology_levels = snapshot_.cluster->topology_levels;
+  cluster->flavors = snapshot_.cluster->flavors;
+  cluster->queues = snapshot_.cluster->queues;
+  nodes_.clear();
+  node_index_.clear();
+  for (const auto& [name, ref] : node_refs_) {
+    node_index_[name] = static_cast<int>(nodes_.size());
+    cluster->nodes.push_back(ConvertNode(*ref->As<api::Node>()));
+    nodes_.push_back(ref);
+  }
+  snapshot_.cluster = std::move(cluster);
+}
+
+void ClusterViewReader::UpdateNodes(const std::set<std::string>& changed) {
+  std::shared_ptr<sched::Cluster> next;
+  for (const std::string& name : changed) {
+    const int index = node_index_.at(name);
+    nodes_[index] = node_refs_.at(name);
+    sched::Node converted = ConvertNode(*nodes_[index]->As<api::Node>());
+    // A heartbeat changes the stored Node, not what the scheduler sees of it.
+    if (converted == snapshot_.cluster->nodes[index]) continue;
+    if (next == nullptr) next = std::make_shared<sched::Cluster>(*snapshot_.cluster);
+    next->nodes[index] = std::move(converted);
+  }
+  if (next == nullptr) return;
+  snapshot_.cluster = std::move(next);
+  HoldAgain();
+}
+
+void ClusterViewReader::HoldAgain() {
+  held_ = std::make_shared<sched::HeldCapacity>(snapshot_.cluster);
+  for (const sched::RunningWorkload& running : snapshot_.running) held_->Hold(running);
+  snapshot_.held = held_;
+}
+
+void ClusterViewReader::Reconvert(const std::string& name, bool append_running) {
+  if (!append_running) Drop(name);
+  auto members = members_.find(name);
+  if (members == members_.end()) return;
+  if (members->second.job == nullptr && members->second.pods.empty()) {
+    members_.erase(members);
+    return;
+  }
+  std::vector<cluster::ObjectRef> pods;
+  pods.reserve(members->second.pods.size());
+  for (const auto& [key, ref] : members->second.pods) pods.push_back(ref);
+  WorkloadRead read =
+      ReadWorkload(name, members->second.job, pods, WorkloadContext{node_index_, quota_});
+  for (const std::string& instance : read.mig_instances) ++mig_in_use_[instance];
+  for (const std::pair<std::string, int>& port : read.master_ports) ++ports_in_use_[port];
+  if (read.objects) {
+    if (StoppedAsPreempted(*read.objects)) preempted_groups_.insert(name);
+    objects_[name] = *read.objects;
+  }
+  if (read.running) {
+    Charge(*read.running, 1);
+    auto slot = append_running ? snapshot_.running.end() : RunningSlot(snapshot_.running, name);
+    snapshot_.running.insert(slot, std::move(*read.running));
+    read.running.reset();
+  }
+  if (read.pending || read.held || !read.unfinished.empty()) waiting_.insert(name);
+  reads_[name] = std::move(read);
+}
+
+void ClusterViewReader::Drop(const std::string& name) {
+  auto read = reads_.find(name);
+  if (read == reads_.end()) return;
+  for (const std::string& instance : read->second.mig_instances) Release(mig_in_use_, instance);
+  for (const std::pair<std::string, int>& port : read->second.master_ports) {
+    Release(ports_in_use_, port);
+  }
+  reads_.erase(read);
+  waiting_.erase(name);
+  objects_.erase(name);
+  preempted_groups_.erase(name);
+  auto slot = RunningSlot(snapshot_.running, name);
+  if (slot != snapshot_.running.end() && slot->workload.name == name) {
+    Charge(*slot, -1);
+    snapshot_.running.erase(slot);
+  }
+}
+
+void ClusterViewReader::ReconvertAll() {
+  snapshot_.running.clear();
+  HoldAgain();
+  reads_.clear();
+  waiting_.clear();
+  objects_.clear();
+  preempted_groups_.clear();
+  charges_ = {};
+  mig_in_use_.clear();
+  ports_in_use_.clear();
+  std::erase_if(members_, [](const auto& entry) {
+    return entry.second.job == nullptr && entry.second.pods.empty();
+  });
+  // In name order, so each running workload is appended in its place.
+  for (const auto& [name, members] : members_) Reconvert(name, true);
+}
+
+void ClusterViewReader::Charge(const sched::RunningWorkload& running, int sign) {
+  const sched::Flavor* flavor =
+      running.flavor >= 0 ? &snapshot_.cluster->flavors[running.flavor] : nullptr;
+  const sched::ResourceVector charge = sched::QuotaLedger::ChargeFor(running.workload, flavor);
+  const std::string& queue = running.workload.queue;
+  if (sign > 0) {
+    held_->Hold(running);
+    charges_.charged[{queue, running.flavor}] += charge;
+    ++charges_.admitted[queue];
+    return;
+  }
+  held_->Free(running);
+  auto charged = charges_.charged.find({queue, running.flavor});
+  charged->second -= charge;
+  if (charged->second == sched::ResourceVector{}) charges_.charged.erase(charged);
+  auto admitted = charges_.admitted.find(queue);
+  if (--admitted->second == 0) charges_.admitted.erase(admitted);
 }
 
 }  // namespace strata::controller

@@ -1,19 +1,18 @@
 #pragma once
 
+#include <cstdint>
 #include <map>
-#include <optional>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "api/job.h"
-#include "api/node.h"
-#include "api/pod.h"
-#include "api/pod_contract.h"
+#include "api/queue.h"
 #include "cluster/cache.h"
 #include "common/clock.h"
-#include "common/status.h"
+#include "controller/workload_conversion.h"
+#include "scheduler/held_capacity.h"
 #include "scheduler/model.h"
 
 namespace strata::controller {
@@ -25,65 +24,124 @@ struct ClusterViewOptions {
                                               "topology.strata.dev/rack"};
 };
 
-// The objects a scheduler workload stands for. A Job's workload: the job and its pods (none
-// while pending). Pods scheduled without a Job (a standalone pod, a Volcano gang, a Service
-// replica's group): those pods.
-struct WorkloadObjects {
-  cluster::ObjectRef job;  // null for pod groups
-  std::vector<cluster::ObjectRef> pods;
+// Names that live pods hold (counted by the reader), plus those handed out during one pass, so
+// that a bind never hands one out twice: MIG instance UUIDs, (address, port) rendezvous pairs.
+template <typename T>
+class NamesInUse {
+ public:
+  explicit NamesInUse(const std::map<T, int>& held) : held_(&held) {}
+
+  bool Contains(const T& name) const { return held_->count(name) > 0 || taken_.count(name) > 0; }
+  // Takes `name` for this pass; false if it is in use already.
+  bool Take(const T& name) {
+    if (Contains(name)) return false;
+    taken_.insert(name);
+    return true;
+  }
+
+ private:
+  const std::map<T, int>* held_;
+  std::set<T> taken_;
 };
 
-// A bind that a crash left half done, found while reading: its decision is recorded (a Job's
-// placement, a gang's kGangPlacementAnnotation) and some of its pods are missing or unbound.
-// The adapter finishes it before anything else.
-struct UnfinishedBind {
-  // A Job whose placement names ranks that have no pod: create them.
-  cluster::ObjectRef job;
-  std::vector<api::JobPodAssignment> missing;
-  // A gang whose record names members not yet bound: bind them as it says, with what the
-  // member that carries the record was bound with (flavor, leader address, bind time).
-  cluster::ObjectRef recorder;
-  std::vector<std::pair<cluster::ObjectRef, api::GangMember>> unbound;
+// What the running workloads of each queue are charged (QuotaLedger::ChargeFor, by queue name
+// and flavor index) and how many there are, by the scheduler's own charging rules.
+struct QueueCharges {
+  std::map<std::pair<std::string, int>, scheduler::ResourceVector> charged;
+  std::map<std::string, int64_t> admitted;
 };
 
 // What the scheduler adapter reads for one cycle: the scheduler's Snapshot and pending
-// workloads, and the way back from scheduler names and indices to stored objects. A plain value
-// built by ReadClusterView; the objects it points to are the cache's, shared and immutable.
+// workloads, and the way back from scheduler names and indices to stored objects. Built by
+// ClusterViewReader::Read; the references are the reader's, good until its next Read, and the
+// objects they point to are the cache's, shared and immutable.
 struct ClusterView {
-  scheduler::Snapshot snapshot;
+  const scheduler::Snapshot& snapshot;  // running workloads in name order
   std::vector<scheduler::Workload> pending;
   // Workloads that cannot go to the scheduler (a field that does not convert, an incomplete
   // gang), explained like the scheduler's pending ones.
   std::vector<scheduler::Pending> held;
-  std::vector<cluster::ObjectRef> nodes;             // index = scheduler node index
-  std::vector<std::string> flavors;                  // index = scheduler flavor index
-  std::vector<cluster::ObjectRef> queues;            // the Queues that convert
-  std::map<std::string, WorkloadObjects> workloads;  // by workload name, pending and running
-  std::set<std::string> mig_instances_in_use;        // MIG instance UUIDs held by live pods
-  std::set<std::pair<std::string, int>> master_ports_in_use;  // (address, port) of live jobs
+  const std::vector<cluster::ObjectRef>& nodes;   // index = scheduler node index
+  const std::vector<std::string>& flavors;        // index = scheduler flavor index
+  const std::vector<cluster::ObjectRef>& queues;  // the Queues that convert
+  // By workload name, pending and running.
+  const std::map<std::string, WorkloadObjects>& workloads;
+  // The pod groups (workloads without a Job) of which some pod is being stopped as preempted.
+  const std::set<std::string>& preempted_groups;
+  const QueueCharges& charges;
+  NamesInUse<std::string> mig_instances_in_use;
+  NamesInUse<std::pair<std::string, int>> master_ports_in_use;  // of live jobs
   std::vector<UnfinishedBind> unfinished;
 };
 
-// Workload names: "Job/<ns>/<name>", "Pod/<ns>/<name>", "PodGroup/<ns>/<gang>",
-// "ServiceReplica/<ns>/<service>/<replica>".
-std::string JobWorkloadName(const api::Job& job);
+// Reads nodes, queues, flavors, jobs and pods from the cache into a ClusterView, keeping what it
+// read between calls so that a Read costs what changed since the last one, not the size of the
+// cluster: it follows the cache's change log (cluster::Cache::ChangesSince) and converts again
+// only the workloads whose Job or pods changed (workload_conversion.h), and every workload only
+// when the set of nodes or the queues' and flavors' specs changed. A node whose Ready condition
+// is not True gets kube's node.kubernetes.io/not-ready taint. Objects that do not decode are
+// left out (the cache keeps them with their error).
+//
+// Owned by the scheduler adapter; not thread-safe. The cache must be Synced before each Read.
+class ClusterViewReader {
+ public:
+  explicit ClusterViewReader(ClusterViewOptions options = {});
 
-// The scheduler's view of a node: its labels, taints (with node.kubernetes.io/not-ready when
-// its Ready condition is not True), capacity and GPUs. Heartbeats do not change it.
-scheduler::Node ConvertNode(const api::Node& node);
+  // The cluster at `now` as the cache holds it. Workloads named in `nominated` are marked so
+  // (their victims are being evicted).
+  ClusterView Read(const cluster::Cache& cache, const std::set<std::string>& nominated,
+                   TimePoint now);
 
-// Reads nodes, queues, flavors, jobs and pods from the cache into a ClusterView at `now`.
-// Workloads named in `nominated` are marked so (their victims are being evicted).
-//  - Running: a Job with a placement holds what its placement names (its live pods, and the
-//    ranks whose pods are not created yet); a group of live bound pods holds what they hold,
-//    plus the members its gang record names that are not bound yet. Capacity is held until
-//    terminal, also while being stopped.
-//  - Pending: jobs that are not finished, have no placement and no pods (a run given up is gone
-//    first), and pods not yet bound, grouped into their gangs (a service replica's gang is its
-//    group size).
-// A node whose Ready condition is not True gets kube's node.kubernetes.io/not-ready taint.
-// Objects that do not decode are left out (the cache keeps them with their error).
-ClusterView ReadClusterView(const cluster::Cache& cache, const ClusterViewOptions& options,
-                            const std::set<std::string>& nominated, TimePoint now);
+ private:
+  struct Members {
+    cluster::ObjectRef job;
+    std::map<store::ObjectKey, cluster::ObjectRef> pods;
+  };
+
+  void Forget();
+  void ApplyJobOrPod(const cluster::Change& change);
+  // Converts the queues and flavors again; true if their specs changed (or `force`), and with
+  // them the snapshot's cluster.
+  bool ReadQuota(const cluster::Cache& cache, bool force);
+  // Numbers the nodes again (in name order) and converts them all.
+  void IndexNodes();
+  // Converts the `changed` nodes again; the cluster is copied only if the scheduler's view of
+  // one changed.
+  void UpdateNodes(const std::set<std::string>& changed);
+  // Converts workload `name` again from its members, after dropping what it was unless
+  // `append_running` (ReconvertAll: nothing is held, and its running part goes last).
+  void Reconvert(const std::string& name, bool append_running);
+  // Forgets what workload `name` was: its parts, what it held and what it was charged.
+  void Drop(const std::string& name);
+  void ReconvertAll();
+  // Adds (sign 1) or removes (-1) a running workload's charge to its queue, and holds or frees
+  // what it holds.
+  void Charge(const scheduler::RunningWorkload& running, int sign);
+  // Holds every running workload again on the snapshot's cluster (it was replaced).
+  void HoldAgain();
+
+  ClusterViewOptions options_;
+  uint64_t cursor_ = 0;
+
+  std::map<std::string, cluster::ObjectRef> node_refs_;  // decodable Nodes by name
+  std::vector<cluster::ObjectRef> nodes_;
+  std::map<std::string, int> node_index_;
+  std::vector<std::pair<std::string, api::QueueSpec>> queue_specs_;
+  std::vector<std::pair<std::string, api::ResourceFlavorSpec>> flavor_specs_;
+  QuotaModel quota_;
+  scheduler::Snapshot snapshot_;
+  std::shared_ptr<scheduler::HeldCapacity> held_;  // snapshot_.held
+
+  std::map<store::ObjectKey, std::string> workload_of_;  // each decodable Job and Pod
+  std::map<std::string, Members> members_;
+  std::set<std::string> dirty_;
+  std::map<std::string, WorkloadRead> reads_;  // what each workload is, its running part moved
+  std::set<std::string> waiting_;              // with a pending, held or unfinished part
+  std::map<std::string, WorkloadObjects> objects_;
+  std::set<std::string> preempted_groups_;
+  QueueCharges charges_;
+  std::map<std::string, int> mig_in_use_;
+  std::map<std::pair<std::string, int>, int> ports_in_use_;
+};
 
 }  // namespace strata::controller

@@ -32,7 +32,7 @@ void KeepFirstError(Status& first, const Status& status) {
 
 const api::Pod& PodOf(const cluster::ObjectRef& ref) { return *ref->As<api::Pod>(); }
 
-// What of a pod or a job the scheduler reads (ReadClusterView), as text: what it asks for,
+// What of a pod or a job the scheduler reads (workload_conversion.h), as text: what it asks for,
 // where it is bound and what it holds, whether it still holds it, and what prices preempting
 // it. Two states with the same fingerprint schedule alike.
 std::string SchedulingFingerprint(const api::Object& object) {
@@ -69,6 +69,7 @@ SchedulerLoop::SchedulerLoop(store::Store& store, cluster::Cache& cache, const C
       clock_(clock),
       options_(std::move(options)),
       scheduler_(options_.scheduler),
+      reader_(options_.view),
       events_(store, clock, options_.event_repeat_interval) {
   if (options_.registry != nullptr) {
     cycle_seconds_ =
@@ -130,7 +131,7 @@ Status SchedulerLoop::RunOnce() {
     return Status::Ok();
   }
 
-  ClusterView view = ReadClusterView(cache_, options_.view, nominated_, now);
+  ClusterView view = reader_.Read(cache_, nominated_, now);
   Status first;
   for (const UnfinishedBind& bind : view.unfinished) KeepFirstError(first, Finish(bind, view));
   if (!view.unfinished.empty()) {
@@ -229,7 +230,7 @@ std::vector<api::AssignedGpu> AssignGpus(ClusterView& view, const sched::PodPlac
     if (!request.mig_profile.empty()) {
       for (const api::MigInstance& instance : gpu.mig_instances) {
         if (instance.profile == request.mig_profile &&
-            view.mig_instances_in_use.insert(instance.uuid).second) {
+            view.mig_instances_in_use.Take(instance.uuid)) {
           assigned.mig_instance = instance.uuid;
           break;
         }
@@ -264,11 +265,10 @@ Status SchedulerLoop::BindJob(ClusterView& view, const sched::Binding& binding,
   for (const sched::PodPlacement& pod : binding.pods) {
     if (pod.pod_index == 0) placement.master_addr = api::NodeAddress(NodeAt(view, pod.node));
   }
-  while (view.master_ports_in_use.count(
-             {placement.master_addr, static_cast<int>(placement.master_port)}) > 0) {
+  while (!view.master_ports_in_use.Take(
+      {placement.master_addr, static_cast<int>(placement.master_port)})) {
     ++placement.master_port;
   }
-  view.master_ports_in_use.insert({placement.master_addr, static_cast<int>(placement.master_port)});
   std::vector<std::string> node_names;
   for (const sched::PodPlacement& pod : binding.pods) {
     const std::string& node_name = NodeAt(view, pod.node).metadata.name;
@@ -371,8 +371,8 @@ Status SchedulerLoop::Evict(const ClusterView& view, const sched::Preemption& pr
 
 Status SchedulerLoop::StopRestOfPreemptedGangs(const ClusterView& view) {
   Status first;
-  for (const auto& [name, objects] : view.workloads) {
-    if (objects.job != nullptr) continue;  // the job controller stops the rest of a job
+  for (const std::string& name : view.preempted_groups) {
+    const WorkloadObjects& objects = view.workloads.at(name);
     const cluster::ObjectRef* preempted = nullptr;
     for (const cluster::ObjectRef& ref : objects.pods) {
       if (api::StopRequested(PodOf(ref)) == api::kStopPreempted) preempted = &ref;
@@ -458,13 +458,9 @@ Status SchedulerLoop::WriteQueueStatuses(const ClusterView& view) {
   };
   // What each queue's admitted workloads are charged, per flavor: what ran at the start of the
   // cycle and what it bound.
-  std::map<std::pair<std::string, int>, sched::ResourceVector> charged;
-  std::map<std::string, int64_t> admitted, pending;
-  for (const sched::RunningWorkload& running : view.snapshot.running) {
-    charged[{running.workload.queue, running.flavor}] +=
-        sched::QuotaLedger::ChargeFor(running.workload, flavor_of(running.flavor));
-    ++admitted[running.workload.queue];
-  }
+  std::map<std::pair<std::string, int>, sched::ResourceVector> charged = view.charges.charged;
+  std::map<std::string, int64_t> admitted = view.charges.admitted;
+  std::map<std::string, int64_t> pending;
   std::map<std::string, const sched::Workload*> pending_by_name;
   for (const sched::Workload& workload : view.pending) pending_by_name[workload.name] = &workload;
   for (const sched::Binding& binding : last_decisions_.bindings) {

@@ -34,7 +34,8 @@ struct SchedulerLoopOptions {
 };
 
 // The scheduler adapter: each pass reads the cluster from the cache into a scheduler Snapshot
-// and pending workloads (ReadClusterView), runs one Scheduler::Cycle and applies the Decisions.
+// and pending workloads (ClusterViewReader: what changed since the last pass), runs one
+// Scheduler::Cycle and applies the Decisions.
 // A pass in which nothing the scheduler reads changed, and no workload waits on time, runs no
 // cycle at all.
 //  - a placed Job: first its status records the placement (the commit point: from then on its
@@ -89,6 +90,7 @@ class SchedulerLoop final : public ControlLoop {
   const Clock& clock_;
   SchedulerLoopOptions options_;
   scheduler::Scheduler scheduler_;
+  ClusterViewReader reader_;
   EventRecorder events_;
   std::set<std::string> nominated_;
   scheduler::Decisions last_decisions_;

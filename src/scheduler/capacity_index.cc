@@ -23,6 +23,13 @@ void NodeSet::Erase(int node, std::vector<int>& positions, int stride, int level
   positions[node * stride + level] = -1;
 }
 
+void NodeSet::Sort(std::vector<int>& positions, int stride, int level) {
+  std::sort(members_.begin(), members_.end());
+  for (size_t i = 0; i < members_.size(); ++i) {
+    positions[members_[i] * stride + level] = static_cast<int>(i);
+  }
+}
+
 CapacityIndex::CapacityIndex(const Cluster& cluster)
     : cluster_(cluster), num_levels_(1 + static_cast<int>(cluster.topology_levels.size())) {
   nodes_.resize(cluster.nodes.size());
@@ -92,6 +99,13 @@ void CapacityIndex::BuildDomains() {
       d.by_free_gpus[nodes_[n].free_whole].Insert(n, bucket_position_, stride, level);
       if (has_mig) d.mig_nodes.push_back(n);
     }
+  }
+}
+
+void CapacityIndex::SortNodeSets() {
+  for (Domain& d : domains_) {
+    for (NodeSet& bucket : d.by_free_gpus) bucket.Sort(bucket_position_, num_levels_, d.level);
+    d.shared.Sort(shared_position_, num_levels_, d.level);
   }
 }
 

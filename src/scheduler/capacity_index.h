@@ -22,6 +22,8 @@ class NodeSet {
  public:
   void Insert(int node, std::vector<int>& positions, int stride, int level);
   void Erase(int node, std::vector<int>& positions, int stride, int level);
+  // Orders the members by node index.
+  void Sort(std::vector<int>& positions, int stride, int level);
   const std::vector<int>& members() const { return members_; }
   bool empty() const { return members_.empty(); }
 
@@ -76,6 +78,10 @@ class CapacityIndex {
   int DomainOf(int node, int level) const { return node_domains_[node * num_levels_ + level]; }
   // The level of a topology label key, or -1; kHostLevel is num_levels().
   int LevelOf(std::string_view key) const;
+
+  // Orders every node set by node index, so that which of equal nodes a cycle picks depends on
+  // what is free, not on the order of the Allocates and Releases that made it so.
+  void SortNodeSets();
 
   // Reservation marks: a reserved node is only used by workloads allowed to backfill it.
   void SetReserved(const std::vector<int>& nodes, bool reserved);

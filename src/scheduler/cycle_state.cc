@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/check.h"
+#include "scheduler/held_capacity.h"
 
 namespace strata::scheduler {
 namespace {
@@ -49,6 +50,19 @@ std::unique_ptr<PlacementPolicy> SharePolicy(const SchedulerOptions& options,
   return std::move(*policy);
 }
 
+CapacityIndex StartingIndex(const Snapshot& snapshot) {
+  if (snapshot.held == nullptr) return CapacityIndex(*snapshot.cluster);
+  STRATA_CHECK(snapshot.held->cluster() == snapshot.cluster);
+  CapacityIndex index = snapshot.held->index();
+  index.SortNodeSets();
+  return index;
+}
+
+QuotaLedger StartingLedger(const Snapshot& snapshot) {
+  if (snapshot.held == nullptr) return QuotaLedger(*snapshot.cluster);
+  return snapshot.held->ledger();
+}
+
 }  // namespace
 
 CycleState::CycleState(const Snapshot& snapshot, const std::vector<Workload>& pending,
@@ -56,24 +70,26 @@ CycleState::CycleState(const Snapshot& snapshot, const std::vector<Workload>& pe
     : snapshot(snapshot),
       cluster(*snapshot.cluster),
       options(options),
-      index(cluster),
-      ledger(cluster),
+      index(StartingIndex(snapshot)),
+      ledger(StartingLedger(snapshot)),
       mix(ObservedMix(snapshot, pending)),
       rng(options.seed),
       share_policy(SharePolicy(options, &mix, &rng)),
       placer(index, *share_policy) {
-  running = snapshot.running;
-  preemptible = running.size();
-  running_queue.reserve(running.size());
-  for (const RunningWorkload& r : running) {
+  running.reserve(snapshot.running.size());
+  running_queue.reserve(snapshot.running.size());
+  for (const RunningWorkload& r : snapshot.running) {
+    running.push_back(&r);
     running_queue.push_back(ledger.QueueIndex(r.workload.queue));
-    Hold(r);
+    if (snapshot.held == nullptr) Hold(r);
   }
+  preemptible = running.size();
   victim.assign(running.size(), false);
 }
 
 void CycleState::AddBound(const Workload& workload, int flavor, std::vector<PodPlacement> pods) {
-  running.push_back({workload, flavor, std::move(pods), snapshot.now, snapshot.now, 0});
+  bound.push_back({workload, flavor, std::move(pods), snapshot.now, snapshot.now, 0});
+  running.push_back(&bound.back());
   running_queue.push_back(ledger.QueueIndex(workload.queue));
   victim.push_back(false);
 }
@@ -85,27 +101,9 @@ std::vector<int> CycleState::FlavorsOf(int queue) const {
   return flavors;
 }
 
-void CycleState::Hold(const RunningWorkload& running) {
-  for (const PodPlacement& pod : running.pods) {
-    index.Allocate(running.workload.pod_sets[pod.pod_set], pod);
-  }
-  const int queue = ledger.QueueIndex(running.workload.queue);
-  if (queue >= 0 && running.flavor >= 0) {
-    ledger.Add(queue, running.flavor,
-               QuotaLedger::ChargeFor(running.workload, FlavorPtr(running.flavor)));
-  }
-}
+void CycleState::Hold(const RunningWorkload& running) { HoldRunning(running, index, ledger); }
 
-void CycleState::Free(const RunningWorkload& running) {
-  for (auto it = running.pods.rbegin(); it != running.pods.rend(); ++it) {
-    index.Release(running.workload.pod_sets[it->pod_set], *it);
-  }
-  const int queue = ledger.QueueIndex(running.workload.queue);
-  if (queue >= 0 && running.flavor >= 0) {
-    ledger.Subtract(queue, running.flavor,
-                    QuotaLedger::ChargeFor(running.workload, FlavorPtr(running.flavor)));
-  }
-}
+void CycleState::Free(const RunningWorkload& running) { FreeRunning(running, index, ledger); }
 
 double GpusHeld(const RunningWorkload& running) {
   double gpus = 0;

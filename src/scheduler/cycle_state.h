@@ -1,5 +1,6 @@
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,10 +45,11 @@ struct CycleState {
   std::unique_ptr<PlacementPolicy> share_policy;
   GangPlacer placer;
   // The snapshot's running workloads, then those bound in this cycle (never victims).
-  std::vector<RunningWorkload> running;
-  size_t preemptible = 0;          // running[0, preemptible) may be victims
-  std::vector<int> running_queue;  // queue index of each running workload
-  std::vector<bool> victim;        // running workloads already chosen as victims
+  std::vector<const RunningWorkload*> running;
+  std::deque<RunningWorkload> bound;  // those bound in this cycle
+  size_t preemptible = 0;             // running[0, preemptible) may be victims
+  std::vector<int> running_queue;     // queue index of each running workload
+  std::vector<bool> victim;           // running workloads already chosen as victims
   std::optional<Reservation> reservation;
 };
 

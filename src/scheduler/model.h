@@ -218,11 +218,17 @@ struct Cluster {
   std::vector<Queue> queues;
 };
 
+class HeldCapacity;  // held_capacity.h
+
 // What a scheduling cycle sees: the cluster, what runs on it, and the time.
 struct Snapshot {
   std::shared_ptr<const Cluster> cluster;
   std::vector<RunningWorkload> running;
   TimePoint now;
+  // When set: `cluster`'s capacity and quota with exactly `running` held, kept by the caller
+  // between cycles; a cycle starts from a copy of it (its node sets in node order) instead of
+  // holding each running workload.
+  std::shared_ptr<const HeldCapacity> held;
 };
 
 // Why a workload still waits, in tiers a user can act on.

@@ -38,7 +38,7 @@ std::vector<Preemption> FindVictims(CycleState& state, const Workload& workload,
   const bool may_preempt_in_queue = own_queue == nullptr || own_queue->preempt_lower_priority;
   std::vector<Candidate> candidates;
   for (size_t i = 0; i < state.preemptible; ++i) {
-    const RunningWorkload& r = state.running[i];
+    const RunningWorkload& r = *state.running[i];
     if (state.victim[i] || r.times_preempted >= state.options.max_preemptions_per_workload) {
       continue;
     }
@@ -67,8 +67,8 @@ std::vector<Preemption> FindVictims(CycleState& state, const Workload& workload,
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](const Candidate& a, const Candidate& b) {
                      if (a.cost != b.cost) return a.cost < b.cost;
-                     const Workload& wa = state.running[a.running].workload;
-                     const Workload& wb = state.running[b.running].workload;
+                     const Workload& wa = state.running[a.running]->workload;
+                     const Workload& wb = state.running[b.running]->workload;
                      if (wa.priority != wb.priority) return wa.priority < wb.priority;
                      return wa.name < wb.name;
                    });
@@ -77,7 +77,7 @@ std::vector<Preemption> FindVictims(CycleState& state, const Workload& workload,
   std::vector<Candidate> taken;
   bool fits = false;
   for (const Candidate& c : candidates) {
-    state.Free(state.running[c.running]);
+    state.Free(*state.running[c.running]);
     taken.push_back(c);
     if (FitsNow(state, workload, queue, flavor)) {
       fits = true;
@@ -85,22 +85,22 @@ std::vector<Preemption> FindVictims(CycleState& state, const Workload& workload,
     }
   }
   if (!fits) {
-    for (const Candidate& c : taken) state.Hold(state.running[c.running]);
+    for (const Candidate& c : taken) state.Hold(*state.running[c.running]);
     return {};
   }
   std::vector<Candidate> needed;
   for (auto it = taken.rbegin(); it != taken.rend(); ++it) {
-    state.Hold(state.running[it->running]);
+    state.Hold(*state.running[it->running]);
     if (FitsNow(state, workload, queue, flavor)) continue;
-    state.Free(state.running[it->running]);
+    state.Free(*state.running[it->running]);
     needed.push_back(*it);
   }
   std::vector<Preemption> victims;
   for (const Candidate& c : needed) {
     // Victims keep their resources until they are evicted; nobody else may take them meanwhile.
-    state.Hold(state.running[c.running]);
+    state.Hold(*state.running[c.running]);
     state.victim[c.running] = true;
-    victims.push_back({state.running[c.running].workload.name, workload.name, c.reason});
+    victims.push_back({state.running[c.running]->workload.name, workload.name, c.reason});
   }
   std::sort(victims.begin(), victims.end(),
             [](const Preemption& a, const Preemption& b) { return a.victim < b.victim; });
@@ -116,7 +116,7 @@ std::optional<Reservation> PlanReservation(CycleState& state, const Workload& wo
     if (!state.victim[i]) order.push_back(static_cast<int>(i));
   }
   auto end_of = [&](int i) -> std::optional<TimePoint> {
-    const RunningWorkload& r = state.running[i];
+    const RunningWorkload& r = *state.running[i];
     if (!r.workload.runtime_limit) return std::nullopt;
     return r.started + *r.workload.runtime_limit;
   };
@@ -132,7 +132,7 @@ std::optional<Reservation> PlanReservation(CycleState& state, const Workload& wo
   std::optional<Reservation> reservation;
   std::vector<int> freed;
   for (int i : order) {
-    state.Free(state.running[i]);
+    state.Free(*state.running[i]);
     freed.push_back(i);
     if (state.index.domain(state.index.root()).free_whole_gpus < whole_gpus) continue;
     GangOutcome outcome = state.placer.Place(workload, context, false);
@@ -145,7 +145,7 @@ std::optional<Reservation> PlanReservation(CycleState& state, const Workload& wo
     state.placer.Unplace(workload, &outcome.pods);
     break;
   }
-  for (auto it = freed.rbegin(); it != freed.rend(); ++it) state.Hold(state.running[*it]);
+  for (auto it = freed.rbegin(); it != freed.rend(); ++it) state.Hold(*state.running[*it]);
   return reservation;
 }
 

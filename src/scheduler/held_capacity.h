@@ -1,0 +1,42 @@
+#pragma once
+
+#include <memory>
+
+#include "scheduler/capacity_index.h"
+#include "scheduler/model.h"
+#include "scheduler/quota_ledger.h"
+
+namespace strata::scheduler {
+
+// Takes (Hold) or gives back (Free) what a running workload holds: the capacity its pods'
+// placements name and its charge to its queue's quota in its flavor.
+void HoldRunning(const RunningWorkload& running, CapacityIndex& index, QuotaLedger& ledger);
+void FreeRunning(const RunningWorkload& running, CapacityIndex& index, QuotaLedger& ledger);
+
+// A cluster's capacity index and quota ledger with a set of running workloads held, kept by a
+// caller that keeps its running workloads between cycles (kube-scheduler's scheduler cache), so
+// that a cycle starts from a copy of it (Snapshot::held) instead of holding every running
+// workload again: a cycle then costs the size of the cluster's nodes, not of what runs on them.
+// Not thread-safe.
+class HeldCapacity {
+ public:
+  // Nothing held on `cluster`.
+  explicit HeldCapacity(std::shared_ptr<const Cluster> cluster);
+
+  HeldCapacity(const HeldCapacity&) = delete;
+  HeldCapacity& operator=(const HeldCapacity&) = delete;
+
+  void Hold(const RunningWorkload& running) { HoldRunning(running, index_, ledger_); }
+  void Free(const RunningWorkload& running) { FreeRunning(running, index_, ledger_); }
+
+  const std::shared_ptr<const Cluster>& cluster() const { return cluster_; }
+  const CapacityIndex& index() const { return index_; }
+  const QuotaLedger& ledger() const { return ledger_; }
+
+ private:
+  std::shared_ptr<const Cluster> cluster_;
+  CapacityIndex index_;
+  QuotaLedger ledger_;
+};
+
+}  // namespace strata::scheduler
