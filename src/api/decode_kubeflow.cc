@@ -51,7 +51,9 @@ const TypeSchema* RunPolicySchema() {
         "Becomes maxRestarts when elasticPolicy.maxRestarts is absent."},
        {"schedulingPolicy", T::kObject, "Gang scheduling settings.", SchedulingPolicySchema},
        {"ttlSecondsAfterFinished", T::kUnsupported, "strata keeps finished jobs until deleted"},
-       {"suspend", T::kUnsupported, "strata has no suspended jobs"},
+       {"suspend", T::kBool,
+        "true: wait for the queue's admission (Kueue's convention); needs a queue (the "
+        "kueue.x-k8s.io/queue-name label or schedulingPolicy.queue)."},
        {"managedBy", T::kUnsupported, "strata manages every job it admits"}}};
   return &s;
 }
@@ -251,6 +253,7 @@ void DecodePyTorchJob(const FieldView& doc, DecodedDocument& out) {
     }
     s.queue = scheduling.String("queue");
   }
+  RequireQueueToSuspend(run, "PyTorchJob", s.queue, errors);
   if (scheduling.Has("priorityClass")) {
     s.priority = PriorityForClass(scheduling.String("priorityClass"),
                                   scheduling.PathOf("priorityClass"), errors)

@@ -164,6 +164,28 @@ spec:
   EXPECT_EQ(job.metadata.labels, (std::map<std::string, std::string>{{"team", "vision"}}));
 }
 
+// Kueue's convention: a job labelled for a queue is created suspended and waits for admission;
+// in strata the queue is the admission, so suspend needs one and changes nothing else.
+TEST(ManifestTest, PyTorchJobSuspendedWaitsForItsQueue) {
+  const std::string job = R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: mnist
+spec:
+  runPolicy: {suspend: true}
+  pytorchReplicaSpecs:
+    Master: {replicas: 1, template: {spec: {containers: [{name: pytorch, command: [torchrun, m.py]}]}}}
+)";
+  std::string labelled = job;
+  labelled.replace(labelled.find("spec:"), 0, "  labels: {kueue.x-k8s.io/queue-name: research}\n");
+  Result<std::vector<Object>> r = Decode(labelled);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->front().As<Job>()->spec.queue, "research");
+  EXPECT_THAT(ErrorOf(job),
+              HasSubstr("spec.runPolicy.suspend: strata holds a PyTorchJob back only in a queue"));
+}
+
 TEST(ManifestTest, PyTorchJobTemplatesMustAgree) {
   std::string message = ErrorOf(R"(
 apiVersion: kubeflow.org/v1
