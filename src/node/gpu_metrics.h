@@ -36,6 +36,9 @@ class NvmlGpuMonitor {
   // when another query fails; nothing is partially returned.
   Result<observe::GpuReadingsByUuid> Read();
 
+  // The opened library it reads through, for other queries in the same session.
+  const NvmlLibrary& library() const { return *nvml_; }
+
  private:
   struct XidEvents;
   NvmlGpuMonitor(std::unique_ptr<NvmlLibrary> nvml, std::unique_ptr<XidEvents> xid);

@@ -109,7 +109,11 @@ NvmlInventory::NvmlInventory(std::string library_path, std::string node_name)
 
 Result<std::vector<NodeGpus>> NvmlInventory::Discover() {
   ASSIGN_OR_RETURN(std::unique_ptr<NvmlLibrary> nvml, NvmlLibrary::Open(library_path_));
-  const NvmlLibrary& api = *nvml;
+  ASSIGN_OR_RETURN(NodeGpus node, DiscoverGpus(*nvml, node_name_));
+  return std::vector<NodeGpus>{std::move(node)};
+}
+
+Result<NodeGpus> DiscoverGpus(const NvmlLibrary& api, const std::string& node_name) {
   unsigned count = 0;
   nvmlReturn_t count_rc = api.get_count(&count);
   if (count_rc != NVML_SUCCESS) {
@@ -118,7 +122,7 @@ Result<std::vector<NodeGpus>> NvmlInventory::Discover() {
   }
   DeviceReader reader(api);
   NodeGpus node;
-  node.node_name = node_name_;
+  node.node_name = node_name;
   std::vector<nvmlDevice_t> handles(count);
   for (unsigned i = 0; i < count; ++i) {
     RETURN_IF_ERROR(reader.Check(api.get_handle_by_index(i, &handles[i]), "GetHandleByIndex", i));
@@ -126,7 +130,7 @@ Result<std::vector<NodeGpus>> NvmlInventory::Discover() {
     node.gpus.push_back(std::move(gpu));
   }
   AssignNvlinkIslands(api, handles, &node.gpus);
-  return std::vector<NodeGpus>{std::move(node)};
+  return node;
 }
 
 std::string NvmlInventory::Describe() const { return fmt::format("nvml ({})", library_path_); }

@@ -5,6 +5,7 @@
 
 #include "common/status.h"
 #include "node/gpu_inventory.h"
+#include "node/nvml_library.h"
 
 namespace strata::node {
 
@@ -32,6 +33,10 @@ class NvmlInventory final : public GpuInventory {
   std::string library_path_;
   std::string node_name_;
 };
+
+// Every GPU that `api` (opened) enumerates, as one node named `node_name`: what
+// NvmlInventory::Discover reads, on a library the caller keeps open.
+Result<NodeGpus> DiscoverGpus(const NvmlLibrary& api, const std::string& node_name);
 
 // The inventory a node agent uses on this host, with the line it should print.
 struct LocalInventory {

@@ -33,23 +33,24 @@ InventoryAgent::InventoryAgent(kube::Client& client, InventoryAgentOptions optio
 InventoryAgent::~InventoryAgent() = default;
 
 Status InventoryAgent::RunOnce() {
-  node::NvmlInventory inventory(options_.nvml_library, options_.node_name);
-  Result<std::vector<node::NodeGpus>> found = inventory.Discover();
-  if (!found) return found.error();
-  if (found->empty()) return UnavailableError("NVML reported no node");
   if (!monitor_) {
     Result<std::unique_ptr<node::NvmlGpuMonitor>> opened =
         node::NvmlGpuMonitor::Open(options_.nvml_library);
     if (!opened) return opened.error();
     monitor_ = std::move(*opened);
   }
+  // The inventory and the readings through the one NVML session the monitor keeps.
+  Result<node::NodeGpus> found = node::DiscoverGpus(monitor_->library(), options_.node_name);
+  if (!found) {
+    monitor_.reset();  // opened again next pass
+    return found.error();
+  }
   Result<observe::GpuReadingsByUuid> readings = monitor_->Read();
   if (!readings) {
-    monitor_.reset();  // opened again next pass
+    monitor_.reset();
     return readings.error();
   }
-  node::NodeGpus& gpus = found->front();
-  gpus.node_name = options_.node_name;
+  node::NodeGpus& gpus = *found;
   std::vector<observe::GpuSample> samples;
   for (const node::GpuDevice& device : gpus.gpus) {
     observe::GpuSample sample;
