@@ -13,18 +13,18 @@ namespace strata::observe {
 
 namespace {
 
-// Adds `body` to `cluster` when it decodes to a Node or a Pod; counts it as undecodable else.
-void AddDecoded(const nlohmann::json& body, std::optional<TimePoint> created,
-                ClusterObjects& cluster) {
+// Adds `body` to `nodes` or `pods` when it decodes to a Node or a Pod; counts it in
+// `undecodable` else.
+void AddDecoded(const nlohmann::json& body, SharedChunks<api::Node>::Chunk& nodes,
+                SharedChunks<StoredPod>::Chunk& pods, int& undecodable) {
   Result<api::Object> decoded = api::DecodeObject(body);
   if (const api::Node* node = decoded ? decoded->As<api::Node>() : nullptr) {
-    cluster.nodes.push_back(std::make_shared<const api::Node>(*node));
+    nodes.push_back(std::make_shared<const api::Node>(*node));
   } else if (const api::Pod* pod = decoded ? decoded->As<api::Pod>() : nullptr) {
-    TimePoint when =
-        created ? *created : ParseRfc3339(pod->metadata.creation_timestamp).value_or(TimePoint{});
-    cluster.pods.push_back(std::make_shared<const StoredPod>(StoredPod{*pod, when}));
+    TimePoint when = ParseRfc3339(pod->metadata.creation_timestamp).value_or(TimePoint{});
+    pods.push_back(std::make_shared<const StoredPod>(StoredPod{*pod, when}));
   } else {
-    ++cluster.undecodable;
+    ++undecodable;
   }
 }
 
@@ -33,8 +33,16 @@ void AddDecoded(const nlohmann::json& body, std::optional<TimePoint> created,
 ClusterObjects DecodeClusterObjects(const std::vector<nlohmann::json>& nodes,
                                     const std::vector<nlohmann::json>& pods) {
   ClusterObjects cluster;
-  for (const nlohmann::json& node : nodes) AddDecoded(node, std::nullopt, cluster);
-  for (const nlohmann::json& pod : pods) AddDecoded(pod, std::nullopt, cluster);
+  SharedChunks<api::Node>::Chunk decoded_nodes;
+  SharedChunks<StoredPod>::Chunk decoded_pods;
+  for (const nlohmann::json& node : nodes) {
+    AddDecoded(node, decoded_nodes, decoded_pods, cluster.undecodable);
+  }
+  for (const nlohmann::json& pod : pods) {
+    AddDecoded(pod, decoded_nodes, decoded_pods, cluster.undecodable);
+  }
+  cluster.nodes = SharedChunks<api::Node>(std::move(decoded_nodes));
+  cluster.pods = SharedChunks<StoredPod>(std::move(decoded_pods));
   return cluster;
 }
 

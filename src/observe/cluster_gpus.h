@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "observe/gpu_metrics.h"
+#include "observe/shared_chunks.h"
 
 // The cluster's GPUs as the observe module sees them: the Node and Pod objects turned into one
 // GpuSample per GPU, with its holders and its reading (measured, or derived for simulated
@@ -36,11 +37,12 @@ struct StoredPod {
 // Every Node and Pod of the store, decoded, and the Queues' names: as in Kueue, where kueue_*
 // series carry the ClusterQueue, every queue label of the GPU and cost series names the Queue
 // a pod's spec.queue resolves to (api::QueueNames), never the local name a job wrote. The
-// decoded objects are immutable and shared, so that a cache of them (ClusterObjectsCache) hands
-// out a cluster without copying it.
+// decoded objects are immutable and shared, and so are the chunks that hold them, so that a
+// cache of them (ClusterObjectsCache) hands out a cluster after a change by copying only the
+// chunks the change falls in.
 struct ClusterObjects {
-  std::vector<std::shared_ptr<const api::Node>> nodes;
-  std::vector<std::shared_ptr<const StoredPod>> pods;
+  SharedChunks<api::Node> nodes;
+  SharedChunks<StoredPod> pods;
   api::QueueNames queues;
   // The Queues themselves (annotations, local queues), in the store's list order.
   std::vector<api::Queue> queue_objects;

@@ -86,7 +86,7 @@ TEST(ClusterObjectsCacheReadTest, ReadsNodesAndPodsFromTheStore) {
   const ClusterObjects& cluster = **read;
   ASSERT_EQ(cluster.nodes.size(), 1u);
   ASSERT_EQ(cluster.pods.size(), 1u);
-  EXPECT_EQ(cluster.pods[0]->pod.spec.assigned_gpus.size(), 2u);
+  EXPECT_EQ((*cluster.pods.begin())->pod.spec.assigned_gpus.size(), 2u);
   EXPECT_EQ(cluster.undecodable, 0);
   EXPECT_EQ(ClusterGpuSamples(cluster, {}).size(), 8u);
 }
@@ -100,7 +100,7 @@ TEST(DecodeClusterObjectsTest, ReadsObjectsAsTheApiServesThemAndCountsTheRest) {
   ASSERT_EQ(cluster.nodes.size(), 1u);
   ASSERT_EQ(cluster.pods.size(), 1u);
   EXPECT_EQ(cluster.undecodable, 1);
-  EXPECT_EQ(cluster.pods[0]->created, *ParseRfc3339("2026-01-02T03:04:05Z"));
+  EXPECT_EQ((*cluster.pods.begin())->created, *ParseRfc3339("2026-01-02T03:04:05Z"));
   std::vector<GpuSample> samples = ClusterGpuSamples(cluster, {});
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[1].holders.size(), 1u);

@@ -24,42 +24,60 @@ Result<std::shared_ptr<const ClusterObjects>> ClusterObjectsCache::Get() {
   cluster::Changes changes = cache_.ChangesSince(cursor_, {"Node", "Pod", "Queue"});
   cursor_ = changes.cursor;
   if (changes.resync) {
-    objects_.clear();
+    nodes_.Clear();
+    pods_.Clear();
+    queues_.clear();
+    undecodable_.clear();
     cluster_.reset();
   }
-  for (const cluster::Change& change : changes.changes) {
-    cluster_.reset();
-    if (!change.current) {
-      objects_.erase(change.key);
-      continue;
-    }
-    Converted converted;
-    if (const api::Node* node = change.current->As<api::Node>()) {
-      converted.node = std::make_shared<const api::Node>(*node);
-    } else if (const api::Pod* pod = change.current->As<api::Pod>()) {
-      converted.pod = std::make_shared<const StoredPod>(
-          StoredPod{*pod, change.current->raw.creation_timestamp});
-    } else if (const api::Queue* queue = change.current->As<api::Queue>()) {
-      converted.queue = *queue;
-    }
-    objects_[change.key] = std::move(converted);
-  }
+  for (const cluster::Change& change : changes.changes) Apply(change);
   if (cluster_ != nullptr) return cluster_;
   auto cluster = std::make_shared<ClusterObjects>();
-  for (const auto& [key, converted] : objects_) {
-    if (converted.node) {
-      cluster->nodes.push_back(converted.node);
-    } else if (converted.pod) {
-      cluster->pods.push_back(converted.pod);
-    } else if (converted.queue) {
-      cluster->queue_objects.push_back(*converted.queue);
-    } else {
-      ++cluster->undecodable;
-    }
-  }
+  cluster->nodes = nodes_.Build();
+  cluster->pods = pods_.Build();
+  for (const auto& [key, queue] : queues_) cluster->queue_objects.push_back(queue);
   cluster->queues = api::QueueNames(cluster->queue_objects);
+  cluster->undecodable = static_cast<int>(undecodable_.size());
   cluster_ = std::move(cluster);
   return cluster_;
+}
+
+void ClusterObjectsCache::Apply(const cluster::Change& change) {
+  cluster_.reset();
+  const store::ObjectKey& key = change.key;
+  const cluster::CachedObject* current = change.current.get();
+  bool decoded = false;
+  if (key.kind == "Node") {
+    const api::Node* node = current ? current->As<api::Node>() : nullptr;
+    decoded = node != nullptr;
+    if (decoded) {
+      nodes_.Put(key, std::make_shared<const api::Node>(*node));
+    } else {
+      nodes_.Erase(key);
+    }
+  } else if (key.kind == "Pod") {
+    const api::Pod* pod = current ? current->As<api::Pod>() : nullptr;
+    decoded = pod != nullptr;
+    if (decoded) {
+      pods_.Put(
+          key, std::make_shared<const StoredPod>(StoredPod{*pod, current->raw.creation_timestamp}));
+    } else {
+      pods_.Erase(key);
+    }
+  } else {
+    const api::Queue* queue = current ? current->As<api::Queue>() : nullptr;
+    decoded = queue != nullptr;
+    if (decoded) {
+      queues_[key] = *queue;
+    } else {
+      queues_.erase(key);
+    }
+  }
+  if (current != nullptr && !decoded) {
+    undecodable_.insert(key);
+  } else {
+    undecodable_.erase(key);
+  }
 }
 
 }  // namespace strata::observe

@@ -1,6 +1,12 @@
 #include "observe/cluster_objects_cache.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "api/encode.h"
 #include "observe/cluster_cost.h"
@@ -100,6 +106,12 @@ TEST(ClusterObjectsCacheTest, FollowsCreatesUpdatesAndDeletesAsLoadReadsThem) {
   EXPECT_EQ(cache.lists(), first_lists);  // every change came by the watch
 }
 
+// The items of `chunks`, in order.
+template <typename T>
+std::vector<std::shared_ptr<const T>> Items(const SharedChunks<T>& chunks) {
+  return {chunks.begin(), chunks.end()};
+}
+
 TEST(ClusterObjectsCacheTest, SharesWhatDidNotChange) {
   std::unique_ptr<store::Store> store = testing::SimulatedClusterStore(2);
   ClusterObjectsCache cache(*store);
@@ -113,17 +125,99 @@ TEST(ClusterObjectsCacheTest, SharesWhatDidNotChange) {
   Result<std::shared_ptr<const ClusterObjects>> changed = cache.Get();
   ASSERT_TRUE(changed) << changed.error().ToString();
   ASSERT_NE(first->get(), changed->get());
-  ASSERT_EQ((*changed)->nodes.size(), 2u);
+  const auto first_nodes = Items((*first)->nodes);
+  const auto changed_nodes = Items((*changed)->nodes);
+  ASSERT_EQ(changed_nodes.size(), 2u);
   // The node written is decoded anew; the other one and every pod are the same objects.
-  EXPECT_EQ((*first)->nodes[0].get(), (*changed)->nodes[0].get());
-  EXPECT_NE((*first)->nodes[1].get(), (*changed)->nodes[1].get());
-  EXPECT_EQ((*changed)->nodes[1]->status.gpus.size(), 4u);
-  ASSERT_EQ((*first)->pods.size(), (*changed)->pods.size());
-  for (size_t i = 0; i < (*first)->pods.size(); ++i) {
-    EXPECT_EQ((*first)->pods[i].get(), (*changed)->pods[i].get());
+  EXPECT_EQ(first_nodes[0].get(), changed_nodes[0].get());
+  EXPECT_NE(first_nodes[1].get(), changed_nodes[1].get());
+  EXPECT_EQ(changed_nodes[1]->status.gpus.size(), 4u);
+  const auto first_pods = Items((*first)->pods);
+  const auto changed_pods = Items((*changed)->pods);
+  ASSERT_EQ(first_pods.size(), changed_pods.size());
+  for (size_t i = 0; i < first_pods.size(); ++i) {
+    EXPECT_EQ(first_pods[i].get(), changed_pods[i].get());
   }
   // The first result is as it was.
-  EXPECT_EQ((*first)->nodes[1]->status.gpus.size(), 8u);
+  EXPECT_EQ(first_nodes[1]->status.gpus.size(), 8u);
+}
+
+// How many of `after`'s pod chunks are not chunks of `before`.
+size_t NewPodChunks(const ClusterObjects& before, const ClusterObjects& after) {
+  size_t fresh = 0;
+  for (const auto& chunk : after.pods.chunks()) {
+    const auto& old = before.pods.chunks();
+    if (std::find(old.begin(), old.end(), chunk) == old.end()) ++fresh;
+  }
+  return fresh;
+}
+
+// The pod `name` of `cluster`, or null.
+std::shared_ptr<const StoredPod> FindPod(const ClusterObjects& cluster, const std::string& name) {
+  for (const std::shared_ptr<const StoredPod>& stored : cluster.pods) {
+    if (stored->pod.metadata.name == name) return stored;
+  }
+  return nullptr;
+}
+
+TEST(ClusterObjectsCacheTest, AGetAfterOnePodChangeCopiesOnlyTheChunkItFallsIn) {
+  std::unique_ptr<store::Store> store = testing::SimulatedClusterStore(1);
+  auto pod_name = [](int i) { return fmt::format("pod-{:04}", i); };
+  for (int i = 0; i < 1000; ++i) {
+    testing::Put(*store, BoundPod(pod_name(i), "sim-node-0", {i % 8}, "Running", 100));
+  }
+  ClusterObjectsCache cache(*store, /*watch_buffer=*/4);
+  Result<std::shared_ptr<const ClusterObjects>> read = cache.Get();
+  ASSERT_TRUE(read) << read.error().ToString();
+  std::shared_ptr<const ClusterObjects> before = *read;
+  ASSERT_GT(before->pods.chunks().size(), 4u);
+
+  // Reads again after `write`, checks the result against a fresh load, and returns how many pod
+  // chunks it does not share with the read before.
+  auto new_chunks_after = [&](const std::function<void()>& write) {
+    write();
+    Result<std::shared_ptr<const ClusterObjects>> after = cache.Get();
+    EXPECT_TRUE(after) << after.error().ToString();
+    if (!after) return size_t{0};
+    ExpectSameAsLoad(cache, *store);
+    size_t fresh = NewPodChunks(*before, **after);
+    before = *after;
+    return fresh;
+  };
+
+  api::Pod measured = BoundPod(pod_name(500), "sim-node-0", {500 % 8}, "Running", 100);
+  measured.metadata.annotations[api::kGpuActivityAnnotation] = "0.42";
+  EXPECT_EQ(new_chunks_after([&] { Upsert(*store, measured); }), 1u);
+  std::shared_ptr<const StoredPod> changed = FindPod(*before, pod_name(500));
+  ASSERT_NE(changed, nullptr);
+  EXPECT_EQ(changed->pod.metadata.annotations.at(api::kGpuActivityAnnotation), "0.42");
+
+  EXPECT_LE(new_chunks_after([&] {
+              ASSERT_TRUE(store->Delete({"Pod", "default", pod_name(100)}));
+            }),
+            1u);
+  EXPECT_EQ(FindPod(*before, pod_name(100)), nullptr);
+  EXPECT_EQ(before->pods.size(), 1002u);  // 999 here and SimulatedClusterStore's 3
+
+  EXPECT_LE(
+      new_chunks_after([&] { testing::Put(*store, BoundPod("pod-0700a", "", {}, "Pending")); }),
+      2u);  // a chunk grown past its limit splits in two
+  EXPECT_NE(FindPod(*before, "pod-0700a"), nullptr);
+
+  // More writes in one batch than the watch holds: the cache lists the pods again, and what
+  // the list did not change stays shared.
+  const int64_t lists = cache.lists();
+  EXPECT_LE(new_chunks_after([&] {
+              std::vector<store::Write> writes;
+              for (int i : {10, 11, 12, 13, 14}) {
+                api::Pod done = BoundPod(pod_name(i), "sim-node-0", {i % 8}, "Succeeded", 100);
+                writes.push_back({store::WriteOp::kUpsert, testing::StoredObject(done)});
+              }
+              ASSERT_TRUE(store->Apply(std::move(writes)));
+            }),
+            1u);
+  EXPECT_EQ(cache.lists(), lists + 1);
+  EXPECT_EQ(FindPod(*before, pod_name(12))->pod.status.phase, api::PodPhase::kSucceeded);
 }
 
 TEST(ClusterObjectsCacheTest, ListsAgainWhenItsWatchFellBehind) {

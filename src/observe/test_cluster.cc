@@ -47,17 +47,18 @@ api::Pod BoundPod(std::string name, std::string node, std::vector<int64_t> gpus,
   return pod;
 }
 
-std::vector<std::shared_ptr<const api::Node>> SharedNodes(std::vector<api::Node> nodes) {
-  std::vector<std::shared_ptr<const api::Node>> shared;
-  for (api::Node& node : nodes)
+SharedChunks<api::Node> SharedNodes(std::vector<api::Node> nodes) {
+  SharedChunks<api::Node>::Chunk shared;
+  for (api::Node& node : nodes) {
     shared.push_back(std::make_shared<const api::Node>(std::move(node)));
-  return shared;
+  }
+  return SharedChunks<api::Node>(std::move(shared));
 }
 
-std::vector<std::shared_ptr<const StoredPod>> SharedPods(std::vector<StoredPod> pods) {
-  std::vector<std::shared_ptr<const StoredPod>> shared;
+SharedChunks<StoredPod> SharedPods(std::vector<StoredPod> pods) {
+  SharedChunks<StoredPod>::Chunk shared;
   for (StoredPod& pod : pods) shared.push_back(std::make_shared<const StoredPod>(std::move(pod)));
-  return shared;
+  return SharedChunks<StoredPod>(std::move(shared));
 }
 
 store::Object StoredObject(const api::Object& object) {

@@ -8,6 +8,7 @@
 #include "api/object.h"
 #include "api/pod.h"
 #include "observe/cluster_gpus.h"
+#include "observe/shared_chunks.h"
 #include "store/store.h"
 
 // Small clusters for the observe tests here and in tests/observe: Node and Pod objects as
@@ -24,8 +25,8 @@ api::Pod BoundPod(std::string name, std::string node, std::vector<int64_t> gpus,
                   int64_t share_milli = 1000);
 
 // `nodes` and `pods` as ClusterObjects holds them.
-std::vector<std::shared_ptr<const api::Node>> SharedNodes(std::vector<api::Node> nodes);
-std::vector<std::shared_ptr<const StoredPod>> SharedPods(std::vector<StoredPod> pods);
+SharedChunks<api::Node> SharedNodes(std::vector<api::Node> nodes);
+SharedChunks<StoredPod> SharedPods(std::vector<StoredPod> pods);
 
 // `object` as the REST API stores it (key, labels, encoded body).
 store::Object StoredObject(const api::Object& object);
