@@ -304,6 +304,11 @@ void Registry::AddCollector(std::vector<std::string> families, Collector collect
 std::string Registry::RenderText(const FamilySelection& wanted) const {
   std::unique_lock<std::mutex> lock(mutex_);
   std::string out;
+  const bool everything = wanted.IncludesEverything();
+  if (everything) {
+    const size_t last = whole_page_bytes_.load(std::memory_order_relaxed);
+    out.reserve(last + last / 8);
+  }
   for (const auto& [name, entry] : families_) {
     if (!wanted.Includes(name)) continue;
     switch (entry.type) {
@@ -327,6 +332,7 @@ std::string Registry::RenderText(const FamilySelection& wanted) const {
     collector.collect(wanted, out);
     CheckAndSelectCollected(out, from, collector.families, wanted);
   }
+  if (everything) whole_page_bytes_.store(out.size(), std::memory_order_relaxed);
   return out;
 }
 

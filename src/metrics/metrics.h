@@ -217,7 +217,9 @@ class Registry {
   void AddCollector(std::vector<std::string> families, Collector collect);
 
   // Every family in name order: "# HELP", "# TYPE", then one line per sample; then what the
-  // collectors append.
+  // collectors append. The text goes into a buffer as large as the previous whole page plus an
+  // eighth, so that a page of megabytes is not copied as it grows, and the allocator can hand
+  // back the last page's memory instead of fresh pages to fault in.
   std::string RenderText() const { return RenderText(FamilySelection()); }
   // The same text with only the families `wanted` includes; collectors none of whose families
   // it includes are not run.
@@ -241,6 +243,7 @@ class Registry {
   mutable std::mutex mutex_;
   std::map<std::string, Entry, std::less<>> families_;
   std::vector<DeclaredCollector> collectors_;
+  mutable std::atomic<size_t> whole_page_bytes_{0};  // the last RenderText() of everything
 };
 
 // Bucket bounds: `count` values start, start*factor, start*factor^2, ...
