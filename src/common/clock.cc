@@ -32,24 +32,47 @@ double ToSeconds(TimePoint t) { return ToSeconds(t.time_since_epoch()); }
 
 double ToSeconds(Duration d) { return static_cast<double>(d.count()) / 1e9; }
 
-std::string FormatRfc3339(TimePoint t) {
-  std::time_t secs = std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+namespace {
+
+// Writes `value` as `width` decimal digits at `out`.
+void PutDigits(char* out, long long value, int width) {
+  for (int i = width - 1; i >= 0; --i) {
+    out[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
 }
 
-std::string FormatRfc3339Micro(TimePoint t) {
-  const auto micros =
-      std::chrono::floor<std::chrono::microseconds>(t.time_since_epoch()).count() % 1'000'000;
-  char fraction[16];
-  std::snprintf(fraction, sizeof(fraction), ".%06lldZ", static_cast<long long>(micros));
-  std::string text = FormatRfc3339(t);
-  text.pop_back();  // its Z
-  return text + fraction;
+// "YYYY-MM-DDTHH:MM:SS" of `t` in UTC, with the fraction of a second in `fraction_digits`
+// digits (none: 0), then "Z". Civil-calendar arithmetic, no libc time call: these stamps are
+// written on every status write and heartbeat, and gmtime_r plus strftime take locks.
+std::string FormatUtc(TimePoint t, int fraction_digits) {
+  using namespace std::chrono;
+  const auto micros = floor<microseconds>(t.time_since_epoch());
+  const auto day = floor<days>(micros);
+  const year_month_day date{sys_days(day)};
+  const hh_mm_ss time{micros - day};
+  char text[32] = "0000-00-00T00:00:00";
+  PutDigits(text, static_cast<int>(date.year()), 4);
+  PutDigits(text + 5, static_cast<unsigned>(date.month()), 2);
+  PutDigits(text + 8, static_cast<unsigned>(date.day()), 2);
+  PutDigits(text + 11, time.hours().count(), 2);
+  PutDigits(text + 14, time.minutes().count(), 2);
+  PutDigits(text + 17, time.seconds().count(), 2);
+  size_t size = 19;
+  if (fraction_digits > 0) {
+    text[size++] = '.';
+    PutDigits(text + size, time.subseconds().count(), fraction_digits);
+    size += fraction_digits;
+  }
+  text[size++] = 'Z';
+  return std::string(text, size);
 }
+
+}  // namespace
+
+std::string FormatRfc3339(TimePoint t) { return FormatUtc(t, 0); }
+
+std::string FormatRfc3339Micro(TimePoint t) { return FormatUtc(t, 6); }
 
 std::optional<TimePoint> ParseRfc3339(std::string_view text) {
   // YYYY-MM-DDTHH:MM:SS[.fraction]Z

@@ -36,6 +36,18 @@ TEST(ParseRfc3339Test, ReadsWhatFormatRfc3339Writes) {
             ParseRfc3339("2026-01-01T00:00:00Z").value() + std::chrono::milliseconds(500));
 }
 
+TEST(FormatRfc3339Test, WritesTheCivilDateInUtc) {
+  // A leap day, the last microsecond of a day, and a date before the year 2000.
+  for (const char* text : {"2024-02-29T23:59:59.999999Z", "1999-12-31T00:00:00.000001Z",
+                           "2100-03-01T12:34:56.000000Z"}) {
+    std::optional<TimePoint> t = ParseRfc3339(text);
+    ASSERT_TRUE(t.has_value()) << text;
+    EXPECT_EQ(FormatRfc3339Micro(*t), text);
+  }
+  EXPECT_EQ(FormatRfc3339(ParseRfc3339("2024-02-29T23:59:59.999999Z").value()),
+            "2024-02-29T23:59:59Z");
+}
+
 TEST(ParseRfc3339Test, RejectsAnythingElse) {
   for (const char* bad :
        {"", "2026-01-01", "2026-01-01T00:00:00", "2026-13-01T00:00:00Z",

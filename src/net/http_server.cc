@@ -216,6 +216,7 @@ awaitable<bool> HttpServer::Impl::WriteResponse(beast::tcp_stream& stream,
   asio::steady_timer waiter(stream.get_executor());
   bool header_sent = false;
   bool watching_socket = true;
+  bool yielded = false;
   auto client_gone = [&state] {
     state.client_gone = true;
     if (state.on_close) state.on_close();
@@ -259,7 +260,14 @@ awaitable<bool> HttpServer::Impl::WriteResponse(beast::tcp_stream& stream,
       state.complete = true;
       co_return !ec;
     }
-    // Nothing to write yet: wait for the handler, and notice a client that hangs up meanwhile.
+    // Nothing to write yet. A handler that answered at once posted its answer before this
+    // point: one turn of the loop delivers it, without the wait below (a parallel group).
+    if (!yielded) {
+      yielded = true;
+      co_await asio::post(stream.get_executor(), asio::use_awaitable);
+      continue;
+    }
+    // Wait for the handler, and notice a client that hangs up meanwhile.
     waiter.expires_at(asio::steady_timer::time_point::max());
     state.waiter = &waiter;
     if (watching_socket) {
@@ -303,26 +311,40 @@ awaitable<void> HttpServer::Impl::Serve(Loop& loop, tcp::socket socket) {
     }
     // From its first byte the request has read_timeout to arrive whole: a client that trickles
     // its head (or body) holds the connection no longer, and is told so with a 408.
+    // The deadline cancels the reads and says so; the socket stays open for the 408. A timer
+    // beside the reads costs a fraction of racing them in a parallel group, which spawns two
+    // coroutines per read.
+    // Everything here runs on the loop's one thread: the handler touches the stream only while
+    // the reads are pending (`read` not yet set), so the session is still alive.
+    struct ReadState {
+      bool read = false;
+      bool late = false;
+    };
+    auto read_state = std::make_shared<ReadState>();
     deadline.expires_after(options.read_timeout);
+    deadline.async_wait([read_state, &stream](beast::error_code ec) {
+      if (ec || read_state->read) return;
+      read_state->late = true;
+      beast::error_code ignored;
+      stream.socket().cancel(ignored);
+    });
     std::optional<HttpResponse> rejection;
-    beast::error_code header_error;
-    auto head = co_await (http::async_read_header(stream, buffer, parser, kTuple) ||
-                          deadline.async_wait(kTuple));
-    bool late = head.index() == 1;
-    if (!late) header_error = std::get<0>(std::get<0>(head));
-    if (!late && !header_error) {
+    auto [header_error, head_bytes] =
+        co_await http::async_read_header(stream, buffer, parser, kTuple);
+    if (!read_state->late && !header_error) {
       // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host field.
       const auto hosts = parser.get().count(http::field::host);
       if (parser.get().version() == 11 && hosts != 1) {
         rejection = Error(400, hosts == 0 ? "malformed HTTP request: HTTP/1.1 without a Host field"
                                           : "malformed HTTP request: more than one Host field");
       } else {
-        auto body = co_await (http::async_read(stream, buffer, parser, kTuple) ||
-                              deadline.async_wait(kTuple));
-        late = body.index() == 1;
-        if (!late) header_error = std::get<0>(std::get<0>(body));
+        auto [body_error, body_bytes] = co_await http::async_read(stream, buffer, parser, kTuple);
+        header_error = body_error;
       }
     }
+    read_state->read = true;
+    deadline.cancel();
+    const bool late = read_state->late;
     if (late) {
       const auto limit_ms =
           std::chrono::duration_cast<std::chrono::milliseconds>(options.read_timeout).count();
