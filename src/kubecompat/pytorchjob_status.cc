@@ -58,6 +58,22 @@ class Conditions {
     }
   }
 
+  // Adds a condition that tells the past, not the state: before the newest condition (the state
+  // `kubectl get` shows), which stays last; after Created when that is all there is.
+  void AddPast(std::string_view type, std::string_view status, std::string_view reason,
+               std::string_view message, const std::string& now) {
+    json condition = {{"type", type},       {"status", status},      {"reason", reason},
+                      {"message", message}, {"lastUpdateTime", now}, {"lastTransitionTime", now}};
+    list_.insert(list_.size() < 2 ? list_.end() : list_.end() - 1, std::move(condition));
+  }
+
+  bool Has(std::string_view type) const {
+    for (const json& condition : list_) {
+      if (condition.is_object() && condition.value("type", "") == type) return true;
+    }
+    return false;
+  }
+
   json Take() { return std::move(list_); }
 
  private:
@@ -106,6 +122,15 @@ json PyTorchJobStatus(const json& pytorchjob, const api::Job& job,
   const api::JobStatus& s = job.status;
   Conditions conditions(pytorchjob);
   SetCreated(conditions, name, at);
+  // A group restart that began and ended between two reads of the Job still shows, as Kubeflow's
+  // operator would have left it after one: Restarting, no longer True.
+  if (s.restart_count > 0 && s.phase != api::JobPhase::kRestarting &&
+      !conditions.Has("Restarting")) {
+    conditions.AddPast("Restarting", "False", "PyTorchJobRestarting",
+                       "PyTorchJob " + name + " restarted " + std::to_string(s.restart_count) +
+                           (s.restart_count == 1 ? " time." : " times."),
+                       at);
+  }
   switch (s.phase) {
     case api::JobPhase::kPending:
       conditions.Clear("Running", s.reason.empty() ? "PyTorchJobPending" : s.reason, s.message, at);

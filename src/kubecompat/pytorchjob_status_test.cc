@@ -90,6 +90,23 @@ TEST(PyTorchJobStatusTest, ThroughARestartToSuccessTheNewestConditionIsTheState)
   EXPECT_EQ(ptj["status"]["completionTime"], "2026-01-01T00:05:00Z");
 }
 
+TEST(PyTorchJobStatusTest, ARestartBetweenTwoReadsStillShows) {
+  json ptj = TwoByTwo();
+  ptj["status"] = PyTorchJobStatus(ptj, JobIn(api::JobPhase::kRunning, 1), {}, kT0);
+  api::Job again = JobIn(api::JobPhase::kRunning, 2);
+  again.status.restart_count = 1;
+  ptj["status"] = PyTorchJobStatus(ptj, again, {}, kT0 + std::chrono::seconds(1));
+  EXPECT_EQ(Types(ptj["status"]),
+            (std::vector<std::string>{"Created=True", "Restarting=False", "Running=True"}));
+  EXPECT_EQ(ptj["status"]["conditions"][1]["message"], "PyTorchJob team-a/ptj restarted 1 time.");
+
+  api::Job done = JobIn(api::JobPhase::kSucceeded, 2);
+  done.status.restart_count = 1;
+  json finished = PyTorchJobStatus(TwoByTwo(), done, {}, kT0 + std::chrono::seconds(2));
+  EXPECT_EQ(Types(finished),
+            (std::vector<std::string>{"Created=True", "Restarting=False", "Succeeded=True"}));
+}
+
 TEST(PyTorchJobStatusTest, AnUnchangedStateNeedsNoWrite) {
   json ptj = TwoByTwo();
   ptj["status"] = PyTorchJobStatus(ptj, JobIn(api::JobPhase::kRunning, 1), {}, kT0);
