@@ -5,20 +5,26 @@ Starts `strata up` (one simulated 8-GPU node of its own) on a fresh data dir, re
 more nodes through the REST API as remote agents would, creates PODS pods bound to them (held:
 no agent runs them, so they stay as written: Running; beyond one per GPU they share GPUs) plus
 PENDING pods that cannot fit (9 GPUs each), and
-heartbeats every registered node each HEARTBEAT seconds as their agents would. Once that is in
-place it reads the `strata up` process's CPU time (utime + stime from /proc) over WINDOW seconds
-and prints one JSON line: cores used, CPU seconds, heartbeat writes per second, and the setup.
+heartbeats every registered node each HEARTBEAT seconds as their agents would: a renewal of the
+node's Lease (PUT /apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/NODE), and a
+report of its status (GET, then PUT of the Ready condition) every STATUS_EVERY seconds, each
+node's first at a random point of that interval, as nodes that registered at different times
+report. --no-lease heartbeats as agents did before the Lease: a status report every beat (the
+only way builds before it can be measured). Once that is in place it reads the `strata up`
+process's CPU time (utime + stime from /proc) over WINDOW seconds and prints one JSON line:
+cores used, CPU seconds, heartbeats and status reports per second, and the setup.
 
 With --heartbeat 0 nobody heartbeats: the nodes are registered with a heartbeat an hour ahead, so
 the node controller has nothing to mark either, and the figure is the loops' own idle cost.
 
 Usage: idle_cpu.py --strata BIN [--nodes 1000] [--pods 10000] [--pending 0] [--window 60]
-Both old and new builds answer the same REST calls, so the same run measures either.
+                   [--heartbeat 10] [--status-every 300] [--no-lease]
 """
 import argparse
 import http.client
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -111,6 +117,8 @@ def main():
     parser.add_argument("--window", type=float, default=60)
     parser.add_argument("--heartbeat", type=float, default=10)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--status-every", type=float, default=300)
+    parser.add_argument("--no-lease", action="store_true")
     args = parser.parse_args()
     # More pods than GPUs: each holds an equal share of one.
     per_gpu = -(-args.pods // (args.nodes * 8))
@@ -162,6 +170,17 @@ def main():
 
         stop = threading.Event()
         beats = [0]
+        reports = [0]
+        begun = time.monotonic()
+        next_report = {name: begun + random.uniform(0, args.status_every) for name in names}
+
+        def report(connection, name):
+            current = connection.call("GET", f"/api/v1/nodes/{name}")
+            for condition in current["status"]["conditions"]:
+                if condition["type"] == "Ready":
+                    condition["lastHeartbeatTime"] = stamp()
+            connection.call("PUT", f"/api/v1/nodes/{name}/status", current)
+            reports[0] += 1
 
         def heartbeats():
             # Each node's agent heartbeats once per interval, spread over it, each on the one
@@ -173,11 +192,17 @@ def main():
                     if stop.is_set():
                         return
                     try:
-                        current = connection.call("GET", f"/api/v1/nodes/{name}")
-                        for condition in current["status"]["conditions"]:
-                            if condition["type"] == "Ready":
-                                condition["lastHeartbeatTime"] = stamp()
-                        connection.call("PUT", f"/api/v1/nodes/{name}/status", current)
+                        if args.no_lease:
+                            report(connection, name)
+                        else:
+                            lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                     "metadata": {"name": name, "namespace": "kube-node-lease"},
+                                     "spec": {"holderIdentity": name, "leaseDurationSeconds": 40}}
+                            connection.call("PUT", "/apis/coordination.k8s.io/v1/namespaces/"
+                                            f"kube-node-lease/leases/{name}", lease)
+                            if time.monotonic() >= next_report[name]:
+                                report(connection, name)
+                                next_report[name] += args.status_every
                         beats[0] += 1
                     except Exception as error:  # a conflict with the node controller: next time
                         print(f"heartbeat {name}: {error}", file=sys.stderr)
@@ -189,16 +214,23 @@ def main():
         beater = threading.Thread(target=heartbeats if args.heartbeat > 0 else stop.wait)
         beater.start()
         time.sleep(5)  # let the loops take in what was created
-        cpu0, beats0, t0 = cpu_seconds(up.pid), beats[0], time.monotonic()
+        cpu0, beats0, reports0, t0 = cpu_seconds(up.pid), beats[0], reports[0], time.monotonic()
         time.sleep(args.window)
-        cpu1, beats1, t1 = cpu_seconds(up.pid), beats[0], time.monotonic()
+        cpu1, beats1, reports1, t1 = cpu_seconds(up.pid), beats[0], reports[0], time.monotonic()
         stop.set()
         beater.join()
+        # Heartbeats that did not keep their nodes alive would make the figure meaningless.
+        not_ready = sum(1 for item in call(api, "GET", "/api/v1/nodes")["items"]
+                        if any(c["type"] == "Ready" and c["status"] != "True"
+                               for c in item["status"].get("conditions", [])))
         print(json.dumps({
+            "not_ready_nodes": not_ready,
             "strata": args.strata, "nodes": args.nodes, "held_pods": args.pods,
             "pending_pods": args.pending, "window_s": round(t1 - t0, 1),
             "cpu_s": round(cpu1 - cpu0, 3), "cores": round((cpu1 - cpu0) / (t1 - t0), 4),
-            "heartbeats_per_s": round((beats1 - beats0) / (t1 - t0), 1)}))
+            "heartbeats_per_s": round((beats1 - beats0) / (t1 - t0), 1),
+            "status_reports_per_s": round((reports1 - reports0) / (t1 - t0), 1),
+            "lease": not args.no_lease}))
     finally:
         up.send_signal(signal.SIGTERM)
         try:

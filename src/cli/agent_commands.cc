@@ -27,6 +27,7 @@
 #include "common/clock.h"
 #include "kube/client.h"
 #include "kubestore/kube_store.h"
+#include "kubestore/node_lease.h"
 #include "net/http_server.h"
 #include "node/node_agent.h"
 #include "node/nvml_inventory.h"
@@ -36,6 +37,7 @@
 #include "server/inventory_agent.h"
 #include "server/kubelet_endpoint.h"
 #include "server/node_access.h"
+#include "server/node_heartbeat.h"
 #include "server/node_registration.h"
 
 namespace strata::cli {
@@ -126,6 +128,8 @@ struct AgentStore {
   std::unique_ptr<store::Store> store;
   std::unique_ptr<kube::KubeletServer> kubelet;  // reads the store: stopped first
   std::string joined;                            // what it joined, for the first line
+  server::LeaseRenewal renew_lease;              // the heartbeat's, through the store's API
+  server::NodeHeartbeatOptions heartbeat;
   ~AgentStore() {
     if (kubelet) kubelet->Stop();
   }
@@ -148,6 +152,12 @@ Result<std::unique_ptr<AgentStore>> JoinKubernetes(const AgentOptions& options, 
                                                               kubelet, nodes, std::cout));
   RETURN_IF_ERROR(server::RegisterNodes(*joined->store, nodes));
   joined->joined = joined->kube_client->server();
+  joined->renew_lease = [client = joined->kube_client.get()](const std::string& name,
+                                                             TimePoint now) {
+    return kubestore::RenewNodeLease(*client, name, now);
+  };
+  // strata's node controller on Kubernetes reads the Ready condition, not the Leases.
+  joined->heartbeat.status_report_interval = Duration::zero();
   return joined;
 }
 
@@ -160,7 +170,12 @@ Result<std::unique_ptr<AgentStore>> JoinControlPlane(const AgentOptions& options
   remote_options.token = credential;
   remote_options.node_name = options.name;
   auto joined = std::make_unique<AgentStore>();
-  ASSIGN_OR_RETURN(joined->store, client::RemoteStore::Create(remote_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<client::RemoteStore> remote,
+                   client::RemoteStore::Create(remote_options));
+  joined->renew_lease = [api = remote.get()](const std::string& name, TimePoint now) {
+    return api->RenewNodeLease(name, now);
+  };
+  joined->store = std::move(remote);
   joined->joined = options.server;
   return joined;
 }
@@ -197,13 +212,13 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
             << node.status.gpus.size() << " GPU(s)); pods run here with logs under "
             << options.data_dir << std::endl;
 
+  server::NodeHeartbeat heartbeat(remote, cache, joined->renew_lease, joined->heartbeat);
   const RealClock& clock = RealClock::Instance();
   TimePoint next_heartbeat = clock.Now();
   timespec pause{options.pass_milliseconds / 1000, (options.pass_milliseconds % 1000) * 1000000};
   while (true) {
     if (clock.Now() >= next_heartbeat) {
-      Status beat = server::HeartbeatNodesAndLeases(remote, {options.name}, clock.Now(),
-                                                    joined->kube_client.get());
+      Status beat = heartbeat.Beat({options.name}, clock.Now());
       if (!beat.ok()) std::cerr << "strata agent: heartbeat: " << beat.message() << "\n";
       next_heartbeat = clock.Now() + std::chrono::seconds(options.heartbeat_seconds);
     }
@@ -308,7 +323,9 @@ STRATA_REGISTER_COMMANDS("agent", [](CLI::App& app) {
   agent->add_option("--nvml-library", options->nvml_library, "Where NVML is loaded from")
       ->capture_default_str();
   agent
-      ->add_option("--heartbeat-interval", options->heartbeat_seconds, "Seconds between heartbeats")
+      ->add_option("--heartbeat-interval", options->heartbeat_seconds,
+                   "Seconds between heartbeats: Lease renewals (the Node's status is "
+                   "written when it changes or every 5 minutes)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   CLI::Option* inventory = agent->add_flag(

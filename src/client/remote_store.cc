@@ -5,6 +5,7 @@
 #include <deque>
 #include <thread>
 
+#include "api/node_lease.h"
 #include "api/resource_catalog.h"
 
 namespace strata::client {
@@ -248,6 +249,14 @@ Result<store::Object> RemoteStore::Get(const store::ObjectKey& key) const {
   }
   if (!body) return Err(body.error());
   return FromJson(key.kind, *body);
+}
+
+Status RemoteStore::RenewNodeLease(const std::string& node_name, TimePoint now) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Result<Json> renewed =
+      client_->Call("PUT", api::NodeLeasePath(node_name),
+                    api::NodeLeaseObject(node_name, now).dump(), "application/json");
+  return renewed ? Status::Ok() : renewed.error();
 }
 
 Result<std::string> RemoteStore::CollectionTarget(const store::Selection& selection) const {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "client/api_client.h"
+#include "common/clock.h"
 #include "store/store.h"
 
 namespace strata::client {
@@ -52,6 +53,10 @@ class RemoteStore final : public store::Store {
   Result<store::ListResult> List(const store::Selection& selection) const override;
   Result<std::unique_ptr<store::Watcher>> Watch(const store::WatchOptions& options) override;
   int64_t CurrentVersion() const override { return version_.load(); }
+
+  // Renews node `node_name`'s Lease (api/node_lease.h), as its agent's heartbeat; the server
+  // records its own clock's time. Errors as the server's (NotFound when the node is gone).
+  Status RenewNodeLease(const std::string& node_name, TimePoint now);
 
  private:
   RemoteStore(RemoteStoreOptions options, std::unique_ptr<ApiClient> client);

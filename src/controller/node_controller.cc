@@ -31,9 +31,13 @@ Status NodeController::RunOnce() {
       if (condition.type == "Ready") ready_now = &condition;
     }
     if (ready_now == nullptr) continue;  // never reported: not yet a node that can be lost
-    std::optional<TimePoint> heartbeat = ParseRfc3339(ready_now->last_heartbeat_time);
+    std::optional<TimePoint> alive = ParseRfc3339(ready_now->last_heartbeat_time);
+    if (options_.leases != nullptr) {
+      const TimePoint renewed = options_.leases->AliveAt(cached->metadata.name);
+      if (!alive || renewed > *alive) alive = renewed;
+    }
     const bool lost =
-        ready_now->status == "True" && (!heartbeat || now - *heartbeat > options_.grace_period);
+        ready_now->status == "True" && (!alive || now - *alive > options_.grace_period);
     if (ready_now->status == "True" && !lost) continue;
     // Only a node that is lost or not ready is copied: a pass over healthy nodes reads them in
     // place.
@@ -52,11 +56,9 @@ Status NodeController::RunOnce() {
       }
       // First the node: once it is NotReady, every pass fails what is left on it.
       writer.Update(*stored, std::move(node));
-      writer.Event(
-          "Warning", "NodeNotReady",
-          fmt::format(
-              "Node {} status is now: NodeNotReady (no heartbeat since {})", name,
-              ready_now->last_heartbeat_time.empty() ? "ever" : ready_now->last_heartbeat_time));
+      writer.Event("Warning", "NodeNotReady",
+                   fmt::format("Node {} status is now: NodeNotReady (no heartbeat since {})", name,
+                               alive ? FormatRfc3339(*alive) : std::string("ever")));
     }
     if (Status status = writer.status(); !status.ok()) {
       if (first.ok()) first = status;

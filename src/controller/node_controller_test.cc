@@ -13,6 +13,17 @@ namespace {
 using ::testing::SizeIs;
 using testing::TestCluster;
 
+// The status of node `name`'s Ready condition in the store.
+std::string ReadyStatus(const TestCluster& cluster, const std::string& name) {
+  Result<store::Object> node = cluster.store->Get({"Node", "", name});
+  EXPECT_TRUE(node.has_value()) << name;
+  if (!node) return "";
+  for (const nlohmann::json& condition : node->body["status"]["conditions"]) {
+    if (condition.value("type", "") == "Ready") return condition.value("status", "");
+  }
+  return "";
+}
+
 TEST(NodeControllerTest, ALostNodeFailsItsPodsAndTheJobRestartsElsewhere) {
   TestCluster cluster;
   cluster.AddNode("node-a", 8);
@@ -82,6 +93,57 @@ TEST(NodeControllerTest, LeavesNodesThatHeartbeatAlone) {
     cluster.Reconcile(1);
   }
   for (const api::Event& event : cluster.Events()) EXPECT_NE(event.reason, "NodeNotReady");
+}
+
+TEST(NodeControllerTest, ALeaseKeepsANodeAliveBetweenStatusReports) {
+  TestCluster cluster;
+  cluster.AddNode("renewing", 8);
+  cluster.AddNode("silent", 8);
+  NodeLeases leases(cluster.clock.Now());
+  NodeControllerOptions options;
+  options.leases = &leases;
+  NodeController nodes(*cluster.store, cluster.cache, cluster.clock, options);
+  // Five minutes without a status write: one node renews its Lease every 10 s, the other not.
+  for (int beat = 0; beat < 30; ++beat) {
+    cluster.clock.Advance(std::chrono::seconds(10));
+    leases.Renew("renewing", cluster.clock.Now());
+    ASSERT_TRUE(nodes.RunOnce().ok());
+  }
+  EXPECT_EQ(ReadyStatus(cluster, "renewing"), "True");
+  EXPECT_EQ(ReadyStatus(cluster, "silent"), "Unknown");
+  bool saw_event = false;
+  for (const api::Event& event : cluster.Events()) {
+    EXPECT_NE(event.involved_object.name, "renewing");
+    saw_event |= event.reason == "NodeNotReady" && event.involved_object.name == "silent";
+  }
+  EXPECT_TRUE(saw_event);
+
+  // A renewal that stops loses the node once the grace period has passed.
+  cluster.clock.Advance(std::chrono::seconds(40));
+  ASSERT_TRUE(nodes.RunOnce().ok());
+  EXPECT_EQ(ReadyStatus(cluster, "renewing"), "True");
+  cluster.clock.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(nodes.RunOnce().ok());
+  EXPECT_EQ(ReadyStatus(cluster, "renewing"), "Unknown");
+}
+
+TEST(NodeControllerTest, ARestartedPlaneGivesEveryNodeAFullGracePeriodToRenew) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  // The node's last status report is minutes old; the plane's Leases, in memory, start empty.
+  cluster.clock.Advance(std::chrono::minutes(4));
+  NodeLeases leases(cluster.clock.Now());
+  NodeControllerOptions options;
+  options.leases = &leases;
+  NodeController nodes(*cluster.store, cluster.cache, cluster.clock, options);
+  ASSERT_TRUE(nodes.RunOnce().ok());
+  EXPECT_EQ(ReadyStatus(cluster, "node-a"), "True");
+  cluster.clock.Advance(std::chrono::seconds(40));
+  ASSERT_TRUE(nodes.RunOnce().ok());
+  EXPECT_EQ(ReadyStatus(cluster, "node-a"), "True");
+  cluster.clock.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(nodes.RunOnce().ok());
+  EXPECT_EQ(ReadyStatus(cluster, "node-a"), "Unknown");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "api/node_lease.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "kube/client.h"
@@ -14,6 +15,6 @@ namespace strata::kubestore {
 // first time; a Node that does not exist yet gets a Lease without an owner. Returns the API's
 // error (Conflict when someone else renewed it meanwhile: the next heartbeat renews it).
 Status RenewNodeLease(kube::Client& client, const std::string& node_name, TimePoint now,
-                      Duration lease_duration = std::chrono::seconds(40));
+                      Duration lease_duration = api::kNodeLeaseDuration);
 
 }  // namespace strata::kubestore

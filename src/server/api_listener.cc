@@ -84,6 +84,10 @@ class StreamPump : public std::enable_shared_from_this<StreamPump> {
 
 }  // namespace
 
+ApiReply JsonReply(int code, const nlohmann::json& body) {
+  return ApiReply{net::HttpResponse::Text(code, "application/json", body.dump()), nullptr};
+}
+
 struct ApiListener::Impl {
   explicit Impl(const ApiListenerOptions& options)
       : server(net::HttpServerOptions{.host = options.host,

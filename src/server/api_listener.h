@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/clock.h"
@@ -33,6 +34,9 @@ struct ApiReply {
   net::HttpResponse response;
   std::unique_ptr<ResponseStream> stream;
 };
+
+// A whole response of `body` as application/json.
+ApiReply JsonReply(int code, const nlohmann::json& body);
 
 using ApiHandler = std::function<ApiReply(const net::HttpRequest& request)>;
 

@@ -128,7 +128,9 @@ Result<RunningLoops> StartControlLoops(ControlPlane& plane, const std::string& d
   auto scheduler = std::make_shared<controller::SchedulerLoop>(store, cache, clock,
                                                                std::move(scheduler_options));
   auto jobs = std::make_shared<controller::JobController>(store, cache, clock);
-  auto nodes = std::make_shared<controller::NodeController>(store, cache, clock);
+  controller::NodeControllerOptions node_options;
+  node_options.leases = plane.node_leases();
+  auto nodes = std::make_shared<controller::NodeController>(store, cache, clock, node_options);
   plane.AddLeaderLoop("scheduler", options.interval, [scheduler] { return scheduler->RunOnce(); },
                       {"Node", "Queue", "ResourceFlavor", "Job", "Pod"});
   plane.AddLeaderLoop("job controller", options.interval, [jobs] { return jobs->RunOnce(); },

@@ -21,6 +21,7 @@
 #include "kube/client.h"
 #include "kube/leader_election.h"
 #include "kubestore/kube_store.h"
+#include "kubestore/node_lease.h"
 #include "metrics/metrics.h"
 #include "node/gpu_metrics.h"
 #include "node/nvml_inventory.h"
@@ -30,6 +31,7 @@
 #include "server/cost_api.h"
 #include "server/dashboard_files.h"
 #include "server/kubelet_endpoint.h"
+#include "server/node_heartbeat.h"
 #include "server/node_registration.h"
 #include "server/random_secret.h"
 #include "server/rest_api.h"
@@ -146,6 +148,9 @@ struct ControlPlane::Impl {
   // reclaim).
   std::shared_ptr<observe::ClusterObjectsCache> cluster_objects;
   metrics::Registry registry;
+  // The node Leases agents renew on an embedded plane (null on Kubernetes, where they are Lease
+  // objects); read by the node controller.
+  std::unique_ptr<controller::NodeLeases> node_leases;
   std::unique_ptr<RestApi> api;
   std::unique_ptr<ApiListener> listener;
   std::vector<std::unique_ptr<PeriodicLoop>> loops;
@@ -354,6 +359,10 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   // The node runtime of `strata up` keeps pods' logs under the data dir.
   api_options.pod_logs_dir = options.data_dir + "/pods";
   api_options.version = options.version;
+  if (impl->kube_client == nullptr) {
+    impl->node_leases = std::make_unique<controller::NodeLeases>(RealClock::Instance().Now());
+    api_options.node_leases = impl->node_leases.get();
+  }
   impl->cache = std::make_unique<cluster::Cache>(*impl->store, cluster::ControlPlaneCacheOptions());
   // Lists every kind now and starts their watches, so a loop is woken by the first change.
   RETURN_IF_ERROR(impl->cache->Sync());
@@ -399,10 +408,25 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   std::vector<std::string>& names = plane->impl_->node_names;
   for (const api::Node& node : nodes) names.push_back(node.metadata.name);
   plane->impl_->simulated = simulated;
-  store::Store* store = plane->impl_->store.get();
   kube::Client* kube_client = plane->impl_->kube_client.get();
-  plane->AddLoop("node heartbeat", options.heartbeat_interval, [store, names, kube_client] {
-    return HeartbeatNodesAndLeases(*store, names, RealClock::Instance().Now(), kube_client);
+  LeaseRenewal renew;
+  NodeHeartbeatOptions beat_options;
+  if (kube_client != nullptr) {
+    renew = [kube_client](const std::string& name, TimePoint now) {
+      return kubestore::RenewNodeLease(*kube_client, name, now);
+    };
+    // strata's node controller on Kubernetes reads the Ready condition, not the Leases.
+    beat_options.status_report_interval = Duration::zero();
+  } else {
+    renew = [leases = plane->impl_->node_leases.get()](const std::string& name, TimePoint now) {
+      leases->Renew(name, now);
+      return Status::Ok();
+    };
+  }
+  auto heartbeat = std::make_shared<NodeHeartbeat>(*plane->impl_->store, *plane->impl_->cache,
+                                                   std::move(renew), beat_options);
+  plane->AddLoop("node heartbeat", options.heartbeat_interval, [heartbeat, names] {
+    return heartbeat->Beat(names, RealClock::Instance().Now());
   });
   if (kube_client != nullptr && options.leader_elect) plane->Campaign(options, out);
   std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
@@ -462,6 +486,7 @@ store::Store& ControlPlane::store() { return *impl_->store; }
 cluster::Cache& ControlPlane::cache() { return *impl_->cache; }
 
 kube::Client* ControlPlane::kube_client() { return impl_->kube_client.get(); }
+const controller::NodeLeases* ControlPlane::node_leases() const { return impl_->node_leases.get(); }
 
 metrics::Registry& ControlPlane::registry() { return impl_->registry; }
 

@@ -10,6 +10,7 @@
 #include "cluster/cache.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "controller/node_leases.h"
 #include "kube/client.h"
 #include "kube/leader_election.h"
 #include "metrics/metrics.h"
@@ -117,6 +118,9 @@ class ControlPlane {
   store::Store& store();
   // The client of the Kubernetes API the store is on; null on SQLite. Thread-safe.
   kube::Client* kube_client();
+  // The node Leases the REST API renews, for the node controller; null on Kubernetes (Lease
+  // objects there). Thread-safe.
+  const controller::NodeLeases* node_leases() const;
   // The one watch-fed cache of the store that every loop here reads (every kind the loops
   // read, with cluster::ControlPlaneCacheOptions' indexes). Thread-safe.
   cluster::Cache& cache();

@@ -10,10 +10,6 @@ namespace {
 
 constexpr Duration kMaxWindow = std::chrono::hours(24 * 366);
 
-ApiReply JsonReply(int code, const nlohmann::json& body) {
-  return ApiReply{net::HttpResponse::Text(code, "application/json", body.dump()), nullptr};
-}
-
 }  // namespace
 
 CostApi::CostApi(std::shared_ptr<observe::ClusterObjectsCache> cluster, CostApiOptions options)

@@ -1,6 +1,7 @@
 #include "server/node_access.h"
 
 #include "api/node.h"
+#include "api/node_lease.h"
 #include "server/node_registration.h"
 #include "server/object_codec.h"
 #include "server/random_secret.h"
@@ -126,6 +127,11 @@ Status NodeAccess::Authorize(const std::string& node, std::string_view method,
   for (std::string_view open : kOpenPaths) {
     if (path == open)
       return method == "GET" ? Status::Ok() : Denied(node, method, path, "read-only");
+  }
+  if (std::optional<std::string> leased = api::NodeOfLeasePath(path)) {
+    if (*leased != node) return Denied(node, method, path, "another node's Lease");
+    if (method == "GET" || method == "PUT") return Status::Ok();
+    return Denied(node, method, path, "a node reads and renews its own Lease");
   }
   Result<api::ResourcePath> resource = api::ParseResourcePath(path);
   if (!resource) return Denied(node, method, path, "not a resource a node reads");

@@ -25,7 +25,8 @@ inline constexpr char kNodeCredentialKind[] = "NodeCredential";
 // working. A name the control plane registered itself (its own inventory) cannot be joined.
 //
 // A node credential allows only what an agent needs: reading its own Node (get, or list/watch
-// with fieldSelector metadata.name=NODE), writing that Node's status (heartbeats), reading the
+// with fieldSelector metadata.name=NODE), writing that Node's status, reading and renewing its
+// Lease (api/node_lease.h: heartbeats), reading the
 // pods bound to it (list/watch with fieldSelector spec.nodeName=NODE, get, logs), writing their
 // status, and replacing them with an unchanged spec (annotations such as the last checkpoint).
 // Everything else is PermissionDenied (403) naming the node.

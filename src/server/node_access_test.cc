@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "api/encode.h"
+#include "api/node_lease.h"
+#include "client/remote_store.h"
 #include "node/simulated_inventory.h"
 #include "server/node_registration.h"
 #include "server/test_api_server.h"
@@ -41,11 +43,12 @@ std::string PodManifest(const std::string& name, const std::string& node) {
 
 class NodeAccessTest : public ::testing::Test {
  protected:
-  NodeAccessTest() : server_(Options()) {}
+  NodeAccessTest() : server_(Options(&leases_)) {}
 
-  static RestApiOptions Options() {
+  static RestApiOptions Options(controller::NodeLeases* leases) {
     RestApiOptions options;
     options.join_tokens = {kJoinToken};
+    options.node_leases = leases;
     return options;
   }
 
@@ -70,6 +73,7 @@ class NodeAccessTest : public ::testing::Test {
     }
   }
 
+  controller::NodeLeases leases_{RealClock::Instance().Now()};  // before the server using it
   testing::TestApiServer server_;
 };
 
@@ -192,6 +196,91 @@ TEST_F(NodeAccessTest, ACredentialWritesOnlyItsPodsStatusAndItsNodesStatus) {
   EXPECT_NE((*theirs)["status"].value("phase", ""), "Running");
   EXPECT_FALSE(server_.Client()->Get("/api/v1/namespaces/default/pods/extra").has_value());
   EXPECT_TRUE(server_.Client()->Get("/api/v1/namespaces/default/pods/mine").has_value());
+}
+
+TEST_F(NodeAccessTest, ACredentialRenewsItsOwnNodesLeaseOnly) {
+  Result<Json> joined = Join("agent-1");
+  ASSERT_TRUE(joined) << joined.error().ToString();
+  const std::string token = (*joined)["token"];
+  auto agent = server_.Client(token);
+  ASSERT_TRUE(Join("agent-2"));
+  const TimePoint before = RealClock::Instance().Now();
+  auto renewed = agent->Call("PUT", api::NodeLeasePath("agent-1"),
+                             api::NodeLeaseObject("agent-1", before).dump(), "application/json");
+  ASSERT_TRUE(renewed) << renewed.error().ToString();
+  EXPECT_EQ((*renewed)["kind"], "Lease");
+  EXPECT_EQ((*renewed)["metadata"]["namespace"], "kube-node-lease");
+  EXPECT_EQ((*renewed)["spec"]["holderIdentity"], "agent-1");
+  ASSERT_TRUE(leases_.Renewed("agent-1").has_value());
+  EXPECT_GE(*leases_.Renewed("agent-1"), before);
+  auto read = agent->Get(api::NodeLeasePath("agent-1"));
+  ASSERT_TRUE(read) << read.error().ToString();
+  EXPECT_EQ((*read)["spec"]["renewTime"], (*renewed)["spec"]["renewTime"]);
+
+  // The agent's store renews it the same way, and no other node's.
+  client::RemoteStoreOptions remote_options;
+  remote_options.server = server_.url();
+  remote_options.token = token;
+  remote_options.node_name = "agent-1";
+  auto remote = client::RemoteStore::Create(remote_options);
+  ASSERT_TRUE(remote);
+  EXPECT_TRUE((*remote)->RenewNodeLease("agent-1", before).ok());
+  Status other = (*remote)->RenewNodeLease("agent-2", before);
+  EXPECT_EQ(other.code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(other.message(), HasSubstr("another node's Lease"));
+  auto read_other = agent->Get(api::NodeLeasePath("agent-2"));
+  ASSERT_FALSE(read_other);
+  EXPECT_EQ(read_other.error().code(), StatusCode::kPermissionDenied);
+  auto delete_own = agent->Call("DELETE", api::NodeLeasePath("agent-1"));
+  ASSERT_FALSE(delete_own);
+  EXPECT_EQ(delete_own.error().code(), StatusCode::kPermissionDenied);
+  EXPECT_FALSE(leases_.Renewed("agent-2").has_value());
+}
+
+TEST_F(NodeAccessTest, ALeaseIsRenewedOnlyForANodeThatExistsAndByItsName) {
+  auto admin = server_.Client();
+  ASSERT_TRUE(Join("agent-1"));
+  auto missing = admin->Call("PUT", api::NodeLeasePath("nobody"), "", "application/json");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(leases_.Renewed("nobody").has_value());
+
+  auto misnamed =
+      admin->Call("PUT", api::NodeLeasePath("agent-1"),
+                  api::NodeLeaseObject("agent-2", FakeClock().Now()).dump(), "application/json");
+  ASSERT_FALSE(misnamed);
+  EXPECT_EQ(misnamed.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(misnamed.error().message(), HasSubstr("metadata.name"));
+  auto not_an_object = admin->Call("PUT", api::NodeLeasePath("agent-1"), "[1]", "application/json");
+  ASSERT_FALSE(not_an_object);
+  EXPECT_EQ(not_an_object.error().code(), StatusCode::kInvalidArgument);
+  auto truncated = admin->Call("PUT", api::NodeLeasePath("agent-1"),
+                               R"({"metadata": {"name": "agent-1"})", "application/json");
+  ASSERT_FALSE(truncated);
+  EXPECT_EQ(truncated.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(truncated.error().message(), HasSubstr("byte"));
+  auto numbered = admin->Call("PUT", api::NodeLeasePath("agent-1"), R"({"metadata": {"name": 1}})",
+                              "application/json");
+  ASSERT_FALSE(numbered);
+  EXPECT_THAT(numbered.error().message(), HasSubstr("metadata.name: expected a string"));
+  EXPECT_FALSE(leases_.Renewed("agent-1").has_value());
+
+  auto unread = admin->Get(api::NodeLeasePath("agent-1"));
+  ASSERT_FALSE(unread);
+  EXPECT_EQ(unread.error().code(), StatusCode::kNotFound);
+  auto deleted = admin->Call("DELETE", api::NodeLeasePath("agent-1"));
+  ASSERT_FALSE(deleted);
+  EXPECT_EQ(deleted.error().code(), StatusCode::kUnimplemented);
+  // An empty body renews too.
+  EXPECT_TRUE(admin->Call("PUT", api::NodeLeasePath("agent-1"), "", "application/json"));
+  EXPECT_TRUE(leases_.Renewed("agent-1").has_value());
+}
+
+TEST(NodeLeaseApiTest, AnApiWithoutLeasesServesNone) {
+  testing::TestApiServer server;
+  auto read = server.Client()->Call("PUT", api::NodeLeasePath("agent-1"), "", "application/json");
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().code(), StatusCode::kNotFound);
 }
 
 TEST_F(NodeAccessTest, JoiningAgainReplacesTheCredential) {

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include "api/encode.h"
-#include "kubestore/node_lease.h"
 #include "node/gpu_models.h"
 #include "server/object_codec.h"
 
@@ -144,18 +143,6 @@ Status HeartbeatNodes(store::Store& store, const std::vector<std::string>& names
       Result<store::Object> written = store.Update(std::move(update));
       if (written) break;
       if (written.error().code() != StatusCode::kConflict) return written.error();
-    }
-  }
-  return Status::Ok();
-}
-
-Status HeartbeatNodesAndLeases(store::Store& store, const std::vector<std::string>& names,
-                               TimePoint now, kube::Client* lease_client) {
-  if (Status beat = HeartbeatNodes(store, names, now); !beat.ok()) return beat;
-  if (lease_client == nullptr) return Status::Ok();
-  for (const std::string& name : names) {
-    if (Status renewed = kubestore::RenewNodeLease(*lease_client, name, now); !renewed.ok()) {
-      return renewed;
     }
   }
   return Status::Ok();

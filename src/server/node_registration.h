@@ -8,7 +8,6 @@
 #include "common/clock.h"
 #include "common/quantity.h"
 #include "common/status.h"
-#include "kube/client.h"
 #include "node/gpu_inventory.h"
 #include "store/store.h"
 
@@ -45,12 +44,8 @@ Result<store::Write> RegistrationWrite(const store::Store& store, const api::Nod
 Status RegisterNodes(store::Store& store, const std::vector<api::Node>& nodes);
 
 // Stamps a new heartbeat into the Ready condition of each named node (Ready=True). A node that
-// no longer exists is skipped. Returns the first store error.
+// no longer exists is skipped. Returns the first store error. Node agents call it through
+// NodeHeartbeat, which renews their Leases every beat and reports status only when due.
 Status HeartbeatNodes(store::Store& store, const std::vector<std::string>& names, TimePoint now);
-
-// HeartbeatNodes, then, on Kubernetes (`lease_client` not null), each node's Lease in
-// kube-node-lease as a kubelet renews it (kubestore::RenewNodeLease). Returns the first error.
-Status HeartbeatNodesAndLeases(store::Store& store, const std::vector<std::string>& names,
-                               TimePoint now, kube::Client* lease_client);
 
 }  // namespace strata::server

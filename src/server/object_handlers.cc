@@ -22,10 +22,6 @@ namespace {
 // resourceVersion is the client's 409.
 constexpr int kWriteAttempts = 5;
 
-ApiReply JsonReply(int code, const nlohmann::json& body) {
-  return ApiReply{net::HttpResponse::Text(code, "application/json", body.dump()), nullptr};
-}
-
 Result<int64_t> ParseVersion(const std::string& text, std::string_view field) {
   int64_t value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "api/api_status.h"
+#include "api/node_lease.h"
 #include "cluster/indexes.h"
 
 namespace strata::server {
@@ -36,10 +37,6 @@ std::string PercentDecode(std::string_view text) {
   return out;
 }
 
-ApiReply JsonReply(int code, const nlohmann::json& body) {
-  return ApiReply{net::HttpResponse::Text(code, "application/json", body.dump()), nullptr};
-}
-
 }  // namespace
 
 std::map<std::string, std::string> ParseQuery(std::string_view target) {
@@ -62,6 +59,7 @@ std::map<std::string, std::string> ParseQuery(std::string_view target) {
 RestApi::RestApi(store::Store& store, metrics::Registry& registry, RestApiOptions options)
     : owned_cache_(std::make_unique<cluster::Cache>(store, cluster::ControlPlaneCacheOptions())),
       store_(store),
+      cache_(*owned_cache_),
       registry_(registry),
       options_(std::move(options)),
       node_access_(store, options_.join_tokens),
@@ -72,6 +70,7 @@ RestApi::RestApi(store::Store& store, metrics::Registry& registry, RestApiOption
 RestApi::RestApi(store::Store& store, cluster::Cache& cache, metrics::Registry& registry,
                  RestApiOptions options)
     : store_(store),
+      cache_(cache),
       registry_(registry),
       options_(std::move(options)),
       node_access_(store, options_.join_tokens),
@@ -161,6 +160,10 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     *verb = "apply";
     if (method != "POST") return Err(UnimplementedError("apply takes POST with manifests"));
     return Apply(request.body, query);
+  }
+  if (std::optional<std::string> leased = api::NodeOfLeasePath(path)) {
+    *verb = method == "GET" ? "get" : "update";
+    return NodeLease(method, *leased, request.body);
   }
   ASSIGN_OR_RETURN(api::ResourcePath resource, api::ParseResourcePath(path));
   if (resource.subresource == "log") {

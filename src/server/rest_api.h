@@ -7,6 +7,7 @@
 
 #include "api/resource_catalog.h"
 #include "common/clock.h"
+#include "controller/node_leases.h"
 #include "metrics/metrics.h"
 #include "metrics/stats.h"
 #include "net/http_message.h"
@@ -38,6 +39,9 @@ struct RestApiOptions {
   const Clock* clock = &RealClock::Instance();
   // A watch without timeoutSeconds ends after this long (clients reconnect).
   Duration default_watch_timeout = std::chrono::minutes(30);
+  // The node Leases agents renew at api::NodeLeasePath (the embedded plane's); null: that path
+  // is NotFound.
+  controller::NodeLeases* node_leases = nullptr;
 };
 
 // The control plane's REST API over a Store, following the Kubernetes API conventions (see
@@ -45,7 +49,7 @@ struct RestApiOptions {
 // list / get / create (POST) / update (PUT, optimistic concurrency on resourceVersion) /
 // delete / watch per kind, the status subresource of pods and nodes (for a pod it also takes
 // metadata.annotations, where its agent records start, finish and checkpoint times), pods' logs
-// (PodLogs), and
+// (PodLogs), nodes' Leases (get and renew, in memory: NodeLease), and
 // POST /apis/strata.dev/v1alpha1/apply, which creates or updates every object of a
 // multi-document body (native or compatible kinds), one object at a time in the documents'
 // order (the store has no transaction across objects): a write that fails names the documents
@@ -96,6 +100,11 @@ class RestApi {
   // preemption cost reads) moves to the API's clock time.
   Result<ApiReply> RecordCheckpoint(const api::ResourcePath& path);
   Result<ApiReply> Delete(const api::ResourcePath& path, const Query& query);
+  // GET: the Lease of node `node_name` (NotFound before its first renewal since the start). PUT
+  // renews it at the API's clock time, whatever renewTime the body carries; the body may be
+  // empty or a Lease of that name. NotFound for a node that does not exist.
+  Result<ApiReply> NodeLease(const std::string& method, const std::string& node_name,
+                             const std::string& body);
   Result<ApiReply> Apply(const std::string& body, const Query& query);
   // Creates `object` or replaces what is stored (keeping its status); "created", "configured"
   // or "unchanged".
@@ -103,6 +112,7 @@ class RestApi {
 
   std::unique_ptr<cluster::Cache> owned_cache_;  // set by the constructor without a cache
   store::Store& store_;
+  cluster::Cache& cache_;
   metrics::Registry& registry_;
   RestApiOptions options_;
   NodeAccess node_access_;

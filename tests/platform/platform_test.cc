@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/node_lease.h"
 #include "client/api_client.h"
 #include "gateway/server.h"
 #include "node/test_support.h"
@@ -527,6 +528,10 @@ TEST_F(PlatformTest, AnAgentJoinsRunsItsPodsAndLosingItRestartsTheJobElsewhere) 
   Json on_agent = WaitForPod(*client, "train-worker-0", "Running", "agent-1");
   ASSERT_EQ(on_agent.value(Json::json_pointer("/spec/nodeName"), std::string()), "agent-1")
       << on_agent.dump();
+  // Its heartbeats renew its node's Lease, which the node controller reads.
+  Result<Json> lease = client->Get(api::NodeLeasePath("agent-1"));
+  ASSERT_TRUE(lease) << lease.error().ToString();
+  EXPECT_EQ(lease->value(Json::json_pointer("/spec/holderIdentity"), std::string()), "agent-1");
   agent.Kill();
   ASSERT_TRUE(client->Call("DELETE", "/api/v1/namespaces/default/pods/blocker"));
   Json moved = WaitForPod(*client, "train-worker-0", "Running", "sim-node-0");
