@@ -51,17 +51,23 @@ def call(api, method, path, body=None):
 
 
 class Connection:
-    """One kept-alive connection to the API, as a node agent keeps one (net::HttpClient)."""
+    """One kept-alive connection to the API, as a node agent keeps one (net::HttpClient, or a
+    kubelet's client), over TLS with a client certificate when `tls` is an ssl context."""
 
-    def __init__(self, api):
+    def __init__(self, api, tls=None, token=None):
         address = urllib.parse.urlsplit(api)
-        self.connection = http.client.HTTPConnection(address.hostname, address.port, timeout=60)
+        if tls is None:
+            self.connection = http.client.HTTPConnection(address.hostname, address.port,
+                                                         timeout=60)
+        else:
+            self.connection = http.client.HTTPSConnection(address.hostname, address.port,
+                                                          timeout=60, context=tls)
+        self.token = token if token is not None else os.environ.get("STRATA_TOKEN")
 
-    def call(self, method, path, body=None):
-        headers = {"Content-Type": "application/json"}
-        token = os.environ.get("STRATA_TOKEN")
-        if token:
-            headers["Authorization"] = "Bearer " + token
+    def call(self, method, path, body=None, content_type="application/json"):
+        headers = {"Content-Type": content_type}
+        if self.token:
+            headers["Authorization"] = "Bearer " + self.token
         data = None if body is None else json.dumps(body).encode()
         self.connection.request(method, path, body=data, headers=headers)
         answer = self.connection.getresponse()
@@ -69,6 +75,74 @@ class Connection:
         if answer.status >= 300:
             raise RuntimeError(f"{method} {path}: HTTP {answer.status} {text[:200]!r}")
         return json.loads(text or b"null")
+
+
+def parallel(items, work_on, threads=8):
+    """Runs work_on(item) for every item, on `threads` threads."""
+    chunks = [items[i::threads] for i in range(threads)]
+    workers = [threading.Thread(target=lambda c=c: [work_on(x) for x in c]) for c in chunks]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+
+class Heartbeats:
+    """Every node in `names` beats once per `interval` seconds, spread over it, on one thread
+    and one kept-alive connection (from `connect`) as each agent keeps one: beat(connection,
+    name) renews its Lease, and report(connection, name) writes its status, every `status_every`
+    seconds, each node's first at a random point of that interval (nodes registered at
+    different times). With `status_every` None every beat is a report (no Lease)."""
+
+    def __init__(self, names, interval, connect, beat, report, status_every):
+        self.names, self.interval, self.connect = names, interval, connect
+        self.beat, self.report, self.status_every = beat, report, status_every
+        self.beats = self.reports = 0
+        self.stop = threading.Event()
+        begun = time.monotonic()
+        self.next_report = {name: begun + random.uniform(0, status_every or 0) for name in names}
+        self.thread = threading.Thread(target=self.run if interval > 0 else self.stop.wait)
+
+    def run(self):
+        connection = self.connect()
+        while not self.stop.is_set():
+            start = time.monotonic()
+            for i, name in enumerate(self.names):
+                if self.stop.is_set():
+                    return
+                try:
+                    if self.status_every is None:
+                        self.report(connection, name)
+                        self.reports += 1
+                    else:
+                        self.beat(connection, name)
+                        if time.monotonic() >= self.next_report[name]:
+                            self.report(connection, name)
+                            self.reports += 1
+                            self.next_report[name] += self.status_every
+                    self.beats += 1
+                except Exception as error:  # a conflict with the node controller: next time
+                    print(f"heartbeat {name}: {error}", file=sys.stderr)
+                    connection = self.connect()
+                pause = start + (i + 1) * self.interval / len(self.names) - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
+
+    def measure(self, pids, window):
+        """Starts beating, lets the loops take in what was created, then returns the CPU seconds
+        of `pids` (each), the seconds measured, and the beats and reports per second."""
+        self.thread.start()
+        time.sleep(5)
+        cpu0, beats0, reports0, t0 = ([cpu_seconds(p) for p in pids], self.beats, self.reports,
+                                      time.monotonic())
+        time.sleep(window)
+        cpu1, beats1, reports1, t1 = ([cpu_seconds(p) for p in pids], self.beats, self.reports,
+                                      time.monotonic())
+        self.stop.set()
+        self.thread.join()
+        seconds = t1 - t0
+        return ([b - a for a, b in zip(cpu0, cpu1)], seconds, (beats1 - beats0) / seconds,
+                (reports1 - reports0) / seconds)
 
 
 def cpu_seconds(pid):
@@ -149,30 +223,15 @@ def main():
             os.environ["STRATA_TOKEN"] = open(admin).read().strip()
 
         names = [f"held-{i}" for i in range(args.nodes)]
-
-        def parallel(items, work_on):
-            chunks = [items[i::args.threads] for i in range(args.threads)]
-            threads = [threading.Thread(target=lambda c=c: [work_on(x) for x in c])
-                       for c in chunks]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-
         ahead = 3600 if args.heartbeat == 0 else 0
-        parallel(names, lambda n: call(api, "POST", "/api/v1/nodes", node(n, stamp(ahead))))
+        parallel(names, lambda n: call(api, "POST", "/api/v1/nodes", node(n, stamp(ahead))),
+                 args.threads)
         pods = [(f"held-{i}", names[(i // per_gpu) // 8], (i // per_gpu) % 8, milli)
                 for i in range(args.pods)]
         # Waiting pods ask for more than a node has: they stay pending, explained.
         pods += [(f"waiting-{i}", "", 0, 9000) for i in range(args.pending)]
-        parallel(pods, lambda p: call(api, "POST", "/api/v1/namespaces/bench/pods",
-                                      pod(*p)))
-
-        stop = threading.Event()
-        beats = [0]
-        reports = [0]
-        begun = time.monotonic()
-        next_report = {name: begun + random.uniform(0, args.status_every) for name in names}
+        parallel(pods, lambda p: call(api, "POST", "/api/v1/namespaces/bench/pods", pod(*p)),
+                 args.threads)
 
         def report(connection, name):
             current = connection.call("GET", f"/api/v1/nodes/{name}")
@@ -180,45 +239,17 @@ def main():
                 if condition["type"] == "Ready":
                     condition["lastHeartbeatTime"] = stamp()
             connection.call("PUT", f"/api/v1/nodes/{name}/status", current)
-            reports[0] += 1
 
-        def heartbeats():
-            # Each node's agent heartbeats once per interval, spread over it, each on the one
-            # connection an agent keeps open.
-            connection = Connection(api)
-            while not stop.is_set():
-                start = time.monotonic()
-                for i, name in enumerate(names):
-                    if stop.is_set():
-                        return
-                    try:
-                        if args.no_lease:
-                            report(connection, name)
-                        else:
-                            lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                                     "metadata": {"name": name, "namespace": "kube-node-lease"},
-                                     "spec": {"holderIdentity": name, "leaseDurationSeconds": 40}}
-                            connection.call("PUT", "/apis/coordination.k8s.io/v1/namespaces/"
-                                            f"kube-node-lease/leases/{name}", lease)
-                            if time.monotonic() >= next_report[name]:
-                                report(connection, name)
-                                next_report[name] += args.status_every
-                        beats[0] += 1
-                    except Exception as error:  # a conflict with the node controller: next time
-                        print(f"heartbeat {name}: {error}", file=sys.stderr)
-                        connection = Connection(api)
-                    pause = start + (i + 1) * args.heartbeat / len(names) - time.monotonic()
-                    if pause > 0:
-                        time.sleep(pause)
+        def renew(connection, name):
+            lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                     "metadata": {"name": name, "namespace": "kube-node-lease"},
+                     "spec": {"holderIdentity": name, "leaseDurationSeconds": 40}}
+            connection.call("PUT", "/apis/coordination.k8s.io/v1/namespaces/"
+                            f"kube-node-lease/leases/{name}", lease)
 
-        beater = threading.Thread(target=heartbeats if args.heartbeat > 0 else stop.wait)
-        beater.start()
-        time.sleep(5)  # let the loops take in what was created
-        cpu0, beats0, reports0, t0 = cpu_seconds(up.pid), beats[0], reports[0], time.monotonic()
-        time.sleep(args.window)
-        cpu1, beats1, reports1, t1 = cpu_seconds(up.pid), beats[0], reports[0], time.monotonic()
-        stop.set()
-        beater.join()
+        heartbeats = Heartbeats(names, args.heartbeat, lambda: Connection(api), renew, report,
+                                None if args.no_lease else args.status_every)
+        [cpu], seconds, beats_per_s, reports_per_s = heartbeats.measure([up.pid], args.window)
         # Heartbeats that did not keep their nodes alive would make the figure meaningless.
         not_ready = sum(1 for item in call(api, "GET", "/api/v1/nodes")["items"]
                         if any(c["type"] == "Ready" and c["status"] != "True"
@@ -226,10 +257,10 @@ def main():
         print(json.dumps({
             "not_ready_nodes": not_ready,
             "strata": args.strata, "nodes": args.nodes, "held_pods": args.pods,
-            "pending_pods": args.pending, "window_s": round(t1 - t0, 1),
-            "cpu_s": round(cpu1 - cpu0, 3), "cores": round((cpu1 - cpu0) / (t1 - t0), 4),
-            "heartbeats_per_s": round((beats1 - beats0) / (t1 - t0), 1),
-            "status_reports_per_s": round((reports1 - reports0) / (t1 - t0), 1),
+            "pending_pods": args.pending, "window_s": round(seconds, 1),
+            "cpu_s": round(cpu, 3), "cores": round(cpu / seconds, 4),
+            "heartbeats_per_s": round(beats_per_s, 1),
+            "status_reports_per_s": round(reports_per_s, 1),
             "lease": not args.no_lease}))
     finally:
         up.send_signal(signal.SIGTERM)

@@ -222,7 +222,8 @@ void ClusterViewReader::Reconvert(const std::string& name, bool append_running) 
   for (const std::pair<std::string, int>& port : read.master_ports) ++ports_in_use_[port];
   if (read.objects) {
     if (StoppedAsPreempted(*read.objects)) preempted_groups_.insert(name);
-    objects_[name] = *read.objects;
+    objects_[name] = std::move(*read.objects);  // one copy: the view's, not also the read's
+    read.objects.reset();
   }
   if (read.running) {
     Charge(*read.running, 1);

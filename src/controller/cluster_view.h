@@ -135,8 +135,10 @@ class ClusterViewReader {
   std::map<store::ObjectKey, std::string> workload_of_;  // each decodable Job and Pod
   std::map<std::string, Members> members_;
   std::set<std::string> dirty_;
-  std::map<std::string, WorkloadRead> reads_;  // what each workload is, its running part moved
-  std::set<std::string> waiting_;              // with a pending, held or unfinished part
+  // What each workload is, its running part and its objects moved out (to snapshot_.running and
+  // objects_).
+  std::map<std::string, WorkloadRead> reads_;
+  std::set<std::string> waiting_;  // with a pending, held or unfinished part
   std::map<std::string, WorkloadObjects> objects_;
   std::set<std::string> preempted_groups_;
   QueueCharges charges_;

@@ -10,6 +10,11 @@ void NodeLeases::Renew(const std::string& node_name, TimePoint now) {
   renewed = std::max(renewed, now);
 }
 
+void NodeLeases::Forget(const std::string& node_name) {
+  std::lock_guard lock(mutex_);
+  renewed_.erase(node_name);
+}
+
 std::optional<TimePoint> NodeLeases::Renewed(const std::string& node_name) const {
   std::lock_guard lock(mutex_);
   auto it = renewed_.find(node_name);

@@ -15,8 +15,9 @@ namespace strata::controller {
 // records the plane's own clock time, so agents' clocks do not matter. Nothing of it survives a
 // restart: the table's start counts as every node's renewal (AliveAt), so a restarted plane
 // gives each node a full grace period to renew before it is judged lost, as a newly elected
-// kube-controller-manager does. Only existing nodes renew (the REST API checks), so the table
-// holds at most one entry per node name seen since the start.
+// kube-controller-manager does. Only existing nodes renew (the REST API checks), and a deleted
+// node's Lease goes with it (as a kubelet's, which its Node owns), so the table holds one entry
+// per node.
 //
 // Owned by the control plane; thread-safe (the REST API renews, the node controller reads).
 class NodeLeases {
@@ -25,6 +26,8 @@ class NodeLeases {
   explicit NodeLeases(TimePoint since) : since_(since) {}
 
   void Renew(const std::string& node_name, TimePoint now);
+  // Drops the Lease of `node_name` (a deleted node's).
+  void Forget(const std::string& node_name);
   // The last renewal of `node_name`, nullopt when none was seen since the start.
   std::optional<TimePoint> Renewed(const std::string& node_name) const;
   // The last time `node_name` is known to have been alive: its last renewal, or the table's

@@ -274,6 +274,10 @@ TEST_F(NodeAccessTest, ALeaseIsRenewedOnlyForANodeThatExistsAndByItsName) {
   // An empty body renews too.
   EXPECT_TRUE(admin->Call("PUT", api::NodeLeasePath("agent-1"), "", "application/json"));
   EXPECT_TRUE(leases_.Renewed("agent-1").has_value());
+
+  // The Lease goes with its node.
+  EXPECT_TRUE(admin->Call("DELETE", "/api/v1/nodes/agent-1"));
+  EXPECT_FALSE(leases_.Renewed("agent-1").has_value());
 }
 
 TEST(NodeLeaseApiTest, AnApiWithoutLeasesServesNone) {

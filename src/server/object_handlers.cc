@@ -289,6 +289,10 @@ Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& que
     ASSIGN_OR_RETURN(precondition, ParseVersion(it->second, "resourceVersion"));
   }
   ASSIGN_OR_RETURN(store::Object deleted, store_.Delete(KeyOf(path), precondition));
+  // A node's Lease goes with it, as its ownerReference makes Kubernetes' garbage collector do.
+  if (deleted.key.kind == "Node" && options_.node_leases != nullptr) {
+    options_.node_leases->Forget(deleted.key.name);
+  }
   return JsonReply(200, deleted.body);
 }
 
