@@ -129,7 +129,6 @@ struct AgentStore {
   std::unique_ptr<kube::KubeletServer> kubelet;  // reads the store: stopped first
   std::string joined;                            // what it joined, for the first line
   server::LeaseRenewal renew_lease;              // the heartbeat's, through the store's API
-  server::NodeHeartbeatOptions heartbeat;
   ~AgentStore() {
     if (kubelet) kubelet->Stop();
   }
@@ -156,8 +155,6 @@ Result<std::unique_ptr<AgentStore>> JoinKubernetes(const AgentOptions& options, 
                                                              TimePoint now) {
     return kubestore::RenewNodeLease(*client, name, now);
   };
-  // strata's node controller on Kubernetes reads the Ready condition, not the Leases.
-  joined->heartbeat.status_report_interval = Duration::zero();
   return joined;
 }
 
@@ -212,7 +209,7 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
             << node.status.gpus.size() << " GPU(s)); pods run here with logs under "
             << options.data_dir << std::endl;
 
-  server::NodeHeartbeat heartbeat(remote, cache, joined->renew_lease, joined->heartbeat);
+  server::NodeHeartbeat heartbeat(remote, cache, joined->renew_lease);
   const RealClock& clock = RealClock::Instance();
   TimePoint next_heartbeat = clock.Now();
   timespec pause{options.pass_milliseconds / 1000, (options.pass_milliseconds % 1000) * 1000000};

@@ -36,8 +36,8 @@ Status NodeController::RunOnce() {
       const TimePoint renewed = options_.leases->AliveAt(cached->metadata.name);
       if (!alive || renewed > *alive) alive = renewed;
     }
-    const bool lost =
-        ready_now->status == "True" && (!alive || now - *alive > options_.grace_period);
+    const bool lost = options_.mark_lost && ready_now->status == "True" &&
+                      (!alive || now - *alive > options_.grace_period);
     if (ready_now->status == "True" && !lost) continue;
     // Only a node that is lost or not ready is copied: a pass over healthy nodes reads them in
     // place.

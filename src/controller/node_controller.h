@@ -17,6 +17,11 @@ struct NodeControllerOptions {
   // The node Leases the agents renew (embedded planes); null: only the Ready condition's
   // heartbeat counts.
   const NodeLeases* leases = nullptr;
+  // Whether this controller marks lost nodes NotReady. On Kubernetes it does not:
+  // kube-controller-manager's node lifecycle controller marks a node whose Lease lapsed
+  // Ready=Unknown (as for every node of the cluster), and this controller fails the pods of
+  // every node that is not Ready.
+  bool mark_lost = true;
 };
 
 // The node controller. Node agents heartbeat as kubelets do: they renew their node's Lease every

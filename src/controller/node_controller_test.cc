@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "cluster/stored_object.h"
 #include "controller/controller_test_support.h"
 #include "controller/training_pod.h"
 
@@ -24,20 +25,26 @@ std::string ReadyStatus(const TestCluster& cluster, const std::string& name) {
   return "";
 }
 
+// Applies Job "train": `replicas` ranks of 8 GPUs, one restart allowed.
+void ApplyTrainJob(TestCluster& cluster, int replicas) {
+  cluster.Apply(fmt::format(R"(apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata: {{name: train, namespace: default}}
+spec:
+  replicas: {}
+  maxRestarts: 1
+  resources: {{gpu: 8}}
+  template: {{command: [python, train.py]}}
+)",
+                            replicas));
+}
+
 TEST(NodeControllerTest, ALostNodeFailsItsPodsAndTheJobRestartsElsewhere) {
   TestCluster cluster;
   cluster.AddNode("node-a", 8);
   cluster.AddNode("node-b", 8);
   cluster.AddNode("node-c", 8);
-  cluster.Apply(R"(apiVersion: strata.dev/v1alpha1
-kind: Job
-metadata: {name: train, namespace: default}
-spec:
-  replicas: 2
-  maxRestarts: 1
-  resources: {gpu: 8}
-  template: {command: [python, train.py]}
-)");
+  ApplyTrainJob(cluster, 2);
   cluster.Reconcile(1);
   cluster.StartBoundPods();
   cluster.Reconcile(1);
@@ -144,6 +151,40 @@ TEST(NodeControllerTest, ARestartedPlaneGivesEveryNodeAFullGracePeriodToRenew) {
   cluster.clock.Advance(std::chrono::seconds(1));
   ASSERT_TRUE(nodes.RunOnce().ok());
   EXPECT_EQ(ReadyStatus(cluster, "node-a"), "Unknown");
+}
+
+TEST(NodeControllerTest, OnKubernetesTheNodeLifecycleControllerJudgesAndPodsOfANodeNotReadyFail) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  ApplyTrainJob(cluster, 1);
+  cluster.Reconcile(1);
+  cluster.StartBoundPods();
+  NodeControllerOptions options;
+  options.mark_lost = false;
+  NodeController nodes(*cluster.store, cluster.cache, cluster.clock, options);
+  // Minutes without a status report: a kubelet's Lease, not this controller, says it is alive.
+  cluster.clock.Advance(std::chrono::minutes(5));
+  ASSERT_TRUE(nodes.RunOnce().ok());
+  EXPECT_EQ(ReadyStatus(cluster, "node-a"), "True");
+  for (const api::Event& event : cluster.Events()) EXPECT_NE(event.reason, "NodeNotReady");
+  for (const api::Pod& pod : cluster.JobPods("train")) {
+    EXPECT_EQ(pod.status.phase, api::PodPhase::kRunning);
+  }
+
+  // kube-controller-manager found its Lease lapsed: Ready=Unknown. Its pods fail.
+  Result<store::Object> raw = cluster.store->Get({"Node", "", "node-a"});
+  ASSERT_TRUE(raw.has_value());
+  Result<api::Object> decoded = cluster::DecodeStoredObject(*raw);
+  ASSERT_TRUE(decoded.has_value());
+  for (api::NodeCondition& condition : decoded->As<api::Node>()->status.conditions) {
+    if (condition.type == "Ready") condition.status = "Unknown";
+  }
+  ASSERT_TRUE(cluster.store->Update(cluster::EncodeForStore(*decoded, *raw)).has_value());
+  ASSERT_TRUE(nodes.RunOnce().ok());
+  std::vector<api::Pod> pods = cluster.JobPods("train");
+  ASSERT_THAT(pods, SizeIs(1));
+  EXPECT_EQ(pods[0].status.phase, api::PodPhase::kFailed);
+  EXPECT_EQ(pods[0].status.reason, "NodeLost");
 }
 
 }  // namespace

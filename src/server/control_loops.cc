@@ -130,6 +130,8 @@ Result<RunningLoops> StartControlLoops(ControlPlane& plane, const std::string& d
   auto jobs = std::make_shared<controller::JobController>(store, cache, clock);
   controller::NodeControllerOptions node_options;
   node_options.leases = plane.node_leases();
+  // On Kubernetes, kube-controller-manager judges nodes by their Leases.
+  node_options.mark_lost = plane.kube_client() == nullptr;
   auto nodes = std::make_shared<controller::NodeController>(store, cache, clock, node_options);
   plane.AddLeaderLoop("scheduler", options.interval, [scheduler] { return scheduler->RunOnce(); },
                       {"Node", "Queue", "ResourceFlavor", "Job", "Pod"});

@@ -415,8 +415,6 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
     renew = [kube_client](const std::string& name, TimePoint now) {
       return kubestore::RenewNodeLease(*kube_client, name, now);
     };
-    // strata's node controller on Kubernetes reads the Ready condition, not the Leases.
-    beat_options.status_report_interval = Duration::zero();
   } else {
     renew = [leases = plane->impl_->node_leases.get()](const std::string& name, TimePoint now) {
       leases->Renew(name, now);

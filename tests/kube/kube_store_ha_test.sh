@@ -5,8 +5,9 @@
 #  - one holds the Lease strata-system/strata-control-plane (the install's namespace) and runs the controllers; the other
 #    stands by, naming the leader, while its API, gateway and node agent serve;
 #  - a 2-pod allreduce Job and a TP=2 Service run; the standby's gateway answers for the Service;
-#  - the leader is killed with SIGKILL mid-run: the standby takes the Lease over, its node
-#    controller finds the dead plane's node lost (its pods Failed, NodeLost), and the Job (group
+#  - the leader is killed with SIGKILL mid-run: the standby takes the Lease over; the dead plane's
+#    node stops renewing its Lease, kube-controller-manager marks it Ready=Unknown, and the
+#    standby's node controller fails its pods (NodeLost); the Job (group
 #    restart wherever its pods were lost) and the Service (a new replica where the old one went)
 #    carry on: the Job succeeds, the survivor's gateway answers, and a Job applied after the
 #    kill runs too;

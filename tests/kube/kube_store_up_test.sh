@@ -7,7 +7,8 @@
 #  - installed with `strata kubernetes manifests | kubectl apply -f -`, and run with the token of
 #    the ServiceAccount those manifests make for it (least privilege: nothing else to do);
 #  - its simulated nodes are v1 Nodes with nvidia.com/gpu, GPU Feature Discovery's labels and a
-#    Ready condition whose heartbeat advances and a Lease in kube-node-lease, beside kwok's node;
+#    Ready condition and a Lease in kube-node-lease renewed every beat (the status written only
+#    when it changes or is 5 min old, as a kubelet's), beside kwok's node;
 #  - a strata Job applied with kubectl runs as v1 Pods that kubectl lists: schedulerName strata,
 #    bound to strata's nodes (not the tainted kwok node), owned by the Job, run to Succeeded by
 #    the agent, the Job Succeeded in `kubectl get sjob`; `kubectl logs` (and -f) reads a pod's
@@ -92,14 +93,18 @@ check "and GPU Feature Discovery's product label" \
 heartbeat() {
   k get node "$first_node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}'
 }
+renewed() { k get lease -n kube-node-lease "$first_node" -o jsonpath='{.spec.renewTime}'; }
 check "Ready" node_ready "$first_node"
 beat=$(heartbeat)
-advanced() { [ "$(heartbeat)" != "$beat" ]; }
-check "whose heartbeat advances" wait_for 30 advanced
+renewal=$(renewed)
 lease_holder() { k get lease -n kube-node-lease "$first_node" -o jsonpath='{.spec.holderIdentity}'; }
 check "and whose Lease in kube-node-lease it holds, as a kubelet" [ "$(lease_holder)" = "$first_node" ]
 check "(owned by the Node)" [ "$(k get lease -n kube-node-lease "$first_node" \
   -o jsonpath='{.metadata.ownerReferences[0].kind}')" = Node ]
+advanced() { [ "$(renewed)" != "$renewal" ]; }
+check "it renews the Lease every beat" wait_for 30 advanced
+check "(and writes the Node's status only when it changes or is 5 min old, as a kubelet)" \
+  [ "$(heartbeat)" = "$beat" ]
 
 k create namespace team-a >/dev/null
 k apply -f - >/dev/null <<'YAML'
