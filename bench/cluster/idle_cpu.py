@@ -195,7 +195,7 @@ def main():
     parser.add_argument("--no-lease", action="store_true")
     args = parser.parse_args()
     # More pods than GPUs: each holds an equal share of one.
-    per_gpu = -(-args.pods // (args.nodes * 8))
+    per_gpu = max(1, -(-args.pods // (args.nodes * 8)))
     milli = 1000 // per_gpu
 
     work = tempfile.mkdtemp(prefix="strata-idle-")

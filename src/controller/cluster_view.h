@@ -62,7 +62,6 @@ struct ClusterView {
   // gang), explained like the scheduler's pending ones.
   std::vector<scheduler::Pending> held;
   const std::vector<cluster::ObjectRef>& nodes;   // index = scheduler node index
-  const std::vector<std::string>& flavors;        // index = scheduler flavor index
   const std::vector<cluster::ObjectRef>& queues;  // the Queues that convert
   // By workload name, pending and running.
   const std::map<std::string, WorkloadObjects>& workloads;

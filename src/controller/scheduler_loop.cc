@@ -16,6 +16,11 @@ namespace {
 
 namespace sched = scheduler;
 
+// The name of the scheduler's flavor `index`; "" for none (-1).
+std::string FlavorName(const ClusterView& view, int index) {
+  return index >= 0 ? view.snapshot.cluster->flavors[index].name : std::string();
+}
+
 std::string Explanation(const sched::Pending& pending) {
   if (pending.message.empty()) return pending.detail;
   if (pending.detail.empty()) return pending.message;
@@ -259,7 +264,7 @@ Status SchedulerLoop::BindJob(ClusterView& view, const sched::Binding& binding,
 
   api::JobPlacement placement;
   placement.run = job.status.runs + 1;
-  placement.flavor = binding.flavor >= 0 ? view.flavors[binding.flavor] : std::string();
+  placement.flavor = FlavorName(view, binding.flavor);
   placement.master_port = options_.first_master_port;
   placement.bound_at = FormatRfc3339(now);
   for (const sched::PodPlacement& pod : binding.pods) {
@@ -300,7 +305,7 @@ Status SchedulerLoop::BindJob(ClusterView& view, const sched::Binding& binding,
 
 Status SchedulerLoop::BindPods(ClusterView& view, const sched::Binding& binding,
                                const WorkloadObjects& objects) {
-  const std::string flavor = binding.flavor >= 0 ? view.flavors[binding.flavor] : std::string();
+  const std::string flavor = FlavorName(view, binding.flavor);
   const std::string bound_at = FormatRfc3339(clock_.Now());
   // A service replica's pods learn where its leader (rank 0) runs: LeaderWorkerSet's
   // LWS_LEADER_ADDRESS.

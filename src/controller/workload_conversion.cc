@@ -190,7 +190,6 @@ QuotaModel ConvertQuota(const std::vector<cluster::ObjectRef>& queues,
         {flavor->metadata.name,
          sched::Labels(flavor->spec.node_labels.begin(), flavor->spec.node_labels.end()),
          std::nullopt});
-    model.flavors.push_back(flavor->metadata.name);
   }
   for (const cluster::ObjectRef& ref : queues) {
     const api::Queue* decoded = ref->As<api::Queue>();

@@ -54,7 +54,6 @@ scheduler::Node ConvertNode(const api::Node& node);
 // name.
 struct QuotaModel {
   api::QueueNames names;
-  std::vector<std::string> flavors;                  // index = scheduler flavor index
   std::map<std::string, int> flavor_index;           // by flavor name
   std::map<std::string, std::string> queue_errors;   // a queue that does not convert: why
   std::vector<scheduler::Flavor> scheduler_flavors;  // Cluster::flavors
