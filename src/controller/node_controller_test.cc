@@ -25,6 +25,17 @@ std::string ReadyStatus(const TestCluster& cluster, const std::string& name) {
   return "";
 }
 
+// Node `name` is still Ready 40 s on (the grace period) and lost one second later.
+void ExpectLostAfterTheGracePeriod(TestCluster& cluster, NodeController& nodes,
+                                   const std::string& name) {
+  cluster.clock.Advance(std::chrono::seconds(40));
+  ASSERT_TRUE(nodes.RunOnce().ok());
+  EXPECT_EQ(ReadyStatus(cluster, name), "True");
+  cluster.clock.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(nodes.RunOnce().ok());
+  EXPECT_EQ(ReadyStatus(cluster, name), "Unknown");
+}
+
 // Applies Job "train": `replicas` ranks of 8 GPUs, one restart allowed.
 void ApplyTrainJob(TestCluster& cluster, int replicas) {
   cluster.Apply(fmt::format(R"(apiVersion: strata.dev/v1alpha1
@@ -126,12 +137,7 @@ TEST(NodeControllerTest, ALeaseKeepsANodeAliveBetweenStatusReports) {
   EXPECT_TRUE(saw_event);
 
   // A renewal that stops loses the node once the grace period has passed.
-  cluster.clock.Advance(std::chrono::seconds(40));
-  ASSERT_TRUE(nodes.RunOnce().ok());
-  EXPECT_EQ(ReadyStatus(cluster, "renewing"), "True");
-  cluster.clock.Advance(std::chrono::seconds(1));
-  ASSERT_TRUE(nodes.RunOnce().ok());
-  EXPECT_EQ(ReadyStatus(cluster, "renewing"), "Unknown");
+  ExpectLostAfterTheGracePeriod(cluster, nodes, "renewing");
 }
 
 TEST(NodeControllerTest, ARestartedPlaneGivesEveryNodeAFullGracePeriodToRenew) {
@@ -145,12 +151,7 @@ TEST(NodeControllerTest, ARestartedPlaneGivesEveryNodeAFullGracePeriodToRenew) {
   NodeController nodes(*cluster.store, cluster.cache, cluster.clock, options);
   ASSERT_TRUE(nodes.RunOnce().ok());
   EXPECT_EQ(ReadyStatus(cluster, "node-a"), "True");
-  cluster.clock.Advance(std::chrono::seconds(40));
-  ASSERT_TRUE(nodes.RunOnce().ok());
-  EXPECT_EQ(ReadyStatus(cluster, "node-a"), "True");
-  cluster.clock.Advance(std::chrono::seconds(1));
-  ASSERT_TRUE(nodes.RunOnce().ok());
-  EXPECT_EQ(ReadyStatus(cluster, "node-a"), "Unknown");
+  ExpectLostAfterTheGracePeriod(cluster, nodes, "node-a");
 }
 
 TEST(NodeControllerTest, OnKubernetesTheNodeLifecycleControllerJudgesAndPodsOfANodeNotReadyFail) {

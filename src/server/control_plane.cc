@@ -410,7 +410,6 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   plane->impl_->simulated = simulated;
   kube::Client* kube_client = plane->impl_->kube_client.get();
   LeaseRenewal renew;
-  NodeHeartbeatOptions beat_options;
   if (kube_client != nullptr) {
     renew = [kube_client](const std::string& name, TimePoint now) {
       return kubestore::RenewNodeLease(*kube_client, name, now);
@@ -421,8 +420,8 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
       return Status::Ok();
     };
   }
-  auto heartbeat = std::make_shared<NodeHeartbeat>(*plane->impl_->store, *plane->impl_->cache,
-                                                   std::move(renew), beat_options);
+  auto heartbeat =
+      std::make_shared<NodeHeartbeat>(*plane->impl_->store, *plane->impl_->cache, std::move(renew));
   plane->AddLoop("node heartbeat", options.heartbeat_interval, [heartbeat, names] {
     return heartbeat->Beat(names, RealClock::Instance().Now());
   });
