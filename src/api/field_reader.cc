@@ -1,8 +1,9 @@
 #include "api/field_reader.h"
 
 #include "api/duration.h"
-#include "api/field_errors.h"
 #include "common/check.h"
+#include "common/field_decoder.h"
+#include "common/field_errors.h"
 
 namespace strata::api {
 namespace {
@@ -12,16 +13,14 @@ const nlohmann::json& NullJson() {
   return kNull;
 }
 
-}  // namespace
-
-Quantity QuantityFromJson(const nlohmann::json& value) {
-  std::string text = value.is_string()           ? value.get<std::string>()
-                     : value.is_number_integer() ? std::to_string(value.get<int64_t>())
-                                                 : value.dump();
-  Result<Quantity> q = Quantity::Parse(text);
+// Reads a value that passed a kQuantity check. REQUIRES: it did.
+Quantity ValidQuantity(const nlohmann::json& value) {
+  Result<Quantity> q = QuantityFromJson(value);
   STRATA_CHECK(q.has_value());
   return *q;
 }
+
+}  // namespace
 
 FieldView::FieldView(const nlohmann::json& value, std::string path)
     : value_(&value), path_(std::move(path)) {}
@@ -63,7 +62,7 @@ Quantity FieldView::GetQuantity(std::string_view name, Quantity fallback) const 
 std::optional<Quantity> FieldView::OptionalQuantity(std::string_view name) const {
   const nlohmann::json& v = Raw(name);
   if (v.is_null()) return std::nullopt;
-  return QuantityFromJson(v);
+  return ValidQuantity(v);
 }
 
 Duration FieldView::GetDuration(std::string_view name, Duration fallback) const {
@@ -92,7 +91,7 @@ std::map<std::string, Quantity> FieldView::QuantityMap(std::string_view name) co
   std::map<std::string, Quantity> out;
   const nlohmann::json& v = Raw(name);
   if (!v.is_object()) return out;
-  for (auto it = v.begin(); it != v.end(); ++it) out[it.key()] = QuantityFromJson(it.value());
+  for (auto it = v.begin(); it != v.end(); ++it) out[it.key()] = ValidQuantity(it.value());
   return out;
 }
 

@@ -50,7 +50,4 @@ class FieldView {
   std::string path_;
 };
 
-// Reads a value that passed a kQuantity check. REQUIRES: it did.
-Quantity QuantityFromJson(const nlohmann::json& value);
-
 }  // namespace strata::api

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "api/duration.h"
+#include "common/field_decoder.h"
 #include "common/quantity.h"
 
 namespace strata::api {
@@ -39,22 +40,16 @@ void Expected(FieldErrors& errors, std::string_view path, std::string_view what,
 
 // Checks a quantity written as a string or a number; numbers are read as Kubernetes does.
 void CheckQuantity(const nlohmann::json& v, std::string_view path, FieldErrors& errors) {
-  std::string text;
-  if (v.is_string()) {
-    text = v.get<std::string>();
-  } else if (IsInt64(v)) {
-    text = std::to_string(v.get<int64_t>());
-  } else if (v.is_number_float() && std::isfinite(v.get<double>())) {
-    text = v.dump();
-  } else {
+  if (!v.is_string() && !IsInt64(v) && !(v.is_number_float() && std::isfinite(v.get<double>()))) {
     Expected(errors, path, "a quantity such as \"8\", \"500m\" or \"24Gi\"", v);
     return;
   }
-  Result<Quantity> q = Quantity::Parse(text);
+  Result<Quantity> q = QuantityFromJson(v);
   if (!q) {
     errors.Add(std::string(path), q.error().message());
   } else if (q->milli() < 0) {
-    errors.Add(std::string(path), "must not be negative, got " + Quoted(text));
+    errors.Add(std::string(path), "must not be negative, got " +
+                                      Quoted(v.is_string() ? v.get<std::string>() : v.dump()));
   }
 }
 

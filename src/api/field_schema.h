@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "api/field_errors.h"
+#include "common/field_errors.h"
 
 namespace strata::api {
 

@@ -6,11 +6,11 @@
 #include <string_view>
 #include <vector>
 
-#include "api/field_errors.h"
 #include "api/field_reader.h"
 #include "api/field_schema.h"
 #include "api/job.h"
 #include "api/object.h"
+#include "common/field_errors.h"
 
 namespace strata::api {
 

@@ -5,11 +5,11 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
-#include "api/field_errors.h"
 #include "api/field_reader.h"
 #include "api/field_schema.h"
 #include "api/native_schema.h"
 #include "api/status_codec.h"
+#include "common/field_errors.h"
 
 namespace strata::api {
 namespace {

@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "api/field_errors.h"
 #include "api/workload.h"
+#include "common/field_errors.h"
 
 namespace strata::api {
 

@@ -69,13 +69,13 @@ TEST(GatewayConfigTest, ScorersAndTheirWeightsReplaceThePresets) {
   EXPECT_EQ(ErrorOf("scorers: [{name: prefix, weight: -1}]\n" + models),
             "scorers[0].weight: must be a number >= 0");
   EXPECT_EQ(ErrorOf("scorers: [{name: prefix, wieght: 2}]\n" + models),
-            "scorers[0].wieght: unknown field");
+            "scorers[0].wieght: unknown field; did you mean \"weight\"?");
   EXPECT_EQ(ErrorOf("tieBreak: least-loaded\n" + models), "tieBreak: only with scorers");
 }
 
 TEST(GatewayConfigTest, ErrorsNameTheFieldPath) {
   EXPECT_EQ(ErrorOf("policy: strata\n"), "models: required");
-  EXPECT_EQ(ErrorOf("modles: []\n"), "modles: unknown field");
+  EXPECT_EQ(ErrorOf("modles: []\n"), "modles: unknown field; did you mean \"models\"?");
   EXPECT_EQ(ErrorOf("policy: fast\nmodels: []\n").substr(0, 30), "policy: unknown picker policy ");
   EXPECT_EQ(
       ErrorOf(R"(models: [{name: m, versions: [{name: v, weight: -1, endpoints: ["h:1"]}]}])"),
@@ -93,7 +93,7 @@ TEST(GatewayConfigTest, ErrorsNameTheFieldPath) {
 models: [{name: m, versions: [{name: v, endpoints: ["h:1"]}]}]
 tenants: [{name: a, keys: [k]}, {name: b, keys: [k], priority: urgent}]
 )"),
-            "tenants[1].priority: must be critical, standard or sheddable");
+            "tenants[1].priority: must be \"critical\", \"standard\" or \"sheddable\"");
   EXPECT_EQ(ErrorOf(R"(
 models: [{name: m, versions: [{name: v, endpoints: ["h:1"]}]}]
 tenants: [{name: a, keys: [k]}, {name: b, keys: [k]}]

@@ -8,14 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "common/field_decoder.h"
 #include "common/json_reader.h"
 
 namespace strata::gateway {
 namespace {
-
-Status FieldError(std::string_view path, std::string_view message) {
-  return InvalidArgumentError(fmt::format("{}: {}", path, message));
-}
 
 constexpr std::string_view kNonNegativeInteger = "must be a non-negative integer";
 constexpr std::string_view kContentShape = "must be a string or a list of text parts";
@@ -247,7 +244,7 @@ bool RequestReader::ReadContent(std::string* out) {
 void RequestReader::ReadMessage(size_t index) {
   if (reader_.Peek() != JsonType::kObject) {
     reader_.Skip();
-    return SetPromptError(FieldError(fmt::format("messages[{}]", index), "must be an object"));
+    return SetPromptError(InvalidField(fmt::format("messages[{}]", index), "must be an object"));
   }
   std::string& prompt = out_->prompt_text;
   std::optional<std::string> role;
@@ -275,10 +272,11 @@ void RequestReader::ReadMessage(size_t index) {
     }
   }
   if (!role) {
-    return SetPromptError(FieldError(fmt::format("messages[{}].role", index), "must be a string"));
+    return SetPromptError(
+        InvalidField(fmt::format("messages[{}].role", index), "must be a string"));
   }
   if (!content_valid) {
-    return SetPromptError(FieldError(fmt::format("messages[{}].content", index), kContentShape));
+    return SetPromptError(InvalidField(fmt::format("messages[{}].content", index), kContentShape));
   }
   if (!role_written) {
     prompt.append(*role);
@@ -291,12 +289,12 @@ void RequestReader::ReadMessage(size_t index) {
 void RequestReader::ReadMessages() {
   if (reader_.Peek() != JsonType::kArray) {
     reader_.Skip();
-    return SetPromptError(FieldError("messages", "must be a non-empty list"));
+    return SetPromptError(InvalidField("messages", "must be a non-empty list"));
   }
   reader_.BeginArray();
   size_t count = 0;
   while (reader_.NextElement()) ReadMessage(count++);
-  if (count == 0) SetPromptError(FieldError("messages", "must be a non-empty list"));
+  if (count == 0) SetPromptError(InvalidField("messages", "must be a non-empty list"));
 }
 
 void RequestReader::ReadPrompt() {
@@ -307,7 +305,7 @@ void RequestReader::ReadPrompt() {
   }
   if (type != JsonType::kArray) {
     reader_.Skip();
-    return SetPromptError(FieldError("prompt", kPromptShape));
+    return SetPromptError(InvalidField("prompt", kPromptShape));
   }
   reader_.BeginArray();
   while (reader_.NextElement()) {
@@ -315,7 +313,7 @@ void RequestReader::ReadPrompt() {
       reader_.ReadString(&out_->prompt_text);
     } else {
       reader_.Skip();
-      SetPromptError(FieldError("prompt", kPromptShape));
+      SetPromptError(InvalidField("prompt", kPromptShape));
     }
   }
 }
@@ -361,21 +359,22 @@ Status RequestReader::Read() {
     return InvalidArgumentError("request body is " + syntax.message());
   }
   if (!object) return InvalidArgumentError("request body must be a JSON object");
-  if (model_ == Field::kMissing) return FieldError("model", "required");
-  if (model_ == Field::kInvalid) return FieldError("model", "must be a non-empty string");
-  if (stream_invalid_) return FieldError("stream", "must be a boolean");
+  if (model_ == Field::kMissing) return InvalidField("model", "required");
+  if (model_ == Field::kInvalid) return InvalidField("model", "must be a non-empty string");
+  if (stream_invalid_) return InvalidField("stream", "must be a boolean");
   if (stream_options_invalid_) {
-    return FieldError("stream_options", "must be an object whose include_usage is a boolean");
+    return InvalidField("stream_options", "must be an object whose include_usage is a boolean");
   }
-  if (max_tokens_invalid_) return FieldError("max_tokens", kNonNegativeInteger);
+  if (max_tokens_invalid_) return InvalidField("max_tokens", kNonNegativeInteger);
   if (max_completion_tokens_invalid_) {
-    return FieldError("max_completion_tokens", kNonNegativeInteger);
+    return InvalidField("max_completion_tokens", kNonNegativeInteger);
   }
   for (size_t i = 0; i < std::size(kTypedParameters); ++i) {
-    if (typed_invalid_[i]) return FieldError(kTypedParameters[i].name, kTypedParameters[i].message);
+    if (typed_invalid_[i])
+      return InvalidField(kTypedParameters[i].name, kTypedParameters[i].message);
   }
   if (!prompt_seen_) {
-    return FieldError(kind_ == ApiKind::kChatCompletions ? "messages" : "prompt", "required");
+    return InvalidField(kind_ == ApiKind::kChatCompletions ? "messages" : "prompt", "required");
   }
   if (prompt_error_) return *prompt_error_;
   // max_completion_tokens is the newer name for the same limit: it wins.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/field_decoder.h"
 #include "common/quantity.h"
 #include "kubesched/json_fields.h"
 
@@ -21,8 +22,7 @@ std::optional<Resource> QuotaResource(const std::string& name) {
 
 // A quota in the scheduler's units: milli-CPUs, bytes, milli-GPUs.
 Result<int64_t> Amount(const json& value, Resource resource) {
-  std::string text = value.is_string() ? value.get<std::string>() : value.dump();
-  ASSIGN_OR_RETURN(Quantity quantity, Quantity::Parse(text));
+  ASSIGN_OR_RETURN(Quantity quantity, QuantityFromJson(value));
   return resource == Resource::kMemory ? quantity.milli() / 1000 : quantity.milli();
 }
 
@@ -48,8 +48,7 @@ Result<scheduler::Queue> QueueFrom(const json& object, const std::map<std::strin
     return refuse("strata runs no admission checks");
   }
   if (const json& weight = Field(Field(spec, "fairSharing"), "weight"); !weight.is_null()) {
-    Result<Quantity> w =
-        Quantity::Parse(weight.is_string() ? weight.get<std::string>() : weight.dump());
+    Result<Quantity> w = QuantityFromJson(weight);
     if (!w) return refuse("spec.fairSharing.weight: " + w.error().message());
     queue.weight = static_cast<double>(w->milli()) / 1000.0;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/field_decoder.h"
 #include "common/quantity.h"
 #include "kubesched/json_fields.h"
 #include "kubesched/kueue_quotas.h"
@@ -221,8 +222,7 @@ Result<ResourceList> ReadResourceList(const json& list, const std::string& where
     } else {
       continue;
     }
-    std::string text = value.is_string() ? value.get<std::string>() : value.dump();
-    Result<Quantity> quantity = Quantity::Parse(text);
+    Result<Quantity> quantity = QuantityFromJson(value);
     if (!quantity) return tl::unexpected(quantity.error().WithPrefix(where + "." + key));
     *target = units ? quantity->Units() : quantity->milli();
   }

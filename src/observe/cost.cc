@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/field_decoder.h"
 #include "common/yaml_json.h"
 #include "metrics/prometheus_text.h"
 
@@ -22,14 +23,6 @@ constexpr std::string_view kPerMillionTokensFamily = "strata_cost_per_million_to
 
 constexpr std::string_view kDimensionNames[] = {"pod",   "team", "project",
                                                 "queue", "job",  "service"};
-
-Result<double> ReadPrice(const nlohmann::json& value, const std::string& field) {
-  if (!value.is_number() || value.get<double>() < 0 || !std::isfinite(value.get<double>())) {
-    return Err(InvalidArgumentError(
-        fmt::format("{}: expected a price >= 0, got {}", field, value.dump())));
-  }
-  return value.get<double>();
-}
 
 std::string GroupOf(const CostPod& pod, CostDimension dimension) {
   auto label = [&](const char* key) {
@@ -100,43 +93,30 @@ PriceTable DefaultPriceTable() {
 }
 
 Result<PriceTable> ParsePriceTable(std::string_view text, std::string_view source) {
-  auto fail = [&](const Status& status) {
-    return Err(InvalidArgumentError(fmt::format("{}: {}", source, status.message())));
-  };
-  Result<std::vector<YamlDocument>> documents = ParseYamlDocuments(text);
-  if (!documents) return fail(documents.error());
-  if (documents->size() != 1 || !documents->front().value.is_object()) {
-    return fail(InvalidArgumentError("expected one mapping of prices"));
-  }
-  PriceTable prices;
-  for (const auto& [key, value] : documents->front().value.items()) {
-    if (key == "currency") {
-      if (!value.is_string() || value.get<std::string>().empty()) {
-        return fail(InvalidArgumentError("currency: expected a name such as \"USD\""));
-      }
-      prices.currency = value.get<std::string>();
-    } else if (key == "gpuHour") {
-      if (!value.is_object()) {
-        return fail(InvalidArgumentError("gpuHour: expected a mapping of GPU model to price"));
-      }
-      for (const auto& [model, price] : value.items()) {
-        Result<double> read = ReadPrice(price, "gpuHour." + model);
-        if (!read) return fail(read.error());
-        prices.gpu_hour[model] = *read;
-      }
-    } else if (key == "defaultGpuHour" || key == "cpuCoreHour" || key == "memoryGiBHour") {
-      Result<double> read = ReadPrice(value, key);
-      if (!read) return fail(read.error());
-      (key == "defaultGpuHour" ? prices.default_gpu_hour
-       : key == "cpuCoreHour"  ? prices.cpu_core_hour
-                               : prices.memory_gib_hour) = *read;
-    } else {
-      return fail(InvalidArgumentError(
-          fmt::format("{}: unknown field (known: currency, gpuHour, defaultGpuHour, cpuCoreHour, "
-                      "memoryGiBHour)",
-                      key)));
+  Result<PriceTable> prices = [&]() -> Result<PriceTable> {
+    ASSIGN_OR_RETURN(std::vector<YamlDocument> documents, ParseYamlDocuments(text));
+    if (documents.size() != 1 || !documents.front().value.is_object()) {
+      return Err(InvalidArgumentError("expected one mapping of prices"));
     }
-  }
+    ASSIGN_OR_RETURN(FieldDecoder root, FieldDecoder::Of(documents.front().value, "",
+                                                         {"currency", "gpuHour", "defaultGpuHour",
+                                                          "cpuCoreHour", "memoryGiBHour"}));
+    PriceTable table;
+    ASSIGN_OR_RETURN(table.currency, root.String("currency", table.currency));
+    if (table.currency.empty()) {
+      return Err(root.Error("currency", "must be a currency's name, such as \"USD\""));
+    }
+    ASSIGN_OR_RETURN(FieldDecoder gpu_hour, root.Mapping("gpuHour"));
+    for (const std::string& model : gpu_hour.Keys()) {
+      ASSIGN_OR_RETURN(table.gpu_hour[model], gpu_hour.Number(model, 0, 0));
+    }
+    ASSIGN_OR_RETURN(table.default_gpu_hour,
+                     root.Number("defaultGpuHour", table.default_gpu_hour, 0));
+    ASSIGN_OR_RETURN(table.cpu_core_hour, root.Number("cpuCoreHour", table.cpu_core_hour, 0));
+    ASSIGN_OR_RETURN(table.memory_gib_hour, root.Number("memoryGiBHour", table.memory_gib_hour, 0));
+    return table;
+  }();
+  if (!prices) return Err(prices.error().WithPrefix(source));
   return prices;
 }
 

@@ -153,9 +153,13 @@ TEST(ParsePriceTableTest, BadInputNamesTheFileAndTheField) {
     return prices ? std::string() : prices.error().message();
   };
   EXPECT_EQ(error("gpuHour: {H100-80GB: cheap}"),
-            "prices.yaml: gpuHour.H100-80GB: expected a price >= 0, got \"cheap\"");
-  EXPECT_EQ(error("cpuCoreHour: -1"), "prices.yaml: cpuCoreHour: expected a price >= 0, got -1");
-  EXPECT_THAT(error("gpuPrice: 1"), HasSubstr("prices.yaml: gpuPrice: unknown field"));
+            "prices.yaml: gpuHour.H100-80GB: must be a number >= 0");
+  EXPECT_EQ(error("cpuCoreHour: -1"), "prices.yaml: cpuCoreHour: must be a number >= 0");
+  EXPECT_EQ(error("gpuPrice: 1"), "prices.yaml: gpuPrice: unknown field");
+  EXPECT_EQ(error("cpuCoreHuor: 1"),
+            "prices.yaml: cpuCoreHuor: unknown field; did you mean \"cpuCoreHour\"?");
+  EXPECT_EQ(error("currency: ''"),
+            "prices.yaml: currency: must be a currency's name, such as \"USD\"");
   EXPECT_THAT(error("- 1\n- 2"), HasSubstr("expected one mapping of prices"));
   EXPECT_THAT(error("a: [\n"), HasSubstr("prices.yaml: line"));
 }
@@ -165,7 +169,7 @@ TEST(ReadPriceTableFileTest, ReadsAFileAndNamesItInErrors) {
   std::ofstream(path) << "gpuHour:\n  H100-80GB: 2.0\ncpuCoreHour: oops\n";
   Result<PriceTable> bad = ReadPriceTableFile(path);
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error().message(), path + ": cpuCoreHour: expected a price >= 0, got \"oops\"");
+  EXPECT_EQ(bad.error().message(), path + ": cpuCoreHour: must be a number >= 0");
   std::ofstream(path) << "{\"gpuHour\": {\"H100-80GB\": 2.0}, \"cpuCoreHour\": 0.05}";
   Result<PriceTable> good = ReadPriceTableFile(path);
   ASSERT_TRUE(good) << good.error().ToString();

@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <initializer_list>
+#include <limits>
 #include <string_view>
 
+#include "common/field_decoder.h"
 #include "common/quantity.h"
 #include "scheduler/mig.h"
 
@@ -14,282 +15,184 @@ namespace {
 
 using nlohmann::json;
 
-Status FieldError(const std::string& path, std::string_view what) {
-  return InvalidArgumentError(fmt::format("{}: {}", path, what));
+// A quantity's milli-units; nullopt when the field is absent.
+Result<std::optional<int64_t>> QuantityMilli(const FieldDecoder& j, std::string_view key) {
+  ASSIGN_OR_RETURN(std::optional<Quantity> quantity, j.OptionalQuantity(key));
+  if (!quantity) return std::optional<int64_t>();
+  return std::optional<int64_t>(quantity->milli());
 }
 
-Status RequireObject(const json& j, const std::string& path,
-                     std::initializer_list<std::string_view> allowed) {
-  if (!j.is_object()) return FieldError(path, "expected a mapping");
-  for (const auto& [key, value] : j.items()) {
-    bool known = false;
-    for (std::string_view a : allowed) known = known || a == key;
-    if (!known) return FieldError(path + "." + key, "unknown field");
-  }
-  return Status::Ok();
-}
-
-Result<std::string> String(const json& j, const std::string& key, const std::string& path,
-                           std::string fallback = "") {
-  if (!j.contains(key)) return fallback;
-  if (!j[key].is_string()) return Err(FieldError(path + "." + key, "expected a string"));
-  return j[key].get<std::string>();
-}
-
-Result<int64_t> Integer(const json& j, const std::string& key, const std::string& path,
-                        int64_t fallback = 0) {
-  if (!j.contains(key)) return fallback;
-  if (!j[key].is_number_integer()) return Err(FieldError(path + "." + key, "expected an integer"));
-  return j[key].get<int64_t>();
-}
-
-Result<double> Number(const json& j, const std::string& key, const std::string& path,
-                      double fallback) {
-  if (!j.contains(key)) return fallback;
-  if (!j[key].is_number()) return Err(FieldError(path + "." + key, "expected a number"));
-  return j[key].get<double>();
-}
-
-Result<bool> Boolean(const json& j, const std::string& key, const std::string& path) {
-  if (!j.contains(key)) return false;
-  if (!j[key].is_boolean()) return Err(FieldError(path + "." + key, "expected true or false"));
-  return j[key].get<bool>();
-}
-
-// A quantity's milli-units; nullopt when the key is absent.
-Result<std::optional<int64_t>> QuantityMilli(const json& j, const std::string& key,
-                                             const std::string& path) {
-  if (!j.contains(key)) return std::optional<int64_t>();
-  const json& v = j[key];
-  std::string text;
-  if (v.is_number_integer()) {
-    text = std::to_string(v.get<int64_t>());
-  } else if (v.is_number()) {
-    text = fmt::format("{}", v.get<double>());
-  } else if (v.is_string()) {
-    text = v.get<std::string>();
-  } else {
-    return Err(FieldError(path + "." + key, "expected a quantity"));
-  }
-  auto q = Quantity::Parse(text);
-  if (!q) return Err(q.error().WithPrefix(path + "." + key));
-  if (q->milli() < 0) return Err(FieldError(path + "." + key, "must not be negative"));
-  return std::optional<int64_t>(q->milli());
-}
-
-Result<int64_t> Bytes(const json& j, const std::string& key, const std::string& path) {
-  ASSIGN_OR_RETURN(auto milli, QuantityMilli(j, key, path));
+// A quantity of bytes; 0 when the field is absent.
+Result<int64_t> Bytes(const FieldDecoder& j, std::string_view key) {
+  ASSIGN_OR_RETURN(auto milli, QuantityMilli(j, key));
   return milli ? *milli / 1000 : 0;
 }
 
-Result<Labels> DecodeLabels(const json& j, const std::string& key, const std::string& path) {
-  Labels labels;
-  if (!j.contains(key)) return labels;
-  if (!j[key].is_object()) return Err(FieldError(path + "." + key, "expected a mapping"));
-  for (const auto& [k, v] : j[key].items()) {
-    if (!v.is_string()) return Err(FieldError(path + "." + key + "." + k, "expected a string"));
-    labels.emplace(k, v.get<std::string>());
+// A duration in seconds, which may have a fraction.
+Duration Seconds(double seconds) {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+}
+
+Result<TaintEffect> Effect(const FieldDecoder& j, std::string_view key) {
+  ASSIGN_OR_RETURN(std::string effect,
+                   j.Choice(key, {"NoSchedule", "PreferNoSchedule", "NoExecute"}, "NoSchedule"));
+  if (effect == "PreferNoSchedule") return TaintEffect::kPreferNoSchedule;
+  if (effect == "NoExecute") return TaintEffect::kNoExecute;
+  return TaintEffect::kNoSchedule;
+}
+
+Result<std::vector<Taint>> DecodeTaints(const FieldDecoder& node) {
+  std::vector<Taint> taints;
+  ASSIGN_OR_RETURN(std::vector<FieldDecoder> items,
+                   node.ObjectList("taints", {"key", "value", "effect"}));
+  for (const FieldDecoder& item : items) {
+    Taint taint;
+    ASSIGN_OR_RETURN(taint.key, item.String("key"));
+    ASSIGN_OR_RETURN(taint.value, item.String("value"));
+    ASSIGN_OR_RETURN(taint.effect, Effect(item, "effect"));
+    taints.push_back(std::move(taint));
   }
-  return labels;
+  return taints;
 }
 
-Result<std::vector<std::string>> Strings(const json& j, const std::string& key,
-                                         const std::string& path) {
-  std::vector<std::string> out;
-  if (!j.contains(key)) return out;
-  if (!j[key].is_array()) return Err(FieldError(path + "." + key, "expected a list"));
-  for (size_t i = 0; i < j[key].size(); ++i) {
-    if (!j[key][i].is_string()) {
-      return Err(FieldError(fmt::format("{}.{}[{}]", path, key, i), "expected a string"));
-    }
-    out.push_back(j[key][i].get<std::string>());
-  }
-  return out;
-}
-
-Result<TaintEffect> Effect(const std::string& text, const std::string& path) {
-  if (text == "NoSchedule") return TaintEffect::kNoSchedule;
-  if (text == "PreferNoSchedule") return TaintEffect::kPreferNoSchedule;
-  if (text == "NoExecute") return TaintEffect::kNoExecute;
-  return Err(FieldError(path, fmt::format("unknown effect \"{}\"", text)));
-}
-
-Result<Node> DecodeNode(const json& j, const std::string& path, int* count) {
-  RETURN_IF_ERROR(RequireObject(
-      j, path, {"name", "count", "labels", "taints", "unschedulable", "cpu", "memory", "gpus"}));
+Result<Node> DecodeNode(const FieldDecoder& j, int* count) {
   Node node;
-  ASSIGN_OR_RETURN(node.name, String(j, "name", path));
-  if (node.name.empty()) return Err(FieldError(path + ".name", "required"));
-  ASSIGN_OR_RETURN(int64_t n, Integer(j, "count", path, 0));
-  if (n < 0) return Err(FieldError(path + ".count", "must not be negative"));
+  ASSIGN_OR_RETURN(node.name, j.RequiredString("name"));
+  ASSIGN_OR_RETURN(int64_t n, j.Integer("count", 0, 0, 100000));
   *count = static_cast<int>(n);
-  ASSIGN_OR_RETURN(node.labels, DecodeLabels(j, "labels", path));
-  ASSIGN_OR_RETURN(node.unschedulable, Boolean(j, "unschedulable", path));
-  ASSIGN_OR_RETURN(auto cpu, QuantityMilli(j, "cpu", path));
+  ASSIGN_OR_RETURN(node.labels, j.StringMap("labels"));
+  ASSIGN_OR_RETURN(node.unschedulable, j.Bool("unschedulable", false));
+  ASSIGN_OR_RETURN(auto cpu, QuantityMilli(j, "cpu"));
   node.cpu_milli = cpu.value_or(0);
-  ASSIGN_OR_RETURN(node.memory_bytes, Bytes(j, "memory", path));
-  if (j.contains("taints")) {
-    if (!j["taints"].is_array()) return Err(FieldError(path + ".taints", "expected a list"));
-    for (size_t i = 0; i < j["taints"].size(); ++i) {
-      const std::string p = fmt::format("{}.taints[{}]", path, i);
-      const json& t = j["taints"][i];
-      RETURN_IF_ERROR(RequireObject(t, p, {"key", "value", "effect"}));
-      Taint taint;
-      ASSIGN_OR_RETURN(taint.key, String(t, "key", p));
-      ASSIGN_OR_RETURN(taint.value, String(t, "value", p));
-      ASSIGN_OR_RETURN(std::string effect, String(t, "effect", p, "NoSchedule"));
-      ASSIGN_OR_RETURN(taint.effect, Effect(effect, p + ".effect"));
-      node.taints.push_back(std::move(taint));
-    }
-  }
-  if (j.contains("gpus")) {
-    const std::string p = path + ".gpus";
-    const json& g = j["gpus"];
-    RETURN_IF_ERROR(RequireObject(g, p, {"count", "model", "memory", "islands", "mig"}));
-    ASSIGN_OR_RETURN(int64_t gpus, Integer(g, "count", p, 0));
-    ASSIGN_OR_RETURN(int64_t islands, Integer(g, "islands", p, 1));
-    if (gpus < 0 || gpus > 64) return Err(FieldError(p + ".count", "must be 0..64"));
-    if (islands < 1 || islands > 16) return Err(FieldError(p + ".islands", "must be 1..16"));
-    Gpu gpu;
-    ASSIGN_OR_RETURN(gpu.model, String(g, "model", p));
-    ASSIGN_OR_RETURN(int64_t memory, Bytes(g, "memory", p));
-    gpu.memory_mib = memory >> 20;
-    ASSIGN_OR_RETURN(gpu.mig_enabled, Boolean(g, "mig", p));
-    const int64_t per_island = (gpus + islands - 1) / islands;
-    for (int64_t i = 0; i < gpus; ++i) {
-      gpu.island = static_cast<int>(i / per_island);
-      node.gpus.push_back(gpu);
-    }
+  ASSIGN_OR_RETURN(node.memory_bytes, Bytes(j, "memory"));
+  ASSIGN_OR_RETURN(node.taints, DecodeTaints(j));
+  ASSIGN_OR_RETURN(FieldDecoder g,
+                   j.Object("gpus", {"count", "model", "memory", "islands", "mig"}));
+  ASSIGN_OR_RETURN(int64_t gpus, g.Integer("count", 0, 0, 64));
+  ASSIGN_OR_RETURN(int64_t islands, g.Integer("islands", 1, 1, 16));
+  Gpu gpu;
+  ASSIGN_OR_RETURN(gpu.model, g.String("model"));
+  ASSIGN_OR_RETURN(int64_t memory, Bytes(g, "memory"));
+  gpu.memory_mib = memory >> 20;
+  ASSIGN_OR_RETURN(gpu.mig_enabled, g.Bool("mig", false));
+  const int64_t per_island = (gpus + islands - 1) / islands;
+  for (int64_t i = 0; i < gpus; ++i) {
+    gpu.island = static_cast<int>(i / per_island);
+    node.gpus.push_back(gpu);
   }
   return node;
 }
 
-Result<Queue> DecodeQueue(const json& j, const std::string& path, const Cluster& cluster) {
-  RETURN_IF_ERROR(
-      RequireObject(j, path, {"name", "cohort", "weight", "strategy", "preemption", "quota"}));
+Result<Flavor> DecodeFlavor(const FieldDecoder& j) {
+  Flavor flavor;
+  ASSIGN_OR_RETURN(flavor.name, j.String("name"));
+  ASSIGN_OR_RETURN(flavor.node_labels, j.StringMap("nodeLabels"));
+  ASSIGN_OR_RETURN(int64_t memory, Bytes(j, "gpuMemory"));
+  if (memory > 0) flavor.gpu_memory_mib = memory >> 20;
+  return flavor;
+}
+
+Result<FlavorQuota> DecodeFlavorQuota(const FieldDecoder& fq, const Cluster& cluster) {
+  FlavorQuota quota;
+  ASSIGN_OR_RETURN(std::string flavor, fq.String("flavor"));
+  quota.flavor = -1;
+  for (size_t f = 0; f < cluster.flavors.size(); ++f) {
+    if (cluster.flavors[f].name == flavor) quota.flavor = static_cast<int>(f);
+  }
+  if (quota.flavor < 0)
+    return Err(fq.Error("flavor", fmt::format("unknown flavor \"{}\"", flavor)));
+  ASSIGN_OR_RETURN(
+      FieldDecoder resources,
+      fq.Object("resources", {"nvidia.com/gpu", "strata.dev/gpu-memory", "cpu", "memory"}));
+  for (int r = 0; r < kNumResources; ++r) {
+    const std::string_view name = ResourceName(static_cast<Resource>(r));
+    if (!resources.Has(name)) continue;
+    ASSIGN_OR_RETURN(FieldDecoder rq,
+                     resources.Object(name, {"nominal", "borrowingLimit", "lendingLimit"}));
+    // GPUs and CPU count in milli-units, GPU memory in MiB, memory in bytes.
+    auto scale = [&](int64_t milli) {
+      if (r == static_cast<int>(Resource::kGpuMemory)) return (milli / 1000) >> 20;
+      if (r == static_cast<int>(Resource::kMemory)) return milli / 1000;
+      return milli;
+    };
+    ResourceQuota q;
+    ASSIGN_OR_RETURN(auto nominal, QuantityMilli(rq, "nominal"));
+    ASSIGN_OR_RETURN(auto borrowing, QuantityMilli(rq, "borrowingLimit"));
+    ASSIGN_OR_RETURN(auto lending, QuantityMilli(rq, "lendingLimit"));
+    q.nominal = scale(nominal.value_or(0));
+    if (borrowing) q.borrowing_limit = scale(*borrowing);
+    if (lending) q.lending_limit = scale(*lending);
+    quota.resources[r] = q;
+  }
+  return quota;
+}
+
+Result<Queue> DecodeQueue(const FieldDecoder& j, const Cluster& cluster) {
   Queue queue;
-  ASSIGN_OR_RETURN(queue.name, String(j, "name", path));
-  if (queue.name.empty()) return Err(FieldError(path + ".name", "required"));
-  ASSIGN_OR_RETURN(queue.cohort, String(j, "cohort", path));
-  ASSIGN_OR_RETURN(queue.weight, Number(j, "weight", path, 1.0));
-  if (queue.weight <= 0) return Err(FieldError(path + ".weight", "must be positive"));
-  ASSIGN_OR_RETURN(std::string strategy, String(j, "strategy", path, "BestEffortFIFO"));
-  if (strategy == "StrictFIFO") {
-    queue.strategy = QueueingStrategy::kStrictFifo;
-  } else if (strategy != "BestEffortFIFO") {
-    return Err(FieldError(path + ".strategy", "expected BestEffortFIFO or StrictFIFO"));
-  }
-  if (j.contains("preemption")) {
-    const std::string p = path + ".preemption";
-    RETURN_IF_ERROR(RequireObject(j["preemption"], p, {"withinQueue", "reclaimWithinCohort"}));
-    ASSIGN_OR_RETURN(std::string within,
-                     String(j["preemption"], "withinQueue", p, "LowerPriority"));
-    ASSIGN_OR_RETURN(std::string reclaim, String(j["preemption"], "reclaimWithinCohort", p, "Any"));
-    if (within != "LowerPriority" && within != "Never") {
-      return Err(FieldError(p + ".withinQueue", "expected LowerPriority or Never"));
-    }
-    if (reclaim != "Any" && reclaim != "Never") {
-      return Err(FieldError(p + ".reclaimWithinCohort", "expected Any or Never"));
-    }
-    queue.preempt_lower_priority = within == "LowerPriority";
-    queue.reclaim_within_cohort = reclaim == "Any";
-  }
-  if (!j.contains("quota")) return queue;
-  if (!j["quota"].is_array()) return Err(FieldError(path + ".quota", "expected a list"));
-  for (size_t i = 0; i < j["quota"].size(); ++i) {
-    const std::string p = fmt::format("{}.quota[{}]", path, i);
-    const json& fq = j["quota"][i];
-    RETURN_IF_ERROR(RequireObject(fq, p, {"flavor", "resources"}));
-    FlavorQuota quota;
-    ASSIGN_OR_RETURN(std::string flavor, String(fq, "flavor", p));
-    quota.flavor = -1;
-    for (size_t f = 0; f < cluster.flavors.size(); ++f) {
-      if (cluster.flavors[f].name == flavor) quota.flavor = static_cast<int>(f);
-    }
-    if (quota.flavor < 0) {
-      return Err(FieldError(p + ".flavor", fmt::format("unknown flavor \"{}\"", flavor)));
-    }
-    if (fq.contains("resources")) {
-      RETURN_IF_ERROR(RequireObject(fq["resources"], p + ".resources",
-                                    {"nvidia.com/gpu", "strata.dev/gpu-memory", "cpu", "memory"}));
-      for (int r = 0; r < kNumResources; ++r) {
-        const std::string name(ResourceName(static_cast<Resource>(r)));
-        if (!fq["resources"].contains(name)) continue;
-        const std::string rp = p + ".resources." + name;
-        const json& rq = fq["resources"][name];
-        RETURN_IF_ERROR(RequireObject(rq, rp, {"nominal", "borrowingLimit", "lendingLimit"}));
-        // GPUs and CPU count in milli-units, GPU memory in MiB, memory in bytes.
-        auto scale = [&](int64_t milli) {
-          if (r == static_cast<int>(Resource::kGpuMemory)) return (milli / 1000) >> 20;
-          if (r == static_cast<int>(Resource::kMemory)) return milli / 1000;
-          return milli;
-        };
-        ResourceQuota q;
-        ASSIGN_OR_RETURN(auto nominal, QuantityMilli(rq, "nominal", rp));
-        ASSIGN_OR_RETURN(auto borrowing, QuantityMilli(rq, "borrowingLimit", rp));
-        ASSIGN_OR_RETURN(auto lending, QuantityMilli(rq, "lendingLimit", rp));
-        q.nominal = scale(nominal.value_or(0));
-        if (borrowing) q.borrowing_limit = scale(*borrowing);
-        if (lending) q.lending_limit = scale(*lending);
-        quota.resources[r] = q;
-      }
-    }
-    queue.flavors.push_back(quota);
+  ASSIGN_OR_RETURN(queue.name, j.RequiredString("name"));
+  ASSIGN_OR_RETURN(queue.cohort, j.String("cohort"));
+  ASSIGN_OR_RETURN(queue.weight, j.Number("weight", 1.0, 0));
+  if (queue.weight <= 0) return Err(j.Error("weight", "must be positive"));
+  ASSIGN_OR_RETURN(std::string strategy,
+                   j.Choice("strategy", {"BestEffortFIFO", "StrictFIFO"}, "BestEffortFIFO"));
+  if (strategy == "StrictFIFO") queue.strategy = QueueingStrategy::kStrictFifo;
+  ASSIGN_OR_RETURN(FieldDecoder preemption,
+                   j.Object("preemption", {"withinQueue", "reclaimWithinCohort"}));
+  ASSIGN_OR_RETURN(std::string within,
+                   preemption.Choice("withinQueue", {"LowerPriority", "Never"}, "LowerPriority"));
+  ASSIGN_OR_RETURN(std::string reclaim,
+                   preemption.Choice("reclaimWithinCohort", {"Any", "Never"}, "Any"));
+  queue.preempt_lower_priority = within == "LowerPriority";
+  queue.reclaim_within_cohort = reclaim == "Any";
+  ASSIGN_OR_RETURN(std::vector<FieldDecoder> quotas,
+                   j.ObjectList("quota", {"flavor", "resources"}));
+  for (const FieldDecoder& fq : quotas) {
+    ASSIGN_OR_RETURN(FlavorQuota quota, DecodeFlavorQuota(fq, cluster));
+    queue.flavors.push_back(std::move(quota));
   }
   return queue;
 }
 
-Result<std::vector<Toleration>> DecodeTolerations(const json& j, const std::string& path) {
+Result<std::vector<Toleration>> DecodeTolerations(const FieldDecoder& j) {
   std::vector<Toleration> out;
-  if (!j.is_array()) return Err(FieldError(path, "expected a list"));
-  for (size_t i = 0; i < j.size(); ++i) {
-    const std::string p = fmt::format("{}[{}]", path, i);
-    RETURN_IF_ERROR(RequireObject(j[i], p, {"key", "operator", "value", "effect"}));
+  ASSIGN_OR_RETURN(std::vector<FieldDecoder> items,
+                   j.ObjectList("tolerations", {"key", "operator", "value", "effect"}));
+  for (const FieldDecoder& item : items) {
     Toleration t;
-    ASSIGN_OR_RETURN(t.key, String(j[i], "key", p));
-    ASSIGN_OR_RETURN(std::string op, String(j[i], "operator", p, "Equal"));
-    if (op != "Equal" && op != "Exists") {
-      return Err(FieldError(p + ".operator", "expected Equal or Exists"));
-    }
+    ASSIGN_OR_RETURN(t.key, item.String("key"));
+    ASSIGN_OR_RETURN(std::string op, item.Choice("operator", {"Equal", "Exists"}, "Equal"));
     t.exists = op == "Exists";
-    ASSIGN_OR_RETURN(t.value, String(j[i], "value", p));
-    if (j[i].contains("effect")) {
-      ASSIGN_OR_RETURN(std::string effect, String(j[i], "effect", p));
-      ASSIGN_OR_RETURN(t.effect, Effect(effect, p + ".effect"));
+    ASSIGN_OR_RETURN(t.value, item.String("value"));
+    if (item.Has("effect")) {
+      ASSIGN_OR_RETURN(t.effect, Effect(item, "effect"));
     }
     out.push_back(std::move(t));
   }
   return out;
 }
 
-Result<std::vector<NodeAffinityTerm>> DecodeAffinity(const json& j, const std::string& path) {
+Result<std::vector<NodeAffinityTerm>> DecodeAffinity(const FieldDecoder& j) {
+  static const std::pair<std::string_view, SelectorOperator> kOps[] = {
+      {"In", SelectorOperator::kIn},         {"NotIn", SelectorOperator::kNotIn},
+      {"Exists", SelectorOperator::kExists}, {"DoesNotExist", SelectorOperator::kDoesNotExist},
+      {"Gt", SelectorOperator::kGt},         {"Lt", SelectorOperator::kLt}};
   std::vector<NodeAffinityTerm> terms;
-  if (!j.is_array()) return Err(FieldError(path, "expected a list"));
-  for (size_t i = 0; i < j.size(); ++i) {
-    const std::string p = fmt::format("{}[{}]", path, i);
-    RETURN_IF_ERROR(RequireObject(j[i], p, {"matchExpressions"}));
+  ASSIGN_OR_RETURN(std::vector<FieldDecoder> items, j.ObjectList("affinity", {"matchExpressions"}));
+  for (const FieldDecoder& item : items) {
     NodeAffinityTerm term;
-    const json& exprs = j[i].value("matchExpressions", json::array());
-    if (!exprs.is_array()) return Err(FieldError(p + ".matchExpressions", "expected a list"));
-    for (size_t e = 0; e < exprs.size(); ++e) {
-      const std::string ep = fmt::format("{}.matchExpressions[{}]", p, e);
-      RETURN_IF_ERROR(RequireObject(exprs[e], ep, {"key", "operator", "values"}));
+    ASSIGN_OR_RETURN(std::vector<FieldDecoder> expressions,
+                     item.ObjectList("matchExpressions", {"key", "operator", "values"}));
+    for (const FieldDecoder& expression : expressions) {
       LabelRequirement r;
-      ASSIGN_OR_RETURN(r.key, String(exprs[e], "key", ep));
-      ASSIGN_OR_RETURN(std::string op, String(exprs[e], "operator", ep));
-      static const std::pair<std::string_view, SelectorOperator> kOps[] = {
-          {"In", SelectorOperator::kIn},         {"NotIn", SelectorOperator::kNotIn},
-          {"Exists", SelectorOperator::kExists}, {"DoesNotExist", SelectorOperator::kDoesNotExist},
-          {"Gt", SelectorOperator::kGt},         {"Lt", SelectorOperator::kLt}};
-      bool known = false;
+      ASSIGN_OR_RETURN(r.key, expression.String("key"));
+      ASSIGN_OR_RETURN(
+          std::string op,
+          expression.Choice("operator", {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"},
+                            "In"));
       for (const auto& [name, value] : kOps) {
-        if (name == op) {
-          r.op = value;
-          known = true;
-        }
+        if (name == op) r.op = value;
       }
-      if (!known) return Err(FieldError(ep + ".operator", fmt::format("unknown \"{}\"", op)));
-      ASSIGN_OR_RETURN(r.values, Strings(exprs[e], "values", ep));
+      ASSIGN_OR_RETURN(r.values, expression.StringList("values"));
       term.requirements.push_back(std::move(r));
     }
     terms.push_back(std::move(term));
@@ -297,76 +200,63 @@ Result<std::vector<NodeAffinityTerm>> DecodeAffinity(const json& j, const std::s
   return terms;
 }
 
-Result<GpuRequest> DecodeGpu(const json& j, const std::string& path) {
+// `gpu: 8` (whole GPUs) or `gpu: {count | milli and memory | mig}`.
+Result<GpuRequest> DecodeGpu(const FieldDecoder& pod_set) {
   GpuRequest gpu;
-  if (j.is_number_integer()) {
-    if (j.get<int64_t>() < 0 || j.get<int64_t>() > 64)
-      return Err(FieldError(path, "must be 0..64"));
-    gpu.count = static_cast<int>(j.get<int64_t>());
+  if (pod_set.Raw("gpu").is_number_integer()) {
+    ASSIGN_OR_RETURN(int64_t count, pod_set.Integer("gpu", 0, 0, 64));
+    gpu.count = static_cast<int>(count);
     return gpu;
   }
-  RETURN_IF_ERROR(RequireObject(j, path, {"count", "milli", "memory", "mig"}));
-  ASSIGN_OR_RETURN(int64_t count, Integer(j, "count", path, 0));
-  ASSIGN_OR_RETURN(int64_t milli, Integer(j, "milli", path, 0));
-  ASSIGN_OR_RETURN(int64_t memory, Bytes(j, "memory", path));
-  ASSIGN_OR_RETURN(gpu.mig_profile, String(j, "mig", path));
-  if (count < 0 || count > 64) return Err(FieldError(path + ".count", "must be 0..64"));
-  if (milli < 0 || milli > 999) return Err(FieldError(path + ".milli", "must be 0..999"));
+  ASSIGN_OR_RETURN(FieldDecoder j, pod_set.Object("gpu", {"count", "milli", "memory", "mig"}));
+  ASSIGN_OR_RETURN(int64_t count, j.Integer("count", 0, 0, 64));
+  ASSIGN_OR_RETURN(gpu.milli, j.Integer("milli", 0, 0, 999));
+  ASSIGN_OR_RETURN(int64_t memory, Bytes(j, "memory"));
+  ASSIGN_OR_RETURN(gpu.mig_profile, j.String("mig"));
   gpu.count = static_cast<int>(count);
-  gpu.milli = milli;
   gpu.memory_mib = memory >> 20;
-  const int kinds = (count > 0) + (milli > 0 || memory > 0) + !gpu.mig_profile.empty();
+  const int kinds = (count > 0) + (gpu.milli > 0 || memory > 0) + !gpu.mig_profile.empty();
   if (kinds > 1) {
-    return Err(FieldError(path,
-                          "ask for whole GPUs (count), a share (milli/memory) or a MIG "
-                          "profile (mig), not several"));
+    return Err(j.ObjectError(
+        "ask for whole GPUs (count), a share (milli/memory) or a MIG profile (mig), not several"));
   }
   if (!gpu.mig_profile.empty() && !IsKnownMigProfile(gpu.mig_profile)) {
-    return Err(
-        FieldError(path + ".mig", fmt::format("unknown MIG profile \"{}\"", gpu.mig_profile)));
+    return Err(j.Error("mig", fmt::format("unknown MIG profile \"{}\"", gpu.mig_profile)));
   }
   return gpu;
 }
 
-Result<PodSet> DecodePodSet(const json& j, const std::string& path) {
-  RETURN_IF_ERROR(RequireObject(j, path,
-                                {"name", "count", "cpu", "memory", "gpu", "gpuModels",
-                                 "gpuMinMemory", "nodeSelector", "affinity", "tolerations"}));
+Result<PodSet> DecodePodSet(const FieldDecoder& j) {
   PodSet ps;
-  ASSIGN_OR_RETURN(ps.name, String(j, "name", path, "main"));
-  ASSIGN_OR_RETURN(int64_t count, Integer(j, "count", path, 1));
-  if (count < 1 || count > 100000) return Err(FieldError(path + ".count", "must be 1..100000"));
+  ASSIGN_OR_RETURN(ps.name, j.String("name", "main"));
+  ASSIGN_OR_RETURN(int64_t count, j.Integer("count", 1, 1, 100000));
   ps.count = static_cast<int>(count);
-  ASSIGN_OR_RETURN(auto cpu, QuantityMilli(j, "cpu", path));
+  ASSIGN_OR_RETURN(auto cpu, QuantityMilli(j, "cpu"));
   ps.cpu_milli = cpu.value_or(0);
-  ASSIGN_OR_RETURN(ps.memory_bytes, Bytes(j, "memory", path));
-  if (j.contains("gpu")) {
-    ASSIGN_OR_RETURN(ps.gpu, DecodeGpu(j["gpu"], path + ".gpu"));
-  }
-  ASSIGN_OR_RETURN(ps.gpu.models, Strings(j, "gpuModels", path));
-  ASSIGN_OR_RETURN(int64_t min_memory, Bytes(j, "gpuMinMemory", path));
+  ASSIGN_OR_RETURN(ps.memory_bytes, Bytes(j, "memory"));
+  ASSIGN_OR_RETURN(ps.gpu, DecodeGpu(j));
+  ASSIGN_OR_RETURN(ps.gpu.models, j.StringList("gpuModels"));
+  ASSIGN_OR_RETURN(int64_t min_memory, Bytes(j, "gpuMinMemory"));
   ps.gpu.min_memory_mib = min_memory >> 20;
-  ASSIGN_OR_RETURN(ps.node_selector, DecodeLabels(j, "nodeSelector", path));
-  if (j.contains("affinity")) {
-    ASSIGN_OR_RETURN(ps.affinity, DecodeAffinity(j["affinity"], path + ".affinity"));
-  }
-  if (j.contains("tolerations")) {
-    ASSIGN_OR_RETURN(ps.tolerations, DecodeTolerations(j["tolerations"], path + ".tolerations"));
-  }
+  ASSIGN_OR_RETURN(ps.node_selector, j.StringMap("nodeSelector"));
+  ASSIGN_OR_RETURN(ps.affinity, DecodeAffinity(j));
+  ASSIGN_OR_RETURN(ps.tolerations, DecodeTolerations(j));
   return ps;
 }
 
 }  // namespace
 
-Result<Cluster> DecodeCluster(const json& j, const std::string& path) {
-  RETURN_IF_ERROR(RequireObject(j, path, {"topology", "nodes", "flavors", "queues"}));
+Result<Cluster> DecodeCluster(const json& value, const std::string& path) {
+  ASSIGN_OR_RETURN(FieldDecoder j,
+                   FieldDecoder::Of(value, path, {"topology", "nodes", "flavors", "queues"}));
   Cluster cluster;
-  ASSIGN_OR_RETURN(cluster.topology_levels, Strings(j, "topology", path));
-  const json& nodes = j.value("nodes", json::array());
-  if (!nodes.is_array()) return Err(FieldError(path + ".nodes", "expected a list"));
-  for (size_t i = 0; i < nodes.size(); ++i) {
+  ASSIGN_OR_RETURN(cluster.topology_levels, j.StringList("topology"));
+  ASSIGN_OR_RETURN(std::vector<FieldDecoder> nodes,
+                   j.ObjectList("nodes", {"name", "count", "labels", "taints", "unschedulable",
+                                          "cpu", "memory", "gpus"}));
+  for (const FieldDecoder& item : nodes) {
     int count = 0;
-    ASSIGN_OR_RETURN(Node node, DecodeNode(nodes[i], fmt::format("{}.nodes[{}]", path, i), &count));
+    ASSIGN_OR_RETURN(Node node, DecodeNode(item, &count));
     if (count == 0) {
       cluster.nodes.push_back(std::move(node));
       continue;
@@ -377,64 +267,53 @@ Result<Cluster> DecodeCluster(const json& j, const std::string& path) {
       cluster.nodes.push_back(std::move(copy));
     }
   }
-  const json& flavors = j.value("flavors", json::array());
-  if (!flavors.is_array()) return Err(FieldError(path + ".flavors", "expected a list"));
-  for (size_t i = 0; i < flavors.size(); ++i) {
-    const std::string p = fmt::format("{}.flavors[{}]", path, i);
-    RETURN_IF_ERROR(RequireObject(flavors[i], p, {"name", "nodeLabels", "gpuMemory"}));
-    Flavor flavor;
-    ASSIGN_OR_RETURN(flavor.name, String(flavors[i], "name", p));
-    ASSIGN_OR_RETURN(flavor.node_labels, DecodeLabels(flavors[i], "nodeLabels", p));
-    ASSIGN_OR_RETURN(int64_t memory, Bytes(flavors[i], "gpuMemory", p));
-    if (memory > 0) flavor.gpu_memory_mib = memory >> 20;
+  ASSIGN_OR_RETURN(std::vector<FieldDecoder> flavors,
+                   j.ObjectList("flavors", {"name", "nodeLabels", "gpuMemory"}));
+  for (const FieldDecoder& item : flavors) {
+    ASSIGN_OR_RETURN(Flavor flavor, DecodeFlavor(item));
     cluster.flavors.push_back(std::move(flavor));
   }
-  const json& queues = j.value("queues", json::array());
-  if (!queues.is_array()) return Err(FieldError(path + ".queues", "expected a list"));
-  for (size_t i = 0; i < queues.size(); ++i) {
-    ASSIGN_OR_RETURN(Queue queue,
-                     DecodeQueue(queues[i], fmt::format("{}.queues[{}]", path, i), cluster));
+  ASSIGN_OR_RETURN(
+      std::vector<FieldDecoder> queues,
+      j.ObjectList("queues", {"name", "cohort", "weight", "strategy", "preemption", "quota"}));
+  for (const FieldDecoder& item : queues) {
+    ASSIGN_OR_RETURN(Queue queue, DecodeQueue(item, cluster));
     cluster.queues.push_back(std::move(queue));
   }
   return cluster;
 }
 
-Result<Workload> DecodeWorkload(const json& j, const std::string& path, TimePoint epoch) {
-  RETURN_IF_ERROR(RequireObject(
-      j, path, {"name", "queue", "priority", "submitted", "runtimeLimit", "topology", "podSets"}));
+Result<Workload> DecodeWorkload(const json& value, const std::string& path, TimePoint epoch) {
+  ASSIGN_OR_RETURN(FieldDecoder j, FieldDecoder::Of(value, path,
+                                                    {"name", "queue", "priority", "submitted",
+                                                     "runtimeLimit", "topology", "podSets"}));
   Workload w;
-  ASSIGN_OR_RETURN(w.name, String(j, "name", path));
-  if (w.name.empty()) return Err(FieldError(path + ".name", "required"));
-  ASSIGN_OR_RETURN(w.queue, String(j, "queue", path));
-  ASSIGN_OR_RETURN(int64_t priority, Integer(j, "priority", path, 0));
+  ASSIGN_OR_RETURN(w.name, j.RequiredString("name"));
+  ASSIGN_OR_RETURN(w.queue, j.String("queue"));
+  ASSIGN_OR_RETURN(int64_t priority, j.Integer("priority", 0, std::numeric_limits<int>::min(),
+                                               std::numeric_limits<int>::max()));
   w.priority = static_cast<int>(priority);
-  ASSIGN_OR_RETURN(double submitted, Number(j, "submitted", path, 0));
-  w.submitted =
-      epoch + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(submitted));
-  if (j.contains("runtimeLimit")) {
-    ASSIGN_OR_RETURN(double limit, Number(j, "runtimeLimit", path, 0));
-    if (limit <= 0) return Err(FieldError(path + ".runtimeLimit", "must be positive"));
-    w.runtime_limit = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(limit));
+  ASSIGN_OR_RETURN(double submitted, j.Number("submitted", 0));
+  w.submitted = epoch + Seconds(submitted);
+  if (j.Has("runtimeLimit")) {
+    ASSIGN_OR_RETURN(double limit, j.Number("runtimeLimit", 0));
+    if (limit <= 0) return Err(j.Error("runtimeLimit", "must be positive"));
+    w.runtime_limit = Seconds(limit);
   }
-  if (j.contains("topology")) {
-    const std::string p = path + ".topology";
-    RETURN_IF_ERROR(RequireObject(j["topology"], p, {"level", "mode"}));
-    ASSIGN_OR_RETURN(w.topology.level, String(j["topology"], "level", p));
-    ASSIGN_OR_RETURN(std::string mode, String(j["topology"], "mode", p, "Required"));
-    if (mode == "Required") {
-      w.topology.mode = TopologyMode::kRequired;
-    } else if (mode == "Preferred") {
-      w.topology.mode = TopologyMode::kPreferred;
-    } else {
-      return Err(FieldError(p + ".mode", "expected Required or Preferred"));
-    }
+  if (j.Has("topology")) {
+    ASSIGN_OR_RETURN(FieldDecoder topology, j.Object("topology", {"level", "mode"}));
+    ASSIGN_OR_RETURN(w.topology.level, topology.String("level"));
+    ASSIGN_OR_RETURN(std::string mode,
+                     topology.Choice("mode", {"Required", "Preferred"}, "Required"));
+    w.topology.mode = mode == "Preferred" ? TopologyMode::kPreferred : TopologyMode::kRequired;
   }
-  if (!j.contains("podSets") || !j["podSets"].is_array() || j["podSets"].empty()) {
-    return Err(FieldError(path + ".podSets", "expected a non-empty list"));
-  }
-  for (size_t i = 0; i < j["podSets"].size(); ++i) {
-    ASSIGN_OR_RETURN(PodSet ps,
-                     DecodePodSet(j["podSets"][i], fmt::format("{}.podSets[{}]", path, i)));
+  ASSIGN_OR_RETURN(std::vector<FieldDecoder> pod_sets,
+                   j.ObjectList("podSets",
+                                {"name", "count", "cpu", "memory", "gpu", "gpuModels",
+                                 "gpuMinMemory", "nodeSelector", "affinity", "tolerations"},
+                                Presence::kRequired));
+  for (const FieldDecoder& item : pod_sets) {
+    ASSIGN_OR_RETURN(PodSet ps, DecodePodSet(item));
     w.pod_sets.push_back(std::move(ps));
   }
   return w;

@@ -11,7 +11,8 @@ namespace strata::scheduler {
 // Decoding of the scheduler's model from JSON (or YAML through common/yaml_json.h), the format
 // of testdata/scheduler scenarios and of `strata bench schedule --cluster`. Quantities are
 // Kubernetes quantities (numbers or strings: "64", "500m", "80Gi"). Every field not listed is an
-// error, and errors name the field path: "cluster.nodes[2].gpus.count: expected an integer".
+// error, and errors name the field path (common/field_decoder.h):
+// "cluster.nodes[2].gpus.count: must be an integer from 0 to 64".
 // Pure functions; thread-safe.
 //
 //   cluster:

@@ -59,7 +59,23 @@ TEST(ModelJsonTest, ErrorsNameTheField) {
 
   auto no_pods = DecodeWorkload(Yaml("{name: w}"), "w", TimePoint{});
   ASSERT_FALSE(no_pods);
-  EXPECT_EQ(no_pods.error().message(), "w.podSets: expected a non-empty list");
+  EXPECT_EQ(no_pods.error().message(), "w.podSets: required");
+
+  auto misspelt = DecodeWorkload(Yaml("{name: w, podSets: [{cuont: 2}]}"), "w", TimePoint{});
+  ASSERT_FALSE(misspelt);
+  EXPECT_EQ(misspelt.error().message(),
+            "w.podSets[0].cuont: unknown field; did you mean \"count\"?");
+
+  auto too_many = DecodeCluster(Yaml("nodes: [{name: n, gpus: {count: 65}}]"), "cluster");
+  ASSERT_FALSE(too_many);
+  EXPECT_EQ(too_many.error().message(),
+            "cluster.nodes[0].gpus.count: must be an integer from 0 to 64");
+
+  auto mode = DecodeWorkload(Yaml("{name: w, topology: {level: rack, mode: Sometimes}, "
+                                  "podSets: [{count: 1}]}"),
+                             "w", TimePoint{});
+  ASSERT_FALSE(mode);
+  EXPECT_EQ(mode.error().message(), "w.topology.mode: must be \"Required\" or \"Preferred\"");
 }
 
 }  // namespace

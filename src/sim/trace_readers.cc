@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "common/field_decoder.h"
+
 namespace strata::sim {
 namespace {
 
@@ -125,36 +127,25 @@ Result<std::vector<TraceRequest>> ReadMooncakeTrace(const std::string& path) {
     if (row.is_discarded() || !row.is_object()) {
       return Err(LineError(path, line_number, "not a JSON object"));
     }
-    auto integer = [&](const char* field, int64_t min, int64_t* out) -> Status {
-      auto it = row.find(field);
-      if (it == row.end() || !it->is_number_integer() || it->get<int64_t>() < min) {
-        return LineError(path, line_number,
-                         std::string(field) + ": must be an integer >= " + std::to_string(min));
+    Result<TraceRequest> request = [&]() -> Result<TraceRequest> {
+      ASSIGN_OR_RETURN(FieldDecoder fields, FieldDecoder::OfAnyFields(row, ""));
+      ASSIGN_OR_RETURN(int64_t timestamp, fields.RequiredInteger("timestamp", 0));
+      ASSIGN_OR_RETURN(int64_t input, fields.RequiredInteger("input_length", 1, INT32_MAX));
+      ASSIGN_OR_RETURN(int64_t output, fields.RequiredInteger("output_length", 1, INT32_MAX));
+      ASSIGN_OR_RETURN(auto ids, fields.List("hash_ids", Presence::kRequired));
+      TraceRequest read;
+      read.arrival = std::chrono::milliseconds(timestamp);
+      read.input_tokens = static_cast<int>(input);
+      read.output_tokens = static_cast<int>(output);
+      read.block_tokens = 512;
+      for (const auto& [id, id_path] : ids) {
+        if (!id->is_number_unsigned()) return Err(InvalidField(id_path, "must be an integer >= 0"));
+        read.block_keys.push_back(id->get<uint64_t>());
       }
-      *out = it->get<int64_t>();
-      return Status::Ok();
-    };
-    int64_t timestamp, input, output;
-    for (Status status : {integer("timestamp", 0, &timestamp), integer("input_length", 1, &input),
-                          integer("output_length", 1, &output)}) {
-      if (!status.ok()) return Err(status);
-    }
-    auto ids = row.find("hash_ids");
-    if (ids == row.end() || !ids->is_array()) {
-      return Err(LineError(path, line_number, "hash_ids: must be a list of integers"));
-    }
-    TraceRequest request;
-    request.arrival = std::chrono::milliseconds(timestamp);
-    request.input_tokens = static_cast<int>(input);
-    request.output_tokens = static_cast<int>(output);
-    request.block_tokens = 512;
-    for (const nlohmann::json& id : *ids) {
-      if (!id.is_number_unsigned()) {
-        return Err(LineError(path, line_number, "hash_ids: must be a list of integers >= 0"));
-      }
-      request.block_keys.push_back(id.get<uint64_t>());
-    }
-    trace.push_back(std::move(request));
+      return read;
+    }();
+    if (!request) return Err(request.error().WithPrefix(path + ":" + std::to_string(line_number)));
+    trace.push_back(std::move(*request));
   }
   return trace;
 }

@@ -51,7 +51,16 @@ TEST(MooncakeTraceTest, ErrorsNameFileAndLine) {
       ".jsonl");
   Result<std::vector<TraceRequest>> trace = ReadMooncakeTrace(path);
   ASSERT_FALSE(trace.has_value());
-  EXPECT_THAT(trace.error().message(), HasSubstr(path + ":2: output_length"));
+  EXPECT_EQ(trace.error().message(),
+            path + ":2: output_length: must be an integer from 1 to 2147483647");
+  // Fields strata does not read are allowed (a published trace may carry more); missing ones
+  // are named.
+  std::string extra = WriteTemp(
+      "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [0], "
+      "\"session\": \"s1\"}\n"
+      "{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 5}\n",
+      ".jsonl");
+  EXPECT_EQ(ReadMooncakeTrace(extra).error().message(), extra + ":2: hash_ids: required");
   std::string garbled = WriteTemp("{\"timestamp\": \n", ".jsonl");
   EXPECT_THAT(ReadMooncakeTrace(garbled).error().message(), HasSubstr(":1: not a JSON object"));
   EXPECT_EQ(ReadMooncakeTrace("/nonexistent/trace.jsonl").error().code(), StatusCode::kNotFound);
@@ -180,8 +189,8 @@ TEST(SharedPrefixWorkloadTest, FixedLengthsAndDistributionsMustAgree) {
               HasSubstr("config.data.shared_prefix.question_len: disagrees with "
                         "question_distribution.mean"));
   EXPECT_THAT(ReadSharedPrefixWorkload(WriteTemp(base, ".yaml")).error().message(),
-              HasSubstr("config.data.shared_prefix.question_len: must be an integer >= 1 (or give "
-                        "question_distribution)"));
+              HasSubstr("config.data.shared_prefix.question_len: must be an integer from 1 to "
+                        "10000000 (or give question_distribution)"));
   EXPECT_THAT(ReadSharedPrefixWorkload(
                   WriteTemp(base + "      question_distribution: {mean: 30, stddev: 3}\n", ".yaml"))
                   .error()
@@ -207,8 +216,9 @@ TEST(SharedPrefixWorkloadTest, ErrorsNameTheField) {
       "config:\n  load:\n    stages: [{rate: 1, duration: 1}]\n  data:\n    shared_prefix:\n"
       "      num_groups: 0\n",
       ".yaml");
-  EXPECT_THAT(ReadSharedPrefixWorkload(path).error().message(),
-              HasSubstr("config.data.shared_prefix.num_groups: must be an integer >= 1"));
+  EXPECT_THAT(
+      ReadSharedPrefixWorkload(path).error().message(),
+      HasSubstr("config.data.shared_prefix.num_groups: must be an integer from 1 to 10000000"));
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
 #include "sim/trace_shared_prefix.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <functional>
 #include <numeric>
 #include <random>
 #include <sstream>
 
+#include "common/field_decoder.h"
 #include "common/yaml_json.h"
 
 namespace strata::sim {
@@ -20,77 +22,84 @@ constexpr uint64_t kQuestionKeyBase = 1ull << 61;
 constexpr uint64_t kAnswerKeyBase = 3ull << 60;
 constexpr int64_t kMaxTokens = 10'000'000;
 
-const nlohmann::json* Find(const nlohmann::json& root, std::initializer_list<const char*> path) {
-  const nlohmann::json* node = &root;
-  for (const char* key : path) {
-    if (!node->is_object() || !node->contains(key)) return nullptr;
-    node = &(*node)[key];
-  }
-  return node;
+// A count of tokens, groups or prompts: an integer from 1 to kMaxTokens.
+Result<int> Count(const FieldDecoder& object, std::string_view name) {
+  ASSIGN_OR_RETURN(int64_t count, object.RequiredInteger(name, 1, kMaxTokens));
+  return static_cast<int>(count);
 }
 
-using FieldError = std::function<Status(const std::string& field, const std::string& what)>;
-
-bool IsCount(const nlohmann::json& value, int64_t min) {
-  return value.is_number_integer() && value.get<int64_t>() >= min &&
-         value.get<int64_t>() <= kMaxTokens;
-}
-
-// Reads `<name>_len` and/or `<name>_distribution` of the shared_prefix object into *out.
-Status ReadLength(const nlohmann::json& shared, const std::string& name, const FieldError& fail,
-                  LengthDistribution* out) {
-  const std::string prefix = "config.data.shared_prefix.";
+// Reads `<name>_len` and/or `<name>_distribution` of the shared_prefix object.
+Result<LengthDistribution> ReadLength(const FieldDecoder& shared, const std::string& name) {
   const std::string fixed_name = name + "_len";
   const std::string distribution_name = name + "_distribution";
-  auto fixed = shared.find(fixed_name);
-  auto distribution = shared.find(distribution_name);
-  if (fixed != shared.end() && !IsCount(*fixed, 1)) {
-    return fail(prefix + fixed_name, "must be an integer >= 1");
+  std::optional<int> fixed;
+  if (shared.Has(fixed_name)) {
+    ASSIGN_OR_RETURN(fixed, Count(shared, fixed_name));
   }
-  if (distribution == shared.end()) {
-    if (fixed == shared.end()) {
-      return fail(prefix + fixed_name,
-                  "must be an integer >= 1 (or give " + distribution_name + ")");
+  if (!shared.Has(distribution_name)) {
+    if (!fixed) {
+      return Err(
+          shared.Error(fixed_name, fmt::format("must be an integer from 1 to {} (or give {})",
+                                               kMaxTokens, distribution_name)));
     }
-    const int length = static_cast<int>(fixed->get<int64_t>());
-    *out = {static_cast<double>(length), 0, length, length};
-    return Status::Ok();
+    return LengthDistribution{static_cast<double>(*fixed), 0, *fixed, *fixed};
   }
-  const std::string field = prefix + distribution_name;
-  if (!distribution->is_object()) return fail(field, "must be a map of mean, std_dev, min, max");
-  for (const auto& [key, value] : distribution->items()) {
-    if (key != "mean" && key != "std_dev" && key != "min" && key != "max") {
-      return fail(field + "." + key, "unknown field (expected mean, std_dev, min, max)");
-    }
-  }
+  ASSIGN_OR_RETURN(FieldDecoder distribution,
+                   shared.Object(distribution_name, {"mean", "std_dev", "min", "max"}));
   LengthDistribution length{0, 0, 1, static_cast<int>(kMaxTokens)};
-  auto mean = distribution->find("mean");
-  if (mean == distribution->end() || !mean->is_number() || mean->get<double>() < 1 ||
-      mean->get<double>() > static_cast<double>(kMaxTokens)) {
-    return fail(field + ".mean", "must be a number >= 1");
+  if (!distribution.Has("mean")) return Err(distribution.Error("mean", "required"));
+  ASSIGN_OR_RETURN(length.mean, distribution.Number("mean", 0, 1));
+  if (length.mean > static_cast<double>(kMaxTokens)) {
+    return Err(distribution.Error("mean", fmt::format("must be at most {}", kMaxTokens)));
   }
-  length.mean = mean->get<double>();
-  if (auto std_dev = distribution->find("std_dev"); std_dev != distribution->end()) {
-    if (!std_dev->is_number() || std_dev->get<double>() < 0) {
-      return fail(field + ".std_dev", "must be a number >= 0");
-    }
-    length.std_dev = std_dev->get<double>();
+  ASSIGN_OR_RETURN(length.std_dev, distribution.Number("std_dev", 0, 0));
+  if (distribution.Has("min")) {
+    ASSIGN_OR_RETURN(length.min, Count(distribution, "min"));
   }
-  for (auto [key, bound] : {std::pair{"min", &length.min}, std::pair{"max", &length.max}}) {
-    auto it = distribution->find(key);
-    if (it == distribution->end()) continue;
-    if (!IsCount(*it, 1)) return fail(field + "." + key, "must be an integer >= 1");
-    *bound = static_cast<int>(it->get<int64_t>());
+  if (distribution.Has("max")) {
+    ASSIGN_OR_RETURN(length.max, Count(distribution, "max"));
   }
-  if (length.min > length.max) return fail(field + ".max", "must be >= min");
+  if (length.min > length.max) return Err(distribution.Error("max", "must be >= min"));
   if (length.mean < length.min || length.mean > length.max) {
-    return fail(field + ".mean", "must lie within [min, max]");
+    return Err(distribution.Error("mean", "must lie within [min, max]"));
   }
-  if (fixed != shared.end() && static_cast<double>(fixed->get<int64_t>()) != length.mean) {
-    return fail(prefix + fixed_name, "disagrees with " + distribution_name + ".mean");
+  if (fixed && static_cast<double>(*fixed) != length.mean) {
+    return Err(shared.Error(fixed_name, "disagrees with " + distribution_name + ".mean"));
   }
-  *out = length;
-  return Status::Ok();
+  return length;
+}
+
+// A number > 0.
+Result<double> Positive(const FieldDecoder& object, std::string_view name) {
+  ASSIGN_OR_RETURN(double value, object.Number(name, 0, 0));
+  if (value <= 0) return Err(object.Error(name, "must be a number > 0"));
+  return value;
+}
+
+// The fields of inference-perf's configuration that strata reads; inference-perf's others (its
+// API, its server, its reports) are allowed and mean nothing here.
+Result<SharedPrefixWorkload> DecodeSharedPrefixWorkload(const nlohmann::json& root) {
+  ASSIGN_OR_RETURN(FieldDecoder top, FieldDecoder::OfAnyFields(root, ""));
+  ASSIGN_OR_RETURN(FieldDecoder config, top.Mapping("config"));
+  ASSIGN_OR_RETURN(FieldDecoder data, config.Mapping("data"));
+  if (!data.Has("shared_prefix")) return Err(data.Error("shared_prefix", "required"));
+  ASSIGN_OR_RETURN(FieldDecoder shared, data.Mapping("shared_prefix"));
+  SharedPrefixWorkload workload;
+  ASSIGN_OR_RETURN(workload.num_groups, Count(shared, "num_groups"));
+  ASSIGN_OR_RETURN(workload.prompts_per_group, Count(shared, "num_prompts_per_group"));
+  ASSIGN_OR_RETURN(workload.system_prompt_len, Count(shared, "system_prompt_len"));
+  ASSIGN_OR_RETURN(workload.question_len, ReadLength(shared, "question"));
+  ASSIGN_OR_RETURN(workload.output_len, ReadLength(shared, "output"));
+  ASSIGN_OR_RETURN(workload.multi_turn_chat, shared.Bool("enable_multi_turn_chat", false));
+  ASSIGN_OR_RETURN(FieldDecoder load, config.Mapping("load"));
+  ASSIGN_OR_RETURN(auto stages, load.List("stages", Presence::kRequired));
+  for (const auto& [stage, stage_path] : stages) {
+    ASSIGN_OR_RETURN(FieldDecoder fields, FieldDecoder::OfAnyFields(*stage, stage_path));
+    ASSIGN_OR_RETURN(double rate, Positive(fields, "rate"));
+    ASSIGN_OR_RETURN(double duration, Positive(fields, "duration"));
+    workload.stages.push_back({rate, duration});
+  }
+  return workload;
 }
 
 int DrawLength(const LengthDistribution& length, std::mt19937_64& random) {
@@ -116,57 +125,8 @@ Result<SharedPrefixWorkload> ReadSharedPrefixWorkload(const std::string& path) {
   Result<std::vector<YamlDocument>> documents = ParseYamlDocuments(text.str());
   if (!documents) return Err(documents.error().WithPrefix(path));
   if (documents->empty()) return Err(InvalidArgumentError(path + ": empty file"));
-  const nlohmann::json& root = documents->front().value;
-  auto fail = [&](const std::string& field, const std::string& what) {
-    return Err(InvalidArgumentError(path + ": " + field + ": " + what));
-  };
-  SharedPrefixWorkload workload;
-  const nlohmann::json* shared = Find(root, {"config", "data", "shared_prefix"});
-  if (shared == nullptr || !shared->is_object()) {
-    return fail("config.data.shared_prefix", "is required");
-  }
-  struct Field {
-    const char* name;
-    int* out;
-  };
-  for (Field field : {Field{"num_groups", &workload.num_groups},
-                      Field{"num_prompts_per_group", &workload.prompts_per_group},
-                      Field{"system_prompt_len", &workload.system_prompt_len}}) {
-    auto it = shared->find(field.name);
-    if (it == shared->end() || !IsCount(*it, 1)) {
-      return fail(std::string("config.data.shared_prefix.") + field.name,
-                  "must be an integer >= 1");
-    }
-    *field.out = static_cast<int>(it->get<int64_t>());
-  }
-  FieldError field_error = [&](const std::string& field, const std::string& what) {
-    return InvalidArgumentError(path + ": " + field + ": " + what);
-  };
-  RETURN_IF_ERROR(ReadLength(*shared, "question", field_error, &workload.question_len));
-  RETURN_IF_ERROR(ReadLength(*shared, "output", field_error, &workload.output_len));
-  if (auto multi_turn = shared->find("enable_multi_turn_chat"); multi_turn != shared->end()) {
-    if (!multi_turn->is_boolean()) {
-      return fail("config.data.shared_prefix.enable_multi_turn_chat", "must be true or false");
-    }
-    workload.multi_turn_chat = multi_turn->get<bool>();
-  }
-  const nlohmann::json* stages = Find(root, {"config", "load", "stages"});
-  if (stages == nullptr || !stages->is_array() || stages->empty()) {
-    return fail("config.load.stages", "must be a non-empty list");
-  }
-  for (size_t i = 0; i < stages->size(); ++i) {
-    const nlohmann::json& stage = (*stages)[i];
-    std::string field = "config.load.stages[" + std::to_string(i) + "]";
-    const nlohmann::json* rate = Find(stage, {"rate"});
-    const nlohmann::json* duration = Find(stage, {"duration"});
-    if (rate == nullptr || !rate->is_number() || rate->get<double>() <= 0) {
-      return fail(field + ".rate", "must be a number > 0");
-    }
-    if (duration == nullptr || !duration->is_number() || duration->get<double>() <= 0) {
-      return fail(field + ".duration", "must be a number > 0");
-    }
-    workload.stages.push_back({rate->get<double>(), duration->get<double>()});
-  }
+  Result<SharedPrefixWorkload> workload = DecodeSharedPrefixWorkload(documents->front().value);
+  if (!workload) return Err(workload.error().WithPrefix(path));
   return workload;
 }
 

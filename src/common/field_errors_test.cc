@@ -1,8 +1,8 @@
-#include "api/field_errors.h"
+#include "common/field_errors.h"
 
 #include <gtest/gtest.h>
 
-namespace strata::api {
+namespace strata {
 namespace {
 
 TEST(FieldErrorsTest, BuildsPaths) {
@@ -33,4 +33,4 @@ TEST(FieldErrorsTest, CollectsErrorsInOrder) {
 }
 
 }  // namespace
-}  // namespace strata::api
+}  // namespace strata

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-namespace strata::api {
+namespace strata {
 
 // One problem found in a manifest document: the field's path ("spec.template.env[2].name") and
 // what is wrong with it. Rendered as "<path>: <message>".
@@ -52,4 +52,4 @@ std::string SuggestClosest(std::string_view word, const std::vector<std::string_
 // `text` as a JSON string literal: "three" -> "\"three\"".
 std::string Quoted(std::string_view text);
 
-}  // namespace strata::api
+}  // namespace strata

@@ -1,9 +1,9 @@
-#include "api/field_errors.h"
+#include "common/field_errors.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-namespace strata::api {
+namespace strata {
 namespace {
 
 // Optimal string alignment distance: Levenshtein plus transposition of adjacent characters,
@@ -61,4 +61,4 @@ std::string Quoted(std::string_view text) {
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace strata::api
+}  // namespace strata
