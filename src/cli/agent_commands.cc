@@ -151,10 +151,9 @@ Result<std::unique_ptr<AgentStore>> JoinKubernetes(const AgentOptions& options, 
                                                               kubelet, nodes, std::cout));
   RETURN_IF_ERROR(server::RegisterNodes(*joined->store, nodes));
   joined->joined = joined->kube_client->server();
-  joined->renew_lease = [client = joined->kube_client.get()](const std::string& name,
-                                                             TimePoint now) {
-    return kubestore::RenewNodeLease(*client, name, now);
-  };
+  joined->renew_lease =
+      [renewer = std::make_shared<kubestore::NodeLeaseRenewer>(*joined->kube_client)](
+          const std::string& name, TimePoint now) { return renewer->Renew(name, now); };
   return joined;
 }
 

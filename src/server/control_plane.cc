@@ -411,9 +411,8 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   kube::Client* kube_client = plane->impl_->kube_client.get();
   LeaseRenewal renew;
   if (kube_client != nullptr) {
-    renew = [kube_client](const std::string& name, TimePoint now) {
-      return kubestore::RenewNodeLease(*kube_client, name, now);
-    };
+    renew = [renewer = std::make_shared<kubestore::NodeLeaseRenewer>(*kube_client)](
+                const std::string& name, TimePoint now) { return renewer->Renew(name, now); };
   } else {
     renew = [leases = plane->impl_->node_leases.get()](const std::string& name, TimePoint now) {
       leases->Renew(name, now);

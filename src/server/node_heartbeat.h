@@ -13,7 +13,7 @@ namespace strata::server {
 
 // Renews the Lease of node `node_name` at `now`: in the embedded plane's memory
 // (controller::NodeLeases), through its REST API (client::RemoteStore::RenewNodeLease), or on
-// Kubernetes (kubestore::RenewNodeLease).
+// Kubernetes (kubestore::NodeLeaseRenewer).
 using LeaseRenewal = std::function<Status(const std::string& node_name, TimePoint now)>;
 
 struct NodeHeartbeatOptions {
