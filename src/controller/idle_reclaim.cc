@@ -27,7 +27,7 @@ Status IdleReclaimLoop::RunOnce() {
   Result<std::shared_ptr<const observe::ClusterObjects>> cluster = cluster_->Get();
   if (!cluster) return cluster.error();
   std::map<std::string, observe::IdlePolicy> policies;
-  for (const api::Queue& queue : (*cluster)->queue_objects) {
+  for (const api::Queue& queue : (*cluster)->queues->objects) {
     Result<observe::IdlePolicy> policy = observe::ParseIdlePolicy(queue.metadata.annotations);
     if (!policy) {
       spdlog::warn("queue {}: {}; its idle policy keeps the defaults", queue.metadata.name,

@@ -30,7 +30,7 @@ CostPods CostPodsOf(const ClusterObjects& cluster) {
     cost.name = pod.metadata.name;
     cost.namespace_name = pod.metadata.namespace_name;
     cost.labels = pod.metadata.labels;
-    cost.queue = QueueLabelOf(pod, cluster.queues);
+    cost.queue = QueueLabelOf(pod, cluster.queues->names);
     if (pod.spec.owner.kind == "Job") cost.job = pod.spec.owner.name;
     if (pod.spec.owner.kind == "Service") cost.service = pod.spec.owner.name;
     cost.cpu_cores = static_cast<double>(pod.spec.resources.cpu.milli()) / 1000.0;

@@ -101,7 +101,7 @@ std::vector<GpuSample> ClusterGpuSamples(const ClusterObjects& cluster,
     if (!HoldsResources(stored->pod)) continue;
     for (const api::AssignedGpu& gpu : stored->pod.spec.assigned_gpus) {
       holders[{stored->pod.spec.node_name, gpu.index}].push_back(
-          HolderOf(stored->pod, gpu, cluster.queues));
+          HolderOf(stored->pod, gpu, cluster.queues->names));
     }
   }
   std::vector<GpuSample> samples;

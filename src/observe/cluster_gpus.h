@@ -40,12 +40,15 @@ struct StoredPod {
 // decoded objects are immutable and shared, and so are the chunks that hold them, so that a
 // cache of them (ClusterObjectsCache) hands out a cluster after a change by copying only the
 // chunks the change falls in.
+struct ClusterQueues {
+  std::vector<api::Queue> objects;  // annotations, local queues; in the store's list order
+  api::QueueNames names;            // what the objects resolve
+};
 struct ClusterObjects {
   SharedChunks<api::Node> nodes;
   SharedChunks<StoredPod> pods;
-  api::QueueNames queues;
-  // The Queues themselves (annotations, local queues), in the store's list order.
-  std::vector<api::Queue> queue_objects;
+  // Shared by every cluster a cache hands out until a Queue changes. Never null.
+  std::shared_ptr<const ClusterQueues> queues = std::make_shared<const ClusterQueues>();
   int undecodable = 0;  // stored objects that did not decode (left out)
 };
 

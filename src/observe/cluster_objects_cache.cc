@@ -27,6 +27,7 @@ Result<std::shared_ptr<const ClusterObjects>> ClusterObjectsCache::Get() {
     nodes_.Clear();
     pods_.Clear();
     queues_.clear();
+    cluster_queues_.reset();
     undecodable_.clear();
     cluster_.reset();
   }
@@ -35,8 +36,13 @@ Result<std::shared_ptr<const ClusterObjects>> ClusterObjectsCache::Get() {
   auto cluster = std::make_shared<ClusterObjects>();
   cluster->nodes = nodes_.Build();
   cluster->pods = pods_.Build();
-  for (const auto& [key, queue] : queues_) cluster->queue_objects.push_back(queue);
-  cluster->queues = api::QueueNames(cluster->queue_objects);
+  if (cluster_queues_ == nullptr) {
+    auto queues = std::make_shared<ClusterQueues>();
+    for (const auto& [key, queue] : queues_) queues->objects.push_back(queue);
+    queues->names = api::QueueNames(queues->objects);
+    cluster_queues_ = std::move(queues);
+  }
+  cluster->queues = cluster_queues_;
   cluster->undecodable = static_cast<int>(undecodable_.size());
   cluster_ = std::move(cluster);
   return cluster_;
@@ -51,7 +57,8 @@ void ClusterObjectsCache::Apply(const cluster::Change& change) {
     const api::Node* node = current ? current->As<api::Node>() : nullptr;
     decoded = node != nullptr;
     if (decoded) {
-      nodes_.Put(key, std::make_shared<const api::Node>(*node));
+      // The cache's own decoded Node, shared (it is immutable) rather than copied.
+      nodes_.Put(key, std::shared_ptr<const api::Node>(change.current, node));
     } else {
       nodes_.Erase(key);
     }
@@ -72,6 +79,7 @@ void ClusterObjectsCache::Apply(const cluster::Change& change) {
     } else {
       queues_.erase(key);
     }
+    cluster_queues_.reset();
   }
   if (current != nullptr && !decoded) {
     undecodable_.insert(key);

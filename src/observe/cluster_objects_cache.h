@@ -20,7 +20,8 @@ namespace strata::observe {
 // written since the last Get, and hands out one shared ClusterObjects, made anew only when
 // something changed, and then from the chunks of the previous one (SharedChunks): only the
 // chunks that hold a written node or pod are copied (pointers to the converted objects, never
-// the objects), so a Get after one change costs about the same at 1,000 and 10,000 pods.
+// the objects), so a Get after one change costs about the same at 1,000 and 10,000 pods. The
+// Queues and their names are shared as they are until a Queue changes.
 //
 // Shared by the cluster's readers (one per control plane); `cache` (following Node, Pod and
 // Queue) must outlive it. Thread-safe.
@@ -53,6 +54,7 @@ class ClusterObjectsCache {
   SharedChunksBuilder<store::ObjectKey, api::Node> nodes_;
   SharedChunksBuilder<store::ObjectKey, StoredPod> pods_;
   std::map<store::ObjectKey, api::Queue> queues_;
+  std::shared_ptr<const ClusterQueues> cluster_queues_;  // null once a Queue changed
   std::set<store::ObjectKey> undecodable_;
   std::shared_ptr<const ClusterObjects> cluster_;  // null once something changed
 };

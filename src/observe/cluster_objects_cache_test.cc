@@ -34,8 +34,8 @@ std::string Describe(const ClusterObjects& cluster) {
   }
   for (const std::shared_ptr<const StoredPod>& stored : cluster.pods) {
     text += api::EncodeObject(api::Object(stored->pod)).dump() + " created " +
-            FormatRfc3339(stored->created) + " queue " + QueueLabelOf(stored->pod, cluster.queues) +
-            "\n";
+            FormatRfc3339(stored->created) + " queue " +
+            QueueLabelOf(stored->pod, cluster.queues->names) + "\n";
   }
   text += "undecodable " + std::to_string(cluster.undecodable) + "\n";
   RenderGpuMetrics(ClusterGpuSamples(cluster, {}), text, metrics::FamilySelection());
@@ -140,6 +140,16 @@ TEST(ClusterObjectsCacheTest, SharesWhatDidNotChange) {
   }
   // The first result is as it was.
   EXPECT_EQ(first_nodes[1]->status.gpus.size(), 8u);
+  // No Queue changed: the Queues and their names are the same object.
+  EXPECT_EQ((*first)->queues.get(), (*changed)->queues.get());
+
+  testing::Put(*store, ResearchQueue());
+  Result<std::shared_ptr<const ClusterObjects>> queued = cache.Get();
+  ASSERT_TRUE(queued) << queued.error().ToString();
+  EXPECT_NE((*changed)->queues.get(), (*queued)->queues.get());
+  ASSERT_EQ((*queued)->queues->objects.size(), 1u);
+  EXPECT_EQ((*queued)->queues->objects[0].metadata.name, "research-cq");
+  EXPECT_TRUE((*changed)->queues->objects.empty());
 }
 
 // How many of `after`'s pod chunks are not chunks of `before`.
