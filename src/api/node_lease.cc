@@ -1,5 +1,9 @@
 #include "api/node_lease.h"
 
+#include <fmt/format.h>
+
+#include "common/field_errors.h"
+
 namespace strata::api {
 namespace {
 
@@ -19,16 +23,14 @@ std::optional<std::string> NodeOfLeasePath(std::string_view path) {
   return std::string(name);
 }
 
-nlohmann::json NodeLeaseObject(const std::string& node_name, TimePoint renewed,
-                               Duration lease_duration) {
-  return {{"apiVersion", kNodeLeaseApiVersion},
-          {"kind", "Lease"},
-          {"metadata", {{"name", node_name}, {"namespace", kNodeLeaseNamespace}}},
-          {"spec",
-           {{"holderIdentity", node_name},
-            {"leaseDurationSeconds",
-             std::chrono::duration_cast<std::chrono::seconds>(lease_duration).count()},
-            {"renewTime", FormatRfc3339Micro(renewed)}}}};
+std::string NodeLeaseJson(std::string_view node_name, TimePoint renewed, Duration lease_duration) {
+  const std::string name = Quoted(node_name);
+  return fmt::format(
+      R"({{"apiVersion":"{}","kind":"Lease","metadata":{{"name":{},"namespace":"{}"}},)"
+      R"("spec":{{"holderIdentity":{},"leaseDurationSeconds":{},"renewTime":"{}"}}}})",
+      kNodeLeaseApiVersion, name, kNodeLeaseNamespace, name,
+      std::chrono::duration_cast<std::chrono::seconds>(lease_duration).count(),
+      FormatRfc3339Micro(renewed));
 }
 
 }  // namespace strata::api

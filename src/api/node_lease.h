@@ -25,8 +25,10 @@ std::string NodeLeasePath(std::string_view node_name);
 std::optional<std::string> NodeOfLeasePath(std::string_view path);
 
 // The Lease of `node_name` renewed at `renewed` (spec.holderIdentity, leaseDurationSeconds,
-// renewTime in MicroTime), without owner or version.
-nlohmann::json NodeLeaseObject(const std::string& node_name, TimePoint renewed,
-                               Duration lease_duration = kNodeLeaseDuration);
+// renewTime in MicroTime), without owner or version, as JSON text (keys in sorted order, as
+// nlohmann::json writes them). Written directly, without building a document: every renewal
+// is answered with it.
+std::string NodeLeaseJson(std::string_view node_name, TimePoint renewed,
+                          Duration lease_duration = kNodeLeaseDuration);
 
 }  // namespace strata::api

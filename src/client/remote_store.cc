@@ -253,9 +253,8 @@ Result<store::Object> RemoteStore::Get(const store::ObjectKey& key) const {
 
 Status RemoteStore::RenewNodeLease(const std::string& node_name, TimePoint now) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Result<Json> renewed =
-      client_->Call("PUT", api::NodeLeasePath(node_name),
-                    api::NodeLeaseObject(node_name, now).dump(), "application/json");
+  Result<Json> renewed = client_->Call("PUT", api::NodeLeasePath(node_name),
+                                       api::NodeLeaseJson(node_name, now), "application/json");
   return renewed ? Status::Ok() : renewed.error();
 }
 

@@ -47,7 +47,7 @@ Result<Json> NodeLeaseRenewer::ReadAndRenew(const std::string& node_name, TimePo
                           Renewed(std::move(*current), node_name, now));
   }
   if (current.error().code() != StatusCode::kNotFound) return Err(current.error());
-  Json lease = api::NodeLeaseObject(node_name, now, lease_duration_);
+  Json lease = Json::parse(api::NodeLeaseJson(node_name, now, lease_duration_));
   if (Result<Json> node = client_.Get(kube::resources::kNodes, "", node_name)) {
     lease["metadata"]["ownerReferences"] =
         Json::array({{{"apiVersion", "v1"},

@@ -85,7 +85,11 @@ class StreamPump : public std::enable_shared_from_this<StreamPump> {
 }  // namespace
 
 ApiReply JsonReply(int code, const nlohmann::json& body) {
-  return ApiReply{net::HttpResponse::Text(code, "application/json", body.dump()), nullptr};
+  return JsonTextReply(code, body.dump());
+}
+
+ApiReply JsonTextReply(int code, std::string json) {
+  return ApiReply{net::HttpResponse::Text(code, "application/json", std::move(json)), nullptr};
 }
 
 struct ApiListener::Impl {

@@ -37,6 +37,8 @@ struct ApiReply {
 
 // A whole response of `body` as application/json.
 ApiReply JsonReply(int code, const nlohmann::json& body);
+// A whole response of `json`, already written as JSON text.
+ApiReply JsonTextReply(int code, std::string json);
 
 using ApiHandler = std::function<ApiReply(const net::HttpRequest& request)>;
 

@@ -206,7 +206,7 @@ TEST_F(NodeAccessTest, ACredentialRenewsItsOwnNodesLeaseOnly) {
   ASSERT_TRUE(Join("agent-2"));
   const TimePoint before = RealClock::Instance().Now();
   auto renewed = agent->Call("PUT", api::NodeLeasePath("agent-1"),
-                             api::NodeLeaseObject("agent-1", before).dump(), "application/json");
+                             api::NodeLeaseJson("agent-1", before), "application/json");
   ASSERT_TRUE(renewed) << renewed.error().ToString();
   EXPECT_EQ((*renewed)["kind"], "Lease");
   EXPECT_EQ((*renewed)["metadata"]["namespace"], "kube-node-lease");
@@ -245,9 +245,8 @@ TEST_F(NodeAccessTest, ALeaseIsRenewedOnlyForANodeThatExistsAndByItsName) {
   EXPECT_EQ(missing.error().code(), StatusCode::kNotFound);
   EXPECT_FALSE(leases_.Renewed("nobody").has_value());
 
-  auto misnamed =
-      admin->Call("PUT", api::NodeLeasePath("agent-1"),
-                  api::NodeLeaseObject("agent-2", FakeClock().Now()).dump(), "application/json");
+  auto misnamed = admin->Call("PUT", api::NodeLeasePath("agent-1"),
+                              api::NodeLeaseJson("agent-2", FakeClock().Now()), "application/json");
   ASSERT_FALSE(misnamed);
   EXPECT_EQ(misnamed.error().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(misnamed.error().message(), HasSubstr("metadata.name"));

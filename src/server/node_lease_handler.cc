@@ -58,7 +58,7 @@ Result<ApiReply> RestApi::NodeLease(const std::string& method, const std::string
       return Err(NotFoundError("leases.coordination.k8s.io \"" + node_name +
                                "\" not found (not renewed since the control plane started)"));
     }
-    return JsonReply(200, api::NodeLeaseObject(node_name, *renewed));
+    return JsonTextReply(200, api::NodeLeaseJson(node_name, *renewed));
   }
   if (method != "PUT") {
     return Err(UnimplementedError("method " + method +
@@ -82,7 +82,7 @@ Result<ApiReply> RestApi::NodeLease(const std::string& method, const std::string
   }
   const TimePoint now = options_.clock->Now();
   options_.node_leases->Renew(node_name, now);
-  return JsonReply(200, api::NodeLeaseObject(node_name, now));
+  return JsonTextReply(200, api::NodeLeaseJson(node_name, now));
 }
 
 }  // namespace strata::server
