@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/asio.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -132,12 +133,30 @@ void ResponseWriter::OnClientGone(std::function<void()> on_close) {
 bool ResponseWriter::ClientGone() const { return state_->client_gone.load(); }
 
 struct HttpServer::Impl {
+  // One connection's place in its request cycle, for its loop's deadline sweep.
+  struct Connection {
+    enum class Phase { kIdle, kReading, kBusy };
+    beast::tcp_stream* stream;
+    Phase phase = Phase::kBusy;
+    std::chrono::steady_clock::time_point since;  // when the phase began
+    bool late = false;  // the sweep cancelled a read that ran past read_timeout
+
+    void Enter(Phase next) {
+      phase = next;
+      if (next != Phase::kBusy) since = std::chrono::steady_clock::now();
+    }
+  };
+
   struct Loop {
     asio::io_context context{1};
     std::optional<tcp::acceptor> acceptor;
     std::shared_ptr<LoopHandle> handle = std::make_shared<LoopHandle>();
-    // Connections waiting for a request: closed at once when the server stops.
-    std::set<beast::tcp_stream*> idle;
+    // Every open connection. Those waiting for a request are closed at once when the server
+    // stops. One timer per loop enforces idle_timeout and read_timeout on all of them, so that
+    // a request arms and cancels no timer of its own (each was two timerfd_settime calls).
+    std::set<Connection*> connections;
+    asio::steady_timer sweeper{context};
+    bool sweeping = false;  // the sweeper is armed
     std::thread thread;
   };
 
@@ -149,6 +168,10 @@ struct HttpServer::Impl {
                                 bool keep_alive, unsigned version);
   void Dispatch(const HttpRequest& request, ResponseWriter writer);
   void SessionEnded();
+  // Arms the loop's sweeper while it has connections; each sweep closes the connections idle
+  // past idle_timeout and cancels the reads past read_timeout (marking them late).
+  void ArmSweeper(Loop& loop);
+  void SweepDeadlines(Loop& loop);
 
   HttpResponse Error(int status, const std::string& message) const;
 
@@ -291,47 +314,68 @@ awaitable<bool> HttpServer::Impl::WriteResponse(beast::tcp_stream& stream,
   }
 }
 
+void HttpServer::Impl::ArmSweeper(Loop& loop) {
+  if (loop.sweeping || loop.connections.empty()) return;
+  // A tenth of the shorter limit, within [10 ms, 1 s]: a limit is enforced that much late at
+  // most, and a loop with connections wakes once a second for it.
+  const auto period =
+      std::clamp<Duration>(std::min(options.idle_timeout, options.read_timeout) / 10,
+                           std::chrono::milliseconds(10), std::chrono::seconds(1));
+  loop.sweeping = true;
+  loop.sweeper.expires_after(std::chrono::duration_cast<asio::steady_timer::duration>(period));
+  loop.sweeper.async_wait([this, &loop](beast::error_code ec) {
+    loop.sweeping = false;
+    if (ec) return;
+    SweepDeadlines(loop);
+    ArmSweeper(loop);
+  });
+}
+
+void HttpServer::Impl::SweepDeadlines(Loop& loop) {
+  const auto now = std::chrono::steady_clock::now();
+  beast::error_code ignored;
+  for (Connection* connection : loop.connections) {
+    if (connection->phase == Connection::Phase::kIdle &&
+        now - connection->since >= options.idle_timeout) {
+      connection->stream->socket().close(ignored);  // idle too long: nothing to answer
+    } else if (connection->phase == Connection::Phase::kReading && !connection->late &&
+               now - connection->since >= options.read_timeout) {
+      // The socket stays open for the 408.
+      connection->late = true;
+      connection->stream->socket().cancel(ignored);
+    }
+  }
+}
+
 awaitable<void> HttpServer::Impl::Serve(Loop& loop, tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
-  asio::steady_timer deadline(stream.get_executor());
+  // Everything here runs on the loop's one thread, and the sweep touches the stream only
+  // while the connection is registered, so the session is still alive.
+  Connection connection{&stream};
+  loop.connections.insert(&connection);
+  ArmSweeper(loop);
   while (!stopping.load()) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<uint32_t>(options.max_header_bytes));
     parser.body_limit(options.max_body_bytes);
     if (buffer.size() == 0) {
       // Idle until the next request's first byte (a pipelined one is already in the buffer).
-      stream.expires_after(options.idle_timeout);
-      loop.idle.insert(&stream);
+      connection.Enter(Connection::Phase::kIdle);
       auto [idle_error, n] = co_await stream.async_read_some(buffer.prepare(4096), kTuple);
-      loop.idle.erase(&stream);
+      connection.Enter(Connection::Phase::kBusy);
       if (idle_error) break;  // closed, or idle too long: nothing to answer
       buffer.commit(n);
-      stream.expires_never();
     }
     // From its first byte the request has read_timeout to arrive whole: a client that trickles
-    // its head (or body) holds the connection no longer, and is told so with a 408.
-    // The deadline cancels the reads and says so; the socket stays open for the 408. A timer
-    // beside the reads costs a fraction of racing them in a parallel group, which spawns two
-    // coroutines per read.
-    // Everything here runs on the loop's one thread: the handler touches the stream only while
-    // the reads are pending (`read` not yet set), so the session is still alive.
-    struct ReadState {
-      bool read = false;
-      bool late = false;
-    };
-    auto read_state = std::make_shared<ReadState>();
-    deadline.expires_after(options.read_timeout);
-    deadline.async_wait([read_state, &stream](beast::error_code ec) {
-      if (ec || read_state->read) return;
-      read_state->late = true;
-      beast::error_code ignored;
-      stream.socket().cancel(ignored);
-    });
+    // its head (or body) holds the connection no longer, and is told so with a 408. The sweep
+    // cancels the reads and says so (`late`).
+    connection.late = false;
+    connection.Enter(Connection::Phase::kReading);
     std::optional<HttpResponse> rejection;
     auto [header_error, head_bytes] =
         co_await http::async_read_header(stream, buffer, parser, kTuple);
-    if (!read_state->late && !header_error) {
+    if (!connection.late && !header_error) {
       // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host field.
       const auto hosts = parser.get().count(http::field::host);
       if (parser.get().version() == 11 && hosts != 1) {
@@ -342,9 +386,8 @@ awaitable<void> HttpServer::Impl::Serve(Loop& loop, tcp::socket socket) {
         header_error = body_error;
       }
     }
-    read_state->read = true;
-    deadline.cancel();
-    const bool late = read_state->late;
+    connection.Enter(Connection::Phase::kBusy);
+    const bool late = connection.late;
     if (late) {
       const auto limit_ms =
           std::chrono::duration_cast<std::chrono::milliseconds>(options.read_timeout).count();
@@ -388,6 +431,7 @@ awaitable<void> HttpServer::Impl::Serve(Loop& loop, tcp::socket socket) {
     bool written = co_await WriteResponse(stream, *state, keep_alive, message.version());
     if (!written || !keep_alive) break;
   }
+  loop.connections.erase(&connection);
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
   SessionEnded();
@@ -510,7 +554,11 @@ void HttpServer::Stop(Duration grace) {
     l.handle->Post([&l] {
       beast::error_code ignored;
       l.acceptor->close(ignored);
-      for (beast::tcp_stream* stream : l.idle) stream->socket().close(ignored);
+      for (Impl::Connection* connection : l.connections) {
+        if (connection->phase == Impl::Connection::Phase::kIdle) {
+          connection->stream->socket().close(ignored);
+        }
+      }
     });
   }
   {

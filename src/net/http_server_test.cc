@@ -254,6 +254,45 @@ TEST_F(HttpServerTest, ClientTooSlowToSendItsRequestGets408) {
   EXPECT_EQ(RawExchange(server_->port(), ""), "");
 }
 
+TEST_F(HttpServerTest, EachLimitCountsFromItsOwnPhaseOfTheConnection) {
+  HttpServerOptions options;
+  options.read_timeout = std::chrono::milliseconds(800);
+  options.idle_timeout = std::chrono::milliseconds(800);
+  StartServer(options);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(server_->port()));
+  inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  // Four requests on one kept-alive connection over 2 s, each after 500 ms idle and sent in two
+  // halves 300 ms apart: no phase is longer than its limit, so all are answered although the
+  // connection outlives both.
+  const std::string request = "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n";
+  const std::string first_half = request.substr(0, 10);
+  const std::string second_half = request.substr(10);
+  for (int i = 0; i < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ASSERT_EQ(write(fd, first_half.data(), first_half.size()),
+              static_cast<ssize_t>(first_half.size()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_EQ(write(fd, second_half.data(), second_half.size()),
+              static_cast<ssize_t>(second_half.size()));
+    std::string reply;
+    char buffer[4096];
+    while (reply.find("hello /hello") == std::string::npos) {
+      ssize_t n = read(fd, buffer, sizeof(buffer));
+      ASSERT_GT(n, 0) << "request " << i << " was not answered: " << reply;
+      reply.append(buffer, n);
+    }
+    EXPECT_THAT(reply, HasSubstr("HTTP/1.1 200 OK"));
+  }
+  // Then idle past the limit: closed without an answer.
+  char byte;
+  EXPECT_EQ(read(fd, &byte, 1), 0);
+  close(fd);
+}
+
 TEST_F(HttpServerTest, StopLetsAResponseInProgressFinish) {
   StartServer();
   std::future<Result<HttpResponse>> pending = std::async(std::launch::async, [this] {
