@@ -4,14 +4,10 @@
 #include "common/check.h"
 #include "common/field_decoder.h"
 #include "common/field_errors.h"
+#include "common/json_member.h"
 
 namespace strata::api {
 namespace {
-
-const nlohmann::json& NullJson() {
-  static const nlohmann::json kNull;
-  return kNull;
-}
 
 // Reads a value that passed a kQuantity check. REQUIRES: it did.
 Quantity ValidQuantity(const nlohmann::json& value) {
@@ -28,9 +24,7 @@ FieldView::FieldView(const nlohmann::json& value, std::string path)
 std::string FieldView::PathOf(std::string_view name) const { return JoinPath(path_, name); }
 
 const nlohmann::json& FieldView::Raw(std::string_view name) const {
-  if (!value_->is_object()) return NullJson();
-  auto it = value_->find(std::string(name));
-  return it == value_->end() ? NullJson() : *it;
+  return MemberOrNull(*value_, name);
 }
 
 bool FieldView::Has(std::string_view name) const { return !Raw(name).is_null(); }

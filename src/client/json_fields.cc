@@ -1,5 +1,7 @@
 #include "client/json_fields.h"
 
+#include "common/json_member.h"
+
 namespace strata::client {
 
 std::string TextAt(const nlohmann::json& object, std::string_view pointer, std::string fallback) {
@@ -10,9 +12,8 @@ std::string TextAt(const nlohmann::json& object, std::string_view pointer, std::
 }
 
 const nlohmann::json& FieldAt(const nlohmann::json& object, std::string_view pointer) {
-  static const nlohmann::json kNull;
   nlohmann::json::json_pointer path{std::string(pointer)};
-  return object.contains(path) ? object.at(path) : kNull;
+  return object.contains(path) ? object.at(path) : JsonNull();
 }
 
 }  // namespace strata::client

@@ -5,16 +5,12 @@
 #include <cmath>
 
 #include "common/field_errors.h"
+#include "common/json_member.h"
 
 namespace strata {
 namespace {
 
 using nlohmann::json;
-
-const json& NullJson() {
-  static const json kNull;
-  return kNull;
-}
 
 // `"A", "B" or "C"`.
 std::string ChoiceList(std::initializer_list<std::string_view> choices) {
@@ -51,7 +47,7 @@ Result<Quantity> QuantityFromJson(const json& value) {
 }
 
 Result<FieldDecoder> FieldDecoder::OfAnyFields(const json& value, std::string path) {
-  FieldDecoder decoder(value.is_null() ? NullJson() : value, std::move(path));
+  FieldDecoder decoder(value.is_null() ? JsonNull() : value, std::move(path));
   if (!value.is_null() && !value.is_object()) return Err(decoder.ObjectError("must be a mapping"));
   return decoder;
 }
@@ -81,11 +77,7 @@ Status FieldDecoder::Error(std::string_view name, std::string_view what) const {
 
 Status FieldDecoder::ObjectError(std::string_view what) const { return InvalidField(path_, what); }
 
-const json& FieldDecoder::Raw(std::string_view name) const {
-  if (!value_->is_object()) return NullJson();
-  auto it = value_->find(name);
-  return it == value_->end() ? NullJson() : *it;
-}
+const json& FieldDecoder::Raw(std::string_view name) const { return MemberOrNull(*value_, name); }
 
 bool FieldDecoder::Has(std::string_view name) const { return !Raw(name).is_null(); }
 

@@ -8,7 +8,7 @@
 #include <tuple>
 #include <utility>
 
-#include "kubesched/json_fields.h"
+#include "common/json_member.h"
 #include "kubesched/node_spec.h"
 #include "kubesched/parallel.h"
 #include "scheduler/quota_ledger.h"
@@ -23,11 +23,13 @@ constexpr const char* kGangWorkloadPrefix = "PodGroup/";
 
 // "namespace/name" of an object ("/name" for a cluster-scoped one).
 std::string KeyOf(const json& object) {
-  const json& metadata = Field(object, "metadata");
-  return StringField(metadata, "namespace") + "/" + StringField(metadata, "name");
+  const json& metadata = MemberOrNull(object, "metadata");
+  return StringMemberOr(metadata, "namespace") + "/" + StringMemberOr(metadata, "name");
 }
 
-std::string NameOf(const json& object) { return StringField(Field(object, "metadata"), "name"); }
+std::string NameOf(const json& object) {
+  return StringMemberOr(MemberOrNull(object, "metadata"), "name");
+}
 
 // The gang a pod belongs to, by namespace: gang keys are per namespace.
 std::string GangOf(const PodSpec& pod) { return pod.namespace_name + "/" + pod.gang.key; }
@@ -227,9 +229,9 @@ void KubeScheduler::ApplyKueue(Source source, const kube::Delta& delta) {
       // A status change (strata's own writes among them) changes nothing the cycle reads.
       auto read = [](const json& object) {
         // A WorkloadPriorityClass has no spec: its value is what a cycle reads.
-        const json& spec = Field(object, "spec");
-        return std::pair{spec.is_null() ? Field(object, "value") : spec,
-                         StringField(Field(object, "metadata"), "uid")};
+        const json& spec = MemberOrNull(object, "spec");
+        return std::pair{spec.is_null() ? MemberOrNull(object, "value") : spec,
+                         StringMemberOr(MemberOrNull(object, "metadata"), "uid")};
       };
       changed = read(stored) != read(delta.object);
       stored = delta.object;
@@ -346,12 +348,12 @@ void KubeScheduler::SetPod(const std::string& key, const json& object) {
     // Kept as a pending pod that cannot convert, so that its owner is told why.
     invalid_[key] = pod.error().message();
     PodSpec shell;
-    const json& metadata = Field(object, "metadata");
-    shell.namespace_name = StringField(metadata, "namespace");
-    shell.name = StringField(metadata, "name");
-    shell.uid = StringField(metadata, "uid");
-    shell.scheduler_name = StringField(Field(object, "spec"), "schedulerName");
-    shell.node_name = StringField(Field(object, "spec"), "nodeName");
+    const json& metadata = MemberOrNull(object, "metadata");
+    shell.namespace_name = StringMemberOr(metadata, "namespace");
+    shell.name = StringMemberOr(metadata, "name");
+    shell.uid = StringMemberOr(metadata, "uid");
+    shell.scheduler_name = StringMemberOr(MemberOrNull(object, "spec"), "schedulerName");
+    shell.node_name = StringMemberOr(MemberOrNull(object, "spec"), "nodeName");
     pods_[key] = std::move(shell);
     dirty_ = true;
     return;

@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "common/field_decoder.h"
+#include "common/json_member.h"
 #include "common/quantity.h"
-#include "kubesched/json_fields.h"
 
 namespace strata::kubesched {
 namespace {
@@ -29,51 +29,54 @@ Result<int64_t> Amount(const json& value, Resource resource) {
 // One ClusterQueue as a Queue, or why strata cannot enforce it as Kueue would.
 Result<scheduler::Queue> QueueFrom(const json& object, const std::map<std::string, int>& flavors) {
   auto refuse = [](std::string why) { return Err(InvalidArgumentError(std::move(why))); };
-  const json& spec = Field(object, "spec");
+  const json& spec = MemberOrNull(object, "spec");
   scheduler::Queue queue;
-  queue.name = StringField(Field(object, "metadata"), "name");
-  queue.cohort = StringField(spec, "cohortName", StringField(spec, "cohort"));
-  if (std::string stop = StringField(spec, "stopPolicy", "None"); stop != "None") {
+  queue.name = StringMemberOr(MemberOrNull(object, "metadata"), "name");
+  queue.cohort = StringMemberOr(spec, "cohortName", StringMemberOr(spec, "cohort"));
+  if (std::string stop = StringMemberOr(spec, "stopPolicy", "None"); stop != "None") {
     return refuse(fmt::format("it is stopped (spec.stopPolicy {})", stop));
   }
-  const json& selector = Field(spec, "namespaceSelector");
+  const json& selector = MemberOrNull(spec, "namespaceSelector");
   if (selector.is_null()) {
     return refuse("it admits no namespace (spec.namespaceSelector is unset; {} admits all)");
   }
   if (!selector.is_object() || !selector.empty()) {
     return refuse("strata reads spec.namespaceSelector {} (every namespace) only");
   }
-  if (!Field(spec, "admissionChecksStrategy").is_null() ||
-      !Field(spec, "admissionChecks").is_null()) {
+  if (!MemberOrNull(spec, "admissionChecksStrategy").is_null() ||
+      !MemberOrNull(spec, "admissionChecks").is_null()) {
     return refuse("strata runs no admission checks");
   }
-  if (const json& weight = Field(Field(spec, "fairSharing"), "weight"); !weight.is_null()) {
+  if (const json& weight = MemberOrNull(MemberOrNull(spec, "fairSharing"), "weight");
+      !weight.is_null()) {
     Result<Quantity> w = QuantityFromJson(weight);
     if (!w) return refuse("spec.fairSharing.weight: " + w.error().message());
     queue.weight = static_cast<double>(w->milli()) / 1000.0;
   }
-  queue.strategy = StringField(spec, "queueingStrategy") == "StrictFIFO"
+  queue.strategy = StringMemberOr(spec, "queueingStrategy") == "StrictFIFO"
                        ? scheduler::QueueingStrategy::kStrictFifo
                        : scheduler::QueueingStrategy::kBestEffortFifo;
-  const json& preemption = Field(spec, "preemption");
-  queue.preempt_lower_priority = StringField(preemption, "withinClusterQueue", "Never") != "Never";
-  queue.reclaim_within_cohort = StringField(preemption, "reclaimWithinCohort", "Never") != "Never";
-  const json& groups = Field(spec, "resourceGroups");
+  const json& preemption = MemberOrNull(spec, "preemption");
+  queue.preempt_lower_priority =
+      StringMemberOr(preemption, "withinClusterQueue", "Never") != "Never";
+  queue.reclaim_within_cohort =
+      StringMemberOr(preemption, "reclaimWithinCohort", "Never") != "Never";
+  const json& groups = MemberOrNull(spec, "resourceGroups");
   if (groups.is_array() && groups.size() > 1) {
     return refuse("strata enforces one resource group per ClusterQueue, it has " +
                   std::to_string(groups.size()));
   }
   if (!groups.is_array() || groups.empty()) return queue;
-  const json& group_flavors = Field(groups[0], "flavors");
+  const json& group_flavors = MemberOrNull(groups[0], "flavors");
   for (size_t f = 0; group_flavors.is_array() && f < group_flavors.size(); ++f) {
-    std::string name = StringField(group_flavors[f], "name");
+    std::string name = StringMemberOr(group_flavors[f], "name");
     auto index = flavors.find(name);
     if (index == flavors.end()) return refuse("ResourceFlavor \"" + name + "\" does not exist");
     scheduler::FlavorQuota quota;
     quota.flavor = index->second;
-    const json& resources = Field(group_flavors[f], "resources");
+    const json& resources = MemberOrNull(group_flavors[f], "resources");
     for (size_t r = 0; resources.is_array() && r < resources.size(); ++r) {
-      std::string resource_name = StringField(resources[r], "name");
+      std::string resource_name = StringMemberOr(resources[r], "name");
       std::optional<Resource> resource = QuotaResource(resource_name);
       if (!resource) {
         return refuse("strata enforces quota in cpu, memory and nvidia.com/gpu, not \"" +
@@ -81,12 +84,12 @@ Result<scheduler::Queue> QueueFrom(const json& object, const std::map<std::strin
       }
       std::string where = fmt::format("spec.resourceGroups[0].flavors[{}].resources[{}]", f, r);
       scheduler::ResourceQuota q;
-      Result<int64_t> nominal = Amount(Field(resources[r], "nominalQuota"), *resource);
+      Result<int64_t> nominal = Amount(MemberOrNull(resources[r], "nominalQuota"), *resource);
       if (!nominal) return refuse(where + ".nominalQuota: " + nominal.error().message());
       q.nominal = *nominal;
       for (auto [field, limit] : {std::pair{"borrowingLimit", &q.borrowing_limit},
                                   std::pair{"lendingLimit", &q.lending_limit}}) {
-        const json& value = Field(resources[r], field);
+        const json& value = MemberOrNull(resources[r], field);
         if (value.is_null()) continue;
         Result<int64_t> amount = Amount(value, *resource);
         if (!amount) return refuse(where + "." + field + ": " + amount.error().message());
@@ -142,7 +145,7 @@ KueueQuotas QuotasFromKueue(const KueueObjects& objects) {
   for (const auto& [name, object] : objects.resource_flavors) {
     scheduler::Flavor flavor;
     flavor.name = name;
-    const json& labels = Field(Field(object, "spec"), "nodeLabels");
+    const json& labels = MemberOrNull(MemberOrNull(object, "spec"), "nodeLabels");
     for (auto it = labels.begin(); labels.is_object() && it != labels.end(); ++it) {
       if (it.value().is_string()) flavor.node_labels.emplace(it.key(), it.value());
     }
@@ -158,10 +161,10 @@ KueueQuotas QuotasFromKueue(const KueueObjects& objects) {
     }
   }
   for (const auto& [key, object] : objects.local_queues) {
-    out.local_to_cluster[key] = StringField(Field(object, "spec"), "clusterQueue");
+    out.local_to_cluster[key] = StringMemberOr(MemberOrNull(object, "spec"), "clusterQueue");
   }
   for (const auto& [name, object] : objects.priority_classes) {
-    const json& value = Field(object, "value");
+    const json& value = MemberOrNull(object, "value");
     if (value.is_number_integer()) {
       out.priority_classes[name] =
           static_cast<int>(std::clamp<int64_t>(value.get<int64_t>(), -2000000000, 2000000000));

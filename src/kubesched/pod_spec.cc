@@ -4,8 +4,8 @@
 #include <string>
 
 #include "common/field_decoder.h"
+#include "common/json_member.h"
 #include "common/quantity.h"
-#include "kubesched/json_fields.h"
 #include "kubesched/kueue_quotas.h"
 #include "kubesched/node_spec.h"
 
@@ -35,17 +35,17 @@ void Add(ResourceList& to, const ResourceList& more) {
 // A container's requests; a resource it only limits is requested at its limit (the API server
 // defaults requests so; older objects may lack it).
 Result<ResourceList> ContainerRequests(const json& container, const std::string& where) {
-  const json& resources = Field(container, "resources");
-  json merged =
-      Field(resources, "limits").is_object() ? Field(resources, "limits") : json::object();
-  if (const json& requests = Field(resources, "requests"); requests.is_object())
+  const json& resources = MemberOrNull(container, "resources");
+  json merged = MemberOrNull(resources, "limits").is_object() ? MemberOrNull(resources, "limits")
+                                                              : json::object();
+  if (const json& requests = MemberOrNull(resources, "requests"); requests.is_object())
     for (const auto& [key, value] : requests.items()) merged[key] = value;
   return ReadResourceList(merged, where + ".resources");
 }
 
 Result<ResourceList> PodRequests(const json& spec, const std::string& where) {
   ResourceList sum;
-  const json& containers = Field(spec, "containers");
+  const json& containers = MemberOrNull(spec, "containers");
   if (containers.is_array()) {
     for (size_t i = 0; i < containers.size(); ++i) {
       ASSIGN_OR_RETURN(
@@ -54,7 +54,7 @@ Result<ResourceList> PodRequests(const json& spec, const std::string& where) {
       Add(sum, one);
     }
   }
-  const json& init = Field(spec, "initContainers");
+  const json& init = MemberOrNull(spec, "initContainers");
   if (init.is_array()) {
     for (size_t i = 0; i < init.size(); ++i) {
       ASSIGN_OR_RETURN(ResourceList one, ContainerRequests(init[i], where + ".initContainers[" +
@@ -62,7 +62,7 @@ Result<ResourceList> PodRequests(const json& spec, const std::string& where) {
       sum = Max(sum, one);
     }
   }
-  if (const json& overhead = Field(spec, "overhead"); overhead.is_object()) {
+  if (const json& overhead = MemberOrNull(spec, "overhead"); overhead.is_object()) {
     ASSIGN_OR_RETURN(ResourceList extra, ReadResourceList(overhead, where + ".overhead"));
     Add(sum, extra);
   }
@@ -100,10 +100,10 @@ Result<scheduler::SelectorOperator> OperatorFrom(const std::string& op) {
 // One matchExpression (or matchField) {key, operator, values}.
 Result<scheduler::LabelRequirement> RequirementFrom(const json& expression,
                                                     const std::string& where) {
-  Result<scheduler::SelectorOperator> op = OperatorFrom(StringField(expression, "operator"));
+  Result<scheduler::SelectorOperator> op = OperatorFrom(StringMemberOr(expression, "operator"));
   if (!op) return tl::unexpected(op.error().WithPrefix(where + ".operator"));
-  scheduler::LabelRequirement requirement{StringField(expression, "key"), *op, {}};
-  if (const json& values = Field(expression, "values"); values.is_array())
+  scheduler::LabelRequirement requirement{StringMemberOr(expression, "key"), *op, {}};
+  if (const json& values = MemberOrNull(expression, "values"); values.is_array())
     for (const json& value : values)
       if (value.is_string()) requirement.values.push_back(value.get<std::string>());
   return requirement;
@@ -112,9 +112,9 @@ Result<scheduler::LabelRequirement> RequirementFrom(const json& expression,
 Result<std::vector<scheduler::NodeAffinityTerm>> RequiredAffinity(const json& spec,
                                                                   const std::string& where) {
   std::vector<scheduler::NodeAffinityTerm> terms;
-  const json& required = Field(Field(Field(spec, "affinity"), "nodeAffinity"),
-                               "requiredDuringSchedulingIgnoredDuringExecution");
-  const json& selector_terms = Field(required, "nodeSelectorTerms");
+  const json& required = MemberOrNull(MemberOrNull(MemberOrNull(spec, "affinity"), "nodeAffinity"),
+                                      "requiredDuringSchedulingIgnoredDuringExecution");
+  const json& selector_terms = MemberOrNull(required, "nodeSelectorTerms");
   if (!selector_terms.is_array()) return terms;
   for (size_t t = 0; t < selector_terms.size(); ++t) {
     scheduler::NodeAffinityTerm term;
@@ -123,16 +123,16 @@ Result<std::vector<scheduler::NodeAffinityTerm>> RequiredAffinity(const json& sp
                      ".nodeSelectorTerms[" +
                      std::to_string(t) + "]";
     // matchFields selects metadata.name only, which NodeFromKube keeps as a label.
-    const json& fields = Field(selector_terms[t], "matchFields");
+    const json& fields = MemberOrNull(selector_terms[t], "matchFields");
     for (size_t e = 0; fields.is_array() && e < fields.size(); ++e) {
       std::string field_at = at + ".matchFields[" + std::to_string(e) + "]";
-      if (StringField(fields[e], "key") != kNodeNameField)
+      if (StringMemberOr(fields[e], "key") != kNodeNameField)
         return tl::unexpected(Invalid(field_at + ".key", "only metadata.name is supported"));
       ASSIGN_OR_RETURN(scheduler::LabelRequirement requirement,
                        RequirementFrom(fields[e], field_at));
       term.requirements.push_back(std::move(requirement));
     }
-    const json& expressions = Field(selector_terms[t], "matchExpressions");
+    const json& expressions = MemberOrNull(selector_terms[t], "matchExpressions");
     for (size_t e = 0; expressions.is_array() && e < expressions.size(); ++e) {
       ASSIGN_OR_RETURN(
           scheduler::LabelRequirement requirement,
@@ -146,19 +146,19 @@ Result<std::vector<scheduler::NodeAffinityTerm>> RequiredAffinity(const json& sp
 
 Result<std::vector<scheduler::Toleration>> Tolerations(const json& spec, const std::string& where) {
   std::vector<scheduler::Toleration> tolerations;
-  const json& list = Field(spec, "tolerations");
+  const json& list = MemberOrNull(spec, "tolerations");
   for (size_t i = 0; list.is_array() && i < list.size(); ++i) {
     const json& item = list[i];
     scheduler::Toleration toleration;
-    toleration.key = StringField(item, "key");
-    toleration.value = StringField(item, "value");
-    std::string op = StringField(item, "operator");
+    toleration.key = StringMemberOr(item, "key");
+    toleration.value = StringMemberOr(item, "value");
+    std::string op = StringMemberOr(item, "operator");
     if (op != "" && op != "Equal" && op != "Exists") {
       return tl::unexpected(Invalid(where + ".tolerations[" + std::to_string(i) + "].operator",
                                     "unknown operator \"" + op + "\""));
     }
     toleration.exists = op == "Exists";
-    std::string effect = StringField(item, "effect");
+    std::string effect = StringMemberOr(item, "effect");
     if (effect == "NoSchedule")
       toleration.effect = scheduler::TaintEffect::kNoSchedule;
     else if (effect == "PreferNoSchedule")
@@ -185,16 +185,16 @@ int64_t PositiveOr(const std::string& text, int64_t fallback) {
 }
 
 GangKey GangFrom(const json& metadata) {
-  const json& labels = Field(metadata, "labels");
-  const json& annotations = Field(metadata, "annotations");
-  if (std::string group = StringField(labels, kKueuePodGroupLabel); !group.empty()) {
+  const json& labels = MemberOrNull(metadata, "labels");
+  const json& annotations = MemberOrNull(metadata, "annotations");
+  if (std::string group = StringMemberOr(labels, kKueuePodGroupLabel); !group.empty()) {
     return {"kueue/" + group,
-            PositiveOr(StringField(annotations, kKueuePodGroupTotalAnnotation), 1)};
+            PositiveOr(StringMemberOr(annotations, kKueuePodGroupTotalAnnotation), 1)};
   }
-  if (std::string key = StringField(labels, kLwsGroupKeyLabel); !key.empty()) {
-    return {"lws/" + key, PositiveOr(StringField(annotations, kLwsSizeAnnotation), 1)};
+  if (std::string key = StringMemberOr(labels, kLwsGroupKeyLabel); !key.empty()) {
+    return {"lws/" + key, PositiveOr(StringMemberOr(annotations, kLwsSizeAnnotation), 1)};
   }
-  if (std::string group = StringField(annotations, kVolcanoGroupAnnotation); !group.empty()) {
+  if (std::string group = StringMemberOr(annotations, kVolcanoGroupAnnotation); !group.empty()) {
     return {"volcano/" + group, 0};
   }
   return {};
@@ -231,30 +231,30 @@ Result<ResourceList> ReadResourceList(const json& list, const std::string& where
 
 Result<PodSpec> PodFromKube(const json& object) {
   PodSpec pod;
-  const json& metadata = Field(object, "metadata");
-  pod.namespace_name = StringField(metadata, "namespace");
-  pod.name = StringField(metadata, "name");
-  pod.uid = StringField(metadata, "uid");
-  pod.resource_version = StringField(metadata, "resourceVersion");
-  pod.deleting = Field(metadata, "deletionTimestamp").is_string();
-  pod.created = ParseRfc3339(StringField(metadata, "creationTimestamp")).value_or(TimePoint{});
-  const json& spec = Field(object, "spec");
-  pod.scheduler_name = StringField(spec, "schedulerName");
+  const json& metadata = MemberOrNull(object, "metadata");
+  pod.namespace_name = StringMemberOr(metadata, "namespace");
+  pod.name = StringMemberOr(metadata, "name");
+  pod.uid = StringMemberOr(metadata, "uid");
+  pod.resource_version = StringMemberOr(metadata, "resourceVersion");
+  pod.deleting = MemberOrNull(metadata, "deletionTimestamp").is_string();
+  pod.created = ParseRfc3339(StringMemberOr(metadata, "creationTimestamp")).value_or(TimePoint{});
+  const json& spec = MemberOrNull(object, "spec");
+  pod.scheduler_name = StringMemberOr(spec, "schedulerName");
   if (pod.scheduler_name.empty()) pod.scheduler_name = "default-scheduler";
-  pod.node_name = StringField(spec, "nodeName");
-  const json& gates = Field(spec, "schedulingGates");
+  pod.node_name = StringMemberOr(spec, "nodeName");
+  const json& gates = MemberOrNull(spec, "schedulingGates");
   pod.gated = gates.is_array() && !gates.empty();
-  if (const json& priority = Field(spec, "priority"); priority.is_number_integer())
+  if (const json& priority = MemberOrNull(spec, "priority"); priority.is_number_integer())
     pod.priority =
         static_cast<int>(std::clamp<int64_t>(priority.get<int64_t>(), -2000000000, 2000000000));
-  const json& status = Field(object, "status");
-  pod.phase = StringField(status, "phase");
-  pod.started = ParseRfc3339(StringField(status, "startTime")).value_or(pod.created);
-  if (const json& conditions = Field(status, "conditions"); conditions.is_array()) {
+  const json& status = MemberOrNull(object, "status");
+  pod.phase = StringMemberOr(status, "phase");
+  pod.started = ParseRfc3339(StringMemberOr(status, "startTime")).value_or(pod.created);
+  if (const json& conditions = MemberOrNull(status, "conditions"); conditions.is_array()) {
     for (const json& condition : conditions) {
-      if (StringField(condition, "type") != "PodScheduled") continue;
-      pod.scheduled_status = StringField(condition, "status");
-      pod.scheduled_message = StringField(condition, "message");
+      if (StringMemberOr(condition, "type") != "PodScheduled") continue;
+      pod.scheduled_status = StringMemberOr(condition, "status");
+      pod.scheduled_message = StringMemberOr(condition, "message");
     }
   }
   std::string where = "pod " + pod.namespace_name + "/" + pod.name + ": spec";
@@ -265,18 +265,20 @@ Result<PodSpec> PodFromKube(const json& object) {
   set.cpu_milli = requests.cpu_milli;
   set.memory_bytes = requests.memory_bytes;
   ASSIGN_OR_RETURN(set.gpu, GpuRequestFrom(requests, where + ".containers[*].resources"));
-  if (const json& selector = Field(spec, "nodeSelector"); selector.is_object())
+  if (const json& selector = MemberOrNull(spec, "nodeSelector"); selector.is_object())
     for (const auto& [key, value] : selector.items())
       if (value.is_string()) set.node_selector.emplace(key, value.get<std::string>());
   ASSIGN_OR_RETURN(set.affinity, RequiredAffinity(spec, where));
   ASSIGN_OR_RETURN(set.tolerations, Tolerations(spec, where));
   pod.gang = GangFrom(metadata);
-  pod.queue_name = StringField(Field(metadata, "labels"), kKueueQueueNameLabel);
-  pod.workload_priority_class = StringField(Field(metadata, "labels"), kKueuePriorityClassLabel);
-  const json& annotations = Field(metadata, "annotations");
-  if (std::string level = StringField(annotations, kRequiredTopologyAnnotation); !level.empty()) {
+  pod.queue_name = StringMemberOr(MemberOrNull(metadata, "labels"), kKueueQueueNameLabel);
+  pod.workload_priority_class =
+      StringMemberOr(MemberOrNull(metadata, "labels"), kKueuePriorityClassLabel);
+  const json& annotations = MemberOrNull(metadata, "annotations");
+  if (std::string level = StringMemberOr(annotations, kRequiredTopologyAnnotation);
+      !level.empty()) {
     pod.topology = {scheduler::TopologyMode::kRequired, level};
-  } else if (std::string preferred = StringField(annotations, kPreferredTopologyAnnotation);
+  } else if (std::string preferred = StringMemberOr(annotations, kPreferredTopologyAnnotation);
              !preferred.empty()) {
     pod.topology = {scheduler::TopologyMode::kPreferred, preferred};
   }

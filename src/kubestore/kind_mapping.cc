@@ -4,6 +4,7 @@
 #include <string>
 
 #include "api/custom_resources.h"
+#include "common/json_member.h"
 
 namespace strata::kubestore {
 
@@ -26,15 +27,10 @@ Result<const KindMapping*> FindKindMapping(std::string_view kind) {
                                   "\": strata keeps no such kind on Kubernetes"));
 }
 
-const Json& Field(const Json& object, const char* name) {
-  static const Json kNull;
-  return object.is_object() && object.contains(name) ? object[name] : kNull;
-}
-
 Json NonEmptyStrings(const Json& object, std::initializer_list<const char*> names) {
   Json out = Json::object();
   for (const char* name : names) {
-    const Json& value = Field(object, name);
+    const Json& value = MemberOrNull(object, name);
     if (value.is_string() && !value.empty()) out[name] = value;
   }
   return out;

@@ -70,9 +70,6 @@ Result<store::Object> FromKube(const KindMapping& mapping, const Json& object);
 Json KubeMetadata(const store::Object& object, const Json* current, bool namespaced,
                   bool keep_foreign = false);
 
-// object[name], or null when `object` is not an object or has no such field.
-const Json& Field(const Json& object, const char* name);
-
 // The fields of `object` among `names` that are non-empty strings, as an object.
 Json NonEmptyStrings(const Json& object, std::initializer_list<const char*> names);
 

@@ -3,6 +3,7 @@
 
 #include "api/annotations.h"
 #include "api/object_meta.h"
+#include "common/json_member.h"
 #include "common/quantity.h"
 #include "kube/resource.h"
 #include "kubestore/kind_mapping.h"
@@ -15,7 +16,7 @@ constexpr char kGpuResource[] = "nvidia.com/gpu";
 // Taints that Kubernetes' node lifecycle controller sets and clears (not-ready, unreachable,
 // ...): the store neither shows them nor writes over them.
 bool IsKubernetesTaint(const Json& taint) {
-  return Field(taint, "key").is_string() &&
+  return MemberOrNull(taint, "key").is_string() &&
          taint["key"].get<std::string>().starts_with("node.kubernetes.io/");
 }
 
@@ -23,11 +24,11 @@ bool IsKubernetesTaint(const Json& taint) {
 // as pods, are kept).
 Json Resources(const Json& status, Json base) {
   if (!base.is_object()) base = Json::object();
-  const Json& capacity = Field(status, "capacity");
+  const Json& capacity = MemberOrNull(status, "capacity");
   for (const char* name : {"cpu", "memory"}) {
-    if (Field(capacity, name).is_string()) base[name] = capacity[name];
+    if (MemberOrNull(capacity, name).is_string()) base[name] = capacity[name];
   }
-  const Json& gpus = Field(status, "gpus");
+  const Json& gpus = MemberOrNull(status, "gpus");
   if (gpus.is_array() && !gpus.empty()) base[kGpuResource] = std::to_string(gpus.size());
   return base;
 }
@@ -36,7 +37,7 @@ Json Resources(const Json& status, Json base) {
 // reads it: status.addresses' InternalIP and daemonEndpoints' port. False when absent or
 // malformed (the status keeps what the server had).
 bool SetKubeletEndpoint(const Json& annotations, Json& kube_status) {
-  const Json& endpoint = Field(annotations, api::kKubeletEndpointAnnotation);
+  const Json& endpoint = MemberOrNull(annotations, api::kKubeletEndpointAnnotation);
   if (!endpoint.is_string()) return false;
   const std::string text = endpoint.get<std::string>();
   const size_t colon = text.rfind(':');
@@ -57,19 +58,19 @@ bool SetKubeletEndpoint(const Json& annotations, Json& kube_status) {
 }
 
 Result<Json> NodeToKube(const store::Object& object, const Json* current) {
-  const Json& spec = Field(object.body, "spec");
-  const Json& status = Field(object.body, "status");
+  const Json& spec = MemberOrNull(object.body, "spec");
+  const Json& status = MemberOrNull(object.body, "status");
   Json out = {{"apiVersion", "v1"}, {"kind", "Node"}};
   out["metadata"] = KubeMetadata(object, current, /*namespaced=*/false, /*keep_foreign=*/true);
-  const Json& gpus = Field(status, "gpus");
+  const Json& gpus = MemberOrNull(status, "gpus");
   if (gpus.is_array() && !gpus.empty()) {
     out["metadata"]["annotations"][api::kNodeGpusAnnotation] = gpus.dump();
   }
-  Json kube_spec = current != nullptr ? Field(*current, "spec") : Json::object();
+  Json kube_spec = current != nullptr ? MemberOrNull(*current, "spec") : Json::object();
   if (!kube_spec.is_object()) kube_spec = Json::object();
   // strata's taints, then those Kubernetes' node lifecycle put there (kept, never strata's).
-  Json taints = Field(spec, "taints").is_array() ? spec["taints"] : Json::array();
-  for (const Json& taint : Field(kube_spec, "taints")) {
+  Json taints = MemberOrNull(spec, "taints").is_array() ? spec["taints"] : Json::array();
+  for (const Json& taint : MemberOrNull(kube_spec, "taints")) {
     if (IsKubernetesTaint(taint)) taints.push_back(taint);
   }
   if (taints.empty()) {
@@ -77,19 +78,20 @@ Result<Json> NodeToKube(const store::Object& object, const Json* current) {
   } else {
     kube_spec["taints"] = std::move(taints);
   }
-  if (Field(spec, "unschedulable") == true) {
+  if (MemberOrNull(spec, "unschedulable") == true) {
     kube_spec["unschedulable"] = true;
   } else {
     kube_spec.erase("unschedulable");
   }
   out["spec"] = std::move(kube_spec);
-  Json kube_status = current != nullptr ? Field(*current, "status") : Json::object();
+  Json kube_status = current != nullptr ? MemberOrNull(*current, "status") : Json::object();
   if (!kube_status.is_object()) kube_status = Json::object();
-  kube_status["capacity"] = Resources(status, Field(kube_status, "capacity"));
-  kube_status["allocatable"] = Resources(status, Field(kube_status, "allocatable"));
-  const Json& conditions = Field(status, "conditions");
+  kube_status["capacity"] = Resources(status, MemberOrNull(kube_status, "capacity"));
+  kube_status["allocatable"] = Resources(status, MemberOrNull(kube_status, "allocatable"));
+  const Json& conditions = MemberOrNull(status, "conditions");
   if (conditions.is_array() && !conditions.empty()) kube_status["conditions"] = conditions;
-  SetKubeletEndpoint(Field(Field(object.body, "metadata"), "annotations"), kube_status);
+  SetKubeletEndpoint(MemberOrNull(MemberOrNull(object.body, "metadata"), "annotations"),
+                     kube_status);
   out["status"] = std::move(kube_status);
   return out;
 }
@@ -97,14 +99,14 @@ Result<Json> NodeToKube(const store::Object& object, const Json* current) {
 // The GPUs of a node strata did not register: its allocatable nvidia.com/gpu, described by GPU
 // Feature Discovery's labels.
 Result<Json> DiscoveredGpus(const Json& node) {
-  const Json& allocatable = Field(Field(node, "status"), "allocatable");
-  if (!Field(allocatable, kGpuResource).is_string()) return Json::array();
+  const Json& allocatable = MemberOrNull(MemberOrNull(node, "status"), "allocatable");
+  if (!MemberOrNull(allocatable, kGpuResource).is_string()) return Json::array();
   ASSIGN_OR_RETURN(Quantity count, Quantity::Parse(allocatable[kGpuResource].get<std::string>()));
-  const Json& labels = Field(Field(node, "metadata"), "labels");
+  const Json& labels = MemberOrNull(MemberOrNull(node, "metadata"), "labels");
   Json gpu = Json::object();
-  if (Field(labels, api::kGpuProductLabel).is_string())
+  if (MemberOrNull(labels, api::kGpuProductLabel).is_string())
     gpu["model"] = labels[api::kGpuProductLabel];
-  if (Field(labels, api::kGpuMemoryLabel).is_string()) {
+  if (MemberOrNull(labels, api::kGpuMemoryLabel).is_string()) {
     ASSIGN_OR_RETURN(Quantity mib,
                      Quantity::Parse(labels[api::kGpuMemoryLabel].get<std::string>()));
     gpu["memory"] = std::to_string(mib.Units()) + "Mi";
@@ -118,9 +120,9 @@ Result<Json> DiscoveredGpus(const Json& node) {
 }
 
 Result<Json> NodeFromKube(const Json& object) {
-  const Json& metadata = Field(object, "metadata");
-  const Json& kube_spec = Field(object, "spec");
-  const Json& kube_status = Field(object, "status");
+  const Json& metadata = MemberOrNull(object, "metadata");
+  const Json& kube_spec = MemberOrNull(object, "spec");
+  const Json& kube_status = MemberOrNull(object, "status");
   Json spec = Json::object();
   if (kube_spec.contains("taints") && kube_spec["taints"].is_array()) {
     Json taints = Json::array();
@@ -130,15 +132,16 @@ Result<Json> NodeFromKube(const Json& object) {
     }
     if (!taints.empty()) spec["taints"] = std::move(taints);
   }
-  if (Field(kube_spec, "unschedulable") == true) spec["unschedulable"] = true;
+  if (MemberOrNull(kube_spec, "unschedulable") == true) spec["unschedulable"] = true;
   Json status = Json::object();
   Json capacity = Json::object();
   for (const char* name : {"cpu", "memory"}) {
-    const Json& value = Field(Field(kube_status, "capacity"), name);
+    const Json& value = MemberOrNull(MemberOrNull(kube_status, "capacity"), name);
     if (value.is_string()) capacity[name] = value;
   }
   if (!capacity.empty()) status["capacity"] = std::move(capacity);
-  const Json& recorded = Field(Field(metadata, "annotations"), api::kNodeGpusAnnotation);
+  const Json& recorded =
+      MemberOrNull(MemberOrNull(metadata, "annotations"), api::kNodeGpusAnnotation);
   Json gpus;
   if (recorded.is_string()) {
     gpus = Json::parse(recorded.get<std::string>(), nullptr, /*allow_exceptions=*/false);

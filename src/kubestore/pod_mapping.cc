@@ -4,6 +4,7 @@
 #include "api/annotations.h"
 #include "api/object_meta.h"
 #include "api/pod.h"
+#include "common/json_member.h"
 #include "common/quantity.h"
 #include "kube/resource.h"
 #include "kubestore/kind_mapping.h"
@@ -22,9 +23,9 @@ const std::string kOwnedSelector = std::string(api::kManagedByLabel) + "=" + api
 Result<Json> Limits(const Json& resources) {
   Json limits = Json::object();
   for (const char* name : {"cpu", "memory"}) {
-    if (Field(resources, name).is_string()) limits[name] = resources[name];
+    if (MemberOrNull(resources, name).is_string()) limits[name] = resources[name];
   }
-  if (Field(resources, "gpu").is_string()) {
+  if (MemberOrNull(resources, "gpu").is_string()) {
     ASSIGN_OR_RETURN(Quantity gpu, Quantity::Parse(resources["gpu"].get<std::string>()));
     if (gpu.milli() > 0 && gpu.milli() % 1000 == 0) {
       limits[std::string(kGpuResource)] = std::to_string(gpu.Units());
@@ -34,16 +35,16 @@ Result<Json> Limits(const Json& resources) {
 }
 
 Result<Json> Container(const Json& spec) {
-  const Json& process = Field(spec, "template");
+  const Json& process = MemberOrNull(spec, "template");
   Json container = {{"name", api::kPodContainerName}};
-  container["image"] = Field(process, "image").is_string() && !process["image"].empty()
+  container["image"] = MemberOrNull(process, "image").is_string() && !process["image"].empty()
                            ? process["image"]
                            : Json(kProcessImage);
   for (const char* name : {"command", "args", "env", "workingDir"}) {
-    const Json& value = Field(process, name);
+    const Json& value = MemberOrNull(process, name);
     if (!value.is_null() && !value.empty()) container[name] = value;
   }
-  ASSIGN_OR_RETURN(Json limits, Limits(Field(spec, "resources")));
+  ASSIGN_OR_RETURN(Json limits, Limits(MemberOrNull(spec, "resources")));
   if (!limits.empty()) container["resources"] = {{"limits", limits}};
   container["securityContext"] = {{"allowPrivilegeEscalation", false}};
   return container;
@@ -53,17 +54,18 @@ Result<Json> Container(const Json& spec) {
 // is ever sent again: updates keep the server's spec.
 Result<Json> NewPodSpec(const Json& spec) {
   ASSIGN_OR_RETURN(Json container, Container(spec));
-  Json out = {{"schedulerName", "strata"},
-              {"restartPolicy",
-               Field(spec, "restartPolicy").is_string() ? spec["restartPolicy"] : Json("Always")},
-              {"containers", Json::array({std::move(container)})},
-              {"enableServiceLinks", false},
-              {"automountServiceAccountToken", false},
-              {"securityContext", {{"runAsNonRoot", true}}}};
-  if (Field(spec, "nodeName").is_string() && !spec["nodeName"].empty()) {
+  Json out = {
+      {"schedulerName", "strata"},
+      {"restartPolicy",
+       MemberOrNull(spec, "restartPolicy").is_string() ? spec["restartPolicy"] : Json("Always")},
+      {"containers", Json::array({std::move(container)})},
+      {"enableServiceLinks", false},
+      {"automountServiceAccountToken", false},
+      {"securityContext", {{"runAsNonRoot", true}}}};
+  if (MemberOrNull(spec, "nodeName").is_string() && !spec["nodeName"].empty()) {
     out["nodeName"] = spec["nodeName"];
   }
-  const Json& tolerations = Field(spec, "tolerations");
+  const Json& tolerations = MemberOrNull(spec, "tolerations");
   if (tolerations.is_array() && !tolerations.empty()) out["tolerations"] = tolerations;
   return out;
 }
@@ -71,14 +73,14 @@ Result<Json> NewPodSpec(const Json& spec) {
 // Whether the pod serves, as a v1 Ready condition says: Running, and for the leader of a
 // Service's replica once its readiness probe passed (strata.dev/ready-at); never while draining.
 bool Ready(const Json& body) {
-  if (Field(Field(body, "status"), "phase") != Json("Running")) return false;
-  const Json& annotations = Field(Field(body, "metadata"), "annotations");
-  if (Field(annotations, api::kDrainingAnnotation).is_string()) return false;
-  const Json& owner = Field(Field(body, "spec"), "owner");
+  if (MemberOrNull(MemberOrNull(body, "status"), "phase") != Json("Running")) return false;
+  const Json& annotations = MemberOrNull(MemberOrNull(body, "metadata"), "annotations");
+  if (MemberOrNull(annotations, api::kDrainingAnnotation).is_string()) return false;
+  const Json& owner = MemberOrNull(MemberOrNull(body, "spec"), "owner");
   // rank is left out when 0
-  const bool leads_a_replica = Field(owner, "kind") == Json("Service") &&
-                               (Field(owner, "rank").is_null() || owner["rank"] == Json(0));
-  return !leads_a_replica || Field(annotations, api::kReadyAtAnnotation).is_string();
+  const bool leads_a_replica = MemberOrNull(owner, "kind") == Json("Service") &&
+                               (MemberOrNull(owner, "rank").is_null() || owner["rank"] == Json(0));
+  return !leads_a_replica || MemberOrNull(annotations, api::kReadyAtAnnotation).is_string();
 }
 
 // Sets the condition `type` of a v1 pod status to `value`.
@@ -87,7 +89,7 @@ void SetCondition(Json& status, const char* type, bool value) {
   if (!conditions.is_array()) conditions = Json::array();
   const char* text = value ? "True" : "False";
   for (Json& condition : conditions) {
-    if (Field(condition, "type") == Json(type)) {
+    if (MemberOrNull(condition, "type") == Json(type)) {
       if (condition["status"] != Json(text)) condition = {{"type", type}, {"status", text}};
       return;
     }
@@ -99,23 +101,23 @@ void SetCondition(Json& status, const char* type, bool value) {
 // and the container's restarts and exit code. A pod that is only Pending keeps the server's status
 // as it is.
 Json PodStatus(const Json& status, const Json* current, bool ready) {
-  Json out = current != nullptr ? Field(*current, "status") : Json();
+  Json out = current != nullptr ? MemberOrNull(*current, "status") : Json();
   if (!out.is_object()) out = Json::object();
   const bool only_pending = !status.is_object() || status == Json{{"phase", "Pending"}};
   if (only_pending && !out.contains("containerStatuses")) {
     out["phase"] = "Pending";
     return out;
   }
-  out["phase"] = Field(status, "phase").is_string() ? status["phase"] : Json("Pending");
+  out["phase"] = MemberOrNull(status, "phase").is_string() ? status["phase"] : Json("Pending");
   for (const char* name : {"reason", "message"}) {
-    if (Field(status, name).is_string()) {
+    if (MemberOrNull(status, name).is_string()) {
       out[name] = status[name];
     } else {
       out.erase(name);
     }
   }
   // Pods share their node's network: the pod's address is its host's.
-  if (Field(status, "podIP").is_string() && !status["podIP"].empty()) {
+  if (MemberOrNull(status, "podIP").is_string() && !status["podIP"].empty()) {
     for (const char* name : {"podIP", "hostIP"}) out[name] = status["podIP"];
     for (const char* name : {"podIPs", "hostIPs"}) {
       out[name] = Json::array({{{"ip", status["podIP"]}}});
@@ -126,10 +128,10 @@ Json PodStatus(const Json& status, const Json* current, bool ready) {
       {"name", api::kPodContainerName},
       {"ready", ready},
       {"restartCount",
-       Field(status, "restartCount").is_number_integer() ? status["restartCount"] : Json(0)},
+       MemberOrNull(status, "restartCount").is_number_integer() ? status["restartCount"] : Json(0)},
       {"image", std::string(kProcessImage)},
       {"imageID", ""}};
-  if (Field(status, "exitCode").is_number_integer()) {
+  if (MemberOrNull(status, "exitCode").is_number_integer()) {
     container["state"] = {{"terminated", {{"exitCode", status["exitCode"]}}}};
   } else if (phase == "Running") {
     container["state"] = {{"running", Json::object()}};
@@ -137,8 +139,10 @@ Json PodStatus(const Json& status, const Json* current, bool ready) {
     container["state"] = {{"waiting", Json::object()}};
   }
   if (current != nullptr) {
-    for (const Json& existing : Field(Field(*current, "status"), "containerStatuses")) {
-      if (Field(existing, "name") == Json(api::kPodContainerName) && existing.contains("image")) {
+    for (const Json& existing :
+         MemberOrNull(MemberOrNull(*current, "status"), "containerStatuses")) {
+      if (MemberOrNull(existing, "name") == Json(api::kPodContainerName) &&
+          existing.contains("image")) {
         container["image"] = existing["image"];
       }
     }
@@ -150,23 +154,24 @@ Json PodStatus(const Json& status, const Json* current, bool ready) {
 }
 
 Result<Json> PodToKube(const store::Object& object, const Json* current) {
-  const Json& spec = Field(object.body, "spec");
+  const Json& spec = MemberOrNull(object.body, "spec");
   Json out = {{"apiVersion", "v1"}, {"kind", "Pod"}};
   out["metadata"] = KubeMetadata(object, current, /*namespaced=*/true, /*keep_foreign=*/true);
   out["metadata"]["labels"][api::kManagedByLabel] = api::kManagedByStrata;
   out["metadata"]["annotations"][api::kPodSpecAnnotation] = spec.is_object() ? spec.dump() : "{}";
   if (current != nullptr) {
-    out["spec"] = Field(*current, "spec");
+    out["spec"] = MemberOrNull(*current, "spec");
   } else {
     ASSIGN_OR_RETURN(out["spec"], NewPodSpec(spec));
   }
-  out["status"] = PodStatus(Field(object.body, "status"), current, Ready(object.body));
+  out["status"] = PodStatus(MemberOrNull(object.body, "status"), current, Ready(object.body));
   return out;
 }
 
 Result<Json> PodFromKube(const Json& object) {
-  const Json& metadata = Field(object, "metadata");
-  const Json& spec_text = Field(Field(metadata, "annotations"), api::kPodSpecAnnotation);
+  const Json& metadata = MemberOrNull(object, "metadata");
+  const Json& spec_text =
+      MemberOrNull(MemberOrNull(metadata, "annotations"), api::kPodSpecAnnotation);
   if (!spec_text.is_string()) {
     return Err(InvalidArgumentError(std::string("metadata.annotations[") + api::kPodSpecAnnotation +
                                     "]: missing on a pod labelled " +
@@ -177,26 +182,26 @@ Result<Json> PodFromKube(const Json& object) {
     return Err(InvalidArgumentError(std::string("metadata.annotations[") + api::kPodSpecAnnotation +
                                     "]: not a JSON object"));
   }
-  const Json& kube_spec = Field(object, "spec");
-  if (Field(kube_spec, "nodeName").is_string() && !kube_spec["nodeName"].empty()) {
+  const Json& kube_spec = MemberOrNull(object, "spec");
+  if (MemberOrNull(kube_spec, "nodeName").is_string() && !kube_spec["nodeName"].empty()) {
     spec["nodeName"] = kube_spec["nodeName"];
   } else {
     spec.erase("nodeName");
   }
-  const Json& kube_status = Field(object, "status");
+  const Json& kube_status = MemberOrNull(object, "status");
   Json status = {
-      {"phase", Field(kube_status, "phase").is_string() && kube_status["phase"] != "Unknown"
+      {"phase", MemberOrNull(kube_status, "phase").is_string() && kube_status["phase"] != "Unknown"
                     ? kube_status["phase"]
                     : Json("Pending")}};
   status.update(NonEmptyStrings(kube_status, {"reason", "message", "podIP"}));
-  for (const Json& container : Field(kube_status, "containerStatuses")) {
-    if (Field(container, "name") != Json(api::kPodContainerName)) continue;
-    if (Field(container, "restartCount").is_number_integer() &&
+  for (const Json& container : MemberOrNull(kube_status, "containerStatuses")) {
+    if (MemberOrNull(container, "name") != Json(api::kPodContainerName)) continue;
+    if (MemberOrNull(container, "restartCount").is_number_integer() &&
         container["restartCount"].get<int64_t>() > 0) {
       status["restartCount"] = container["restartCount"];
     }
-    const Json& terminated = Field(Field(container, "state"), "terminated");
-    if (Field(terminated, "exitCode").is_number_integer()) {
+    const Json& terminated = MemberOrNull(MemberOrNull(container, "state"), "terminated");
+    if (MemberOrNull(terminated, "exitCode").is_number_integer()) {
       status["exitCode"] = terminated["exitCode"];
     }
   }
