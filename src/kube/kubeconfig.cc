@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/field_decoder.h"
 #include "common/yaml_json.h"
 
 namespace strata::kube {
@@ -49,23 +50,20 @@ Result<std::string> ReadWholeFile(const std::string& path, std::string_view what
   return contents.str();
 }
 
-Status AddNamedList(const json& doc, const std::string& file, const char* list_key,
+// A kubeconfig is kubectl's file: fields strata does not read (extensions, preferences) are
+// allowed, and those it reads are decoded strictly (common/field_decoder.h).
+Status AddNamedList(const FieldDecoder& doc, const std::string& file, const char* list_key,
                     const char* item_key, std::map<std::string, NamedEntry>& into) {
-  if (!doc.contains(list_key) || doc[list_key].is_null()) return Status::Ok();
-  const json& list = doc[list_key];
-  if (!list.is_array()) return FileError(file, std::string(list_key) + ": must be a list");
-  for (size_t i = 0; i < list.size(); ++i) {
-    std::string where = std::string(list_key) + "[" + std::to_string(i) + "]";
-    const json& item = list[i];
-    if (!item.is_object()) return FileError(file, where + ": must be a mapping");
-    if (!item.contains("name") || !item["name"].is_string() ||
-        item["name"].get<std::string>().empty()) {
-      return FileError(file, where + ".name: must be a non-empty string");
-    }
-    json body = item.contains(item_key) ? item[item_key] : json::object();
-    if (body.is_null()) body = json::object();
-    if (!body.is_object()) return FileError(file, where + "." + item_key + ": must be a mapping");
-    into.try_emplace(item["name"].get<std::string>(), NamedEntry{std::move(body), file});
+  auto items = doc.List(list_key);
+  if (!items) return items.error();
+  for (const auto& [item, where] : *items) {
+    if (!item->is_object()) return InvalidField(where, "must be a mapping");
+    Result<FieldDecoder> entry = FieldDecoder::OfAnyFields(*item, where);
+    Result<std::string> name = entry->RequiredString("name");
+    if (!name) return name.error();
+    if (Result<FieldDecoder> body = entry->Mapping(item_key); !body) return body.error();
+    const json& body = entry->Raw(item_key);
+    into.try_emplace(std::move(*name), NamedEntry{body.is_null() ? json::object() : body, file});
   }
   return Status::Ok();
 }
@@ -79,31 +77,33 @@ Status AddFile(const std::string& file, const std::string& text, MergedConfig& m
   const json& doc = docs->front().value;
   if (doc.is_null()) return Status::Ok();
   if (!doc.is_object()) return FileError(file, "must be a mapping (apiVersion: v1, kind: Config)");
-  for (Status added : {AddNamedList(doc, file, "clusters", "cluster", merged.clusters),
-                       AddNamedList(doc, file, "users", "user", merged.users),
-                       AddNamedList(doc, file, "contexts", "context", merged.contexts)}) {
-    if (!added.ok()) return added;
+  const FieldDecoder fields = *FieldDecoder::OfAnyFields(doc, "");
+  for (Status added : {AddNamedList(fields, file, "clusters", "cluster", merged.clusters),
+                       AddNamedList(fields, file, "users", "user", merged.users),
+                       AddNamedList(fields, file, "contexts", "context", merged.contexts)}) {
+    if (!added.ok()) return FileError(file, added.message());
   }
-  if (doc.contains("current-context") && !doc["current-context"].is_null()) {
-    if (!doc["current-context"].is_string()) {
-      return FileError(file, "current-context: must be a string");
-    }
-    if (merged.current_context.empty()) {
-      merged.current_context = doc["current-context"].get<std::string>();
-      merged.current_context_file = file;
-    }
+  Result<std::string> current = fields.String("current-context");
+  if (!current) return FileError(file, current.error().message());
+  if (merged.current_context.empty() && !current->empty()) {
+    merged.current_context = std::move(*current);
+    merged.current_context_file = file;
   }
   return Status::Ok();
 }
 
-// Reads the string field `key` of `entry` ("" when absent); an error names `where`.
+// The fields of `entry`, at `where`.
+FieldDecoder FieldsOf(const NamedEntry& entry, const std::string& where) {
+  // AddNamedList admitted only mappings.
+  return *FieldDecoder::OfAnyFields(entry.value, where);
+}
+
+// Reads the string field `key` of `entry` ("" when absent); an error names the file and `where`.
 Result<std::string> StringField(const NamedEntry& entry, const std::string& where,
                                 const char* key) {
-  if (!entry.value.contains(key) || entry.value[key].is_null()) return std::string();
-  if (!entry.value[key].is_string()) {
-    return Err(FileError(entry.file, where + "." + key + ": must be a string"));
-  }
-  return entry.value[key].get<std::string>();
+  Result<std::string> value = FieldsOf(entry, where).String(key);
+  if (!value) return Err(FileError(entry.file, value.error().message()));
+  return value;
 }
 
 // A credential given inline as base64 (`data_key`) or as a file (`file_key`), at most one.
@@ -196,16 +196,9 @@ Result<KubeConfig> ResolveUser(const NamedEntry& user, const std::string& where,
     }
   }
   ASSIGN_OR_RETURN(out.impersonate_user, StringField(user, where, "as"));
-  if (user.value.contains("as-groups") && !user.value["as-groups"].is_null()) {
-    const json& groups = user.value["as-groups"];
-    if (!groups.is_array()) return Err(FileError(user.file, where + ".as-groups: must be a list"));
-    for (const json& group : groups) {
-      if (!group.is_string()) {
-        return Err(FileError(user.file, where + ".as-groups: must be a list of strings"));
-      }
-      out.impersonate_groups.push_back(group.get<std::string>());
-    }
-  }
+  Result<std::vector<std::string>> groups = FieldsOf(user, where).StringList("as-groups");
+  if (!groups) return Err(FileError(user.file, groups.error().message()));
+  out.impersonate_groups = std::move(*groups);
   return out;
 }
 

@@ -169,7 +169,12 @@ TEST(KubeConfigTest, ErrorsNameTheFileAndTheField) {
        "users[\"admin\"].user: both client-certificate-data and client-certificate are set"},
       {AdminConfig("    username: bob\n"), "basic authentication is not supported"},
       {"clusters: {a: b}\n", "kubeconfig /k/config: clusters: must be a list"},
-      {"clusters:\n- cluster: {}\n", "clusters[0].name: must be a non-empty string"},
+      {"clusters:\n- cluster: {}\n", "clusters[0].name: required"},
+      {"clusters:\n- {name: c, cluster: [1]}\n",
+       "kubeconfig /k/config: clusters[0].cluster: must be a mapping"},
+      {AdminConfig("    as-groups: [dev, 3]\n"),
+       "kubeconfig /k/config: users[\"admin\"].user.as-groups[1]: must be a string"},
+      {"current-context: [a]\n", "kubeconfig /k/config: current-context: must be a string"},
       {"users: [\n", "kubeconfig /k/config: line"},
   };
   for (const Case& c : cases) {
