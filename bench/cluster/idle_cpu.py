@@ -182,16 +182,21 @@ def stamp(ahead_s=0):
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + ahead_s))
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--strata", required=True)
+def add_cluster_arguments(parser):
+    """The setup and heartbeat flags that this script and its peer (kube_idle_cpu.py) share."""
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=10000)
-    parser.add_argument("--pending", type=int, default=0)
     parser.add_argument("--window", type=float, default=60)
     parser.add_argument("--heartbeat", type=float, default=10)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--status-every", type=float, default=300)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--strata", required=True)
+    add_cluster_arguments(parser)
+    parser.add_argument("--pending", type=int, default=0)
     parser.add_argument("--no-lease", action="store_true")
     args = parser.parse_args()
     # More pods than GPUs: each holds an equal share of one.

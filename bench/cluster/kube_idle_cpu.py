@@ -26,7 +26,7 @@ import sys
 import tempfile
 import threading
 
-from idle_cpu import Connection, Heartbeats, parallel
+from idle_cpu import Connection, Heartbeats, add_cluster_arguments, parallel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLUSTER_SH = os.path.join(HERE, "..", "..", "tools", "kube", "cluster.sh")
@@ -75,12 +75,7 @@ def cpu_pid(cluster, name):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--nodes", type=int, default=1000)
-    parser.add_argument("--pods", type=int, default=10000)
-    parser.add_argument("--window", type=float, default=60)
-    parser.add_argument("--heartbeat", type=float, default=10)
-    parser.add_argument("--threads", type=int, default=8)
-    parser.add_argument("--status-every", type=float, default=300)
+    add_cluster_arguments(parser)
     args = parser.parse_args()
 
     cluster = tempfile.mkdtemp(prefix="strata-kube-idle-")

@@ -27,7 +27,6 @@
 #include "common/clock.h"
 #include "kube/client.h"
 #include "kubestore/kube_store.h"
-#include "kubestore/node_lease.h"
 #include "net/http_server.h"
 #include "node/node_agent.h"
 #include "node/nvml_inventory.h"
@@ -151,9 +150,7 @@ Result<std::unique_ptr<AgentStore>> JoinKubernetes(const AgentOptions& options, 
                                                               kubelet, nodes, std::cout));
   RETURN_IF_ERROR(server::RegisterNodes(*joined->store, nodes));
   joined->joined = joined->kube_client->server();
-  joined->renew_lease =
-      [renewer = std::make_shared<kubestore::NodeLeaseRenewer>(*joined->kube_client)](
-          const std::string& name, TimePoint now) { return renewer->Renew(name, now); };
+  joined->renew_lease = server::KubernetesLeaseRenewal(*joined->kube_client);
   return joined;
 }
 

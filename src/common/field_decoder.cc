@@ -47,6 +47,8 @@ Result<Quantity> QuantityFromJson(const json& value) {
 }
 
 Result<FieldDecoder> FieldDecoder::OfAnyFields(const json& value, std::string path) {
+  // A null value is read through the static null, so that a decoder of an absent (or
+  // temporary null) value never points at something that goes away.
   FieldDecoder decoder(value.is_null() ? JsonNull() : value, std::move(path));
   if (!value.is_null() && !value.is_object()) return Err(decoder.ObjectError("must be a mapping"));
   return decoder;
@@ -160,28 +162,28 @@ Result<std::optional<Quantity>> FieldDecoder::OptionalQuantity(std::string_view 
   return std::optional<Quantity>(*quantity);
 }
 
-Result<std::vector<std::pair<const json*, std::string>>> FieldDecoder::List(
-    std::string_view name, Presence presence) const {
-  std::vector<std::pair<const json*, std::string>> items;
+Result<std::span<const json>> FieldDecoder::List(std::string_view name, Presence presence) const {
   const json& v = Raw(name);
   if (v.is_null()) {
     if (presence == Presence::kRequired) return Err(Error(name, "required"));
-    return items;
+    return std::span<const json>();
   }
   if (!v.is_array()) return Err(Error(name, "must be a list"));
   if (presence == Presence::kRequired && v.empty()) return Err(Error(name, "must not be empty"));
-  const std::string list_path = PathOf(name);
-  for (size_t i = 0; i < v.size(); ++i) items.emplace_back(&v[i], IndexPath(list_path, i));
-  return items;
+  return std::span<const json>(v.get_ref<const json::array_t&>());
+}
+
+std::string FieldDecoder::ItemPath(std::string_view name, size_t index) const {
+  return IndexPath(PathOf(name), index);
 }
 
 Result<std::vector<std::string>> FieldDecoder::StringList(std::string_view name,
                                                           Presence presence) const {
-  ASSIGN_OR_RETURN(auto items, List(name, presence));
+  ASSIGN_OR_RETURN(std::span<const json> items, List(name, presence));
   std::vector<std::string> out;
-  for (const auto& [item, item_path] : items) {
-    if (!item->is_string()) return Err(InvalidField(item_path, "must be a string"));
-    out.push_back(item->get<std::string>());
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].is_string()) return Err(InvalidField(ItemPath(name, i), "must be a string"));
+    out.push_back(items[i].get<std::string>());
   }
   return out;
 }
@@ -209,11 +211,11 @@ Result<FieldDecoder> FieldDecoder::Mapping(std::string_view name) const {
 
 Result<std::vector<FieldDecoder>> FieldDecoder::ObjectList(
     std::string_view name, std::initializer_list<std::string_view> known, Presence presence) const {
-  ASSIGN_OR_RETURN(auto items, List(name, presence));
+  ASSIGN_OR_RETURN(std::span<const json> items, List(name, presence));
   std::vector<FieldDecoder> out;
-  for (auto& [item, item_path] : items) {
-    if (!item->is_object()) return Err(InvalidField(item_path, "must be a mapping"));
-    ASSIGN_OR_RETURN(FieldDecoder decoder, Of(*item, std::move(item_path), known));
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].is_object()) return Err(InvalidField(ItemPath(name, i), "must be a mapping"));
+    ASSIGN_OR_RETURN(FieldDecoder decoder, Of(items[i], ItemPath(name, i), known));
     out.push_back(std::move(decoder));
   }
   return out;

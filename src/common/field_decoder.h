@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,9 +98,12 @@ class FieldDecoder {
   Result<std::vector<FieldDecoder>> ObjectList(std::string_view name,
                                                std::initializer_list<std::string_view> known,
                                                Presence presence = Presence::kOptional) const;
-  // The raw items of a list (for lists whose items are not all objects), with their paths.
-  Result<std::vector<std::pair<const nlohmann::json*, std::string>>> List(
-      std::string_view name, Presence presence = Presence::kOptional) const;
+  // The raw items of a list (for lists whose items are not all objects); kRequired: present
+  // and not empty. Item i's path is ItemPath(name, i), made only for an error.
+  Result<std::span<const nlohmann::json>> List(std::string_view name,
+                                               Presence presence = Presence::kOptional) const;
+  // The path of item `index` of list `name`: "stages" -> "config.load.stages[2]".
+  std::string ItemPath(std::string_view name, size_t index) const;
 
  private:
   FieldDecoder(const nlohmann::json& value, std::string path)

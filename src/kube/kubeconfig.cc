@@ -54,16 +54,18 @@ Result<std::string> ReadWholeFile(const std::string& path, std::string_view what
 // allowed, and those it reads are decoded strictly (common/field_decoder.h).
 Status AddNamedList(const FieldDecoder& doc, const std::string& file, const char* list_key,
                     const char* item_key, std::map<std::string, NamedEntry>& into) {
-  auto items = doc.List(list_key);
+  Result<std::span<const json>> items = doc.List(list_key);
   if (!items) return items.error();
-  for (const auto& [item, where] : *items) {
-    if (!item->is_object()) return InvalidField(where, "must be a mapping");
-    Result<FieldDecoder> entry = FieldDecoder::OfAnyFields(*item, where);
-    Result<std::string> name = entry->RequiredString("name");
+  for (size_t i = 0; i < items->size(); ++i) {
+    const json& item = (*items)[i];
+    if (!item.is_object()) return InvalidField(doc.ItemPath(list_key, i), "must be a mapping");
+    const FieldDecoder entry = *FieldDecoder::OfAnyFields(item, doc.ItemPath(list_key, i));
+    Result<std::string> name = entry.RequiredString("name");
     if (!name) return name.error();
-    if (Result<FieldDecoder> body = entry->Mapping(item_key); !body) return body.error();
-    const json& body = entry->Raw(item_key);
-    into.try_emplace(std::move(*name), NamedEntry{body.is_null() ? json::object() : body, file});
+    Result<FieldDecoder> body = entry.Mapping(item_key);
+    if (!body) return body.error();
+    const json& value = entry.Raw(item_key);
+    into.try_emplace(std::move(*name), NamedEntry{value.is_null() ? json::object() : value, file});
   }
   return Status::Ok();
 }

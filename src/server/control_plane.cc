@@ -21,7 +21,6 @@
 #include "kube/client.h"
 #include "kube/leader_election.h"
 #include "kubestore/kube_store.h"
-#include "kubestore/node_lease.h"
 #include "metrics/metrics.h"
 #include "node/gpu_metrics.h"
 #include "node/nvml_inventory.h"
@@ -411,8 +410,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   kube::Client* kube_client = plane->impl_->kube_client.get();
   LeaseRenewal renew;
   if (kube_client != nullptr) {
-    renew = [renewer = std::make_shared<kubestore::NodeLeaseRenewer>(*kube_client)](
-                const std::string& name, TimePoint now) { return renewer->Renew(name, now); };
+    renew = KubernetesLeaseRenewal(*kube_client);
   } else {
     renew = [leases = plane->impl_->node_leases.get()](const std::string& name, TimePoint now) {
       leases->Renew(name, now);

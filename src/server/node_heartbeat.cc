@@ -1,9 +1,17 @@
 #include "server/node_heartbeat.h"
 
+#include <memory>
+
 #include "api/node.h"
+#include "kubestore/node_lease.h"
 #include "server/node_registration.h"
 
 namespace strata::server {
+
+LeaseRenewal KubernetesLeaseRenewal(kube::Client& client) {
+  return [renewer = std::make_shared<kubestore::NodeLeaseRenewer>(client)](
+             const std::string& name, TimePoint now) { return renewer->Renew(name, now); };
+}
 
 NodeHeartbeat::NodeHeartbeat(store::Store& store, cluster::Cache& cache, LeaseRenewal renew,
                              NodeHeartbeatOptions options)

@@ -7,6 +7,7 @@
 #include "cluster/cache.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "kube/client.h"
 #include "store/store.h"
 
 namespace strata::server {
@@ -15,6 +16,10 @@ namespace strata::server {
 // (controller::NodeLeases), through its REST API (client::RemoteStore::RenewNodeLease), or on
 // Kubernetes (kubestore::NodeLeaseRenewer).
 using LeaseRenewal = std::function<Status(const std::string& node_name, TimePoint now)>;
+
+// The renewal on Kubernetes: a kubestore::NodeLeaseRenewer over `client` (which must outlive it),
+// kept by the returned function.
+LeaseRenewal KubernetesLeaseRenewal(kube::Client& client);
 
 struct NodeHeartbeatOptions {
   // A Ready node's status is written again once its lastHeartbeatTime is this old (kubelet's

@@ -132,15 +132,19 @@ Result<std::vector<TraceRequest>> ReadMooncakeTrace(const std::string& path) {
       ASSIGN_OR_RETURN(int64_t timestamp, fields.RequiredInteger("timestamp", 0));
       ASSIGN_OR_RETURN(int64_t input, fields.RequiredInteger("input_length", 1, INT32_MAX));
       ASSIGN_OR_RETURN(int64_t output, fields.RequiredInteger("output_length", 1, INT32_MAX));
-      ASSIGN_OR_RETURN(auto ids, fields.List("hash_ids", Presence::kRequired));
+      ASSIGN_OR_RETURN(std::span<const nlohmann::json> ids,
+                       fields.List("hash_ids", Presence::kRequired));
       TraceRequest read;
       read.arrival = std::chrono::milliseconds(timestamp);
       read.input_tokens = static_cast<int>(input);
       read.output_tokens = static_cast<int>(output);
       read.block_tokens = 512;
-      for (const auto& [id, id_path] : ids) {
-        if (!id->is_number_unsigned()) return Err(InvalidField(id_path, "must be an integer >= 0"));
-        read.block_keys.push_back(id->get<uint64_t>());
+      read.block_keys.reserve(ids.size());
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (!ids[i].is_number_unsigned()) {
+          return Err(InvalidField(fields.ItemPath("hash_ids", i), "must be an integer >= 0"));
+        }
+        read.block_keys.push_back(ids[i].get<uint64_t>());
       }
       return read;
     }();

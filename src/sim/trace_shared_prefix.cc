@@ -92,9 +92,11 @@ Result<SharedPrefixWorkload> DecodeSharedPrefixWorkload(const nlohmann::json& ro
   ASSIGN_OR_RETURN(workload.output_len, ReadLength(shared, "output"));
   ASSIGN_OR_RETURN(workload.multi_turn_chat, shared.Bool("enable_multi_turn_chat", false));
   ASSIGN_OR_RETURN(FieldDecoder load, config.Mapping("load"));
-  ASSIGN_OR_RETURN(auto stages, load.List("stages", Presence::kRequired));
-  for (const auto& [stage, stage_path] : stages) {
-    ASSIGN_OR_RETURN(FieldDecoder fields, FieldDecoder::OfAnyFields(*stage, stage_path));
+  ASSIGN_OR_RETURN(std::span<const nlohmann::json> stages,
+                   load.List("stages", Presence::kRequired));
+  for (size_t i = 0; i < stages.size(); ++i) {
+    ASSIGN_OR_RETURN(FieldDecoder fields,
+                     FieldDecoder::OfAnyFields(stages[i], load.ItemPath("stages", i)));
     ASSIGN_OR_RETURN(double rate, Positive(fields, "rate"));
     ASSIGN_OR_RETURN(double duration, Positive(fields, "duration"));
     workload.stages.push_back({rate, duration});
