@@ -22,8 +22,9 @@
 #include <thread>
 #include <vector>
 
+#include "bench_pods.h"
+#include "common/json_member.h"
 #include "kube/client.h"
-#include "kube/kubeconfig.h"
 #include "kube/reflector.h"
 
 namespace {
@@ -31,43 +32,12 @@ namespace {
 using namespace strata;
 using nlohmann::json;
 
-std::unique_ptr<kube::Client> Connect(const std::string& kubeconfig) {
-  kube::KubeConfigOptions config_options;
-  config_options.explicit_path = kubeconfig;
-  Result<kube::KubeConfig> config = kube::LoadKubeConfig(config_options);
-  if (!config) {
-    std::cerr << config.error().ToString() << "\n";
-    std::exit(1);
-  }
-  kube::ClientOptions options;
-  options.qps = 0;
-  Result<std::unique_ptr<kube::Client>> client = kube::Client::Create(*config, options);
-  if (!client) {
-    std::cerr << client.error().ToString() << "\n";
-    std::exit(1);
-  }
-  return std::move(*client);
-}
-
 int Create(kube::Client& client, const std::string& ns, int count, const std::string& scheduler,
            int gpus, int workers, const std::string& prefix, const json& labels) {
   std::atomic<int> next{0}, failed{0};
   auto work = [&] {
     for (int i = next++; i < count; i = next++) {
-      json pod = {
-          {"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", prefix + "-" + std::to_string(i)}, {"labels", labels}}},
-          {"spec",
-           {{"schedulerName", scheduler},
-            {"tolerations",
-             {{{"key", "kwok.x-k8s.io/node"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}}},
-            {"containers",
-             {{{"name", "main"},
-               {"image", "registry.example/bench:1"},
-               {"resources",
-                {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}},
-                 {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}}};
+      json pod = bench::BenchPod(prefix + "-" + std::to_string(i), scheduler, gpus, labels);
       Result<json> created = client.Create(kube::resources::kPods, ns, pod);
       if (!created && created.error().code() != StatusCode::kAlreadyExists) {
         if (failed++ < 5) std::cerr << created.error().ToString() << "\n";
@@ -115,34 +85,6 @@ int Wait(kube::Client& client, const std::string& ns, int count, double timeout)
   return static_cast<int>(bound.size()) == count ? 0 : 1;
 }
 
-// object[key], or null when object is no object or has no such key.
-const json& At(const json& object, const char* key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string StringAt(const json& object, const char* key) {
-  const json& value = At(object, key);
-  return value.is_string() ? value.get<std::string>() : "";
-}
-
-// The GPUs a pod asks for (its containers' nvidia.com/gpu limits); 0 when unreadable.
-int64_t GpusOf(const json& pod) {
-  int64_t gpus = 0;
-  const json& containers = At(At(pod, "spec"), "containers");
-  for (size_t c = 0; containers.is_array() && c < containers.size(); ++c) {
-    const json& value = At(At(At(containers[c], "resources"), "limits"), "nvidia.com/gpu");
-    if (value.is_null()) continue;
-    try {
-      gpus += value.is_string() ? std::stoll(value.get<std::string>()) : value.get<int64_t>();
-    } catch (const std::exception&) {
-    }
-  }
-  return gpus;
-}
-
 int BoundLog(kube::Client& client, const std::string& ns, const std::string& group_label) {
   kube::ReflectorOptions options;
   options.namespace_name = ns;
@@ -156,17 +98,18 @@ int BoundLog(kube::Client& client, const std::string& ns, const std::string& gro
   std::set<std::string> ever_bound;
   json ever = json::object();
   auto see = [&](const json& pod) {
-    const json& metadata = At(pod, "metadata");
-    std::string name = StringAt(metadata, "name");
-    std::string phase = StringAt(At(pod, "status"), "phase");
-    if (StringAt(At(pod, "spec"), "nodeName").empty() || phase == "Succeeded" ||
+    const json& metadata = MemberOrNull(pod, "metadata");
+    std::string name = StringMemberOr(metadata, "name");
+    std::string phase = StringMemberOr(MemberOrNull(pod, "status"), "phase");
+    if (StringMemberOr(MemberOrNull(pod, "spec"), "nodeName").empty() || phase == "Succeeded" ||
         phase == "Failed") {
       held.erase(name);
       return;
     }
-    std::string group = StringAt(At(metadata, "labels"), group_label.c_str());
+    std::string group = StringMemberOr(MemberOrNull(metadata, "labels"), group_label.c_str());
     if (ever_bound.insert(name).second) ever[group] = ever.value(group, int64_t{0}) + 1;
-    held[name] = {group, GpusOf(pod), !At(metadata, "deletionTimestamp").is_null()};
+    held[name] = {group, bench::GpusOf(pod),
+                  !MemberOrNull(metadata, "deletionTimestamp").is_null()};
   };
   json last;
   for (;;) {
@@ -182,7 +125,7 @@ int BoundLog(kube::Client& client, const std::string& ns, const std::string& gro
         see(delta->object);
         break;
       case kube::DeltaType::kDeleted:
-        held.erase(StringAt(At(delta->object, "metadata"), "name"));
+        held.erase(StringMemberOr(MemberOrNull(delta->object, "metadata"), "name"));
         break;
       case kube::DeltaType::kBookmark:
         continue;
@@ -238,7 +181,7 @@ int main(int argc, char** argv) {
     }
     label_object[label.substr(0, equals)] = label.substr(equals + 1);
   }
-  std::unique_ptr<kube::Client> client = Connect(kubeconfig);
+  std::unique_ptr<kube::Client> client = bench::ConnectUnthrottled(kubeconfig);
   if (create->parsed()) {
     return Create(*client, ns, count, scheduler, gpus, workers, prefix, label_object);
   }

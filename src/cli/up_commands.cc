@@ -199,6 +199,16 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "With --kubernetes: binds and status writes in flight at once")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
+  up->add_option("--topology-levels", kube->scheduler.topology_levels,
+                 "With --kubernetes: the node label keys that are topology levels, outermost "
+                 "first (a Kueue Topology's levels); kubernetes.io/hostname is always the "
+                 "innermost")
+      ->delimiter(',')
+      ->capture_default_str();
+  up->add_option("--dra-gpu-driver", kube->scheduler.dra_gpu_driver,
+                 "With --kubernetes: the Dynamic Resource Allocation driver whose devices are "
+                 "GPUs (their ResourceSlices a node's GPUs, allocated to pods' ResourceClaims)")
+      ->capture_default_str();
   up->add_option("--kueue-quotas", kube->scheduler.kueue_quotas,
                  "With --kubernetes: enforce the quotas of Kueue's ClusterQueues on pods that "
                  "name a LocalQueue (kueue.x-k8s.io/queue-name), when Kueue's CRDs are installed; "

@@ -3,7 +3,9 @@
 #include "kube/install_objects.h"
 #include "kube/leader_election.h"
 #include "kube/resource.h"
+#include "kubesched/dynamic_resources.h"
 #include "kubesched/kueue_quotas.h"
+#include "kubesched/pod_groups.h"
 
 namespace strata::kubesched {
 namespace {
@@ -56,6 +58,13 @@ std::vector<json> SchedulerClusterRules() {
          kueue_resources::kWorkloadPriorityClasses.resource}},
        {"verbs", {"list", "watch"}}},
       Rule(kueue_resources::kClusterQueues, "status", {"patch"}),
+      Rule(group_resources::kPodGroups, "", {"list", "watch"}),
+      Rule(group_resources::kPodGroups, "status", {"patch"}),
+      Rule(group_resources::kVolcanoPodGroups, "", {"list", "watch"}),
+      Rule(dra_resources::kResourceSlices, "", {"list", "watch"}),
+      Rule(dra_resources::kDeviceClasses, "", {"list", "watch"}),
+      Rule(dra_resources::kResourceClaims, "", {"list", "watch", "update"}),
+      Rule(dra_resources::kResourceClaims, "status", {"update"}),
   };
 }
 

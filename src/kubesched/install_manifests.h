@@ -28,8 +28,14 @@ struct InstallOptions {
 //   events: create, patch                      FailedScheduling, Scheduled
 //   kueue.x-k8s.io clusterqueues, localqueues, resourceflavors, workloadpriorityclasses:
 //   list, watch; and clusterqueues/status: patch
-//                                              Kueue quotas (--kueue-quotas); a forbidden one
-//                                              would stop every cycle, as an unlisted source
+//                                              Kueue quotas (--kueue-quotas)
+//   scheduling.k8s.io podgroups: list, watch; podgroups/status: patch
+//                                              gang sizes and topology; PodGroupInitiallyScheduled
+//   scheduling.volcano.sh podgroups: list, watch  Volcano gangs' minMember
+//   resource.k8s.io resourceslices, deviceclasses: list, watch; resourceclaims: list, watch,
+//   update (the finalizer); resourceclaims/status: update
+//                                              DRA: GPUs, their allocation and reservation
+// (A kind the identity may not list reads as none, as one whose API is not served.)
 std::vector<nlohmann::json> SchedulerClusterRules();
 
 // The scheduler's grant (SchedulerClusterRules(), and kube::LeaderElectionRules() on its Lease in

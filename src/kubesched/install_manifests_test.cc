@@ -6,7 +6,9 @@
 #include <string>
 
 #include "kube/leader_election.h"
+#include "kubesched/dynamic_resources.h"
 #include "kubesched/kueue_quotas.h"
+#include "kubesched/pod_groups.h"
 
 namespace strata::kubesched {
 namespace {
@@ -50,9 +52,15 @@ TEST(InstallManifestsTest, ClusterRulesAreTheSchedulersRequests) {
   EXPECT_THAT(Verbs(rules, "", "nodes"), ElementsAre("list", "watch"));
   EXPECT_THAT(Verbs(rules, "", "events"), ElementsAre("create", "patch"));
   EXPECT_THAT(Verbs(rules, "kueue.x-k8s.io", "clusterqueues/status"), ElementsAre("patch"));
+  EXPECT_THAT(Verbs(rules, "scheduling.k8s.io", "podgroups/status"), ElementsAre("patch"));
+  EXPECT_THAT(Verbs(rules, "resource.k8s.io", "resourceclaims"),
+              ElementsAre("list", "watch", "update"));
+  EXPECT_THAT(Verbs(rules, "resource.k8s.io", "resourceclaims/status"), ElementsAre("update"));
   for (const kube::GroupVersionResource* followed :
        {&kueue_resources::kClusterQueues, &kueue_resources::kLocalQueues,
-        &kueue_resources::kResourceFlavors, &kueue_resources::kWorkloadPriorityClasses}) {
+        &kueue_resources::kResourceFlavors, &kueue_resources::kWorkloadPriorityClasses,
+        &group_resources::kPodGroups, &group_resources::kVolcanoPodGroups,
+        &dra_resources::kResourceSlices, &dra_resources::kDeviceClasses}) {
     EXPECT_THAT(Verbs(rules, followed->group, followed->resource), ElementsAre("list", "watch"))
         << followed->resource;
   }

@@ -17,7 +17,9 @@
 #include "common/status.h"
 #include "kube/client.h"
 #include "kube/reflector.h"
+#include "kubesched/dynamic_resources.h"
 #include "kubesched/kueue_quotas.h"
+#include "kubesched/pod_groups.h"
 #include "kubesched/pod_spec.h"
 #include "kubesched/queue_status.h"
 #include "kubesched/scheduling_reporter.h"
@@ -43,6 +45,8 @@ struct KubeSchedulerOptions {
   // Enforce the quotas of Kueue's ClusterQueues (kueue.x-k8s.io/v1beta2) on the pods that name
   // a LocalQueue, when Kueue's CRDs are installed: strata in the place of Kueue's controller.
   bool kueue_quotas = true;
+  // The DRA driver whose devices are GPUs (dynamic_resources.h), where DRA is served.
+  std::string dra_gpu_driver = "gpu.nvidia.com";
 };
 
 // strata's scheduler for a Kubernetes cluster. Follows every Node and every non-terminal Pod
@@ -53,14 +57,24 @@ struct KubeSchedulerOptions {
 // priority preemption: victims evicted through the Eviction API (their grace period; a
 // PodDisruptionBudget that allows no disruption refuses it), cheapest lost work first.
 //
-// Gangs: pods of one Kueue pod group (kueue.x-k8s.io/pod-group-name with
-// pod-group-total-count), one LeaderWorkerSet group (group-key and size) or one Volcano
-// PodGroup (scheduling.k8s.io/group-name; its size is the members that exist) are placed
-// whole: none is bound until the snapshot places all of them. If a bind fails midway (another
+// Gangs: pods of one Kubernetes PodGroup (spec.schedulingGroup.podGroupName: the Workload API of
+// Kubernetes 1.36+; its gang policy's minCount and topology constraint, and its
+// PodGroupInitiallyScheduled condition written as kube-scheduler writes it), one Kueue pod group
+// (kueue.x-k8s.io/pod-group-name with pod-group-total-count), one LeaderWorkerSet group
+// (group-key and size) or one Volcano PodGroup (scheduling.k8s.io/group-name; its minMember,
+// or the members that exist where Volcano's CRD is not installed) are placed whole: none is
+// bound until the snapshot places all of them (at least minCount of them, the rest one by one
+// after). If a bind fails midway (another
 // scheduler took the capacity), the members already bound are released — deleted, so their
 // owner recreates them, or recreated unbound when nothing owns them — and the gang requeues.
 // A gang found partly bound (a previous leader died mid-bind) is completed when its remaining
 // members fit, and released otherwise.
+//
+// Dynamic Resource Allocation: where resource.k8s.io/v1 is served, the GPUs a DRA driver
+// publishes in a node's ResourceSlices are that node's GPUs, and a pod's ResourceClaims are
+// allocated from them when it is placed (dynamic_resources.h): the allocation and the pod's
+// reservation are written into each claim's status before the pod is bound, as kube-scheduler
+// writes them; a pod whose claims fit no node is told "cannot allocate all claims".
 //
 // Quotas: with Kueue's CRDs installed, three more reflectors follow ClusterQueues, LocalQueues
 // and ResourceFlavors (kueue_quotas.h); a pod labelled kueue.x-k8s.io/queue-name is admitted
@@ -97,6 +111,9 @@ class KubeScheduler {
   Stats stats() const;
 
  private:
+  // Names of the scheduler's workloads: one pod alone, or a gang.
+  static constexpr const char* kPodWorkloadPrefix = "Pod/";
+  static constexpr const char* kGangWorkloadPrefix = "PodGroup/";
   // What a reflector follows.
   enum class Source {
     kNodes,
@@ -104,11 +121,17 @@ class KubeScheduler {
     kClusterQueues,
     kLocalQueues,
     kResourceFlavors,
-    kWorkloadPriorityClasses
+    kWorkloadPriorityClasses,
+    kPodGroups,
+    kVolcanoPodGroups,
+    kResourceSlices,
+    kResourceClaims,
+    kDeviceClasses
   };
   struct Queued {
     Source source = Source::kNodes;
     kube::Delta delta;
+    bool served = true;  // false: the API is not served (an empty list stands for it)
   };
   // One decided bind: the pod, its node and GPUs, and the gang it completes ("" alone).
   struct BindTask {
@@ -117,13 +140,29 @@ class KubeScheduler {
     std::vector<int> gpus;
     std::string workload;
     Status result;
+    bool dra = false;                      // its GPUs are DRA devices, held through its claims
+    std::vector<ClaimWrite> claim_writes;  // written before the bind
   };
 
   static std::string_view SourceName(Source source);
   void Follow(kube::Reflector* reflector, Source source);
   void ApplyNodes(const kube::Delta& delta);
-  void ApplyKueue(Source source, const kube::Delta& delta);
-  std::map<std::string, nlohmann::json>& KueueObjectsOf(Source source);
+  // Kueue's kinds and the group objects: APIs that a cluster may not serve.
+  void ApplyOptional(Source source, const kube::Delta& delta);
+  std::map<std::string, nlohmann::json>& ObjectsOf(Source source);
+  // The gang a pending or bound pod of strata's is placed in, as its group object (if any)
+  // says: its key ("" when the pod is placed alone), least size and required topology; or why
+  // it waits (its PodGroup does not exist or is broken).
+  struct Gang {
+    std::string key;
+    int64_t size = 1;
+    std::string required_topology;
+    std::string why;
+  };
+  Gang GangOfPod(const PodSpec& pod) const;
+  // Writes the PodGroupInitiallyScheduled condition of each Kubernetes PodGroup in `outcomes`
+  // (by "namespace/name": placed, or the message of why it waits) where it changes.
+  void WritePodGroupStatuses(const std::map<std::string, std::pair<bool, std::string>>& outcomes);
   // How the queues see a pod: the ClusterQueue it is charged to ("" when it names no
   // LocalQueue, or one it cannot be admitted through), its priority there (its
   // WorkloadPriorityClass's value when it names one, else spec.priority), and why it cannot be
@@ -141,6 +180,10 @@ class KubeScheduler {
   void ErasePod(const std::string& key);
   void Cycle();
   void BindAll(std::vector<BindTask>& tasks);
+  // Writes a task's claims (the finalizer, then the status); what the API server stored goes to
+  // `stored`, by "namespace/name".
+  Status WriteClaims(const BindTask& task,
+                     std::vector<std::pair<std::string, nlohmann::json>>* stored);
   void Release(const std::vector<std::string>& pod_keys);
 
   kube::Client* const client_;
@@ -150,7 +193,8 @@ class KubeScheduler {
   SchedulingReporter reporter_;
   std::unique_ptr<kube::Reflector> node_reflector_;
   std::unique_ptr<kube::Reflector> pod_reflector_;
-  std::vector<std::pair<Source, std::unique_ptr<kube::Reflector>>> kueue_reflectors_;
+  // Kueue's kinds and the group objects, whose APIs may not be served.
+  std::vector<std::pair<Source, std::unique_ptr<kube::Reflector>>> optional_reflectors_;
 
   // Filled by the reflectors' threads, drained by Run.
   std::mutex mutex_;
@@ -165,8 +209,13 @@ class KubeScheduler {
   std::map<std::string, std::vector<int>> gpus_;  // GPUs strata chose for the pods it bound
   KueueObjects kueue_;
   std::optional<KueueQuotas> quotas_;  // made of kueue_; reset when what it is made of changes
-  std::set<Source> kueue_listed_;      // Kueue reflectors that delivered a list (or found no CRD)
-  std::set<std::string> nominated_;    // workloads whose victims are being evicted
+  // Group objects by "namespace/name", as the API returned them.
+  std::map<std::string, nlohmann::json> pod_groups_, volcano_pod_groups_;
+  bool volcano_served_ = false;  // Volcano's PodGroup CRD is installed
+  DraObjects dra_objects_;
+  std::optional<DraCluster> dra_;     // made of dra_objects_; reset when they change
+  std::set<Source> optional_listed_;  // optional reflectors that delivered a list (or no API)
+  std::set<std::string> nominated_;   // workloads whose victims are being evicted
   // Released pods that nothing owns, made again unbound once their deletion is seen. Kept in
   // memory only: a crash between the delete and the create loses such a pod.
   std::mutex recreate_mutex_;

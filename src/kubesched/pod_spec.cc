@@ -184,18 +184,25 @@ int64_t PositiveOr(const std::string& text, int64_t fallback) {
   return fallback;
 }
 
-GangKey GangFrom(const json& metadata) {
+GangKey GangFrom(const json& metadata, const json& spec) {
   const json& labels = MemberOrNull(metadata, "labels");
   const json& annotations = MemberOrNull(metadata, "annotations");
+  if (std::string group = StringMemberOr(MemberOrNull(spec, "schedulingGroup"), "podGroupName");
+      !group.empty()) {
+    return {"podgroup/" + group, 0, GroupSource::kPodGroup, group};
+  }
   if (std::string group = StringMemberOr(labels, kKueuePodGroupLabel); !group.empty()) {
     return {"kueue/" + group,
-            PositiveOr(StringMemberOr(annotations, kKueuePodGroupTotalAnnotation), 1)};
+            PositiveOr(StringMemberOr(annotations, kKueuePodGroupTotalAnnotation), 1),
+            GroupSource::kLabels, ""};
   }
   if (std::string key = StringMemberOr(labels, kLwsGroupKeyLabel); !key.empty()) {
-    return {"lws/" + key, PositiveOr(StringMemberOr(annotations, kLwsSizeAnnotation), 1)};
+    return {"lws/" + key, PositiveOr(StringMemberOr(annotations, kLwsSizeAnnotation), 1),
+            GroupSource::kLabels, ""};
   }
-  if (std::string group = StringMemberOr(annotations, kVolcanoGroupAnnotation); !group.empty()) {
-    return {"volcano/" + group, 0};
+  for (const char* annotation : {kVolcanoGroupAnnotation, kVolcanoOwnGroupAnnotation}) {
+    if (std::string group = StringMemberOr(annotations, annotation); !group.empty())
+      return {"volcano/" + group, 0, GroupSource::kVolcanoPodGroup, group};
   }
   return {};
 }
@@ -270,7 +277,8 @@ Result<PodSpec> PodFromKube(const json& object) {
       if (value.is_string()) set.node_selector.emplace(key, value.get<std::string>());
   ASSIGN_OR_RETURN(set.affinity, RequiredAffinity(spec, where));
   ASSIGN_OR_RETURN(set.tolerations, Tolerations(spec, where));
-  pod.gang = GangFrom(metadata);
+  pod.gang = GangFrom(metadata, spec);
+  pod.claims = PodClaimRefs(object);
   pod.queue_name = StringMemberOr(MemberOrNull(metadata, "labels"), kKueueQueueNameLabel);
   pod.workload_priority_class =
       StringMemberOr(MemberOrNull(metadata, "labels"), kKueuePriorityClassLabel);

@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "kubesched/dynamic_resources.h"
 #include "scheduler/model.h"
 
 // A v1 Pod as strata's scheduler sees it: what it asks for, where it may go, which gang it
@@ -30,6 +31,7 @@ Result<ResourceList> ReadResourceList(const nlohmann::json& list, const std::str
 inline constexpr const char* kKueuePodGroupLabel = "kueue.x-k8s.io/pod-group-name";
 inline constexpr const char* kKueuePodGroupTotalAnnotation = "kueue.x-k8s.io/pod-group-total-count";
 inline constexpr const char* kVolcanoGroupAnnotation = "scheduling.k8s.io/group-name";
+inline constexpr const char* kVolcanoOwnGroupAnnotation = "scheduling.volcano.sh/group-name";
 inline constexpr const char* kLwsGroupKeyLabel = "leaderworkerset.sigs.k8s.io/group-key";
 inline constexpr const char* kLwsSizeAnnotation = "leaderworkerset.sigs.k8s.io/size";
 inline constexpr const char* kRequiredTopologyAnnotation =
@@ -37,11 +39,20 @@ inline constexpr const char* kRequiredTopologyAnnotation =
 inline constexpr const char* kPreferredTopologyAnnotation =
     "kueue.x-k8s.io/podset-preferred-topology";
 
+// Where a gang's size and placement come from: the pod's own labels and annotations, or a group
+// object that the pod names (pod_groups.h).
+enum class GroupSource { kLabels, kPodGroup, kVolcanoPodGroup };
+
 // Which gang a pod belongs to: pods with the same namespace and key are placed together, all
 // `size` of them or none. An empty key: the pod is its own workload.
 struct GangKey {
-  std::string key;   // "kueue/<name>", "volcano/<name>", "lws/<group-key>"
-  int64_t size = 1;  // 0: unknown until the group's object is read (Volcano's minMember)
+  // "podgroup/<name>" (spec.schedulingGroup.podGroupName), "kueue/<name>", "lws/<group-key>",
+  // "volcano/<name>".
+  std::string key;
+  // From the labels; for a group object, 0 here: its policy decides (GroupPolicy).
+  int64_t size = 1;
+  GroupSource source = GroupSource::kLabels;
+  std::string group_name;  // the group object's name (kPodGroup, kVolcanoPodGroup)
 };
 
 struct PodSpec {
@@ -64,6 +75,7 @@ struct PodSpec {
   std::string queue_name;  // the kueue.x-k8s.io/queue-name label: a LocalQueue of its namespace
   std::string workload_priority_class;  // the kueue.x-k8s.io/priority-class label
   scheduler::TopologyRequest topology;  // from Kueue's podset topology annotations
+  std::vector<PodClaimRef> claims;      // its DRA ResourceClaims (dynamic_resources.h)
   // The PodScheduled condition's status and message as stored ("" when absent).
   std::string scheduled_status;
   std::string scheduled_message;

@@ -57,6 +57,25 @@ TEST(PodSpecTest, PlacementConstraintsGangAndTopology) {
   EXPECT_EQ(pod->topology.level, "topology.strata.dev/rack");
 }
 
+TEST(PodSpecTest, AGroupObjectItNamesSizesItsGang) {
+  nlohmann::json object = Pod();
+  object["metadata"]["labels"].erase("kueue.x-k8s.io/pod-group-name");
+  object["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = "vg";
+  Result<PodSpec> pod = PodFromKube(object);
+  ASSERT_TRUE(pod);
+  EXPECT_EQ(pod->gang.key, "volcano/vg");
+  EXPECT_EQ(pod->gang.source, GroupSource::kVolcanoPodGroup);
+  EXPECT_EQ(pod->gang.group_name, "vg");
+  EXPECT_EQ(pod->gang.size, 0);
+  // The Workload API's field comes before any label or annotation.
+  object["spec"]["schedulingGroup"] = {{"podGroupName", "trainer-0"}};
+  pod = PodFromKube(object);
+  ASSERT_TRUE(pod);
+  EXPECT_EQ(pod->gang.key, "podgroup/trainer-0");
+  EXPECT_EQ(pod->gang.source, GroupSource::kPodGroup);
+  EXPECT_EQ(pod->gang.group_name, "trainer-0");
+}
+
 TEST(PodSpecTest, HamiShareIsAFractionOfOneGpu) {
   nlohmann::json object = Pod();
   object["spec"].erase("initContainers");

@@ -8,6 +8,11 @@
 #  - binding through pods/binding with a Scheduled event, counting a pod bound by someone else;
 #  - a Kueue pod group placed whole or not at all: held while incomplete, none bound while it
 #    does not fit, all bound once it does; a half-bound one completed or released;
+#  - a Kubernetes PodGroup (the Workload API, GenericWorkload): its pods wait for it to exist and
+#    for minCount of them; minCount placed whole or none, the rest after; its
+#    PodGroupInitiallyScheduled condition as kube-scheduler writes it for its own group;
+#  - a Volcano PodGroup (its CRD, not Volcano): minMember of its pods placed whole, the rest
+#    after; a pod naming one that does not exist waits;
 #  - priority preemption through the Eviction API, stopped by a PodDisruptionBudget;
 #  - Kueue's ClusterQueue quota enforced by strata (Kueue's CRDs installed, not its controller):
 #    a pod beyond quota waits saying so, one naming a missing LocalQueue or
@@ -25,6 +30,7 @@ source "$repo/tools/kube/cache_paths.sh"
 source "$repo/tests/kube/checks.sh"
 require_kube_binaries etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok
 [[ -d $KUBE_KUEUE_DIR/crds ]] || { echo "SKIP: Kueue's CRDs are not in $KUBE_KUEUE_DIR"; exit 77; }
+[[ -d $KUBE_VOLCANO_DIR/crds ]] || { echo "SKIP: Volcano's CRDs are not in $KUBE_VOLCANO_DIR"; exit 77; }
 
 cluster=$repo/tools/kube/cluster.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_scheduler_test.XXXXXX")
@@ -36,10 +42,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-kubeconfig=$("$cluster" up "$dir" --nodes 0 --with-kube-scheduler)
+# GenericWorkload (beta, off by default in 1.37) serves scheduling.k8s.io/v1beta1 PodGroups and
+# turns on kube-scheduler's gang scheduling.
+kubeconfig=$("$cluster" up "$dir" --nodes 0 --with-kube-scheduler \
+  --feature-gates GenericWorkload=true --runtime-config scheduling.k8s.io/v1beta1=true)
 k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 # Kueue's quota kinds without Kueue's controller: strata enforces the ClusterQueues itself.
 "$cluster" install-kueue-quota-crds "$dir"
+# Volcano's PodGroup CRD without Volcano: strata reads minMember.
+"$cluster" install-volcano-crds "$dir"
 
 # node NAME GPUS [TAINT_KEY]: a kwok node registered as a kubelet would.
 node() {
@@ -178,6 +189,83 @@ check "a half-bound gang whose rest cannot fit is released: its bound member is 
   released
 check "and the released gang binds nothing" [ -z "$(node_of j-0)$(node_of j-1)" ]
 k delete pod j-0 j-1 prebound-1 --grace-period=0 --force >/dev/null 2>&1
+
+# ---- a Kubernetes PodGroup (the Workload API) ---------------------------------------------------
+# group_pod NAME SCHEDULER GPUS GROUP: a pod of PodGroup GROUP (spec.schedulingGroup).
+group_pod() {
+  k create -f - >/dev/null <<JSON
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "$1"},
+ "spec": {"schedulerName": "$2", "schedulingGroup": {"podGroupName": "$4"},
+          "containers": [{"name": "main", "image": "registry.example/train:1",
+                          "resources": {"limits": {"nvidia.com/gpu": "$3"}}}]}}
+JSON
+}
+# pod_group NAME MINCOUNT: a gang PodGroup.
+pod_group() {
+  k create -f - >/dev/null <<JSON
+{"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "$1"},
+ "spec": {"schedulingPolicy": {"gang": {"minCount": $2}}}}
+JSON
+}
+group_condition() {
+  k get podgroup.v1beta1.scheduling.k8s.io "$1" \
+    -o jsonpath='{.status.conditions[?(@.type=="PodGroupInitiallyScheduled")].status}/{.status.conditions[?(@.type=="PodGroupInitiallyScheduled")].reason}'
+}
+group_says() { [[ $(group_condition "$1") == "$2" ]]; }
+group_pod pg-0 strata 6 pg
+wait_for 30 unschedulable pg-0 || true
+check "a pod of a PodGroup that does not exist waits for it, in kube-scheduler's words" \
+  grep -qF 'waiting for pods'"'"'s pod group "pg" to appear' <<<"$(scheduled_message pg-0)"
+pod_group pg 3
+group_pod pg-1 strata 6 pg
+wait_for 30 eval 'grep -q "2 of its 3 pods exist" <<<"$(scheduled_message pg-1)"' || true
+check "with 2 of its minCount 3 pods, the group waits for the third" \
+  grep -q "2 of its 3 pods exist" <<<"$(scheduled_message pg-1)"
+group_pod pg-2 strata 6 pg
+wait_for 30 explained_by_fit pg-2 || true
+check "minCount 3 of 6 GPUs (16 free) does not fit: none is bound" \
+  [ -z "$(node_of pg-0)$(node_of pg-1)$(node_of pg-2)" ]
+check "and the PodGroup says so, as kube-scheduler writes it" \
+  wait_for 20 group_says pg False/Unschedulable
+k patch podgroup.v1beta1.scheduling.k8s.io pg --type merge \
+  -p '{"spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}' >/dev/null
+wait_for 30 eval '[ "$(k get pods pg-0 pg-1 pg-2 -o jsonpath="{.items[*].spec.nodeName}" | wc -w)" = 2 ]' || true
+check "minCount lowered to 2: two of its pods are bound together, on the two nodes" \
+  [ "$(k get pods pg-0 pg-1 pg-2 -o jsonpath='{.items[*].spec.nodeName}' | tr ' ' '\n' | sort -u | wc -l)" = 2 ]
+check "the PodGroup is InitiallyScheduled" wait_for 20 group_says pg True/Scheduled
+check "the third, beyond minCount, waits alone (4 GPUs free) without releasing the two" \
+  [ "$(k get pods pg-0 pg-1 pg-2 -o jsonpath='{.items[*].spec.nodeName}' | wc -w)" = 2 ]
+k delete pod pg-0 pg-1 pg-2 --grace-period=0 --force >/dev/null 2>&1
+pod_group pg-kube 2
+group_pod pgk-0 default-scheduler 1 pg-kube
+group_pod pgk-1 default-scheduler 1 pg-kube
+wait_for 30 bound pgk-1 || true
+check "kube-scheduler writes the same condition on the group it placed" \
+  wait_for 20 group_says pg-kube True/Scheduled
+k delete pod pgk-0 pgk-1 --grace-period=0 --force >/dev/null 2>&1
+
+# ---- a Volcano PodGroup's minMember -------------------------------------------------------------
+volcano='{"scheduling.k8s.io/group-name": "vg"}'
+k create -f - >/dev/null <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: vg}
+spec: {minMember: 2, queue: default}
+YAML
+pod vg-0 strata 6 '{}' "$volcano"
+wait_for 30 unschedulable vg-0 || true
+check "one pod of a Volcano PodGroup of minMember 2 waits for another" \
+  grep -q "1 of its 2 pods exist" <<<"$(scheduled_message vg-0)"
+pod vg-1 strata 6 '{}' "$volcano"
+pod vg-2 strata 6 '{}' "$volcano"
+wait_for 30 eval '[ "$(k get pods vg-0 vg-1 vg-2 -o jsonpath="{.items[*].spec.nodeName}" | wc -w)" = 2 ]' || true
+check "minMember 2 of its 3 pods are bound together (3 x 6 GPUs do not fit 16)" \
+  [ "$(k get pods vg-0 vg-1 vg-2 -o jsonpath='{.items[*].spec.nodeName}' | wc -w)" = 2 ]
+pod vg-lost strata 1 '{}' '{"scheduling.k8s.io/group-name": "nope"}'
+wait_for 30 unschedulable vg-lost || true
+check "a pod naming a Volcano PodGroup that does not exist waits, saying so" \
+  [ "$(scheduled_message vg-lost)" = "PodGroup default/nope (scheduling.volcano.sh) does not exist" ]
+k delete pod vg-0 vg-1 vg-2 vg-lost --grace-period=0 --force >/dev/null 2>&1
 
 # ---- preemption by priority, through the Eviction API, within a PodDisruptionBudget -----------
 k create priorityclass low --value=10 >/dev/null

@@ -7,6 +7,7 @@
 #   etcd/        etcd, etcdctl
 #   kwok/        kwok (simulated nodes and pod lifecycles)
 #   kueue/       the Kueue manager, and its CRD YAMLs copied out of the module cache
+#   volcano/     controller-gen, and Volcano's CRDs it generates from volcano.sh/apis
 # Output goes outside the repository (see cache_paths.sh); a binary whose stamp matches its pin
 # is not rebuilt. Prints the bin directory on its last line.
 #
@@ -35,6 +36,7 @@ readonly COMPONENTS=(
   "kube-controller-manager kubernetes k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes"
   "kube-scheduler          kubernetes k8s.io/kubernetes/cmd/kube-scheduler          k8s.io/kubernetes"
   "kueue                   kueue      sigs.k8s.io/kueue/cmd/kueue                   sigs.k8s.io/kueue"
+  "controller-gen          volcano    sigs.k8s.io/controller-tools/cmd/controller-gen sigs.k8s.io/controller-tools"
 )
 
 only=()
@@ -162,6 +164,20 @@ copy_manifests "$KUBE_KWOK_STAGE_DIR" "$kwok_src" \
   kustomize/stage/pod/fast/pod-ready.yaml \
   kustomize/stage/pod/fast/pod-complete.yaml \
   kustomize/stage/pod/fast/pod-delete.yaml
+
+# Volcano's CRDs (its PodGroups and Queues): the module proxy does not serve volcano.sh/volcano,
+# where the YAML lives, so they are generated from Volcano's API types as Volcano's own Makefile
+# generates them, by controller-gen; again whenever the pins or controller-gen change.
+volcano_stamp="$(cat "$KUBE_TOOLS_DIR/volcano/go.mod" "$KUBE_TOOLS_DIR/volcano/go.sum" |
+  sha256sum | cut -c1-16) $(cat "$KUBE_BIN_DIR/.stamps/controller-gen" 2>/dev/null)"
+if [[ -x $KUBE_BIN_DIR/controller-gen &&
+  $(cat "$KUBE_VOLCANO_DIR/.stamp" 2>/dev/null) != "$volcano_stamp" ]]; then
+  rm -rf "$KUBE_VOLCANO_DIR"
+  mkdir -p "$KUBE_VOLCANO_DIR"
+  (cd "$KUBE_TOOLS_DIR/volcano" && "$KUBE_BIN_DIR/controller-gen" crd:allowDangerousTypes=true \
+    paths=volcano.sh/apis/pkg/apis/scheduling/v1beta1 output:crd:dir="$KUBE_VOLCANO_DIR/crds")
+  echo "$volcano_stamp" >"$KUBE_VOLCANO_DIR/.stamp"
+fi
 
 if ((${#built[@]})); then
   echo "build.sh: built ${built[*]} in $((SECONDS - started)) s" >&2
