@@ -16,7 +16,8 @@
 //   placed, gangs, all_placed_s (from the first create to the last gang placed),
 //   wait_p50_s / wait_p90_s (a gang's first create to its placement),
 //   incomplete_gpu_s (GPU-seconds held by bound pods of gangs not yet placed),
-//   max_incomplete_gpus, bound_gpu_s (GPU-seconds of all bound pods).
+//   max_incomplete_gpus, longest_partial_s (the longest a gang stayed partly bound: the window
+//   of its binds for a gang scheduler), bound_gpu_s (GPU-seconds of all bound pods).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
@@ -53,7 +54,8 @@ struct Gang {
   Clock::time_point placed{};
   bool is_placed = false;
   bool deleted = false;
-  std::set<std::string> bound;  // its pods seen bound and not deleted
+  Clock::time_point partial_since{};  // when its first pod was bound, while it is not whole
+  std::set<std::string> bound;        // its pods seen bound and not deleted
 };
 
 struct Options {
@@ -154,6 +156,7 @@ class GangRun {
                 {"wait_p90_s", Percentile(waits, 0.9)},
                 {"incomplete_gpu_s", incomplete_gpu_s_},
                 {"max_incomplete_gpus", max_incomplete_gpus_},
+                {"longest_partial_s", LongestPartial(end)},
                 {"bound_gpu_s", bound_gpu_s_}};
     std::cout << out.dump() << std::endl;
     return placed_ == gangs_.size() ? 0 : 1;
@@ -258,6 +261,15 @@ class GangRun {
     last_event_ = now;
   }
 
+  // The longest a gang was partly bound, counting those still partly bound at `end`.
+  double LongestPartial(Clock::time_point end) const {
+    double longest = longest_partial_s_;
+    for (const Gang& gang : gangs_)
+      if (!gang.is_placed && !gang.bound.empty())
+        longest = std::max(longest, Seconds(end - gang.partial_since));
+    return longest;
+  }
+
   // REQUIRES: mutex_ held.
   void See(const json& pod, bool deleted) {
     const json& metadata = MemberOrNull(pod, "metadata");
@@ -274,6 +286,7 @@ class GangRun {
     bool was = gang.bound.count(name) > 0;
     if (bound == was) return;
     if (bound) {
+      if (gang.bound.empty() && !gang.is_placed) gang.partial_since = Clock::now();
       gang.bound.insert(name);
       bound_gpus_ += gpus;
       if (!gang.is_placed) incomplete_gpus_ += gpus;
@@ -285,6 +298,7 @@ class GangRun {
     if (!gang.is_placed && static_cast<int>(gang.bound.size()) == gang.size) {
       gang.is_placed = true;
       gang.placed = Clock::now();
+      longest_partial_s_ = std::max(longest_partial_s_, Seconds(gang.placed - gang.partial_since));
       incomplete_gpus_ -= gpus * gang.size;
       ++placed_;
       wake_.notify_all();
@@ -300,7 +314,7 @@ class GangRun {
   Clock::time_point start_{}, last_event_{};
   size_t placed_ = 0, total_pods_ = 0;
   int64_t bound_gpus_ = 0, incomplete_gpus_ = 0, max_incomplete_gpus_ = 0;
-  double incomplete_gpu_s_ = 0, bound_gpu_s_ = 0;
+  double incomplete_gpu_s_ = 0, bound_gpu_s_ = 0, longest_partial_s_ = 0;
   bool stopping_ = false;
 };
 

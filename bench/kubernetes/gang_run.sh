@@ -16,11 +16,11 @@
 #
 #   bench/kubernetes/gang_run.sh [--nodes 125] [--gpus-per-node 8] [--gangs 500] [--min-pods 8]
 #       [--max-pods 32] [--gpus-per-pod 1] [--runtime-min 10] [--runtime-max 30] [--seed 1]
-#       [--interleave] [--timeout 1200] [--systems "kube-scheduler kube-scheduler-gang strata"]
-#       [--build build/release]
+#       [--interleave] [--workers 32] [--timeout 1200]
+#       [--systems "kube-scheduler kube-scheduler-gang strata"] [--build build/release]
 #   bench/kubernetes/gang_run.sh --seed-deadlock
-#       the seed's deadlock: 6 nodes x 8 GPUs, two teams' gangs of 4 pods x 8 GPUs created
-#       interleaved (a-0, b-0, a-1, ...), each running 20 s once whole; 120 s timeout.
+#       the seed's deadlock: 6 nodes x 8 GPUs, two teams' gangs of 4 pods x 8 GPUs created one
+#       at a time, interleaved (a-0, b-0, a-1, ...), each running 20 s once whole; 120 s timeout.
 # Prints one JSON line per system and a table; figures go into bench/kubernetes/RESULTS.md.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -29,7 +29,7 @@ source "$repo/tools/kube/cache_paths.sh"
 # shellcheck source=cpu_seconds.sh
 source "$repo/bench/kubernetes/cpu_seconds.sh"
 nodes=125 gpus=8 gangs=500 min_pods=8 max_pods=32 gpus_per_pod=1 runtime_min=10 runtime_max=30
-seed=1 interleave=() timeout=1200 systems="kube-scheduler kube-scheduler-gang strata"
+seed=1 interleave=() workers=32 timeout=1200 systems="kube-scheduler kube-scheduler-gang strata"
 build=$repo/build/release
 while (($#)); do
   case $1 in
@@ -43,12 +43,13 @@ while (($#)); do
     --runtime-max) runtime_max=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --interleave) interleave=(--interleave); shift ;;
+    --workers) workers=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --systems) systems=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --seed-deadlock)
       nodes=6 gangs=2 min_pods=4 max_pods=4 gpus_per_pod=8 runtime_min=20 runtime_max=20
-      interleave=(--interleave) timeout=120
+      interleave=(--interleave) workers=1 timeout=120
       shift ;;
     *) echo "gang_run.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -100,7 +101,7 @@ for system in $systems; do
   "$load" --kubeconfig "$kubeconfig" --namespace bench --scheduler "$scheduler" --group "$group" \
     --gangs "$gangs" --min-pods "$min_pods" --max-pods "$max_pods" --gpus-per-pod "$gpus_per_pod" \
     --runtime-min "$runtime_min" --runtime-max "$runtime_max" --seed "$seed" \
-    --timeout "$timeout" "${interleave[@]}" >"$dir/load.json" ||
+    --workers "$workers" --timeout "$timeout" "${interleave[@]}" >"$dir/load.json" ||
     echo "gang_run.sh: not every gang was placed ($system)" >&2
   cpu=$(cpu_seconds "$scheduler_pid")
   kill "$scheduler_pid" 2>/dev/null || true
@@ -115,6 +116,7 @@ for system in $systems; do
 done
 printf '%s\n' "${results[@]}" | jq -rs '
   def r: . * 10 | round / 10;
-  "| system | gangs placed | all placed (s) | wait p50 / p90 (s) | GPU-s held by incomplete gangs (max GPUs at once) | scheduler CPU s |",
-  "| --- | --- | --- | --- | --- | --- |",
-  (.[] | "| \(.system) | \(.placed) of \(.gangs) | \(if .all_placed_s < 0 then "not all (\(.run_s | r) s run)" else (.all_placed_s | r) end) | \(.wait_p50_s | r) / \(.wait_p90_s | r) | \(.incomplete_gpu_s | round) (\(.max_incomplete_gpus)) | \(.scheduler_cpu_s | r) |")'
+  def r2: . * 100 | round / 100;
+  "| system | gangs placed | all placed (s) | wait p50 / p90 (s) | GPU-s held by incomplete gangs (max GPUs at once) | longest partly bound (s) | scheduler CPU s |",
+  "| --- | --- | --- | --- | --- | --- | --- |",
+  (.[] | "| \(.system) | \(.placed) of \(.gangs) | \(if .all_placed_s < 0 then "not all (\(.run_s | r) s run)" else (.all_placed_s | r) end) | \(.wait_p50_s | r) / \(.wait_p90_s | r) | \(.incomplete_gpu_s | r) (\(.max_incomplete_gpus)) | \(.longest_partial_s | r2) | \(.scheduler_cpu_s | r) |")'
