@@ -5,6 +5,7 @@
 #include "kube/resource.h"
 #include "kubesched/dynamic_resources.h"
 #include "kubesched/kueue_quotas.h"
+#include "kubesched/owner_jobs.h"
 #include "kubesched/pod_groups.h"
 
 namespace strata::kubesched {
@@ -61,6 +62,7 @@ std::vector<json> SchedulerClusterRules() {
       Rule(group_resources::kPodGroups, "", {"list", "watch"}),
       Rule(group_resources::kPodGroups, "status", {"patch"}),
       Rule(group_resources::kVolcanoPodGroups, "", {"list", "watch"}),
+      Rule(kJobs, "", {"list", "watch"}),
       Rule(dra_resources::kResourceSlices, "", {"list", "watch"}),
       Rule(dra_resources::kDeviceClasses, "", {"list", "watch"}),
       Rule(dra_resources::kResourceClaims, "", {"list", "watch", "update"}),

@@ -32,6 +32,7 @@ struct InstallOptions {
 //   scheduling.k8s.io podgroups: list, watch; podgroups/status: patch
 //                                              gang sizes and topology; PodGroupInitiallyScheduled
 //   scheduling.volcano.sh podgroups: list, watch  Volcano gangs' minMember
+//   batch jobs: list, watch                   a Job's Kueue queue, JobSets' gangs
 //   resource.k8s.io resourceslices, deviceclasses: list, watch; resourceclaims: list, watch,
 //   update (the finalizer); resourceclaims/status: update
 //                                              DRA: GPUs, their allocation and reservation

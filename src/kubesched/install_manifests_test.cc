@@ -8,6 +8,7 @@
 #include "kube/leader_election.h"
 #include "kubesched/dynamic_resources.h"
 #include "kubesched/kueue_quotas.h"
+#include "kubesched/owner_jobs.h"
 #include "kubesched/pod_groups.h"
 
 namespace strata::kubesched {
@@ -60,7 +61,7 @@ TEST(InstallManifestsTest, ClusterRulesAreTheSchedulersRequests) {
        {&kueue_resources::kClusterQueues, &kueue_resources::kLocalQueues,
         &kueue_resources::kResourceFlavors, &kueue_resources::kWorkloadPriorityClasses,
         &group_resources::kPodGroups, &group_resources::kVolcanoPodGroups,
-        &dra_resources::kResourceSlices, &dra_resources::kDeviceClasses}) {
+        &dra_resources::kResourceSlices, &dra_resources::kDeviceClasses, &kJobs}) {
     EXPECT_THAT(Verbs(rules, followed->group, followed->resource), ElementsAre("list", "watch"))
         << followed->resource;
   }

@@ -56,7 +56,8 @@ KubeScheduler::KubeScheduler(kube::Client* client, const Clock& clock, KubeSched
       {Source::kVolcanoPodGroups, &group_resources::kVolcanoPodGroups},
       {Source::kResourceSlices, &dra_resources::kResourceSlices},
       {Source::kResourceClaims, &dra_resources::kResourceClaims},
-      {Source::kDeviceClasses, &dra_resources::kDeviceClasses}};
+      {Source::kDeviceClasses, &dra_resources::kDeviceClasses},
+      {Source::kJobs, &kJobs}};
   if (options_.kueue_quotas) {
     optional.insert(optional.end(), {{Source::kClusterQueues, &kueue_resources::kClusterQueues},
                                      {Source::kLocalQueues, &kueue_resources::kLocalQueues},
@@ -110,6 +111,8 @@ std::string_view KubeScheduler::SourceName(Source source) {
       return "resourceclaims.resource.k8s.io";
     case Source::kDeviceClasses:
       return "deviceclasses.resource.k8s.io";
+    case Source::kJobs:
+      return "jobs.batch";
   }
   return "";
 }
@@ -173,6 +176,10 @@ Status KubeScheduler::Run() {
       } else if (queued.source == Source::kPods) {
         ApplyPods(queued.delta);
       } else {
+        if (queued.source == Source::kJobs) {
+          ApplyJobs(queued.delta);
+          continue;
+        }
         if (queued.source == Source::kVolcanoPodGroups &&
             queued.delta.type == kube::DeltaType::kReplace) {
           dirty_ |= volcano_served_ != queued.served;
@@ -297,6 +304,35 @@ void KubeScheduler::ApplyNodes(const kube::Delta& delta) {
       break;
     case kube::DeltaType::kDeleted:
       dirty_ |= nodes_.erase(NameOf(delta.object)) > 0;
+      break;
+    case kube::DeltaType::kBookmark:
+      break;
+  }
+}
+
+void KubeScheduler::ApplyJobs(const kube::Delta& delta) {
+  auto set = [&](const json& object) {
+    JobSpec job = JobFromKube(object);
+    auto [it, inserted] = jobs_.try_emplace(KeyOf(object), job);
+    if (!inserted && it->second != job) {
+      it->second = std::move(job);
+      dirty_ = true;
+    }
+    dirty_ |= inserted;
+  };
+  switch (delta.type) {
+    case kube::DeltaType::kReplace:
+      jobs_.clear();
+      for (const json& item : delta.items) set(item);
+      optional_listed_.insert(Source::kJobs);
+      dirty_ = true;
+      break;
+    case kube::DeltaType::kAdded:
+    case kube::DeltaType::kModified:
+      set(delta.object);
+      break;
+    case kube::DeltaType::kDeleted:
+      dirty_ |= jobs_.erase(KeyOf(delta.object)) > 0;
       break;
     case kube::DeltaType::kBookmark:
       break;

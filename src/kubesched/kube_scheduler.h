@@ -19,6 +19,7 @@
 #include "kube/reflector.h"
 #include "kubesched/dynamic_resources.h"
 #include "kubesched/kueue_quotas.h"
+#include "kubesched/owner_jobs.h"
 #include "kubesched/pod_groups.h"
 #include "kubesched/pod_spec.h"
 #include "kubesched/queue_status.h"
@@ -56,6 +57,10 @@ struct KubeSchedulerOptions {
 // shares (nvidia.com/gpumem, nvidia.com/gpucores), taints, selectors and node affinity,
 // priority preemption: victims evicted through the Eviction API (their grace period; a
 // PodDisruptionBudget that allows no disruption refuses it), cheapest lost work first.
+//
+// Jobs: the pods of a batch/v1 Job that names a Kueue LocalQueue are one workload, admitted and
+// placed whole (its parallel pods: Kueue's batch/Job integration, with placement whole as well),
+// and the pods of a JobSet's replicated job (its Jobs, by JobSet's labels) one gang.
 //
 // Gangs: pods of one Kubernetes PodGroup (spec.schedulingGroup.podGroupName: the Workload API of
 // Kubernetes 1.36+; its gang policy's minCount and topology constraint, and its
@@ -126,7 +131,8 @@ class KubeScheduler {
     kVolcanoPodGroups,
     kResourceSlices,
     kResourceClaims,
-    kDeviceClasses
+    kDeviceClasses,
+    kJobs
   };
   struct Queued {
     Source source = Source::kNodes;
@@ -147,6 +153,7 @@ class KubeScheduler {
   static std::string_view SourceName(Source source);
   void Follow(kube::Reflector* reflector, Source source);
   void ApplyNodes(const kube::Delta& delta);
+  void ApplyJobs(const kube::Delta& delta);
   // Kueue's kinds and the group objects: APIs that a cluster may not serve.
   void ApplyOptional(Source source, const kube::Delta& delta);
   std::map<std::string, nlohmann::json>& ObjectsOf(Source source);
@@ -211,7 +218,8 @@ class KubeScheduler {
   std::optional<KueueQuotas> quotas_;  // made of kueue_; reset when what it is made of changes
   // Group objects by "namespace/name", as the API returned them.
   std::map<std::string, nlohmann::json> pod_groups_, volcano_pod_groups_;
-  bool volcano_served_ = false;  // Volcano's PodGroup CRD is installed
+  bool volcano_served_ = false;          // Volcano's PodGroup CRD is installed
+  std::map<std::string, JobSpec> jobs_;  // batch/v1 Jobs by "namespace/name"
   DraObjects dra_objects_;
   std::optional<DraCluster> dra_;     // made of dra_objects_; reset when they change
   std::set<Source> optional_listed_;  // optional reflectors that delivered a list (or no API)

@@ -8,6 +8,7 @@
 #include "common/quantity.h"
 #include "kubesched/kueue_quotas.h"
 #include "kubesched/node_spec.h"
+#include "kubesched/owner_jobs.h"
 
 namespace strata::kubesched {
 namespace {
@@ -184,6 +185,19 @@ int64_t PositiveOr(const std::string& text, int64_t fallback) {
   return fallback;
 }
 
+// The name of the batch/v1 Job that controls the pod, or "".
+std::string OwnerJob(const json& metadata) {
+  const json& owners = MemberOrNull(metadata, "ownerReferences");
+  for (size_t i = 0; owners.is_array() && i < owners.size(); ++i) {
+    const json& owner = owners[i];
+    if (StringMemberOr(owner, "kind") == "Job" &&
+        StringMemberOr(owner, "apiVersion") == "batch/v1" &&
+        MemberOrNull(owner, "controller") == true)
+      return StringMemberOr(owner, "name");
+  }
+  return "";
+}
+
 GangKey GangFrom(const json& metadata, const json& spec) {
   const json& labels = MemberOrNull(metadata, "labels");
   const json& annotations = MemberOrNull(metadata, "annotations");
@@ -204,7 +218,17 @@ GangKey GangFrom(const json& metadata, const json& spec) {
     if (std::string group = StringMemberOr(annotations, annotation); !group.empty())
       return {"volcano/" + group, 0, GroupSource::kVolcanoPodGroup, group};
   }
-  return {};
+  std::string job = OwnerJob(metadata);
+  if (job.empty()) return {};
+  std::string jobset = StringMemberOr(labels, kJobSetNameKey);
+  std::string replicated = StringMemberOr(labels, kReplicatedJobNameKey);
+  if (!jobset.empty() && !replicated.empty()) {
+    std::string replicas = StringMemberOr(labels, kReplicatedJobReplicasKey,
+                                          StringMemberOr(annotations, kReplicatedJobReplicasKey));
+    return {"jobset/" + jobset + "/" + replicated, PositiveOr(replicas, 1), GroupSource::kJobSet,
+            job};
+  }
+  return {"job/" + job, 0, GroupSource::kJob, job};
 }
 
 }  // namespace
@@ -278,6 +302,7 @@ Result<PodSpec> PodFromKube(const json& object) {
   ASSIGN_OR_RETURN(set.affinity, RequiredAffinity(spec, where));
   ASSIGN_OR_RETURN(set.tolerations, Tolerations(spec, where));
   pod.gang = GangFrom(metadata, spec);
+  pod.owner_job = OwnerJob(metadata);
   pod.claims = PodClaimRefs(object);
   pod.queue_name = StringMemberOr(MemberOrNull(metadata, "labels"), kKueueQueueNameLabel);
   pod.workload_priority_class =

@@ -41,18 +41,21 @@ inline constexpr const char* kPreferredTopologyAnnotation =
 
 // Where a gang's size and placement come from: the pod's own labels and annotations, or a group
 // object that the pod names (pod_groups.h).
-enum class GroupSource { kLabels, kPodGroup, kVolcanoPodGroup };
+enum class GroupSource { kLabels, kPodGroup, kVolcanoPodGroup, kJobSet, kJob };
 
 // Which gang a pod belongs to: pods with the same namespace and key are placed together, all
 // `size` of them or none. An empty key: the pod is its own workload.
 struct GangKey {
   // "podgroup/<name>" (spec.schedulingGroup.podGroupName), "kueue/<name>", "lws/<group-key>",
-  // "volcano/<name>".
+  // "volcano/<name>", "jobset/<jobset>/<replicated job>", "job/<name>" (the owning Job, whose
+  // Kueue queue label makes it one workload: owner_jobs.h).
   std::string key;
-  // From the labels; for a group object, 0 here: its policy decides (GroupPolicy).
+  // From the labels; for a group object, 0 here: its policy decides (GroupPolicy); for a
+  // JobSet's replicated job, its Jobs (each Job's pods come from the Job).
   int64_t size = 1;
   GroupSource source = GroupSource::kLabels;
-  std::string group_name;  // the group object's name (kPodGroup, kVolcanoPodGroup)
+  // The group object's name (kPodGroup, kVolcanoPodGroup); the owning Job's (kJobSet, kJob).
+  std::string group_name;
 };
 
 struct PodSpec {
@@ -74,6 +77,7 @@ struct PodSpec {
   GangKey gang;
   std::string queue_name;  // the kueue.x-k8s.io/queue-name label: a LocalQueue of its namespace
   std::string workload_priority_class;  // the kueue.x-k8s.io/priority-class label
+  std::string owner_job;                // the batch/v1 Job that controls it, "" for none
   scheduler::TopologyRequest topology;  // from Kueue's podset topology annotations
   std::vector<PodClaimRef> claims;      // its DRA ResourceClaims (dynamic_resources.h)
   // The PodScheduled condition's status and message as stored ("" when absent).

@@ -76,6 +76,28 @@ TEST(PodSpecTest, AGroupObjectItNamesSizesItsGang) {
   EXPECT_EQ(pod->gang.group_name, "trainer-0");
 }
 
+TEST(PodSpecTest, AJobsPodsAndAJobSetsReplicatedJobsAreGangsByTheirOwner) {
+  nlohmann::json object = Pod();
+  object["metadata"]["labels"].erase("kueue.x-k8s.io/pod-group-name");
+  object["metadata"]["ownerReferences"] = nlohmann::json::parse(
+      R"([{"apiVersion": "batch/v1", "kind": "Job", "name": "train-workers-0", "controller": true,
+           "uid": "j1"}])");
+  Result<PodSpec> pod = PodFromKube(object);
+  ASSERT_TRUE(pod);
+  EXPECT_EQ(pod->owner_job, "train-workers-0");
+  EXPECT_EQ(pod->gang.key, "job/train-workers-0");
+  EXPECT_EQ(pod->gang.source, GroupSource::kJob);
+  object["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] = "train";
+  object["metadata"]["labels"]["jobset.sigs.k8s.io/replicatedjob-name"] = "workers";
+  object["metadata"]["annotations"]["jobset.sigs.k8s.io/replicatedjob-replicas"] = "4";
+  pod = PodFromKube(object);
+  ASSERT_TRUE(pod);
+  EXPECT_EQ(pod->gang.key, "jobset/train/workers");
+  EXPECT_EQ(pod->gang.source, GroupSource::kJobSet);
+  EXPECT_EQ(pod->gang.size, 4);  // Jobs; each Job's parallelism multiplies it
+  EXPECT_EQ(pod->gang.group_name, "train-workers-0");
+}
+
 TEST(PodSpecTest, HamiShareIsAFractionOfOneGpu) {
   nlohmann::json object = Pod();
   object["spec"].erase("initContainers");

@@ -56,17 +56,32 @@ KubeScheduler::Admission KubeScheduler::AdmissionOf(const PodSpec& pod,
       out.priority = it->second;
     }
   }
-  if (pod.queue_name.empty()) return out;
+  // A Job's pods go through the queue (and the priority class) the Job names.
+  std::string queue_name = pod.queue_name;
+  if (queue_name.empty() && !pod.owner_job.empty()) {
+    if (auto job = jobs_.find(pod.namespace_name + "/" + pod.owner_job); job != jobs_.end()) {
+      queue_name = job->second.queue_name;
+      if (pod.workload_priority_class.empty() && !job->second.priority_class.empty()) {
+        auto it = quotas.priority_classes.find(job->second.priority_class);
+        if (it == quotas.priority_classes.end()) {
+          out.why =
+              fmt::format("WorkloadPriorityClass {} does not exist", job->second.priority_class);
+        } else {
+          out.priority = it->second;
+        }
+      }
+    }
+  }
+  if (queue_name.empty()) return out;
   std::string why;
-  std::optional<std::string> cluster_queue =
-      quotas.ClusterQueueFor(pod.namespace_name, pod.queue_name);
+  std::optional<std::string> cluster_queue = quotas.ClusterQueueFor(pod.namespace_name, queue_name);
   if (!cluster_queue) {
-    why = fmt::format("LocalQueue {}/{} does not exist", pod.namespace_name, pod.queue_name);
+    why = fmt::format("LocalQueue {}/{} does not exist", pod.namespace_name, queue_name);
   } else if (auto bad = quotas.invalid.find(*cluster_queue); bad != quotas.invalid.end()) {
     why = fmt::format("ClusterQueue {}: {}", *cluster_queue, bad->second);
   } else if (quotas.Find(*cluster_queue) == nullptr) {
     why = fmt::format("ClusterQueue {} (of LocalQueue {}/{}) does not exist", *cluster_queue,
-                      pod.namespace_name, pod.queue_name);
+                      pod.namespace_name, queue_name);
   } else {
     out.queue = *cluster_queue;
   }
@@ -81,6 +96,24 @@ KubeScheduler::Gang KubeScheduler::GangOfPod(const PodSpec& pod) const {
   gang.size = pod.gang.size;
   if (pod.gang.source == GroupSource::kLabels) return gang;
   std::string object_key = pod.namespace_name + "/" + pod.gang.group_name;
+  if (pod.gang.source == GroupSource::kJob || pod.gang.source == GroupSource::kJobSet) {
+    auto job = jobs_.find(object_key);
+    if (job == jobs_.end()) {
+      // A JobSet's pod waits for its Job (the watch of pods may be ahead of the Jobs'); another
+      // Job's pod is placed alone.
+      if (pod.gang.source == GroupSource::kJob) return {};
+      gang.why = fmt::format("waiting for Job {} of its JobSet", object_key);
+      return gang;
+    }
+    if (pod.gang.source == GroupSource::kJob) {
+      // Only a Job Kueue's integration would admit as one workload is a gang.
+      if (job->second.queue_name.empty() || job->second.pods <= 1) return {};
+      gang.size = job->second.pods;
+      return gang;
+    }
+    gang.size = pod.gang.size * std::max<int64_t>(job->second.pods, 1);
+    return gang;
+  }
   if (pod.gang.source == GroupSource::kVolcanoPodGroup) {
     auto it = volcano_pod_groups_.find(object_key);
     if (it == volcano_pod_groups_.end()) {

@@ -13,10 +13,14 @@
 #    PodGroupInitiallyScheduled condition as kube-scheduler writes it for its own group;
 #  - a Volcano PodGroup (its CRD, not Volcano): minMember of its pods placed whole, the rest
 #    after; a pod naming one that does not exist waits;
+#  - a JobSet's replicated job (its Jobs made by hand as JobSet's controller makes them, their
+#    pods by the real Job controller): none bound while one of its Jobs is missing, all at once;
 #  - priority preemption through the Eviction API, stopped by a PodDisruptionBudget;
 #  - Kueue's ClusterQueue quota enforced by strata (Kueue's CRDs installed, not its controller):
 #    a pod beyond quota waits saying so, one naming a missing LocalQueue or
 #    WorkloadPriorityClass too, and when quota frees the higher WorkloadPriorityClass goes first;
+#    a batch/v1 Job naming the LocalQueue (Kueue's Job integration) is admitted as one workload
+#    of its parallel pods, and waits whole when the quota has room for only some of them;
 #  - two strata schedulers on one Lease: the leader killed with SIGKILL, the other takes over and
 #    binds, and no pod is bound twice.
 # Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
@@ -267,6 +271,40 @@ check "a pod naming a Volcano PodGroup that does not exist waits, saying so" \
   [ "$(scheduled_message vg-lost)" = "PodGroup default/nope (scheduling.volcano.sh) does not exist" ]
 k delete pod vg-0 vg-1 vg-2 vg-lost --grace-period=0 --force >/dev/null 2>&1
 
+# ---- a JobSet's replicated job: its Jobs' pods as one gang ----------------------------------------
+# jobset_job INDEX: Job js-workers-INDEX of replicated job "workers" (2 Jobs) of JobSet js, as
+# JobSet's controller makes it: 2 pods of 4 GPUs.
+jobset_job() {
+  k create -f - >/dev/null <<JSON
+{"apiVersion": "batch/v1", "kind": "Job",
+ "metadata": {"name": "js-workers-$1",
+              "labels": {"jobset.sigs.k8s.io/jobset-name": "js",
+                         "jobset.sigs.k8s.io/replicatedjob-name": "workers"}},
+ "spec": {"parallelism": 2, "completions": 2, "completionMode": "Indexed",
+          "template": {"metadata": {"labels": {"jobset.sigs.k8s.io/jobset-name": "js",
+                                               "jobset.sigs.k8s.io/replicatedjob-name": "workers"},
+                                    "annotations": {"jobset.sigs.k8s.io/replicatedjob-replicas": "2",
+                                                    "jobset.sigs.k8s.io/job-index": "$1"}},
+                       "spec": {"schedulerName": "strata", "restartPolicy": "Never",
+                                "containers": [{"name": "main", "image": "registry.example/train:1",
+                                                "resources": {"limits": {"nvidia.com/gpu": "4"}}}]}}}}
+JSON
+}
+jobset_pods() { k get pods -l jobset.sigs.k8s.io/jobset-name=js -o jsonpath='{.items[*].metadata.name}' | wc -w; }
+jobset_bound() { k get pods -l jobset.sigs.k8s.io/jobset-name=js -o jsonpath='{.items[*].spec.nodeName}' | wc -w; }
+jobset_job 0
+wait_for 30 eval '[ "$(jobset_pods)" = 2 ]' || true
+first=$(k get pods -l job-name=js-workers-0 -o jsonpath='{.items[0].metadata.name}')
+wait_for 30 unschedulable "$first" || true
+check "with one of its replicated job's two Jobs made, the JobSet's pods wait for the rest" \
+  grep -q "2 of its 4 pods exist" <<<"$(scheduled_message "$first")"
+jobset_job 1
+wait_for 30 eval '[ "$(jobset_bound)" = 4 ]' || true
+check "once both Jobs exist, their 4 pods of 4 GPUs are bound together" [ "$(jobset_bound)" = 4 ]
+k delete job js-workers-0 js-workers-1 --cascade=foreground --wait=false >/dev/null
+k delete pods -l jobset.sigs.k8s.io/jobset-name=js --grace-period=0 --force >/dev/null 2>&1
+wait_for 30 eval '[ "$(jobset_pods)" = 0 ]' || true
+
 # ---- preemption by priority, through the Eviction API, within a PodDisruptionBudget -----------
 k create priorityclass low --value=10 >/dev/null
 k create priorityclass high --value=1000 >/dev/null
@@ -359,6 +397,39 @@ check "once quota frees, the pod of the higher WorkloadPriorityClass goes first"
 check "and the older pod of the default class still waits" [ -z "$(node_of q-1)" ]
 check "and the status follows: 1 pending, 1 admitted" wait_for 20 queue_status "1 1 3 Ready"
 k delete pod q-1 q-2 q-lost q-noclass --grace-period=0 --force >/dev/null 2>&1
+
+# kueue_job NAME PODS GPUS: a batch/v1 Job naming LocalQueue team-a, PODS pods of GPUS GPUs that
+# run for an hour (kwok's Job pods succeed after the delay their annotation gives).
+kueue_job() {
+  k create -f - >/dev/null <<JSON
+{"apiVersion": "batch/v1", "kind": "Job",
+ "metadata": {"name": "$1", "labels": {"kueue.x-k8s.io/queue-name": "team-a"}},
+ "spec": {"parallelism": $2, "completions": $2,
+          "template": {"metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "1h",
+                                                    "pod-complete.stage.kwok.x-k8s.io/jitter-delay": "1h"}},
+                       "spec": {"schedulerName": "strata", "restartPolicy": "Never",
+                                "containers": [{"name": "main", "image": "registry.example/train:1",
+                                                "resources": {"limits": {"nvidia.com/gpu": "$3"}}}]}}}}
+JSON
+}
+job_bound() { k get pods -l "job-name=$1" -o jsonpath='{.items[*].spec.nodeName}' | wc -w; }
+kueue_job kjob-a 2 2
+wait_for 30 eval '[ "$(job_bound kjob-a)" = 2 ]' || true
+check "a Job naming the LocalQueue is admitted whole: its 2 pods of 2 GPUs fill the quota of 4" \
+  [ "$(job_bound kjob-a)" = 2 ]
+check "and the ClusterQueue counts it as one admitted workload of 4 GPUs" \
+  wait_for 20 queue_status "0 1 4 Ready"
+kueue_job kjob-b 2 1
+wait_for 30 eval '[ "$(k get pods -l job-name=kjob-b -o jsonpath="{.items[*].status.conditions[?(@.type==\"PodScheduled\")].reason}" | wc -w)" = 2 ]' || true
+check "a second Job waits whole for quota (none of its pods bound, 12 GPUs free)" \
+  [ "$(job_bound kjob-b)" = 0 ]
+k delete job kjob-a --cascade=foreground --wait=false >/dev/null
+k delete pods -l job-name=kjob-a --grace-period=0 --force >/dev/null 2>&1
+wait_for 30 eval '[ "$(job_bound kjob-b)" = 2 ]' || true
+check "once the first Job is gone, the second is admitted and both its pods bound" \
+  [ "$(job_bound kjob-b)" = 2 ]
+k delete job kjob-b --cascade=foreground --wait=false >/dev/null
+k delete pods -l job-name=kjob-b --grace-period=0 --force >/dev/null 2>&1
 
 # ---- leader killed with SIGKILL: the standby takes over -----------------------------------------
 holder=$(k get lease strata-scheduler -n kube-system -o jsonpath='{.spec.holderIdentity}')

@@ -125,7 +125,9 @@ done
 
 # Manifests that live in the modules themselves, copied (never committed) from the exact module
 # versions the binaries were built from: Kueue's CRDs and webhook configurations, and kwok's
-# node and pod lifecycle stages.
+# node and pod lifecycle stages (its "fast" ones, but a Job's pods complete as its "general"
+# stage has them: 1-6 s after they are ready, or after their pod-complete.stage.kwok.x-k8s.io/delay
+# and jitter-delay annotations, so that tests and benchmarks can give Jobs a run time).
 module_dir() {
   (cd "$KUBE_TOOLS_DIR/$1" && go mod download -json "$2" |
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
@@ -162,7 +164,7 @@ copy_manifests "$KUBE_KWOK_STAGE_DIR" "$kwok_src" \
   kustomize/stage/node/fast/node-initialize.yaml \
   kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
   kustomize/stage/pod/fast/pod-ready.yaml \
-  kustomize/stage/pod/fast/pod-complete.yaml \
+  kustomize/stage/pod/general/pod-complete.yaml \
   kustomize/stage/pod/fast/pod-delete.yaml
 
 # Volcano's CRDs (its PodGroups and Queues): the module proxy does not serve volcano.sh/volcano,

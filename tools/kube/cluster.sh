@@ -196,7 +196,9 @@ EOF
 }
 
 # kwok, with its own node and pod lifecycle stages (from its module, see build.sh) as its
-# configuration: nodes turn Ready, hold a lease, and pods bound to them run.
+# configuration: nodes turn Ready, hold a lease, and pods bound to them run; a Job's pods succeed
+# 1-6 s after they are ready, or after their annotation pod-complete.stage.kwok.x-k8s.io/delay
+# (and jitter-delay), e.g. "30s".
 start_kwok() {
   local dir=$1 port=$2 pki=$1/pki f
   : >"$dir/kwok.yaml"
