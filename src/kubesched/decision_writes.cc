@@ -1,5 +1,6 @@
 #include <spdlog/spdlog.h>
 
+#include <optional>
 #include <utility>
 
 #include "common/json_member.h"
@@ -143,6 +144,39 @@ void KubeScheduler::BindAll(std::vector<BindTask>& tasks) {
                  bound.size());
     ++gangs_released_;
     Release(bound);
+  }
+}
+
+void KubeScheduler::AdmitJobs(
+    const std::map<std::string, std::pair<std::string, std::string>>& admitted) {
+  std::vector<std::string> keys;
+  for (const auto& [key, flavor_queue] : admitted) keys.push_back(key);
+  std::vector<std::optional<json>> written(keys.size());
+  RunParallel(keys.size(), options_.api_workers, [&](size_t i) {
+    const JobSpec& job = jobs_.at(keys[i]);
+    const auto& [flavor, queue] = admitted.at(keys[i]);
+    // As Kueue's controller: the Job runs once admitted. The flavor is kept on it, so that a
+    // restarted scheduler still holds its quota until its pods are bound.
+    json patch = {
+        {"metadata", {{"annotations", {{kAdmissionAnnotation, flavor}}}, {"uid", job.uid}}},
+        {"spec", {{"suspend", false}}}};
+    Result<json> patched =
+        client_->Patch(kJobs, job.namespace_name, job.name, kube::PatchType::kMerge, patch);
+    if (!patched) {
+      if (patched.error().code() != StatusCode::kNotFound)
+        spdlog::warn("strata scheduler: admitting Job {}: {}", keys[i], patched.error().ToString());
+      return;
+    }
+    written[i] = std::move(*patched);
+    Status reported = reporter_.JobAdmitted(job.namespace_name, job.name, job.uid, queue);
+    if (!reported.ok())
+      spdlog::warn("strata scheduler: Started event of Job {}: {}", keys[i], reported.ToString());
+  });
+  // Kept at once, as a bind is: the next cycle holds its quota before the watch says it.
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!written[i]) continue;
+    jobs_[keys[i]] = JobFromKube(*written[i]);
+    dirty_ = true;
   }
 }
 

@@ -314,7 +314,7 @@ void KubeScheduler::ApplyJobs(const kube::Delta& delta) {
   auto set = [&](const json& object) {
     JobSpec job = JobFromKube(object);
     auto [it, inserted] = jobs_.try_emplace(KeyOf(object), job);
-    if (!inserted && it->second != job) {
+    if (!inserted && !it->second.SameFor(job)) {
       it->second = std::move(job);
       dirty_ = true;
     }

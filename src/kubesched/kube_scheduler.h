@@ -60,7 +60,9 @@ struct KubeSchedulerOptions {
 //
 // Jobs: the pods of a batch/v1 Job that names a Kueue LocalQueue are one workload, admitted and
 // placed whole (its parallel pods: Kueue's batch/Job integration, with placement whole as well),
-// and the pods of a JobSet's replicated job (its Jobs, by JobSet's labels) one gang.
+// and the pods of a JobSet's replicated job (its Jobs, by JobSet's labels) one gang. A suspended
+// Job that names a LocalQueue is admitted as Kueue's controller admits it: unsuspended when its
+// pods fit, their quota held for it until they are bound (owner_jobs.h).
 //
 // Gangs: pods of one Kubernetes PodGroup (spec.schedulingGroup.podGroupName: the Workload API of
 // Kubernetes 1.36+; its gang policy's minCount and topology constraint, and its
@@ -119,6 +121,9 @@ class KubeScheduler {
   // Names of the scheduler's workloads: one pod alone, or a gang.
   static constexpr const char* kPodWorkloadPrefix = "Pod/";
   static constexpr const char* kGangWorkloadPrefix = "PodGroup/";
+  // A suspended Job waiting for admission, and the quota held for an admitted Job's pods.
+  static constexpr const char* kJobWorkloadPrefix = "Job/";
+  static constexpr const char* kReservationPrefix = "JobReservation/";
   // What a reflector follows.
   enum class Source {
     kNodes,
@@ -187,6 +192,9 @@ class KubeScheduler {
   void ErasePod(const std::string& key);
   void Cycle();
   void BindAll(std::vector<BindTask>& tasks);
+  // Unsuspends the suspended Jobs a cycle admitted (by "namespace/name": the flavor and the
+  // ClusterQueue), marking each with the flavor, and says so in an event on it.
+  void AdmitJobs(const std::map<std::string, std::pair<std::string, std::string>>& admitted);
   // Writes a task's claims (the finalizer, then the status); what the API server stored goes to
   // `stored`, by "namespace/name".
   Status WriteClaims(const BindTask& task,

@@ -272,6 +272,63 @@ void KubeScheduler::Cycle() {
   std::vector<scheduler::Workload> pending;
   std::map<std::string, std::vector<std::string>>
       members;  // workload -> pod keys, in pod-set order
+
+  // Jobs that name a LocalQueue: a suspended one waits for admission as a workload of its
+  // template's pods; one strata admitted holds the quota of its pods not yet bound.
+  std::map<std::string, int64_t> job_bound;  // its pods that hold capacity, by Job
+  for (const auto* entry : holders) {
+    const PodSpec& pod = entry->second;
+    if (!pod.owner_job.empty()) ++job_bound[pod.namespace_name + "/" + pod.owner_job];
+  }
+  std::map<std::string, std::string> job_workloads;  // workload -> Job
+  for (const auto& [job_key, job] : jobs_) {
+    if (job.queue_name.empty() || job.finished || !job.pod || job.pods <= 0) continue;
+    if (job.pod->scheduler_name != options_.scheduler_name) continue;
+    PodSpec as_pod = *job.pod;
+    as_pod.queue_name = job.queue_name;
+    as_pod.workload_priority_class = job.priority_class;
+    Admission admission = AdmissionOf(as_pod, quotas);
+    if (!admission.why.empty() || admission.queue.empty()) continue;
+    if (job.suspended) {
+      scheduler::Workload workload;
+      workload.name = kJobWorkloadPrefix + job_key;
+      workload.queue = admission.queue;
+      workload.priority = admission.priority;
+      workload.submitted = job.created;
+      workload.topology = as_pod.topology;
+      scheduler::PodSet set = as_pod.pod_set;
+      set.name = job.name;
+      set.count = static_cast<int>(job.pods);
+      workload.pod_sets.push_back(std::move(set));
+      workload.nominated = nominated_.count(workload.name) > 0;
+      job_workloads[workload.name] = job_key;
+      members[workload.name] = {};
+      ++queue_figures[admission.queue].pending_workloads;
+      pending.push_back(std::move(workload));
+      continue;
+    }
+    int64_t unbound = job.pods - job_bound[job_key];
+    if (job.admitted_flavor.empty() || unbound <= 0) continue;
+    scheduler::RunningWorkload reserved;
+    reserved.workload.name = kReservationPrefix + job_key;
+    reserved.workload.queue = admission.queue;
+    reserved.workload.priority = admission.priority;
+    reserved.workload.submitted = job.created;
+    scheduler::PodSet set = as_pod.pod_set;
+    set.count = static_cast<int>(unbound);
+    reserved.workload.pod_sets.push_back(std::move(set));
+    for (size_t f = 0; f < cluster->flavors.size(); ++f)
+      if (cluster->flavors[f].name == job.admitted_flavor) reserved.flavor = static_cast<int>(f);
+    if (reserved.flavor < 0) continue;
+    reserved.started = now;
+    reserved.last_checkpoint = now;
+    scheduler::ResourceVector charge = scheduler::QuotaLedger::ChargeFor(
+        reserved.workload, &cluster->flavors[static_cast<size_t>(reserved.flavor)]);
+    scheduler::ResourceVector& used_quota =
+        queue_figures[admission.queue].used_by_flavor[reserved.flavor];
+    for (int r = 0; r < scheduler::kNumResources; ++r) used_quota.amount[r] += charge.amount[r];
+    snapshot.running.push_back(std::move(reserved));
+  }
   std::vector<std::pair<std::vector<std::string>, std::string>> held;  // pods, why
   std::map<std::string, Admission> admissions;  // of the pending pods offered to the cycle
   // Pending pods with DRA claims: their pod set with the claims' GPUs and feasible nodes, and
@@ -325,6 +382,11 @@ void KubeScheduler::Cycle() {
     if (!admission.why.empty()) {
       held.push_back({{key}, std::move(admission.why)});
       continue;
+    }
+    // The pods of a Job strata admitted have their quota held for them already.
+    if (auto job = jobs_.find(pod.namespace_name + "/" + pod.owner_job);
+        !pod.owner_job.empty() && job != jobs_.end() && !job->second.admitted_flavor.empty()) {
+      admission.queue.clear();
     }
     if (!admission.queue.empty() && (gang.key.empty() || pending_gangs.insert(gang.key).second)) {
       ++queue_figures[admission.queue].pending_workloads;
@@ -393,9 +455,20 @@ void KubeScheduler::Cycle() {
 
   std::vector<BindTask> binds;
   std::set<std::string> placed;
+  std::map<std::string, std::pair<std::string, std::string>> admitted_jobs;  // flavor, queue
   for (const scheduler::Binding& binding : decisions.bindings) {
     placed.insert(binding.workload);
     nominated_.erase(binding.workload);
+    if (auto job = job_workloads.find(binding.workload); job != job_workloads.end()) {
+      // Admitted: its pods are made (and placed) once it is unsuspended.
+      std::string flavor =
+          binding.flavor >= 0 ? cluster->flavors[static_cast<size_t>(binding.flavor)].name : "";
+      std::string queue;
+      for (const scheduler::Workload& w : pending)
+        if (w.name == binding.workload) queue = w.queue;
+      admitted_jobs[job->second] = {flavor, queue};
+      continue;
+    }
     const std::vector<std::string>& keys = members[binding.workload];
     for (const scheduler::PodPlacement& placement : binding.pods) {
       binds.push_back({keys.at(static_cast<size_t>(placement.pod_set)),
@@ -430,6 +503,7 @@ void KubeScheduler::Cycle() {
     for (const std::string& workload : dra_failed) placed.erase(workload);
   }
   BindAll(binds);
+  AdmitJobs(admitted_jobs);
   for (const auto& [gang, object] : gang_object) {
     if (!gang_pending.count(gang)) continue;
     std::string name = kGangWorkloadPrefix + gang;

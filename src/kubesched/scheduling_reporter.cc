@@ -41,14 +41,20 @@ Status SchedulingReporter::Unschedulable(const PodSpec& pod, const std::string& 
       if (patched.error().code() != StatusCode::kNotFound) return patched.error();
     }
   }
-  return WriteEvent(pod, "Warning", "FailedScheduling", message);
+  return WriteEvent(PodObject(pod), "Warning", "FailedScheduling", message);
 }
 
 Status SchedulingReporter::Scheduled(const PodSpec& pod, const std::string& node) {
   Forget(pod.uid);
   return WriteEvent(
-      pod, "Normal", "Scheduled",
+      PodObject(pod), "Normal", "Scheduled",
       fmt::format("Successfully assigned {}/{} to {}", pod.namespace_name, pod.name, node));
+}
+
+Status SchedulingReporter::JobAdmitted(const std::string& namespace_name, const std::string& name,
+                                       const std::string& uid, const std::string& cluster_queue) {
+  return WriteEvent({"batch/v1", "Job", namespace_name, name, uid}, "Normal", "Started",
+                    "Admitted by clusterQueue " + cluster_queue);
 }
 
 void SchedulingReporter::Forget(const std::string& uid) {
@@ -56,14 +62,14 @@ void SchedulingReporter::Forget(const std::string& uid) {
   reported_.erase(uid);
 }
 
-Status SchedulingReporter::WriteEvent(const PodSpec& pod, const std::string& type,
+Status SchedulingReporter::WriteEvent(const Involved& object, const std::string& type,
                                       const std::string& reason, const std::string& message) {
   TimePoint now = clock_.Now();
   std::string existing;
   int64_t count = 1;
   {
     std::lock_guard lock(mutex_);
-    Reported& reported = reported_[pod.uid];
+    Reported& reported = reported_[object.uid];
     if (reason == "FailedScheduling") {
       if (reported.event_message == message && !reported.event_name.empty()) {
         if (now - reported.last_event < repeat_interval_) return Status::Ok();
@@ -79,7 +85,7 @@ Status SchedulingReporter::WriteEvent(const PodSpec& pod, const std::string& typ
   std::string stamp = FormatRfc3339(now);
   if (!existing.empty()) {
     Result<json> patched = client_->Patch(
-        kube::resources::kEvents, pod.namespace_name, existing, kube::PatchType::kMerge,
+        kube::resources::kEvents, object.namespace_name, existing, kube::PatchType::kMerge,
         {{"count", count}, {"lastTimestamp", stamp}, {"message", message}});
     if (patched || patched.error().code() != StatusCode::kNotFound) {
       return patched ? Status::Ok() : patched.error();
@@ -87,17 +93,17 @@ Status SchedulingReporter::WriteEvent(const PodSpec& pod, const std::string& typ
   }
   // client-go's naming: the object's name and the time in hex nanoseconds.
   std::string name = fmt::format(
-      "{}.{:x}", pod.name,
+      "{}.{:x}", object.name,
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
   json event = {{"apiVersion", "v1"},
                 {"kind", "Event"},
-                {"metadata", {{"name", name}, {"namespace", pod.namespace_name}}},
+                {"metadata", {{"name", name}, {"namespace", object.namespace_name}}},
                 {"involvedObject",
-                 {{"apiVersion", "v1"},
-                  {"kind", "Pod"},
-                  {"namespace", pod.namespace_name},
-                  {"name", pod.name},
-                  {"uid", pod.uid}}},
+                 {{"apiVersion", object.api_version},
+                  {"kind", object.kind},
+                  {"namespace", object.namespace_name},
+                  {"name", object.name},
+                  {"uid", object.uid}}},
                 {"reason", reason},
                 {"message", message},
                 {"type", type},
@@ -106,11 +112,11 @@ Status SchedulingReporter::WriteEvent(const PodSpec& pod, const std::string& typ
                 {"firstTimestamp", stamp},
                 {"lastTimestamp", stamp},
                 {"count", count}};
-  Result<json> created = client_->Create(kube::resources::kEvents, pod.namespace_name, event);
+  Result<json> created = client_->Create(kube::resources::kEvents, object.namespace_name, event);
   if (!created) return created.error();
   if (reason == "FailedScheduling") {
     std::lock_guard lock(mutex_);
-    reported_[pod.uid].event_name = name;
+    reported_[object.uid].event_name = name;
   }
   return Status::Ok();
 }

@@ -29,11 +29,22 @@ class SchedulingReporter {
 
   Status Unschedulable(const PodSpec& pod, const std::string& message);
   Status Scheduled(const PodSpec& pod, const std::string& node);
+  // A Normal `Started` event on a batch/v1 Job strata admitted through `cluster_queue` and
+  // unsuspended, in Kueue's words ("Admitted by clusterQueue NAME").
+  Status JobAdmitted(const std::string& namespace_name, const std::string& name,
+                     const std::string& uid, const std::string& cluster_queue);
   // Drops what is remembered of a pod that is gone or bound.
   void Forget(const std::string& uid);
 
  private:
-  Status WriteEvent(const PodSpec& pod, const std::string& type, const std::string& reason,
+  // The object an event is about.
+  struct Involved {
+    std::string api_version, kind, namespace_name, name, uid;
+  };
+  static Involved PodObject(const PodSpec& pod) {
+    return {"v1", "Pod", pod.namespace_name, pod.name, pod.uid};
+  }
+  Status WriteEvent(const Involved& object, const std::string& type, const std::string& reason,
                     const std::string& message);
 
   kube::Client* const client_;

@@ -398,13 +398,14 @@ check "and the older pod of the default class still waits" [ -z "$(node_of q-1)"
 check "and the status follows: 1 pending, 1 admitted" wait_for 20 queue_status "1 1 3 Ready"
 k delete pod q-1 q-2 q-lost q-noclass --grace-period=0 --force >/dev/null 2>&1
 
-# kueue_job NAME PODS GPUS: a batch/v1 Job naming LocalQueue team-a, PODS pods of GPUS GPUs that
-# run for an hour (kwok's Job pods succeed after the delay their annotation gives).
+# kueue_job NAME PODS GPUS [SUSPEND]: a batch/v1 Job naming LocalQueue team-a, PODS pods of GPUS
+# GPUs that run for an hour (kwok's Job pods succeed after the delay their annotation gives);
+# suspended, as Kueue's users make them, when SUSPEND is true.
 kueue_job() {
   k create -f - >/dev/null <<JSON
 {"apiVersion": "batch/v1", "kind": "Job",
  "metadata": {"name": "$1", "labels": {"kueue.x-k8s.io/queue-name": "team-a"}},
- "spec": {"parallelism": $2, "completions": $2,
+ "spec": {"parallelism": $2, "completions": $2, "suspend": ${4:-false},
           "template": {"metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "1h",
                                                     "pod-complete.stage.kwok.x-k8s.io/jitter-delay": "1h"}},
                        "spec": {"schedulerName": "strata", "restartPolicy": "Never",
@@ -423,13 +424,20 @@ kueue_job kjob-b 2 1
 wait_for 30 eval '[ "$(k get pods -l job-name=kjob-b -o jsonpath="{.items[*].status.conditions[?(@.type==\"PodScheduled\")].reason}" | wc -w)" = 2 ]' || true
 check "a second Job waits whole for quota (none of its pods bound, 12 GPUs free)" \
   [ "$(job_bound kjob-b)" = 0 ]
-k delete job kjob-a --cascade=foreground --wait=false >/dev/null
-k delete pods -l job-name=kjob-a --grace-period=0 --force >/dev/null 2>&1
-wait_for 30 eval '[ "$(job_bound kjob-b)" = 2 ]' || true
-check "once the first Job is gone, the second is admitted and both its pods bound" \
-  [ "$(job_bound kjob-b)" = 2 ]
-k delete job kjob-b --cascade=foreground --wait=false >/dev/null
-k delete pods -l job-name=kjob-b --grace-period=0 --force >/dev/null 2>&1
+kueue_job kjob-c 2 1 true
+sleep 3
+check "a suspended Job, as Kueue's users make it, stays suspended while the quota is full" \
+  [ "$(k get job kjob-c -o jsonpath='{.spec.suspend}')" = true ]
+check "and the ClusterQueue shows both Jobs pending" wait_for 20 queue_status "2 1 4 Ready"
+k delete job kjob-a kjob-b --cascade=foreground --wait=false >/dev/null
+k delete pods -l 'job-name in (kjob-a,kjob-b)' --grace-period=0 --force >/dev/null 2>&1
+wait_for 30 eval '[ "$(job_bound kjob-c)" = 2 ]' || true
+check "once the quota frees, strata admits the suspended Job: unsuspended, its 2 pods bound" \
+  [ "$(k get job kjob-c -o jsonpath='{.spec.suspend}')/$(job_bound kjob-c)" = false/2 ]
+check "with Kueue's Started event on the Job" \
+  wait_for 10 eval 'k get events --field-selector involvedObject.name=kjob-c,reason=Started -o jsonpath="{.items[*].message}" | grep -q "Admitted by clusterQueue team-a"'
+k delete job kjob-c --cascade=foreground --wait=false >/dev/null
+k delete pods -l job-name=kjob-c --grace-period=0 --force >/dev/null 2>&1
 
 # ---- leader killed with SIGKILL: the standby takes over -----------------------------------------
 holder=$(k get lease strata-scheduler -n kube-system -o jsonpath='{.spec.holderIdentity}')
