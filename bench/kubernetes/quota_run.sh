@@ -87,15 +87,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# deciders_cpu: {"NAME": CPU seconds} of the deciding processes.
-deciders_cpu() {
-  local name out="{}"
-  for name in "${!deciders[@]}"; do
-    out=$(jq -c --arg n "$name" --argjson s "$(cpu_seconds "${deciders[$name]}")" \
-      '. + {($n): $s}' <<<"$out")
-  done
-  echo "$out"
-}
 now() { date +%s.%N; }
 elapsed() { echo "scale=2; ($2 - $1) / 1" | bc; }
 
