@@ -107,13 +107,7 @@ void KubeScheduler::BindAll(std::vector<BindTask>& tasks) {
     task.result = WriteClaims(task, &claims[i]);
     if (!task.result.ok()) return;
     task.result = client_->Bind(pod.namespace_name, pod.name, task.node, pod.uid);
-    if (task.result.ok()) {
-      Status reported = reporter_.Scheduled(pod, task.node);
-      if (!reported.ok()) {
-        spdlog::warn("strata scheduler: Scheduled event of {}: {}", task.pod_key,
-                     reported.ToString());
-      }
-    }
+    if (task.result.ok()) reporter_.Scheduled(pod, task.node);
   });
   // What the claims now say, kept at once (the watch may say it after the next cycle), so that
   // their devices are not given twice: kube-scheduler's assume cache.
@@ -168,9 +162,7 @@ void KubeScheduler::AdmitJobs(
       return;
     }
     written[i] = std::move(*patched);
-    Status reported = reporter_.JobAdmitted(job.namespace_name, job.name, job.uid, queue);
-    if (!reported.ok())
-      spdlog::warn("strata scheduler: Started event of Job {}: {}", keys[i], reported.ToString());
+    reporter_.JobAdmitted(job.namespace_name, job.name, job.uid, queue);
   });
   // Kept at once, as a bind is: the next cycle holds its quota before the watch says it.
   for (size_t i = 0; i < keys.size(); ++i) {

@@ -92,8 +92,8 @@ struct KubeSchedulerOptions {
 // Kueue's controller would, when it changes.
 //
 // Binds go through pods/binding with the pod's uid as precondition, so a pod is never bound
-// twice; explanations through SchedulingReporter. Not thread-safe apart from Stop and stats:
-// one thread calls Run.
+// twice; explanations through SchedulingReporter, whose Scheduled events follow the binds
+// without holding them up. Not thread-safe apart from Stop and stats: one thread calls Run.
 class KubeScheduler {
  public:
   // `client` and `clock` must outlive the scheduler.

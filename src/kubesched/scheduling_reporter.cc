@@ -1,6 +1,7 @@
 #include "kubesched/scheduling_reporter.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <utility>
@@ -10,11 +11,53 @@ namespace strata::kubesched {
 using nlohmann::json;
 
 SchedulingReporter::SchedulingReporter(kube::Client* client, const Clock& clock,
-                                       std::string component, Duration repeat_interval)
+                                       std::string component, Duration repeat_interval,
+                                       int event_writers)
     : client_(client),
       clock_(clock),
       component_(std::move(component)),
-      repeat_interval_(repeat_interval) {}
+      repeat_interval_(repeat_interval) {
+  for (int i = 0; i < event_writers; ++i) writers_.emplace_back([this] { WriteQueued(); });
+}
+
+SchedulingReporter::~SchedulingReporter() {
+  {
+    std::lock_guard lock(queue_mutex_);
+    stopping_ = true;
+  }
+  queue_wake_.notify_all();
+  for (std::thread& writer : writers_) writer.join();
+}
+
+void SchedulingReporter::Enqueue(QueuedEvent event) {
+  {
+    std::lock_guard lock(queue_mutex_);
+    if (queue_.size() >= kMaxQueuedEvents) {
+      ++events_dropped_;
+      return;
+    }
+    queue_.push_back(std::move(event));
+  }
+  queue_wake_.notify_one();
+}
+
+void SchedulingReporter::WriteQueued() {
+  while (true) {
+    QueuedEvent event;
+    {
+      std::unique_lock lock(queue_mutex_);
+      queue_wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      event = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Status written = WriteEvent(event.object, event.type, event.reason, event.message);
+    if (!written.ok()) {
+      spdlog::warn("strata scheduler: {} event of {} {}/{}: {}", event.reason, event.object.kind,
+                   event.object.namespace_name, event.object.name, written.ToString());
+    }
+  }
+}
 
 Status SchedulingReporter::Unschedulable(const PodSpec& pod, const std::string& message) {
   bool write_condition;
@@ -44,17 +87,18 @@ Status SchedulingReporter::Unschedulable(const PodSpec& pod, const std::string& 
   return WriteEvent(PodObject(pod), "Warning", "FailedScheduling", message);
 }
 
-Status SchedulingReporter::Scheduled(const PodSpec& pod, const std::string& node) {
+void SchedulingReporter::Scheduled(const PodSpec& pod, const std::string& node) {
   Forget(pod.uid);
-  return WriteEvent(
-      PodObject(pod), "Normal", "Scheduled",
-      fmt::format("Successfully assigned {}/{} to {}", pod.namespace_name, pod.name, node));
+  Enqueue({PodObject(pod), "Normal", "Scheduled",
+           fmt::format("Successfully assigned {}/{} to {}", pod.namespace_name, pod.name, node)});
 }
 
-Status SchedulingReporter::JobAdmitted(const std::string& namespace_name, const std::string& name,
-                                       const std::string& uid, const std::string& cluster_queue) {
-  return WriteEvent({"batch/v1", "Job", namespace_name, name, uid}, "Normal", "Started",
-                    "Admitted by clusterQueue " + cluster_queue);
+void SchedulingReporter::JobAdmitted(const std::string& namespace_name, const std::string& name,
+                                     const std::string& uid, const std::string& cluster_queue) {
+  Enqueue({{"batch/v1", "Job", namespace_name, name, uid},
+           "Normal",
+           "Started",
+           "Admitted by clusterQueue " + cluster_queue});
 }
 
 void SchedulingReporter::Forget(const std::string& uid) {

@@ -1,8 +1,13 @@
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -20,19 +25,34 @@ namespace strata::kubesched {
 // one this reporter last wrote), and an event once per pod and message; the same message again
 // after `repeat_interval` bumps the event's count and lastTimestamp instead of a new event.
 //
+// `Scheduled` and `Started` events are written by threads of their own, after the bind (or the
+// admission) that caused them, as client-go's event broadcaster writes kube-scheduler's: a bind
+// never waits for its event, so that where the API server is the bottleneck the binds go
+// first. At most kMaxQueuedEvents wait; more are dropped (best effort, as the broadcaster's).
+//
 // Thread-safe: the scheduler reports from its bind workers. The client and clock must outlive it.
 class SchedulingReporter {
  public:
-  // `component` is the events' source (the scheduler's name, as kube-scheduler's profile name).
+  static constexpr size_t kMaxQueuedEvents = 10000;
+
+  // `component` is the events' source (the scheduler's name, as kube-scheduler's profile name);
+  // `event_writers` threads write the queued events.
   SchedulingReporter(kube::Client* client, const Clock& clock, std::string component,
-                     Duration repeat_interval);
+                     Duration repeat_interval, int event_writers = 4);
+  // Stops the event writers; events still queued are dropped.
+  ~SchedulingReporter();
+  SchedulingReporter(const SchedulingReporter&) = delete;
+  SchedulingReporter& operator=(const SchedulingReporter&) = delete;
 
   Status Unschedulable(const PodSpec& pod, const std::string& message);
-  Status Scheduled(const PodSpec& pod, const std::string& node);
-  // A Normal `Started` event on a batch/v1 Job strata admitted through `cluster_queue` and
-  // unsuspended, in Kueue's words ("Admitted by clusterQueue NAME").
-  Status JobAdmitted(const std::string& namespace_name, const std::string& name,
-                     const std::string& uid, const std::string& cluster_queue);
+  // Queues the Scheduled event.
+  void Scheduled(const PodSpec& pod, const std::string& node);
+  // Queues a Normal `Started` event on a batch/v1 Job strata admitted through `cluster_queue`
+  // and unsuspended, in Kueue's words ("Admitted by clusterQueue NAME").
+  void JobAdmitted(const std::string& namespace_name, const std::string& name,
+                   const std::string& uid, const std::string& cluster_queue);
+  // Events dropped because kMaxQueuedEvents were waiting.
+  uint64_t events_dropped() const { return events_dropped_.load(); }
   // Drops what is remembered of a pod that is gone or bound.
   void Forget(const std::string& uid);
 
@@ -46,6 +66,12 @@ class SchedulingReporter {
   }
   Status WriteEvent(const Involved& object, const std::string& type, const std::string& reason,
                     const std::string& message);
+  struct QueuedEvent {
+    Involved object;
+    std::string type, reason, message;
+  };
+  void Enqueue(QueuedEvent event);
+  void WriteQueued();  // an event writer's loop
 
   kube::Client* const client_;
   const Clock& clock_;
@@ -61,6 +87,13 @@ class SchedulingReporter {
   };
   std::mutex mutex_;
   std::map<std::string, Reported> reported_;  // by pod uid; guarded by mutex_
+
+  std::mutex queue_mutex_;
+  std::condition_variable queue_wake_;
+  std::deque<QueuedEvent> queue_;  // guarded by queue_mutex_
+  bool stopping_ = false;          // guarded by queue_mutex_
+  std::atomic<uint64_t> events_dropped_{0};
+  std::vector<std::thread> writers_;
 };
 
 }  // namespace strata::kubesched
