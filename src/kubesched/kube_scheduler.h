@@ -41,6 +41,11 @@ struct KubeSchedulerOptions {
   // A FailedScheduling event saying the same thing again within this interval is not
   // rewritten; after it, its count grows.
   Duration event_repeat_interval = std::chrono::minutes(1);
+  // When more than `paced_explanations` pods wait, a pod already told why is told a new reason
+  // at most once per `explanation_refresh_interval` (the condition and its FailedScheduling
+  // event; kube-scheduler's retries of a waiting pod back off to 10 s).
+  Duration explanation_refresh_interval = std::chrono::seconds(10);
+  size_t paced_explanations = 200;
   // With nothing changed, a cycle still runs this often while pods wait.
   Duration idle_cycle_interval = std::chrono::seconds(10);
   // Enforce the quotas of Kueue's ClusterQueues (kueue.x-k8s.io/v1beta2) on the pods that name

@@ -572,7 +572,8 @@ void KubeScheduler::Cycle() {
     for (const std::string& key : keys) explain.push_back({key, &message});
   RunParallel(explain.size(), options_.api_workers, [&](size_t i) {
     const PodSpec& pod = pods_.at(explain[i].first);
-    Status status = reporter_.Unschedulable(pod, *explain[i].second);
+    Status status = reporter_.Unschedulable(pod, *explain[i].second,
+                                            explain.size() > options_.paced_explanations);
     if (!status.ok()) {
       spdlog::warn("strata scheduler: explaining {}: {}", explain[i].first, status.ToString());
     }

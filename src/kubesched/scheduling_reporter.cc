@@ -12,11 +12,12 @@ using nlohmann::json;
 
 SchedulingReporter::SchedulingReporter(kube::Client* client, const Clock& clock,
                                        std::string component, Duration repeat_interval,
-                                       int event_writers)
+                                       Duration refresh_interval, int event_writers)
     : client_(client),
       clock_(clock),
       component_(std::move(component)),
-      repeat_interval_(repeat_interval) {
+      repeat_interval_(repeat_interval),
+      refresh_interval_(refresh_interval) {
   for (int i = 0; i < event_writers; ++i) writers_.emplace_back([this] { WriteQueued(); });
 }
 
@@ -59,20 +60,36 @@ void SchedulingReporter::WriteQueued() {
   }
 }
 
-Status SchedulingReporter::Unschedulable(const PodSpec& pod, const std::string& message) {
+Status SchedulingReporter::Unschedulable(const PodSpec& pod, const std::string& message,
+                                         bool paced) {
   bool write_condition;
+  TimePoint now = clock_.Now();
   {
     std::lock_guard lock(mutex_);
     Reported& reported = reported_[pod.uid];
     bool stored = pod.scheduled_status == "False" && pod.scheduled_message == message;
     write_condition = !stored && reported.condition_message != message;
-    if (write_condition) reported.condition_message = message;
+    // Told already, and recently: the news waits for a later cycle.
+    bool told = paced && (pod.scheduled_status == "False" || !reported.condition_message.empty());
+    if (write_condition && told && reported.condition_written != TimePoint{} &&
+        now - reported.condition_written < refresh_interval_) {
+      return Status::Ok();
+    }
+    if (told && reported.condition_written == TimePoint{} && write_condition &&
+        pod.scheduled_status == "False") {
+      // Told by an earlier run of the scheduler: count from now.
+      reported.condition_written = now;
+      return Status::Ok();
+    }
+    if (write_condition) {
+      reported.condition_message = message;
+      reported.condition_written = now;
+    }
   }
   if (write_condition) {
-    json condition = {
-        {"type", "PodScheduled"},    {"status", "False"},
-        {"reason", "Unschedulable"}, {"message", message},
-        {"lastProbeTime", nullptr},  {"lastTransitionTime", FormatRfc3339(clock_.Now())}};
+    json condition = {{"type", "PodScheduled"},    {"status", "False"},
+                      {"reason", "Unschedulable"}, {"message", message},
+                      {"lastProbeTime", nullptr},  {"lastTransitionTime", FormatRfc3339(now)}};
     kube::PatchOptions status;
     status.subresource = "status";
     Result<json> patched = client_->Patch(
