@@ -26,8 +26,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=../../tools/kube/cache_paths.sh
 source "$repo/tools/kube/cache_paths.sh"
-# shellcheck source=cpu_seconds.sh
-source "$repo/bench/kubernetes/cpu_seconds.sh"
+# shellcheck source=deciders.sh
+source "$repo/bench/kubernetes/deciders.sh"
 nodes=125 gpus=8 gangs=500 min_pods=8 max_pods=32 gpus_per_pod=1 runtime_min=10 runtime_max=30
 seed=1 interleave=() workers=32 timeout=1200 systems="kube-scheduler kube-scheduler-gang strata"
 build=$repo/build/release

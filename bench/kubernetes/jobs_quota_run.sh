@@ -27,8 +27,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=../../tools/kube/cache_paths.sh
 source "$repo/tools/kube/cache_paths.sh"
-# shellcheck source=cpu_seconds.sh
-source "$repo/bench/kubernetes/cpu_seconds.sh"
+# shellcheck source=deciders.sh
+source "$repo/bench/kubernetes/deciders.sh"
 nodes=50 gpus=8 jobs=2000 nominal=40 min_pods=1 max_pods=4 runtime_min=5 runtime_max=15 seed=1
 systems="kueue strata" timeout=1800 build=$repo/build/release keep_logs=""
 while (($#)); do
@@ -114,31 +114,15 @@ declare -A deciders
 for system in $systems; do
   echo "== $system: $nodes nodes x $gpus GPUs; $jobs Jobs of $min_pods-$max_pods pods x 1 GPU," \
     "${runtime_min}-${runtime_max} s; 10 ClusterQueues of $nominal GPUs in 2 cohorts" >&2
-  case $system in
-    kueue) flags=(--with-kueue) scheduler_name=default-scheduler ;;
-    strata) flags=() scheduler_name=strata ;;
-    *) die "unknown system $system (kueue, strata)" ;;
-  esac
+  [[ $system == kueue || $system == strata ]] || die "unknown system $system (kueue, strata)"
+  scheduler_name=$([[ $system == kueue ]] && echo default-scheduler || echo strata)
+  # shellcheck disable=SC2046
   kubeconfig=$("$cluster" up "$dir/cluster" --nodes "$nodes" --gpus-per-node "$gpus" \
-    --timeout 600 "${flags[@]}")
+    --timeout 600 $(cluster_flags "$system"))
   k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
   k create namespace bench >/dev/null
   until k get serviceaccount default -n bench >/dev/null 2>&1; do sleep 0.5; done
-  case $system in
-    kueue)
-      "$cluster" start-kube-scheduler "$dir/cluster" --qps 5000 --burst 5000
-      read -r scheduler_pid <"$dir/cluster/pids/kube-scheduler.pid"
-      read -r kueue_pid <"$dir/cluster/pids/kueue.pid"
-      deciders=([kube-scheduler]=$scheduler_pid [kueue]=$kueue_pid)
-      ;;
-    strata)
-      "$cluster" install-kueue-quota-crds "$dir/cluster"
-      "$strata" up --kubernetes --kubeconfig "$kubeconfig" --leader-elect=false \
-        --kube-api-qps 5000 --kube-api-burst 5000 >"$dir/strata.log" 2>&1 &
-      strata_pid=$!
-      deciders=([strata]=$strata_pid)
-      ;;
-  esac
+  start_quota_system "$system" "$dir/cluster" "$kubeconfig" "$strata" "$dir/strata.log"
   queues | k create -f - >/dev/null
   "$build/bench/kubernetes/pod_load" bound-log --kubeconfig "$kubeconfig" --namespace bench \
     --group-label bench.strata.dev/queue >"$dir/bound.log" &

@@ -37,8 +37,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=../../tools/kube/cache_paths.sh
 source "$repo/tools/kube/cache_paths.sh"
-# shellcheck source=cpu_seconds.sh
-source "$repo/bench/kubernetes/cpu_seconds.sh"
+# shellcheck source=deciders.sh
+source "$repo/bench/kubernetes/deciders.sh"
 nodes=50 gpus=8 pods=600 pods_b=40 nominal_a=160 nominal_b=80 lending_b=20
 systems="kueue strata" timeout=300 settle=10 build=$repo/build/release keep_logs="" contested=0
 while (($#)); do
@@ -152,32 +152,15 @@ declare -A deciders
 for system in $systems; do
   echo "== $system: $nodes nodes x $gpus GPUs; queues a ($nominal_a GPUs) and b ($nominal_b," \
     "lends <= $lending_b) in one cohort; $pods_a + $pods_b pods of 1 GPU" >&2
-  case $system in
-    kueue) flags=(--with-kueue) scheduler_name=default-scheduler ;;
-    strata) flags=() scheduler_name=strata ;;
-    *) die "unknown system $system (kueue, strata)" ;;
-  esac
+  [[ $system == kueue || $system == strata ]] || die "unknown system $system (kueue, strata)"
+  scheduler_name=$([[ $system == kueue ]] && echo default-scheduler || echo strata)
+  # shellcheck disable=SC2046
   kubeconfig=$("$cluster" up "$dir/cluster" --nodes "$nodes" --gpus-per-node "$gpus" \
-    --timeout 600 "${flags[@]}")
+    --timeout 600 $(cluster_flags "$system"))
   k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
   k create namespace bench >/dev/null
   until k get serviceaccount default -n bench >/dev/null 2>&1; do sleep 0.5; done
-  case $system in
-    kueue)
-      "$cluster" start-kube-scheduler "$dir/cluster" --qps 5000 --burst 5000
-      read -r scheduler_pid <"$dir/cluster/pids/kube-scheduler.pid"
-      read -r kueue_pid <"$dir/cluster/pids/kueue.pid"
-      deciders=([kube-scheduler]=$scheduler_pid [kueue]=$kueue_pid)
-      ;;
-    strata)
-      # Kueue's quota kinds without Kueue's controller: strata enforces the ClusterQueues.
-      "$cluster" install-kueue-quota-crds "$dir/cluster"
-      "$strata" up --kubernetes --kubeconfig "$kubeconfig" --leader-elect=false \
-        --kube-api-qps 5000 --kube-api-burst 5000 >"$dir/strata.log" 2>&1 &
-      strata_pid=$!
-      deciders=([strata]=$strata_pid)
-      ;;
-  esac
+  start_quota_system "$system" "$dir/cluster" "$kubeconfig" "$strata" "$dir/strata.log"
   "$load" bound-log --kubeconfig "$kubeconfig" --namespace bench \
     --group-label kueue.x-k8s.io/queue-name >"$dir/bound.log" &
   logger=$!

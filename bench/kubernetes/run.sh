@@ -15,8 +15,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=../../tools/kube/cache_paths.sh
 source "$repo/tools/kube/cache_paths.sh"
-# shellcheck source=cpu_seconds.sh
-source "$repo/bench/kubernetes/cpu_seconds.sh"
+# shellcheck source=deciders.sh
+source "$repo/bench/kubernetes/deciders.sh"
 nodes=1000 gpus=8 pods=10000 schedulers="kube-scheduler strata" build=$repo/build/release
 strata_flags=()
 while (($#)); do

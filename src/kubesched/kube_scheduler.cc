@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "common/json_member.h"
@@ -36,6 +37,28 @@ auto SchedulingFields(const PodSpec& pod) {
                   pod.scheduler_name, pod.gang.key, pod.gang.size, pod.queue_name,
                   pod.workload_priority_class, set.cpu_milli, set.memory_bytes, set.gpu.count,
                   set.gpu.milli, set.gpu.memory_mib, pod.claims);
+}
+
+// Applies a reflector's delta to `objects`, keyed by `key_of`: `set` converts and stores one
+// object (and says whether what a cycle reads changed); a list replaces them all. Returns whether
+// a cycle's input changed; `listed` is set when the delta was a list.
+template <typename Map, typename KeyOf, typename Set>
+bool ApplyDelta(const kube::Delta& delta, Map& objects, KeyOf key_of, Set set, bool* listed) {
+  switch (delta.type) {
+    case kube::DeltaType::kReplace:
+      objects.clear();
+      for (const json& item : delta.items) set(item);
+      *listed = true;
+      return true;
+    case kube::DeltaType::kAdded:
+    case kube::DeltaType::kModified:
+      return set(delta.object);
+    case kube::DeltaType::kDeleted:
+      return objects.erase(key_of(delta.object)) > 0;
+    case kube::DeltaType::kBookmark:
+      break;
+  }
+  return false;
 }
 
 }  // namespace
@@ -276,68 +299,43 @@ void KubeScheduler::ApplyOptional(Source source, const kube::Delta& delta) {
   }
 }
 
+namespace {
+
+// Stores `converted` at `key` in `objects`; whether what a cycle reads of it changed.
+template <typename Map, typename T>
+bool Store(Map& objects, const std::string& key, T converted) {
+  auto [it, inserted] = objects.try_emplace(key, converted);
+  if (inserted) return true;
+  bool changed;
+  if constexpr (std::is_same_v<T, JobSpec>) {
+    changed = !it->second.SameFor(converted);
+  } else {
+    changed = it->second != converted;
+  }
+  if (changed) it->second = std::move(converted);
+  return changed;
+}
+
+}  // namespace
+
 void KubeScheduler::ApplyNodes(const kube::Delta& delta) {
   auto set = [&](const json& object) {
     Result<scheduler::Node> node = NodeFromKube(object);
     std::string name = NameOf(object);
     if (!node) {
       spdlog::warn("strata scheduler: ignoring node {}: {}", name, node.error().message());
-      dirty_ |= nodes_.erase(name) > 0;
-      return;
+      return nodes_.erase(name) > 0;
     }
-    auto [it, inserted] = nodes_.try_emplace(name, *node);
-    if (!inserted && it->second != *node) {
-      it->second = std::move(*node);
-      dirty_ = true;
-    }
-    dirty_ |= inserted;
+    return Store(nodes_, name, std::move(*node));
   };
-  switch (delta.type) {
-    case kube::DeltaType::kReplace:
-      nodes_.clear();
-      for (const json& item : delta.items) set(item);
-      nodes_synced_ = true;
-      dirty_ = true;
-      break;
-    case kube::DeltaType::kAdded:
-    case kube::DeltaType::kModified:
-      set(delta.object);
-      break;
-    case kube::DeltaType::kDeleted:
-      dirty_ |= nodes_.erase(NameOf(delta.object)) > 0;
-      break;
-    case kube::DeltaType::kBookmark:
-      break;
-  }
+  dirty_ |= ApplyDelta(delta, nodes_, NameOf, set, &nodes_synced_);
 }
 
 void KubeScheduler::ApplyJobs(const kube::Delta& delta) {
-  auto set = [&](const json& object) {
-    JobSpec job = JobFromKube(object);
-    auto [it, inserted] = jobs_.try_emplace(KeyOf(object), job);
-    if (!inserted && !it->second.SameFor(job)) {
-      it->second = std::move(job);
-      dirty_ = true;
-    }
-    dirty_ |= inserted;
-  };
-  switch (delta.type) {
-    case kube::DeltaType::kReplace:
-      jobs_.clear();
-      for (const json& item : delta.items) set(item);
-      optional_listed_.insert(Source::kJobs);
-      dirty_ = true;
-      break;
-    case kube::DeltaType::kAdded:
-    case kube::DeltaType::kModified:
-      set(delta.object);
-      break;
-    case kube::DeltaType::kDeleted:
-      dirty_ |= jobs_.erase(KeyOf(delta.object)) > 0;
-      break;
-    case kube::DeltaType::kBookmark:
-      break;
-  }
+  auto set = [&](const json& object) { return Store(jobs_, KeyOf(object), JobFromKube(object)); };
+  bool listed = false;
+  dirty_ |= ApplyDelta(delta, jobs_, KeyOf, set, &listed);
+  if (listed) optional_listed_.insert(Source::kJobs);
 }
 
 void KubeScheduler::SetPod(const std::string& key, const json& object) {
