@@ -68,8 +68,7 @@ KubeScheduler::KubeScheduler(kube::Client* client, const Clock& clock, KubeSched
       clock_(clock),
       options_(std::move(options)),
       scheduler_(options_.scheduler),
-      reporter_(client, clock, options_.scheduler_name, options_.event_repeat_interval,
-                options_.explanation_refresh_interval) {
+      reporter_(client, clock, options_.scheduler_name, options_.event_repeat_interval) {
   node_reflector_ = std::make_unique<kube::Reflector>(client, kube::resources::kNodes);
   kube::ReflectorOptions pods;
   // As kube-scheduler's informer: terminal pods hold nothing.

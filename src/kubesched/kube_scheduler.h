@@ -42,10 +42,12 @@ struct KubeSchedulerOptions {
   // rewritten; after it, its count grows.
   Duration event_repeat_interval = std::chrono::minutes(1);
   // When more than `paced_explanations` pods wait, a pod already told why is told a new reason
-  // at most once per `explanation_refresh_interval` (the condition and its FailedScheduling
-  // event; kube-scheduler's retries of a waiting pod back off to 10 s).
-  Duration explanation_refresh_interval = std::chrono::seconds(10);
+  // (the condition and its FailedScheduling event) at most once per refresh interval: 10 s
+  // (kube-scheduler's retries of a waiting pod back off to 10 s), or longer, so that these
+  // rewrites average at most `explanation_rewrites_per_second`.
   size_t paced_explanations = 200;
+  Duration explanation_refresh_interval = std::chrono::seconds(10);
+  double explanation_rewrites_per_second = 50;
   // With nothing changed, a cycle still runs this often while pods wait.
   Duration idle_cycle_interval = std::chrono::seconds(10);
   // Enforce the quotas of Kueue's ClusterQueues (kueue.x-k8s.io/v1beta2) on the pods that name

@@ -570,10 +570,16 @@ void KubeScheduler::Cycle() {
   std::vector<std::pair<std::string, const std::string*>> explain;
   for (const auto& [keys, message] : held)
     for (const std::string& key : keys) explain.push_back({key, &message});
+  Duration refresh = Duration::zero();
+  if (explain.size() > options_.paced_explanations) {
+    refresh = std::max<Duration>(
+        options_.explanation_refresh_interval,
+        std::chrono::duration_cast<Duration>(std::chrono::duration<double>(
+            static_cast<double>(explain.size()) / options_.explanation_rewrites_per_second)));
+  }
   RunParallel(explain.size(), options_.api_workers, [&](size_t i) {
     const PodSpec& pod = pods_.at(explain[i].first);
-    Status status = reporter_.Unschedulable(pod, *explain[i].second,
-                                            explain.size() > options_.paced_explanations);
+    Status status = reporter_.Unschedulable(pod, *explain[i].second, refresh);
     if (!status.ok()) {
       spdlog::warn("strata scheduler: explaining {}: {}", explain[i].first, status.ToString());
     }

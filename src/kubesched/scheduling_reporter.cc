@@ -12,12 +12,11 @@ using nlohmann::json;
 
 SchedulingReporter::SchedulingReporter(kube::Client* client, const Clock& clock,
                                        std::string component, Duration repeat_interval,
-                                       Duration refresh_interval, int event_writers)
+                                       int event_writers)
     : client_(client),
       clock_(clock),
       component_(std::move(component)),
-      repeat_interval_(repeat_interval),
-      refresh_interval_(refresh_interval) {
+      repeat_interval_(repeat_interval) {
   for (int i = 0; i < event_writers; ++i) writers_.emplace_back([this] { WriteQueued(); });
 }
 
@@ -61,7 +60,7 @@ void SchedulingReporter::WriteQueued() {
 }
 
 Status SchedulingReporter::Unschedulable(const PodSpec& pod, const std::string& message,
-                                         bool paced) {
+                                         Duration refresh) {
   bool write_condition;
   TimePoint now = clock_.Now();
   {
@@ -70,9 +69,10 @@ Status SchedulingReporter::Unschedulable(const PodSpec& pod, const std::string& 
     bool stored = pod.scheduled_status == "False" && pod.scheduled_message == message;
     write_condition = !stored && reported.condition_message != message;
     // Told already, and recently: the news waits for a later cycle.
-    bool told = paced && (pod.scheduled_status == "False" || !reported.condition_message.empty());
+    bool told = refresh > Duration::zero() &&
+                (pod.scheduled_status == "False" || !reported.condition_message.empty());
     if (write_condition && told && reported.condition_written != TimePoint{} &&
-        now - reported.condition_written < refresh_interval_) {
+        now - reported.condition_written < refresh) {
       return Status::Ok();
     }
     if (told && reported.condition_written == TimePoint{} && write_condition &&

@@ -23,10 +23,11 @@ namespace strata::kubesched {
 //
 // Writes only what changed: the condition when its message differs from the stored one (or the
 // one this reporter last wrote), and an event once per pod and message; the same message again
-// after `repeat_interval` bumps the event's count and lastTimestamp instead of a new event. When
-// many pods wait (`paced`), a pod already told why it waits is told again (a new message: other
-// counts of nodes, another queue use) at most once per `refresh_interval`, as kube-scheduler's
-// backoff paces its retries: their explanations do not crowd out the binds at the API server.
+// after `repeat_interval` bumps the event's count and lastTimestamp instead of a new event. A
+// pod already told why it waits is told again (a new message: other counts of nodes, another
+// queue use) at most once per the `refresh` its caller gives, as kube-scheduler's backoff paces
+// its retries: where thousands of pods wait, their explanations do not crowd out the binds at
+// the API server.
 //
 // `Scheduled` and `Started` events are written by threads of their own, after the bind (or the
 // admission) that caused them, as client-go's event broadcaster writes kube-scheduler's: a bind
@@ -41,13 +42,15 @@ class SchedulingReporter {
   // `component` is the events' source (the scheduler's name, as kube-scheduler's profile name);
   // `event_writers` threads write the queued events.
   SchedulingReporter(kube::Client* client, const Clock& clock, std::string component,
-                     Duration repeat_interval, Duration refresh_interval, int event_writers = 4);
+                     Duration repeat_interval, int event_writers = 4);
   // Stops the event writers; events still queued are dropped.
   ~SchedulingReporter();
   SchedulingReporter(const SchedulingReporter&) = delete;
   SchedulingReporter& operator=(const SchedulingReporter&) = delete;
 
-  Status Unschedulable(const PodSpec& pod, const std::string& message, bool paced = false);
+  // `refresh`: zero tells a pod every new reason at once.
+  Status Unschedulable(const PodSpec& pod, const std::string& message,
+                       Duration refresh = Duration::zero());
   // Queues the Scheduled event.
   void Scheduled(const PodSpec& pod, const std::string& node);
   // Queues a Normal `Started` event on a batch/v1 Job strata admitted through `cluster_queue`
@@ -80,7 +83,6 @@ class SchedulingReporter {
   const Clock& clock_;
   const std::string component_;
   const Duration repeat_interval_;
-  const Duration refresh_interval_;
 
   struct Reported {
     std::string condition_message;  // the PodScheduled message last written
