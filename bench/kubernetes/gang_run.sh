@@ -18,6 +18,7 @@
 #       [--max-pods 32] [--gpus-per-pod 1] [--runtime-min 10] [--runtime-max 30] [--seed 1]
 #       [--interleave] [--workers 32] [--timeout 1200]
 #       [--systems "kube-scheduler kube-scheduler-gang strata"] [--build build/release]
+#       [--strata-flags "..."] [--strata-log-level LEVEL] [--keep-log FILE]   (FILE: strata's log)
 #   bench/kubernetes/gang_run.sh --seed-deadlock
 #       the seed's deadlock: 6 nodes x 8 GPUs, two teams' gangs of 4 pods x 8 GPUs created one
 #       at a time, interleaved (a-0, b-0, a-1, ...), each running 20 s once whole; 120 s timeout.
@@ -30,7 +31,7 @@ source "$repo/tools/kube/cache_paths.sh"
 source "$repo/bench/kubernetes/deciders.sh"
 nodes=125 gpus=8 gangs=500 min_pods=8 max_pods=32 gpus_per_pod=1 runtime_min=10 runtime_max=30
 seed=1 interleave=() workers=32 timeout=1200 systems="kube-scheduler kube-scheduler-gang strata"
-build=$repo/build/release
+build=$repo/build/release strata_flags=() keep_log="" log_level=info
 while (($#)); do
   case $1 in
     --nodes) nodes=$2; shift 2 ;;
@@ -47,6 +48,9 @@ while (($#)); do
     --timeout) timeout=$2; shift 2 ;;
     --systems) systems=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --strata-flags) read -ra strata_flags <<<"$2"; shift 2 ;;
+    --keep-log) keep_log=$2; shift 2 ;;
+    --strata-log-level) log_level=$2; shift 2 ;;
     --seed-deadlock)
       nodes=6 gangs=2 min_pods=4 max_pods=4 gpus_per_pod=8 runtime_min=20 runtime_max=20
       interleave=(--interleave) workers=1 timeout=120
@@ -90,8 +94,8 @@ for system in $systems; do
   until "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" get serviceaccount default -n bench \
     >/dev/null 2>&1; do sleep 0.5; done
   if [[ $system == strata ]]; then
-    "$strata" up --kubernetes --kubeconfig "$kubeconfig" --leader-elect=false \
-      --kube-api-qps 5000 --kube-api-burst 5000 >"$dir/strata.log" 2>&1 &
+    "$strata" --log-level "$log_level" up --kubernetes --kubeconfig "$kubeconfig" --leader-elect=false \
+      --kube-api-qps 5000 --kube-api-burst 5000 "${strata_flags[@]}" >"$dir/strata.log" 2>&1 &
     scheduler_pid=$!
     sleep 2
   else
@@ -107,6 +111,7 @@ for system in $systems; do
   kill "$scheduler_pid" 2>/dev/null || true
   wait "$scheduler_pid" 2>/dev/null || true
   scheduler_pid=""
+  [[ -z $keep_log || $system != strata ]] || cp "$dir/strata.log" "$keep_log"
   line=$(jq -c --arg s "$system" --argjson cpu "$cpu" --argjson nodes "$nodes" \
     '{system: $s, nodes: $nodes} + . + {scheduler_cpu_s: $cpu}' "$dir/load.json")
   echo "$line"

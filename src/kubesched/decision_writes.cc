@@ -43,14 +43,22 @@ void KubeScheduler::WriteQueueStatuses(const KueueQuotas& quotas,
 }
 
 void KubeScheduler::WritePodGroupStatuses(
-    const std::map<std::string, std::pair<bool, std::string>>& outcomes) {
+    const std::map<std::string, std::pair<bool, std::string>>& outcomes, Duration refresh) {
   std::vector<std::pair<std::string, json>> patches;
   TimePoint now = clock_.Now();
+  for (auto it = groups_told_.begin(); it != groups_told_.end();)
+    it = pod_groups_.count(it->first) ? std::next(it) : groups_told_.erase(it);
   for (const auto& [key, outcome] : outcomes) {
     auto it = pod_groups_.find(key);
     if (it == pod_groups_.end()) continue;
-    std::optional<json> patch = PodGroupStatusPatch(it->second, outcome.first, outcome.second, now);
-    if (patch) patches.emplace_back(key, std::move(*patch));
+    const auto& [scheduled, message] = outcome;
+    if (auto told = groups_told_.find(key);
+        !scheduled && told != groups_told_.end() && now - told->second < refresh)
+      continue;
+    std::optional<json> patch = PodGroupStatusPatch(it->second, scheduled, message, now);
+    if (!patch) continue;
+    patches.emplace_back(key, std::move(*patch));
+    if (!scheduled) groups_told_[key] = now;
   }
   std::vector<std::optional<json>> written(patches.size());
   RunParallel(patches.size(), options_.api_workers, [&](size_t i) {

@@ -180,8 +180,11 @@ class KubeScheduler {
   };
   Gang GangOfPod(const PodSpec& pod) const;
   // Writes the PodGroupInitiallyScheduled condition of each Kubernetes PodGroup in `outcomes`
-  // (by "namespace/name": placed, or the message of why it waits) where it changes.
-  void WritePodGroupStatuses(const std::map<std::string, std::pair<bool, std::string>>& outcomes);
+  // (by "namespace/name": placed, or the message of why it waits) where it changes; a group
+  // already told why it waits is told a new reason at most once per `refresh` (zero: at once),
+  // as pods are (SchedulingReporter).
+  void WritePodGroupStatuses(const std::map<std::string, std::pair<bool, std::string>>& outcomes,
+                             Duration refresh);
   // How the queues see a pod: the ClusterQueue it is charged to ("" when it names no
   // LocalQueue, or one it cannot be admitted through), its priority there (its
   // WorkloadPriorityClass's value when it names one, else spec.priority), and why it cannot be
@@ -233,8 +236,9 @@ class KubeScheduler {
   std::optional<KueueQuotas> quotas_;  // made of kueue_; reset when what it is made of changes
   // Group objects by "namespace/name", as the API returned them.
   std::map<std::string, nlohmann::json> pod_groups_, volcano_pod_groups_;
-  bool volcano_served_ = false;          // Volcano's PodGroup CRD is installed
-  std::map<std::string, JobSpec> jobs_;  // batch/v1 Jobs by "namespace/name"
+  std::map<std::string, TimePoint> groups_told_;  // when a PodGroup was last told why it waits
+  bool volcano_served_ = false;                   // Volcano's PodGroup CRD is installed
+  std::map<std::string, JobSpec> jobs_;           // batch/v1 Jobs by "namespace/name"
   DraObjects dra_objects_;
   std::optional<DraCluster> dra_;     // made of dra_objects_; reset when they change
   std::set<Source> optional_listed_;  // optional reflectors that delivered a list (or no API)

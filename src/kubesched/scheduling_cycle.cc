@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <utility>
 
@@ -149,6 +150,8 @@ KubeScheduler::Gang KubeScheduler::GangOfPod(const PodSpec& pod) const {
 }
 
 void KubeScheduler::Cycle() {
+  using Steady = std::chrono::steady_clock;
+  const Steady::time_point began = Steady::now();
   dirty_ = false;
   ++cycles_;
   TimePoint now = clock_.Now();
@@ -451,7 +454,9 @@ void KubeScheduler::Cycle() {
     workload_for(kGangWorkloadPrefix + gang, keys);
   }
 
+  const Steady::time_point read = Steady::now();
   scheduler::Decisions decisions = scheduler_.Cycle(snapshot, pending);
+  const Steady::time_point decided = Steady::now();
 
   std::vector<BindTask> binds;
   std::set<std::string> placed;
@@ -504,6 +509,7 @@ void KubeScheduler::Cycle() {
   }
   BindAll(binds);
   AdmitJobs(admitted_jobs);
+  const Steady::time_point bound = Steady::now();
   for (const auto& [gang, object] : gang_object) {
     if (!gang_pending.count(gang)) continue;
     std::string name = kGangWorkloadPrefix + gang;
@@ -587,7 +593,13 @@ void KubeScheduler::Cycle() {
   waiting_ = !held.empty();
   next_idle_cycle_ = now + options_.idle_cycle_interval;
   WriteQueueStatuses(quotas, std::move(queue_figures));
-  WritePodGroupStatuses(group_outcomes);
+  WritePodGroupStatuses(group_outcomes, refresh);
+  auto ms = [](Steady::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  spdlog::debug(
+      "strata scheduler: cycle {}: {} pods, {} pending workloads, {} binds, {} waiting pods; "
+      "read {:.1f} ms, decide {:.1f} ms, bind {:.1f} ms, explain and statuses {:.1f} ms",
+      cycles_.load(), pods_.size(), pending.size(), binds.size(), explain.size(), ms(read - began),
+      ms(decided - read), ms(bound - decided), ms(Steady::now() - bound));
   // Nominations of workloads that are gone.
   for (auto it = nominated_.begin(); it != nominated_.end();)
     it = members.count(*it) ? std::next(it) : nominated_.erase(it);
