@@ -5,6 +5,7 @@
 #include "api/compat_schema.h"
 #include "api/kinds.h"
 #include "api/kube_common.h"
+#include "api/served_form.h"
 #include "common/yaml_json.h"
 
 namespace strata::api {
@@ -64,7 +65,8 @@ void DecodeOne(const nlohmann::json& document, DecodedDocument& out) {
     if (kind.empty()) out.errors.Add("kind", "required field is missing");
     return;
   }
-  const KindInfo* info = FindKind(api_version, kind);
+  // What the REST API served under /api/v1 ("v1" Node) is the native kind.
+  const KindInfo* info = FindKind(IsServedCoreForm(document) ? kApiVersion : api_version, kind);
   if (info == nullptr) {
     out.errors.Add("kind", UnknownKindMessage(api_version, kind));
     return;

@@ -26,7 +26,9 @@ std::vector<std::string_view> SplitPath(std::string_view path) {
 }
 
 // The verbs every served kind answers to, as discovery lists them.
-nlohmann::json ResourceVerbs() { return {"create", "delete", "get", "list", "update", "watch"}; }
+nlohmann::json ResourceVerbs() {
+  return {"create", "delete", "get", "list", "patch", "update", "watch"};
+}
 
 }  // namespace
 
@@ -123,8 +125,11 @@ Result<ResourcePath> ParseResourcePath(std::string_view path) {
   if (segments.size() > next + 1) result.name = std::string(segments[next + 1]);
   if (segments.size() > next + 2) {
     std::string_view subresource = segments[next + 2];
-    bool pod_only = subresource == "log" || subresource == "checkpoint";
-    if (subresource != "status" && !(pod_only && result.type->kind == "Pod")) {
+    bool pod_only =
+        subresource == "log" || subresource == "checkpoint" || subresource == "eviction";
+    // "scale" is parsed so that the API can say why it has none.
+    if (subresource != "status" && subresource != "scale" &&
+        !(pod_only && result.type->kind == "Pod")) {
       return not_found();
     }
     result.subresource = std::string(subresource);
@@ -163,7 +168,17 @@ std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
                            {"singularName", ""},
                            {"namespaced", type.namespaced},
                            {"kind", type.kind},
-                           {"verbs", {"get", "update"}}});
+                           {"verbs", {"get", "patch", "update"}}});
+    }
+    if (type.kind == "Pod") {
+      // kubectl drain evicts through it when discovery lists it with its group and version.
+      resources.push_back({{"name", "pods/eviction"},
+                           {"singularName", ""},
+                           {"namespaced", true},
+                           {"group", "policy"},
+                           {"version", "v1"},
+                           {"kind", "Eviction"},
+                           {"verbs", {"create"}}});
     }
   }
   if (resources.empty()) return std::nullopt;

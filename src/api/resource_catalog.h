@@ -52,7 +52,9 @@ struct ResourcePath {
   const ResourceType* type = nullptr;
   std::optional<std::string> namespace_name;  // nullopt: every namespace, or cluster-scoped
   std::string name;                           // empty: the collection
-  std::string subresource;                    // "status", "log" or "checkpoint" (pods), or empty
+  // "status", "scale" (which the API refuses), "log", "checkpoint" or "eviction" (pods), or
+  // empty.
+  std::string subresource;
 };
 
 // Parses a request path. Returns NotFound naming the path when it names no served resource

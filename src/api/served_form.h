@@ -1,0 +1,23 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+namespace strata::api {
+
+// How the REST API serves native objects of the core group (Pod, Node, Event, under /api/v1):
+// with apiVersion "v1", as Kubernetes clients expect of what /api/v1 returns (kubectl decodes a
+// Node into its own v1 Node type before it cordons it), and otherwise in strata's form (a pod's
+// spec.template, a node's status.gpus). The store keeps them as strata.dev/v1alpha1; every other
+// kind is served as stored. Pure; thread-safe.
+
+// Rewrites `body`, a native object as stored, into its served form. A body of another kind, or
+// that is not an object, is left as it is.
+void ToServedForm(nlohmann::json& body);
+
+// Whether `document` is a native object in its served form under the core group: apiVersion
+// "v1" and kind Node or Event, or kind Pod with a spec.template. Kubernetes' own v1 Pod (its
+// spec.containers, never a template) is a compatible kind. The decoder reads such a document as
+// the native kind, so that what a client read it may write back.
+bool IsServedCoreForm(const nlohmann::json& document);
+
+}  // namespace strata::api
