@@ -46,6 +46,9 @@ inline constexpr char kPyTorchJobUidAnnotation[] = "strata.dev/pytorchjob-uid";
 inline constexpr char kStopRequestedAnnotation[] = "strata.dev/stop-requested";
 inline constexpr char kStopMessageAnnotation[] = "strata.dev/stop-message";
 inline constexpr std::string_view kStopPreempted = "Preempted";
+// An eviction (pods/eviction, what kubectl drain sends) stopped it: its job is requeued whole
+// as after a preemption, without counting one; its service replica is replaced.
+inline constexpr std::string_view kStopEvicted = "Evicted";
 inline constexpr std::string_view kStopGroupRestart = "GroupRestart";
 inline constexpr std::string_view kStopJobFailed = "JobFailed";
 inline constexpr std::string_view kStopJobFinished = "JobFinished";

@@ -167,6 +167,19 @@ Status JobController::ReconcileJob(const cluster::Stored<api::Job>& job, const P
       status.SetCondition("Running", "False", "Preempted", status.message, now);
       writer.Event("Normal", "Requeued", status.message);
     }
+  } else if (AnyStopped(pods, api::kStopEvicted)) {
+    // A drained node's pods: the job runs again elsewhere, as after a preemption, and neither a
+    // restart nor a preemption is counted.
+    stop_reason = api::kStopEvicted;
+    stop_message = "a pod of the job was evicted from its node";
+    if (all_terminal) {
+      drop_run = true;
+      status.phase = api::JobPhase::kPending;
+      status.reason = "Evicted";
+      status.message = "every pod stopped after an eviction; waiting to be scheduled again";
+      status.SetCondition("Running", "False", "Evicted", status.message, now);
+      writer.Event("Normal", "Requeued", status.message);
+    }
   } else if (failure != nullptr || AnyStopped(pods, api::kStopGroupRestart)) {
     const bool restarting = AnyStopped(pods, api::kStopGroupRestart);
     if (!restarting && status.restart_count >= spec.max_restarts) {
@@ -241,8 +254,9 @@ Status JobController::ReconcileJob(const cluster::Stored<api::Job>& job, const P
   }
   // Pods of a run given up: stopped, then deleted once terminal. Their stop reason is the one
   // the run was given up for.
-  const std::string_view stale_reason =
-      status.reason == "Preempted" ? api::kStopPreempted : api::kStopGroupRestart;
+  const std::string_view stale_reason = status.reason == "Preempted" ? api::kStopPreempted
+                                        : status.reason == "Evicted" ? api::kStopEvicted
+                                                                     : api::kStopGroupRestart;
   for (const auto& pod : stale) {
     if (api::PodTerminal(pod.value)) {
       writer.Delete(pod);

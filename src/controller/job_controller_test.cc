@@ -179,5 +179,39 @@ TEST(JobControllerTest, StopsAndThenDeletesThePodsOfADeletedJob) {
   EXPECT_THAT(cluster.Pods(), SizeIs(0));
 }
 
+TEST(JobControllerTest, AnEvictionRequeuesTheWholeJobOffItsNodeWithoutCountingARestart) {
+  TestCluster cluster;
+  StartTrainJob(cluster);
+  cluster.AddNode("node-c", 8);
+  // kubectl drain node-a: the node is cordoned, then its pod evicted.
+  store::Object node_a = *cluster.store->Get({"Node", "", "node-a"});
+  node_a.body["spec"]["unschedulable"] = true;
+  ASSERT_TRUE(cluster.store->Update(node_a).has_value());
+  std::string on_a;
+  for (const api::Pod& pod : cluster.JobPods("train")) {
+    if (pod.spec.node_name == "node-a") on_a = pod.metadata.name;
+  }
+  ASSERT_FALSE(on_a.empty());
+  cluster.UpdatePod(
+      on_a, [](api::Pod& pod) { RequestStop(pod, api::kStopEvicted, "evicted from node node-a"); });
+  cluster.Reconcile(1);
+  for (const api::Pod& pod : cluster.JobPods("train")) {
+    EXPECT_EQ(api::StopRequested(pod), api::kStopEvicted) << pod.metadata.name;
+  }
+
+  cluster.StopMarkedPods();
+  cluster.Reconcile(3);
+  api::JobStatus requeued = cluster.Job("train");
+  EXPECT_EQ(requeued.restart_count, 0);
+  EXPECT_EQ(requeued.preemption_count, 0);
+  std::vector<api::Pod> pods = cluster.JobPods("train");
+  ASSERT_THAT(pods, SizeIs(2));
+  for (const api::Pod& pod : pods) {
+    EXPECT_NE(pod.spec.node_name, "node-a") << pod.metadata.name;
+    EXPECT_EQ(api::StopRequested(pod), "") << pod.metadata.name;
+  }
+  EXPECT_THAT(EventReasons(cluster, "train"), ::testing::Contains("Requeued"));
+}
+
 }  // namespace
 }  // namespace strata::controller
