@@ -184,8 +184,15 @@ TEST_F(NodeAccessTest, ACredentialWritesOnlyItsPodsStatusAndItsNodesStatus) {
         Attempt{"DELETE", "/api/v1/namespaces/default/pods/mine", ""},
         Attempt{"POST", "/api/v1/namespaces/default/pods", PodManifest("extra", "agent-1")},
         Attempt{"PUT", "/api/v1/nodes/agent-2/status", node->dump()},
-        Attempt{"POST", "/apis/strata.dev/v1alpha1/apply", PodManifest("extra", "agent-1")}}) {
-    auto denied = agent->Call(attempt.method, attempt.path, attempt.body, "application/json");
+        Attempt{"POST", "/apis/strata.dev/v1alpha1/apply", PodManifest("extra", "agent-1")},
+        // An agent writes whole statuses: no patch, not even of its own objects, nor eviction.
+        Attempt{"PATCH", "/api/v1/namespaces/default/pods/mine/status", status.dump()},
+        Attempt{"PATCH", "/api/v1/namespaces/default/pods/mine", R"({"metadata": {}})"},
+        Attempt{"PATCH", "/api/v1/nodes/agent-1/status", status.dump()},
+        Attempt{"POST", "/api/v1/namespaces/default/pods/mine/eviction", "{}"}}) {
+    const bool patch = std::string_view(attempt.method) == "PATCH";
+    auto denied = agent->Call(attempt.method, attempt.path, attempt.body,
+                              patch ? "application/merge-patch+json" : "application/json");
     ASSERT_FALSE(denied) << attempt.method << " " << attempt.path;
     EXPECT_EQ(denied.error().code(), StatusCode::kPermissionDenied)
         << attempt.method << " " << attempt.path;

@@ -1,7 +1,8 @@
-// The REST API's object verbs: list, watch, get, create, replace, delete and apply.
+// The REST API's object verbs: list, watch, get, create, replace, patch, delete and apply.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -9,8 +10,11 @@
 #include "api/api_status.h"
 #include "api/manifest.h"
 #include "api/pod_contract.h"
+#include "api/served_form.h"
+#include "common/json_member.h"
 #include "server/list_pages.h"
 #include "server/object_codec.h"
+#include "server/object_patch.h"
 #include "server/rest_api.h"
 #include "server/watch_stream.h"
 
@@ -32,53 +36,73 @@ Result<int64_t> ParseVersion(const std::string& text, std::string_view field) {
   return value;
 }
 
-struct Selected {
-  store::Selection selection;
-  std::optional<std::string> name;
-  std::optional<std::string> node_name;  // pods only: spec.nodeName
+// One term of a fieldSelector on a field of the object's body: FIELD=VALUE (or ==) or
+// FIELD!=VALUE. A field that is absent reads as "".
+struct FieldTerm {
+  nlohmann::json::json_pointer field;
+  std::string value;
+  bool equal = true;
 
-  bool Matches(const store::Object& object) const {
-    if (name && object.key.name != *name) return false;
-    if (node_name && object.body.value(nlohmann::json::json_pointer("/spec/nodeName"),
-                                       std::string()) != *node_name) {
-      return false;
-    }
-    return true;
+  bool Matches(const nlohmann::json& body) const {
+    const nlohmann::json* at = body.contains(field) ? &body.at(field) : nullptr;
+    const bool same = at != nullptr && at->is_string() ? at->get_ref<const std::string&>() == value
+                                                       : value.empty();
+    return same == equal;
   }
 };
 
-// Reads `fieldSelector`: metadata.name, metadata.namespace and, for pods, spec.nodeName, joined
-// by ','.
+struct Selected {
+  store::Selection selection;
+  std::optional<std::string> name;
+  std::vector<FieldTerm> terms;
+
+  bool Matches(const store::Object& object) const {
+    if (name && object.key.name != *name) return false;
+    return std::all_of(terms.begin(), terms.end(),
+                       [&](const FieldTerm& term) { return term.Matches(object.body); });
+  }
+};
+
+// Reads `fieldSelector`: terms joined by ',' on metadata.name, metadata.namespace and, for pods,
+// spec.nodeName and status.phase (what kubectl describe node and kubectl drain select by), each
+// with =, == or !=.
 Status ApplyFieldSelector(const std::string& text, const api::ResourceType& type, Selected* out) {
+  const bool pod = type.kind == "Pod";
   size_t start = 0;
   while (start < text.size()) {
     size_t comma = text.find(',', start);
     if (comma == std::string::npos) comma = text.size();
-    std::string term = text.substr(start, comma - start);
-    size_t eq = term.find('=');
-    size_t value_start =
-        eq == std::string::npos ? std::string::npos : term.find_first_not_of('=', eq);
-    std::string field = term.substr(0, eq);
-    std::string value = value_start == std::string::npos ? "" : term.substr(value_start);
+    const std::string term = text.substr(start, comma - start);
+    start = comma + 1;
+    const size_t not_equal = term.find("!=");
+    const size_t eq = not_equal != std::string::npos ? not_equal : term.find('=');
+    const size_t value_start =
+        eq == std::string::npos ? std::string::npos : term.find_first_not_of("!=", eq);
+    const std::string field = term.substr(0, eq);
+    const std::string value = value_start == std::string::npos ? "" : term.substr(value_start);
     if (value.empty()) {
-      return InvalidArgumentError("fieldSelector: expected FIELD=VALUE, got \"" + term + "\"");
+      return InvalidArgumentError("fieldSelector: expected FIELD=VALUE or FIELD!=VALUE, got \"" +
+                                  term + "\"");
     }
-    if (field == "metadata.name") {
+    const bool equal = not_equal == std::string::npos;
+    if (field == "metadata.namespace" && !type.namespaced) {
+      return InvalidArgumentError("fieldSelector: " + std::string(type.plural) +
+                                  " are cluster-scoped");
+    }
+    if (field == "metadata.name" && equal) {
       out->name = value;
-    } else if (field == "metadata.namespace") {
-      if (!type.namespaced) {
-        return InvalidArgumentError("fieldSelector: " + std::string(type.plural) +
-                                    " are cluster-scoped");
-      }
+    } else if (field == "metadata.namespace" && equal) {
       out->selection.namespace_name = value;
-    } else if (field == "spec.nodeName" && type.kind == "Pod") {
-      out->node_name = value;
+    } else if (field == "metadata.name" || field == "metadata.namespace" ||
+               (pod && (field == "spec.nodeName" || field == "status.phase"))) {
+      std::string pointer = "/" + field;
+      std::replace(pointer.begin(), pointer.end(), '.', '/');
+      out->terms.push_back({nlohmann::json::json_pointer(pointer), value, equal});
     } else {
       return InvalidArgumentError("fieldSelector: field \"" + field +
-                                  "\" is not supported (metadata.name, " + "metadata.namespace" +
-                                  (type.kind == "Pod" ? ", spec.nodeName" : "") + " are)");
+                                  "\" is not supported (metadata.name, metadata.namespace" +
+                                  (pod ? ", spec.nodeName, status.phase" : "") + " are)");
     }
-    start = comma + 1;
   }
   return Status::Ok();
 }
@@ -128,6 +152,70 @@ Result<store::Object> DecodeSingle(const api::ResourcePath& path, const std::str
   return ToStoreObject(objects[0]);
 }
 
+// The metadata.resourceVersion of a request's object, null when it has none.
+const nlohmann::json& ResourceVersionOf(const nlohmann::json& object) {
+  return MemberOrNull(MemberOrNull(object, "metadata"), "resourceVersion");
+}
+
+// The object a PUT (or a patched object) replaces the one at `path` with.
+Result<store::Object> DecodeReplacement(const api::ResourcePath& path, const std::string& body) {
+  ASSIGN_OR_RETURN(store::Object replacement, DecodeSingle(path, body));
+  if (replacement.key.name != path.name) {
+    return Err(InvalidArgumentError("metadata.name: \"" + replacement.key.name +
+                                    "\" does not match the name in the request path \"" +
+                                    path.name + "\""));
+  }
+  return replacement;
+}
+
+// Writes `write` over `current`, the object as read, as a PUT does: the stored status is carried
+// over, and without the client's resourceVersion the version read guards it.
+Result<store::Object> UpdateOver(store::Store& store, const store::Object& current,
+                                 store::Object write) {
+  CarryStatus(current, write);
+  if (write.resource_version == 0) write.resource_version = current.resource_version;
+  return store.Update(std::move(write));
+}
+
+// Writes `document`, a whole object (a patched one), over `current` as a PUT of it would.
+Result<store::Object> UpdateWithDocument(store::Store& store, const api::ResourcePath& path,
+                                         const store::Object& current,
+                                         const nlohmann::json& document) {
+  ASSIGN_OR_RETURN(store::Object replacement, DecodeReplacement(path, document.dump()));
+  return UpdateOver(store, current, std::move(replacement));
+}
+
+// Writes the status subresource: `request`'s status over `current`, the object as read, and for
+// a pod its annotations too (its agent records start, finish and checkpoint times with its
+// status). `request`'s resourceVersion, when it has one, is the precondition.
+Result<store::Object> UpdateStatus(store::Store& store, const api::ResourcePath& path,
+                                   const store::Object& current, const nlohmann::json& request) {
+  if (!request.is_object() || !request.contains("status")) {
+    return Err(InvalidArgumentError("request body: expected a JSON object with a status field"));
+  }
+  nlohmann::json document = current.body;
+  document["status"] = request["status"];
+  const nlohmann::json annotations =
+      request.value(nlohmann::json::json_pointer("/metadata/annotations"), nlohmann::json());
+  if (path.type->kind == "Pod" && annotations.is_object()) {
+    document["metadata"]["annotations"] = annotations;
+  }
+  const nlohmann::json& version = ResourceVersionOf(request);
+  document["metadata"]["resourceVersion"] =
+      version.is_null() || version == "" ? nlohmann::json(std::to_string(current.resource_version))
+                                         : version;
+  Result<api::Object> decoded = api::DecodeObject(document);
+  if (!decoded) return Err(decoded.error());
+  ASSIGN_OR_RETURN(store::Object write, ToStoreObject(*decoded));
+  return store.Update(std::move(write));
+}
+
+// A reply with the object `body` (as stored) in the form the API serves it.
+ApiReply ServedReply(int code, nlohmann::json body) {
+  api::ToServedForm(body);
+  return JsonReply(code, body);
+}
+
 }  // namespace
 
 // Kubernetes' chunked lists: `limit` cuts the list into pages and `continue` asks for the next.
@@ -153,7 +241,10 @@ Result<ApiReply> RestApi::List(const api::ResourcePath& path, const Query& query
   const int64_t version = after ? after->first_page_version : listed.resource_version;
   ListPage page = CutPage(std::move(matching), after, limit, version);
   nlohmann::json items = nlohmann::json::array();
-  for (store::Object& object : page.items) items.push_back(std::move(object.body));
+  for (store::Object& object : page.items) {
+    api::ToServedForm(object.body);
+    items.push_back(std::move(object.body));
+  }
   nlohmann::json metadata = {{"resourceVersion", std::to_string(version)}};
   if (page.next) {
     metadata["continue"] = EncodeContinue(*page.next);
@@ -183,13 +274,18 @@ Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& quer
   store::WatchOptions watch;
   watch.selection = selected.selection;
   std::string version = query.count("resourceVersion") ? query.at("resourceVersion") : "";
-  if (version.empty() || version == "0") {
+  // Kubernetes' watch-list: the current state, which is not older than any version asked for,
+  // then a bookmark that says so.
+  const bool send_initial_events =
+      query.count("sendInitialEvents") != 0 && query.at("sendInitialEvents") == "true";
+  if (version.empty() || version == "0" || send_initial_events) {
     // Kubernetes' "any version": the current state as ADDED events, then every change.
     ASSIGN_OR_RETURN(store::ListResult listed, store_.List(selected.selection));
     for (store::Object& object : listed.items) {
       if (selected.Matches(object)) stream.initial.push_back(std::move(object));
     }
     watch.from_version = listed.resource_version;
+    if (send_initial_events) stream.initial_version = listed.resource_version;
   } else {
     ASSIGN_OR_RETURN(watch.from_version, ParseVersion(version, "resourceVersion"));
   }
@@ -211,32 +307,23 @@ Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& quer
 
 Result<ApiReply> RestApi::GetObject(const api::ResourcePath& path) {
   ASSIGN_OR_RETURN(store::Object object, store_.Get(KeyOf(path)));
-  return JsonReply(200, object.body);
+  return ServedReply(200, std::move(object.body));
 }
 
 Result<ApiReply> RestApi::Create(const api::ResourcePath& path, const std::string& body) {
   ASSIGN_OR_RETURN(store::Object object, DecodeSingle(path, body));
   DropOwnedStatus(object);
   ASSIGN_OR_RETURN(store::Object created, store_.Create(std::move(object)));
-  return JsonReply(201, created.body);
+  return ServedReply(201, std::move(created.body));
 }
 
 Result<ApiReply> RestApi::Replace(const api::ResourcePath& path, const std::string& body) {
-  ASSIGN_OR_RETURN(store::Object replacement, DecodeSingle(path, body));
-  if (replacement.key.name != path.name) {
-    return Err(InvalidArgumentError("metadata.name: \"" + replacement.key.name +
-                                    "\" does not match the name in the request path \"" +
-                                    path.name + "\""));
-  }
-  bool client_precondition = replacement.resource_version != 0;
+  ASSIGN_OR_RETURN(store::Object replacement, DecodeReplacement(path, body));
+  const bool client_precondition = replacement.resource_version != 0;
   for (int attempt = 0;; ++attempt) {
     ASSIGN_OR_RETURN(store::Object current, store_.Get(replacement.key));
-    store::Object write = replacement;
-    CarryStatus(current, write);
-    // Without the client's precondition, the version read guards the carried status.
-    if (!client_precondition) write.resource_version = current.resource_version;
-    Result<store::Object> updated = store_.Update(std::move(write));
-    if (updated) return JsonReply(200, updated->body);
+    Result<store::Object> updated = UpdateOver(store_, current, replacement);
+    if (updated) return ServedReply(200, std::move(updated->body));
     if (updated.error().code() != StatusCode::kConflict || client_precondition ||
         attempt + 1 == kWriteAttempts) {
       return Err(updated.error());
@@ -246,27 +333,36 @@ Result<ApiReply> RestApi::Replace(const api::ResourcePath& path, const std::stri
 
 Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path, const std::string& body) {
   nlohmann::json request = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!request.is_object() || !request.contains("status")) {
-    return Err(InvalidArgumentError("request body: expected a JSON object with a status field"));
-  }
   ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
-  nlohmann::json document = current.body;
-  document["status"] = request["status"];
-  // A pod's agent records start, finish and checkpoint times as annotations with its status.
-  const nlohmann::json annotations =
-      request.value(nlohmann::json::json_pointer("/metadata/annotations"), nlohmann::json());
-  if (path.type->kind == "Pod" && annotations.is_object()) {
-    document["metadata"]["annotations"] = annotations;
+  ASSIGN_OR_RETURN(store::Object updated, UpdateStatus(store_, path, current, request));
+  return ServedReply(200, std::move(updated.body));
+}
+
+// Kubernetes' PATCH: the patch is applied to the object as served, and the result is written as
+// a PUT of it would be (of the object, or of its status subresource), through the same decoding
+// and validation. The resourceVersion the result holds is the write's precondition: the one
+// read, unless the patch gave its own.
+Result<ApiReply> RestApi::Patch(const api::ResourcePath& path, const net::HttpRequest& request) {
+  const std::string_view kind = path.type->kind;
+  ASSIGN_OR_RETURN(PatchType type, PatchTypeFor(request.Header("Content-Type"), kind));
+  for (int attempt = 0;; ++attempt) {
+    ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
+    nlohmann::json served = current.body;
+    api::ToServedForm(served);
+    ASSIGN_OR_RETURN(nlohmann::json patched, ApplyPatch(type, kind, served, request.body));
+    Result<store::Object> updated = path.subresource == "status"
+                                        ? UpdateStatus(store_, path, current, patched)
+                                        : UpdateWithDocument(store_, path, current, patched);
+    if (updated) return ServedReply(200, std::move(updated->body));
+    // A write that raced another one is patched again over what that one wrote; a stale
+    // resourceVersion that the patch gave is the client's conflict.
+    const bool own_precondition =
+        ResourceVersionOf(patched) != nlohmann::json(std::to_string(current.resource_version));
+    if (updated.error().code() != StatusCode::kConflict || own_precondition ||
+        attempt + 1 == kWriteAttempts) {
+      return Err(updated.error());
+    }
   }
-  std::string version =
-      request.value(nlohmann::json::json_pointer("/metadata/resourceVersion"), std::string());
-  document["metadata"]["resourceVersion"] =
-      version.empty() ? std::to_string(current.resource_version) : version;
-  Result<api::Object> decoded = api::DecodeObject(document);
-  if (!decoded) return Err(decoded.error());
-  ASSIGN_OR_RETURN(store::Object write, ToStoreObject(*decoded));
-  ASSIGN_OR_RETURN(store::Object updated, store_.Update(std::move(write)));
-  return JsonReply(200, updated.body);
 }
 
 Result<ApiReply> RestApi::RecordCheckpoint(const api::ResourcePath& path) {
@@ -276,7 +372,7 @@ Result<ApiReply> RestApi::RecordCheckpoint(const api::ResourcePath& path) {
     store::Object write = current;
     write.body["metadata"]["annotations"][api::kLastCheckpointAnnotation] = now;
     Result<store::Object> updated = store_.Update(std::move(write));
-    if (updated) return JsonReply(200, updated->body);
+    if (updated) return ServedReply(200, std::move(updated->body));
     if (updated.error().code() != StatusCode::kConflict || attempt + 1 == kWriteAttempts) {
       return Err(updated.error());
     }
@@ -293,7 +389,7 @@ Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& que
   if (deleted.key.kind == "Node" && options_.node_leases != nullptr) {
     options_.node_leases->Forget(deleted.key.name);
   }
-  return JsonReply(200, deleted.body);
+  return ServedReply(200, std::move(deleted.body));
 }
 
 Result<ApiReply> RestApi::Apply(const std::string& body, const Query& query) {

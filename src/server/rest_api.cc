@@ -9,6 +9,7 @@
 
 #include "api/api_status.h"
 #include "api/node_lease.h"
+#include "api/openapi_document.h"
 #include "cluster/indexes.h"
 
 namespace strata::server {
@@ -151,6 +152,15 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     std::string group_version = path == "/api/v1" ? "v1" : "strata.dev/v1alpha1";
     return JsonReply(200, *api::ApiResourceList(group_version));
   }
+  if (path == "/openapi/v3" || path.starts_with("/openapi/v3/")) {
+    *verb = "discovery";
+    RETURN_IF_ERROR(only_get());
+    if (path == "/openapi/v3") return JsonReply(200, api::OpenApiV3Index());
+    const nlohmann::json* document = api::OpenApiV3Document(
+        std::string_view(path).substr(std::string_view("/openapi/v3/").size()));
+    if (document == nullptr) return Err(NotFoundError("no OpenAPI document at " + path));
+    return JsonReply(200, *document);
+  }
   if (path == "/metrics") {
     *verb = "metrics";
     RETURN_IF_ERROR(only_get());
@@ -176,13 +186,29 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     if (method != "POST") return Err(UnimplementedError("a checkpoint is reported with POST"));
     return RecordCheckpoint(resource);
   }
+  if (resource.subresource == "scale") {
+    // What kubectl scale patches. Not served (discovery lists none): a Job's replicas are its
+    // gang, one world size for the whole run; a Service's replicas are its autoscaler's.
+    *verb = "scale";
+    return Err(NotFoundError(
+        std::string(resource.type->plural) +
+        " have no scale subresource in strata: a Job's spec.replicas is the size of its gang, "
+        "fixed while it runs, and a Service is scaled by its autoscaler between "
+        "spec.minReplicas and spec.maxReplicas (change those with kubectl patch --type merge)"));
+  }
+  if (resource.subresource == "eviction") {
+    *verb = "evict";
+    if (method != "POST") return Err(UnimplementedError("an eviction is created with POST"));
+    return Evict(resource, request.body);
+  }
   if (!resource.subresource.empty()) {
-    *verb = "update";
+    *verb = method == "PATCH" ? "patch" : "update";
     if (resource.type->kind != "Pod" && resource.type->kind != "Node") {
       return Err(NotFoundError(std::string(resource.type->plural) + " have no status subresource"));
     }
     if (method == "GET") return GetObject(resource);
     if (method == "PUT") return ReplaceStatus(resource, request.body);
+    if (method == "PATCH") return Patch(resource, request);
     return Err(UnimplementedError("method " + method + " is not allowed on " + path));
   }
   bool watch =
@@ -206,12 +232,15 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     *verb = "update";
     return Replace(resource, request.body);
   }
+  if (method == "PATCH") {
+    *verb = "patch";
+    return Patch(resource, request);
+  }
   if (method == "DELETE") {
     *verb = "delete";
     return Delete(resource, query);
   }
-  return Err(UnimplementedError("method " + method +
-                                " is not supported; use PUT with the whole object (strata apply)"));
+  return Err(UnimplementedError("method " + method + " is not allowed on " + path));
 }
 
 net::HttpResponse RestApi::Metrics(const Query& query) {

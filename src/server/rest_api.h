@@ -45,17 +45,20 @@ struct RestApiOptions {
 };
 
 // The control plane's REST API over a Store, following the Kubernetes API conventions (see
-// DESIGN.md "API conventions"): discovery (/api, /apis, /version, per-group resource lists),
-// list / get / create (POST) / update (PUT, optimistic concurrency on resourceVersion) /
+// DESIGN.md "API conventions"): discovery (/api, /apis, /version, per-group resource lists,
+// and the OpenAPI v3 documents at /openapi/v3: api/openapi_document.h),
+// list / get / create (POST) / update (PUT, optimistic concurrency on resourceVersion) / patch
+// (PATCH: merge, JSON and, for the core kinds, strategic merge patches; object_patch.h) /
 // delete / watch per kind, the status subresource of pods and nodes (for a pod it also takes
 // metadata.annotations, where its agent records start, finish and checkpoint times), pods' logs
-// (PodLogs), nodes' Leases (get and renew, in memory: NodeLease), and
+// (PodLogs), pods' evictions (Evict), nodes' Leases (get and renew, in memory: NodeLease), and
 // POST /apis/strata.dev/v1alpha1/apply, which creates or updates every object of a
 // multi-document body (native or compatible kinds), one object at a time in the documents'
 // order (the store has no transaction across objects): a write that fails names the documents
 // applied before it, and applying the body again finishes the rest. Request bodies are decoded
-// and validated by the api module first; errors are Kubernetes Status objects naming the field,
-// and a body that does not decode writes nothing. /metrics serves the registry in Prometheus
+// and validated by the api module first (a patch's result too); errors are Kubernetes Status
+// objects naming the field, and a body that does not decode writes nothing. Objects are served in
+// api::ToServedForm (the core kinds as apiVersion v1). /metrics serves the registry in Prometheus
 // text, with the cluster's state kept from the control plane's cache (ClusterMetrics);
 // /healthz answers "ok". Node agents join at NodeAccess::kJoinPath with a
 // join token and then act with a node credential that NodeAccess limits to their own node.
@@ -96,6 +99,16 @@ class RestApi {
   Result<ApiReply> Create(const api::ResourcePath& path, const std::string& body);
   Result<ApiReply> Replace(const api::ResourcePath& path, const std::string& body);
   Result<ApiReply> ReplaceStatus(const api::ResourcePath& path, const std::string& body);
+  // Applies the request's patch (its Content-Type names the type) to the object, or to its
+  // status subresource, and writes the result as Replace or ReplaceStatus would; a concurrent
+  // write is patched over again, a stale resourceVersion in the patch is Conflict.
+  Result<ApiReply> Patch(const api::ResourcePath& path, const net::HttpRequest& request);
+  // POST pods/NAME/eviction (policy/v1 Eviction, what kubectl drain sends): a pod of a Job or a
+  // Service is stopped with the reason api::kStopEvicted (its job is requeued whole, its replica
+  // replaced, each placed again on schedulable nodes) and deleted by its controller once its
+  // processes ended; a standalone or finished pod is deleted. The Eviction's deleteOptions are
+  // accepted; the grace the processes get is the node agent's (--stop-grace).
+  Result<ApiReply> Evict(const api::ResourcePath& path, const std::string& body);
   // A worker of the pod wrote a checkpoint now: the pod's last-checkpoint annotation (what
   // preemption cost reads) moves to the API's clock time.
   Result<ApiReply> RecordCheckpoint(const api::ResourcePath& path);

@@ -520,14 +520,68 @@ TEST_F(RestApiTest, MetricsOfSomeFamiliesRunOnlyTheCollectorsThatProduceThem) {
   EXPECT_EQ(runs, 2);
 }
 
+TEST_F(RestApiTest, PodsAreSelectedByNodeAndPhaseAsKubectlDescribeNodeAsks) {
+  Start();
+  for (const char* pod : {"a", "b"}) {
+    auto created = client_->Call(
+        "POST", "/api/v1/namespaces/default/pods",
+        std::string(R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": ")") + pod +
+            R"("}, "spec": {"nodeName": "n1", "template": {"command": ["true"]}}})",
+        "application/json");
+    ASSERT_TRUE(created) << created.error().ToString();
+  }
+  ASSERT_TRUE(client_->Call("PUT", "/api/v1/namespaces/default/pods/b/status",
+                            R"({"status": {"phase": "Succeeded"}})", "application/json"));
+  auto listed = client_->Get(
+      "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1%2Cstatus.phase%21%3DSucceeded%2C"
+      "status.phase%21%3DFailed");
+  ASSERT_TRUE(listed) << listed.error().ToString();
+  ASSERT_EQ((*listed)["items"].size(), 1u);
+  EXPECT_EQ((*listed)["items"][0]["metadata"]["name"], "a");
+  auto other_node = client_->Get("/api/v1/pods?fieldSelector=spec.nodeName!%3Dn1");
+  ASSERT_TRUE(other_node);
+  EXPECT_TRUE((*other_node)["items"].empty());
+  auto not_a_pod_field = client_->Get("/api/v1/nodes?fieldSelector=status.phase%3DRunning");
+  ASSERT_FALSE(not_a_pod_field);
+  EXPECT_THAT(not_a_pod_field.error().message(), HasSubstr("\"status.phase\" is not supported"));
+}
+
+TEST_F(RestApiTest, AWatchListEndsTheCurrentStateWithTheInitialEventsEndBookmark) {
+  Start();
+  std::string collection = "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs";
+  auto created = Post(collection, kJob);
+  ASSERT_TRUE(created);
+  // client-go's reflectors (kubectl wait) ask for the state and the changes in one stream, from
+  // a version they knew, and read on until this bookmark.
+  std::vector<nlohmann::json> events;
+  Status watched = client_->Watch(collection +
+                                      "?watch=true&sendInitialEvents=true&allowWatchBookmarks=true"
+                                      "&resourceVersionMatch=NotOlderThan&resourceVersion=1",
+                                  [&](const nlohmann::json& event) {
+                                    events.push_back(event);
+                                    return events.size() < 2;
+                                  });
+  ASSERT_TRUE(watched.ok()) << watched.ToString();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["type"], "ADDED");
+  EXPECT_EQ(events[1]["type"], "BOOKMARK");
+  EXPECT_EQ(events[1]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+  EXPECT_EQ(events[1]["object"]["metadata"]["resourceVersion"],
+            (*created)["metadata"]["resourceVersion"]);
+}
+
 TEST_F(RestApiTest, UnknownPathsAndMethodsAreStatusErrors) {
   Start();
   auto unknown = client_->Get("/apis/strata.dev/v1alpha1/widgets");
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().code(), StatusCode::kNotFound);
-  auto patch = client_->Call("PATCH", "/apis/strata.dev/v1alpha1/queues/x", "{}");
-  ASSERT_FALSE(patch);
-  EXPECT_EQ(patch.error().code(), StatusCode::kUnimplemented);
+  auto options = client_->Call("OPTIONS", "/apis/strata.dev/v1alpha1/queues/x");
+  ASSERT_FALSE(options);
+  EXPECT_EQ(options.error().code(), StatusCode::kUnimplemented);
+  auto patch_collection = client_->Call("PATCH", "/apis/strata.dev/v1alpha1/queues", "{}",
+                                        "application/merge-patch+json");
+  ASSERT_FALSE(patch_collection);
+  EXPECT_EQ(patch_collection.error().code(), StatusCode::kUnimplemented);
   auto namespaced_node = client_->Get("/api/v1/namespaces/default/nodes");
   ASSERT_FALSE(namespaced_node);
   EXPECT_EQ(namespaced_node.error().code(), StatusCode::kNotFound);

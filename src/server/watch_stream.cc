@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/api_status.h"
+#include "api/served_form.h"
 
 namespace strata::server {
 
@@ -25,14 +26,20 @@ void WatchStream::SetWake(std::function<void()> wake) { watcher_->SetNotify(std:
 std::string WatchStream::EventLine(const store::WatchEvent& event) {
   nlohmann::json line = {{"type", store::WatchEventTypeName(event.type)},
                          {"object", event.object.body}};
+  api::ToServedForm(line["object"]);
   return line.dump() + "\n";
 }
 
-std::string WatchStream::BookmarkLine() const {
+std::string WatchStream::BookmarkLine(std::optional<int64_t> version,
+                                      bool initial_events_end) const {
   nlohmann::json object = {
       {"kind", options_.kind},
       {"apiVersion", options_.api_version},
-      {"metadata", {{"resourceVersion", std::to_string(watcher_->ProgressVersion())}}}};
+      {"metadata",
+       {{"resourceVersion", std::to_string(version.value_or(watcher_->ProgressVersion()))}}}};
+  if (initial_events_end) {
+    object["metadata"]["annotations"] = {{"k8s.io/initial-events-end", "true"}};
+  }
   return nlohmann::json{{"type", "BOOKMARK"}, {"object", std::move(object)}}.dump() + "\n";
 }
 
@@ -45,6 +52,7 @@ std::string WatchStream::Read(bool* finished) {
       out += EventLine({store::WatchEventType::kAdded, std::move(object)});
     }
     options_.initial.clear();
+    if (options_.initial_version) out += BookmarkLine(options_.initial_version, true);
   }
   while (true) {
     Result<std::optional<store::WatchEvent>> next = watcher_->TryNext();

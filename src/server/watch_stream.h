@@ -17,6 +17,10 @@ struct WatchStreamOptions {
   // Objects to report as ADDED before any change (a watch without a resourceVersion starts
   // with the current state, as in Kubernetes).
   std::vector<store::Object> initial;
+  // Kubernetes' watch-list (sendInitialEvents=true, what client-go's reflectors and kubectl
+  // wait ask for): after `initial`, a BOOKMARK at `initial_version` annotated
+  // k8s.io/initial-events-end, which tells the client it has the whole state.
+  std::optional<int64_t> initial_version;
   // Only the objects for which this is true (a fieldSelector); empty: every object selected.
   std::function<bool(const store::Object&)> matches;
   // Send a BOOKMARK with the progress version after `bookmark_interval` without output.
@@ -49,7 +53,10 @@ class WatchStream final : public ResponseStream {
   static std::string EventLine(const store::WatchEvent& event);
 
  private:
-  std::string BookmarkLine() const;
+  // A BOOKMARK at `version` (the watcher's progress when nullopt), with the initial-events-end
+  // annotation when `initial_events_end`.
+  std::string BookmarkLine(std::optional<int64_t> version = std::nullopt,
+                           bool initial_events_end = false) const;
 
   std::unique_ptr<store::Watcher> watcher_;
   WatchStreamOptions options_;
