@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Stock kubectl (v1.37, built by tools/kube/build.sh) and the official Kubernetes Python client
+# (Debian's python3-kubernetes) against a real `strata up` on a simulated cluster (3 nodes x 8
+# GPUs), each verb checked as a user would check it:
+#  - apply (client-side): created with the last-applied annotation, configured when the file
+#    changes (a label the file drops is removed, one `kubectl label` added is kept), unchanged
+#    when it does not;
+#  - label and annotate, on a strata Job and on a Node;
+#  - patch of each type: merge and JSON on a Job, strategic on a Node and a Pod (env merged by
+#    name); a strategic patch of a Job refused (merge is for strata's kinds, as for custom
+#    resources); a stale resourceVersion is a conflict; a patch whose result is not valid is
+#    refused naming the field, and changes nothing;
+#  - edit, with KUBE_EDITOR a script, of a Job and of a Node;
+#  - scale, which strata has no subresource for, fails saying why;
+#  - delete --all; wait --for=condition (a Node's Ready, a Job's Running) and --for=jsonpath;
+#  - describe node, with the node's pods (a fieldSelector on spec.nodeName and status.phase);
+#  - cordon and uncordon (spec.unschedulable), and drain: without --force it refuses pods with
+#    no controller reference, as for any pod; with --force each pod is evicted (pods/eviction), a
+#    Job's whole gang requeued and placed again off the drained node;
+#  - explain, from the OpenAPI documents generated from strata's field tables;
+#  - the Python client's strategic merge patch (typed and dynamic) and merge patch, its 409 on a
+#    stale resourceVersion and its 400 naming the field.
+# Skips (exit 77) only when kubectl or python3-kubernetes is not there.
+set -euo pipefail
+
+repo=${STRATA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+strata=${STRATA_BINARY_DIR:-$repo/build/release}/bin/strata
+# shellcheck source=../../tools/kube/cache_paths.sh
+source "$repo/tools/kube/cache_paths.sh"
+# shellcheck source=../kube/checks.sh
+source "$repo/tests/kube/checks.sh"
+# shellcheck source=../../tools/strata_up.sh
+source "$repo/tools/strata_up.sh"
+require_kube_binaries kubectl
+# Debian's package installs for the system interpreter, which a python3 earlier on PATH may not see.
+python=/usr/bin/python3
+if ! "$python" -c "import kubernetes" 2>/dev/null; then
+  echo "SKIP: python3-kubernetes is not installed (apt-get install python3-kubernetes)"
+  exit 77
+fi
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/kubectl_verbs_test.XXXXXX")
+up_pid=""
+cleanup() {
+  [[ -z $up_pid ]] || stop_gracefully "$up_pid"
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+"$strata" up --data-dir "$dir/data" --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 \
+  --simulate 3x8:H100-80GB --stop-grace 1 >"$dir/up.log" 2>&1 &
+up_pid=$!
+wait_for_strata_up "$dir/up.log" "$up_pid" || { cat "$dir/up.log"; exit 1; }
+
+cat >"$dir/kubeconfig" <<YAML
+apiVersion: v1
+kind: Config
+clusters: [{name: strata, cluster: {server: "$STRATA_API"}}]
+users: [{name: user, user: {}}]
+contexts: [{name: strata, context: {cluster: strata, user: user}}]
+current-context: strata
+YAML
+k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$dir/kubeconfig" --cache-dir "$dir/kube-cache" "$@"; }
+# jp KUBECTL-ARGS... JSONPATH: one field of what kubectl gets.
+jp() { k get "${@:1:$#-1}" -o "jsonpath=${*: -1}"; }
+# fails_saying TEXT COMMAND...: COMMAND fails and its output contains TEXT.
+fails_saying() {
+  local text=$1 out
+  shift
+  if out=$("$@" 2>&1); then
+    echo "  unexpectedly succeeded: $out"
+    return 1
+  fi
+  grep -qF -- "$text" <<<"$out" || { echo "  got: $out"; return 1; }
+}
+equals() { [[ $1 == "$2" ]] || { echo "  expected '$2', got '$1'"; return 1; }; }
+
+job_manifest() { # NAME PRIORITY LABELS COMMAND
+  cat <<YAML
+apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata:
+  name: $1
+  namespace: team-a
+  labels: {$3}
+spec:
+  replicas: 1
+  priority: $2
+  resources: {gpu: "8"}
+  template: {command: [sh, -c, "$4"]}
+YAML
+}
+
+# ---- apply ---------------------------------------------------------------------------------------
+job_manifest train 1 "team: a, stage: dev" "sleep 600" >"$dir/train.yaml"
+check "apply creates the Job" \
+  equals "$(k apply -f "$dir/train.yaml")" "job.strata.dev/train created"
+last_applied() { jp job train -n team-a \
+  '{.metadata.annotations.kubectl\.kubernetes\.io/last-applied-configuration}'; }
+check "with the last-applied annotation" grep -q '"priority":1' <<<"$(last_applied)"
+check "label adds a label" equals "$(k label job train -n team-a owner=ml)" \
+  "job.strata.dev/train labeled"
+job_manifest train 2 "team: a" "sleep 600" >"$dir/train.yaml"
+check "apply of a changed file configures it" \
+  equals "$(k apply -f "$dir/train.yaml")" "job.strata.dev/train configured"
+check "the spec changed" equals "$(jp job train -n team-a '{.spec.priority}')" 2
+check "the label the file dropped is gone, the one kubectl label added is kept" \
+  equals "$(jp job train -n team-a '{.metadata.labels}')" '{"owner":"ml","team":"a"}'
+check "apply of the same file changes nothing" \
+  equals "$(k apply -f "$dir/train.yaml")" "job.strata.dev/train unchanged"
+
+# ---- label, annotate -----------------------------------------------------------------------------
+check "annotate" equals "$(k annotate job train -n team-a note=hello)" \
+  "job.strata.dev/train annotated"
+check "the annotation is there" equals "$(jp job train -n team-a '{.metadata.annotations.note}')" \
+  hello
+check "label a node" equals "$(k label node sim-node-2 zone=z1)" "node/sim-node-2 labeled"
+check "unlabel a node" equals "$(k label node sim-node-2 zone-)" "node/sim-node-2 unlabeled"
+check "the node's label is gone" equals "$(jp node sim-node-2 '{.metadata.labels.zone}')" ""
+
+# ---- patch ---------------------------------------------------------------------------------------
+check "patch --type merge" equals \
+  "$(k patch job train -n team-a --type merge -p '{"spec": {"maxRestarts": 3}}')" \
+  "job.strata.dev/train patched"
+check "patch --type json" equals \
+  "$(k patch job train -n team-a --type json \
+    -p '[{"op": "test", "path": "/spec/maxRestarts", "value": 3},
+         {"op": "replace", "path": "/spec/maxRestarts", "value": 4}]')" \
+  "job.strata.dev/train patched"
+check "both patches are stored" equals "$(jp job train -n team-a '{.spec.maxRestarts}')" 4
+check "a JSON patch whose test fails names the operation" fails_saying \
+  'operation 0 (test "/spec/maxRestarts")' \
+  k patch job train -n team-a --type json -p '[{"op": "test", "path": "/spec/maxRestarts", "value": 9}]'
+check "patch (strategic) of a node" equals \
+  "$(k patch node sim-node-2 -p '{"metadata": {"labels": {"pool": "a"}}}')" "node/sim-node-2 patched"
+check "the node's label is there" equals "$(jp node sim-node-2 '{.metadata.labels.pool}')" a
+check "a strategic patch of a Job is refused, saying what to use" fails_saying \
+  "strategic merge patch is not supported for Job" \
+  k patch job train -n team-a -p '{"spec": {"priority": 3}}'
+version=$(jp job train -n team-a '{.metadata.resourceVersion}')
+k patch job train -n team-a --type merge -p '{"spec": {"priority": 5}}' >/dev/null
+check "a patch with a stale resourceVersion is a conflict" fails_saying "(Conflict)" \
+  k patch job train -n team-a --type merge \
+  -p "{\"metadata\": {\"resourceVersion\": \"$version\"}, \"spec\": {\"priority\": 6}}"
+check "so is a label with a stale --resource-version" fails_saying "(Conflict)" \
+  k label job train -n team-a extra=1 --resource-version "$version"
+check "an invalid patch is refused naming the field" fails_saying "spec.replicas" \
+  k patch job train -n team-a --type merge -p '{"spec": {"replicas": "three"}}'
+check "and changed nothing" equals "$(jp job train -n team-a '{.spec.priority}/{.spec.replicas}')" \
+  5/1
+
+# ---- edit ----------------------------------------------------------------------------------------
+cat >"$dir/editor.sh" <<'SH'
+#!/bin/sh
+# What a user does in the editor: one field changed, one label added.
+sed -i -e 's/^  priority: 5$/  priority: 7/' -e 's/^  labels:$/  labels:\n    edited: "yes"/' "$1"
+SH
+chmod +x "$dir/editor.sh"
+check "edit a Job" equals "$(KUBE_EDITOR=$dir/editor.sh k edit job train -n team-a)" \
+  "job.strata.dev/train edited"
+check "the edit is stored" equals \
+  "$(jp job train -n team-a '{.spec.priority}/{.metadata.labels.edited}')" 7/yes
+check "edit a Node" equals "$(KUBE_EDITOR=$dir/editor.sh k edit node sim-node-2)" \
+  "node/sim-node-2 edited"
+check "the node's edit is stored" equals "$(jp node sim-node-2 '{.metadata.labels.edited}')" yes
+
+# ---- scale, wait ---------------------------------------------------------------------------------
+check "scale says strata has no scale subresource, and why" fails_saying \
+  "jobs have no scale subresource in strata: a Job's spec.replicas is the size of its gang" \
+  k scale job train -n team-a --replicas 2
+check "wait for a node's Ready condition" \
+  k wait --for=condition=Ready node/sim-node-0 --timeout=30s
+check "wait for the Job's Running condition" \
+  k wait --for=condition=Running job/train -n team-a --timeout=60s
+check "wait for a jsonpath" \
+  k wait --for=jsonpath='{.status.phase}'=Running pod/train-worker-0 -n team-a --timeout=60s
+
+# ---- strategic patch of a pod, delete --all ------------------------------------------------------
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: probe, namespace: team-b}
+spec:
+  containers:
+    - name: main
+      image: busybox
+      command: [sleep, "600"]
+      env: [{name: A, value: "1"}]
+YAML
+check "patch a pod's env by name (strategic)" equals \
+  "$(k patch pod probe -n team-b -p '{"spec": {"template": {"env": [{"name": "B", "value": "2"}]}}}')" \
+  "pod/probe patched"
+check "env merged by name" equals "$(jp pod probe -n team-b '{.spec.template.env[*].name}')" "A B"
+for name in one two; do job_manifest "$name" 1 "" "sleep 600" | sed 's/team-a/team-b/' |
+  k apply -f - >/dev/null; done
+deleted() { echo "job.strata.dev \"$1\" deleted from team-b namespace"; }
+check "delete --all" equals "$(k delete jobs --all -n team-b | sort)" "$(deleted one; deleted two)"
+check "nothing left" equals "$(k get jobs -n team-b -o name)" ""
+
+# ---- the Python client ---------------------------------------------------------------------------
+check "the Python client's patches" "$python" "$repo/tests/kubectl/python_patch_check.py" \
+  "$STRATA_API"
+
+# ---- describe ------------------------------------------------------------------------------------
+train_node=$(jp pod train-worker-0 -n team-a '{.spec.nodeName}')
+check "describe node lists the node's pods" \
+  grep -q "team-a .*train-worker-0" <<<"$(k describe node "$train_node" 2>&1)"
+
+# ---- cordon, uncordon, drain ---------------------------------------------------------------------
+check "cordon" equals "$(k cordon sim-node-1)" "node/sim-node-1 cordoned"
+check "the node is unschedulable" equals "$(jp node sim-node-1 '{.spec.unschedulable}')" true
+check "uncordon" equals "$(k uncordon sim-node-1)" "node/sim-node-1 uncordoned"
+check "the node is schedulable again" equals "$(jp node sim-node-1 '{.spec.unschedulable}')" ""
+
+node=$(jp pod train-worker-0 -n team-a '{.spec.nodeName}')
+uid=$(jp pod train-worker-0 -n team-a '{.metadata.uid}')
+check "drain without --force refuses pods with no controller reference" fails_saying \
+  "cannot delete Pods that declare no controller" k drain "$node" --timeout=60s
+check "drain --force evicts the node's pods" \
+  grep -q "node/$node drained" <<<"$(k drain "$node" --force --timeout=90s 2>&1)"
+check "the node stays cordoned" equals "$(jp node "$node" '{.spec.unschedulable}')" true
+moved() {
+  [[ $(jp pod train-worker-0 -n team-a '{.metadata.uid}') != "$uid" ]] &&
+    [[ $(jp pod train-worker-0 -n team-a '{.spec.nodeName}') != "$node" ]] &&
+    [[ $(jp pod train-worker-0 -n team-a '{.status.phase}') == Running ]]
+}
+check "the Job's pod runs again on another node" wait_for 60 moved
+check "counting neither a restart nor a preemption" equals \
+  "$(jp job train -n team-a '{.status.restartCount}/{.status.preemptionCount}')" /
+k uncordon "$node" >/dev/null
+
+# ---- explain -------------------------------------------------------------------------------------
+check "explain reads strata's field descriptions" \
+  grep -q "Pods (nodes)" <<<"$(k explain jobs.spec.replicas 2>&1)"
+
+((failures == 0)) || { echo "$failures check(s) failed"; tail -20 "$dir/up.log"; exit 1; }
+echo "all checks passed"
