@@ -192,8 +192,8 @@ Result<nlohmann::json> ApplyStrategicMergePatch(std::string_view kind,
                                                 const nlohmann::json& original,
                                                 const nlohmann::json& patch) {
   if (!patch.is_object()) {
-    return Err(
-        InvalidArgumentError("a strategic merge patch is a JSON object, got " + patch.dump()));
+    return Err(InvalidArgumentError("a strategic merge patch is a JSON object, got a JSON " +
+                                    std::string(patch.type_name())));
   }
   return StrategicMerge(kind).MergeMap(original, patch, Location());
 }

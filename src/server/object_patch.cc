@@ -3,6 +3,7 @@
 #include <string>
 
 #include "api/strategic_merge_patch.h"
+#include "common/json_reader.h"
 
 namespace strata::server {
 namespace {
@@ -74,12 +75,20 @@ Result<PatchType> PatchTypeFor(std::string_view content_type, std::string_view k
 
 Result<nlohmann::json> ApplyPatch(PatchType type, std::string_view kind,
                                   const nlohmann::json& original, std::string_view body) {
+  // Checked first with the request path's reader: it names the byte of a syntax error and
+  // bounds the nesting that the patches below recurse over.
+  JsonReader reader(body);
+  reader.Skip();
+  if (Status valid = reader.Finish(); !valid.ok()) {
+    return Err(InvalidArgumentError("the patch is " + valid.message()));
+  }
   const json patch = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (patch.is_discarded()) return Err(InvalidArgumentError("the patch is not valid JSON"));
   switch (type) {
     case PatchType::kMerge: {
       if (!patch.is_object()) {
-        return Err(InvalidArgumentError("a merge patch is a JSON object, got " + patch.dump()));
+        return Err(InvalidArgumentError("a merge patch is a JSON object, got a JSON " +
+                                        std::string(patch.type_name())));
       }
       json patched = original;
       patched.merge_patch(patch);

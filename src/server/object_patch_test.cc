@@ -79,5 +79,31 @@ TEST(ObjectPatchTest, AJsonPatchAppliesEachOperationAndNamesTheOneThatFails) {
   EXPECT_THAT(object.error().message(), HasSubstr("a JSON patch is a list of operations"));
 }
 
+TEST(ObjectPatchTest, HostilePatchesAreRefusedNamingWhere) {
+  // Nested past the reader's bound: refused before any patch recurses over it.
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += R"({"a":)";
+  Result<json> nested = ApplyPatch(PatchType::kMerge, "Job", kJob, deep);
+  ASSERT_FALSE(nested);
+  EXPECT_THAT(nested.error().message(), HasSubstr("nesting too deep"));
+  Result<json> strategic = ApplyPatch(PatchType::kStrategicMerge, "Pod", kJob, deep);
+  ASSERT_FALSE(strategic);
+  EXPECT_THAT(strategic.error().message(), HasSubstr("nesting too deep"));
+
+  Result<json> broken = ApplyPatch(PatchType::kMerge, "Job", kJob, R"({"spec": {"replicas": 3,}})");
+  ASSERT_FALSE(broken);
+  EXPECT_THAT(broken.error().message(), HasSubstr("(byte 24)"));
+
+  // A large non-object is named by its type, not echoed back.
+  std::string big = "[1";
+  for (int i = 0; i < 500000; ++i) big += ",1";
+  big += "]";
+  Result<json> list = ApplyPatch(PatchType::kMerge, "Job", kJob, big);
+  ASSERT_FALSE(list);
+  EXPECT_THAT(list.error().message(),
+              HasSubstr("a merge patch is a JSON object, got a JSON array"));
+  EXPECT_LT(list.error().message().size(), 200u);
+}
+
 }  // namespace
 }  // namespace strata::server
