@@ -11,15 +11,33 @@ cpu_seconds() {
   echo "scale=3; (${fields[11]} + ${fields[12]}) / $(getconf CLK_TCK)" | bc
 }
 
+# processes_cpu NAME PID [NAME PID ...]: {"NAME": CPU seconds} of each process.
+processes_cpu() {
+  local out="{}"
+  while (($# >= 2)); do
+    out=$(jq -c --arg n "$1" --argjson s "$(cpu_seconds "$2")" '. + {($n): $s}' <<<"$out")
+    shift 2
+  done
+  echo "$out"
+}
+
 # deciders_cpu: {"NAME": CPU seconds} of the processes in the associative array `deciders`
 # (NAME -> PID).
 deciders_cpu() {
-  local name out="{}"
-  for name in "${!deciders[@]}"; do
-    out=$(jq -c --arg n "$name" --argjson s "$(cpu_seconds "${deciders[$name]}")" \
-      '. + {($n): $s}' <<<"$out")
+  local name args=()
+  for name in "${!deciders[@]}"; do args+=("$name" "${deciders[$name]}"); done
+  processes_cpu "${args[@]}"
+}
+
+# control_plane_cpu CLUSTER_DIR: {"NAME": CPU seconds} of the cluster's own processes (etcd,
+# kube-apiserver, kube-controller-manager, kwok), which share the machine with the deciders.
+control_plane_cpu() {
+  local name pid args=()
+  for name in etcd kube-apiserver kube-controller-manager kwok; do
+    read -r pid <"$1/pids/$name.pid"
+    args+=("$name" "$pid")
   done
-  echo "$out"
+  processes_cpu "${args[@]}"
 }
 
 # cluster_flags SYSTEM: `cluster.sh up` options of a quota system ("kueue" runs Kueue's manager).

@@ -16,12 +16,16 @@
 # share_over_time.py: seconds until every Job's pods had all been bound, the GPUs in use on
 # average (utilisation), each queue's mean GPUs, Jain's index of GPUs / nominal quota over the
 # queues still waiting (1 is even), the most GPUs each cohort ever held (quota: 5 x NOMINAL);
-# and the deciders' CPU seconds (utime + stime, strata or Kueue + kube-scheduler).
+# and the deciders' CPU seconds (utime + stime, strata or Kueue + kube-scheduler), beside the
+# control plane's (etcd, kube-apiserver, kube-controller-manager, kwok) over the same span; and
+# where a Job's time went, mean seconds per stage (job_round_trip.py).
+# --job-syncs: kube-controller-manager's concurrent Job syncs (Kubernetes' default 5), the same
+# for both systems.
 #
 #   bench/kubernetes/jobs_quota_run.sh [--nodes 50] [--gpus-per-node 8] [--jobs 2000]
 #       [--nominal 40] [--min-pods 1] [--max-pods 4] [--runtime-min 5] [--runtime-max 15]
 #       [--seed 1] [--systems "kueue strata"] [--timeout 1800] [--build build/release]
-#       [--keep-logs DIR]
+#       [--job-syncs 5] [--keep-logs DIR]
 # Prints one JSON line per system and a table; figures go into bench/kubernetes/RESULTS.md.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -30,7 +34,7 @@ source "$repo/tools/kube/cache_paths.sh"
 # shellcheck source=deciders.sh
 source "$repo/bench/kubernetes/deciders.sh"
 nodes=50 gpus=8 jobs=2000 nominal=40 min_pods=1 max_pods=4 runtime_min=5 runtime_max=15 seed=1
-systems="kueue strata" timeout=1800 build=$repo/build/release keep_logs=""
+systems="kueue strata" timeout=1800 build=$repo/build/release keep_logs="" job_syncs=5
 while (($#)); do
   case $1 in
     --nodes) nodes=$2; shift 2 ;;
@@ -46,6 +50,7 @@ while (($#)); do
     --timeout) timeout=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --keep-logs) keep_logs=$2; shift 2 ;;
+    --job-syncs) job_syncs=$2; shift 2 ;;
     *) echo "jobs_quota_run.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -118,7 +123,7 @@ for system in $systems; do
   scheduler_name=$([[ $system == kueue ]] && echo default-scheduler || echo strata)
   # shellcheck disable=SC2046
   kubeconfig=$("$cluster" up "$dir/cluster" --nodes "$nodes" --gpus-per-node "$gpus" \
-    --timeout 600 $(cluster_flags "$system"))
+    --timeout 600 --job-syncs "$job_syncs" $(cluster_flags "$system"))
   k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
   k create namespace bench >/dev/null
   until k get serviceaccount default -n bench >/dev/null 2>&1; do sleep 0.5; done
@@ -129,6 +134,7 @@ for system in $systems; do
   logger=$!
   sleep 2
   cpu_before=$(deciders_cpu)
+  control_before=$(control_plane_cpu "$dir/cluster")
   start=$(date +%s.%N)
   "$build/bench/kubernetes/job_load" --kubeconfig "$kubeconfig" --namespace bench \
     --jobs "$jobs" --queues "$weights" --scheduler "$scheduler_name" --min-pods "$min_pods" \
@@ -146,6 +152,8 @@ for system in $systems; do
     sleep 1
   done
   cpu_after=$(deciders_cpu)
+  control_after=$(control_plane_cpu "$dir/cluster")
+  round_trip=$(k get jobs,pods -n bench -o json | python3 "$repo/bench/kubernetes/job_round_trip.py")
   kill "$logger" 2>/dev/null || true
   wait "$logger" 2>/dev/null || true
   logger=""
@@ -153,11 +161,15 @@ for system in $systems; do
     --pods "$pods" --nominal "$nominal_json" --cohorts "$cohort_json" --gpus $((nodes * gpus)))
   line=$(jq -nc --arg s "$system" --argjson jobs "$(cat "$dir/jobs.json")" --argjson shares "$shares" \
     --argjson cpu_before "$cpu_before" --argjson cpu_after "$cpu_after" \
+    --argjson control_before "$control_before" --argjson control_after "$control_after" \
+    --argjson round_trip "$round_trip" \
     --argjson gpus $((nodes * gpus)) --argjson nominal "$nominal" '
     {system: $s, gpus: $gpus, nominal: $nominal, jobs: $jobs.jobs, pods: ($jobs.pods | add),
      work_gpu_s: ($jobs.gpu_s | add), create_s: $jobs.seconds} + $shares +
     {cpu_s: (([$cpu_after[]] | add) - ([$cpu_before[]] | add)),
-     cpu_s_by_process: ($cpu_after | with_entries(.key as $k | .value -= $cpu_before[$k]))}')
+     cpu_s_by_process: ($cpu_after | with_entries(.key as $k | .value -= $cpu_before[$k])),
+     control_plane_cpu_s: ($control_after | with_entries(.key as $k | .value -= $control_before[$k])),
+     job_round_trip_s: $round_trip}')
   echo "$line"
   results+=("$line")
   if [[ -n $strata_pid ]]; then
@@ -176,6 +188,6 @@ for system in $systems; do
 done
 printf '%s\n' "${results[@]}" | jq -rs '
   def r: if . == null then "-" else . * 100 | round / 100 end;
-  "| system | Jobs (pods) | all admitted and bound (s) | ideal (s) | utilisation | Jain, waiting queues | cohorts max GPUs (quota \(.[0].nominal * 5)) | CPU s (by process) |",
-  "| --- | --- | --- | --- | --- | --- | --- | --- |",
-  (.[] | "| \(.system) | \(.jobs) (\(.pods)) | \(.all_bound_s | r) | \(.work_gpu_s / .gpus | r) | \(.utilisation | r) | \(.jain_waiting | r) | \(.cohort_max | to_entries | map("\(.key) \(.value)") | join(", ")) | \(.cpu_s | r) (\(.cpu_s_by_process | to_entries | map("\(.key) \(.value | r)") | join(", "))) |")'
+  "| system | Jobs (pods) | all admitted and bound (s) | ideal (s) | utilisation | Jain, waiting queues | cohorts max GPUs (quota \(.[0].nominal * 5)) | CPU s (by process) | control plane CPU s (by process) |",
+  "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  (.[] | "| \(.system) | \(.jobs) (\(.pods)) | \(.all_bound_s | r) | \(.work_gpu_s / .gpus | r) | \(.utilisation | r) | \(.jain_waiting | r) | \(.cohort_max | to_entries | map("\(.key) \(.value)") | join(", ")) | \(.cpu_s | r) (\(.cpu_s_by_process | to_entries | map("\(.key) \(.value | r)") | join(", "))) | \([.control_plane_cpu_s[]] | add | r) (\(.control_plane_cpu_s | to_entries | map("\(.key) \(.value | r)") | join(", "))) |")'

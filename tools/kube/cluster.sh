@@ -32,6 +32,8 @@
 #   --with-kueue              install Kueue's CRDs and webhooks and run its manager
 #   --feature-gates LIST      passed to kube-apiserver, kube-controller-manager, kube-scheduler
 #   --runtime-config LIST     passed to kube-apiserver (e.g. resource.k8s.io/v1beta2=true)
+#   --job-syncs N             batch/v1 Jobs kube-controller-manager's Job controller syncs at
+#                             once (its --concurrent-job-syncs; default Kubernetes' 5)
 #   --timeout SECONDS         how long `up` may take (default 120)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cache_paths.sh"
@@ -164,7 +166,7 @@ component_args() {
 }
 
 start_controller_manager() {
-  local dir=$1 port=$2 pki=$1/pki
+  local dir=$1 port=$2 job_syncs=$3 pki=$1/pki
   component_args "$pki/controller-manager.kubeconfig" "$port" "$pki"
   # Each controller acts as its own service account (as kubeadm runs it), signed with the
   # key whose public half the API server verifies; every controller runs, the garbage
@@ -174,7 +176,8 @@ start_controller_manager() {
     --leader-elect=false --controllers='*' --use-service-account-credentials=true \
     --service-account-private-key-file="$pki/service-account.key" --root-ca-file="$pki/ca.crt" \
     --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
-    --service-cluster-ip-range="$SERVICE_CIDR" --kube-api-qps=500 --kube-api-burst=1000
+    --service-cluster-ip-range="$SERVICE_CIDR" --kube-api-qps=500 --kube-api-burst=1000 \
+    --concurrent-job-syncs="$job_syncs"
 }
 
 # start_scheduler DIR PORT [QPS BURST]
@@ -236,7 +239,7 @@ stop_after_failed_up() {
 cmd_up() {
   local dir=$1
   shift
-  local nodes=3 gpus=8 per_rack=4 per_block=2 with_scheduler=0 with_kueue=0 timeout=120
+  local nodes=3 gpus=8 per_rack=4 per_block=2 with_scheduler=0 with_kueue=0 timeout=120 job_syncs=5
   FEATURE_GATES="" RUNTIME_CONFIG=""
   while (($#)); do
     case $1 in
@@ -251,14 +254,16 @@ cmd_up() {
       --feature-gates) FEATURE_GATES=$2; shift 2 ;;
       --runtime-config) RUNTIME_CONFIG=$2; shift 2 ;;
       --timeout) timeout=$2; shift 2 ;;
+      --job-syncs) job_syncs=$2; shift 2 ;;
       *) echo "cluster.sh: unknown option $1" >&2; usage ;;
     esac
   done
   local n
-  for n in "$nodes" "$gpus" "$per_rack" "$per_block" "$timeout"; do
+  for n in "$nodes" "$gpus" "$per_rack" "$per_block" "$timeout" "$job_syncs"; do
     [[ $n =~ ^[0-9]+$ ]] || die "expected a number, got '$n'"
   done
   ((per_rack > 0 && per_block > 0)) || die "--nodes-per-rack and --racks-per-block must be > 0"
+  ((job_syncs > 0)) || die "--job-syncs must be > 0"
 
   require_binaries etcd kube-apiserver kube-controller-manager kubectl kwok
   if ((with_scheduler)); then require_binaries kube-scheduler; fi
@@ -288,7 +293,7 @@ cmd_up() {
     curl -fsS --max-time 2 --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
     "$server/readyz"
 
-  start_controller_manager "$dir" "$kcm_port"
+  start_controller_manager "$dir" "$kcm_port" "$job_syncs"
   start_kwok "$dir" "$kwok_port"
   if ((with_scheduler)); then start_scheduler "$dir" "$sched_port"; fi
   if ((nodes > 0)); then
