@@ -18,7 +18,8 @@
 # queues still waiting (1 is even), the most GPUs each cohort ever held (quota: 5 x NOMINAL);
 # and the deciders' CPU seconds (utime + stime, strata or Kueue + kube-scheduler), beside the
 # control plane's (etcd, kube-apiserver, kube-controller-manager, kwok) over the same span; and
-# where a Job's time went, mean seconds per stage (job_round_trip.py).
+# where a Job's time went, mean seconds per stage (job_round_trip.py); and the API server's writes
+# over the same span, by resource (api_writes.py).
 # --job-syncs: kube-controller-manager's concurrent Job syncs (Kubernetes' default 5), the same
 # for both systems.
 #
@@ -135,6 +136,7 @@ for system in $systems; do
   sleep 2
   cpu_before=$(deciders_cpu)
   control_before=$(control_plane_cpu "$dir/cluster")
+  k get --raw /metrics >"$dir/metrics.before"
   start=$(date +%s.%N)
   "$build/bench/kubernetes/job_load" --kubeconfig "$kubeconfig" --namespace bench \
     --jobs "$jobs" --queues "$weights" --scheduler "$scheduler_name" --min-pods "$min_pods" \
@@ -153,7 +155,9 @@ for system in $systems; do
   done
   cpu_after=$(deciders_cpu)
   control_after=$(control_plane_cpu "$dir/cluster")
+  k get --raw /metrics >"$dir/metrics.after"
   round_trip=$(k get jobs,pods -n bench -o json | python3 "$repo/bench/kubernetes/job_round_trip.py")
+  api_writes=$(python3 "$repo/bench/kubernetes/api_writes.py" "$dir/metrics.before" "$dir/metrics.after")
   kill "$logger" 2>/dev/null || true
   wait "$logger" 2>/dev/null || true
   logger=""
@@ -162,14 +166,14 @@ for system in $systems; do
   line=$(jq -nc --arg s "$system" --argjson jobs "$(cat "$dir/jobs.json")" --argjson shares "$shares" \
     --argjson cpu_before "$cpu_before" --argjson cpu_after "$cpu_after" \
     --argjson control_before "$control_before" --argjson control_after "$control_after" \
-    --argjson round_trip "$round_trip" \
+    --argjson round_trip "$round_trip" --argjson api_writes "$api_writes" \
     --argjson gpus $((nodes * gpus)) --argjson nominal "$nominal" '
     {system: $s, gpus: $gpus, nominal: $nominal, jobs: $jobs.jobs, pods: ($jobs.pods | add),
      work_gpu_s: ($jobs.gpu_s | add), create_s: $jobs.seconds} + $shares +
     {cpu_s: (([$cpu_after[]] | add) - ([$cpu_before[]] | add)),
      cpu_s_by_process: ($cpu_after | with_entries(.key as $k | .value -= $cpu_before[$k])),
      control_plane_cpu_s: ($control_after | with_entries(.key as $k | .value -= $control_before[$k])),
-     job_round_trip_s: $round_trip}')
+     job_round_trip_s: $round_trip, api_writes: $api_writes}')
   echo "$line"
   results+=("$line")
   if [[ -n $strata_pid ]]; then
