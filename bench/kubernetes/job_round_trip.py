@@ -10,7 +10,9 @@ seconds per stage, over the Jobs that completed:
   started       PodScheduled -> the pod's status.startTime (kwok)
   ran           the pod's startTime -> its container's finishedAt (the pod's own run time)
   completed     the Job's last finishedAt -> the Job's status.completionTime (the Job controller)
-The API's timestamps have whole seconds, so each mean is good to about half a second.
+and `extra_pods`: pods beyond their Job's completions, over all Jobs (a Job controller that made
+more pods than a Job asked for). The API's timestamps have whole seconds, so each mean is good to
+about half a second.
 """
 import datetime
 import json
@@ -45,9 +47,11 @@ def main():
             if owner.get("kind") == "Job":
                 pods_of.setdefault(owner["uid"], []).append(pod)
     stages = {k: [] for k in ("admitted", "pods_created", "bound", "started", "ran", "completed")}
+    extra_pods = 0
     for job in (i for i in items if i["kind"] == "Job"):
         status = job.get("status", {})
         pods = pods_of.get(job["metadata"]["uid"], [])
+        extra_pods += max(0, len(pods) - job["spec"].get("completions", 1))
         if "completionTime" not in status or "startTime" not in status or not pods:
             continue
         start = seconds(status["startTime"])
@@ -69,6 +73,7 @@ def main():
             stages["completed"].append(seconds(status["completionTime"]) - max(finishes))
     out = {k: round(statistics.mean(v), 2) if v else None for k, v in stages.items()}
     out["completed_jobs"] = len(stages["admitted"])
+    out["extra_pods"] = extra_pods
     print(json.dumps(out))
 
 

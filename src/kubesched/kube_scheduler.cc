@@ -308,6 +308,8 @@ bool Store(Map& objects, const std::string& key, T converted) {
   bool changed;
   if constexpr (std::is_same_v<T, JobSpec>) {
     changed = !it->second.SameFor(converted);
+    // The version is kept current even when nothing a cycle reads changed (Supersedes reads it).
+    if (!changed) it->second.resource_version = converted.resource_version;
   } else {
     changed = it->second != converted;
   }
@@ -331,9 +333,22 @@ void KubeScheduler::ApplyNodes(const kube::Delta& delta) {
 }
 
 void KubeScheduler::ApplyJobs(const kube::Delta& delta) {
-  auto set = [&](const json& object) { return Store(jobs_, KeyOf(object), JobFromKube(object)); };
+  // A Job is kept as the reply to strata's admission left it until the watch catches up (an
+  // older event would make it look suspended and free its quota for a cycle), a list included.
+  std::map<std::string, JobSpec> before;
+  if (delta.type == kube::DeltaType::kReplace) before = jobs_;
+  auto set = [&](const json& object) {
+    JobSpec job = JobFromKube(object);
+    std::string key = KeyOf(object);
+    if (auto it = jobs_.find(key); it != jobs_.end() && !job.Supersedes(it->second)) return false;
+    return Store(jobs_, key, std::move(job));
+  };
   bool listed = false;
   dirty_ |= ApplyDelta(delta, jobs_, KeyOf, set, &listed);
+  for (auto& [key, job] : before) {
+    if (auto it = jobs_.find(key); it != jobs_.end() && !it->second.Supersedes(job))
+      it->second = std::move(job);
+  }
   if (listed) optional_listed_.insert(Source::kJobs);
 }
 

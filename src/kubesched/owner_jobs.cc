@@ -1,6 +1,7 @@
 #include "kubesched/owner_jobs.h"
 
 #include <algorithm>
+#include <charconv>
 #include <tuple>
 
 #include "common/json_member.h"
@@ -16,12 +17,22 @@ bool JobSpec::SameFor(const JobSpec& other) const {
   return fields(*this) == fields(other);
 }
 
+bool JobSpec::Supersedes(const JobSpec& older) const {
+  return uid != older.uid || resource_version == 0 || older.resource_version == 0 ||
+         resource_version >= older.resource_version;
+}
+
 JobSpec JobFromKube(const nlohmann::json& job) {
   JobSpec out;
   const nlohmann::json& metadata = MemberOrNull(job, "metadata");
   out.namespace_name = StringMemberOr(metadata, "namespace");
   out.name = StringMemberOr(metadata, "name");
   out.uid = StringMemberOr(metadata, "uid");
+  const std::string version = StringMemberOr(metadata, "resourceVersion");
+  int64_t parsed = 0;
+  if (auto [end, error] = std::from_chars(version.data(), version.data() + version.size(), parsed);
+      error == std::errc() && end == version.data() + version.size() && parsed > 0)
+    out.resource_version = parsed;
   out.created = ParseRfc3339(StringMemberOr(metadata, "creationTimestamp")).value_or(TimePoint{});
   out.admitted_flavor = StringMemberOr(MemberOrNull(metadata, "annotations"), kAdmissionAnnotation);
   const nlohmann::json& spec = MemberOrNull(job, "spec");

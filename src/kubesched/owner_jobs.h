@@ -36,6 +36,8 @@ inline constexpr const char* kAdmissionAnnotation = "strata.dev/kueue-admission"
 // What the scheduler reads of a batch/v1 Job.
 struct JobSpec {
   std::string namespace_name, name, uid;
+  // metadata.resourceVersion as a number (etcd's revision), 0 when it is not one.
+  int64_t resource_version = 0;
   TimePoint created{};
   // Pods that run at once: spec.parallelism (default 1), at most the completions that remain
   // (spec.completions less status.succeeded) when completions are set.
@@ -53,6 +55,11 @@ struct JobSpec {
 
   // What a scheduling cycle reads changed.
   bool SameFor(const JobSpec& other) const;
+  // False when `older` is this same Job (its uid) at an earlier resourceVersion: an event the
+  // watch delivers after the reply of strata's own write (its admission) must not take the
+  // cache back to before it, as kube-scheduler's assume cache compares resourceVersions. True
+  // otherwise (another Job, or a version that cannot be compared).
+  bool Supersedes(const JobSpec& older) const;
 };
 
 JobSpec JobFromKube(const nlohmann::json& job);
