@@ -307,6 +307,9 @@ bool Store(Map& objects, const std::string& key, T converted) {
   if (inserted) return true;
   bool changed;
   if constexpr (std::is_same_v<T, JobSpec>) {
+    // A Job is kept as the reply to strata's admission left it until the watch catches up: an
+    // older event would make it look suspended and free its quota for a cycle.
+    if (!converted.Supersedes(it->second)) return false;
     changed = !it->second.SameFor(converted);
     // The version is kept current even when nothing a cycle reads changed (Supersedes reads it).
     if (!changed) it->second.resource_version = converted.resource_version;
@@ -333,16 +336,10 @@ void KubeScheduler::ApplyNodes(const kube::Delta& delta) {
 }
 
 void KubeScheduler::ApplyJobs(const kube::Delta& delta) {
-  // A Job is kept as the reply to strata's admission left it until the watch catches up (an
-  // older event would make it look suspended and free its quota for a cycle), a list included.
+  // Store keeps a Job's newer version; a list, which starts from nothing, too.
   std::map<std::string, JobSpec> before;
   if (delta.type == kube::DeltaType::kReplace) before = jobs_;
-  auto set = [&](const json& object) {
-    JobSpec job = JobFromKube(object);
-    std::string key = KeyOf(object);
-    if (auto it = jobs_.find(key); it != jobs_.end() && !job.Supersedes(it->second)) return false;
-    return Store(jobs_, key, std::move(job));
-  };
+  auto set = [&](const json& object) { return Store(jobs_, KeyOf(object), JobFromKube(object)); };
   bool listed = false;
   dirty_ |= ApplyDelta(delta, jobs_, KeyOf, set, &listed);
   for (auto& [key, job] : before) {

@@ -345,11 +345,12 @@ Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path, const std
 Result<ApiReply> RestApi::Patch(const api::ResourcePath& path, const net::HttpRequest& request) {
   const std::string_view kind = path.type->kind;
   ASSIGN_OR_RETURN(PatchType type, PatchTypeFor(request.Header("Content-Type"), kind));
+  ASSIGN_OR_RETURN(const nlohmann::json patch, ParsePatch(request.body));
   for (int attempt = 0;; ++attempt) {
     ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
     nlohmann::json served = current.body;
     api::ToServedForm(served);
-    ASSIGN_OR_RETURN(nlohmann::json patched, ApplyPatch(type, kind, served, request.body));
+    ASSIGN_OR_RETURN(nlohmann::json patched, ApplyParsedPatch(type, kind, served, patch));
     Result<store::Object> updated = path.subresource == "status"
                                         ? UpdateStatus(store_, path, current, patched)
                                         : UpdateWithDocument(store_, path, current, patched);

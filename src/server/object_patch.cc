@@ -73,17 +73,22 @@ Result<PatchType> PatchTypeFor(std::string_view content_type, std::string_view k
   return Err(UnimplementedError(why + "; accepted media types: " + accepted));
 }
 
-Result<nlohmann::json> ApplyPatch(PatchType type, std::string_view kind,
-                                  const nlohmann::json& original, std::string_view body) {
+Result<nlohmann::json> ParsePatch(std::string_view body) {
   // Checked first with the request path's reader: it names the byte of a syntax error and
-  // bounds the nesting that the patches below recurse over.
+  // bounds the nesting that the patches recurse over.
   JsonReader reader(body);
   reader.Skip();
   if (Status valid = reader.Finish(); !valid.ok()) {
     return Err(InvalidArgumentError("the patch is " + valid.message()));
   }
-  const json patch = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  json patch = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (patch.is_discarded()) return Err(InvalidArgumentError("the patch is not valid JSON"));
+  return patch;
+}
+
+Result<nlohmann::json> ApplyParsedPatch(PatchType type, std::string_view kind,
+                                        const nlohmann::json& original,
+                                        const nlohmann::json& patch) {
   switch (type) {
     case PatchType::kMerge: {
       if (!patch.is_object()) {
@@ -100,6 +105,12 @@ Result<nlohmann::json> ApplyPatch(PatchType type, std::string_view kind,
       return api::ApplyStrategicMergePatch(kind, original, patch);
   }
   return Err(InternalError("unknown patch type"));
+}
+
+Result<nlohmann::json> ApplyPatch(PatchType type, std::string_view kind,
+                                  const nlohmann::json& original, std::string_view body) {
+  ASSIGN_OR_RETURN(nlohmann::json patch, ParsePatch(body));
+  return ApplyParsedPatch(type, kind, original, patch);
 }
 
 }  // namespace strata::server

@@ -20,10 +20,19 @@ enum class PatchType {
 // of a strata.dev kind (as Kubernetes refuses one for a custom resource).
 Result<PatchType> PatchTypeFor(std::string_view content_type, std::string_view kind);
 
-// `body`, a patch of `type`, applied to `original` (an object of `kind` as the API serves it).
-// InvalidArgument when `body` is not such a patch or does not apply, naming the field (a
-// strategic merge patch) or the operation (a JSON patch: its index, op and path, and why:
-// a path that is not there, a test that fails). Pure; thread-safe.
+// A patch's body as JSON. InvalidArgument naming the byte of a syntax error, or when it nests
+// deeper than JsonReader::kMaxDepth (the patches below recurse over it).
+Result<nlohmann::json> ParsePatch(std::string_view body);
+
+// `patch` (from ParsePatch), a patch of `type`, applied to `original` (an object of `kind` as
+// the API serves it). InvalidArgument when it is not such a patch or does not apply, naming the
+// field (a strategic merge patch) or the operation (a JSON patch: its index, op and path, and
+// why: a path that is not there, a test that fails). Pure; thread-safe.
+Result<nlohmann::json> ApplyParsedPatch(PatchType type, std::string_view kind,
+                                        const nlohmann::json& original,
+                                        const nlohmann::json& patch);
+
+// ParsePatch, then ApplyParsedPatch.
 Result<nlohmann::json> ApplyPatch(PatchType type, std::string_view kind,
                                   const nlohmann::json& original, std::string_view body);
 
