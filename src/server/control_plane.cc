@@ -26,6 +26,7 @@
 #include "node/nvml_inventory.h"
 #include "node/simulated_inventory.h"
 #include "observe/cluster_cost.h"
+#include "server/access_tokens.h"
 #include "server/api_listener.h"
 #include "server/cost_api.h"
 #include "server/dashboard_files.h"
@@ -39,12 +40,6 @@
 namespace strata::server {
 namespace {
 
-std::string Trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string_view::npos) return "";
-  size_t end = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(begin, end - begin + 1));
-}
 
 std::string HostName() {
   char name[256] = {};
@@ -157,6 +152,7 @@ struct ControlPlane::Impl {
   observe::GpuReadingSource gpu_readings;
   bool simulated = false;
   bool stopped = false;
+  std::string admin_token;
 };
 
 Result<std::pair<std::string, int>> ParseListenAddress(std::string_view text) {
@@ -182,46 +178,6 @@ Result<std::pair<std::string, int>> ParseListenAddress(std::string_view text) {
 
 bool IsLoopbackHost(std::string_view host) {
   return host == "::1" || host == "localhost" || host.substr(0, 4) == "127.";
-}
-
-// The tokens of `path`, one per line; `flag` names the option in errors.
-Result<std::vector<std::string>> ReadTokenFile(const std::string& path, std::string_view flag) {
-  std::ifstream file(path);
-  if (!file) {
-    return Err(InvalidArgumentError(std::string(flag) + " \"" + path + "\": cannot be read"));
-  }
-  std::vector<std::string> tokens;
-  std::string line;
-  while (std::getline(file, line)) {
-    std::string token = Trim(line);
-    if (!token.empty()) tokens.push_back(std::move(token));
-  }
-  if (tokens.empty()) {
-    return Err(InvalidArgumentError(std::string(flag) + " \"" + path + "\": holds no token"));
-  }
-  return tokens;
-}
-
-// The join tokens of `path`; when the file does not exist yet, one new token written there,
-// readable by its owner only (as kubeadm makes a bootstrap token), so that the first start needs
-// no token made by hand.
-Result<std::vector<std::string>> ReadOrCreateJoinTokens(const std::string& path,
-                                                        std::ostream& out) {
-  if (!std::filesystem::exists(path)) {
-    ASSIGN_OR_RETURN(std::string token, NewSecret());
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      return Err(InvalidArgumentError("--join-token-file \"" + path +
-                                      "\": cannot be created: " + std::strerror(errno)));
-    }
-    std::string line = token + "\n";
-    bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-    ::close(fd);
-    if (!written) return Err(InternalError("--join-token-file \"" + path + "\": write failed"));
-    out << "strata: wrote a new join token to " << path << " (strata agent --join-token " << path
-        << ")" << std::endl;
-  }
-  return ReadTokenFile(path, "--join-token-file");
 }
 
 ControlPlane::ControlPlane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -273,9 +229,9 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
                                                           std::ostream& out) {
   ASSIGN_OR_RETURN(auto address, ParseListenAddress(options.listen));
   auto [host, port] = address;
-  std::vector<std::string> tokens;
+  std::vector<AccessToken> tokens;
   if (!options.token_file.empty()) {
-    ASSIGN_OR_RETURN(tokens, ReadTokenFile(options.token_file, "--token-file"));
+    ASSIGN_OR_RETURN(tokens, ReadAccessTokenFile(options.token_file, "--token-file"));
   } else if (!IsLoopbackHost(host)) {
     return Err(
         FailedPreconditionError("listening on " + host +
@@ -351,6 +307,15 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   out << "\n";
 
   RestApiOptions api_options;
+  if (tokens.empty()) {
+    const std::string path = options.data_dir + "/" + kAdminTokenFileName;
+    std::error_code made;  // a Kubernetes store makes no data dir; a failure is the read's
+    std::filesystem::create_directories(options.data_dir, made);
+    ASSIGN_OR_RETURN(AccessToken admin, ReadOrCreateAdminToken(path, out));
+    impl->admin_token = admin.token;
+    tokens.push_back(std::move(admin));
+    api_options.credential_hint = "the admin credential is in " + path;
+  }
   api_options.tokens = std::move(tokens);
   if (!options.join_token_file.empty()) {
     ASSIGN_OR_RETURN(api_options.join_tokens, ReadOrCreateJoinTokens(options.join_token_file, out));
@@ -392,11 +357,11 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   impl->listener = std::make_unique<ApiListener>(
       listener_options, [api, cost, dashboard](const net::HttpRequest& request) -> ApiReply {
         // The dashboard's static files need no token (its data comes through the API); the
-        // cost endpoint answers users only, and everything else (401, 403 included) is the
+        // cost endpoint answers admins only (it spans every namespace), and everything else (401, 403 included) is the
         // API's.
         if (std::optional<ApiReply> page = dashboard->Handle(request)) return std::move(*page);
-        Result<std::string> caller = api->Authenticate(request);
-        if (caller && caller->empty()) {
+        Result<Caller> caller = api->Authenticate(request);
+        if (caller && caller->admin()) {
           if (std::optional<ApiReply> reply = cost->Handle(request)) return std::move(*reply);
         }
         return api->Handle(request);
@@ -485,6 +450,8 @@ const controller::NodeLeases* ControlPlane::node_leases() const { return impl_->
 metrics::Registry& ControlPlane::registry() { return impl_->registry; }
 
 int ControlPlane::port() const { return impl_->listener->port(); }
+
+const std::string& ControlPlane::admin_token() const { return impl_->admin_token; }
 
 const std::vector<std::string>& ControlPlane::node_names() const { return impl_->node_names; }
 

@@ -54,7 +54,10 @@ struct ControlPlaneOptions {
   // `strata agent`).
   bool local_nodes = true;
   std::string nvml_library = "libnvidia-ml.so.1";
-  // One bearer token per line. Required when `listen` is not a loopback address.
+  // The users' bearer tokens, one per line, each cluster-wide or scoped to namespaces (the
+  // format of ReadAccessTokenFile). Required when `listen` is not a loopback address. Empty:
+  // the admin credential in `data_dir`/admin-token, made at the first start
+  // (ReadOrCreateAdminToken), is the one token.
   std::string token_file;
   // Join tokens with which node agents on other machines register (strata agent), one per
   // line; empty: joining is off.
@@ -127,6 +130,9 @@ class ControlPlane {
   // The metrics /metrics serves; loops started by the owner register theirs here.
   metrics::Registry& registry();
   int port() const;
+  // The admin credential made or read in the data dir (ControlPlaneOptions::token_file), for
+  // the CLI on this machine; empty when the tokens came from --token-file.
+  const std::string& admin_token() const;
   // The names of the Node objects registered for this machine's inventory.
   const std::vector<std::string>& node_names() const;
   // Whether those nodes are a simulated inventory (no NVML): their engines can only be
@@ -158,8 +164,5 @@ Result<std::pair<std::string, int>> ParseListenAddress(std::string_view text);
 // Whether `host` is a loopback address (127.0.0.0/8, ::1).
 bool IsLoopbackHost(std::string_view host);
 
-// Reads bearer tokens, one per non-empty line (surrounding spaces trimmed). Returns
-// InvalidArgument naming the file when it cannot be read or holds no token.
-Result<std::vector<std::string>> ReadTokenFile(const std::string& path);
 
 }  // namespace strata::server
