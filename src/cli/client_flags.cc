@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/command_registry.h"
+#include "client/credentials.h"
 #include "server/control_plane.h"
 #include "server/random_secret.h"
 
@@ -78,7 +79,9 @@ void AddClientFlags(CLI::App* command, ClientFlags& flags, bool namespaced_verbs
   flags.server = Environment("STRATA_SERVER", client::kDefaultServer);
   flags.token = Environment("STRATA_TOKEN", "");
   command->add_option("--server", flags.server, "The strata server URL ($STRATA_SERVER)");
-  command->add_option("--token", flags.token, "Bearer token for the server ($STRATA_TOKEN)");
+  command->add_option("--token", flags.token,
+                      "Bearer token for the server ($STRATA_TOKEN); by default the one strata up "
+                      "recorded for --server in the CLI's credentials (~/.config/strata/credentials)");
   command->add_option("--kubeconfig", flags.kubeconfig,
                       "Instead of a server: the Kubernetes cluster strata keeps its state on "
                       "(strata up --store kubernetes), with this kubeconfig's identity");
@@ -98,7 +101,13 @@ std::unique_ptr<client::ApiClient> Connect(const ClientFlags& flags) {
     }
     return std::move(*bridged);
   }
-  auto client = client::ApiClient::Create(flags.server, flags.token);
+  std::string token = flags.token;
+  if (token.empty()) {
+    // What strata up recorded for this server, as kubectl reads its kubeconfig.
+    const std::string credentials = client::CredentialsPath();
+    if (!credentials.empty()) token = client::FindCredential(credentials, flags.server).value_or("");
+  }
+  auto client = client::ApiClient::Create(flags.server, token);
   if (!client) {
     Fail(client.error(), 2);
     return nullptr;

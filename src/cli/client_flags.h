@@ -9,7 +9,8 @@
 namespace strata::cli {
 
 // How a client verb reaches the control plane: --server (default $STRATA_SERVER, else
-// http://127.0.0.1:7070), --token (default $STRATA_TOKEN) and, for namespaced verbs, -n. Or
+// http://127.0.0.1:7070), --token (default $STRATA_TOKEN, else what strata up recorded for the
+// server: client/credentials.h) and, for namespaced verbs, -n. Or
 // --kubeconfig: strata's state on a Kubernetes cluster (strata up --store kubernetes), reached
 // through an API of this process's own over the Kubernetes store, on loopback, with a token
 // made for the one verb.

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/command_registry.h"
+#include "client/credentials.h"
 #include "kubesched/scheduler_service.h"
 #include "server/control_loops.h"
 #include "server/control_plane.h"
@@ -24,6 +25,24 @@ sigset_t BlockStopSignals() {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   return stop_signals;
+}
+
+// Records the plane's admin credential for the URL the CLI on this machine reaches it at, so
+// that `strata get ...` works without --token (kubectl's kubeconfig, which kind writes too).
+void RememberAdminCredential(const server::ControlPlane& plane, std::ostream& out) {
+  if (plane.admin_token().empty()) return;  // users' tokens came from --token-file
+  const std::string server = "http://127.0.0.1:" + std::to_string(plane.port());
+  const std::string path = client::CredentialsPath();
+  Status remembered = path.empty() ? UnavailableError("no home directory")
+                                   : client::RememberCredential(path, server, plane.admin_token());
+  out << "strata: dashboard at " << server << "/ (sign in as admin: open " << server
+      << "/?token=$(cat " << plane.admin_token_file() << "))" << std::endl;
+  if (remembered.ok()) {
+    out << "strata: the CLI's credential for " << server << " is in " << path << std::endl;
+  } else {
+    out << "strata: the CLI cannot find the admin credential by itself ("
+        << remembered.message() << "); give it --token or $STRATA_TOKEN" << std::endl;
+  }
 }
 
 void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptions loops,
@@ -46,6 +65,7 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
     SetExitCode(plane.error().code() == StatusCode::kInvalidArgument ? 2 : 1);
     return;
   }
+  RememberAdminCredential(**plane, std::cout);
   loops.strata_path = SelfPath();
   Result<server::RunningLoops> running =
       server::StartControlLoops(**plane, plane_options.data_dir, loops, tokens, std::cout);

@@ -103,8 +103,7 @@ Result<AccessToken> ReadOrCreateAdminToken(const std::string& path, std::ostream
   if (!std::filesystem::exists(path)) {
     ASSIGN_OR_RETURN(std::string secret, NewSecret());
     RETURN_IF_ERROR(CreatePrivateFile(path, secret + "\n", "the admin credential"));
-    out << "strata: wrote the admin credential to " << path
-        << " (readable by you only; the strata CLI on this machine finds it)" << std::endl;
+    out << "strata: wrote a new admin credential" << std::endl;
   }
   ASSIGN_OR_RETURN(std::vector<std::string> tokens,
                    ReadTokenFile(path, "the admin credential"));

@@ -153,6 +153,7 @@ struct ControlPlane::Impl {
   bool simulated = false;
   bool stopped = false;
   std::string admin_token;
+  std::string admin_token_file;
 };
 
 Result<std::pair<std::string, int>> ParseListenAddress(std::string_view text) {
@@ -313,6 +314,8 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
     std::filesystem::create_directories(options.data_dir, made);
     ASSIGN_OR_RETURN(AccessToken admin, ReadOrCreateAdminToken(path, out));
     impl->admin_token = admin.token;
+    impl->admin_token_file = path;
+    out << "strata: the admin credential is in " << path << " (readable by you only)\n";
     tokens.push_back(std::move(admin));
     api_options.credential_hint = "the admin credential is in " + path;
   }
@@ -452,6 +455,8 @@ metrics::Registry& ControlPlane::registry() { return impl_->registry; }
 int ControlPlane::port() const { return impl_->listener->port(); }
 
 const std::string& ControlPlane::admin_token() const { return impl_->admin_token; }
+
+const std::string& ControlPlane::admin_token_file() const { return impl_->admin_token_file; }
 
 const std::vector<std::string>& ControlPlane::node_names() const { return impl_->node_names; }
 

@@ -133,6 +133,8 @@ class ControlPlane {
   // The admin credential made or read in the data dir (ControlPlaneOptions::token_file), for
   // the CLI on this machine; empty when the tokens came from --token-file.
   const std::string& admin_token() const;
+  // Where that credential is kept; empty with it.
+  const std::string& admin_token_file() const;
   // The names of the Node objects registered for this machine's inventory.
   const std::vector<std::string>& node_names() const;
   // Whether those nodes are a simulated inventory (no NVML): their engines can only be

@@ -57,8 +57,8 @@ cat >"$dir/kubeconfig" <<YAML
 apiVersion: v1
 kind: Config
 clusters: [{name: strata, cluster: {server: "$STRATA_API"}}]
-users: [{name: user, user: {}}]
-contexts: [{name: strata, context: {cluster: strata, user: user}}]
+users: [{name: admin, user: {token: "$STRATA_ADMIN_TOKEN"}}]
+contexts: [{name: strata, context: {cluster: strata, user: admin}}]
 current-context: strata
 YAML
 k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$dir/kubeconfig" --cache-dir "$dir/kube-cache" "$@"; }
@@ -200,7 +200,7 @@ check "nothing left" equals "$(k get jobs -n team-b -o name)" ""
 
 # ---- the Python client ---------------------------------------------------------------------------
 check "the Python client's patches" "$python" "$repo/tests/kubectl/python_patch_check.py" \
-  "$STRATA_API"
+  "$STRATA_API" "$STRATA_ADMIN_TOKEN"
 
 # ---- describe ------------------------------------------------------------------------------------
 train_node=$(jp pod train-worker-0 -n team-a '{.spec.nodeName}')
