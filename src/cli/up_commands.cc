@@ -141,6 +141,10 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
   up->add_option("--listen", options->listen,
                  "HOST:PORT for the API (port 0: any free port); off loopback needs --token-file")
       ->capture_default_str();
+  up->add_option("--secure-listen", options->secure_listen,
+                 "HOST:PORT for the same API over HTTPS, for kubectl and client-go (which send "
+                 "credentials only over TLS), with DATA_DIR/kubeconfig written for it; off: none")
+      ->capture_default_str();
   up->add_option("--simulate", options->simulate,
                  "Simulated inventory NODESxGPUS:MODEL[,racks=R][,prefix=NAME], e.g. "
                  "4x8:H100-80GB,racks=2 (default: NVML, else that shape); the nodes are "
@@ -149,7 +153,9 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "Join tokens for node agents on other machines (strata agent --join-token), one "
                  "per line");
   up->add_option("--token-file", options->token_file,
-                 "Bearer tokens accepted by the API, one per line");
+                 "Users' bearer tokens, one per line: TOKEN [user=NAME] [namespaces=NS,...] (a "
+                 "token without namespaces is an admin); default: DATA_DIR/admin-token, made at "
+                 "the first start");
   up->add_option("--price-table", options->price_table_file,
                  "Prices for cost: per GPU model per hour, CPU core-hour, memory GiB-hour "
                  "(YAML or JSON; default: public cloud list prices)");

@@ -47,6 +47,10 @@ struct ControlPlaneOptions {
   std::string data_dir = "strata-data";
   // HOST:PORT; port 0 lets the kernel pick one (the line printed at start names it).
   std::string listen = "127.0.0.1:7070";
+  // The same API over HTTPS, for kubectl and client-go (which send credentials over TLS only),
+  // with a self-signed certificate made at each start and a kubeconfig for the admin
+  // credential written beside it (secure_api.h); "off": none.
+  std::string secure_listen = "127.0.0.1:0";
   // A `--simulate` spec ("4x8:H100-80GB,racks=2"); empty: NVML when present, else the default
   // simulated shape.
   std::string simulate;
@@ -135,6 +139,8 @@ class ControlPlane {
   const std::string& admin_token() const;
   // Where that credential is kept; empty with it.
   const std::string& admin_token_file() const;
+  // The HTTPS address of the API ("https://127.0.0.1:PORT"); empty when secure_listen is off.
+  const std::string& secure_url() const;
   // The names of the Node objects registered for this machine's inventory.
   const std::vector<std::string>& node_names() const;
   // Whether those nodes are a simulated inventory (no NVML): their engines can only be

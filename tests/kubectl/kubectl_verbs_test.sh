@@ -53,14 +53,9 @@ trap cleanup EXIT
 up_pid=$!
 wait_for_strata_up "$dir/up.log" "$up_pid" || { cat "$dir/up.log"; exit 1; }
 
-cat >"$dir/kubeconfig" <<YAML
-apiVersion: v1
-kind: Config
-clusters: [{name: strata, cluster: {server: "$STRATA_API"}}]
-users: [{name: admin, user: {token: "$STRATA_ADMIN_TOKEN"}}]
-contexts: [{name: strata, context: {cluster: strata, user: admin}}]
-current-context: strata
-YAML
+# The kubeconfig strata up writes for its API over TLS, with its admin credential: kubectl sends
+# no credential over plain HTTP.
+cp "$dir/data/kubeconfig" "$dir/kubeconfig"
 k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$dir/kubeconfig" --cache-dir "$dir/kube-cache" "$@"; }
 # jp KUBECTL-ARGS... JSONPATH: one field of what kubectl gets.
 jp() { k get "${@:1:$#-1}" -o "jsonpath=${*: -1}"; }
