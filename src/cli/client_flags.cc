@@ -90,6 +90,14 @@ void AddClientFlags(CLI::App* command, ClientFlags& flags, bool namespaced_verbs
   }
 }
 
+std::string TokenFor(const ClientFlags& flags) {
+  if (!flags.token.empty()) return flags.token;
+  // What strata up recorded for this server, as kubectl reads its kubeconfig.
+  const std::string credentials = client::CredentialsPath();
+  if (credentials.empty()) return "";
+  return client::FindCredential(credentials, flags.server).value_or("");
+}
+
 std::unique_ptr<client::ApiClient> Connect(const ClientFlags& flags) {
   if (!flags.kubeconfig.empty()) {
     if (!flags.kube_bridge) flags.kube_bridge = std::make_shared<KubeBridge>();
@@ -101,13 +109,7 @@ std::unique_ptr<client::ApiClient> Connect(const ClientFlags& flags) {
     }
     return std::move(*bridged);
   }
-  std::string token = flags.token;
-  if (token.empty()) {
-    // What strata up recorded for this server, as kubectl reads its kubeconfig.
-    const std::string credentials = client::CredentialsPath();
-    if (!credentials.empty()) token = client::FindCredential(credentials, flags.server).value_or("");
-  }
-  auto client = client::ApiClient::Create(flags.server, token);
+  auto client = client::ApiClient::Create(flags.server, TokenFor(flags));
   if (!client) {
     Fail(client.error(), 2);
     return nullptr;

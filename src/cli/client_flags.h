@@ -31,6 +31,10 @@ struct ClientFlags {
 // defaults. `flags` must outlive the parse.
 void AddClientFlags(CLI::App* command, ClientFlags& flags, bool namespaced_verbs);
 
+// The bearer token for flags.server: --token or $STRATA_TOKEN, else what strata up recorded for
+// that server in the CLI's credentials (client/credentials.h), else none.
+std::string TokenFor(const ClientFlags& flags);
+
 // A client for flags.server (or, with --kubeconfig, for the process's own API over the cluster,
 // which serves until the process exits), or nullptr after printing the error and setting exit
 // code 2 (1 when the cluster cannot be reached).

@@ -58,6 +58,9 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
   std::filesystem::path absolute = std::filesystem::absolute(options.data_dir, ignored);
   if (!absolute.empty()) plane_options.data_dir = absolute.lexically_normal().string();
   plane_options.service_tokens = [tokens](Duration window) { return tokens->Over(window); };
+  plane_options.on_serving = [](const server::ControlPlane& plane) {
+    RememberAdminCredential(plane, std::cout);
+  };
   Result<std::unique_ptr<server::ControlPlane>> plane =
       server::ControlPlane::Start(plane_options, std::cout);
   if (!plane) {
@@ -65,7 +68,6 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
     SetExitCode(plane.error().code() == StatusCode::kInvalidArgument ? 2 : 1);
     return;
   }
-  RememberAdminCredential(**plane, std::cout);
   loops.strata_path = SelfPath();
   Result<server::RunningLoops> running =
       server::StartControlLoops(**plane, plane_options.data_dir, loops, tokens, std::cout);

@@ -451,6 +451,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   });
   if (kube_client != nullptr && options.leader_elect) plane->Campaign(options, out);
   std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  if (options.on_serving) options.on_serving(*plane);
   out << "strata: API listening on http://" << shown_host << ":" << plane->port() << std::endl;
   return plane;
 }

@@ -20,6 +20,8 @@
 
 namespace strata::server {
 
+class ControlPlane;
+
 struct ControlPlaneOptions {
   // Where the state lives: "sqlite" (the store in the data dir) or "kubernetes" (the API server
   // of `kubeconfig`: strata's kinds as custom resources, Pods, Nodes and Events as v1 objects;
@@ -72,6 +74,10 @@ struct ControlPlaneOptions {
   // Tokens each service served over a window (the gateway's counts), for cost per million
   // tokens; empty: unknown. Called from the API's threads.
   std::function<std::map<std::string, double>(Duration window)> service_tokens;
+  // Called with the plane once it serves, before it says where it listens (so that a client
+  // that waits for that line finds what this did): `strata up` records the admin credential
+  // for the CLI. Unset: nothing.
+  std::function<void(const ControlPlane&)> on_serving;
   std::string version = "0.0.0";
   Duration heartbeat_interval = std::chrono::seconds(10);
   size_t max_body_bytes = 3 * 1024 * 1024;  // a request body, as kube-apiserver's limit
