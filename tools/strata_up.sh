@@ -4,14 +4,18 @@
 
 # wait_for_strata_up LOG PID: waits (up to 30 s, while PID lives) until LOG, the output of
 # `strata up`, names where its REST API and its gateway listen, and sets STRATA_API and
-# STRATA_GATEWAY to those URLs (http://HOST:PORT). Returns 1 when either is missing.
+# STRATA_GATEWAY to those URLs (http://HOST:PORT), and STRATA_ADMIN_TOKEN to the admin credential
+# it keeps in its data dir (the strata CLI finds it by itself; other clients send it as a bearer
+# token). Returns 1 when any is missing.
 wait_for_strata_up() {
-  local log=$1 pid=$2
-  STRATA_API="" STRATA_GATEWAY=""
+  local log=$1 pid=$2 credential
+  STRATA_API="" STRATA_GATEWAY="" STRATA_ADMIN_TOKEN=""
   for _ in $(seq 1 300); do
     STRATA_API=$(sed -n 's|^strata: API listening on \(http://[^ ]*\)$|\1|p' "$log")
     STRATA_GATEWAY=$(sed -n 's|^strata: gateway listening on \(http://[^ ]*\) .*$|\1|p' "$log")
-    [[ -n $STRATA_API && -n $STRATA_GATEWAY ]] && return 0
+    credential=$(sed -n 's|^strata: the admin credential is in \(.*\) (readable by you only)$|\1|p' "$log")
+    [[ -n $credential ]] && STRATA_ADMIN_TOKEN=$(<"$credential")
+    [[ -n $STRATA_API && -n $STRATA_GATEWAY && -n $STRATA_ADMIN_TOKEN ]] && return 0
     kill -0 "$pid" 2>/dev/null || return 1
     sleep 0.1
   done

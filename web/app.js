@@ -12,6 +12,14 @@ const live = {
   onData: () => { status.textContent = ''; },
 };
 const group = '/apis/strata.dev/v1alpha1';
+// An address with ?token=T (how strata up's admin opens the dashboard) signs the tab in; the
+// token is then dropped from the address bar and the history.
+const signIn = new URLSearchParams(location.search).get('token');
+if (signIn) {
+  setToken(signIn);
+  history.replaceState(null, '', location.pathname + location.hash);
+}
+
 const collections = {
   nodes: new LiveCollection('/api/v1/nodes', live),
   pods: new LiveCollection('/api/v1/pods', live),

@@ -62,8 +62,17 @@ def prompt_text(index, tokens, bytes_per_token):
     return "u%x " % index + filler * (tokens - 1)
 
 
+def api_request(url):
+    """A request to strata's REST API, with the bearer token in $STRATA_TOKEN when it is set."""
+    request = urllib.request.Request(url)
+    token = os.environ.get("STRATA_TOKEN")
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    return request
+
+
 def get_json(url):
-    with urllib.request.urlopen(url, timeout=10) as response:
+    with urllib.request.urlopen(api_request(url), timeout=10) as response:
         return json.load(response)
 
 
@@ -71,7 +80,7 @@ def metric_values(api, families):
     """{family: value} of the first series of each family on the API's /metrics."""
     url = "%s/metrics?families=%s" % (api, ",".join(families))
     values = {}
-    with urllib.request.urlopen(url, timeout=10) as response:
+    with urllib.request.urlopen(api_request(url), timeout=10) as response:
         for line in response.read().decode().splitlines():
             if line.startswith("#") or not line.strip():
                 continue

@@ -86,6 +86,7 @@ if ! wait_for_strata_up "$work/up.log" "$up_pid"; then
   exit 1
 fi
 api=$STRATA_API gateway=${STRATA_GATEWAY#http://}
+export STRATA_TOKEN=$STRATA_ADMIN_TOKEN  # for azure_replay.py and ready()
 
 # The Service: one GPU per replica, engine-sim with the 8b-h100 profile (as the simulator's
 # engine model) loading its weights for the start-up delay; strata's rate policy.
@@ -108,9 +109,10 @@ EOF
 }
 ready() {
   python3 -c '
-import json, sys, urllib.request
+import json, os, sys, urllib.request
 url = sys.argv[1] + "/apis/strata.dev/v1alpha1/namespaces/default/services/azure-conv"
-versions = json.load(urllib.request.urlopen(url)).get("status", {}).get("versions") or [{}]
+request = urllib.request.Request(url, headers={"Authorization": "Bearer " + os.environ["STRATA_TOKEN"]})
+versions = json.load(urllib.request.urlopen(request)).get("status", {}).get("versions") or [{}]
 print(versions[0].get("readyReplicas", 0))' "$api" 2>/dev/null || echo 0
 }
 service "$initial"

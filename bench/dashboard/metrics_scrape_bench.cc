@@ -60,7 +60,9 @@ class ScrapedCluster {
                                                        {0, 1, 2, 3, 4, 5, 6, 7}, "Running"));
     }
     for (int j = 0; j < kPendingJobs; ++j) observe::testing::Put(*store_, PendingJob(j));
-    api_ = std::make_unique<RestApi>(*store_, registry_, RestApiOptions{});
+    RestApiOptions options;
+    options.tokens.push_back({"admin", "admin", {}});
+    api_ = std::make_unique<RestApi>(*store_, registry_, options);
     observe::AddClusterMetrics(registry_, std::make_shared<observe::ClusterObjectsCache>(*store_),
                                observe::ClusterMetricsOptions{});
     Scrape("/metrics");
@@ -82,6 +84,7 @@ class ScrapedCluster {
     net::HttpRequest request;
     request.method = "GET";
     request.target = target;
+    request.headers.push_back({"Authorization", "Bearer admin"});
     return api_->Handle(request).response.body;
   }
 

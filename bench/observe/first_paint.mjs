@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { apply, chromiumPath, loadPlaywright, missingBrowser, startStrataUp, stop } from '../../tests/browser/browser_support.mjs';
+import { adminHeaders, apply, chromiumPath, loadPlaywright, missingBrowser, startStrataUp, stop } from '../../tests/browser/browser_support.mjs';
 
 const binaryDir = path.resolve(process.argv[2] || 'build/release');
 const runs = Number(process.argv[3] || 5);
@@ -35,7 +35,7 @@ const up = await startStrataUp(path.join(binaryDir, 'bin', 'strata'),
    '--simulate', '1000x8:H100-80GB,racks=20',
     '--nvml-library=/nonexistent/libnvidia-ml.so.1'], path.join(dir, 'up.log'));
 try {
-  await apply(up.url, fs.readFileSync(path.join(sourceDir, 'examples/team-queues/native.yaml'), 'utf8'));
+  await apply(up, fs.readFileSync(path.join(sourceDir, 'examples/team-queues/native.yaml'), 'utf8'));
   const batch = 500;
   for (let first = 0; first < kJobs; first += batch) {
     const docs = [];
@@ -53,17 +53,17 @@ spec:
     command: ["sleep", "1"]
 `);
     }
-    await apply(up.url, docs.join('---\n'));
+    await apply(up, docs.join('---\n'));
   }
 
   // Measure the steady state: every job listed and explained by the scheduler.
   for (;;) {
-    const jobs = await (await fetch(`${up.url}/apis/strata.dev/v1alpha1/jobs`)).json();
+    const jobs = await (await fetch(`${up.url}/apis/strata.dev/v1alpha1/jobs`, { headers: adminHeaders(up) })).json();
     const explained = jobs.items.filter((j) => j.status?.message).length;
     if (jobs.items.length === kJobs && explained === kJobs) break;
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
-  const nodes = await (await fetch(`${up.url}/api/v1/nodes`)).json();
+  const nodes = await (await fetch(`${up.url}/api/v1/nodes`, { headers: adminHeaders(up) })).json();
   console.log(JSON.stringify({ nodes: nodes.items.length, jobs: kJobs, explained: kJobs }));
 
   const browser = await playwright.chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
@@ -90,7 +90,7 @@ spec:
           });
         }
         const start = Date.now();
-        await page.goto(`${up.url}/${hash}`);
+        await page.goto(`${up.url}/?token=${up.token}${hash}`);
         await page.waitForFunction(ready, null, wait);
         result[paged ? name : name.replace('_ms', '_unpaged_ms')] = Date.now() - start;
         await page.close();
@@ -103,7 +103,7 @@ spec:
         'strata_queue_borrowed,strata_queue_pending_workloads'],
     ]) {
       const start = Date.now();
-      await (await fetch(`${up.url}${target}`)).text();
+      await (await fetch(`${up.url}${target}`, { headers: adminHeaders(up) })).text();
       result[name] = Date.now() - start;
     }
     console.log(JSON.stringify(result));

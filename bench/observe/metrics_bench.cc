@@ -128,9 +128,12 @@ void BM_ScrapeRestApiWithPendingJobs(benchmark::State& state) {
     STRATA_CHECK(store->Create(job).has_value());
   }
   metrics::Registry registry;
-  server::RestApi api(*store, registry, {});
+  server::RestApiOptions options;
+  options.tokens.push_back({"admin", "admin", {}});
+  server::RestApi api(*store, registry, options);
   net::HttpRequest request;
   request.method = "GET";
+  request.headers.push_back({"Authorization", "Bearer admin"});
   request.target = "/metrics";
   size_t bytes = api.Handle(request).response.body.size();
   for (auto _ : state) {

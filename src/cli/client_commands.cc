@@ -63,10 +63,15 @@ struct GetOptions {
   bool watch = false;
 };
 
-// Every pod, for tables that read them (TableReadsPods); none for the others.
-Result<std::vector<Json>> PodsForTable(client::ApiClient& client, const api::ResourceType& type) {
+// The pods a table reads (TableReadsPods; none for the others): those of the namespace a
+// namespaced kind is listed in, else every pod (which a token scoped to namespaces may not
+// list).
+Result<std::vector<Json>> PodsForTable(client::ApiClient& client, const api::ResourceType& type,
+                                       const ClientFlags& flags) {
   if (!client::TableReadsPods(type)) return std::vector<Json>();
-  return ListItems(client, api::FindResourceTypeByKind("Pod")->Path("", ""));
+  const bool one_namespace = type.namespaced && !flags.all_namespaces;
+  return ListItems(client, api::FindResourceTypeByKind("Pod")->Path(
+                               one_namespace ? flags.namespace_name : "", ""));
 }
 
 void RunGet(const GetOptions& options) {
@@ -85,7 +90,7 @@ void RunGet(const GetOptions& options) {
       PrintObjects(items, options.output, !options.name.empty() && items.size() == 1);
       return Status::Ok();
     }
-    Result<std::vector<Json>> pods = PodsForTable(*client, *type);
+    Result<std::vector<Json>> pods = PodsForTable(*client, *type, options.flags);
     if (!pods) return pods.error();
     std::cout << client::FormatTable(*type, items, with_namespace, RealClock::Instance().Now(),
                                      *pods, header)

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/command_registry.h"
+#include "client/credentials.h"
 #include "server/control_plane.h"
 #include "server/random_secret.h"
 
@@ -78,13 +79,23 @@ void AddClientFlags(CLI::App* command, ClientFlags& flags, bool namespaced_verbs
   flags.server = Environment("STRATA_SERVER", client::kDefaultServer);
   flags.token = Environment("STRATA_TOKEN", "");
   command->add_option("--server", flags.server, "The strata server URL ($STRATA_SERVER)");
-  command->add_option("--token", flags.token, "Bearer token for the server ($STRATA_TOKEN)");
+  command->add_option("--token", flags.token,
+                      "Bearer token for the server ($STRATA_TOKEN); by default the one strata up "
+                      "recorded for --server in the CLI's credentials (~/.config/strata/credentials)");
   command->add_option("--kubeconfig", flags.kubeconfig,
                       "Instead of a server: the Kubernetes cluster strata keeps its state on "
                       "(strata up --store kubernetes), with this kubeconfig's identity");
   if (namespaced_verbs) {
     command->add_option("-n,--namespace", flags.namespace_name, "Namespace of namespaced kinds");
   }
+}
+
+std::string TokenFor(const ClientFlags& flags) {
+  if (!flags.token.empty()) return flags.token;
+  // What strata up recorded for this server, as kubectl reads its kubeconfig.
+  const std::string credentials = client::CredentialsPath();
+  if (credentials.empty()) return "";
+  return client::FindCredential(credentials, flags.server).value_or("");
 }
 
 std::unique_ptr<client::ApiClient> Connect(const ClientFlags& flags) {
@@ -98,7 +109,7 @@ std::unique_ptr<client::ApiClient> Connect(const ClientFlags& flags) {
     }
     return std::move(*bridged);
   }
-  auto client = client::ApiClient::Create(flags.server, flags.token);
+  auto client = client::ApiClient::Create(flags.server, TokenFor(flags));
   if (!client) {
     Fail(client.error(), 2);
     return nullptr;

@@ -9,7 +9,8 @@
 namespace strata::cli {
 
 // How a client verb reaches the control plane: --server (default $STRATA_SERVER, else
-// http://127.0.0.1:7070), --token (default $STRATA_TOKEN) and, for namespaced verbs, -n. Or
+// http://127.0.0.1:7070), --token (default $STRATA_TOKEN, else what strata up recorded for the
+// server: client/credentials.h) and, for namespaced verbs, -n. Or
 // --kubeconfig: strata's state on a Kubernetes cluster (strata up --store kubernetes), reached
 // through an API of this process's own over the Kubernetes store, on loopback, with a token
 // made for the one verb.
@@ -29,6 +30,10 @@ struct ClientFlags {
 // Adds --server and --token (and -n when `namespaced_verbs`) to `command`, with the environment's
 // defaults. `flags` must outlive the parse.
 void AddClientFlags(CLI::App* command, ClientFlags& flags, bool namespaced_verbs);
+
+// The bearer token for flags.server: --token or $STRATA_TOKEN, else what strata up recorded for
+// that server in the CLI's credentials (client/credentials.h), else none.
+std::string TokenFor(const ClientFlags& flags);
 
 // A client for flags.server (or, with --kubeconfig, for the process's own API over the cluster,
 // which serves until the process exits), or nullptr after printing the error and setting exit

@@ -37,7 +37,7 @@ std::unique_ptr<client::ApiClient> ConnectForLogs(const ClientFlags& flags) {
   }
   net::HttpClientOptions http;
   http.idle_timeout = std::chrono::hours(24 * 365);
-  auto client = client::ApiClient::Create(flags.server, flags.token, http);
+  auto client = client::ApiClient::Create(flags.server, TokenFor(flags), http);
   if (!client) {
     Fail(client.error(), 2);
     return nullptr;

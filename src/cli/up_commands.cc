@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/command_registry.h"
+#include "client/credentials.h"
 #include "kubesched/scheduler_service.h"
 #include "server/control_loops.h"
 #include "server/control_plane.h"
@@ -26,6 +27,24 @@ sigset_t BlockStopSignals() {
   return stop_signals;
 }
 
+// Records the plane's admin credential for the URL the CLI on this machine reaches it at, so
+// that `strata get ...` works without --token (kubectl's kubeconfig, which kind writes too).
+void RememberAdminCredential(const server::ControlPlane& plane, std::ostream& out) {
+  if (plane.admin_token().empty()) return;  // users' tokens came from --token-file
+  const std::string server = "http://127.0.0.1:" + std::to_string(plane.port());
+  const std::string path = client::CredentialsPath();
+  Status remembered = path.empty() ? UnavailableError("no home directory")
+                                   : client::RememberCredential(path, server, plane.admin_token());
+  out << "strata: dashboard at " << server << "/ (sign in as admin: open " << server
+      << "/?token=$(cat " << plane.admin_token_file() << "))" << std::endl;
+  if (remembered.ok()) {
+    out << "strata: the CLI's credential for " << server << " is in " << path << std::endl;
+  } else {
+    out << "strata: the CLI cannot find the admin credential by itself ("
+        << remembered.message() << "); give it --token or $STRATA_TOKEN" << std::endl;
+  }
+}
+
 void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptions loops,
            bool keep_pods) {
   const sigset_t stop_signals = BlockStopSignals();
@@ -39,6 +58,9 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
   std::filesystem::path absolute = std::filesystem::absolute(options.data_dir, ignored);
   if (!absolute.empty()) plane_options.data_dir = absolute.lexically_normal().string();
   plane_options.service_tokens = [tokens](Duration window) { return tokens->Over(window); };
+  plane_options.on_serving = [](const server::ControlPlane& plane) {
+    RememberAdminCredential(plane, std::cout);
+  };
   Result<std::unique_ptr<server::ControlPlane>> plane =
       server::ControlPlane::Start(plane_options, std::cout);
   if (!plane) {
@@ -121,6 +143,10 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
   up->add_option("--listen", options->listen,
                  "HOST:PORT for the API (port 0: any free port); off loopback needs --token-file")
       ->capture_default_str();
+  up->add_option("--secure-listen", options->secure_listen,
+                 "HOST:PORT for the same API over HTTPS, for kubectl and client-go (which send "
+                 "credentials only over TLS), with DATA_DIR/kubeconfig written for it; off: none")
+      ->capture_default_str();
   up->add_option("--simulate", options->simulate,
                  "Simulated inventory NODESxGPUS:MODEL[,racks=R][,prefix=NAME], e.g. "
                  "4x8:H100-80GB,racks=2 (default: NVML, else that shape); the nodes are "
@@ -129,7 +155,9 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "Join tokens for node agents on other machines (strata agent --join-token), one "
                  "per line");
   up->add_option("--token-file", options->token_file,
-                 "Bearer tokens accepted by the API, one per line");
+                 "Users' bearer tokens, one per line: TOKEN [user=NAME] [namespaces=NS,...] (a "
+                 "token without namespaces is an admin); default: DATA_DIR/admin-token, made at "
+                 "the first start");
   up->add_option("--price-table", options->price_table_file,
                  "Prices for cost: per GPU model per hour, CPU core-hour, memory GiB-hour "
                  "(YAML or JSON; default: public cloud list prices)");

@@ -86,8 +86,4 @@ class KubeletServer {
   std::unique_ptr<Impl> impl_;
 };
 
-// A self-signed serving certificate for `host` (an IP address or a DNS name, in the subject
-// alternative names), ECDSA P-256, valid for a year from now: {certificate PEM, key PEM}.
-Result<std::pair<std::string, std::string>> SelfSignedCertificate(const std::string& host);
-
 }  // namespace strata::kube

@@ -6,8 +6,10 @@
 #include <array>
 #include <boost/asio.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
@@ -25,6 +27,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 using asio::awaitable;
 using asio::use_awaitable;
 using namespace asio::experimental::awaitable_operators;
@@ -40,10 +43,11 @@ constexpr auto kRefusedDrainTime = std::chrono::seconds(5);
 // connection, and the reset can destroy the answer before the client reads it: a client still
 // writing a body over the limit would see a broken pipe instead of its 413 (nginx's lingering
 // close).
-awaitable<void> DrainRefused(beast::tcp_stream& stream) {
+template <typename Stream>
+awaitable<void> DrainRefused(Stream& stream) {
   beast::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  stream.expires_after(kRefusedDrainTime);
+  beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ignored);
+  beast::get_lowest_layer(stream).expires_after(kRefusedDrainTime);
   std::array<char, 16 * 1024> dropped;
   while (true) {
     auto [error, n] = co_await stream.async_read_some(asio::buffer(dropped), kTuple);
@@ -136,7 +140,7 @@ struct HttpServer::Impl {
   // One connection's place in its request cycle, for its loop's deadline sweep.
   struct Connection {
     enum class Phase { kIdle, kReading, kBusy };
-    beast::tcp_stream* stream;
+    tcp::socket* socket;
     Phase phase = Phase::kBusy;
     std::chrono::steady_clock::time_point since;  // when the phase began
     bool late = false;  // the sweep cancelled a read that ran past read_timeout
@@ -163,9 +167,14 @@ struct HttpServer::Impl {
   explicit Impl(HttpServerOptions opts) : options(std::move(opts)) {}
 
   awaitable<void> Accept(Loop& loop);
+  // A connection: over TLS when the server has a certificate, after the handshake.
   awaitable<void> Serve(Loop& loop, tcp::socket socket);
-  awaitable<bool> WriteResponse(beast::tcp_stream& stream, ResponseWriter::State& state,
-                                bool keep_alive, unsigned version);
+  // The requests of one connection (a beast::tcp_stream or a TlsStream), in turn.
+  template <typename Stream>
+  awaitable<void> ServeRequests(Loop& loop, Stream& stream);
+  template <typename Stream>
+  awaitable<bool> WriteResponse(Stream& stream, ResponseWriter::State& state, bool keep_alive,
+                                unsigned version);
   void Dispatch(const HttpRequest& request, ResponseWriter writer);
   void SessionEnded();
   // Arms the loop's sweeper while it has connections; each sweep closes the connections idle
@@ -176,6 +185,7 @@ struct HttpServer::Impl {
   HttpResponse Error(int status, const std::string& message) const;
 
   HttpServerOptions options;
+  std::optional<asio::ssl::context> tls;  // set by Start when options carry a certificate
   std::map<std::pair<std::string, std::string>, HttpHandler> routes;
   HttpHandler fallback;
   std::vector<std::unique_ptr<Loop>> loops;
@@ -233,9 +243,10 @@ void HttpServer::Impl::Dispatch(const HttpRequest& request, ResponseWriter write
   writer.Respond(Error(404, "no route for " + path));
 }
 
-awaitable<bool> HttpServer::Impl::WriteResponse(beast::tcp_stream& stream,
-                                                ResponseWriter::State& state, bool keep_alive,
-                                                unsigned version) {
+template <typename Stream>
+awaitable<bool> HttpServer::Impl::WriteResponse(Stream& stream, ResponseWriter::State& state,
+                                                bool keep_alive, unsigned version) {
+  tcp::socket& socket = beast::get_lowest_layer(stream).socket();
   asio::steady_timer waiter(stream.get_executor());
   bool header_sent = false;
   bool watching_socket = true;
@@ -295,11 +306,11 @@ awaitable<bool> HttpServer::Impl::WriteResponse(beast::tcp_stream& stream,
     state.waiter = &waiter;
     if (watching_socket) {
       auto woke = co_await (waiter.async_wait(kTuple) ||
-                            stream.socket().async_wait(tcp::socket::wait_read, kTuple));
+                            socket.async_wait(tcp::socket::wait_read, kTuple));
       state.waiter = nullptr;
       if (woke.index() == 1) {
         char byte;
-        ssize_t peeked = ::recv(stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        ssize_t peeked = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
         if (peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
           co_return client_gone();
         }
@@ -310,7 +321,7 @@ awaitable<bool> HttpServer::Impl::WriteResponse(beast::tcp_stream& stream,
       co_await waiter.async_wait(kTuple);
       state.waiter = nullptr;
     }
-    if (!stream.socket().is_open()) co_return client_gone();
+    if (!socket.is_open()) co_return client_gone();
   }
 }
 
@@ -337,22 +348,38 @@ void HttpServer::Impl::SweepDeadlines(Loop& loop) {
   for (Connection* connection : loop.connections) {
     if (connection->phase == Connection::Phase::kIdle &&
         now - connection->since >= options.idle_timeout) {
-      connection->stream->socket().close(ignored);  // idle too long: nothing to answer
+      connection->socket->close(ignored);  // idle too long: nothing to answer
     } else if (connection->phase == Connection::Phase::kReading && !connection->late &&
                now - connection->since >= options.read_timeout) {
       // The socket stays open for the 408.
       connection->late = true;
-      connection->stream->socket().cancel(ignored);
+      connection->socket->cancel(ignored);
     }
   }
 }
 
 awaitable<void> HttpServer::Impl::Serve(Loop& loop, tcp::socket socket) {
-  beast::tcp_stream stream(std::move(socket));
+  if (!tls) {
+    beast::tcp_stream stream(std::move(socket));
+    co_await ServeRequests(loop, stream);
+  } else {
+    TlsStream stream(std::move(socket), *tls);
+    // The handshake is part of the first request's read_timeout: a client that connects and
+    // says nothing is closed as one that trickles its head.
+    beast::get_lowest_layer(stream).expires_after(options.read_timeout);
+    auto [error] = co_await stream.async_handshake(asio::ssl::stream_base::server, kTuple);
+    beast::get_lowest_layer(stream).expires_never();
+    if (!error) co_await ServeRequests(loop, stream);
+  }
+  SessionEnded();
+}
+
+template <typename Stream>
+awaitable<void> HttpServer::Impl::ServeRequests(Loop& loop, Stream& stream) {
   beast::flat_buffer buffer;
-  // Everything here runs on the loop's one thread, and the sweep touches the stream only
+  // Everything here runs on the loop's one thread, and the sweep touches the socket only
   // while the connection is registered, so the session is still alive.
-  Connection connection{&stream};
+  Connection connection{&beast::get_lowest_layer(stream).socket()};
   loop.connections.insert(&connection);
   ArmSweeper(loop);
   while (!stopping.load()) {
@@ -433,8 +460,7 @@ awaitable<void> HttpServer::Impl::Serve(Loop& loop, tcp::socket socket) {
   }
   loop.connections.erase(&connection);
   beast::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  SessionEnded();
+  beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ignored);
 }
 
 void HttpServer::Impl::SessionEnded() {
@@ -484,6 +510,21 @@ Status HttpServer::Start() {
   beast::error_code ec;
   asio::ip::address address = asio::ip::make_address(options.host, ec);
   if (ec) return InvalidArgumentError("host \"" + options.host + "\" is not an IP address");
+  if (options.tls_certificate_pem.empty() != options.tls_key_pem.empty()) {
+    return InvalidArgumentError("TLS needs both a certificate and its key");
+  }
+  if (!options.tls_certificate_pem.empty()) {
+    asio::ssl::context& tls = impl_->tls.emplace(asio::ssl::context::tls_server);
+    tls.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                    asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                    asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use);
+    tls.use_certificate_chain(asio::buffer(options.tls_certificate_pem), ec);
+    if (!ec) tls.use_private_key(asio::buffer(options.tls_key_pem), asio::ssl::context::pem, ec);
+    if (ec) {
+      impl_->tls.reset();
+      return InvalidArgumentError("the TLS certificate or key: " + ec.message());
+    }
+  }
   int port = options.port;
   for (int i = 0; i < options.threads; ++i) {
     auto loop = std::make_unique<Impl::Loop>();
@@ -556,7 +597,7 @@ void HttpServer::Stop(Duration grace) {
       l.acceptor->close(ignored);
       for (Impl::Connection* connection : l.connections) {
         if (connection->phase == Impl::Connection::Phase::kIdle) {
-          connection->stream->socket().close(ignored);
+          connection->socket->close(ignored);
         }
       }
     });

@@ -24,6 +24,10 @@ struct HttpServerOptions {
   // A connection waiting for the first byte of its next request; exceeded: the connection
   // closes without an answer.
   Duration idle_timeout = std::chrono::seconds(60);
+  // The serving certificate (its chain, PEM) and its private key (PEM): both set, the server
+  // speaks HTTPS (TLS 1.2 or later) only; both empty, plain HTTP.
+  std::string tls_certificate_pem;
+  std::string tls_key_pem;
   // The body of an answer the server gives itself (400, 404, 405, 408, 413, 431) from its status
   // and a message saying why; unset: an OpenAI-shaped error object.
   std::function<HttpResponse(int status, const std::string& message)> error_response = nullptr;
@@ -61,7 +65,7 @@ class ResponseWriter {
 
 using HttpHandler = std::function<void(HttpRequest request, ResponseWriter writer)>;
 
-// An HTTP/1.1 server on Boost.Beast with C++20 coroutines: keep-alive, exact method + path
+// An HTTP/1.1 server on Boost.Beast with C++20 coroutines, over TCP or TLS: keep-alive, exact method + path
 // routing (404 for an unknown path, 405 for a known path with another method), header and body
 // limits, 400 for an HTTP/1.1 request without exactly one Host field, read (408) and idle timeouts,
 // streaming responses and graceful stop. Handlers run on the event-loop thread of their connection

@@ -100,6 +100,8 @@ struct ApiListener::Impl {
                                       .max_header_bytes = options.max_header_bytes,
                                       .max_body_bytes = options.max_body_bytes,
                                       .idle_timeout = options.idle_timeout,
+                                      .tls_certificate_pem = options.tls_certificate_pem,
+                                      .tls_key_pem = options.tls_key_pem,
                                       // The server's own refusals come before any handler ran.
                                       .error_response = [](int status, const std::string& message) {
                                         return StatusResponse(

@@ -48,6 +48,9 @@ struct ApiListenerOptions {
   size_t max_header_bytes = 64 * 1024;
   size_t max_body_bytes = 3 * 1024 * 1024;  // larger: 413 with a Status object (Kubernetes' limit)
   Duration idle_timeout = std::chrono::seconds(120);
+  // A serving certificate and its key (PEM): HTTPS instead of HTTP (net::HttpServerOptions).
+  std::string tls_certificate_pem;
+  std::string tls_key_pem;
 };
 
 // The control plane's HTTP/1.1 front: a net::HttpServer with one event loop (keep-alive,

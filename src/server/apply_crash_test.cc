@@ -59,11 +59,18 @@ std::string Objects(const store::Store& store) {
   return out;
 }
 
+RestApiOptions Options() {
+  RestApiOptions options;
+  options.tokens.push_back({"admin", "admin", {}});
+  return options;
+}
+
 net::HttpRequest ApplyRequest() {
   net::HttpRequest request;
   request.method = "POST";
   request.target = std::string(RestApi::kApplyPath);
   request.headers.push_back({"Content-Type", "application/yaml"});
+  request.headers.push_back({"Authorization", "Bearer admin"});
   request.body = kBody;
   return request;
 }
@@ -73,7 +80,7 @@ TEST(ApplyCrashTest, AFailedWriteNamesWhatWasAppliedAndApplyingAgainFinishes) {
   {
     std::unique_ptr<store::Store> store = store::NewMemoryStore({});
     metrics::Registry registry;
-    RestApi api(*store, registry, {});
+    RestApi api(*store, registry, Options());
     ASSERT_EQ(api.Handle(ApplyRequest()).response.status, 200);
     clean = Objects(*store);
   }
@@ -82,7 +89,7 @@ TEST(ApplyCrashTest, AFailedWriteNamesWhatWasAppliedAndApplyingAgainFinishes) {
     std::unique_ptr<store::Store> base = store::NewMemoryStore({});
     store::FaultInjectingStore faulty(*base);
     metrics::Registry registry;
-    RestApi api(faulty, registry, {});
+    RestApi api(faulty, registry, Options());
     faulty.FailAt(n, store::FaultInjectingStore::Fault::kDie);
     ApiReply failed = api.Handle(ApplyRequest());
     EXPECT_EQ(failed.response.status, 503);

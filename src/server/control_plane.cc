@@ -22,10 +22,12 @@
 #include "kube/leader_election.h"
 #include "kubestore/kube_store.h"
 #include "metrics/metrics.h"
+#include "net/self_signed_certificate.h"
 #include "node/gpu_metrics.h"
 #include "node/nvml_inventory.h"
 #include "node/simulated_inventory.h"
 #include "observe/cluster_cost.h"
+#include "server/access_tokens.h"
 #include "server/api_listener.h"
 #include "server/cost_api.h"
 #include "server/dashboard_files.h"
@@ -34,17 +36,12 @@
 #include "server/node_registration.h"
 #include "server/random_secret.h"
 #include "server/rest_api.h"
+#include "server/secure_api.h"
 #include "store/sqlite_store.h"
 
 namespace strata::server {
 namespace {
 
-std::string Trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string_view::npos) return "";
-  size_t end = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(begin, end - begin + 1));
-}
 
 std::string HostName() {
   char name[256] = {};
@@ -152,11 +149,15 @@ struct ControlPlane::Impl {
   std::unique_ptr<controller::NodeLeases> node_leases;
   std::unique_ptr<RestApi> api;
   std::unique_ptr<ApiListener> listener;
+  std::unique_ptr<ApiListener> secure_listener;  // the API over HTTPS; null when off
+  std::string secure_url;
   std::vector<std::unique_ptr<PeriodicLoop>> loops;
   std::vector<std::string> node_names;
   observe::GpuReadingSource gpu_readings;
   bool simulated = false;
   bool stopped = false;
+  std::string admin_token;
+  std::string admin_token_file;
 };
 
 Result<std::pair<std::string, int>> ParseListenAddress(std::string_view text) {
@@ -182,46 +183,6 @@ Result<std::pair<std::string, int>> ParseListenAddress(std::string_view text) {
 
 bool IsLoopbackHost(std::string_view host) {
   return host == "::1" || host == "localhost" || host.substr(0, 4) == "127.";
-}
-
-// The tokens of `path`, one per line; `flag` names the option in errors.
-Result<std::vector<std::string>> ReadTokenFile(const std::string& path, std::string_view flag) {
-  std::ifstream file(path);
-  if (!file) {
-    return Err(InvalidArgumentError(std::string(flag) + " \"" + path + "\": cannot be read"));
-  }
-  std::vector<std::string> tokens;
-  std::string line;
-  while (std::getline(file, line)) {
-    std::string token = Trim(line);
-    if (!token.empty()) tokens.push_back(std::move(token));
-  }
-  if (tokens.empty()) {
-    return Err(InvalidArgumentError(std::string(flag) + " \"" + path + "\": holds no token"));
-  }
-  return tokens;
-}
-
-// The join tokens of `path`; when the file does not exist yet, one new token written there,
-// readable by its owner only (as kubeadm makes a bootstrap token), so that the first start needs
-// no token made by hand.
-Result<std::vector<std::string>> ReadOrCreateJoinTokens(const std::string& path,
-                                                        std::ostream& out) {
-  if (!std::filesystem::exists(path)) {
-    ASSIGN_OR_RETURN(std::string token, NewSecret());
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      return Err(InvalidArgumentError("--join-token-file \"" + path +
-                                      "\": cannot be created: " + std::strerror(errno)));
-    }
-    std::string line = token + "\n";
-    bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-    ::close(fd);
-    if (!written) return Err(InternalError("--join-token-file \"" + path + "\": write failed"));
-    out << "strata: wrote a new join token to " << path << " (strata agent --join-token " << path
-        << ")" << std::endl;
-  }
-  return ReadTokenFile(path, "--join-token-file");
 }
 
 ControlPlane::ControlPlane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -269,13 +230,51 @@ Result<std::unique_ptr<store::Store>> OpenStore(const ControlPlaneOptions& optio
 
 }  // namespace
 
+// The API over HTTPS on options.secure_listen, with a new self-signed certificate, and the
+// admin's kubeconfig for it in the data dir (secure_api.h).
+// Sets *url to its address ("https://127.0.0.1:PORT").
+Result<std::unique_ptr<ApiListener>> StartSecureListener(const ControlPlaneOptions& options,
+                                                         ApiListenerOptions listener_options,
+                                                         ApiHandler handler,
+                                                         const std::string& admin_token,
+                                                         std::string* url, std::ostream& out) {
+  ASSIGN_OR_RETURN(auto address, ParseListenAddress(options.secure_listen));
+  if (!IsLoopbackHost(address.first) && options.token_file.empty()) {
+    return Err(FailedPreconditionError(
+        "--secure-listen on " + address.first +
+        " exposes the API beyond this machine; give --token-file with the bearer tokens clients "
+        "must present, or listen on 127.0.0.1"));
+  }
+  const std::string host = ReachableHost(address.first);
+  ASSIGN_OR_RETURN(auto certificate, net::SelfSignedCertificate(host));
+  listener_options.host = address.first;
+  listener_options.port = address.second;
+  listener_options.tls_certificate_pem = certificate.first;
+  listener_options.tls_key_pem = certificate.second;
+  auto listener = std::make_unique<ApiListener>(listener_options, std::move(handler));
+  RETURN_IF_ERROR(listener->Start());
+  const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  *url = "https://" + shown + ":" + std::to_string(listener->port());
+  ASSIGN_OR_RETURN(std::string certificate_file,
+                   WriteApiCertificate(options.data_dir, certificate.first));
+  out << "strata: API over TLS listening on " << *url << " (certificate " << certificate_file
+      << ")";
+  if (!admin_token.empty()) {
+    ASSIGN_OR_RETURN(std::string kubeconfig,
+                     WriteAdminKubeconfig(options.data_dir, *url, certificate_file, admin_token));
+    out << "; kubectl --kubeconfig " << kubeconfig;
+  }
+  out << std::endl;
+  return listener;
+}
+
 Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOptions& options,
                                                           std::ostream& out) {
   ASSIGN_OR_RETURN(auto address, ParseListenAddress(options.listen));
   auto [host, port] = address;
-  std::vector<std::string> tokens;
+  std::vector<AccessToken> tokens;
   if (!options.token_file.empty()) {
-    ASSIGN_OR_RETURN(tokens, ReadTokenFile(options.token_file, "--token-file"));
+    ASSIGN_OR_RETURN(tokens, ReadAccessTokenFile(options.token_file, "--token-file"));
   } else if (!IsLoopbackHost(host)) {
     return Err(
         FailedPreconditionError("listening on " + host +
@@ -311,6 +310,20 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
 
   auto impl = std::make_unique<Impl>();
   ASSIGN_OR_RETURN(impl->store, OpenStore(options, impl->kube_client, out));
+  // The store (node credentials, tenants' keys), the admin credential and the kubeconfig are
+  // their owner's only; others may pass through the data dir (pods that run as another user
+  // work in their directories under it) but not list it.
+  namespace fs = std::filesystem;
+  std::error_code made;  // a Kubernetes store makes no data dir; a failure is the next write's
+  fs::create_directories(options.data_dir, made);
+  fs::permissions(options.data_dir,
+                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, made);
+  for (const char* suffix : {"", "-wal", "-shm", ".lock"}) {
+    const fs::path file = fs::path(options.data_dir) / (store::kSqliteStoreFileName + std::string(suffix));
+    if (fs::exists(file, made)) {
+      fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, made);
+    }
+  }
 
   std::vector<api::Node> nodes =
       NodesFromInventory(found, simulated ? SimulatedNodeCapacity() : HostCapacity(), simulated,
@@ -351,6 +364,15 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   out << "\n";
 
   RestApiOptions api_options;
+  if (tokens.empty()) {
+    const std::string path = options.data_dir + "/" + kAdminTokenFileName;
+    ASSIGN_OR_RETURN(AccessToken admin, ReadOrCreateAdminToken(path, out));
+    impl->admin_token = admin.token;
+    impl->admin_token_file = path;
+    out << "strata: the admin credential is in " << path << " (readable by you only)\n";
+    tokens.push_back(std::move(admin));
+    api_options.credential_hint = "the admin credential is in " + path;
+  }
   api_options.tokens = std::move(tokens);
   if (!options.join_token_file.empty()) {
     ASSIGN_OR_RETURN(api_options.join_tokens, ReadOrCreateJoinTokens(options.join_token_file, out));
@@ -389,19 +411,24 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   cost_options.service_tokens = options.service_tokens;
   auto cost = std::make_shared<CostApi>(impl->cluster_objects, std::move(cost_options));
   auto dashboard = std::make_shared<DashboardFiles>();
-  impl->listener = std::make_unique<ApiListener>(
-      listener_options, [api, cost, dashboard](const net::HttpRequest& request) -> ApiReply {
-        // The dashboard's static files need no token (its data comes through the API); the
-        // cost endpoint answers users only, and everything else (401, 403 included) is the
-        // API's.
-        if (std::optional<ApiReply> page = dashboard->Handle(request)) return std::move(*page);
-        Result<std::string> caller = api->Authenticate(request);
-        if (caller && caller->empty()) {
-          if (std::optional<ApiReply> reply = cost->Handle(request)) return std::move(*reply);
-        }
-        return api->Handle(request);
-      });
+  // The dashboard's static files need no token (its data comes through the API); the cost
+  // endpoint answers admins only (it spans every namespace), and everything else (401, 403
+  // included) is the API's.
+  ApiHandler handler = [api, cost, dashboard](const net::HttpRequest& request) -> ApiReply {
+    if (std::optional<ApiReply> page = dashboard->Handle(request)) return std::move(*page);
+    Result<Caller> caller = api->Authenticate(request);
+    if (caller && caller->admin()) {
+      if (std::optional<ApiReply> reply = cost->Handle(request)) return std::move(*reply);
+    }
+    return api->Handle(request);
+  };
+  impl->listener = std::make_unique<ApiListener>(listener_options, handler);
   RETURN_IF_ERROR(impl->listener->Start());
+  if (options.secure_listen != "off") {
+    ASSIGN_OR_RETURN(impl->secure_listener,
+                     StartSecureListener(options, listener_options, handler, impl->admin_token,
+                                         &impl->secure_url, out));
+  }
 
   std::unique_ptr<ControlPlane> plane(new ControlPlane(std::move(impl)));
   std::vector<std::string>& names = plane->impl_->node_names;
@@ -424,6 +451,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   });
   if (kube_client != nullptr && options.leader_elect) plane->Campaign(options, out);
   std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  if (options.on_serving) options.on_serving(*plane);
   out << "strata: API listening on http://" << shown_host << ":" << plane->port() << std::endl;
   return plane;
 }
@@ -486,6 +514,12 @@ metrics::Registry& ControlPlane::registry() { return impl_->registry; }
 
 int ControlPlane::port() const { return impl_->listener->port(); }
 
+const std::string& ControlPlane::admin_token() const { return impl_->admin_token; }
+
+const std::string& ControlPlane::admin_token_file() const { return impl_->admin_token_file; }
+
+const std::string& ControlPlane::secure_url() const { return impl_->secure_url; }
+
 const std::vector<std::string>& ControlPlane::node_names() const { return impl_->node_names; }
 
 bool ControlPlane::simulated() const { return impl_->simulated; }
@@ -503,6 +537,7 @@ void ControlPlane::Stop() {
   impl_->cache->Interrupt();
   for (auto& loop : impl_->loops) loop->Stop();
   impl_->listener->Stop();
+  if (impl_->secure_listener) impl_->secure_listener->Stop();
   if (impl_->kubelet) impl_->kubelet->Stop();
   // The controllers have stopped: the Lease is released, so that a standby need not wait.
   if (impl_->elector) impl_->elector->Stop();

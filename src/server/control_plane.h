@@ -20,6 +20,8 @@
 
 namespace strata::server {
 
+class ControlPlane;
+
 struct ControlPlaneOptions {
   // Where the state lives: "sqlite" (the store in the data dir) or "kubernetes" (the API server
   // of `kubeconfig`: strata's kinds as custom resources, Pods, Nodes and Events as v1 objects;
@@ -47,6 +49,10 @@ struct ControlPlaneOptions {
   std::string data_dir = "strata-data";
   // HOST:PORT; port 0 lets the kernel pick one (the line printed at start names it).
   std::string listen = "127.0.0.1:7070";
+  // The same API over HTTPS, for kubectl and client-go (which send credentials over TLS only),
+  // with a self-signed certificate made at each start and a kubeconfig for the admin
+  // credential written beside it (secure_api.h); "off": none.
+  std::string secure_listen = "127.0.0.1:0";
   // A `--simulate` spec ("4x8:H100-80GB,racks=2"); empty: NVML when present, else the default
   // simulated shape.
   std::string simulate;
@@ -54,7 +60,10 @@ struct ControlPlaneOptions {
   // `strata agent`).
   bool local_nodes = true;
   std::string nvml_library = "libnvidia-ml.so.1";
-  // One bearer token per line. Required when `listen` is not a loopback address.
+  // The users' bearer tokens, one per line, each cluster-wide or scoped to namespaces (the
+  // format of ReadAccessTokenFile). Required when `listen` is not a loopback address. Empty:
+  // the admin credential in `data_dir`/admin-token, made at the first start
+  // (ReadOrCreateAdminToken), is the one token.
   std::string token_file;
   // Join tokens with which node agents on other machines register (strata agent), one per
   // line; empty: joining is off.
@@ -65,6 +74,10 @@ struct ControlPlaneOptions {
   // Tokens each service served over a window (the gateway's counts), for cost per million
   // tokens; empty: unknown. Called from the API's threads.
   std::function<std::map<std::string, double>(Duration window)> service_tokens;
+  // Called with the plane once it serves, before it says where it listens (so that a client
+  // that waits for that line finds what this did): `strata up` records the admin credential
+  // for the CLI. Unset: nothing.
+  std::function<void(const ControlPlane&)> on_serving;
   std::string version = "0.0.0";
   Duration heartbeat_interval = std::chrono::seconds(10);
   size_t max_body_bytes = 3 * 1024 * 1024;  // a request body, as kube-apiserver's limit
@@ -127,6 +140,13 @@ class ControlPlane {
   // The metrics /metrics serves; loops started by the owner register theirs here.
   metrics::Registry& registry();
   int port() const;
+  // The admin credential made or read in the data dir (ControlPlaneOptions::token_file), for
+  // the CLI on this machine; empty when the tokens came from --token-file.
+  const std::string& admin_token() const;
+  // Where that credential is kept; empty with it.
+  const std::string& admin_token_file() const;
+  // The HTTPS address of the API ("https://127.0.0.1:PORT"); empty when secure_listen is off.
+  const std::string& secure_url() const;
   // The names of the Node objects registered for this machine's inventory.
   const std::vector<std::string>& node_names() const;
   // Whether those nodes are a simulated inventory (no NVML): their engines can only be
@@ -158,8 +178,5 @@ Result<std::pair<std::string, int>> ParseListenAddress(std::string_view text);
 // Whether `host` is a loopback address (127.0.0.0/8, ::1).
 bool IsLoopbackHost(std::string_view host);
 
-// Reads bearer tokens, one per non-empty line (surrounding spaces trimmed). Returns
-// InvalidArgument naming the file when it cannot be read or holds no token.
-Result<std::vector<std::string>> ReadTokenFile(const std::string& path);
 
 }  // namespace strata::server

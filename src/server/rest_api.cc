@@ -79,19 +79,23 @@ RestApi::RestApi(store::Store& store, cluster::Cache& cache, metrics::Registry& 
       stats_(registry, "apiserver"),
       cluster_metrics_(cache, registry) {}
 
-Result<std::string> RestApi::Authenticate(const net::HttpRequest& request) const {
+Result<Caller> RestApi::Authenticate(const net::HttpRequest& request) const {
   std::string_view header = request.Header("Authorization");
+  if (header.empty()) return Caller{};
   std::string_view token = BearerToken(header);
-  if (header.empty() && options_.tokens.empty()) return std::string();
   if (token.empty()) {
     return Err(UnauthenticatedError(
-        "this server requires a bearer token (Authorization: Bearer TOKEN; strata reads it from "
-        "--token or $STRATA_TOKEN)"));
+        "the Authorization header holds no bearer token (Authorization: Bearer TOKEN)"));
   }
-  for (const std::string& accepted : options_.tokens) {
-    if (SameSecret(token, accepted)) return std::string();
+  for (const AccessToken& accepted : options_.tokens) {
+    if (SameSecret(token, accepted.token)) {
+      return Caller{Caller::Kind::kUser, accepted.user, accepted.namespaces};
+    }
   }
-  if (NodeAccess::LooksLikeNodeCredential(token)) return node_access_.NodeOf(token);
+  if (NodeAccess::LooksLikeNodeCredential(token)) {
+    ASSIGN_OR_RETURN(std::string node, node_access_.NodeOf(token));
+    return Caller{Caller::Kind::kNode, std::move(node), {}};
+  }
   return Err(UnauthenticatedError("the bearer token is not valid for this server"));
 }
 
@@ -118,11 +122,26 @@ ApiReply RestApi::Handle(const net::HttpRequest& request) {
       }
       return ApiReply{net::HttpResponse::Text(200, "text/plain", "ok"), nullptr};
     }
-    ASSIGN_OR_RETURN(std::string node, Authenticate(request));
-    if (!node.empty()) {
-      RETURN_IF_ERROR(node_access_.Authorize(node, request.method, path, query, request.body));
+    ASSIGN_OR_RETURN(Caller caller, Authenticate(request));
+    switch (caller.kind) {
+      case Caller::Kind::kAnonymous:
+        if (!IsPublicPath(request.method, path)) {
+          return Err(UnauthenticatedError(
+              "this server requires a bearer token (Authorization: Bearer TOKEN; the strata CLI "
+              "reads it from --token or $STRATA_TOKEN, or finds what strata up recorded for the "
+              "server)" +
+              (options_.credential_hint.empty() ? "" : "; " + options_.credential_hint)));
+        }
+        break;
+      case Caller::Kind::kNode:
+        RETURN_IF_ERROR(
+            node_access_.Authorize(caller.name, request.method, path, query, request.body));
+        break;
+      case Caller::Kind::kUser:
+        RETURN_IF_ERROR(AuthorizeUser(caller, request.method, path));
+        break;
     }
-    return Route(request, query, &verb);
+    return Route(request, query, caller, &verb);
   }();
   if (!reply) {
     const Status& error = reply.error();
@@ -133,7 +152,7 @@ ApiReply RestApi::Handle(const net::HttpRequest& request) {
 }
 
 Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& query,
-                                std::string* verb) {
+                                const Caller& caller, std::string* verb) {
   std::string path(request.Path());
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   const std::string& method = request.method;
@@ -169,7 +188,7 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
   if (path == kApplyPath) {
     *verb = "apply";
     if (method != "POST") return Err(UnimplementedError("apply takes POST with manifests"));
-    return Apply(request.body, query);
+    return Apply(request.body, query, caller);
   }
   if (std::optional<std::string> leased = api::NodeOfLeasePath(path)) {
     *verb = method == "GET" ? "get" : "update";

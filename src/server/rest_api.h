@@ -11,10 +11,12 @@
 #include "metrics/metrics.h"
 #include "metrics/stats.h"
 #include "net/http_message.h"
+#include "server/access_tokens.h"
 #include "server/api_listener.h"
 #include "server/cluster_metrics.h"
 #include "server/node_access.h"
 #include "server/pod_logs.h"
+#include "server/user_access.h"
 #include "store/store.h"
 
 namespace strata::server {
@@ -25,9 +27,13 @@ namespace strata::server {
 STRATA_DECLARE_STATS(ApiServerStats, STRATA_APISERVER_STATS);
 
 struct RestApiOptions {
-  // Bearer tokens accepted on every call; empty: no authentication (loopback only), though a
-  // bearer token that is presented must still be valid.
-  std::vector<std::string> tokens;
+  // The users' bearer tokens (access_tokens.h). A request without a token may read only the
+  // public paths (IsPublicPath); one with a token that is neither a user's nor a node
+  // credential is Unauthenticated; a scoped user reaches only its namespaces (AuthorizeUser).
+  std::vector<AccessToken> tokens;
+  // Where users find a credential, said in the Unauthenticated error ("the admin credential is
+  // in /var/lib/strata/admin-token"); empty: nothing said.
+  std::string credential_hint;
   // Where the node runtime of this machine keeps pods' logs ("<runtime data dir>/pods", see
   // PodLogs); empty: no pod runs here.
   std::string pod_logs_dir;
@@ -78,15 +84,16 @@ class RestApi {
 
   static constexpr std::string_view kApplyPath = api::kApplyPath;
 
-  // The node whose credential the request carries, empty for a user; Unauthenticated when the
-  // request carries no accepted token and one is required, or an invalid one. Other handlers of
-  // the same listener use it to apply the API's rules to their own paths.
-  Result<std::string> Authenticate(const net::HttpRequest& request) const;
+  // Who the request acts as: anonymous without an Authorization header, else the user or node
+  // whose token it carries; Unauthenticated for a token that is neither. Other handlers of the
+  // same listener use it to apply the API's rules to their own paths.
+  Result<Caller> Authenticate(const net::HttpRequest& request) const;
 
  private:
   using Query = std::map<std::string, std::string>;
 
-  Result<ApiReply> Route(const net::HttpRequest& request, const Query& query, std::string* verb);
+  Result<ApiReply> Route(const net::HttpRequest& request, const Query& query, const Caller& caller,
+                         std::string* verb);
   // The registry's Prometheus text. `?families=A,B` renders only those families, and runs only
   // the collectors that produce one of them (Registry::RenderText); the cluster state's strata_*
   // families are brought up to date (ClusterMetrics::Refresh) only when the scrape asks for all
@@ -118,7 +125,9 @@ class RestApi {
   // empty or a Lease of that name. NotFound for a node that does not exist.
   Result<ApiReply> NodeLease(const std::string& method, const std::string& node_name,
                              const std::string& body);
-  Result<ApiReply> Apply(const std::string& body, const Query& query);
+  // Every object of the body is first checked against `caller`'s scope (AuthorizeUserObject);
+  // one outside it refuses the whole body, with nothing written.
+  Result<ApiReply> Apply(const std::string& body, const Query& query, const Caller& caller);
   // Creates `object` or replaces what is stored (keeping its status); "created", "configured"
   // or "unchanged".
   Result<std::string> ApplyObject(const store::Object& object, bool dry_run);

@@ -175,9 +175,9 @@ TEST_F(RestApiPatchTest, ScaleIsRefusedSayingWhy) {
 
 TEST_F(RestApiPatchTest, NothingIsPatchedWithoutACredential) {
   RestApiOptions options;
-  options.tokens = {"s3cret"};
+  options.tokens = {{"s3cret", "admin", {}}};
   testing::TestApiServer guarded(options);
-  auto anonymous = guarded.Client();
+  auto anonymous = guarded.Client("");
   auto patched = anonymous->Call("PATCH", kJobPath, R"({"spec": {"priority": 1}})", kMerge);
   ASSERT_FALSE(patched);
   EXPECT_EQ(patched.error().code(), StatusCode::kUnauthenticated);

@@ -64,14 +64,17 @@ class RestApiTest : public ::testing::Test {
     store::StoreOptions store_options;
     store_options.history_limit = history_limit;
     store_ = store::NewMemoryStore(store_options);
+    if (options.tokens.empty()) options.tokens.push_back({kAdmin, "admin", {}});
     api_ = std::make_unique<RestApi>(*store_, registry_, std::move(options));
     ApiListenerOptions listener_options;
     listener_options.max_body_bytes = max_body_bytes;
     listener_ = std::make_unique<ApiListener>(
         listener_options, [this](const net::HttpRequest& r) { return api_->Handle(r); });
     ASSERT_TRUE(listener_->Start().ok());
-    client_ = Client("");
+    client_ = Client(kAdmin);
   }
+
+  static constexpr char kAdmin[] = "admin-token";
 
   std::unique_ptr<client::ApiClient> Client(std::string token) {
     auto client = client::ApiClient::Create("http://127.0.0.1:" + std::to_string(listener_->port()),
@@ -282,6 +285,7 @@ TEST_F(RestApiTest, AnnotationsAndBodiesHaveKubernetesSizeLimitsAndAliasBombsAre
     request.method = "POST";
     request.target = collection;
     request.headers.emplace_back("Content-Type", "application/yaml");
+    request.headers.emplace_back("Authorization", std::string("Bearer ") + kAdmin);
     request.body = std::move(body);
     return http.Send("127.0.0.1", listener_->port(), request);
   };
@@ -358,6 +362,7 @@ TEST_F(RestApiTest, ApplyReturnsIgnoredFieldsAsKubernetesWarningHeaders) {
   request.method = "POST";
   request.target = std::string(RestApi::kApplyPath);
   request.headers.push_back({"Content-Type", "application/yaml"});
+  request.headers.push_back({"Authorization", std::string("Bearer ") + kAdmin});
   request.body = R"(
 apiVersion: batch/v1
 kind: Job
@@ -421,9 +426,9 @@ TEST_F(RestApiTest, WatchWithoutVersionStartsWithTheCurrentObjectsAndEndsOnTimeo
 
 TEST_F(RestApiTest, TokensAreRequiredWhenConfigured) {
   RestApiOptions options;
-  options.tokens = {"s3cret"};
+  options.tokens = {{"s3cret", "admin", {}}};
   Start(options);
-  auto anonymous = client_->Get("/apis/strata.dev/v1alpha1/queues");
+  auto anonymous = Client("")->Get("/apis/strata.dev/v1alpha1/queues");
   ASSERT_FALSE(anonymous);
   EXPECT_EQ(anonymous.error().code(), StatusCode::kUnauthenticated);
   auto wrong = Client("guess")->Get("/api");
@@ -471,6 +476,7 @@ TEST_F(RestApiTest, MetricsCountRequestsAndPods) {
   net::HttpClient http;
   net::HttpRequest request;
   request.target = "/metrics";
+  request.headers.emplace_back("Authorization", std::string("Bearer ") + kAdmin);
   auto scraped = http.Send("127.0.0.1", listener_->port(), request);
   ASSERT_TRUE(scraped);
   EXPECT_THAT(scraped->body, HasSubstr("strata_apiserver_requests_total{verb=\"discovery\""));
@@ -500,6 +506,7 @@ TEST_F(RestApiTest, MetricsOfSomeFamiliesRunOnlyTheCollectorsThatProduceThem) {
                          });
   Start();
   net::HttpRequest request;
+  request.headers.push_back({"Authorization", std::string("Bearer ") + kAdmin});
   request.target = "/metrics?families=strata_apiserver_pods";
   ApiReply reply = api_->Handle(request);
   EXPECT_THAT(reply.response.body, HasSubstr("strata_apiserver_pods{phase=\"Running\"} 0\n"));

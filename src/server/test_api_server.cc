@@ -6,6 +6,7 @@ namespace strata::server::testing {
 
 TestApiServer::TestApiServer(RestApiOptions options) {
   store_ = store::NewMemoryStore(store::StoreOptions{});
+  if (options.tokens.empty()) options.tokens.push_back({kAdminToken, "admin", {}});
   api_ = std::make_unique<RestApi>(*store_, registry_, std::move(options));
   ApiListenerOptions listener_options;
   listener_options.max_body_bytes = 64 * 1024;

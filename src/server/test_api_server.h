@@ -15,6 +15,9 @@ namespace strata::server::testing {
 // port. Owned by the test; not thread-safe (the store and the API are).
 class TestApiServer {
  public:
+  // The admin token the server accepts when `options` gives no tokens.
+  static constexpr char kAdminToken[] = "test-admin-token";
+
   // Starts serving; the listener's failure fails the calling test.
   explicit TestApiServer(RestApiOptions options = {});
   ~TestApiServer();
@@ -23,8 +26,8 @@ class TestApiServer {
   std::string url() const;
   store::Store& store() { return *store_; }
   metrics::Registry& registry() { return registry_; }
-  // A client sending `token` as its bearer token (none when empty).
-  std::unique_ptr<client::ApiClient> Client(const std::string& token = "") const;
+  // A client sending `token` as its bearer token (none when empty): by default the admin's.
+  std::unique_ptr<client::ApiClient> Client(const std::string& token = kAdminToken) const;
 
  private:
   metrics::Registry registry_;

@@ -54,9 +54,18 @@ export async function openPage(playwright, width, height) {
   return { browser, page };
 }
 
-// Starts `strata up ARGS...` and resolves with {url, child} once it prints its address (and
-// with `gateway` too, its gateway's address, when ARGS has --gateway-listen); rejects (with the
-// process stopped) when it exits or stays silent for a minute first.
+// Opens the dashboard of `up` (startStrataUp's result) in `page` with its admin credential, as
+// a user does with the address strata up prints: the token is kept for the tab's session and
+// dropped from the address.
+export async function signIn(page, up) {
+  await page.goto(`${up.url}/?token=${up.token}`);
+  await page.waitForFunction(() => !location.search.includes('token='));
+}
+
+// Starts `strata up ARGS...` and resolves with {url, child, token} once it prints its address
+// (and with `gateway` too, its gateway's address, when ARGS has --gateway-listen); `token` is
+// the admin credential it keeps in its --data-dir. Rejects (with the process stopped) when it
+// exits or stays silent for a minute first.
 export function startStrataUp(strata, args, logPath) {
   const withGateway = args.includes('--gateway-listen');
   return new Promise((resolve, reject) => {
@@ -74,7 +83,9 @@ export function startStrataUp(strata, args, logPath) {
       const gateway = /gateway listening on (http:\/\/\S+)\s/.exec(seen);
       if (match && (gateway || !withGateway)) {
         clearTimeout(timer);
-        resolve({ url: match[1], gateway: gateway?.[1], child });
+        const dataDir = args[args.indexOf('--data-dir') + 1];
+        const token = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+        resolve({ url: match[1], gateway: gateway?.[1], child, token });
       }
     };
     child.stdout.on('data', onData);
@@ -96,10 +107,16 @@ export function stop(child) {
   });
 }
 
-// Applies YAML manifests through the API's apply endpoint; throws with the server's answer.
-export async function apply(url, yaml) {
-  const response = await fetch(`${url}/apis/strata.dev/v1alpha1/apply`, {
-    method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: yaml,
+// The headers of a request as the admin of `up` (startStrataUp's result).
+export function adminHeaders(up) {
+  return { Authorization: `Bearer ${up.token}` };
+}
+
+// Applies YAML manifests through the API's apply endpoint of `up` (startStrataUp's result);
+// throws with the server's answer.
+export async function apply(up, yaml) {
+  const response = await fetch(`${up.url}/apis/strata.dev/v1alpha1/apply`, {
+    method: 'POST', headers: { 'Content-Type': 'application/yaml', ...adminHeaders(up) }, body: yaml,
   });
   if (!response.ok) throw new Error(`apply: ${response.status} ${await response.text()}`);
 }

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 
 import {
-  apply, browserTestEnvironment, openPage, startStrataUp, stop,
+  apply, browserTestEnvironment, openPage, signIn, startStrataUp, stop,
 } from './browser_support.mjs';
 
 const { sourceDir, strata, playwright, artifacts } = browserTestEnvironment();
@@ -53,6 +53,7 @@ before(async () => {
       '--nvml-library=/nonexistent/libnvidia-ml.so.1'],
     path.join(artifacts, 'strata-up.log'));
   ({ browser, page } = await openPage(playwright, 1280, 900));
+  await signIn(page, up);
 });
 
 after(async () => {
@@ -74,10 +75,10 @@ test('the cluster page shows the simulated nodes and their GPUs', limit, async (
 });
 
 test('a job submitted through the API appears and changes state', limit, async () => {
-  await apply(up.url, queueYaml);
+  await apply(up, queueYaml);
   await page.goto(`${up.url}/#jobs`);
   await page.locator('.vhead').first().waitFor(wait);
-  await apply(up.url, job('quick', 1, ['sleep', '2']));
+  await apply(up, job('quick', 1, ['sleep', '2']));
   const row = page.locator('.vlist .row', { hasText: 'team-a/quick' });
   await row.waitFor(wait);
   await screenshot('job-appeared');
@@ -89,7 +90,7 @@ test('a job submitted through the API appears and changes state', limit, async (
 
 test('a pending job shows why it waits', limit, async () => {
   // 40 GPUs in one gang: more than the cluster has, so the scheduler explains.
-  await apply(up.url, job('too-big', 8, ['sleep', '600'], 5));
+  await apply(up, job('too-big', 8, ['sleep', '600'], 5));
   await page.goto(`${up.url}/#queues`);
   const row = page.locator('.vlist .row', { hasText: 'team-a/too-big' });
   await row.waitFor(wait);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 
 import {
-  apply, browserTestEnvironment, openPage, startStrataUp, stop,
+  adminHeaders, apply, browserTestEnvironment, openPage, signIn, startStrataUp, stop,
 } from './browser_support.mjs';
 
 const { strata, playwright, artifacts } = browserTestEnvironment();
@@ -74,12 +74,12 @@ function filled(model, title) {
 
 // Deletes the service and waits until none of its pods is left running.
 async function deleteService() {
-  const response = await fetch(`${up.url}${servicePath}`, { method: 'DELETE' });
+  const response = await fetch(`${up.url}${servicePath}`, { method: 'DELETE', headers: adminHeaders(up) });
   if (response.status === 404) return;
   assert.ok(response.ok, `delete: ${response.status} ${await response.text()}`);
   const deadline = Date.now() + 60000;
   while (Date.now() < deadline) {
-    const pods = await (await fetch(`${up.url}/api/v1/namespaces/default/pods`)).json();
+    const pods = await (await fetch(`${up.url}/api/v1/namespaces/default/pods`, { headers: adminHeaders(up) })).json();
     if ((pods.items || []).every((p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed')) return;
     await sleep(200);
   }
@@ -92,6 +92,7 @@ before(async () => {
       '--simulate', '2x4:H100-80GB', '--sim-startup-delay', '1', '--nvml-library=/nonexistent/libnvidia-ml.so.1'],
     path.join(artifacts, 'strata-up-services.log'));
   ({ browser, page } = await openPage(playwright, 1400, 1000));
+  await signIn(page, up);
 });
 
 after(async () => {
@@ -106,7 +107,7 @@ after(async () => {
 test("a service's row shows its replicas and its charts fill as traffic flows", limit, async () => {
   await page.goto(`${up.url}/#services`);
   await page.locator('.vhead').first().waitFor(wait);
-  await apply(up.url, serviceYaml);
+  await apply(up, serviceYaml);
 
   // The row appears through the live watch, then its replica becomes ready (engine start-up 1 s).
   await page.waitForFunction(() => [...document.querySelectorAll('.vlist .row')].some((r) =>

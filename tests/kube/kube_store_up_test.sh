@@ -316,7 +316,7 @@ check "strata delete --kubeconfig deletes one" \
   "$strata" delete job ptj -n team-a --kubeconfig "$plane_kubeconfig"
 ptj_gone() { ! k get sjob -n team-a ptj >/dev/null 2>&1; }
 check "(kubectl sees it gone)" wait_for 30 ptj_gone
-metrics=$(curl -s -m 10 "$api/metrics")
+metrics=$(curl -s -m 10 -H "Authorization: Bearer $(<"$dir/data/admin-token")" "$api/metrics")
 check "/metrics counts the cluster's GPUs as on SQLite" \
   grep -qx 'strata_gpu_capacity_gpus{scope="node",name="sim-node-0"} 4' <<<"$metrics"
 check "(and every GPU under DCGM's names)" \

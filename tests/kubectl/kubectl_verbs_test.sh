@@ -53,14 +53,9 @@ trap cleanup EXIT
 up_pid=$!
 wait_for_strata_up "$dir/up.log" "$up_pid" || { cat "$dir/up.log"; exit 1; }
 
-cat >"$dir/kubeconfig" <<YAML
-apiVersion: v1
-kind: Config
-clusters: [{name: strata, cluster: {server: "$STRATA_API"}}]
-users: [{name: user, user: {}}]
-contexts: [{name: strata, context: {cluster: strata, user: user}}]
-current-context: strata
-YAML
+# The kubeconfig strata up writes for its API over TLS, with its admin credential: kubectl sends
+# no credential over plain HTTP.
+cp "$dir/data/kubeconfig" "$dir/kubeconfig"
 k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$dir/kubeconfig" --cache-dir "$dir/kube-cache" "$@"; }
 # jp KUBECTL-ARGS... JSONPATH: one field of what kubectl gets.
 jp() { k get "${@:1:$#-1}" -o "jsonpath=${*: -1}"; }
@@ -200,7 +195,7 @@ check "nothing left" equals "$(k get jobs -n team-b -o name)" ""
 
 # ---- the Python client ---------------------------------------------------------------------------
 check "the Python client's patches" "$python" "$repo/tests/kubectl/python_patch_check.py" \
-  "$STRATA_API"
+  "$STRATA_API" "$STRATA_ADMIN_TOKEN"
 
 # ---- describe ------------------------------------------------------------------------------------
 train_node=$(jp pod train-worker-0 -n team-a '{.spec.nodeName}')

@@ -4,7 +4,7 @@ python3-kubernetes): a strategic merge patch of a Node with the typed client, a 
 strata Job and a strategic merge patch of a Pod with the dynamic one, then the errors a user
 meets: 409 on a stale resourceVersion, 400 naming the field of an invalid patch.
 
-Usage: python_patch_check.py SERVER_URL
+Usage: python_patch_check.py SERVER_URL TOKEN
 Expects the Job team-a/train of kubectl_verbs_test.sh. Prints one line per check and exits
 non-zero on the first failure.
 """
@@ -24,6 +24,8 @@ def body_of(error):
 def main():
     configuration = client.Configuration()
     configuration.host = sys.argv[1]
+    configuration.api_key = {"authorization": sys.argv[2]}
+    configuration.api_key_prefix = {"authorization": "Bearer"}
     api = client.ApiClient(configuration)
 
     # The typed client sends a dict as a strategic merge patch.

@@ -33,7 +33,9 @@ class CostDashboardTest : public ::testing::Test {
     };
     cost_ = std::make_unique<CostApi>(std::make_shared<observe::ClusterObjectsCache>(*store_),
                                       cost_options);
-    rest_ = std::make_unique<RestApi>(*store_, registry_, RestApiOptions{});
+    RestApiOptions rest_options;
+    rest_options.tokens.push_back({"admin", "admin", {}});
+    rest_ = std::make_unique<RestApi>(*store_, registry_, rest_options);
     listener_ = std::make_unique<ApiListener>(ApiListenerOptions{}, [this](const auto& request) {
       if (std::optional<ApiReply> reply = dashboard_.Handle(request)) return std::move(*reply);
       if (std::optional<ApiReply> reply = cost_->Handle(request)) return std::move(*reply);
@@ -45,6 +47,7 @@ class CostDashboardTest : public ::testing::Test {
   net::HttpResponse Get(const std::string& target) {
     net::HttpRequest request;
     request.target = target;
+    request.headers.push_back({"Authorization", "Bearer admin"});
     Result<net::HttpResponse> response = client_.Send("127.0.0.1", listener_->port(), request);
     EXPECT_TRUE(response) << response.error().ToString();
     return response ? *response : net::HttpResponse{};

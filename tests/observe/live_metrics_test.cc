@@ -107,7 +107,7 @@ class LiveMetricsTest : public ::testing::Test {
     std::optional<std::string> address = up_.WaitForLine("API listening on http://", kStartTimeout);
     ASSERT_TRUE(address) << up_.Log();
     up_port_ = PortOf(*address);
-    auto client = client::ApiClient::Create("http://" + *address, "");
+    auto client = client::ApiClient::Create("http://" + *address, AdminToken());
     ASSERT_TRUE(client) << client.error().ToString();
     client_ = std::move(*client);
     std::ifstream example(SourceDir() + "/examples/team-queues/native.yaml");
@@ -128,9 +128,17 @@ class LiveMetricsTest : public ::testing::Test {
     FAIL() << "the job's pod never ran\n" << up_.Log();
   }
 
+  // The credential strata up made in its data dir.
+  std::string AdminToken() const {
+    std::string token = node::testing::ReadFileOrEmpty(dir_.File("data/admin-token"));
+    while (!token.empty() && token.back() == '\n') token.pop_back();
+    return token;
+  }
+
   std::string Scrape(int port) {
     net::HttpRequest request;
     request.target = "/metrics";
+    if (port == up_port_) request.headers.push_back({"Authorization", "Bearer " + AdminToken()});
     Result<net::HttpResponse> response = http_.Send("127.0.0.1", port, request);
     EXPECT_TRUE(response) << response.error().ToString();
     if (!response) return "";
@@ -252,11 +260,15 @@ TEST_F(LiveMetricsTest, ASleepingJobsSimulatedGpusReadIdleOnceItsCpuUseIsMeasure
 class PrometheusServer {
  public:
   // Returns false with the server's log in `why` when it does not become ready.
-  bool Start(const node::testing::TempDir& dir, int target_port, std::string* why) {
+  bool Start(const node::testing::TempDir& dir, int target_port,
+             const std::string& credentials_file, std::string* why) {
     std::string config = dir.File("prometheus.yml");
     std::ofstream(config) << "global: {scrape_interval: 1s, scrape_timeout: 1s}\n"
                              "scrape_configs:\n"
                              "- job_name: strata\n"
+                             "  authorization: {credentials_file: '"
+                          << credentials_file
+                          << "'}\n"
                              "  static_configs: [{targets: ['127.0.0.1:"
                           << target_port << "']}]\n";
     // The port is free when chosen; another process may take it first, so try a few.
@@ -322,7 +334,7 @@ TEST_F(LiveMetricsTest, ARealPrometheusServerScrapesTheExpectedSeriesAndLabels) 
   ASSERT_NO_FATAL_FAILURE(StartCluster());
   PrometheusServer prometheus;
   std::string why;
-  ASSERT_TRUE(prometheus.Start(dir_, up_port_, &why)) << why;
+  ASSERT_TRUE(prometheus.Start(dir_, up_port_, dir_.File("data/admin-token"), &why)) << why;
 
   // Each query until it answers as expected: Prometheus scrapes on its own schedule. The
   // deadline is generous; this asserts what arrives, not when.

@@ -57,7 +57,7 @@ TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds)
                                                                             << applied.err;
   }
 
-  auto client = client::ApiClient::Create(up.url(), "");
+  auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
   ASSERT_TRUE(client);
   // Every Job of every file, however it was named (several use generateName), ends Succeeded.
   Json jobs;

@@ -2,7 +2,7 @@
 """Drives a running `strata up` with the official Kubernetes Python client (Debian's
 python3-kubernetes), as kubectl would: discovery first, then typed and dynamic calls.
 
-Usage: kubernetes_client_check.py SERVER_URL
+Usage: kubernetes_client_check.py SERVER_URL TOKEN
 Prints one line per check and exits non-zero on the first failure.
 """
 import sys
@@ -14,6 +14,8 @@ from kubernetes import client, dynamic
 def main():
     configuration = client.Configuration()
     configuration.host = sys.argv[1]
+    configuration.api_key = {"authorization": sys.argv[2]}
+    configuration.api_key_prefix = {"authorization": "Bearer"}
     api = client.ApiClient(configuration)
 
     version = client.VersionApi(api).get_code()

@@ -26,7 +26,9 @@ std::string ReadExample(const std::string& relative) {
   return text.str();
 }
 
+// A client with `token`; by default the admin credential strata up recorded for the CLI.
 std::unique_ptr<client::ApiClient> ClientFor(const UpProcess& up, std::string token = "") {
+  if (token.empty()) token = AdminTokenFor(up.url());
   auto client = client::ApiClient::Create(up.url(), std::move(token));
   EXPECT_TRUE(client);
   return std::move(*client);
@@ -281,7 +283,8 @@ TEST_F(PlatformTest, TheKubernetesPythonClientDiscoversAndUsesTheApi) {
   }
   ASSERT_TRUE(up_.Start(UpArgs())) << up_.output();
   CommandResult checked =
-      RunProgram({python, SourceDir() + "/tests/platform/kubernetes_client_check.py", up_.url()});
+      RunProgram({python, SourceDir() + "/tests/platform/kubernetes_client_check.py", up_.url(),
+                  AdminTokenFor(up_.url())});
   EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
   EXPECT_THAT(checked.out, HasSubstr("dynamic delete"));
 }

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "client/credentials.h"
+
 namespace strata::platform_test {
 namespace {
 
@@ -53,6 +55,10 @@ int ExitCodeOf(int status) {
 
 std::string StrataBinary() { return EnvOr("STRATA_BINARY_DIR", ".") + "/bin/strata"; }
 std::string SourceDir() { return EnvOr("STRATA_SOURCE_DIR", "."); }
+
+std::string AdminTokenFor(const std::string& url) {
+  return client::FindCredential(client::CredentialsPath(), url).value_or("");
+}
 
 namespace {
 

@@ -18,6 +18,10 @@ std::string StrataBinary();
 // $STRATA_SOURCE_DIR (the repository, for examples/).
 std::string SourceDir();
 
+// The admin credential `strata up` recorded for `url` in the CLI's credentials
+// (client/credentials.h), which the CLI finds by itself; empty when none is recorded.
+std::string AdminTokenFor(const std::string& url);
+
 // What a finished command printed and how it ended.
 struct CommandResult {
   int exit_code = -1;

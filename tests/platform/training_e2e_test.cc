@@ -113,7 +113,7 @@ class TrainingE2eTest : public ::testing::Test {
   }
 
   void Connect(const UpProcess& up) {
-    auto client = client::ApiClient::Create(up.url(), "");
+    auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
     ASSERT_TRUE(client);
     client_ = std::move(*client);
   }

@@ -55,8 +55,13 @@ function applyYaml(name, yaml) {
   cli('apply', '-f', file);
 }
 
+// strata up's admin credential, from its data dir (the CLI finds it by itself).
+const adminHeaders = () => ({
+  Authorization: `Bearer ${fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim()}`,
+});
+
 async function getJson(url) {
-  const response = await fetch(url);
+  const response = await fetch(url, { headers: adminHeaders() });
   assert.equal(response.status, 200, `${url}: ${response.status}`);
   return response.json();
 }
