@@ -237,21 +237,34 @@ Result<GatewayConfig> ParseGatewayConfig(std::string_view text) {
 
   ASSIGN_OR_RETURN(std::vector<FieldDecoder> tenants,
                    root.ObjectList("tenants", {"name", "keys", "tokensPerMinute", "priority"}));
-  std::set<std::string> keys;
-  std::set<std::string> names;
   for (const FieldDecoder& node : tenants) {
     ASSIGN_OR_RETURN(TenantConfig tenant, ParseTenant(node));
-    if (!names.insert(tenant.name).second) {
-      return Err(node.Error("name", fmt::format("duplicate tenant \"{}\"", tenant.name)));
-    }
-    for (size_t k = 0; k < tenant.keys.size(); ++k) {
-      const std::string key_path = IndexPath(node.PathOf("keys"), k);
-      if (tenant.keys[k].empty()) return Err(InvalidField(key_path, "must be a non-empty string"));
-      if (!keys.insert(tenant.keys[k]).second) return Err(InvalidField(key_path, "key used twice"));
-    }
     config.tenants.push_back(std::move(tenant));
   }
+  RETURN_IF_ERROR(ValidateTenants(config.tenants));
   return config;
+}
+
+Status ValidateTenants(const std::vector<TenantConfig>& tenants) {
+  std::set<std::string> keys;
+  std::set<std::string> names;
+  for (size_t t = 0; t < tenants.size(); ++t) {
+    const TenantConfig& tenant = tenants[t];
+    const std::string path = IndexPath("tenants", t);
+    if (tenant.name.empty()) return InvalidField(path + ".name", "must be a non-empty string");
+    if (!names.insert(tenant.name).second) {
+      return InvalidField(path + ".name", fmt::format("duplicate tenant \"{}\"", tenant.name));
+    }
+    if (tenant.tokens_per_minute < 0) {
+      return InvalidField(path + ".tokensPerMinute", "must be a non-negative integer");
+    }
+    for (size_t k = 0; k < tenant.keys.size(); ++k) {
+      const std::string key_path = IndexPath(path + ".keys", k);
+      if (tenant.keys[k].empty()) return InvalidField(key_path, "must be a non-empty string");
+      if (!keys.insert(tenant.keys[k]).second) return InvalidField(key_path, "key used twice");
+    }
+  }
+  return Status::Ok();
 }
 
 Result<GatewayConfig> LoadGatewayConfig(const std::string& path) {

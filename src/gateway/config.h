@@ -48,6 +48,8 @@ struct TenantConfig {
   std::vector<std::string> keys;
   int64_t tokens_per_minute = 0;  // 0: unlimited
   PriorityClass priority = PriorityClass::kStandard;
+
+  bool operator==(const TenantConfig&) const = default;
 };
 
 // Protocol and resource limits of the gateway's listener.
@@ -109,6 +111,11 @@ Result<GatewayConfig> ParseGatewayConfig(std::string_view text);
 // adapter) served twice. Returns kInvalidArgument naming the field path, e.g.
 // "models[1].versions[0].endpoints[2]: \"h:0\" has a bad port".
 Status ValidateModels(const std::vector<ModelConfig>& models);
+
+// Checks a set of tenants as ParseGatewayConfig does: non-empty names, each used once, quotas
+// not negative, keys non-empty and each held by one tenant. Returns kInvalidArgument naming the
+// field path, e.g. "tenants[1].keys[0]: key used twice".
+Status ValidateTenants(const std::vector<TenantConfig>& tenants);
 
 // Reads and parses the file at `path`; errors are prefixed with the path.
 Result<GatewayConfig> LoadGatewayConfig(const std::string& path);

@@ -294,6 +294,60 @@ tenants:
       << metrics;
 }
 
+TEST_F(GatewayProxyTest, TenantsChangeAtRunTime) {
+  FakeEngine engine("e");
+  StartGateway(fmt::format(R"(
+limits: {{maxQueueWaitMs: 50}}
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+)",
+                           engine.address()));
+  auto status = [this](const std::string& key, int max_tokens = 16) {
+    return Post(port(), "/v1/chat/completions", Chat("m", false, max_tokens),
+                key.empty() ? "" : "Authorization: Bearer " + key + "\r\n")
+        .status;
+  };
+  // No tenant: no key asked for.
+  EXPECT_EQ(status(""), 200);
+  ASSERT_TRUE(gateway_->SetTenants({{"a", {"sk-a"}, 0, PriorityClass::kStandard}}).ok());
+  EXPECT_EQ(status(""), 401);
+  EXPECT_EQ(status("sk-wrong"), 401);
+  EXPECT_EQ(status("sk-a"), 200);
+  // A key replaced: the old one is refused from the next request on.
+  ASSERT_TRUE(gateway_
+                  ->SetTenants({{"a", {"sk-a2"}, 0, PriorityClass::kStandard},
+                                {"b", {"sk-b"}, 120, PriorityClass::kStandard}})
+                  .ok());
+  EXPECT_EQ(status("sk-a"), 401);
+  EXPECT_EQ(status("sk-a2"), 200);
+  // A quota added: the second request of ~100 tokens is over it.
+  EXPECT_EQ(status("sk-b", 100), 200);
+  EXPECT_EQ(status("sk-b", 100), 429);
+  // Raised: the bucket refills at the new rate, and the next request gets through.
+  ASSERT_TRUE(gateway_
+                  ->SetTenants({{"a", {"sk-a2"}, 0, PriorityClass::kStandard},
+                                {"b", {"sk-b"}, 1'000'000, PriorityClass::kStandard}})
+                  .ok());
+  EXPECT_EQ(status("sk-b", 100), 200);
+  // An invalid set changes nothing, and says which field is wrong.
+  Status invalid = gateway_->SetTenants({{"a", {"sk-a2"}, 0, PriorityClass::kStandard},
+                                         {"c", {"sk-a2"}, 0, PriorityClass::kStandard}});
+  EXPECT_EQ(invalid.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(invalid.message(), "tenants[1].keys[0]: key used twice");
+  EXPECT_EQ(status("sk-b"), 200);
+  // A tenant removed: its key is refused; the others' still work.
+  ASSERT_TRUE(gateway_->SetTenants({{"a", {"sk-a2"}, 0, PriorityClass::kStandard}}).ok());
+  EXPECT_EQ(status("sk-b"), 401);
+  EXPECT_EQ(status("sk-a2"), 200);
+  const std::string metrics = gateway_->MetricsText();
+  EXPECT_NE(metrics.find("strata_gateway_quota_rejections_total{tenant=\"b\"} 1"),
+            std::string::npos)
+      << metrics;
+  // None left: open again.
+  ASSERT_TRUE(gateway_->SetTenants({}).ok());
+  EXPECT_EQ(status(""), 200);
+}
+
 TEST_F(GatewayProxyTest, StreamsPassThroughInOrderAndAreAccounted) {
   FakeEngine engine("e", "one two three four");
   StartGateway(fmt::format(R"(
