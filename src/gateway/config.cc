@@ -209,7 +209,7 @@ Result<PickerOptions> ParsePicker(const FieldDecoder& root) {
 
 }  // namespace
 
-Result<GatewayConfig> ParseGatewayConfig(std::string_view text) {
+Result<GatewayConfig> ParseGatewayConfig(std::string_view text, ModelSource source) {
   ASSIGN_OR_RETURN(std::vector<YamlDocument> documents, ParseYamlDocuments(text));
   if (documents.size() != 1) {
     return Err(InvalidArgumentError(
@@ -226,9 +226,14 @@ Result<GatewayConfig> ParseGatewayConfig(std::string_view text) {
   ASSIGN_OR_RETURN(config.threads, SmallInt(root, "threads", config.threads, 0));
   ASSIGN_OR_RETURN(config.limits, ParseLimits(root));
 
+  const bool from_file = source == ModelSource::kFile;
   ASSIGN_OR_RETURN(std::vector<FieldDecoder> models,
                    root.ObjectList("models", {"name", "adapters", "versions", "ttftObjectiveMs"},
-                                   Presence::kRequired));
+                                   from_file ? Presence::kRequired : Presence::kOptional));
+  if (!from_file && !models.empty()) {
+    return Err(root.Error(
+        "models", "must be empty; under strata up the gateway serves the Services' models"));
+  }
   for (const FieldDecoder& node : models) {
     ASSIGN_OR_RETURN(ModelConfig model, ParseModel(node));
     config.models.push_back(std::move(model));
@@ -267,12 +272,12 @@ Status ValidateTenants(const std::vector<TenantConfig>& tenants) {
   return Status::Ok();
 }
 
-Result<GatewayConfig> LoadGatewayConfig(const std::string& path) {
+Result<GatewayConfig> LoadGatewayConfig(const std::string& path, ModelSource source) {
   std::ifstream in(path);
   if (!in) return Err(NotFoundError(fmt::format("{}: cannot open", path)));
   std::stringstream text;
   text << in.rdbuf();
-  auto config = ParseGatewayConfig(text.str());
+  auto config = ParseGatewayConfig(text.str(), source);
   if (!config) return Err(config.error().WithPrefix(path));
   return config;
 }

@@ -80,6 +80,12 @@ struct GatewayConfig {
   int threads = 0;  // event loops; 0: one per core
 };
 
+// Where a gateway's served models come from.
+enum class ModelSource {
+  kFile,      // its configuration (`strata gateway`): at least one model
+  kServices,  // the Services (`strata up`, through SetRoutes): the configuration lists none
+};
+
 // Parses and validates a gateway configuration (YAML or JSON):
 //
 //   policy: strata            # picker preset (PickerPresetNames)
@@ -102,8 +108,10 @@ struct GatewayConfig {
 //
 // On failure returns kInvalidArgument naming the field path, e.g.
 // "models[0].versions[1].weight: must be a non-negative integer". Unknown fields are errors.
-// A file's versions list at least one endpoint each (a file has no way to add one later).
-Result<GatewayConfig> ParseGatewayConfig(std::string_view text);
+// A file's versions list at least one endpoint each (a file has no way to add one later). With
+// ModelSource::kServices, `models` may be left out, and must be empty when given.
+Result<GatewayConfig> ParseGatewayConfig(std::string_view text,
+                                         ModelSource source = ModelSource::kFile);
 
 // Checks a set of served models as ParseGatewayConfig does, except that a version may have no
 // endpoint: non-empty names, unique version names within a model, non-negative weights not all
@@ -118,6 +126,7 @@ Status ValidateModels(const std::vector<ModelConfig>& models);
 Status ValidateTenants(const std::vector<TenantConfig>& tenants);
 
 // Reads and parses the file at `path`; errors are prefixed with the path.
-Result<GatewayConfig> LoadGatewayConfig(const std::string& path);
+Result<GatewayConfig> LoadGatewayConfig(const std::string& path,
+                                        ModelSource source = ModelSource::kFile);
 
 }  // namespace strata::gateway

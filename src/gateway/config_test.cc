@@ -135,6 +135,22 @@ TEST(GatewayConfigTest, ValidateModelsAllowsAVersionWithNoEndpoint) {
   EXPECT_EQ(ValidateModels({model}).message(), "models[0].versions: must be a non-empty list");
 }
 
+TEST(GatewayConfigTest, ModelsFromTheServicesLeaveTheFileWithoutModels) {
+  // strata up's --gateway-config: tenants, limits and policy only.
+  auto config = ParseGatewayConfig("tenants: [{name: t, keys: [sk-t]}]\n", ModelSource::kServices);
+  ASSERT_TRUE(config.has_value()) << config.error().ToString();
+  EXPECT_TRUE(config->models.empty());
+  ASSERT_EQ(config->tenants.size(), 1u);
+  EXPECT_TRUE(ParseGatewayConfig("models: []\n", ModelSource::kServices).has_value());
+  auto listed = ParseGatewayConfig(
+      R"(models: [{name: m, versions: [{name: v, endpoints: ["h:1"]}]}])", ModelSource::kServices);
+  ASSERT_FALSE(listed.has_value());
+  EXPECT_EQ(listed.error().message(),
+            "models: must be empty; under strata up the gateway serves the Services' models");
+  // strata gateway's file still needs them.
+  EXPECT_EQ(ErrorOf("tenants: [{name: t, keys: [sk-t]}]\n"), "models: required");
+}
+
 TEST(GatewayConfigTest, MissingFileIsNotFound) {
   auto config = LoadGatewayConfig("/nonexistent/gateway.yaml");
   ASSERT_FALSE(config.has_value());
