@@ -149,9 +149,9 @@ asio::awaitable<void> DeadlineWatchdog(GatewayServer::Impl& server, Worker& work
   while (!server.stopped.load()) {
     co_await timer.WaitFor(kDeadlineSweepInterval);
     const SteadyClock::time_point now = SteadyClock::now();
-    // Closing a socket only queues its pending operation's completion: the set does not change
-    // during the sweep.
-    for (SocketDeadline* deadline : worker.deadlines) deadline->CloseIfPast(now);
+    // Closing a socket or ending its read only queues its pending operation's completion: the
+    // set does not change during the sweep.
+    for (SocketDeadline* deadline : worker.deadlines) deadline->ExpireIfPast(now);
   }
 }
 

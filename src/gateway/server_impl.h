@@ -41,12 +41,19 @@ namespace http = beast::http;
 inline constexpr Duration kDeadlineSweepInterval = std::chrono::milliseconds(100);
 
 // The deadline of a socket's current wait (a client's next request, an upstream answer),
-// enforced by its event loop's watchdog, which closes a socket whose deadline has passed and so
-// ends its pending operation with an error. Setting a deadline reads the time the loop's turn
-// began: no clock read, and no timer armed or cancelled per socket operation. Registers itself in
-// `registry` (its event loop's) for its lifetime. Used only on its event loop's thread.
+// enforced by its event loop's watchdog. Past it, the socket is closed, which ends its pending
+// operation with an error; or, for a request being received (OnExpiry::kEndRead), only the wait
+// for its bytes ends, the socket staying open for the 408 answer. Setting a deadline reads the
+// time the loop's turn began: no clock read, and no timer armed or cancelled per socket
+// operation. Registers itself in `registry` (its event loop's) for its lifetime. Used only on its
+// event loop's thread.
 class SocketDeadline {
  public:
+  enum class OnExpiry {
+    kClose,    // close the socket
+    kEndRead,  // end a pending read with operation_aborted; close when no read is pending
+  };
+
   SocketDeadline(std::unordered_set<SocketDeadline*>& registry, LoopSocket& socket)
       : registry_(registry), socket_(socket) {
     registry_.insert(this);
@@ -55,15 +62,24 @@ class SocketDeadline {
   SocketDeadline(const SocketDeadline&) = delete;
   SocketDeadline& operator=(const SocketDeadline&) = delete;
 
-  void ExpiresAfter(Duration timeout) {
+  void ExpiresAfter(Duration timeout, OnExpiry action = OnExpiry::kClose) {
     at_ = socket_.loop().Now() + std::chrono::duration_cast<SteadyClock::duration>(timeout);
+    action_ = action;
+    expired_ = false;
   }
-  void ExpiresNever() { at_ = SteadyClock::time_point::max(); }
+  void ExpiresNever() {
+    at_ = SteadyClock::time_point::max();
+    expired_ = false;
+  }
+  // Whether the deadline last set has passed.
+  bool expired() const { return expired_; }
 
-  // Closes the socket when the deadline is before `now` (the watchdog's sweep).
-  void CloseIfPast(SteadyClock::time_point now) {
+  // Acts when the deadline is before `now` (the watchdog's sweep).
+  void ExpireIfPast(SteadyClock::time_point now) {
     if (at_ >= now) return;
     at_ = SteadyClock::time_point::max();
+    expired_ = true;
+    if (action_ == OnExpiry::kEndRead && socket_.EndRead()) return;
     socket_.Close();
   }
 
@@ -71,6 +87,8 @@ class SocketDeadline {
   std::unordered_set<SocketDeadline*>& registry_;
   LoopSocket& socket_;
   SteadyClock::time_point at_ = SteadyClock::time_point::max();
+  OnExpiry action_ = OnExpiry::kClose;
+  bool expired_ = false;
 };
 
 // A kept-alive connection to one replica, with the buffers of its exchanges (kept with it, so

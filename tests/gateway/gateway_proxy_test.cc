@@ -479,7 +479,7 @@ models:
   EXPECT_EQ(engine.requests(), 3);
 }
 
-TEST_F(GatewayProxyTest, DeadlinesCloseSilentConnections) {
+TEST_F(GatewayProxyTest, DeadlinesCloseSilentConnectionsAndAnswerSlowOnes408) {
   FakeEngine engine("e");
   StartGateway(fmt::format(R"(
 limits: {{idleTimeoutMs: 200, readTimeoutMs: 200}}
@@ -492,12 +492,17 @@ models:
   tcp::socket silent(io);
   silent.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
   EXPECT_EQ(ReadUntilClosed(silent), "");
-  // So is one that stops halfway through its body; the engine never sees it.
+  // One that stops halfway through its body is told so (408), then closed; the engine never
+  // sees it.
   tcp::socket stalled(io);
   stalled.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
   asio::write(stalled, asio::buffer("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\n"
                                     "Content-Length: 100\r\n\r\n{\"model\""));
-  EXPECT_EQ(ReadUntilClosed(stalled), "");
+  const std::string timed_out = ReadUntilClosed(stalled);
+  EXPECT_TRUE(timed_out.starts_with("HTTP/1.1 408 Request Timeout\r\n")) << timed_out;
+  EXPECT_NE(timed_out.find("request not received whole within 200 ms"), std::string::npos)
+      << timed_out;
+  EXPECT_NE(timed_out.find("\"code\":\"request_timeout\""), std::string::npos) << timed_out;
   // A kept-alive connection is closed once idle after its answer.
   tcp::socket idle(io);
   idle.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
@@ -521,8 +526,10 @@ models:
   slow.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
   asio::write(slow,
               asio::buffer(std::string("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\n")));
-  // Closed at the read timeout (ReadUntilClosed gives up after 30 s; the idle timeout is 10 min).
-  EXPECT_EQ(ReadUntilClosed(slow), "");
+  // Answered 408 and closed at the read timeout (ReadUntilClosed gives up after 30 s; the idle
+  // timeout is 10 min).
+  const std::string received = ReadUntilClosed(slow);
+  EXPECT_TRUE(received.starts_with("HTTP/1.1 408 Request Timeout\r\n")) << received;
   EXPECT_EQ(engine.requests(), 0);
 }
 
