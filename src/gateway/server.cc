@@ -104,6 +104,7 @@ asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server,
     auto next = std::make_shared<ScrapeResult>(*previous);
     next->attempted = true;
     Result<EngineMetrics> metrics = body ? ParseEngineMetrics(*body) : Err(body.error());
+    next->unreadable = body.has_value() && !metrics.has_value();
     if (metrics) {
       next->reachable = true;
       next->metrics = std::move(*metrics);

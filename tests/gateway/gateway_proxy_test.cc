@@ -601,6 +601,51 @@ models:
   EXPECT_EQ(broken.requests(), 0);
 }
 
+TEST_F(GatewayProxyTest, AnUnreadableQueueCountsAsBusierThanABusyReplica) {
+  // The issue's case: beside a replica that reports 1000 waiting requests, one reporting +Inf
+  // (or NaN, or a count past 2^63) took most of the traffic. Its figures are unknown now, and
+  // an unknown load counts as more than the largest one known, under each routing profile.
+  for (const std::string policy : {"epp-default", "strata", "least-request"}) {
+    for (double reading : {std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN(), 1e300}) {
+      SCOPED_TRACE(fmt::format("{} reporting {}", policy, reading));
+      FakeEngine busy("busy"), broken("broken");
+      busy.SetWaiting(1000);
+      broken.SetWaiting(reading);
+      StartGateway(fmt::format(R"(
+policy: {}
+scrapeIntervalMs: 20
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}", "{}"]}}]}}
+)",
+                               policy, busy.address(), broken.address()));
+      // Bounded, not timed: both replicas scraped, the busy one's reading taken.
+      const std::string broken_failed = fmt::format(
+          "strata_gateway_scrapes_total{{endpoint=\"{}\",result=\"error\"}}", broken.address());
+      const std::string busy_ok = fmt::format(
+          "strata_gateway_scrapes_total{{endpoint=\"{}\",result=\"ok\"}}", busy.address());
+      auto scraped = [&](const std::string& metrics, const std::string& series) {
+        const size_t at = metrics.find(series + " ");
+        return at != std::string::npos && metrics.compare(at + series.size() + 1, 2, "0\n") != 0;
+      };
+      std::string metrics = gateway_->MetricsText();
+      for (int i = 0; i < 3000 && !(scraped(metrics, broken_failed) && scraped(metrics, busy_ok));
+           ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        metrics = gateway_->MetricsText();
+      }
+      ASSERT_TRUE(scraped(metrics, broken_failed) && scraped(metrics, busy_ok)) << metrics;
+      for (int i = 0; i < 10; ++i) {
+        Reply reply = Post(port(), "/v1/chat/completions", Chat("m"));
+        ASSERT_EQ(reply.status, 200) << reply.body;
+        EXPECT_EQ(reply.headers["x-served-by"], "busy");
+      }
+      EXPECT_EQ(broken.requests(), 0);
+      gateway_.reset();
+    }
+  }
+}
+
 TEST(GatewayStartTest, ASecondGatewayOnAPortInUseFailsNamingIt) {
   GatewayConfig config;
   config.threads = 2;  // the first gateway's loops share its port with SO_REUSEPORT
