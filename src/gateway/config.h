@@ -56,7 +56,7 @@ struct TenantConfig {
 struct LimitsConfig {
   size_t max_header_bytes = 16 * 1024;
   size_t max_body_bytes = 4 * 1024 * 1024;
-  Duration read_timeout = std::chrono::seconds(30);  // to receive one whole request
+  Duration read_timeout = std::chrono::seconds(30);  // to receive one whole request; then 408
   Duration idle_timeout = std::chrono::seconds(60);  // keep-alive connection with no request
   Duration upstream_timeout = std::chrono::seconds(600);
   int64_t max_in_flight = 4096;  // per gateway; beyond it: 503
