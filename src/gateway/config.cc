@@ -60,6 +60,7 @@ Result<ModelConfig> ParseModel(const FieldDecoder& node) {
   ASSIGN_OR_RETURN(model.name, node.RequiredString("name"));
   ASSIGN_OR_RETURN(model.adapters, node.StringList("adapters"));
   ASSIGN_OR_RETURN(model.ttft_objective, Millis(node, "ttftObjectiveMs", model.ttft_objective));
+  ASSIGN_OR_RETURN(model.tenants, node.StringList("tenants"));
   ASSIGN_OR_RETURN(
       std::vector<FieldDecoder> versions,
       node.ObjectList("versions", {"name", "weight", "endpoints"}, Presence::kRequired));
@@ -227,9 +228,10 @@ Result<GatewayConfig> ParseGatewayConfig(std::string_view text, ModelSource sour
   ASSIGN_OR_RETURN(config.limits, ParseLimits(root));
 
   const bool from_file = source == ModelSource::kFile;
-  ASSIGN_OR_RETURN(std::vector<FieldDecoder> models,
-                   root.ObjectList("models", {"name", "adapters", "versions", "ttftObjectiveMs"},
-                                   from_file ? Presence::kRequired : Presence::kOptional));
+  ASSIGN_OR_RETURN(
+      std::vector<FieldDecoder> models,
+      root.ObjectList("models", {"name", "adapters", "versions", "ttftObjectiveMs", "tenants"},
+                      from_file ? Presence::kRequired : Presence::kOptional));
   if (!from_file && !models.empty()) {
     return Err(root.Error(
         "models", "must be empty; under strata up the gateway serves the Services' models"));

@@ -31,6 +31,9 @@ struct ModelConfig {
   // A request whose first token comes later than this, or never, counts as late in the
   // signals the autoscaler reads (GatewayServer::Signals).
   Duration ttft_objective = std::chrono::seconds(2);
+  // The tenants (TenantConfig::name) that may call it; empty: every caller. A model that names
+  // tenants refuses a caller that is none of them, and every caller of a gateway without tenants.
+  std::vector<std::string> tenants;
 
   bool operator==(const ModelConfig&) const = default;
 };
@@ -101,6 +104,7 @@ enum class ModelSource {
 //   - name: llama-3-8b
 //     adapters: [sql-lora]
 //     ttftObjectiveMs: 2000
+//     tenants: [team-a]       # who may call it (default: every caller)
 //     versions:
 //     - {name: v1, weight: 90, endpoints: ["127.0.0.1:8001"]}
 //   tenants:

@@ -15,6 +15,7 @@ limits: {maxBodyBytes: 1000, retries: 1, maxQueueWaitMs: 250}
 models:
 - name: llama
   adapters: [sql-lora]
+  tenants: [team-a]
   versions:
   - {name: v1, weight: 90, endpoints: ["127.0.0.1:8001", "127.0.0.1:8002"]}
   - {name: v2, weight: 10, endpoints: ["localhost:8003"]}
@@ -41,6 +42,7 @@ TEST(GatewayConfigTest, ParsesEveryField) {
   ASSERT_EQ(config->models.size(), 1u);
   const ModelConfig& model = config->models[0];
   EXPECT_EQ(model.adapters, std::vector<std::string>{"sql-lora"});
+  EXPECT_EQ(model.tenants, std::vector<std::string>{"team-a"});
   ASSERT_EQ(model.versions.size(), 2u);
   EXPECT_EQ(model.versions[0].weight, 90);
   EXPECT_EQ(model.versions[0].endpoints.size(), 2u);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 
@@ -328,7 +329,18 @@ std::optional<InferenceCall::Refusal> InferenceCall::Prepare() {
       parsed_.model, request_.head.Field("x-strata-version"), draw(worker_.random));
   if (!route) return Refusal{404, route.error().message(), "model_not_found", {}};
   route_ = std::move(*route);
-  ttft_objective_ = table_->models[route_.model].ttft_objective;
+  const ModelConfig& model = table_->models[route_.model];
+  if (!model.tenants.empty() &&
+      (tenant_ == nullptr || std::find(model.tenants.begin(), model.tenants.end(), tenant_->name) ==
+                                 model.tenants.end())) {
+    return Refusal{
+        403,
+        tenant_ == nullptr
+            ? fmt::format("model \"{}\" is served to named tenants only", model.name)
+            : fmt::format("tenant \"{}\" may not call model \"{}\"", tenant_->name, model.name),
+        "model_not_permitted", "model"};
+  }
+  ttft_objective_ = model.ttft_objective;
   version_ = table_->versions[route_.model][route_.version].counters.get();
   ids_.version = version_;
   estimate_ = EstimateTokens(parsed_, kDefaultMaxTokensEstimate);

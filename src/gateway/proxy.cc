@@ -165,6 +165,14 @@ asio::awaitable<bool> ServeLocal(GatewayServer::Impl& server, LoopSocket& client
   const bool keep = request.head.keep_alive;
   const std::string_view method = request.head.method;
   const std::string_view target = request.head.target;
+  // The model list is OpenAI's API too: with tenants, it takes a key, as the inference calls do.
+  if (method == "GET" && target.starts_with("/v1/models")) {
+    std::shared_ptr<const TenantTable> tenants = server.tenants.load();
+    if (tenants->authenticates() && tenants->Find(request.head.Field("authorization")) == nullptr) {
+      co_return co_await RespondError(client, 401, "missing or unknown API key", "invalid_api_key",
+                                      keep);
+    }
+  }
   if (method == "GET" && target == "/v1/models") {
     co_return co_await Respond(client, 200, server.table.load()->router.ModelsListBody(), keep);
   }

@@ -348,6 +348,39 @@ models:
   EXPECT_EQ(status(""), 200);
 }
 
+TEST_F(GatewayProxyTest, AModelThatNamesTenantsServesThemOnlyAndTheModelListTakesAKey) {
+  FakeEngine engine("e");
+  StartGateway(fmt::format(R"(
+models:
+- {{name: private, tenants: [a], versions: [{{name: v1, endpoints: ["{}"]}}]}}
+- {{name: shared, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+tenants:
+- {{name: a, keys: [sk-a]}}
+- {{name: b, keys: [sk-b]}}
+)",
+                           engine.address(), engine.address()));
+  const std::string a = "Authorization: Bearer sk-a\r\n";
+  const std::string b = "Authorization: Bearer sk-b\r\n";
+  EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("private"), a).status, 200);
+  Reply refused = Post(port(), "/v1/chat/completions", Chat("private"), b);
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_EQ(nlohmann::json::parse(refused.body)["error"]["message"],
+            "tenant \"b\" may not call model \"private\"");
+  EXPECT_EQ(nlohmann::json::parse(refused.body)["error"]["code"], "model_not_permitted");
+  EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("shared"), b).status, 200);
+  EXPECT_EQ(engine.requests(), 2);
+  // The model list, like the calls, takes a key.
+  EXPECT_EQ(Get(port(), "/v1/models").status, 401);
+  EXPECT_EQ(Get(port(), "/v1/models/shared", "Authorization: Bearer nope\r\n").status, 401);
+  EXPECT_EQ(Get(port(), "/v1/models", b).status, 200);
+  EXPECT_EQ(Get(port(), "/healthz").status, 200);
+  // Without tenants, nobody can be one of those a model names: it serves no one.
+  ASSERT_TRUE(gateway_->SetTenants({}).ok());
+  EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("private")).status, 403);
+  EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("shared")).status, 200);
+  EXPECT_EQ(Get(port(), "/v1/models").status, 200);
+}
+
 TEST_F(GatewayProxyTest, StreamsPassThroughInOrderAndAreAccounted) {
   FakeEngine engine("e", "one two three four");
   StartGateway(fmt::format(R"(

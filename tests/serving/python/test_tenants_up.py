@@ -1,8 +1,8 @@
 """Tenants through `strata up`: the official openai Python client against the gateway of a real
 `strata up` (one simulated GPU, so the replica runs `strata engine-sim`), with API keys and token
 quotas from Tenant objects applied through the CLI. Checks that a missing or unknown key gets 401,
-a tenant over its quota 429 with Retry-After, and that a Tenant changed or deleted takes effect
-without a restart. Everything binds port 0 on loopback.
+a tenant over its quota 429 with Retry-After, a Service that names its tenants 403 for the
+others, and that a Tenant changed or deleted takes effect without a restart. Everything binds port 0 on loopback.
 
 Run: STRATA_BIN=build/release/bin/strata python3 tests/serving/python/test_tenants_up.py
 Exits 77 (CTest's skip) when python3 cannot import openai.
@@ -31,17 +31,21 @@ MESSAGES = [{"role": "user", "content": "Say hello."}]
 START_SECONDS = 60
 CONVERGE_SECONDS = 60
 
-SERVICE = f"""
+PRIVATE_MODEL = "team-a-chat"
+
+
+def service(name, model, tenants_line=""):
+    return f"""
 apiVersion: strata.dev/v1alpha1
 kind: Service
-metadata: {{name: chat}}
+metadata: {{name: {name}}}
 spec:
-  model: {MODEL}
-  engine: {{command: [vllm, serve, meta-llama/Llama-3.1-8B-Instruct, --served-model-name, {MODEL}]}}
+  model: {model}
+  engine: {{command: [vllm, serve, meta-llama/Llama-3.1-8B-Instruct, --served-model-name, {model}]}}
   resources: {{cpu: "1", memory: 4Gi, gpu: 1}}
   minReplicas: 1
   maxReplicas: 1
-"""
+{tenants_line}"""
 
 
 def tenant(name, keys, tokens_per_minute=0):
@@ -78,7 +82,7 @@ class TenantsThroughUpTest(unittest.TestCase):
         cls.up = subprocess.Popen(
             [STRATA, "up", "--data-dir", os.path.join(cls.dir, "data"),
              "--listen", "127.0.0.1:0", "--gateway-listen", "127.0.0.1:0",
-             "--gateway-config", config, "--simulate", "1x1:H100-80GB",
+             "--gateway-config", config, "--simulate", "1x2:H100-80GB",
              "--sim-startup-delay", "0"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         cls.log = []
@@ -102,18 +106,22 @@ class TenantsThroughUpTest(unittest.TestCase):
             raise RuntimeError("strata up did not start:\n" + "".join(cls.log))
         cls.api = addresses["API"]
         cls.base_url = addresses["gateway"] + "/v1"
-        cls.apply("service", SERVICE)
+        cls.apply("service", service("chat", MODEL))
+        cls.apply("private", service("private", PRIVATE_MODEL, "  tenants: [team-a]\n"))
         cls.apply("team-a", tenant("team-a", ["sk-team-a-key-1"]))
         cls.apply("team-small", tenant("team-small", ["sk-team-small-1"], 150))
         # Ready: the replica answers through the gateway.
         wait_for("the replica to serve", lambda: cls.chat_status("sk-ops-file-key") == 200, 120)
+        wait_for("the private replica to serve",
+                 lambda: cls.chat_status("sk-team-a-key-1", model=PRIVATE_MODEL) == 200, 120)
 
     @classmethod
     def tearDownClass(cls):
         # strata up leaves its pods running when stopped: the service goes first.
         if cls.up.poll() is None and getattr(cls, "api", None):
-            subprocess.run([STRATA, "delete", "service", "chat", "--server", cls.api],
-                           capture_output=True)
+            for name in ("chat", "private"):
+                subprocess.run([STRATA, "delete", "service", name, "--server", cls.api],
+                               capture_output=True)
             time.sleep(1)
         if cls.up.poll() is None:
             cls.up.terminate()
@@ -138,12 +146,12 @@ class TenantsThroughUpTest(unittest.TestCase):
         return openai.OpenAI(base_url=cls.base_url, api_key=key, max_retries=0, timeout=60)
 
     @classmethod
-    def chat_status(cls, key, max_tokens=4):
+    def chat_status(cls, key, max_tokens=4, model=MODEL):
         """The HTTP status of one chat completion with `key` (None: no Authorization field)."""
         client = cls.client(key or "unused")
         headers = {"Authorization": ""} if key is None else {}
         try:
-            client.chat.completions.create(model=MODEL, messages=MESSAGES, max_tokens=max_tokens,
+            client.chat.completions.create(model=model, messages=MESSAGES, max_tokens=max_tokens,
                                            extra_headers=headers)
             return 200
         except openai.APIStatusError as error:
@@ -160,6 +168,18 @@ class TenantsThroughUpTest(unittest.TestCase):
         self.assertEqual(raised.exception.code, "invalid_api_key")
         self.assertEqual(self.chat_status("sk-team-a-key-1"), 200)
         self.assertEqual(self.chat_status("sk-ops-file-key"), 200)
+
+    def test_a_service_naming_tenants_serves_them_only(self):
+        self.assertEqual(self.chat_status("sk-team-a-key-1", model=PRIVATE_MODEL), 200)
+        with self.assertRaises(openai.PermissionDeniedError) as raised:
+            self.client("sk-ops-file-key").chat.completions.create(
+                model=PRIVATE_MODEL, messages=MESSAGES, max_tokens=4)
+        self.assertIn('tenant "ops" may not call', raised.exception.message)
+        # The model list takes a key too.
+        with self.assertRaises(openai.AuthenticationError):
+            self.client("sk-nobody-has-this").models.list()
+        ids = {model.id for model in self.client("sk-ops-file-key").models.list()}
+        self.assertIn(MODEL, ids)
 
     def test_over_quota_gets_429_with_retry_after(self):
         # 150 tokens a minute: a request of ~100 completion tokens fits, a second one does not
