@@ -60,6 +60,7 @@ Result<ModelConfig> ParseModel(const FieldDecoder& node) {
   ASSIGN_OR_RETURN(model.name, node.RequiredString("name"));
   ASSIGN_OR_RETURN(model.adapters, node.StringList("adapters"));
   ASSIGN_OR_RETURN(model.ttft_objective, Millis(node, "ttftObjectiveMs", model.ttft_objective));
+  ASSIGN_OR_RETURN(model.tenants, node.StringList("tenants"));
   ASSIGN_OR_RETURN(
       std::vector<FieldDecoder> versions,
       node.ObjectList("versions", {"name", "weight", "endpoints"}, Presence::kRequired));
@@ -209,7 +210,7 @@ Result<PickerOptions> ParsePicker(const FieldDecoder& root) {
 
 }  // namespace
 
-Result<GatewayConfig> ParseGatewayConfig(std::string_view text) {
+Result<GatewayConfig> ParseGatewayConfig(std::string_view text, ModelSource source) {
   ASSIGN_OR_RETURN(std::vector<YamlDocument> documents, ParseYamlDocuments(text));
   if (documents.size() != 1) {
     return Err(InvalidArgumentError(
@@ -226,9 +227,15 @@ Result<GatewayConfig> ParseGatewayConfig(std::string_view text) {
   ASSIGN_OR_RETURN(config.threads, SmallInt(root, "threads", config.threads, 0));
   ASSIGN_OR_RETURN(config.limits, ParseLimits(root));
 
-  ASSIGN_OR_RETURN(std::vector<FieldDecoder> models,
-                   root.ObjectList("models", {"name", "adapters", "versions", "ttftObjectiveMs"},
-                                   Presence::kRequired));
+  const bool from_file = source == ModelSource::kFile;
+  ASSIGN_OR_RETURN(
+      std::vector<FieldDecoder> models,
+      root.ObjectList("models", {"name", "adapters", "versions", "ttftObjectiveMs", "tenants"},
+                      from_file ? Presence::kRequired : Presence::kOptional));
+  if (!from_file && !models.empty()) {
+    return Err(root.Error(
+        "models", "must be empty; under strata up the gateway serves the Services' models"));
+  }
   for (const FieldDecoder& node : models) {
     ASSIGN_OR_RETURN(ModelConfig model, ParseModel(node));
     config.models.push_back(std::move(model));
@@ -237,29 +244,42 @@ Result<GatewayConfig> ParseGatewayConfig(std::string_view text) {
 
   ASSIGN_OR_RETURN(std::vector<FieldDecoder> tenants,
                    root.ObjectList("tenants", {"name", "keys", "tokensPerMinute", "priority"}));
-  std::set<std::string> keys;
-  std::set<std::string> names;
   for (const FieldDecoder& node : tenants) {
     ASSIGN_OR_RETURN(TenantConfig tenant, ParseTenant(node));
-    if (!names.insert(tenant.name).second) {
-      return Err(node.Error("name", fmt::format("duplicate tenant \"{}\"", tenant.name)));
-    }
-    for (size_t k = 0; k < tenant.keys.size(); ++k) {
-      const std::string key_path = IndexPath(node.PathOf("keys"), k);
-      if (tenant.keys[k].empty()) return Err(InvalidField(key_path, "must be a non-empty string"));
-      if (!keys.insert(tenant.keys[k]).second) return Err(InvalidField(key_path, "key used twice"));
-    }
     config.tenants.push_back(std::move(tenant));
   }
+  RETURN_IF_ERROR(ValidateTenants(config.tenants));
   return config;
 }
 
-Result<GatewayConfig> LoadGatewayConfig(const std::string& path) {
+Status ValidateTenants(const std::vector<TenantConfig>& tenants) {
+  std::set<std::string> keys;
+  std::set<std::string> names;
+  for (size_t t = 0; t < tenants.size(); ++t) {
+    const TenantConfig& tenant = tenants[t];
+    const std::string path = IndexPath("tenants", t);
+    if (tenant.name.empty()) return InvalidField(path + ".name", "must be a non-empty string");
+    if (!names.insert(tenant.name).second) {
+      return InvalidField(path + ".name", fmt::format("duplicate tenant \"{}\"", tenant.name));
+    }
+    if (tenant.tokens_per_minute < 0) {
+      return InvalidField(path + ".tokensPerMinute", "must be a non-negative integer");
+    }
+    for (size_t k = 0; k < tenant.keys.size(); ++k) {
+      const std::string key_path = IndexPath(path + ".keys", k);
+      if (tenant.keys[k].empty()) return InvalidField(key_path, "must be a non-empty string");
+      if (!keys.insert(tenant.keys[k]).second) return InvalidField(key_path, "key used twice");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<GatewayConfig> LoadGatewayConfig(const std::string& path, ModelSource source) {
   std::ifstream in(path);
   if (!in) return Err(NotFoundError(fmt::format("{}: cannot open", path)));
   std::stringstream text;
   text << in.rdbuf();
-  auto config = ParseGatewayConfig(text.str());
+  auto config = ParseGatewayConfig(text.str(), source);
   if (!config) return Err(config.error().WithPrefix(path));
   return config;
 }

@@ -31,6 +31,9 @@ struct ModelConfig {
   // A request whose first token comes later than this, or never, counts as late in the
   // signals the autoscaler reads (GatewayServer::Signals).
   Duration ttft_objective = std::chrono::seconds(2);
+  // The tenants (TenantConfig::name) that may call it; empty: every caller. A model that names
+  // tenants refuses a caller that is none of them, and every caller of a gateway without tenants.
+  std::vector<std::string> tenants;
 
   bool operator==(const ModelConfig&) const = default;
 };
@@ -48,13 +51,15 @@ struct TenantConfig {
   std::vector<std::string> keys;
   int64_t tokens_per_minute = 0;  // 0: unlimited
   PriorityClass priority = PriorityClass::kStandard;
+
+  bool operator==(const TenantConfig&) const = default;
 };
 
 // Protocol and resource limits of the gateway's listener.
 struct LimitsConfig {
   size_t max_header_bytes = 16 * 1024;
   size_t max_body_bytes = 4 * 1024 * 1024;
-  Duration read_timeout = std::chrono::seconds(30);  // to receive one whole request
+  Duration read_timeout = std::chrono::seconds(30);  // to receive one whole request; then 408
   Duration idle_timeout = std::chrono::seconds(60);  // keep-alive connection with no request
   Duration upstream_timeout = std::chrono::seconds(600);
   int64_t max_in_flight = 4096;  // per gateway; beyond it: 503
@@ -78,6 +83,12 @@ struct GatewayConfig {
   int threads = 0;  // event loops; 0: one per core
 };
 
+// Where a gateway's served models come from.
+enum class ModelSource {
+  kFile,      // its configuration (`strata gateway`): at least one model
+  kServices,  // the Services (`strata up`, through SetRoutes): the configuration lists none
+};
+
 // Parses and validates a gateway configuration (YAML or JSON):
 //
 //   policy: strata            # picker preset (PickerPresetNames)
@@ -93,6 +104,7 @@ struct GatewayConfig {
 //   - name: llama-3-8b
 //     adapters: [sql-lora]
 //     ttftObjectiveMs: 2000
+//     tenants: [team-a]       # who may call it (default: every caller)
 //     versions:
 //     - {name: v1, weight: 90, endpoints: ["127.0.0.1:8001"]}
 //   tenants:
@@ -100,8 +112,10 @@ struct GatewayConfig {
 //
 // On failure returns kInvalidArgument naming the field path, e.g.
 // "models[0].versions[1].weight: must be a non-negative integer". Unknown fields are errors.
-// A file's versions list at least one endpoint each (a file has no way to add one later).
-Result<GatewayConfig> ParseGatewayConfig(std::string_view text);
+// A file's versions list at least one endpoint each (a file has no way to add one later). With
+// ModelSource::kServices, `models` may be left out, and must be empty when given.
+Result<GatewayConfig> ParseGatewayConfig(std::string_view text,
+                                         ModelSource source = ModelSource::kFile);
 
 // Checks a set of served models as ParseGatewayConfig does, except that a version may have no
 // endpoint: non-empty names, unique version names within a model, non-negative weights not all
@@ -110,7 +124,13 @@ Result<GatewayConfig> ParseGatewayConfig(std::string_view text);
 // "models[1].versions[0].endpoints[2]: \"h:0\" has a bad port".
 Status ValidateModels(const std::vector<ModelConfig>& models);
 
+// Checks a set of tenants as ParseGatewayConfig does: non-empty names, each used once, quotas
+// not negative, keys non-empty and each held by one tenant. Returns kInvalidArgument naming the
+// field path, e.g. "tenants[1].keys[0]: key used twice".
+Status ValidateTenants(const std::vector<TenantConfig>& tenants);
+
 // Reads and parses the file at `path`; errors are prefixed with the path.
-Result<GatewayConfig> LoadGatewayConfig(const std::string& path);
+Result<GatewayConfig> LoadGatewayConfig(const std::string& path,
+                                        ModelSource source = ModelSource::kFile);
 
 }  // namespace strata::gateway

@@ -15,6 +15,7 @@ limits: {maxBodyBytes: 1000, retries: 1, maxQueueWaitMs: 250}
 models:
 - name: llama
   adapters: [sql-lora]
+  tenants: [team-a]
   versions:
   - {name: v1, weight: 90, endpoints: ["127.0.0.1:8001", "127.0.0.1:8002"]}
   - {name: v2, weight: 10, endpoints: ["localhost:8003"]}
@@ -41,6 +42,7 @@ TEST(GatewayConfigTest, ParsesEveryField) {
   ASSERT_EQ(config->models.size(), 1u);
   const ModelConfig& model = config->models[0];
   EXPECT_EQ(model.adapters, std::vector<std::string>{"sql-lora"});
+  EXPECT_EQ(model.tenants, std::vector<std::string>{"team-a"});
   ASSERT_EQ(model.versions.size(), 2u);
   EXPECT_EQ(model.versions[0].weight, 90);
   EXPECT_EQ(model.versions[0].endpoints.size(), 2u);
@@ -133,6 +135,22 @@ TEST(GatewayConfigTest, ValidateModelsAllowsAVersionWithNoEndpoint) {
   EXPECT_EQ(ValidateModels({unnamed}).message(), "models[0].name: must be a non-empty string");
   model.versions.clear();
   EXPECT_EQ(ValidateModels({model}).message(), "models[0].versions: must be a non-empty list");
+}
+
+TEST(GatewayConfigTest, ModelsFromTheServicesLeaveTheFileWithoutModels) {
+  // strata up's --gateway-config: tenants, limits and policy only.
+  auto config = ParseGatewayConfig("tenants: [{name: t, keys: [sk-t]}]\n", ModelSource::kServices);
+  ASSERT_TRUE(config.has_value()) << config.error().ToString();
+  EXPECT_TRUE(config->models.empty());
+  ASSERT_EQ(config->tenants.size(), 1u);
+  EXPECT_TRUE(ParseGatewayConfig("models: []\n", ModelSource::kServices).has_value());
+  auto listed = ParseGatewayConfig(
+      R"(models: [{name: m, versions: [{name: v, endpoints: ["h:1"]}]}])", ModelSource::kServices);
+  ASSERT_FALSE(listed.has_value());
+  EXPECT_EQ(listed.error().message(),
+            "models: must be empty; under strata up the gateway serves the Services' models");
+  // strata gateway's file still needs them.
+  EXPECT_EQ(ErrorOf("tenants: [{name: t, keys: [sk-t]}]\n"), "models: required");
 }
 
 TEST(GatewayConfigTest, MissingFileIsNotFound) {

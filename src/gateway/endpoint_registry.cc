@@ -27,6 +27,7 @@ std::span<const EndpointState> EndpointStatesView::Refresh(TimePoint now) {
       state.kv_usage = scrape->metrics.kv_usage;
       state.loaded_adapters = scrape->metrics.loaded_adapters;
       state.metrics_at = scrape->at;
+      state.metrics_unreadable = scrape->unreadable;
       applied_[i] = std::move(scrape);
     }
     const ScrapeResult& current = *applied_[i];

@@ -19,8 +19,11 @@ namespace strata::gateway {
 struct ScrapeResult {
   bool attempted = false;  // a scrape has finished, successfully or not
   bool reachable = false;  // the last attempt got an answer
-  EngineMetrics metrics;   // valid when `at` is set
-  TimePoint at{};          // when the last successful scrape finished
+  // The last attempt's answer was no reading (ParseEngineMetrics refused it): `metrics` are the
+  // last good ones, if any, and the replica's load is unknown.
+  bool unreadable = false;
+  EngineMetrics metrics;  // valid when `at` is set
+  TimePoint at{};         // when the last successful scrape finished
 };
 
 // The live, shared state of one replica: the scraper publishes ScrapeResults, request paths

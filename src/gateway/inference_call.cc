@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 
@@ -150,9 +151,10 @@ void InferenceCall::ReturnIdle(const EndpointRuntime& endpoint,
   }
 }
 
-asio::awaitable<std::optional<int64_t>> InferenceCall::Admit(size_t tenant, int64_t tokens) {
-  const PriorityClass priority = server_.config.tenants[tenant].priority;
-  QuotaDecision decision = server_.ledger.Request(tenant, tokens, priority, server_.clock.Now());
+asio::awaitable<std::optional<int64_t>> InferenceCall::Admit(const TenantEntry& tenant,
+                                                             int64_t tokens) {
+  QuotaDecision decision =
+      server_.ledger.Request(tenant.id, tokens, tenant.priority, server_.clock.Now());
   const auto queued_at = SteadyClock::now();
   const auto deadline = queued_at + server_.config.limits.max_queue_wait;
   LoopTimer timer(worker_.loop);
@@ -308,14 +310,12 @@ asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream, TokenUs
 }
 
 std::optional<InferenceCall::Refusal> InferenceCall::Prepare() {
-  if (!server_.config.tenants.empty()) {
-    std::string_view authorization = request_.head.Field("authorization");
-    if (authorization.starts_with("Bearer ")) {
-      auto it = server_.tenant_by_key.find(std::string(authorization.substr(7)));
-      if (it != server_.tenant_by_key.end()) tenant_ = it->second;
-    }
-    if (!tenant_) return Refusal{401, "missing or unknown API key", "invalid_api_key", {}};
-    ids_.tenant = *tenant_;
+  if (SyncTenants(server_, worker_).authenticates()) {
+    tenants_ = worker_.tenants;
+    tenant_ = tenants_->Find(request_.head.Field("authorization"));
+    if (tenant_ == nullptr)
+      return Refusal{401, "missing or unknown API key", "invalid_api_key", {}};
+    ids_.tenant = tenant_;
   }
   Result<InferenceRequest> parsed = ParseInferenceRequest(request_.body, kind_);
   if (!parsed) {
@@ -329,7 +329,18 @@ std::optional<InferenceCall::Refusal> InferenceCall::Prepare() {
       parsed_.model, request_.head.Field("x-strata-version"), draw(worker_.random));
   if (!route) return Refusal{404, route.error().message(), "model_not_found", {}};
   route_ = std::move(*route);
-  ttft_objective_ = table_->models[route_.model].ttft_objective;
+  const ModelConfig& model = table_->models[route_.model];
+  if (!model.tenants.empty() &&
+      (tenant_ == nullptr || std::find(model.tenants.begin(), model.tenants.end(), tenant_->name) ==
+                                 model.tenants.end())) {
+    return Refusal{
+        403,
+        tenant_ == nullptr
+            ? fmt::format("model \"{}\" is served to named tenants only", model.name)
+            : fmt::format("tenant \"{}\" may not call model \"{}\"", tenant_->name, model.name),
+        "model_not_permitted", "model"};
+  }
+  ttft_objective_ = model.ttft_objective;
   version_ = table_->versions[route_.model][route_.version].counters.get();
   ids_.version = version_;
   estimate_ = EstimateTokens(parsed_, kDefaultMaxTokensEstimate);
@@ -410,7 +421,7 @@ void InferenceCall::Settle() {
       estimate_ - (parsed_.max_tokens > 0 ? parsed_.max_tokens : kDefaultMaxTokensEstimate);
   const int64_t prompt_tokens = usage_.reported ? usage_.prompt_tokens : prompt_estimate;
   const int64_t used = status_ == 0 ? 0 : prompt_tokens + usage_.completion_tokens;
-  if (tenant_) server_.ledger.Settle(*tenant_, estimate_, used, server_.clock.Now());
+  if (tenant_ != nullptr) server_.ledger.Settle(tenant_->id, estimate_, used, server_.clock.Now());
   if (status_ != 0) {
     if (admitted_) counts().tokens.fetch_add(prompt_tokens + usage_.completion_tokens);
     worker_.stats.Tokens(ids_, false).Increment(static_cast<double>(prompt_tokens));
@@ -428,10 +439,10 @@ asio::awaitable<bool> InferenceCall::Run() {
     co_return co_await Fail(refusal->status, refusal->message, refusal->code, std::nullopt,
                             refusal->param);
   }
-  if (tenant_) {
+  if (tenant_ != nullptr) {
     std::optional<int64_t> retry_after = co_await Admit(*tenant_, estimate_);
     if (retry_after) {
-      const std::string& tenant_name = server_.config.tenants[*tenant_].name;
+      const std::string& tenant_name = tenant_->name;
       server_.stats.quota_rejections_total.With({tenant_name}).Increment();
       co_return co_await Fail(429,
                               fmt::format("tenant \"{}\" is over its token quota", tenant_name),

@@ -80,7 +80,7 @@ class InferenceCall {
   // Keeps `connection` for reuse, unless `endpoint` left the routing table.
   void ReturnIdle(const EndpointRuntime& endpoint, std::unique_ptr<UpstreamConnection> connection);
   // Waits for quota. Returns the 429 answer's Retry-After seconds when refused.
-  asio::awaitable<std::optional<int64_t>> Admit(size_t tenant, int64_t tokens);
+  asio::awaitable<std::optional<int64_t>> Admit(const TenantEntry& tenant, int64_t tokens);
   // Why the gateway answers a request itself, before routing it.
   struct Refusal {
     int status;
@@ -113,8 +113,9 @@ class InferenceCall {
   const ClientRequest& request_;
   ApiKind kind_;
   RequestLabelIds ids_;
-  // Set by Prepare.
-  std::optional<size_t> tenant_;
+  // Set by Prepare: the tenant (null when the gateway has none), in the table kept alive here.
+  std::shared_ptr<const TenantTable> tenants_;
+  const TenantEntry* tenant_ = nullptr;
   InferenceRequest parsed_;
   Route route_;
   // The route's version's counters; the server keeps every one alive.

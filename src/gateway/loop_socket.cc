@@ -201,6 +201,12 @@ void LoopSocket::Close() {
   loop_.Resume(waiters_[kWrite], asio::error::operation_aborted, true);
 }
 
+bool LoopSocket::EndRead() {
+  if (!waiters_[kRead]) return false;
+  loop_.Resume(waiters_[kRead], asio::error::operation_aborted, true);
+  return true;
+}
+
 tcp::endpoint LoopSocket::LocalEndpoint() const {
   tcp::endpoint endpoint;
   auto size = static_cast<socklen_t>(endpoint.capacity());

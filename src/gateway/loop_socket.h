@@ -58,6 +58,9 @@ class LoopSocket {
   // Closes the socket, if open; a pending operation ends with operation_aborted (from the loop,
   // not from this call).
   void Close();
+  // Ends a pending read with operation_aborted (from the loop, not from this call); the socket
+  // stays open. Returns whether a read was pending.
+  bool EndRead();
   bool is_open() const { return fd_ >= 0; }
   // Whether the peer has ended its output (or the socket failed), as far as the events so far
   // tell: a kept-alive connection in that state cannot carry another exchange.

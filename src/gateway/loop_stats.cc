@@ -11,15 +11,14 @@ enum Family { kRequests, kPicks, kTokens, kTtft, kTpot, kE2e, kQueue };
 
 size_t LoopStats::KeyHash::operator()(const Key& key) const {
   size_t hash = std::hash<int64_t>{}(key.extra);
-  for (size_t part :
-       {static_cast<size_t>(key.family), static_cast<size_t>(key.version), key.tenant}) {
+  for (size_t part : {static_cast<size_t>(key.family), static_cast<size_t>(key.version),
+                      static_cast<size_t>(key.tenant)}) {
     hash = hash * 1000003 ^ std::hash<size_t>{}(part);
   }
   return hash;
 }
 
-LoopStats::LoopStats(GatewayStats& stats, const GatewayConfig& config, size_t loop)
-    : stats_(stats), config_(config), loop_(loop) {}
+LoopStats::LoopStats(GatewayStats& stats, size_t loop) : stats_(stats), loop_(loop) {}
 
 uint64_t LoopStats::VersionKey(const RequestLabelIds& ids) {
   return ids.version == nullptr ? 0 : ids.version->serial;
@@ -33,8 +32,12 @@ std::string LoopStats::VersionName(const RequestLabelIds& ids) {
   return ids.version == nullptr ? "" : ids.version->version;
 }
 
-std::string LoopStats::TenantName(const RequestLabelIds& ids) const {
-  return ids.tenant == RequestLabelIds::kUnlabelled ? "-" : config_.tenants[ids.tenant].name;
+uint64_t LoopStats::TenantKey(const RequestLabelIds& ids) {
+  return ids.tenant == nullptr ? 0 : ids.tenant->id;
+}
+
+std::string LoopStats::TenantName(const RequestLabelIds& ids) {
+  return ids.tenant == nullptr ? "-" : ids.tenant->name;
 }
 
 template <typename Metric, typename Make>
@@ -47,7 +50,7 @@ Metric& LoopStats::Find(std::unordered_map<Key, Metric*, KeyHash>& cache, const 
 
 metrics::Counter& LoopStats::Requests(const RequestLabelIds& ids, int code) {
   return Find(
-      counters_, Key{kRequests, VersionKey(ids), ids.tenant, code}, [&]() -> auto& {
+      counters_, Key{kRequests, VersionKey(ids), TenantKey(ids), code}, [&]() -> auto& {
         return stats_.requests_total.WithPart(
             {ModelName(ids), VersionName(ids), TenantName(ids), std::to_string(code)}, loop_);
       });
@@ -63,7 +66,7 @@ metrics::Counter& LoopStats::Picks(const RequestLabelIds& ids, PickReason reason
 
 metrics::Counter& LoopStats::Tokens(const RequestLabelIds& ids, bool completion) {
   return Find(
-      counters_, Key{kTokens, VersionKey(ids), ids.tenant, completion ? 1 : 0}, [&]() -> auto& {
+      counters_, Key{kTokens, VersionKey(ids), TenantKey(ids), completion ? 1 : 0}, [&]() -> auto& {
         return stats_.tokens_total.WithPart(
             {ModelName(ids), TenantName(ids), completion ? "completion" : "prompt"}, loop_);
       });
@@ -91,7 +94,7 @@ metrics::Histogram& LoopStats::E2e(const RequestLabelIds& ids) {
 
 metrics::Histogram& LoopStats::QueueSeconds(const RequestLabelIds& ids) {
   return Find(
-      histograms_, Key{kQueue, 0, ids.tenant, 0}, [&]() -> auto& {
+      histograms_, Key{kQueue, 0, TenantKey(ids), 0}, [&]() -> auto& {
         return stats_.queue_seconds.WithPart({TenantName(ids)}, loop_);
       });
 }

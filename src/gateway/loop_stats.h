@@ -9,16 +9,16 @@
 #include "gateway/gateway_stats.h"
 #include "gateway/picker.h"
 #include "gateway/routing_table.h"
+#include "gateway/tenant_table.h"
 
 namespace strata::gateway {
 
 // Who a request's metrics are labelled with: its model version (null while not known: labels
-// "" for model and version; the request keeps the object alive) and its index into
-// GatewayConfig::tenants (kUnlabelled while not known: label "-").
+// "" for model and version) and its tenant (null while not known or when the gateway has no
+// tenants: label "-"). The request keeps both objects alive.
 struct RequestLabelIds {
-  static constexpr size_t kUnlabelled = SIZE_MAX;
   const VersionCounters* version = nullptr;
-  size_t tenant = kUnlabelled;
+  const TenantEntry* tenant = nullptr;
 };
 
 // The metric children one event loop updates per request, each found in its family once (a
@@ -26,11 +26,11 @@ struct RequestLabelIds {
 // the request path only does relaxed atomic adds, on the loop's own part of each child
 // (MetricFamily::WithPart): no cache line moves between the loops' cores. The families stay
 // shared: /metrics renders the parts' sums. Owned by one event loop (a Worker); not thread-safe.
-// `stats` and `config` must outlive it.
+// `stats` must outlive it.
 class LoopStats {
  public:
   // `loop`: the loop's index, the part of each child it updates.
-  LoopStats(GatewayStats& stats, const GatewayConfig& config, size_t loop);
+  LoopStats(GatewayStats& stats, size_t loop);
 
   metrics::Counter& Requests(const RequestLabelIds& ids, int code);
   metrics::Counter& Picks(const RequestLabelIds& ids, PickReason reason);
@@ -46,8 +46,8 @@ class LoopStats {
   struct Key {
     int family;
     uint64_t version;  // VersionCounters::serial, 0 when unlabelled
-    size_t tenant;
-    int64_t extra;  // HTTP code, pick reason or token kind
+    uint64_t tenant;   // TenantEntry::id, 0 when unlabelled
+    int64_t extra;     // HTTP code, pick reason or token kind
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
@@ -57,7 +57,8 @@ class LoopStats {
   static uint64_t VersionKey(const RequestLabelIds& ids);
   static std::string ModelName(const RequestLabelIds& ids);
   static std::string VersionName(const RequestLabelIds& ids);
-  std::string TenantName(const RequestLabelIds& ids) const;
+  static uint64_t TenantKey(const RequestLabelIds& ids);
+  static std::string TenantName(const RequestLabelIds& ids);
   // A histogram labelled by model and version, of `family` (which `metric` is).
   metrics::Histogram& VersionHistogram(int family, metrics::HistogramFamily& metric,
                                        const RequestLabelIds& ids);
@@ -65,7 +66,6 @@ class LoopStats {
   Metric& Find(std::unordered_map<Key, Metric*, KeyHash>& cache, const Key& key, Make make);
 
   GatewayStats& stats_;
-  const GatewayConfig& config_;
   const size_t loop_;
   std::unordered_map<Key, metrics::Counter*, KeyHash> counters_;
   std::unordered_map<Key, metrics::Histogram*, KeyHash> histograms_;

@@ -103,6 +103,7 @@ Status Picker::Eligible(std::span<const EndpointState> endpoints, const PickRequ
                         std::vector<Candidate>* candidates) const {
   candidates->clear();
   int not_ready = 0, draining = 0, unhealthy = 0, excluded = 0, no_adapter = 0;
+  bool any_unreadable = false;
   for (size_t i = 0; i < endpoints.size(); ++i) {
     const EndpointState& endpoint = endpoints[i];
     if (!endpoint.ready) {
@@ -122,8 +123,7 @@ Status Picker::Eligible(std::span<const EndpointState> endpoints, const PickRequ
       ++excluded;
       continue;
     }
-    const bool fresh = endpoint.metrics_at != TimePoint{} &&
-                       now - endpoint.metrics_at <= options_.metrics_stale_after;
+    const bool fresh = Fresh(endpoint, now);
     const bool loaded =
         fresh && !request.adapter.empty() && Contains(endpoint.loaded_adapters, request.adapter);
     if (!request.adapter.empty() && !loaded &&
@@ -146,7 +146,9 @@ Status Picker::Eligible(std::span<const EndpointState> endpoints, const PickRequ
     std::tie(candidate.outstanding_blocks, candidate.outstanding_requests) =
         OutstandingWork(endpoint.id, now);
     candidates->push_back(candidate);
+    any_unreadable |= endpoint.metrics_unreadable;
   }
+  if (any_unreadable) AssumeUnreadableBusiest(endpoints, now, candidates);
   if (candidates->empty()) {
     return UnavailableError(fmt::format(
         "0/{} endpoints eligible: {} not ready, {} draining, {} unhealthy, {} already failed, "
@@ -155,6 +157,37 @@ Status Picker::Eligible(std::span<const EndpointState> endpoints, const PickRequ
   }
   return Status::Ok();
 }
+bool Picker::Fresh(const EndpointState& endpoint, TimePoint now) const {
+  return endpoint.metrics_at != TimePoint{} &&
+         now - endpoint.metrics_at <= options_.metrics_stale_after;
+}
+
+void Picker::AssumeUnreadableBusiest(std::span<const EndpointState> endpoints, TimePoint now,
+                                     std::vector<Candidate>* candidates) const {
+  // Without a bound an unreadable figure is not a low one: an engine reporting +Inf waiting
+  // requests is saturated, not idle.
+  bool known = false;
+  Candidate busiest;
+  busiest.kv_usage = 0;
+  for (const Candidate& c : *candidates) {
+    const EndpointState& endpoint = endpoints[c.index];
+    if (endpoint.metrics_unreadable || !Fresh(endpoint, now)) continue;
+    known = true;
+    busiest.scraped_queue = std::max(busiest.scraped_queue, c.scraped_queue);
+    busiest.queued = std::max(busiest.queued, c.queued);
+    busiest.running = std::max(busiest.running, c.running);
+    busiest.kv_usage = std::max(busiest.kv_usage, c.kv_usage);
+  }
+  if (!known) return;
+  for (Candidate& c : *candidates) {
+    if (!endpoints[c.index].metrics_unreadable) continue;
+    c.scraped_queue = busiest.scraped_queue + 1;
+    c.queued = std::max(busiest.queued + 1, c.in_flight);
+    c.running = busiest.running;
+    c.kv_usage = busiest.kv_usage;
+  }
+}
+
 void Picker::TrimToInFlight(std::span<const EndpointState> endpoints) {
   for (const EndpointState& endpoint : endpoints) {
     auto it = work_.find(endpoint.id);

@@ -32,6 +32,10 @@ struct EndpointState {
   double kv_usage = 0.0;                     // fraction of KV-cache blocks in use, in [0, 1]
   std::vector<std::string> loaded_adapters;  // LoRA adapters resident in GPU memory
   TimePoint metrics_at{};
+  // Its last scrape answered a page that is no reading (a request count out of range, such as
+  // +Inf, NaN or 1e300; a malformed line): its load is unknown, and it counts as busier than the
+  // busiest candidate whose figures are fresh, never as idle.
+  bool metrics_unreadable = false;
   // LoRA adapters this replica may serve (from configuration); loading one may take time.
   std::vector<std::string> served_adapters;
   // Requests the gateway itself has sent and not yet seen finish: fresher than any scrape.
@@ -216,6 +220,13 @@ class Picker {
   // requests they belong to.
   std::pair<double, int64_t> OutstandingWork(std::string_view endpoint_id, TimePoint now) const;
 
+  // Counts each candidate whose metrics are unreadable as one request busier than the busiest
+  // candidate with fresh figures (its own in-flight requests when more), with the highest KV
+  // usage among them. Changes nothing when no candidate has fresh figures.
+  void AssumeUnreadableBusiest(std::span<const EndpointState> endpoints, TimePoint now,
+                               std::vector<Candidate>* candidates) const;
+  // Whether `endpoint`'s scraped figures are recent enough to route by.
+  bool Fresh(const EndpointState& endpoint, TimePoint now) const;
   // Fills `candidates` with the endpoints that pass the filters, or says why none does.
   Status Eligible(std::span<const EndpointState> endpoints, const PickRequest& request,
                   TimePoint now, std::span<const uint64_t> hashes,

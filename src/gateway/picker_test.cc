@@ -115,6 +115,34 @@ TEST_F(PickerTest, LeastRequestCountsScrapedQueueAndOwnInFlight) {
   EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "c");
 }
 
+TEST_F(PickerTest, AnEndpointWhoseMetricsAreUnreadableIsNeverTakenForIdle) {
+  // "b" reported +Inf (or NaN) waiting requests: the scrape kept no figure of it, and its last
+  // good one (zero, from before it saturated) is still fresh. Under every profile that reads load
+  // it counts as busier than "a", which reports 1000 waiting, and gets no request.
+  for (const std::string policy : {"strata", "epp-default", "least-request"}) {
+    SCOPED_TRACE(policy);
+    std::vector<EndpointState> endpoints = {Endpoint("a"), Endpoint("b")};
+    endpoints[0].waiting = 1000;
+    endpoints[0].kv_usage = 0.9;
+    endpoints[1].metrics_unreadable = true;
+    Picker picker(Options(policy));
+    for (int i = 0; i < 20; ++i) {
+      EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "a");
+    }
+  }
+}
+
+TEST_F(PickerTest, UnreadableMetricsEverywhereLeaveTheRoutingAsWithoutFigures) {
+  // No figure to compare with: the endpoints share the traffic as with no scrape at all.
+  std::vector<EndpointState> endpoints = {Endpoint("a"), Endpoint("b")};
+  for (EndpointState& endpoint : endpoints) endpoint.metrics_unreadable = true;
+  Picker picker(Options("least-request"));
+  std::map<std::string, int> counts;
+  for (int i = 0; i < 10; ++i) ++counts[Id(endpoints, picker.Pick(endpoints, {}, clock_.Now()))];
+  EXPECT_EQ(counts["a"], 5);
+  EXPECT_EQ(counts["b"], 5);
+}
+
 TEST_F(PickerTest, StaleMetricsAreIgnored) {
   auto endpoints = Three();
   endpoints[0].waiting = 50;  // scraped long ago: no longer believed

@@ -23,6 +23,8 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 std::string_view ErrorCodeFor(int status) {
   switch (status) {
+    case 408:
+      return "request_timeout";
     case 413:
       return "body_too_large";
     case 431:
@@ -65,8 +67,8 @@ std::string ModelIdOf(std::string_view target) {
 // What reading one request from a client gave.
 struct ReadOutcome {
   enum class Kind { kRequest, kRefused, kGone };
-  Kind kind = Kind::kGone;  // kGone: closed, reset or past its deadline; nothing to answer
-  net::RequestError error;  // kRefused: why, and the status to answer with
+  Kind kind = Kind::kGone;  // kGone: closed, reset or idle past its deadline; nothing to answer
+  net::RequestError error;  // kRefused: why, and the status to answer with (408: too slow)
   std::string_view body;    // kRequest
   size_t size = 0;          // kRequest: the bytes of the received buffer the request took
 };
@@ -84,12 +86,23 @@ asio::awaitable<ReadOutcome> ReadRequest(LoopSocket& client, SocketDeadline& dea
     outcome.error = std::move(error);
     return outcome;
   };
+  // A read that failed: past the read deadline the socket is still open, and the client is told
+  // with a 408; otherwise the client is gone (or was idle past the idle deadline: closed).
+  auto failed = [&]() {
+    if (!deadline.expired() || !client.is_open()) return outcome;
+    return refuse(
+        {408,
+         fmt::format(
+             "request not received whole within {} ms",
+             std::chrono::duration_cast<std::chrono::milliseconds>(limits.read_timeout).count())});
+  };
+  constexpr auto kEndRead = SocketDeadline::OnExpiry::kEndRead;
   // The head: parsed again only when new bytes end a line (or pass the limit), so a head that
   // trickles in is not rescanned per byte.
   bool parse = received.size() > 0;
   // From its first byte the request has read_timeout to arrive whole (a head that trickles in
   // had the idle timeout); until then the connection is idle, under the caller's deadline.
-  if (parse) deadline.ExpiresAfter(limits.read_timeout);
+  if (parse) deadline.ExpiresAfter(limits.read_timeout, kEndRead);
   while (true) {
     if (parse) {
       net::ParseResult parsed = net::ParseRequestHead(Contents(received), limits.max_header_bytes,
@@ -98,8 +111,8 @@ asio::awaitable<ReadOutcome> ReadRequest(LoopSocket& client, SocketDeadline& dea
       if (*parsed == net::ParseProgress::kDone) break;
     }
     auto [error, n] = co_await client.ReadSome(received.prepare(kReadBytes));
-    if (error) co_return outcome;
-    if (received.size() == 0) deadline.ExpiresAfter(limits.read_timeout);
+    if (error) co_return failed();
+    if (received.size() == 0) deadline.ExpiresAfter(limits.read_timeout, kEndRead);
     received.commit(n);
     parse = Contents(received).substr(received.size() - n).find('\n') != std::string_view::npos ||
             received.size() > limits.max_header_bytes;
@@ -116,7 +129,7 @@ asio::awaitable<ReadOutcome> ReadRequest(LoopSocket& client, SocketDeadline& dea
         if (co_await client.WriteAll(asio::buffer(kContinue))) co_return outcome;
       }
       auto [error, n] = co_await client.ReadSome(received.prepare(kReadBytes));
-      if (error) co_return outcome;
+      if (error) co_return failed();
       received.commit(n);
       read_body = true;
     }
@@ -129,7 +142,7 @@ asio::awaitable<ReadOutcome> ReadRequest(LoopSocket& client, SocketDeadline& dea
     }
     while (received.size() < size) {
       auto [error, n] = co_await client.ReadSome(received.prepare(size - received.size()));
-      if (error) co_return outcome;
+      if (error) co_return failed();
       received.commit(n);
       read_body = true;
     }
@@ -152,6 +165,14 @@ asio::awaitable<bool> ServeLocal(GatewayServer::Impl& server, LoopSocket& client
   const bool keep = request.head.keep_alive;
   const std::string_view method = request.head.method;
   const std::string_view target = request.head.target;
+  // The model list is OpenAI's API too: with tenants, it takes a key, as the inference calls do.
+  if (method == "GET" && target.starts_with("/v1/models")) {
+    std::shared_ptr<const TenantTable> tenants = server.tenants.load();
+    if (tenants->authenticates() && tenants->Find(request.head.Field("authorization")) == nullptr) {
+      co_return co_await RespondError(client, 401, "missing or unknown API key", "invalid_api_key",
+                                      keep);
+    }
+  }
   if (method == "GET" && target == "/v1/models") {
     co_return co_await Respond(client, 200, server.table.load()->router.ModelsListBody(), keep);
   }
@@ -189,6 +210,8 @@ asio::awaitable<void> ServeConnection(GatewayServer::Impl& server, Worker& worke
         co_await ReadRequest(socket, deadline, limits, received, head, chunked);
     if (read.kind == ReadOutcome::Kind::kGone) break;
     if (read.kind == ReadOutcome::Kind::kRefused) {
+      // The refusal gets as long to be written as a request to be read.
+      deadline.ExpiresAfter(limits.read_timeout);
       co_await RespondError(socket, read.error.http_status, read.error.message,
                             ErrorCodeFor(read.error.http_status), false);
       break;

@@ -104,6 +104,7 @@ asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server,
     auto next = std::make_shared<ScrapeResult>(*previous);
     next->attempted = true;
     Result<EngineMetrics> metrics = body ? ParseEngineMetrics(*body) : Err(body.error());
+    next->unreadable = body.has_value() && !metrics.has_value();
     if (metrics) {
       next->reachable = true;
       next->metrics = std::move(*metrics);
@@ -149,23 +150,37 @@ asio::awaitable<void> DeadlineWatchdog(GatewayServer::Impl& server, Worker& work
   while (!server.stopped.load()) {
     co_await timer.WaitFor(kDeadlineSweepInterval);
     const SteadyClock::time_point now = SteadyClock::now();
-    // Closing a socket only queues its pending operation's completion: the set does not change
-    // during the sweep.
-    for (SocketDeadline* deadline : worker.deadlines) deadline->CloseIfPast(now);
+    // Closing a socket or ending its read only queues its pending operation's completion: the
+    // set does not change during the sweep.
+    for (SocketDeadline* deadline : worker.deadlines) deadline->ExpireIfPast(now);
   }
 }
 
 GatewayServer::Impl::Impl(GatewayConfig config_in, const Clock& clock_in)
     : config(std::move(config_in)),
       clock(clock_in),
-      ledger(config.tenants, config.limits.max_queued, clock_in.Now()),
-      stats(metrics, "gateway") {
-  for (size_t t = 0; t < config.tenants.size(); ++t) {
-    for (const std::string& key : config.tenants[t].keys) tenant_by_key.emplace(key, t);
-  }
-}
+      ledger(config.limits.max_queued),
+      stats(metrics, "gateway") {}
 
 namespace {
+
+// Makes `tenants` the ones requests authenticate with, their quotas the ledger's, or changes
+// nothing when they are invalid.
+Status ApplyTenants(GatewayServer::Impl& server, const std::vector<TenantConfig>& tenants) {
+  if (Status valid = ValidateTenants(tenants); !valid.ok()) return valid;
+  std::lock_guard lock(server.tenants_mutex);
+  TenantTableBuilder::Built built = server.tenant_builder.Build(tenants);
+  // Quotas first: a request that finds a new tenant in the table finds its bucket too.
+  const TimePoint now = server.clock.Now();
+  for (const TenantEntry& tenant : built.table->entries()) {
+    server.ledger.SetQuota(tenant.id, tenant.tokens_per_minute, now);
+  }
+  for (uint64_t id : built.removed) server.ledger.Forget(id);
+  const uint64_t generation = built.table->generation();
+  server.tenants.store(std::move(built.table));
+  server.tenants_generation.store(generation, std::memory_order_release);
+  return Status::Ok();
+}
 
 // The picker of the version with `serial`, made by the first loop that routes it.
 std::shared_ptr<SharedPicker> PickerOf(GatewayServer::Impl& server, uint64_t serial) {
@@ -217,6 +232,16 @@ void SyncRoutes(GatewayServer::Impl& server, Worker& worker) {
   worker.table = std::shared_ptr<const RoutingTable>(loop_owned, loop_owned->get());
 }
 
+const TenantTable& SyncTenants(GatewayServer::Impl& server, Worker& worker) {
+  if (worker.tenants == nullptr ||
+      server.tenants_generation.load(std::memory_order_acquire) != worker.tenants->generation()) {
+    // A reference count of the loop's own, as SyncRoutes does for the routing table.
+    auto loop_owned = std::make_shared<std::shared_ptr<const TenantTable>>(server.tenants.load());
+    worker.tenants = std::shared_ptr<const TenantTable>(loop_owned, loop_owned->get());
+  }
+  return *worker.tenants;
+}
+
 GatewayServer::GatewayServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 GatewayServer::~GatewayServer() { Stop(); }
@@ -249,6 +274,11 @@ Status GatewayServer::SetRoutes(std::vector<ModelConfig> models) {
     });
   }
   return Status::Ok();
+}
+
+Status GatewayServer::SetTenants(std::vector<TenantConfig> tenants) {
+  if (impl_->stopped.load()) return UnavailableError("the gateway has stopped");
+  return ApplyTenants(*impl_, tenants);
 }
 
 int64_t GatewayServer::InFlight(const std::string& endpoint) const {
@@ -300,8 +330,11 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Start(GatewayConfig config
                                                             const Clock& clock) {
   std::vector<ModelConfig> models = std::move(config.models);
   config.models.clear();
+  std::vector<TenantConfig> tenants = std::move(config.tenants);
+  config.tenants.clear();
   auto impl = std::make_unique<Impl>(std::move(config), clock);
   Impl& server = *impl;
+  RETURN_IF_ERROR(ApplyTenants(server, tenants));
   ASSIGN_OR_RETURN(RoutingTableBuilder::Built built, server.builder.Build(std::move(models)));
   Publish(server, std::move(built.table));
   const int threads = server.config.threads > 0
@@ -318,7 +351,7 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Start(GatewayConfig config
     }
   }
   for (int i = 0; i < threads; ++i) {
-    auto worker = std::make_unique<Worker>(static_cast<size_t>(i), server.stats, server.config);
+    auto worker = std::make_unique<Worker>(static_cast<size_t>(i), server.stats);
     const tcp::endpoint bind_to(address, server.port == 0 ? port : server.port);
     if (ErrorCode error = worker->listener.Listen(bind_to, true)) {
       return Err(UnavailableError(

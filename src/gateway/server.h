@@ -57,7 +57,8 @@ struct VersionSignals {
 // `scrape_interval`.
 //
 // The routes (models, versions, replicas) start as the configuration's and change at run time
-// with SetRoutes: the control plane feeds it the ready replicas of each service. A version with
+// with SetRoutes: the control plane feeds it the ready replicas of each service. So do the
+// tenants, with SetTenants: the control plane feeds it its Tenant objects. A version with
 // no replica holds its requests until one comes (the activator), bounded by
 // limits.activation_timeout.
 //
@@ -68,9 +69,9 @@ class GatewayServer {
   // Binds `host:port` (port 0 picks a free one, see port()) and starts the event loops.
   // `clock` (quota buckets, picker staleness, ejection) must outlive the server. Returns
   // kInvalidArgument when config.models is invalid (ValidateModels; a version may have no
-  // endpoint) or a replica's host does not resolve, kUnavailable when the address cannot be
-  // bound, naming it (another gateway listening there included: only the server's own loops
-  // share the port).
+  // endpoint), config.tenants is (ValidateTenants) or a replica's host does not resolve,
+  // kUnavailable when the address cannot be bound, naming it (another gateway listening there
+  // included: only the server's own loops share the port).
   static Result<std::unique_ptr<GatewayServer>> Start(GatewayConfig config, const std::string& host,
                                                       uint16_t port, const Clock& clock);
   ~GatewayServer();  // Stops.
@@ -92,6 +93,17 @@ class GatewayServer {
   // `models` is invalid (ValidateModels) or a new replica's host does not resolve, and then
   // changes nothing; kUnavailable after Stop.
   Status SetRoutes(std::vector<ModelConfig> models);
+
+  // Replaces the tenants (who each bearer key belongs to, each one's token quota and priority
+  // class), atomically: each request authenticates with either the old set or the new one. A
+  // tenant kept (same name) keeps its quota bucket: the tokens it holds, capped at a smaller
+  // quota, its debt and its queued requests; a tenant added starts with a full bucket; a tenant
+  // removed has its keys refused (401) from the next request on, while its requests already
+  // admitted or queued go on without a quota. With no tenant, no key is asked for.
+  //
+  // Returns kInvalidArgument naming the field ("tenants[1].keys[0]: key used twice") when
+  // `tenants` is invalid (ValidateTenants), and then changes nothing; kUnavailable after Stop.
+  Status SetTenants(std::vector<TenantConfig> tenants);
 
   // The gateway's figures for each model version in the current routing table, in table order.
   // Cheap (atomic loads, and each replica's busy meter locked for a moment).

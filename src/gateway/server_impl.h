@@ -26,6 +26,7 @@
 #include "gateway/request.h"
 #include "gateway/routing_table.h"
 #include "gateway/server.h"
+#include "gateway/tenant_table.h"
 #include "gateway/token_quota.h"
 #include "metrics/metrics.h"
 #include "net/http_response_parser.h"
@@ -40,12 +41,19 @@ namespace http = beast::http;
 inline constexpr Duration kDeadlineSweepInterval = std::chrono::milliseconds(100);
 
 // The deadline of a socket's current wait (a client's next request, an upstream answer),
-// enforced by its event loop's watchdog, which closes a socket whose deadline has passed and so
-// ends its pending operation with an error. Setting a deadline reads the time the loop's turn
-// began: no clock read, and no timer armed or cancelled per socket operation. Registers itself in
-// `registry` (its event loop's) for its lifetime. Used only on its event loop's thread.
+// enforced by its event loop's watchdog. Past it, the socket is closed, which ends its pending
+// operation with an error; or, for a request being received (OnExpiry::kEndRead), only the wait
+// for its bytes ends, the socket staying open for the 408 answer. Setting a deadline reads the
+// time the loop's turn began: no clock read, and no timer armed or cancelled per socket
+// operation. Registers itself in `registry` (its event loop's) for its lifetime. Used only on its
+// event loop's thread.
 class SocketDeadline {
  public:
+  enum class OnExpiry {
+    kClose,    // close the socket
+    kEndRead,  // end a pending read with operation_aborted; close when no read is pending
+  };
+
   SocketDeadline(std::unordered_set<SocketDeadline*>& registry, LoopSocket& socket)
       : registry_(registry), socket_(socket) {
     registry_.insert(this);
@@ -54,15 +62,24 @@ class SocketDeadline {
   SocketDeadline(const SocketDeadline&) = delete;
   SocketDeadline& operator=(const SocketDeadline&) = delete;
 
-  void ExpiresAfter(Duration timeout) {
+  void ExpiresAfter(Duration timeout, OnExpiry action = OnExpiry::kClose) {
     at_ = socket_.loop().Now() + std::chrono::duration_cast<SteadyClock::duration>(timeout);
+    action_ = action;
+    expired_ = false;
   }
-  void ExpiresNever() { at_ = SteadyClock::time_point::max(); }
+  void ExpiresNever() {
+    at_ = SteadyClock::time_point::max();
+    expired_ = false;
+  }
+  // Whether the deadline last set has passed.
+  bool expired() const { return expired_; }
 
-  // Closes the socket when the deadline is before `now` (the watchdog's sweep).
-  void CloseIfPast(SteadyClock::time_point now) {
+  // Acts when the deadline is before `now` (the watchdog's sweep).
+  void ExpireIfPast(SteadyClock::time_point now) {
     if (at_ >= now) return;
     at_ = SteadyClock::time_point::max();
+    expired_ = true;
+    if (action_ == OnExpiry::kEndRead && socket_.EndRead()) return;
     socket_.Close();
   }
 
@@ -70,6 +87,8 @@ class SocketDeadline {
   std::unordered_set<SocketDeadline*>& registry_;
   LoopSocket& socket_;
   SteadyClock::time_point at_ = SteadyClock::time_point::max();
+  OnExpiry action_ = OnExpiry::kClose;
+  bool expired_ = false;
 };
 
 // A kept-alive connection to one replica, with the buffers of its exchanges (kept with it, so
@@ -116,12 +135,12 @@ struct VersionRouting {
 };
 
 // One event loop with everything its requests touch: an acceptor on the shared port, the
-// routing table it routes with and the routing state per model version, idle upstream
+// routing table it routes with and the routing state per model version, the tenant table it
+// authenticates with, idle upstream
 // connections per replica, the requests waiting for a replica, and its cached metric children.
 // Used only from its own thread.
 struct Worker {
-  Worker(size_t index_in, GatewayStats& stats_in, const GatewayConfig& config)
-      : index(index_in), stats(stats_in, config, index_in) {}
+  Worker(size_t index_in, GatewayStats& stats_in) : index(index_in), stats(stats_in, index_in) {}
 
   const size_t index;  // among the server's loops: the PerLoop copy this loop updates
 
@@ -135,6 +154,8 @@ struct Worker {
   // Counted by a reference count of this loop's own (SyncRoutes), which only its requests touch.
   std::shared_ptr<const RoutingTable> table;
   std::unordered_map<uint64_t, VersionRouting> routing;  // by VersionCounters::serial
+  // Counted by a reference count of this loop's own, as `table` (SyncTenants).
+  std::shared_ptr<const TenantTable> tenants;
   // Kept-alive connections by EndpointRuntime::serial, of routed replicas only.
   std::unordered_map<uint64_t, std::vector<std::unique_ptr<UpstreamConnection>>> idle;
   // Timers of the requests held for a replica: cancelled (waking them) when the routes change.
@@ -147,10 +168,9 @@ struct Worker {
 struct GatewayServer::Impl {
   Impl(GatewayConfig config_in, const Clock& clock_in);
 
-  GatewayConfig config;  // its models moved into the first routing table
+  GatewayConfig config;  // its models and tenants moved into the first tables
   const Clock& clock;
-  std::unordered_map<std::string, size_t> tenant_by_key;
-  QuotaLedger ledger;
+  QuotaLedger ledger;  // by TenantEntry::id
   metrics::Registry metrics;
   GatewayStats stats;
   std::atomic<int64_t> in_flight{0};
@@ -171,11 +191,23 @@ struct GatewayServer::Impl {
   // Each routed version's picker by VersionCounters::serial, held by the loops routing it.
   std::mutex pickers_mutex;
   std::unordered_map<uint64_t, std::weak_ptr<SharedPicker>> pickers;  // guarded by pickers_mutex
+
+  // Serialises SetTenants. Never taken on the request path.
+  std::mutex tenants_mutex;
+  TenantTableBuilder tenant_builder;  // guarded by tenants_mutex
+  // The tenants requests authenticate with; a worker reloads them when `tenants_generation`
+  // differs from its own table's.
+  std::atomic<std::shared_ptr<const TenantTable>> tenants;
+  std::atomic<uint64_t> tenants_generation{0};
 };
 
 // Brings `worker`'s routing table and per-version routing state up to date with the server's:
 // one atomic load when nothing changed. Runs on the worker's thread.
 void SyncRoutes(GatewayServer::Impl& server, Worker& worker);
+
+// Brings `worker`'s tenant table up to date with the server's (one atomic load when nothing
+// changed) and returns it. Runs on the worker's thread.
+const TenantTable& SyncTenants(GatewayServer::Impl& server, Worker& worker);
 
 // The /metrics page, with the gauges read at render time brought up to date.
 std::string RenderMetrics(GatewayServer::Impl& server);

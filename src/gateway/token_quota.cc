@@ -14,13 +14,30 @@ constexpr double kSecondsPerMinute = 60.0;
 QuotaLedger::QuotaLedger(const std::vector<TenantConfig>& tenants, int64_t max_queued,
                          TimePoint now)
     : max_queued_(max_queued) {
-  for (const TenantConfig& tenant : tenants) {
-    Bucket bucket;
-    bucket.capacity = tenant.tokens_per_minute;
-    bucket.available = static_cast<double>(tenant.tokens_per_minute);
-    bucket.refilled_at = now;
-    buckets_.push_back(bucket);
+  for (size_t i = 0; i < tenants.size(); ++i) SetQuota(i, tenants[i].tokens_per_minute, now);
+}
+
+void QuotaLedger::SetQuota(uint64_t tenant, int64_t tokens_per_minute, TimePoint now) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (tokens_per_minute <= 0) {
+    buckets_.erase(tenant);
+    return;
   }
+  auto [it, added] = buckets_.try_emplace(tenant);
+  Bucket& bucket = it->second;
+  if (added) {
+    bucket.available = static_cast<double>(tokens_per_minute);
+    bucket.refilled_at = now;
+  } else {
+    Refill(bucket, now);
+  }
+  bucket.capacity = tokens_per_minute;
+  bucket.available = std::min(bucket.available, static_cast<double>(tokens_per_minute));
+}
+
+QuotaLedger::Bucket* QuotaLedger::BucketOf(uint64_t tenant) {
+  auto it = buckets_.find(tenant);
+  return it == buckets_.end() ? nullptr : &it->second;
 }
 
 void QuotaLedger::Refill(Bucket& bucket, TimePoint now) const {
@@ -36,6 +53,7 @@ int64_t QuotaLedger::Clamp(const Bucket& bucket, int64_t tokens) const {
 }
 
 Duration QuotaLedger::RetryAfter(const Bucket& bucket, int64_t tokens) const {
+  // Only limited tenants have a bucket: the rate is positive.
   const double rate = static_cast<double>(bucket.capacity) / kSecondsPerMinute;
   const double missing = static_cast<double>(Clamp(bucket, tokens)) - bucket.available;
   const double seconds = std::max(1.0, std::ceil(missing / rate));
@@ -50,11 +68,12 @@ bool QuotaLedger::FirstOfTenant(uint64_t ticket, const Waiter& waiter) const {
   return false;
 }
 
-QuotaDecision QuotaLedger::Request(size_t tenant, int64_t tokens, PriorityClass priority,
+QuotaDecision QuotaLedger::Request(uint64_t tenant, int64_t tokens, PriorityClass priority,
                                    TimePoint now) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Bucket& bucket = buckets_.at(tenant);
-  if (bucket.capacity == 0) return {};
+  Bucket* limited = BucketOf(tenant);
+  if (limited == nullptr) return {};
+  Bucket& bucket = *limited;
   Refill(bucket, now);
   bool tenant_has_waiters = false;
   for (const auto& [ticket, waiter] : waiters_) tenant_has_waiters |= waiter.tenant == tenant;
@@ -73,7 +92,10 @@ QuotaDecision QuotaLedger::Request(size_t tenant, int64_t tokens, PriorityClass 
     }
     const uint64_t victim = queue_.rbegin()->second;
     const Waiter& displaced = waiters_.at(victim);
-    displaced_[victim] = RetryAfter(buckets_.at(displaced.tenant), displaced.tokens);
+    const Bucket* displaced_bucket = BucketOf(displaced.tenant);
+    displaced_[victim] = displaced_bucket == nullptr
+                             ? std::chrono::seconds(1)
+                             : RetryAfter(*displaced_bucket, displaced.tokens);
     queue_.erase(std::prev(queue_.end()));
     waiters_.erase(victim);
   }
@@ -100,11 +122,13 @@ QuotaDecision QuotaLedger::Poll(uint64_t ticket, TimePoint now) {
     return decision;
   }
   const Waiter waiter = it->second;
-  Bucket& bucket = buckets_.at(waiter.tenant);
-  Refill(bucket, now);
-  const int64_t needed = Clamp(bucket, waiter.tokens);
-  if (FirstOfTenant(ticket, waiter) && bucket.available >= static_cast<double>(needed)) {
-    bucket.available -= static_cast<double>(needed);
+  Bucket* bucket = BucketOf(waiter.tenant);
+  if (bucket != nullptr) Refill(*bucket, now);
+  // A tenant that became unlimited, or was removed, while its requests waited lets them go.
+  const int64_t needed = bucket == nullptr ? 0 : Clamp(*bucket, waiter.tokens);
+  if (bucket == nullptr ||
+      (FirstOfTenant(ticket, waiter) && bucket->available >= static_cast<double>(needed))) {
+    if (bucket != nullptr) bucket->available -= static_cast<double>(needed);
     queue_.erase({static_cast<int>(waiter.priority), ticket});
     waiters_.erase(it);
     return decision;
@@ -123,27 +147,31 @@ Duration QuotaLedger::Abandon(uint64_t ticket, TimePoint now) {
   }
   auto it = waiters_.find(ticket);
   if (it == waiters_.end()) return std::chrono::seconds(1);
-  Bucket& bucket = buckets_.at(it->second.tenant);
-  Refill(bucket, now);
-  const Duration retry = RetryAfter(bucket, it->second.tokens);
+  Duration retry = std::chrono::seconds(1);
+  if (Bucket* bucket = BucketOf(it->second.tenant); bucket != nullptr) {
+    Refill(*bucket, now);
+    retry = RetryAfter(*bucket, it->second.tokens);
+  }
   queue_.erase({static_cast<int>(it->second.priority), ticket});
   waiters_.erase(it);
   return retry;
 }
 
-void QuotaLedger::Settle(size_t tenant, int64_t reserved, int64_t used, TimePoint now) {
+void QuotaLedger::Settle(uint64_t tenant, int64_t reserved, int64_t used, TimePoint now) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Bucket& bucket = buckets_.at(tenant);
-  if (bucket.capacity == 0) return;
+  Bucket* limited = BucketOf(tenant);
+  if (limited == nullptr) return;
+  Bucket& bucket = *limited;
   Refill(bucket, now);
   bucket.available += static_cast<double>(Clamp(bucket, reserved) - used);
   bucket.available = std::min(bucket.available, static_cast<double>(bucket.capacity));
 }
 
-int64_t QuotaLedger::Available(size_t tenant, TimePoint now) {
+int64_t QuotaLedger::Available(uint64_t tenant, TimePoint now) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Bucket& bucket = buckets_.at(tenant);
-  if (bucket.capacity == 0) return std::numeric_limits<int64_t>::max();
+  Bucket* limited = BucketOf(tenant);
+  if (limited == nullptr) return std::numeric_limits<int64_t>::max();
+  Bucket& bucket = *limited;
   Refill(bucket, now);
   return static_cast<int64_t>(std::floor(bucket.available));
 }

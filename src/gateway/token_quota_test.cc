@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace strata::gateway {
 namespace {
 
@@ -75,6 +77,60 @@ TEST(QuotaLedgerTest, BoundedQueueRejectsOrDisplacesTheLeastImportant) {
   EXPECT_EQ(ledger.Queued(), 2);
   EXPECT_GE(ledger.Abandon(standard.ticket, clock.Now()), seconds(1));
   EXPECT_EQ(ledger.Queued(), 1);
+}
+
+TEST(QuotaLedgerTest, AChangedQuotaKeepsTheTokensHeldUpToTheNewSize) {
+  FakeClock clock;
+  QuotaLedger ledger(Tenants(), 10, clock.Now());
+  ASSERT_EQ(ledger.Request(0, 100, PriorityClass::kStandard, clock.Now()).kind, Kind::kAdmitted);
+  // 500 held: a larger quota refills from there, at its own rate, not from a fresh bucket.
+  ledger.SetQuota(0, 6000, clock.Now());
+  EXPECT_EQ(ledger.Available(0, clock.Now()), 500);
+  clock.Advance(seconds(1));  // 6000/min = 100/s
+  EXPECT_EQ(ledger.Available(0, clock.Now()), 600);
+  // A smaller quota caps what is held.
+  ledger.SetQuota(0, 60, clock.Now());
+  EXPECT_EQ(ledger.Available(0, clock.Now()), 60);
+  EXPECT_EQ(ledger.Request(0, 61, PriorityClass::kStandard, clock.Now()).kind, Kind::kAdmitted);
+  EXPECT_EQ(ledger.Request(0, 1, PriorityClass::kStandard, clock.Now()).kind, Kind::kQueued);
+  // A new tenant's bucket starts full.
+  ledger.SetQuota(7, 60, clock.Now());
+  EXPECT_EQ(ledger.Available(7, clock.Now()), 60);
+}
+
+TEST(QuotaLedgerTest, WaitersOfATenantMadeUnlimitedOrForgottenAreLetThrough) {
+  FakeClock clock;
+  QuotaLedger ledger(Tenants(), 10, clock.Now());
+  ASSERT_EQ(ledger.Request(0, 600, PriorityClass::kStandard, clock.Now()).kind, Kind::kAdmitted);
+  ASSERT_EQ(ledger.Request(1, 600, PriorityClass::kStandard, clock.Now()).kind, Kind::kAdmitted);
+  QuotaDecision a = ledger.Request(0, 100, PriorityClass::kStandard, clock.Now());
+  QuotaDecision b = ledger.Request(1, 100, PriorityClass::kStandard, clock.Now());
+  ASSERT_EQ(a.kind, Kind::kQueued);
+  ASSERT_EQ(b.kind, Kind::kQueued);
+  ledger.SetQuota(0, 0, clock.Now());
+  ledger.Forget(1);
+  EXPECT_EQ(ledger.Poll(a.ticket, clock.Now()).kind, Kind::kAdmitted);
+  EXPECT_EQ(ledger.Poll(b.ticket, clock.Now()).kind, Kind::kAdmitted);
+  EXPECT_EQ(ledger.Queued(), 0);
+  // Without a bucket, nothing is counted: settling is harmless, requests pass.
+  ledger.Settle(1, 100, 5000, clock.Now());
+  EXPECT_EQ(ledger.Available(1, clock.Now()), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(ledger.Request(1, 1'000'000, PriorityClass::kStandard, clock.Now()).kind,
+            Kind::kAdmitted);
+}
+
+TEST(QuotaLedgerTest, ADisplacedWaiterOfAForgottenTenantIsToldToRetrySoon) {
+  FakeClock clock;
+  QuotaLedger ledger(Tenants(), 1, clock.Now());
+  ASSERT_EQ(ledger.Request(0, 600, PriorityClass::kStandard, clock.Now()).kind, Kind::kAdmitted);
+  QuotaDecision sheddable = ledger.Request(0, 60, PriorityClass::kSheddable, clock.Now());
+  ASSERT_EQ(sheddable.kind, Kind::kQueued);
+  ledger.Forget(0);
+  ASSERT_EQ(ledger.Request(1, 600, PriorityClass::kStandard, clock.Now()).kind, Kind::kAdmitted);
+  EXPECT_EQ(ledger.Request(1, 60, PriorityClass::kCritical, clock.Now()).kind, Kind::kQueued);
+  QuotaDecision displaced = ledger.Poll(sheddable.ticket, clock.Now());
+  EXPECT_EQ(displaced.kind, Kind::kRejected);
+  EXPECT_EQ(displaced.retry_after, seconds(1));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "kubecompat/pytorchjob_operator.h"
 #include "node/process_runtime.h"
 #include "server/serving_loop.h"
+#include "server/tenant_sync.h"
 
 namespace strata::server {
 namespace {
@@ -24,17 +25,19 @@ Result<std::shared_ptr<gateway::GatewayServer>> StartServing(
   if (options.gateway_listen == "off") return std::shared_ptr<gateway::GatewayServer>();
   gateway::GatewayConfig config;
   if (!options.gateway_config.empty()) {
-    ASSIGN_OR_RETURN(config, gateway::LoadGatewayConfig(options.gateway_config));
-    if (!config.models.empty()) {
-      return Err(InvalidArgumentError(
-          "--gateway-config " + options.gateway_config +
-          ": models: must be empty; under strata up the gateway serves the Services' models"));
-    }
+    ASSIGN_OR_RETURN(config, gateway::LoadGatewayConfig(options.gateway_config,
+                                                        gateway::ModelSource::kServices));
   }
   Result<std::pair<std::string, int>> address = ParseListenAddress(options.gateway_listen);
   if (!address) {
     return Err(InvalidArgumentError("--gateway-listen: " + address.error().message()));
   }
+  // The store's tenants from the first request on: a gateway that started without them and
+  // learnt them a pass later would let anyone in meanwhile.
+  const std::vector<gateway::TenantConfig> configured = config.tenants;
+  ASSIGN_OR_RETURN(GatewayTenants tenants, ReadGatewayTenants(plane.cache(), configured));
+  for (const std::string& warning : tenants.warnings) out << "strata: gateway: " << warning << "\n";
+  config.tenants = tenants.tenants;
   const Clock& clock = RealClock::Instance();
   Result<std::unique_ptr<gateway::GatewayServer>> started = gateway::GatewayServer::Start(
       config, address->first, static_cast<uint16_t>(address->second), clock);
@@ -64,8 +67,13 @@ Result<std::shared_ptr<gateway::GatewayServer>> StartServing(
   // short because the autoscaler's signals move without any change in the store.
   plane.AddLoop("serving", std::chrono::milliseconds(100),
                 [serving, gateway, tokens] { return serving->RunOnce(); }, {"Service", "Pod"});
+  // Woken by Tenant changes: a key revoked is refused within milliseconds.
+  auto tenant_sync =
+      std::make_shared<TenantSync>(plane.cache(), *gateway, configured, std::move(tenants.tenants));
+  plane.AddLoop("tenants", std::chrono::seconds(1),
+                [tenant_sync, gateway] { return tenant_sync->RunOnce(); }, {"Tenant"});
   out << "strata: gateway listening on http://" << address->first << ":" << gateway->port()
-      << " (OpenAI API; models from Services)" << std::endl;
+      << " (OpenAI API; models from Services, API keys from Tenants)" << std::endl;
   return gateway;
 }
 

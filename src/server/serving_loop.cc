@@ -48,6 +48,7 @@ std::vector<gateway::ModelConfig> RoutesFromStore(
         controller::GroupReplicas(std::move(by_service[ServiceKey(service)]));
     gateway::ModelConfig model;
     model.name = service.spec.model;
+    model.tenants = service.spec.tenants;
     for (const api::ServiceVersion& version : service.spec.versions) {
       gateway::VersionConfig routed;
       routed.name = version.name;

@@ -24,10 +24,11 @@
 namespace strata::server {
 
 // The gateway's routing table from the store: one model per Service (its spec.model; a second
-// service claiming a model already taken is left out), one version per service version with its
-// weight, and as endpoints the leaders of the version's ready replicas that are not draining
-// (controller::Replica::Ready). A version with no ready replica is listed with no endpoint, so
-// the gateway holds its requests while a replica starts (the activator). Pure.
+// service claiming a model already taken is left out; callable by its spec.tenants only, when it
+// names any), one version per service version with its weight, and as endpoints the leaders of the
+// version's ready replicas that are not draining (controller::Replica::Ready). A version with no
+// ready replica is listed with no endpoint, so the gateway holds its requests while a replica
+// starts (the activator). Pure.
 std::vector<gateway::ModelConfig> RoutesFromStore(
     const std::vector<cluster::Stored<api::Service>>& services,
     const std::vector<cluster::Stored<api::Pod>>& pods);

@@ -28,6 +28,7 @@ kind: Service
 metadata: {name: chat}
 spec:
   model: llama
+  tenants: [team-a]
   versions: [{name: bf16, weight: 90}, {name: fp8, weight: 10}]
   engine: {command: [strata, engine-sim]}
   resources: {gpu: 1}
@@ -62,6 +63,7 @@ TEST(RoutesFromStoreTest, ReadyReplicasOfEachVersionWithTheirWeights) {
   std::vector<gateway::ModelConfig> routes = RoutesFromStore({StoredService(kSplit)}, pods);
   ASSERT_EQ(routes.size(), 1u);
   EXPECT_EQ(routes[0].name, "llama");
+  EXPECT_THAT(routes[0].tenants, ElementsAre("team-a"));
   ASSERT_EQ(routes[0].versions.size(), 2u);
   EXPECT_EQ(routes[0].versions[0].name, "bf16");
   EXPECT_EQ(routes[0].versions[0].weight, 90);

@@ -294,6 +294,93 @@ tenants:
       << metrics;
 }
 
+TEST_F(GatewayProxyTest, TenantsChangeAtRunTime) {
+  FakeEngine engine("e");
+  StartGateway(fmt::format(R"(
+limits: {{maxQueueWaitMs: 50}}
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+)",
+                           engine.address()));
+  auto status = [this](const std::string& key, int max_tokens = 16) {
+    return Post(port(), "/v1/chat/completions", Chat("m", false, max_tokens),
+                key.empty() ? "" : "Authorization: Bearer " + key + "\r\n")
+        .status;
+  };
+  // No tenant: no key asked for.
+  EXPECT_EQ(status(""), 200);
+  ASSERT_TRUE(gateway_->SetTenants({{"a", {"sk-a"}, 0, PriorityClass::kStandard}}).ok());
+  EXPECT_EQ(status(""), 401);
+  EXPECT_EQ(status("sk-wrong"), 401);
+  EXPECT_EQ(status("sk-a"), 200);
+  // A key replaced: the old one is refused from the next request on.
+  ASSERT_TRUE(gateway_
+                  ->SetTenants({{"a", {"sk-a2"}, 0, PriorityClass::kStandard},
+                                {"b", {"sk-b"}, 120, PriorityClass::kStandard}})
+                  .ok());
+  EXPECT_EQ(status("sk-a"), 401);
+  EXPECT_EQ(status("sk-a2"), 200);
+  // A quota added: the second request of ~100 tokens is over it.
+  EXPECT_EQ(status("sk-b", 100), 200);
+  EXPECT_EQ(status("sk-b", 100), 429);
+  // Raised: the bucket refills at the new rate, and the next request gets through.
+  ASSERT_TRUE(gateway_
+                  ->SetTenants({{"a", {"sk-a2"}, 0, PriorityClass::kStandard},
+                                {"b", {"sk-b"}, 1'000'000, PriorityClass::kStandard}})
+                  .ok());
+  EXPECT_EQ(status("sk-b", 100), 200);
+  // An invalid set changes nothing, and says which field is wrong.
+  Status invalid = gateway_->SetTenants({{"a", {"sk-a2"}, 0, PriorityClass::kStandard},
+                                         {"c", {"sk-a2"}, 0, PriorityClass::kStandard}});
+  EXPECT_EQ(invalid.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(invalid.message(), "tenants[1].keys[0]: key used twice");
+  EXPECT_EQ(status("sk-b"), 200);
+  // A tenant removed: its key is refused; the others' still work.
+  ASSERT_TRUE(gateway_->SetTenants({{"a", {"sk-a2"}, 0, PriorityClass::kStandard}}).ok());
+  EXPECT_EQ(status("sk-b"), 401);
+  EXPECT_EQ(status("sk-a2"), 200);
+  const std::string metrics = gateway_->MetricsText();
+  EXPECT_NE(metrics.find("strata_gateway_quota_rejections_total{tenant=\"b\"} 1"),
+            std::string::npos)
+      << metrics;
+  // None left: open again.
+  ASSERT_TRUE(gateway_->SetTenants({}).ok());
+  EXPECT_EQ(status(""), 200);
+}
+
+TEST_F(GatewayProxyTest, AModelThatNamesTenantsServesThemOnlyAndTheModelListTakesAKey) {
+  FakeEngine engine("e");
+  StartGateway(fmt::format(R"(
+models:
+- {{name: private, tenants: [a], versions: [{{name: v1, endpoints: ["{}"]}}]}}
+- {{name: shared, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+tenants:
+- {{name: a, keys: [sk-a]}}
+- {{name: b, keys: [sk-b]}}
+)",
+                           engine.address(), engine.address()));
+  const std::string a = "Authorization: Bearer sk-a\r\n";
+  const std::string b = "Authorization: Bearer sk-b\r\n";
+  EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("private"), a).status, 200);
+  Reply refused = Post(port(), "/v1/chat/completions", Chat("private"), b);
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_EQ(nlohmann::json::parse(refused.body)["error"]["message"],
+            "tenant \"b\" may not call model \"private\"");
+  EXPECT_EQ(nlohmann::json::parse(refused.body)["error"]["code"], "model_not_permitted");
+  EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("shared"), b).status, 200);
+  EXPECT_EQ(engine.requests(), 2);
+  // The model list, like the calls, takes a key.
+  EXPECT_EQ(Get(port(), "/v1/models").status, 401);
+  EXPECT_EQ(Get(port(), "/v1/models/shared", "Authorization: Bearer nope\r\n").status, 401);
+  EXPECT_EQ(Get(port(), "/v1/models", b).status, 200);
+  EXPECT_EQ(Get(port(), "/healthz").status, 200);
+  // Without tenants, nobody can be one of those a model names: it serves no one.
+  ASSERT_TRUE(gateway_->SetTenants({}).ok());
+  EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("private")).status, 403);
+  EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("shared")).status, 200);
+  EXPECT_EQ(Get(port(), "/v1/models").status, 200);
+}
+
 TEST_F(GatewayProxyTest, StreamsPassThroughInOrderAndAreAccounted) {
   FakeEngine engine("e", "one two three four");
   StartGateway(fmt::format(R"(
@@ -425,7 +512,7 @@ models:
   EXPECT_EQ(engine.requests(), 3);
 }
 
-TEST_F(GatewayProxyTest, DeadlinesCloseSilentConnections) {
+TEST_F(GatewayProxyTest, DeadlinesCloseSilentConnectionsAndAnswerSlowOnes408) {
   FakeEngine engine("e");
   StartGateway(fmt::format(R"(
 limits: {{idleTimeoutMs: 200, readTimeoutMs: 200}}
@@ -438,12 +525,17 @@ models:
   tcp::socket silent(io);
   silent.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
   EXPECT_EQ(ReadUntilClosed(silent), "");
-  // So is one that stops halfway through its body; the engine never sees it.
+  // One that stops halfway through its body is told so (408), then closed; the engine never
+  // sees it.
   tcp::socket stalled(io);
   stalled.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
   asio::write(stalled, asio::buffer("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\n"
                                     "Content-Length: 100\r\n\r\n{\"model\""));
-  EXPECT_EQ(ReadUntilClosed(stalled), "");
+  const std::string timed_out = ReadUntilClosed(stalled);
+  EXPECT_TRUE(timed_out.starts_with("HTTP/1.1 408 Request Timeout\r\n")) << timed_out;
+  EXPECT_NE(timed_out.find("request not received whole within 200 ms"), std::string::npos)
+      << timed_out;
+  EXPECT_NE(timed_out.find("\"code\":\"request_timeout\""), std::string::npos) << timed_out;
   // A kept-alive connection is closed once idle after its answer.
   tcp::socket idle(io);
   idle.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
@@ -467,8 +559,10 @@ models:
   slow.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
   asio::write(slow,
               asio::buffer(std::string("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\n")));
-  // Closed at the read timeout (ReadUntilClosed gives up after 30 s; the idle timeout is 10 min).
-  EXPECT_EQ(ReadUntilClosed(slow), "");
+  // Answered 408 and closed at the read timeout (ReadUntilClosed gives up after 30 s; the idle
+  // timeout is 10 min).
+  const std::string received = ReadUntilClosed(slow);
+  EXPECT_TRUE(received.starts_with("HTTP/1.1 408 Request Timeout\r\n")) << received;
   EXPECT_EQ(engine.requests(), 0);
 }
 
@@ -538,6 +632,51 @@ models:
     EXPECT_EQ(reply.headers["x-served-by"], "healthy");
   }
   EXPECT_EQ(broken.requests(), 0);
+}
+
+TEST_F(GatewayProxyTest, AnUnreadableQueueCountsAsBusierThanABusyReplica) {
+  // The issue's case: beside a replica that reports 1000 waiting requests, one reporting +Inf
+  // (or NaN, or a count past 2^63) took most of the traffic. Its figures are unknown now, and
+  // an unknown load counts as more than the largest one known, under each routing profile.
+  for (const std::string policy : {"epp-default", "strata", "least-request"}) {
+    for (double reading : {std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN(), 1e300}) {
+      SCOPED_TRACE(fmt::format("{} reporting {}", policy, reading));
+      FakeEngine busy("busy"), broken("broken");
+      busy.SetWaiting(1000);
+      broken.SetWaiting(reading);
+      StartGateway(fmt::format(R"(
+policy: {}
+scrapeIntervalMs: 20
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}", "{}"]}}]}}
+)",
+                               policy, busy.address(), broken.address()));
+      // Bounded, not timed: both replicas scraped, the busy one's reading taken.
+      const std::string broken_failed = fmt::format(
+          "strata_gateway_scrapes_total{{endpoint=\"{}\",result=\"error\"}}", broken.address());
+      const std::string busy_ok = fmt::format(
+          "strata_gateway_scrapes_total{{endpoint=\"{}\",result=\"ok\"}}", busy.address());
+      auto scraped = [&](const std::string& metrics, const std::string& series) {
+        const size_t at = metrics.find(series + " ");
+        return at != std::string::npos && metrics.compare(at + series.size() + 1, 2, "0\n") != 0;
+      };
+      std::string metrics = gateway_->MetricsText();
+      for (int i = 0; i < 3000 && !(scraped(metrics, broken_failed) && scraped(metrics, busy_ok));
+           ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        metrics = gateway_->MetricsText();
+      }
+      ASSERT_TRUE(scraped(metrics, broken_failed) && scraped(metrics, busy_ok)) << metrics;
+      for (int i = 0; i < 10; ++i) {
+        Reply reply = Post(port(), "/v1/chat/completions", Chat("m"));
+        ASSERT_EQ(reply.status, 200) << reply.body;
+        EXPECT_EQ(reply.headers["x-served-by"], "busy");
+      }
+      EXPECT_EQ(broken.requests(), 0);
+      gateway_.reset();
+    }
+  }
 }
 
 TEST(GatewayStartTest, ASecondGatewayOnAPortInUseFailsNamingIt) {
