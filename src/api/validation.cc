@@ -94,6 +94,13 @@ void ValidateLabels(const std::map<std::string, std::string>& labels, std::strin
   }
 }
 
+void ValidateCeiling(int64_t value, int64_t limit, std::string_view path, FieldErrors& errors) {
+  if (value > limit) {
+    errors.Add(std::string(path),
+               std::to_string(value) + " exceeds the limit of " + std::to_string(limit));
+  }
+}
+
 void ValidateEnv(const std::vector<EnvVar>& env, WorkloadClass workload, std::string_view path,
                  FieldErrors& errors) {
   std::set<std::string_view> seen;
