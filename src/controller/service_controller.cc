@@ -132,6 +132,7 @@ Status ServiceController::RunOnce() {
   // pods that changed (every pod, the first time), followed until none of their pods is left.
   cluster::Changes changes = cache_.ChangesSince(cursor_, {"Pod", "Service"});
   cursor_ = changes.cursor;
+  creations_left_ = options_.max_pods_created_per_pass;
   for (const cluster::Change& change : changes.changes) {
     if (change.key.kind == "Service") {
       if (!change.current) orphaned_.insert({change.key.namespace_name, change.key.name});
@@ -183,6 +184,16 @@ int64_t LowestFreeIndex(std::set<int64_t>& used) {
   while (used.count(index) > 0) ++index;
   used.insert(index);
   return index;
+}
+
+// "created replica(s) 0, 1 of v1"; a long list is cut after its first indices.
+std::string DescribeCreated(const std::vector<int64_t>& created, const std::string& version) {
+  constexpr size_t kListed = 10;
+  if (created.size() <= kListed) {
+    return fmt::format("created replica(s) {} of {}", fmt::join(created, ", "), version);
+  }
+  return fmt::format("created {} replicas of {}: {}, ...", created.size(), version,
+                     fmt::join(created.begin(), created.begin() + kListed, ", "));
 }
 
 }  // namespace
@@ -324,11 +335,19 @@ Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
       std::set<int64_t> ranks;
       for (const auto& pod : replica->pods) ranks.insert(pod.value.spec.owner.rank);
       for (api::Pod& pod : MakeReplicaPods(service, version, replica->index)) {
-        if (ranks.count(pod.spec.owner.rank) == 0) pass.batch.Create(api::Object(std::move(pod)));
+        if (ranks.count(pod.spec.owner.rank) == 0) {
+          pass.batch.Create(api::Object(std::move(pod)));
+          --creations_left_;
+        }
       }
     }
+    // Whole replicas only, within what is left of this pass's creations: the rest next pass.
+    const int64_t pods_per_replica = std::max<int64_t>(1, spec.nodes_per_replica);
+    const int64_t creating =
+        std::min(create, std::max<int64_t>(0, creations_left_) / pods_per_replica);
+    creations_left_ -= creating * pods_per_replica;
     std::vector<int64_t> created;
-    for (int64_t i = 0; i < create; ++i) {
+    for (int64_t i = 0; i < creating; ++i) {
       const int64_t index = LowestFreeIndex(used);
       for (api::Pod& pod : MakeReplicaPods(service, version, index)) {
         pass.batch.Create(api::Object(std::move(pod)));
@@ -336,12 +355,10 @@ Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
       created.push_back(index);
     }
     if (!created.empty()) {
-      pass.batch.Event(
-          "Normal", "SuccessfulCreate",
-          fmt::format("created replica(s) {} of {}", fmt::join(created, ", "), version.name));
+      pass.batch.Event("Normal", "SuccessfulCreate", DescribeCreated(created, version.name));
     }
 
-    version_status.replicas = current + stale + create;
+    version_status.replicas = current + stale + creating;
     version_status.ready_replicas = 0;
     for (const Replica* replica : live) {
       if (drained.count(replica) == 0 && replica->Ready()) ++version_status.ready_replicas;
@@ -349,7 +366,7 @@ Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
     version_status.starting_replicas = version_status.replicas - version_status.ready_replicas;
     version_status.draining_replicas =
         draining_by_version[version.name] + static_cast<int64_t>(drained.size());
-    version_status.updated_replicas = current + create;
+    version_status.updated_replicas = current + creating;
   }
 
   // Last: the status says what this pass saw and did.
