@@ -12,6 +12,7 @@ namespace strata::controller {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::SizeIs;
 using testing::TestCluster;
 
@@ -238,6 +239,26 @@ spec:
   EXPECT_EQ(status.reason, "Invalid");
   EXPECT_THAT(status.message, HasSubstr("spec.flavors[0].name: no ResourceFlavor \"a100\""));
   EXPECT_THAT(cluster.JobPods("odd"), SizeIs(0));
+}
+
+TEST(SchedulerLoopTest, SaysAJobLargerThanTheWholeClusterCanNeverFitWhileAnotherWaitsForRoom) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.AddNode("node-b", 8);
+  cluster.Apply(TrainingJob("running", 2, 8));
+  cluster.Reconcile(1);
+  cluster.Apply(TrainingJob("huge", 10000, 8));
+  cluster.Apply(TrainingJob("next", 1, 8));
+  cluster.Reconcile(1);
+  api::JobStatus huge = cluster.Job("huge");
+  EXPECT_EQ(huge.reason, "ExceedsClusterCapacity");
+  EXPECT_THAT(huge.message, HasSubstr("can never fit this cluster: 10000 pods of 8 GPUs"));
+  EXPECT_THAT(huge.message, HasSubstr("its 2 nodes hold at most 2"));
+  // The one that fits an empty cluster waits for room, in other words.
+  api::JobStatus next = cluster.Job("next");
+  EXPECT_NE(next.reason, "ExceedsClusterCapacity");
+  EXPECT_THAT(next.message, Not(HasSubstr("can never fit")));
+  EXPECT_THAT(cluster.JobPods("huge"), SizeIs(0));
 }
 
 TEST(SchedulerLoopTest, MeasuresEachCycleWhenGivenARegistry) {
