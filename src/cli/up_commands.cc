@@ -2,9 +2,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "cli/command_registry.h"
 #include "kubesched/scheduler_service.h"
@@ -24,6 +28,41 @@ sigset_t BlockStopSignals() {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   return stop_signals;
+}
+
+// How long the control loops get, once asked to stop, to end the pass they are in.
+constexpr std::chrono::seconds kLoopStopTimeout{5};
+
+// Stops the plane and then the loops' gateway and pods, as asked. A control loop still in its
+// pass after kLoopStopTimeout (or a second SIGINT or SIGTERM meanwhile) is left behind: the
+// pods' processes are stopped directly, and the process exits at once with status 1. So strata
+// up ends within kLoopStopTimeout plus the pods' stop grace, however busy it is.
+void StopUp(server::ControlPlane& plane, server::RunningLoops& running, const std::string& data_dir,
+            bool keep_pods, const sigset_t& stop_signals) {
+  std::packaged_task<void()> stop_plane([&plane] { plane.Stop(); });
+  std::future<void> plane_stopped = stop_plane.get_future();
+  std::thread stopper(std::move(stop_plane));
+  const auto deadline = std::chrono::steady_clock::now() + kLoopStopTimeout;
+  const timespec tick{0, 50'000'000};
+  bool again = false;
+  while (plane_stopped.wait_for(std::chrono::seconds(0)) != std::future_status::ready &&
+         std::chrono::steady_clock::now() < deadline && !again) {
+    again = sigtimedwait(&stop_signals, nullptr, &tick) > 0;
+  }
+  if (plane_stopped.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    std::cerr << "strata up: "
+              << (again ? "stopping again"
+                        : "the control loops are still busy after " +
+                              std::to_string(kLoopStopTimeout.count()) + " s")
+              << "; stopping the pods and exiting now" << std::endl;
+    int stopped = keep_pods ? 0 : server::StopPodsNow(running, data_dir);
+    std::cout << "strata: " << stopped << " pod(s) stopped; exiting" << std::endl;
+    // The busy loop's thread cannot be joined: leave without running destructors. The store
+    // stays consistent (every commit is whole in SQLite's write-ahead log).
+    std::_Exit(1);
+  }
+  stopper.join();
+  server::StopControlLoops(running, keep_pods);
 }
 
 void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptions loops,
@@ -68,8 +107,7 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
       break;
     }
   }
-  (*plane)->Stop();
-  server::StopControlLoops(*running, keep_pods);
+  StopUp(**plane, *running, plane_options.data_dir, keep_pods, stop_signals);
   if (keep_pods) {
     std::cout << "strata: pods keep running (--keep-pods); the next strata up adopts them"
               << std::endl;
@@ -141,7 +179,8 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 65535));
   up->add_option("--stop-grace", loops->stop_grace_seconds,
-                 "Seconds a stopped pod's processes get between SIGTERM and SIGKILL")
+                 "Seconds a stopped pod's processes get between SIGTERM and SIGKILL. SIGINT or "
+                 "SIGTERM stops strata up within 5 s (the control loops' pass) plus this")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
   CLI::Option* gateway_listen =

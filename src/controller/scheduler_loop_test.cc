@@ -261,6 +261,29 @@ TEST(SchedulerLoopTest, SaysAJobLargerThanTheWholeClusterCanNeverFitWhileAnother
   EXPECT_THAT(cluster.JobPods("huge"), SizeIs(0));
 }
 
+TEST(SchedulerLoopTest, ExplainsABoundedNumberOfWorkloadsPerPassAndTheRestAtTheNextPasses) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.Apply(TrainingJob("running", 1, 8));
+  cluster.Reconcile(1);
+  for (int i = 0; i < 5; ++i) cluster.Apply(TrainingJob(fmt::format("wait-{}", i), 1, 8));
+  SchedulerLoopOptions options;
+  options.max_explanations_per_pass = 2;
+  SchedulerLoop bounded(*cluster.store, cluster.cache, cluster.clock, options);
+  auto explained = [&] {
+    int count = 0;
+    for (int i = 0; i < 5; ++i) count += !cluster.Job(fmt::format("wait-{}", i)).reason.empty();
+    return count;
+  };
+  ASSERT_TRUE(bounded.RunOnce().ok());
+  EXPECT_EQ(explained(), 2);
+  // No time passes and nothing else changes: the next passes come for the rest.
+  ASSERT_TRUE(bounded.RunOnce().ok());
+  EXPECT_EQ(explained(), 4);
+  ASSERT_TRUE(bounded.RunOnce().ok());
+  EXPECT_EQ(explained(), 5);
+}
+
 TEST(SchedulerLoopTest, MeasuresEachCycleWhenGivenARegistry) {
   TestCluster cluster;
   cluster.AddNode("node-a", 8);
