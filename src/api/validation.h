@@ -23,6 +23,10 @@ void ValidateLabelName(std::string_view name, std::string_view path, FieldErrors
 void ValidateLabels(const std::map<std::string, std::string>& labels, std::string_view path,
                     FieldErrors& errors);
 
+// Annotation keys, Kubernetes' rules (as label keys; the values are free).
+void ValidateAnnotationKeys(const std::map<std::string, std::string>& annotations,
+                            std::string_view path, FieldErrors& errors);
+
 // Ceilings on how many pods one object asks for. Kubernetes has no such field limit, only its
 // scalability envelope (5,000 nodes, 150,000 pods a cluster); strata refuses at the door what no
 // cluster it runs could hold, so that one manifest cannot make a controller create pods without
