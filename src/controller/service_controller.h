@@ -55,10 +55,11 @@ struct ServiceControllerOptions {
   Duration drain_grace = std::chrono::seconds(60);
   // An event that says the same thing again within this interval is not rewritten.
   Duration event_repeat_interval = std::chrono::minutes(1);
-  // The most pods one pass creates, over every service (Kubernetes' ReplicaSet controller has
-  // the same bound, burstReplicas = 500): a large scale-up proceeds over several passes, each
-  // of which sees what changed since (a service deleted meanwhile creates nothing more).
-  int64_t max_pods_created_per_pass = 500;
+  // About the most pod writes (creations, drain and stop marks, deletions) one pass makes over
+  // every service, a replica's pods all or none (Kubernetes' ReplicaSet controller has the same
+  // bound, burstReplicas = 500): a large scale-up or scale-down proceeds over several passes,
+  // each of which sees what changed since (a service deleted meanwhile creates nothing more).
+  int64_t max_pod_writes_per_pass = 500;
 };
 
 // The inference service controller. Each pass reads every Service and the pods it owns
@@ -67,8 +68,7 @@ struct ServiceControllerOptions {
 //    change with its reason in the status (`describe service` shows them) and as an event;
 //  - creates the missing replicas as unbound pods (service_replicas.h), which the scheduler
 //    places as one gang per replica (TP=2: two GPUs of one NVLink island; a replica spanning
-//    nodes: all its pods or none); at most max_pods_created_per_pass pods a pass, the rest at
-//    the next passes (a pass's creations wake the loop again);
+//    nodes: all its pods or none);
 //  - drains replicas beyond the count (not-ready ones first, then the highest index): marks
 //    their pods draining, so the gateway sends them nothing new; once their in-flight requests
 //    end (ReplicaTraffic) or the drain grace passes, asks the agent to stop them; pods that
@@ -81,6 +81,8 @@ struct ServiceControllerOptions {
 //  - writes the status: desired, live, ready, starting, draining and updated replicas per
 //    version, the measured cold start, the last scale decisions.
 // Pods of a deleted Service, or of a version no longer listed, are drained and stopped alike.
+// A pass makes about max_pod_writes_per_pass pod writes at most, the rest at the next passes
+// (its own writes wake the loop again).
 // Every service is reconciled at each pass (its desired count moves with its load), reading its
 // pods through the cache (cluster::kPodsByOwner). Writes go one object at a time and each is
 // redone from what the store holds: a replica whose pods were not all created gets the missing
@@ -114,8 +116,8 @@ class ServiceController final : public ControlLoop {
   ReplicaScaler* scaler_;
   EventRecorder events_;
   uint64_t cursor_ = 0;
-  // Pods this pass may still create (max_pods_created_per_pass at its start).
-  int64_t creations_left_ = 0;
+  // Pod writes this pass may still make (max_pod_writes_per_pass at its start).
+  int64_t writes_left_ = 0;
   // Deleted services (namespace, name) whose pods are still being drained and stopped.
   std::set<std::pair<std::string, std::string>> orphaned_;
 };
