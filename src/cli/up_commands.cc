@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <iostream>
 #include <memory>
@@ -33,35 +34,44 @@ sigset_t BlockStopSignals() {
 // How long the control loops get, once asked to stop, to end the pass they are in.
 constexpr std::chrono::seconds kLoopStopTimeout{5};
 
+// Runs `stop` on a thread of its own and waits for it. Returns "" once it returned; otherwise,
+// after kLoopStopTimeout or at a second SIGINT or SIGTERM, why it was not waited for (the
+// thread is left running: the caller is to exit at once, with std::_Exit).
+std::string StopInTime(std::function<void()> stop, const sigset_t& stop_signals) {
+  std::packaged_task<void()> task(std::move(stop));
+  std::future<void> stopped = task.get_future();
+  std::thread stopper(std::move(task));
+  const auto deadline = std::chrono::steady_clock::now() + kLoopStopTimeout;
+  const timespec tick{0, 50'000'000};
+  while (stopped.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    if (sigtimedwait(&stop_signals, nullptr, &tick) > 0) {
+      stopper.detach();
+      return "stopping again";
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      stopper.detach();
+      return "still busy after " + std::to_string(kLoopStopTimeout.count()) + " s";
+    }
+  }
+  stopper.join();
+  return "";
+}
+
 // Stops the plane and then the loops' gateway and pods, as asked. A control loop still in its
 // pass after kLoopStopTimeout (or a second SIGINT or SIGTERM meanwhile) is left behind: the
 // pods' processes are stopped directly, and the process exits at once with status 1. So strata
 // up ends within kLoopStopTimeout plus the pods' stop grace, however busy it is.
 void StopUp(server::ControlPlane& plane, server::RunningLoops& running, const std::string& data_dir,
             bool keep_pods, const sigset_t& stop_signals) {
-  std::packaged_task<void()> stop_plane([&plane] { plane.Stop(); });
-  std::future<void> plane_stopped = stop_plane.get_future();
-  std::thread stopper(std::move(stop_plane));
-  const auto deadline = std::chrono::steady_clock::now() + kLoopStopTimeout;
-  const timespec tick{0, 50'000'000};
-  bool again = false;
-  while (plane_stopped.wait_for(std::chrono::seconds(0)) != std::future_status::ready &&
-         std::chrono::steady_clock::now() < deadline && !again) {
-    again = sigtimedwait(&stop_signals, nullptr, &tick) > 0;
-  }
-  if (plane_stopped.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-    std::cerr << "strata up: "
-              << (again ? "stopping again"
-                        : "the control loops are still busy after " +
-                              std::to_string(kLoopStopTimeout.count()) + " s")
-              << "; stopping the pods and exiting now" << std::endl;
+  std::string late = StopInTime([&plane] { plane.Stop(); }, stop_signals);
+  if (!late.empty()) {
+    std::cerr << "strata up: " << late << "; stopping the pods and exiting now" << std::endl;
     int stopped = keep_pods ? 0 : server::StopPodsNow(running, data_dir);
     std::cout << "strata: " << stopped << " pod(s) stopped; exiting" << std::endl;
     // The busy loop's thread cannot be joined: leave without running destructors. The store
     // stays consistent (every commit is whole in SQLite's write-ahead log).
     std::_Exit(1);
   }
-  stopper.join();
   server::StopControlLoops(running, keep_pods);
 }
 
@@ -133,7 +143,12 @@ void RunUpKubernetes(const kubesched::SchedulerServiceOptions& options) {
       break;
     }
   }
-  Status ended = (*service)->Stop();
+  Status ended;
+  std::string late = StopInTime([&] { ended = (*service)->Stop(); }, stop_signals);
+  if (!late.empty()) {
+    std::cerr << "strata up --kubernetes: " << late << "; exiting now" << std::endl;
+    std::_Exit(1);
+  }
   if (!ended.ok()) {
     std::cerr << "strata up --kubernetes: " << ended.message() << "\n";
     SetExitCode(1);
