@@ -61,12 +61,12 @@ std::string StopInTime(std::function<void()> stop, const sigset_t& stop_signals)
 // pass after kLoopStopTimeout (or a second SIGINT or SIGTERM meanwhile) is left behind: the
 // pods' processes are stopped directly, and the process exits at once with status 1. So strata
 // up ends within kLoopStopTimeout plus the pods' stop grace, however busy it is.
-void StopUp(server::ControlPlane& plane, server::RunningLoops& running, const std::string& data_dir,
-            bool keep_pods, const sigset_t& stop_signals) {
+void StopUp(server::ControlPlane& plane, server::RunningLoops& running, bool keep_pods,
+            const sigset_t& stop_signals) {
   std::string late = StopInTime([&plane] { plane.Stop(); }, stop_signals);
   if (!late.empty()) {
     std::cerr << "strata up: " << late << "; stopping the pods and exiting now" << std::endl;
-    int stopped = keep_pods ? 0 : server::StopPodsNow(running, data_dir);
+    int stopped = keep_pods ? 0 : server::StopPodsNow(running);
     std::cout << "strata: " << stopped << " pod(s) stopped; exiting" << std::endl;
     // The busy loop's thread cannot be joined: leave without running destructors. The store
     // stays consistent (every commit is whole in SQLite's write-ahead log).
@@ -117,7 +117,7 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
       break;
     }
   }
-  StopUp(**plane, *running, plane_options.data_dir, keep_pods, stop_signals);
+  StopUp(**plane, *running, keep_pods, stop_signals);
   if (keep_pods) {
     std::cout << "strata: pods keep running (--keep-pods); the next strata up adopts them"
               << std::endl;

@@ -140,8 +140,10 @@ Result<RunningLoops> StartControlLoops(ControlPlane& plane, const std::string& d
   cluster::Cache& cache = plane.cache();
   RunningLoops running;
   running.stop_grace = std::chrono::seconds(options.stop_grace_seconds);
-  if (options.run_node_agent)
+  running.data_dir = data_dir;
+  if (options.run_node_agent) {
     RETURN_IF_ERROR(StartNodeAgent(plane, data_dir, options, running, out));
+  }
 
   controller::SchedulerLoopOptions scheduler_options;
   scheduler_options.first_master_port = options.first_master_port;
@@ -187,12 +189,12 @@ void StopControlLoops(RunningLoops& loops, bool keep_pods) {
   if (loops.agent && !keep_pods) loops.agent->StopEverything();
 }
 
-int StopPodsNow(const RunningLoops& loops, const std::string& data_dir) {
+int StopPodsNow(const RunningLoops& loops) {
   if (!loops.runtime) return 0;
   int stopped = 0;
   for (int sweep = 0; sweep < 2; ++sweep) {
     std::vector<std::thread> stoppers;
-    for (std::string& uid : RunningPods(*loops.runtime, data_dir)) {
+    for (std::string& uid : RunningPods(*loops.runtime, loops.data_dir)) {
       stoppers.emplace_back([runtime = loops.runtime, uid = std::move(uid), &loops] {
         Status status = runtime->Stop(uid, loops.stop_grace);
         if (!status.ok()) spdlog::warn("stopping pod {}: {}", uid, status.ToString());

@@ -52,6 +52,7 @@ struct RunningLoops {
   std::shared_ptr<node::ProcessRuntime> runtime;    // the agent's; null without one
   std::shared_ptr<gateway::GatewayServer> gateway;  // null when the gateway is off
   Duration stop_grace = std::chrono::seconds(10);   // a stopped pod's SIGTERM to SIGKILL
+  std::string data_dir;                             // where the pods' files are
 };
 
 // Starts, on `plane`, each on a thread of its own reading the plane's cache: the scheduler
@@ -77,6 +78,6 @@ void StopControlLoops(RunningLoops& loops, bool keep_pods);
 // SIGKILL), without the node agent: for a stop whose control loops did not end in time. Safe
 // while those loops still run (the runtime is thread-safe); a pod the agent starts meanwhile is
 // caught by a second sweep. Returns how many pods were stopped.
-int StopPodsNow(const RunningLoops& loops, const std::string& data_dir);
+int StopPodsNow(const RunningLoops& loops);
 
 }  // namespace strata::server
