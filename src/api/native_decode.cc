@@ -121,7 +121,6 @@ void DecodeNativeJob(const FieldView& doc, DecodedDocument& out) {
   JobSpec& s = job.spec;
   s.replicas = spec.Integer("replicas", 1);
   RequirePositive(spec, "replicas", s.replicas, out.errors);
-  ValidateCeiling(s.replicas, kMaxJobReplicas, spec.PathOf("replicas"), out.errors);
   s.proc_per_node = spec.Integer("procPerNode", 1);
   RequirePositive(spec, "procPerNode", s.proc_per_node, out.errors);
   s.resources = DecodeResourceRequest(spec.Object("resources"), out.errors);
@@ -181,12 +180,8 @@ void DecodeNativeService(const FieldView& doc, DecodedDocument& out) {
   RequirePositive(spec, "tensorParallel", s.tensor_parallel, out.errors);
   s.nodes_per_replica = spec.Integer("nodesPerReplica", 1);
   RequirePositive(spec, "nodesPerReplica", s.nodes_per_replica, out.errors);
-  ValidateCeiling(s.nodes_per_replica, kMaxNodesPerReplica, spec.PathOf("nodesPerReplica"),
-                  out.errors);
   s.min_replicas = spec.Integer("minReplicas", 1);
   s.max_replicas = spec.Integer("maxReplicas", 1);
-  ValidateCeiling(s.min_replicas, kMaxServiceReplicas, spec.PathOf("minReplicas"), out.errors);
-  ValidateCeiling(s.max_replicas, kMaxServiceReplicas, spec.PathOf("maxReplicas"), out.errors);
   FieldView autoscaling = spec.Object("autoscaling");
   Autoscaling& a = s.autoscaling;
   a.metric = autoscaling.String("metric", "concurrency");
