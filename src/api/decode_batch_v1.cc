@@ -58,6 +58,7 @@ int64_t BatchJobParallelism(const FieldView& spec, FieldErrors& errors) {
   if (parallelism < 1) {
     errors.Add(spec.PathOf("parallelism"), "must be at least 1: strata has no paused Jobs");
   }
+  ValidateCeiling(parallelism, kMaxJobReplicas, spec.PathOf("parallelism"), errors);
   if (spec.Has("completions") && spec.Integer("completions", 0) != parallelism) {
     errors.Add(spec.PathOf("completions"),
                "strata runs a Job's pods as one group that succeeds when all of them succeed: "

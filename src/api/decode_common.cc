@@ -62,6 +62,7 @@ ObjectMeta DecodeMetadata(const FieldView& metadata, bool namespaced, bool label
   meta.labels = metadata.StringMap("labels");
   ValidateLabels(meta.labels, metadata.PathOf("labels"), errors);
   meta.annotations = metadata.StringMap("annotations");
+  ValidateAnnotationKeys(meta.annotations, metadata.PathOf("annotations"), errors);
   size_t annotation_bytes = 0;
   for (const auto& [key, value] : meta.annotations) annotation_bytes += key.size() + value.size();
   if (annotation_bytes > kMaxAnnotationBytes) {

@@ -22,8 +22,8 @@ constexpr std::string_view kNodeSelectorStrategyAnnotation =
     "alpha.jobset.sigs.k8s.io/node-selector";
 // The manager JobSet's own controller answers to, whose part strata plays.
 constexpr std::string_view kJobSetController = "jobset.sigs.k8s.io/jobset-controller";
-// The most pods one set may have, far above any cluster strata places (and far from overflow).
-constexpr int64_t kMaxPods = 1'000'000;
+// The most pods one set may have: they are one strata Job's gang.
+constexpr int64_t kMaxPods = kMaxJobReplicas;
 // Whole-group restarts beyond which a budget saturates (the product below could overflow).
 constexpr int64_t kMaxRestarts = 1'000'000'000;
 

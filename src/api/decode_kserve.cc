@@ -132,6 +132,8 @@ void DecodeInferenceService(const FieldView& doc, DecodedDocument& out) {
   if (tp > 0) s.tensor_parallel = tp;
   s.min_replicas = predictor.Integer("minReplicas", 1);
   s.max_replicas = predictor.Integer("maxReplicas", 0);
+  ValidateCeiling(s.min_replicas, kMaxServiceReplicas, predictor.PathOf("minReplicas"), errors);
+  ValidateCeiling(s.max_replicas, kMaxServiceReplicas, predictor.PathOf("maxReplicas"), errors);
   std::string metric = predictor.String("scaleMetric", "concurrency");
   if (metric == "cpu" || metric == "memory") {
     errors.Add(predictor.PathOf("scaleMetric"),

@@ -1,5 +1,7 @@
 // Kubeflow's kubeflow.org/v1 PyTorchJob, decoded into a native Job, and the processes-per-node
 // setting it shares with Kubeflow Trainer's TrainJob (decode_trainer.cc).
+#include <algorithm>
+
 #include "api/compat_schema.h"
 #include "api/decode_common.h"
 #include "api/kube_common.h"
@@ -204,7 +206,8 @@ void DecodePyTorchJob(const FieldView& doc, DecodedDocument& out) {
     if (it.key() == "Master" && count != 1) {
       errors.Add(replica.PathOf("replicas"), "a PyTorchJob has exactly one Master");
     }
-    replicas += count;
+    ValidateCeiling(count, kMaxJobReplicas, replica.PathOf("replicas"), errors);
+    replicas += std::clamp<int64_t>(count, 0, kMaxJobReplicas);
     if (replica.String("restartPolicy") == "Always") {
       errors.Add(replica.PathOf("restartPolicy"), "Always is not for training");
     }
@@ -217,6 +220,11 @@ void DecodePyTorchJob(const FieldView& doc, DecodedDocument& out) {
   }
   if (replicas < 1 && errors.empty()) {
     errors.Add(replica_specs.path(), "needs a Master or a Worker with at least one replica");
+  }
+  if (errors.empty() && replicas > kMaxJobReplicas) {
+    errors.Add(replica_specs.path(), "the replicas make " + std::to_string(replicas) +
+                                         " pods, over the limit of " +
+                                         std::to_string(kMaxJobReplicas) + " for one gang");
   }
   if (!errors.empty() || !template_owner) return;
 

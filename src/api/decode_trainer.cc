@@ -319,6 +319,7 @@ void DecodeRuntime(const FieldView& doc, std::string_view kind, bool namespaced,
   JobSpec& defaults = link.defaults;
   defaults.replicas = ml_policy.Integer("numNodes", 1);
   if (defaults.replicas < 1) errors.Add(ml_policy.PathOf("numNodes"), "must be at least 1");
+  ValidateCeiling(defaults.replicas, kMaxJobReplicas, ml_policy.PathOf("numNodes"), errors);
   FieldView torch = ml_policy.Object("torch");
   if (std::optional<ProcPerNodeSetting> nproc = ReadProcPerNode(torch, "numProcPerNode", errors)) {
     link.proc_per_node = *nproc;
@@ -419,6 +420,7 @@ void DecodeTrainJob(const FieldView& doc, DecodedDocument& out) {
   if (trainer.Has("numNodes")) {
     link.num_nodes = trainer.Integer("numNodes", 1);
     if (*link.num_nodes < 1) errors.Add(trainer.PathOf("numNodes"), "must be at least 1");
+    ValidateCeiling(*link.num_nodes, kMaxJobReplicas, trainer.PathOf("numNodes"), errors);
   }
   link.proc_per_node = ReadProcPerNode(trainer, "numProcPerNode", errors);
   if (trainer.Has("resourcesPerNode")) {

@@ -16,7 +16,8 @@ using T = FieldType;
 // Volcano's queue for jobs that name none; strata's counterpart is no queue at all.
 constexpr std::string_view kVolcanoDefaultQueue = "default";
 constexpr std::string_view kVolcanoSchedulerName = "volcano";
-constexpr int64_t kMaxPods = 1'000'000;
+// The most pods one job may have: they are one strata Job's gang.
+constexpr int64_t kMaxPods = kMaxJobReplicas;
 
 const TypeSchema* PolicySchema() {
   static const TypeSchema s{

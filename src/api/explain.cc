@@ -113,6 +113,9 @@ Result<std::string> Explain(std::string_view query, std::string_view api_version
       values += (values.empty() ? "" : ", ") + std::string(v);
     WriteIndented(out, "Values: " + values, 4);
   }
+  if (field != nullptr && field->maximum > 0) {
+    WriteIndented(out, "At most " + std::to_string(field->maximum) + ".", 4);
+  }
   const TypeSchema* listed = field == nullptr           ? schema
                              : field->nested != nullptr ? field->nested()
                                                         : nullptr;

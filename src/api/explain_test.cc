@@ -29,6 +29,9 @@ TEST(ExplainTest, ExplainsAFieldPath) {
   Result<std::string> leaf = Explain("job.spec.topology.mode");
   ASSERT_TRUE(leaf.has_value());
   EXPECT_THAT(*leaf, HasSubstr("Values: Required, Preferred"));
+  Result<std::string> replicas = Explain("job.spec.replicas");
+  ASSERT_TRUE(replicas.has_value());
+  EXPECT_THAT(*replicas, HasSubstr("At most 10000."));
   // A field described as its type is: said once.
   Result<std::string> autoscaling = Explain("Service.spec.autoscaling");
   ASSERT_TRUE(autoscaling.has_value());

@@ -102,7 +102,12 @@ void CheckValue(const nlohmann::json& v, const FieldSpec& field, std::string_vie
       if (!IsInt64(v)) Expected(errors, path, "an integer", v);
       return;
     case FieldType::kNonNegativeInteger:
-      if (!IsInt64(v) || v.get<int64_t>() < 0) Expected(errors, path, "a non-negative integer", v);
+      if (!IsInt64(v) || v.get<int64_t>() < 0) {
+        Expected(errors, path, "a non-negative integer", v);
+      } else if (field.maximum > 0 && v.get<int64_t>() > field.maximum) {
+        errors.Add(std::string(path), std::to_string(v.get<int64_t>()) + " exceeds the limit of " +
+                                          std::to_string(field.maximum));
+      }
       return;
     case FieldType::kNumber:
       if (!v.is_number() || !std::isfinite(v.get<double>())) Expected(errors, path, "a number", v);

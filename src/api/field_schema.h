@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,7 @@ struct FieldSpec {
   const TypeSchema* (*nested)() = nullptr;    // kObject, kObjectList, kObjectMap
   std::vector<std::string_view> values = {};  // kEnum
   bool required = false;
+  int64_t maximum = 0;  // kNonNegativeInteger: the largest value accepted (0: no limit)
 };
 
 // A JSON object's shape: its name for `explain` (e.g. "JobSpec"), what it is, and its fields.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "api/validation.h"
+
 namespace strata::api {
 namespace {
 
@@ -200,8 +202,10 @@ const TypeSchema* JobSpecSchema() {
   static const TypeSchema s{
       "JobSpec",
       "What the job runs and what it needs.",
-      {{"replicas", T::kNonNegativeInteger,
-        "Pods (nodes), placed all together or not at all (default 1)."},
+      {{.name = "replicas",
+        .type = T::kNonNegativeInteger,
+        .doc = "Pods (nodes), placed all together or not at all (default 1).",
+        .maximum = kMaxJobReplicas},
        {"procPerNode", T::kNonNegativeInteger,
         "Worker processes per pod, torchrun's nproc_per_node (default 1)."},
        {"resources", T::kObject, "What each pod needs.", ResourceRequestSchema},
@@ -283,11 +287,18 @@ const TypeSchema* ServiceSpecSchema() {
        {"tolerations", T::kObjectList, "Node taints the replicas tolerate.", TolerationSchema},
        {"tensorParallel", T::kNonNegativeInteger,
         "Tensor-parallel size (default: the replica's whole GPUs, or 1)."},
-       {"nodesPerReplica", T::kNonNegativeInteger,
-        "Pods (nodes) one replica spans, placed as a gang (default 1)."},
-       {"minReplicas", T::kNonNegativeInteger,
-        "Fewest replicas (default 1; 0 allows scale to zero)."},
-       {"maxReplicas", T::kNonNegativeInteger, "Most replicas (default: minReplicas, at least 1)."},
+       {.name = "nodesPerReplica",
+        .type = T::kNonNegativeInteger,
+        .doc = "Pods (nodes) one replica spans, placed as a gang (default 1).",
+        .maximum = kMaxNodesPerReplica},
+       {.name = "minReplicas",
+        .type = T::kNonNegativeInteger,
+        .doc = "Fewest replicas (default 1; 0 allows scale to zero).",
+        .maximum = kMaxServiceReplicas},
+       {.name = "maxReplicas",
+        .type = T::kNonNegativeInteger,
+        .doc = "Most replicas (default: minReplicas, at least 1).",
+        .maximum = kMaxServiceReplicas},
        {"autoscaling", T::kObject, "How the replica count follows load.", AutoscalingSchema},
        {"tenants", T::kStringList, "Tenants allowed to call the service (empty: all)."},
        {"queue", T::kString, "The Queue (or LocalQueue name) that admits the replicas."},

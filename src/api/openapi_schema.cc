@@ -67,8 +67,11 @@ json ValueSchema(const FieldSpec& field, Path& path) {
       return {{"type", "boolean"}};
     case T::kInteger:
       return {{"type", "integer"}, {"format", "int64"}};
-    case T::kNonNegativeInteger:
-      return {{"type", "integer"}, {"format", "int64"}, {"minimum", 0}};
+    case T::kNonNegativeInteger: {
+      json schema = {{"type", "integer"}, {"format", "int64"}, {"minimum", 0}};
+      if (field.maximum > 0) schema["maximum"] = field.maximum;
+      return schema;
+    }
     case T::kNumber:
       return {{"type", "number"}};
     case T::kQuantity:

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api/custom_resources.h"
+#include "api/validation.h"
 
 namespace strata::api {
 namespace {
@@ -227,6 +228,8 @@ TEST(CustomResourcesTest, JobSchemaComesFromTheJobTables) {
   json replicas = NodeAt(root, ".spec.replicas");
   EXPECT_EQ(replicas["type"], "integer");
   EXPECT_EQ(replicas["minimum"], 0);
+  // The API server refuses what strata's decoder refuses.
+  EXPECT_EQ(replicas["maximum"], kMaxJobReplicas);
   EXPECT_EQ(replicas["description"],
             "Pods (nodes), placed all together or not at all (default 1).");
   EXPECT_EQ(NodeAt(root, ".spec.template")["required"], json({"command"}));

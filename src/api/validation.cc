@@ -41,6 +41,16 @@ bool IsLabelToken(std::string_view s) {
                      [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
+// A label or annotation key: [prefix/]name, the prefix a DNS subdomain (Kubernetes' qualified
+// name).
+bool IsQualifiedName(std::string_view key) {
+  size_t slash = key.find('/');
+  std::string_view prefix = slash == std::string_view::npos ? "" : key.substr(0, slash);
+  std::string_view name = slash == std::string_view::npos ? key : key.substr(slash + 1);
+  return !name.empty() && IsLabelToken(name) &&
+         (slash == std::string_view::npos || IsDnsSubdomain(prefix));
+}
+
 bool IsReservedEnv(std::string_view name, WorkloadClass workload) {
   if (name == "LWS_WORKER_INDEX" || name == "LWS_LEADER_ADDRESS" || name == "LWS_GROUP_SIZE" ||
       name == "PORT") {
@@ -76,14 +86,7 @@ void ValidateLabelName(std::string_view name, std::string_view path, FieldErrors
 void ValidateLabels(const std::map<std::string, std::string>& labels, std::string_view path,
                     FieldErrors& errors) {
   for (const auto& [key, value] : labels) {
-    size_t slash = key.find('/');
-    std::string_view prefix =
-        slash == std::string::npos ? "" : std::string_view(key).substr(0, slash);
-    std::string_view name =
-        slash == std::string::npos ? key : std::string_view(key).substr(slash + 1);
-    bool key_ok = !name.empty() && IsLabelToken(name) &&
-                  (slash == std::string::npos || IsDnsSubdomain(prefix));
-    if (!key_ok) {
+    if (!IsQualifiedName(key)) {
       errors.Add(KeyPath(path, key),
                  "invalid label key: use [prefix/]name, name at most 63 of A-Z a-z 0-9 - _ .");
     } else if (!IsLabelToken(value)) {
@@ -91,6 +94,23 @@ void ValidateLabels(const std::map<std::string, std::string>& labels, std::strin
                  "invalid label value " + Quoted(value) +
                      ": at most 63 of A-Z a-z 0-9 - _ ., alphanumeric at the ends");
     }
+  }
+}
+
+void ValidateAnnotationKeys(const std::map<std::string, std::string>& annotations,
+                            std::string_view path, FieldErrors& errors) {
+  for (const auto& [key, value] : annotations) {
+    if (!IsQualifiedName(key)) {
+      errors.Add(KeyPath(path, key),
+                 "invalid annotation key: use [prefix/]name, name at most 63 of A-Z a-z 0-9 - _ .");
+    }
+  }
+}
+
+void ValidateCeiling(int64_t value, int64_t limit, std::string_view path, FieldErrors& errors) {
+  if (value > limit) {
+    errors.Add(std::string(path),
+               std::to_string(value) + " exceeds the limit of " + std::to_string(limit));
   }
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -21,6 +22,22 @@ void ValidateLabelName(std::string_view name, std::string_view path, FieldErrors
 // Label keys ([prefix/]name) and values, Kubernetes' rules.
 void ValidateLabels(const std::map<std::string, std::string>& labels, std::string_view path,
                     FieldErrors& errors);
+
+// Annotation keys, Kubernetes' rules (as label keys; the values are free).
+void ValidateAnnotationKeys(const std::map<std::string, std::string>& annotations,
+                            std::string_view path, FieldErrors& errors);
+
+// Ceilings on how many pods one object asks for. Kubernetes has no such field limit, only its
+// scalability envelope (5,000 nodes, 150,000 pods a cluster); strata refuses at the door what no
+// cluster it runs could hold, so that one manifest cannot make a controller create pods without
+// end. A Job's replicas are one gang (10,000 nodes of 8 GPUs: 80,000 GPUs placed at once); a
+// Service's min/maxReplicas count replicas, each of nodesPerReplica pods (one gang each).
+inline constexpr int64_t kMaxJobReplicas = 10'000;
+inline constexpr int64_t kMaxServiceReplicas = 10'000;
+inline constexpr int64_t kMaxNodesPerReplica = 1'000;
+
+// Adds "<value> exceeds the limit of <limit>" under `path` when `value` is above `limit`.
+void ValidateCeiling(int64_t value, int64_t limit, std::string_view path, FieldErrors& errors);
 
 // Which environment names the platform sets for a workload and users may not.
 enum class WorkloadClass { kTraining, kService };

@@ -2,9 +2,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "cli/command_registry.h"
 #include "client/credentials.h"
@@ -43,6 +48,50 @@ void RememberAdminCredential(const server::ControlPlane& plane, std::ostream& ou
     out << "strata: the CLI cannot find the admin credential by itself ("
         << remembered.message() << "); give it --token or $STRATA_TOKEN" << std::endl;
   }
+}
+
+// How long the control loops get, once asked to stop, to end the pass they are in.
+constexpr std::chrono::seconds kLoopStopTimeout{5};
+
+// Runs `stop` on a thread of its own and waits for it. Returns "" once it returned; otherwise,
+// after kLoopStopTimeout or at a second SIGINT or SIGTERM, why it was not waited for (the
+// thread is left running: the caller is to exit at once, with std::_Exit).
+std::string StopInTime(std::function<void()> stop, const sigset_t& stop_signals) {
+  std::packaged_task<void()> task(std::move(stop));
+  std::future<void> stopped = task.get_future();
+  std::thread stopper(std::move(task));
+  const auto deadline = std::chrono::steady_clock::now() + kLoopStopTimeout;
+  const timespec tick{0, 50'000'000};
+  while (stopped.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    if (sigtimedwait(&stop_signals, nullptr, &tick) > 0) {
+      stopper.detach();
+      return "stopping again";
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      stopper.detach();
+      return "still busy after " + std::to_string(kLoopStopTimeout.count()) + " s";
+    }
+  }
+  stopper.join();
+  return "";
+}
+
+// Stops the plane and then the loops' gateway and pods, as asked. A control loop still in its
+// pass after kLoopStopTimeout (or a second SIGINT or SIGTERM meanwhile) is left behind: the
+// pods' processes are stopped directly, and the process exits at once with status 1. So strata
+// up ends within kLoopStopTimeout plus the pods' stop grace, however busy it is.
+void StopUp(server::ControlPlane& plane, server::RunningLoops& running, bool keep_pods,
+            const sigset_t& stop_signals) {
+  std::string late = StopInTime([&plane] { plane.Stop(); }, stop_signals);
+  if (!late.empty()) {
+    std::cerr << "strata up: " << late << "; stopping the pods and exiting now" << std::endl;
+    int stopped = keep_pods ? 0 : server::StopPodsNow(running);
+    std::cout << "strata: " << stopped << " pod(s) stopped; exiting" << std::endl;
+    // The busy loop's thread cannot be joined: leave without running destructors. The store
+    // stays consistent (every commit is whole in SQLite's write-ahead log).
+    std::_Exit(1);
+  }
+  server::StopControlLoops(running, keep_pods);
 }
 
 void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptions loops,
@@ -90,8 +139,7 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
       break;
     }
   }
-  (*plane)->Stop();
-  server::StopControlLoops(*running, keep_pods);
+  StopUp(**plane, *running, keep_pods, stop_signals);
   if (keep_pods) {
     std::cout << "strata: pods keep running (--keep-pods); the next strata up adopts them"
               << std::endl;
@@ -117,7 +165,12 @@ void RunUpKubernetes(const kubesched::SchedulerServiceOptions& options) {
       break;
     }
   }
-  Status ended = (*service)->Stop();
+  Status ended;
+  std::string late = StopInTime([&] { ended = (*service)->Stop(); }, stop_signals);
+  if (!late.empty()) {
+    std::cerr << "strata up --kubernetes: " << late << "; exiting now" << std::endl;
+    std::_Exit(1);
+  }
   if (!ended.ok()) {
     std::cerr << "strata up --kubernetes: " << ended.message() << "\n";
     SetExitCode(1);
@@ -169,7 +222,8 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 65535));
   up->add_option("--stop-grace", loops->stop_grace_seconds,
-                 "Seconds a stopped pod's processes get between SIGTERM and SIGKILL")
+                 "Seconds a stopped pod's processes get between SIGTERM and SIGKILL. SIGINT or "
+                 "SIGTERM stops strata up within 5 s (the control loops' pass) plus this")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
   CLI::Option* gateway_listen =

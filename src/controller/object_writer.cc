@@ -12,18 +12,21 @@ void ObjectWriter::Keep(Status status) {
 
 void ObjectWriter::Create(const api::Object& object) {
   if (failed()) return;
+  ++writes_;
   Result<store::Object> written = store_.Create(cluster::EncodeForStore(object));
   if (!written) Keep(written.error());
 }
 
 void ObjectWriter::Update(const store::Object& stored, const api::Object& object) {
   if (failed()) return;
+  ++writes_;
   Result<store::Object> written = store_.Update(cluster::EncodeForStore(object, stored));
   if (!written) Keep(written.error());
 }
 
 void ObjectWriter::Delete(const store::Object& stored) {
   if (failed()) return;
+  ++writes_;
   Result<store::Object> deleted = store_.Delete(stored.key, stored.resource_version);
   // Already gone is what was wanted.
   if (!deleted && deleted.error().code() != StatusCode::kNotFound) Keep(deleted.error());

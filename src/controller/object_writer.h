@@ -50,6 +50,8 @@ class ObjectWriter {
   const Status& status() const { return status_; }
   // Whether a write failed (the later ones were skipped).
   bool failed() const { return !status_.ok(); }
+  // The object writes (creations, updates, deletions; not events) tried so far.
+  int64_t writes() const { return writes_; }
 
  private:
   void Keep(Status status);
@@ -58,6 +60,7 @@ class ObjectWriter {
   EventRecorder& events_;
   EventSubject subject_;
   Status status_;
+  int64_t writes_ = 0;
 };
 
 }  // namespace strata::controller

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 
 #include "api/encode.h"
@@ -93,7 +94,7 @@ Status SchedulerLoop::RunOnce() {
   cluster::Changes changes =
       cache_.ChangesSince(cursor_, {"Node", "Queue", "ResourceFlavor", "Job", "Pod"});
   const TimePoint now = clock_.Now();
-  bool relevant = changes.resync || (waiting_ && now >= next_idle_cycle_);
+  bool relevant = changes.resync || unexplained_ || (waiting_ && now >= next_idle_cycle_);
   if (changes.resync) last_nodes_.clear();
   if (changes.resync) last_seen_.clear();
   for (const cluster::Change& change : changes.changes) {
@@ -164,11 +165,15 @@ Status SchedulerLoop::RunOnce() {
     nominated.insert(preemption.preemptor);
   }
   KeepFirstError(first, StopRestOfPreemptedGangs(view));
+  int64_t explanations = options_.max_explanations_per_pass;
   for (const sched::Pending& pending : last_decisions_.pending) {
-    KeepFirstError(first, Explain(view, pending));
+    KeepFirstError(first, Explain(view, pending, explanations));
     if (nominated_.count(pending.workload) > 0) nominated.insert(pending.workload);
   }
-  for (const sched::Pending& held : view.held) KeepFirstError(first, Explain(view, held));
+  for (const sched::Pending& held : view.held) {
+    KeepFirstError(first, Explain(view, held, explanations));
+  }
+  unexplained_ = explanations < 0;
   KeepFirstError(first, WriteQueueStatuses(view));
   nominated_ = std::move(nominated);
   waiting_ = !last_decisions_.pending.empty() || !view.held.empty();
@@ -395,11 +400,15 @@ Status SchedulerLoop::StopRestOfPreemptedGangs(const ClusterView& view) {
   return first;
 }
 
-Status SchedulerLoop::Explain(const ClusterView& view, const sched::Pending& pending) {
+Status SchedulerLoop::Explain(const ClusterView& view, const sched::Pending& pending,
+                              int64_t& budget) {
   auto objects = view.workloads.find(pending.workload);
   STRATA_CHECK(objects != view.workloads.end());
   const std::string tier(sched::PendingTierName(pending.tier));
   const std::string text = Explanation(pending);
+  // Each workload whose explanation changes spends one; once none is left (budget below 0), the
+  // next pass comes for the rest.
+  auto spend = [&budget] { return budget-- > 0; };
   if (objects->second.job) {
     std::optional<cluster::Stored<api::Job>> job = cluster::StoredOf<api::Job>(objects->second.job);
     api::Job updated = job->value;
@@ -408,12 +417,19 @@ Status SchedulerLoop::Explain(const ClusterView& view, const sched::Pending& pen
     status.reason = tier;
     status.message = text;
     changed |= status.SetCondition("Scheduled", "False", tier, text, clock_.Now());
+    if (changed && !spend()) return Status::Ok();
     ObjectWriter writer(store_, events_, SubjectOf(job->raw));
     if (changed) writer.Update(*job, std::move(updated));
     writer.Event("Warning", "FailedScheduling", text);
     return writer.status();
   }
   Status first;
+  const bool changed = std::any_of(objects->second.pods.begin(), objects->second.pods.end(),
+                                   [&](const cluster::ObjectRef& ref) {
+                                     const api::Pod& pod = PodOf(ref);
+                                     return pod.status.reason != tier || pod.status.message != text;
+                                   });
+  if (changed && !spend()) return Status::Ok();
   for (const cluster::ObjectRef& ref : objects->second.pods) {
     std::optional<cluster::Stored<api::Pod>> stored = cluster::StoredOf<api::Pod>(ref);
     ObjectWriter writer(store_, events_, SubjectOf(stored->raw));

@@ -28,6 +28,10 @@ struct SchedulerLoopOptions {
   // With nothing changed, a cycle still runs this often while workloads wait (what a runtime
   // limit or a reservation allows changes with time alone).
   Duration idle_cycle_interval = std::chrono::seconds(10);
+  // The most pending workloads whose explanation (status and FailedScheduling event) one pass
+  // rewrites; the others are explained by the next passes, which follow at once. So a pass's
+  // writes stay bounded when thousands of pods wait (binds are bounded by the nodes).
+  int64_t max_explanations_per_pass = 500;
   // Where strata_scheduler_cycle_duration_seconds (the wall time of each Scheduler::Cycle) is
   // registered; null: not measured. Must outlive the loop.
   metrics::Registry* registry = nullptr;
@@ -82,7 +86,8 @@ class SchedulerLoop final : public ControlLoop {
                   const WorkloadObjects& objects);
   Status Evict(const ClusterView& view, const scheduler::Preemption& preemption);
   Status StopRestOfPreemptedGangs(const ClusterView& view);
-  Status Explain(const ClusterView& view, const scheduler::Pending& pending);
+  // Writes why `pending` waits where that changed, while `budget` (decremented) lasts.
+  Status Explain(const ClusterView& view, const scheduler::Pending& pending, int64_t& budget);
   Status WriteQueueStatuses(const ClusterView& view);
 
   store::Store& store_;
@@ -103,6 +108,8 @@ class SchedulerLoop final : public ControlLoop {
   std::map<store::ObjectKey, std::string> last_seen_;
   TimePoint next_idle_cycle_{};
   bool waiting_ = false;  // the last cycle left workloads pending
+  // The last cycle ran out of explanations before every pending workload had its own.
+  bool unexplained_ = false;
   int64_t cycles_ = 0;
 };
 

@@ -12,6 +12,7 @@ namespace strata::controller {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::SizeIs;
 using testing::TestCluster;
 
@@ -238,6 +239,49 @@ spec:
   EXPECT_EQ(status.reason, "Invalid");
   EXPECT_THAT(status.message, HasSubstr("spec.flavors[0].name: no ResourceFlavor \"a100\""));
   EXPECT_THAT(cluster.JobPods("odd"), SizeIs(0));
+}
+
+TEST(SchedulerLoopTest, SaysAJobLargerThanTheWholeClusterCanNeverFitWhileAnotherWaitsForRoom) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.AddNode("node-b", 8);
+  cluster.Apply(TrainingJob("running", 2, 8));
+  cluster.Reconcile(1);
+  cluster.Apply(TrainingJob("huge", 10000, 8));
+  cluster.Apply(TrainingJob("next", 1, 8));
+  cluster.Reconcile(1);
+  api::JobStatus huge = cluster.Job("huge");
+  EXPECT_EQ(huge.reason, "ExceedsClusterCapacity");
+  EXPECT_THAT(huge.message, HasSubstr("can never fit this cluster: 10000 pods of 8 GPUs"));
+  EXPECT_THAT(huge.message, HasSubstr("its 2 nodes hold at most 2"));
+  // The one that fits an empty cluster waits for room, in other words.
+  api::JobStatus next = cluster.Job("next");
+  EXPECT_NE(next.reason, "ExceedsClusterCapacity");
+  EXPECT_THAT(next.message, Not(HasSubstr("can never fit")));
+  EXPECT_THAT(cluster.JobPods("huge"), SizeIs(0));
+}
+
+TEST(SchedulerLoopTest, ExplainsABoundedNumberOfWorkloadsPerPassAndTheRestAtTheNextPasses) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.Apply(TrainingJob("running", 1, 8));
+  cluster.Reconcile(1);
+  for (int i = 0; i < 5; ++i) cluster.Apply(TrainingJob(fmt::format("wait-{}", i), 1, 8));
+  SchedulerLoopOptions options;
+  options.max_explanations_per_pass = 2;
+  SchedulerLoop bounded(*cluster.store, cluster.cache, cluster.clock, options);
+  auto explained = [&] {
+    int count = 0;
+    for (int i = 0; i < 5; ++i) count += !cluster.Job(fmt::format("wait-{}", i)).reason.empty();
+    return count;
+  };
+  ASSERT_TRUE(bounded.RunOnce().ok());
+  EXPECT_EQ(explained(), 2);
+  // No time passes and nothing else changes: the next passes come for the rest.
+  ASSERT_TRUE(bounded.RunOnce().ok());
+  EXPECT_EQ(explained(), 4);
+  ASSERT_TRUE(bounded.RunOnce().ok());
+  EXPECT_EQ(explained(), 5);
 }
 
 TEST(SchedulerLoopTest, MeasuresEachCycleWhenGivenARegistry) {

@@ -23,10 +23,17 @@ struct ServiceController::Pass {
   TimePoint now;
   const ServiceControllerOptions& options;
   const ReplicaTraffic* traffic;
+  // The writes this pass may make (what the controller's pass has left); a replica is moved
+  // along whole or left for the next pass.
+  int64_t allowed = 0;
+
+  bool Full() const { return batch.writes() >= allowed; }
+  int64_t Room() const { return std::max<int64_t>(0, allowed - batch.writes()); }
 
   // Starts draining a live replica: its pods are marked, so the gateway sends it nothing new. A
   // replica none of whose pods got a node runs nothing: its pods are deleted at once.
   void Drain(const Replica& replica, const std::string& why) {
+    if (Full()) return;
     const bool bound = std::any_of(replica.pods.begin(), replica.pods.end(), [](const auto& pod) {
       return !pod.value.spec.node_name.empty() && !api::PodTerminal(pod.value);
     });
@@ -57,6 +64,7 @@ struct ServiceController::Pass {
   // one's other pods are stopped; a draining one stops once its last request ended (or the
   // grace passed), with `stop_reason`.
   void Retire(const Replica& replica, std::string_view stop_reason) {
+    if (Full()) return;
     const bool broken = replica.Broken() && !replica.Stopping() && !replica.Draining();
     if (broken) {
       batch.Event("Warning", "ReplicaFailed",
@@ -132,6 +140,7 @@ Status ServiceController::RunOnce() {
   // pods that changed (every pod, the first time), followed until none of their pods is left.
   cluster::Changes changes = cache_.ChangesSince(cursor_, {"Pod", "Service"});
   cursor_ = changes.cursor;
+  writes_left_ = options_.max_pod_writes_per_pass;
   for (const cluster::Change& change : changes.changes) {
     if (change.key.kind == "Service") {
       if (!change.current) orphaned_.insert({change.key.namespace_name, change.key.name});
@@ -178,11 +187,24 @@ bool DrainFirst(const Replica* a, const Replica* b) {
   return a->index > b->index;
 }
 
-int64_t LowestFreeIndex(std::set<int64_t>& used) {
-  int64_t index = 0;
-  while (used.count(index) > 0) ++index;
+// Takes the lowest index not in `used`, searching from `*from` (every index below it is used),
+// and moves `*from` past it: a pass's creations walk the used indices once, not once each.
+int64_t TakeLowestFreeIndex(std::set<int64_t>& used, int64_t* from) {
+  int64_t index = *from;
+  for (auto it = used.lower_bound(index); it != used.end() && *it == index; ++it) ++index;
   used.insert(index);
+  *from = index + 1;
   return index;
+}
+
+// "created replica(s) 0, 1 of v1"; a long list is cut after its first indices.
+std::string DescribeCreated(const std::vector<int64_t>& created, const std::string& version) {
+  constexpr size_t kListed = 10;
+  if (created.size() <= kListed) {
+    return fmt::format("created replica(s) {} of {}", fmt::join(created, ", "), version);
+  }
+  return fmt::format("created {} replicas of {}: {}, ...", created.size(), version,
+                     fmt::join(created.begin(), created.begin() + kListed, ", "));
 }
 
 }  // namespace
@@ -200,12 +222,13 @@ Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
   Pass pass{
       ObjectWriter(store_, events_,
                    {"Service", stored.raw.key.namespace_name, stored.raw.key.name, stored.raw.uid}),
-      now, options_, traffic_};
+      now, options_, traffic_, writes_left_};
 
   // The cold start, measured over the replicas ready now.
   double cold_sum = 0;
   int64_t cold_count = 0;
   std::set<int64_t> used;
+  int64_t lowest_free = 0;  // every index below it is used
   std::map<std::string, int64_t> draining_by_version;
   for (const Replica& replica : replicas) {
     used.insert(replica.index);
@@ -318,7 +341,7 @@ Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
     // A replica a crash left with some of its pods not created, none bound yet, gets them.
     for (const Replica* replica : live) {
       if (static_cast<int64_t>(replica->pods.size()) >= replica->group_size ||
-          replica->template_hash != hash) {
+          replica->template_hash != hash || pass.Full()) {
         continue;
       }
       std::set<int64_t> ranks;
@@ -327,21 +350,22 @@ Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
         if (ranks.count(pod.spec.owner.rank) == 0) pass.batch.Create(api::Object(std::move(pod)));
       }
     }
+    // Whole replicas only, within what is left of this pass's creations: the rest next pass.
+    const int64_t pods_per_replica = std::max<int64_t>(1, spec.nodes_per_replica);
+    const int64_t creating = std::min(create, pass.Room() / pods_per_replica);
     std::vector<int64_t> created;
-    for (int64_t i = 0; i < create; ++i) {
-      const int64_t index = LowestFreeIndex(used);
+    for (int64_t i = 0; i < creating; ++i) {
+      const int64_t index = TakeLowestFreeIndex(used, &lowest_free);
       for (api::Pod& pod : MakeReplicaPods(service, version, index)) {
         pass.batch.Create(api::Object(std::move(pod)));
       }
       created.push_back(index);
     }
     if (!created.empty()) {
-      pass.batch.Event(
-          "Normal", "SuccessfulCreate",
-          fmt::format("created replica(s) {} of {}", fmt::join(created, ", "), version.name));
+      pass.batch.Event("Normal", "SuccessfulCreate", DescribeCreated(created, version.name));
     }
 
-    version_status.replicas = current + stale + create;
+    version_status.replicas = current + stale + creating;
     version_status.ready_replicas = 0;
     for (const Replica* replica : live) {
       if (drained.count(replica) == 0 && replica->Ready()) ++version_status.ready_replicas;
@@ -349,20 +373,21 @@ Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
     version_status.starting_replicas = version_status.replicas - version_status.ready_replicas;
     version_status.draining_replicas =
         draining_by_version[version.name] + static_cast<int64_t>(drained.size());
-    version_status.updated_replicas = current + create;
+    version_status.updated_replicas = current + creating;
   }
 
   // Last: the status says what this pass saw and did.
   if (status != before) {
     pass.batch.Update(stored, api::Service{service.metadata, service.spec, status});
   }
+  writes_left_ -= pass.batch.writes();
   return pass.batch.status();
 }
 
 Status ServiceController::RemoveOrphans(const std::string& namespace_name,
                                         const std::string& service, std::vector<Replica> replicas) {
   Pass pass{ObjectWriter(store_, events_, {"Service", namespace_name, service, ""}), clock_.Now(),
-            options_, traffic_};
+            options_, traffic_, writes_left_};
   for (const Replica& replica : replicas) {
     if (replica.Live()) {
       pass.Drain(replica, "its service was deleted");
@@ -370,6 +395,7 @@ Status ServiceController::RemoveOrphans(const std::string& namespace_name,
       pass.Retire(replica, kStopServiceDeleted);
     }
   }
+  writes_left_ -= pass.batch.writes();
   return pass.batch.status();
 }
 

@@ -55,6 +55,11 @@ struct ServiceControllerOptions {
   Duration drain_grace = std::chrono::seconds(60);
   // An event that says the same thing again within this interval is not rewritten.
   Duration event_repeat_interval = std::chrono::minutes(1);
+  // About the most pod writes (creations, drain and stop marks, deletions) one pass makes over
+  // every service, a replica's pods all or none (Kubernetes' ReplicaSet controller has the same
+  // bound, burstReplicas = 500): a large scale-up or scale-down proceeds over several passes,
+  // each of which sees what changed since (a service deleted meanwhile creates nothing more).
+  int64_t max_pod_writes_per_pass = 500;
 };
 
 // The inference service controller. Each pass reads every Service and the pods it owns
@@ -76,6 +81,8 @@ struct ServiceControllerOptions {
 //  - writes the status: desired, live, ready, starting, draining and updated replicas per
 //    version, the measured cold start, the last scale decisions.
 // Pods of a deleted Service, or of a version no longer listed, are drained and stopped alike.
+// A pass makes about max_pod_writes_per_pass pod writes at most, the rest at the next passes
+// (its own writes wake the loop again).
 // Every service is reconciled at each pass (its desired count moves with its load), reading its
 // pods through the cache (cluster::kPodsByOwner). Writes go one object at a time and each is
 // redone from what the store holds: a replica whose pods were not all created gets the missing
@@ -109,6 +116,8 @@ class ServiceController final : public ControlLoop {
   ReplicaScaler* scaler_;
   EventRecorder events_;
   uint64_t cursor_ = 0;
+  // Pod writes this pass may still make (max_pod_writes_per_pass at its start).
+  int64_t writes_left_ = 0;
   // Deleted services (namespace, name) whose pods are still being drained and stopped.
   std::set<std::pair<std::string, std::string>> orphaned_;
 };

@@ -357,5 +357,30 @@ TEST_F(ServiceControllerTest, WithoutAScalerKeepsMinReplicas) {
   EXPECT_EQ(ServicePods().size(), 2u);
 }
 
+TEST_F(ServiceControllerTest, APassWritesABoundedNumberOfPodsAndADeleteInBetweenIsSeen) {
+  std::string wide = kService;
+  wide.replace(wide.find("minReplicas: 0"), 14, "minReplicas: 9");
+  wide.replace(wide.find("maxReplicas: 4"), 14, "maxReplicas: 9");
+  wide.replace(wide.find("  autoscaling: {scaleToZeroAfter: 60s}\n"), 39, "  nodesPerReplica: 2\n");
+  cluster.Apply(wide);
+  ServiceControllerOptions options;
+  options.max_pod_writes_per_pass = 5;
+  ServiceController bounded(*cluster.store, cluster.cache, cluster.clock, options);
+  // Two pods a replica, five pod writes a pass: two whole replicas.
+  ASSERT_TRUE(bounded.RunOnce().ok());
+  EXPECT_EQ(ServicePods().size(), 4u);
+  EXPECT_EQ(State().versions.at(0).desired_replicas, 9);
+  EXPECT_EQ(State().versions.at(0).replicas, 2);
+  ASSERT_TRUE(bounded.RunOnce().ok());
+  EXPECT_EQ(ServicePods().size(), 8u);
+  // Deleted between passes: nothing more is created, and its unplaced pods go, a bounded number
+  // a pass (whole replicas: three of four, six pod deletions), the rest at the next.
+  ASSERT_TRUE(cluster.store->Delete({"Service", "default", "llm"}).has_value());
+  ASSERT_TRUE(bounded.RunOnce().ok());
+  EXPECT_EQ(ServicePods().size(), 2u);
+  ASSERT_TRUE(bounded.RunOnce().ok());
+  EXPECT_TRUE(ServicePods().empty());
+}
+
 }  // namespace
 }  // namespace strata::controller

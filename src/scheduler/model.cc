@@ -95,6 +95,8 @@ std::string_view PendingTierName(PendingTier tier) {
       return "BlockedByStrictFIFO";
     case PendingTier::kInvalid:
       return "Invalid";
+    case PendingTier::kExceedsClusterCapacity:
+      return "ExceedsClusterCapacity";
   }
   return "Unknown";
 }

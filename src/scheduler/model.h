@@ -241,6 +241,8 @@ enum class PendingTier {
   kUnschedulable,
   kBlockedByStrictFifo,
   kInvalid,
+  // More than the whole cluster holds with nothing else running: no wait or preemption helps.
+  kExceedsClusterCapacity,
 };
 
 // "WaitingForQuota", "TopologyPlacementFailed", ...

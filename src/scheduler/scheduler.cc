@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "common/check.h"
+#include "scheduler/capacity_ceiling.h"
 #include "scheduler/cycle_state.h"
 #include "scheduler/mig.h"
 #include "scheduler/queue_order.h"
@@ -81,11 +82,18 @@ class Cycle {
 Decisions Cycle::Run(const std::vector<Workload>& pending) {
   std::vector<QueueGroup> groups;
   std::unordered_map<int, size_t> group_of;
+  const CapacityCeiling ceiling(state_.cluster);
   for (const Workload& w : pending) {
     const int queue = state_.ledger.QueueIndex(w.queue);
     std::string invalid = Invalid(w, state_, queue);
     if (!invalid.empty()) {
       AddPending(w, PendingTier::kInvalid, "", std::move(invalid));
+      continue;
+    }
+    // Left out of its queue: it would hold a reservation, or a StrictFIFO queue, forever.
+    std::string never = ceiling.NeverFits(w);
+    if (!never.empty()) {
+      AddPending(w, PendingTier::kExceedsClusterCapacity, "", std::move(never));
       continue;
     }
     auto [it, inserted] = group_of.try_emplace(queue, groups.size());

@@ -1,5 +1,10 @@
 #include "server/control_loops.h"
 
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <thread>
+
 #include "controller/idle_reclaim.h"
 #include "controller/job_controller.h"
 #include "controller/node_controller.h"
@@ -77,16 +82,15 @@ Result<std::shared_ptr<gateway::GatewayServer>> StartServing(
   return gateway;
 }
 
-// The node agent for every node the plane registered, on its own loop.
-Result<std::shared_ptr<node::NodeAgent>> StartNodeAgent(ControlPlane& plane,
-                                                        const std::string& data_dir,
-                                                        const ControlLoopsOptions& options,
-                                                        std::ostream& out) {
+// The node agent for every node the plane registered, on its own loop, into `running`.
+Status StartNodeAgent(ControlPlane& plane, const std::string& data_dir,
+                      const ControlLoopsOptions& options, RunningLoops& running,
+                      std::ostream& out) {
   node::ProcessRuntime::Options runtime_options;
   runtime_options.data_dir = data_dir;
   Result<std::unique_ptr<node::ProcessRuntime>> created =
       node::ProcessRuntime::Create(std::move(runtime_options));
-  if (!created) return Err(created.error());
+  if (!created) return created.error();
   std::shared_ptr<node::ProcessRuntime> runtime = std::move(*created);
   if (!runtime->limits_notice().empty()) {
     out << "strata: pods run without CPU and memory limits: " << runtime->limits_notice() << "\n";
@@ -113,7 +117,24 @@ Result<std::shared_ptr<node::NodeAgent>> StartNodeAgent(ControlPlane& plane,
                           std::move(agent_options)),
       [runtime](node::NodeAgent* gone) { delete gone; });
   plane.AddLoop("node agent", options.interval, [agent] { return agent->RunOnce(); }, {"Pod"});
-  return agent;
+  running.agent = std::move(agent);
+  running.runtime = std::move(runtime);
+  return Status::Ok();
+}
+
+// The uids of the pods `runtime` runs now: its pod directories under `data_dir` whose
+// processes are still running.
+std::vector<std::string> RunningPods(const node::ProcessRuntime& runtime,
+                                     const std::string& data_dir) {
+  std::vector<std::string> uids;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(std::filesystem::path(data_dir) / "pods", error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    std::string uid = it->path().filename().string();
+    Result<node::PodStatus> status = runtime.GetStatus(uid);
+    if (status && status->Running()) uids.push_back(std::move(uid));
+  }
+  return uids;
 }
 
 }  // namespace
@@ -126,8 +147,10 @@ Result<RunningLoops> StartControlLoops(ControlPlane& plane, const std::string& d
   store::Store& store = plane.store();
   cluster::Cache& cache = plane.cache();
   RunningLoops running;
+  running.stop_grace = std::chrono::seconds(options.stop_grace_seconds);
+  running.data_dir = data_dir;
   if (options.run_node_agent) {
-    ASSIGN_OR_RETURN(running.agent, StartNodeAgent(plane, data_dir, options, out));
+    RETURN_IF_ERROR(StartNodeAgent(plane, data_dir, options, running, out));
   }
 
   controller::SchedulerLoopOptions scheduler_options;
@@ -172,6 +195,23 @@ void StopControlLoops(RunningLoops& loops, bool keep_pods) {
   if (loops.gateway) loops.gateway->Stop();
   // The control loops are stopped, so nothing else touches the agent now.
   if (loops.agent && !keep_pods) loops.agent->StopEverything();
+}
+
+int StopPodsNow(const RunningLoops& loops) {
+  if (!loops.runtime) return 0;
+  int stopped = 0;
+  for (int sweep = 0; sweep < 2; ++sweep) {
+    std::vector<std::thread> stoppers;
+    for (std::string& uid : RunningPods(*loops.runtime, loops.data_dir)) {
+      stoppers.emplace_back([runtime = loops.runtime, uid = std::move(uid), &loops] {
+        Status status = runtime->Stop(uid, loops.stop_grace);
+        if (!status.ok()) spdlog::warn("stopping pod {}: {}", uid, status.ToString());
+      });
+    }
+    stopped += static_cast<int>(stoppers.size());
+    for (std::thread& stopper : stoppers) stopper.join();
+  }
+  return stopped;
 }
 
 }  // namespace strata::server

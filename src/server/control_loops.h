@@ -9,6 +9,7 @@
 #include "controller/training_pod.h"
 #include "gateway/server.h"
 #include "node/node_agent.h"
+#include "node/process_runtime.h"
 #include "server/control_plane.h"
 #include "server/service_token_ledger.h"
 
@@ -48,7 +49,10 @@ struct ControlLoopsOptions {
 // Everything StartControlLoops started, to stop with the plane.
 struct RunningLoops {
   std::shared_ptr<node::NodeAgent> agent;           // null without a node agent
+  std::shared_ptr<node::ProcessRuntime> runtime;    // the agent's; null without one
   std::shared_ptr<gateway::GatewayServer> gateway;  // null when the gateway is off
+  Duration stop_grace = std::chrono::seconds(10);   // a stopped pod's SIGTERM to SIGKILL
+  std::string data_dir;                             // where the pods' files are
 };
 
 // Starts, on `plane`, each on a thread of its own reading the plane's cache: the scheduler
@@ -69,5 +73,11 @@ Result<RunningLoops> StartControlLoops(ControlPlane& plane, const std::string& d
 // Stops what StartControlLoops started, after plane.Stop(): the gateway, and unless `keep_pods`
 // the pods' processes.
 void StopControlLoops(RunningLoops& loops, bool keep_pods);
+
+// Stops the processes of every pod the runtime runs, all at once (SIGTERM, the stop grace, then
+// SIGKILL), without the node agent: for a stop whose control loops did not end in time. Safe
+// while those loops still run (the runtime is thread-safe); a pod the agent starts meanwhile is
+// caught by a second sweep. Returns how many pods were stopped.
+int StopPodsNow(const RunningLoops& loops);
 
 }  // namespace strata::server

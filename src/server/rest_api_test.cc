@@ -334,6 +334,38 @@ l9: &l9 [*l8, *l8, *l8, *l8, *l8, *l8, *l8, *l8, *l8, *l8]
   EXPECT_EQ(fits->status, 201) << fits->body;
 }
 
+TEST_F(RestApiTest, ReplicasAboveTheirCeilingAreRefusedNamingTheField) {
+  Start();
+  auto created = Post("/apis/strata.dev/v1alpha1/namespaces/team-a/jobs", kJob);
+  ASSERT_TRUE(created) << created.error().ToString();
+  int64_t before = store_->CurrentVersion();
+
+  // Scaling a stored Job up past the ceiling: the update is refused, the Job kept as it was.
+  std::string huge_job = kJob;
+  huge_job.replace(huge_job.find("replicas: 2"), 11, "replicas: 1000000000");
+  auto scaled = client_->Call("PUT", "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs/train",
+                              huge_job, "application/yaml");
+  ASSERT_FALSE(scaled);
+  EXPECT_EQ(scaled.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(scaled.error().message(),
+              HasSubstr("spec.replicas: 1000000000 exceeds the limit of 10000"));
+
+  // The issue's Service, through the apply path.
+  auto service = Post(RestApi::kApplyPath, R"(apiVersion: strata.dev/v1alpha1
+kind: Service
+metadata: {name: chat, namespace: team-a}
+spec:
+  model: chat
+  engine: {command: [vllm, serve, m]}
+  minReplicas: 1000000000
+)");
+  ASSERT_FALSE(service);
+  EXPECT_EQ(service.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(service.error().message(),
+              HasSubstr("spec.minReplicas: 1000000000 exceeds the limit of 10000"));
+  EXPECT_EQ(store_->CurrentVersion(), before);
+}
+
 TEST_F(RestApiTest, ApplyCreatesEveryObjectThenReportsThemUnchanged) {
   Start();
   auto first = Post(RestApi::kApplyPath, kQueues);

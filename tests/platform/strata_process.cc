@@ -168,6 +168,10 @@ int UpProcess::Terminate() {
   return WaitExit();
 }
 
+void UpProcess::Signal(int signal) {
+  if (pid_ > 0) kill(pid_, signal);
+}
+
 int UpProcess::WaitExit() {
   if (pid_ <= 0) return -1;
   if (out_fd_ >= 0) output_ += ReadAll(out_fd_);

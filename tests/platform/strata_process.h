@@ -58,6 +58,8 @@ class UpProcess {
   void Kill();
   // Sends SIGTERM and returns the exit status after the process ended.
   int Terminate();
+  // Sends `signal` and returns at once.
+  void Signal(int signal);
   // Waits for a process that is expected to exit on its own; returns its exit code.
   int WaitExit();
 
