@@ -79,7 +79,7 @@ spec:
           .some((d) => d.textContent === '8000GPUs')],
         ['jobs_ms', '#jobs', () => document.querySelectorAll('.vlist .row').length > 0],
         ['queues_ms', '#queues', () => [...document.querySelectorAll('.vlist .row')]
-          .some((r) => r.textContent.includes('nodes are available'))],
+          .some((r) => r.textContent.includes('can never fit this cluster'))],
       ]) {
         const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
         if (!paged) {

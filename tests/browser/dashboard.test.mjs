@@ -89,16 +89,16 @@ test('a job submitted through the API appears and changes state', limit, async (
 });
 
 test('a pending job shows why it waits', limit, async () => {
-  // 40 GPUs in one gang: more than the cluster has, so the scheduler explains.
+  // 40 GPUs in one gang: more than the whole cluster has, so the scheduler says it never fits.
   await apply(up, job('too-big', 8, ['sleep', '600'], 5));
   await page.goto(`${up.url}/#queues`);
   const row = page.locator('.vlist .row', { hasText: 'team-a/too-big' });
   await row.waitFor(wait);
   await page.waitForFunction(() => [...document.querySelectorAll('.vlist .row')]
-    .some((r) => r.textContent.includes('team-a/too-big') && r.textContent.includes('nodes are available')),
+    .some((r) => r.textContent.includes('team-a/too-big') && r.textContent.includes('can never fit')),
   null, wait);
   const text = await row.textContent();
-  assert.match(text, /0\/4 nodes are available/);
+  assert.match(text, /can never fit this cluster: 5 pods of 8 GPUs/);
   // The queues' GPU quota comes from /metrics, read for the queue families only.
   await page.waitForFunction(() => [...document.querySelectorAll('.vlist .row')].some((r) => {
     const cells = [...r.querySelectorAll('.cell')].map((c) => c.textContent);
@@ -111,6 +111,6 @@ test('a pending job shows why it waits', limit, async () => {
   const jobRow = page.locator('.vlist .row', { hasText: 'team-a/too-big' });
   await jobRow.waitFor(wait);
   await jobRow.click();
-  await page.locator('.detail', { hasText: 'nodes are available' }).waitFor(wait);
+  await page.locator('.detail', { hasText: 'can never fit this cluster' }).waitFor(wait);
   await screenshot('pending-job-detail');
 });
