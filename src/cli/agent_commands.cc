@@ -11,7 +11,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <fstream>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -24,6 +24,7 @@
 #include "client/api_client.h"
 #include "client/remote_store.h"
 #include "cluster/indexes.h"
+#include "common/atomic_file.h"
 #include "common/clock.h"
 #include "kube/client.h"
 #include "kubestore/kube_store.h"
@@ -35,6 +36,7 @@
 #include "server/control_plane.h"
 #include "server/inventory_agent.h"
 #include "server/kubelet_endpoint.h"
+#include "server/access_tokens.h"
 #include "server/node_access.h"
 #include "server/node_heartbeat.h"
 #include "server/node_registration.h"
@@ -69,18 +71,6 @@ std::string HostName() {
   return name;
 }
 
-// The first non-blank line of the join token file.
-Result<std::string> ReadJoinToken(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return Err(InvalidArgumentError("--join-token \"" + path + "\": cannot be read"));
-  std::string line;
-  while (std::getline(file, line)) {
-    size_t begin = line.find_first_not_of(" \t\r");
-    if (begin == std::string::npos) continue;
-    return line.substr(begin, line.find_last_not_of(" \t\r") - begin + 1);
-  }
-  return Err(InvalidArgumentError("--join-token \"" + path + "\": holds no token"));
-}
 
 // This machine's node as the agent registers it: the GPUs NVML finds, or the
 // first node of the simulated shape, named `options.name`.
@@ -107,17 +97,43 @@ Result<api::Node> DiscoverNode(const AgentOptions& options, std::ostream& out) {
       RealClock::Instance().Now())[0];
 }
 
-// Joins the control plane; returns the node credential.
-Result<std::string> Join(const AgentOptions& options, const api::Node& node) {
-  ASSIGN_OR_RETURN(std::string join_token, ReadJoinToken(options.join_token_file));
+// Where an agent keeps the node credential it was given, to join again with it after a restart
+// (a join token admits a node name once).
+std::string CredentialFile(const AgentOptions& options) {
+  return options.data_dir + "/node-credential";
+}
+
+// POSTs `node` to the join endpoint with `token`; returns the node credential.
+Result<std::string> JoinWith(const AgentOptions& options, const api::Node& node,
+                             const std::string& token) {
   ASSIGN_OR_RETURN(std::unique_ptr<client::ApiClient> client,
-                   client::ApiClient::Create(options.server, join_token));
+                   client::ApiClient::Create(options.server, token));
   ASSIGN_OR_RETURN(nlohmann::json credential,
                    client->Call("POST", server::NodeAccess::kJoinPath,
                                 api::EncodeObject(api::Object(node)).dump(), "application/json"));
-  std::string token = credential.value("token", "");
-  if (token.empty()) return Err(InternalError("the server's join answer holds no token"));
-  return token;
+  std::string issued = credential.value("token", "");
+  if (issued.empty()) return Err(InternalError("the server's join answer holds no token"));
+  return issued;
+}
+
+// Joins the control plane: with the node credential kept from an earlier join when there is
+// one, else with the join token, keeping the credential it is given (readable by this user
+// only). Returns the node credential.
+Result<std::string> Join(const AgentOptions& options, const api::Node& node) {
+  const std::string kept_file = CredentialFile(options);
+  if (Result<std::vector<std::string>> kept = server::ReadTokenFile(kept_file, "node credential")) {
+    Result<std::string> rejoined = JoinWith(options, node, kept->front());
+    if (rejoined || rejoined.error().code() != StatusCode::kUnauthenticated) return rejoined;
+    std::cerr << "strata agent: the kept node credential is no longer valid ("
+              << rejoined.error().message() << "); joining with the join token" << std::endl;
+  }
+  ASSIGN_OR_RETURN(std::vector<std::string> join_tokens,
+                   server::ReadTokenFile(options.join_token_file, "--join-token"));
+  ASSIGN_OR_RETURN(std::string credential, JoinWith(options, node, join_tokens.front()));
+  std::error_code made;
+  std::filesystem::create_directories(options.data_dir, made);
+  RETURN_IF_ERROR(ReplaceFileAtomically(kept_file, credential + "\n", 0600));
+  return credential;
 }
 
 // Where the agent keeps its node's state: the control plane's REST API (joined with the join

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <vector>
 
+#include "common/atomic_file.h"
+
 namespace strata::client {
 namespace {
 
@@ -90,21 +92,7 @@ Status RememberCredential(const std::string& path, const std::string& server,
   }
   std::string text;
   for (const auto& [each, secret] : lines) text += each + " " + secret + "\n";
-  const std::string temporary = path + ".tmp";
-  Status result = Status::Ok();
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    result = Unavailable(temporary, "cannot be written");
-  } else {
-    const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    const bool synced = ::fsync(fd) == 0;
-    ::close(fd);
-    if (!written || !synced) {
-      result = Unavailable(temporary, "cannot be written");
-    } else if (::rename(temporary.c_str(), path.c_str()) != 0) {
-      result = Unavailable(path, "cannot be replaced");
-    }
-  }
+  Status result = ReplaceFileAtomically(path, text, 0600);
   ::close(lock);
   return result;
 }

@@ -58,14 +58,18 @@ bool NodeAccess::LooksLikeNodeCredential(std::string_view token) {
   return token.find_first_not_of("0123456789abcdef", dot + 1) == std::string_view::npos;
 }
 
-Result<nlohmann::json> NodeAccess::Join(std::string_view join_token, std::string_view body) {
+Result<nlohmann::json> NodeAccess::Join(std::string_view token, bool admin,
+                                        std::string_view body) {
   if (join_tokens_.empty()) {
     return Err(PermissionDeniedError(
         "joining is off on this server (start it with strata up --join-token-file FILE)"));
   }
-  bool accepted = false;
-  for (const std::string& token : join_tokens_) accepted |= SameSecret(join_token, token);
-  if (!accepted) return Err(UnauthenticatedError("the join token is not valid for this server"));
+  bool join_token = false;
+  for (const std::string& accepted : join_tokens_) join_token |= SameSecret(token, accepted);
+  const bool node_credential = !admin && !join_token && LooksLikeNodeCredential(token);
+  if (!admin && !join_token && !node_credential) {
+    return Err(UnauthenticatedError("the join token is not valid for this server"));
+  }
 
   ASSIGN_OR_RETURN(std::vector<api::Object> objects,
                    DecodeRequestBody(body, "request body", std::nullopt));
@@ -74,6 +78,16 @@ Result<nlohmann::json> NodeAccess::Join(std::string_view join_token, std::string
     return Err(InvalidArgumentError("request body: expected one Node to join"));
   }
   const std::string& name = node->metadata.name;
+  if (node_credential) {
+    // An agent joining again with what it was given: only its own node's, and still current.
+    Result<std::string> owner = NodeOf(token);
+    if (!owner || *owner != name) {
+      return Err(UnauthenticatedError("the node credential is not valid for node \"" + name +
+                                      "\" (an agent that lost it joins again after an admin "
+                                      "deletes the node: strata delete node " +
+                                      name + ")"));
+    }
+  }
   for (int attempt = 0;; ++attempt) {
     Result<store::Object> existing_node = store_.Get({"Node", "", name});
     Result<store::Object> existing_credential = store_.Get(CredentialKey(name));
@@ -82,22 +96,36 @@ Result<nlohmann::json> NodeAccess::Join(std::string_view join_token, std::string
                                     "\" is registered by the control plane itself; join under "
                                     "another name (strata agent --name)"));
     }
+    if (existing_node && existing_credential && join_token) {
+      return Err(PermissionDeniedError(
+          "node \"" + name +
+          "\" has joined already: its agent joins again with its node credential (kept in its "
+          "data dir); a join token admits a name once, until an admin deletes the node "
+          "(strata delete node " +
+          name + ")"));
+    }
     ASSIGN_OR_RETURN(store::Write registration, RegistrationWrite(store_, *node));
     std::vector<store::Write> writes = {std::move(registration)};
-    ASSIGN_OR_RETURN(std::string secret, NewSecret());
-    std::string token = name + "." + secret;
-    store::Object credential;
-    credential.key = CredentialKey(name);
-    credential.body = {{"token", token}};
-    if (existing_credential) credential.resource_version = existing_credential->resource_version;
-    writes.push_back(
-        {existing_credential ? store::WriteOp::kUpdate : store::WriteOp::kCreate, credential});
+    std::string issued;
+    if (node_credential) {
+      // Kept: an agent that restarts mid-join and never saw an answer still holds a good one.
+      issued = std::string(token);
+    } else {
+      ASSIGN_OR_RETURN(std::string secret, NewSecret());
+      issued = name + "." + secret;
+      store::Object credential;
+      credential.key = CredentialKey(name);
+      credential.body = {{"token", issued}};
+      if (existing_credential) credential.resource_version = existing_credential->resource_version;
+      writes.push_back(
+          {existing_credential ? store::WriteOp::kUpdate : store::WriteOp::kCreate, credential});
+    }
     Result<std::vector<store::Object>> written = store_.Apply(std::move(writes));
     if (written) {
       return nlohmann::json{{"kind", "NodeCredential"},
                             {"apiVersion", "strata.dev/v1alpha1"},
                             {"nodeName", name},
-                            {"token", token}};
+                            {"token", issued}};
     }
     StatusCode code = written.error().code();
     bool raced = code == StatusCode::kConflict || code == StatusCode::kAlreadyExists;

@@ -21,8 +21,12 @@ inline constexpr char kNodeCredentialKind[] = "NodeCredential";
 // join token (`strata up --join-token-file`) as its bearer token. The node is registered
 // (created, or its status and labels updated) and a node credential is issued in the same store
 // batch: a random bearer token bound to the node's name, kept in the store so that a restarted
-// control plane still accepts it. Joining again issues a new credential; the old one stops
-// working. A name the control plane registered itself (its own inventory) cannot be joined.
+// control plane still accepts it. A join token admits a node name once, as a kubelet's bootstrap
+// token gives way to its own certificate: while the node exists with a credential, joining it
+// again takes that node's own credential (an agent that restarts: the credential is kept, and
+// the node's registration updated) or an admin's token (a new credential replaces the old one).
+// After an admin deleted the node, the join token admits the name again. A name the control
+// plane registered itself (its own inventory) cannot be joined.
 //
 // A node credential allows only what an agent needs: reading its own Node (get, or list/watch
 // with fieldSelector metadata.name=NODE), writing that Node's status, reading and renewing its
@@ -39,12 +43,14 @@ class NodeAccess {
   // `join_tokens` empty: joining is off.
   NodeAccess(store::Store& store, std::vector<std::string> join_tokens);
 
-  // Handles a join request with `join_token` and `body` (one Node, YAML or JSON). Returns the
-  // NodeCredential document {kind, apiVersion, nodeName, token}. Errors: PermissionDenied when
-  // joining is off; Unauthenticated for a wrong join token; InvalidArgument naming the field for
-  // a body that is not one valid Node; AlreadyExists for a node the control plane registered
+  // Handles a join request presenting `token` (a join token, or the node's own credential) and
+  // `body` (one Node, YAML or JSON); `admin`: the request carries an admin's token instead.
+  // Returns the NodeCredential document {kind, apiVersion, nodeName, token}. Errors:
+  // PermissionDenied when joining is off, or for a join token naming a node that has joined
+  // already; Unauthenticated for a token that is none of those; InvalidArgument naming the field
+  // for a body that is not one valid Node; AlreadyExists for a node the control plane registered
   // itself; the store's error otherwise, with nothing written.
-  Result<nlohmann::json> Join(std::string_view join_token, std::string_view body);
+  Result<nlohmann::json> Join(std::string_view token, bool admin, std::string_view body);
 
   // Whether `token` has the shape of a node credential ("NODE.HEX").
   static bool LooksLikeNodeCredential(std::string_view token);

@@ -293,20 +293,52 @@ TEST(NodeLeaseApiTest, AnApiWithoutLeasesServesNone) {
   EXPECT_EQ(read.error().code(), StatusCode::kNotFound);
 }
 
-TEST_F(NodeAccessTest, JoiningAgainReplacesTheCredential) {
+TEST_F(NodeAccessTest, AJoinTokenAdmitsANameOnceAndTheAgentRejoinsWithItsCredential) {
   auto first = Join("agent-1");
   ASSERT_TRUE(first);
-  auto second = Join("agent-1");
-  ASSERT_TRUE(second);
+  const std::string credential = (*first)["token"];
+
+  // Whoever holds the join token cannot take the joined node over.
+  auto taken = Join("agent-1");
+  ASSERT_FALSE(taken);
+  EXPECT_EQ(taken.error().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(taken.error().message(), HasSubstr("node \"agent-1\" has joined already"));
+  EXPECT_TRUE(server_.Client(credential)->Get("/api/v1/nodes/agent-1").has_value());
+
+  // The agent itself joins again with its credential, which stays valid.
+  auto again = Join("agent-1", credential);
+  ASSERT_TRUE(again) << again.error().ToString();
+  EXPECT_EQ((*again)["token"], credential);
+  EXPECT_TRUE(server_.Client(credential)->Get("/api/v1/nodes/agent-1").has_value());
+
+  // Another node's credential joins nothing but its own node.
+  auto other = Join("agent-2");
+  ASSERT_TRUE(other);
+  auto borrowed = Join("agent-1", (*other)["token"]);
+  ASSERT_FALSE(borrowed);
+  EXPECT_EQ(borrowed.error().code(), StatusCode::kUnauthenticated);
+}
+
+TEST_F(NodeAccessTest, AnAdminRejoinsANodeWithANewCredentialAndADeletedNodeJoinsAgain) {
+  auto first = Join("agent-1");
+  ASSERT_TRUE(first);
+  auto replaced = Join("agent-1", testing::TestApiServer::kAdminToken);
+  ASSERT_TRUE(replaced) << replaced.error().ToString();
+  EXPECT_NE((*replaced)["token"], (*first)["token"]);
   auto old = server_.Client((*first)["token"])->Get("/api/v1/nodes/agent-1");
   ASSERT_FALSE(old);
   EXPECT_EQ(old.error().code(), StatusCode::kUnauthenticated);
-  EXPECT_TRUE(server_.Client((*second)["token"])->Get("/api/v1/nodes/agent-1").has_value());
+  EXPECT_TRUE(server_.Client((*replaced)["token"])->Get("/api/v1/nodes/agent-1").has_value());
+
+  ASSERT_TRUE(server_.Client()->Call("DELETE", "/api/v1/nodes/agent-1"));
+  auto rejoined = Join("agent-1");
+  ASSERT_TRUE(rejoined) << rejoined.error().ToString();
+  EXPECT_TRUE(server_.Client((*rejoined)["token"])->Get("/api/v1/nodes/agent-1").has_value());
 }
 
 TEST_F(NodeAccessTest, CredentialsAreKeptInTheStoreAcrossRestarts) {
   NodeAccess before(server_.store(), {kJoinToken});
-  auto joined = before.Join(kJoinToken, NodeManifest("agent-1"));
+  auto joined = before.Join(kJoinToken, /*admin=*/false, NodeManifest("agent-1"));
   ASSERT_TRUE(joined) << joined.error().ToString();
   NodeAccess after(server_.store(), {kJoinToken});
   auto node = after.NodeOf((*joined)["token"].get<std::string>());

@@ -108,9 +108,12 @@ ApiReply RestApi::Handle(const net::HttpRequest& request) {
     if (path == NodeAccess::kJoinPath) {
       verb = "join";
       if (request.method != "POST") return Err(UnimplementedError("join takes POST with a Node"));
-      ASSIGN_OR_RETURN(
-          nlohmann::json credential,
-          node_access_.Join(BearerToken(request.Header("Authorization")), request.body));
+      const std::string_view token = BearerToken(request.Header("Authorization"));
+      bool admin = false;
+      for (const AccessToken& accepted : options_.tokens) {
+        admin |= accepted.admin() && SameSecret(token, accepted.token);
+      }
+      ASSIGN_OR_RETURN(nlohmann::json credential, node_access_.Join(token, admin, request.body));
       return JsonReply(201, credential);
     }
     if (path == "/healthz" || path == "/readyz" || path == "/livez") {

@@ -1,30 +1,10 @@
 #include "server/secure_api.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
+
 namespace strata::server {
-namespace {
-
-// Replaces `path` with `text`, readable (and writable) by its owner only when `mode` says so.
-Result<std::string> ReplaceFile(const std::string& path, const std::string& text, mode_t mode) {
-  const std::string temporary = path + ".tmp";
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  bool written = fd >= 0 && ::fchmod(fd, mode) == 0 &&
-                 ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  if (fd >= 0) ::close(fd);
-  if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
-    return Err(UnavailableError("\"" + path + "\" cannot be written: " + std::strerror(errno)));
-  }
-  return path;
-}
-
-}  // namespace
 
 std::string ReachableHost(const std::string& listen_host) {
   return listen_host == "0.0.0.0" || listen_host == "::" ? "127.0.0.1" : listen_host;
@@ -43,11 +23,15 @@ Result<std::string> WriteAdminKubeconfig(const std::string& data_dir, const std:
       {"users", {{{"name", "admin"}, {"user", {{"token", token}}}}}},
       {"contexts", {{{"name", "strata"}, {"context", {{"cluster", "strata"}, {"user", "admin"}}}}}},
       {"current-context", "strata"}};
-  return ReplaceFile(data_dir + "/" + kKubeconfigFileName, config.dump(2) + "\n", 0600);
+  const std::string path = data_dir + "/" + kKubeconfigFileName;
+  RETURN_IF_ERROR(ReplaceFileAtomically(path, config.dump(2) + "\n", 0600));
+  return path;
 }
 
 Result<std::string> WriteApiCertificate(const std::string& data_dir, const std::string& pem) {
-  return ReplaceFile(data_dir + "/" + kApiCertificateFileName, pem, 0644);
+  const std::string path = data_dir + "/" + kApiCertificateFileName;
+  RETURN_IF_ERROR(ReplaceFileAtomically(path, pem, 0644));
+  return path;
 }
 
 }  // namespace strata::server

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -542,6 +543,21 @@ TEST_F(PlatformTest, AnAgentJoinsRunsItsPodsAndLosingItRestartsTheJobElsewhere) 
       << moved.dump();
   CommandResult described = Cli({"describe", "job", "train"});
   EXPECT_THAT(described.out, HasSubstr("Restarts:         1 of at most 2"));
+
+  // Whoever holds the join token cannot take the node over: it has joined already.
+  std::vector<std::string> usurper = {"agent"};
+  for (const std::string& arg : agent_args(join_tokens)) usurper.push_back(arg);
+  usurper[std::find(usurper.begin(), usurper.end(), "--data-dir") - usurper.begin() + 1] =
+      data_.File("usurper");
+  CommandResult taken = RunStrata(usurper);
+  EXPECT_EQ(taken.exit_code, 1);
+  EXPECT_THAT(taken.err, HasSubstr("node \"agent-1\" has joined already"));
+  // The lost agent itself comes back with the credential it kept (its own to read only).
+  struct stat kept {};
+  ASSERT_EQ(stat(data_.File("agent/node-credential").c_str(), &kept), 0);
+  EXPECT_EQ(kept.st_mode & 0777, 0600);
+  UpProcess back;
+  EXPECT_TRUE(back.StartAgent(agent_args(join_tokens))) << back.output();
 }
 
 }  // namespace
