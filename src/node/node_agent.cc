@@ -53,12 +53,26 @@ std::string DescribeFailure(const ProcessStatus& process) {
   return process.name + " ended while the agent was away; its exit status is unknown";
 }
 
-// The first process that ended without success, or nullptr.
+// The process that failed first, or nullptr: by when it ended, so that the process whose
+// failure brought the others down is named rather than one that failed because of it. Those
+// whose end time is unknown (lost) come after the others, in the pod's order.
 const ProcessStatus* FirstFailure(const PodStatus& status) {
+  const ProcessStatus* first = nullptr;
+  auto key = [](const ProcessStatus& process) {
+    return std::pair(process.end_time_ns == 0, process.end_time_ns);
+  };
   for (const ProcessStatus& process : status.processes) {
-    if (!DescribeFailure(process).empty()) return &process;
+    if (DescribeFailure(process).empty()) continue;
+    if (first == nullptr || key(process) < key(*first)) first = &process;
   }
-  return nullptr;
+  return first;
+}
+
+// When `process` ended, as an RFC 3339 time to the microsecond; `fallback` when unknown.
+std::string EndTime(const ProcessStatus* process, const std::string& fallback) {
+  if (process == nullptr || process->end_time_ns == 0) return fallback;
+  return FormatRfc3339Micro(TimePoint(
+      std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(process->end_time_ns))));
 }
 
 // Shell's convention: the exit code, or 128 + the signal.
@@ -328,7 +342,9 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
     }
     std::optional<int64_t> code;
     if (failed != nullptr) code = ExitCode(*failed);
-    MarkFailed(after, std::move(reason), std::move(detail), code, now);
+    // When the failing process ended, not when this pass saw it: the job controller names the
+    // pod that failed first.
+    MarkFailed(after, std::move(reason), std::move(detail), code, EndTime(failed, now));
   }
   if (after.status.phase == api::PodPhase::kRunning && pod.spec.owner.kind == "Job") {
     ReportCheckpoint(pass, pod, after);

@@ -286,6 +286,22 @@ TEST_F(NodeAgentTest, OneWorkerFailingStopsThePodsOthers) {
   EXPECT_EQ(done.status.message, "rank-1 exited with code 4");
 }
 
+TEST_F(NodeAgentTest, TheFailureNamedIsTheProcessThatEndedFirstNotTheFirstInThePod) {
+  // rank-1 fails; rank-0 fails only after rank-1 is gone (a knock-on failure).
+  const std::string fifo = data_.File("rank-1-pid");
+  testing::MakeFifo(fifo);
+  store::Object created = Create(TrainingShellPod(
+      "knock-on", 0, 2,
+      "if [ \"$LOCAL_RANK\" = 1 ]; then echo $$ > " + fifo + "; exit 7; fi; read pid < " + fifo +
+          "; while kill -0 $pid 2>/dev/null; do sleep 0.01; done; exit 1"));
+  RunPass();                                               // starts them
+  ASSERT_TRUE(runtime_->WaitForExit(created.uid, kWait));  // both end before the agent looks
+  api::Pod done = RunUntilTerminal(created);
+  EXPECT_EQ(done.status.phase, api::PodPhase::kFailed);
+  EXPECT_EQ(done.status.exit_code, 7);
+  EXPECT_EQ(done.status.message, "rank-1 exited with code 7");
+}
+
 TEST_F(NodeAgentTest, AStopRequestEndsTheProcessesWithTheReason) {
   store::Object created = Create(ShellPod("victim", "node-a", "exec sleep 60"));
   RunPass();
