@@ -57,6 +57,7 @@ struct AgentOptions {
   std::string kubelet_client_ca_file;
   double sim_startup_delay_seconds = 5;  // engine-sim replicas on a simulated node
   int64_t heartbeat_seconds = 10;
+  bool allow_root_pods = false;
   int64_t pass_milliseconds = 500;
   // The inventory role: this node's GPUs on its Node, DCGM figures on metrics_listen.
   bool inventory = false;
@@ -191,6 +192,7 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
   agent_options.node_names = {options.name};
   agent_options.data_dir = options.data_dir;
   agent_options.base_env = node::DefaultBaseEnvironment();
+  agent_options.allow_root_pods = options.allow_root_pods;
   if (!options.simulate.empty()) {
     // Simulated GPUs run no real engine: Service replicas run engine-sim in its place.
     node::EngineSimSubstitution engine_sim;
@@ -301,6 +303,10 @@ STRATA_REGISTER_COMMANDS("agent", [](CLI::App& app) {
                     "With --kubeconfig: the CA of the API server's kubelet client certificate "
                     "(default: the CA the kubeconfig trusts)");
   agent->add_option("--name", options->name, "This node's name (default: the host name)");
+  agent->add_flag("--allow-root-pods", options->allow_root_pods,
+                  "When the agent runs as root, let pods that ask for it "
+                  "(securityContext.runAsUser: 0) run as root; other pods run as nobody or the "
+                  "user they name");
   agent->add_option("--simulate", options->simulate,
                     "Simulated inventory NODESxGPUS:MODEL; the first node is this one");
   agent->add_option("--data-dir", options->data_dir, "Where pods' logs and state live")

@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <thread>
 
@@ -15,6 +17,7 @@
 #include "api/torchrun_env.h"
 #include "cluster/indexes.h"
 #include "node/engine_endpoint.h"
+#include "node/pod_identity.h"
 #include "observe/cluster_gpus.h"
 
 namespace strata::node {
@@ -145,6 +148,12 @@ std::string NodeAgent::CheckpointDir(const std::string& namespace_name, const st
 
 Status NodeAgent::RunOnce() {
   if (!adopted_) {
+    if (geteuid() == 0) {
+      // Pods run as other users; the control plane's own files stay out of their reach.
+      if (Status opened = OpenDataDirToPods(options_.data_dir); !opened.ok()) {
+        spdlog::warn("node agent: {}", opened.ToString());
+      }
+    }
     for (const PodStatus& status : runtime_.Adopt()) known_.insert(status.uid);
     adopted_ = true;
   }
@@ -356,6 +365,8 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
                                         api::Pod& after) {
   PodSpec spec;
   spec.uid = raw.uid;
+  ASSIGN_OR_RETURN(spec.run_as, PodIdentity(pod.spec.template_.security_context, geteuid(),
+                                            options_.allow_root_pods));
   if (IsReplica(pod)) {
     ASSIGN_OR_RETURN(spec.processes, BuildReplicaProcesses(pass, pod, after));
     for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
@@ -383,6 +394,13 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
     // Watch from the start, so that the first checkpoint is seen.
     Result<CheckpointWatcher*> watcher = WatchCheckpoints(training.checkpoint_dir);
     if (!watcher) return Err(watcher.error());
+    // The workers write there. Only a directory strata made is given to them, never one the
+    // manifest names elsewhere (that is the user's to prepare).
+    if (spec.run_as && training.checkpoint_dir.rfind(options_.data_dir + "/checkpoints/", 0) == 0 &&
+        chown(training.checkpoint_dir.c_str(), spec.run_as->uid, spec.run_as->gid) != 0) {
+      return Err(InternalError(
+          fmt::format("chown {}: {}", training.checkpoint_dir, std::strerror(errno))));
+    }
   } else {
     ASSIGN_OR_RETURN(
         api::Environment env,
