@@ -50,8 +50,11 @@ std::string DescribeFailure(const ProcessStatus& process) {
   if (process.exit_code)
     return fmt::format("{} exited with code {}", process.name, *process.exit_code);
   if (process.signal) {
-    return fmt::format("{} was killed by signal {} ({})", process.name, *process.signal,
-                       SignalName(*process.signal));
+    return fmt::format("{} was {} by signal {} ({})", process.name,
+                       process.fenced ? "stopped (fenced: the node's lease with the control plane "
+                                        "lapsed)"
+                                      : "killed",
+                       *process.signal, SignalName(*process.signal));
   }
   return process.name + " ended while the agent was away; its exit status is unknown";
 }

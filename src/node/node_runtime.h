@@ -63,6 +63,7 @@ struct ProcessStatus {
   // supervisor was gone too).
   std::string log_path;
   int64_t end_time_ns = 0;  // wall clock when it ended, ns since the Unix epoch; 0: unknown
+  bool fenced = false;      // stopped by its pod's supervisor because the node's lease lapsed
 
   bool Succeeded() const { return state == ProcessState::kExited && exit_code == 0; }
 };

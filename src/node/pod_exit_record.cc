@@ -34,6 +34,7 @@ Status WriteExitRecord(const std::string& dir, const std::string& name, const Ex
   json document = {{"end_time_ns", record.end_time_ns}};
   if (record.exit_code) document["exit_code"] = *record.exit_code;
   if (record.signal) document["signal"] = *record.signal;
+  if (record.fenced) document["fenced"] = true;
   const std::string path = dir + "/" + name;
   const std::string temporary = path + ".tmp";
   int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -78,6 +79,10 @@ Result<ExitRecord> ReadExitRecord(const std::string& dir, const std::string& nam
   if (document.contains("signal")) {
     if (!document["signal"].is_number_integer()) return bad("signal");
     record.signal = document["signal"].get<int>();
+  }
+  if (document.contains("fenced")) {
+    if (!document["fenced"].is_boolean()) return bad("fenced");
+    record.fenced = document["fenced"].get<bool>();
   }
   if (record.exit_code.has_value() == record.signal.has_value()) {
     return bad("exit_code/signal (exactly one is set)");

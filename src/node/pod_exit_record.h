@@ -17,6 +17,7 @@ struct ExitRecord {
   std::optional<int> exit_code;  // set when it called exit()
   std::optional<int> signal;     // set when a signal ended it
   int64_t end_time_ns = 0;       // wall clock when it was reaped, ns since the Unix epoch
+  bool fenced = false;           // the supervisor stopped it because the node's lease lapsed
 };
 
 // "<pod_dir>/exits": the directory of a pod's exit records.

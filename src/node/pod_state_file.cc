@@ -35,6 +35,7 @@ Status WritePodStateFile(const std::string& path, const PodStatus& status) {
     if (process.exit_code) entry["exit_code"] = *process.exit_code;
     if (process.signal) entry["signal"] = *process.signal;
     if (process.end_time_ns != 0) entry["end_time_ns"] = process.end_time_ns;
+    if (process.fenced) entry["fenced"] = true;
     processes.push_back(std::move(entry));
   }
   std::string text = json{{"uid", status.uid},
@@ -120,6 +121,10 @@ Result<PodStatus> ReadPodStateFile(const std::string& path) {
     if (entry.contains("end_time_ns")) {
       if (!entry["end_time_ns"].is_number_integer()) return bad(field + ".end_time_ns");
       process.end_time_ns = entry["end_time_ns"].get<int64_t>();
+    }
+    if (entry.contains("fenced")) {
+      if (!entry["fenced"].is_boolean()) return bad(field + ".fenced");
+      process.fenced = entry["fenced"].get<bool>();
     }
     status.processes.push_back(std::move(process));
   }

@@ -23,6 +23,8 @@ namespace strata::node {
 namespace {
 
 constexpr char kSupervisorVariable[] = "STRATA_POD_SUPERVISOR";
+// How long fenced processes get between SIGTERM and SIGKILL.
+constexpr int64_t kFenceGraceNs = int64_t{5} * 1000 * 1000 * 1000;
 
 // Runs before main() in every program that links the runtime; only a supervisor (started with
 // kSupervisorVariable set) goes no further. It touches no other static object, whose
@@ -206,26 +208,50 @@ int RunPodSupervisor(const std::string& pod_dir) {
   close(null_fd);
 
   const std::string exits = ExitRecordDir(pod_dir);
+  // SIGCHLD stays blocked and is waited for with a timeout, so that the lease is looked at
+  // while the workers run; workers start with nothing blocked.
+  sigset_t child_signal;
+  sigemptyset(&child_signal);
+  sigaddset(&child_signal, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &child_signal, nullptr);
+  std::optional<int64_t> fenced_at;  // when the lease was found lapsed
   while (!workers.empty()) {
     siginfo_t info{};
-    if (waitid(P_ALL, 0, &info, WEXITED) != 0) {
-      if (errno == EINTR) continue;
-      std::fprintf(stderr, "waitid: %s\n", std::strerror(errno));
-      return 1;
+    while (!workers.empty() && waitid(P_ALL, 0, &info, WEXITED | WNOHANG) == 0 &&
+           info.si_pid != 0) {
+      auto worker = workers.find(info.si_pid);
+      if (worker == workers.end()) continue;
+      ExitRecord record;
+      if (info.si_code == CLD_EXITED) {
+        record.exit_code = info.si_status;
+      } else {
+        record.signal = info.si_status;
+      }
+      record.end_time_ns = NowNs();
+      record.fenced = fenced_at.has_value();
+      if (Status written = WriteExitRecord(exits, worker->second, record); !written.ok()) {
+        std::fprintf(stderr, "%s\n", written.ToString().c_str());
+      }
+      workers.erase(worker);
+      info = {};
     }
-    auto worker = workers.find(info.si_pid);
-    if (worker == workers.end()) continue;
-    ExitRecord record;
-    if (info.si_code == CLD_EXITED) {
-      record.exit_code = info.si_status;
-    } else {
-      record.signal = info.si_status;
+    if (workers.empty()) break;
+    const int64_t now = NowNs();
+    std::optional<int64_t> lease =
+        spec->lease_file.empty() ? std::nullopt : ReadLeaseFile(spec->lease_file);
+    if (!fenced_at && lease && now > *lease) {
+      fenced_at = now;
+      std::fprintf(stderr,
+                   "fencing: the node's lease lapsed %.1f s ago (its agent lost the control "
+                   "plane); stopping the pod's processes\n",
+                   static_cast<double>(now - *lease) / 1e9);
+      for (const auto& [pid, name] : workers) kill(pid, SIGTERM);
     }
-    record.end_time_ns = NowNs();
-    if (Status written = WriteExitRecord(exits, worker->second, record); !written.ok()) {
-      std::fprintf(stderr, "%s\n", written.ToString().c_str());
+    if (fenced_at && now - *fenced_at > kFenceGraceNs) {
+      for (const auto& [pid, name] : workers) kill(pid, SIGKILL);
     }
-    workers.erase(worker);
+    const timespec tick{1, 0};
+    sigtimedwait(&child_signal, nullptr, &tick);
   }
   return 0;
 }

@@ -1,7 +1,12 @@
 #include "node/pod_supervisor_protocol.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <charconv>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 namespace strata::node {
@@ -35,6 +40,7 @@ std::string EncodeSupervisorSpec(const SupervisorSpec& spec) {
   json document = {{"processes", processes}, {"path", spec.path}};
   if (spec.uid) document["uid"] = *spec.uid;
   if (spec.gid) document["gid"] = *spec.gid;
+  if (!spec.lease_file.empty()) document["lease_file"] = spec.lease_file;
   return document.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
@@ -51,6 +57,10 @@ Result<SupervisorSpec> DecodeSupervisorSpec(const std::string& line) {
     if (!document.contains(field)) continue;
     if (!document[field].is_number_unsigned()) return Err(Malformed(kWhat, field));
     (field[0] == 'u' ? spec.uid : spec.gid) = document[field].get<uint32_t>();
+  }
+  if (document.contains("lease_file")) {
+    if (!document["lease_file"].is_string()) return Err(Malformed(kWhat, "lease_file"));
+    spec.lease_file = document["lease_file"].get<std::string>();
   }
   if (!document.contains("processes") || !document["processes"].is_array() ||
       document["processes"].empty()) {
@@ -80,6 +90,32 @@ Result<SupervisorSpec> DecodeSupervisorSpec(const std::string& line) {
     spec.processes.push_back(std::move(process));
   }
   return spec;
+}
+
+Status WriteLeaseFile(const std::string& path, int64_t valid_until_ns) {
+  const std::string temporary = path + ".tmp";
+  const std::string text = std::to_string(valid_until_ns) + "\n";
+  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return InternalError(fmt::format("create {}: {}", temporary, std::strerror(errno)));
+  bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  if (!written || rename(temporary.c_str(), path.c_str()) != 0) {
+    return InternalError(fmt::format("write {}: {}", path, std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
+std::optional<int64_t> ReadLeaseFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buffer[32];
+  ssize_t n = read(fd, buffer, sizeof buffer);
+  close(fd);
+  if (n <= 0) return std::nullopt;
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(buffer, buffer + n, value);
+  if (error != std::errc() || end == buffer) return std::nullopt;
+  return value;
 }
 
 std::string EncodeSupervisorReport(const SupervisorReport& report) {

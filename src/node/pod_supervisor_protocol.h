@@ -37,7 +37,18 @@ struct SupervisorSpec {
   // The identity the workers run as; unset: the supervisor's own.
   std::optional<uid_t> uid;
   std::optional<gid_t> gid;
+  // The node's lease file (WriteLeaseFile); empty, or no such file: the pod is never fenced.
+  std::string lease_file;
 };
+
+// The node's lease, for fencing: the node agent writes into `path` (atomically) the wall-clock
+// time until which its last renewal with the control plane holds. A pod's supervisor that finds
+// that time passed stops the pod's processes (SIGTERM, then SIGKILL after a grace): the control
+// plane may start their replacements elsewhere once the node's lease lapsed, and two copies of
+// the same work must not run. Internal on an I/O error.
+Status WriteLeaseFile(const std::string& path, int64_t valid_until_ns);
+// The time written by WriteLeaseFile; nullopt when there is no file or it is malformed.
+std::optional<int64_t> ReadLeaseFile(const std::string& path);
 
 struct StartedProcess {
   pid_t pid = 0;

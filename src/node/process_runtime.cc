@@ -341,6 +341,12 @@ std::string ProcessRuntime::PodDir(std::string_view uid) const {
   return fmt::format("{}/pods/{}", options_.data_dir, uid);
 }
 
+Status ProcessRuntime::RenewLease(TimePoint valid_until) {
+  return WriteLeaseFile(
+      options_.data_dir + "/pods/lease",
+      std::chrono::duration_cast<std::chrono::nanoseconds>(valid_until.time_since_epoch()).count());
+}
+
 void ProcessRuntime::SuperviseLoop() {
   using std::chrono::steady_clock;
   auto next_rotation = steady_clock::now() + options_.log_check_interval;
@@ -460,6 +466,7 @@ bool ProcessRuntime::ApplyExitRecordLocked(Pod& pod, size_t index, Ended* ended)
   process.exit_code = record->exit_code;
   process.signal = record->signal;
   process.end_time_ns = record->end_time_ns;
+  process.fenced = record->fenced;
   ended->emplace_back(pod.status.uid, process);
   return true;
 }
@@ -561,6 +568,7 @@ Result<int> ProcessRuntime::SpawnPod(const PodSpec& spec, Pod* pod) {
   SupervisorSpec supervised;
   const char* path = std::getenv("PATH");
   supervised.path = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  supervised.lease_file = options_.data_dir + "/pods/lease";
   for (const ProcessSpec& process : spec.processes) {
     supervised.processes.push_back({process.name, process.argv, BuildEnvironment(spec, process),
                                     process.working_dir.empty() ? dir : process.working_dir,

@@ -88,6 +88,12 @@ class ProcessRuntime final : public NodeRuntime {
   // The directory holding a pod's state file and logs.
   std::string PodDir(std::string_view uid) const;
 
+  // Records that the node's lease with the control plane holds until `valid_until`: once that
+  // time passes without another renewal, each pod's supervisor stops the pod's processes
+  // (fencing; see WriteLeaseFile). A runtime whose owner never calls this never fences (an
+  // embedded node shares its process with the control plane). Internal on an I/O error.
+  Status RenewLease(TimePoint valid_until);
+
  private:
   struct Pod {
     PodStatus status;

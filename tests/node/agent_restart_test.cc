@@ -26,7 +26,7 @@ using ::strata::node::testing::WaitForProcessEnd;
 using namespace std::chrono_literals;
 
 // Starts the minimal agent with its stdout on a pipe; returns its pid and the pipe's read end.
-std::pair<pid_t, FILE*> StartAgent(const std::string& data_dir, int workers) {
+std::pair<pid_t, FILE*> StartAgent(const std::string& data_dir, int workers, int lease_seconds) {
   int pipe_fds[2];
   EXPECT_EQ(pipe(pipe_fds), 0);
   posix_spawn_file_actions_t actions;
@@ -34,9 +34,10 @@ std::pair<pid_t, FILE*> StartAgent(const std::string& data_dir, int workers) {
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
   std::string workers_text = std::to_string(workers);
+  std::string lease_text = std::to_string(lease_seconds);
   std::string program = STRATA_RUNTIME_AGENT_PATH;
   char* argv[] = {program.data(), const_cast<char*>(data_dir.c_str()), workers_text.data(),
-                  nullptr};
+                  lease_seconds > 0 ? lease_text.data() : nullptr, nullptr};
   pid_t pid = 0;
   EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv, environ), 0);
   posix_spawn_file_actions_destroy(&actions);
@@ -44,10 +45,12 @@ std::pair<pid_t, FILE*> StartAgent(const std::string& data_dir, int workers) {
   return {pid, fdopen(pipe_fds[0], "r")};
 }
 
-// Starts the minimal agent's pod of `workers` sleeping workers, kills the agent with SIGKILL, and
-// returns the pod as a runtime in this process adopts it (that runtime is then destroyed).
-PodStatus CrashAgentWithRunningPod(const ProcessRuntime::Options& options, int workers) {
-  auto [agent, agent_out] = StartAgent(options.data_dir, workers);
+// Starts the minimal agent's pod of `workers` sleeping workers (with a node lease of
+// `lease_seconds`; 0: none), kills the agent with SIGKILL, and returns the pod as a runtime in
+// this process adopts it (that runtime is then destroyed).
+PodStatus CrashAgentWithRunningPod(const ProcessRuntime::Options& options, int workers,
+                                   int lease_seconds = 0) {
+  auto [agent, agent_out] = StartAgent(options.data_dir, workers, lease_seconds);
   EXPECT_NE(agent_out, nullptr);
   // Blocks until the pod runs (or the agent exits); log lines may come first.
   bool started = false;
@@ -66,10 +69,36 @@ PodStatus CrashAgentWithRunningPod(const ProcessRuntime::Options& options, int w
   EXPECT_TRUE(runtime) << runtime.error().ToString();
   std::vector<PodStatus> adopted = (*runtime)->Adopt();
   EXPECT_EQ(adopted.size(), 1u);
-  for (const ProcessStatus& process : adopted.at(0).processes) {
-    EXPECT_EQ(process.state, ProcessState::kRunning) << process.name;
+  if (lease_seconds == 0) {
+    for (const ProcessStatus& process : adopted.at(0).processes) {
+      EXPECT_EQ(process.state, ProcessState::kRunning) << process.name;
+    }
   }
   return adopted.at(0);
+}
+
+TEST(AgentRestartTest, PodsOfAnAgentWhoseLeaseLapsedAreStoppedByTheirSupervisors) {
+  TempDir data;
+  ProcessRuntime::Options options;
+  options.data_dir = data.path();
+  Result<std::unique_ptr<ProcessRuntime>> runtime = ProcessRuntime::Create(options);
+  ASSERT_TRUE(runtime) << runtime.error().ToString();
+  // The agent renews once and dies: no new agent comes while its lease runs out.
+  PodStatus before = CrashAgentWithRunningPod(options, 2, /*lease_seconds=*/1);
+  for (const ProcessStatus& process : before.processes) {
+    EXPECT_TRUE(WaitForProcessEnd(process.pid, 60s)) << process.name << " still runs";
+  }
+
+  Result<std::unique_ptr<ProcessRuntime>> restarted = ProcessRuntime::Create(options);
+  ASSERT_TRUE(restarted) << restarted.error().ToString();
+  ASSERT_EQ((*restarted)->Adopt().size(), 1u);
+  Result<PodStatus> fenced = (*restarted)->WaitForExit("survivor", 60s);
+  ASSERT_TRUE(fenced) << fenced.error().ToString();
+  for (const ProcessStatus& process : fenced->processes) {
+    EXPECT_EQ(process.state, ProcessState::kExited) << process.name;
+    EXPECT_EQ(process.signal, SIGTERM) << process.name;
+    EXPECT_TRUE(process.fenced) << process.name;
+  }
 }
 
 TEST(AgentRestartTest, AWorkerThatEndsWhileNoAgentRunsHasItsTrueExitStatus) {
