@@ -26,9 +26,9 @@
 #include "node/log_rotation.h"
 #include "node/pod_exit_record.h"
 #include "node/pod_state_file.h"
-#include "node/pod_supervisor.h"
 #include "node/pod_supervisor_protocol.h"
 #include "node/proc_table.h"
+#include "node/supervisor_launch.h"
 
 namespace strata::node {
 namespace {
@@ -41,7 +41,7 @@ constexpr int kKillWaitMs = 5000;
 // Bounds the SIGKILL sweep; each round kills everything found, so only a fork bomb outpaces it.
 constexpr int kMaxKillRounds = 100;
 // How long a supervisor may take to start a pod's processes and say so.
-constexpr int kSupervisorReportTimeoutMs = 60000;
+constexpr Duration kSupervisorReportTimeout = std::chrono::seconds(60);
 
 // Debian 12's <sys/pidfd.h> declares these without C linkage, so call the kernel directly.
 int PidfdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
@@ -130,95 +130,6 @@ std::vector<std::string> BuildEnvironment(const PodSpec& pod, const ProcessSpec&
   entries.reserve(env.size());
   for (const auto& [name, value] : env) entries.push_back(name + "=" + value);
   return entries;
-}
-
-std::vector<char*> CStrings(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  for (std::string& s : strings) pointers.push_back(s.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
-
-// posix_spawn attributes and file actions, released on scope exit.
-class SpawnSetup {
- public:
-  SpawnSetup() {
-    posix_spawnattr_init(&attr_);
-    posix_spawn_file_actions_init(&actions_);
-  }
-  ~SpawnSetup() {
-    posix_spawn_file_actions_destroy(&actions_);
-    posix_spawnattr_destroy(&attr_);
-  }
-  posix_spawnattr_t attr_;
-  posix_spawn_file_actions_t actions_;
-};
-
-// Starts the supervisor of the pod in `dir` in a new session (its own process group), with
-// `control_fd` as its stdin and stdout and `log_fd` as its stderr.
-Result<pid_t> SpawnSupervisor(const std::string& dir, int control_fd, int log_fd) {
-  SpawnSetup setup;
-  sigset_t none;
-  sigemptyset(&none);
-  sigset_t all_defaults;
-  sigfillset(&all_defaults);
-  sigdelset(&all_defaults, SIGKILL);
-  sigdelset(&all_defaults, SIGSTOP);
-  posix_spawnattr_setflags(&setup.attr_,
-                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setsigmask(&setup.attr_, &none);
-  posix_spawnattr_setsigdefault(&setup.attr_, &all_defaults);
-  posix_spawn_file_actions_adddup2(&setup.actions_, control_fd, STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&setup.actions_, control_fd, STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&setup.actions_, log_fd, STDERR_FILENO);
-  posix_spawn_file_actions_addclosefrom_np(&setup.actions_, STDERR_FILENO + 1);
-  posix_spawn_file_actions_addchdir_np(&setup.actions_, dir.c_str());
-  std::vector<std::string> argv_strings = {"strata-pod-supervisor", dir};
-  std::vector<std::string> env_strings = SupervisorEnvironment(dir);
-  std::vector<char*> argv = CStrings(argv_strings);
-  std::vector<char*> envp = CStrings(env_strings);
-  pid_t pid = 0;
-  int rc =
-      posix_spawn(&pid, "/proc/self/exe", &setup.actions_, &setup.attr_, argv.data(), envp.data());
-  if (rc != 0) {
-    return Err(
-        InternalError(fmt::format("start the supervisor of {}: {}", dir, std::strerror(rc))));
-  }
-  return pid;
-}
-
-bool SendAll(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = send(fd, text.data() + done, text.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Reads one line (without its '\n') from `fd`, waiting at most `timeout_ms` in all; nullopt on
-// EOF, error or timeout before a whole line.
-std::optional<std::string> ReceiveLine(int fd, int timeout_ms) {
-  std::string line;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (true) {
-    size_t end = line.find('\n');
-    if (end != std::string::npos) return line.substr(0, end);
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return std::nullopt;
-    pollfd poll_fd{fd, POLLIN, 0};
-    int ready = poll(&poll_fd, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return std::nullopt;
-    char chunk[4096];
-    ssize_t n = recv(fd, chunk, sizeof chunk, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;
-    line.append(chunk, static_cast<size_t>(n));
-  }
 }
 
 // Opens a pidfd for `pid` only if it is still the process that started at `start_time`.
@@ -535,8 +446,8 @@ Status ProcessRuntime::Start(const PodSpec& spec) {
   pod.status.uid = spec.uid;
   pod.state_path = PodDir(spec.uid) + "/state.json";
   pod.exits_dir = ExitRecordDir(PodDir(spec.uid));
-  Result<int> control = SpawnPod(spec, &pod);
-  if (!control) return control.error();
+  Result<std::unique_ptr<SupervisorLaunch>> launch = SpawnPod(spec, &pod);
+  if (!launch) return launch.error();
   if (existing != pods_.end()) {
     UnwatchExitRecordsLocked(existing->second);
     pods_.erase(existing);
@@ -550,15 +461,14 @@ Status ProcessRuntime::Start(const PodSpec& spec) {
   // Recorded before the supervisor may go on: should this process die in between, the
   // supervisor kills the processes nobody knows about.
   PersistLocked(started);
-  if (!SendAll(*control, kSupervisorCommit)) {
+  if (!(*launch)->Commit()) {
     spdlog::error("pod {}: the supervisor went away before the commit", spec.uid);
   }
-  close(*control);
   return Status::Ok();
 }
 
 // REQUIRES: mu_ held (so the supervisor's exit is handled after the pod is recorded).
-Result<int> ProcessRuntime::SpawnPod(const PodSpec& spec, Pod* pod) {
+Result<std::unique_ptr<SupervisorLaunch>> ProcessRuntime::SpawnPod(const PodSpec& spec, Pod* pod) {
   const std::string dir = PodDir(spec.uid);
   std::error_code error;
   fs::create_directories(dir + "/logs", error);
@@ -590,68 +500,29 @@ Result<int> ProcessRuntime::SpawnPod(const PodSpec& spec, Pod* pod) {
     pod->cgroup = *cgroup;
   }
 
-  const std::string log_path = dir + "/supervisor.log";
-  int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  int sockets[2] = {-1, -1};
-  if (log_fd < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
-    Status failed = InternalError(fmt::format("open {}: {}", log_path, std::strerror(errno)));
-    if (log_fd >= 0) close(log_fd);
-    return Err(failed);
-  }
-  Result<pid_t> supervisor = SpawnSupervisor(dir, sockets[1], log_fd);
-  close(sockets[1]);
-  close(log_fd);
-  if (!supervisor) {
-    close(sockets[0]);
-    return Err(supervisor.error());
-  }
-  SpawnedPids::Instance().Add(*supervisor);
-  const int control = sockets[0];
-  auto give_up = [&](Status why) -> Result<int> {
-    // Closing the socket without a commit makes a supervisor kill what it started.
-    close(control);
-    kill(-*supervisor, SIGKILL);  // its group: it and whatever it started
-    waitpid(*supervisor, nullptr, 0);
-    SpawnedPids::Instance().Remove(*supervisor);
-    return Err(std::move(why));
-  };
+  ASSIGN_OR_RETURN(std::unique_ptr<SupervisorLaunch> launch,
+                   SupervisorLaunch::Spawn(dir, dir + "/supervisor.log"));
+  const pid_t supervisor = launch->pid();
   if (!pod->cgroup.empty()) {
-    if (Status added = cgroups_->AddProcess(pod->cgroup, *supervisor); !added.ok()) {
-      return give_up(added);
-    }
+    // Before it starts anything, so that everything the pod runs is in the cgroup.
+    RETURN_IF_ERROR(cgroups_->AddProcess(pod->cgroup, supervisor));
   }
-  if (!SendAll(control, EncodeSupervisorSpec(supervised))) {
-    return give_up(InternalError(
-        fmt::format("pod {}: the supervisor ended early; see {}", spec.uid, log_path)));
-  }
-  std::optional<std::string> line = ReceiveLine(control, kSupervisorReportTimeoutMs);
-  Result<SupervisorReport> report =
-      line ? DecodeSupervisorReport(*line)
-           : Result<SupervisorReport>(Err(InternalError(fmt::format(
-                 "pod {}: the supervisor did not report; see {}", spec.uid, log_path))));
-  if (!report) return give_up(report.error());
-  if (!report->error.empty()) {
-    return give_up(InvalidArgumentError(report->error));
-  }
-  if (report->processes.size() != spec.processes.size()) {
-    return give_up(
-        InternalError(fmt::format("pod {}: the supervisor reported {} processes of {}", spec.uid,
-                                  report->processes.size(), spec.processes.size())));
-  }
-  std::optional<ProcInfo> info = ReadProcInfo(*supervisor);
+  ASSIGN_OR_RETURN(std::vector<StartedProcess> started,
+                   launch->StartProcesses(supervised, kSupervisorReportTimeout));
+  std::optional<ProcInfo> info = ReadProcInfo(supervisor);
   STRATA_CHECK(info.has_value());  // an unreaped child always has /proc/<pid>/stat
-  pod->status.pgid = *supervisor;
-  pod->status.supervisor_pid = *supervisor;
+  pod->status.pgid = supervisor;
+  pod->status.supervisor_pid = supervisor;
   pod->status.supervisor_start_time = info->start_time;
   for (size_t i = 0; i < spec.processes.size(); ++i) {
     ProcessStatus status;
     status.name = spec.processes[i].name;
-    status.pid = report->processes[i].pid;
-    status.start_time = report->processes[i].start_time;
+    status.pid = started[i].pid;
+    status.start_time = started[i].start_time;
     status.log_path = supervised.processes[i].log_path;
     pod->status.processes.push_back(std::move(status));
   }
-  return control;
+  return launch;
 }
 
 Status ProcessRuntime::Stop(std::string_view uid, Duration grace) {

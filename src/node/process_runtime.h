@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "node/cgroup_limits.h"
 #include "node/node_runtime.h"
+#include "node/supervisor_launch.h"
 
 namespace strata::node {
 
@@ -115,9 +116,9 @@ class ProcessRuntime final : public NodeRuntime {
   void SuperviseLoop();
   void OnPidfdReadable(int pidfd);
   void OnExitRecordsChanged();
-  // Starts the pod's supervisor and, through it, the pod's processes; returns the socket on
-  // which the supervisor waits for the commit (kSupervisorCommit).
-  Result<int> SpawnPod(const PodSpec& spec, Pod* pod);
+  // Starts the pod's supervisor and, through it, the pod's processes; returns the supervisor,
+  // waiting for the commit once the pod is recorded.
+  Result<std::unique_ptr<SupervisorLaunch>> SpawnPod(const PodSpec& spec, Pod* pod);
   // REQUIRES: mu_ held. Starts supervising through `pidfd` process `index` of the pod, or its
   // supervisor when `index` is nullopt.
   void WatchLocked(const std::string& uid, std::optional<size_t> index, int pidfd);
