@@ -245,10 +245,13 @@ int RunPodSupervisor(const std::string& pod_dir) {
                    "fencing: the node's lease lapsed %.1f s ago (its agent lost the control "
                    "plane); stopping the pod's processes\n",
                    static_cast<double>(now - *lease) / 1e9);
-      for (const auto& [pid, name] : workers) kill(pid, SIGTERM);
+      // The whole process group (what the workers started too); we ignore SIGTERM.
+      kill(-getpgrp(), SIGTERM);
     }
     if (fenced_at && now - *fenced_at > kFenceGraceNs) {
-      for (const auto& [pid, name] : workers) kill(pid, SIGKILL);
+      for (const ProcInfo& process : FindPodProcesses(getpgrp(), "", "")) {
+        kill(process.pid, SIGKILL);  // every one but this process
+      }
     }
     const timespec tick{1, 0};
     sigtimedwait(&child_signal, nullptr, &tick);

@@ -487,9 +487,11 @@ Result<std::unique_ptr<SupervisorLaunch>> ProcessRuntime::SpawnPod(const PodSpec
   if (spec.run_as) {
     supervised.uid = spec.run_as->uid;
     supervised.gid = spec.run_as->gid;
-    // The pod's own directory is its working directory unless it names another.
+    // The pod's own directory is its working directory unless it names another; other pods'
+    // users have no business in it.
     for (const std::string& owned : {dir, dir + "/logs"}) {
-      if (chown(owned.c_str(), spec.run_as->uid, spec.run_as->gid) != 0) {
+      if (chown(owned.c_str(), spec.run_as->uid, spec.run_as->gid) != 0 ||
+          chmod(owned.c_str(), 0700) != 0) {
         return Err(InternalError(fmt::format("chown {}: {}", owned, std::strerror(errno))));
       }
     }
