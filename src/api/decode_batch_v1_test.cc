@@ -7,6 +7,7 @@ namespace strata::api {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // Kueue's quick-start shape: a suspended Job in a LocalQueue, three pods at once.
@@ -178,13 +179,39 @@ status:
   for (const char* path :
        {"metadata.generation: ignored: set by the server", "metadata.managedFields: ignored",
         "spec.template.metadata.labels: ignored", "spec.template.spec.serviceAccountName: ignored",
-        "spec.template.spec.securityContext: ignored",
         "spec.template.spec.volumes[0].configMap: ignored",
         "spec.template.spec.containers[0].volumeMounts: ignored",
         "status: ignored: status is set by strata"}) {
     EXPECT_THAT(all, HasSubstr(path));
   }
-  EXPECT_EQ(warnings.size(), 8u) << all;
+  EXPECT_EQ(warnings.size(), 7u) << all;
+  EXPECT_THAT(all, Not(HasSubstr("securityContext"))) << "honoured, not ignored";
+}
+
+TEST(BatchJobTest, TakesWhoThePodRunsAsFromThePodAndTheContainerTheContainerWinning) {
+  auto job_with = [](const std::string& pod_context, const std::string& container_context) {
+    return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: who}\nspec:\n  template:\n"
+           "    spec:\n      restartPolicy: Never\n      securityContext: " +
+           pod_context + "\n      containers:\n        - name: c\n          command: [x]\n" +
+           "          securityContext: " + container_context + "\n";
+  };
+  Result<std::vector<Object>> r = DecodeManifests(
+      {{"job.yaml", job_with("{runAsUser: 1000, runAsGroup: 1000}", "{runAsGroup: 2000}")}},
+      nullptr);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const SecurityContext& security = r->front().As<Job>()->spec.template_.security_context;
+  EXPECT_EQ(security.run_as_user, 1000);
+  EXPECT_EQ(security.run_as_group, 2000);
+  EXPECT_FALSE(security.run_as_non_root.has_value());
+
+  r = DecodeManifests({{"job.yaml", job_with("{runAsNonRoot: true}", "{runAsUser: 0}")}}, nullptr);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message(),
+              HasSubstr("securityContext: runAsUser is 0 (root) but runAsNonRoot is true"));
+  r = DecodeManifests({{"job.yaml", job_with("{}", "{runAsUser: -1}")}}, nullptr);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message(),
+              HasSubstr("containers[0].securityContext.runAsUser: must be between 0 and"));
 }
 
 }  // namespace

@@ -109,6 +109,26 @@ std::vector<EnvVar> DecodeEnv(const FieldView& parent, std::string_view field) {
   return out;
 }
 
+SecurityContext DecodeSecurityContext(const FieldView& view, FieldErrors& errors) {
+  // Linux ids are 32 bits; (uid_t)-1 means "no change" to setuid, so it is no user.
+  constexpr int64_t kMaxId = 0xfffffffe;
+  SecurityContext out;
+  for (const char* field : {"runAsUser", "runAsGroup"}) {
+    if (!view.Has(field)) continue;
+    int64_t id = view.Integer(field, 0);
+    if (id < 0 || id > kMaxId) {
+      errors.Add(view.PathOf(field), "must be between 0 and 4294967294");
+      continue;
+    }
+    (field == std::string_view("runAsUser") ? out.run_as_user : out.run_as_group) = id;
+  }
+  if (view.Has("runAsNonRoot")) out.run_as_non_root = view.Bool("runAsNonRoot", true);
+  if (out.run_as_non_root == true && out.run_as_user == 0) {
+    errors.Add(view.PathOf("runAsUser"), "is 0 (root) but runAsNonRoot is true");
+  }
+  return out;
+}
+
 ProcessTemplate DecodeProcessTemplate(const FieldView& view, WorkloadClass workload,
                                       FieldErrors& errors) {
   ProcessTemplate t;
@@ -121,6 +141,7 @@ ProcessTemplate DecodeProcessTemplate(const FieldView& view, WorkloadClass workl
   t.env = DecodeEnv(view, "env");
   ValidateEnv(t.env, workload, view.PathOf("env"), errors);
   t.working_dir = view.String("workingDir");
+  t.security_context = DecodeSecurityContext(view.Object("securityContext"), errors);
   return t;
 }
 

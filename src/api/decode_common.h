@@ -24,6 +24,8 @@ ResourceRequest DecodeResourceRequest(const FieldView& view, FieldErrors& errors
 GpuSelector DecodeGpuSelector(const FieldView& view);
 std::vector<Toleration> DecodeTolerations(const FieldView& parent, std::string_view field);
 std::vector<EnvVar> DecodeEnv(const FieldView& parent, std::string_view field);
+// A securityContext object; reports ids out of range and runAsNonRoot: true with runAsUser: 0.
+SecurityContext DecodeSecurityContext(const FieldView& view, FieldErrors& errors);
 ProcessTemplate DecodeProcessTemplate(const FieldView& view, WorkloadClass workload,
                                       FieldErrors& errors);
 

@@ -79,6 +79,35 @@ const TypeSchema* KubeContainerPortSchema() {
   return &s;
 }
 
+// Kubernetes' SecurityContext (container) and PodSecurityContext (pod) in one: the user and
+// group are honoured; what needs a container runtime is accepted with a warning.
+const TypeSchema* KubeSecurityContextSchema() {
+  constexpr std::string_view kNoRuntime =
+      "pods run as local processes, without a container runtime";
+  static const TypeSchema s{
+      "SecurityContext",
+      "Who the processes run as.",
+      {{"runAsUser", T::kInteger, "The user id (0: root, only on nodes that allow root pods)."},
+       {"runAsGroup", T::kInteger, "The group id."},
+       {"runAsNonRoot", T::kBool, "true: never root; false with no runAsUser: asks for root."},
+       {"allowPrivilegeEscalation", T::kIgnored, kNoRuntime},
+       {"capabilities", T::kIgnored, kNoRuntime},
+       {"privileged", T::kIgnored, kNoRuntime},
+       {"readOnlyRootFilesystem", T::kIgnored, kNoRuntime},
+       {"procMount", T::kIgnored, kNoRuntime},
+       {"seccompProfile", T::kIgnored, kNoRuntime},
+       {"seLinuxOptions", T::kIgnored, kNoRuntime},
+       {"appArmorProfile", T::kIgnored, kNoRuntime},
+       {"windowsOptions", T::kIgnored, kNoRuntime},
+       {"fsGroup", T::kIgnored, kNoRuntime},
+       {"fsGroupChangePolicy", T::kIgnored, kNoRuntime},
+       {"supplementalGroups", T::kIgnored, kNoRuntime},
+       {"supplementalGroupsPolicy", T::kIgnored, kNoRuntime},
+       {"seLinuxChangePolicy", T::kIgnored, kNoRuntime},
+       {"sysctls", T::kIgnored, kNoRuntime}}};
+  return &s;
+}
+
 const TypeSchema* KubeContainerSchema() {
   static const TypeSchema s{
       "Container",
@@ -95,7 +124,7 @@ const TypeSchema* KubeContainerSchema() {
         KubeContainerPortSchema},
        {"imagePullPolicy", T::kIgnored, "pods run as local processes and pull no images"},
        {"volumeMounts", T::kIgnored, "pods run as local processes and see the host's file system"},
-       {"securityContext", T::kIgnored, "pods run as local processes, as the node agent's user"},
+       {"securityContext", T::kObject, "Who the processes run as.", KubeSecurityContextSchema},
        {"readinessProbe", T::kIgnored, "strata probes engines' readiness itself"},
        {"startupProbe", T::kIgnored, "strata probes engines' readiness itself"},
        {"terminationMessagePath", T::kIgnored, "strata records each process's exit status"},
@@ -152,7 +181,8 @@ const TypeSchema* KubePodSpecSchema() {
        {"serviceAccount", T::kIgnored, "local processes carry no service account token"},
        {"automountServiceAccountToken", T::kIgnored,
         "local processes carry no service account token"},
-       {"securityContext", T::kIgnored, "pods run as local processes, as the node agent's user"},
+       {"securityContext", T::kObject, "Who the processes run as (the container's wins).",
+        KubeSecurityContextSchema},
        {"dnsPolicy", T::kIgnored, "local processes use the host's resolver"},
        {"enableServiceLinks", T::kIgnored, "strata sets no service environment variables"},
        {"hostNetwork", T::kUnsupported, "processes always use the host's network"},
@@ -296,6 +326,21 @@ KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workl
   out.process.env = DecodeEnv(c, "env");
   ValidateEnv(out.process.env, workload, c.PathOf("env"), errors);
   out.process.working_dir = c.String("workingDir");
+  // Kubernetes' rule: a field the container sets wins over the pod's.
+  SecurityContext pod_level = DecodeSecurityContext(pod_spec.Object("securityContext"), errors);
+  const SecurityContext own = DecodeSecurityContext(c.Object("securityContext"), errors);
+  SecurityContext& security = out.process.security_context;
+  security = own;
+  if (!security.run_as_user) security.run_as_user = pod_level.run_as_user;
+  if (!security.run_as_group) security.run_as_group = pod_level.run_as_group;
+  if (!security.run_as_non_root) security.run_as_non_root = pod_level.run_as_non_root;
+  auto contradicts = [](const SecurityContext& context) {
+    return context.run_as_non_root == true && context.run_as_user == 0;
+  };
+  // (One level contradicting itself is reported by DecodeSecurityContext.)
+  if (contradicts(security) && !contradicts(own) && !contradicts(pod_level)) {
+    errors.Add(c.PathOf("securityContext"), "runAsUser is 0 (root) but runAsNonRoot is true");
+  }
   out.resources = FromKubeResources(c.Object("resources"), errors);
   return out;
 }

@@ -66,6 +66,14 @@ json Template(const ProcessTemplate& t) {
     out["env"] = std::move(env);
   }
   PutString(out, "workingDir", t.working_dir);
+  const SecurityContext& security = t.security_context;
+  if (security != SecurityContext()) {
+    json context = json::object();
+    if (security.run_as_user) context["runAsUser"] = *security.run_as_user;
+    if (security.run_as_group) context["runAsGroup"] = *security.run_as_group;
+    if (security.run_as_non_root) context["runAsNonRoot"] = *security.run_as_non_root;
+    out["securityContext"] = std::move(context);
+  }
   return out;
 }
 

@@ -504,7 +504,21 @@ const TypeSchema* ProcessTemplateSchema() {
        {"args", T::kStringList, "More arguments."},
        {"env", T::kObjectList, "Environment variables (names strata sets are reserved).",
         EnvVarSchema},
-       {"workingDir", T::kString, "Working directory."}}};
+       {"workingDir", T::kString, "Working directory."},
+       {"securityContext", T::kObject, "Who the processes run as.", SecurityContextSchema}}};
+  return &s;
+}
+
+const TypeSchema* SecurityContextSchema() {
+  static const TypeSchema s{
+      "SecurityContext",
+      "Who a pod's processes run as. A node agent running as root runs pods as an unprivileged "
+      "user (65534, nobody) unless they name one; root only when the pod asks for it and the "
+      "node was started with --allow-root-pods.",
+      {{"runAsUser", T::kInteger, "The user id (0: root)."},
+       {"runAsGroup", T::kInteger, "The group id (default 65534, nogroup)."},
+       {"runAsNonRoot", T::kBool,
+        "true: never root; false (with no runAsUser): asks to run as root."}}};
   return &s;
 }
 

@@ -12,6 +12,7 @@ const TypeSchema* ResourceRequestSchema();
 const TypeSchema* GpuSelectorSchema();
 const TypeSchema* EnvVarSchema();
 const TypeSchema* ProcessTemplateSchema();
+const TypeSchema* SecurityContextSchema();
 const TypeSchema* TolerationSchema();
 const TypeSchema* AssignedGpuSchema();
 

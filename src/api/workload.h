@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,18 @@ struct EnvVar {
   bool operator==(const EnvVar&) const = default;
 };
 
+// Who a pod's processes run as: Kubernetes' securityContext fields. Unset fields leave the choice
+// to the node, which runs pods as an unprivileged user when its agent runs as root; root only
+// when the pod asks for it (runAsUser: 0, or runAsNonRoot: false without runAsUser) and the
+// node allows root pods.
+struct SecurityContext {
+  std::optional<int64_t> run_as_user;
+  std::optional<int64_t> run_as_group;
+  std::optional<bool> run_as_non_root;
+
+  bool operator==(const SecurityContext&) const = default;
+};
+
 // The processes a pod runs. `image` is recorded for the Kubernetes mode; the embedded mode runs
 // `command` + `args` directly on the host.
 struct ProcessTemplate {
@@ -45,6 +59,7 @@ struct ProcessTemplate {
   std::vector<std::string> args;
   std::vector<EnvVar> env;
   std::string working_dir;
+  SecurityContext security_context;
 
   bool operator==(const ProcessTemplate&) const = default;
 };

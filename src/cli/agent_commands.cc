@@ -8,6 +8,7 @@
 // --inventory, the inventory role on a node whose kubelet is the real one: its GPUs on its Node.
 // Pods' logs stay in this agent's data dir. Exit codes: 0 after a signal, 1 when
 // joining or starting fails, 2 usage.
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -59,6 +60,8 @@ struct AgentOptions {
   std::string kubelet_client_ca_file;
   double sim_startup_delay_seconds = 5;  // engine-sim replicas on a simulated node
   int64_t heartbeat_seconds = 10;
+  bool allow_root_pods = false;
+  int64_t fence_after_seconds = 25;
   int64_t pass_milliseconds = 500;
   // The inventory role: this node's GPUs on its Node, DCGM figures on metrics_listen.
   bool inventory = false;
@@ -195,6 +198,12 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
   if (!options.address.empty()) {
     node.metadata.annotations[api::kNodeAddressAnnotation] = options.address;
   }
+  if (options.fence_after_seconds <= 2 * options.heartbeat_seconds) {
+    return Err(InvalidArgumentError(fmt::format(
+        "--fence-after ({} s) must be more than twice --heartbeat-interval ({} s), or one late "
+        "renewal would stop every pod",
+        options.fence_after_seconds, options.heartbeat_seconds)));
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<AgentStore> joined, options.on_kubernetes
                                                            ? JoinKubernetes(options, node)
                                                            : JoinControlPlane(options, node));
@@ -207,6 +216,7 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
   agent_options.node_names = {options.name};
   agent_options.data_dir = options.data_dir;
   agent_options.base_env = node::DefaultBaseEnvironment();
+  agent_options.allow_root_pods = options.allow_root_pods;
   if (!options.simulate.empty()) {
     // Simulated GPUs run no real engine: Service replicas run engine-sim in its place.
     node::EngineSimSubstitution engine_sim;
@@ -227,8 +237,15 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
   timespec pause{options.pass_milliseconds / 1000, (options.pass_milliseconds % 1000) * 1000000};
   while (true) {
     if (clock.Now() >= next_heartbeat) {
-      Status beat = heartbeat.Beat({options.name}, clock.Now());
+      const TimePoint now = clock.Now();
+      Status beat = heartbeat.Beat({options.name}, now);
       if (!beat.ok()) std::cerr << "strata agent: heartbeat: " << beat.message() << "\n";
+      // Fencing: pods outlive a renewal only by this long, so their replacements (which the
+      // control plane starts 40 s after the node's last renewal) never run beside them.
+      Status renewed =
+          beat.ok() ? runtime->RenewLease(now + std::chrono::seconds(options.fence_after_seconds))
+                    : Status::Ok();
+      if (!renewed.ok()) std::cerr << "strata agent: lease: " << renewed.message() << "\n";
       next_heartbeat = clock.Now() + std::chrono::seconds(options.heartbeat_seconds);
     }
     Status pass = agent.RunOnce();
@@ -236,7 +253,8 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
     int signal_number = sigtimedwait(&stop_signals, nullptr, &pause);
     if (signal_number > 0) {
       std::cout << "strata agent: stopping (signal " << signal_number
-                << "); the pods' processes keep running for the next agent to adopt" << std::endl;
+                << "); the pods' processes keep running for the next agent to adopt, for "
+                << options.fence_after_seconds << " s after the last lease renewal" << std::endl;
       return signal_number;
     }
   }
@@ -317,6 +335,18 @@ STRATA_REGISTER_COMMANDS("agent", [](CLI::App& app) {
                     "With --kubeconfig: the CA of the API server's kubelet client certificate "
                     "(default: the CA the kubeconfig trusts)");
   agent->add_option("--name", options->name, "This node's name (default: the host name)");
+  agent
+      ->add_option("--fence-after", options->fence_after_seconds,
+                   "Seconds after its last renewal with the control plane that a node's pods "
+                   "are stopped when the agent cannot renew (fencing); below the control "
+                   "plane's 40 s node grace less the stop grace, so replacements never run "
+                   "beside them")
+      ->capture_default_str()
+      ->check(CLI::Range(5, 30));
+  agent->add_flag("--allow-root-pods", options->allow_root_pods,
+                  "When the agent runs as root, let pods that ask for it "
+                  "(securityContext.runAsUser: 0) run as root; other pods run as nobody or the "
+                  "user they name");
   agent->add_option("--simulate", options->simulate,
                     "Simulated inventory NODESxGPUS:MODEL; the first node is this one");
   agent->add_option("--data-dir", options->data_dir, "Where pods' logs and state live")

@@ -221,6 +221,9 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "later jobs there get the next free ones")
       ->capture_default_str()
       ->check(CLI::Range(1, 65535));
+  up->add_flag("--allow-root-pods", loops->allow_root_pods,
+               "When strata runs as root, let pods that ask for it (securityContext.runAsUser: 0) "
+               "run as root; other pods run as nobody or the user they name");
   up->add_option("--stop-grace", loops->stop_grace_seconds,
                  "Seconds a stopped pod's processes get between SIGTERM and SIGKILL. SIGINT or "
                  "SIGTERM stops strata up within 5 s (the control loops' pass) plus this")

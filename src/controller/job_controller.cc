@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "cluster/indexes.h"
 #include "controller/training_pod.h"
@@ -25,12 +26,20 @@ bool AnyStopped(const PodList& pods, std::string_view reason) {
 
 // The pod that failed first on its own (not because a controller stopped it): the one whose
 // failure was written first, so that a knock-on exit (a rank that lost its peer) is not blamed.
+// The pod that failed first: by when it finished (node agents record when its failing process
+// ended), then by when it was written; so a pod whose workers failed only because another
+// pod's did is not the one named.
 const cluster::Stored<api::Pod>* FirstFailure(const PodList& pods) {
   const cluster::Stored<api::Pod>* first = nullptr;
+  auto key = [](const cluster::Stored<api::Pod>& pod) {
+    const std::string* finished = api::PodAnnotation(pod.value, api::kFinishedAtAnnotation);
+    std::optional<TimePoint> at = finished != nullptr ? ParseRfc3339(*finished) : std::nullopt;
+    return std::tuple(!at.has_value(), at.value_or(TimePoint()), pod.raw.resource_version);
+  };
   for (const auto& pod : pods) {
     if (pod.value.status.phase != api::PodPhase::kFailed || !api::StopRequested(pod.value).empty())
       continue;
-    if (first == nullptr || pod.raw.resource_version < first->raw.resource_version) first = &pod;
+    if (first == nullptr || key(pod) < key(*first)) first = &pod;
   }
   return first;
 }

@@ -104,6 +104,22 @@ TEST(JobControllerTest, TheRestartNamesThePodThatFailedFirstNotItsKnockOn) {
   EXPECT_THAT(cluster.Job("train").message, HasSubstr("train-worker-1 failed with exit code 137"));
 }
 
+TEST(JobControllerTest, TheRestartNamesThePodWhoseProcessEndedFirstEvenWhenWrittenLater) {
+  TestCluster cluster;
+  StartTrainJob(cluster);
+  // The agent writes rank 0's knock-on failure first, but rank 1's process ended before it.
+  auto fail = [&](const std::string& pod, int exit_code, const std::string& finished_at) {
+    cluster.SetPodPhase(pod, "Failed", exit_code);
+    cluster.UpdatePod(pod, [&](api::Pod& value) {
+      value.metadata.annotations[api::kFinishedAtAnnotation] = finished_at;
+    });
+  };
+  fail("train-worker-0", 1, "2026-01-02T03:04:05.200000Z");
+  fail("train-worker-1", 137, "2026-01-02T03:04:05.100000Z");
+  cluster.Reconcile(1);
+  EXPECT_THAT(cluster.Job("train").message, HasSubstr("train-worker-1 failed with exit code 137"));
+}
+
 TEST(JobControllerTest, AFailedPodRestartsTheWholeGroupUpToMaxRestartsThenFails) {
   TestCluster cluster;
   StartTrainJob(cluster);

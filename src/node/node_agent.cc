@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <thread>
 
@@ -15,6 +17,7 @@
 #include "api/torchrun_env.h"
 #include "cluster/indexes.h"
 #include "node/engine_endpoint.h"
+#include "node/pod_identity.h"
 #include "observe/cluster_gpus.h"
 
 namespace strata::node {
@@ -47,18 +50,35 @@ std::string DescribeFailure(const ProcessStatus& process) {
   if (process.exit_code)
     return fmt::format("{} exited with code {}", process.name, *process.exit_code);
   if (process.signal) {
-    return fmt::format("{} was killed by signal {} ({})", process.name, *process.signal,
-                       SignalName(*process.signal));
+    return fmt::format("{} was {} by signal {} ({})", process.name,
+                       process.fenced ? "stopped (fenced: the node's lease with the control plane "
+                                        "lapsed)"
+                                      : "killed",
+                       *process.signal, SignalName(*process.signal));
   }
   return process.name + " ended while the agent was away; its exit status is unknown";
 }
 
-// The first process that ended without success, or nullptr.
+// The process that failed first, or nullptr: by when it ended, so that the process whose
+// failure brought the others down is named rather than one that failed because of it. Those
+// whose end time is unknown (lost) come after the others, in the pod's order.
 const ProcessStatus* FirstFailure(const PodStatus& status) {
+  const ProcessStatus* first = nullptr;
+  auto key = [](const ProcessStatus& process) {
+    return std::pair(process.end_time_ns == 0, process.end_time_ns);
+  };
   for (const ProcessStatus& process : status.processes) {
-    if (!DescribeFailure(process).empty()) return &process;
+    if (DescribeFailure(process).empty()) continue;
+    if (first == nullptr || key(process) < key(*first)) first = &process;
   }
-  return nullptr;
+  return first;
+}
+
+// When `process` ended, as an RFC 3339 time to the microsecond; `fallback` when unknown.
+std::string EndTime(const ProcessStatus* process, const std::string& fallback) {
+  if (process == nullptr || process->end_time_ns == 0) return fallback;
+  return FormatRfc3339Micro(TimePoint(
+      std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(process->end_time_ns))));
 }
 
 // Shell's convention: the exit code, or 128 + the signal.
@@ -131,6 +151,12 @@ std::string NodeAgent::CheckpointDir(const std::string& namespace_name, const st
 
 Status NodeAgent::RunOnce() {
   if (!adopted_) {
+    if (geteuid() == 0) {
+      // Pods run as other users; the control plane's own files stay out of their reach.
+      if (Status opened = OpenDataDirToPods(options_.data_dir); !opened.ok()) {
+        spdlog::warn("node agent: {}", opened.ToString());
+      }
+    }
     for (const PodStatus& status : runtime_.Adopt()) known_.insert(status.uid);
     adopted_ = true;
   }
@@ -328,7 +354,9 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
     }
     std::optional<int64_t> code;
     if (failed != nullptr) code = ExitCode(*failed);
-    MarkFailed(after, std::move(reason), std::move(detail), code, now);
+    // When the failing process ended, not when this pass saw it: the job controller names the
+    // pod that failed first.
+    MarkFailed(after, std::move(reason), std::move(detail), code, EndTime(failed, now));
   }
   if (after.status.phase == api::PodPhase::kRunning && pod.spec.owner.kind == "Job") {
     ReportCheckpoint(pass, pod, after);
@@ -340,6 +368,8 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
                                         api::Pod& after) {
   PodSpec spec;
   spec.uid = raw.uid;
+  ASSIGN_OR_RETURN(spec.run_as, PodIdentity(pod.spec.template_.security_context, geteuid(),
+                                            options_.allow_root_pods));
   if (IsReplica(pod)) {
     ASSIGN_OR_RETURN(spec.processes, BuildReplicaProcesses(pass, pod, after));
     for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
@@ -367,6 +397,13 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
     // Watch from the start, so that the first checkpoint is seen.
     Result<CheckpointWatcher*> watcher = WatchCheckpoints(training.checkpoint_dir);
     if (!watcher) return Err(watcher.error());
+    // The workers write there. Only a directory strata made is given to them, never one the
+    // manifest names elsewhere (that is the user's to prepare).
+    if (spec.run_as && training.checkpoint_dir.rfind(options_.data_dir + "/checkpoints/", 0) == 0 &&
+        chown(training.checkpoint_dir.c_str(), spec.run_as->uid, spec.run_as->gid) != 0) {
+      return Err(InternalError(
+          fmt::format("chown {}: {}", training.checkpoint_dir, std::strerror(errno))));
+    }
   } else {
     ASSIGN_OR_RETURN(
         api::Environment env,

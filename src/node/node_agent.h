@@ -43,6 +43,9 @@ struct NodeAgentOptions {
   // How long each measurement of a running pod's CPU use lasts, from which the busy share of
   // the simulated GPUs it holds is derived (GpuActivityMeter). Must be > 0.
   Duration gpu_activity_window = std::chrono::seconds(30);
+  // An agent running as root runs pods as an unprivileged user (PodIdentity); one that asks to
+  // run as root does so only when this is set (the admin's --allow-root-pods), else it fails.
+  bool allow_root_pods = false;
 };
 
 // What a node agent's processes start from when no other environment is given: this process's

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <condition_variable>
 #include <filesystem>
@@ -34,6 +35,9 @@ api::Pod ShellPod(const std::string& name, const std::string& node, const std::s
   pod.spec.restart_policy = "Never";
   pod.spec.node_name = node;
   pod.spec.template_.command = {"sh", "-c", script};
+  // Most scripts here use the test's own private files: run them as the test (on a root agent,
+  // which allows root pods in these tests).
+  pod.spec.template_.security_context.run_as_user = geteuid();
   return pod;
 }
 
@@ -110,6 +114,7 @@ class NodeAgentTest : public ::testing::Test {
     agent_options.base_env = DefaultBaseEnvironment();
     agent_options.api_url = "http://127.0.0.1:7070";
     agent_options.engine_sim = std::move(engine_sim);
+    agent_options.allow_root_pods = allow_root_pods_;
     cache_ = std::make_unique<cluster::Cache>(*store_, cluster::NodeAgentCacheOptions());
     agent_ = std::make_unique<NodeAgent>(*store_, *cache_, *runtime_, clock_, agent_options);
   }
@@ -181,6 +186,7 @@ class NodeAgentTest : public ::testing::Test {
     return exits_;
   }
 
+  bool allow_root_pods_ = true;
   FakeClock clock_{TimePoint(std::chrono::hours(24 * 365 * 56))};
   TempDir data_;
   std::unique_ptr<store::Store> store_;
@@ -284,6 +290,64 @@ TEST_F(NodeAgentTest, OneWorkerFailingStopsThePodsOthers) {
   EXPECT_EQ(done.status.phase, api::PodPhase::kFailed);
   EXPECT_EQ(done.status.exit_code, 4);
   EXPECT_EQ(done.status.message, "rank-1 exited with code 4");
+}
+
+TEST_F(NodeAgentTest, TheFailureNamedIsTheProcessThatEndedFirstNotTheFirstInThePod) {
+  // rank-1 fails; rank-0 fails only after rank-1 is gone (a knock-on failure).
+  const std::string fifo = data_.File("rank-1-pid");
+  testing::MakeFifo(fifo);
+  store::Object created = Create(TrainingShellPod(
+      "knock-on", 0, 2,
+      "if [ \"$LOCAL_RANK\" = 1 ]; then echo $$ > " + fifo + "; exit 7; fi; read pid < " + fifo +
+          "; while kill -0 $pid 2>/dev/null; do sleep 0.01; done; exit 1"));
+  RunPass();                                               // starts them
+  ASSERT_TRUE(runtime_->WaitForExit(created.uid, kWait));  // both end before the agent looks
+  api::Pod done = RunUntilTerminal(created);
+  EXPECT_EQ(done.status.phase, api::PodPhase::kFailed);
+  EXPECT_EQ(done.status.exit_code, 7);
+  EXPECT_EQ(done.status.message, "rank-1 exited with code 7");
+}
+
+TEST_F(NodeAgentTest, ARootAgentRunsPodsAsNobodyOrTheUserTheyNameInADirTheyCanWrite) {
+  if (geteuid() != 0) GTEST_SKIP() << "only a root agent switches users";
+  allow_root_pods_ = false;
+  NewAgent();
+  api::Pod nobody = ShellPod("nobody", "node-a", "touch written && id -u && id -g");
+  nobody.spec.template_.security_context = {};
+  api::Pod named = ShellPod("named", "node-a", "touch written && id -u && id -g");
+  named.spec.template_.security_context.run_as_user = 1234;
+  named.spec.template_.security_context.run_as_group = 4321;
+  store::Object nobody_created = Create(nobody);
+  store::Object named_created = Create(named);
+  EXPECT_EQ(RunUntilTerminal(nobody_created).status.phase, api::PodPhase::kSucceeded);
+  EXPECT_EQ(RunUntilTerminal(named_created).status.phase, api::PodPhase::kSucceeded);
+  EXPECT_EQ(ReadFileOrEmpty(runtime_->PodDir(nobody_created.uid) + "/logs/main.log"),
+            "65534\n65534\n");
+  EXPECT_EQ(ReadFileOrEmpty(runtime_->PodDir(named_created.uid) + "/logs/main.log"),
+            "1234\n4321\n");
+}
+
+TEST_F(NodeAgentTest, APodAskingForRootFailsWithTheReasonUnlessTheNodeAllowsRootPods) {
+  if (geteuid() != 0) GTEST_SKIP() << "only a root agent switches users";
+  allow_root_pods_ = false;
+  NewAgent();
+  api::Pod root = ShellPod("root", "node-a", "id -u");
+  root.spec.template_.security_context = {};
+  root.spec.template_.security_context.run_as_non_root = false;
+  store::Object created = Create(root);
+  api::Pod refused = RunUntilTerminal(created);
+  EXPECT_EQ(refused.status.phase, api::PodPhase::kFailed);
+  EXPECT_EQ(refused.status.reason, "StartError");
+  EXPECT_THAT(refused.status.message,
+              HasSubstr("asks to run as root (securityContext.runAsNonRoot: false) but this node "
+                        "does not allow root pods"));
+
+  allow_root_pods_ = true;
+  NewAgent();
+  root.metadata.name = "root-allowed";
+  store::Object allowed = Create(root);
+  EXPECT_EQ(RunUntilTerminal(allowed).status.phase, api::PodPhase::kSucceeded);
+  EXPECT_EQ(ReadFileOrEmpty(runtime_->PodDir(allowed.uid) + "/logs/main.log"), "0\n");
 }
 
 TEST_F(NodeAgentTest, AStopRequestEndsTheProcessesWithTheReason) {

@@ -35,6 +35,13 @@ struct PodSpec {
   // Sets CUDA_VISIBLE_DEVICES ("0,1") in every process whose env does not set it.
   std::vector<int> gpu_indices;
   ResourceLimits limits;
+  // The identity the pod's processes run as; unset: the runtime's own. The runtime makes the
+  // pod's directory and log files theirs.
+  struct RunAs {
+    uid_t uid = 0;
+    gid_t gid = 0;
+  };
+  std::optional<RunAs> run_as;
 };
 
 enum class ProcessState {
@@ -52,16 +59,21 @@ struct ProcessStatus {
   ProcessState state = ProcessState::kRunning;
   std::optional<int> exit_code;  // set when it called exit()
   std::optional<int> signal;     // set when a signal ended it
-  // kExited with neither set: it ended while adopted by an agent that is not its parent, so
-  // its exit status could not be read.
+  // kExited with neither set: it ended while nothing could read its exit status (its pod's
+  // supervisor was gone too).
   std::string log_path;
+  int64_t end_time_ns = 0;  // wall clock when it ended, ns since the Unix epoch; 0: unknown
+  bool fenced = false;      // stopped by its pod's supervisor because the node's lease lapsed
 
   bool Succeeded() const { return state == ProcessState::kExited && exit_code == 0; }
 };
 
 struct PodStatus {
   std::string uid;
-  pid_t pgid = 0;  // the pod's process group: the first process's pid
+  pid_t pgid = 0;  // the pod's process group
+  // The pod's supervisor (pod_supervisor.h), which leads the group; 0 when the pod has none.
+  pid_t supervisor_pid = 0;
+  uint64_t supervisor_start_time = 0;
   std::vector<ProcessStatus> processes;
 
   // True while any process is still running.

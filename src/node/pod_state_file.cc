@@ -34,12 +34,17 @@ Status WritePodStateFile(const std::string& path, const PodStatus& status) {
                   {"log", process.log_path}};
     if (process.exit_code) entry["exit_code"] = *process.exit_code;
     if (process.signal) entry["signal"] = *process.signal;
+    if (process.end_time_ns != 0) entry["end_time_ns"] = process.end_time_ns;
+    if (process.fenced) entry["fenced"] = true;
     processes.push_back(std::move(entry));
   }
-  std::string text =
-      json{{"uid", status.uid}, {"pgid", status.pgid}, {"processes", processes}}.dump(
-          1, ' ', false, json::error_handler_t::replace) +
-      "\n";
+  std::string text = json{{"uid", status.uid},
+                          {"pgid", status.pgid},
+                          {"supervisor_pid", status.supervisor_pid},
+                          {"supervisor_start_time", status.supervisor_start_time},
+                          {"processes", processes}}
+                         .dump(1, ' ', false, json::error_handler_t::replace) +
+                     "\n";
   std::string temporary = path + ".tmp";
   int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -70,6 +75,16 @@ Result<PodStatus> ReadPodStateFile(const std::string& path) {
   status.uid = document["uid"].get<std::string>();
   if (!document.contains("pgid") || !document["pgid"].is_number_integer()) return bad("pgid");
   status.pgid = document["pgid"].get<pid_t>();
+  // Absent in the files of runtimes from before pods had supervisors.
+  if (document.contains("supervisor_pid")) {
+    if (!document["supervisor_pid"].is_number_integer()) return bad("supervisor_pid");
+    status.supervisor_pid = document["supervisor_pid"].get<pid_t>();
+    if (!document.contains("supervisor_start_time") ||
+        !document["supervisor_start_time"].is_number_unsigned()) {
+      return bad("supervisor_start_time");
+    }
+    status.supervisor_start_time = document["supervisor_start_time"].get<uint64_t>();
+  }
   if (!document.contains("processes") || !document["processes"].is_array()) {
     return bad("processes");
   }
@@ -102,6 +117,14 @@ Result<PodStatus> ReadPodStateFile(const std::string& path) {
     if (entry.contains("signal")) {
       if (!entry["signal"].is_number_integer()) return bad(field + ".signal");
       process.signal = entry["signal"].get<int>();
+    }
+    if (entry.contains("end_time_ns")) {
+      if (!entry["end_time_ns"].is_number_integer()) return bad(field + ".end_time_ns");
+      process.end_time_ns = entry["end_time_ns"].get<int64_t>();
+    }
+    if (entry.contains("fenced")) {
+      if (!entry["fenced"].is_boolean()) return bad(field + ".fenced");
+      process.fenced = entry["fenced"].get<bool>();
     }
     status.processes.push_back(std::move(process));
   }

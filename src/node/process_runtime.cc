@@ -7,7 +7,9 @@
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -22,8 +24,11 @@
 
 #include "common/check.h"
 #include "node/log_rotation.h"
+#include "node/pod_exit_record.h"
 #include "node/pod_state_file.h"
+#include "node/pod_supervisor_protocol.h"
 #include "node/proc_table.h"
+#include "node/supervisor_launch.h"
 
 namespace strata::node {
 namespace {
@@ -35,6 +40,8 @@ constexpr size_t kMaxUidLength = 128;
 constexpr int kKillWaitMs = 5000;
 // Bounds the SIGKILL sweep; each round kills everything found, so only a fork bomb outpaces it.
 constexpr int kMaxKillRounds = 100;
+// How long a supervisor may take to start a pod's processes and say so.
+constexpr Duration kSupervisorReportTimeout = std::chrono::seconds(60);
 
 // Debian 12's <sys/pidfd.h> declares these without C linkage, so call the kernel directly.
 int PidfdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
@@ -125,63 +132,6 @@ std::vector<std::string> BuildEnvironment(const PodSpec& pod, const ProcessSpec&
   return entries;
 }
 
-std::vector<char*> CStrings(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  for (std::string& s : strings) pointers.push_back(s.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
-
-// posix_spawn attributes and file actions, released on scope exit.
-class SpawnSetup {
- public:
-  SpawnSetup() {
-    posix_spawnattr_init(&attr_);
-    posix_spawn_file_actions_init(&actions_);
-  }
-  ~SpawnSetup() {
-    posix_spawn_file_actions_destroy(&actions_);
-    posix_spawnattr_destroy(&attr_);
-  }
-  posix_spawnattr_t attr_;
-  posix_spawn_file_actions_t actions_;
-};
-
-// Starts one process in process group `pgid` (0: a new group led by the process).
-Result<pid_t> SpawnProcess(const PodSpec& pod, const ProcessSpec& process, pid_t pgid, int log_fd,
-                           const std::string& working_dir) {
-  SpawnSetup setup;
-  sigset_t none;
-  sigemptyset(&none);
-  sigset_t all_defaults;
-  sigfillset(&all_defaults);
-  sigdelset(&all_defaults, SIGKILL);
-  sigdelset(&all_defaults, SIGSTOP);
-  posix_spawnattr_setflags(&setup.attr_,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&setup.attr_, pgid);
-  posix_spawnattr_setsigmask(&setup.attr_, &none);
-  posix_spawnattr_setsigdefault(&setup.attr_, &all_defaults);
-  posix_spawn_file_actions_addopen(&setup.actions_, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&setup.actions_, log_fd, STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&setup.actions_, log_fd, STDERR_FILENO);
-  posix_spawn_file_actions_addclosefrom_np(&setup.actions_, STDERR_FILENO + 1);
-  posix_spawn_file_actions_addchdir_np(&setup.actions_, working_dir.c_str());
-
-  std::vector<std::string> argv_strings = process.argv;
-  std::vector<std::string> env_strings = BuildEnvironment(pod, process);
-  std::vector<char*> argv = CStrings(argv_strings);
-  std::vector<char*> envp = CStrings(env_strings);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, argv[0], &setup.actions_, &setup.attr_, argv.data(), envp.data());
-  if (rc != 0) {
-    return Err(InvalidArgumentError(fmt::format("process \"{}\": cannot run \"{}\" in {}: {}",
-                                                process.name, process.argv[0], working_dir,
-                                                std::strerror(rc))));
-  }
-  return pid;
-}
-
 // Opens a pidfd for `pid` only if it is still the process that started at `start_time`.
 int OpenVerifiedPidfd(pid_t pid, uint64_t start_time) {
   int pidfd = PidfdOpen(pid);
@@ -266,14 +216,17 @@ Status ProcessRuntime::Init() {
   }
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epoll_fd_ < 0 || wake_fd_ < 0) {
-    return InternalError(fmt::format("epoll/eventfd: {}", std::strerror(errno)));
+  inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (epoll_fd_ < 0 || wake_fd_ < 0 || inotify_fd_ < 0) {
+    return InternalError(fmt::format("epoll/eventfd/inotify: {}", std::strerror(errno)));
   }
-  epoll_event event{};
-  event.events = EPOLLIN;
-  event.data.fd = wake_fd_;
-  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) != 0) {
-    return InternalError(fmt::format("epoll_ctl: {}", std::strerror(errno)));
+  for (int fd : {wake_fd_, inotify_fd_}) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
+      return InternalError(fmt::format("epoll_ctl: {}", std::strerror(errno)));
+    }
   }
   supervisor_ = std::thread([this] { SuperviseLoop(); });
   return Status::Ok();
@@ -291,11 +244,18 @@ ProcessRuntime::~ProcessRuntime() {
   }
   for (const auto& [pidfd, watch] : watches_) close(pidfd);
   if (wake_fd_ >= 0) close(wake_fd_);
+  if (inotify_fd_ >= 0) close(inotify_fd_);
   if (epoll_fd_ >= 0) close(epoll_fd_);
 }
 
 std::string ProcessRuntime::PodDir(std::string_view uid) const {
   return fmt::format("{}/pods/{}", options_.data_dir, uid);
+}
+
+Status ProcessRuntime::RenewLease(TimePoint valid_until) {
+  return WriteLeaseFile(
+      options_.data_dir + "/pods/lease",
+      std::chrono::duration_cast<std::chrono::nanoseconds>(valid_until.time_since_epoch()).count());
 }
 
 void ProcessRuntime::SuperviseLoop() {
@@ -314,6 +274,10 @@ void ProcessRuntime::SuperviseLoop() {
         if (stopping_) return;
         continue;
       }
+      if (events[i].data.fd == inotify_fd_) {
+        OnExitRecordsChanged();
+        continue;
+      }
       OnPidfdReadable(events[i].data.fd);
     }
     if (steady_clock::now() >= next_rotation) {
@@ -325,42 +289,145 @@ void ProcessRuntime::SuperviseLoop() {
 }
 
 void ProcessRuntime::OnPidfdReadable(int pidfd) {
-  std::string uid;
-  ProcessStatus ended;
+  Ended ended;
   {
     std::lock_guard lock(mu_);
     auto watch = watches_.find(pidfd);
     if (watch == watches_.end()) return;
-    Pod& pod = pods_.find(watch->second.uid)->second;
-    ProcessStatus& process = pod.status.processes[watch->second.process_index];
+    const std::optional<size_t> index = watch->second.process_index;
+    const pid_t pid = watch->second.pid;
     siginfo_t info{};
-    int rc = waitid(P_PID, process.pid, &info, WEXITED | WNOHANG);
+    int rc = waitid(P_PID, pid, &info, WEXITED | WNOHANG);
     if (rc == 0 && info.si_pid == 0) return;  // not finished after all
-    if (rc == 0 && info.si_code == CLD_EXITED) {
-      process.exit_code = info.si_status;
-    } else if (rc == 0) {
-      process.signal = info.si_status;  // CLD_KILLED or CLD_DUMPED
-    }
-    // rc < 0 (ECHILD): an adopted process whose parent is someone else; its status is theirs.
-    process.state = ProcessState::kExited;
-    SpawnedPids::Instance().Remove(process.pid);
+    SpawnedPids::Instance().Remove(pid);
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, pidfd, nullptr);
     close(pidfd);
-    uid = watch->second.uid;
+    auto found = pods_.find(watch->second.uid);
     watches_.erase(watch);
+    // A supervisor that outlived its pod's record by a moment (Forget, or a new Start of the
+    // same uid): reaped above, nothing left to settle.
+    if (found == pods_.end() || (!index && found->second.status.supervisor_pid != pid)) return;
+    Pod& pod = found->second;
+    if (!index) {
+      OnSupervisorEndedLocked(pod, &ended);
+    } else {
+      // A process watched directly: its supervisor died before it. Its status is ours to read
+      // when it was reparented to us; rc < 0 (ECHILD): someone else's, so unknown.
+      ProcessStatus& process = pod.status.processes[*index];
+      if (rc == 0 && info.si_code == CLD_EXITED) {
+        process.exit_code = info.si_status;
+      } else if (rc == 0) {
+        process.signal = info.si_status;  // CLD_KILLED or CLD_DUMPED
+      }
+      process.state = ProcessState::kExited;
+      process.end_time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+      ended.emplace_back(pod.status.uid, process);
+    }
     PersistLocked(pod);
-    ended = process;
   }
   exited_.notify_all();
-  if (options_.on_exit) options_.on_exit(uid, ended);
+  Report(ended);
 }
 
-void ProcessRuntime::WatchLocked(const std::string& uid, size_t index, int pidfd) {
+void ProcessRuntime::OnExitRecordsChanged() {
+  Ended ended;
+  {
+    std::lock_guard lock(mu_);
+    alignas(inotify_event) char buffer[8192];
+    ssize_t n;
+    while ((n = read(inotify_fd_, buffer, sizeof buffer)) > 0) {
+      for (ssize_t at = 0; at < n;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+        auto watch = exit_watches_.find(event->wd);
+        if (watch == exit_watches_.end()) continue;
+        if ((event->mask & IN_IGNORED) != 0) {
+          exit_watches_.erase(watch);
+          continue;
+        }
+        auto pod = pods_.find(watch->second);
+        if (pod == pods_.end() || event->len == 0) continue;
+        const std::string name = event->name;
+        std::vector<ProcessStatus>& processes = pod->second.status.processes;
+        for (size_t i = 0; i < processes.size(); ++i) {
+          if (processes[i].name == name && ApplyExitRecordLocked(pod->second, i, &ended)) {
+            PersistLocked(pod->second);
+          }
+        }
+      }
+    }
+  }
+  exited_.notify_all();
+  Report(ended);
+}
+
+bool ProcessRuntime::ApplyExitRecordLocked(Pod& pod, size_t index, Ended* ended) {
+  ProcessStatus& process = pod.status.processes[index];
+  if (process.state != ProcessState::kRunning) return false;
+  Result<ExitRecord> record = ReadExitRecord(pod.exits_dir, process.name);
+  if (!record) {
+    if (record.error().code() != StatusCode::kNotFound) {
+      spdlog::warn("pod {}: {}", pod.status.uid, record.error().ToString());
+    }
+    return false;
+  }
+  process.state = ProcessState::kExited;
+  process.exit_code = record->exit_code;
+  process.signal = record->signal;
+  process.end_time_ns = record->end_time_ns;
+  process.fenced = record->fenced;
+  ended->emplace_back(pod.status.uid, process);
+  return true;
+}
+
+void ProcessRuntime::OnSupervisorEndedLocked(Pod& pod, Ended* ended) {
+  UnwatchExitRecordsLocked(pod);
+  for (size_t i = 0; i < pod.status.processes.size(); ++i) {
+    ProcessStatus& process = pod.status.processes[i];
+    if (process.state != ProcessState::kRunning || ApplyExitRecordLocked(pod, i, ended)) continue;
+    // No record: the supervisor was killed before this process ended (or before it ran).
+    int pidfd = OpenVerifiedPidfd(process.pid, process.start_time);
+    if (pidfd >= 0) {
+      WatchLocked(pod.status.uid, i, pidfd);
+    } else {
+      process.state = ProcessState::kExited;
+      ended->emplace_back(pod.status.uid, process);
+    }
+  }
+}
+
+void ProcessRuntime::Report(const Ended& ended) {
+  if (!options_.on_exit) return;
+  for (const auto& [uid, process] : ended) options_.on_exit(uid, process);
+}
+
+void ProcessRuntime::WatchLocked(const std::string& uid, std::optional<size_t> index, int pidfd) {
   epoll_event event{};
   event.events = EPOLLIN;
   event.data.fd = pidfd;
   STRATA_CHECK(epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, pidfd, &event) == 0);
-  watches_[pidfd] = Watch{uid, index};
+  const PodStatus& status = pods_.find(uid)->second.status;
+  watches_[pidfd] = Watch{uid, index, index ? status.processes[*index].pid : status.supervisor_pid};
+}
+
+bool ProcessRuntime::WatchExitRecordsLocked(Pod& pod) {
+  int wd = inotify_add_watch(inotify_fd_, pod.exits_dir.c_str(), IN_MOVED_TO);
+  if (wd < 0) {
+    spdlog::error("pod {}: inotify on {}: {}", pod.status.uid, pod.exits_dir, std::strerror(errno));
+    return false;
+  }
+  pod.exits_watch = wd;
+  exit_watches_[wd] = pod.status.uid;
+  return true;
+}
+
+void ProcessRuntime::UnwatchExitRecordsLocked(Pod& pod) {
+  if (pod.exits_watch < 0) return;
+  inotify_rm_watch(inotify_fd_, pod.exits_watch);
+  exit_watches_.erase(pod.exits_watch);
+  pod.exits_watch = -1;
 }
 
 void ProcessRuntime::PersistLocked(const Pod& pod) {
@@ -378,87 +445,106 @@ Status ProcessRuntime::Start(const PodSpec& spec) {
   Pod pod;
   pod.status.uid = spec.uid;
   pod.state_path = PodDir(spec.uid) + "/state.json";
-  if (Status spawned = SpawnPod(spec, &pod); !spawned.ok()) return spawned;
-  if (existing != pods_.end()) pods_.erase(existing);
-  auto [it, inserted] = pods_.emplace(spec.uid, std::move(pod));
-  for (size_t i = 0; i < it->second.status.processes.size(); ++i) {
-    const ProcessStatus& process = it->second.status.processes[i];
-    int pidfd = PidfdOpen(process.pid);
-    STRATA_CHECK(pidfd >= 0);  // our unreaped child: its pid cannot have been recycled
-    WatchLocked(spec.uid, i, pidfd);
+  pod.exits_dir = ExitRecordDir(PodDir(spec.uid));
+  Result<std::unique_ptr<SupervisorLaunch>> launch = SpawnPod(spec, &pod);
+  if (!launch) return launch.error();
+  if (existing != pods_.end()) {
+    UnwatchExitRecordsLocked(existing->second);
+    pods_.erase(existing);
   }
-  PersistLocked(it->second);
+  auto [it, inserted] = pods_.emplace(spec.uid, std::move(pod));
+  Pod& started = it->second;
+  WatchExitRecordsLocked(started);
+  int pidfd = PidfdOpen(started.status.supervisor_pid);
+  STRATA_CHECK(pidfd >= 0);  // our unreaped child: its pid cannot have been recycled
+  WatchLocked(spec.uid, std::nullopt, pidfd);
+  // Recorded before the supervisor may go on: should this process die in between, the
+  // supervisor kills the processes nobody knows about.
+  PersistLocked(started);
+  if (!(*launch)->Commit()) {
+    spdlog::error("pod {}: the supervisor went away before the commit", spec.uid);
+  }
   return Status::Ok();
 }
 
-// REQUIRES: mu_ held (so the supervisor cannot reap the group leader while the group fills).
-Status ProcessRuntime::SpawnPod(const PodSpec& spec, Pod* pod) {
+// REQUIRES: mu_ held (so the supervisor's exit is handled after the pod is recorded).
+Result<std::unique_ptr<SupervisorLaunch>> ProcessRuntime::SpawnPod(const PodSpec& spec, Pod* pod) {
   const std::string dir = PodDir(spec.uid);
   std::error_code error;
   fs::create_directories(dir + "/logs", error);
-  if (error) return InternalError(fmt::format("create {}/logs: {}", dir, error.message()));
-  if (cgroups_->enabled()) {
-    Result<std::string> cgroup = cgroups_->CreatePodCgroup(spec.uid, spec.limits);
-    if (!cgroup) return cgroup.error();
-    pod->cgroup = *cgroup;
-  }
-  auto kill_started = [&] {
-    // The group first, so that anything the started processes forked goes too; the group id
-    // is still reserved because its members are not reaped yet.
-    if (pod->status.pgid > 0) kill(-pod->status.pgid, SIGKILL);
-    for (const ProcessStatus& started : pod->status.processes) {
-      kill(started.pid, SIGKILL);
-      waitpid(started.pid, nullptr, 0);
-      SpawnedPids::Instance().Remove(started.pid);
-    }
-  };
+  if (!error) fs::remove_all(pod->exits_dir, error);  // a previous run's
+  if (!error) fs::create_directories(pod->exits_dir, error);
+  if (error) return Err(InternalError(fmt::format("prepare {}: {}", dir, error.message())));
+  SupervisorSpec supervised;
+  const char* path = std::getenv("PATH");
+  supervised.path = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  supervised.lease_file = options_.data_dir + "/pods/lease";
   for (const ProcessSpec& process : spec.processes) {
-    std::string log_path = fmt::format("{}/logs/{}.log", dir, process.name);
-    int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd < 0) {
-      kill_started();
-      return InternalError(fmt::format("open {}: {}", log_path, std::strerror(errno)));
-    }
-    const std::string working_dir = process.working_dir.empty() ? dir : process.working_dir;
-    Result<pid_t> pid = SpawnProcess(spec, process, pod->status.pgid, log_fd, working_dir);
-    close(log_fd);
-    if (!pid) {
-      kill_started();
-      return pid.error();
-    }
-    SpawnedPids::Instance().Add(*pid);
-    if (pod->status.pgid == 0) pod->status.pgid = *pid;
-    ProcessStatus status;
-    status.name = process.name;
-    status.pid = *pid;
-    std::optional<ProcInfo> info = ReadProcInfo(*pid);
-    STRATA_CHECK(info.has_value());  // an unreaped child always has /proc/<pid>/stat
-    status.start_time = info->start_time;
-    status.log_path = log_path;
-    pod->status.processes.push_back(std::move(status));
-    if (!pod->cgroup.empty()) {
-      if (Status added = cgroups_->AddProcess(pod->cgroup, *pid); !added.ok()) {
-        kill_started();
-        return added;
+    supervised.processes.push_back({process.name, process.argv, BuildEnvironment(spec, process),
+                                    process.working_dir.empty() ? dir : process.working_dir,
+                                    fmt::format("{}/logs/{}.log", dir, process.name)});
+  }
+  if (spec.run_as) {
+    supervised.uid = spec.run_as->uid;
+    supervised.gid = spec.run_as->gid;
+    // The pod's own directory is its working directory unless it names another; other pods'
+    // users have no business in it.
+    for (const std::string& owned : {dir, dir + "/logs"}) {
+      if (chown(owned.c_str(), spec.run_as->uid, spec.run_as->gid) != 0 ||
+          chmod(owned.c_str(), 0700) != 0) {
+        return Err(InternalError(fmt::format("chown {}: {}", owned, std::strerror(errno))));
       }
     }
   }
-  return Status::Ok();
+  if (cgroups_->enabled()) {
+    Result<std::string> cgroup = cgroups_->CreatePodCgroup(spec.uid, spec.limits);
+    if (!cgroup) return Err(cgroup.error());
+    pod->cgroup = *cgroup;
+  }
+
+  ASSIGN_OR_RETURN(std::unique_ptr<SupervisorLaunch> launch,
+                   SupervisorLaunch::Spawn(dir, dir + "/supervisor.log"));
+  const pid_t supervisor = launch->pid();
+  if (!pod->cgroup.empty()) {
+    // Before it starts anything, so that everything the pod runs is in the cgroup.
+    RETURN_IF_ERROR(cgroups_->AddProcess(pod->cgroup, supervisor));
+  }
+  ASSIGN_OR_RETURN(std::vector<StartedProcess> started,
+                   launch->StartProcesses(supervised, kSupervisorReportTimeout));
+  std::optional<ProcInfo> info = ReadProcInfo(supervisor);
+  STRATA_CHECK(info.has_value());  // an unreaped child always has /proc/<pid>/stat
+  pod->status.pgid = supervisor;
+  pod->status.supervisor_pid = supervisor;
+  pod->status.supervisor_start_time = info->start_time;
+  for (size_t i = 0; i < spec.processes.size(); ++i) {
+    ProcessStatus status;
+    status.name = spec.processes[i].name;
+    status.pid = started[i].pid;
+    status.start_time = started[i].start_time;
+    status.log_path = supervised.processes[i].log_path;
+    pod->status.processes.push_back(std::move(status));
+  }
+  return launch;
 }
 
 Status ProcessRuntime::Stop(std::string_view uid, Duration grace) {
   pid_t pgid = 0;
   bool trust_group = false;
+  pid_t supervisor = 0;
+  uint64_t supervisor_start_time = 0;
   {
     std::lock_guard lock(mu_);
     auto it = pods_.find(uid);
     if (it == pods_.end()) return NotFoundError(fmt::format("pod \"{}\" not found", uid));
     pgid = it->second.status.pgid;
+    supervisor = it->second.status.supervisor_pid;
+    supervisor_start_time = it->second.status.supervisor_start_time;
     // While one of its processes is unreaped the group id cannot be reused, so everything in
     // the group is the pod's. Once all are gone only the marker is trustworthy.
     trust_group = it->second.status.Running();
   }
-  TerminatePodProcesses(std::string(uid), pgid, trust_group, grace);
+  TerminatePodProcesses(std::string(uid), pgid, trust_group, supervisor, supervisor_start_time,
+                        grace);
   std::unique_lock lock(mu_);
   auto it = pods_.find(uid);
   if (it == pods_.end()) return Status::Ok();
@@ -468,11 +554,13 @@ Status ProcessRuntime::Stop(std::string_view uid, Duration grace) {
 }
 
 void ProcessRuntime::TerminatePodProcesses(const std::string& uid, pid_t pgid, bool trust_group,
+                                           pid_t supervisor, uint64_t supervisor_start_time,
                                            Duration grace) {
   const pid_t group = trust_group ? pgid : 0;
   std::set<pid_t> signalled;
   auto signal_all = [&](int signal, std::vector<int>* pidfds) {
     for (const ProcInfo& info : FindPodProcesses(group, kPodUidVariable, uid)) {
+      if (info.pid == supervisor && info.start_time == supervisor_start_time) continue;
       int pidfd = OpenVerifiedPidfd(info.pid, info.start_time);
       if (pidfd < 0) continue;  // ended meanwhile
       PidfdSendSignal(pidfd, signal);
@@ -495,6 +583,13 @@ void ProcessRuntime::TerminatePodProcesses(const std::string& uid, pid_t pgid, b
     if (pidfds.empty()) break;
     WaitForPidfds(pidfds, kKillWaitMs);
     close_all(&pidfds);
+  }
+  // With its processes gone the supervisor records how they ended and exits; one that does not
+  // (stopped, or stuck on a hung disk) is killed: the pod's end must not wait for it.
+  if (int pidfd = supervisor > 0 ? OpenVerifiedPidfd(supervisor, supervisor_start_time) : -1;
+      pidfd >= 0) {
+    if (!WaitForPidfds({pidfd}, kKillWaitMs)) PidfdSendSignal(pidfd, SIGKILL);
+    close(pidfd);
   }
 
   // Descendants reparented to us (we are a subreaper) are ours to reap; the pod's own
@@ -571,25 +666,37 @@ std::vector<PodStatus> ProcessRuntime::Adopt() {
       continue;
     }
     if (pods_.contains(recorded->uid) || PodDir(recorded->uid) + "/state.json" != path) continue;
-    Pod pod;
+    const std::string uid = recorded->uid;
+    Pod& pod = pods_.emplace(uid, Pod{}).first->second;
     pod.status = std::move(*recorded);
     pod.state_path = path;
-    std::vector<std::pair<size_t, int>> to_watch;
+    pod.exits_dir = ExitRecordDir(PodDir(uid));
+    const int supervisor =
+        pod.status.supervisor_pid > 0
+            ? OpenVerifiedPidfd(pod.status.supervisor_pid, pod.status.supervisor_start_time)
+            : -1;
+    if (supervisor >= 0) {
+      // Records written from now on arrive through inotify; the ones before are read below.
+      WatchExitRecordsLocked(pod);
+      WatchLocked(uid, std::nullopt, supervisor);
+    }
+    Ended ended;  // the caller learns of these from the returned status
     for (size_t i = 0; i < pod.status.processes.size(); ++i) {
       ProcessStatus& process = pod.status.processes[i];
-      if (process.state != ProcessState::kRunning) continue;
+      if (process.state != ProcessState::kRunning || ApplyExitRecordLocked(pod, i, &ended) ||
+          supervisor >= 0) {
+        continue;
+      }
+      // No supervisor to record its end (killed, or a pod from before supervisors).
       int pidfd = OpenVerifiedPidfd(process.pid, process.start_time);
       if (pidfd < 0) {
         process.state = ProcessState::kLost;
-        continue;
+      } else {
+        WatchLocked(uid, i, pidfd);
       }
-      to_watch.emplace_back(i, pidfd);
     }
-    const std::string uid = pod.status.uid;
-    auto [it, inserted] = pods_.emplace(uid, std::move(pod));
-    for (const auto& [index, pidfd] : to_watch) WatchLocked(uid, index, pidfd);
-    PersistLocked(it->second);
-    adopted.push_back(it->second.status);
+    PersistLocked(pod);
+    adopted.push_back(pod.status);
   }
   return adopted;
 }
@@ -602,8 +709,10 @@ Status ProcessRuntime::Forget(std::string_view uid) {
     return FailedPreconditionError(fmt::format("pod \"{}\" is running", uid));
   }
   if (!it->second.cgroup.empty()) cgroups_->KillAndRemove(it->second.cgroup);
+  UnwatchExitRecordsLocked(it->second);
   std::error_code error;
   fs::remove(it->second.state_path, error);
+  fs::remove_all(it->second.exits_dir, error);
   pods_.erase(it);
   return Status::Ok();
 }
@@ -613,6 +722,7 @@ void ProcessRuntime::ReapStrays() {
   std::set<pid_t> supervised;  // includes adopted processes that were reparented to us
   for (const auto& [uid, pod] : pods_) {
     for (const ProcessStatus& process : pod.status.processes) supervised.insert(process.pid);
+    supervised.insert(pod.status.supervisor_pid);
   }
   std::map<pid_t, uint64_t> alive;
   for (pid_t child : OwnChildren()) {

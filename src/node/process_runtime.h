@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include "common/status.h"
 #include "node/cgroup_limits.h"
 #include "node/node_runtime.h"
+#include "node/supervisor_launch.h"
 
 namespace strata::node {
 
@@ -22,23 +24,28 @@ inline constexpr char kPodUidVariable[] = "STRATA_POD_UID";
 
 // NodeRuntime over real processes on this machine.
 //
-// Each pod's processes are spawned (posix_spawn) into one new process group led by the first
-// process, with the given environment and working directory, stdin from /dev/null, and
-// stdout+stderr appended to "<data_dir>/pods/<uid>/logs/<name>.log" (rotated by size, keeping
-// `log_keep` old files). The runtime makes this process a child subreaper
-// (PR_SET_CHILD_SUBREAPER), so processes that double-fork stay our descendants instead of
-// escaping to init; Stop finds them by the pod's process group and by the STRATA_POD_UID
-// marker in /proc/<pid>/environ, and reaps the ones reparented to us. Where cgroup v2 is
-// writable (CgroupLimits), each pod also gets its own cgroup with its CPU and memory limits,
-// and Stop ends with cgroup.kill, which catches even a descendant that left the group and
-// scrubbed its environment.
+// Each pod gets a supervisor (pod_supervisor.h): a small process started (posix_spawn) in a new
+// session that is also the pod's process group, in the pod's cgroup when it has one. The
+// supervisor starts the pod's processes (fork and exec) with the given environment, working
+// directory and identity, stdin from /dev/null, and stdout+stderr appended to
+// "<data_dir>/pods/<uid>/logs/<name>.log" (rotated by size, keeping `log_keep` old files); it
+// waits for them and records each exit status durably in "<data_dir>/pods/<uid>/exits/", so the
+// status is known even when a process ends while no runtime runs. The runtime makes this
+// process a child subreaper (PR_SET_CHILD_SUBREAPER), so processes that double-fork stay our
+// descendants instead of escaping to init; Stop finds them by the pod's process group and by the
+// STRATA_POD_UID marker in /proc/<pid>/environ, and reaps the ones reparented to us. Where
+// cgroup v2 is writable (CgroupLimits), each pod also gets its own cgroup with its CPU and
+// memory limits, and Stop ends with cgroup.kill, which catches even a descendant that left the
+// group and scrubbed its environment.
 //
-// Supervision does not poll: one thread waits in epoll on a pidfd per process and records exit
-// codes and signals as they happen, and rewrites the pod's state file
-// ("<data_dir>/pods/<uid>/state.json") so that a later runtime can Adopt the pod.
+// Supervision does not poll: one thread waits in epoll on inotify (the exit records as they
+// appear) and on a pidfd per supervisor, and rewrites the pod's state file
+// ("<data_dir>/pods/<uid>/state.json") so that a later runtime can Adopt the pod. Should a
+// supervisor die before its processes (killed by hand), the runtime watches those processes'
+// pidfds itself.
 //
 // Owned by the node agent; thread-safe. Destroying it stops supervision but leaves the
-// processes running (a new runtime adopts them).
+// processes and their supervisors running (a new runtime adopts them).
 class ProcessRuntime final : public NodeRuntime {
  public:
   struct Options {
@@ -82,39 +89,67 @@ class ProcessRuntime final : public NodeRuntime {
   // The directory holding a pod's state file and logs.
   std::string PodDir(std::string_view uid) const;
 
+  // Records that the node's lease with the control plane holds until `valid_until`: once that
+  // time passes without another renewal, each pod's supervisor stops the pod's processes
+  // (fencing; see WriteLeaseFile). A runtime whose owner never calls this never fences (an
+  // embedded node shares its process with the control plane). Internal on an I/O error.
+  Status RenewLease(TimePoint valid_until);
+
  private:
   struct Pod {
     PodStatus status;
     std::string state_path;
-    std::string cgroup;  // empty without cgroup limits
+    std::string exits_dir;
+    std::string cgroup;    // empty without cgroup limits
+    int exits_watch = -1;  // the inotify watch of exits_dir while the supervisor lives
   };
   struct Watch {
     std::string uid;
-    size_t process_index;
+    std::optional<size_t> process_index;  // nullopt: the pod's supervisor
+    pid_t pid = 0;
   };
+  // Processes that ended in one step, reported to on_exit once mu_ is released.
+  using Ended = std::vector<std::pair<std::string, ProcessStatus>>;
 
   explicit ProcessRuntime(Options options);
   Status Init();
   void SuperviseLoop();
   void OnPidfdReadable(int pidfd);
-  Status SpawnPod(const PodSpec& spec, Pod* pod);
-  // REQUIRES: mu_ held. Starts supervising process `index` of `pod` through `pidfd`.
-  void WatchLocked(const std::string& uid, size_t index, int pidfd);
+  void OnExitRecordsChanged();
+  // Starts the pod's supervisor and, through it, the pod's processes; returns the supervisor,
+  // waiting for the commit once the pod is recorded.
+  Result<std::unique_ptr<SupervisorLaunch>> SpawnPod(const PodSpec& spec, Pod* pod);
+  // REQUIRES: mu_ held. Starts supervising through `pidfd` process `index` of the pod, or its
+  // supervisor when `index` is nullopt.
+  void WatchLocked(const std::string& uid, std::optional<size_t> index, int pidfd);
+  // REQUIRES: mu_ held. Watches the pod's exit records; false when inotify refuses.
+  bool WatchExitRecordsLocked(Pod& pod);
+  void UnwatchExitRecordsLocked(Pod& pod);
+  // REQUIRES: mu_ held. Applies the exit record of process `index` of a running process, if
+  // there is one; returns whether there was.
+  bool ApplyExitRecordLocked(Pod& pod, size_t index, Ended* ended);
+  // REQUIRES: mu_ held. The pod's supervisor has ended: settles every process still running.
+  void OnSupervisorEndedLocked(Pod& pod, Ended* ended);
   void PersistLocked(const Pod& pod);
-  // Signals and waits until nothing of the pod is alive; see Stop.
-  void TerminatePodProcesses(const std::string& uid, pid_t pgid, bool trust_group, Duration grace);
+  void Report(const Ended& ended);
+  // Signals and waits until nothing of the pod is alive but its supervisor, which is left to
+  // record how they ended (and killed only when it does not end by itself); see Stop.
+  void TerminatePodProcesses(const std::string& uid, pid_t pgid, bool trust_group, pid_t supervisor,
+                             uint64_t supervisor_start_time, Duration grace);
 
   Options options_;
   std::shared_ptr<const CgroupLimits> cgroups_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
+  int inotify_fd_ = -1;
   std::thread supervisor_;
 
   mutable std::mutex mu_;
   std::condition_variable exited_;
   std::map<std::string, Pod, std::less<>> pods_;
-  std::unordered_map<int, Watch> watches_;  // pidfd -> process
-  std::map<pid_t, uint64_t> strays_;        // reparented pod descendants: pid -> start time
+  std::unordered_map<int, Watch> watches_;             // pidfd -> process
+  std::unordered_map<int, std::string> exit_watches_;  // inotify watch -> pod uid
+  std::map<pid_t, uint64_t> strays_;  // reparented pod descendants: pid -> start time
   bool stopping_ = false;
 };
 

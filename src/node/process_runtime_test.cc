@@ -87,7 +87,9 @@ TEST_F(ProcessRuntimeTest, RunsWithEnvironmentWorkingDirAndGpusAndRecordsExitCod
   EXPECT_EQ(ReadFileOrEmpty(status.processes[0].log_path),
             "bar 2,3 pod-a\n" + scratch_.path() + "\noops\n");
   EXPECT_EQ(ReadFileOrEmpty(runtime_->PodDir("pod-a") + "/logs/own-gpu.log"), "7\n");
-  EXPECT_EQ(status.pgid, status.processes[0].pid);
+  // The pod's supervisor leads its process group.
+  EXPECT_NE(status.supervisor_pid, 0);
+  EXPECT_EQ(status.pgid, status.supervisor_pid);
 }
 
 TEST_F(ProcessRuntimeTest, RecordsTheSignalThatEndedAProcess) {

@@ -99,6 +99,7 @@ Status StartNodeAgent(ControlPlane& plane, const std::string& data_dir,
   agent_options.node_names = plane.node_names();
   agent_options.data_dir = data_dir;
   agent_options.stop_grace = std::chrono::seconds(options.stop_grace_seconds);
+  agent_options.allow_root_pods = options.allow_root_pods;
   agent_options.base_env = node::DefaultBaseEnvironment();
   agent_options.gpu_activity_window = Seconds(options.gpu_activity_window_seconds);
   // Workers report checkpoints over loopback; behind --token-file they have no token, and only

@@ -25,6 +25,8 @@ struct ControlLoopsOptions {
   int first_master_port = controller::kFirstMasterPort;
   // SIGTERM to SIGKILL for a stopped pod.
   int stop_grace_seconds = 10;
+  // Whether pods that ask to run as root may (when strata runs as root); see PodIdentity.
+  bool allow_root_pods = false;
   // The OpenAI-compatible gateway: HOST:PORT, or "off". When `gateway_listen_given` is false
   // and the port is taken, any free port.
   std::string gateway_listen = "127.0.0.1:8000";

@@ -1,6 +1,7 @@
 // A minimal node agent for agent_restart_test: creates a ProcessRuntime on the data dir given as
-// argv[1], starts pod "survivor" with argv[2] worker processes that sleep, prints "started" and
-// then waits to be killed (the test sends SIGKILL, as a crash would).
+// argv[1], renews the node's lease for argv[3] seconds when given (once: as an agent that then
+// loses the control plane), starts pod "survivor" with argv[2] worker processes that sleep,
+// prints "started" and then waits to be killed (the test sends SIGKILL, as a crash would).
 
 #include <unistd.h>
 
@@ -12,8 +13,8 @@
 int main(int argc, char** argv) {
   using strata::node::PodSpec;
   using strata::node::ProcessRuntime;
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s DATA_DIR WORKERS\n", argv[0]);
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: %s DATA_DIR WORKERS [LEASE_SECONDS]\n", argv[0]);
     return 3;
   }
   ProcessRuntime::Options options;
@@ -22,6 +23,14 @@ int main(int argc, char** argv) {
   if (!runtime) {
     std::fprintf(stderr, "%s\n", runtime.error().ToString().c_str());
     return 1;
+  }
+  if (argc == 4) {
+    strata::Status renewed = (*runtime)->RenewLease(strata::RealClock::Instance().Now() +
+                                                    std::chrono::seconds(std::stoi(argv[3])));
+    if (!renewed.ok()) {
+      std::fprintf(stderr, "%s\n", renewed.ToString().c_str());
+      return 1;
+    }
   }
   PodSpec spec;
   spec.uid = "survivor";

@@ -514,7 +514,8 @@ TEST_F(PlatformTest, AnAgentJoinsRunsItsPodsAndLosingItRestartsTheJobElsewhere) 
   EXPECT_EQ(node::testing::ReadFileOrEmpty(log_file), "hello from agent-1\n");
 
   // The local node is full, so a job lands on the agent; when the agent's heartbeats stop, the
-  // node is lost, the pod fails and the group restarts on the node freed meanwhile.
+  // node is lost, the pod fails and the group restarts on the node freed meanwhile. The lost
+  // node's worker is stopped by its supervisor (fencing) before its replacement starts.
   ASSERT_TRUE(client->Call(
       "POST", "/api/v1/namespaces/default/pods",
       R"({"apiVersion": "strata.dev/v1alpha1", "kind": "Pod", "metadata": {"name": "blocker"},
@@ -527,7 +528,7 @@ TEST_F(PlatformTest, AnAgentJoinsRunsItsPodsAndLosingItRestartsTheJobElsewhere) 
                            R"({"apiVersion": "strata.dev/v1alpha1", "kind": "Job",
           "metadata": {"name": "train"},
           "spec": {"replicas": 1, "maxRestarts": 2, "resources": {"gpu": 8},
-                   "template": {"command": ["sleep", "20"]}}})",
+                   "template": {"command": ["sleep", "600"]}}})",
                            "application/json"));
   Json on_agent = WaitForPod(*client, "train-worker-0", "Running", "agent-1");
   ASSERT_EQ(on_agent.value(Json::json_pointer("/spec/nodeName"), std::string()), "agent-1")
@@ -536,11 +537,20 @@ TEST_F(PlatformTest, AnAgentJoinsRunsItsPodsAndLosingItRestartsTheJobElsewhere) 
   Result<Json> lease = client->Get(api::NodeLeasePath("agent-1"));
   ASSERT_TRUE(lease) << lease.error().ToString();
   EXPECT_EQ(lease->value(Json::json_pointer("/spec/holderIdentity"), std::string()), "agent-1");
+  Json state = Json::parse(
+      node::testing::ReadFileOrEmpty(data_.File(
+          "agent/pods/" + on_agent["metadata"].value("uid", std::string()) + "/state.json")),
+      nullptr, false);
+  ASSERT_TRUE(state.is_object()) << "the agent's record of the pod";
+  const int worker = state["processes"][0].value("pid", 0);
+  ASSERT_TRUE(node::testing::ProcessExists(worker));
   agent.Kill();
   ASSERT_TRUE(client->Call("DELETE", "/api/v1/namespaces/default/pods/blocker"));
   Json moved = WaitForPod(*client, "train-worker-0", "Running", "sim-node-0");
   EXPECT_EQ(moved.value(Json::json_pointer("/spec/nodeName"), std::string()), "sim-node-0")
       << moved.dump();
+  EXPECT_FALSE(node::testing::ProcessExists(worker))
+      << "the lost node's worker runs beside its replacement";
   CommandResult described = Cli({"describe", "job", "train"});
   EXPECT_THAT(described.out, HasSubstr("Restarts:         1 of at most 2"));
 

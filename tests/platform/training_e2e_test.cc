@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -68,6 +69,7 @@ struct JobShape {
   double step_sleep = 0.02;
   int priority = 0;
   std::string queue{};  // empty: the default queue
+  int max_restarts = 3;
 };
 
 std::string JobManifest(const JobShape& job) {
@@ -75,7 +77,8 @@ std::string JobManifest(const JobShape& job) {
       "apiVersion: strata.dev/v1alpha1\nkind: Job\nmetadata: {name: " + job.name +
       ", namespace: default}\nspec:\n  replicas: " + std::to_string(job.replicas) +
       "\n  procPerNode: " + std::to_string(job.proc_per_node) +
-      "\n  maxRestarts: 3\n  priority: " + std::to_string(job.priority) + "\n";
+      "\n  maxRestarts: " + std::to_string(job.max_restarts) +
+      "\n  priority: " + std::to_string(job.priority) + "\n";
   if (!job.queue.empty()) manifest += "  queue: " + job.queue + "\n";
   manifest += "  resources: {cpu: \"1\", memory: 1Gi, gpu: " + std::to_string(job.gpus) +
               "}\n  template:\n    command: [python3, " + SourceDir() +
@@ -144,11 +147,12 @@ class TrainingE2eTest : public ::testing::Test {
 
   // Polls until `done` holds, at most `timeout`; returns whether it did.
   template <typename Predicate>
-  bool WaitFor(Predicate done, Duration timeout = kJobTimeout) {
+  bool WaitFor(Predicate done, Duration timeout = kJobTimeout,
+               Duration poll = std::chrono::milliseconds(100)) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
       if (done()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(poll);
     }
     return done();
   }
@@ -256,6 +260,71 @@ TEST_F(TrainingE2eTest, KillingTheControlPlaneLosesNoJobAndLeavesNoOrphan) {
   EXPECT_THAT(WorkerLogs(), HasSubstr("result ok"));
   EXPECT_TRUE(WaitFor([&] { return Workers("").empty(); }, std::chrono::seconds(30)))
       << "orphan workers: " << Workers("").size();
+}
+
+// The control plane killed with SIGKILL at five moments of a job's life, one job each, with no
+// restart allowed: each job must still succeed, because the pods' supervisors record how the
+// workers ended while no agent watched, and the restarted agent reads that instead of guessing.
+TEST_F(TrainingE2eTest, KillingTheControlPlaneAtAnyMomentNeverFailsAJobThatSucceeded) {
+  auto up = std::make_unique<UpProcess>();
+  ASSERT_TRUE(up->Start(UpArgs("2x8:H100-80GB"))) << up->output();
+  Connect(*up);
+  auto job_logs_ok = [&] { return Count(WorkerLogs(), "result ok"); };
+  size_t results_before = 0;
+  struct Moment {
+    std::string job;
+    int steps;
+    // Returns once the moment to kill has come.
+    std::function<void(const std::string& job)> wait;
+    Duration down = Duration::zero();  // how long the control plane stays down
+  };
+  const std::vector<Moment> moments = {
+      {"after-apply", 40, [](const std::string&) {}},
+      {"during-start", 40,
+       [&](const std::string& job) {
+         EXPECT_TRUE(WaitFor([&] { return !Workers(job).empty(); }, kJobTimeout,
+                             std::chrono::milliseconds(5)));
+       }},
+      {"mid-run", 120,
+       [&](const std::string& job) {
+         EXPECT_TRUE(WaitFor([&] { return JobStatus(job).contains("lastCheckpointTime"); }));
+       }},
+      {"while-exiting", 40,
+       [&](const std::string&) {
+         EXPECT_TRUE(WaitFor([&] { return job_logs_ok() > results_before; }, kJobTimeout,
+                             std::chrono::milliseconds(5)));
+       }},
+      {"down-while-finishing", 120,
+       [&](const std::string& job) {
+         EXPECT_TRUE(WaitFor([&] { return JobStatus(job).contains("lastCheckpointTime"); }));
+       },
+       std::chrono::seconds(20)},
+  };
+  for (const Moment& moment : moments) {
+    SCOPED_TRACE(moment.job);
+    Apply(JobManifest({.name = moment.job,
+                       .steps = moment.steps,
+                       .checkpoint_every = 5,
+                       .step_sleep = 0.05,
+                       .max_restarts = 0}));
+    moment.wait(moment.job);
+    up->Kill();
+    if (moment.down > Duration::zero()) {
+      // The workers finish while nothing of the control plane runs, and it stays down a while
+      // after (within the nodes' grace period).
+      const auto back = std::chrono::steady_clock::now() + moment.down;
+      EXPECT_TRUE(WaitFor([&] { return Workers(moment.job).empty(); }, moment.down));
+      std::this_thread::sleep_until(back);
+    }
+    up = std::make_unique<UpProcess>();
+    ASSERT_TRUE(up->Start(UpArgs("2x8:H100-80GB"))) << up->output();
+    Connect(*up);
+    ASSERT_TRUE(WaitForPhase(moment.job, "Succeeded")) << JobStatus(moment.job).dump() << "\n"
+                                                       << WorkerLogs();
+    EXPECT_EQ(JobStatus(moment.job).value("restartCount", 0), 0) << JobStatus(moment.job).dump();
+    EXPECT_EQ(job_logs_ok(), results_before + 4) << WorkerLogs();
+    results_before = job_logs_ok();
+  }
 }
 
 TEST_F(TrainingE2eTest, TwoTeamsOnSixNodesNeverDeadlockOnPartialGangs) {
