@@ -34,10 +34,10 @@
 #include "node/nvml_inventory.h"
 #include "node/process_runtime.h"
 #include "node/simulated_inventory.h"
+#include "server/access_tokens.h"
 #include "server/control_plane.h"
 #include "server/inventory_agent.h"
 #include "server/kubelet_endpoint.h"
-#include "server/access_tokens.h"
 #include "server/node_access.h"
 #include "server/node_heartbeat.h"
 #include "server/node_registration.h"
@@ -73,7 +73,6 @@ std::string HostName() {
   if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
   return name;
 }
-
 
 // This machine's node as the agent registers it: the GPUs NVML finds, or the
 // first node of the simulated shape, named `options.name`.

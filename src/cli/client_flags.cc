@@ -79,9 +79,10 @@ void AddClientFlags(CLI::App* command, ClientFlags& flags, bool namespaced_verbs
   flags.server = Environment("STRATA_SERVER", client::kDefaultServer);
   flags.token = Environment("STRATA_TOKEN", "");
   command->add_option("--server", flags.server, "The strata server URL ($STRATA_SERVER)");
-  command->add_option("--token", flags.token,
-                      "Bearer token for the server ($STRATA_TOKEN); by default the one strata up "
-                      "recorded for --server in the CLI's credentials (~/.config/strata/credentials)");
+  command->add_option(
+      "--token", flags.token,
+      "Bearer token for the server ($STRATA_TOKEN); by default the one strata up "
+      "recorded for --server in the CLI's credentials (~/.config/strata/credentials)");
   command->add_option("--kubeconfig", flags.kubeconfig,
                       "Instead of a server: the Kubernetes cluster strata keeps its state on "
                       "(strata up --store kubernetes), with this kubeconfig's identity");

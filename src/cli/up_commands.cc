@@ -45,8 +45,8 @@ void RememberAdminCredential(const server::ControlPlane& plane, std::ostream& ou
   if (remembered.ok()) {
     out << "strata: the CLI's credential for " << server << " is in " << path << std::endl;
   } else {
-    out << "strata: the CLI cannot find the admin credential by itself ("
-        << remembered.message() << "); give it --token or $STRATA_TOKEN" << std::endl;
+    out << "strata: the CLI cannot find the admin credential by itself (" << remembered.message()
+        << "); give it --token or $STRATA_TOKEN" << std::endl;
   }
 }
 

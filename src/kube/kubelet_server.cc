@@ -28,7 +28,6 @@ constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr auto kPollInterval = std::chrono::seconds(1);
 constexpr size_t kMaxHeaderBytes = 16 * 1024;
 
-
 int FromHex(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -124,7 +123,6 @@ struct Connection {
 };
 
 }  // namespace
-
 
 struct KubeletServer::Impl {
   explicit Impl(KubeletServerOptions given) : options(std::move(given)) {}

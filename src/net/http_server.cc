@@ -305,8 +305,8 @@ awaitable<bool> HttpServer::Impl::WriteResponse(Stream& stream, ResponseWriter::
     waiter.expires_at(asio::steady_timer::time_point::max());
     state.waiter = &waiter;
     if (watching_socket) {
-      auto woke = co_await (waiter.async_wait(kTuple) ||
-                            socket.async_wait(tcp::socket::wait_read, kTuple));
+      auto woke =
+          co_await (waiter.async_wait(kTuple) || socket.async_wait(tcp::socket::wait_read, kTuple));
       state.waiter = nullptr;
       if (woke.index() == 1) {
         char byte;

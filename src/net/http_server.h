@@ -65,11 +65,11 @@ class ResponseWriter {
 
 using HttpHandler = std::function<void(HttpRequest request, ResponseWriter writer)>;
 
-// An HTTP/1.1 server on Boost.Beast with C++20 coroutines, over TCP or TLS: keep-alive, exact method + path
-// routing (404 for an unknown path, 405 for a known path with another method), header and body
-// limits, 400 for an HTTP/1.1 request without exactly one Host field, read (408) and idle timeouts,
-// streaming responses and graceful stop. Handlers run on the event-loop thread of their connection
-// and must not block it.
+// An HTTP/1.1 server on Boost.Beast with C++20 coroutines, over TCP or TLS: keep-alive, exact
+// method + path routing (404 for an unknown path, 405 for a known path with another method), header
+// and body limits, 400 for an HTTP/1.1 request without exactly one Host field, read (408) and idle
+// timeouts, streaming responses and graceful stop. Handlers run on the event-loop thread of their
+// connection and must not block it.
 //
 // Owned by whoever serves; Route before Start. Start, Stop, Post and PostAfter are thread-safe.
 class HttpServer {

@@ -30,9 +30,8 @@ std::string TlsGet(int port, const std::string& certificate_pem, const std::stri
   tls.set_verify_mode(asio::ssl::verify_peer);
   beast::ssl_stream<beast::tcp_stream> stream(context, tls);
   beast::error_code error;
-  beast::get_lowest_layer(stream).connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"),
-                                                        static_cast<unsigned short>(port)),
-                                          error);
+  beast::get_lowest_layer(stream).connect(
+      tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)), error);
   if (!error) stream.handshake(asio::ssl::stream_base::client, error);
   if (error) return "error: " + error.message();
   http::request<http::empty_body> request{http::verb::get, target, 11};

@@ -105,8 +105,7 @@ Result<AccessToken> ReadOrCreateAdminToken(const std::string& path, std::ostream
     RETURN_IF_ERROR(CreatePrivateFile(path, secret + "\n", "the admin credential"));
     out << "strata: wrote a new admin credential" << std::endl;
   }
-  ASSIGN_OR_RETURN(std::vector<std::string> tokens,
-                   ReadTokenFile(path, "the admin credential"));
+  ASSIGN_OR_RETURN(std::vector<std::string> tokens, ReadTokenFile(path, "the admin credential"));
   if (tokens.size() != 1 || tokens[0].find_first_of(" \t") != std::string::npos) {
     return Err(InvalidArgumentError("the admin credential \"" + path +
                                     "\": expected one token on one line"));

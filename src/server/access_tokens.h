@@ -49,7 +49,6 @@ Result<std::vector<std::string>> ReadTokenFile(const std::string& path, std::str
 // The join tokens of `path`; when the file does not exist yet, one new token written there,
 // readable by its owner only (as kubeadm makes a bootstrap token), so that the first start needs
 // no token made by hand.
-Result<std::vector<std::string>> ReadOrCreateJoinTokens(const std::string& path,
-                                                        std::ostream& out);
+Result<std::vector<std::string>> ReadOrCreateJoinTokens(const std::string& path, std::ostream& out);
 
 }  // namespace strata::server

@@ -42,7 +42,6 @@
 namespace strata::server {
 namespace {
 
-
 std::string HostName() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
@@ -319,7 +318,8 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   fs::permissions(options.data_dir,
                   fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, made);
   for (const char* suffix : {"", "-wal", "-shm", ".lock"}) {
-    const fs::path file = fs::path(options.data_dir) / (store::kSqliteStoreFileName + std::string(suffix));
+    const fs::path file =
+        fs::path(options.data_dir) / (store::kSqliteStoreFileName + std::string(suffix));
     if (fs::exists(file, made)) {
       fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, made);
     }

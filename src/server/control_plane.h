@@ -178,5 +178,4 @@ Result<std::pair<std::string, int>> ParseListenAddress(std::string_view text);
 // Whether `host` is a loopback address (127.0.0.0/8, ::1).
 bool IsLoopbackHost(std::string_view host);
 
-
 }  // namespace strata::server

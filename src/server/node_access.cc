@@ -58,8 +58,7 @@ bool NodeAccess::LooksLikeNodeCredential(std::string_view token) {
   return token.find_first_not_of("0123456789abcdef", dot + 1) == std::string_view::npos;
 }
 
-Result<nlohmann::json> NodeAccess::Join(std::string_view token, bool admin,
-                                        std::string_view body) {
+Result<nlohmann::json> NodeAccess::Join(std::string_view token, bool admin, std::string_view body) {
   if (join_tokens_.empty()) {
     return Err(PermissionDeniedError(
         "joining is off on this server (start it with strata up --join-token-file FILE)"));

@@ -393,8 +393,7 @@ Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& que
   return ServedReply(200, std::move(deleted.body));
 }
 
-Result<ApiReply> RestApi::Apply(const std::string& body, const Query& query,
-                                const Caller& caller) {
+Result<ApiReply> RestApi::Apply(const std::string& body, const Query& query, const Caller& caller) {
   bool dry_run = query.count("dryRun") != 0 && query.at("dryRun") == "All";
   std::vector<std::string> warnings;
   ASSIGN_OR_RETURN(std::vector<api::Object> decoded,
@@ -408,12 +407,12 @@ Result<ApiReply> RestApi::Apply(const std::string& body, const Query& query,
                                       " is defined more than once"));
     }
     if (caller.kind == Caller::Kind::kUser) {
-      Status allowed =
-          AuthorizeUserObject(caller, stored.key.kind, stored.key.namespace_name);
+      Status allowed = AuthorizeUserObject(caller, stored.key.kind, stored.key.namespace_name);
       if (!allowed.ok()) {
-        return Err(Status(allowed.code(), fmt::format("document {} ({}): {}; no document was applied",
-                                                      objects.size() + 1, stored.key.Describe(),
-                                                      allowed.message())));
+        return Err(
+            Status(allowed.code(),
+                   fmt::format("document {} ({}): {}; no document was applied", objects.size() + 1,
+                               stored.key.Describe(), allowed.message())));
       }
     }
     objects.push_back(std::move(stored));

@@ -49,12 +49,11 @@ Status AuthorizeUser(const Caller& caller, std::string_view method, std::string_
                                " (cluster-scoped)");
   }
   if (!resource->namespace_name) {
-    return Outside(caller, std::string(type.plural) +
-                               " in every namespace (name a namespace: -n NAMESPACE)");
+    return Outside(
+        caller, std::string(type.plural) + " in every namespace (name a namespace: -n NAMESPACE)");
   }
   if (!InScope(caller, *resource->namespace_name)) {
-    return Outside(caller,
-                   std::string(type.plural) + " in namespace " + *resource->namespace_name);
+    return Outside(caller, std::string(type.plural) + " in namespace " + *resource->namespace_name);
   }
   return Status::Ok();
 }
@@ -66,7 +65,8 @@ Status AuthorizeUserObject(const Caller& caller, std::string_view kind,
     return Outside(caller, "writing a " + std::string(kind) + " (cluster-scoped)");
   }
   if (!InScope(caller, namespace_name)) {
-    return Outside(caller, "a " + std::string(kind) + " in namespace " + std::string(namespace_name));
+    return Outside(caller,
+                   "a " + std::string(kind) + " in namespace " + std::string(namespace_name));
   }
   return Status::Ok();
 }

@@ -29,9 +29,7 @@ std::string JobManifest(const std::string& name, const std::string& namespace_na
          "}\nspec:\n  replicas: 1\n  resources: {gpu: 1}\n  template: {command: [sleep, '1']}\n";
 }
 
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 TEST(AccessTokenFileTest, ReadsAdminsAndScopedUsersAndNamesTheLineOfAnError) {
   node::testing::TempDir dir;
@@ -157,9 +155,9 @@ TEST_F(UserAccessTest, AScopedTokenReachesItsNamespacesOnly) {
   auto tenants = team_b_->Get("/apis/strata.dev/v1alpha1/tenants");
   ASSERT_FALSE(tenants);
   EXPECT_EQ(tenants.error().code(), StatusCode::kPermissionDenied);
-  auto queue = team_b_->Call("POST", "/apis/strata.dev/v1alpha1/queues",
-                             "apiVersion: strata.dev/v1alpha1\nkind: Queue\nmetadata: {name: q}\n",
-                             kYaml);
+  auto queue =
+      team_b_->Call("POST", "/apis/strata.dev/v1alpha1/queues",
+                    "apiVersion: strata.dev/v1alpha1\nkind: Queue\nmetadata: {name: q}\n", kYaml);
   ASSERT_FALSE(queue);
   EXPECT_EQ(queue.error().code(), StatusCode::kPermissionDenied);
   auto metrics = team_b_->Call("GET", "/metrics");

@@ -98,7 +98,8 @@ TEST(SafeLimitsTest, TheApiRefusesThemAndStoresNothing) {
   ASSERT_TRUE(up.Start(
       {"--data-dir", data.path(), "--listen", "127.0.0.1:0", kNoNvml, "--gateway-listen", "off"}))
       << up.output();
-  Result<std::unique_ptr<client::ApiClient>> client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
+  Result<std::unique_ptr<client::ApiClient>> client =
+      client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
   ASSERT_TRUE(client) << client.error().ToString();
   auto apply = [&](const std::string& body) {
     return (*client)->Call("POST", "/apis/strata.dev/v1alpha1/apply", body, "application/yaml");
@@ -128,7 +129,8 @@ std::set<pid_t> StartBusy(UpProcess& up, const node::testing::TempDir& data) {
   EXPECT_TRUE(up.Start({"--data-dir", data.path(), "--listen", "127.0.0.1:0", kNoNvml,
                         "--gateway-listen", "127.0.0.1:0", "--stop-grace", "2"}))
       << up.output();
-  Result<std::unique_ptr<client::ApiClient>> client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
+  Result<std::unique_ptr<client::ApiClient>> client =
+      client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
   EXPECT_TRUE(client) << client.error().ToString();
   if (!client) return {};
   EXPECT_TRUE(
