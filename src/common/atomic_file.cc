@@ -15,9 +15,14 @@ Status ReplaceFileAtomically(const std::string& path, std::string_view text, mod
   if (fd < 0) {
     return UnavailableError("\"" + temporary + "\" cannot be created: " + std::strerror(errno));
   }
-  bool written = ::fchmod(fd, mode) == 0 &&
-                 ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-                 ::fsync(fd) == 0;
+  bool written = ::fchmod(fd, mode) == 0;
+  for (size_t done = 0; written && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    written = n > 0;
+    if (written) done += static_cast<size_t>(n);
+  }
+  written = written && ::fsync(fd) == 0;
   const int error = errno;
   ::close(fd);
   if (!written) {
@@ -29,6 +34,17 @@ Status ReplaceFileAtomically(const std::string& path, std::string_view text, mod
     ::unlink(temporary.c_str());
     return UnavailableError("\"" + path + "\" cannot be replaced: " + std::strerror(rename_error));
   }
+  // The rename itself is durable only once the directory is.
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const bool synced = dir_fd >= 0 && ::fsync(dir_fd) == 0;
+  const int sync_error = errno;
+  if (dir_fd >= 0) ::close(dir_fd);
+  if (!synced)
+    return UnavailableError("\"" + dir + "\" cannot be synced: " + std::strerror(sync_error));
   return Status::Ok();
 }
 

@@ -10,9 +10,10 @@
 namespace strata {
 
 // Replaces the file at `path` with `text` whole, or leaves it as it was: the text goes to
-// `path`.tmp with permissions `mode` (not widened by the umask's absence: set exactly), is
-// synced to disk, then renamed over `path`. A reader sees the old file or the new one, never a
-// part. Returns Unavailable naming the path and the reason otherwise.
+// `path`.tmp with exactly the permissions `mode` (whatever the umask), is synced to disk, then
+// renamed over `path`, and the directory is synced so that the rename survives a crash. A
+// reader sees the old file or the new one, never a part. Returns Unavailable naming the path and
+// the reason otherwise.
 Status ReplaceFileAtomically(const std::string& path, std::string_view text, mode_t mode);
 
 }  // namespace strata

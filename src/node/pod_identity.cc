@@ -47,6 +47,19 @@ Status OpenDataDirToPods(const std::string& data_dir) {
     if (Status closed = change(entry.path(), 0, S_IRWXO); !closed.ok()) return closed;
   }
   if (error) return InternalError(fmt::format("list {}: {}", data_dir, error.message()));
+  // Above the data dir nothing is changed: a directory there that others cannot search keeps
+  // every pod from its own directory, which is said now rather than by each pod's failure.
+  for (fs::path dir = fs::absolute(data_dir, error).parent_path(); !error && !dir.empty();
+       dir = dir.parent_path()) {
+    struct stat info {};
+    if (stat(dir.c_str(), &info) == 0 && (info.st_mode & S_IXOTH) == 0) {
+      return FailedPreconditionError(fmt::format(
+          "pods run as other users cannot reach their directories under {}: {} is not searchable "
+          "by others (chmod o+x it, or put the data dir elsewhere)",
+          data_dir, dir.string()));
+    }
+    if (dir == dir.root_path()) break;
+  }
   return Status::Ok();
 }
 

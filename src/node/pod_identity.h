@@ -30,7 +30,9 @@ Result<std::optional<PodSpec::RunAs>> PodIdentity(const api::SecurityContext& as
 // Lets pods running as other users reach their own directories under `data_dir` ("pods/<uid>",
 // "checkpoints/...") and nothing else of the control plane's: the data dir becomes traversable
 // but not listable by others (o+x, o-rw), and every other entry directly in it (the store's
-// database, keys) loses every permission for others. Internal naming the path on failure.
+// database, keys) loses every permission for others. Internal naming the path on failure;
+// FailedPrecondition naming it when a directory above the data dir is not searchable by others
+// (which this does not change).
 Status OpenDataDirToPods(const std::string& data_dir);
 
 }  // namespace strata::node

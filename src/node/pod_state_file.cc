@@ -1,14 +1,12 @@
 #include "node/pod_state_file.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "common/atomic_file.h"
 
 namespace strata::node {
 namespace {
@@ -45,18 +43,7 @@ Status WritePodStateFile(const std::string& path, const PodStatus& status) {
                           {"processes", processes}}
                          .dump(1, ' ', false, json::error_handler_t::replace) +
                      "\n";
-  std::string temporary = path + ".tmp";
-  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return InternalError(fmt::format("create {}: {}", temporary, std::strerror(errno)));
-  }
-  bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  bool synced = fsync(fd) == 0;
-  close(fd);
-  if (!written || !synced || rename(temporary.c_str(), path.c_str()) != 0) {
-    return InternalError(fmt::format("write {}: {}", path, std::strerror(errno)));
-  }
-  return Status::Ok();
+  return ReplaceFileAtomically(path, text, 0644);
 }
 
 Result<PodStatus> ReadPodStateFile(const std::string& path) {

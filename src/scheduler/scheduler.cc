@@ -10,6 +10,7 @@
 #include "scheduler/capacity_ceiling.h"
 #include "scheduler/cycle_state.h"
 #include "scheduler/mig.h"
+#include "scheduler/node_fit.h"
 #include "scheduler/queue_order.h"
 
 namespace strata::scheduler {
@@ -71,6 +72,10 @@ class Cycle {
   // Tries to bind `w`; records a Pending otherwise. Returns true if bound.
   bool Attempt(const Workload& w);
   void AddPending(const Workload& w, PendingTier tier, std::string message, std::string detail);
+  // kube-scheduler's FitError for the first pod set of `w` that some node cannot host now, as
+  // Kubernetes users read it (a workload that never fits is explained in those words too); ""
+  // when every node could host one pod of each.
+  std::string FitError(const Workload& w) const;
 
   CycleState state_;
   const SchedulerOptions& options_;
@@ -93,7 +98,7 @@ Decisions Cycle::Run(const std::vector<Workload>& pending) {
     // Left out of its queue: it would hold a reservation, or a StrictFIFO queue, forever.
     std::string never = ceiling.NeverFits(w);
     if (!never.empty()) {
-      AddPending(w, PendingTier::kExceedsClusterCapacity, "", std::move(never));
+      AddPending(w, PendingTier::kExceedsClusterCapacity, FitError(w), std::move(never));
       continue;
     }
     auto [it, inserted] = group_of.try_emplace(queue, groups.size());
@@ -146,6 +151,20 @@ Decisions Cycle::Run(const std::vector<Workload>& pending) {
     if (g.next < g.workloads.size()) heap.push({rank(g), id});
   }
   return std::move(decisions_);
+}
+
+std::string Cycle::FitError(const Workload& w) const {
+  for (const PodSet& pod_set : w.pod_sets) {
+    FitErrorBuilder builder;
+    bool unfit = false;
+    for (int node = 0; node < state_.index.num_nodes(); ++node) {
+      std::vector<std::string> reasons = UnfitReasons(state_.index, node, pod_set, FitContext{});
+      unfit |= !reasons.empty();
+      builder.AddNode(reasons);
+    }
+    if (unfit) return builder.Message();
+  }
+  return "";
 }
 
 void Cycle::AddPending(const Workload& w, PendingTier tier, std::string message,

@@ -31,6 +31,7 @@ require_kube_binaries etcd kube-apiserver kube-controller-manager kubectl kwok
 
 cluster=$repo/tools/kube/cluster.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_install_test.XXXXXX")
+chmod 755 "$dir"  # pods run as nobody when the test runs as root: they reach their dirs
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done

@@ -27,6 +27,7 @@ require_kube_binaries etcd kube-apiserver kube-controller-manager kubectl kwok
 
 cluster=$repo/tools/kube/cluster.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_store_ha_test.XXXXXX")
+chmod 755 "$dir"  # pods run as nobody when the test runs as root: they reach their dirs
 declare -A plane_pid=()
 agent_pid=""
 # pods_of PLANE: the process groups of the pods a plane started (their working directories are

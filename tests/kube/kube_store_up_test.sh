@@ -44,6 +44,7 @@ require_kube_binaries etcd kube-apiserver kube-controller-manager kubectl kwok
 
 cluster=$repo/tools/kube/cluster.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_store_up_test.XXXXXX")
+chmod 755 "$dir"  # pods run as nobody when the test runs as root: they reach their dirs
 up_pid=""
 agent_pid=""
 cleanup() {

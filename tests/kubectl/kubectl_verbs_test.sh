@@ -41,6 +41,7 @@ if ! "$python" -c "import kubernetes" 2>/dev/null; then
 fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kubectl_verbs_test.XXXXXX")
+chmod 755 "$dir"  # pods run as nobody when the test runs as root: they reach their dirs
 up_pid=""
 cleanup() {
   [[ -z $up_pid ]] || stop_gracefully "$up_pid"
