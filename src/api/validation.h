@@ -27,6 +27,10 @@ void ValidateLabels(const std::map<std::string, std::string>& labels, std::strin
 void ValidateAnnotationKeys(const std::map<std::string, std::string>& annotations,
                             std::string_view path, FieldErrors& errors);
 
+// The largest request body the API takes, as kube-apiserver's (3 MiB); no write, a patched
+// object's included, stores an object larger than that.
+inline constexpr size_t kMaxRequestBytes = 3 * 1024 * 1024;
+
 // Ceilings on how many pods one object asks for. Kubernetes has no such field limit, only its
 // scalability envelope (5,000 nodes, 150,000 pods a cluster); strata refuses at the door what no
 // cluster it runs could hold, so that one manifest cannot make a controller create pods without

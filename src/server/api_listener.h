@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "api/validation.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "net/http_message.h"
@@ -46,7 +47,8 @@ struct ApiListenerOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0: the kernel picks one; see ApiListener::port()
   size_t max_header_bytes = 64 * 1024;
-  size_t max_body_bytes = 3 * 1024 * 1024;  // larger: 413 with a Status object (Kubernetes' limit)
+  size_t max_body_bytes =
+      api::kMaxRequestBytes;  // larger: 413 with a Status object (Kubernetes' limit)
   Duration idle_timeout = std::chrono::seconds(120);
   // A serving certificate and its key (PEM): HTTPS instead of HTTP (net::HttpServerOptions).
   std::string tls_certificate_pem;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "api/validation.h"
 #include "cluster/cache.h"
 #include "common/clock.h"
 #include "common/status.h"
@@ -80,7 +81,7 @@ struct ControlPlaneOptions {
   std::function<void(const ControlPlane&)> on_serving;
   std::string version = "0.0.0";
   Duration heartbeat_interval = std::chrono::seconds(10);
-  size_t max_body_bytes = 3 * 1024 * 1024;  // a request body, as kube-apiserver's limit
+  size_t max_body_bytes = api::kMaxRequestBytes;  // a request body, as kube-apiserver's limit
 };
 
 // A step of a control loop, run on the loop's own thread: a controller's reconcile pass.

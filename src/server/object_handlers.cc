@@ -11,6 +11,7 @@
 #include "api/manifest.h"
 #include "api/pod_contract.h"
 #include "api/served_form.h"
+#include "api/validation.h"
 #include "common/json_member.h"
 #include "server/list_pages.h"
 #include "server/object_codec.h"
@@ -181,7 +182,14 @@ Result<store::Object> UpdateOver(store::Store& store, const store::Object& curre
 Result<store::Object> UpdateWithDocument(store::Store& store, const api::ResourcePath& path,
                                          const store::Object& current,
                                          const nlohmann::json& document) {
-  ASSIGN_OR_RETURN(store::Object replacement, DecodeReplacement(path, document.dump()));
+  const std::string text = document.dump();
+  if (text.size() > api::kMaxRequestBytes) {
+    return Err(InvalidArgumentError(
+        fmt::format("the patched object would be {} bytes, over the limit of {} (the largest "
+                    "object a request may write); nothing was changed",
+                    text.size(), api::kMaxRequestBytes)));
+  }
+  ASSIGN_OR_RETURN(store::Object replacement, DecodeReplacement(path, text));
   return UpdateOver(store, current, std::move(replacement));
 }
 

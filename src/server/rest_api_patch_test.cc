@@ -64,6 +64,31 @@ TEST_F(RestApiPatchTest, AMergePatchChangesTheSpecAndLabelsAndNeverTheStatus) {
   EXPECT_EQ(*stored, *patched);
 }
 
+TEST_F(RestApiPatchTest, PatchesCannotGrowAnObjectPastTheLargestRequest) {
+  // Each patch is small (the test server takes 64 KiB bodies); together they would pass 3 MiB.
+  const std::string value(60 * 1024, 'x');
+  ASSERT_TRUE(Patch(kJobPath, kJsonPatch, R"([{"op": "add", "path": "/spec/template/env",
+                                              "value": [{"name": "FIRST", "value": "1"}]}])"));
+  Status refused;
+  int applied = 1;
+  for (int i = 0; i < 60 && refused.ok(); ++i) {
+    auto patched = Patch(kJobPath, kJsonPatch,
+                         R"([{"op": "add", "path": "/spec/template/env/-", "value": {"name": "V)" +
+                             std::to_string(i) + R"(", "value": ")" + value + R"("}}])");
+    if (patched) {
+      ++applied;
+    } else {
+      refused = patched.error();
+    }
+  }
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), HasSubstr("over the limit of 3145728"));
+  EXPECT_GT(applied, 40);
+  auto stored = client_->Get(kJobPath);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ((*stored)["spec"]["template"]["env"].size(), static_cast<size_t>(applied));
+}
+
 TEST_F(RestApiPatchTest, AJsonPatchAppliesInOrderOrNotAtAll) {
   auto patched = Patch(kJobPath, kJsonPatch,
                        R"([{"op": "test", "path": "/spec/replicas", "value": 2},
