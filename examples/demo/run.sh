@@ -20,6 +20,16 @@ fi
 strata=$(cd "$(dirname "$strata")" && pwd)/$(basename "$strata")
 command -v python3 >/dev/null || { echo "run.sh: the demo's workers need python3" >&2; exit 2; }
 
+# As root, strata runs pods as nobody: the workers' script and the strata binary (which runs the
+# simulated engines) must be readable by others, which a checkout under /root is not.
+if [[ $(id -u) == 0 ]] && command -v runuser >/dev/null &&
+  ! runuser -u nobody -- test -r "$repo/examples/workers/allreduce.py" -a -x "$strata"; then
+  echo "run.sh: run as root, strata runs pods as nobody, who cannot read $repo (a directory" \
+    "above it is not searchable by others): clone the project elsewhere (e.g. /opt or /srv)," \
+    "or run make run as a normal user" >&2
+  exit 2
+fi
+
 data=$(mktemp -d /tmp/strata-demo-XXXXXX)
 up_pid=""
 
