@@ -23,7 +23,8 @@ struct ExitRecord {
 // "<pod_dir>/exits": the directory of a pod's exit records.
 std::string ExitRecordDir(const std::string& pod_dir);
 
-// Writes the record of process `name` into `dir`. Internal on an I/O error.
+// Writes the record of process `name` into `dir`, durably (common/atomic_file.h). Unavailable
+// naming the file on an I/O error.
 Status WriteExitRecord(const std::string& dir, const std::string& name, const ExitRecord& record);
 
 // Reads the record of process `name` from `dir`. NotFound when there is none; InvalidArgument

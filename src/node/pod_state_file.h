@@ -12,7 +12,8 @@ namespace strata::node {
 // restarted agent can adopt the pod's live processes (NodeRuntime::Adopt). Free functions;
 // callers serialise writes for one pod.
 
-// Writes `status` to `path`. Internal on an I/O error.
+// Writes `status` to `path`, durably (common/atomic_file.h). Unavailable naming the file on an
+// I/O error.
 Status WritePodStateFile(const std::string& path, const PodStatus& status);
 
 // Reads a file written by WritePodStateFile. InvalidArgument naming the path and the field
