@@ -123,7 +123,7 @@ SecurityContext DecodeSecurityContext(const FieldView& view, FieldErrors& errors
     (field == std::string_view("runAsUser") ? out.run_as_user : out.run_as_group) = id;
   }
   if (view.Has("runAsNonRoot")) out.run_as_non_root = view.Bool("runAsNonRoot", true);
-  if (out.run_as_non_root == true && out.run_as_user == 0) {
+  if (out.Contradictory()) {
     errors.Add(view.PathOf("runAsUser"), "is 0 (root) but runAsNonRoot is true");
   }
   return out;

@@ -334,11 +334,8 @@ KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workl
   if (!security.run_as_user) security.run_as_user = pod_level.run_as_user;
   if (!security.run_as_group) security.run_as_group = pod_level.run_as_group;
   if (!security.run_as_non_root) security.run_as_non_root = pod_level.run_as_non_root;
-  auto contradicts = [](const SecurityContext& context) {
-    return context.run_as_non_root == true && context.run_as_user == 0;
-  };
   // (One level contradicting itself is reported by DecodeSecurityContext.)
-  if (contradicts(security) && !contradicts(own) && !contradicts(pod_level)) {
+  if (security.Contradictory() && !own.Contradictory() && !pod_level.Contradictory()) {
     errors.Add(c.PathOf("securityContext"), "runAsUser is 0 (root) but runAsNonRoot is true");
   }
   out.resources = FromKubeResources(c.Object("resources"), errors);

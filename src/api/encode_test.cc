@@ -23,7 +23,7 @@ ObjectMeta Meta(const char* name, bool namespaced) {
 }
 
 ProcessTemplate Process() {
-  return {"img:1", {"python", "-m", "x"}, {"--flag", "0"}, {{"A", "1"}, {"B", ""}}, "/work"};
+  return {"img:1", {"python", "-m", "x"}, {"--flag", "0"}, {{"A", "1"}, {"B", ""}}, "/work", {}};
 }
 
 std::vector<Object> EveryKind() {

@@ -48,6 +48,9 @@ struct SecurityContext {
   std::optional<int64_t> run_as_group;
   std::optional<bool> run_as_non_root;
 
+  // runAsNonRoot true with runAsUser 0: a context no process can satisfy.
+  bool Contradictory() const { return run_as_non_root == true && run_as_user == 0; }
+
   bool operator==(const SecurityContext&) const = default;
 };
 

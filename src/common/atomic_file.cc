@@ -9,7 +9,8 @@
 
 namespace strata {
 
-Status ReplaceFileAtomically(const std::string& path, std::string_view text, mode_t mode) {
+Status ReplaceFileAtomically(const std::string& path, std::string_view text, mode_t mode,
+                             FileSync sync) {
   const std::string temporary = path + ".tmp";
   int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) {
@@ -22,7 +23,7 @@ Status ReplaceFileAtomically(const std::string& path, std::string_view text, mod
     written = n > 0;
     if (written) done += static_cast<size_t>(n);
   }
-  written = written && ::fsync(fd) == 0;
+  written = written && (sync == FileSync::kNone || ::fsync(fd) == 0);
   const int error = errno;
   ::close(fd);
   if (!written) {
@@ -34,6 +35,7 @@ Status ReplaceFileAtomically(const std::string& path, std::string_view text, mod
     ::unlink(temporary.c_str());
     return UnavailableError("\"" + path + "\" cannot be replaced: " + std::strerror(rename_error));
   }
+  if (sync == FileSync::kNone) return Status::Ok();
   // The rename itself is durable only once the directory is.
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "."

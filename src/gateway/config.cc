@@ -106,9 +106,7 @@ Result<TenantConfig> ParseTenant(const FieldDecoder& node) {
                    node.Integer("tokensPerMinute", tenant.tokens_per_minute, 0));
   ASSIGN_OR_RETURN(std::string priority,
                    node.Choice("priority", {"critical", "standard", "sheddable"}, "standard"));
-  tenant.priority = priority == "critical"   ? PriorityClass::kCritical
-                    : priority == "standard" ? PriorityClass::kStandard
-                                             : PriorityClass::kSheddable;
+  tenant.priority = *PriorityClassFromName(priority);  // one of the choices above
   return tenant;
 }
 
@@ -147,6 +145,14 @@ std::string_view PriorityClassName(PriorityClass priority) {
       return "sheddable";
   }
   return "unknown";
+}
+
+std::optional<PriorityClass> PriorityClassFromName(std::string_view name) {
+  for (PriorityClass priority :
+       {PriorityClass::kCritical, PriorityClass::kStandard, PriorityClass::kSheddable}) {
+    if (PriorityClassName(priority) == name) return priority;
+  }
+  return std::nullopt;
 }
 
 Status ValidateModels(const std::vector<ModelConfig>& models) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,8 @@ inline constexpr int kPriorityClassCount = 3;
 
 // "critical", "standard", "sheddable".
 std::string_view PriorityClassName(PriorityClass priority);
+// The class PriorityClassName names `name`; nullopt for any other name.
+std::optional<PriorityClass> PriorityClassFromName(std::string_view name);
 
 // A tenant: who a bearer key belongs to and how many tokens a minute it may use.
 struct TenantConfig {

@@ -105,23 +105,24 @@ asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server,
     next->attempted = true;
     Result<EngineMetrics> metrics = body ? ParseEngineMetrics(*body) : Err(body.error());
     next->unreadable = body.has_value() && !metrics.has_value();
-    if (metrics) {
+    const bool scraped = metrics.has_value();
+    if (scraped) {
       next->reachable = true;
       next->metrics = std::move(*metrics);
       next->at = server.clock.Now();
-      ok.Increment();
     } else {
       // A replica that answers garbage is reachable; its figures just go stale.
       next->reachable = body.has_value();
-      failed.Increment();
       spdlog::debug("gateway: scrape of {} failed: {}", endpoint.id, metrics.error().ToString());
     }
     endpoint.PublishScrape(std::move(next));
+    // Counted once published: a reader of the count finds the pickers able to see the result.
+    (scraped ? ok : failed).Increment();
     const bool ejected =
         endpoint.ejected_until_ns.load() > server.clock.Now().time_since_epoch().count();
     // Looked up each time, not kept: the child is removed when the replica leaves, and a
     // replica that returns gets a new scraper.
-    server.stats.endpoint_up.With({endpoint.id}).Set(metrics.has_value() && !ejected ? 1.0 : 0.0);
+    server.stats.endpoint_up.With({endpoint.id}).Set(scraped && !ejected ? 1.0 : 0.0);
     timer.expires_after(server.config.scrape_interval);
     co_await timer.async_wait(kAsTuple);
   }

@@ -35,49 +35,6 @@ __attribute__((constructor)) void RunAsPodSupervisorWhenAsked() {
   std::_Exit(RunPodSupervisor(pod_dir));
 }
 
-// Reads lines from a file descriptor, keeping what it read past a line for the next one.
-class LineReader {
- public:
-  explicit LineReader(int fd) : fd_(fd) {}
-  // The next line without its '\n'; false at EOF or on an error before a whole line.
-  bool Next(std::string* line) {
-    while (true) {
-      size_t end = buffer_.find('\n');
-      if (end != std::string::npos) {
-        *line = buffer_.substr(0, end);
-        buffer_.erase(0, end + 1);
-        return true;
-      }
-      char chunk[4096];
-      ssize_t n = read(fd_, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      buffer_.append(chunk, static_cast<size_t>(n));
-    }
-  }
-
- private:
-  int fd_;
-  std::string buffer_;
-};
-
-void WriteLine(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the runtime is gone; it learns nothing more from us anyway
-    done += static_cast<size_t>(n);
-  }
-}
-
-std::vector<char*> CStrings(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  for (std::string& s : strings) pointers.push_back(s.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
-
 // What went wrong in a forked worker before its program ran.
 enum class ChildStep : int { kChdir = 1, kIdentity = 2, kExec = 3 };
 
@@ -171,12 +128,12 @@ int RunPodSupervisor(const std::string& pod_dir) {
     std::signal(number, SIG_IGN);
   }
   LineReader input(STDIN_FILENO);
-  std::string line;
-  if (!input.Next(&line)) return 2;
-  Result<SupervisorSpec> spec = DecodeSupervisorSpec(line);
+  std::optional<std::string> line = input.Next();
+  if (!line) return 2;
+  Result<SupervisorSpec> spec = DecodeSupervisorSpec(*line);
   if (!spec) {
-    WriteLine(STDOUT_FILENO,
-              EncodeSupervisorReport({.error = spec.error().message(), .processes = {}}));
+    SendAll(STDOUT_FILENO,
+            EncodeSupervisorReport({.error = spec.error().message(), .processes = {}}));
     return 2;
   }
   setenv("PATH", spec->path.c_str(), 1);  // execvpe looks programs up in our own PATH
@@ -187,17 +144,17 @@ int RunPodSupervisor(const std::string& pod_dir) {
     Result<pid_t> pid = StartWorker(process, *spec);
     if (!pid) {
       KillAndReap(workers);
-      WriteLine(STDOUT_FILENO,
-                EncodeSupervisorReport({.error = pid.error().message(), .processes = {}}));
+      SendAll(STDOUT_FILENO,
+              EncodeSupervisorReport({.error = pid.error().message(), .processes = {}}));
       return 1;
     }
     workers[*pid] = process.name;
     std::optional<ProcInfo> info = ReadProcInfo(*pid);  // unreaped: /proc/<pid> stays
     report.processes.push_back({*pid, info ? info->start_time : 0});
   }
-  WriteLine(STDOUT_FILENO, EncodeSupervisorReport(report));
-  std::string commit;
-  if (!input.Next(&commit) || commit + "\n" != kSupervisorCommit) {
+  SendAll(STDOUT_FILENO, EncodeSupervisorReport(report));
+  std::optional<std::string> commit = input.Next();
+  if (!commit || *commit + "\n" != kSupervisorCommit) {
     // The runtime died (or gave up) before it recorded the pod: nobody would know these.
     KillAndReap(workers);
     return 1;

@@ -2,12 +2,16 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <nlohmann/json.hpp>
+
+#include "common/atomic_file.h"
 
 namespace strata::node {
 namespace {
@@ -93,16 +97,8 @@ Result<SupervisorSpec> DecodeSupervisorSpec(const std::string& line) {
 }
 
 Status WriteLeaseFile(const std::string& path, int64_t valid_until_ns) {
-  const std::string temporary = path + ".tmp";
-  const std::string text = std::to_string(valid_until_ns) + "\n";
-  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return InternalError(fmt::format("create {}: {}", temporary, std::strerror(errno)));
-  bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  close(fd);
-  if (!written || rename(temporary.c_str(), path.c_str()) != 0) {
-    return InternalError(fmt::format("write {}: {}", path, std::strerror(errno)));
-  }
-  return Status::Ok();
+  // Renewed every few seconds, and worthless after a crash (it lapses then anyway): not synced.
+  return ReplaceFileAtomically(path, std::to_string(valid_until_ns) + "\n", 0644, FileSync::kNone);
 }
 
 std::optional<int64_t> ReadLeaseFile(const std::string& path) {
@@ -150,6 +146,51 @@ Result<SupervisorReport> DecodeSupervisorReport(const std::string& line) {
     report.processes.push_back({entry["pid"].get<pid_t>(), entry["start_time"].get<uint64_t>()});
   }
   return report;
+}
+
+bool SendAll(int fd, std::string_view text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = send(fd, text.data() + done, text.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == ENOTSOCK) n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::optional<std::string> LineReader::Next(
+    std::optional<std::chrono::steady_clock::time_point> deadline) {
+  while (true) {
+    size_t end = buffer_.find('\n');
+    if (end != std::string::npos) {
+      std::string line = buffer_.substr(0, end);
+      buffer_.erase(0, end + 1);
+      return line;
+    }
+    if (deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          *deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return std::nullopt;
+      pollfd poll_fd{fd_, POLLIN, 0};
+      int ready = poll(&poll_fd, 1, static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX)));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) return std::nullopt;
+    }
+    char chunk[4096];
+    ssize_t n = read(fd_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    buffer_.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+std::vector<char*> CStrings(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
 }
 
 }  // namespace strata::node

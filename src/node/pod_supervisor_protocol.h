@@ -2,9 +2,11 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -45,7 +47,7 @@ struct SupervisorSpec {
 // time until which its last renewal with the control plane holds. A pod's supervisor that finds
 // that time passed stops the pod's processes (SIGTERM, then SIGKILL after a grace): the control
 // plane may start their replacements elsewhere once the node's lease lapsed, and two copies of
-// the same work must not run. Internal on an I/O error.
+// the same work must not run. Unavailable on an I/O error.
 Status WriteLeaseFile(const std::string& path, int64_t valid_until_ns);
 // The time written by WriteLeaseFile; nullopt when there is no file or it is malformed.
 std::optional<int64_t> ReadLeaseFile(const std::string& path);
@@ -59,6 +61,29 @@ struct SupervisorReport {
   std::string error;  // empty: every process started
   std::vector<StartedProcess> processes;
 };
+
+// The channel both sides speak over (a socket pair: the supervisor's stdin and stdout).
+// Sends all of `text` (to a socket without SIGPIPE, else as write does); false when the peer
+// is gone.
+bool SendAll(int fd, std::string_view text);
+
+// Reads lines from a file descriptor, keeping what it read past a line for the next one. Not
+// thread-safe.
+class LineReader {
+ public:
+  explicit LineReader(int fd) : fd_(fd) {}
+  // The next line without its '\n', waiting until `deadline` at most (none: as long as it
+  // takes); nullopt on EOF, an error or the deadline before a whole line.
+  std::optional<std::string> Next(
+      std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
+
+ private:
+  int fd_;
+  std::string buffer_;
+};
+
+// The NULL-terminated char* array execve and posix_spawn take, pointing into `strings`.
+std::vector<char*> CStrings(std::vector<std::string>& strings);
 
 std::string EncodeSupervisorSpec(const SupervisorSpec& spec);
 // InvalidArgument naming the field when `line` is not an encoded spec.

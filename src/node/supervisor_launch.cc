@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -18,13 +17,6 @@
 namespace strata::node {
 namespace {
 
-std::vector<char*> CStrings(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  for (std::string& s : strings) pointers.push_back(s.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
-
 // posix_spawn attributes and file actions, released on scope exit.
 class SpawnSetup {
  public:
@@ -39,39 +31,6 @@ class SpawnSetup {
   posix_spawnattr_t attr_;
   posix_spawn_file_actions_t actions_;
 };
-
-bool SendAll(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = send(fd, text.data() + done, text.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Reads one line (without its '\n') from `fd`, waiting until `deadline` at most; nullopt on
-// EOF, error or timeout before a whole line.
-std::optional<std::string> ReceiveLine(int fd, std::chrono::steady_clock::time_point deadline) {
-  std::string line;
-  while (true) {
-    size_t end = line.find('\n');
-    if (end != std::string::npos) return line.substr(0, end);
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return std::nullopt;
-    pollfd poll_fd{fd, POLLIN, 0};
-    int ready = poll(&poll_fd, 1, static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return std::nullopt;
-    char chunk[4096];
-    ssize_t n = recv(fd, chunk, sizeof chunk, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;
-    line.append(chunk, static_cast<size_t>(n));
-  }
-}
 
 }  // namespace
 
@@ -133,7 +92,7 @@ Result<std::vector<StartedProcess>> SupervisorLaunch::StartProcesses(const Super
   if (!SendAll(control_fd_, EncodeSupervisorSpec(spec))) {
     return Err(InternalError(fmt::format("the pod's supervisor ended early; see {}", log_path_)));
   }
-  std::optional<std::string> line = ReceiveLine(control_fd_, deadline);
+  std::optional<std::string> line = LineReader(control_fd_).Next(deadline);
   if (!line) {
     return Err(
         InternalError(fmt::format("the pod's supervisor did not report; see {}", log_path_)));

@@ -227,7 +227,14 @@ Result<std::unique_ptr<store::Store>> OpenStore(const ControlPlaneOptions& optio
   return std::unique_ptr<store::Store>(std::move(opened));
 }
 
-}  // namespace
+// OK for `host` on loopback; FailedPrecondition saying that `what` ("listening on 0.0.0.0")
+// needs --token-file otherwise: the admin credential alone is for this machine's users.
+Status LoopbackWithoutTokens(const std::string& what, const std::string& host) {
+  if (IsLoopbackHost(host)) return Status::Ok();
+  return FailedPreconditionError(what +
+                                 " exposes the API beyond this machine; give --token-file with "
+                                 "the bearer tokens clients must present, or listen on 127.0.0.1");
+}
 
 // The API over HTTPS on options.secure_listen, with a new self-signed certificate, and the
 // admin's kubeconfig for it in the data dir (secure_api.h).
@@ -238,11 +245,8 @@ Result<std::unique_ptr<ApiListener>> StartSecureListener(const ControlPlaneOptio
                                                          const std::string& admin_token,
                                                          std::string* url, std::ostream& out) {
   ASSIGN_OR_RETURN(auto address, ParseListenAddress(options.secure_listen));
-  if (!IsLoopbackHost(address.first) && options.token_file.empty()) {
-    return Err(FailedPreconditionError(
-        "--secure-listen on " + address.first +
-        " exposes the API beyond this machine; give --token-file with the bearer tokens clients "
-        "must present, or listen on 127.0.0.1"));
+  if (options.token_file.empty()) {
+    RETURN_IF_ERROR(LoopbackWithoutTokens("--secure-listen on " + address.first, address.first));
   }
   const std::string host = ReachableHost(address.first);
   ASSIGN_OR_RETURN(auto certificate, net::SelfSignedCertificate(host));
@@ -267,6 +271,8 @@ Result<std::unique_ptr<ApiListener>> StartSecureListener(const ControlPlaneOptio
   return listener;
 }
 
+}  // namespace
+
 Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOptions& options,
                                                           std::ostream& out) {
   ASSIGN_OR_RETURN(auto address, ParseListenAddress(options.listen));
@@ -274,11 +280,8 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   std::vector<AccessToken> tokens;
   if (!options.token_file.empty()) {
     ASSIGN_OR_RETURN(tokens, ReadAccessTokenFile(options.token_file, "--token-file"));
-  } else if (!IsLoopbackHost(host)) {
-    return Err(
-        FailedPreconditionError("listening on " + host +
-                                " exposes the API beyond this machine; give --token-file with "
-                                "the bearer tokens clients must present, or listen on 127.0.0.1"));
+  } else {
+    RETURN_IF_ERROR(LoopbackWithoutTokens("listening on " + host, host));
   }
 
   observe::PriceTable prices = observe::DefaultPriceTable();

@@ -108,12 +108,11 @@ ApiReply RestApi::Handle(const net::HttpRequest& request) {
     if (path == NodeAccess::kJoinPath) {
       verb = "join";
       if (request.method != "POST") return Err(UnimplementedError("join takes POST with a Node"));
-      const std::string_view token = BearerToken(request.Header("Authorization"));
-      bool admin = false;
-      for (const AccessToken& accepted : options_.tokens) {
-        admin |= accepted.admin() && SameSecret(token, accepted.token);
-      }
-      ASSIGN_OR_RETURN(nlohmann::json credential, node_access_.Join(token, admin, request.body));
+      // A join token is no user's: Authenticate refuses it, and it is no admin.
+      Result<Caller> caller = Authenticate(request);
+      ASSIGN_OR_RETURN(nlohmann::json credential,
+                       node_access_.Join(BearerToken(request.Header("Authorization")),
+                                         caller && caller->admin(), request.body));
       return JsonReply(201, credential);
     }
     if (path == "/healthz" || path == "/readyz" || path == "/livez") {
@@ -163,8 +162,7 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     if (method == "GET") return Status::Ok();
     return UnimplementedError("method " + method + " is not allowed on " + path);
   };
-  if (path == "/api" || path == "/apis" || path == "/version" || path == "/api/v1" ||
-      path == "/apis/strata.dev" || path == "/apis/strata.dev/v1alpha1") {
+  if (IsDiscoveryPath(path)) {
     *verb = "discovery";
     RETURN_IF_ERROR(only_get());
     if (path == "/api") return JsonReply(200, api::CoreApiVersions());

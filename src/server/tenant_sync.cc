@@ -7,17 +7,6 @@
 #include <set>
 
 namespace strata::server {
-namespace {
-
-gateway::PriorityClass PriorityOf(const std::string& name, bool* known) {
-  *known = true;
-  if (name == "critical") return gateway::PriorityClass::kCritical;
-  if (name == "sheddable") return gateway::PriorityClass::kSheddable;
-  *known = name == "standard";
-  return gateway::PriorityClass::kStandard;
-}
-
-}  // namespace
 
 GatewayTenants TenantsFromStore(const std::vector<gateway::TenantConfig>& configured,
                                 const std::vector<cluster::Stored<api::Tenant>>& stored) {
@@ -44,9 +33,10 @@ GatewayTenants TenantsFromStore(const std::vector<gateway::TenantConfig>& config
     gateway::TenantConfig tenant;
     tenant.name = name;
     tenant.tokens_per_minute = std::max<int64_t>(0, object->spec.tokens_per_minute);
-    bool known = true;
-    tenant.priority = PriorityOf(object->spec.priority_class, &known);
-    if (!known) {
+    std::optional<gateway::PriorityClass> priority =
+        gateway::PriorityClassFromName(object->spec.priority_class);
+    tenant.priority = priority.value_or(gateway::PriorityClass::kStandard);
+    if (!priority) {
       out.warnings.push_back(fmt::format("tenant \"{}\": priority class \"{}\" unknown; standard",
                                          name, object->spec.priority_class));
     }

@@ -26,11 +26,14 @@ Status Outside(const Caller& caller, const std::string& what) {
 
 }  // namespace
 
-bool IsPublicPath(std::string_view method, std::string_view path) {
-  if (method != "GET") return false;
+bool IsDiscoveryPath(std::string_view path) {
   return path == "/api" || path == "/apis" || path == "/version" || path == "/api/v1" ||
-         path == "/apis/strata.dev" || path == "/apis/strata.dev/v1alpha1" ||
-         path == "/openapi/v3" || path.starts_with("/openapi/v3/");
+         path == "/apis/strata.dev" || path == "/apis/strata.dev/v1alpha1";
+}
+
+bool IsPublicPath(std::string_view method, std::string_view path) {
+  return method == "GET" &&
+         (IsDiscoveryPath(path) || path == "/openapi/v3" || path.starts_with("/openapi/v3/"));
 }
 
 Status AuthorizeUser(const Caller& caller, std::string_view method, std::string_view path) {

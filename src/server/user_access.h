@@ -19,6 +19,10 @@ struct Caller {
   bool admin() const { return kind == Kind::kUser && namespaces.empty(); }
 };
 
+// Whether `path` is a discovery document or /version: /api, /apis, /api/v1, /apis/strata.dev,
+// /apis/strata.dev/v1alpha1.
+bool IsDiscoveryPath(std::string_view path);
+
 // Whether a request without a token may send `method` to `path`: the discovery documents,
 // /version and the OpenAPI documents, which kube-apiserver also serves to anyone
 // (system:public-info-viewer). Health paths and joining are handled before authentication.
