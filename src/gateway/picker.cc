@@ -31,6 +31,10 @@ std::vector<PickerProfile> Presets() {
 
 }  // namespace
 
+Duration MetricsLifetime(Duration scrape_interval) {
+  return std::max<Duration>(scrape_interval * 5, std::chrono::milliseconds(500));
+}
+
 std::vector<std::string_view> PickerPresetNames() {
   return {"strata", "epp-default", "prefix-only", "least-request", "round-robin", "random"};
 }

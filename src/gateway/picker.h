@@ -59,6 +59,11 @@ struct PickerProfile {
   bool random = false;
 };
 
+// How long a scraped reading counts for a gateway that scrapes every `scrape_interval`: five
+// intervals, and at least 500 ms. It is also how long one scrape may take, so a reading goes
+// stale only after its successor has failed or timed out.
+Duration MetricsLifetime(Duration scrape_interval);
+
 struct PickerOptions {
   // The profile: a preset by name (PickerPresetNames), whose scorers `scorers` replaces when
   // not empty (weights settable in the gateway's config); with `scorers`, equal totals go to the
@@ -70,7 +75,7 @@ struct PickerOptions {
   size_t prefix_block_bytes = 64;  // ~16 tokens of English text
   size_t prefix_blocks_per_endpoint = 65536;
   // Scraped figures older than this are ignored: only the gateway's own in-flight count and
-  // configuration count then.
+  // configuration count then. A gateway sets it from its scrape interval (MetricsLifetime).
   Duration metrics_stale_after = std::chrono::milliseconds(500);
   // ttft-estimate (strata's scorer): the estimated time to first token on an endpoint, in units of
   // prompt blocks to prefill, is

@@ -93,8 +93,7 @@ asio::awaitable<void> ScrapeLoop(GatewayServer::Impl& server,
   EndpointRuntime& endpoint = *runtime;
   ScrapeConnection connection(*server.scrape_io);
   asio::steady_timer timer(*server.scrape_io);
-  const Duration timeout =
-      std::max<Duration>(server.config.scrape_interval * 5, std::chrono::milliseconds(500));
+  const Duration timeout = MetricsLifetime(server.config.scrape_interval);
   auto& ok = server.stats.scrapes_total.With({endpoint.id, "ok"});
   auto& failed = server.stats.scrapes_total.With({endpoint.id, "error"});
   while (!server.stopped.load() && endpoint.routed.load()) {
@@ -189,7 +188,9 @@ std::shared_ptr<SharedPicker> PickerOf(GatewayServer::Impl& server, uint64_t ser
   std::erase_if(server.pickers, [](const auto& entry) { return entry.second.expired(); });
   std::shared_ptr<SharedPicker> picker = server.pickers[serial].lock();
   if (picker == nullptr) {
-    picker = std::make_shared<SharedPicker>(server.config.picker);
+    PickerOptions options = server.config.picker;
+    options.metrics_stale_after = MetricsLifetime(server.config.scrape_interval);
+    picker = std::make_shared<SharedPicker>(options);
     server.pickers[serial] = picker;
   }
   return picker;

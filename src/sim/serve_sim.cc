@@ -72,7 +72,7 @@ Result<ServeSimReport> RunServeSim(const std::vector<TraceRequest>& trace,
     return Err(profile.error());
   }
   picker_options.seed = options.seed;
-  picker_options.metrics_stale_after = options.scrape_interval * 5;
+  picker_options.metrics_stale_after = gateway::MetricsLifetime(options.scrape_interval);
   gateway::Picker picker(picker_options);
 
   std::vector<size_t> order(trace.size());

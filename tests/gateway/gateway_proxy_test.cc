@@ -598,9 +598,11 @@ TEST_F(GatewayProxyTest, ReplicaReportingAnInfiniteQueueDrawsNoTraffic) {
   // unknown, as after a failed scrape, and the replica whose figures are known wins.
   FakeEngine healthy("healthy"), broken("broken");
   broken.SetWaiting(std::numeric_limits<double>::infinity());
+  // One scrape each, at the start: a reading lives five intervals (MetricsLifetime), so the
+  // figures stay as first read however slow this machine is.
   StartGateway(fmt::format(R"(
 policy: epp-default
-scrapeIntervalMs: 20
+scrapeIntervalMs: 600000
 models:
 - {{name: m, versions: [{{name: v1, endpoints: ["{}", "{}"]}}]}}
 )",
@@ -626,6 +628,9 @@ models:
                                broken.address())),
       std::string::npos)
       << metrics;
+  // Past the 500 ms that every reading lived, whatever the interval: a gateway scraping every
+  // second or slower once routed on no figures at all.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
   for (int i = 0; i < 10; ++i) {
     Reply reply = Post(port(), "/v1/chat/completions", Chat("m"));
     ASSERT_EQ(reply.status, 200) << reply.body;
@@ -645,9 +650,10 @@ TEST_F(GatewayProxyTest, AnUnreadableQueueCountsAsBusierThanABusyReplica) {
       FakeEngine busy("busy"), broken("broken");
       busy.SetWaiting(1000);
       broken.SetWaiting(reading);
+      // One scrape each, at the start, whose readings outlive the test (MetricsLifetime).
       StartGateway(fmt::format(R"(
 policy: {}
-scrapeIntervalMs: 20
+scrapeIntervalMs: 600000
 models:
 - {{name: m, versions: [{{name: v1, endpoints: ["{}", "{}"]}}]}}
 )",
