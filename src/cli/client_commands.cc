@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "api/object_table.h"
 #include "api/resource_catalog.h"
 #include "cli/client_flags.h"
 #include "cli/command_registry.h"
@@ -68,7 +69,7 @@ struct GetOptions {
 // list).
 Result<std::vector<Json>> PodsForTable(client::ApiClient& client, const api::ResourceType& type,
                                        const ClientFlags& flags) {
-  if (!client::TableReadsPods(type)) return std::vector<Json>();
+  if (!api::TableReadsPods(type)) return std::vector<Json>();
   const bool one_namespace = type.namespaced && !flags.all_namespaces;
   return ListItems(client, api::FindResourceTypeByKind("Pod")->Path(
                                one_namespace ? flags.namespace_name : "", ""));
@@ -151,7 +152,7 @@ Result<std::vector<Json>> RelatedPods(client::ApiClient& client, const api::Reso
   std::vector<Json> related;
   for (Json& pod : all) {
     bool match = type.kind == "Node" ? pod["spec"].value("nodeName", "") == name
-                                     : client::PodOwnedBy(pod, object, type.kind);
+                                     : api::PodOwnedBy(pod, object, type.kind);
     if (match) related.push_back(std::move(pod));
   }
   return related;

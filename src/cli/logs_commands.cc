@@ -6,11 +6,11 @@
 #include <memory>
 #include <string>
 
+#include "api/object_table.h"
 #include "api/resource_catalog.h"
 #include "cli/client_flags.h"
 #include "cli/command_registry.h"
 #include "client/api_client.h"
-#include "client/resource_tables.h"
 
 namespace strata::cli {
 namespace {
@@ -98,7 +98,7 @@ Result<std::string> PodOfRank(client::ApiClient& client, const Json& job, int64_
   std::string newest;
   std::string newest_created;
   for (const Json& pod : pods.value("items", Json::array())) {
-    if (!client::PodOwnedBy(pod, job, "Job")) continue;
+    if (!api::PodOwnedBy(pod, job, "Job")) continue;
     if (pod["spec"]["owner"].value("replica", int64_t{0}) != rank / per_node) continue;
     std::string created = pod["metadata"].value("creationTimestamp", "");
     if (newest.empty() || created >= newest_created) {

@@ -5,9 +5,10 @@
 #include <algorithm>
 
 #include "api/manifest.h"
+#include "api/object_table.h"
 #include "api/queue_usage.h"
-#include "client/json_fields.h"
 #include "client/resource_tables.h"
+#include "common/json_fields.h"
 #include "common/yaml_json.h"
 
 namespace strata::client {
@@ -38,7 +39,7 @@ std::string Line(std::string_view label, const std::string& value) {
 // "2026-01-01T00:00:30Z (5m ago)", or "<none>".
 std::string When(const std::string& timestamp, TimePoint now) {
   if (timestamp.empty()) return "<none>";
-  return timestamp + " (" + ShortAge(timestamp, now) + " ago)";
+  return timestamp + " (" + api::ShortAge(timestamp, now) + " ago)";
 }
 
 std::string JobState(const Json& job, TimePoint now) {
@@ -118,7 +119,7 @@ std::string ServiceState(const Json& service, TimePoint now) {
                                               TextAt(service, "/status/coldStartsMeasured", "0")));
   std::vector<TableRow> decisions;
   for (const Json& d : FieldAt(service, "/status/decisions")) {
-    decisions.push_back({ShortAge(TextAt(d, "/time"), now), TextAt(d, "/version"),
+    decisions.push_back({api::ShortAge(TextAt(d, "/time"), now), TextAt(d, "/version"),
                          TextAt(d, "/from", "0") + " -> " + TextAt(d, "/to", "0"),
                          TextAt(d, "/reason")});
   }
@@ -137,7 +138,7 @@ std::string Conditions(const Json& object, TimePoint now) {
     std::string changed =
         TextAt(condition, "/lastTransitionTime", TextAt(condition, "/lastHeartbeatTime"));
     rows.push_back({TextAt(condition, "/type"), TextAt(condition, "/status"),
-                    TextAt(condition, "/reason", "-"), ShortAge(changed, now),
+                    TextAt(condition, "/reason", "-"), api::ShortAge(changed, now),
                     TextAt(condition, "/message")});
   }
   return "Conditions:\n" +
@@ -159,7 +160,7 @@ std::string Events(const std::vector<Json>& events, TimePoint now) {
   for (const auto& [when, event] : ordered) {
     std::string last =
         TextAt(*event, "/lastTimestamp", TextAt(*event, "/metadata/creationTimestamp"));
-    rows.push_back({ShortAge(last, now), TextAt(*event, "/type", "Normal"),
+    rows.push_back({api::ShortAge(last, now), TextAt(*event, "/type", "Normal"),
                     TextAt(*event, "/reason"), TextAt(*event, "/count", "1"),
                     TextAt(*event, "/message")});
   }

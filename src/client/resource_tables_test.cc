@@ -48,15 +48,6 @@ TEST(ResourceTablesTest, NamespaceColumnComesFirstForAllNamespaces) {
   EXPECT_THAT(table, HasSubstr("team-a      p      Running   0          n      0-1"));
 }
 
-TEST(ResourceTablesTest, AgesFollowKubectlsUnits) {
-  FakeClock clock;
-  std::string start = FormatRfc3339(clock.Now());
-  EXPECT_EQ(ShortAge(start, clock.Now() + std::chrono::seconds(45)), "45s");
-  EXPECT_EQ(ShortAge(start, clock.Now() + std::chrono::minutes(12)), "12m");
-  EXPECT_EQ(ShortAge(start, clock.Now() + std::chrono::hours(50)), "2d");
-  EXPECT_EQ(ShortAge("yesterday", clock.Now()), "<unknown>");
-}
-
 TEST(ResourceTablesTest, GpuHoldersIgnoreFinishedPods) {
   std::string table = FormatGpuHolders(
       {Node("n", 2)}, {Pod("train-0", "n", {0}, "Running"), Pod("old", "n", {1}, "Succeeded")});

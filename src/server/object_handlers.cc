@@ -231,7 +231,37 @@ ApiReply ServedReply(int code, nlohmann::json body) {
 // objects after the cursor; every page carries the first page's resourceVersion, and a client
 // that watches from it once it has every page sees each change since, so it converges on the
 // same state a consistent snapshot plus the watch would give.
-Result<ApiReply> RestApi::List(const api::ResourcePath& path, const Query& query) {
+Result<RestApi::TableWanted> RestApi::TableRequested(const net::HttpRequest& request,
+                                                     const Query& query) {
+  std::optional<std::string> version = api::TableVersionWanted(request.Header("Accept"));
+  if (!version) return TableWanted();
+  auto include = query.find("includeObject");
+  std::optional<api::TableObject> object =
+      api::ParseTableObject(include == query.end() ? "" : include->second);
+  if (!object) {
+    return Err(InvalidArgumentError("includeObject: must be None, Metadata or Object, not \"" +
+                                    include->second + "\""));
+  }
+  return TableWanted(TableRequest{*version, *object});
+}
+
+Result<nlohmann::json> RestApi::TableOf(const api::ResourcePath& path, const TableRequest& table,
+                                        const std::vector<nlohmann::json>& objects,
+                                        nlohmann::json metadata) {
+  std::vector<nlohmann::json> pods;
+  if (api::TableReadsPods(*path.type)) {
+    store::Selection selection;
+    selection.kind = "Pod";
+    selection.namespace_name = path.namespace_name;
+    ASSIGN_OR_RETURN(store::ListResult listed, store_.List(selection));
+    for (store::Object& pod : listed.items) pods.push_back(std::move(pod.body));
+  }
+  return api::MakeTable(*path.type, table.version, objects, table.include, std::move(metadata),
+                        options_.clock->Now(), pods);
+}
+
+Result<ApiReply> RestApi::List(const api::ResourcePath& path, const Query& query,
+                               const TableWanted& table) {
   ASSIGN_OR_RETURN(Selected selected, SelectionFor(path, query));
   int64_t limit = 0;
   if (auto it = query.find("limit"); it != query.end()) {
@@ -248,15 +278,21 @@ Result<ApiReply> RestApi::List(const api::ResourcePath& path, const Query& query
   }
   const int64_t version = after ? after->first_page_version : listed.resource_version;
   ListPage page = CutPage(std::move(matching), after, limit, version);
-  nlohmann::json items = nlohmann::json::array();
-  for (store::Object& object : page.items) {
-    api::ToServedForm(object.body);
-    items.push_back(std::move(object.body));
-  }
   nlohmann::json metadata = {{"resourceVersion", std::to_string(version)}};
   if (page.next) {
     metadata["continue"] = EncodeContinue(*page.next);
     metadata["remainingItemCount"] = page.remaining;
+  }
+  if (table) {
+    std::vector<nlohmann::json> objects;
+    for (store::Object& object : page.items) objects.push_back(std::move(object.body));
+    ASSIGN_OR_RETURN(nlohmann::json shown, TableOf(path, *table, objects, std::move(metadata)));
+    return JsonReply(200, shown);
+  }
+  nlohmann::json items = nlohmann::json::array();
+  for (store::Object& object : page.items) {
+    api::ToServedForm(object.body);
+    items.push_back(std::move(object.body));
   }
   return JsonReply(200, {{"kind", std::string(path.type->kind) + "List"},
                          {"apiVersion", path.type->GroupVersion()},
@@ -264,9 +300,21 @@ Result<ApiReply> RestApi::List(const api::ResourcePath& path, const Query& query
                          {"items", std::move(items)}});
 }
 
-Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& query) {
+Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& query,
+                                const TableWanted& table) {
   ASSIGN_OR_RETURN(Selected selected, SelectionFor(path, query));
   WatchStreamOptions stream;
+  if (table) {
+    // Each event's object is a Table of one row (kubectl get -w). Its Ready cells read the pods
+    // as they are when the event is sent.
+    stream.present = [this, path, table = *table](const nlohmann::json& object) {
+      nlohmann::json metadata = {
+          {"resourceVersion",
+           MemberOrNull(object, "metadata").value("resourceVersion", std::string())}};
+      Result<nlohmann::json> shown = TableOf(path, table, {object}, std::move(metadata));
+      return shown ? std::move(*shown) : api::StatusObject(shown.error());
+    };
+  }
   stream.matches = [selected](const store::Object& object) { return selected.Matches(object); };
   stream.kind = std::string(path.type->kind);
   stream.api_version = path.type->GroupVersion();
@@ -313,8 +361,14 @@ Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& quer
   return reply;
 }
 
-Result<ApiReply> RestApi::GetObject(const api::ResourcePath& path) {
+Result<ApiReply> RestApi::GetObject(const api::ResourcePath& path, const TableWanted& table) {
   ASSIGN_OR_RETURN(store::Object object, store_.Get(KeyOf(path)));
+  if (table) {
+    nlohmann::json metadata = {{"resourceVersion", std::to_string(object.resource_version)}};
+    ASSIGN_OR_RETURN(nlohmann::json shown,
+                     TableOf(path, *table, {std::move(object.body)}, std::move(metadata)));
+    return JsonReply(200, shown);
+  }
   return ServedReply(200, std::move(object.body));
 }
 

@@ -233,10 +233,14 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
   }
   bool watch =
       query.count("watch") != 0 && query.at("watch") != "0" && query.at("watch") != "false";
+  TableWanted table;
+  if (method == "GET") {
+    ASSIGN_OR_RETURN(table, TableRequested(request, query));
+  }
   if (resource.name.empty()) {
     if (method == "GET") {
       *verb = watch ? "watch" : "list";
-      return watch ? Watch(resource, query) : List(resource, query);
+      return watch ? Watch(resource, query, table) : List(resource, query, table);
     }
     if (method == "POST") {
       *verb = "create";
@@ -246,7 +250,7 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
   }
   if (method == "GET") {
     *verb = watch ? "watch" : "get";
-    return watch ? Watch(resource, query) : GetObject(resource);
+    return watch ? Watch(resource, query, table) : GetObject(resource, table);
   }
   if (method == "PUT") {
     *verb = "update";

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "api/object_table.h"
 #include "api/resource_catalog.h"
 #include "common/clock.h"
 #include "controller/node_leases.h"
@@ -100,9 +101,26 @@ class RestApi {
   // families or for one of strata_*.
   net::HttpResponse Metrics(const Query& query);
 
-  Result<ApiReply> List(const api::ResourcePath& path, const Query& query);
-  Result<ApiReply> Watch(const api::ResourcePath& path, const Query& query);
-  Result<ApiReply> GetObject(const api::ResourcePath& path);
+  // What a GET asks to be shown as (kubectl get's server-side printing): a meta.k8s.io Table
+  // whose rows carry `include` of each object.
+  struct TableRequest {
+    std::string version;  // of meta.k8s.io: "v1" or "v1beta1"
+    api::TableObject include = api::TableObject::kMetadata;
+  };
+  using TableWanted = std::optional<TableRequest>;
+  // The Table the request's Accept header (api::TableVersionWanted) and includeObject parameter
+  // ask for; nullopt where it asks for the objects themselves.
+  static Result<TableWanted> TableRequested(const net::HttpRequest& request, const Query& query);
+  // A Table of `objects` (as stored) of `path`'s kind, with `metadata` as its list metadata.
+  Result<nlohmann::json> TableOf(const api::ResourcePath& path, const TableRequest& table,
+                                 const std::vector<nlohmann::json>& objects,
+                                 nlohmann::json metadata);
+
+  Result<ApiReply> List(const api::ResourcePath& path, const Query& query,
+                        const TableWanted& table);
+  Result<ApiReply> Watch(const api::ResourcePath& path, const Query& query,
+                         const TableWanted& table);
+  Result<ApiReply> GetObject(const api::ResourcePath& path, const TableWanted& table = {});
   Result<ApiReply> Create(const api::ResourcePath& path, const std::string& body);
   Result<ApiReply> Replace(const api::ResourcePath& path, const std::string& body);
   Result<ApiReply> ReplaceStatus(const api::ResourcePath& path, const std::string& body);

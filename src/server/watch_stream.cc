@@ -23,10 +23,14 @@ WatchStream::~WatchStream() {
 
 void WatchStream::SetWake(std::function<void()> wake) { watcher_->SetNotify(std::move(wake)); }
 
-std::string WatchStream::EventLine(const store::WatchEvent& event) {
-  nlohmann::json line = {{"type", store::WatchEventTypeName(event.type)},
-                         {"object", event.object.body}};
-  api::ToServedForm(line["object"]);
+std::string WatchStream::EventLine(const store::WatchEvent& event) const {
+  nlohmann::json line = {{"type", store::WatchEventTypeName(event.type)}};
+  if (options_.present) {
+    line["object"] = options_.present(event.object.body);
+  } else {
+    line["object"] = event.object.body;
+    api::ToServedForm(line["object"]);
+  }
   return line.dump() + "\n";
 }
 

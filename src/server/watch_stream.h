@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ struct WatchStreamOptions {
   // For BOOKMARK objects: the kind and apiVersion of the collection watched.
   std::string kind;
   std::string api_version;
+  // What an event carries for an object as stored (a Table of one row, for kubectl get -w);
+  // empty: the object as the API serves it.
+  std::function<nlohmann::json(const nlohmann::json&)> present;
 };
 
 // The body of a watch response: one JSON object per line,
@@ -49,10 +53,9 @@ class WatchStream final : public ResponseStream {
   void SetWake(std::function<void()> wake) override;
   std::string Read(bool* finished) override;
 
-  // One line of the stream for `event`, newline included.
-  static std::string EventLine(const store::WatchEvent& event);
-
  private:
+  // One line of the stream for `event`, newline included.
+  std::string EventLine(const store::WatchEvent& event) const;
   // A BOOKMARK at `version` (the watcher's progress when nullopt), with the initial-events-end
   // annotation when `initial_events_end`.
   std::string BookmarkLine(std::optional<int64_t> version = std::nullopt,

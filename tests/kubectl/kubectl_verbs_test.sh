@@ -172,6 +172,37 @@ check "wait for the Job's Running condition" \
 check "wait for a jsonpath" \
   k wait --for=jsonpath='{.status.phase}'=Running pod/train-worker-0 -n team-a --timeout=60s
 
+# ---- get: the server's tables, as kubectl prints them ---------------------------------------------
+header() { k get "$@" | head -1 | tr -s ' '; }
+row() { k get "$@" --no-headers | tr -s ' '; }
+# matches REGEX TEXT: a line of TEXT matches REGEX.
+matches() { grep -q "$1" <<<"$2" || { echo "  no line matches '$1' in: $2"; return 1; }; }
+check "get nodes shows each node's GPUs" equals "$(header nodes)" "NAME STATUS GPUS RACK AGE"
+check "with their readiness and models" matches "^sim-node-0 Ready 8x H100-80GB " \
+  "$(row nodes)"
+check "get pods shows phase, restarts, node and GPUs" equals "$(header pods -n team-a)" \
+  "NAME PHASE RESTARTS NODE GPUS AGE"
+check "the worker's row" matches "^train-worker-0 Running 0 sim-node-[0-9] 0-7 " \
+  "$(row pods -n team-a)"
+check "get jobs shows readiness, GPUs and queue (none named)" matches "^train Running 1/1 0 1x8 - " \
+  "$(row jobs -n team-a)"
+check "-A puts the namespace first" matches "^team-a train-worker-0 Running " \
+  "$(row pods -A)"
+check "--sort-by reads the objects the rows carry" equals \
+  "$(k get nodes --sort-by=.metadata.name -o name | head -1)" "node/sim-node-0"
+check "-o wide and --show-kind" matches "^pod/train-worker-0 " \
+  "$(k get pods -n team-a -o wide --show-kind --no-headers)"
+# get -w: the current rows, then a row per change (a label here), until kubectl is stopped.
+timeout 20 "$KUBE_BIN_DIR/kubectl" --kubeconfig "$dir/kubeconfig" --cache-dir "$dir/kube-cache" \
+  get pods -n team-a -w --no-headers >"$dir/watch.out" 2>&1 &
+watcher=$!
+watched() { grep -q "^train-worker-0 " "$dir/watch.out"; }
+wait_for 10 watched
+k label pod train-worker-0 -n team-a watched=yes >/dev/null
+relabelled() { (($(grep -c "^train-worker-0 " "$dir/watch.out") >= 2)); }
+check "get -w prints the pod's row, then again when it changes" wait_for 10 relabelled
+kill "$watcher" 2>/dev/null || true
+
 # ---- strategic patch of a pod, delete --all ------------------------------------------------------
 k apply -f - >/dev/null <<YAML
 apiVersion: v1

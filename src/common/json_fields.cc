@@ -1,8 +1,8 @@
-#include "client/json_fields.h"
+#include "common/json_fields.h"
 
 #include "common/json_member.h"
 
-namespace strata::client {
+namespace strata {
 
 std::string TextAt(const nlohmann::json& object, std::string_view pointer, std::string fallback) {
   const nlohmann::json& value = FieldAt(object, pointer);
@@ -16,4 +16,4 @@ const nlohmann::json& FieldAt(const nlohmann::json& object, std::string_view poi
   return object.contains(path) ? object.at(path) : JsonNull();
 }
 
-}  // namespace strata::client
+}  // namespace strata

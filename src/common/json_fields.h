@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace strata::client {
+namespace strata {
 
 // Reading objects as the REST API serves them (JSON), for tables and descriptions: a missing
 // field reads as a fallback, never an error. Pure; thread-safe.
@@ -17,4 +17,4 @@ std::string TextAt(const nlohmann::json& object, std::string_view pointer,
 // The value at `pointer`, or null when absent.
 const nlohmann::json& FieldAt(const nlohmann::json& object, std::string_view pointer);
 
-}  // namespace strata::client
+}  // namespace strata
