@@ -90,7 +90,11 @@ const TypeSchema* NodeCapacitySchema() {
   static const TypeSchema s{
       "NodeCapacity",
       "What the node has in all.",
-      {{"cpu", T::kQuantity, "CPU cores."}, {"memory", T::kQuantity, "Memory."}}};
+      {{"cpu", T::kQuantity, "CPU cores."},
+       {"memory", T::kQuantity, "Memory."},
+       {"nvidia.com/gpu", T::kQuantity,
+        "Read-only, served: the whole GPUs of status.gpus, as Kubernetes' device plugin counts "
+        "them, GPUs in MIG mode left out (ignored on write)."}}};
   return &s;
 }
 
@@ -108,6 +112,9 @@ const TypeSchema* NodeStatusSchema() {
       "NodeStatus",
       "What the node agent reports.",
       {{"capacity", T::kObject, "CPU and memory in all.", NodeCapacitySchema},
+       {"allocatable", T::kObject,
+        "Read-only, served: what pods may use, the same as capacity (ignored on write).",
+        NodeCapacitySchema},
        {"gpus", T::kObjectList, "The node's GPUs.", NodeGpuSchema},
        {"conditions", T::kObjectList, "Conditions, with heartbeats.", NodeConditionSchema}}};
   return &s;

@@ -9,10 +9,29 @@
 namespace strata::api {
 namespace {
 
+constexpr std::string_view kGpuResource = "nvidia.com/gpu";
+
 // The served type of a core-group native kind named `kind`, or nullptr.
 const ResourceType* CoreType(std::string_view kind) {
   const ResourceType* type = FindResourceTypeByKind(kind);
   return type != nullptr && type->group.empty() ? type : nullptr;
+}
+
+// A node's whole GPUs as the extended resource Kubernetes' device plugin reports, beside its cpu
+// and memory (a GPU in MIG mode is not one). Allocatable is the same: strata reserves nothing on
+// a node.
+void AddExtendedResources(nlohmann::json& node) {
+  nlohmann::json& status = node["status"];
+  if (!status.is_object()) return;
+  nlohmann::json capacity = MemberOrNull(status, "capacity");
+  if (!capacity.is_object()) capacity = nlohmann::json::object();
+  int64_t gpus = 0;
+  for (const nlohmann::json& gpu : MemberOrNull(status, "gpus")) {
+    if (MemberOrNull(gpu, "migEnabled") != nlohmann::json(true)) ++gpus;
+  }
+  capacity[std::string(kGpuResource)] = std::to_string(gpus);
+  status["capacity"] = capacity;
+  status["allocatable"] = std::move(capacity);
 }
 
 }  // namespace
@@ -22,6 +41,7 @@ void ToServedForm(nlohmann::json& body) {
   const ResourceType* type = CoreType(StringMemberOr(body, "kind"));
   if (type == nullptr || StringMemberOr(body, "apiVersion") != kApiVersion) return;
   body["apiVersion"] = type->GroupVersion();
+  if (type->kind == "Node") AddExtendedResources(body);
 }
 
 bool IsServedCoreForm(const nlohmann::json& document) {

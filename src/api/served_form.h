@@ -7,7 +7,8 @@ namespace strata::api {
 // How the REST API serves native objects of the core group (Pod, Node, Event, under /api/v1):
 // with apiVersion "v1", as Kubernetes clients expect of what /api/v1 returns (kubectl decodes a
 // Node into its own v1 Node type before it cordons it), and otherwise in strata's form (a pod's
-// spec.template, a node's status.gpus). The store keeps them as strata.dev/v1alpha1; every other
+// spec.template, a node's status.gpus, to which a node adds its GPUs as Kubernetes' extended
+// resources in status.capacity and status.allocatable). The store keeps them as strata.dev/v1alpha1; every other
 // kind is served as stored. Pure; thread-safe.
 
 // Rewrites `body`, a native object as stored, into its served form. A body of another kind, or

@@ -40,6 +40,27 @@ TEST(ServedFormTest, CoreKindsAreServedAsV1AndDecodeBackToTheSameObject) {
   }
 }
 
+TEST(ServedFormTest, ANodeServesItsWholeGpusAsKubernetesExtendedResource) {
+  Node node = *ANode().As<Node>();
+  node.status.cpu = *Quantity::Parse("64");
+  node.status.gpus.push_back(node.status.gpus[0]);
+  node.status.gpus.push_back(node.status.gpus[0]);
+  for (int i = 1; i < 3; ++i) {
+    node.status.gpus[i].index = i;
+    node.status.gpus[i].uuid = "GPU-" + std::to_string(i);
+  }
+  node.status.gpus[2].mig_enabled = true;  // MIG instances are not whole GPUs
+  json served = EncodeObject(node);
+  ToServedForm(served);
+  const json expected = {{"cpu", "64"}, {"nvidia.com/gpu", "2"}};
+  EXPECT_EQ(served["status"]["capacity"], expected);
+  EXPECT_EQ(served["status"]["allocatable"], expected);
+  // Read-only: what a client read and writes back decodes to the same node.
+  Result<Object> decoded = DecodeObject(served);
+  ASSERT_TRUE(decoded) << decoded.error().ToString();
+  EXPECT_EQ(*decoded, Object(node));
+}
+
 TEST(ServedFormTest, StrataKindsAreServedAsStored) {
   Queue queue;
   queue.metadata.name = "team-a";

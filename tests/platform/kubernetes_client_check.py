@@ -27,6 +27,10 @@ def main():
     assert names == ["sim-node-0", "sim-node-1", "sim-node-2", "sim-node-3"], names
     ready = [c.status for c in nodes.items[0].status.conditions if c.type == "Ready"]
     assert ready == ["True"], ready
+    # GPUs as Kubernetes' device plugin reports them, what schedulers and dashboards read.
+    gpus = [(node.status.capacity["nvidia.com/gpu"], node.status.allocatable["nvidia.com/gpu"])
+            for node in nodes.items]
+    assert gpus == [("8", "8")] * 4, gpus
     print("typed list_node", names)
 
     with tempfile.TemporaryDirectory() as cache_dir:
