@@ -14,6 +14,10 @@ using nlohmann::json;
 
 std::string ExitRecordDir(const std::string& pod_dir) { return pod_dir + "/exits"; }
 
+std::string AbandonedStartMarker(const std::string& pod_dir) {
+  return pod_dir + "/start-abandoned";
+}
+
 Status WriteExitRecord(const std::string& dir, const std::string& name, const ExitRecord& record) {
   json document = {{"end_time_ns", record.end_time_ns}};
   if (record.exit_code) document["exit_code"] = *record.exit_code;

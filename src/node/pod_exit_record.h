@@ -27,6 +27,13 @@ std::string ExitRecordDir(const std::string& pod_dir);
 // naming the file on an I/O error.
 Status WriteExitRecord(const std::string& dir, const std::string& name, const ExitRecord& record);
 
+// "<pod_dir>/start-abandoned": left by a pod's supervisor that never got its runtime's commit
+// (the runtime died between recording the pod and committing it). The supervisor writes it,
+// durably, before it kills what it started, so a runtime that adopts the pod later knows that
+// its processes never ran as a recorded pod: their end is no failure, and the pod is started
+// again as if it never had been.
+std::string AbandonedStartMarker(const std::string& pod_dir);
+
 // Reads the record of process `name` from `dir`. NotFound when there is none; InvalidArgument
 // naming the file and the field when it is malformed.
 Result<ExitRecord> ReadExitRecord(const std::string& dir, const std::string& name);

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 
+#include "common/atomic_file.h"
 #include "common/status.h"
 #include "node/pod_exit_record.h"
 #include "node/pod_supervisor_protocol.h"
@@ -155,7 +156,17 @@ int RunPodSupervisor(const std::string& pod_dir) {
   SendAll(STDOUT_FILENO, EncodeSupervisorReport(report));
   std::optional<std::string> commit = input.Next();
   if (!commit || *commit + "\n" != kSupervisorCommit) {
-    // The runtime died (or gave up) before it recorded the pod: nobody would know these.
+    // The runtime died (or gave up) before it committed: nobody may know these. Said first, so
+    // that a runtime that had recorded the pod and adopts it later starts it again instead of
+    // counting these deaths as its failure.
+    if (Status marked = ReplaceFileAtomically(
+            AbandonedStartMarker(pod_dir),
+            "the node agent died before it committed this start; the supervisor stopped what it "
+            "had started\n",
+            0644);
+        !marked.ok()) {
+      std::fprintf(stderr, "%s\n", marked.ToString().c_str());
+    }
     KillAndReap(workers);
     return 1;
   }

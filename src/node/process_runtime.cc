@@ -473,6 +473,7 @@ Result<std::unique_ptr<SupervisorLaunch>> ProcessRuntime::SpawnPod(const PodSpec
   std::error_code error;
   fs::create_directories(dir + "/logs", error);
   if (!error) fs::remove_all(pod->exits_dir, error);  // a previous run's
+  if (!error) fs::remove(AbandonedStartMarker(dir), error);
   if (!error) fs::create_directories(pod->exits_dir, error);
   if (error) return Err(InternalError(fmt::format("prepare {}: {}", dir, error.message())));
   SupervisorSpec supervised;
@@ -667,6 +668,15 @@ std::vector<PodStatus> ProcessRuntime::Adopt() {
     }
     if (pods_.contains(recorded->uid) || PodDir(recorded->uid) + "/state.json" != path) continue;
     const std::string uid = recorded->uid;
+    if (fs::exists(AbandonedStartMarker(PodDir(uid)), error)) {
+      // Recorded, then abandoned by its supervisor before the commit: it never ran as a pod.
+      // Forgotten, it is started again like any pod this node has not started.
+      spdlog::info("pod {}: its start was cut short when the node agent died; not adopted", uid);
+      fs::remove(path, error);
+      fs::remove_all(ExitRecordDir(PodDir(uid)), error);
+      fs::remove(AbandonedStartMarker(PodDir(uid)), error);
+      continue;
+    }
     Pod& pod = pods_.emplace(uid, Pod{}).first->second;
     pod.status = std::move(*recorded);
     pod.state_path = path;
@@ -713,6 +723,7 @@ Status ProcessRuntime::Forget(std::string_view uid) {
   std::error_code error;
   fs::remove(it->second.state_path, error);
   fs::remove_all(it->second.exits_dir, error);
+  fs::remove(AbandonedStartMarker(PodDir(uid)), error);
   pods_.erase(it);
   return Status::Ok();
 }

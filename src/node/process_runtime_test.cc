@@ -7,9 +7,13 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <future>
 
+#include "node/pod_exit_record.h"
 #include "node/pod_state_file.h"
+#include "node/pod_supervisor.h"
+#include "node/pod_supervisor_protocol.h"
 #include "node/proc_table.h"
 #include "node/test_support.h"
 
@@ -273,6 +277,72 @@ TEST_F(ProcessRuntimeTest, NeverAdoptsARecycledPidAndReportsItLost) {
   EXPECT_EQ(runtime_->GetStatus("pod-i")->processes[0].state, ProcessState::kLost);
   EXPECT_EQ(ReadPodStateFile(runtime_->PodDir("pod-i") + "/state.json")->processes[0].state,
             ProcessState::kLost);
+}
+
+TEST_F(ProcessRuntimeTest, APodWhoseStartItsSupervisorAbandonedIsStartedAgainNotAdopted) {
+  // What a runtime killed between recording a pod and committing its supervisor leaves: the
+  // pod's record, its processes gone without exit records, and the supervisor's marker.
+  PodStatus recorded;
+  recorded.uid = "pod-j";
+  ProcessStatus gone;
+  gone.name = "main";
+  gone.pid = 1 << 22;  // above pid_max's default: no process
+  gone.start_time = 1;
+  recorded.processes.push_back(gone);
+  const std::string dir = runtime_->PodDir("pod-j");
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(WritePodStateFile(dir + "/state.json", recorded).ok());
+  {
+    std::ofstream marker(AbandonedStartMarker(dir));
+    marker << "abandoned\n";
+  }
+
+  EXPECT_TRUE(runtime_->Adopt().empty()) << "a start that never completed is no pod to adopt";
+  EXPECT_FALSE(runtime_->GetStatus("pod-j"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/state.json"));
+  EXPECT_FALSE(std::filesystem::exists(AbandonedStartMarker(dir)));
+  // And it starts as any pod this node never started.
+  PodSpec spec;
+  spec.uid = "pod-j";
+  spec.processes.push_back(Shell("main", "exit 0"));
+  EXPECT_TRUE(RunToCompletion(spec).processes[0].Succeeded());
+
+  // Without the marker the same record is adopted, its process lost (the failure it is).
+  ASSERT_TRUE(runtime_->Forget("pod-j").ok());
+  ASSERT_TRUE(WritePodStateFile(dir + "/state.json", recorded).ok());
+  std::vector<PodStatus> adopted = runtime_->Adopt();
+  ASSERT_EQ(adopted.size(), 1u);
+  EXPECT_EQ(adopted[0].processes[0].state, ProcessState::kLost);
+}
+
+TEST_F(ProcessRuntimeTest, ASupervisorThatNeverGetsItsCommitSaysSoAndStopsItsProcesses) {
+  // The supervisor as the runtime spawns it (this binary, told so by its environment), whose
+  // runtime sends the spec and then dies: its end of the channel closes without a commit.
+  const std::string dir = runtime_->PodDir("pod-l");
+  std::filesystem::create_directories(dir + "/logs");
+  const std::string pidfile = scratch_.File("worker.pid");
+  SupervisorSpec spec;
+  spec.path = "/usr/bin:/bin";
+  spec.processes.push_back({"main",
+                            {"sh", "-c", "echo $$ > " + pidfile + "; exec sleep 600"},
+                            {},
+                            dir,
+                            dir + "/logs/main.log"});
+  const std::string spec_file = scratch_.File("spec");
+  {
+    std::ofstream out(spec_file);
+    out << EncodeSupervisorSpec(spec);
+  }
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  // The spec, then (a second later, the worker started) the end of the input.
+  const std::string command = "(cat " + spec_file + "; sleep 1) | env " +
+                              SupervisorEnvironment(dir).front() + " " + self + " >/dev/null 2>&1";
+  EXPECT_NE(std::system(command.c_str()), 0);
+  EXPECT_TRUE(std::filesystem::exists(AbandonedStartMarker(dir)));
+  std::ifstream in(pidfile);
+  pid_t worker = 0;
+  ASSERT_TRUE(in >> worker) << "the worker never started";
+  EXPECT_FALSE(ProcessExists(worker)) << "the supervisor left its worker running";
 }
 
 TEST_F(ProcessRuntimeTest, TellsTheOwnerAboutEachExit) {
