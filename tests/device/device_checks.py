@@ -10,19 +10,23 @@ and exits 1 when any check failed. Python's standard library only: a bare GPU ma
       `nvidia-smi -q` and `nvidia-smi topo -p2p n`.
   pod INVENTORY_JSON POD_LOG
       what the GPU pod printed (POD_SCRIPT's lines) against the inventory.
-  dcgm METRICS_TXT READINGS_CSV [RESERVED_CSV]
-      strata's DCGM_FI_DEV_* series against `nvidia-smi --query-gpu=...` (READING_FIELDS).
+  dcgm METRICS_TXT READINGS_DIR
+      strata's DCGM_FI_DEV_* series against nvidia-smi's READING_FIELDS, one file per field
+      in READINGS_DIR: FIELD.csv (`--query-gpu=uuid,FIELD`), or FIELD.refused when nvidia-smi
+      refused the field.
 Helpers of run.sh: `fields query|readings` prints those field lists; `pod-manifest PROBE SMI`
 the GPU pod (JSON); `gpu-name QUERY_CSV` the GPUs' models ("1 x NVIDIA H100 80GB HBM3").
 """
 import json
+import os
 import re
 import sys
 
 QUERY_FIELDS = "index,name,uuid,memory.total,mig.mode.current"
 READING_FIELDS = (
-    "uuid,memory.used,memory.free,temperature.gpu,power.draw,utilization.gpu,clocks.sm,"
-    "clocks.max.sm,ecc.errors.corrected.volatile.total,ecc.errors.uncorrected.volatile.total"
+    "memory.used,memory.free,memory.reserved,temperature.gpu,power.draw,utilization.gpu,"
+    "clocks.sm,clocks.max.sm,ecc.errors.corrected.volatile.total,"
+    "ecc.errors.uncorrected.volatile.total"
 )
 
 failures = 0
@@ -200,21 +204,33 @@ def dcgm_series(path):
     return series
 
 
-def dcgm_command(metrics_path, readings_path, reserved_path=None):
+def readings_by_uuid(directory):
+    """{uuid: {field: text}} from READINGS_DIR; fields nvidia-smi refused are left out."""
+    readings = {}
+    for field in READING_FIELDS.split(","):
+        path = os.path.join(directory, field + ".csv")
+        if not os.path.exists(path):
+            continue
+        for row in csv_rows(path):
+            if len(row) == 2:
+                readings.setdefault(row[0], {})[field] = row[1]
+    return readings
+
+
+def dcgm_command(metrics_path, readings_dir):
     step = "dcgm"
     series = dcgm_series(metrics_path)
-    reserved = {}
-    if reserved_path:
-        for row in csv_rows(reserved_path):
-            if len(row) == 2 and number(row[1]) is not None:
-                reserved[row[0]] = number(row[1])
-    rows = csv_rows(readings_path)
-    check(step, len(series) == len(rows),
+    for field in READING_FIELDS.split(","):
+        refused = os.path.join(readings_dir, field + ".refused")
+        if os.path.exists(refused):
+            with open(refused) as f:
+                why = f.read().strip().splitlines()
+            report("INFO", step, f"nvidia-smi refused {field}: {why[0] if why else ''}")
+    readings = readings_by_uuid(readings_dir)
+    check(step, len(series) == len(readings),
           f"strata's /metrics has DCGM series for {len(series)} GPU(s), nvidia-smi lists "
-          f"{len(rows)}")
-    for row in rows:
-        fields = dict(zip(READING_FIELDS.split(","), row))
-        uuid = fields["uuid"]
+          f"{len(readings)}")
+    for uuid, fields in readings.items():
         mine = series.get(uuid)
         if mine is None:
             report("FAIL", step, f"{uuid}: no DCGM_FI_DEV_* series on strata's /metrics")
@@ -233,7 +249,7 @@ def dcgm_command(metrics_path, readings_path, reserved_path=None):
 
         # Readings taken a moment apart on an idle GPU: memory is steady, the rest drifts a little.
         # FB_USED may count the driver's reserved memory that nvidia-smi shows apart.
-        slack = reserved.get(uuid, 0.0)
+        slack = number(fields.get("memory.reserved", "")) or 0.0
         compare("DCGM_FI_DEV_FB_FREE", "memory.free", lambda v: 64.0 + slack, "MiB")
         compare("DCGM_FI_DEV_FB_USED", "memory.used", lambda v: 64.0 + slack, "MiB")
         compare("DCGM_FI_DEV_GPU_TEMP", "temperature.gpu", lambda v: 5.0, "C")
@@ -288,7 +304,7 @@ def gpu_name_command(query_path):
 
 def main(argv):
     commands = {"inventory": (inventory_command, 4, 4), "pod": (pod_command, 2, 2),
-                "dcgm": (dcgm_command, 2, 3), "fields": (fields_command, 1, 1),
+                "dcgm": (dcgm_command, 2, 2), "fields": (fields_command, 1, 1),
                 "pod-manifest": (pod_manifest_command, 2, 2),
                 "gpu-name": (gpu_name_command, 1, 1)}
     if len(argv) < 2 or argv[1] not in commands:

@@ -33,6 +33,8 @@ check "no check failed" bash -c "! grep -q '^FAIL' '$results'"
 for step in inventory up-pod dcgm; do
   check "step $step ran checks" grep -q "^PASS $step: " "$results"
 done
+check "a field nvidia-smi refuses is named, not compared" \
+  grep -q '^INFO dcgm: nvidia-smi refused memory.reserved: Field "memory.reserved"' "$results"
 check "the pod saw its GPU" grep -q '^PASS up-pod: nvidia-smi -L -i \$CUDA_VISIBLE_DEVICES' "$results"
 check "the last line counts the checks and names the GPU" \
   grep -Eq '^[0-9]+ passed, 0 failed on 8 x NVIDIA H100 80GB HBM3' <(tail -1 "$results")
@@ -44,9 +46,9 @@ python3 "$here/device_checks.py" inventory "$dir/results/inventory.json" "$dir/q
 check "a different UUID fails the inventory" [ $? = 1 ]
 check "naming the GPU and both UUIDs" \
   grep -q '^FAIL inventory: GPU 3 UUID: strata GPU-fake-3, nvidia-smi GPU-other-3' "$dir/inventory.out"
-sed 's/^GPU-fake-1, 1024, 80535,/GPU-fake-1, 1024, 79535,/' "$dir/results/query-readings.csv" \
-  >"$dir/readings.csv"
-python3 "$here/device_checks.py" dcgm "$dir/results/metrics.txt" "$dir/readings.csv" >"$dir/dcgm.out"
+cp -r "$dir/results/readings" "$dir/readings"
+sed -i 's/^GPU-fake-1, 80535$/GPU-fake-1, 79535/' "$dir/readings/memory.free.csv"
+python3 "$here/device_checks.py" dcgm "$dir/results/metrics.txt" "$dir/readings" >"$dir/dcgm.out"
 check "a different free memory fails the DCGM step" [ $? = 1 ]
 check "naming the GPU and the family" \
   grep -q '^FAIL dcgm: GPU-fake-1 DCGM_FI_DEV_FB_FREE: strata 80535, nvidia-smi memory.free 79535' \

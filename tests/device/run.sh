@@ -15,7 +15,9 @@
 #   NVIDIA_SMI   nvidia-smi to compare with (default: the one on PATH)
 #   STRATA_NVML_LIBRARY  NVML for strata (default libnvidia-ml.so.1, the driver's)
 # results.txt has one line per check (PASS/FAIL/INFO step: what); the exit code is 1 when any
-# check failed, and the last line names the GPU.
+# check failed, and the last line names the GPU (for bench/RESULTS.md).
+# On a lent GPU machine, which builds nothing: tests/device/bundle.sh here, then run there
+#   STRATA=build/device/strata tests/device/run.sh      (carrying build/device, 19 MiB)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -84,8 +86,12 @@ echo "results in $results_dir"
 step "1 inventory: strata node inventory against nvidia-smi"
 "${run_strata[@]}" node inventory --nvml-library "$nvml" -o json >"$results_dir/inventory.json"
 "${run_strata[@]}" node inventory --nvml-library "$nvml" | tee "$results_dir/inventory.txt"
-"$smi" --query-gpu="$(python3 "$checks" fields query)" --format=csv,noheader,nounits \
-  >"$results_dir/query-gpu.csv"
+if ! "$smi" --query-gpu="$(python3 "$checks" fields query)" --format=csv,noheader,nounits \
+  >"$results_dir/query-gpu.csv" 2>&1; then
+  echo "FAIL inventory: nvidia-smi --query-gpu: $(head -3 "$results_dir/query-gpu.csv")" |
+    tee -a "$results"
+  exit 1
+fi
 "$smi" topo -p2p n >"$results_dir/topo-p2p-nvlink.txt" 2>&1 || true
 record inventory python3 "$checks" inventory "$results_dir/inventory.json" \
   "$results_dir/query-gpu.csv" "$results_dir/nvidia-smi-q.txt" "$results_dir/topo-p2p-nvlink.txt"
@@ -128,22 +134,34 @@ fi
 record pod python3 "$checks" pod "$results_dir/inventory.json" "$results_dir/pod.log"
 
 step "3 dcgm: strata's DCGM_FI_DEV_* readings against nvidia-smi --query-gpu"
+# One nvidia-smi call per field: a field this driver does not know (memory.reserved is newer
+# than some) leaves that comparison out, named, instead of failing the whole query.
+read_readings() {
+  local field
+  rm -rf "$results_dir/readings"
+  mkdir -p "$results_dir/readings"
+  for field in $(python3 "$checks" fields readings | tr , ' '); do
+    "$smi" --query-gpu="uuid,$field" --format=csv,noheader,nounits \
+      >"$results_dir/readings/$field.csv" 2>&1 ||
+      mv "$results_dir/readings/$field.csv" "$results_dir/readings/$field.refused"
+  done
+}
 # Three tries a moment apart: an idle GPU's power and clocks drift between two reads.
 for try in 1 2 3; do
-  curl -fsS -H "Authorization: Bearer $STRATA_ADMIN_TOKEN" "$STRATA_API/metrics" \
-    >"$results_dir/metrics.txt"
-  "$smi" --query-gpu="$(python3 "$checks" fields readings)" --format=csv,noheader,nounits \
-    >"$results_dir/query-readings.csv"
-  "$smi" --query-gpu=uuid,memory.reserved --format=csv,noheader,nounits \
-    >"$results_dir/query-reserved.csv" 2>/dev/null || : >"$results_dir/query-reserved.csv"
-  if python3 "$checks" dcgm "$results_dir/metrics.txt" "$results_dir/query-readings.csv" \
-    "$results_dir/query-reserved.csv" >/dev/null 2>&1 || ((try == 3)); then
+  if ! curl -fsS -H "Authorization: Bearer $STRATA_ADMIN_TOKEN" "$STRATA_API/metrics" \
+    >"$results_dir/metrics.txt" 2>"$results_dir/metrics.err"; then
+    echo "FAIL dcgm: GET $STRATA_API/metrics: $(cat "$results_dir/metrics.err")" | tee -a "$results"
+    failed=1
+    break
+  fi
+  read_readings
+  if python3 "$checks" dcgm "$results_dir/metrics.txt" "$results_dir/readings" >/dev/null 2>&1 ||
+    ((try == 3)); then
+    record dcgm python3 "$checks" dcgm "$results_dir/metrics.txt" "$results_dir/readings"
     break
   fi
   sleep 2
 done
-record dcgm python3 "$checks" dcgm "$results_dir/metrics.txt" "$results_dir/query-readings.csv" \
-  "$results_dir/query-reserved.csv"
 
 kill -INT "$up_pid" 2>/dev/null || true
 wait "$up_pid" 2>/dev/null || true
