@@ -133,7 +133,6 @@ struct EngineServer::Metrics {
   metrics::GaugeFamily& lora_info;
   std::vector<std::string> label_values;
   EngineStats exported;  // counters already added to the registry
-  std::vector<std::string> lora_labels;
 };
 
 EngineServer::EngineServer(EngineServerOptions options, const Clock& clock)
@@ -418,10 +417,8 @@ void EngineServer::RefreshMetrics() {
   std::vector<std::string> lora_labels = {std::to_string(options_.engine.lora_adapters.size()),
                                           Join(stats.running_adapters),
                                           Join(stats.waiting_adapters)};
-  if (lora_labels != metrics_->lora_labels) {
-    if (!metrics_->lora_labels.empty()) metrics_->lora_info.Remove(metrics_->lora_labels);
-    metrics_->lora_labels = lora_labels;
-  }
+  // As vLLM does: the label set of the moment is set to the time, and the ones before stay on
+  // the page with the time they were last set (readers take the newest; docs/engines.md).
   metrics_->lora_info.With(lora_labels).Set(ToSeconds(clock_.Now()));
 }
 

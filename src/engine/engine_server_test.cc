@@ -109,6 +109,42 @@ TEST(EngineServerTest, DrainFinishesTheStreamInProgressAndRefusesNewWork) {
   server.Stop();
 }
 
+TEST(EngineServerTest, LoraInfoKeepsEverySeriesItSetAsVllmDoes) {
+  EngineServerOptions options = Options();
+  options.engine.lora_adapters = {"sql-lora"};
+  options.time_scale = 0.1;  // the stream below lasts about a second
+  EngineServer server(options, RealClock::Instance());
+  ASSERT_TRUE(server.Start().ok());
+  const int port = server.port();
+  net::HttpRequest request = Completion(8, true);
+  request.body = nlohmann::json{
+      {"model", "sql-lora"},
+      {"prompt", "hello there"},
+      {"max_tokens", 8},
+      {"stream",
+       true}}.dump();
+  std::string during;
+  net::HttpClient streaming;
+  Result<net::HttpResponse> streamed =
+      streaming.SendStreaming("127.0.0.1", port, request, [&](std::string_view) {
+        if (during.empty()) {
+          net::HttpClient client;
+          Result<net::HttpResponse> page = client.Send("127.0.0.1", port, Get("/metrics"));
+          if (page.has_value()) during = page->body;
+        }
+        return true;
+      });
+  ASSERT_TRUE(streamed.has_value()) << streamed.error().ToString();
+  EXPECT_THAT(during, HasSubstr("running_lora_adapters=\"sql-lora\""));
+  net::HttpClient client;
+  Result<net::HttpResponse> after = client.Send("127.0.0.1", port, Get("/metrics"));
+  ASSERT_TRUE(after.has_value()) << after.error().ToString();
+  // The adapter's series stays, as vLLM's does; the idle one is set again, later.
+  EXPECT_THAT(after->body, HasSubstr("running_lora_adapters=\"sql-lora\""));
+  EXPECT_THAT(after->body, HasSubstr("running_lora_adapters=\"\""));
+  server.Stop();
+}
+
 TEST(EngineServerTest, MetricsCountHowLateEachStepWasDelivered) {
   EngineServerOptions options = Options();
   options.time_scale = 100;  // a 12 ms step lasts 0.12 ms of real time

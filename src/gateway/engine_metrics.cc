@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "metrics/prometheus_text.h"
 
@@ -64,6 +65,11 @@ Status AddCount(const metrics::Sample& sample, int64_t* total) {
 Result<EngineMetrics> ParseEngineMetrics(std::string_view text) {
   ASSIGN_OR_RETURN(std::vector<metrics::Sample> samples, metrics::ParsePrometheusText(text));
   EngineMetrics metrics;
+  // vLLM sets vllm:lora_requests_info{...} to the current time under the label set of the moment
+  // and never removes a label set it used before (prometheus_client keeps every child; so does
+  // llm-d-inference-sim's Go client): the page lists every adapter set the engine ever had. The
+  // newest series, the largest value, is the one that holds; equally new ones all do.
+  double newest_lora_info = -std::numeric_limits<double>::infinity();
   for (const metrics::Sample& sample : samples) {
     switch (SignalFor(sample.name)) {
       case Signal::kWaiting:
@@ -80,6 +86,10 @@ Result<EngineMetrics> ParseEngineMetrics(std::string_view text) {
         metrics.kv_usage = std::max(metrics.kv_usage, std::clamp(sample.value, 0.0, 1.0));
         break;
       case Signal::kLoraInfo:
+        // Written so that a NaN series is never the newest.
+        if (!(sample.value >= newest_lora_info)) break;
+        if (sample.value > newest_lora_info) metrics.loaded_adapters.clear();
+        newest_lora_info = sample.value;
         if (const std::string* running = sample.Label("running_lora_adapters")) {
           AppendAdapters(*running, &metrics.loaded_adapters);
         }

@@ -21,11 +21,12 @@ struct EngineMetrics {
 // `vllm:num_requests_running`, `vllm:kv_cache_usage_perc`, older `vllm:gpu_cache_usage_perc`,
 // `vllm:lora_requests_info{running_lora_adapters="a,b"}`) or SGLang (`sglang:num_queue_reqs`,
 // `sglang:num_running_reqs`, `sglang:token_usage`). Values of several series (one per
-// model_name) are summed; KV usage takes the largest. Unknown metrics are ignored. Returns
-// kInvalidArgument naming the line of a malformed sample (metrics::ParsePrometheusText), or
-// naming the series and value of a request count that is not a number in [0, 2^63) (NaN, +Inf,
-// 1e300, a negative count, a sum that overflows) or a KV usage that is not finite: such a page
-// is no reading at all, as a failed scrape is. Thread-safe.
+// model_name) are summed; KV usage takes the largest; the adapters are those of the newest
+// vllm:lora_requests_info series (the largest value, a time: vLLM keeps its stale ones). Unknown
+// metrics are ignored. Returns kInvalidArgument naming the line of a malformed sample
+// (metrics::ParsePrometheusText), or naming the series and value of a request count that is not a
+// number in [0, 2^63) (NaN, +Inf, 1e300, a negative count, a sum that overflows) or a KV usage that
+// is not finite: such a page is no reading at all, as a failed scrape is. Thread-safe.
 Result<EngineMetrics> ParseEngineMetrics(std::string_view text);
 
 }  // namespace strata::gateway

@@ -21,6 +21,25 @@ vllm:prompt_tokens_total{model_name="m"} 1234
   EXPECT_EQ(metrics->loaded_adapters, (std::vector<std::string>{"sql-lora", "chat"}));
 }
 
+TEST(EngineMetricsTest, AdaptersAreThoseOfTheNewestLoraSeries) {
+  // A vLLM (or llm-d-inference-sim) page after "chat" was evicted and "sql-lora" went idle: every
+  // label set it ever used is still listed, each valued the time it was last set.
+  auto metrics = ParseEngineMetrics(
+      R"(vllm:lora_requests_info{max_lora="2",running_lora_adapters="sql-lora,chat",waiting_lora_adapters=""} 1.7e9
+vllm:lora_requests_info{max_lora="2",running_lora_adapters="",waiting_lora_adapters=""} 1.700000020e9
+vllm:lora_requests_info{max_lora="2",running_lora_adapters="sql-lora",waiting_lora_adapters=""} 1.700000010e9
+)");
+  ASSERT_TRUE(metrics.has_value()) << metrics.error().ToString();
+  EXPECT_TRUE(metrics->loaded_adapters.empty());
+  auto tie = ParseEngineMetrics(
+      "vllm:lora_requests_info{running_lora_adapters=\"old\"} 5\n"
+      "vllm:lora_requests_info{running_lora_adapters=\"a\"} 9\n"
+      "vllm:lora_requests_info{running_lora_adapters=\"b\"} 9\n"
+      "vllm:lora_requests_info{running_lora_adapters=\"nan\"} NaN\n");
+  ASSERT_TRUE(tie.has_value()) << tie.error().ToString();
+  EXPECT_EQ(tie->loaded_adapters, (std::vector<std::string>{"a", "b"}));
+}
+
 TEST(EngineMetricsTest, MapsOlderVllmAndSglangNames) {
   auto metrics = ParseEngineMetrics(
       "vllm:gpu_cache_usage_perc 0.5\nsglang:num_queue_reqs 4\nsglang:num_running_reqs 1 "

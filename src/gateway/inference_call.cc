@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <span>
 
 #include "gateway/http_exchange.h"
 
@@ -347,6 +348,19 @@ std::optional<InferenceCall::Refusal> InferenceCall::Prepare() {
   return std::nullopt;
 }
 
+namespace {
+
+// Whether a replica other than `id` and those in `failed` may take a request now.
+bool AnotherCandidate(std::span<const EndpointState> states, std::string_view id,
+                      const std::vector<std::string>& failed) {
+  return std::any_of(states.begin(), states.end(), [&](const EndpointState& state) {
+    return state.id != id && state.ready && !state.draining && state.healthy &&
+           std::find(failed.begin(), failed.end(), state.id) == failed.end();
+  });
+}
+
+}  // namespace
+
 asio::awaitable<std::optional<bool>> InferenceCall::TryReplica(int attempt) {
   VersionRouting* routing = CurrentRouting();
   const TimePoint now = server_.clock.Now();
@@ -402,6 +416,18 @@ asio::awaitable<std::optional<bool>> InferenceCall::TryReplica(int attempt) {
     }
     failed_.push_back(endpoint.id);
     if (attempt < limits.retries) server_.stats.retries_total.With({version_->model}).Increment();
+    co_return std::nullopt;
+  }
+  if (connection->response.status == 503 && attempt < limits.retries &&
+      AnotherCandidate(routing->states.Refresh(server_.clock.Now()), endpoint.id, failed_)) {
+    // A replica that is shutting down or still starting (llm-d-inference-sim, strata engine-sim)
+    // answers 503 before doing any work, where vLLM's server stops accepting and the connect
+    // above fails: either way another replica may serve the request. The last try relays the
+    // 503 as it is. The connection goes with its unread body.
+    ReleasePrefill();
+    endpoint.Eject(server_.clock.Now(), limits.ejection);
+    failed_.push_back(endpoint.id);
+    server_.stats.retries_total.With({version_->model}).Increment();
     co_return std::nullopt;
   }
   status_ = connection->response.status;

@@ -96,7 +96,8 @@ class InferenceCall {
   // One try on one replica: picks, sends, relays. Returns whether the client connection may be
   // reused once the request is answered (by the replica, or with 503/502 when no replica is
   // left to try), or nullopt when sending to the replica picked failed before anything reached
-  // the client (it is then ejected and excluded, and the caller may try again).
+  // the client, or the replica answered 503 and `attempt` is not the last (it is then ejected
+  // and excluded, and the caller may try again).
   asio::awaitable<std::optional<bool>> TryReplica(int attempt);
   // The request's accounting once answered: its outcome in the version's signals, the token
   // settlement with the quota ledger, token and latency metrics.

@@ -59,6 +59,18 @@ asio::awaitable<void> Serve(FakeEngine& engine, const std::string& reply,
       continue;
     }
     ++requests;
+    if (engine.shutting_down()) {
+      http::response<http::string_body> response{http::status::service_unavailable, 11};
+      response.set(http::field::content_type, "application/json");
+      response.set("x-served-by", engine.name());
+      response.body() =
+          R"({"error":{"message":"server is shutting down","type":"InternalServerError",)"
+          R"("param":null,"code":503}})";
+      response.keep_alive(request.keep_alive());
+      response.prepare_payload();
+      co_await http::async_write(stream, response, kAsTuple);
+      continue;
+    }
     auto body = nlohmann::json::parse(request.body(), nullptr, false);
     const bool chat = request.target() == "/v1/chat/completions";
     const bool streaming = body.is_object() && body.value("stream", false);

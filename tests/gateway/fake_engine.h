@@ -33,6 +33,11 @@ class FakeEngine {
   // Used by the serving loop.
   bool streams_held() const { return hold_streams_.load(); }
   void StreamStarted() { ++streams_started_; }
+  // While true, completions are answered 503 with an OpenAI-shaped error, as
+  // llm-d-inference-sim and strata engine-sim answer while they shut down (gracefully: the
+  // port stays open and streams in progress finish).
+  void SetShuttingDown(bool shutting_down) { shutting_down_.store(shutting_down); }
+  bool shutting_down() const { return shutting_down_.load(); }
   // Stops serving and closes the port: the replica is dead.
   void Kill();
 
@@ -47,6 +52,7 @@ class FakeEngine {
   std::atomic<double> waiting_{0};
   std::atomic<int64_t> chunk_delay_ms_{0};
   std::atomic<bool> hold_streams_{false};
+  std::atomic<bool> shutting_down_{false};
   std::atomic<int64_t> streams_started_{0};
   std::unique_ptr<Impl> impl_;
 };

@@ -592,6 +592,49 @@ models:
       << metrics;
 }
 
+TEST_F(GatewayProxyTest, AReplicaShuttingDownAnswers503AndAnotherServes) {
+  // llm-d-inference-sim and strata engine-sim, stopping gracefully, keep their port and answer
+  // new requests 503 until their streams finish; vLLM closes its port, a connect failure.
+  FakeEngine alive("alive"), stopping("stopping");
+  StartGateway(fmt::format(R"(
+policy: round-robin
+scrapeIntervalMs: 600000
+limits: {{retries: 1}}
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}", "{}"]}}]}}
+)",
+                           stopping.address(), alive.address()));
+  stopping.SetShuttingDown(true);
+  for (int i = 0; i < 6; ++i) {
+    Reply reply = Post(port(), "/v1/chat/completions", Chat("m"));
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    EXPECT_EQ(reply.headers["x-served-by"], "alive");
+  }
+  // Ejected after its first 503: it is not asked again for each request.
+  EXPECT_EQ(stopping.requests(), 1);
+  EXPECT_NE(gateway_->MetricsText().find("strata_gateway_retries_total{model=\"m\"} 1"),
+            std::string::npos)
+      << gateway_->MetricsText();
+}
+
+TEST_F(GatewayProxyTest, TheLastReplicaTriedRelaysIts503AsItIs) {
+  FakeEngine stopping("stopping");
+  StartGateway(fmt::format(R"(
+scrapeIntervalMs: 600000
+limits: {{retries: 2}}
+models:
+- {{name: m, versions: [{{name: v1, endpoints: ["{}"]}}]}}
+)",
+                           stopping.address()));
+  stopping.SetShuttingDown(true);
+  Reply reply = Post(port(), "/v1/chat/completions", Chat("m"));
+  EXPECT_EQ(reply.status, 503) << reply.body;
+  // With no other replica to try, the client gets the replica's own answer.
+  EXPECT_NE(reply.body.find("server is shutting down"), std::string::npos) << reply.body;
+  EXPECT_EQ(reply.headers["x-served-by"], "stopping");
+  EXPECT_EQ(stopping.requests(), 1);
+}
+
 TEST_F(GatewayProxyTest, ReplicaReportingAnInfiniteQueueDrawsNoTraffic) {
   // +Inf used to be cast to INT64_MIN waiting requests: the saturated replica looked the idlest
   // to a profile that routes by scraped figures. Now its page is no reading: its figures are
