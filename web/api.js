@@ -6,9 +6,12 @@ const tokenKey = 'strata.token';
 export function token() { return sessionStorage.getItem(tokenKey) || ''; }
 export function setToken(value) { sessionStorage.setItem(tokenKey, value); }
 
+// strata's own form of the core kinds (a pod's placement), not Kubernetes' v1 Pod.
+const accept = 'application/json;g=strata.dev;v=v1alpha1';
+
 function headers() {
   const t = token();
-  return t ? { Authorization: `Bearer ${t}` } : {};
+  return t ? { Accept: accept, Authorization: `Bearer ${t}` } : { Accept: accept };
 }
 
 export async function getJson(path) {

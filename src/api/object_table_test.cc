@@ -80,9 +80,9 @@ TEST(ObjectTableTest, ARowCarriesTheServedObjectOrNothingWhenAsked) {
   const TimePoint now = *ParseRfc3339("2026-01-01T00:05:00Z");
   const Json whole = MakeTable(*FindResourceType("pods"), "v1", {RunningPod()},
                                TableObject::kObject, Json::object(), now);
-  // Served as the API serves a pod: the core group's apiVersion.
+  // Served as the API serves a pod to kubectl: Kubernetes' v1 Pod.
   EXPECT_EQ(whole["rows"][0]["object"]["apiVersion"], "v1");
-  EXPECT_EQ(whole["rows"][0]["object"]["status"]["restartCount"], 2);
+  EXPECT_EQ(whole["rows"][0]["object"]["status"]["containerStatuses"][0]["restartCount"], 2);
   const Json none = MakeTable(*FindResourceType("pods"), "v1beta1", {RunningPod()},
                               TableObject::kNone, Json::object(), now);
   EXPECT_EQ(none["apiVersion"], "meta.k8s.io/v1beta1");

@@ -31,17 +31,22 @@ json GroupVersionKind(const ResourceType& type) {
   return {{"group", type.group}, {"version", type.version}, {"kind", type.kind}};
 }
 
-// Marks the lists the strategic merge patch merges by key, as Kubernetes' own schemas do.
+// Marks the lists the strategic merge patch merges by key, as Kubernetes' own schemas do: those
+// of `schema`, the served form's (a Pod's v1 spec has no strata template).
 void MarkMergingLists(const ResourceType& type, json& schema) {
   for (const MergingList& list : MergingLists()) {
     if (list.kind != type.kind) continue;
     json* at = &schema;
-    for (size_t start = 0; start <= list.path.size();) {
+    for (size_t start = 0; at != nullptr && start <= list.path.size();) {
       size_t dot = list.path.find('.', start);
       if (dot == std::string_view::npos) dot = list.path.size();
-      at = &(*at)["properties"][std::string(list.path.substr(start, dot - start))];
+      if (at->value("type", "") == "array") at = &(*at)["items"];  // a list's items' fields
+      json& properties = (*at)["properties"];
+      auto member = properties.find(std::string(list.path.substr(start, dot - start)));
+      at = member == properties.end() ? nullptr : &*member;
       start = dot + 1;
     }
+    if (at == nullptr) continue;
     STRATA_CHECK((*at)["type"] == "array");
     (*at)["x-kubernetes-patch-merge-key"] = list.merge_key;
     (*at)["x-kubernetes-patch-strategy"] = "merge";
@@ -49,8 +54,10 @@ void MarkMergingLists(const ResourceType& type, json& schema) {
 }
 
 json ComponentSchema(const ResourceType& type) {
-  const KindInfo* info = FindKind(kApiVersion, type.kind);
-  STRATA_CHECK(info != nullptr && info->native);
+  // A pod as Kubernetes' clients read and write it (api/pod_v1_form.h): the v1 Pod manifest's.
+  const KindInfo* info =
+      type.kind == "Pod" ? FindKind("v1", "Pod") : FindKind(kApiVersion, type.kind);
+  STRATA_CHECK(info != nullptr && (info->native || type.kind == "Pod"));
   json schema = OpenApiObjectSchema(*info->schema());
   MarkMergingLists(type, schema);
   schema["x-kubernetes-group-version-kind"] = json::array({GroupVersionKind(type)});

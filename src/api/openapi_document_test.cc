@@ -46,9 +46,12 @@ TEST(OpenApiDocumentTest, SchemasComeFromTheFieldTablesWithTheirMergeKeys) {
   EXPECT_EQ(conditions["x-kubernetes-patch-merge-key"], "type");
   EXPECT_EQ(conditions["x-kubernetes-patch-strategy"], "merge");
   EXPECT_TRUE(node["properties"]["spec"]["properties"].contains("unschedulable"));
-  const json& env = schemas["dev.strata.v1alpha1.Pod"]["properties"]["spec"]["properties"]
-                           ["template"]["properties"]["env"];
-  EXPECT_EQ(env["x-kubernetes-patch-merge-key"], "name");
+  // A pod is described as Kubernetes' clients read it: a v1 Pod, its containers and their env
+  // merged by name.
+  const json& containers =
+      schemas["dev.strata.v1alpha1.Pod"]["properties"]["spec"]["properties"]["containers"];
+  EXPECT_EQ(containers["x-kubernetes-patch-merge-key"], "name");
+  EXPECT_EQ(containers["items"]["properties"]["env"]["x-kubernetes-patch-merge-key"], "name");
 
   const json& job = (*OpenApiV3Document(
       "apis/strata.dev/v1alpha1"))["components"]["schemas"]["dev.strata.v1alpha1.Job"];

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "api/object_meta.h"
+#include "api/pod_v1_form.h"
 #include "api/resource_catalog.h"
 #include "common/json_member.h"
 
@@ -36,10 +37,32 @@ void AddExtendedResources(nlohmann::json& node) {
 
 }  // namespace
 
-void ToServedForm(nlohmann::json& body) {
+ServedForm ServedFormWanted(std::string_view accept) {
+  while (!accept.empty()) {
+    const size_t comma = accept.find(',');
+    const std::string_view range = accept.substr(0, comma);
+    accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
+    const size_t semicolon = range.find(';');
+    if (semicolon == std::string_view::npos) continue;
+    std::string parameters(range.substr(semicolon));
+    std::erase(parameters, ' ');
+    if ((parameters + ";").find(";g=" + std::string(kStrataGroup) + ";") != std::string::npos) {
+      return ServedForm::kStrata;
+    }
+  }
+  return ServedForm::kKubernetes;
+}
+
+void ToServedForm(nlohmann::json& body, ServedForm form) {
   if (!body.is_object()) return;
   const ResourceType* type = CoreType(StringMemberOr(body, "kind"));
   if (type == nullptr || StringMemberOr(body, "apiVersion") != kApiVersion) return;
+  if (type->kind == "Pod" && form == ServedForm::kKubernetes) {
+    if (Result<nlohmann::json> pod = ServedV1Pod(body)) {
+      body = std::move(*pod);
+      return;
+    }
+  }
   body["apiVersion"] = type->GroupVersion();
   if (type->kind == "Node") AddExtendedResources(body);
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace strata::api {
 
@@ -8,12 +9,24 @@ namespace strata::api {
 // with apiVersion "v1", as Kubernetes clients expect of what /api/v1 returns (kubectl decodes a
 // Node into its own v1 Node type before it cordons it), and otherwise in strata's form (a pod's
 // spec.template, a node's status.gpus, to which a node adds its GPUs as Kubernetes' extended
-// resources in status.capacity and status.allocatable). The store keeps them as strata.dev/v1alpha1; every other
-// kind is served as stored. Pure; thread-safe.
+// resources in status.capacity and status.allocatable). The store keeps them as
+// strata.dev/v1alpha1; every other kind is served as stored. Pure; thread-safe.
 
-// Rewrites `body`, a native object as stored, into its served form. A body of another kind, or
+// Who a response is for. Kubernetes' clients (kubectl, client-go, the Python client) get a Pod
+// in Kubernetes' v1 shape (api/pod_v1_form.h); strata's own clients (the CLI, node agents, the
+// dashboard), which read its placement (spec.assignedGpus, spec.owner...), ask for strata's form
+// of it with a media-type parameter naming strata's group, as Kubernetes' clients ask for
+// tables:
+//   Accept: application/json;g=strata.dev;v=v1alpha1
+enum class ServedForm { kKubernetes, kStrata };
+inline constexpr char kStrataFormAccept[] = "application/json;g=strata.dev;v=v1alpha1";
+
+// The form an Accept header asks for: kStrata when one of its media ranges has g=strata.dev.
+ServedForm ServedFormWanted(std::string_view accept);
+
+// Rewrites `body`, a native object as stored, into its served `form`. A body of another kind, or
 // that is not an object, is left as it is.
-void ToServedForm(nlohmann::json& body);
+void ToServedForm(nlohmann::json& body, ServedForm form = ServedForm::kKubernetes);
 
 // Whether `document` is a native object in its served form under the core group: apiVersion
 // "v1" and kind Node or Event, or kind Pod with a spec.template. Kubernetes' own v1 Pod (its

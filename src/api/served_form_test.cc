@@ -28,8 +28,10 @@ Object APod() {
 
 TEST(ServedFormTest, CoreKindsAreServedAsV1AndDecodeBackToTheSameObject) {
   for (const Object& object : {ANode(), APod()}) {
+    // strata's form of a pod, as its own clients ask for it (Kubernetes' v1 Pod:
+    // pod_v1_form_test).
     json served = EncodeObject(object);
-    ToServedForm(served);
+    ToServedForm(served, ServedForm::kStrata);
     EXPECT_EQ(served["apiVersion"], "v1") << object.kind();
     EXPECT_TRUE(IsServedCoreForm(served)) << object.kind();
     Result<Object> decoded = DecodeObject(served);
@@ -79,9 +81,18 @@ TEST(ServedFormTest, KubernetesOwnV1PodStaysACompatibleKind) {
   ASSERT_TRUE(decoded) << decoded.error().ToString();
   EXPECT_EQ(decoded->As<Pod>()->spec.template_.command, (std::vector<std::string>{"sleep", "1"}));
 
+  // What a Kubernetes client read of a pod creates the same pod again (kubectl get -o yaml,
+  // then create), status and all.
+  json read = EncodeObject(APod());
+  ToServedForm(read);
+  read["metadata"].erase("resourceVersion");
+  Result<Object> again = DecodeObject(read);
+  ASSERT_TRUE(again) << again.error().ToString();
+  EXPECT_EQ(again->As<Pod>()->spec.template_.command, APod().As<Pod>()->spec.template_.command);
+
   // strata's form of a pod under apiVersion v1 names strata's fields in its errors.
   json served = EncodeObject(APod());
-  ToServedForm(served);
+  ToServedForm(served, ServedForm::kStrata);
   served["spec"]["template"]["command"] = "not a list";
   Result<Object> bad = DecodeObject(served);
   ASSERT_FALSE(bad);

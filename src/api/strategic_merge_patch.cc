@@ -177,8 +177,10 @@ class StrategicMerge {
 
 const std::vector<MergingList>& MergingLists() {
   static const std::vector<MergingList> kLists = {
-      {"Pod", "spec.template.env", "name"},   // v1 Container.env
-      {"Node", "status.conditions", "type"},  // v1 NodeStatus.conditions
+      {"Pod", "spec.containers", "name"},      // v1 PodSpec.containers
+      {"Pod", "spec.containers.env", "name"},  // v1 Container.env
+      {"Pod", "spec.template.env", "name"},    // strata's form of the same list
+      {"Node", "status.conditions", "type"},   // v1 NodeStatus.conditions
   };
   return kLists;
 }

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "api/api_status.h"
+#include "api/served_form.h"
 
 namespace strata::client {
 
@@ -47,7 +48,8 @@ net::HttpRequest ApiClient::Request(std::string_view method, std::string_view pa
   net::HttpRequest request;
   request.method = std::string(method);
   request.target = std::string(path);
-  request.headers.emplace_back("Accept", "application/json");
+  // strata's own form of the core kinds (a pod's placement), not Kubernetes' v1 Pod.
+  request.headers.emplace_back("Accept", api::kStrataFormAccept);
   if (!token_.empty()) request.headers.emplace_back("Authorization", "Bearer " + token_);
   return request;
 }

@@ -10,6 +10,7 @@
 #include "api/api_status.h"
 #include "api/manifest.h"
 #include "api/pod_contract.h"
+#include "api/pod_v1_form.h"
 #include "api/served_form.h"
 #include "api/validation.h"
 #include "common/json_member.h"
@@ -130,12 +131,21 @@ store::ObjectKey KeyOf(const api::ResourcePath& path) {
   return {std::string(path.type->kind), namespace_name, path.name};
 }
 
-// The one object of `path`'s kind a create or replace body must hold.
+// The one object of `path`'s kind a create or replace body must hold. A JSON object with
+// neither apiVersion nor kind is of the path's kind, as kube-apiserver takes it (the typed
+// clients send none).
 Result<store::Object> DecodeSingle(const api::ResourcePath& path, const std::string& body) {
   std::optional<std::string> default_namespace;
   if (path.type->namespaced) default_namespace = path.namespace_name.value_or("default");
+  std::string text = body;
+  nlohmann::json document = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (document.is_object() && !document.contains("apiVersion") && !document.contains("kind")) {
+    document["apiVersion"] = path.type->GroupVersion();
+    document["kind"] = path.type->kind;
+    text = document.dump();
+  }
   ASSIGN_OR_RETURN(std::vector<api::Object> objects,
-                   DecodeRequestBody(body, "request body", default_namespace));
+                   DecodeRequestBody(text, "request body", default_namespace));
   if (objects.size() != 1 || objects[0].kind() != path.type->kind) {
     std::string got;
     for (const api::Object& o : objects) got += (got.empty() ? "" : ", ") + std::string(o.kind());
@@ -219,8 +229,8 @@ Result<store::Object> UpdateStatus(store::Store& store, const api::ResourcePath&
 }
 
 // A reply with the object `body` (as stored) in the form the API serves it.
-ApiReply ServedReply(int code, nlohmann::json body) {
-  api::ToServedForm(body);
+ApiReply ServedReply(int code, nlohmann::json body, api::ServedForm form) {
+  api::ToServedForm(body, form);
   return JsonReply(code, body);
 }
 
@@ -261,7 +271,7 @@ Result<nlohmann::json> RestApi::TableOf(const api::ResourcePath& path, const Tab
 }
 
 Result<ApiReply> RestApi::List(const api::ResourcePath& path, const Query& query,
-                               const TableWanted& table) {
+                               const TableWanted& table, api::ServedForm form) {
   ASSIGN_OR_RETURN(Selected selected, SelectionFor(path, query));
   int64_t limit = 0;
   if (auto it = query.find("limit"); it != query.end()) {
@@ -291,7 +301,7 @@ Result<ApiReply> RestApi::List(const api::ResourcePath& path, const Query& query
   }
   nlohmann::json items = nlohmann::json::array();
   for (store::Object& object : page.items) {
-    api::ToServedForm(object.body);
+    api::ToServedForm(object.body, form);
     items.push_back(std::move(object.body));
   }
   return JsonReply(200, {{"kind", std::string(path.type->kind) + "List"},
@@ -301,9 +311,10 @@ Result<ApiReply> RestApi::List(const api::ResourcePath& path, const Query& query
 }
 
 Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& query,
-                                const TableWanted& table) {
+                                const TableWanted& table, api::ServedForm form) {
   ASSIGN_OR_RETURN(Selected selected, SelectionFor(path, query));
   WatchStreamOptions stream;
+  stream.form = form;
   if (table) {
     // Each event's object is a Table of one row (kubectl get -w). Its Ready cells read the pods
     // as they are when the event is sent.
@@ -361,7 +372,8 @@ Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& quer
   return reply;
 }
 
-Result<ApiReply> RestApi::GetObject(const api::ResourcePath& path, const TableWanted& table) {
+Result<ApiReply> RestApi::GetObject(const api::ResourcePath& path, const TableWanted& table,
+                                    api::ServedForm form) {
   ASSIGN_OR_RETURN(store::Object object, store_.Get(KeyOf(path)));
   if (table) {
     nlohmann::json metadata = {{"resourceVersion", std::to_string(object.resource_version)}};
@@ -369,23 +381,31 @@ Result<ApiReply> RestApi::GetObject(const api::ResourcePath& path, const TableWa
                      TableOf(path, *table, {std::move(object.body)}, std::move(metadata)));
     return JsonReply(200, shown);
   }
-  return ServedReply(200, std::move(object.body));
+  return ServedReply(200, std::move(object.body), form);
 }
 
-Result<ApiReply> RestApi::Create(const api::ResourcePath& path, const std::string& body) {
+Result<ApiReply> RestApi::Create(const api::ResourcePath& path, const std::string& body,
+                                 api::ServedForm form) {
   ASSIGN_OR_RETURN(store::Object object, DecodeSingle(path, body));
   DropOwnedStatus(object);
   ASSIGN_OR_RETURN(store::Object created, store_.Create(std::move(object)));
-  return ServedReply(201, std::move(created.body));
+  return ServedReply(201, std::move(created.body), form);
 }
 
-Result<ApiReply> RestApi::Replace(const api::ResourcePath& path, const std::string& body) {
+Result<ApiReply> RestApi::Replace(const api::ResourcePath& path, const std::string& body,
+                                  api::ServedForm form) {
+  if (path.type->kind == "Pod") {
+    const nlohmann::json document =
+        nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+    // A pod as Kubernetes' clients read it, written back: its labels and annotations change.
+    if (api::IsV1PodShape(document)) return ReplaceV1Pod(path, document, form);
+  }
   ASSIGN_OR_RETURN(store::Object replacement, DecodeReplacement(path, body));
   const bool client_precondition = replacement.resource_version != 0;
   for (int attempt = 0;; ++attempt) {
     ASSIGN_OR_RETURN(store::Object current, store_.Get(replacement.key));
     Result<store::Object> updated = UpdateOver(store_, current, replacement);
-    if (updated) return ServedReply(200, std::move(updated->body));
+    if (updated) return ServedReply(200, std::move(updated->body), form);
     if (updated.error().code() != StatusCode::kConflict || client_precondition ||
         attempt + 1 == kWriteAttempts) {
       return Err(updated.error());
@@ -393,11 +413,30 @@ Result<ApiReply> RestApi::Replace(const api::ResourcePath& path, const std::stri
   }
 }
 
-Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path, const std::string& body) {
+Result<ApiReply> RestApi::ReplaceV1Pod(const api::ResourcePath& path, const nlohmann::json& pod,
+                                       api::ServedForm form) {
+  const bool client_precondition = !ResourceVersionOf(pod).is_null();
+  for (int attempt = 0;; ++attempt) {
+    ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
+    ASSIGN_OR_RETURN(nlohmann::json document, api::StoredPodFromV1(pod, current.body));
+    if (!client_precondition) {
+      document["metadata"]["resourceVersion"] = std::to_string(current.resource_version);
+    }
+    Result<store::Object> updated = UpdateWithDocument(store_, path, current, document);
+    if (updated) return ServedReply(200, std::move(updated->body), form);
+    if (updated.error().code() != StatusCode::kConflict || client_precondition ||
+        attempt + 1 == kWriteAttempts) {
+      return Err(updated.error());
+    }
+  }
+}
+
+Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path, const std::string& body,
+                                        api::ServedForm form) {
   nlohmann::json request = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
   ASSIGN_OR_RETURN(store::Object updated, UpdateStatus(store_, path, current, request));
-  return ServedReply(200, std::move(updated.body));
+  return ServedReply(200, std::move(updated.body), form);
 }
 
 // Kubernetes' PATCH: the patch is applied to the object as served, and the result is written as
@@ -406,17 +445,27 @@ Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path, const std
 // read, unless the patch gave its own.
 Result<ApiReply> RestApi::Patch(const api::ResourcePath& path, const net::HttpRequest& request) {
   const std::string_view kind = path.type->kind;
+  const api::ServedForm form = api::ServedFormWanted(request.Header("Accept"));
   ASSIGN_OR_RETURN(PatchType type, PatchTypeFor(request.Header("Content-Type"), kind));
   ASSIGN_OR_RETURN(const nlohmann::json patch, ParsePatch(request.body));
   for (int attempt = 0;; ++attempt) {
     ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
     nlohmann::json served = current.body;
-    api::ToServedForm(served);
+    api::ToServedForm(served, form);
     ASSIGN_OR_RETURN(nlohmann::json patched, ApplyParsedPatch(type, kind, served, patch));
+    if (api::IsV1PodShape(patched)) {
+      if (path.subresource == "status") {
+        return Err(InvalidArgumentError(
+            "status: a pod's status is written by its node agent, not through Kubernetes' v1 "
+            "form"));
+      }
+      // Patched as Kubernetes' clients read the pod: what may change goes back into strata's.
+      ASSIGN_OR_RETURN(patched, api::StoredPodFromV1(patched, current.body));
+    }
     Result<store::Object> updated = path.subresource == "status"
                                         ? UpdateStatus(store_, path, current, patched)
                                         : UpdateWithDocument(store_, path, current, patched);
-    if (updated) return ServedReply(200, std::move(updated->body));
+    if (updated) return ServedReply(200, std::move(updated->body), form);
     // A write that raced another one is patched again over what that one wrote; a stale
     // resourceVersion that the patch gave is the client's conflict.
     const bool own_precondition =
@@ -435,14 +484,15 @@ Result<ApiReply> RestApi::RecordCheckpoint(const api::ResourcePath& path) {
     store::Object write = current;
     write.body["metadata"]["annotations"][api::kLastCheckpointAnnotation] = now;
     Result<store::Object> updated = store_.Update(std::move(write));
-    if (updated) return ServedReply(200, std::move(updated->body));
+    if (updated) return ServedReply(200, std::move(updated->body), api::ServedForm::kStrata);
     if (updated.error().code() != StatusCode::kConflict || attempt + 1 == kWriteAttempts) {
       return Err(updated.error());
     }
   }
 }
 
-Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& query) {
+Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& query,
+                                 api::ServedForm form) {
   int64_t precondition = 0;
   if (auto it = query.find("resourceVersion"); it != query.end()) {
     ASSIGN_OR_RETURN(precondition, ParseVersion(it->second, "resourceVersion"));
@@ -452,7 +502,7 @@ Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& que
   if (deleted.key.kind == "Node" && options_.node_leases != nullptr) {
     options_.node_leases->Forget(deleted.key.name);
   }
-  return ServedReply(200, std::move(deleted.body));
+  return ServedReply(200, std::move(deleted.body), form);
 }
 
 Result<ApiReply> RestApi::Apply(const std::string& body, const Query& query, const Caller& caller) {

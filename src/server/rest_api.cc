@@ -226,8 +226,11 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     if (resource.type->kind != "Pod" && resource.type->kind != "Node") {
       return Err(NotFoundError(std::string(resource.type->plural) + " have no status subresource"));
     }
-    if (method == "GET") return GetObject(resource);
-    if (method == "PUT") return ReplaceStatus(resource, request.body);
+    if (method == "GET")
+      return GetObject(resource, {}, api::ServedFormWanted(request.Header("Accept")));
+    if (method == "PUT") {
+      return ReplaceStatus(resource, request.body, api::ServedFormWanted(request.Header("Accept")));
+    }
     if (method == "PATCH") return Patch(resource, request);
     return Err(UnimplementedError("method " + method + " is not allowed on " + path));
   }
@@ -237,24 +240,25 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
   if (method == "GET") {
     ASSIGN_OR_RETURN(table, TableRequested(request, query));
   }
+  const api::ServedForm form = api::ServedFormWanted(request.Header("Accept"));
   if (resource.name.empty()) {
     if (method == "GET") {
       *verb = watch ? "watch" : "list";
-      return watch ? Watch(resource, query, table) : List(resource, query, table);
+      return watch ? Watch(resource, query, table, form) : List(resource, query, table, form);
     }
     if (method == "POST") {
       *verb = "create";
-      return Create(resource, request.body);
+      return Create(resource, request.body, form);
     }
     return Err(UnimplementedError("method " + method + " is not allowed on a collection"));
   }
   if (method == "GET") {
     *verb = watch ? "watch" : "get";
-    return watch ? Watch(resource, query, table) : GetObject(resource, table);
+    return watch ? Watch(resource, query, table, form) : GetObject(resource, table, form);
   }
   if (method == "PUT") {
     *verb = "update";
-    return Replace(resource, request.body);
+    return Replace(resource, request.body, form);
   }
   if (method == "PATCH") {
     *verb = "patch";
@@ -262,7 +266,7 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
   }
   if (method == "DELETE") {
     *verb = "delete";
-    return Delete(resource, query);
+    return Delete(resource, query, form);
   }
   return Err(UnimplementedError("method " + method + " is not allowed on " + path));
 }

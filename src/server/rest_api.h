@@ -7,6 +7,7 @@
 
 #include "api/object_table.h"
 #include "api/resource_catalog.h"
+#include "api/served_form.h"
 #include "common/clock.h"
 #include "controller/node_leases.h"
 #include "metrics/metrics.h"
@@ -116,14 +117,24 @@ class RestApi {
                                  const std::vector<nlohmann::json>& objects,
                                  nlohmann::json metadata);
 
-  Result<ApiReply> List(const api::ResourcePath& path, const Query& query,
-                        const TableWanted& table);
+  // Objects are answered in the `form` the request's Accept header asks for
+  // (api::ServedFormWanted): Kubernetes' v1 Pod unless strata's own form is asked for.
+  Result<ApiReply> List(const api::ResourcePath& path, const Query& query, const TableWanted& table,
+                        api::ServedForm form);
   Result<ApiReply> Watch(const api::ResourcePath& path, const Query& query,
-                         const TableWanted& table);
-  Result<ApiReply> GetObject(const api::ResourcePath& path, const TableWanted& table = {});
-  Result<ApiReply> Create(const api::ResourcePath& path, const std::string& body);
-  Result<ApiReply> Replace(const api::ResourcePath& path, const std::string& body);
-  Result<ApiReply> ReplaceStatus(const api::ResourcePath& path, const std::string& body);
+                         const TableWanted& table, api::ServedForm form);
+  Result<ApiReply> GetObject(const api::ResourcePath& path, const TableWanted& table,
+                             api::ServedForm form);
+  Result<ApiReply> Create(const api::ResourcePath& path, const std::string& body,
+                          api::ServedForm form);
+  Result<ApiReply> Replace(const api::ResourcePath& path, const std::string& body,
+                           api::ServedForm form);
+  // A PUT of a pod in Kubernetes' v1 shape (api::StoredPodFromV1): its labels and annotations
+  // are written, a change of its spec is refused naming the field.
+  Result<ApiReply> ReplaceV1Pod(const api::ResourcePath& path, const nlohmann::json& pod,
+                                api::ServedForm form);
+  Result<ApiReply> ReplaceStatus(const api::ResourcePath& path, const std::string& body,
+                                 api::ServedForm form);
   // Applies the request's patch (its Content-Type names the type) to the object, or to its
   // status subresource, and writes the result as Replace or ReplaceStatus would; a concurrent
   // write is patched over again, a stale resourceVersion in the patch is Conflict.
@@ -137,7 +148,7 @@ class RestApi {
   // A worker of the pod wrote a checkpoint now: the pod's last-checkpoint annotation (what
   // preemption cost reads) moves to the API's clock time.
   Result<ApiReply> RecordCheckpoint(const api::ResourcePath& path);
-  Result<ApiReply> Delete(const api::ResourcePath& path, const Query& query);
+  Result<ApiReply> Delete(const api::ResourcePath& path, const Query& query, api::ServedForm form);
   // GET: the Lease of node `node_name` (NotFound before its first renewal since the start). PUT
   // renews it at the API's clock time, whatever renewTime the body carries; the body may be
   // empty or a Lease of that name. NotFound for a node that does not exist.

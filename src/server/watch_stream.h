@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "api/served_form.h"
 #include "common/clock.h"
 #include "metrics/metrics.h"
 #include "server/api_listener.h"
@@ -33,6 +34,8 @@ struct WatchStreamOptions {
   // For BOOKMARK objects: the kind and apiVersion of the collection watched.
   std::string kind;
   std::string api_version;
+  // The form objects are served in (api::ServedFormWanted).
+  api::ServedForm form = api::ServedForm::kKubernetes;
   // What an event carries for an object as stored (a Table of one row, for kubectl get -w);
   // empty: the object as the API serves it.
   std::function<nlohmann::json(const nlohmann::json&)> present;

@@ -203,8 +203,8 @@ relabelled() { (($(grep -c "^train-worker-0 " "$dir/watch.out") >= 2)); }
 check "get -w prints the pod's row, then again when it changes" wait_for 10 relabelled
 kill "$watcher" 2>/dev/null || true
 
-# ---- strategic patch of a pod, delete --all ------------------------------------------------------
-k apply -f - >/dev/null <<YAML
+# ---- pods as Kubernetes' v1 Pods, delete --all ------------------------------------------------------
+cat >"$dir/probe.yaml" <<YAML
 apiVersion: v1
 kind: Pod
 metadata: {name: probe, namespace: team-b}
@@ -215,10 +215,21 @@ spec:
       command: [sleep, "600"]
       env: [{name: A, value: "1"}]
 YAML
-check "patch a pod's env by name (strategic)" equals \
-  "$(k patch pod probe -n team-b -p '{"spec": {"template": {"env": [{"name": "B", "value": "2"}]}}}')" \
+k apply -f "$dir/probe.yaml" >/dev/null
+check "a pod reads as Kubernetes' v1 Pod" equals \
+  "$(jp pod probe -n team-b '{.spec.containers[0].name} {.spec.containers[0].env[*].name}')" "main A"
+check "with its container's state" matches "running\\|waiting" \
+  "$(jp pod probe -n team-b '{.status.containerStatuses[0].state}')"
+check "describe pod shows its container" matches "^    Command:" "$(k describe pod probe -n team-b)"
+check "patch a pod's labels (strategic)" equals \
+  "$(k patch pod probe -n team-b -p '{"metadata": {"labels": {"tier": "gold"}}}')" \
   "pod/probe patched"
-check "env merged by name" equals "$(jp pod probe -n team-b '{.spec.template.env[*].name}')" "A B"
+check "the label is stored" equals "$(jp pod probe -n team-b '{.metadata.labels.tier}')" gold
+check "a patch of a pod's spec is refused, naming the field" fails_saying \
+  "spec.containers[0].env[1]: a pod's spec does not change once it is created" \
+  k patch pod probe -n team-b -p '{"spec": {"containers": [{"name": "main", "env": [{"name": "B", "value": "2"}]}]}}'
+check "applying the same v1 Pod file again" matches "^pod/probe \\(unchanged\\|configured\\)" \
+  "$(k apply -f "$dir/probe.yaml")"
 for name in one two; do job_manifest "$name" 1 "" "sleep 600" | sed 's/team-a/team-b/' |
   k apply -f - >/dev/null; done
 deleted() { echo "job.strata.dev \"$1\" deleted from team-b namespace"; }

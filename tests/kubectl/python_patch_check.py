@@ -66,11 +66,20 @@ def main():
 
         pods = discovered.resources.get(api_version="v1", kind="Pod")
         patched = pods.patch(name="probe", namespace="team-b",
-                             body={"spec": {"template": {"env": [{"name": "C", "value": "3"}]}}})
-        names = [variable.name for variable in patched.spec.template.env]
-        assert names == ["A", "B", "C"], names
-        print("dynamic strategic merge patch of a pod: env merged by name")
+                             body={"metadata": {"labels": {"tier": "gold"}}})
+        assert patched.metadata.labels["tier"] == "gold", patched.metadata
+        assert [v.name for v in patched.spec.containers[0].env] == ["A"], patched.spec
+        print("dynamic strategic merge patch of a pod's labels")
 
+        core = client.CoreV1Api(api)
+        try:
+            core.patch_namespaced_pod("probe", "team-b", {"spec": {"containers": [
+                {"name": "main", "env": [{"name": "C", "value": "3"}]}]}})
+            raise AssertionError("a patch of a pod's spec succeeded")
+        except ApiException as error:
+            assert error.status == 400, error
+            assert "a pod's spec does not change" in body_of(error), body_of(error)
+        print("400 on a patch of a pod's spec, which does not change")
 
 if __name__ == "__main__":
     try:

@@ -8,7 +8,7 @@ Prints one line per check and exits non-zero on the first failure.
 import sys
 import tempfile
 
-from kubernetes import client, dynamic
+from kubernetes import client, dynamic, watch
 
 
 def main():
@@ -62,6 +62,36 @@ def main():
         jobs.delete(name="from-python", namespace="team-a")
         assert jobs.get(namespace="team-a").items == []
         print("dynamic delete")
+
+    # Pods through the typed client, which reads them into its own v1 Pod model.
+    core = client.CoreV1Api(api)
+    pod = client.V1Pod(
+        metadata=client.V1ObjectMeta(name="typed", namespace="default", labels={"app": "probe"}),
+        spec=client.V1PodSpec(restart_policy="Never", containers=[client.V1Container(
+            name="main", image="busybox", command=["sh", "-c", "sleep 600"])]))
+    created = core.create_namespaced_pod("default", pod)
+    assert created.spec.containers[0].command == ["sh", "-c", "sleep 600"], created.spec
+    print("typed create_namespaced_pod")
+    watched = watch.Watch()
+    phases = set()
+    for event in watched.stream(core.list_namespaced_pod, "default", timeout_seconds=60,
+                                field_selector="metadata.name=typed"):
+        phases.add(event["object"].status.phase)
+        if event["object"].status.phase == "Running":
+            watched.stop()
+    assert "Running" in phases, phases
+    print("typed watch until Running")
+    listed = core.list_namespaced_pod("default", label_selector="app=probe")
+    assert [p.metadata.name for p in listed.items] == ["typed"], listed
+    read = core.read_namespaced_pod("typed", "default")
+    assert read.spec.node_name.startswith("sim-node-"), read.spec
+    assert read.status.container_statuses[0].state.running is not None, read.status
+    print("typed list and read:", read.spec.node_name)
+    patched = core.patch_namespaced_pod("typed", "default", {"metadata": {"labels": {"tier": "a"}}})
+    assert patched.metadata.labels == {"app": "probe", "tier": "a"}, patched.metadata
+    print("typed patch")
+    core.delete_namespaced_pod("typed", "default")
+    print("typed delete")
 
 
 if __name__ == "__main__":

@@ -55,8 +55,10 @@ function applyYaml(name, yaml) {
   cli('apply', '-f', file);
 }
 
-// strata up's admin credential, from its data dir (the CLI finds it by itself).
+// strata up's admin credential, from its data dir (the CLI finds it by itself), and strata's
+// own form of pods (their owner and GPUs), as the CLI and the dashboard ask for it.
 const adminHeaders = () => ({
+  Accept: 'application/json;g=strata.dev;v=v1alpha1',
   Authorization: `Bearer ${fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim()}`,
 });
 

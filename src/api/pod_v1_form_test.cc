@@ -1,0 +1,101 @@
+#include "api/pod_v1_form.h"
+
+#include <gtest/gtest.h>
+
+#include "api/served_form.h"
+
+namespace strata::api {
+namespace {
+
+using Json = nlohmann::json;
+
+Json StoredPod() {
+  return {{"apiVersion", "strata.dev/v1alpha1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", "trainer-0"},
+            {"namespace", "team-a"},
+            {"uid", "u-1"},
+            {"resourceVersion", "7"},
+            {"labels", {{"app", "train"}}}}},
+          {"spec",
+           {{"nodeName", "node-3"},
+            {"restartPolicy", "Never"},
+            {"resources", {{"gpu", "2"}, {"cpu", "4"}}},
+            {"assignedGpus", {{{"index", 2}}, {{"index", 3}}}},
+            {"template", {{"command", {"python3", "train.py"}}, {"image", "pytorch"}}}}},
+          {"status", {{"phase", "Running"}, {"restartCount", 1}, {"podIP", "10.0.0.3"}}}};
+}
+
+TEST(PodV1FormTest, KubernetesClientsReadAV1Pod) {
+  Json served = StoredPod();
+  ToServedForm(served);
+  EXPECT_EQ(served["apiVersion"], "v1");
+  EXPECT_TRUE(IsV1PodShape(served));
+  EXPECT_EQ(served["metadata"]["uid"], "u-1");
+  EXPECT_EQ(served["metadata"]["labels"]["app"], "train");
+  const Json& container = served["spec"]["containers"][0];
+  EXPECT_EQ(container["name"], "main");
+  EXPECT_EQ(container["image"], "pytorch");
+  EXPECT_EQ(container["command"], Json({"python3", "train.py"}));
+  EXPECT_EQ(container["resources"]["limits"], Json({{"cpu", "4"}, {"nvidia.com/gpu", "2"}}));
+  EXPECT_EQ(served["spec"]["nodeName"], "node-3");
+  EXPECT_EQ(served["spec"]["restartPolicy"], "Never");
+  EXPECT_EQ(served["status"]["phase"], "Running");
+  EXPECT_EQ(served["status"]["podIP"], "10.0.0.3");
+  EXPECT_EQ(served["status"]["containerStatuses"][0]["restartCount"], 1);
+  EXPECT_TRUE(served["status"]["containerStatuses"][0]["state"].contains("running"));
+  EXPECT_FALSE(served["spec"].contains("assignedGpus"));
+}
+
+TEST(PodV1FormTest, StrataClientsAskForStratasFormByItsGroup) {
+  EXPECT_EQ(ServedFormWanted(kStrataFormAccept), ServedForm::kStrata);
+  EXPECT_EQ(ServedFormWanted("application/json; g=strata.dev; v=v1alpha1"), ServedForm::kStrata);
+  EXPECT_EQ(ServedFormWanted("application/json"), ServedForm::kKubernetes);
+  EXPECT_EQ(ServedFormWanted(""), ServedForm::kKubernetes);
+  EXPECT_EQ(ServedFormWanted("application/json;as=Table;v=v1;g=meta.k8s.io,application/json"),
+            ServedForm::kKubernetes);
+  Json pod = StoredPod();
+  ToServedForm(pod, ServedForm::kStrata);
+  EXPECT_EQ(pod["apiVersion"], "v1");
+  EXPECT_EQ(pod["spec"]["assignedGpus"].size(), 2u);
+  EXPECT_FALSE(IsV1PodShape(pod));
+}
+
+TEST(PodV1FormTest, AServedPodWrittenBackChangesItsLabelsAndAnnotationsOnly) {
+  Json served = StoredPod();
+  ToServedForm(served);
+  served["metadata"]["labels"]["tier"] = "gold";
+  served["metadata"]["annotations"] = {{"note", "hi"}};
+  served["status"]["phase"] = "Failed";  // the status subresource's, not a PUT's
+  Result<Json> stored = StoredPodFromV1(served, StoredPod());
+  ASSERT_TRUE(stored) << stored.error().ToString();
+  Json expected = StoredPod();
+  expected["metadata"]["labels"]["tier"] = "gold";
+  expected["metadata"]["annotations"] = {{"note", "hi"}};
+  EXPECT_EQ(*stored, expected);
+}
+
+TEST(PodV1FormTest, AChangedSpecIsRefusedNamingTheFirstFieldThatDiffers) {
+  Json served = StoredPod();
+  ToServedForm(served);
+  served["spec"]["containers"][0]["env"] = {{{"name", "B"}, {"value", "2"}}};
+  Result<Json> stored = StoredPodFromV1(served, StoredPod());
+  ASSERT_FALSE(stored);
+  EXPECT_EQ(
+      stored.error().message().rfind("spec.containers[0].env: a pod's spec does not change", 0), 0u)
+      << stored.error().message();
+
+  served = StoredPod();
+  ToServedForm(served);
+  served["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "4";
+  stored = StoredPodFromV1(served, StoredPod());
+  ASSERT_FALSE(stored);
+  EXPECT_EQ(stored.error().message().rfind(
+                "spec.containers[0].resources.limits.nvidia.com/gpu: a pod's spec", 0),
+            0u)
+      << stored.error().message();
+}
+
+}  // namespace
+}  // namespace strata::api
