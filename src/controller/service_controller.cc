@@ -368,6 +368,11 @@ Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
     std::vector<int64_t> created;
     for (int64_t i = 0; i < creating; ++i) {
       const int64_t index = TakeLowestFreeIndex(used, &lowest_free);
+      // A StatefulSet's successor takes its predecessor's name: it waits for the ordinal.
+      if (spec.ordinal_names && index >= allowed) {
+        creating = i;
+        break;
+      }
       for (api::Pod& pod : MakeReplicaPods(service, version, index)) {
         pass.batch.Create(api::Object(std::move(pod)));
       }

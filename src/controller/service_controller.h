@@ -77,6 +77,8 @@ struct ServiceControllerOptions {
 //    template up to spec.max_surge beyond the count (default 1), and drains an old ready one
 //    each time the ready replicas would still cover the count less spec.max_unavailable
 //    (default 0: serving capacity never drops) without it;
+//  - with ordinalNames, a replica takes an index below the count (plus maxSurge while an update
+//    goes on), so a StatefulSet's successor waits for its predecessor's name;
 //  - with orderedStart (a StatefulSet's OrderedReady), creates one replica at a time, once the
 //    pods of every live replica run (readiness aside: a StatefulSet's pods need not serve an
 //    engine's /health);
