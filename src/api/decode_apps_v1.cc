@@ -250,8 +250,8 @@ int64_t RolloutBound(const FieldView& parent, std::string_view field, std::strin
 }
 
 const TypeSchema* DeploymentSchema() {
-  static const TypeSchema s = CompatDocument("Deployment", "apps/v1", "A Kubernetes Deployment.",
-                                             DeploymentSpecSchema);
+  static const TypeSchema s =
+      CompatDocument("Deployment", "apps/v1", "A Kubernetes Deployment.", DeploymentSpecSchema);
   return &s;
 }
 
@@ -284,8 +284,8 @@ void DecodeDeployment(const FieldView& doc, DecodedDocument& out) {
 }
 
 const TypeSchema* StatefulSetSchema() {
-  static const TypeSchema s = CompatDocument("StatefulSet", "apps/v1", "A Kubernetes StatefulSet.",
-                                             StatefulSetSpecSchema);
+  static const TypeSchema s =
+      CompatDocument("StatefulSet", "apps/v1", "A Kubernetes StatefulSet.", StatefulSetSpecSchema);
   return &s;
 }
 
@@ -308,9 +308,8 @@ void DecodeStatefulSet(const FieldView& doc, DecodedDocument& out) {
   }
   // A StatefulSet never runs more pods than its count: its successor takes the old pod's name.
   s.max_surge = 0;
-  s.max_unavailable =
-      std::max<int64_t>(1, RolloutBound(rolling, "maxUnavailable", "1", s.min_replicas, false,
-                                        errors));
+  s.max_unavailable = std::max<int64_t>(
+      1, RolloutBound(rolling, "maxUnavailable", "1", s.min_replicas, false, errors));
   out.objects.push_back(std::move(service));
 }
 

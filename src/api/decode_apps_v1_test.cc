@@ -132,8 +132,8 @@ TEST(DeploymentTest, RolloutBoundsFollowKubernetesRounding) {
   EXPECT_EQ(r->front().As<Service>()->spec.max_surge, 1);
   EXPECT_EQ(r->front().As<Service>()->spec.max_unavailable, 0);
   // Recreate: no surge, every replica may stop at once.
-  r = Decode(Edited(kDeployment, "rollingUpdate: {maxSurge: 50%, maxUnavailable: 1}",
-                    "type: Recreate"));
+  r = Decode(
+      Edited(kDeployment, "rollingUpdate: {maxSurge: 50%, maxUnavailable: 1}", "type: Recreate"));
   ASSERT_TRUE(r.has_value()) << r.error().message();
   EXPECT_EQ(r->front().As<Service>()->spec.max_surge, 0);
   EXPECT_EQ(r->front().As<Service>()->spec.max_unavailable, 4);
@@ -161,8 +161,9 @@ TEST(DeploymentTest, FieldsThatWouldChangeBehaviourAreErrorsNamingThem) {
                              "labels: {app: chat, kueue.x-k8s.io/queue-name: other}")),
               HasSubstr("spec.template.metadata.labels[kueue.x-k8s.io/queue-name]: names queue "
                         "\"other\" but the object's label names \"user-queue\""));
-  EXPECT_THAT(ErrorOf(Edited(kDeployment, "image: vllm", "livenessProbe: {}\n          image: vllm")),
-              HasSubstr("spec.template.spec.containers[0].livenessProbe: not supported"));
+  EXPECT_THAT(
+      ErrorOf(Edited(kDeployment, "image: vllm", "livenessProbe: {}\n          image: vllm")),
+      HasSubstr("spec.template.spec.containers[0].livenessProbe: not supported"));
 }
 
 TEST(StatefulSetTest, PodsGetOrdinalNamesAndStartInOrderByDefault) {

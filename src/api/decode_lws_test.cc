@@ -71,7 +71,8 @@ TEST(LeaderWorkerSetTest, EachGroupIsAReplicaSpanningSizePodsWithTheLeaderOnRank
   EXPECT_EQ(s.tensor_parallel, 32);
   EXPECT_EQ(s.engine.command.back(), "ray start --address=$LWS_LEADER_ADDRESS:6379 --block");
   ASSERT_TRUE(s.leader.has_value());
-  EXPECT_EQ(s.leader->command.back(), "ray start --head && vllm serve m --pipeline-parallel-size 4");
+  EXPECT_EQ(s.leader->command.back(),
+            "ray start --head && vllm serve m --pipeline-parallel-size 4");
   // LWS's rollout defaults: no surge, one group at a time.
   EXPECT_EQ(s.max_surge, 0);
   EXPECT_EQ(s.max_unavailable, 1);
@@ -99,9 +100,10 @@ TEST(LeaderWorkerSetTest, ExclusiveTopologyKeepsTheGroupInOneDomain) {
 
 TEST(LeaderWorkerSetTest, RolloutBoundsAreHonoured) {
   Result<std::vector<Object>> r = DecodeManifests(
-      {{"lws.yaml", Edited(kLws, "replicas: 2\n",
-                           "replicas: 2\n  rolloutStrategy:\n    type: RollingUpdate\n"
-                           "    rollingUpdateConfiguration: {maxSurge: 50%, maxUnavailable: 0}\n")}});
+      {{"lws.yaml",
+        Edited(kLws, "replicas: 2\n",
+               "replicas: 2\n  rolloutStrategy:\n    type: RollingUpdate\n"
+               "    rollingUpdateConfiguration: {maxSurge: 50%, maxUnavailable: 0}\n")}});
   ASSERT_TRUE(r.has_value()) << r.error().message();
   EXPECT_EQ(r->front().As<Service>()->spec.max_surge, 1);
   EXPECT_EQ(r->front().As<Service>()->spec.max_unavailable, 0);
@@ -120,10 +122,10 @@ TEST(LeaderWorkerSetTest, LeaderLabelsNotOnWorkersAreAWarning) {
 }
 
 TEST(LeaderWorkerSetTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
-  EXPECT_THAT(ErrorOf(Edited(kLws, "restartPolicy: RecreateGroupOnPodRestart",
-                             "restartPolicy: None")),
-              HasSubstr("spec.leaderWorkerTemplate.restartPolicy: \"None\": strata stops and "
-                        "recreates a whole group"));
+  EXPECT_THAT(
+      ErrorOf(Edited(kLws, "restartPolicy: RecreateGroupOnPodRestart", "restartPolicy: None")),
+      HasSubstr("spec.leaderWorkerTemplate.restartPolicy: \"None\": strata stops and "
+                "recreates a whole group"));
   EXPECT_THAT(ErrorOf(Edited(kLws, "replicas: 2\n", "replicas: 2\n  startupPolicy: LeaderReady\n")),
               HasSubstr("spec.startupPolicy: LeaderReady: strata starts a group's pods together"));
   EXPECT_THAT(ErrorOf(Edited(kLws, "size: 4", "size: 4\n    subGroupPolicy: {subGroupSize: 2}")),
@@ -138,8 +140,9 @@ TEST(LeaderWorkerSetTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
   EXPECT_THAT(ErrorOf(Edited(kLws, "limits: {nvidia.com/gpu: 8}", "limits: {nvidia.com/gpu: 1}")),
               HasSubstr("spec.leaderWorkerTemplate.leaderTemplate.spec.containers[0].resources: "
                         "strata gives every pod of a group the same resources"));
-  EXPECT_THAT(ErrorOf(Edited(kLws, "name: worker", "name: worker\n            env: [{name: "
-                                                   "LWS_WORKER_INDEX, value: \"1\"}]")),
+  EXPECT_THAT(ErrorOf(Edited(kLws, "name: worker",
+                             "name: worker\n            env: [{name: "
+                             "LWS_WORKER_INDEX, value: \"1\"}]")),
               HasSubstr("spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].env[0].name: "
                         "\"LWS_WORKER_INDEX\" is reserved"));
 }

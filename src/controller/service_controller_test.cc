@@ -424,19 +424,20 @@ TEST_F(ServiceControllerTest, StatefulSetPodsHaveOrdinalNamesAndStartInOrder) {
 }
 
 TEST_F(ServiceControllerTest, StatefulSetUpdateReplacesEachPodUnderItsOwnName) {
-  cluster.Apply(std::string(kStatefulSet).replace(std::string(kStatefulSet).find("replicas: 3"),
-                                                  11, "replicas: 3\n  podManagementPolicy: Parallel"));
+  cluster.Apply(std::string(kStatefulSet)
+                    .replace(std::string(kStatefulSet).find("replicas: 3"), 11,
+                             "replicas: 3\n  podManagementPolicy: Parallel"));
   scaler.wanted["v1"] = 3;
   for (int i = 0; i < 3; ++i) Step();
   ASSERT_EQ(Names(LivePods()), (std::vector<std::string>{"db-0", "db-1", "db-2"}));
   Result<store::Object> current = cluster.store->Get({"Service", "default", "db"});
   ASSERT_TRUE(current.has_value());
   Result<std::vector<api::Object>> changed = api::DecodeManifests(
-      {{"db.yaml", std::string(kStatefulSet)
-                       .replace(std::string(kStatefulSet).find("exec sleep 600"), 14,
-                                "exec sleep 700")
-                       .replace(std::string(kStatefulSet).find("replicas: 3"), 11,
-                                "replicas: 3\n  podManagementPolicy: Parallel")}});
+      {{"db.yaml",
+        std::string(kStatefulSet)
+            .replace(std::string(kStatefulSet).find("exec sleep 600"), 14, "exec sleep 700")
+            .replace(std::string(kStatefulSet).find("replicas: 3"), 11,
+                     "replicas: 3\n  podManagementPolicy: Parallel")}});
   ASSERT_TRUE(changed.has_value()) << changed.error().ToString();
   ASSERT_TRUE(
       cluster.store->Update(cluster::EncodeForStore(changed->front(), *current)).has_value());
@@ -475,8 +476,9 @@ spec:
   Step();
   std::vector<api::Pod> pods = ServicePods();
   ASSERT_EQ(pods.size(), 2u);
-  std::sort(pods.begin(), pods.end(),
-            [](const api::Pod& a, const api::Pod& b) { return a.spec.owner.rank < b.spec.owner.rank; });
+  std::sort(pods.begin(), pods.end(), [](const api::Pod& a, const api::Pod& b) {
+    return a.spec.owner.rank < b.spec.owner.rank;
+  });
   EXPECT_EQ(pods[0].spec.template_.command, (std::vector<std::string>{"lead"}));
   EXPECT_EQ(pods[1].spec.template_.command, (std::vector<std::string>{"work"}));
   for (const api::Pod& pod : pods) {

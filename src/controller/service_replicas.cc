@@ -123,9 +123,9 @@ std::vector<Replica> GroupReplicas(std::vector<cluster::Stored<api::Pod>> pods) 
 std::string ServiceTemplateHash(const api::Service& service, const api::ServiceVersion& version) {
   nlohmann::json spec = api::EncodeObject(api::Object(service))["spec"];
   nlohmann::json shape = nlohmann::json::object();
-  for (const char* key : {"resources", "gpuSelector", "tolerations", "tensorParallel",
-                          "nodesPerReplica", "queue", "priority", "leader", "topology",
-                          "ordinalNames"}) {
+  for (const char* key :
+       {"resources", "gpuSelector", "tolerations", "tensorParallel", "nodesPerReplica", "queue",
+        "priority", "leader", "topology", "ordinalNames"}) {
     if (spec.contains(key)) shape[key] = spec[key];
   }
   shape["engine"] = spec["engine"];
