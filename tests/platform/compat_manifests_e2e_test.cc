@@ -106,9 +106,10 @@ TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds)
 
 // Deployments, StatefulSets and LeaderWorkerSets (testdata/manifests/compat/apps and lws) become
 // Services: every file applies with the warnings its header declares, and every Service ends
-// with all its replicas ready (the simulated GPUs run engine-sim in each engine's place), its
-// pods under the names and with the labels their kind gives them.
-TEST(CompatManifestsE2eTest, ServingKindsApplyAndEveryReplicaBecomesReady) {
+// with all its replicas ready (engine-sim stands in for the engines of pods on simulated GPUs)
+// or, without GPUs, running their own commands; its pods under the names and with the labels
+// their kind gives them.
+TEST(CompatManifestsE2eTest, ServingKindsApplyAndEveryReplicaRuns) {
   node::testing::TempDir data;
   UpProcess up;
   ASSERT_TRUE(up.Start({"--data-dir", data.path(), "--listen", "127.0.0.1:0",
@@ -133,32 +134,51 @@ TEST(CompatManifestsE2eTest, ServingKindsApplyAndEveryReplicaBecomesReady) {
 
   auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
   ASSERT_TRUE(client);
+  // A Service whose pods have GPUs is ready when every replica is (engine-sim answers /health);
+  // one without GPUs runs its own command, which serves nothing: ready when every pod runs.
   Json services;
+  std::map<std::string, Json> by_name;
   std::string waiting;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline) {
     auto listed = (*client)->Get("/apis/strata.dev/v1alpha1/services");
     ASSERT_TRUE(listed) << listed.error().ToString();
     services = (*listed)["items"];
+    auto pods = (*client)->Get("/api/v1/namespaces/default/pods");
+    ASSERT_TRUE(pods) << pods.error().ToString();
+    by_name.clear();
+    std::map<std::string, int64_t> running;
+    for (const Json& pod : (*pods)["items"]) {
+      by_name[pod["metadata"].value("name", "")] = pod;
+      if (pod.value(Json::json_pointer("/status/phase"), std::string()) == "Running") {
+        ++running[pod["metadata"]["labels"].value("strata.dev/service", "")];
+      }
+    }
     waiting.clear();
     for (const Json& service : services) {
-      int64_t want = service["spec"].value("minReplicas", 0);
-      int64_t ready = service.value(Json::json_pointer("/status/versions/0/readyReplicas"), 0);
-      if (ready != want) {
-        waiting += service["metadata"].value("name", "") + " (" + std::to_string(ready) + "/" +
-                   std::to_string(want) + ") ";
+      const std::string name = service["metadata"].value("name", "");
+      const Json& spec = service["spec"];
+      int64_t want = spec.value("minReplicas", 0);
+      int64_t have = spec.contains("resources") && spec["resources"].contains("gpu")
+                         ? service.value(Json::json_pointer("/status/versions/0/readyReplicas"), 0)
+                         : running[name] / spec.value("nodesPerReplica", 1);
+      if (have != want) {
+        waiting += name + " (" + std::to_string(have) + "/" + std::to_string(want) + ") ";
       }
     }
     if (waiting.empty()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
-  EXPECT_EQ(waiting, "") << "replicas still not ready after 120 s";
+  EXPECT_EQ(waiting, "") << "replicas still not ready (or running) after 120 s";
   EXPECT_EQ(services.size(), 16u);
 
-  auto pods = (*client)->Get("/api/v1/namespaces/default/pods");
-  ASSERT_TRUE(pods) << pods.error().ToString();
-  std::map<std::string, Json> by_name;
-  for (const Json& pod : (*pods)["items"]) by_name[pod["metadata"].value("name", "")] = pod;
+  // Pods without GPUs ran their own commands, with the port and LWS's environment.
+  CommandResult web = RunStrata({"logs", "pod", "web-frontend-v1-0", "--server", up.url()});
+  EXPECT_THAT(web.out, ::testing::MatchesRegex("serving on [0-9]+\n")) << web.err;
+  CommandResult leader = RunStrata({"logs", "pod", "lws-sample-v1-0-0", "--server", up.url()});
+  EXPECT_EQ(leader.out, "leader of 3\n") << leader.err;
+  CommandResult worker = RunStrata({"logs", "pod", "lws-sample-v1-0-2", "--server", up.url()});
+  EXPECT_THAT(worker.out, ::testing::MatchesRegex("worker 2 of [0-9a-z.:-]+\n")) << worker.err;
   // A StatefulSet's pods are <name>-<ordinal>; a Deployment's carry its template's labels.
   for (const char* name : {"web-0", "web-1", "shard-0", "shard-1", "llm-0", "single-0"}) {
     EXPECT_EQ(by_name.count(name), 1u) << name;
