@@ -226,6 +226,11 @@ void CheckSelector(const FieldView& selector, const std::map<std::string, std::s
   }
 }
 
+bool ZeroBound(const nlohmann::json& value) {
+  return (value.is_number_integer() && value.get<int64_t>() == 0) ||
+         (value.is_string() && value.get<std::string>() == "0%");
+}
+
 int64_t RolloutBound(const FieldView& parent, std::string_view field, std::string_view fallback,
                      int64_t replicas, bool round_up, FieldErrors& errors) {
   const nlohmann::json& raw = parent.Raw(field);
@@ -272,13 +277,15 @@ void DecodeDeployment(const FieldView& doc, DecodedDocument& out) {
     s.max_unavailable = std::max<int64_t>(1, s.min_replicas);
   } else {
     FieldView rolling = strategy.Object("rollingUpdate");
-    s.max_surge = RolloutBound(rolling, "maxSurge", "25%", s.min_replicas, true, errors);
-    s.max_unavailable =
-        RolloutBound(rolling, "maxUnavailable", "25%", s.min_replicas, false, errors);
-    if (s.max_surge == 0 && s.max_unavailable == 0) {
+    if (ZeroBound(rolling.Raw("maxSurge")) && ZeroBound(rolling.Raw("maxUnavailable"))) {
       errors.Add(rolling.PathOf("maxUnavailable"),
                  "may not be 0 when maxSurge is 0 (Kubernetes' rule): no pod could be replaced");
     }
+    s.max_surge = RolloutBound(rolling, "maxSurge", "25%", s.min_replicas, true, errors);
+    s.max_unavailable =
+        RolloutBound(rolling, "maxUnavailable", "25%", s.min_replicas, false, errors);
+    // Kubernetes' rule when both round to 0 (10% of a few pods, say): one may be unavailable.
+    if (s.max_surge == 0 && s.max_unavailable == 0) s.max_unavailable = 1;
   }
   out.objects.push_back(std::move(service));
 }

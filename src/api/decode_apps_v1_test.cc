@@ -131,6 +131,16 @@ TEST(DeploymentTest, RolloutBoundsFollowKubernetesRounding) {
   ASSERT_TRUE(r.has_value()) << r.error().message();
   EXPECT_EQ(r->front().As<Service>()->spec.max_surge, 1);
   EXPECT_EQ(r->front().As<Service>()->spec.max_unavailable, 0);
+  // Both rounding to 0 (10% of 3): one may be unavailable, as Kubernetes resolves them.
+  r = Decode(Edited(Edited(kDeployment, "replicas: 4", "replicas: 3"),
+                    "maxSurge: 50%, maxUnavailable: 1", "maxSurge: 0, maxUnavailable: 10%"));
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->front().As<Service>()->spec.max_surge, 0);
+  EXPECT_EQ(r->front().As<Service>()->spec.max_unavailable, 1);
+  // No replicas: nothing to roll, and nothing refused.
+  r = Decode(Edited(kDeployment, "replicas: 4", "replicas: 0"));
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->front().As<Service>()->spec.max_replicas, 0);
   // Recreate: no surge, every replica may stop at once.
   r = Decode(
       Edited(kDeployment, "rollingUpdate: {maxSurge: 50%, maxUnavailable: 1}", "type: Recreate"));

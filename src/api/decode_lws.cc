@@ -195,12 +195,15 @@ void DecodeLeaderWorkerSet(const FieldView& doc, DecodedDocument& out) {
     errors.Add(rolling.PathOf("partition"),
                "strata updates every group: a partition has no home yet");
   }
-  s.max_surge = RolloutBound(rolling, "maxSurge", "0", s.min_replicas, true, errors);
-  s.max_unavailable = RolloutBound(rolling, "maxUnavailable", "1", s.min_replicas, false, errors);
-  if (s.max_surge == 0 && s.max_unavailable == 0) {
+  // LWS's defaults: no surge, one group unavailable.
+  const nlohmann::json& surge = rolling.Raw("maxSurge");
+  if ((surge.is_null() || ZeroBound(surge)) && ZeroBound(rolling.Raw("maxUnavailable"))) {
     errors.Add(rolling.PathOf("maxUnavailable"),
                "may not be 0 when maxSurge is 0: no group could be replaced");
   }
+  s.max_surge = RolloutBound(rolling, "maxSurge", "0", s.min_replicas, true, errors);
+  s.max_unavailable = RolloutBound(rolling, "maxUnavailable", "1", s.min_replicas, false, errors);
+  if (s.max_surge == 0 && s.max_unavailable == 0) s.max_unavailable = 1;  // both rounded to 0
 
   auto exclusive = service.metadata.annotations.find(std::string(kExclusiveTopologyAnnotation));
   if (exclusive != service.metadata.annotations.end()) {

@@ -102,6 +102,9 @@ void DecodeReplicaPodTemplate(const FieldView& pod_template, ServiceSpec& out,
 void CheckSelector(const FieldView& selector, const std::map<std::string, std::string>& labels,
                    const std::string& labels_path, FieldErrors& errors);
 
+// Whether a rollout bound's value (maxSurge, maxUnavailable) is 0 or "0%".
+bool ZeroBound(const nlohmann::json& value);
+
 // A rollout bound (maxSurge, maxUnavailable: Kubernetes' IntOrString) in pods: a count, or a
 // percentage of `replicas` rounded up (`round_up`) or down. `fallback`, when the field is
 // absent: a count ("1") or a percentage ("25%"). Reports any other value and returns 0.
