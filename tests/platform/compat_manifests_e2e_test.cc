@@ -172,13 +172,23 @@ TEST(CompatManifestsE2eTest, ServingKindsApplyAndEveryReplicaRuns) {
   EXPECT_EQ(waiting, "") << "replicas still not ready (or running) after 120 s";
   EXPECT_EQ(services.size(), 16u);
 
-  // Pods without GPUs ran their own commands, with the port and LWS's environment.
-  CommandResult web = RunStrata({"logs", "pod", "web-frontend-v1-0", "--server", up.url()});
-  EXPECT_THAT(web.out, ::testing::MatchesRegex("serving on [0-9]+\n")) << web.err;
-  CommandResult leader = RunStrata({"logs", "pod", "lws-sample-v1-0-0", "--server", up.url()});
-  EXPECT_EQ(leader.out, "leader of 3\n") << leader.err;
-  CommandResult worker = RunStrata({"logs", "pod", "lws-sample-v1-0-2", "--server", up.url()});
-  EXPECT_THAT(worker.out, ::testing::MatchesRegex("worker 2 of [0-9a-z.:-]+\n")) << worker.err;
+  // Pods without GPUs ran their own commands, with the port and LWS's environment (a running
+  // pod's first line may reach its log a moment later).
+  auto log_of = [&](const std::string& pod, const std::string& pattern) {
+    CommandResult logs;
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    do {
+      logs = RunStrata({"logs", "pod", pod, "--server", up.url()});
+      if (std::regex_match(logs.out, std::regex(pattern))) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    } while (std::chrono::steady_clock::now() < until);
+    return logs.out + logs.err;
+  };
+  EXPECT_THAT(log_of("web-frontend-v1-0", "serving on [0-9]+\n"),
+              ::testing::MatchesRegex("serving on [0-9]+\n"));
+  EXPECT_EQ(log_of("lws-sample-v1-0-0", "leader of 3\n"), "leader of 3\n");
+  EXPECT_THAT(log_of("lws-sample-v1-0-2", "worker 2 of [0-9a-z.:-]+\n"),
+              ::testing::MatchesRegex("worker 2 of [0-9a-z.:-]+\n"));
   // A StatefulSet's pods are <name>-<ordinal>; a Deployment's carry its template's labels.
   for (const char* name : {"web-0", "web-1", "shard-0", "shard-1", "llm-0", "single-0"}) {
     EXPECT_EQ(by_name.count(name), 1u) << name;
