@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string_view>
+
 // Every strata.dev/* annotation and label name, and the other well-known names strata reads or
 // writes on objects, in one place. The contract they carry is described where each group is
 // used (api/pod_contract.h for the controller <-> node agent contract).
@@ -70,6 +72,16 @@ inline constexpr char kServiceVersionAnnotation[] = "strata.dev/service-version"
 inline constexpr char kTemplateHashAnnotation[] = "strata.dev/template-hash";
 inline constexpr char kServedModelAnnotation[] = "strata.dev/served-model";
 inline constexpr char kGroupSizeAnnotation[] = "strata.dev/group-size";
+// The service's topology constraint, on each replica pod when it has one: the scheduler places a
+// replica's pods within one domain of that node label key (Required) or prefers to (Preferred).
+inline constexpr char kTopologyLevelAnnotation[] = "strata.dev/topology-level";
+inline constexpr char kTopologyModeAnnotation[] = "strata.dev/topology-mode";
+// LeaderWorkerSet's pod labels. A Service decoded from a LeaderWorkerSet carries the name label
+// (its pods inherit it); the service controller then labels each replica pod with its group
+// (replica index) and worker (rank) as LWS's controller does.
+inline constexpr char kLwsNameLabel[] = "leaderworkerset.sigs.k8s.io/name";
+inline constexpr char kLwsGroupIndexLabel[] = "leaderworkerset.sigs.k8s.io/group-index";
+inline constexpr char kLwsWorkerIndexLabel[] = "leaderworkerset.sigs.k8s.io/worker-index";
 // Written by the scheduler adapter when it binds a replica's group: the address of the node
 // that runs rank 0 (LWS_LEADER_ADDRESS).
 inline constexpr char kLeaderAddressAnnotation[] = "strata.dev/leader-address";

@@ -19,6 +19,16 @@ const TypeSchema* BatchJobSpecSchema();
 const TypeSchema* BatchJobSchema();
 void DecodeBatchJob(const FieldView& doc, DecodedDocument& out);
 
+// decode_apps_v1.cc
+const TypeSchema* DeploymentSchema();
+void DecodeDeployment(const FieldView& doc, DecodedDocument& out);
+const TypeSchema* StatefulSetSchema();
+void DecodeStatefulSet(const FieldView& doc, DecodedDocument& out);
+
+// decode_lws.cc
+const TypeSchema* LeaderWorkerSetSchema();
+void DecodeLeaderWorkerSet(const FieldView& doc, DecodedDocument& out);
+
 // decode_core_v1.cc
 const TypeSchema* CoreV1PodSchema();
 void DecodeCoreV1Pod(const FieldView& doc, DecodedDocument& out);

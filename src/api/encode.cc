@@ -242,6 +242,15 @@ json EncodeService(const Service& service) {
   PutStrings(spec, "tenants", s.tenants);
   PutString(spec, "queue", s.queue);
   PutInt(spec, "priority", s.priority);
+  if (s.max_surge != 1 || s.max_unavailable != 0) {
+    spec["rollout"] = {{"maxSurge", s.max_surge}, {"maxUnavailable", s.max_unavailable}};
+  }
+  if (s.leader) spec["leader"] = Template(*s.leader);
+  if (!s.topology.level.empty()) {
+    spec["topology"] = {{"level", s.topology.level}, {"mode", s.topology.mode}};
+  }
+  if (s.ordinal_names) spec["ordinalNames"] = true;
+  if (s.ordered_start) spec["orderedStart"] = true;
   out["spec"] = std::move(spec);
   if (service.status != ServiceStatus{}) out["status"] = EncodeServiceStatus(service.status);
   return out;

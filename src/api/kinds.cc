@@ -45,6 +45,17 @@ const std::vector<KindInfo>& AllKinds() {
       {"batch/v1", "Job", false, BatchJobSchema, DecodeBatchJob,
        "a Job: parallelism becomes replicas (completions must equal it), backoffLimit "
        "maxRestarts, activeDeadlineSeconds runtimeLimit; Indexed pods read JOB_COMPLETION_INDEX"},
+      {"apps/v1", "Deployment", false, DeploymentSchema, DecodeDeployment,
+       "a Service of one-pod replicas that run until deleted: replicas becomes minReplicas and "
+       "maxReplicas, the container the engine, the name the model; strategy the rollout"},
+      {"apps/v1", "StatefulSet", false, StatefulSetSchema, DecodeStatefulSet,
+       "a Service as for a Deployment, whose pods are <name>-0, <name>-1 ... (ordinalNames), "
+       "started one at a time under OrderedReady (orderedStart), updated without a surge"},
+      {"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", false, LeaderWorkerSetSchema,
+       DecodeLeaderWorkerSet,
+       "a Service whose replicas (groups) span size pods placed as one gang: the leader's "
+       "container runs on rank 0 (leader), the workers' on the others, with LWS's environment "
+       "and labels; a failed pod recreates its group"},
       {"jobset.x-k8s.io/v1alpha2", "JobSet", false, JobSetSchema, DecodeJobSet,
        "a Job, when every replicated job has one pod template: replicas = the sum of each "
        "replicated job's replicas x its parallelism; failurePolicy.maxRestarts becomes "

@@ -5,6 +5,7 @@
 #include "api/job.h"
 #include "api/kinds.h"
 #include "api/object_meta.h"
+#include "api/service.h"
 #include "api/validation.h"
 #include "api/workload.h"
 
@@ -81,6 +82,34 @@ void RequireQueueToSuspend(const FieldView& spec, std::string_view kind, const s
 // the one container's process and resources, tolerations, Kueue's topology annotations and the
 // priorityClassName. Does not judge restartPolicy, whose rules differ by kind.
 void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErrors& errors);
+
+// The rules that make a Kubernetes pod template whose pods run until deleted (a Deployment's,
+// StatefulSet's or LeaderWorkerSet's) a Service's replicas (decode_apps_v1.cc).
+
+// A PodTemplateSpec whose labels the pods carry.
+const TypeSchema* ReplicaPodTemplateSchema();
+
+// A replica's pod template into `out`: restartPolicy Always (Kubernetes' rule), no nodeName or
+// priority (set per replica), the one container as the engine with its resources, tolerations,
+// Kueue's topology annotations, the priorityClassName, and the kueue.x-k8s.io/queue-name label
+// as the queue (reported when it contradicts a queue `out` already has). The template's other
+// labels go into `labels`.
+void DecodeReplicaPodTemplate(const FieldView& pod_template, ServiceSpec& out,
+                              std::map<std::string, std::string>& labels, FieldErrors& errors);
+
+// Reports each matchLabels entry of `selector` that `labels` (the template's, at `labels_path`)
+// does not carry: Kubernetes' rule that the selector selects the template's pods.
+void CheckSelector(const FieldView& selector, const std::map<std::string, std::string>& labels,
+                   const std::string& labels_path, FieldErrors& errors);
+
+// Whether a rollout bound's value (maxSurge, maxUnavailable) is 0 or "0%".
+bool ZeroBound(const nlohmann::json& value);
+
+// A rollout bound (maxSurge, maxUnavailable: Kubernetes' IntOrString) in pods: a count, or a
+// percentage of `replicas` rounded up (`round_up`) or down. `fallback`, when the field is
+// absent: a count ("1") or a percentage ("25%"). Reports any other value and returns 0.
+int64_t RolloutBound(const FieldView& parent, std::string_view field, std::string_view fallback,
+                     int64_t replicas, bool round_up, FieldErrors& errors);
 
 // The error for a workload whose pods come from several different templates (a driver and
 // workers, say), reported at the path of the one that differs from `first_template_path`.

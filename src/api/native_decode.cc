@@ -36,6 +36,14 @@ FlavorQuota DecodeFlavorQuota(const FieldView& view, FieldErrors& errors) {
   return flavor;
 }
 
+TopologyConstraint DecodeTopology(const FieldView& topology, FieldErrors& errors) {
+  TopologyConstraint out{topology.String("level"), topology.String("mode", "Required")};
+  if (out.level.empty() && topology.Has("mode")) {
+    errors.Add(topology.PathOf("level"), "required when mode is set");
+  }
+  return out;
+}
+
 }  // namespace
 
 void DecodeNativeNode(const FieldView& doc, DecodedDocument& out) {
@@ -126,12 +134,7 @@ void DecodeNativeJob(const FieldView& doc, DecodedDocument& out) {
   s.resources = DecodeResourceRequest(spec.Object("resources"), out.errors);
   s.gpu_selector = DecodeGpuSelector(spec.Object("gpuSelector"));
   s.tolerations = DecodeTolerations(spec, "tolerations");
-  FieldView topology = spec.Object("topology");
-  s.topology.level = topology.String("level");
-  s.topology.mode = topology.String("mode", "Required");
-  if (s.topology.level.empty() && topology.Has("mode")) {
-    out.errors.Add(topology.PathOf("level"), "required when mode is set");
-  }
+  s.topology = DecodeTopology(spec.Object("topology"), out.errors);
   s.max_restarts = spec.Integer("maxRestarts", 0);
   FieldView checkpoint = spec.Object("checkpoint");
   s.checkpoint.dir = checkpoint.String("dir");
@@ -211,6 +214,19 @@ void DecodeNativeService(const FieldView& doc, DecodedDocument& out) {
   s.tenants = spec.StringList("tenants");
   s.queue = spec.String("queue");
   s.priority = spec.Integer("priority", 0);
+  FieldView rollout = spec.Object("rollout");
+  s.max_surge = rollout.Integer("maxSurge", 1);
+  s.max_unavailable = rollout.Integer("maxUnavailable", 0);
+  if (s.max_surge == 0 && s.max_unavailable == 0) {
+    out.errors.Add(rollout.PathOf("maxUnavailable"),
+                   "may not be 0 when maxSurge is 0: the update could never start a replica");
+  }
+  if (spec.Has("leader")) {
+    s.leader = DecodeProcessTemplate(spec.Object("leader"), WorkloadClass::kService, out.errors);
+  }
+  s.topology = DecodeTopology(spec.Object("topology"), out.errors);
+  s.ordinal_names = spec.Bool("ordinalNames", false);
+  s.ordered_start = spec.Bool("orderedStart", false);
   ApplyServiceDefaults(s, spec.Has("tensorParallel"), spec.Has("maxReplicas"));
   if (s.max_replicas < s.min_replicas) {
     out.errors.Add(spec.PathOf("maxReplicas"),

@@ -276,6 +276,21 @@ const TypeSchema* AutoscalingSchema() {
   return &s;
 }
 
+const TypeSchema* RolloutSchema() {
+  static const TypeSchema s{
+      "Rollout",
+      "A rolling update's bounds, in replicas; they may not both be 0.",
+      {{.name = "maxSurge",
+        .type = T::kNonNegativeInteger,
+        .doc = "Replicas of the new template started beyond the count (default 1).",
+        .maximum = kMaxServiceReplicas},
+       {.name = "maxUnavailable",
+        .type = T::kNonNegativeInteger,
+        .doc = "Ready replicas that may be stopped before their successors are ready (default 0).",
+        .maximum = kMaxServiceReplicas}}};
+  return &s;
+}
+
 const TypeSchema* ServiceSpecSchema() {
   static const TypeSchema s{
       "ServiceSpec",
@@ -309,7 +324,19 @@ const TypeSchema* ServiceSpecSchema() {
        {"autoscaling", T::kObject, "How the replica count follows load.", AutoscalingSchema},
        {"tenants", T::kStringList, "Tenants allowed to call the service (empty: all)."},
        {"queue", T::kString, "The Queue (or LocalQueue name) that admits the replicas."},
-       {"priority", T::kInteger, "Scheduling priority of the replicas (default 0)."}}};
+       {"priority", T::kInteger, "Scheduling priority of the replicas (default 0)."},
+       {"rollout", T::kObject, "How far a rolling update may go beyond or below the count.",
+        RolloutSchema},
+       {"leader", T::kObject,
+        "What rank 0 of a replica runs in place of the engine (default: the engine).",
+        ProcessTemplateSchema},
+       {"topology", T::kObject, "Where each replica's pods must or should land together.",
+        TopologySchema},
+       {"ordinalNames", T::kBool,
+        "true: pods are named <service>-<index> (-<rank> when a replica spans nodes), as a "
+        "StatefulSet's."},
+       {"orderedStart", T::kBool,
+        "true: one replica is created at a time, once the pods of every live replica run."}}};
   return &s;
 }
 

@@ -104,6 +104,7 @@ Result<ReplicaPod> ReplicaPodFromPod(const api::Pod& pod) {
   if (const std::string* model = PodAnnotation(pod, kServedModelAnnotation)) {
     out.served_model = *model;
   }
+  out.leader_worker_set = pod.metadata.labels.count(kLwsNameLabel) > 0;
   return out;
 }
 

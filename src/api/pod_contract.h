@@ -29,6 +29,9 @@ struct ReplicaPod {
   int64_t group_size = 1;      // kGroupSizeAnnotation; absent: 1
   std::string leader_address;  // kLeaderAddressAnnotation; required when group_size > 1
   std::string served_model;    // kServedModelAnnotation; may be empty
+  // The pod carries kLwsNameLabel: a LeaderWorkerSet's, which gets LWS's environment even in a
+  // group of one.
+  bool leader_worker_set = false;
 };
 
 // Reads a Service replica pod's owner and annotations. Returns InvalidArgument naming the field

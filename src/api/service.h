@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "api/job.h"
 #include "api/object_meta.h"
 #include "api/workload.h"
 #include "common/clock.h"
@@ -52,6 +53,20 @@ struct ServiceSpec {
   std::vector<std::string> tenants;  // empty: every tenant
   std::string queue;
   int64_t priority = 0;
+  // A rolling update's bounds, in replicas (Kubernetes' maxSurge and maxUnavailable): at most
+  // max_surge replicas beyond the count, at most max_unavailable fewer ready than the count.
+  int64_t max_surge = 1;
+  int64_t max_unavailable = 0;
+  // A replica spanning nodes whose rank 0 runs other processes than the rest (a
+  // LeaderWorkerSet's leaderTemplate): rank 0 runs it in place of the engine.
+  std::optional<ProcessTemplate> leader;
+  TopologyConstraint topology;  // where each replica's pods must or should land together
+  // A StatefulSet's identity: pods named "<service>-<index>" ("-<rank>" added when a replica
+  // spans nodes) instead of "<service>-<version>-<index>".
+  bool ordinal_names = false;
+  // A StatefulSet's OrderedReady: one replica is created at a time, once every live replica's
+  // pods run.
+  bool ordered_start = false;
 
   bool operator==(const ServiceSpec&) const = default;
 };

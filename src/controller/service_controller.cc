@@ -288,9 +288,9 @@ Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
           fmt::format("{}: {} -> {} replicas: {}", version.name, was, desired, advice.reason));
     }
 
-    // Drains: every replica when the count is 0; otherwise the old template's replicas, one
-    // ready one at a time while the ready ones still cover the count without it, then whatever
-    // is beyond the count (plus one surge replica while old ones remain).
+    // Drains: every replica when the count is 0; otherwise the old template's replicas, ready
+    // ones while the ready ones still cover the count less maxUnavailable without them, then
+    // whatever is beyond the count (plus maxSurge replicas while old ones remain).
     std::set<const Replica*> drained;
     auto drain = [&](const Replica* replica, const std::string& why) {
       pass.Drain(*replica, why);
@@ -300,16 +300,19 @@ Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
     if (desired == 0) {
       for (const Replica* replica : live) drain(replica, "scaled to zero");
     } else {
+      // Surging, the new replicas take over one ready replica per pass; without a surge,
+      // maxUnavailable of them go at once (the native decoder refuses both bounds at 0).
       int64_t ready = counts.ready;
-      bool ready_one_drained = false;
+      const int64_t floor = desired - std::max<int64_t>(spec.max_unavailable, 0);
+      int64_t ready_drains = spec.max_surge > 0 ? 1 : std::max<int64_t>(1, spec.max_unavailable);
       for (const Replica* replica : live) {
         if (replica->template_hash == hash) continue;
         if (!replica->Ready()) {
           drain(replica, "replaced by the new template");
-        } else if (!ready_one_drained && ready - 1 >= desired) {
+        } else if (ready_drains > 0 && ready - 1 >= floor) {
           drain(replica, "replaced by the new template");
           --ready;
-          ready_one_drained = true;
+          --ready_drains;
         }
       }
     }
@@ -328,12 +331,13 @@ Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
         }
       }
     }
+    const int64_t surge = std::max<int64_t>(spec.max_surge, 0);
     for (const Replica* replica : surplus) {
-      if (current + stale <= desired + (stale > 0 ? 1 : 0)) break;
+      if (current + stale <= desired + (stale > 0 ? surge : 0)) break;
       drain(replica, fmt::format("scaled down to {}", desired));
       --(replica->template_hash != hash ? stale : current);
     }
-    const int64_t allowed = desired + (stale > 0 ? 1 : 0);
+    const int64_t allowed = desired + (stale > 0 ? surge : 0);
 
     // Creates: up to the count with the current template, within the surge allowance.
     const int64_t create =
@@ -352,10 +356,23 @@ Status ServiceController::Reconcile(const cluster::Stored<api::Service>& stored,
     }
     // Whole replicas only, within what is left of this pass's creations: the rest next pass.
     const int64_t pods_per_replica = std::max<int64_t>(1, spec.nodes_per_replica);
-    const int64_t creating = std::min(create, pass.Room() / pods_per_replica);
+    int64_t creating = std::min(create, pass.Room() / pods_per_replica);
+    if (spec.ordered_start) {
+      // A StatefulSet's OrderedReady: the next replica (the lowest free index) only once every
+      // live one runs.
+      const bool all_run = std::all_of(live.begin(), live.end(), [&](const Replica* replica) {
+        return drained.count(replica) > 0 || replica->Running();
+      });
+      creating = all_run ? std::min<int64_t>(creating, 1) : 0;
+    }
     std::vector<int64_t> created;
     for (int64_t i = 0; i < creating; ++i) {
       const int64_t index = TakeLowestFreeIndex(used, &lowest_free);
+      // A StatefulSet's successor takes its predecessor's name: it waits for the ordinal.
+      if (spec.ordinal_names && index >= allowed) {
+        creating = i;
+        break;
+      }
       for (api::Pod& pod : MakeReplicaPods(service, version, index)) {
         pass.batch.Create(api::Object(std::move(pod)));
       }

@@ -73,9 +73,15 @@ struct ServiceControllerOptions {
 //    their pods draining, so the gateway sends them nothing new; once their in-flight requests
 //    end (ReplicaTraffic) or the drain grace passes, asks the agent to stop them; pods that
 //    never got a node are deleted at once;
-//  - rolling update: when the version's template hash changes, creates one replica with the new
-//    template beyond the count (surge 1), and drains an old one each time the ready replicas
-//    would still cover the count without it, so serving capacity never drops;
+//  - rolling update: when the version's template hash changes, creates replicas with the new
+//    template up to spec.max_surge beyond the count (default 1), and drains an old ready one
+//    each time the ready replicas would still cover the count less spec.max_unavailable
+//    (default 0: serving capacity never drops) without it;
+//  - with ordinalNames, a replica takes an index below the count (plus maxSurge while an update
+//    goes on), so a StatefulSet's successor waits for its predecessor's name;
+//  - with orderedStart (a StatefulSet's OrderedReady), creates one replica at a time, once the
+//    pods of every live replica run (readiness aside: a StatefulSet's pods need not serve an
+//    engine's /health);
 //  - replaces a broken replica (a pod failed, or its node went): its other pods are stopped,
 //    and once all are terminal the pods are deleted and a new replica is created;
 //  - writes the status: desired, live, ready, starting, draining and updated replicas per

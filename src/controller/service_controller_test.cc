@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "api/manifest.h"
@@ -380,6 +381,140 @@ TEST_F(ServiceControllerTest, APassWritesABoundedNumberOfPodsAndADeleteInBetween
   EXPECT_EQ(ServicePods().size(), 2u);
   ASSERT_TRUE(bounded.RunOnce().ok());
   EXPECT_TRUE(ServicePods().empty());
+}
+
+// A StatefulSet's shape (decoded from apps/v1): pods db-0, db-1, db-2, started one at a time.
+constexpr char kStatefulSet[] = R"(
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+        - name: db
+          command: [sh, -c, "exec sleep 600"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+)";
+
+std::vector<std::string> Names(const std::vector<api::Pod>& pods) {
+  std::vector<std::string> out;
+  for (const api::Pod& pod : pods) out.push_back(pod.metadata.name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(ServiceControllerTest, StatefulSetPodsHaveOrdinalNamesAndStartInOrder) {
+  cluster.Apply(kStatefulSet);
+  scaler.wanted["v1"] = 3;
+  // db-0 is created, but does not run yet: db-1 waits for it.
+  ASSERT_TRUE(services.RunOnce().ok());
+  ASSERT_TRUE(services.RunOnce().ok());
+  EXPECT_EQ(Names(ServicePods()), (std::vector<std::string>{"db-0"}));
+  // Each pass creates the next ordinal once the ones before it run (readiness aside).
+  Step(/*ready=*/false);
+  Step(/*ready=*/false);
+  EXPECT_EQ(Names(ServicePods()), (std::vector<std::string>{"db-0", "db-1"}));
+  Step(/*ready=*/false);
+  Step(/*ready=*/false);
+  EXPECT_EQ(Names(ServicePods()), (std::vector<std::string>{"db-0", "db-1", "db-2"}));
+}
+
+TEST_F(ServiceControllerTest, StatefulSetUpdateReplacesEachPodUnderItsOwnName) {
+  cluster.Apply(std::string(kStatefulSet)
+                    .replace(std::string(kStatefulSet).find("replicas: 3"), 11,
+                             "replicas: 3\n  podManagementPolicy: Parallel"));
+  scaler.wanted["v1"] = 3;
+  for (int i = 0; i < 3; ++i) Step();
+  ASSERT_EQ(Names(LivePods()), (std::vector<std::string>{"db-0", "db-1", "db-2"}));
+  Result<store::Object> current = cluster.store->Get({"Service", "default", "db"});
+  ASSERT_TRUE(current.has_value());
+  Result<std::vector<api::Object>> changed = api::DecodeManifests(
+      {{"db.yaml",
+        std::string(kStatefulSet)
+            .replace(std::string(kStatefulSet).find("exec sleep 600"), 14, "exec sleep 700")
+            .replace(std::string(kStatefulSet).find("replicas: 3"), 11,
+                     "replicas: 3\n  podManagementPolicy: Parallel")}});
+  ASSERT_TRUE(changed.has_value()) << changed.error().ToString();
+  ASSERT_TRUE(
+      cluster.store->Update(cluster::EncodeForStore(changed->front(), *current)).has_value());
+  // Never more than three pods hold GPUs (no surge), and never fewer than two serve.
+  for (int i = 0; i < 20; ++i) {
+    cluster.AdvanceWithHeartbeats(std::chrono::seconds(2));
+    Step();
+    int64_t holding = 0;
+    for (const api::Pod& pod : ServicePods()) holding += api::PodTerminal(pod) ? 0 : 1;
+    EXPECT_LE(holding, 3);
+    EXPECT_GE(LivePods().size(), 2u);
+  }
+  std::vector<api::Pod> live = LivePods();
+  EXPECT_EQ(Names(live), (std::vector<std::string>{"db-0", "db-1", "db-2"}));
+  for (const api::Pod& pod : live) {
+    EXPECT_EQ(pod.spec.template_.command.back(), "exec sleep 700") << pod.metadata.name;
+  }
+}
+
+TEST_F(ServiceControllerTest, LeaderWorkerSetGroupRunsTheLeaderOnRankZeroWithLwsLabels) {
+  cluster.Apply(R"(
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: lws}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        containers: [{name: l, command: [lead], resources: {limits: {nvidia.com/gpu: 4}}}]
+    workerTemplate:
+      spec:
+        containers: [{name: w, command: [work], resources: {limits: {nvidia.com/gpu: 4}}}]
+)");
+  scaler.wanted["v1"] = 1;
+  Step();
+  std::vector<api::Pod> pods = ServicePods();
+  ASSERT_EQ(pods.size(), 2u);
+  std::sort(pods.begin(), pods.end(), [](const api::Pod& a, const api::Pod& b) {
+    return a.spec.owner.rank < b.spec.owner.rank;
+  });
+  EXPECT_EQ(pods[0].spec.template_.command, (std::vector<std::string>{"lead"}));
+  EXPECT_EQ(pods[1].spec.template_.command, (std::vector<std::string>{"work"}));
+  for (const api::Pod& pod : pods) {
+    EXPECT_EQ(pod.metadata.labels.at(api::kLwsNameLabel), "lws");
+    EXPECT_EQ(pod.metadata.labels.at(api::kLwsGroupIndexLabel), "0");
+    EXPECT_EQ(pod.metadata.labels.at(api::kLwsWorkerIndexLabel),
+              std::to_string(pod.spec.owner.rank));
+    EXPECT_FALSE(pod.spec.node_name.empty()) << "the group is placed as one gang";
+  }
+}
+
+TEST_F(ServiceControllerTest, ReplicaTopologyKeepsTheGroupInOneDomain) {
+  cluster.AddNode("n3", 4, "r1");  // n1 and n2 are in rack r0
+  std::string spanning = kService;
+  spanning.replace(spanning.find("tensorParallel: 2"), 17,
+                   "tensorParallel: 12\n  nodesPerReplica: 3\n"
+                   "  topology: {level: topology.strata.dev/rack}");
+  spanning.replace(spanning.find("gpu: 2"), 6, "gpu: 4");
+  cluster.Apply(spanning);
+  scaler.wanted["v1"] = 1;
+  Step();
+  Step();
+  // Three nodes would hold the group, but no rack holds three.
+  for (const api::Pod& pod : ServicePods()) {
+    EXPECT_EQ(*api::PodAnnotation(pod, api::kTopologyLevelAnnotation), "topology.strata.dev/rack");
+    EXPECT_TRUE(pod.spec.node_name.empty()) << pod.metadata.name;
+  }
+  EXPECT_EQ(ServicePods().size(), 3u);
+  // Preferred: the group may split when it must.
+  spanning.replace(spanning.find("{level: topology.strata.dev/rack}"), 33,
+                   "{level: topology.strata.dev/rack, mode: Preferred}");
+  Replace(spanning);
+  for (int i = 0; i < 4; ++i) Step();
+  std::vector<api::Pod> live = LivePods();
+  ASSERT_EQ(live.size(), 3u);
+  for (const api::Pod& pod : live) EXPECT_FALSE(pod.spec.node_name.empty()) << pod.metadata.name;
 }
 
 }  // namespace

@@ -67,12 +67,13 @@ bool Replica::Terminal() const {
                      [](const auto& pod) { return api::PodTerminal(pod.value); });
 }
 
-bool Replica::Ready() const {
+bool Replica::Ready() const { return Running() && ReadyAt().has_value(); }
+
+bool Replica::Running() const {
   if (!Live() || static_cast<int64_t>(pods.size()) < group_size) return false;
-  for (const auto& pod : pods) {
-    if (pod.value.status.phase != api::PodPhase::kRunning) return false;
-  }
-  return ReadyAt().has_value();
+  return std::all_of(pods.begin(), pods.end(), [](const auto& pod) {
+    return pod.value.status.phase == api::PodPhase::kRunning;
+  });
 }
 
 bool Replica::Live() const { return !Draining() && !Stopping() && !Broken() && !Terminal(); }
@@ -122,8 +123,9 @@ std::vector<Replica> GroupReplicas(std::vector<cluster::Stored<api::Pod>> pods) 
 std::string ServiceTemplateHash(const api::Service& service, const api::ServiceVersion& version) {
   nlohmann::json spec = api::EncodeObject(api::Object(service))["spec"];
   nlohmann::json shape = nlohmann::json::object();
-  for (const char* key : {"resources", "gpuSelector", "tolerations", "tensorParallel",
-                          "nodesPerReplica", "queue", "priority"}) {
+  for (const char* key :
+       {"resources", "gpuSelector", "tolerations", "tensorParallel", "nodesPerReplica", "queue",
+        "priority", "leader", "topology", "ordinalNames"}) {
     if (spec.contains(key)) shape[key] = spec[key];
   }
   shape["engine"] = spec["engine"];
@@ -136,6 +138,11 @@ std::string ServiceTemplateHash(const api::Service& service, const api::ServiceV
 
 std::string ReplicaPodName(const api::Service& service, const api::ServiceVersion& version,
                            int64_t index, int64_t rank) {
+  if (service.spec.ordinal_names) {
+    return service.spec.nodes_per_replica > 1
+               ? fmt::format("{}-{}-{}", service.metadata.name, index, rank)
+               : fmt::format("{}-{}", service.metadata.name, index);
+  }
   if (service.spec.nodes_per_replica > 1) {
     return fmt::format("{}-{}-{}-{}", service.metadata.name, version.name, index, rank);
   }
@@ -154,11 +161,19 @@ std::vector<api::Pod> MakeReplicaPods(const api::Service& service,
     pod.metadata.labels = service.metadata.labels;
     pod.metadata.labels[api::kServiceNameLabel] = service.metadata.name;
     pod.metadata.labels[api::kServiceVersionLabel] = version.name;
+    if (pod.metadata.labels.count(api::kLwsNameLabel) > 0) {
+      pod.metadata.labels[api::kLwsGroupIndexLabel] = std::to_string(index);
+      pod.metadata.labels[api::kLwsWorkerIndexLabel] = std::to_string(rank);
+    }
     auto& annotations = pod.metadata.annotations;
     annotations[kServiceVersionAnnotation] = version.name;
     annotations[kTemplateHashAnnotation] = hash;
     annotations[kServedModelAnnotation] = spec.model;
     annotations[kGroupSizeAnnotation] = std::to_string(spec.nodes_per_replica);
+    if (!spec.topology.level.empty()) {
+      annotations[api::kTopologyLevelAnnotation] = spec.topology.level;
+      annotations[api::kTopologyModeAnnotation] = spec.topology.mode;
+    }
     pod.spec.owner = api::PodOwner{"Service", service.metadata.name, index, rank};
     pod.spec.queue = spec.queue;
     pod.spec.priority = spec.priority;
@@ -166,7 +181,9 @@ std::vector<api::Pod> MakeReplicaPods(const api::Service& service,
     pod.spec.resources = spec.resources;
     pod.spec.gpu_selector = spec.gpu_selector;
     pod.spec.tolerations = spec.tolerations;
-    pod.spec.template_ = version.engine ? *version.engine : spec.engine;
+    pod.spec.template_ = rank == 0 && spec.leader ? *spec.leader
+                         : version.engine         ? *version.engine
+                                                  : spec.engine;
     pods.push_back(std::move(pod));
   }
   return pods;

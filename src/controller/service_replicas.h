@@ -37,6 +37,8 @@ struct Replica {
   bool Terminal() const;
   // Every pod runs, the leader's readiness probe passed, and nothing drains or stops it.
   bool Ready() const;
+  // Every pod of the group exists and runs, and the replica is live (readiness aside).
+  bool Running() const;
   // In service or on its way: not draining, stopping, broken or terminal.
   bool Live() const;
   // The leader's "host:port" (empty until its engine started).
@@ -55,14 +57,17 @@ std::vector<Replica> GroupReplicas(std::vector<cluster::Stored<api::Pod>> pods);
 // replica whose hash differs from the service's is replaced by a rolling update.
 std::string ServiceTemplateHash(const api::Service& service, const api::ServiceVersion& version);
 
-// "<service>-<version>-<index>", with "-<rank>" added when a replica spans nodes.
+// "<service>-<version>-<index>" ("<service>-<index>" with ordinalNames), with "-<rank>" added
+// when a replica spans nodes.
 std::string ReplicaPodName(const api::Service& service, const api::ServiceVersion& version,
                            int64_t index, int64_t rank);
 
 // The unbound pods of replica `index` serving `version` (nodesPerReplica of them, one per
 // rank): owner {Service, name, index, rank}, the service's queue, priority, resources, GPU
-// selector and tolerations, the version's engine, restart policy Never (a broken replica is
-// replaced whole), and the replica annotations of the pod contract.
+// selector and tolerations, the version's engine (rank 0: the service's leader template when it
+// has one), restart policy Never (a broken replica is replaced whole), the replica annotations
+// of the pod contract, and LeaderWorkerSet's group and worker labels when the service carries
+// its name label.
 std::vector<api::Pod> MakeReplicaPods(const api::Service& service,
                                       const api::ServiceVersion& version, int64_t index);
 

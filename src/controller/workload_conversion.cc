@@ -434,6 +434,10 @@ void ReadPendingGroup(const std::string& name, std::vector<cluster::ObjectRef> g
   workload.queue = ResolveQueue(context.quota, first.metadata.namespace_name, first.spec.queue);
   workload.priority = static_cast<int>(first.spec.priority);
   workload.submitted = group.front()->raw.creation_timestamp;
+  if (const std::string* level = api::PodAnnotation(first, api::kTopologyLevelAnnotation)) {
+    const std::string* mode = api::PodAnnotation(first, api::kTopologyModeAnnotation);
+    workload.topology = ConvertTopology({*level, mode != nullptr ? *mode : "Required"});
+  }
   std::string error;
   for (const cluster::ObjectRef& ref : group) {
     const api::Pod& p = PodOf(ref);

@@ -428,7 +428,9 @@ Result<std::vector<ProcessSpec>> NodeAgent::BuildReplicaProcesses(Pass& pass, co
   ASSIGN_OR_RETURN(input.port, api::RecordedEnginePort(pod));
   input.node_address = node != nullptr ? api::NodeAddress(*node) : pod.spec.node_name;
   input.gpu_memory_fraction = GpuMemoryFraction(pod.spec.assigned_gpus, node);
-  input.engine_sim = options_.engine_sim;
+  // Only a replica bound to (simulated) GPUs has an engine engine-sim stands in for; one that
+  // asked for none (a Deployment's web server, say) runs its own command.
+  if (!pod.spec.assigned_gpus.empty()) input.engine_sim = options_.engine_sim;
   ASSIGN_OR_RETURN(ReplicaLaunch launch, BuildReplicaLaunch(input, options_.base_env));
   if (!launch.replaced_engine.empty()) {
     after.metadata.annotations[api::kEngineAnnotation] =

@@ -35,8 +35,9 @@ struct NodeAgentOptions {
   // STRATA_CHECKPOINT_URL, the pod's checkpoint endpoint: one POST there reports a checkpoint
   // written now. Empty: checkpoints are reported only through STRATA_CHECKPOINT_DIR.
   std::string api_url;
-  // Set on nodes with simulated GPUs: Service replicas run `strata engine-sim` in place of their
-  // real engine (see BuildReplicaLaunch), and the pod says so (api::kEngineAnnotation).
+  // Set on nodes with simulated GPUs: Service replicas bound to GPUs run `strata engine-sim` in
+  // place of their real engine (see BuildReplicaLaunch), and the pod says so
+  // (api::kEngineAnnotation); replicas without GPUs run their own command.
   std::optional<EngineSimSubstitution> engine_sim;
   // The longest a readiness probe of a replica's engine (GET /health) may take.
   Duration readiness_timeout = std::chrono::milliseconds(200);

@@ -543,8 +543,9 @@ TEST_F(NodeAgentTest, EngineSimStandsInForVllmOnSimulatedGpus) {
                                  .startup_delay = std::chrono::seconds(3),
                                  .profile = "8b-h100",
                                  .time_scale = 1.0});
-  api::Pod done = RunUntilTerminal(
-      Create(ReplicaPod("chat-0-0", 0, 1, {"vllm", "serve", "meta-llama/Llama-3.1-8B"})));
+  api::Pod pod = ReplicaPod("chat-0-0", 0, 1, {"vllm", "serve", "meta-llama/Llama-3.1-8B"});
+  ShareGpu0(pod, "40Gi");
+  api::Pod done = RunUntilTerminal(Create(pod));
   ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
   EXPECT_EQ(ReadFileOrEmpty(data_.File("args")),
             "engine-sim\n--model\nllama-8b\n--port\n" +
@@ -552,6 +553,21 @@ TEST_F(NodeAgentTest, EngineSimStandsInForVllmOnSimulatedGpus) {
                 "\n--startup-delay\n3000ms\n--profile\n8b-h100\n");
   EXPECT_EQ(done.metadata.annotations[api::kEngineAnnotation],
             "simulated (engine-sim in place of vllm)");
+}
+
+TEST_F(NodeAgentTest, AReplicaWithoutGpusRunsItsOwnCommandOnSimulatedGpus) {
+  CreateNode();
+  std::string strata = data_.File("strata");
+  WriteArgsScript(strata, data_.File("engine-sim-args"));
+  NewAgent(EngineSimSubstitution{.strata_path = strata});
+  std::string out = data_.File("out");
+  api::Pod done =
+      RunUntilTerminal(Create(ReplicaPod("web-0", 0, 1, {"sh", "-c", "echo own $PORT > " + out})));
+  ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
+  EXPECT_EQ(ReadFileOrEmpty(out),
+            "own " + done.metadata.annotations[api::kEnginePortAnnotation] + "\n");
+  EXPECT_EQ(ReadFileOrEmpty(data_.File("engine-sim-args")), "");
+  EXPECT_EQ(done.metadata.annotations.count(api::kEngineAnnotation), 0u);
 }
 
 TEST_F(NodeAgentTest, AReplicaThatCannotStartFailsNamingTheField) {

@@ -65,7 +65,7 @@ Result<api::Environment> ReplicaEnvironment(const ReplicaLaunchInput& input,
   env["STRATA_PORT"] = port;
   env["PORT"] = port;
   env["STRATA_GPU_MEMORY_FRACTION"] = FormatFraction(input.gpu_memory_fraction);
-  if (input.replica.group_size > 1) {
+  if (input.replica.group_size > 1 || input.replica.leader_worker_set) {
     env["LWS_LEADER_ADDRESS"] = input.replica.leader_address;
     env["LWS_GROUP_SIZE"] = std::to_string(input.replica.group_size);
     env["LWS_WORKER_INDEX"] = std::to_string(input.replica.rank);

@@ -53,8 +53,9 @@ struct ReplicaLaunch {
 
 // Builds the replica's process:
 //  - env: the base environment, the user's variables, then STRATA_PORT and PORT (the port),
-//    STRATA_GPU_MEMORY_FRACTION, and for a group of several pods LeaderWorkerSet's
-//    LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and LWS_WORKER_INDEX (= the pod's rank);
+//    STRATA_GPU_MEMORY_FRACTION, and for a group of several pods (or any LeaderWorkerSet's
+//    pod) LeaderWorkerSet's LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and LWS_WORKER_INDEX (= the
+//    pod's rank);
 //  - argv: command then args, each `$(NAME)` replaced by NAME's value in that environment
 //    (Kubernetes' rule: an unknown name stays as written; `$$` is a literal `$`), then
 //    `--port <port>` unless the command line already says `--port` or refers to $(STRATA_PORT)

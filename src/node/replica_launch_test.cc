@@ -56,6 +56,16 @@ TEST(ReplicaLaunchTest, SetsThePortAndTheMemoryShareAndAppendsThePortFlag) {
   EXPECT_TRUE(launch.replaced_engine.empty());
 }
 
+TEST(ReplicaLaunchTest, ALeaderWorkerSetsGroupOfOneStillGetsLwsEnvironment) {
+  ReplicaLaunchInput input = Input({"python3", "serve.py"}, {});
+  input.replica.leader_address = "10.0.0.7";
+  input.replica.leader_worker_set = true;
+  ReplicaLaunch launch = Launch(input);
+  EXPECT_EQ(launch.env["LWS_LEADER_ADDRESS"], "10.0.0.7");
+  EXPECT_EQ(launch.env["LWS_GROUP_SIZE"], "1");
+  EXPECT_EQ(launch.env["LWS_WORKER_INDEX"], "0");
+}
+
 TEST(ReplicaLaunchTest, ExpandsReferencesAndKeepsAPortTheCommandAlreadyNames) {
   ReplicaLaunchInput input = Input({"server"}, {"--listen=0.0.0.0:$(STRATA_PORT)", "$(HF_HOME)"});
   input.user_env = {{"HF_HOME", "/cache"}};
