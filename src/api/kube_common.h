@@ -80,7 +80,9 @@ void RequireQueueToSuspend(const FieldView& spec, std::string_view kind, const s
 // A gang's pod template (a PodTemplateSpec) into `out`: no nodeName or priority (set per job),
 // the one container's process and resources, tolerations, Kueue's topology annotations and the
 // priorityClassName. Does not judge restartPolicy, whose rules differ by kind.
-void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErrors& errors);
+// `command_required`: whether the container must give a command (FromSingleContainer's rule).
+void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErrors& errors,
+                           bool command_required = true);
 
 // The error for a workload whose pods come from several different templates (a driver and
 // workers, say), reported at the path of the one that differs from `first_template_path`.
