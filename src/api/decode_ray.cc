@@ -1,7 +1,7 @@
 // KubeRay's ray.io/v1 RayCluster and RayJob. A cluster's head and worker groups become one native
 // Job: one gang of 1 + the workers' pods, each running the script of ray_start.h, which starts
 // the pod's group with `ray start` as KubeRay would. A RayJob's head runs the entrypoint once
-// Ray is up, and the job ends with it.
+// Ray is up, and the job ends with the head (successPolicy RankZero), stopping the workers.
 #include <algorithm>
 #include <array>
 
@@ -388,6 +388,7 @@ void DecodeRayJob(const FieldView& doc, DecodedDocument& out) {
   }
   const std::string entrypoint = spec.String("entrypoint");
   if (entrypoint.empty()) errors.Add(spec.PathOf("entrypoint"), "must not be empty");
+  s.success_policy = "RankZero";
   s.max_restarts = spec.Integer("backoffLimit", 0);
   s.runtime_limit = ActiveDeadline(spec, errors);
   if (spec.Bool("shutdownAfterJobFinishes", false)) {

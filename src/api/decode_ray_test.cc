@@ -208,10 +208,13 @@ spec:
   EXPECT_EQ(job->spec.max_restarts, 2);
   EXPECT_EQ(job->spec.runtime_limit, std::chrono::seconds(900));
   EXPECT_EQ(job->spec.clean_pod_policy, "All");
+  EXPECT_EQ(job->spec.success_policy, "RankZero");
   EXPECT_EQ(job->spec.template_.command[2],
-            "ray_head_up() { (exec 3<>\"/dev/tcp/$MASTER_ADDR/$MASTER_PORT\") 2>/dev/null; }\n"
             "ray_wait_head() {\n"
-            "  for _ in $(seq 600); do ray_head_up && return 0; sleep 1; done\n"
+            "  for _ in $(seq 600); do\n"
+            "    (exec 3<>\"/dev/tcp/$MASTER_ADDR/$MASTER_PORT\") 2>/dev/null && return 0\n"
+            "    sleep 1\n"
+            "  done\n"
             "  echo \"strata: the Ray head did not open $MASTER_ADDR:$MASTER_PORT within 600 s\" "
             ">&2\n"
             "  return 1\n"
@@ -226,11 +229,7 @@ spec:
             "  exit \"$status\"\n"
             "elif [ \"$GROUP_RANK\" -lt 2 ]; then\n"
             "  export RAY_ADDRESS=\"$MASTER_ADDR:$MASTER_PORT\"\n"
-            "  ray start --address=$MASTER_ADDR:$MASTER_PORT --num-cpus=1 || exit $?\n"
-            "  ray_wait_head || exit 1\n"
-            "  while ray_head_up; do sleep 1; done\n"
-            "  ray stop\n"
-            "  exit 0\n"
+            "  exec ray start --address=$MASTER_ADDR:$MASTER_PORT --num-cpus=1 --block\n"
             "else\n"
             "  echo \"strata: no Ray group has rank $GROUP_RANK\" >&2\n"
             "  exit 1\n"

@@ -39,7 +39,9 @@ std::string ExactUserCommand(const ProcessTemplate& process) {
 // The lines of one group's branch of the script, each indented.
 std::string GroupBranch(const RayGroup& group, bool head, const std::string& port,
                         const RayEntrypoint& entrypoint, bool overwrite_command) {
-  const bool job = !entrypoint.command.empty();
+  // A RayJob's workers run as a RayCluster's do: the job ends with its head (successPolicy
+  // RankZero), which stops them.
+  const bool runs_entrypoint = head && !entrypoint.command.empty();
   std::string out;
   auto line = [&out](const std::string& text) { out += "  " + text + "\n"; };
   line("export RAY_ADDRESS=\"$MASTER_ADDR:" + port + "\"");
@@ -48,10 +50,10 @@ std::string GroupBranch(const RayGroup& group, bool head, const std::string& por
   if (!group.process.working_dir.empty()) {
     line("cd " + BashWord(group.process.working_dir) + " || exit 1");
   }
-  const std::string start = RayStartCommand(group, head, port, /*block=*/!job);
+  const std::string start = RayStartCommand(group, head, port, /*block=*/!runs_entrypoint);
   if (overwrite_command) {
     line("export KUBERAY_GEN_RAY_START_CMD=" + BashWord(start));
-    if (!job) {
+    if (!runs_entrypoint) {
       line("exec " + ExactUserCommand(group.process));
       return out;
     }
@@ -60,24 +62,17 @@ std::string GroupBranch(const RayGroup& group, bool head, const std::string& por
   } else {
     const std::string user = JoinedUserCommand(group.process);
     const std::string prefix = user.empty() ? "" : user + " && ";
-    if (!job) {
+    if (!runs_entrypoint) {
       line(prefix + "exec " + start);
       return out;
     }
     line(prefix + start + " || exit $?");
   }
-  const std::string stop = overwrite_command ? "kill \"$ray_pid\" 2>/dev/null" : "ray stop";
   line("ray_wait_head || exit 1");
-  if (head) {
-    line("bash -c " + BashWord(entrypoint.command));
-    line("status=$?");
-    line(stop);
-    line("exit \"$status\"");
-  } else {
-    line("while ray_head_up; do sleep 1; done");
-    line(stop);
-    line("exit 0");
-  }
+  line("bash -c " + BashWord(entrypoint.command));
+  line("status=$?");
+  line(overwrite_command ? "kill \"$ray_pid\" 2>/dev/null" : "ray stop");
+  line("exit \"$status\"");
   return out;
 }
 
@@ -135,9 +130,11 @@ std::string RayPodScript(const std::vector<RayGroup>& groups, const RayEntrypoin
   const std::string port = groups.empty() ? "$MASTER_PORT" : RayHeadPort(groups.front());
   std::string script;
   if (!entrypoint.command.empty()) {
-    script += "ray_head_up() { (exec 3<>\"/dev/tcp/$MASTER_ADDR/" + port + "\") 2>/dev/null; }\n";
+    // Ray's own `ray start --head` returns once the head is up, but a container's own command
+    // runs in the background: the entrypoint waits for the head's port either way.
     script += "ray_wait_head() {\n  for _ in $(seq " + std::to_string(kHeadWaitSeconds) +
-              "); do ray_head_up && return 0; sleep 1; done\n  echo \"strata: the Ray head did "
+              "); do\n    (exec 3<>\"/dev/tcp/$MASTER_ADDR/" + port +
+              "\") 2>/dev/null && return 0\n    sleep 1\n  done\n  echo \"strata: the Ray head did "
               "not open $MASTER_ADDR:" +
               port + " within " + std::to_string(kHeadWaitSeconds) + " s\" >&2\n  return 1\n}\n";
   }

@@ -25,7 +25,7 @@ struct RayGroup {
 };
 
 // What the head runs once Ray is up, for a RayJob: the entrypoint, through bash, with RAY_ADDRESS
-// set to the head; the job's result is its exit status.
+// set to the head; its exit status is the head pod's.
 struct RayEntrypoint {
   std::string command;  // empty: a RayCluster, whose pods run until stopped
 };
@@ -49,10 +49,11 @@ std::string RayHeadPort(const RayGroup& head);
 //   any, joined by spaces as KubeRay joins them, and then, if they succeeded, `ray start`;
 // - with it (KubeRay's ray.io/overwrite-container-cmd annotation): run the container's command
 //   as it is, with KUBERAY_GEN_RAY_START_CMD holding the `ray start` it replaces.
-// For a RayCluster every pod then blocks in Ray (or in its own command). For a RayJob the head
-// waits for its port, runs the entrypoint, stops Ray and exits with the entrypoint's status;
-// workers wait for the head to open its port and then to close it, stop Ray and exit 0, so the
-// gang ends with its entrypoint. `groups[0]` is the head.
+// Every worker then blocks in Ray (or in its own command), and so does a RayCluster's head. A
+// RayJob's head (`entrypoint` given) starts Ray without blocking (its own command in the
+// background), waits for its port, runs the entrypoint, stops Ray and exits with the
+// entrypoint's status: the job that runs the script ends with its head (successPolicy RankZero).
+// `groups[0]` is the head.
 std::string RayPodScript(const std::vector<RayGroup>& groups, const RayEntrypoint& entrypoint,
                          bool overwrite_command);
 

@@ -1,7 +1,8 @@
 // The manifests of testdata/manifests/compat/ (Kueue's, Kubernetes', Kubeflow Trainer's,
 // JobSet's and Volcano's own shapes) applied with the real CLI to a live `strata up`, one file at a
 // time as a user would: each is accepted with the warnings its header declares, and every Job they
-// hold runs to Succeeded.
+// hold runs to Succeeded. KubeRay's and KServe's shapes go through `apply --dry-run`, and RayJobs
+// through a live `strata up` to their entrypoint's result.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -99,6 +100,69 @@ TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds)
       EXPECT_EQ(job.value(Json::json_pointer("/status/restartCount"), -1), 1) << job.dump(2);
     }
   }
+}
+
+// Where a job stands: its phase and restart count ("" and -1 while it is not there).
+std::pair<std::string, int> JobState(client::ApiClient& client, const std::string& name) {
+  auto job = client.Get("/apis/strata.dev/v1alpha1/namespaces/default/jobs/" + name);
+  if (!job) return {"", -1};
+  return {job->value(Json::json_pointer("/status/phase"), std::string()),
+          job->value(Json::json_pointer("/status/restartCount"), -1)};
+}
+
+// KubeRay's and KServe's shapes through `strata apply --dry-run`, each with the warnings its
+// header declares; then RayJobs through a live `strata up`. `ray` is not installed here, so the
+// live RayJobs are those whose pods run their own commands (ray.io/overwrite-container-cmd; the
+// `ray start` commands strata generates otherwise are checked word for word in
+// src/api/decode_ray_test.cc): each job ends with its entrypoint's exit status.
+TEST(CompatManifestsE2eTest, RayAndKServeShapesDryRunAndARayJobEndsWithItsEntrypoint) {
+  int files = 0;
+  for (const char* project : {"ray", "kserve"}) {
+    for (const fs::directory_entry& e :
+         fs::directory_iterator(fs::path(SourceDir()) / "testdata/manifests/compat" / project)) {
+      ++files;
+      CommandResult applied = RunStrata({"apply", "--dry-run", "-f", e.path().string()});
+      ASSERT_EQ(applied.exit_code, 0) << e.path() << "\n" << applied.err;
+      EXPECT_EQ(CountLines(applied.err, "Warning: "), DeclaredWarnings(e.path()))
+          << e.path() << "\n"
+          << applied.err;
+      EXPECT_THAT(applied.out, ::testing::HasSubstr("kind: ")) << e.path();
+    }
+  }
+  EXPECT_GE(files, 18);
+
+  node::testing::TempDir data;
+  UpProcess up;
+  ASSERT_TRUE(
+      up.Start({"--data-dir", data.path(), "--listen", "127.0.0.1:0",
+                "--nvml-library=/nonexistent/libnvidia-ml.so.1", "--simulate", "2x8:H100-80GB"}))
+      << up.output();
+  const fs::path ray = fs::path(SourceDir()) / "testdata/manifests/compat/ray";
+  for (const char* file : {"11-rayjob-own-commands.yaml", "12-rayjob-failing-entrypoint.yaml"}) {
+    CommandResult applied = RunStrata({"apply", "-f", (ray / file).string(), "--server", up.url()});
+    ASSERT_EQ(applied.exit_code, 0) << file << "\n" << applied.err;
+  }
+  auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
+  ASSERT_TRUE(client);
+  std::pair<std::string, int> passing, failing;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    passing = JobState(**client, "rayjob-own-commands");
+    failing = JobState(**client, "rayjob-failing");
+    if (passing.first == "Succeeded" && failing.first == "Failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  // The entrypoint ran on the head (rank 0) once its port was open, with the head's address; the
+  // workers left when the head closed its port, so the gang succeeded.
+  EXPECT_EQ(passing.first, "Succeeded");
+  CommandResult logs =
+      RunStrata({"logs", "pod", "rayjob-own-commands-worker-0", "--server", up.url()});
+  EXPECT_THAT(logs.out, ::testing::MatchesRegex(
+                            "(.|\n)*entrypoint ran with RAY_ADDRESS [^ :]+:[0-9]+\n(.|\n)*"))
+      << logs.err;
+  // The failing entrypoint's status failed the job, after the one retry backoffLimit allows.
+  EXPECT_EQ(failing.first, "Failed");
+  EXPECT_EQ(failing.second, 1);
 }
 
 }  // namespace
