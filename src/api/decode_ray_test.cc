@@ -118,12 +118,12 @@ TEST(RayStartTest, ParametersBecomeFlagsInKeyOrderWithTheRequestAsDefaults) {
   head.resources.cpu = Quantity::FromMilli(1500);
   head.resources.gpu = Quantity::FromUnits(2);
   EXPECT_EQ(RayHeadPort(head), "6380");
-  EXPECT_EQ(RayStartCommand(head, true, RayHeadPort(head), false),
+  EXPECT_EQ(RayStartCommand(head, true, RayHeadPort(head)),
             "ray start --head --disable-usage-stats --num-cpus=0 --num-gpus=2 --port=6380 "
-            "'--resources={\"TPU\": 4}'");
+            "'--resources={\"TPU\": 4}' --block");
   RayGroup worker;
   worker.resources.cpu = Quantity::FromMilli(1500);
-  EXPECT_EQ(RayStartCommand(worker, false, "6380", true),
+  EXPECT_EQ(RayStartCommand(worker, false, "6380"),
             "ray start --address=$MASTER_ADDR:6380 --num-cpus=2 --block");
   EXPECT_EQ(BashWord("it's"), "'it'\\''s'");
   EXPECT_EQ(BashWord(""), "''");
@@ -213,19 +213,20 @@ spec:
             "ray_wait_head() {\n"
             "  for _ in $(seq 600); do\n"
             "    (exec 3<>\"/dev/tcp/$MASTER_ADDR/$MASTER_PORT\") 2>/dev/null && return 0\n"
+            "    kill -0 \"$ray_pid\" 2>/dev/null || break\n"
             "    sleep 1\n"
             "  done\n"
-            "  echo \"strata: the Ray head did not open $MASTER_ADDR:$MASTER_PORT within 600 s\" "
-            ">&2\n"
+            "  echo \"strata: the Ray head did not open $MASTER_ADDR:$MASTER_PORT\" >&2\n"
             "  return 1\n"
             "}\n"
             "if [ \"$GROUP_RANK\" -lt 1 ]; then\n"
             "  export RAY_ADDRESS=\"$MASTER_ADDR:$MASTER_PORT\"\n"
-            "  ray start --head --port=$MASTER_PORT --num-cpus=1 || exit $?\n"
+            "  (exec ray start --head --port=$MASTER_PORT --num-cpus=1 --block) &\n"
+            "  ray_pid=$!\n"
             "  ray_wait_head || exit 1\n"
             "  bash -c 'python /home/ray/samples/sample_code.py'\n"
             "  status=$?\n"
-            "  ray stop\n"
+            "  kill \"$ray_pid\" 2>/dev/null\n"
             "  exit \"$status\"\n"
             "elif [ \"$GROUP_RANK\" -lt 2 ]; then\n"
             "  export RAY_ADDRESS=\"$MASTER_ADDR:$MASTER_PORT\"\n"

@@ -1,5 +1,7 @@
 #include "api/ray_start.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <string_view>
@@ -39,39 +41,37 @@ std::string ExactUserCommand(const ProcessTemplate& process) {
 // The lines of one group's branch of the script, each indented.
 std::string GroupBranch(const RayGroup& group, bool head, const std::string& port,
                         const RayEntrypoint& entrypoint, bool overwrite_command) {
-  // A RayJob's workers run as a RayCluster's do: the job ends with its head (successPolicy
-  // RankZero), which stops them.
-  const bool runs_entrypoint = head && !entrypoint.command.empty();
   std::string out;
   auto line = [&out](const std::string& text) { out += "  " + text + "\n"; };
   line("export RAY_ADDRESS=\"$MASTER_ADDR:" + port + "\"");
-  for (const EnvVar& env : group.process.env)
+  for (const EnvVar& env : group.process.env) {
     line("export " + env.name + "=" + BashWord(env.value));
+  }
   if (!group.process.working_dir.empty()) {
     line("cd " + BashWord(group.process.working_dir) + " || exit 1");
   }
-  const std::string start = RayStartCommand(group, head, port, /*block=*/!runs_entrypoint);
+  const std::string start = RayStartCommand(group, head, port);
+  std::string run;  // what the pod runs: Ray, or the container's own command
   if (overwrite_command) {
     line("export KUBERAY_GEN_RAY_START_CMD=" + BashWord(start));
-    if (!runs_entrypoint) {
-      line("exec " + ExactUserCommand(group.process));
-      return out;
-    }
-    line(ExactUserCommand(group.process) + " &");
-    line("ray_pid=$!");
+    run = ExactUserCommand(group.process);
   } else {
     const std::string user = JoinedUserCommand(group.process);
-    const std::string prefix = user.empty() ? "" : user + " && ";
-    if (!runs_entrypoint) {
-      line(prefix + "exec " + start);
-      return out;
-    }
-    line(prefix + start + " || exit $?");
+    run = (user.empty() ? "" : user + " && ") + "exec " + start;
   }
+  // A RayJob's workers run as a RayCluster's do: the job ends with its head (successPolicy
+  // RankZero), which stops them.
+  if (!head || entrypoint.command.empty()) {
+    line(overwrite_command ? "exec " + run : run);
+    return out;
+  }
+  // Only this pod's own Ray is stopped at the end: `ray stop` would stop every Ray of the node.
+  line("(" + run + ") &");
+  line("ray_pid=$!");
   line("ray_wait_head || exit 1");
   line("bash -c " + BashWord(entrypoint.command));
   line("status=$?");
-  line(overwrite_command ? "kill \"$ray_pid\" 2>/dev/null" : "ray stop");
+  line("kill \"$ray_pid\" 2>/dev/null");
   line("exit \"$status\"");
   return out;
 }
@@ -94,8 +94,7 @@ std::string RayHeadPort(const RayGroup& head) {
   return port != head.start_params.end() ? port->second : "$MASTER_PORT";
 }
 
-std::string RayStartCommand(const RayGroup& group, bool head, const std::string& head_port,
-                            bool block) {
+std::string RayStartCommand(const RayGroup& group, bool head, const std::string& head_port) {
   std::map<std::string, std::string> params = group.start_params;
   // KubeRay's defaults: the container's request, as Ray counts it (whole CPUs rounded up, bytes).
   if (!group.resources.cpu.IsZero()) {
@@ -121,8 +120,7 @@ std::string RayStartCommand(const RayGroup& group, bool head, const std::string&
       command += " " + BashWord("--" + key + "=" + value);
     }
   }
-  if (block) command += " --block";
-  return command;
+  return command + " --block";
 }
 
 std::string RayPodScript(const std::vector<RayGroup>& groups, const RayEntrypoint& entrypoint,
@@ -130,13 +128,19 @@ std::string RayPodScript(const std::vector<RayGroup>& groups, const RayEntrypoin
   const std::string port = groups.empty() ? "$MASTER_PORT" : RayHeadPort(groups.front());
   std::string script;
   if (!entrypoint.command.empty()) {
-    // Ray's own `ray start --head` returns once the head is up, but a container's own command
-    // runs in the background: the entrypoint waits for the head's port either way.
-    script += "ray_wait_head() {\n  for _ in $(seq " + std::to_string(kHeadWaitSeconds) +
-              "); do\n    (exec 3<>\"/dev/tcp/$MASTER_ADDR/" + port +
-              "\") 2>/dev/null && return 0\n    sleep 1\n  done\n  echo \"strata: the Ray head did "
-              "not open $MASTER_ADDR:" +
-              port + " within " + std::to_string(kHeadWaitSeconds) + " s\" >&2\n  return 1\n}\n";
+    // The head's Ray (or own command) runs in the background; the entrypoint waits for its port,
+    // and gives up when it ends first.
+    script += fmt::format(
+        "ray_wait_head() {{\n"
+        "  for _ in $(seq {seconds}); do\n"
+        "    (exec 3<>\"/dev/tcp/$MASTER_ADDR/{port}\") 2>/dev/null && return 0\n"
+        "    kill -0 \"$ray_pid\" 2>/dev/null || break\n"
+        "    sleep 1\n"
+        "  done\n"
+        "  echo \"strata: the Ray head did not open $MASTER_ADDR:{port}\" >&2\n"
+        "  return 1\n"
+        "}}\n",
+        fmt::arg("seconds", kHeadWaitSeconds), fmt::arg("port", port));
   }
   int64_t next_rank = 0;
   for (size_t i = 0; i < groups.size(); ++i) {

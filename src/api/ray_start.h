@@ -34,10 +34,9 @@ struct RayEntrypoint {
 // worker), then every start parameter as `--key=value` in key order (a flag-only parameter
 // such as `disable-usage-stats` given "true" as `--key`, "false" left out), --num-cpus,
 // --num-gpus and --memory from the group's request unless the parameters give them, and
-// `--block` when `block`. Words are quoted for bash where needed; the head's address and port
-// are left to the shell: "$MASTER_ADDR:$MASTER_PORT".
-std::string RayStartCommand(const RayGroup& group, bool head, const std::string& head_port,
-                            bool block);
+// `--block`. Words are quoted for bash where needed; the head's address and port are left to
+// the shell: "$MASTER_ADDR:$MASTER_PORT".
+std::string RayStartCommand(const RayGroup& group, bool head, const std::string& head_port);
 
 // The port the head's GCS listens on, as a shell word: rayStartParams' port, else
 // "$MASTER_PORT".
@@ -50,9 +49,9 @@ std::string RayHeadPort(const RayGroup& head);
 // - with it (KubeRay's ray.io/overwrite-container-cmd annotation): run the container's command
 //   as it is, with KUBERAY_GEN_RAY_START_CMD holding the `ray start` it replaces.
 // Every worker then blocks in Ray (or in its own command), and so does a RayCluster's head. A
-// RayJob's head (`entrypoint` given) starts Ray without blocking (its own command in the
-// background), waits for its port, runs the entrypoint, stops Ray and exits with the
-// entrypoint's status: the job that runs the script ends with its head (successPolicy RankZero).
+// RayJob's head (`entrypoint` given) runs that in the background instead, waits for its port,
+// runs the entrypoint, stops its own Ray (SIGTERM) and exits with the entrypoint's status: the
+// job that runs the script ends with its head (successPolicy RankZero).
 // `groups[0]` is the head.
 std::string RayPodScript(const std::vector<RayGroup>& groups, const RayEntrypoint& entrypoint,
                          bool overwrite_command);

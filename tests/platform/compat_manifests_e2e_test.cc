@@ -5,6 +5,7 @@
 // through a live `strata up` to their entrypoint's result.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -163,6 +164,92 @@ TEST(CompatManifestsE2eTest, RayAndKServeShapesDryRunAndARayJobEndsWithItsEntryp
   // The failing entrypoint's status failed the job, after the one retry backoffLimit allows.
   EXPECT_EQ(failing.first, "Failed");
   EXPECT_EQ(failing.second, 1);
+}
+
+// A RayJob of KubeRay's usual shape (no container commands: strata starts the pods with the
+// `ray start` KubeRay would) run with real Ray, installed by `make py-deps` into
+// ~/.cache/strata-ray: the head and the worker form one Ray cluster, the entrypoint runs on it
+// once the head is up, and the job succeeds with it. Pods find `ray` on the PATH `strata up`
+// passes them; as root, they run as root (the venv is under root's home, which nobody cannot
+// read), the manifest asking for it and `strata up` allowing it.
+TEST(CompatManifestsE2eTest, ARayJobRunsOnRealRay) {
+  const char* home = std::getenv("HOME");
+  const fs::path ray_bin =
+      fs::path(home != nullptr ? home : "/nonexistent") / ".cache/strata-ray/bin";
+  if (!fs::exists(ray_bin / "ray")) {
+    GTEST_SKIP() << "no Ray in " << ray_bin << ": `make py-deps` installs it";
+  }
+  const bool root = geteuid() == 0;
+  // A Ray pod template whose keys start at `indent`.
+  auto container = [root](const std::string& indent) {
+    std::string text = "\n" + indent + "spec:\n" + indent + "  containers:\n" + indent +
+                       "    - name: ray\n" + indent + "      image: rayproject/ray:2.60.0\n" +
+                       indent + "      resources: {limits: {cpu: \"1\", memory: 1Gi}}";
+    if (root) text += "\n" + indent + "      securityContext: {runAsUser: 0}";
+    return text;
+  };
+  node::testing::TempDir data;
+  const std::string manifest = data.path() + "/rayjob.yaml";
+  std::ofstream(manifest) << R"(apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: rayjob-real}
+spec:
+  shutdownAfterJobFinishes: false
+  entrypoint: |
+    python - <<'PY'
+    import time
+    import ray
+    ray.init()
+    deadline = time.time() + 60
+    while len([n for n in ray.nodes() if n["Alive"]]) < 2 and time.time() < deadline:
+        time.sleep(0.5)
+    @ray.remote
+    def square(x):
+        return x * x
+    print("alive nodes", len([n for n in ray.nodes() if n["Alive"]]))
+    print("sum of squares", sum(ray.get([square.remote(i) for i in range(4)])))
+    PY
+  rayClusterSpec:
+    headGroupSpec:
+      rayStartParams: {disable-usage-stats: "true", include-dashboard: "false",
+                       object-store-memory: "100000000"}
+      template:)" + container("        ") +
+                                 R"(
+    workerGroupSpecs:
+      - groupName: workers
+        replicas: 1
+        rayStartParams: {disable-usage-stats: "true", object-store-memory: "100000000"}
+        template:)" + container("          ") +
+                                 "\n";
+
+  const std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin";
+  setenv("PATH", (ray_bin.string() + ":" + path).c_str(), 1);
+  UpProcess up;
+  std::vector<std::string> args = {"--data-dir",
+                                   data.path(),
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--nvml-library=/nonexistent/libnvidia-ml.so.1",
+                                   "--simulate",
+                                   "2x8:H100-80GB"};
+  if (root) args.push_back("--allow-root-pods");
+  const bool started = up.Start(args);
+  setenv("PATH", path.c_str(), 1);
+  ASSERT_TRUE(started) << up.output();
+  CommandResult applied = RunStrata({"apply", "-f", manifest, "--server", up.url()});
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
+  ASSERT_TRUE(client);
+  std::pair<std::string, int> state;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    state = JobState(**client, "rayjob-real");
+    if (state.first == "Succeeded" || state.first == "Failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  CommandResult logs = RunStrata({"logs", "pod", "rayjob-real-worker-0", "--server", up.url()});
+  EXPECT_EQ(state.first, "Succeeded") << logs.out << logs.err;
+  EXPECT_THAT(logs.out, ::testing::HasSubstr("alive nodes 2\nsum of squares 14\n")) << logs.err;
 }
 
 }  // namespace
