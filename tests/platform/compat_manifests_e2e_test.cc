@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "client/api_client.h"
@@ -164,6 +165,47 @@ TEST(CompatManifestsE2eTest, RayAndKServeShapesDryRunAndARayJobEndsWithItsEntryp
   // The failing entrypoint's status failed the job, after the one retry backoffLimit allows.
   EXPECT_EQ(failing.first, "Failed");
   EXPECT_EQ(failing.second, 1);
+}
+
+// KServe's LLMInferenceServices through a live `strata up` to serving: one on a single GPU, and
+// one whose replica spans two 8-GPU nodes (a worker, tensor 8 x pipeline 2). On simulated GPUs
+// strata runs its engine simulator in vLLM's place; a replica counts as ready once every pod's
+// engine passed its readiness probe.
+TEST(CompatManifestsE2eTest, LLMInferenceServicesServe) {
+  node::testing::TempDir data;
+  UpProcess up;
+  ASSERT_TRUE(up.Start({"--data-dir", data.path(), "--listen", "127.0.0.1:0",
+                        "--nvml-library=/nonexistent/libnvidia-ml.so.1", "--simulate",
+                        "3x8:H100-80GB", "--gateway-listen", "127.0.0.1:0"}))
+      << up.output();
+  const fs::path kserve = fs::path(SourceDir()) / "testdata/manifests/compat/kserve";
+  for (const char* file : {"01-llmisvc-single-gpu.yaml", "03-llmisvc-multi-node-pipeline.yaml"}) {
+    CommandResult applied =
+        RunStrata({"apply", "-f", (kserve / file).string(), "--server", up.url()});
+    ASSERT_EQ(applied.exit_code, 0) << file << "\n" << applied.err;
+  }
+  auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
+  ASSERT_TRUE(client);
+  auto ready = [&client](const std::string& name) {
+    auto service = (*client)->Get("/apis/strata.dev/v1alpha1/namespaces/default/services/" + name);
+    return service ? service->value(Json::json_pointer("/status/readyReplicas"), 0) : 0;
+  };
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (std::chrono::steady_clock::now() < deadline &&
+         (ready("qwen2-7b-instruct") < 1 || ready("llama-70b-multinode") < 1)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  EXPECT_EQ(ready("qwen2-7b-instruct"), 1);
+  EXPECT_EQ(ready("llama-70b-multinode"), 1);
+  auto pods = (*client)->Get("/api/v1/namespaces/default/pods");
+  ASSERT_TRUE(pods) << pods.error().ToString();
+  std::set<std::string> nodes;
+  for (const Json& pod : (*pods)["items"]) {
+    if (pod["metadata"].value("name", "").starts_with("llama-70b-multinode-")) {
+      nodes.insert(pod["spec"].value("nodeName", ""));
+    }
+  }
+  EXPECT_EQ(nodes.size(), 2u) << pods->dump(2);
 }
 
 // A RayJob of KubeRay's usual shape (no container commands: strata starts the pods with the
