@@ -190,6 +190,9 @@ std::map<std::string, std::string> StartParams(const FieldView& group, bool head
     if (it == params.end()) continue;
     if (own != "block") {
       errors.Add(KeyPath(path, it->first), "set by strata: " + std::string(kNoAddresses));
+    } else if (it->second != "true") {
+      errors.Warn(KeyPath(path, it->first),
+                  "ignored: strata runs `ray start --block`, so that the pod lives as long as Ray");
     }
     params.erase(it);
   }

@@ -317,6 +317,25 @@ TEST(RayClusterTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
               HasSubstr("spec.managedBy: strata manages every Ray object it admits"));
 }
 
+TEST(RayClusterTest, RayAlwaysBlocksInThePod) {
+  std::vector<std::string> warnings;
+  Result<Job> job = DecodeJob(R"(
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: r}
+spec:
+  headGroupSpec:
+    rayStartParams: {block: "false"}
+    template: {spec: {containers: [{name: h, image: ray}]}}
+)",
+                              &warnings);
+  ASSERT_TRUE(job.has_value()) << job.error().message();
+  EXPECT_THAT(job->spec.template_.command[2],
+              HasSubstr("exec ray start --head --port=$MASTER_PORT --block\n"));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("spec.headGroupSpec.rayStartParams[block]: ignored"));
+}
+
 TEST(RayClusterTest, OwnCommandsNeedACommandInEveryGroup) {
   Result<std::vector<Object>> r = DecodeManifests({{"r.yaml", R"(
 apiVersion: ray.io/v1
