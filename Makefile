@@ -20,6 +20,10 @@ DEB_PACKAGES += $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/
 # does not package: a virtual environment outside the repo, from the pinned requirements.
 PY_DEPS_DIR ?= $(HOME)/.cache/strata-python
 PY_REQUIREMENTS := tests/gateway/python/requirements.txt
+# Ray, for the live RayJob of tests/platform/compat_manifests_e2e_test.cc (KubeRay's manifests
+# started with real `ray start`), installed the same way.
+RAY_DEPS_DIR ?= $(HOME)/.cache/strata-ray
+RAY_REQUIREMENTS := tests/platform/ray/requirements.txt
 
 FORMAT_FILES = $(shell git ls-files --cached --others --exclude-standard \
   'src/*.h' 'src/*.cc' 'tests/*.h' 'tests/*.cc' 'bench/*.h' 'bench/*.cc' 'fuzz/*.cc' 2>/dev/null)
@@ -60,6 +64,12 @@ py-deps: deb-deps
 	$(PY_DEPS_DIR)/bin/pip install -q --disable-pip-version-check -r $(PY_REQUIREMENTS) && \
 	cp $(PY_REQUIREMENTS) $$stamp || \
 	echo "py-deps: could not install $(PY_REQUIREMENTS) into $(PY_DEPS_DIR); gateway_openai_py will skip"
+	@stamp=$(RAY_DEPS_DIR)/requirements.txt; \
+	if cmp -s $(RAY_REQUIREMENTS) $$stamp; then exit 0; fi; \
+	python3 -m venv $(RAY_DEPS_DIR) && \
+	$(RAY_DEPS_DIR)/bin/pip install -q --disable-pip-version-check -r $(RAY_REQUIREMENTS) && \
+	cp $(RAY_REQUIREMENTS) $$stamp || \
+	echo "py-deps: could not install $(RAY_REQUIREMENTS) into $(RAY_DEPS_DIR); the live RayJob test will skip"
 
 build: deps
 	cmake --preset release >/dev/null

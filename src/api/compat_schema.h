@@ -65,6 +65,21 @@ void DecodeJobSet(const FieldView& doc, DecodedDocument& out);
 // decode_kserve.cc
 const TypeSchema* InferenceServiceSchema();
 void DecodeInferenceService(const FieldView& doc, DecodedDocument& out);
+// The model argument of `vllm serve` for a KServe storage URI (hf://org/model, file:///path or
+// /path), or empty after reporting any other at `path`.
+std::string KServeModelPath(const std::string& uri, const std::string& path, FieldErrors& errors);
+
+// decode_llm_inference_service.cc: one schema per served version (v1alpha1 and v1alpha2 share
+// their shape), one decoder.
+const TypeSchema* LLMInferenceServiceV1alpha1Schema();
+const TypeSchema* LLMInferenceServiceV1alpha2Schema();
+void DecodeLLMInferenceService(const FieldView& doc, DecodedDocument& out);
+
+// decode_ray.cc: a RayCluster, and a RayJob with its cluster, each decode to one Job.
+const TypeSchema* RayClusterSchema();
+void DecodeRayCluster(const FieldView& doc, DecodedDocument& out);
+const TypeSchema* RayJobSchema();
+void DecodeRayJob(const FieldView& doc, DecodedDocument& out);
 
 // decode_kueue.cc
 const TypeSchema* ClusterQueueV1beta1Schema();

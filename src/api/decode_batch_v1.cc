@@ -88,14 +88,16 @@ void RequireQueueToSuspend(const FieldView& spec, std::string_view kind, const s
   }
 }
 
-void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErrors& errors) {
+void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErrors& errors,
+                           bool command_required) {
   FieldView pod_spec = pod_template.Object("spec");
   for (const char* field : {"nodeName", "priority"}) {
     if (pod_spec.Has(field)) {
       errors.Add(pod_spec.PathOf(field), "set per job: strata places the job's pods together");
     }
   }
-  KubeContainer container = FromSingleContainer(pod_spec, WorkloadClass::kTraining, errors);
+  KubeContainer container =
+      FromSingleContainer(pod_spec, WorkloadClass::kTraining, errors, command_required);
   out.resources = container.resources;
   out.template_ = std::move(container.process);
   out.tolerations = DecodeTolerations(pod_spec, "tolerations");

@@ -10,6 +10,11 @@ namespace {
 
 using T = FieldType;
 
+// Why a framework predictor (sklearn:, pytorch:...) is refused.
+constexpr std::string_view kOnlyModelPredictor =
+    "strata serves language models with vLLM: use predictor.model with modelFormat huggingface "
+    "or vllm";
+
 const TypeSchema* ModelFormatSchema() {
   static const TypeSchema s{"ModelFormat",
                             "The model's format.",
@@ -59,6 +64,16 @@ const TypeSchema* PredictorSchema() {
        {"scaleTarget", T::kNonNegativeInteger, "Per-replica target of the metric."},
        {"tolerations", T::kObjectList, "Node taints the replicas tolerate.", TolerationSchema},
        {"containers", T::kUnsupported, "use predictor.model"},
+       {"sklearn", T::kUnsupported, kOnlyModelPredictor},
+       {"xgboost", T::kUnsupported, kOnlyModelPredictor},
+       {"lightgbm", T::kUnsupported, kOnlyModelPredictor},
+       {"tensorflow", T::kUnsupported, kOnlyModelPredictor},
+       {"pytorch", T::kUnsupported, kOnlyModelPredictor},
+       {"triton", T::kUnsupported, kOnlyModelPredictor},
+       {"onnx", T::kUnsupported, kOnlyModelPredictor},
+       {"pmml", T::kUnsupported, kOnlyModelPredictor},
+       {"paddle", T::kUnsupported, kOnlyModelPredictor},
+       {"huggingface", T::kUnsupported, kOnlyModelPredictor},
        {"nodeSelector", T::kUnsupported, "choose nodes with a ResourceFlavor or gpuSelector"},
        {"serviceAccountName", T::kUnsupported, "strata has no service accounts"},
        {"canaryTrafficPercent", T::kUnsupported, "use a native Service's versions and weights"},
@@ -75,16 +90,6 @@ const TypeSchema* InferenceServiceSpecSchema() {
        {"transformer", T::kUnsupported, "strata serves the model directly"},
        {"explainer", T::kUnsupported, "strata serves the model directly"}}};
   return &s;
-}
-
-// The model argument of `vllm serve` for a storage URI, or empty after reporting it.
-std::string ModelPath(const std::string& uri, const std::string& path, FieldErrors& errors) {
-  if (uri.rfind("hf://", 0) == 0 && uri.size() > 5) return uri.substr(5);
-  if (uri.rfind("file://", 0) == 0 && uri.size() > 7) return uri.substr(7);
-  if (!uri.empty() && uri.front() == '/') return uri;
-  errors.Add(path,
-             "strata loads models from hf://, file:// or an absolute path, got " + Quoted(uri));
-  return "";
 }
 
 // The --tensor-parallel-size given in vLLM's arguments, or 0.
@@ -104,6 +109,15 @@ int64_t TensorParallelArg(const std::vector<std::string>& args) {
 
 }  // namespace
 
+std::string KServeModelPath(const std::string& uri, const std::string& path, FieldErrors& errors) {
+  if (uri.rfind("hf://", 0) == 0 && uri.size() > 5) return uri.substr(5);
+  if (uri.rfind("file://", 0) == 0 && uri.size() > 7) return uri.substr(7);
+  if (!uri.empty() && uri.front() == '/') return uri;
+  errors.Add(path,
+             "strata loads models from hf://, file:// or an absolute path, got " + Quoted(uri));
+  return "";
+}
+
 const TypeSchema* InferenceServiceSchema() {
   static const TypeSchema s =
       CompatDocument("InferenceService", "serving.kserve.io/v1beta1", "A KServe inference service.",
@@ -121,7 +135,7 @@ void DecodeInferenceService(const FieldView& doc, DecodedDocument& out) {
   FieldView predictor = doc.Object("spec").Object("predictor");
   FieldView model = predictor.Object("model");
   std::string model_path =
-      ModelPath(model.String("storageUri"), model.PathOf("storageUri"), errors);
+      KServeModelPath(model.String("storageUri"), model.PathOf("storageUri"), errors);
   s.engine.command = {"vllm", "serve", model_path, "--served-model-name", s.model};
   s.engine.args = model.StringList("args");
   s.engine.env = DecodeEnv(model, "env");

@@ -204,6 +204,7 @@ json EncodeJob(const Job& job) {
   PutDuration(spec, "runtimeLimit", s.runtime_limit);
   spec["template"] = Template(s.template_);
   spec["cleanPodPolicy"] = s.clean_pod_policy;
+  if (s.success_policy != JobSpec{}.success_policy) spec["successPolicy"] = s.success_policy;
   out["spec"] = std::move(spec);
   if (job.status != JobStatus{}) out["status"] = EncodeJobStatus(job.status);
   return out;

@@ -45,6 +45,9 @@ struct JobSpec {
   Duration runtime_limit{0};  // 0: none
   ProcessTemplate template_;
   std::string clean_pod_policy = "Running";  // None | Running | All, when the job ends
+  // AllPods: the job succeeds when every pod has. RankZero: when the pod of rank 0 has (a
+  // driver's, such as a RayJob's head running the entrypoint); the others are then stopped.
+  std::string success_policy = "AllPods";
 
   bool operator==(const JobSpec&) const = default;
 };

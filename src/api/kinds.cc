@@ -25,6 +25,9 @@ constexpr std::string_view kTrainingRuntimeMapsTo =
     "nothing: the defaults (mlPolicy.numNodes, torch.numProcPerNode, the trainer step's image, "
     "command, args, env and resources) of the TrainJobs among the same manifests that name it; "
     "apply it with its TrainJobs";
+constexpr std::string_view kLLMInferenceServiceMapsTo =
+    "a Service serving model.name (default: its own name) with vLLM behind strata's gateway: "
+    "replicas, parallelism as vLLM's flags, a worker as nodesPerReplica";
 
 }  // namespace
 
@@ -76,6 +79,16 @@ const std::vector<KindInfo>& AllKinds() {
       {"serving.kserve.io/v1beta1", "InferenceService", false, InferenceServiceSchema,
        DecodeInferenceService,
        "a Service serving the model under the InferenceService's name, with a vLLM engine"},
+      {"serving.kserve.io/v1alpha2", "LLMInferenceService", false,
+       LLMInferenceServiceV1alpha2Schema, DecodeLLMInferenceService, kLLMInferenceServiceMapsTo},
+      {"serving.kserve.io/v1alpha1", "LLMInferenceService", false,
+       LLMInferenceServiceV1alpha1Schema, DecodeLLMInferenceService, kLLMInferenceServiceMapsTo},
+      {"ray.io/v1", "RayCluster", false, RayClusterSchema, DecodeRayCluster,
+       "a Job: the head and every worker group's pods as one gang, each pod running its group's "
+       "`ray start` (the head at MASTER_ADDR:MASTER_PORT)"},
+      {"ray.io/v1", "RayJob", false, RayJobSchema, DecodeRayJob,
+       "a Job: its cluster as one gang whose head runs the entrypoint once Ray is up; the job "
+       "ends with the entrypoint's exit status"},
       {"kueue.x-k8s.io/v1beta2", "ClusterQueue", false, ClusterQueueV1beta2Schema,
        DecodeClusterQueue, kClusterQueueMapsTo, false},
       {"kueue.x-k8s.io/v1beta1", "ClusterQueue", false, ClusterQueueV1beta1Schema,

@@ -81,7 +81,9 @@ void RequireQueueToSuspend(const FieldView& spec, std::string_view kind, const s
 // A gang's pod template (a PodTemplateSpec) into `out`: no nodeName or priority (set per job),
 // the one container's process and resources, tolerations, Kueue's topology annotations and the
 // priorityClassName. Does not judge restartPolicy, whose rules differ by kind.
-void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErrors& errors);
+// `command_required`: whether the container must give a command (FromSingleContainer's rule).
+void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErrors& errors,
+                           bool command_required = true);
 
 // The rules that make a Kubernetes pod template whose pods run until deleted (a Deployment's,
 // StatefulSet's or LeaderWorkerSet's) a Service's replicas (decode_apps_v1.cc).

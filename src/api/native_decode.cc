@@ -148,6 +148,7 @@ void DecodeNativeJob(const FieldView& doc, DecodedDocument& out) {
   s.template_ =
       DecodeProcessTemplate(spec.Object("template"), WorkloadClass::kTraining, out.errors);
   s.clean_pod_policy = spec.String("cleanPodPolicy", "Running");
+  s.success_policy = spec.String("successPolicy", "AllPods");
   job.status = DecodeJobStatus(doc.Object("status"));
   out.objects.push_back(std::move(job));
 }

@@ -232,7 +232,13 @@ const TypeSchema* JobSpecSchema() {
         T::kEnum,
         "Which pods to stop when the job ends: None, Running (default) or All.",
         nullptr,
-        {"None", "Running", "All"}}}};
+        {"None", "Running", "All"}},
+       {"successPolicy",
+        T::kEnum,
+        "When the job succeeds: AllPods (default), when every pod has; RankZero, when the pod of "
+        "rank 0 has (a driver's), the others then being stopped.",
+        nullptr,
+        {"AllPods", "RankZero"}}}};
   return &s;
 }
 

@@ -142,9 +142,12 @@ Status JobController::ReconcileJob(const cluster::Stored<api::Job>& job, const P
   const bool all_terminal = AllTerminal(pods);
   const cluster::Stored<api::Pod>* failure = FirstFailure(pods);
   const bool complete = !pods.empty() && static_cast<int64_t>(pods.size()) == spec.replicas;
-  const bool all_succeeded = complete && std::all_of(pods.begin(), pods.end(), [](const auto& pod) {
-                               return pod.value.status.phase == api::PodPhase::kSucceeded;
-                             });
+  const bool rank_zero_decides = spec.success_policy == "RankZero";
+  const bool succeeded =
+      complete && std::all_of(pods.begin(), pods.end(), [rank_zero_decides](const auto& pod) {
+        return pod.value.status.phase == api::PodPhase::kSucceeded ||
+               (rank_zero_decides && pod.value.spec.owner.rank != 0);
+      });
   const bool all_running = complete && std::all_of(pods.begin(), pods.end(), [](const auto& pod) {
                              return pod.value.status.phase == api::PodPhase::kRunning &&
                                     api::StopRequested(pod.value).empty();
@@ -156,11 +159,12 @@ Status JobController::ReconcileJob(const cluster::Stored<api::Job>& job, const P
 
   if (status.Terminal() || !status.placement) {
     // Nothing runs for the job now (or it is over): its pods, if any, are cleaned up below.
-  } else if (all_succeeded) {
+  } else if (succeeded) {
     status.phase = api::JobPhase::kSucceeded;
     status.completion_time = stamp;
     status.reason = "Succeeded";
-    status.message = fmt::format("all {} pod(s) succeeded", pods.size());
+    status.message = rank_zero_decides ? std::string("the pod of rank 0 succeeded")
+                                       : fmt::format("all {} pod(s) succeeded", pods.size());
     status.SetCondition("Running", "False", "Succeeded", status.message, now);
     status.SetCondition("Succeeded", "True", "Succeeded", status.message, now);
     writer.Event("Normal", "Succeeded", status.message);

@@ -35,7 +35,7 @@ struct JobControllerOptions {
 //    failure fails the job;
 //  - pods stopped for preemption: once all are terminal the status drops the placement
 //    (phase Pending, preemption count one higher; not a restart), then they are deleted;
-//  - every pod Succeeded: phase Succeeded;
+//  - every pod Succeeded (successPolicy RankZero: the pod of rank 0): phase Succeeded;
 //  - a finished job (Succeeded or Failed) holds nothing: live pods are stopped, and pods are
 //    deleted as cleanPodPolicy says (All: every pod; Running: the pods stopped at the end;
 //    None: none) once terminal;

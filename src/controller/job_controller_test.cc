@@ -94,6 +94,24 @@ TEST(JobControllerTest, CleanPodPolicyAllDeletesEveryPod) {
   EXPECT_THAT(cluster.JobPods("train"), SizeIs(0));
 }
 
+TEST(JobControllerTest, SuccessPolicyRankZeroEndsTheJobWithItsFirstPodAndStopsTheOthers) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8);
+  cluster.AddNode("node-b", 8);
+  std::string job = Job("driver", 2, 0);
+  job.insert(job.find("  template:"), "  successPolicy: RankZero\n");
+  cluster.Apply(job);
+  cluster.Reconcile(1);
+  cluster.StartBoundPods();
+  cluster.Reconcile(1);
+  // The driver (rank 0) ends the job while its worker still runs.
+  cluster.SetPodPhase("driver-worker-0", "Succeeded", 0);
+  cluster.Reconcile(1);
+  EXPECT_EQ(cluster.Job("driver").phase, api::JobPhase::kSucceeded);
+  EXPECT_EQ(cluster.Job("driver").message, "the pod of rank 0 succeeded");
+  EXPECT_EQ(api::StopRequested(cluster.Pod("driver-worker-1")), api::kStopJobFinished);
+}
+
 TEST(JobControllerTest, TheRestartNamesThePodThatFailedFirstNotItsKnockOn) {
   TestCluster cluster;
   StartTrainJob(cluster);

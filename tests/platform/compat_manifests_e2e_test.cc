@@ -2,9 +2,12 @@
 // JobSet's, Volcano's and LeaderWorkerSet's own shapes) applied with the real CLI to a live
 // `strata up`, one file at a time as a user would: each is accepted with the warnings its header
 // declares, every Job they hold runs to Succeeded, and every Service (from a Deployment,
-// StatefulSet or LeaderWorkerSet) gets all its replicas ready.
+// StatefulSet or LeaderWorkerSet) gets all its replicas ready. KubeRay's and KServe's shapes go
+// through `apply --dry-run`, RayJobs through a live `strata up` to their entrypoint's result, and
+// LLMInferenceServices to serving.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -102,6 +105,196 @@ TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds)
       EXPECT_EQ(job.value(Json::json_pointer("/status/restartCount"), -1), 1) << job.dump(2);
     }
   }
+}
+
+// Where a job stands: its phase and restart count ("" and -1 while it is not there).
+std::pair<std::string, int> JobState(client::ApiClient& client, const std::string& name) {
+  auto job = client.Get("/apis/strata.dev/v1alpha1/namespaces/default/jobs/" + name);
+  if (!job) return {"", -1};
+  return {job->value(Json::json_pointer("/status/phase"), std::string()),
+          job->value(Json::json_pointer("/status/restartCount"), -1)};
+}
+
+// KubeRay's and KServe's shapes through `strata apply --dry-run`, each with the warnings its
+// header declares; then RayJobs through a live `strata up`. `ray` is not installed here, so the
+// live RayJobs are those whose pods run their own commands (ray.io/overwrite-container-cmd; the
+// `ray start` commands strata generates otherwise are checked word for word in
+// src/api/decode_ray_test.cc): each job ends with its entrypoint's exit status.
+TEST(CompatManifestsE2eTest, RayAndKServeShapesDryRunAndARayJobEndsWithItsEntrypoint) {
+  int files = 0;
+  for (const char* project : {"ray", "kserve"}) {
+    for (const fs::directory_entry& e :
+         fs::directory_iterator(fs::path(SourceDir()) / "testdata/manifests/compat" / project)) {
+      ++files;
+      CommandResult applied = RunStrata({"apply", "--dry-run", "-f", e.path().string()});
+      ASSERT_EQ(applied.exit_code, 0) << e.path() << "\n" << applied.err;
+      EXPECT_EQ(CountLines(applied.err, "Warning: "), DeclaredWarnings(e.path()))
+          << e.path() << "\n"
+          << applied.err;
+      EXPECT_THAT(applied.out, ::testing::HasSubstr("kind: ")) << e.path();
+    }
+  }
+  EXPECT_GE(files, 18);
+
+  node::testing::TempDir data;
+  UpProcess up;
+  ASSERT_TRUE(
+      up.Start({"--data-dir", data.path(), "--listen", "127.0.0.1:0",
+                "--nvml-library=/nonexistent/libnvidia-ml.so.1", "--simulate", "2x8:H100-80GB"}))
+      << up.output();
+  const fs::path ray = fs::path(SourceDir()) / "testdata/manifests/compat/ray";
+  for (const char* file : {"11-rayjob-own-commands.yaml", "12-rayjob-failing-entrypoint.yaml"}) {
+    CommandResult applied = RunStrata({"apply", "-f", (ray / file).string(), "--server", up.url()});
+    ASSERT_EQ(applied.exit_code, 0) << file << "\n" << applied.err;
+  }
+  auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
+  ASSERT_TRUE(client);
+  std::pair<std::string, int> passing, failing;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    passing = JobState(**client, "rayjob-own-commands");
+    failing = JobState(**client, "rayjob-failing");
+    if (passing.first == "Succeeded" && failing.first == "Failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  // The entrypoint ran on the head (rank 0) once its port was open, with the head's address; the
+  // workers left when the head closed its port, so the gang succeeded.
+  EXPECT_EQ(passing.first, "Succeeded");
+  CommandResult logs =
+      RunStrata({"logs", "pod", "rayjob-own-commands-worker-0", "--server", up.url()});
+  EXPECT_THAT(logs.out, ::testing::MatchesRegex(
+                            "(.|\n)*entrypoint ran with RAY_ADDRESS [^ :]+:[0-9]+\n(.|\n)*"))
+      << logs.err;
+  // The failing entrypoint's status failed the job, after the one retry backoffLimit allows.
+  EXPECT_EQ(failing.first, "Failed");
+  EXPECT_EQ(failing.second, 1);
+}
+
+// KServe's LLMInferenceServices through a live `strata up` to serving: one on a single GPU, and
+// one whose replica spans two 8-GPU nodes (a worker, tensor 8 x pipeline 2). On simulated GPUs
+// strata runs its engine simulator in vLLM's place; a replica counts as ready once every pod's
+// engine passed its readiness probe.
+TEST(CompatManifestsE2eTest, LLMInferenceServicesServe) {
+  node::testing::TempDir data;
+  UpProcess up;
+  ASSERT_TRUE(up.Start({"--data-dir", data.path(), "--listen", "127.0.0.1:0",
+                        "--nvml-library=/nonexistent/libnvidia-ml.so.1", "--simulate",
+                        "3x8:H100-80GB", "--gateway-listen", "127.0.0.1:0"}))
+      << up.output();
+  const fs::path kserve = fs::path(SourceDir()) / "testdata/manifests/compat/kserve";
+  for (const char* file : {"01-llmisvc-single-gpu.yaml", "03-llmisvc-multi-node-pipeline.yaml"}) {
+    CommandResult applied =
+        RunStrata({"apply", "-f", (kserve / file).string(), "--server", up.url()});
+    ASSERT_EQ(applied.exit_code, 0) << file << "\n" << applied.err;
+  }
+  auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
+  ASSERT_TRUE(client);
+  auto ready = [&client](const std::string& name) {
+    auto service = (*client)->Get("/apis/strata.dev/v1alpha1/namespaces/default/services/" + name);
+    return service ? service->value(Json::json_pointer("/status/readyReplicas"), 0) : 0;
+  };
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (std::chrono::steady_clock::now() < deadline &&
+         (ready("qwen2-7b-instruct") < 1 || ready("llama-70b-multinode") < 1)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  EXPECT_EQ(ready("qwen2-7b-instruct"), 1);
+  EXPECT_EQ(ready("llama-70b-multinode"), 1);
+  auto pods = (*client)->Get("/api/v1/namespaces/default/pods");
+  ASSERT_TRUE(pods) << pods.error().ToString();
+  std::set<std::string> nodes;
+  for (const Json& pod : (*pods)["items"]) {
+    if (pod["metadata"].value("name", "").starts_with("llama-70b-multinode-")) {
+      nodes.insert(pod["spec"].value("nodeName", ""));
+    }
+  }
+  EXPECT_EQ(nodes.size(), 2u) << pods->dump(2);
+}
+
+// A RayJob of KubeRay's usual shape (no container commands: strata starts the pods with the
+// `ray start` KubeRay would) run with real Ray, installed by `make py-deps` into
+// ~/.cache/strata-ray: the head and the worker form one Ray cluster, the entrypoint runs on it
+// once the head is up, and the job succeeds with it. Pods find `ray` on the PATH `strata up`
+// passes them; as root, they run as root (the venv is under root's home, which nobody cannot
+// read), the manifest asking for it and `strata up` allowing it.
+TEST(CompatManifestsE2eTest, ARayJobRunsOnRealRay) {
+  const char* home = std::getenv("HOME");
+  const fs::path ray_bin =
+      fs::path(home != nullptr ? home : "/nonexistent") / ".cache/strata-ray/bin";
+  if (!fs::exists(ray_bin / "ray")) {
+    GTEST_SKIP() << "no Ray in " << ray_bin << ": `make py-deps` installs it";
+  }
+  const bool root = geteuid() == 0;
+  // A Ray pod template whose keys start at `indent`.
+  auto container = [root](const std::string& indent) {
+    std::string text = "\n" + indent + "spec:\n" + indent + "  containers:\n" + indent +
+                       "    - name: ray\n" + indent + "      image: rayproject/ray:2.60.0\n" +
+                       indent + "      resources: {limits: {cpu: \"1\", memory: 1Gi}}";
+    if (root) text += "\n" + indent + "      securityContext: {runAsUser: 0}";
+    return text;
+  };
+  node::testing::TempDir data;
+  const std::string manifest = data.path() + "/rayjob.yaml";
+  std::ofstream(manifest) << R"(apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: rayjob-real}
+spec:
+  shutdownAfterJobFinishes: false
+  entrypoint: |
+    python - <<'PY'
+    import time
+    import ray
+    ray.init()
+    deadline = time.time() + 60
+    while len([n for n in ray.nodes() if n["Alive"]]) < 2 and time.time() < deadline:
+        time.sleep(0.5)
+    @ray.remote
+    def square(x):
+        return x * x
+    print("alive nodes", len([n for n in ray.nodes() if n["Alive"]]))
+    print("sum of squares", sum(ray.get([square.remote(i) for i in range(4)])))
+    PY
+  rayClusterSpec:
+    headGroupSpec:
+      rayStartParams: {disable-usage-stats: "true", include-dashboard: "false",
+                       object-store-memory: "100000000"}
+      template:)" + container("        ") +
+                                 R"(
+    workerGroupSpecs:
+      - groupName: workers
+        replicas: 1
+        rayStartParams: {disable-usage-stats: "true", object-store-memory: "100000000"}
+        template:)" + container("          ") +
+                                 "\n";
+
+  const std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin";
+  setenv("PATH", (ray_bin.string() + ":" + path).c_str(), 1);
+  UpProcess up;
+  std::vector<std::string> args = {"--data-dir",
+                                   data.path(),
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--nvml-library=/nonexistent/libnvidia-ml.so.1",
+                                   "--simulate",
+                                   "2x8:H100-80GB"};
+  if (root) args.push_back("--allow-root-pods");
+  const bool started = up.Start(args);
+  setenv("PATH", path.c_str(), 1);
+  ASSERT_TRUE(started) << up.output();
+  CommandResult applied = RunStrata({"apply", "-f", manifest, "--server", up.url()});
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
+  ASSERT_TRUE(client);
+  std::pair<std::string, int> state;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    state = JobState(**client, "rayjob-real");
+    if (state.first == "Succeeded" || state.first == "Failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  CommandResult logs = RunStrata({"logs", "pod", "rayjob-real-worker-0", "--server", up.url()});
+  EXPECT_EQ(state.first, "Succeeded") << logs.out << logs.err;
+  EXPECT_THAT(logs.out, ::testing::HasSubstr("alive nodes 2\nsum of squares 14\n")) << logs.err;
 }
 
 // Deployments, StatefulSets and LeaderWorkerSets (testdata/manifests/compat/apps and lws) become
