@@ -21,15 +21,21 @@ DEB_PACKAGES += $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/
 PY_DEPS_DIR ?= $(HOME)/.cache/strata-python
 PY_REQUIREMENTS := tests/gateway/python/requirements.txt
 
+# PyTorch for the DDP job in examples/torch-ddp and its test (tests/platform/torch_ddp_e2e_test):
+# torch and only the CUDA libraries its wheel cannot be imported without, with --no-deps (the
+# requirements file says why). About 4 GB; under a minute where PyPI is near.
+TORCH_DEPS_DIR ?= $(HOME)/.cache/strata-torch
+TORCH_REQUIREMENTS := examples/torch-ddp/requirements.txt
+
 FORMAT_FILES = $(shell git ls-files --cached --others --exclude-standard \
   'src/*.h' 'src/*.cc' 'tests/*.h' 'tests/*.cc' 'bench/*.h' 'bench/*.cc' 'fuzz/*.cc' 2>/dev/null)
 
-.PHONY: all deps deb-deps kube-deps py-deps build build-asan build-fuzz test test-release test-asan fuzz \
+.PHONY: all deps deb-deps kube-deps py-deps torch-deps build build-asan build-fuzz test test-release test-asan fuzz \
   format format-check check-includes run clean
 
 all: build
 
-deps: deb-deps kube-deps py-deps
+deps: deb-deps kube-deps py-deps torch-deps
 
 deb-deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -60,6 +66,17 @@ py-deps: deb-deps
 	$(PY_DEPS_DIR)/bin/pip install -q --disable-pip-version-check -r $(PY_REQUIREMENTS) && \
 	cp $(PY_REQUIREMENTS) $$stamp || \
 	echo "py-deps: could not install $(PY_REQUIREMENTS) into $(PY_DEPS_DIR); gateway_openai_py will skip"
+
+# Seconds once installed, like py-deps; without a registry the torch test skips, saying why.
+torch-deps: deb-deps
+	@stamp=$(TORCH_DEPS_DIR)/requirements.txt; \
+	if cmp -s $(TORCH_REQUIREMENTS) $$stamp; then exit 0; fi; \
+	echo "torch-deps: installing torch into $(TORCH_DEPS_DIR) (about 4 GB)"; \
+	python3 -m venv $(TORCH_DEPS_DIR) && \
+	$(TORCH_DEPS_DIR)/bin/pip install -q --disable-pip-version-check --no-deps \
+	  -r $(TORCH_REQUIREMENTS) && \
+	cp $(TORCH_REQUIREMENTS) $$stamp || \
+	echo "torch-deps: could not install $(TORCH_REQUIREMENTS) into $(TORCH_DEPS_DIR); torch_ddp_e2e_test will skip"
 
 build: deps
 	cmake --preset release >/dev/null
