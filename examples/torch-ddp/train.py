@@ -72,7 +72,7 @@ def load_checkpoint(path, run_id, model, optimizer):
     if not path or not os.path.exists(path):
         return 0
     state = torch.load(path, weights_only=True)
-    if state["run_id"] != run_id:
+    if state.get("run_id") != run_id:
         return 0
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
@@ -110,7 +110,7 @@ def main():
     # DDP lays out its gradient buckets again after a process's first backward pass, and the
     # layout decides the order in which the ranks' gradients are summed. One pass on a throwaway
     # batch, with no optimizer step, gives every training step the settled layout, so a run
-    # resumed from a checkpoint logs the same losses as one that never stopped, bit for bit.
+    # resumed from a checkpoint logs the same losses as one that never stopped.
     loss_fn(model(torch.zeros(1, 16)), torch.zeros(1, 1)).backward()
     optimizer.zero_grad()
     for step in range(start, args.steps):

@@ -324,12 +324,13 @@ TEST_F(NodeAgentTest, OneWorkerFailingStopsThePodsOthers) {
 }
 
 TEST_F(NodeAgentTest, TheFailureNamedIsTheProcessThatEndedFirstNotTheFirstInThePod) {
-  // rank-1 fails; rank-0 fails only after rank-1 is gone (a knock-on failure).
+  // rank-1 fails; rank-0 fails only after rank-1 is gone (a knock-on failure). The shell's $$ is
+  // written $$$$: a command line is expanded as Kubernetes does, where $$ stands for $.
   const std::string fifo = data_.File("rank-1-pid");
   testing::MakeFifo(fifo);
   store::Object created = Create(TrainingShellPod(
       "knock-on", 0, 2,
-      "if [ \"$LOCAL_RANK\" = 1 ]; then echo $$ > " + fifo + "; exit 7; fi; read pid < " + fifo +
+      "if [ \"$LOCAL_RANK\" = 1 ]; then echo $$$$ > " + fifo + "; exit 7; fi; read pid < " + fifo +
           "; while kill -0 $pid 2>/dev/null; do sleep 0.01; done; exit 1"));
   RunPass();                                               // starts them
   ASSERT_TRUE(runtime_->WaitForExit(created.uid, kWait));  // both end before the agent looks
