@@ -132,6 +132,10 @@ def main():
             save_checkpoint(path, run_id, model.module, optimizer, step)
         if args.step_delay > 0:
             time.sleep(args.step_delay)
+    # Every rank is done before the group goes, and DDP, whose reducer holds the group's work,
+    # goes before it: gloo may abort a process whose group outlives them at exit.
+    dist.barrier()
+    del model, optimizer
     dist.destroy_process_group()
 
 

@@ -76,7 +76,7 @@ class TorchDdpE2eTest : public TrainingJobTest {
     // The pods find python3 and torchrun on strata up's PATH, as a user's would after
     // activating the environment that has torch.
     std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin";
-    setenv("PATH", (TorchBin() + ":" + path).c_str(), 1);
+    if (!path.starts_with(TorchBin() + ":")) setenv("PATH", (TorchBin() + ":" + path).c_str(), 1);
   }
 
   // strata up as the examples need it. As root, strata runs pods as nobody, who cannot read
