@@ -25,15 +25,21 @@ PY_REQUIREMENTS := tests/gateway/python/requirements.txt
 RAY_DEPS_DIR ?= $(HOME)/.cache/strata-ray
 RAY_REQUIREMENTS := tests/platform/ray/requirements.txt
 
+# PyTorch for the DDP job in examples/torch-ddp and its test (tests/platform/torch_ddp_e2e_test):
+# torch and only the CUDA libraries its wheel cannot be imported without, with --no-deps (the
+# requirements file says why). About 4 GB; under a minute where PyPI is near.
+TORCH_DEPS_DIR ?= $(HOME)/.cache/strata-torch
+TORCH_REQUIREMENTS := examples/torch-ddp/requirements.txt
+
 FORMAT_FILES = $(shell git ls-files --cached --others --exclude-standard \
   'src/*.h' 'src/*.cc' 'tests/*.h' 'tests/*.cc' 'bench/*.h' 'bench/*.cc' 'fuzz/*.cc' 2>/dev/null)
 
-.PHONY: all deps deb-deps kube-deps py-deps build build-asan build-fuzz test test-release test-asan fuzz \
+.PHONY: all deps deb-deps kube-deps py-deps torch-deps build build-asan build-fuzz test test-release test-asan fuzz \
   format format-check check-includes run clean
 
 all: build
 
-deps: deb-deps kube-deps py-deps
+deps: deb-deps kube-deps py-deps torch-deps
 
 deb-deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -70,6 +76,17 @@ py-deps: deb-deps
 	$(RAY_DEPS_DIR)/bin/pip install -q --disable-pip-version-check -r $(RAY_REQUIREMENTS) && \
 	cp $(RAY_REQUIREMENTS) $$stamp || \
 	echo "py-deps: could not install $(RAY_REQUIREMENTS) into $(RAY_DEPS_DIR); the live RayJob test will skip"
+
+# Seconds once installed, like py-deps; without a registry the torch test skips, saying why.
+torch-deps: deb-deps
+	@stamp=$(TORCH_DEPS_DIR)/requirements.txt; \
+	if cmp -s $(TORCH_REQUIREMENTS) $$stamp; then exit 0; fi; \
+	echo "torch-deps: installing torch into $(TORCH_DEPS_DIR) (about 4 GB)"; \
+	python3 -m venv $(TORCH_DEPS_DIR) && \
+	$(TORCH_DEPS_DIR)/bin/pip install -q --disable-pip-version-check --no-deps \
+	  -r $(TORCH_REQUIREMENTS) && \
+	cp $(TORCH_REQUIREMENTS) $$stamp || \
+	echo "torch-deps: could not install $(TORCH_REQUIREMENTS) into $(TORCH_DEPS_DIR); torch_ddp_e2e_test will skip"
 
 build: deps
 	cmake --preset release >/dev/null

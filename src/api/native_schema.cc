@@ -214,7 +214,9 @@ const TypeSchema* JobSpecSchema() {
         .doc = "Pods (nodes), placed all together or not at all (default 1).",
         .maximum = kMaxJobReplicas},
        {"procPerNode", T::kNonNegativeInteger,
-        "Worker processes per pod, torchrun's nproc_per_node (default 1)."},
+        "Worker processes per pod, torchrun's nproc_per_node (default 1). When the command "
+        "runs torchrun itself, strata starts that one launcher per pod and torchrun the "
+        "workers."},
        {"resources", T::kObject, "What each pod needs.", ResourceRequestSchema},
        {"gpuSelector", T::kObject, "Which GPUs the job accepts.", GpuSelectorSchema},
        {"tolerations", T::kObjectList, "Node taints the job tolerates.", TolerationSchema},

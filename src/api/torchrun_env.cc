@@ -100,17 +100,9 @@ std::string JoinIndices(const std::vector<int>& indices) {
   return fmt::format("{}", fmt::join(indices, ","));
 }
 
-}  // namespace
-
-std::span<const std::string_view> ReservedEnvNames() { return kReservedNames; }
-
-bool IsReservedEnvName(std::string_view name) {
-  return name.starts_with(kStrataPrefix) ||
-         std::find(kReservedNames.begin(), kReservedNames.end(), name) != kReservedNames.end();
-}
-
-Result<std::vector<Environment>> BuildWorkerEnvironments(const TrainingPod& pod) {
-  RETURN_IF_ERROR(ValidatePod(pod));
+// What every process of the pod gets: the launcher's whole environment, and each worker's
+// before its ranks are added.
+Environment PodEnvironment(const TrainingPod& pod) {
   const int world_size = pod.num_nodes * pod.proc_per_node;
   Environment shared;
   for (const auto& [name, value] : pod.user_env) shared[name] = value;
@@ -138,7 +130,43 @@ Result<std::vector<Environment>> BuildWorkerEnvironments(const TrainingPod& pod)
   shared["STRATA_JOB_NAME"] = pod.job_name;
   if (!pod.checkpoint_dir.empty()) shared["STRATA_CHECKPOINT_DIR"] = pod.checkpoint_dir;
   shared["CUDA_VISIBLE_DEVICES"] = JoinIndices(pod.gpu_indices);
+  return shared;
+}
 
+std::string_view BaseName(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::span<const std::string_view> ReservedEnvNames() { return kReservedNames; }
+
+bool IsReservedEnvName(std::string_view name) {
+  return name.starts_with(kStrataPrefix) ||
+         std::find(kReservedNames.begin(), kReservedNames.end(), name) != kReservedNames.end();
+}
+
+bool IsTorchrunLauncher(const std::vector<std::string>& argv) {
+  if (argv.empty()) return false;
+  std::string_view program = BaseName(argv[0]);
+  if (program == "torchrun") return true;
+  return program.starts_with("python") && argv.size() >= 3 && argv[1] == "-m" &&
+         argv[2] == "torch.distributed.run";
+}
+
+Result<Environment> BuildLauncherEnvironment(const TrainingPod& pod) {
+  RETURN_IF_ERROR(ValidatePod(pod));
+  if (pod.gpu_assignment == GpuAssignment::kOnePerWorker) {
+    return Err(InvalidArgumentError(
+        "one GPU per worker needs strata to start the workers, not a launcher"));
+  }
+  return PodEnvironment(pod);
+}
+
+Result<std::vector<Environment>> BuildWorkerEnvironments(const TrainingPod& pod) {
+  RETURN_IF_ERROR(ValidatePod(pod));
+  const Environment shared = PodEnvironment(pod);
   std::vector<Environment> workers;
   workers.reserve(pod.proc_per_node);
   for (int local_rank = 0; local_rank < pod.proc_per_node; ++local_rank) {

@@ -59,4 +59,21 @@ bool IsReservedEnvName(std::string_view name);
 // ("env[1].name \"RANK\" is reserved").
 Result<std::vector<Environment>> BuildWorkerEnvironments(const TrainingPod& pod);
 
+// Whether `argv` runs torchrun itself (`torchrun ...`, `/path/to/torchrun ...`, `python[3] -m
+// torch.distributed.run ...`): the launcher form, where the pod runs that one process and
+// torchrun starts the pod's workers and gives them their ranks, instead of strata starting
+// proc_per_node workers. A pure function.
+bool IsTorchrunLauncher(const std::vector<std::string>& argv);
+
+// Builds the environment of a pod's one launcher process: what BuildWorkerEnvironments gives
+// every worker of the pod, less the per-worker RANK, ROLE_RANK and LOCAL_RANK, with all of the
+// pod's GPUs in CUDA_VISIBLE_DEVICES. torchrun takes PET_NNODES, PET_NPROC_PER_NODE,
+// PET_NODE_RANK, PET_MASTER_ADDR and PET_MASTER_PORT as its flags' defaults, and MASTER_ADDR and
+// MASTER_PORT are there for a command line's `--rdzv-endpoint $(MASTER_ADDR):$(MASTER_PORT)`.
+// A pure function.
+//
+// Returns InvalidArgument as BuildWorkerEnvironments does, and when the pod asks for one GPU
+// per worker (only strata's own workers can be given that).
+Result<Environment> BuildLauncherEnvironment(const TrainingPod& pod);
+
 }  // namespace strata::api

@@ -84,6 +84,46 @@ TEST(BuildWorkerEnvironmentsTest, PodWithoutGpusHidesThemAndOmitsAnUnsetCheckpoi
   EXPECT_FALSE((*workers)[0].contains("STRATA_CHECKPOINT_DIR"));
 }
 
+TEST(IsTorchrunLauncherTest, RecognisesTorchrunAndItsModuleOnly) {
+  EXPECT_TRUE(IsTorchrunLauncher({"torchrun", "--nproc-per-node", "2", "train.py"}));
+  EXPECT_TRUE(IsTorchrunLauncher({"/opt/venv/bin/torchrun", "train.py"}));
+  EXPECT_TRUE(IsTorchrunLauncher({"python3", "-m", "torch.distributed.run", "train.py"}));
+  EXPECT_TRUE(IsTorchrunLauncher({"/usr/bin/python", "-m", "torch.distributed.run"}));
+  EXPECT_FALSE(IsTorchrunLauncher({}));
+  EXPECT_FALSE(IsTorchrunLauncher({"python3", "train.py", "torchrun"}));
+  EXPECT_FALSE(IsTorchrunLauncher({"python3", "-m", "torch.distributed.launch", "train.py"}));
+  EXPECT_FALSE(IsTorchrunLauncher({"sh", "-c", "torchrun train.py"}));
+  EXPECT_FALSE(IsTorchrunLauncher({"torchrun-wrapper", "train.py"}));
+}
+
+TEST(BuildLauncherEnvironmentTest, IsEveryWorkersEnvironmentWithoutTheWorkerRanks) {
+  Result<Environment> launcher = BuildLauncherEnvironment(SecondOfTwoPods());
+  ASSERT_TRUE(launcher) << launcher.error().ToString();
+  Result<std::vector<Environment>> workers = BuildWorkerEnvironments(SecondOfTwoPods());
+  ASSERT_TRUE(workers) << workers.error().ToString();
+  Environment expected = (*workers)[0];
+  for (const char* name : {"RANK", "ROLE_RANK", "LOCAL_RANK"}) expected.erase(name);
+  EXPECT_EQ(*launcher, expected);
+  // What torchrun reads for its flags' defaults and what a --rdzv-endpoint refers to.
+  EXPECT_EQ(launcher->at("PET_NPROC_PER_NODE"), "4");
+  EXPECT_EQ(launcher->at("PET_NODE_RANK"), "1");
+  EXPECT_EQ(launcher->at("MASTER_ADDR"), "10.0.0.1");
+  EXPECT_EQ(launcher->at("CUDA_VISIBLE_DEVICES"), "4,5,6,7");
+}
+
+TEST(BuildLauncherEnvironmentTest, RejectsABadPodAndOneGpuPerWorker) {
+  TrainingPod pod = SecondOfTwoPods();
+  pod.node_rank = 2;
+  Result<Environment> bad = BuildLauncherEnvironment(pod);
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message(), HasSubstr("node_rank 2"));
+  pod = SecondOfTwoPods();
+  pod.gpu_assignment = GpuAssignment::kOnePerWorker;
+  bad = BuildLauncherEnvironment(pod);
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message(), HasSubstr("one GPU per worker"));
+}
+
 TEST(ReservedEnvNamesTest, CoversTheContractAndTheStrataPrefix) {
   for (std::string_view name : ReservedEnvNames()) EXPECT_TRUE(IsReservedEnvName(name)) << name;
   EXPECT_TRUE(IsReservedEnvName("STRATA_ANYTHING"));

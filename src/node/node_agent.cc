@@ -17,6 +17,7 @@
 #include "api/torchrun_env.h"
 #include "cluster/indexes.h"
 #include "node/engine_endpoint.h"
+#include "node/env_references.h"
 #include "node/pod_identity.h"
 #include "observe/cluster_gpus.h"
 
@@ -383,16 +384,27 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
     ASSIGN_OR_RETURN(api::TrainingPod training, api::TrainingPodFromPod(pod));
     training.checkpoint_dir =
         CheckpointDir(pod.metadata.namespace_name, training.job_name, training.checkpoint_dir);
-    ASSIGN_OR_RETURN(std::vector<api::Environment> workers, api::BuildWorkerEnvironments(training));
-    for (api::Environment& env : workers) {
+    // The launcher form: the user's torchrun starts the pod's workers; else strata does.
+    const bool launcher = api::IsTorchrunLauncher(argv);
+    std::vector<api::Environment> envs;
+    if (launcher) {
+      ASSIGN_OR_RETURN(api::Environment env, api::BuildLauncherEnvironment(training));
+      envs.push_back(std::move(env));
+    } else {
+      ASSIGN_OR_RETURN(envs, api::BuildWorkerEnvironments(training));
+    }
+    for (api::Environment& env : envs) {
       env.insert(options_.base_env.begin(), options_.base_env.end());
       if (!options_.api_url.empty()) {
         env["STRATA_CHECKPOINT_URL"] =
             fmt::format("{}/api/v1/namespaces/{}/pods/{}/checkpoint", options_.api_url,
                         pod.metadata.namespace_name, pod.metadata.name);
       }
-      spec.processes.push_back(
-          ProcessSpec{"rank-" + env["RANK"], argv, std::move(env), pod.spec.template_.working_dir});
+      std::vector<std::string> expanded;
+      for (const std::string& arg : argv) expanded.push_back(ExpandEnvReferences(arg, env));
+      spec.processes.push_back(ProcessSpec{launcher ? "launcher" : "rank-" + env["RANK"],
+                                           std::move(expanded), std::move(env),
+                                           pod.spec.template_.working_dir});
     }
     // Watch from the start, so that the first checkpoint is seen.
     Result<CheckpointWatcher*> watcher = WatchCheckpoints(training.checkpoint_dir);
@@ -411,6 +423,7 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
     for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
       spec.gpu_indices.push_back(static_cast<int>(gpu.index));
     }
+    for (std::string& arg : argv) arg = ExpandEnvReferences(arg, env);
     spec.processes.push_back(
         ProcessSpec{"main", std::move(argv), std::move(env), pod.spec.template_.working_dir});
   }

@@ -58,8 +58,10 @@ api::Environment DefaultBaseEnvironment();
 // Each pass (RunOnce) reads the Pods bound to its nodes (spec.nodeName) from the store and
 //  - starts a Pending pod's processes with the NodeRuntime: a training pod (owner kind Job) gets
 //    procPerNode workers, each with torchrun's environment (api::BuildWorkerEnvironments), its
-//    GPUs in CUDA_VISIBLE_DEVICES and STRATA_CHECKPOINT_DIR; any other pod gets one process.
-//    The command is the template's command followed by its args. A Service replica pod (owner
+//    GPUs in CUDA_VISIBLE_DEVICES and STRATA_CHECKPOINT_DIR, or, when its command runs torchrun
+//    itself (api::IsTorchrunLauncher), that one launcher (api::BuildLauncherEnvironment); any
+//    other pod gets one process. The command is the template's command followed by its args,
+//    each `$(NAME)` in them expanded from the process's environment. A Service replica pod (owner
 //    kind Service) gets one engine process (BuildReplicaLaunch): a free port, recorded on the
 //    pod (api::kEnginePortAnnotation, and api::kEndpointAnnotation "<node address>:<port>" on the
 //    group's leader) in a write of its own before the engine starts, so that a restarted agent

@@ -283,6 +283,37 @@ TEST_F(NodeAgentTest, TrainingWorkersGetTorchrunsEnvironmentAndTheirGpus) {
             "http://127.0.0.1:7070/api/v1/namespaces/default/pods/train-worker-1/checkpoint\n");
 }
 
+TEST_F(NodeAgentTest, APodRunningTorchrunGetsOneLauncherWithItsCommandLineExpanded) {
+  // A stand-in for torchrun: it appends one line per process that ran.
+  const std::string dir = data_.File("bin");
+  std::filesystem::create_directory(dir);
+  const std::string out = data_.File("launched");
+  std::ofstream(dir + "/torchrun") << "#!/bin/sh\necho \"$PET_NPROC_PER_NODE $PET_NODE_RANK "
+                                      "${RANK-unset} $*\" >> "
+                                   << out << "\n";
+  std::filesystem::permissions(dir + "/torchrun", std::filesystem::perms::owner_all);
+  api::Pod pod = TrainingShellPod("launch", 1, 2, "");
+  pod.spec.template_.command = {dir + "/torchrun"};
+  pod.spec.template_.args = {"--nproc-per-node=2", "--rdzv-endpoint",
+                             "$(MASTER_ADDR):$(MASTER_PORT)", "--rdzv-id=$(TORCHELASTIC_RUN_ID)",
+                             "train.py"};
+  api::Pod done = RunUntilTerminal(Create(pod));
+  ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
+  EXPECT_EQ(ReadFileOrEmpty(out),
+            "2 1 unset --nproc-per-node=2 --rdzv-endpoint 127.0.0.1:29500 --rdzv-id=run-1 "
+            "train.py\n");
+}
+
+TEST_F(NodeAgentTest, WorkersCommandLinesAreExpandedFromTheirOwnEnvironment) {
+  const std::string out = data_.File("ranks");
+  api::Pod pod = TrainingShellPod("expand", 0, 2, "");
+  pod.spec.template_.command = {"sh", "-c", "echo \"$1\" >> " + out, "sh", "rank $(RANK)"};
+  api::Pod done = RunUntilTerminal(Create(pod));
+  ASSERT_EQ(done.status.phase, api::PodPhase::kSucceeded) << done.status.message;
+  std::string ranks = ReadFileOrEmpty(out);
+  EXPECT_TRUE(ranks == "rank 0\nrank 1\n" || ranks == "rank 1\nrank 0\n") << ranks;
+}
+
 TEST_F(NodeAgentTest, OneWorkerFailingStopsThePodsOthers) {
   store::Object created = Create(TrainingShellPod(
       "train", 0, 2, "if [ \"$LOCAL_RANK\" = 1 ]; then exit 4; fi; exec sleep 60"));
@@ -293,12 +324,13 @@ TEST_F(NodeAgentTest, OneWorkerFailingStopsThePodsOthers) {
 }
 
 TEST_F(NodeAgentTest, TheFailureNamedIsTheProcessThatEndedFirstNotTheFirstInThePod) {
-  // rank-1 fails; rank-0 fails only after rank-1 is gone (a knock-on failure).
+  // rank-1 fails; rank-0 fails only after rank-1 is gone (a knock-on failure). The shell's $$ is
+  // written $$$$: a command line is expanded as Kubernetes does, where $$ stands for $.
   const std::string fifo = data_.File("rank-1-pid");
   testing::MakeFifo(fifo);
   store::Object created = Create(TrainingShellPod(
       "knock-on", 0, 2,
-      "if [ \"$LOCAL_RANK\" = 1 ]; then echo $$ > " + fifo + "; exit 7; fi; read pid < " + fifo +
+      "if [ \"$LOCAL_RANK\" = 1 ]; then echo $$$$ > " + fifo + "; exit 7; fi; read pid < " + fifo +
           "; while kill -0 $pid 2>/dev/null; do sleep 0.01; done; exit 1"));
   RunPass();                                               // starts them
   ASSERT_TRUE(runtime_->WaitForExit(created.uid, kWait));  // both end before the agent looks

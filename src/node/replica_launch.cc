@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 
 #include "engine/profile.h"
+#include "node/env_references.h"
 
 namespace strata::node {
 namespace {
@@ -128,34 +130,6 @@ std::string FormatFraction(double fraction) {
   std::string text = fmt::format("{:.3f}", fraction);
   while (text.back() == '0' && text[text.size() - 2] != '.') text.pop_back();
   return text;
-}
-
-std::string ExpandEnvReferences(std::string_view text, const api::Environment& env,
-                                std::set<std::string>* referenced) {
-  std::string out;
-  size_t i = 0;
-  while (i < text.size()) {
-    if (text[i] != '$' || i + 1 == text.size()) {
-      out += text[i++];
-      continue;
-    }
-    if (text[i + 1] == '$') {
-      out += '$';
-      i += 2;
-      continue;
-    }
-    size_t close = text[i + 1] == '(' ? text.find(')', i + 2) : std::string_view::npos;
-    if (close == std::string_view::npos) {
-      out += text[i++];
-      continue;
-    }
-    std::string name(text.substr(i + 2, close - i - 2));
-    if (referenced != nullptr) referenced->insert(name);
-    auto value = env.find(name);
-    out += value != env.end() ? std::string_view(value->second) : text.substr(i, close + 1 - i);
-    i = close + 1;
-  }
-  return out;
 }
 
 Result<ReplicaLaunch> BuildReplicaLaunch(const ReplicaLaunchInput& input,

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,11 +89,5 @@ double GpuMemoryFraction(const std::vector<api::AssignedGpu>& gpus, const api::N
 
 // A fraction with at most 3 decimals and no trailing zeros ("1.0", "0.5", "0.333").
 std::string FormatFraction(double fraction);
-
-// Replaces each `$(NAME)` in `text` by NAME's value in `env` (an unknown NAME stays as written)
-// and each `$$` by `$`. Every name referred to, known or not, is added to `referenced` when it
-// is not null.
-std::string ExpandEnvReferences(std::string_view text, const api::Environment& env,
-                                std::set<std::string>* referenced = nullptr);
 
 }  // namespace strata::node

@@ -32,15 +32,6 @@ std::string LaunchError(const ReplicaLaunchInput& input) {
   return launch ? "" : launch.error().ToString();
 }
 
-TEST(ExpandEnvReferencesTest, FollowsKubernetesRules) {
-  api::Environment env = {{"A", "x"}, {"PORT", "80"}};
-  std::set<std::string> referenced;
-  EXPECT_EQ(ExpandEnvReferences("$(A):$(PORT) $(NOPE) $$(A) $$ $A $( $(A", env, &referenced),
-            "x:80 $(NOPE) $(A) $ $A $( $(A");
-  EXPECT_THAT(referenced, ElementsAre("A", "NOPE", "PORT"));
-  EXPECT_EQ(ExpandEnvReferences("--port=$(PORT)$", env), "--port=80$");
-}
-
 TEST(ReplicaLaunchTest, SetsThePortAndTheMemoryShareAndAppendsThePortFlag) {
   ReplicaLaunchInput input = Input({"python3", "serve.py"}, {"--model", "m"});
   input.gpu_memory_fraction = 0.5;

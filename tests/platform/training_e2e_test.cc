@@ -3,60 +3,18 @@
 // kill workers and the control plane with SIGKILL along the way.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <functional>
-#include <sstream>
-#include <thread>
 
-#include "client/api_client.h"
-#include "node/test_support.h"
-#include "strata_process.h"
+#include "training_fixture.h"
 
 namespace strata::platform_test {
 namespace {
 
-using ::strata::node::testing::ReadFileOrEmpty;
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
-
-constexpr char kNoNvml[] = "--nvml-library=/nonexistent/libnvidia-ml.so.1";
-constexpr Duration kJobTimeout = std::chrono::seconds(90);
-
-bool Bindable(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  bool free = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  close(fd);
-  return free;
-}
-
-// The first of kMasterPorts free consecutive ports for the jobs' rendezvous, below the kernel's
-// ephemeral range (32768 and up by default): a port there can be taken at any moment by another
-// process's outgoing connection (the tests beside this one under ctest -j), and a job whose rank
-// 0 cannot bind its MASTER_PORT fails. Blocks start at a place that depends on the process, so
-// that tests running at once try different ones first.
-int FreeMasterPorts() {
-  constexpr int kMasterPorts = 16;
-  constexpr int kFirst = 20000;
-  constexpr int kBlocks = (32768 - kFirst) / kMasterPorts;
-  for (int i = 0; i < kBlocks; ++i) {
-    int start = kFirst + ((getpid() + i) % kBlocks) * kMasterPorts;
-    bool all_free = true;
-    for (int port = start; port < start + kMasterPorts && all_free; ++port) {
-      all_free = Bindable(port);
-    }
-    if (all_free) return start;
-  }
-  return 29500;
-}
+using TrainingE2eTest = TrainingJobTest;
 
 // What one allreduce job looks like.
 struct JobShape {
@@ -88,131 +46,6 @@ std::string JobManifest(const JobShape& job) {
               std::to_string(job.step_sleep) + "\", --timeout, \"20\"]\n";
   return manifest;
 }
-
-class TrainingE2eTest : public ::testing::Test {
- protected:
-  void TearDown() override {
-    // Whatever a test leaves running (a job it did not wait for) goes with it.
-    for (pid_t pid : Workers("")) kill(pid, SIGKILL);
-  }
-
-  std::vector<std::string> UpArgs(const std::string& simulate) const {
-    return {"--data-dir",
-            data_.path(),
-            "--listen",
-            "127.0.0.1:0",
-            kNoNvml,
-            "--simulate",
-            simulate,
-            "--first-master-port",
-            std::to_string(master_port_),
-            "--stop-grace",
-            "5"};
-  }
-
-  void StartUp(const std::string& simulate) {
-    ASSERT_TRUE(up_.Start(UpArgs(simulate))) << up_.output();
-    Connect(up_);
-  }
-
-  void Connect(const UpProcess& up) {
-    auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
-    ASSERT_TRUE(client);
-    client_ = std::move(*client);
-  }
-
-  void Apply(const std::string& manifest) {
-    auto applied =
-        client_->Call("POST", "/apis/strata.dev/v1alpha1/apply", manifest, "application/yaml");
-    ASSERT_TRUE(applied) << applied.error().ToString() << "\n" << manifest;
-  }
-
-  Json JobStatus(const std::string& name) {
-    auto job = client_->Get("/apis/strata.dev/v1alpha1/namespaces/default/jobs/" + name);
-    if (!job) return Json::object();
-    return (*job).value("status", Json::object());
-  }
-
-  size_t PodCount(const std::string& job) {
-    auto pods = client_->Get("/api/v1/namespaces/default/pods");
-    if (!pods) return 0;
-    size_t count = 0;
-    for (const Json& pod : (*pods)["items"]) {
-      if (pod["metadata"].value("labels", Json::object()).value("strata.dev/job-name", "") == job) {
-        ++count;
-      }
-    }
-    return count;
-  }
-
-  // Polls until `done` holds, at most `timeout`; returns whether it did.
-  template <typename Predicate>
-  bool WaitFor(Predicate done, Duration timeout = kJobTimeout,
-               Duration poll = std::chrono::milliseconds(100)) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (done()) return true;
-      std::this_thread::sleep_for(poll);
-    }
-    return done();
-  }
-
-  bool WaitForPhase(const std::string& job, const std::string& phase) {
-    return WaitFor([&] { return JobStatus(job).value("phase", "") == phase; });
-  }
-
-  // Live worker processes of `job` (every job of this test when empty), optionally of one
-  // global rank, found by the checkpoint dir in their environment.
-  std::vector<pid_t> Workers(const std::string& job, int rank = -1) const {
-    std::string marker = "STRATA_CHECKPOINT_DIR=" + data_.path() + "/checkpoints/default/" + job;
-    std::vector<pid_t> pids;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-      std::string name = entry.path().filename();
-      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::string stat = ReadFileOrEmpty(entry.path() / "stat");
-      size_t state = stat.rfind(')');
-      if (state == std::string::npos || stat.size() < state + 3 || stat[state + 2] == 'Z') {
-        continue;
-      }
-      std::string environ = ReadFileOrEmpty(entry.path() / "environ");
-      bool ours = false;
-      bool rank_matches = rank < 0;
-      std::istringstream vars(environ);
-      std::string var;
-      while (std::getline(vars, var, '\0')) {
-        if (var.rfind(marker, 0) == 0) ours = true;
-        if (var == "RANK=" + std::to_string(rank)) rank_matches = true;
-      }
-      if (ours && rank_matches) pids.push_back(std::stoi(name));
-    }
-    return pids;
-  }
-
-  // Everything the workers of every pod printed.
-  std::string WorkerLogs() const {
-    std::string logs;
-    std::error_code error;
-    for (const auto& pod : std::filesystem::directory_iterator(data_.path() + "/pods", error)) {
-      for (const auto& log : std::filesystem::directory_iterator(pod.path() / "logs", error)) {
-        logs += ReadFileOrEmpty(log.path());
-      }
-    }
-    return logs;
-  }
-
-  static size_t Count(const std::string& text, const std::string& needle) {
-    size_t count = 0;
-    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-      ++count;
-    }
-    return count;
-  }
-
-  node::testing::TempDir data_;
-  int master_port_ = FreeMasterPorts();
-  UpProcess up_;
-  std::unique_ptr<client::ApiClient> client_;
-};
 
 TEST_F(TrainingE2eTest, ATwoByTwoJobOfAllreduceWorkersSucceedsWithAVerifiedResult) {
   StartUp("2x8:H100-80GB");
