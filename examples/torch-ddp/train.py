@@ -20,6 +20,7 @@ loss averaged over all ranks, with 6 significant digits.
 
 import argparse
 import os
+import sys
 import time
 
 import torch
@@ -141,3 +142,9 @@ def main():
 
 if __name__ == "__main__":
     main()
+    # Done, and every rank said so. Leave without the interpreter's teardown: torch's gloo threads
+    # can still be joinable when its static objects are destroyed, which aborts a finished run
+    # ("terminate called without an active exception", seen once in ~20 runs on 2 cores).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
