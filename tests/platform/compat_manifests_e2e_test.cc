@@ -40,6 +40,30 @@ int CountLines(const std::string& text, const std::string& prefix) {
   return n;
 }
 
+// The files of testdata/manifests/compat/PROJECT for each of `projects`, in name order.
+std::vector<fs::path> CompatFiles(std::initializer_list<const char*> projects) {
+  std::vector<fs::path> files;
+  for (const char* project : projects) {
+    for (const fs::directory_entry& e :
+         fs::directory_iterator(fs::path(SourceDir()) / "testdata/manifests/compat" / project)) {
+      files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Applies each of `files` with the real CLI to `up`, one at a time as a user would: each is
+// accepted with the warnings its header declares.
+void ApplyEach(const std::vector<fs::path>& files, UpProcess& up) {
+  for (const fs::path& file : files) {
+    CommandResult applied = RunStrata({"apply", "-f", file.string(), "--server", up.url()});
+    ASSERT_EQ(applied.exit_code, 0) << file << "\n" << applied.err;
+    EXPECT_EQ(CountLines(applied.err, "Warning: "), DeclaredWarnings(file)) << file << "\n"
+                                                                            << applied.err;
+  }
+}
+
 TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds) {
   node::testing::TempDir data;
   UpProcess up;
@@ -47,21 +71,10 @@ TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds)
                         "--nvml-library=/nonexistent/libnvidia-ml.so.1", "--simulate",
                         "4x8:H100-80GB,racks=2"}))
       << up.output();
-  std::vector<fs::path> files;
-  for (const char* project : {"kueue", "batch", "trainer", "jobset", "volcano"}) {
-    for (const fs::directory_entry& e :
-         fs::directory_iterator(fs::path(SourceDir()) / "testdata/manifests/compat" / project)) {
-      files.push_back(e.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
+  const std::vector<fs::path> files =
+      CompatFiles({"kueue", "batch", "trainer", "jobset", "volcano"});
   ASSERT_GE(files.size(), 27u);
-  for (const fs::path& file : files) {
-    CommandResult applied = RunStrata({"apply", "-f", file.string(), "--server", up.url()});
-    ASSERT_EQ(applied.exit_code, 0) << file << "\n" << applied.err;
-    EXPECT_EQ(CountLines(applied.err, "Warning: "), DeclaredWarnings(file)) << file << "\n"
-                                                                            << applied.err;
-  }
+  ASSERT_NO_FATAL_FAILURE(ApplyEach(files, up));
 
   auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
   ASSERT_TRUE(client);
@@ -309,21 +322,9 @@ TEST(CompatManifestsE2eTest, ServingKindsApplyAndEveryReplicaRuns) {
                         "--nvml-library=/nonexistent/libnvidia-ml.so.1", "--simulate",
                         "4x8:H100-80GB,racks=2", "--sim-startup-delay", "1"}))
       << up.output();
-  std::vector<fs::path> files;
-  for (const char* project : {"apps", "lws"}) {
-    for (const fs::directory_entry& e :
-         fs::directory_iterator(fs::path(SourceDir()) / "testdata/manifests/compat" / project)) {
-      files.push_back(e.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
+  const std::vector<fs::path> files = CompatFiles({"apps", "lws"});
   ASSERT_GE(files.size(), 15u);
-  for (const fs::path& file : files) {
-    CommandResult applied = RunStrata({"apply", "-f", file.string(), "--server", up.url()});
-    ASSERT_EQ(applied.exit_code, 0) << file << "\n" << applied.err;
-    EXPECT_EQ(CountLines(applied.err, "Warning: "), DeclaredWarnings(file)) << file << "\n"
-                                                                            << applied.err;
-  }
+  ASSERT_NO_FATAL_FAILURE(ApplyEach(files, up));
 
   auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
   ASSERT_TRUE(client);
