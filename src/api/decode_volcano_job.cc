@@ -211,7 +211,8 @@ void DecodeVolcanoJob(const FieldView& doc, DecodedDocument& out) {
   if (plugins.Has("env") && tasks.size() > 1) {
     errors.Add(plugins.PathOf("env"),
                "VK_TASK_INDEX counts pods from 0 in each task, but strata numbers a job's pods "
-               "across all of its tasks: merge the identical tasks into one");
+               "across all of its tasks: give the job one task (tasks of one template merge into "
+               "one, their replicas summed) or leave the env plugin out");
   }
   if (plugins.Has("svc")) {
     errors.Warn(plugins.PathOf("svc"),

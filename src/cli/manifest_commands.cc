@@ -50,6 +50,12 @@ void RunApply(const ApplyOptions& options) {
     return;
   }
   for (const std::string& w : warnings) std::cerr << "Warning: " << w << "\n";
+  if (objects->empty()) {
+    // Not silence: a runtime alone is read, and says so, but nothing is written for it.
+    std::cerr << "strata apply: " << options.path
+              << " holds no object to create: a TrainingRuntime or ClusterTrainingRuntime is "
+                 "read with the TrainJobs that name it (apply them together)\n";
+  }
   if (!options.dry_run) {
     // Decoded here so that errors name the files; the server decodes the objects sent and
     // writes them one at a time.
