@@ -84,6 +84,9 @@ ResourceRequest DecodeResourceRequest(const FieldView& view, FieldErrors& errors
   r.gpu = view.GetQuantity("gpu");
   r.gpu_memory = view.GetQuantity("gpuMemory");
   r.mig_profile = view.String("migProfile");
+  const FieldView limits = view.Object("limits");
+  r.cpu_limit = limits.GetQuantity("cpu");
+  r.memory_limit = limits.GetQuantity("memory");
   ValidateResourceRequest(r, view.path(), errors);
   return r;
 }

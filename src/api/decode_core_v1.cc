@@ -293,19 +293,30 @@ ResourceRequest FromKubeResources(const FieldView& resources, FieldErrors& error
       } else {
         ApplyResource(name, request, path, out, errors);
       }
-    } else if (limit->second != request) {
-      errors.Add(
-          path,
-          IsExtended(name)
-              ? "must equal the limit for an extended resource (Kubernetes' rule), got " +
-                    Quoted(request.ToString()) + " with limit " + Quoted(limit->second.ToString())
-              : "strata reserves and enforces one amount; set requests equal to limits "
-                "(or give only one), got " +
-                    Quoted(request.ToString()) + " with limit " + Quoted(limit->second.ToString()));
+    } else if (IsExtended(name) && limit->second != request) {
+      errors.Add(path, "must equal the limit for an extended resource (Kubernetes' rule), got " +
+                           Quoted(request.ToString()) + " with limit " +
+                           Quoted(limit->second.ToString()));
+    } else if (limit->second < request) {
+      errors.Add(path, "must be at most the limit (Kubernetes' rule), got " +
+                           Quoted(request.ToString()) + " with limit " +
+                           Quoted(limit->second.ToString()));
     }
   }
   for (const auto& [name, limit] : limits) {
     ApplyResource(name, limit, JoinPath(limits_path, name), out, errors);
+  }
+  // A request below its limit is what is reserved; the limit is what the processes may use.
+  for (const auto& [name, request] : requests) {
+    auto limit = limits.find(name);
+    if (limit == limits.end() || !(request < limit->second)) continue;
+    if (name == "cpu") {
+      out.cpu = request;
+      out.cpu_limit = limit->second;
+    } else if (name == "memory") {
+      out.memory = request;
+      out.memory_limit = limit->second;
+    }
   }
   return out;
 }

@@ -28,6 +28,10 @@ json Resources(const ResourceRequest& r) {
   PutQuantity(out, "gpu", r.gpu);
   PutQuantity(out, "gpuMemory", r.gpu_memory);
   PutString(out, "migProfile", r.mig_profile);
+  json limits = json::object();
+  PutQuantity(limits, "cpu", r.cpu_limit);
+  PutQuantity(limits, "memory", r.memory_limit);
+  if (!limits.empty()) out["limits"] = std::move(limits);
   return out;
 }
 

@@ -19,10 +19,11 @@ TypeSchema CompatDocument(std::string_view kind, std::string_view api_version, s
 // Conversion of Kubernetes core/v1 pieces (containers, resource requirements) that several
 // compatible kinds embed. Reports under the view's path.
 
-// A container's resources: cpu and memory (requests and limits, if both given, must be equal:
-// strata reserves and enforces one amount), nvidia.com/gpu (limits; requests default to
-// limits and must equal them, Kubernetes' rule for extended resources), nvidia.com/gpumem
-// (HAMi's GPU memory per GPU, in MiB), nvidia.com/mig-<profile> (one MIG instance).
+// A container's resources: cpu and memory (the requests are reserved, limits above them are what
+// the processes may use; a request alone is both, a limit alone too), nvidia.com/gpu (limits;
+// requests default to limits and must equal them, Kubernetes' rule for extended resources),
+// nvidia.com/gpumem (HAMi's GPU memory per GPU, in MiB), nvidia.com/mig-<profile> (one MIG
+// instance).
 ResourceRequest FromKubeResources(const FieldView& resources, FieldErrors& errors);
 
 // The one container of a pod template. Reports a list that does not hold exactly one, and,

@@ -508,6 +508,18 @@ const TypeSchema* ObjectMetaSchema() {
   return &s;
 }
 
+namespace {
+
+const TypeSchema* ResourceLimitsSchema() {
+  static const TypeSchema s{
+      "ResourceLimits",
+      "The most a pod's processes may use, at least what is reserved.",
+      {{"cpu", T::kQuantity, kQuantityDoc}, {"memory", T::kQuantity, kQuantityDoc}}};
+  return &s;
+}
+
+}  // namespace
+
 const TypeSchema* ResourceRequestSchema() {
   static const TypeSchema s{
       "ResourceRequest",
@@ -517,7 +529,11 @@ const TypeSchema* ResourceRequestSchema() {
        {"memory", T::kQuantity, kQuantityDoc},
        {"gpu", T::kQuantity, "Whole GPUs (\"8\") or a share of one (\"250m\")."},
        {"gpuMemory", T::kQuantity, "GPU memory per GPU; with a share, bounds it by memory."},
-       {"migProfile", T::kString, "One MIG instance of this profile (e.g. 1g.10gb)."}}};
+       {"migProfile", T::kString, "One MIG instance of this profile (e.g. 1g.10gb)."},
+       {"limits", T::kObject,
+        "What the pod's processes may use beyond the reservation (Kubernetes' limits over its "
+        "requests), enforced where the node has cgroup v2; default: the reservation.",
+        ResourceLimitsSchema}}};
   return &s;
 }
 

@@ -16,12 +16,17 @@ using Json = nlohmann::json;
 
 constexpr char kGpuResource[] = "nvidia.com/gpu";
 
-// The container limits of strata's resources: cpu and memory as written, GPUs when whole (a
-// share of a GPU has no device-plugin resource).
+// The container limits of strata's resources: cpu and memory as enforced (their limits, else
+// the reservation), GPUs when whole (a share of a GPU has no device-plugin resource).
 Result<Json> Limits(const Json& resources) {
   Json limits = Json::object();
   for (const char* name : {"cpu", "memory"}) {
-    if (MemberOrNull(resources, name).is_string()) limits[name] = resources[name];
+    const Json& limit = MemberOrNull(MemberOrNull(resources, "limits"), name);
+    if (limit.is_string()) {
+      limits[name] = limit;
+    } else if (MemberOrNull(resources, name).is_string()) {
+      limits[name] = resources[name];
+    }
   }
   if (MemberOrNull(resources, "gpu").is_string()) {
     ASSIGN_OR_RETURN(Quantity gpu, Quantity::Parse(resources["gpu"].get<std::string>()));
@@ -42,8 +47,16 @@ Result<Json> Container(const Json& spec) {
     const Json& value = MemberOrNull(process, name);
     if (!value.is_null() && !value.empty()) container[name] = value;
   }
-  ASSIGN_OR_RETURN(Json limits, Limits(MemberOrNull(spec, "resources")));
+  const Json& resources = MemberOrNull(spec, "resources");
+  ASSIGN_OR_RETURN(Json limits, Limits(resources));
   if (!limits.empty()) container["resources"] = {{"limits", limits}};
+  // A reservation below its limit is the request Kubernetes shows beside it.
+  for (const char* name : {"cpu", "memory"}) {
+    if (MemberOrNull(MemberOrNull(resources, "limits"), name).is_string() &&
+        MemberOrNull(resources, name).is_string()) {
+      container["resources"]["requests"][name] = resources[name];
+    }
+  }
   container["securityContext"] = {{"allowPrivilegeEscalation", false}};
   return container;
 }

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "api/encode.h"
+#include "api/manifest.h"
+#include "api/pod.h"
 #include "api/served_form.h"
 
 namespace strata::api {
@@ -95,6 +98,38 @@ TEST(PodV1FormTest, AChangedSpecIsRefusedNamingTheFirstFieldThatDiffers) {
                 "spec.containers[0].resources.limits.nvidia.com/gpu: a pod's spec", 0),
             0u)
       << stored.error().message();
+}
+
+TEST(PodV1FormTest, RequestsBelowLimitsAreReservedAndLimitsEnforced) {
+  const Json manifest = Json::parse(R"({
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "burst", "namespace": "default"},
+    "spec": {"containers": [{"name": "main", "image": "x", "command": ["sleep", "1"],
+      "resources": {"requests": {"cpu": "250m", "memory": "64Mi"},
+                    "limits": {"cpu": "1", "memory": "256Mi"}}}]}})");
+  Result<Object> decoded = DecodeObject(manifest);
+  ASSERT_TRUE(decoded) << decoded.error().ToString();
+  const ResourceRequest& resources = decoded->As<Pod>()->spec.resources;
+  EXPECT_EQ(resources.cpu.ToString(), "250m");
+  EXPECT_EQ(resources.memory.ToString(), "64Mi");
+  EXPECT_EQ(resources.EnforcedCpu().ToString(), "1");
+  EXPECT_EQ(resources.EnforcedMemory().ToString(), "256Mi");
+  // Stored with both, and served back to Kubernetes' clients as they gave them.
+  Json stored = EncodeObject(*decoded);
+  EXPECT_EQ(stored["spec"]["resources"]["limits"], Json({{"cpu", "1"}, {"memory", "256Mi"}}));
+  ToServedForm(stored);
+  EXPECT_EQ(stored["spec"]["containers"][0]["resources"],
+            Json({{"limits", {{"cpu", "1"}, {"memory", "256Mi"}}},
+                  {"requests", {{"cpu", "250m"}, {"memory", "64Mi"}}}}));
+
+  // A request above its limit is refused, as Kubernetes refuses it.
+  Json over = manifest;
+  over["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2";
+  Result<Object> refused = DecodeObject(over);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find(
+                "spec.containers[0].resources.requests.cpu: must be at most the limit"),
+            std::string::npos)
+      << refused.error().message();
 }
 
 }  // namespace

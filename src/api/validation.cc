@@ -139,6 +139,17 @@ void ValidateResourceRequest(const ResourceRequest& request, std::string_view pa
     errors.Add(JoinPath(path, "gpu"), "more than one GPU must be a whole number of GPUs, got " +
                                           Quoted(request.gpu.ToString()));
   }
+  const std::string limits = JoinPath(path, "limits");
+  if (!request.cpu_limit.IsZero() && request.cpu_limit < request.cpu) {
+    errors.Add(JoinPath(limits, "cpu"), "must be at least the reservation (" +
+                                            request.cpu.ToString() + "), got " +
+                                            Quoted(request.cpu_limit.ToString()));
+  }
+  if (!request.memory_limit.IsZero() && request.memory_limit < request.memory) {
+    errors.Add(JoinPath(limits, "memory"), "must be at least the reservation (" +
+                                               request.memory.ToString() + "), got " +
+                                               Quoted(request.memory_limit.ToString()));
+  }
   if (!request.mig_profile.empty() && !request.gpu.IsZero()) {
     errors.Add(JoinPath(path, "migProfile"),
                "a MIG instance is requested instead of GPUs; remove gpu or migProfile");

@@ -20,6 +20,14 @@ struct ResourceRequest {
   Quantity gpu;
   Quantity gpu_memory;
   std::string mig_profile;
+  // What the pod's processes may use beyond what is reserved for them (Kubernetes' limits over
+  // its requests), enforced where the node can; zero: the reservation itself.
+  Quantity cpu_limit;
+  Quantity memory_limit;
+
+  // What is enforced: the limit when given, else the reservation.
+  const Quantity& EnforcedCpu() const { return cpu_limit.IsZero() ? cpu : cpu_limit; }
+  const Quantity& EnforcedMemory() const { return memory_limit.IsZero() ? memory : memory_limit; }
 
   bool operator==(const ResourceRequest&) const = default;
 };

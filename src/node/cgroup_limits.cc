@@ -14,6 +14,10 @@
 #include <sstream>
 
 namespace strata::node {
+
+ResourceLimits PodLimits(const api::ResourceRequest& resources) {
+  return {resources.EnforcedCpu().milli(), resources.EnforcedMemory().milli() / 1000};
+}
 namespace {
 
 constexpr int64_t kCpuPeriodMicros = 100000;

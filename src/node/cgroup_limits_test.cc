@@ -16,6 +16,18 @@ using ::strata::node::testing::TempDir;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
+TEST(CgroupLimitsTest, APodIsLimitedToItsLimitsElseToWhatIsReservedForIt) {
+  api::ResourceRequest reserved;
+  reserved.cpu = *Quantity::Parse("250m");
+  reserved.memory = *Quantity::Parse("64Mi");
+  EXPECT_EQ(PodLimits(reserved), (ResourceLimits{250, 64 << 20}));
+  api::ResourceRequest burstable = reserved;
+  burstable.cpu_limit = *Quantity::Parse("2");
+  burstable.memory_limit = *Quantity::Parse("256Mi");
+  EXPECT_EQ(PodLimits(burstable), (ResourceLimits{2000, 256 << 20}));
+  EXPECT_EQ(PodLimits(api::ResourceRequest{}), (ResourceLimits{0, 0}));  // unlimited
+}
+
 TEST(CgroupLimitsTest, ANonCgroupRootDisablesLimitsAndSaysWhy) {
   TempDir not_cgroups;
   std::shared_ptr<const CgroupLimits> limits = CgroupLimits::Probe(not_cgroups.path());

@@ -371,6 +371,7 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
   spec.uid = raw.uid;
   ASSIGN_OR_RETURN(spec.run_as, PodIdentity(pod.spec.template_.security_context, geteuid(),
                                             options_.allow_root_pods));
+  spec.limits = PodLimits(pod.spec.resources);
   if (IsReplica(pod)) {
     ASSIGN_OR_RETURN(spec.processes, BuildReplicaProcesses(pass, pod, after));
     for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/torchrun_env.h"
+#include "api/workload.h"
 #include "common/clock.h"
 #include "common/status.h"
 
@@ -26,7 +27,13 @@ struct ProcessSpec {
 struct ResourceLimits {
   int64_t cpu_millis = 0;
   int64_t memory_bytes = 0;
+
+  bool operator==(const ResourceLimits&) const = default;
 };
+
+// What a pod whose resources are `resources` may use: its cpu and memory limits, else what is
+// reserved for it (api::ResourceRequest::EnforcedCpu); nothing asked: unlimited.
+ResourceLimits PodLimits(const api::ResourceRequest& resources);
 
 // What the node agent starts for one pod.
 struct PodSpec {
