@@ -218,7 +218,9 @@ YAML
 k apply -f "$dir/probe.yaml" >/dev/null
 check "a pod reads as Kubernetes' v1 Pod" equals \
   "$(jp pod probe -n team-b '{.spec.containers[0].name} {.spec.containers[0].env[*].name}')" "main A"
-check "with its container's state" matches "running\\|waiting" \
+check "wait for the pod to run" \
+  k wait --for=jsonpath='{.status.phase}'=Running pod/probe -n team-b --timeout=60s
+check "with its container's state" matches "running" \
   "$(jp pod probe -n team-b '{.status.containerStatuses[0].state}')"
 check "describe pod shows its container" matches "^    Command:" "$(k describe pod probe -n team-b)"
 check "patch a pod's labels (strategic)" equals \
