@@ -60,16 +60,22 @@ KubeScheduler::Admission KubeScheduler::AdmissionOf(const PodSpec& pod,
   // A Job's pods go through the queue (and the priority class) the Job names.
   std::string queue_name = pod.queue_name;
   if (queue_name.empty() && !pod.owner_job.empty()) {
-    if (auto job = jobs_.find(pod.namespace_name + "/" + pod.owner_job); job != jobs_.end()) {
-      queue_name = job->second.queue_name;
-      if (pod.workload_priority_class.empty() && !job->second.priority_class.empty()) {
-        auto it = quotas.priority_classes.find(job->second.priority_class);
-        if (it == quotas.priority_classes.end()) {
-          out.why =
-              fmt::format("WorkloadPriorityClass {} does not exist", job->second.priority_class);
-        } else {
-          out.priority = it->second;
-        }
+    auto job = jobs_.find(pod.namespace_name + "/" + pod.owner_job);
+    if (job == jobs_.end()) {
+      // The watch of pods may be ahead of the Jobs': until its Job is seen, nobody knows which
+      // queue's quota the pod takes, and placed as if it named none it could exceed it.
+      out.why = fmt::format("waiting for its Job {}/{} (the Job names its queue)",
+                            pod.namespace_name, pod.owner_job);
+      return out;
+    }
+    queue_name = job->second.queue_name;
+    if (pod.workload_priority_class.empty() && !job->second.priority_class.empty()) {
+      auto it = quotas.priority_classes.find(job->second.priority_class);
+      if (it == quotas.priority_classes.end()) {
+        out.why =
+            fmt::format("WorkloadPriorityClass {} does not exist", job->second.priority_class);
+      } else {
+        out.priority = it->second;
       }
     }
   }
