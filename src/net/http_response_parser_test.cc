@@ -96,6 +96,25 @@ TEST(HttpResponseParserTest, DecodesChunkedBodiesPieceByPiece) {
   EXPECT_EQ(ReadBody(head, "zz\r\n", 5).substr(0, 6), "error:");
 }
 
+TEST(HttpResponseParserTest, AChunkSizeLineAtItsLimitReadsTheSameWhenItsLfComesLater) {
+  // 1,024 bytes of size and extension (the limit), then CRLF: a piece that ends between the CR
+  // and the LF once read the CR as a 1,025th byte of the line (found by http_response_fuzz).
+  const std::string line = "0;x=" + std::string(1020, 'a');
+  const std::string head_bytes = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string bytes = head_bytes + line + "\r\n\r\n";
+  ResponseHead head;
+  ASSERT_EQ(Parse(bytes, &head), ParseProgress::kDone);
+  const std::string_view body = std::string_view(bytes).substr(head.size);
+  for (size_t piece : {1u, 1025u, 5000u}) EXPECT_EQ(ReadBody(head, body, piece), "") << piece;
+  // One byte more is over the limit however it arrives.
+  const std::string over = head_bytes + line + "a\r\n\r\n";
+  for (size_t piece : {1u, 5000u}) {
+    EXPECT_EQ(ReadBody(head, std::string_view(over).substr(head.size), piece).substr(0, 6),
+              "error:")
+        << piece;
+  }
+}
+
 TEST(HttpResponseParserTest, BodyWithoutLengthEndsWithTheConnection) {
   ResponseHead head;
   ASSERT_EQ(Parse("HTTP/1.0 200 OK\r\n\r\n", &head), ParseProgress::kDone);

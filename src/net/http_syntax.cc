@@ -191,8 +191,11 @@ tl::expected<ChunkedDecoder::Step, SyntaxError> ChunkedDecoder::Next(std::string
       continue;
     }
     // kSizeLine: hexadecimal size, then optional extensions.
-    // The same limit whether the line's end has arrived or not.
-    const size_t line_bytes = *line_end == std::string_view::npos ? rest.size() : *line_end;
+    // The same limit whether the line's end has arrived or not: a CR that has arrived without
+    // its LF may be the line's end, not part of it.
+    const size_t line_bytes = *line_end != std::string_view::npos ? *line_end
+                              : rest.ends_with('\r')              ? rest.size() - 1
+                                                                  : rest.size();
     if (line_bytes > kMaxChunkLineBytes) return Malformed(at, "chunk size line too long");
     if (*line_end == std::string_view::npos) return step;
     const std::string_view line = rest.substr(0, *line_end);
