@@ -4,6 +4,7 @@
 #include <map>
 
 #include "api/manifest.h"
+#include "api/media_ranges.h"
 #include "api/pod.h"
 #include "api/queue_usage.h"
 #include "api/served_form.h"
@@ -71,34 +72,6 @@ std::map<std::string, QueueResourceUsage> QueueUse(const Json& item) {
 
 const TableColumn kName{"Name", "The object's name, unique in its namespace."};
 const TableColumn kAge{"Age", "How long ago the object was created."};
-
-// One media range of an Accept header: "application/json;as=Table;v=v1;g=meta.k8s.io".
-struct MediaRange {
-  std::string type;
-  std::map<std::string, std::string> parameters;
-};
-
-std::string_view Trimmed(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
-MediaRange ParseMediaRange(std::string_view text) {
-  MediaRange range;
-  size_t semicolon = text.find(';');
-  range.type = std::string(Trimmed(text.substr(0, semicolon)));
-  while (semicolon != std::string_view::npos) {
-    text.remove_prefix(semicolon + 1);
-    semicolon = text.find(';');
-    std::string_view parameter = Trimmed(text.substr(0, semicolon));
-    const size_t equals = parameter.find('=');
-    if (equals == std::string_view::npos) continue;
-    range.parameters[std::string(Trimmed(parameter.substr(0, equals)))] =
-        std::string(Trimmed(parameter.substr(equals + 1)));
-  }
-  return range;
-}
 
 }  // namespace
 
@@ -239,10 +212,7 @@ bool PodOwnedBy(const Json& pod, const Json& owner, std::string_view kind) {
 }
 
 std::optional<std::string> TableVersionWanted(std::string_view accept) {
-  while (!accept.empty()) {
-    const size_t comma = accept.find(',');
-    const MediaRange range = ParseMediaRange(accept.substr(0, comma));
-    accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
+  for (const MediaRange& range : ParseAcceptHeader(accept)) {
     if (range.type != "application/json" && range.type != "application/*" && range.type != "*/*") {
       continue;  // YAML, protobuf, CBOR...: not served; the next range may be
     }

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "api/media_ranges.h"
 #include "api/object_meta.h"
 #include "api/pod_v1_form.h"
 #include "api/resource_catalog.h"
@@ -38,15 +39,9 @@ void AddExtendedResources(nlohmann::json& node) {
 }  // namespace
 
 ServedForm ServedFormWanted(std::string_view accept) {
-  while (!accept.empty()) {
-    const size_t comma = accept.find(',');
-    const std::string_view range = accept.substr(0, comma);
-    accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
-    const size_t semicolon = range.find(';');
-    if (semicolon == std::string_view::npos) continue;
-    std::string parameters(range.substr(semicolon));
-    std::erase(parameters, ' ');
-    if ((parameters + ";").find(";g=" + std::string(kStrataGroup) + ";") != std::string::npos) {
+  for (const MediaRange& range : ParseAcceptHeader(accept)) {
+    auto group = range.parameters.find("g");
+    if (group != range.parameters.end() && group->second == kStrataGroup) {
       return ServedForm::kStrata;
     }
   }

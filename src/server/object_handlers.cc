@@ -236,11 +236,6 @@ ApiReply ServedReply(int code, nlohmann::json body, api::ServedForm form) {
 
 }  // namespace
 
-// Kubernetes' chunked lists: `limit` cuts the list into pages and `continue` asks for the next.
-// Unlike etcd, the store keeps no old snapshots, so a later page shows the current state of the
-// objects after the cursor; every page carries the first page's resourceVersion, and a client
-// that watches from it once it has every page sees each change since, so it converges on the
-// same state a consistent snapshot plus the watch would give.
 Result<RestApi::TableWanted> RestApi::TableRequested(const net::HttpRequest& request,
                                                      const Query& query) {
   std::optional<std::string> version = api::TableVersionWanted(request.Header("Accept"));
@@ -270,6 +265,11 @@ Result<nlohmann::json> RestApi::TableOf(const api::ResourcePath& path, const Tab
                         options_.clock->Now(), pods);
 }
 
+// Kubernetes' chunked lists: `limit` cuts the list into pages and `continue` asks for the next.
+// Unlike etcd, the store keeps no old snapshots, so a later page shows the current state of the
+// objects after the cursor; every page carries the first page's resourceVersion, and a client
+// that watches from it once it has every page sees each change since, so it converges on the
+// same state a consistent snapshot plus the watch would give.
 Result<ApiReply> RestApi::List(const api::ResourcePath& path, const Query& query,
                                const TableWanted& table, api::ServedForm form) {
   ASSIGN_OR_RETURN(Selected selected, SelectionFor(path, query));
@@ -443,9 +443,9 @@ Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path, const std
 // a PUT of it would be (of the object, or of its status subresource), through the same decoding
 // and validation. The resourceVersion the result holds is the write's precondition: the one
 // read, unless the patch gave its own.
-Result<ApiReply> RestApi::Patch(const api::ResourcePath& path, const net::HttpRequest& request) {
+Result<ApiReply> RestApi::Patch(const api::ResourcePath& path, const net::HttpRequest& request,
+                                api::ServedForm form) {
   const std::string_view kind = path.type->kind;
-  const api::ServedForm form = api::ServedFormWanted(request.Header("Accept"));
   ASSIGN_OR_RETURN(PatchType type, PatchTypeFor(request.Header("Content-Type"), kind));
   ASSIGN_OR_RETURN(const nlohmann::json patch, ParsePatch(request.body));
   for (int attempt = 0;; ++attempt) {

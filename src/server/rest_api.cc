@@ -196,6 +196,7 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     return NodeLease(method, *leased, request.body);
   }
   ASSIGN_OR_RETURN(api::ResourcePath resource, api::ParseResourcePath(path));
+  const api::ServedForm form = api::ServedFormWanted(request.Header("Accept"));
   if (resource.subresource == "log") {
     *verb = "log";
     RETURN_IF_ERROR(only_get());
@@ -226,12 +227,9 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     if (resource.type->kind != "Pod" && resource.type->kind != "Node") {
       return Err(NotFoundError(std::string(resource.type->plural) + " have no status subresource"));
     }
-    if (method == "GET")
-      return GetObject(resource, {}, api::ServedFormWanted(request.Header("Accept")));
-    if (method == "PUT") {
-      return ReplaceStatus(resource, request.body, api::ServedFormWanted(request.Header("Accept")));
-    }
-    if (method == "PATCH") return Patch(resource, request);
+    if (method == "GET") return GetObject(resource, {}, form);
+    if (method == "PUT") return ReplaceStatus(resource, request.body, form);
+    if (method == "PATCH") return Patch(resource, request, form);
     return Err(UnimplementedError("method " + method + " is not allowed on " + path));
   }
   bool watch =
@@ -240,7 +238,6 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
   if (method == "GET") {
     ASSIGN_OR_RETURN(table, TableRequested(request, query));
   }
-  const api::ServedForm form = api::ServedFormWanted(request.Header("Accept"));
   if (resource.name.empty()) {
     if (method == "GET") {
       *verb = watch ? "watch" : "list";
@@ -262,7 +259,7 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
   }
   if (method == "PATCH") {
     *verb = "patch";
-    return Patch(resource, request);
+    return Patch(resource, request, form);
   }
   if (method == "DELETE") {
     *verb = "delete";

@@ -138,7 +138,8 @@ class RestApi {
   // Applies the request's patch (its Content-Type names the type) to the object, or to its
   // status subresource, and writes the result as Replace or ReplaceStatus would; a concurrent
   // write is patched over again, a stale resourceVersion in the patch is Conflict.
-  Result<ApiReply> Patch(const api::ResourcePath& path, const net::HttpRequest& request);
+  Result<ApiReply> Patch(const api::ResourcePath& path, const net::HttpRequest& request,
+                         api::ServedForm form);
   // POST pods/NAME/eviction (policy/v1 Eviction, what kubectl drain sends): a pod of a Job or a
   // Service is stopped with the reason api::kStopEvicted (its job is requeued whole, its replica
   // replaced, each placed again on schedulable nodes) and deleted by its controller once its
