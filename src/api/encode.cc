@@ -269,6 +269,7 @@ json EncodePod(const Pod& pod) {
     json owner = {{"kind", s.owner.kind}, {"name", s.owner.name}};
     PutInt(owner, "replica", s.owner.replica);
     PutInt(owner, "rank", s.owner.rank);
+    PutString(owner, "uid", s.owner.uid);
     spec["owner"] = std::move(owner);
   }
   PutString(spec, "queue", s.queue);

@@ -244,7 +244,7 @@ void DecodeNativePod(const FieldView& doc, DecodedDocument& out) {
   PodSpec& s = pod.spec;
   FieldView owner = spec.Object("owner");
   s.owner = {owner.String("kind"), owner.String("name"), owner.Integer("replica", 0),
-             owner.Integer("rank", 0)};
+             owner.Integer("rank", 0), owner.String("uid")};
   s.queue = spec.String("queue");
   s.priority = spec.Integer("priority", 0);
   s.restart_policy = spec.String("restartPolicy", "Always");

@@ -355,7 +355,8 @@ const TypeSchema* PodOwnerSchema() {
       {{"kind", T::kEnum, "Job or Service.", nullptr, {"Job", "Service"}, true},
        {"name", T::kString, "The workload's name.", nullptr, {}, true},
        {"replica", T::kNonNegativeInteger, "Job: node rank. Service: replica index."},
-       {"rank", T::kNonNegativeInteger, "Service: rank within the replica's group of pods."}}};
+       {"rank", T::kNonNegativeInteger, "Service: rank within the replica's group of pods."},
+       {"uid", T::kString, "The workload's uid, served as the pod's controller reference."}}};
   return &s;
 }
 

@@ -11,12 +11,15 @@
 namespace strata::api {
 
 // The workload a pod belongs to: a Job (replica = node rank) or a Service (replica index, rank
-// within the replica's group). Empty kind: a standalone pod.
+// within the replica's group). Empty kind: a standalone pod. `uid` is the owner's, so that the
+// pod names its controller as Kubernetes' ownerReferences do (empty for pods made before it was
+// recorded).
 struct PodOwner {
   std::string kind;
   std::string name;
   int64_t replica = 0;
   int64_t rank = 0;
+  std::string uid;
 
   bool operator==(const PodOwner&) const = default;
 };

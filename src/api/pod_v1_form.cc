@@ -154,9 +154,26 @@ Json V1PodStatus(const Json& status, const Json& current, bool ready) {
   return out;
 }
 
+Json PodOwnerReferences(const Json& owner) {
+  const Json& kind = MemberOrNull(owner, "kind");
+  const Json& name = MemberOrNull(owner, "name");
+  const Json& uid = MemberOrNull(owner, "uid");
+  if (!kind.is_string() || !name.is_string() || !uid.is_string() ||
+      uid.get_ref<const std::string&>().empty()) {
+    return Json();
+  }
+  return Json::array({{{"apiVersion", kApiVersion},
+                       {"kind", kind},
+                       {"name", name},
+                       {"uid", uid},
+                       {"controller", true}}});
+}
+
 Result<Json> ServedV1Pod(const Json& stored) {
   Json out = {{"apiVersion", "v1"}, {"kind", "Pod"}};
   out["metadata"] = MemberOrNull(stored, "metadata");
+  Json owners = PodOwnerReferences(MemberOrNull(MemberOrNull(stored, "spec"), "owner"));
+  if (!owners.is_null()) out["metadata"]["ownerReferences"] = std::move(owners);
   ASSIGN_OR_RETURN(out["spec"], V1PodSpec(MemberOrNull(stored, "spec")));
   out["status"] = V1PodStatus(MemberOrNull(stored, "status"), Json(), PodServes(stored));
   return out;
@@ -205,8 +222,15 @@ Result<Json> StoredPodFromV1(const Json& served, const Json& current) {
         ": a pod's spec does not change once it is created (in Kubernetes neither); "
         "only its labels and annotations can: delete the pod and create it again"));
   }
-  Json out = current;
   const Json& metadata = MemberOrNull(served, "metadata");
+  const Json owners = PodOwnerReferences(MemberOrNull(MemberOrNull(current, "spec"), "owner"));
+  if (MemberOrNull(metadata, "ownerReferences") != owners &&
+      !(owners.is_null() && MemberOrNull(metadata, "ownerReferences") == Json::array())) {
+    return Err(InvalidArgumentError(
+        "metadata.ownerReferences: a pod's controller is the Job or Service that made it "
+        "(spec.owner) and does not change"));
+  }
+  Json out = current;
   for (const char* field : {"labels", "annotations", "resourceVersion", "name", "namespace"}) {
     if (metadata.contains(field)) {
       out["metadata"][field] = metadata[field];

@@ -30,8 +30,14 @@ bool PodServes(const nlohmann::json& body);
 // `current` as it is.
 nlohmann::json V1PodStatus(const nlohmann::json& status, const nlohmann::json& current, bool ready);
 
-// The v1 Pod a client of /api/v1 is served for `stored`: strata's metadata as it is, the v1 spec
-// and status.
+// The ownerReferences of a pod whose strata spec.owner is `owner`: its Job or Service as the
+// pod's controller, as a Kubernetes controller's pods name theirs (kubectl drain evicts such pods
+// without --force; a cluster's garbage collector deletes them with their owner). Null for a
+// standalone pod, and for one whose owner's uid was not recorded.
+nlohmann::json PodOwnerReferences(const nlohmann::json& owner);
+
+// The v1 Pod a client of /api/v1 is served for `stored`: strata's metadata as it is, with its
+// owner's reference, the v1 spec and status.
 Result<nlohmann::json> ServedV1Pod(const nlohmann::json& stored);
 
 // Whether `document` is a Pod in Kubernetes' shape (spec.containers), not strata's.
@@ -39,6 +45,7 @@ bool IsV1PodShape(const nlohmann::json& document);
 
 // The pod to store for `served`, a v1 Pod a client sends back (a PUT, or a patched served pod) to
 // replace `current` (as stored): its metadata (labels, annotations, resourceVersion) is taken;
+// its ownerReferences must be those served (they follow spec.owner), else InvalidArgument;
 // its spec must be the one served, since a pod's spec does not change once it is created (in
 // Kubernetes neither), else InvalidArgument naming the first field that differs; the status is
 // `current`'s (it changes through the status subresource).

@@ -100,6 +100,39 @@ TEST(PodV1FormTest, AChangedSpecIsRefusedNamingTheFirstFieldThatDiffers) {
       << stored.error().message();
 }
 
+TEST(PodV1FormTest, APodNamesItsJobOrServiceAsItsController) {
+  Json pod = StoredPod();
+  ToServedForm(pod);
+  EXPECT_FALSE(pod["metadata"].contains("ownerReferences")) << "a standalone pod has no owner";
+
+  Json owned = StoredPod();
+  owned["spec"]["owner"] = {{"kind", "Job"}, {"name", "trainer"}, {"uid", "job-uid-9"}};
+  Json served = owned;
+  ToServedForm(served);
+  EXPECT_EQ(served["metadata"]["ownerReferences"],
+            Json::parse(R"([{"apiVersion": "strata.dev/v1alpha1", "kind": "Job",
+                             "name": "trainer", "uid": "job-uid-9", "controller": true}])"));
+  EXPECT_FALSE(owned["metadata"].contains("ownerReferences")) << "they are served, not stored";
+
+  // Written back as served: taken. With another controller: refused, naming the field.
+  served["metadata"]["labels"]["tier"] = "gold";
+  Result<Json> stored = StoredPodFromV1(served, owned);
+  ASSERT_TRUE(stored) << stored.error().ToString();
+  EXPECT_FALSE((*stored)["metadata"].contains("ownerReferences"));
+  EXPECT_EQ((*stored)["metadata"]["labels"]["tier"], "gold");
+  served["metadata"]["ownerReferences"][0]["name"] = "another";
+  stored = StoredPodFromV1(served, owned);
+  ASSERT_FALSE(stored);
+  EXPECT_EQ(stored.error().message().rfind("metadata.ownerReferences: ", 0), 0u)
+      << stored.error().message();
+
+  // A pod made before owners' uids were recorded names no controller rather than a wrong one.
+  owned["spec"]["owner"].erase("uid");
+  served = owned;
+  ToServedForm(served);
+  EXPECT_FALSE(served["metadata"].contains("ownerReferences"));
+}
+
 TEST(PodV1FormTest, RequestsBelowLimitsAreReservedAndLimitsEnforced) {
   const Json manifest = Json::parse(R"({
     "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "burst", "namespace": "default"},

@@ -174,7 +174,8 @@ std::vector<api::Pod> MakeReplicaPods(const api::Service& service,
       annotations[api::kTopologyLevelAnnotation] = spec.topology.level;
       annotations[api::kTopologyModeAnnotation] = spec.topology.mode;
     }
-    pod.spec.owner = api::PodOwner{"Service", service.metadata.name, index, rank};
+    pod.spec.owner =
+        api::PodOwner{"Service", service.metadata.name, index, rank, service.metadata.uid};
     pod.spec.queue = spec.queue;
     pod.spec.priority = spec.priority;
     pod.spec.restart_policy = "Never";

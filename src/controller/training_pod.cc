@@ -32,7 +32,8 @@ api::Pod MakeJobPod(const api::Job& job, const api::JobPlacement& placement,
   if (!placement.flavor.empty()) annotations[api::kFlavorAnnotation] = placement.flavor;
   if (!placement.bound_at.empty()) annotations[api::kBoundAtAnnotation] = placement.bound_at;
 
-  pod.spec.owner = api::PodOwner{"Job", job.metadata.name, assignment.rank, assignment.rank};
+  pod.spec.owner =
+      api::PodOwner{"Job", job.metadata.name, assignment.rank, assignment.rank, job.metadata.uid};
   pod.spec.queue = job.spec.queue;
   pod.spec.priority = job.spec.priority;
   pod.spec.restart_policy = "Never";

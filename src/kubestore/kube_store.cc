@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "api/annotations.h"
+#include "api/pod_v1_form.h"
 #include "store/watch_queue.h"
 
 namespace strata::kubestore {
@@ -349,6 +350,10 @@ Result<Json> KubeStore::PodOwnerReferences(const store::Object& pod) {
   const std::string kind = owner["kind"].get<std::string>();
   const std::string name = owner["name"].get<std::string>();
   if (kind.empty() || name.empty()) return Json();
+  // The owner's uid recorded in the pod (the cluster's own: a strata object's uid is its
+  // Kubernetes object's) saves a read per pod; pods written before it was recorded look it up.
+  Json recorded = api::PodOwnerReferences(owner);
+  if (!recorded.is_null()) return recorded;
   ASSIGN_OR_RETURN(const KindMapping* mapping, FindKindMapping(kind));
   Result<Json> found = client_.Get(mapping->resource, pod.key.namespace_name, name);
   if (!found) {

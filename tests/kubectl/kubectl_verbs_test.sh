@@ -15,9 +15,10 @@
 #  - scale, which strata has no subresource for, fails saying why;
 #  - delete --all; wait --for=condition (a Node's Ready, a Job's Running) and --for=jsonpath;
 #  - describe node, with the node's pods (a fieldSelector on spec.nodeName and status.phase);
-#  - cordon and uncordon (spec.unschedulable), and drain: without --force it refuses pods with
-#    no controller reference, as for any pod; with --force each pod is evicted (pods/eviction), a
-#    Job's whole gang requeued and placed again off the drained node;
+#  - cordon and uncordon (spec.unschedulable), and drain: it refuses a standalone pod (no
+#    controller reference) without --force, as for any pod; a Job's pods name their Job as
+#    controller (ownerReferences), so each is evicted (pods/eviction), the Job's whole gang
+#    requeued and placed again off the drained node;
 #  - explain, from the OpenAPI documents generated from strata's field tables;
 #  - the Python client's strategic merge patch (typed and dynamic) and merge patch, its 409 on a
 #    stale resourceVersion and its 400 naming the field.
@@ -253,12 +254,18 @@ check "the node is unschedulable" equals "$(jp node sim-node-1 '{.spec.unschedul
 check "uncordon" equals "$(k uncordon sim-node-1)" "node/sim-node-1 uncordoned"
 check "the node is schedulable again" equals "$(jp node sim-node-1 '{.spec.unschedulable}')" ""
 
+probe_node=$(jp pod probe -n team-b '{.spec.nodeName}')
+check "drain refuses a node with a pod that names no controller, as for any pod" fails_saying \
+  "cannot delete Pods that declare no controller" k drain "$probe_node" --timeout=60s
+k uncordon "$probe_node" >/dev/null
+k delete pod probe -n team-b --timeout=60s >/dev/null
+check "a Job's pod names its Job as its controller" equals "$(jp pod train-worker-0 -n team-a \
+  '{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].controller}')" \
+  "Job/train/true"
 node=$(jp pod train-worker-0 -n team-a '{.spec.nodeName}')
 uid=$(jp pod train-worker-0 -n team-a '{.metadata.uid}')
-check "drain without --force refuses pods with no controller reference" fails_saying \
-  "cannot delete Pods that declare no controller" k drain "$node" --timeout=60s
-check "drain --force evicts the node's pods" \
-  grep -q "node/$node drained" <<<"$(k drain "$node" --force --timeout=90s 2>&1)"
+check "drain evicts the node's pods, without --force since each names its controller" \
+  grep -q "node/$node drained" <<<"$(k drain "$node" --timeout=90s 2>&1)"
 check "the node stays cordoned" equals "$(jp node "$node" '{.spec.unschedulable}')" true
 moved() {
   [[ $(jp pod train-worker-0 -n team-a '{.metadata.uid}') != "$uid" ]] &&
