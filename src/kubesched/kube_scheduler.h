@@ -193,6 +193,7 @@ class KubeScheduler {
     std::string queue;
     int priority = 0;
     std::string why;
+    bool job_unseen = false;  // a Job's pod whose Job (which names its queue) is not seen yet
   };
   Admission AdmissionOf(const PodSpec& pod, const KueueQuotas& quotas) const;
   // Writes each ClusterQueue's status (queue_status.h) where it differs from what is stored.

@@ -66,6 +66,7 @@ KubeScheduler::Admission KubeScheduler::AdmissionOf(const PodSpec& pod,
       // queue's quota the pod takes, and placed as if it named none it could exceed it.
       out.why = fmt::format("waiting for its Job {}/{} (the Job names its queue)",
                             pod.namespace_name, pod.owner_job);
+      out.job_unseen = true;
       return out;
     }
     queue_name = job->second.queue_name;
@@ -215,6 +216,12 @@ void KubeScheduler::Cycle() {
   std::stable_partition(holders.begin(), holders.end(),
                         [&](const auto* entry) { return gpus_.count(entry->first) > 0; });
   std::set<std::string> counted_devices;  // DRA devices already held by a pod (shared claims)
+  // Why no queue's use is known this cycle: a bound pod whose Job is not seen yet is charged to
+  // a queue nobody knows, so nothing is admitted through a queue until its Job is seen. Only a
+  // new pod's Job can lag behind it in the watches; an older pod whose Job is not there belongs
+  // to a Job deleted before its pods, and holds no queue's quota.
+  constexpr Duration kJobWatchLag = std::chrono::seconds(30);
+  std::string quota_unknown;
   for (const auto* entry : holders) {
     const auto& [key, pod] = *entry;
     int n = node_index[pod.node_name];
@@ -222,6 +229,11 @@ void KubeScheduler::Cycle() {
     running.workload.name = kPodWorkloadPrefix + key;
     // A bound pod is charged to its queue, and keeps its priority, however it was bound.
     const Admission admission = AdmissionOf(pod, quotas);
+    if (admission.job_unseen && quota_unknown.empty() && now - pod.created < kJobWatchLag) {
+      quota_unknown = fmt::format(
+          "the queues' use is not known yet: bound pod {} belongs to Job {}/{}, not seen yet", key,
+          pod.namespace_name, pod.owner_job);
+    }
     running.workload.priority = admission.priority;
     running.workload.submitted = pod.created;
     running.workload.pod_sets = {pod.pod_set};
@@ -299,6 +311,7 @@ void KubeScheduler::Cycle() {
     Admission admission = AdmissionOf(as_pod, quotas);
     if (!admission.why.empty() || admission.queue.empty()) continue;
     if (job.suspended) {
+      if (!quota_unknown.empty()) continue;
       scheduler::Workload workload;
       workload.name = kJobWorkloadPrefix + job_key;
       workload.queue = admission.queue;
@@ -396,6 +409,10 @@ void KubeScheduler::Cycle() {
     if (auto job = jobs_.find(pod.namespace_name + "/" + pod.owner_job);
         !pod.owner_job.empty() && job != jobs_.end() && !job->second.admitted_flavor.empty()) {
       admission.queue.clear();
+    }
+    if (!admission.queue.empty() && !quota_unknown.empty()) {
+      held.push_back({{key}, quota_unknown});
+      continue;
     }
     if (!admission.queue.empty() && (gang.key.empty() || pending_gangs.insert(gang.key).second)) {
       ++queue_figures[admission.queue].pending_workloads;
