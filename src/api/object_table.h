@@ -23,8 +23,8 @@ struct TableColumn {
 // The columns of `type`'s table: a name column first (Event: when it was last seen).
 std::vector<TableColumn> TableColumns(const ResourceType& type);
 
-// `item`'s cells, one per column of TableColumns(type). `pods` are every pod of the item's
-// namespace, needed only where TableReadsPods(type).
+// `item`'s cells, one per column of TableColumns(type). `pods` hold at least the item's own pods
+// (others are passed over), needed only where TableReadsPods(type).
 std::vector<std::string> TableCells(const ResourceType& type, const nlohmann::json& item,
                                     TimePoint now, const std::vector<nlohmann::json>& pods = {});
 

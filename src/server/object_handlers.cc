@@ -13,6 +13,7 @@
 #include "api/pod_v1_form.h"
 #include "api/served_form.h"
 #include "api/validation.h"
+#include "cluster/indexes.h"
 #include "common/json_member.h"
 #include "server/list_pages.h"
 #include "server/object_codec.h"
@@ -253,13 +254,20 @@ Result<RestApi::TableWanted> RestApi::TableRequested(const net::HttpRequest& req
 Result<nlohmann::json> RestApi::TableOf(const api::ResourcePath& path, const TableRequest& table,
                                         const std::vector<nlohmann::json>& objects,
                                         nlohmann::json metadata) {
+  // The pods of the objects in the table, from the control plane's cache by owner: a row costs
+  // its own pods, not a list of the namespace's (a watch sends one row per event).
   std::vector<nlohmann::json> pods;
   if (api::TableReadsPods(*path.type)) {
-    store::Selection selection;
-    selection.kind = "Pod";
-    selection.namespace_name = path.namespace_name;
-    ASSIGN_OR_RETURN(store::ListResult listed, store_.List(selection));
-    for (store::Object& pod : listed.items) pods.push_back(std::move(pod.body));
+    RETURN_IF_ERROR(cache_.Sync());
+    for (const nlohmann::json& object : objects) {
+      const nlohmann::json& metadata = MemberOrNull(object, "metadata");
+      for (const cluster::ObjectRef& pod : cache_.Indexed(
+               cluster::kPodsByOwner,
+               cluster::OwnerIndexValue(path.type->kind, StringMemberOr(metadata, "namespace"),
+                                        StringMemberOr(metadata, "name")))) {
+        pods.push_back(pod->raw.body);
+      }
+    }
   }
   return api::MakeTable(*path.type, table.version, objects, table.include, std::move(metadata),
                         options_.clock->Now(), pods);

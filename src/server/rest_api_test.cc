@@ -388,6 +388,48 @@ TEST_F(RestApiTest, ApplyCreatesEveryObjectThenReportsThemUnchanged) {
   EXPECT_EQ((*third)["results"][1]["action"], "configured");
 }
 
+// kubectl get jobs: the READY cell counts each Job's own running pods (read from the cache by
+// owner), not another Job's of the namespace, whether listed or got.
+TEST_F(RestApiTest, AJobTablesReadyCellCountsItsOwnRunningPods) {
+  Start();
+  ASSERT_TRUE(Post("/apis/strata.dev/v1alpha1/namespaces/team-a/jobs", kJob));
+  auto pod = [&](std::string name, std::string owner, std::string phase) {
+    store::Object object;
+    object.key = {"Pod", "team-a", name};
+    object.body = {{"apiVersion", "strata.dev/v1alpha1"},
+                   {"kind", "Pod"},
+                   {"metadata", {{"name", name}, {"namespace", "team-a"}}},
+                   {"spec",
+                    {{"owner", {{"kind", "Job"}, {"name", owner}}},
+                     {"template", {{"command", {"sleep", "1"}}}}}},
+                   {"status", {{"phase", phase}}}};
+    ASSERT_TRUE(store_->Create(std::move(object)));
+  };
+  pod("train-0", "train", "Running");
+  pod("train-1", "train", "Pending");
+  pod("other-0", "other", "Running");
+  pod("other-1", "other", "Running");
+  for (std::string target : {"/apis/strata.dev/v1alpha1/namespaces/team-a/jobs",
+                             "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs/train"}) {
+    net::HttpRequest request;
+    request.target = target;
+    request.headers.push_back({"Accept", "application/json;as=Table;v=v1;g=meta.k8s.io"});
+    request.headers.push_back({"Authorization", std::string("Bearer ") + kAdmin});
+    ApiReply reply = api_->Handle(request);
+    ASSERT_EQ(reply.response.status, 200) << reply.response.body;
+    const nlohmann::json table = nlohmann::json::parse(reply.response.body);
+    ASSERT_EQ(table["kind"], "Table") << target;
+    size_t ready = 0;
+    while (ready < table["columnDefinitions"].size() &&
+           table["columnDefinitions"][ready]["name"] != "Ready") {
+      ++ready;
+    }
+    ASSERT_LT(ready, table["columnDefinitions"].size());
+    ASSERT_EQ(table["rows"].size(), 1u) << target;
+    EXPECT_EQ(table["rows"][0]["cells"][ready], "1/2") << target;
+  }
+}
+
 TEST_F(RestApiTest, ApplyReturnsIgnoredFieldsAsKubernetesWarningHeaders) {
   Start();
   net::HttpRequest request;
