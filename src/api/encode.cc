@@ -320,6 +320,12 @@ json EncodeEvent(const Event& event) {
   return out;
 }
 
+json EncodeNamespace(const Namespace& ns) {
+  json out = Head("Namespace", ns.metadata);
+  out["status"] = {{"phase", "Active"}};
+  return out;
+}
+
 struct Encoder {
   json operator()(const Node& v) const { return EncodeNode(v); }
   json operator()(const Queue& v) const { return EncodeQueue(v); }
@@ -329,6 +335,7 @@ struct Encoder {
   json operator()(const Pod& v) const { return EncodePod(v); }
   json operator()(const Tenant& v) const { return EncodeTenant(v); }
   json operator()(const Event& v) const { return EncodeEvent(v); }
+  json operator()(const Namespace& v) const { return EncodeNamespace(v); }
 };
 
 }  // namespace

@@ -120,5 +120,6 @@ void DecodeNativeService(const FieldView& doc, DecodedDocument& out);
 void DecodeNativePod(const FieldView& doc, DecodedDocument& out);
 void DecodeNativeTenant(const FieldView& doc, DecodedDocument& out);
 void DecodeNativeEvent(const FieldView& doc, DecodedDocument& out);
+void DecodeNativeNamespace(const FieldView& doc, DecodedDocument& out);
 
 }  // namespace strata::api

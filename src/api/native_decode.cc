@@ -282,6 +282,11 @@ void DecodeNativeTenant(const FieldView& doc, DecodedDocument& out) {
   out.objects.push_back(std::move(tenant));
 }
 
+void DecodeNativeNamespace(const FieldView& doc, DecodedDocument& out) {
+  // Its name is a DNS-1123 label, as every object's namespace is.
+  out.objects.push_back(Namespace{Meta(doc, false, true, out.errors)});
+}
+
 void DecodeNativeEvent(const FieldView& doc, DecodedDocument& out) {
   Event event;
   event.metadata = Meta(doc, true, false, out.errors);

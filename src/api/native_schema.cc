@@ -643,6 +643,41 @@ const TypeSchema* TenantDocumentSchema() {
   return &s;
 }
 
+namespace {
+
+const TypeSchema* NamespaceSpecSchema() {
+  static const TypeSchema s{
+      "NamespaceSpec",
+      "What Kubernetes' namespace controller reads.",
+      {{"finalizers", T::kIgnored, "strata deletes a namespace's objects itself"}}};
+  return &s;
+}
+
+const TypeSchema* NamespaceStatusSchema() {
+  static const TypeSchema s{"NamespaceStatus",
+                            "Set by the server.",
+                            {{"phase", T::kEnum, "Active.", nullptr, {"Active", "Terminating"}},
+                             {"conditions", T::kIgnored, "set by the server"}}};
+  return &s;
+}
+
+}  // namespace
+
+const TypeSchema* NamespaceDocumentSchema() {
+  static const TypeSchema s = [] {
+    TypeSchema d{"Namespace",
+                 "The scope of namespaced objects' names. Cluster-scoped. Deleting it deletes "
+                 "every object in it.",
+                 DocumentHead()};
+    d.fields.push_back(
+        {"spec", T::kObject, "What Kubernetes' namespace controller reads.", NamespaceSpecSchema});
+    d.fields.push_back(
+        {"status", T::kObject, "Set by the server: phase Active.", NamespaceStatusSchema});
+    return d;
+  }();
+  return &s;
+}
+
 const TypeSchema* EventDocumentSchema() {
   static const TypeSchema s = [] {
     TypeSchema d{"Event", "Something that happened to an object.", DocumentHead()};

@@ -29,6 +29,7 @@ const TypeSchema* JobDocumentSchema();
 const TypeSchema* ServiceDocumentSchema();
 const TypeSchema* PodDocumentSchema();
 const TypeSchema* TenantDocumentSchema();
+const TypeSchema* NamespaceDocumentSchema();
 const TypeSchema* EventDocumentSchema();
 
 }  // namespace strata::api

@@ -37,6 +37,10 @@ template <>
 constexpr std::string_view KindName<Event>() {
   return "Event";
 }
+template <>
+constexpr std::string_view KindName<Namespace>() {
+  return "Namespace";
+}
 
 }  // namespace
 

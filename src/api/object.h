@@ -5,6 +5,7 @@
 
 #include "api/event.h"
 #include "api/job.h"
+#include "api/namespace.h"
 #include "api/node.h"
 #include "api/pod.h"
 #include "api/queue.h"
@@ -17,7 +18,8 @@ namespace strata::api {
 // server hold. A value type; thread-compatible.
 class Object {
  public:
-  using Variant = std::variant<Node, Queue, ResourceFlavor, Job, Service, Pod, Tenant, Event>;
+  using Variant =
+      std::variant<Node, Queue, ResourceFlavor, Job, Service, Pod, Tenant, Event, Namespace>;
 
   Object() = default;
   template <typename T>

@@ -117,6 +117,9 @@ std::vector<TableColumn> TableColumns(const ResourceType& type) {
             {"GPU/Pod", "GPUs per replica pod."},
             kAge};
   }
+  if (kind == "Namespace") {
+    return {kName, {"Status", "Active: deleting it deletes what is in it at once."}, kAge};
+  }
   if (kind == "Event") {
     return {{"Last Seen", "How long ago it last happened."},
             {"Type", "Normal or Warning."},
@@ -177,6 +180,7 @@ std::vector<std::string> TableCells(const ResourceType& type, const Json& item, 
         TextAt(item, "/spec/resources/gpu", "0"),
         age};
   }
+  if (kind == "Namespace") return {name, TextAt(item, "/status/phase", "Active"), age};
   if (kind == "Event") {
     std::string object =
         TextAt(item, "/involvedObject/kind") + "/" + TextAt(item, "/involvedObject/name");

@@ -55,6 +55,7 @@ const std::vector<ResourceType>& AllResourceTypes() {
       {"Pod", "pods", "pod", {"po"}, "", "v1", true},
       {"Node", "nodes", "node", {"no"}, "", "v1", false},
       {"Event", "events", "event", {"ev"}, "", "v1", true},
+      {"Namespace", "namespaces", "namespace", {"ns"}, "", "v1", false},
       {"Queue", "queues", "queue", {"q"}, kStrataGroup, kStrataVersion, false},
       {"ResourceFlavor",
        "resourceflavors",

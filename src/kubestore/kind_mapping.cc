@@ -10,7 +10,8 @@ namespace strata::kubestore {
 
 const std::vector<KindMapping>& AllKindMappings() {
   static const std::vector<KindMapping> kMappings = [] {
-    std::vector<KindMapping> out = {PodMapping(), NodeMapping(), EventMapping()};
+    std::vector<KindMapping> out = {PodMapping(), NodeMapping(), EventMapping(),
+                                    NamespaceMapping()};
     for (const api::CustomResourceNames& names : api::CustomResourceKinds()) {
       out.push_back(CustomResourceMapping(names.kind));
     }

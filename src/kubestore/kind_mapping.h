@@ -26,6 +26,8 @@
 //          (nvidia.com/gpu.product, nvidia.com/gpu.memory in MiB).
 //   Event  a v1 Event (involvedObject, type, reason, message, count, timestamps) from the
 //          source component "strata".
+//   Namespace  a v1 Namespace: its name, labels and annotations (the cluster's namespace
+//          controller deletes what is in it).
 // Pure functions over values; thread-safe.
 
 namespace strata::kubestore {
@@ -81,6 +83,7 @@ Json StrataMetadata(const Json& metadata, const std::vector<std::string_view>& d
 KindMapping PodMapping();                                  // pod_mapping.cc
 KindMapping NodeMapping();                                 // node_mapping.cc
 KindMapping EventMapping();                                // event_mapping.cc
+KindMapping NamespaceMapping();                            // namespace_mapping.cc
 KindMapping CustomResourceMapping(std::string_view kind);  // custom_resource_mapping.cc
 
 }  // namespace strata::kubestore

@@ -320,6 +320,32 @@ TEST(KindMappingTest, AnEventIsAV1EventFromStrata) {
   EXPECT_EQ(decoded->count, 2);
 }
 
+TEST(KindMappingTest, ANamespaceIsAV1NamespaceAndKeepsWhatTheClusterPutOnIt) {
+  api::Namespace ns;
+  ns.metadata.name = "team-a";
+  ns.metadata.labels = {{"team", "a"}};
+  const KindMapping& mapping = Mapping("Namespace");
+  EXPECT_FALSE(mapping.namespaced);
+  Result<Json> kube = mapping.to_kube(StoreObjectOf(ns), nullptr);
+  ASSERT_TRUE(kube.has_value());
+  EXPECT_EQ((*kube)["apiVersion"], "v1");
+  EXPECT_EQ((*kube)["metadata"]["labels"]["team"], "a");
+  Json stored = AsStored(*kube, 4);
+  stored["metadata"]["labels"]["kubernetes.io/metadata.name"] = "team-a";
+  stored["spec"] = {{"finalizers", {"kubernetes"}}};
+  stored["status"] = {{"phase", "Active"}};
+  Result<store::Object> back = FromKube(mapping, stored);
+  ASSERT_TRUE(back.has_value());
+  api::Object decoded_object = Decoded(*back);
+  const api::Namespace* decoded = decoded_object.As<api::Namespace>();
+  ASSERT_NE(decoded, nullptr);
+  EXPECT_EQ(decoded->metadata.name, "team-a");
+  // The label Kubernetes adds is kept by a later write of strata's.
+  Result<Json> again = mapping.to_kube(*back, &stored);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ((*again)["metadata"]["labels"]["kubernetes.io/metadata.name"], "team-a");
+}
+
 TEST(KindMappingTest, StrataKindsAreCustomResourcesWithTheirBodyAsItIs) {
   api::Job job;
   job.metadata.name = "train";

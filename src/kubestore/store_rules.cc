@@ -29,6 +29,9 @@ std::vector<Json> StoreClusterRules() {
            Rule(kPods, "status", {"update"}),
            Rule(kPods, "binding", {"create"}),
            Rule(kEvents, "", {"create", "get", "list", "update", "watch"}),
+           // A namespace a user's object is written into is made; deleting one is left to the
+           // cluster's own users (strata is given no delete of namespaces).
+           Rule(kNamespaces, "", {"create", "get", "list", "watch"}),
            Rule(kSubjectAccessReviews, "", {"create"}),
        }) {
     rules.push_back(std::move(rule));

@@ -396,6 +396,7 @@ Result<ApiReply> RestApi::Create(const api::ResourcePath& path, const std::strin
                                  api::ServedForm form) {
   ASSIGN_OR_RETURN(store::Object object, DecodeSingle(path, body));
   DropOwnedStatus(object);
+  RETURN_IF_ERROR(EnsureNamespace(object.key.namespace_name));
   ASSIGN_OR_RETURN(store::Object created, store_.Create(std::move(object)));
   return ServedReply(201, std::move(created.body), form);
 }
@@ -505,6 +506,7 @@ Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& que
   if (auto it = query.find("resourceVersion"); it != query.end()) {
     ASSIGN_OR_RETURN(precondition, ParseVersion(it->second, "resourceVersion"));
   }
+  if (path.type->kind == "Namespace") RETURN_IF_ERROR(DeleteNamespaceContents(path.name));
   ASSIGN_OR_RETURN(store::Object deleted, store_.Delete(KeyOf(path), precondition));
   // A node's Lease goes with it, as its ownerReference makes Kubernetes' garbage collector do.
   if (deleted.key.kind == "Node" && options_.node_leases != nullptr) {
@@ -581,7 +583,10 @@ Result<std::string> RestApi::ApplyObject(const store::Object& object, bool dry_r
       store::Object create = object;
       DropOwnedStatus(create);
       action = "created";
-      if (!dry_run) written = store_.Create(std::move(create));
+      if (!dry_run) {
+        RETURN_IF_ERROR(EnsureNamespace(create.key.namespace_name));
+        written = store_.Create(std::move(create));
+      }
     } else {
       store::Object write = object;
       if (!CarryStatus(*current, write)) return std::string("unchanged");
@@ -598,6 +603,43 @@ Result<std::string> RestApi::ApplyObject(const store::Object& object, bool dry_r
       return Err(written.error());
     }
   }
+}
+
+Status RestApi::EnsureNamespace(const std::string& name) {
+  if (name.empty()) return Status();
+  const store::ObjectKey key{"Namespace", "", name};
+  if (Result<store::Object> found = store_.Get(key);
+      found || found.error().code() != StatusCode::kNotFound) {
+    return found ? Status() : found.error();
+  }
+  api::Namespace created;
+  created.metadata.name = name;
+  Result<store::Object> object = ToStoreObject(api::Object(std::move(created)));
+  if (!object) return object.error();
+  Result<store::Object> written = store_.Create(std::move(*object));
+  if (!written && written.error().code() != StatusCode::kAlreadyExists) return written.error();
+  return Status();
+}
+
+Status RestApi::DeleteNamespaceContents(const std::string& name) {
+  std::vector<std::string_view> kinds;
+  for (const api::ResourceType& type : api::AllResourceTypes()) {
+    if (type.namespaced && type.kind != "Pod" && type.kind != "Event") kinds.push_back(type.kind);
+  }
+  kinds.push_back("Pod");
+  kinds.push_back("Event");
+  for (std::string_view kind : kinds) {
+    store::Selection selection;
+    selection.kind = std::string(kind);
+    selection.namespace_name = name;
+    Result<store::ListResult> listed = store_.List(selection);
+    if (!listed) return listed.error();
+    for (const store::Object& object : listed->items) {
+      Result<store::Object> deleted = store_.Delete(object.key, 0);
+      if (!deleted && deleted.error().code() != StatusCode::kNotFound) return deleted.error();
+    }
+  }
+  return Status();
 }
 
 }  // namespace strata::server

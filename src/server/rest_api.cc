@@ -15,6 +15,17 @@
 namespace strata::server {
 namespace {
 
+// Whether the server reads the body of `request`: a POST's or PUT's is JSON or YAML (or names no
+// type); a PATCH's type is the patch's format, read where the patch is.
+bool BodyTypeRead(const net::HttpRequest& request) {
+  if (request.method != "POST" && request.method != "PUT") return true;
+  std::string_view type = request.Header("Content-Type");
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  return type.empty() || type == "application/json" || type == "application/yaml" ||
+         type == "application/x-yaml" || type == "text/yaml" || type == "text/plain";
+}
+
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -125,6 +136,17 @@ ApiReply RestApi::Handle(const net::HttpRequest& request) {
       return ApiReply{net::HttpResponse::Text(200, "text/plain", "ok"), nullptr};
     }
     ASSIGN_OR_RETURN(Caller caller, Authenticate(request));
+    if (!BodyTypeRead(request)) {
+      // Kubernetes' clients send built-in kinds as protobuf first and fall back to JSON on 415.
+      verb = "unsupported";
+      Status refused(StatusCode::kInvalidArgument,
+                     "the body's Content-Type " + std::string(request.Header("Content-Type")) +
+                         " is not read: send application/json or application/yaml");
+      nlohmann::json status = api::StatusObject(refused);
+      status["code"] = 415;
+      status["reason"] = "UnsupportedMediaType";
+      return JsonReply(415, status);
+    }
     switch (caller.kind) {
       case Caller::Kind::kAnonymous:
         if (!IsPublicPath(request.method, path)) {

@@ -430,6 +430,48 @@ TEST_F(RestApiTest, AJobTablesReadyCellCountsItsOwnRunningPods) {
   }
 }
 
+// Namespaces as Kubernetes' v1 Namespaces: made by a create into them (strata takes objects in
+// any namespace) or by their own create; deleting one deletes what is in it, and nothing else.
+TEST_F(RestApiTest, ANamespaceIsMadeByItsFirstObjectAndDeletedWithEverythingInIt) {
+  Start();
+  ASSERT_TRUE(Post("/apis/strata.dev/v1alpha1/namespaces/team-a/jobs", kJob));
+  auto made = client_->Get("/api/v1/namespaces/team-a");
+  ASSERT_TRUE(made) << made.error().ToString();
+  EXPECT_EQ((*made)["apiVersion"], "v1");
+  EXPECT_EQ((*made)["status"]["phase"], "Active");
+
+  auto created = client_->Call("POST", "/api/v1/namespaces",
+                               R"({"apiVersion": "v1", "kind": "Namespace",
+                                   "metadata": {"name": "team-b"}, "spec": {}, "status": {}})",
+                               "application/json");
+  ASSERT_TRUE(created) << created.error().ToString();
+  std::string other_job = kJob;
+  other_job.replace(other_job.find("team-a"), 6, "team-b");
+  ASSERT_TRUE(Post("/apis/strata.dev/v1alpha1/namespaces/team-b/jobs", other_job));
+  auto names = [&] {
+    std::vector<std::string> out;
+    auto listed = client_->Get("/api/v1/namespaces");
+    EXPECT_TRUE(listed);
+    for (const auto& item : (*listed)["items"]) out.push_back(item["metadata"]["name"]);
+    return out;
+  };
+  EXPECT_EQ(names(), (std::vector<std::string>{"team-a", "team-b"}));
+
+  auto bad = client_->Call("POST", "/api/v1/namespaces",
+                           R"({"apiVersion": "v1", "kind": "Namespace",
+                               "metadata": {"name": "Team_C"}})",
+                           "application/json");
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message(), HasSubstr("metadata.name"));
+
+  ASSERT_TRUE(client_->Call("DELETE", "/api/v1/namespaces/team-a"));
+  EXPECT_EQ(names(), (std::vector<std::string>{"team-b"}));
+  auto gone = client_->Get("/apis/strata.dev/v1alpha1/namespaces/team-a/jobs/train");
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(client_->Get("/apis/strata.dev/v1alpha1/namespaces/team-b/jobs/train"));
+}
+
 TEST_F(RestApiTest, ApplyReturnsIgnoredFieldsAsKubernetesWarningHeaders) {
   Start();
   net::HttpRequest request;

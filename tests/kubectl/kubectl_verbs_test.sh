@@ -19,6 +19,8 @@
 #    controller reference) without --force, as for any pod; a Job's pods name their Job as
 #    controller (ownerReferences), so each is evicted (pods/eviction), the Job's whole gang
 #    requeued and placed again off the drained node;
+#  - namespaces: made by the first object written into them, applied, and deleted with what is
+#    in them; `kubectl create namespace` (protobuf) refused with a 415 that says so;
 #  - explain, from the OpenAPI documents generated from strata's field tables;
 #  - the Python client's strategic merge patch (typed and dynamic) and merge patch, its 409 on a
 #    stale resourceVersion and its 400 naming the field.
@@ -276,6 +278,22 @@ check "the Job's pod runs again on another node" wait_for 60 moved
 check "counting neither a restart nor a preemption" equals \
   "$(jp job train -n team-a '{.status.restartCount}/{.status.preemptionCount}')" /
 k uncordon "$node" >/dev/null
+
+# ---- namespaces ----------------------------------------------------------------------------------
+check "get namespaces lists the namespaces objects were written into" \
+  grep -q "^team-a *Active" <<<"$(k get namespaces)"
+check "apply a Namespace" equals \
+  "$(printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: team-c}\n' | k apply -f -)" \
+  "namespace/team-c created"
+# kubectl's create verbs send built-in kinds as protobuf, which strata does not read: a 415 that
+# says so, rather than a parse error of the bytes.
+check "create namespace is refused as protobuf, saying what to send" fails_saying \
+  "Content-Type application/vnd.kubernetes.protobuf is not read: send application/json" \
+  k create namespace team-d
+job_manifest gone 1 "" "sleep 600" | sed 's/team-a/team-c/' | k apply -f - >/dev/null
+check "delete namespace" equals "$(k delete namespace team-c)" 'namespace "team-c" deleted'
+check "deletes what is in it" equals "$(k get jobs -n team-c -o name)" ""
+check "and nothing else" grep -q "^train " <<<"$(k get jobs -n team-a)"
 
 # ---- explain -------------------------------------------------------------------------------------
 check "explain reads strata's field descriptions" \
