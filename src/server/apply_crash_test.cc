@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "server/object_codec.h"
 #include "server/rest_api.h"
 #include "store/fault_injecting_store.h"
 
@@ -65,6 +66,16 @@ RestApiOptions Options() {
   return options;
 }
 
+// The namespace the documents are in, made beforehand so that each write the test counts is
+// one document's.
+void MakeNamespace(store::Store& store) {
+  api::Namespace ns;
+  ns.metadata.name = "team-a";
+  Result<store::Object> object = ToStoreObject(api::Object(std::move(ns)));
+  ASSERT_TRUE(object);
+  ASSERT_TRUE(store.Create(std::move(*object)));
+}
+
 net::HttpRequest ApplyRequest() {
   net::HttpRequest request;
   request.method = "POST";
@@ -79,6 +90,7 @@ TEST(ApplyCrashTest, AFailedWriteNamesWhatWasAppliedAndApplyingAgainFinishes) {
   std::string clean;
   {
     std::unique_ptr<store::Store> store = store::NewMemoryStore({});
+    MakeNamespace(*store);
     metrics::Registry registry;
     RestApi api(*store, registry, Options());
     ASSERT_EQ(api.Handle(ApplyRequest()).response.status, 200);
@@ -87,6 +99,7 @@ TEST(ApplyCrashTest, AFailedWriteNamesWhatWasAppliedAndApplyingAgainFinishes) {
   for (int n = 1; n <= 4; ++n) {
     SCOPED_TRACE("write " + std::to_string(n));
     std::unique_ptr<store::Store> base = store::NewMemoryStore({});
+    MakeNamespace(*base);
     store::FaultInjectingStore faulty(*base);
     metrics::Registry registry;
     RestApi api(faulty, registry, Options());
