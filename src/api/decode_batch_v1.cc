@@ -97,8 +97,10 @@ void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErr
     }
   }
   KubeContainer container =
-      FromSingleContainer(pod_spec, WorkloadClass::kTraining, errors, command_required);
+      FromSingleContainer(pod_spec, WorkloadClass::kTraining, errors, command_required,
+                          /*node_selector_honoured=*/true);
   out.resources = container.resources;
+  out.node_selector = std::move(container.node_selector);
   out.template_ = std::move(container.process);
   out.tolerations = DecodeTolerations(pod_spec, "tolerations");
   out.topology = TemplateTopology(pod_template, errors);

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "api/job_roles.h"
+
 namespace strata::controller {
 
 std::string JobPodName(std::string_view job_name, int64_t rank) {
@@ -12,6 +14,22 @@ std::string JobPodName(std::string_view job_name, int64_t rank) {
 
 api::Pod MakeJobPod(const api::Job& job, const api::JobPlacement& placement,
                     const api::JobPodAssignment& assignment) {
+  const std::vector<api::JobRole> roles = api::JobRoles(job.spec);
+  // A spec edited since the placement was made may have fewer ranks: the placement's extra
+  // ranks count in the last role.
+  const api::RolePosition position =
+      api::RoleOfRank(roles, assignment.rank)
+          .value_or(api::RolePosition{roles.size() - 1,
+                                      assignment.rank - api::FirstRank(roles, roles.size() - 1)});
+  const api::JobRole& role = roles[position.role];
+  int64_t world_size = 0;
+  int64_t first_worker_rank = 0;
+  for (size_t r = 0; r < roles.size(); ++r) {
+    world_size += roles[r].replicas * roles[r].proc_per_node;
+    if (r < position.role) first_worker_rank += roles[r].replicas * roles[r].proc_per_node;
+  }
+  first_worker_rank += position.index * role.proc_per_node;
+
   api::Pod pod;
   pod.metadata.name = JobPodName(job.metadata.name, assignment.rank);
   pod.metadata.namespace_name = job.metadata.namespace_name;
@@ -22,8 +40,13 @@ api::Pod MakeJobPod(const api::Job& job, const api::JobPlacement& placement,
   annotations[api::kRunIdAnnotation] = job.metadata.uid;
   annotations[api::kMasterAddrAnnotation] = placement.master_addr;
   annotations[api::kMasterPortAnnotation] = std::to_string(placement.master_port);
-  annotations[api::kNumNodesAnnotation] = std::to_string(job.spec.replicas);
-  annotations[api::kProcPerNodeAnnotation] = std::to_string(job.spec.proc_per_node);
+  annotations[api::kNumNodesAnnotation] = std::to_string(api::JobPodCount(job.spec));
+  annotations[api::kProcPerNodeAnnotation] = std::to_string(role.proc_per_node);
+  annotations[api::kRoleAnnotation] = role.name;
+  annotations[api::kRoleIndexAnnotation] = std::to_string(position.index);
+  annotations[api::kRolePodsAnnotation] = std::to_string(role.replicas);
+  annotations[api::kWorldSizeAnnotation] = std::to_string(world_size);
+  annotations[api::kFirstWorkerRankAnnotation] = std::to_string(first_worker_rank);
   annotations[api::kRestartCountAnnotation] = std::to_string(job.status.restart_count);
   annotations[api::kMaxRestartsAnnotation] = std::to_string(job.spec.max_restarts);
   if (!job.spec.checkpoint.dir.empty()) {
@@ -37,10 +60,10 @@ api::Pod MakeJobPod(const api::Job& job, const api::JobPlacement& placement,
   pod.spec.priority = job.spec.priority;
   pod.spec.restart_policy = "Never";
   pod.spec.node_name = assignment.node_name;
-  pod.spec.resources = job.spec.resources;
+  pod.spec.resources = role.resources;
   pod.spec.gpu_selector = job.spec.gpu_selector;
   pod.spec.tolerations = job.spec.tolerations;
-  pod.spec.template_ = job.spec.template_;
+  pod.spec.template_ = role.template_;
   pod.spec.assigned_gpus = assignment.gpus;
   return pod;
 }

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/job.h"
+#include "common/field_errors.h"
+
+// How a Job's pods divide into roles (api/job.h's JobRole): which role a rank belongs to, when
+// a role may start and when the job has succeeded. Pure functions; thread-safe.
+namespace strata::api {
+
+// The name of the one role of a job without spec.roles.
+inline constexpr std::string_view kDefaultRoleName = "worker";
+
+// The job's roles: spec.roles, or the one role (kDefaultRoleName) that spec.replicas,
+// procPerNode, resources, template and nodeSelector describe.
+std::vector<JobRole> JobRoles(const JobSpec& spec);
+
+// The pods of the job: the sum of its roles' replicas.
+int64_t JobPodCount(const JobSpec& spec);
+
+// Where rank `rank` sits: its role (an index into `roles`) and its index within the role.
+struct RolePosition {
+  size_t role = 0;
+  int64_t index = 0;
+};
+// nullopt when `rank` is not in [0, sum of replicas).
+std::optional<RolePosition> RoleOfRank(const std::vector<JobRole>& roles, int64_t rank);
+// The rank of the first pod of `roles[role]`.
+int64_t FirstRank(const std::vector<JobRole>& roles, size_t role);
+
+// How far the pods of one role of a run have come.
+enum class RoleProgress {
+  kWaiting,   // some pod does not exist yet or is not running
+  kReady,     // every pod runs (or has succeeded)
+  kComplete,  // every pod succeeded
+};
+
+// Whether a role whose dependencies stand at `progress` (by role index) may start.
+bool DependenciesMet(const std::vector<JobRole>& roles, size_t role,
+                     const std::vector<RoleProgress>& progress);
+
+// Whether the job's success policy holds when its roles stand at `progress`.
+bool SuccessReached(const JobSpec& spec, const std::vector<JobRole>& roles,
+                    const std::vector<RoleProgress>& progress);
+
+// Where a manifest keeps what ValidateJobRoles checks, for its errors: strata's own fields by
+// default, a compatible kind's (JobSet's replicatedJobs[].dependsOn[].name...) otherwise.
+struct RoleFieldPaths {
+  std::string roles = "spec.roles";
+  std::string depends_on = "dependsOn";
+  std::string dependency_role = "role";
+  std::string success_roles = "spec.successPolicy.roles";
+};
+
+// Checks what spans a job's roles: unique names, replicas and procPerNode of at least 1,
+// dependsOn naming another role without a cycle, success roles that exist.
+void ValidateJobRoles(const JobSpec& spec, const RoleFieldPaths& paths, FieldErrors& errors);
+
+}  // namespace strata::api
