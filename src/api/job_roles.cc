@@ -39,6 +39,41 @@ int64_t FirstRank(const std::vector<JobRole>& roles, size_t role) {
   return rank;
 }
 
+bool IsInitializerRole(const std::vector<JobRole>& roles, size_t role) {
+  for (const JobRole& other : roles) {
+    for (const RoleDependency& dependency : other.depends_on) {
+      if (dependency.role == roles[role].name && dependency.status == "Complete") return true;
+    }
+  }
+  return false;
+}
+
+TorchWorld TorchWorldOf(const std::vector<JobRole>& roles, const RolePosition& position) {
+  const JobRole& own = roles[position.role];
+  if (IsInitializerRole(roles, position.role)) {
+    return {own.replicas, position.index, own.replicas * own.proc_per_node,
+            position.index * own.proc_per_node};
+  }
+  TorchWorld world;
+  for (size_t r = 0; r < roles.size(); ++r) {
+    if (IsInitializerRole(roles, r)) continue;
+    if (r == position.role) {
+      world.node_rank = world.num_nodes + position.index;
+      world.first_worker_rank = world.world_size + position.index * own.proc_per_node;
+    }
+    world.num_nodes += roles[r].replicas;
+    world.world_size += roles[r].replicas * roles[r].proc_per_node;
+  }
+  return world;
+}
+
+int64_t RendezvousRank(const std::vector<JobRole>& roles) {
+  for (size_t r = 0; r < roles.size(); ++r) {
+    if (!IsInitializerRole(roles, r)) return FirstRank(roles, r);
+  }
+  return 0;
+}
+
 bool DependenciesMet(const std::vector<JobRole>& roles, size_t role,
                      const std::vector<RoleProgress>& progress) {
   for (const RoleDependency& dependency : roles[role].depends_on) {

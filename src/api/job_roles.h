@@ -33,6 +33,22 @@ std::optional<RolePosition> RoleOfRank(const std::vector<JobRole>& roles, int64_
 // The rank of the first pod of `roles[role]`.
 int64_t FirstRank(const std::vector<JobRole>& roles, size_t role);
 
+// Where a pod stands in its torchrun world, the pods that rendezvous together. A role that
+// another role waits for with status Complete (an initializer) ends before that role starts, so
+// it is a world of its own; the other roles form the job's main world, whose first pod hosts
+// the rendezvous (MASTER_ADDR). A job of one role is one world.
+struct TorchWorld {
+  int64_t num_nodes = 0;          // pods of the world (torchrun's --nnodes)
+  int64_t node_rank = 0;          // the pod's index among them (GROUP_RANK)
+  int64_t world_size = 0;         // workers of the world (WORLD_SIZE)
+  int64_t first_worker_rank = 0;  // RANK of the pod's LOCAL_RANK 0
+};
+TorchWorld TorchWorldOf(const std::vector<JobRole>& roles, const RolePosition& position);
+// Whether some role waits for `roles[role]` to Complete: an initializer, a world of its own.
+bool IsInitializerRole(const std::vector<JobRole>& roles, size_t role);
+// The rank of the main world's first pod, where MASTER_ADDR points.
+int64_t RendezvousRank(const std::vector<JobRole>& roles);
+
 // How far the pods of one role of a run have come.
 enum class RoleProgress {
   kWaiting,   // some pod does not exist yet or is not running

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "api/annotations.h"
+#include "api/pod_contract.h"
+#include "api/torchrun_env.h"
 #include "controller/controller_test_support.h"
 
 namespace strata::controller {
@@ -77,6 +79,20 @@ spec:
   EXPECT_EQ(worker.metadata.annotations.at(api::kWorldSizeAnnotation), "9");
   EXPECT_EQ(worker.metadata.annotations.at(api::kFirstWorkerRankAnnotation), "5");
   EXPECT_EQ(cluster.GpusHeld(), 16);
+  // What the agent makes of it: torchrun's ranks over both roles, Volcano's index in the role.
+  Result<api::TrainingPod> training = api::TrainingPodFromPod(worker);
+  ASSERT_TRUE(training.has_value()) << training.error().message();
+  Result<std::vector<api::Environment>> env = api::BuildWorkerEnvironments(*training);
+  ASSERT_TRUE(env.has_value()) << env.error().message();
+  ASSERT_EQ(env->size(), 4u);
+  EXPECT_EQ((*env)[1].at("RANK"), "6");
+  EXPECT_EQ((*env)[1].at("WORLD_SIZE"), "9");
+  EXPECT_EQ((*env)[1].at("GROUP_RANK"), "2");
+  EXPECT_EQ((*env)[1].at("ROLE_NAME"), "worker");
+  EXPECT_EQ((*env)[1].at("ROLE_RANK"), "5");
+  EXPECT_EQ((*env)[1].at("ROLE_WORLD_SIZE"), "8");
+  EXPECT_EQ((*env)[1].at("VK_TASK_INDEX"), "1");
+  EXPECT_EQ((*env)[1].at("JOB_COMPLETION_INDEX"), "1");
 }
 
 TEST(JobRolesTest, ARoleNodeSelectorPicksItsNodes) {
@@ -168,8 +184,18 @@ TEST(JobRolesTest, InitializersCompleteBeforeTheTrainerWhoseSuccessEndsTheJob) {
   EXPECT_THAT(cluster.JobPods("tune"), SizeIs(2));
   cluster.SetPodPhase("tune-worker-3", "Succeeded", 0);
   cluster.Reconcile(2);
-  // A completed initializer fails nothing; the trainer's pods now start.
+  // A completed initializer fails nothing; the trainer's pods now start, a torchrun world of
+  // their own (the initializers, done before them, are not in it).
   ASSERT_THAT(cluster.JobPods("tune"), SizeIs(4));
+  const api::Pod trainer = cluster.Pod("tune-worker-1");
+  EXPECT_EQ(trainer.metadata.annotations.at(api::kNumNodesAnnotation), "2");
+  EXPECT_EQ(trainer.metadata.annotations.at(api::kWorldSizeAnnotation), "16");
+  EXPECT_EQ(trainer.metadata.annotations.at(api::kFirstWorkerRankAnnotation), "8");
+  EXPECT_EQ(trainer.spec.owner.replica, 1);
+  const api::Pod model = cluster.Pod("tune-worker-3");
+  EXPECT_EQ(model.metadata.annotations.at(api::kNumNodesAnnotation), "1");
+  EXPECT_EQ(model.spec.owner.replica, 0);
+  EXPECT_EQ(model.spec.owner.rank, 3);
   EXPECT_EQ(cluster.Job("tune").phase, api::JobPhase::kPending);
   cluster.StartBoundPods();
   cluster.Reconcile(1);

@@ -284,7 +284,9 @@ Status SchedulerLoop::BindJob(ClusterView& view, const sched::Binding& binding,
   };
   for (const sched::PodPlacement& pod : binding.pods) {
     STRATA_CHECK(pod.pod_set >= 0 && static_cast<size_t>(pod.pod_set) < roles.size());
-    if (rank_of(pod) == 0) placement.master_addr = api::NodeAddress(NodeAt(view, pod.node));
+    if (rank_of(pod) == api::RendezvousRank(roles)) {
+      placement.master_addr = api::NodeAddress(NodeAt(view, pod.node));
+    }
   }
   while (!view.master_ports_in_use.Take(
       {placement.master_addr, static_cast<int>(placement.master_port)})) {

@@ -22,13 +22,7 @@ api::Pod MakeJobPod(const api::Job& job, const api::JobPlacement& placement,
           .value_or(api::RolePosition{roles.size() - 1,
                                       assignment.rank - api::FirstRank(roles, roles.size() - 1)});
   const api::JobRole& role = roles[position.role];
-  int64_t world_size = 0;
-  int64_t first_worker_rank = 0;
-  for (size_t r = 0; r < roles.size(); ++r) {
-    world_size += roles[r].replicas * roles[r].proc_per_node;
-    if (r < position.role) first_worker_rank += roles[r].replicas * roles[r].proc_per_node;
-  }
-  first_worker_rank += position.index * role.proc_per_node;
+  const api::TorchWorld world = api::TorchWorldOf(roles, position);
 
   api::Pod pod;
   pod.metadata.name = JobPodName(job.metadata.name, assignment.rank);
@@ -40,13 +34,13 @@ api::Pod MakeJobPod(const api::Job& job, const api::JobPlacement& placement,
   annotations[api::kRunIdAnnotation] = job.metadata.uid;
   annotations[api::kMasterAddrAnnotation] = placement.master_addr;
   annotations[api::kMasterPortAnnotation] = std::to_string(placement.master_port);
-  annotations[api::kNumNodesAnnotation] = std::to_string(api::JobPodCount(job.spec));
+  annotations[api::kNumNodesAnnotation] = std::to_string(world.num_nodes);
   annotations[api::kProcPerNodeAnnotation] = std::to_string(role.proc_per_node);
   annotations[api::kRoleAnnotation] = role.name;
   annotations[api::kRoleIndexAnnotation] = std::to_string(position.index);
   annotations[api::kRolePodsAnnotation] = std::to_string(role.replicas);
-  annotations[api::kWorldSizeAnnotation] = std::to_string(world_size);
-  annotations[api::kFirstWorkerRankAnnotation] = std::to_string(first_worker_rank);
+  annotations[api::kWorldSizeAnnotation] = std::to_string(world.world_size);
+  annotations[api::kFirstWorkerRankAnnotation] = std::to_string(world.first_worker_rank);
   annotations[api::kRestartCountAnnotation] = std::to_string(job.status.restart_count);
   annotations[api::kMaxRestartsAnnotation] = std::to_string(job.spec.max_restarts);
   if (!job.spec.checkpoint.dir.empty()) {
@@ -55,7 +49,8 @@ api::Pod MakeJobPod(const api::Job& job, const api::JobPlacement& placement,
   if (!placement.flavor.empty()) annotations[api::kFlavorAnnotation] = placement.flavor;
   if (!placement.bound_at.empty()) annotations[api::kBoundAtAnnotation] = placement.bound_at;
 
-  pod.spec.owner = api::PodOwner{"Job", job.metadata.name, assignment.rank, assignment.rank};
+  // The replica is the pod's node rank in its torchrun world; the rank counts across the job.
+  pod.spec.owner = api::PodOwner{"Job", job.metadata.name, world.node_rank, assignment.rank};
   pod.spec.queue = job.spec.queue;
   pod.spec.priority = job.spec.priority;
   pod.spec.restart_policy = "Never";
