@@ -21,8 +21,8 @@ inline constexpr char kCheckpointDirAnnotation[] = "strata.dev/checkpoint-dir";
 // The pod's role (api/job.h JobRole), its index among the role's pods (Volcano's VK_TASK_INDEX)
 // and the role's pod count, and where its workers stand in their torchrun world (api/job_roles.h
 // TorchWorld; kNumNodesAnnotation counts its pods): its worker count and the RANK of the pod's
-// LOCAL_RANK 0 (roles may run different procPerNode). Absent (a pod made before roles
-// existed): one role, ranks from the pod's node rank.
+// LOCAL_RANK 0 (roles may run different procPerNode). Absent (a pod of a job without roles):
+// torchrun's one role, "default", ranks from the pod's node rank.
 inline constexpr char kRoleAnnotation[] = "strata.dev/role";
 inline constexpr char kRoleIndexAnnotation[] = "strata.dev/role-index";
 inline constexpr char kRolePodsAnnotation[] = "strata.dev/role-pods";

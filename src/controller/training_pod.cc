@@ -36,11 +36,14 @@ api::Pod MakeJobPod(const api::Job& job, const api::JobPlacement& placement,
   annotations[api::kMasterPortAnnotation] = std::to_string(placement.master_port);
   annotations[api::kNumNodesAnnotation] = std::to_string(world.num_nodes);
   annotations[api::kProcPerNodeAnnotation] = std::to_string(role.proc_per_node);
-  annotations[api::kRoleAnnotation] = role.name;
-  annotations[api::kRoleIndexAnnotation] = std::to_string(position.index);
-  annotations[api::kRolePodsAnnotation] = std::to_string(role.replicas);
-  annotations[api::kWorldSizeAnnotation] = std::to_string(world.world_size);
-  annotations[api::kFirstWorkerRankAnnotation] = std::to_string(world.first_worker_rank);
+  if (!job.spec.roles.empty()) {
+    // A job of one template is torchrun's one role, "default", ranked by its pods' ranks.
+    annotations[api::kRoleAnnotation] = role.name;
+    annotations[api::kRoleIndexAnnotation] = std::to_string(position.index);
+    annotations[api::kRolePodsAnnotation] = std::to_string(role.replicas);
+    annotations[api::kWorldSizeAnnotation] = std::to_string(world.world_size);
+    annotations[api::kFirstWorkerRankAnnotation] = std::to_string(world.first_worker_rank);
+  }
   annotations[api::kRestartCountAnnotation] = std::to_string(job.status.restart_count);
   annotations[api::kMaxRestartsAnnotation] = std::to_string(job.spec.max_restarts);
   if (!job.spec.checkpoint.dir.empty()) {

@@ -96,7 +96,7 @@ TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds)
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   EXPECT_EQ(pending, "") << "still not Succeeded after 180 s";
-  EXPECT_EQ(jobs.size(), 46u);
+  EXPECT_EQ(jobs.size(), 48u);
   // A Kueue WorkloadPriorityClass applied with its Jobs gave them their priority.
   auto high = (*client)->Get("/apis/strata.dev/v1alpha1/namespaces/default/jobs/pr-high-priority");
   ASSERT_TRUE(high) << high.error().ToString();
