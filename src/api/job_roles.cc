@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "api/pod_contract.h"
+
 namespace strata::api {
 
 std::vector<JobRole> JobRoles(const JobSpec& spec) {
@@ -72,6 +74,27 @@ int64_t RendezvousRank(const std::vector<JobRole>& roles) {
     if (!IsInitializerRole(roles, r)) return FirstRank(roles, r);
   }
   return 0;
+}
+
+std::vector<RoleProgress> RolesProgress(const std::vector<JobRole>& roles,
+                                        const std::vector<const Pod*>& pods) {
+  std::vector<int64_t> running(roles.size(), 0), succeeded(roles.size(), 0);
+  for (const Pod* pod : pods) {
+    std::optional<RolePosition> position = RoleOfRank(roles, pod->spec.owner.rank);
+    if (!position) continue;
+    if (pod->status.phase == PodPhase::kSucceeded) {
+      ++succeeded[position->role];
+    } else if (pod->status.phase == PodPhase::kRunning && StopRequested(*pod).empty()) {
+      ++running[position->role];
+    }
+  }
+  std::vector<RoleProgress> progress;
+  for (size_t r = 0; r < roles.size(); ++r) {
+    progress.push_back(succeeded[r] == roles[r].replicas                ? RoleProgress::kComplete
+                       : running[r] + succeeded[r] == roles[r].replicas ? RoleProgress::kReady
+                                                                        : RoleProgress::kWaiting);
+  }
+  return progress;
 }
 
 bool DependenciesMet(const std::vector<JobRole>& roles, size_t role,

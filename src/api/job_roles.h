@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/job.h"
+#include "api/pod.h"
 #include "common/field_errors.h"
 
 // How a Job's pods divide into roles (api/job.h's JobRole): which role a rank belongs to, when
@@ -55,6 +56,12 @@ enum class RoleProgress {
   kReady,     // every pod runs (or has succeeded)
   kComplete,  // every pod succeeded
 };
+
+// How far each of `roles` has come (by role index), from `pods`: the pods of one run of the job.
+// A pod counts as running while no stop was asked of it; a pod whose rank is not the roles'
+// counts for nothing.
+std::vector<RoleProgress> RolesProgress(const std::vector<JobRole>& roles,
+                                        const std::vector<const Pod*>& pods);
 
 // Whether a role whose dependencies stand at `progress` (by role index) may start.
 bool DependenciesMet(const std::vector<JobRole>& roles, size_t role,

@@ -156,28 +156,15 @@ Status JobController::ReconcileJob(const cluster::Stored<api::Job>& job, const P
   const cluster::Stored<api::Pod>* failure = FirstFailure(pods);
   // How far each role has come; pods of ranks the spec no longer has count for nothing.
   const std::vector<api::JobRole> roles = api::JobRoles(spec);
-  std::vector<int64_t> running_pods(roles.size(), 0), succeeded_pods(roles.size(), 0);
-  for (const auto& pod : pods) {
-    std::optional<api::RolePosition> position = api::RoleOfRank(roles, pod.value.spec.owner.rank);
-    if (!position) continue;
-    if (pod.value.status.phase == api::PodPhase::kSucceeded) {
-      ++succeeded_pods[position->role];
-    } else if (pod.value.status.phase == api::PodPhase::kRunning &&
-               api::StopRequested(pod.value).empty()) {
-      ++running_pods[position->role];
-    }
-  }
-  std::vector<api::RoleProgress> progress;
-  bool all_running = !pods.empty();
-  for (size_t r = 0; r < roles.size(); ++r) {
-    const int64_t started = running_pods[r] + succeeded_pods[r];
-    progress.push_back(succeeded_pods[r] == roles[r].replicas ? api::RoleProgress::kComplete
-                       : started == roles[r].replicas         ? api::RoleProgress::kReady
-                                                              : api::RoleProgress::kWaiting);
-    // Running: every pod of the run has started; those of a role that completed (an
-    // initializer) have succeeded.
-    all_running = all_running && started == roles[r].replicas;
-  }
+  std::vector<const api::Pod*> run_pods;
+  for (const auto& pod : pods) run_pods.push_back(&pod.value);
+  const std::vector<api::RoleProgress> progress = api::RolesProgress(roles, run_pods);
+  // Running: every pod of the run has started; those of a role that completed (an initializer)
+  // have succeeded.
+  const bool all_running =
+      !pods.empty() && std::none_of(progress.begin(), progress.end(), [](api::RoleProgress p) {
+        return p == api::RoleProgress::kWaiting;
+      });
   const bool succeeded = !pods.empty() && api::SuccessReached(spec, roles, progress);
   // What to do to the current run's pods once the status is written.
   std::string_view stop_reason;

@@ -303,32 +303,6 @@ UnfinishedBind RecordedMembers(const std::vector<cluster::ObjectRef>& live,
   return unfinished;
 }
 
-// How far each role of `job`'s placed run has come, from the run's pods among `pods`.
-std::vector<api::RoleProgress> RolesProgress(const api::Job& job,
-                                             const std::vector<api::JobRole>& roles,
-                                             const std::vector<cluster::ObjectRef>& pods) {
-  std::vector<int64_t> running(roles.size(), 0), succeeded(roles.size(), 0);
-  for (const cluster::ObjectRef& ref : pods) {
-    const api::Pod& pod = PodOf(ref);
-    if (pod.spec.owner.kind != "Job" || PodJobRun(pod) != job.status.placement->run) continue;
-    std::optional<api::RolePosition> position = api::RoleOfRank(roles, pod.spec.owner.rank);
-    if (!position) continue;
-    if (pod.status.phase == api::PodPhase::kSucceeded) {
-      ++succeeded[position->role];
-    } else if (pod.status.phase == api::PodPhase::kRunning && api::StopRequested(pod).empty()) {
-      ++running[position->role];
-    }
-  }
-  std::vector<api::RoleProgress> progress;
-  for (size_t r = 0; r < roles.size(); ++r) {
-    progress.push_back(succeeded[r] == roles[r].replicas ? api::RoleProgress::kComplete
-                       : running[r] + succeeded[r] == roles[r].replicas
-                           ? api::RoleProgress::kReady
-                           : api::RoleProgress::kWaiting);
-  }
-  return progress;
-}
-
 // The ranks of `job`'s placement whose pods of the placed run do not exist: those whose role may
 // start (`create`) and those whose role waits for the roles it depends on (`deferred`). Both
 // hold their capacity.
@@ -338,14 +312,16 @@ struct MissingRanks {
 };
 MissingRanks FindMissingRanks(const api::Job& job, const std::vector<cluster::ObjectRef>& pods) {
   std::set<int64_t> present;
+  std::vector<const api::Pod*> run;
   for (const cluster::ObjectRef& ref : pods) {
     const api::Pod& pod = PodOf(ref);
     if (pod.spec.owner.kind == "Job" && PodJobRun(pod) == job.status.placement->run) {
       present.insert(pod.spec.owner.rank);
+      run.push_back(&pod);
     }
   }
   const std::vector<api::JobRole> roles = api::JobRoles(job.spec);
-  const std::vector<api::RoleProgress> progress = RolesProgress(job, roles, pods);
+  const std::vector<api::RoleProgress> progress = api::RolesProgress(roles, run);
   MissingRanks missing;
   for (const api::JobPodAssignment& assignment : job.status.placement->pods) {
     if (present.count(assignment.rank) != 0) continue;
