@@ -111,12 +111,6 @@ void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErr
   }
 }
 
-std::string SeveralTemplatesMessage(std::string_view first_template_path) {
-  return "differs from " + std::string(first_template_path) +
-         ": a Job with several pod templates (a driver and workers, say) has no home in strata's "
-         "object model yet; strata runs one template on every pod of a job";
-}
-
 namespace {
 
 // DecodeGangPodTemplate, after Kubernetes' rule for a Job's pods: restartPolicy Never or

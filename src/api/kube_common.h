@@ -118,8 +118,4 @@ bool ZeroBound(const nlohmann::json& value);
 int64_t RolloutBound(const FieldView& parent, std::string_view field, std::string_view fallback,
                      int64_t replicas, bool round_up, FieldErrors& errors);
 
-// The error for a workload whose pods come from several different templates (a driver and
-// workers, say), reported at the path of the one that differs from `first_template_path`.
-std::string SeveralTemplatesMessage(std::string_view first_template_path);
-
 }  // namespace strata::api
