@@ -18,6 +18,16 @@ inline constexpr char kProcPerNodeAnnotation[] = "strata.dev/proc-per-node";
 inline constexpr char kRestartCountAnnotation[] = "strata.dev/restart-count";
 inline constexpr char kMaxRestartsAnnotation[] = "strata.dev/max-restarts";
 inline constexpr char kCheckpointDirAnnotation[] = "strata.dev/checkpoint-dir";
+// The pod's role (api/job.h JobRole), its index among the role's pods (Volcano's VK_TASK_INDEX)
+// and the role's pod count, and where its workers stand in their torchrun world (api/job_roles.h
+// TorchWorld; kNumNodesAnnotation counts its pods): its worker count and the RANK of the pod's
+// LOCAL_RANK 0 (roles may run different procPerNode). Absent (a pod of a job without roles):
+// torchrun's one role, "default", ranks from the pod's node rank.
+inline constexpr char kRoleAnnotation[] = "strata.dev/role";
+inline constexpr char kRoleIndexAnnotation[] = "strata.dev/role-index";
+inline constexpr char kRolePodsAnnotation[] = "strata.dev/role-pods";
+inline constexpr char kWorldSizeAnnotation[] = "strata.dev/world-size";
+inline constexpr char kFirstWorkerRankAnnotation[] = "strata.dev/first-worker-rank";
 
 // Written by the scheduler adapter on the first pod of a gang of standalone pods (a Volcano
 // PodGroup, a service replica spanning nodes) in the same write that binds it: where every

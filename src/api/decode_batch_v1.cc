@@ -97,8 +97,10 @@ void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErr
     }
   }
   KubeContainer container =
-      FromSingleContainer(pod_spec, WorkloadClass::kTraining, errors, command_required);
+      FromSingleContainer(pod_spec, WorkloadClass::kTraining, errors, command_required,
+                          /*node_selector_honoured=*/true);
   out.resources = container.resources;
+  out.node_selector = std::move(container.node_selector);
   out.template_ = std::move(container.process);
   out.tolerations = DecodeTolerations(pod_spec, "tolerations");
   out.topology = TemplateTopology(pod_template, errors);
@@ -107,12 +109,6 @@ void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErr
                                     pod_spec.PathOf("priorityClassName"), errors)
                        .value_or(0);
   }
-}
-
-std::string SeveralTemplatesMessage(std::string_view first_template_path) {
-  return "differs from " + std::string(first_template_path) +
-         ": a Job with several pod templates (a driver and workers, say) has no home in strata's "
-         "object model yet; strata runs one template on every pod of a job";
 }
 
 namespace {

@@ -171,8 +171,9 @@ const TypeSchema* KubePodSpecSchema() {
        {"priorityClassName", T::kString,
         "critical, standard, sheddable, system-cluster-critical or system-node-critical."},
        {"tolerations", T::kObjectList, "Node taints the pod tolerates.", TolerationSchema},
-       {"nodeSelector", T::kUnsupported,
-        "choose nodes with a ResourceFlavor's nodeLabels or strata's gpuSelector"},
+       {"nodeSelector", T::kStringMap,
+        "Labels the pod's node must carry; honoured for the pods of jobs (batch Jobs, JobSets, "
+        "Volcano Jobs)."},
        {"affinity", T::kUnsupported, "use strata's topology constraint on a Job"},
        {"volumes", T::kObjectList, "Configuration and scratch volumes.", KubeVolumeSchema},
        {"initContainers", T::kUnsupported, "strata runs one container per pod"},
@@ -322,8 +323,17 @@ ResourceRequest FromKubeResources(const FieldView& resources, FieldErrors& error
 }
 
 KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workload,
-                                  FieldErrors& errors, bool command_required) {
+                                  FieldErrors& errors, bool command_required,
+                                  bool node_selector_honoured) {
   KubeContainer out;
+  if (node_selector_honoured) {
+    out.node_selector = pod_spec.StringMap("nodeSelector");
+    ValidateLabels(out.node_selector, pod_spec.PathOf("nodeSelector"), errors);
+  } else if (pod_spec.Has("nodeSelector")) {
+    errors.Add(pod_spec.PathOf("nodeSelector"),
+               "not supported by strata: choose nodes with a ResourceFlavor's nodeLabels or "
+               "strata's gpuSelector");
+  }
   std::vector<FieldView> containers = pod_spec.ObjectList("containers");
   if (containers.size() != 1) {
     errors.Add(pod_spec.PathOf("containers"),

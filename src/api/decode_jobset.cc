@@ -1,11 +1,13 @@
-// JobSet (jobset.x-k8s.io/v1alpha2): a set of batch Jobs whose pods all come from one template
-// becomes one native Job, placed and restarted as one group. Each child Job follows batch/v1's
-// rules (decode_batch_v1.cc); the set's failure, success and startup policies, its queue label
-// and its exclusive-topology annotation are read here.
+// JobSet (jobset.x-k8s.io/v1alpha2): a set of batch Jobs becomes one native Job, placed and
+// restarted as one group, each replicated job one role (a set of one replicated job: a job of
+// one role). Each child Job follows batch/v1's rules (decode_batch_v1.cc); the set's failure,
+// success and startup policies, dependsOn, its queue label and its exclusive-topology
+// annotation are read here.
 #include <algorithm>
 
 #include "api/compat_schema.h"
 #include "api/decode_common.h"
+#include "api/job_roles.h"
 #include "api/kube_common.h"
 #include "api/native_schema.h"
 
@@ -70,15 +72,31 @@ const TypeSchema* ChildJobTemplateSchema() {
   return &s;
 }
 
+const TypeSchema* DependsOnSchema() {
+  static const TypeSchema s{"DependsOn",
+                            "A replicated job that must get this far before this one's pods start.",
+                            {{"name", T::kString, "An earlier replicated job.", nullptr, {}, true},
+                             {"status",
+                              T::kEnum,
+                              "Ready (its pods run) or Complete (they succeeded).",
+                              nullptr,
+                              {"Ready", "Complete"},
+                              true}}};
+  return &s;
+}
+
 const TypeSchema* ReplicatedJobSchema() {
   static const TypeSchema s{
       "ReplicatedJob",
-      "Child Jobs made from one template; every replicated job must share one pod template.",
-      {{"name", T::kString, "The replicated job's name.", nullptr, {}, true},
+      "Child Jobs made from one template: one role of the strata job.",
+      {{"name", T::kString, "The replicated job's name (the role's).", nullptr, {}, true},
        {"replicas", T::kNonNegativeInteger, "Child Jobs made from the template (default 1)."},
        {"template", T::kObject, "The child Job.", ChildJobTemplateSchema, {}, true},
        {"groupName", T::kIgnored, "strata's pods do not carry JobSet's group labels"},
-       {"dependsOn", T::kUnsupported, "strata starts all of a job's pods together"}}};
+       {"dependsOn", T::kObjectList,
+        "Replicated jobs whose pods must be Ready or Complete before this one's start; the whole "
+        "set is placed at once.",
+        DependsOnSchema}}};
   return &s;
 }
 
@@ -102,20 +120,26 @@ const TypeSchema* FailurePolicySchema() {
 const TypeSchema* SuccessPolicySchema() {
   static const TypeSchema s{
       "SuccessPolicy",
-      "When the JobSet succeeds: strata's jobs succeed when every pod succeeds.",
-      {{"operator", T::kEnum, "All: every targeted child Job succeeds.", nullptr, {"All", "Any"}},
+      "When the JobSet succeeds; its other pods are then stopped.",
+      {{"operator",
+        T::kEnum,
+        "All (default): every pod of the targeted replicated jobs succeeded; Any: every pod of "
+        "one of them. strata counts a replicated job, not each child Job.",
+        nullptr,
+        {"All", "Any"}},
        {"targetReplicatedJobs", T::kStringList,
-        "Every replicated job (the default): a strata job succeeds when all of its pods do."}}};
+        "The replicated jobs that decide (default: all)."}}};
   return &s;
 }
 
 const TypeSchema* StartupPolicySchema() {
   static const TypeSchema s{
       "StartupPolicy",
-      "The order in which replicated jobs start; strata starts one template's pods together.",
+      "The order in which replicated jobs start.",
       {{"startupPolicyOrder",
         T::kEnum,
-        "AnyOrder or InOrder.",
+        "AnyOrder, or InOrder: each replicated job's pods start once the previous one's are "
+        "Ready.",
         nullptr,
         {"AnyOrder", "InOrder"},
         true}}};
@@ -138,18 +162,16 @@ const TypeSchema* NetworkSchema() {
 const TypeSchema* JobSetSpecSchema() {
   static const TypeSchema s{
       "JobSetSpec",
-      "A JobSet whose child Jobs share one pod template; strata runs their pods as one group.",
+      "A JobSet; strata runs its pods as one group, each replicated job a role.",
       {{"replicatedJobs",
         T::kObjectList,
-        "The child Jobs, all with one pod template.",
+        "The child Jobs, by template.",
         ReplicatedJobSchema,
         {},
         true},
        {"failurePolicy", T::kObject, "How the set restarts after a failure.", FailurePolicySchema},
-       {"successPolicy", T::kObject, "When the set succeeds (operator All over every job).",
-        SuccessPolicySchema},
-       {"startupPolicy", T::kObject, "Start order; one template's pods start together.",
-        StartupPolicySchema},
+       {"successPolicy", T::kObject, "When the set succeeds.", SuccessPolicySchema},
+       {"startupPolicy", T::kObject, "Start order of the replicated jobs.", StartupPolicySchema},
        {"network", T::kObject, "Pod host names.", NetworkSchema},
        {"suspend", T::kBool,
         "true: wait for the queue's admission (Kueue's convention); needs the "
@@ -236,13 +258,10 @@ void DecodeJobSet(const FieldView& doc, DecodedDocument& out) {
   DecodeBatchJobLimits(first_spec, first_limits, errors);
   int64_t child_jobs = 0;
   int64_t pods = 0;
-  std::vector<std::string> names;
-  bool indexed = false;
-  bool indexed_by_default = false;
-  std::string indexed_path;
+  std::vector<JobRole> roles;
+  JobSpec first_template;  // what the roles must share: tolerations, topology, priority
   for (size_t i = 0; i < replicated_jobs.size(); ++i) {
     const FieldView& replicated = replicated_jobs[i];
-    names.push_back(replicated.String("name"));
     int64_t replicas = replicated.Integer("replicas", 1);
     if (replicas < 1) errors.Add(replicated.PathOf("replicas"), "must be at least 1");
     FieldView job_template = replicated.Object("template");
@@ -261,14 +280,58 @@ void DecodeJobSet(const FieldView& doc, DecodedDocument& out) {
     }
     child_jobs += std::max<int64_t>(replicas, 0);
     pods += std::max<int64_t>(child_pods, 0);
-    indexed_by_default |= !child.Has("completionMode");
-    if (child.String("completionMode") == "Indexed" && !indexed) {
-      indexed = true;
-      indexed_path = child.PathOf("completionMode");
+    if (replicas > 1 && child.String("completionMode", "Indexed") == "Indexed") {
+      // JobSet makes its child Jobs Indexed unless they say NonIndexed; asked for in so many
+      // words, a per-child-Job index is refused, left to the default it is warned of.
+      std::string what = "strata numbers the replicated job's pods 0.." +
+                         std::to_string(child_pods - 1) + " in JOB_COMPLETION_INDEX across its " +
+                         std::to_string(replicas) + " child Jobs, not from 0 in each";
+      if (child.Has("completionMode")) {
+        errors.Add(child.PathOf("completionMode"),
+                   "Indexed with several child Jobs: " + what +
+                       "; use one child Job (replicas 1) of parallelism " +
+                       std::to_string(child_pods) + ", or NonIndexed");
+      } else {
+        errors.Warn(replicated.PathOf("replicas"),
+                    "child Jobs are Indexed by default, but " + what +
+                        "; say completionMode: NonIndexed to silence this");
+      }
     }
-    if (i == 0) continue;
-    if (child.Raw("template") != first_spec.Raw("template")) {
-      errors.Add(child.PathOf("template"), SeveralTemplatesMessage(first_spec.PathOf("template")));
+
+    FieldView pod_template = child.Object("template");
+    if (pod_template.Object("spec").String("restartPolicy") == "Always") {
+      errors.Add(pod_template.Object("spec").PathOf("restartPolicy"),
+                 "a Job's pods need restartPolicy Never or OnFailure (JobSet's default)");
+    }
+    JobSpec decoded;
+    DecodeGangPodTemplate(pod_template, decoded, errors);
+    JobRole role{.name = replicated.String("name"),
+                 .replicas = child_pods,
+                 .resources = decoded.resources,
+                 .template_ = decoded.template_,
+                 .node_selector = decoded.node_selector};
+    for (const FieldView& d : replicated.ObjectList("dependsOn")) {
+      role.depends_on.push_back({d.String("name"), d.String("status")});
+    }
+    roles.push_back(std::move(role));
+    if (i == 0) {
+      first_template = std::move(decoded);
+      continue;
+    }
+    const std::string first_path = first_spec.Object("template").PathOf("spec");
+    const std::string why = ": strata places a JobSet's pods as one gang";
+    if (decoded.tolerations != first_template.tolerations) {
+      errors.Add(pod_template.Object("spec").PathOf("tolerations"),
+                 "must equal " + first_path + ".tolerations" + why);
+    }
+    if (decoded.topology != first_template.topology) {
+      errors.Add(pod_template.Object("metadata").PathOf("annotations"),
+                 "Kueue's topology annotations must equal those of " +
+                     first_spec.Object("template").PathOf("metadata") + why);
+    }
+    if (decoded.priority != first_template.priority) {
+      errors.Add(pod_template.Object("spec").PathOf("priorityClassName"),
+                 "must equal " + first_path + ".priorityClassName" + why);
     }
     JobSpec limits;
     DecodeBatchJobLimits(child, limits, errors);
@@ -283,56 +346,41 @@ void DecodeJobSet(const FieldView& doc, DecodedDocument& out) {
                      ": strata times the set's pods as one group");
     }
   }
-  if (child_jobs > 1 && (indexed || indexed_by_default)) {
-    // JobSet makes its child Jobs Indexed unless they say NonIndexed; asked for in so many words,
-    // a per-child-Job index is refused, left to the default it is warned of.
-    std::string what = "strata numbers the set's pods 0.." + std::to_string(pods - 1) +
-                       " in JOB_COMPLETION_INDEX across all " + std::to_string(child_jobs) +
-                       " child Jobs, not from 0 in each";
-    if (indexed) {
-      errors.Add(indexed_path, "Indexed with several child Jobs: " + what +
-                                   "; use one child Job (replicas 1) of parallelism " +
-                                   std::to_string(pods) + ", or NonIndexed");
-    } else {
-      errors.Warn(spec.PathOf("replicatedJobs"),
-                  "child Jobs are Indexed by default, but " + what +
-                      "; say completionMode: NonIndexed to silence this");
-    }
-  }
   if (!errors.empty()) return;
 
-  s.replicas = pods;
-  FieldView pod_template = first_spec.Object("template");
-  if (pod_template.Object("spec").String("restartPolicy") == "Always") {
-    errors.Add(pod_template.Object("spec").PathOf("restartPolicy"),
-               "a Job's pods need restartPolicy Never or OnFailure (JobSet's default)");
+  FieldView startup = spec.Object("startupPolicy");
+  if (startup.String("startupPolicyOrder") == "InOrder") {
+    // JobSet's InOrder: each replicated job starts once the one before it is Ready.
+    for (size_t i = 1; i < roles.size(); ++i) {
+      if (roles[i].depends_on.empty()) roles[i].depends_on.push_back({roles[i - 1].name, "Ready"});
+    }
   }
-  DecodeGangPodTemplate(pod_template, s, errors);
+  FieldView success = spec.Object("successPolicy");
+  s.success_policy.op = success.String("operator", "All");
+  s.success_policy.roles = success.StringList("targetReplicatedJobs");
+  s.tolerations = first_template.tolerations;
+  s.topology = first_template.topology;
+  s.priority = first_template.priority;
   FieldView failure = spec.Object("failurePolicy");
   s.max_restarts = SaturatingRestarts(first_limits.max_restarts, failure.Integer("maxRestarts", 0));
   s.runtime_limit = first_limits.runtime_limit;
-
-  FieldView success = spec.Object("successPolicy");
-  if (success.String("operator", "All") != "All") {
-    errors.Add(success.PathOf("operator"),
-               "a strata job succeeds when every pod succeeds: only All is supported");
-  }
-  std::vector<std::string> targets = success.StringList("targetReplicatedJobs");
-  for (const std::string& name : names) {
-    if (!targets.empty() && std::find(targets.begin(), targets.end(), name) == targets.end()) {
-      errors.Add(success.PathOf("targetReplicatedJobs"),
-                 "leaves out " + Quoted(name) +
-                     ": a strata job succeeds when every pod succeeds; target every replicated "
-                     "job or leave the field out");
-      break;
+  if (roles.size() == 1 && roles.front().depends_on.empty()) {
+    // One replicated job: a job of one role, as a batch Job's.
+    JobRole& only = roles.front();
+    s.replicas = only.replicas;
+    s.resources = std::move(only.resources);
+    s.template_ = std::move(only.template_);
+    s.node_selector = std::move(only.node_selector);
+    if (s.success_policy.roles == std::vector<std::string>{only.name}) {
+      s.success_policy.roles = {std::string(kDefaultRoleName)};
     }
+  } else {
+    s.roles = std::move(roles);
   }
-  FieldView startup = spec.Object("startupPolicy");
-  if (startup.String("startupPolicyOrder") == "InOrder" && replicated_jobs.size() > 1) {
-    errors.Warn(startup.PathOf("startupPolicyOrder"),
-                "InOrder: strata starts all of the set's pods together; with one pod template "
-                "no replicated job has to wait for another's");
-  }
+  ValidateJobRoles(s,
+                   {spec.PathOf("replicatedJobs"), "dependsOn", "name",
+                    spec.Object("successPolicy").PathOf("targetReplicatedJobs")},
+                   errors);
   for (const ExclusiveTopology& e : exclusive) {
     if (child_jobs != 1) {
       errors.Add(e.path,

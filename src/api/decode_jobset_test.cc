@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/job_roles.h"
 #include "api/manifest.h"
 
 namespace strata::api {
@@ -70,7 +71,7 @@ TEST(JobSetTest, OneReplicatedJobBecomesOneGangWithTheSetsPolicies) {
   EXPECT_TRUE(warnings.empty());
 }
 
-TEST(JobSetTest, IdenticalReplicatedJobsAddUpAndChildRetriesJoinTheRestartBudget) {
+TEST(JobSetTest, ReplicatedJobsAreRolesAndChildRetriesJoinTheRestartBudget) {
   std::vector<std::string> warnings;
   Result<std::vector<Object>> r = DecodeManifests({{"js.yaml", R"(
 apiVersion: jobset.x-k8s.io/v1alpha2
@@ -106,7 +107,12 @@ spec:
                                                   &warnings);
   ASSERT_TRUE(r.has_value()) << r.error().message();
   const Job& job = *r->front().As<Job>();
-  EXPECT_EQ(job.spec.replicas, 2 * 2 + 3);
+  ASSERT_EQ(job.spec.roles.size(), 2u);
+  EXPECT_EQ(job.spec.roles[0].replicas, 2 * 2);
+  EXPECT_EQ(job.spec.roles[1].replicas, 3);
+  EXPECT_EQ(JobPodCount(job.spec), 2 * 2 + 3);
+  // InOrder: b starts once a runs.
+  EXPECT_EQ(job.spec.roles[1].depends_on, (std::vector<RoleDependency>{{"a", "Ready"}}));
   // Each child Job absorbs 2 pod failures and the set restarts once: (2 + 1) x (1 + 1) - 1.
   EXPECT_EQ(job.spec.max_restarts, 5);
   std::string all;
@@ -114,11 +120,10 @@ spec:
   EXPECT_THAT(all, HasSubstr("spec.network.enableDNSHostnames: ignored: strata gives every pod "
                              "MASTER_ADDR and MASTER_PORT"));
   EXPECT_THAT(all, HasSubstr("spec.network.subdomain: ignored"));
-  EXPECT_THAT(all, HasSubstr("spec.startupPolicy.startupPolicyOrder: InOrder: strata starts"));
-  EXPECT_THAT(all, HasSubstr("spec.replicatedJobs: child Jobs are Indexed by default, but strata "
-                             "numbers the set's pods 0..6 in JOB_COMPLETION_INDEX across all 3 "
-                             "child Jobs"));
-  EXPECT_EQ(warnings.size(), 4u) << all;
+  EXPECT_THAT(all, HasSubstr("spec.replicatedJobs[0].replicas: child Jobs are Indexed by "
+                             "default, but strata numbers the replicated job's pods 0..3 in "
+                             "JOB_COMPLETION_INDEX across its 2 child Jobs"));
+  EXPECT_EQ(warnings.size(), 3u) << all;
 }
 
 TEST(JobSetTest, AReplicatedJobsExclusiveTopologyPlacesItsOneChildJobInOneDomain) {
@@ -176,6 +181,91 @@ spec:
   EXPECT_EQ(job.spec.topology.level, "");
 }
 
+// A driver that starts once its workers run, after an initializer completed; the driver decides
+// success (JobSet's startup-driver-ready and success-policy shapes, with an initializer).
+constexpr const char* kDriverAndWorkers = R"yaml(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: dw}
+spec:
+  successPolicy: {operator: All, targetReplicatedJobs: [driver]}
+  replicatedJobs:
+    - name: init
+      template:
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              containers: [{name: c, image: busybox, command: [sh, -c, "echo fetched"]}]
+    - name: workers
+      replicas: 2
+      dependsOn: [{name: init, status: Complete}]
+      template:
+        spec:
+          parallelism: 2
+          completions: 2
+          completionMode: NonIndexed
+          template:
+            spec:
+              restartPolicy: Never
+              nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}
+              containers:
+                - name: w
+                  image: pytorch
+                  command: [python3, worker.py]
+                  resources: {limits: {nvidia.com/gpu: 8}}
+    - name: driver
+      dependsOn: [{name: workers, status: Ready}]
+      template:
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              containers: [{name: d, image: pytorch, command: [python3, driver.py]}]
+)yaml";
+
+TEST(JobSetTest, ReplicatedJobsOfDifferentTemplatesBecomeRolesInOrder) {
+  std::vector<std::string> warnings;
+  Result<std::vector<Object>> r = DecodeManifests({{"js.yaml", kDriverAndWorkers}}, &warnings);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const Job& job = *r->front().As<Job>();
+  ASSERT_EQ(job.spec.roles.size(), 3u);
+  const JobRole& init = job.spec.roles[0];
+  const JobRole& workers = job.spec.roles[1];
+  const JobRole& driver = job.spec.roles[2];
+  EXPECT_EQ(init.name, "init");
+  EXPECT_EQ(init.replicas, 1);
+  EXPECT_EQ(workers.replicas, 4);
+  EXPECT_EQ(workers.resources.gpu, Quantity::FromUnits(8));
+  EXPECT_EQ(workers.node_selector.at("cloud.google.com/gke-accelerator"), "nvidia-h100-80gb");
+  EXPECT_EQ(workers.depends_on, (std::vector<RoleDependency>{{"init", "Complete"}}));
+  EXPECT_EQ(driver.template_.command, (std::vector<std::string>{"python3", "driver.py"}));
+  EXPECT_EQ(driver.depends_on, (std::vector<RoleDependency>{{"workers", "Ready"}}));
+  EXPECT_EQ(job.spec.success_policy.roles, std::vector<std::string>{"driver"});
+  EXPECT_EQ(job.spec.success_policy.op, "All");
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST(JobSetTest, InOrderStartupMakesEachReplicatedJobWaitForTheOneBefore) {
+  std::string text = kDriverAndWorkers;
+  text.replace(text.find("      dependsOn: [{name: init, status: Complete}]\n"),
+               std::string("      dependsOn: [{name: init, status: Complete}]\n").size(), "");
+  text.insert(text.find("  replicatedJobs:"), "  startupPolicy: {startupPolicyOrder: InOrder}\n");
+  Result<std::vector<Object>> r = DecodeManifests({{"js.yaml", text}});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const Job& job = *r->front().As<Job>();
+  EXPECT_EQ(job.spec.roles[1].depends_on, (std::vector<RoleDependency>{{"init", "Ready"}}));
+  EXPECT_EQ(job.spec.roles[2].depends_on, (std::vector<RoleDependency>{{"workers", "Ready"}}));
+}
+
+TEST(JobSetTest, AnySuccessPolicyAndOneTargetOfOneReplicatedJob) {
+  std::string text = kDriverAndWorkers;
+  text.replace(text.find("operator: All"), 13, "operator: Any");
+  Result<std::vector<Object>> r = DecodeManifests({{"js.yaml", text}});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->front().As<Job>()->spec.success_policy.op, "Any");
+}
+
 std::string ErrorOf(const std::string& spec, const std::string& annotations = "") {
   std::string text = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: j\n" +
                      annotations + "spec:\n" + spec;
@@ -194,12 +284,6 @@ std::string Replicated(const std::string& name, int replicas, const std::string&
 }
 
 TEST(JobSetTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
-  EXPECT_EQ(
-      ErrorOf("  replicatedJobs:\n" + Replicated("driver", 1, "a") + Replicated("workers", 1, "b")),
-      "j.yaml: document 1 (JobSet j): spec.replicatedJobs[1].template.spec.template: differs from "
-      "spec.replicatedJobs[0].template.spec.template: a Job with several pod templates (a driver "
-      "and workers, say) has no home in strata's object model yet; strata runs one template on "
-      "every pod of a job");
   EXPECT_THAT(ErrorOf("  replicatedJobs:\n" + Replicated("w", 2, "a"),
                       "  annotations:\n    alpha.jobset.sigs.k8s.io/exclusive-topology: rack\n"),
               HasSubstr("metadata.annotations[alpha.jobset.sigs.k8s.io/exclusive-topology]: "
@@ -216,13 +300,10 @@ TEST(JobSetTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
                       "  replicatedJobs:\n" +
                       Replicated("w", 1, "a")),
               HasSubstr("spec.failurePolicy.restartStrategy"));
-  EXPECT_THAT(
-      ErrorOf("  successPolicy: {operator: Any}\n  replicatedJobs:\n" + Replicated("w", 1, "a")),
-      HasSubstr("spec.successPolicy.operator: a strata job succeeds when every pod succeeds"));
-  EXPECT_THAT(ErrorOf("  successPolicy: {operator: All, targetReplicatedJobs: [w]}\n"
+  EXPECT_THAT(ErrorOf("  successPolicy: {operator: All, targetReplicatedJobs: [x]}\n"
                       "  replicatedJobs:\n" +
                       Replicated("w", 1, "a") + Replicated("v", 1, "a")),
-              HasSubstr("spec.successPolicy.targetReplicatedJobs: leaves out \"v\""));
+              HasSubstr("spec.successPolicy.targetReplicatedJobs[0]: no role \"x\" in this job"));
   EXPECT_THAT(ErrorOf("  suspend: true\n  replicatedJobs:\n" + Replicated("w", 1, "a")),
               HasSubstr("spec.suspend: strata holds a JobSet back only in a queue"));
   EXPECT_THAT(
@@ -240,7 +321,7 @@ TEST(JobSetTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
   EXPECT_THAT(ErrorOf("  replicatedJobs:\n" +
                       Replicated("w", 2, "a", "          completionMode: Indexed\n")),
               HasSubstr("spec.replicatedJobs[0].template.spec.completionMode: Indexed with "
-                        "several child Jobs: strata numbers the set's pods 0..3"));
+                        "several child Jobs: strata numbers the replicated job's pods 0..3"));
   EXPECT_THAT(
       ErrorOf("  replicatedJobs:\n" +
               Replicated("w", 1, "a").replace(Replicated("w", 1, "a").find("Never"), 5, "Always")),
@@ -257,7 +338,12 @@ TEST(JobSetTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
                       "Ready}]\n      template:\n        spec:\n          template:\n"
                       "            spec:\n              restartPolicy: Never\n"
                       "              containers: [{name: c, command: [a]}]\n"),
-              HasSubstr("spec.replicatedJobs[0].dependsOn: not supported by strata"));
+              HasSubstr("spec.replicatedJobs[0].dependsOn[0].name: no role \"x\" in this job"));
+  std::string tolerant = Replicated("v", 1, "b");
+  tolerant.insert(tolerant.find("containers"), "tolerations: [{operator: Exists}]\n              ");
+  EXPECT_THAT(ErrorOf("  replicatedJobs:\n" + Replicated("w", 1, "a") + tolerant),
+              HasSubstr("spec.replicatedJobs[1].template.spec.template.spec.tolerations: must "
+                        "equal spec.replicatedJobs[0].template.spec.template.spec.tolerations"));
   EXPECT_THAT(ErrorOf("  volumeClaimPolicies: []\n  replicatedJobs:\n" + Replicated("w", 1, "a")),
               HasSubstr("spec.volumeClaimPolicies: not supported by strata"));
 }

@@ -1,7 +1,7 @@
 // KubeRay's ray.io/v1 RayCluster and RayJob. A cluster's head and worker groups become one native
 // Job: one gang of 1 + the workers' pods, each running the script of ray_start.h, which starts
 // the pod's group with `ray start` as KubeRay would. A RayJob's head runs the entrypoint once
-// Ray is up, and the job ends with the head (successPolicy RankZero), stopping the workers.
+// Ray is up, and the job ends with the head (its success role), stopping the workers.
 #include <algorithm>
 #include <array>
 
@@ -235,6 +235,11 @@ DecodedGroup DecodeGroup(const FieldView& spec, int64_t pods, bool head, bool ov
   DecodedGroup out;
   FieldView pod_template = spec.Object("template");
   DecodeGangPodTemplate(pod_template, out.gang, errors, /*command_required=*/overwrite);
+  if (!out.gang.node_selector.empty()) {
+    errors.Add(pod_template.Object("spec").PathOf("nodeSelector"),
+               "not supported by strata for a Ray cluster: choose nodes with a ResourceFlavor's "
+               "nodeLabels or strata's gpuSelector");
+  }
   out.group.pods = pods;
   out.group.start_params = StartParams(spec, head, errors);
   out.group.process = out.gang.template_;
@@ -349,6 +354,28 @@ bool OverwriteCommand(const ObjectMeta& meta) {
   return it != meta.annotations.end() && it->second == "true";
 }
 
+// A RayJob's gang as two roles of one template, the head (rank 0, which runs the entrypoint)
+// and the workers, so that the job succeeds with its head and stops the workers then.
+void SplitHeadRole(JobSpec& s) {
+  JobRole head{.name = "head",
+               .replicas = 1,
+               .proc_per_node = s.proc_per_node,
+               .resources = s.resources,
+               .template_ = s.template_};
+  s.roles.push_back(head);
+  if (s.replicas > 1) {
+    JobRole workers = head;
+    workers.name = "worker";
+    workers.replicas = s.replicas - 1;
+    s.roles.push_back(std::move(workers));
+  }
+  s.replicas = JobSpec{}.replicas;
+  s.proc_per_node = JobSpec{}.proc_per_node;
+  s.resources = {};
+  s.template_ = {};
+  s.success_policy.roles = {"head"};
+}
+
 }  // namespace
 
 const TypeSchema* RayClusterSchema() {
@@ -391,7 +418,6 @@ void DecodeRayJob(const FieldView& doc, DecodedDocument& out) {
   }
   const std::string entrypoint = spec.String("entrypoint");
   if (entrypoint.empty()) errors.Add(spec.PathOf("entrypoint"), "must not be empty");
-  s.success_policy = "RankZero";
   s.max_restarts = spec.Integer("backoffLimit", 0);
   s.runtime_limit = ActiveDeadline(spec, errors);
   if (spec.Bool("shutdownAfterJobFinishes", false)) {
@@ -407,6 +433,7 @@ void DecodeRayJob(const FieldView& doc, DecodedDocument& out) {
     errors.Add(cluster.PathOf("suspend"), "suspend the RayJob itself (spec.suspend)");
   }
   DecodeRayCluster(cluster, OverwriteCommand(job.metadata), RayEntrypoint{entrypoint}, job, errors);
+  SplitHeadRole(s);
   out.objects.push_back(std::move(job));
 }
 

@@ -204,12 +204,18 @@ spec:
                               &warnings);
   ASSERT_TRUE(job.has_value()) << job.error().message();
   EXPECT_TRUE(warnings.empty()) << Joined(warnings);
-  EXPECT_EQ(job->spec.replicas, 2);
+  // Two roles of one template: the head, whose success is the job's, and the workers.
+  ASSERT_EQ(job->spec.roles.size(), 2u);
+  EXPECT_EQ(job->spec.roles[0].name, "head");
+  EXPECT_EQ(job->spec.roles[0].replicas, 1);
+  EXPECT_EQ(job->spec.roles[1].name, "worker");
+  EXPECT_EQ(job->spec.roles[1].replicas, 1);
+  EXPECT_EQ(job->spec.roles[1].template_, job->spec.roles[0].template_);
   EXPECT_EQ(job->spec.max_restarts, 2);
   EXPECT_EQ(job->spec.runtime_limit, std::chrono::seconds(900));
   EXPECT_EQ(job->spec.clean_pod_policy, "All");
-  EXPECT_EQ(job->spec.success_policy, "RankZero");
-  EXPECT_EQ(job->spec.template_.command[2],
+  EXPECT_EQ(job->spec.success_policy.roles, std::vector<std::string>{"head"});
+  EXPECT_EQ(job->spec.roles[0].template_.command[2],
             "ray_wait_head() {\n"
             "  for _ in $(seq 600); do\n"
             "    (exec 3<>\"/dev/tcp/$MASTER_ADDR/$MASTER_PORT\") 2>/dev/null && return 0\n"

@@ -7,6 +7,7 @@
 
 #include "api/compat_schema.h"
 #include "api/decode_common.h"
+#include "api/job_roles.h"
 #include "api/kube_common.h"
 #include "api/native_schema.h"
 
@@ -185,10 +186,24 @@ const TypeSchema* StepJobTemplateSchema() {
   return &s;
 }
 
+const TypeSchema* StepDependsOnSchema() {
+  static const TypeSchema s{"DependsOn",
+                            "A step that must get this far first.",
+                            {{"name", T::kString, "Another step.", nullptr, {}, true},
+                             {"status",
+                              T::kEnum,
+                              "Ready (its pods run) or Complete (they succeeded).",
+                              nullptr,
+                              {"Ready", "Complete"},
+                              true}}};
+  return &s;
+}
+
 const TypeSchema* ReplicatedJobSchema() {
   static const TypeSchema s{
       "ReplicatedJob",
-      "One step of the runtime; strata runs the trainer step.",
+      "One step of the runtime: the trainer, or an initializer that runs before it as a role of "
+      "the job.",
       {{"name",
         T::kString,
         "The step's name; \"node\" is the trainer unless a label names another step.",
@@ -197,8 +212,10 @@ const TypeSchema* ReplicatedJobSchema() {
         true},
        {"replicas", T::kNonNegativeInteger, "Must be 1: a TrainJob's nodes come from numNodes."},
        {"template", T::kObject, "The step's Job.", StepJobTemplateSchema, {}, true},
-       {"dependsOn", T::kUnsupported, "strata runs the trainer step only"},
-       {"groupName", T::kUnsupported, "strata runs the trainer step only"}}};
+       {"dependsOn", T::kObjectList,
+        "Steps whose pods must be Ready or Complete before this step's start.",
+        StepDependsOnSchema},
+       {"groupName", T::kUnsupported, "strata names no groups of steps"}}};
   return &s;
 }
 
@@ -222,7 +239,7 @@ const TypeSchema* RuntimeJobSetSpecSchema() {
       "The runtime's steps.",
       {{"replicatedJobs",
         T::kObjectList,
-        "The steps: strata runs the trainer step.",
+        "The steps: the trainer, and initializers run as roles before it.",
         ReplicatedJobSchema,
         {},
         true},
@@ -278,8 +295,10 @@ void DecodeTrainerStep(const FieldView& step, JobSpec& defaults, FieldErrors& er
     }
   }
   KubeContainer container =
-      FromSingleContainer(pod_spec, WorkloadClass::kTraining, errors, /*command_required=*/false);
+      FromSingleContainer(pod_spec, WorkloadClass::kTraining, errors, /*command_required=*/false,
+                          /*node_selector_honoured=*/true);
   defaults.template_ = std::move(container.process);
+  defaults.node_selector = std::move(container.node_selector);
   defaults.resources = container.resources;
   defaults.tolerations = DecodeTolerations(pod_spec, "tolerations");
   defaults.topology = TemplateTopology(pod_template, errors);
@@ -288,6 +307,30 @@ void DecodeTrainerStep(const FieldView& step, JobSpec& defaults, FieldErrors& er
                                          pod_spec.PathOf("priorityClassName"), errors)
                             .value_or(0);
   }
+}
+
+// A step other than the trainer (a dataset or model initializer): a role of one pod, whose
+// container must give its command (strata cannot read an image's entrypoint).
+JobRole DecodeInitializerStep(const FieldView& step, FieldErrors& errors) {
+  if (step.Integer("replicas", 1) != 1) {
+    errors.Add(step.PathOf("replicas"), "must be 1: an initializer step runs one pod");
+  }
+  FieldView pod_template = step.Object("template").Object("spec").Object("template");
+  JobSpec decoded;
+  DecodeGangPodTemplate(pod_template, decoded, errors);
+  if (pod_template.Object("spec").String("restartPolicy") == "Always") {
+    errors.Add(pod_template.Object("spec").PathOf("restartPolicy"),
+               "Always is not for an initializer: it must complete");
+  }
+  if (!decoded.tolerations.empty() || !decoded.topology.level.empty() || decoded.priority != 0) {
+    errors.Add(pod_template.PathOf("spec"),
+               "tolerations, topology and priority are the trainer step's: strata places the "
+               "job's steps as one gang");
+  }
+  return JobRole{.name = step.String("name"),
+                 .resources = decoded.resources,
+                 .template_ = decoded.template_,
+                 .node_selector = decoded.node_selector};
 }
 
 // The step a replicated job is, by its ancestor-step label, else by its name.
@@ -337,18 +380,26 @@ void DecodeRuntime(const FieldView& doc, std::string_view kind, bool namespaced,
   for (const FieldView& replicated_job : jobset.ObjectList("replicatedJobs")) {
     std::string step = StepOf(replicated_job, errors);
     std::string name = replicated_job.String("name");
+    std::vector<RoleDependency> depends_on;
+    for (const FieldView& d : replicated_job.ObjectList("dependsOn")) {
+      depends_on.push_back({d.String("name"), d.String("status")});
+    }
     if (step != "trainer") {
-      errors.Add(replicated_job.PathOf("name"),
-                 Quoted(name) +
-                     ": strata runs a runtime's trainer step only (the replicated job named "
-                     "\"node\" or labelled trainer.kubeflow.org/trainjob-ancestor-step: "
-                     "trainer); download data and models in the trainer's command");
+      link.initializers.push_back(DecodeInitializerStep(replicated_job, errors));
+      link.initializers.back().depends_on = std::move(depends_on);
     } else if (trainer_step) {
       errors.Add(replicated_job.PathOf("name"),
                  Quoted(name) + ": a second trainer step; strata runs one per job");
     } else {
       trainer_step = replicated_job;
+      link.trainer_step = name;
+      link.trainer_depends_on = std::move(depends_on);
     }
+  }
+  if (!trainer_step) {
+    errors.Add(jobset.PathOf("replicatedJobs"),
+               "needs a trainer step: the replicated job named \"node\" or labelled "
+               "trainer.kubeflow.org/trainjob-ancestor-step: trainer");
   }
   if (trainer_step) DecodeTrainerStep(*trainer_step, defaults, errors);
   out.training_runtime = std::move(link);
@@ -462,6 +513,28 @@ void ResolveTrainJob(const TrainJobLink& link, const TrainingRuntimeLink& runtim
                        Quoted(runtime.name) +
                        " gives a command, and strata cannot read an image's entrypoint");
     return;
+  }
+  if (!runtime.initializers.empty()) {
+    // The trainer first (rank 0 hosts its rendezvous), then the initializers it waits for; the
+    // trainer's success is the job's.
+    JobRole trainer{.name = runtime.trainer_step,
+                    .replicas = s.replicas,
+                    .proc_per_node = s.proc_per_node,
+                    .resources = s.resources,
+                    .template_ = s.template_,
+                    .node_selector = s.node_selector,
+                    .depends_on = runtime.trainer_depends_on};
+    s.roles = {std::move(trainer)};
+    s.roles.insert(s.roles.end(), runtime.initializers.begin(), runtime.initializers.end());
+    s.replicas = JobSpec{}.replicas;
+    s.proc_per_node = JobSpec{}.proc_per_node;
+    s.resources = {};
+    s.template_ = {};
+    s.node_selector = {};
+    s.success_policy.roles = {runtime.trainer_step};
+    ValidateJobRoles(s, {"spec.template.spec.replicatedJobs", "dependsOn", "name", "spec"},
+                     out.errors);
+    if (!out.errors.empty()) return;
   }
   out.objects.push_back(std::move(job));
 }

@@ -363,7 +363,44 @@ TEST(TrainingRuntimeTest, FieldsStrataDoesNotHonourAreNamed) {
                         "spec.mlPolicy.torch.elasticPolicy.maxRestarts"));
 }
 
-TEST(TrainingRuntimeTest, StrataRunsTheTrainerStepOnly) {
+TEST(TrainingRuntimeTest, InitializerStepsRunAsRolesBeforeTheTrainer) {
+  std::string node = kNodeJob;
+  node.insert(node.find("          template:"),
+              "          dependsOn: [{name: model-initializer, status: Complete}]\n");
+  const std::string runtime = RuntimeWithJob(R"yaml(name: model-initializer
+          template:
+            metadata:
+              labels: {trainer.kubeflow.org/trainjob-ancestor-step: model-initializer}
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: init
+                      image: python:3.12
+                      command: [python3, -c, "print('model fetched')"]
+                      resources: {requests: {cpu: "2"}}
+        - )yaml" + node);
+  Job job = DecodeJob(runtime + R"yaml(---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tune}
+spec:
+  runtimeRef: {name: rt}
+  trainer: {numNodes: 2}
+)yaml");
+  ASSERT_EQ(job.spec.roles.size(), 2u);
+  EXPECT_EQ(job.spec.roles[0].name, "node");
+  EXPECT_EQ(job.spec.roles[0].replicas, 2);
+  EXPECT_EQ(job.spec.roles[0].template_.command, (std::vector<std::string>{"sh", "-c", "exit 0"}));
+  EXPECT_EQ(job.spec.roles[0].depends_on,
+            (std::vector<RoleDependency>{{"model-initializer", "Complete"}}));
+  EXPECT_EQ(job.spec.roles[1].name, "model-initializer");
+  EXPECT_EQ(job.spec.roles[1].replicas, 1);
+  EXPECT_EQ(job.spec.roles[1].resources.cpu, Quantity::FromUnits(2));
+  EXPECT_EQ(job.spec.success_policy.roles, std::vector<std::string>{"node"});
+}
+
+TEST(TrainingRuntimeTest, TheRuntimesStepsAreRules) {
   std::string initializer = R"yaml(name: dataset-initializer
           template:
             metadata:
@@ -373,13 +410,16 @@ TEST(TrainingRuntimeTest, StrataRunsTheTrainerStepOnly) {
                 spec:
                   containers: [{name: init, image: x, command: [sh]}]
         - )yaml" + std::string(kNodeJob);
-  EXPECT_THAT(ErrorOf(RuntimeWithJob(initializer)),
-              HasSubstr("spec.template.spec.replicatedJobs[0].name: \"dataset-initializer\": "
-                        "strata runs a runtime's trainer step only"));
+  std::string always = initializer;
+  always.insert(always.find("                  containers"),
+                "                  restartPolicy: Always\n");
+  EXPECT_THAT(ErrorOf(RuntimeWithJob(always)),
+              HasSubstr("spec.template.spec.replicatedJobs[0].template.spec.template.spec."
+                        "restartPolicy: Always is not for an initializer"));
   std::string depends = std::string(kNodeJob);
   depends.insert(depends.find("          template:"), "          dependsOn: [{name: x}]\n");
   EXPECT_THAT(ErrorOf(RuntimeWithJob(depends)),
-              HasSubstr("spec.template.spec.replicatedJobs[0].dependsOn: "));
+              HasSubstr("spec.template.spec.replicatedJobs[0].dependsOn[0].status: "));
   std::string replicas = std::string(kNodeJob);
   replicas.insert(replicas.find("          template:"), "          replicas: 2\n");
   EXPECT_THAT(ErrorOf(RuntimeWithJob(replicas)),

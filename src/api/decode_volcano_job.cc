@@ -1,10 +1,11 @@
-// Volcano's batch.volcano.sh/v1alpha1 Job: tasks whose pods all come from one template become
-// one native Job, a gang placed whole and restarted as a group. Volcano's own scheduling pieces
-// (the PodGroup and Queue kinds) are in decode_volcano.cc.
+// Volcano's batch.volcano.sh/v1alpha1 Job: its tasks become one native Job, a gang placed whole
+// and restarted as a group, each task a role (a job of one task: a job of one role). Volcano's own
+// scheduling pieces (the PodGroup and Queue kinds) are in decode_volcano.cc.
 #include <algorithm>
 
 #include "api/compat_schema.h"
 #include "api/decode_common.h"
+#include "api/job_roles.h"
 #include "api/kube_common.h"
 #include "api/native_schema.h"
 
@@ -23,8 +24,9 @@ const TypeSchema* PolicySchema() {
   static const TypeSchema s{
       "LifecyclePolicy",
       "What the job does on an event: strata restarts the whole job on a pod failure or eviction "
-      "(RestartJob on PodFailed or PodEvicted) and completes it when every pod succeeds "
-      "(CompleteJob on TaskCompleted, for a job of one task).",
+      "(RestartJob on PodFailed or PodEvicted) and completes it when a task's pods all "
+      "succeeded (CompleteJob on TaskCompleted: of this task in a task's policies, of any task in "
+      "the job's).",
       {{"action", T::kString, "RestartJob, or CompleteJob on TaskCompleted.", nullptr, {}, true},
        {"event", T::kString, "PodFailed or PodEvicted (TaskCompleted for CompleteJob)."},
        {"events", T::kStringList, "Several events, each as in event."},
@@ -33,11 +35,29 @@ const TypeSchema* PolicySchema() {
   return &s;
 }
 
+const TypeSchema* DependsOnSchema() {
+  static const TypeSchema s{
+      "DependsOn",
+      "Tasks this task waits for.",
+      {{"name",
+        T::kStringList,
+        "The tasks, each Ready (every pod running) first.",
+        nullptr,
+        {},
+        true},
+       {"iteration",
+        T::kEnum,
+        "all (default): every task named; any: one of them, only with one name.",
+        nullptr,
+        {"all", "any"}}}};
+  return &s;
+}
+
 const TypeSchema* TaskSchema() {
   static const TypeSchema s{
       "TaskSpec",
-      "Pods from one template; every task of a job must share one pod template.",
-      {{"name", T::kString, "The task's name."},
+      "Pods from one template: one role of the strata job.",
+      {{"name", T::kString, "The task's name (the role's; default default<index>)."},
        {"replicas", T::kNonNegativeInteger, "Pods of the task."},
        {"minAvailable", T::kNonNegativeInteger,
         "strata places the whole job: must equal replicas, or be left out."},
@@ -45,7 +65,10 @@ const TypeSchema* TaskSchema() {
        {"policies", T::kObjectList, "The task's lifecycle policies, as the job's.", PolicySchema},
        {"maxRetry", T::kUnsupported, "strata restarts the whole job: set spec.maxRetry"},
        {"topologyPolicy", T::kUnsupported, "strata places a pod's GPUs within one NVLink island"},
-       {"dependsOn", T::kUnsupported, "strata starts all of a job's pods together"}}};
+       {"dependsOn", T::kObject,
+        "Tasks whose pods must all run before this task's start; the whole job is placed at "
+        "once.",
+        DependsOnSchema}}};
   return &s;
 }
 
@@ -54,8 +77,8 @@ const TypeSchema* PluginsSchema() {
       "Plugins",
       "Volcano's job plugins, each with its arguments.",
       {{"env", T::kStringList,
-        "Each pod's index in VK_TASK_INDEX and VC_TASK_INDEX: strata's pods carry both, equal to "
-        "the pod's rank (GROUP_RANK)."},
+        "Each pod's index within its task in VK_TASK_INDEX and VC_TASK_INDEX: strata's pods "
+        "carry both."},
        {"svc", T::kStringList,
         "Accepted: strata gives every pod MASTER_ADDR and MASTER_PORT (rank 0's address) in "
         "place of /etc/volcano host files and VC_<TASK>_HOSTS, which it does not write (a "
@@ -67,8 +90,7 @@ const TypeSchema* PluginsSchema() {
         "strata starts every pod's processes itself; pods reach each other at MASTER_ADDR, "
         "without ssh"},
        {"tensorflow", T::kUnsupported,
-        "strata sets torchrun's environment, not TF_CONFIG (a Job with ps and worker templates "
-        "has no home in strata yet)"},
+        "strata sets torchrun's environment (and each task's VK_TASK_INDEX), not TF_CONFIG"},
        {"mpi", T::kUnsupported,
         "strata starts torch-style process groups, not MPI launchers over ssh"}}};
   return &s;
@@ -77,13 +99,13 @@ const TypeSchema* PluginsSchema() {
 const TypeSchema* VolcanoJobSpecSchema() {
   static const TypeSchema s{
       "JobSpec",
-      "A Volcano Job whose tasks share one pod template; strata runs its pods as one gang.",
-      {{"tasks", T::kObjectList, "The tasks, all with one pod template.", TaskSchema, {}, true},
+      "A Volcano Job; strata runs its pods as one gang, each task a role.",
+      {{"tasks", T::kObjectList, "The tasks, each with its pod template.", TaskSchema, {}, true},
        {"minAvailable", T::kNonNegativeInteger,
         "strata places whole gangs: must equal the total replicas, or be left out."},
        {"minSuccess", T::kNonNegativeInteger,
-        "a strata job succeeds when every pod succeeds: must equal the total replicas, or be "
-        "left out."},
+        "a strata job succeeds when every pod of its success tasks succeeds: must equal the "
+        "total replicas, or be left out."},
        {"schedulerName", T::kString, "volcano (or left out): strata is the scheduler."},
        {"queue", T::kString,
         "The queue that admits the job; \"default\", Volcano's queue for jobs that name none, is "
@@ -106,15 +128,18 @@ const TypeSchema* VolcanoJobSpecSchema() {
   return &s;
 }
 
-// Checks one lifecycle policy; returns whether it restarts the job on a pod failure.
-bool ReadPolicy(const FieldView& policy, size_t tasks, FieldErrors& errors) {
+// What one lifecycle policy asks for that strata does.
+enum class PolicyEffect { kNone, kRestartOnFailure, kCompleteOnTask };
+
+// Checks one lifecycle policy.
+PolicyEffect ReadPolicy(const FieldView& policy, FieldErrors& errors) {
   std::string action = policy.String("action");
   std::vector<std::string> events = policy.StringList("events");
   if (policy.Has("event")) events.insert(events.begin(), policy.String("event"));
   std::string events_path = policy.Has("event") ? policy.PathOf("event") : policy.PathOf("events");
   if (events.empty()) {
     errors.Add(policy.PathOf("event"), "required: the event the action answers");
-    return false;
+    return PolicyEffect::kNone;
   }
   if (action == "RestartJob") {
     bool on_failure = false;
@@ -126,20 +151,19 @@ bool ReadPolicy(const FieldView& policy, size_t tasks, FieldErrors& errors) {
                                     ": strata restarts a job on PodFailed and PodEvicted only");
       }
     }
-    return on_failure;
+    return on_failure ? PolicyEffect::kRestartOnFailure : PolicyEffect::kNone;
   }
-  if (action == "CompleteJob" && events == std::vector<std::string>{"TaskCompleted"} &&
-      tasks == 1) {
-    return false;  // a job of one task completes when the task does, as strata's jobs do
+  if (action == "CompleteJob" && events == std::vector<std::string>{"TaskCompleted"}) {
+    return PolicyEffect::kCompleteOnTask;
   }
   std::string on;
   for (const std::string& event : events) on += (on.empty() ? "" : ", ") + event;
   errors.Add(policy.PathOf("action"),
              Quoted(action) + " on " + on +
                  " is not supported by strata: it restarts the whole job on PodFailed or "
-                 "PodEvicted (RestartJob) and completes a job when every pod succeeds "
-                 "(CompleteJob on TaskCompleted, for a job of one task)");
-  return false;
+                 "PodEvicted (RestartJob) and completes a job when a task does (CompleteJob on "
+                 "TaskCompleted)");
+  return PolicyEffect::kNone;
 }
 
 }  // namespace
@@ -164,9 +188,11 @@ void DecodeVolcanoJob(const FieldView& doc, DecodedDocument& out) {
     errors.Add(spec.PathOf("tasks"), "needs at least one task");
     return;
   }
-  const FieldView& first = tasks.front();
   int64_t pods = 0;
   bool restart_on_failure = false;
+  std::vector<JobRole> roles;
+  std::vector<std::string> completing;  // tasks whose completion completes the job
+  bool any_task_completes = false;      // a job-level CompleteJob on TaskCompleted
   for (size_t i = 0; i < tasks.size(); ++i) {
     const FieldView& task = tasks[i];
     int64_t replicas = task.Integer("replicas", 0);
@@ -182,22 +208,35 @@ void DecodeVolcanoJob(const FieldView& doc, DecodedDocument& out) {
                  "strata places whole gangs: must equal the task's replicas (" +
                      std::to_string(replicas) + ") or be left out");
     }
+    JobRole role;
+    role.name = task.String("name", "default" + std::to_string(i));
+    role.replicas = replicas;
     for (const FieldView& policy : task.ObjectList("policies")) {
-      restart_on_failure |= ReadPolicy(policy, tasks.size(), errors);
+      PolicyEffect effect = ReadPolicy(policy, errors);
+      restart_on_failure |= effect == PolicyEffect::kRestartOnFailure;
+      if (effect == PolicyEffect::kCompleteOnTask) completing.push_back(role.name);
     }
-    if (i > 0 && task.Raw("template") != first.Raw("template")) {
-      errors.Add(task.PathOf("template"), SeveralTemplatesMessage(first.PathOf("template")));
+    FieldView depends_on = task.Object("dependsOn");
+    std::vector<std::string> names = depends_on.StringList("name");
+    if (depends_on.String("iteration", "all") == "any" && names.size() > 1) {
+      errors.Add(depends_on.PathOf("iteration"),
+                 "any of several tasks is not supported by strata: a role waits for every role "
+                 "it depends on; give all");
     }
+    for (const std::string& name : names) role.depends_on.push_back({name, "Ready"});
+    roles.push_back(std::move(role));
   }
   for (const FieldView& policy : spec.ObjectList("policies")) {
-    restart_on_failure |= ReadPolicy(policy, tasks.size(), errors);
+    PolicyEffect effect = ReadPolicy(policy, errors);
+    restart_on_failure |= effect == PolicyEffect::kRestartOnFailure;
+    any_task_completes |= effect == PolicyEffect::kCompleteOnTask;
   }
   for (const char* field : {"minAvailable", "minSuccess"}) {
     if (spec.Has(field) && spec.Integer(field, 0) != pods) {
       errors.Add(spec.PathOf(field), std::string(field == std::string_view("minAvailable")
                                                      ? "strata places whole gangs"
                                                      : "a strata job succeeds when every pod "
-                                                       "succeeds") +
+                                                       "of its success tasks succeeds") +
                                          ": must equal the total replicas (" +
                                          std::to_string(pods) + ") or be left out");
     }
@@ -208,12 +247,6 @@ void DecodeVolcanoJob(const FieldView& doc, DecodedDocument& out) {
                    Quoted(spec.String("schedulerName")));
   }
   FieldView plugins = spec.Object("plugins");
-  if (plugins.Has("env") && tasks.size() > 1) {
-    errors.Add(plugins.PathOf("env"),
-               "VK_TASK_INDEX counts pods from 0 in each task, but strata numbers a job's pods "
-               "across all of its tasks: give the job one task (tasks of one template merge into "
-               "one, their replicas summed) or leave the env plugin out");
-  }
   if (plugins.Has("svc")) {
     errors.Warn(plugins.PathOf("svc"),
                 "accepted: strata writes no /etc/volcano host files and sets no VC_<TASK>_HOSTS; "
@@ -229,26 +262,72 @@ void DecodeVolcanoJob(const FieldView& doc, DecodedDocument& out) {
   }
   if (!errors.empty()) return;
 
-  s.replicas = pods;
-  FieldView pod_template = first.Object("template");
-  FieldView pod_spec = pod_template.Object("spec");
-  std::string restart = pod_spec.String("restartPolicy", "Always");
-  if (restart == "Always") {
-    errors.Add(pod_spec.PathOf("restartPolicy"),
-               "Always restarts pods for ever and the job never completes: strata runs a job's "
-               "pods to completion; use Never or OnFailure");
-  }
-  DecodeGangPodTemplate(pod_template, s, errors);
-  if (spec.Has("priorityClassName")) {
-    if (pod_spec.Has("priorityClassName")) {
+  JobSpec first_template;  // what the tasks must share: tolerations, topology, priority
+  std::string first_path;
+  bool on_failure = false;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    FieldView pod_template = tasks[i].Object("template");
+    FieldView pod_spec = pod_template.Object("spec");
+    std::string restart = pod_spec.String("restartPolicy", "Always");
+    if (restart == "Always") {
+      errors.Add(pod_spec.PathOf("restartPolicy"),
+                 "Always restarts pods for ever and the job never completes: strata runs a job's "
+                 "pods to completion; use Never or OnFailure");
+    }
+    on_failure |= restart == "OnFailure";
+    if (spec.Has("priorityClassName") && pod_spec.Has("priorityClassName")) {
       errors.Add(pod_spec.PathOf("priorityClassName"),
                  "give the job's priority once, in spec.priorityClassName");
     }
+    JobSpec decoded;
+    DecodeGangPodTemplate(pod_template, decoded, errors);
+    roles[i].resources = decoded.resources;
+    roles[i].template_ = decoded.template_;
+    roles[i].node_selector = decoded.node_selector;
+    if (i == 0) {
+      first_template = std::move(decoded);
+      first_path = pod_spec.path();
+      continue;
+    }
+    const std::string why = ": strata places a job's tasks as one gang";
+    if (decoded.tolerations != first_template.tolerations) {
+      errors.Add(pod_spec.PathOf("tolerations"), "must equal " + first_path + ".tolerations" + why);
+    }
+    if (decoded.topology != first_template.topology) {
+      errors.Add(
+          pod_template.Object("metadata").PathOf("annotations"),
+          "Kueue's topology annotations must equal those of the first task's template" + why);
+    }
+    if (decoded.priority != first_template.priority) {
+      errors.Add(pod_spec.PathOf("priorityClassName"),
+                 "must equal " + first_path + ".priorityClassName" + why);
+    }
+  }
+  s.tolerations = first_template.tolerations;
+  s.topology = first_template.topology;
+  s.priority = first_template.priority;
+  if (spec.Has("priorityClassName")) {
     s.priority =
         PriorityForClass(spec.String("priorityClassName"), spec.PathOf("priorityClassName"), errors)
             .value_or(0);
   }
-  restart_on_failure |= restart == "OnFailure";
+  if (any_task_completes) {
+    s.success_policy.op = "Any";  // any task completing completes the job
+  } else if (!completing.empty()) {
+    s.success_policy = {"Any", completing};
+  }
+  if (roles.size() == 1 && roles.front().depends_on.empty()) {
+    JobRole& only = roles.front();
+    s.replicas = only.replicas;
+    s.resources = std::move(only.resources);
+    s.template_ = std::move(only.template_);
+    s.node_selector = std::move(only.node_selector);
+    s.success_policy = {};  // with one task, the task completing is every pod succeeding
+  } else {
+    s.roles = std::move(roles);
+  }
+  ValidateJobRoles(s, {spec.PathOf("tasks"), "dependsOn", "name", spec.PathOf("policies")}, errors);
+  restart_on_failure |= on_failure;
   s.max_restarts = restart_on_failure ? spec.Integer("maxRetry", 3) : 0;
   out.objects.push_back(std::move(job));
 }

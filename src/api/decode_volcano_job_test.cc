@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/job_roles.h"
 #include "api/manifest.h"
 
 namespace strata::api {
@@ -119,8 +120,8 @@ spec:
     return r.has_value() ? *r->front().As<Job>() : Job{};
   };
   Job never = decode("", "Never");
-  EXPECT_EQ(never.spec.replicas, 4);  // identical tasks add up
-  EXPECT_EQ(never.spec.queue, "");    // Volcano's default queue is strata's no queue
+  EXPECT_EQ(JobPodCount(never.spec), 4);  // each task a role
+  EXPECT_EQ(never.spec.queue, "");        // Volcano's default queue is strata's no queue
   EXPECT_EQ(never.spec.max_restarts, 0);
   EXPECT_EQ(decode("", "OnFailure").spec.max_restarts, 3);
   EXPECT_EQ(
@@ -143,25 +144,59 @@ std::string ErrorOf(const std::string& spec,
   return r.has_value() ? "<decoded>" : r.error().message();
 }
 
-TEST(VolcanoJobTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
-  EXPECT_EQ(ErrorOf("", R"(  tasks:
+// A parameter server and its workers from two templates (Volcano's TensorFlow shape, run with
+// torch's environment), the workers started once the server runs, the job complete when the
+// workers are.
+constexpr const char* kPsWorker = R"yaml(
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: ps-worker}
+spec:
+  minAvailable: 3
+  schedulerName: volcano
+  plugins: {env: [], svc: []}
+  policies: [{event: PodEvicted, action: RestartJob}]
+  tasks:
     - replicas: 1
       name: ps
       template:
         spec:
-          restartPolicy: OnFailure
-          containers: [{name: c, command: [ps]}]
+          restartPolicy: Never
+          containers: [{name: ps, image: python, command: [python3, ps.py]}]
     - replicas: 2
       name: worker
+      dependsOn: {name: [ps]}
+      policies: [{event: TaskCompleted, action: CompleteJob}]
       template:
         spec:
           restartPolicy: OnFailure
-          containers: [{name: c, command: [worker]}]
-)"),
-            "j.yaml: document 1 (Job j): spec.tasks[1].template: differs from "
-            "spec.tasks[0].template: a Job with several pod templates (a driver and workers, say) "
-            "has no home in strata's object model yet; strata runs one template on every pod of "
-            "a job");
+          nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+          containers:
+            - name: worker
+              image: python
+              command: [python3, worker.py]
+              resources: {limits: {nvidia.com/gpu: 1}}
+)yaml";
+
+TEST(VolcanoJobTest, TasksOfDifferentTemplatesBecomeRolesWithTheirOrderAndSuccess) {
+  std::vector<std::string> warnings;
+  Result<std::vector<Object>> r = DecodeManifests({{"v.yaml", kPsWorker}}, &warnings);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const Job& job = *r->front().As<Job>();
+  ASSERT_EQ(job.spec.roles.size(), 2u);
+  EXPECT_EQ(job.spec.roles[0].name, "ps");
+  EXPECT_EQ(job.spec.roles[0].template_.command, (std::vector<std::string>{"python3", "ps.py"}));
+  EXPECT_EQ(job.spec.roles[1].name, "worker");
+  EXPECT_EQ(job.spec.roles[1].replicas, 2);
+  EXPECT_EQ(job.spec.roles[1].resources.gpu, Quantity::FromUnits(1));
+  EXPECT_EQ(job.spec.roles[1].node_selector.at("nvidia.com/gpu.product"), "NVIDIA-H100-80GB-HBM3");
+  EXPECT_EQ(job.spec.roles[1].depends_on, (std::vector<RoleDependency>{{"ps", "Ready"}}));
+  EXPECT_EQ(job.spec.success_policy, (JobSuccessPolicy{"Any", {"worker"}}));
+  EXPECT_EQ(job.spec.max_restarts, 3);  // OnFailure restarts the group up to maxRetry
+  ASSERT_EQ(warnings.size(), 1u);       // the svc plugin's
+}
+
+TEST(VolcanoJobTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
   EXPECT_THAT(ErrorOf("  minAvailable: 1\n"),
               HasSubstr("spec.minAvailable: strata places whole gangs: must equal the total "
                         "replicas (2)"));
@@ -200,11 +235,22 @@ TEST(VolcanoJobTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
       "  tasks:\n    - {replicas: 1, name: a, template: {spec: {restartPolicy: Never, containers: "
       "[{name: c, command: [a]}]}}}\n    - {replicas: 1, name: b, template: {spec: "
       "{restartPolicy: Never, containers: [{name: c, command: [a]}]}}}\n";
-  EXPECT_THAT(ErrorOf("  plugins: {env: []}\n", two_tasks),
-              HasSubstr("spec.plugins.env: VK_TASK_INDEX counts pods from 0 in each task"));
-  EXPECT_THAT(ErrorOf("  policies: [{event: TaskCompleted, action: CompleteJob}]\n", two_tasks),
-              HasSubstr("spec.policies[0].action: \"CompleteJob\" on TaskCompleted is not "
+  EXPECT_THAT(ErrorOf("  policies: [{event: TaskFailed, action: CompleteJob}]\n", two_tasks),
+              HasSubstr("spec.policies[0].action: \"CompleteJob\" on TaskFailed is not "
                         "supported"));
+  std::string any_of_two = two_tasks +
+                           "    - {replicas: 1, name: c, dependsOn: {name: [a, b], "
+                           "iteration: any}, template: {spec: {restartPolicy: Never, "
+                           "containers: [{name: c, command: [a]}]}}}\n";
+  EXPECT_THAT(ErrorOf("", any_of_two),
+              HasSubstr("spec.tasks[2].dependsOn.iteration: any of several tasks is not "
+                        "supported by strata"));
+  std::string tolerant = two_tasks;
+  tolerant.replace(tolerant.rfind("restartPolicy: Never"), 20,
+                   "restartPolicy: Never, tolerations: [{operator: Exists}]");
+  EXPECT_THAT(ErrorOf("", tolerant),
+              HasSubstr("spec.tasks[1].template.spec.tolerations: must equal "
+                        "spec.tasks[0].template.spec.tolerations"));
   EXPECT_EQ(ErrorOf("  policies: [{event: TaskCompleted, action: CompleteJob}]\n"), "<decoded>");
   EXPECT_EQ(ErrorOf("  plugins: {pytorch: [--master=master, --port=23456]}\n"), "<decoded>");
   EXPECT_THAT(ErrorOf("  plugins: {horovod: []}\n"), HasSubstr("spec.plugins.horovod: unknown"));

@@ -188,11 +188,33 @@ json EncodeResourceFlavor(const ResourceFlavor& flavor) {
   return out;
 }
 
+json Role(const JobRole& role) {
+  json out = {
+      {"name", role.name}, {"replicas", role.replicas}, {"procPerNode", role.proc_per_node}};
+  PutObject(out, "resources", Resources(role.resources));
+  PutMap(out, "nodeSelector", role.node_selector);
+  out["template"] = Template(role.template_);
+  json depends_on = json::array();
+  for (const RoleDependency& d : role.depends_on) {
+    depends_on.push_back({{"role", d.role}, {"status", d.status}});
+  }
+  PutObject(out, "dependsOn", std::move(depends_on));
+  return out;
+}
+
 json EncodeJob(const Job& job) {
   json out = Head("Job", job.metadata);
   const JobSpec& s = job.spec;
-  json spec = {{"replicas", s.replicas}, {"procPerNode", s.proc_per_node}};
-  PutObject(spec, "resources", Resources(s.resources));
+  json spec = json::object();
+  if (s.roles.empty()) {
+    spec = {{"replicas", s.replicas}, {"procPerNode", s.proc_per_node}};
+    PutObject(spec, "resources", Resources(s.resources));
+    PutMap(spec, "nodeSelector", s.node_selector);
+  } else {
+    json roles = json::array();
+    for (const JobRole& role : s.roles) roles.push_back(Role(role));
+    spec["roles"] = std::move(roles);
+  }
   PutObject(spec, "gpuSelector", Selector(s.gpu_selector));
   PutObject(spec, "tolerations", Tolerations(s.tolerations));
   if (!s.topology.level.empty()) {
@@ -206,9 +228,13 @@ json EncodeJob(const Job& job) {
   PutInt(spec, "priority", s.priority);
   PutString(spec, "queue", s.queue);
   PutDuration(spec, "runtimeLimit", s.runtime_limit);
-  spec["template"] = Template(s.template_);
+  if (s.roles.empty()) spec["template"] = Template(s.template_);
   spec["cleanPodPolicy"] = s.clean_pod_policy;
-  if (s.success_policy != JobSpec{}.success_policy) spec["successPolicy"] = s.success_policy;
+  if (s.success_policy != JobSuccessPolicy{}) {
+    json success = {{"operator", s.success_policy.op}};
+    PutStrings(success, "roles", s.success_policy.roles);
+    spec["successPolicy"] = std::move(success);
+  }
   out["spec"] = std::move(spec);
   if (job.status != JobStatus{}) out["status"] = EncodeJobStatus(job.status);
   return out;

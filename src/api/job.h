@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,10 +32,51 @@ struct Checkpoint {
   bool operator==(const Checkpoint&) const = default;
 };
 
+// A role whose pods must reach `status` before the pods of the role that names it start:
+// Ready (every pod of it running; JobSet's and Volcano's Ready) or Complete (every pod of it
+// succeeded: an initializer).
+struct RoleDependency {
+  std::string role;
+  std::string status = "Ready";
+
+  bool operator==(const RoleDependency&) const = default;
+};
+
+// One pod template of a job (a JobSet's replicated job, a Volcano task, a training runtime's
+// step): `replicas` pods that run `template_`. A job's pods are ranked across its roles in
+// order: the first role's pods have ranks 0..replicas-1, the next role's follow. The whole job
+// is placed at once; a role's pods are started once the roles it depends on have reached their
+// status.
+struct JobRole {
+  std::string name;
+  int64_t replicas = 1;
+  int64_t proc_per_node = 1;
+  ResourceRequest resources;  // per pod
+  ProcessTemplate template_;
+  std::map<std::string, std::string> node_selector;  // node labels each pod's node must carry
+  std::vector<RoleDependency> depends_on;
+
+  bool operator==(const JobRole&) const = default;
+};
+
+// When a job succeeds: when every role named in `roles` (empty: every role) has succeeded
+// (operator All), or when any of them has (Any). A role succeeds when each of its pods has. The
+// job's other pods are then stopped.
+struct JobSuccessPolicy {
+  std::string op = "All";
+  std::vector<std::string> roles;
+
+  bool operator==(const JobSuccessPolicy&) const = default;
+};
+
+// A job has either `roles` or the one role that replicas, proc_per_node, resources, template_
+// and node_selector describe (named "worker"; api/job_roles.h reads both alike).
 struct JobSpec {
   int64_t replicas = 1;       // nodes (pods); placed all together or not at all
   int64_t proc_per_node = 1;  // worker processes per pod (torchrun's nproc_per_node)
   ResourceRequest resources;  // per pod
+  std::map<std::string, std::string> node_selector;
+  std::vector<JobRole> roles;  // empty: the one role above
   GpuSelector gpu_selector;
   std::vector<Toleration> tolerations;
   TopologyConstraint topology;
@@ -45,9 +87,7 @@ struct JobSpec {
   Duration runtime_limit{0};  // 0: none
   ProcessTemplate template_;
   std::string clean_pod_policy = "Running";  // None | Running | All, when the job ends
-  // AllPods: the job succeeds when every pod has. RankZero: when the pod of rank 0 has (a
-  // driver's, such as a RayJob's head running the entrypoint); the others are then stopped.
-  std::string success_policy = "AllPods";
+  JobSuccessPolicy success_policy;
 
   bool operator==(const JobSpec&) const = default;
 };

@@ -59,6 +59,11 @@ struct TrainingRuntimeLink {
   std::string name;
   JobSpec defaults;  // mlPolicy and the trainer step's template, as a Job would run them
   ProcPerNodeSetting proc_per_node{0, "auto"};
+  // The runtime's other steps (dataset and model initializers), each a role of one pod that the
+  // trainer's role may wait for (trainer_depends_on); none: the trainer runs alone.
+  std::vector<JobRole> initializers;
+  std::string trainer_step;  // the trainer step's name, its role's
+  std::vector<RoleDependency> trainer_depends_on;
 };
 
 // A Kubeflow TrainJob read from a document: it becomes a Job once its runtime is found among

@@ -29,12 +29,16 @@ ResourceRequest FromKubeResources(const FieldView& resources, FieldErrors& error
 // The one container of a pod template. Reports a list that does not hold exactly one, and,
 // when `command_required`, a container without a command (a Kubeflow runtime's template may
 // leave it to the TrainJob). `pod_spec`: the list's parent; the list is its "containers" field.
+// The pod spec's nodeSelector is read when `node_selector_honoured` (a gang's pod template),
+// and reported as not supported otherwise.
 struct KubeContainer {
   ProcessTemplate process;
   ResourceRequest resources;
+  std::map<std::string, std::string> node_selector;
 };
 KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workload,
-                                  FieldErrors& errors, bool command_required = true);
+                                  FieldErrors& errors, bool command_required = true,
+                                  bool node_selector_honoured = false);
 
 // Kubeflow's processes per node (PyTorchJob's nprocPerNode, a TrainJob's or a runtime's
 // numProcPerNode): a positive number (or its digits as a string), "auto", "gpu" or "cpu".
@@ -80,8 +84,8 @@ void RequireQueueToSuspend(const FieldView& spec, std::string_view kind, const s
                            FieldErrors& errors);
 
 // A gang's pod template (a PodTemplateSpec) into `out`: no nodeName or priority (set per job),
-// the one container's process and resources, tolerations, Kueue's topology annotations and the
-// priorityClassName. Does not judge restartPolicy, whose rules differ by kind.
+// the one container's process and resources, the nodeSelector, tolerations, Kueue's topology
+// annotations and the priorityClassName. Does not judge restartPolicy, whose rules differ by kind.
 // `command_required`: whether the container must give a command (FromSingleContainer's rule).
 void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErrors& errors,
                            bool command_required = true);
@@ -113,9 +117,5 @@ bool ZeroBound(const nlohmann::json& value);
 // absent: a count ("1") or a percentage ("25%"). Reports any other value and returns 0.
 int64_t RolloutBound(const FieldView& parent, std::string_view field, std::string_view fallback,
                      int64_t replicas, bool round_up, FieldErrors& errors);
-
-// The error for a workload whose pods come from several different templates (a driver and
-// workers, say), reported at the path of the one that differs from `first_template_path`.
-std::string SeveralTemplatesMessage(std::string_view first_template_path);
 
 }  // namespace strata::api

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "api/decode_common.h"
+#include "api/job_roles.h"
 #include "api/kinds.h"
 #include "api/status_codec.h"
 
@@ -42,6 +43,31 @@ TopologyConstraint DecodeTopology(const FieldView& topology, FieldErrors& errors
     errors.Add(topology.PathOf("level"), "required when mode is set");
   }
   return out;
+}
+
+// spec.roles into `s`; the fields that describe the one role of a job without roles are refused
+// beside them.
+void DecodeJobRoles(const FieldView& spec, JobSpec& s, FieldErrors& errors) {
+  for (const char* field : {"replicas", "procPerNode", "resources", "nodeSelector", "template"}) {
+    if (spec.Has(field)) {
+      errors.Add(spec.PathOf(field), "give it per role: the job has spec.roles");
+    }
+  }
+  for (const FieldView& r : spec.ObjectList("roles")) {
+    JobRole role;
+    role.name = r.String("name");
+    role.replicas = r.Integer("replicas", 1);
+    role.proc_per_node = r.Integer("procPerNode", 1);
+    role.resources = DecodeResourceRequest(r.Object("resources"), errors);
+    role.node_selector = r.StringMap("nodeSelector");
+    ValidateLabels(role.node_selector, r.PathOf("nodeSelector"), errors);
+    role.template_ = DecodeProcessTemplate(r.Object("template"), WorkloadClass::kTraining, errors);
+    for (const FieldView& d : r.ObjectList("dependsOn")) {
+      role.depends_on.push_back({d.String("role"), d.String("status", "Ready")});
+    }
+    s.roles.push_back(std::move(role));
+  }
+  if (s.roles.empty()) errors.Add(spec.PathOf("roles"), "needs at least one role");
 }
 
 }  // namespace
@@ -127,11 +153,20 @@ void DecodeNativeJob(const FieldView& doc, DecodedDocument& out) {
   job.metadata = Meta(doc, true, true, out.errors);
   FieldView spec = doc.Object("spec");
   JobSpec& s = job.spec;
-  s.replicas = spec.Integer("replicas", 1);
-  RequirePositive(spec, "replicas", s.replicas, out.errors);
-  s.proc_per_node = spec.Integer("procPerNode", 1);
-  RequirePositive(spec, "procPerNode", s.proc_per_node, out.errors);
-  s.resources = DecodeResourceRequest(spec.Object("resources"), out.errors);
+  if (spec.Has("roles")) {
+    DecodeJobRoles(spec, s, out.errors);
+  } else {
+    s.replicas = spec.Integer("replicas", 1);
+    RequirePositive(spec, "replicas", s.replicas, out.errors);
+    s.proc_per_node = spec.Integer("procPerNode", 1);
+    RequirePositive(spec, "procPerNode", s.proc_per_node, out.errors);
+    s.resources = DecodeResourceRequest(spec.Object("resources"), out.errors);
+    s.node_selector = spec.StringMap("nodeSelector");
+    ValidateLabels(s.node_selector, spec.PathOf("nodeSelector"), out.errors);
+    if (!spec.Has("template")) out.errors.Add(spec.PathOf("template"), "required");
+    s.template_ =
+        DecodeProcessTemplate(spec.Object("template"), WorkloadClass::kTraining, out.errors);
+  }
   s.gpu_selector = DecodeGpuSelector(spec.Object("gpuSelector"));
   s.tolerations = DecodeTolerations(spec, "tolerations");
   s.topology = DecodeTopology(spec.Object("topology"), out.errors);
@@ -145,10 +180,11 @@ void DecodeNativeJob(const FieldView& doc, DecodedDocument& out) {
   s.priority = spec.Integer("priority", 0);
   s.queue = spec.String("queue");
   s.runtime_limit = spec.GetDuration("runtimeLimit");
-  s.template_ =
-      DecodeProcessTemplate(spec.Object("template"), WorkloadClass::kTraining, out.errors);
   s.clean_pod_policy = spec.String("cleanPodPolicy", "Running");
-  s.success_policy = spec.String("successPolicy", "AllPods");
+  FieldView success = spec.Object("successPolicy");
+  s.success_policy.op = success.String("operator", "All");
+  s.success_policy.roles = success.StringList("roles");
+  ValidateJobRoles(s, {}, out.errors);
   job.status = DecodeJobStatus(doc.Object("status"));
   out.objects.push_back(std::move(job));
 }

@@ -205,19 +205,80 @@ const TypeSchema* ResourceFlavorSpecSchema() {
   return &s;
 }
 
+const TypeSchema* RoleDependencySchema() {
+  static const TypeSchema s{
+      "RoleDependency",
+      "A role whose pods must get this far before this role's pods start.",
+      {{"role", T::kString, "Another role of the job.", nullptr, {}, true},
+       {"status",
+        T::kEnum,
+        "Ready (default): every pod of that role runs; Complete: every pod of it succeeded.",
+        nullptr,
+        {"Ready", "Complete"}}}};
+  return &s;
+}
+
+const TypeSchema* JobRoleSchema() {
+  static const TypeSchema s{
+      "JobRole",
+      "One pod template of the job and its pods. Ranks count across roles in order; the whole "
+      "job is placed at once, and a role's pods start once the roles it dependsOn are there.",
+      {{"name", T::kString, "The role's name, unique in the job.", nullptr, {}, true},
+       {.name = "replicas",
+        .type = T::kNonNegativeInteger,
+        .doc = "Pods of this role (default 1).",
+        .maximum = kMaxJobReplicas},
+       {"procPerNode", T::kNonNegativeInteger,
+        "Worker processes per pod of this role (default 1)."},
+       {"resources", T::kObject, "What each pod of this role needs.", ResourceRequestSchema},
+       {"nodeSelector", T::kStringMap, "Labels every node of this role's pods must carry."},
+       {"template",
+        T::kObject,
+        "The processes each pod of this role runs.",
+        ProcessTemplateSchema,
+        {},
+        true},
+       {"dependsOn", T::kObjectList,
+        "Roles that must be Ready or Complete before this role's pods start.",
+        RoleDependencySchema}}};
+  return &s;
+}
+
+const TypeSchema* JobSuccessPolicySchema() {
+  static const TypeSchema s{
+      "JobSuccessPolicy",
+      "When the job succeeds; its other pods are then stopped. A role succeeds when each of "
+      "its pods has.",
+      {{"operator",
+        T::kEnum,
+        "All (default): when every target role has succeeded; Any: when one has.",
+        nullptr,
+        {"All", "Any"}},
+       {"roles", T::kStringList,
+        "The target roles (default: every role; a job without roles has one, \"worker\")."}}};
+  return &s;
+}
+
 const TypeSchema* JobSpecSchema() {
   static const TypeSchema s{
       "JobSpec",
-      "What the job runs and what it needs.",
+      "What the job runs and what it needs: one pod template (replicas, procPerNode, "
+      "resources, nodeSelector, template) or several roles.",
       {{.name = "replicas",
         .type = T::kNonNegativeInteger,
-        .doc = "Pods (nodes), placed all together or not at all (default 1).",
+        .doc = "Pods (nodes), placed all together or not at all (default 1). Not with roles.",
         .maximum = kMaxJobReplicas},
        {"procPerNode", T::kNonNegativeInteger,
         "Worker processes per pod, torchrun's nproc_per_node (default 1). When the command "
         "runs torchrun itself, strata starts that one launcher per pod and torchrun the "
-        "workers."},
-       {"resources", T::kObject, "What each pod needs.", ResourceRequestSchema},
+        "workers. Not with roles."},
+       {"resources", T::kObject, "What each pod needs. Not with roles.", ResourceRequestSchema},
+       {"nodeSelector", T::kStringMap,
+        "Labels every pod's node must carry. Not with roles (each role has its own)."},
+       {"roles", T::kObjectList,
+        "Several pod templates (a driver and workers, initializers and a trainer), instead of "
+        "replicas, procPerNode, resources, nodeSelector and template.",
+        JobRoleSchema},
        {"gpuSelector", T::kObject, "Which GPUs the job accepts.", GpuSelectorSchema},
        {"tolerations", T::kObjectList, "Node taints the job tolerates.", TolerationSchema},
        {"topology", T::kObject, "Where the pods must or should land together.", TopologySchema},
@@ -229,18 +290,15 @@ const TypeSchema* JobSpecSchema() {
        {"runtimeLimit", T::kDuration,
         "The job is stopped after running this long; also lets "
         "it backfill before a reservation."},
-       {"template", T::kObject, "The processes each pod runs.", ProcessTemplateSchema, {}, true},
+       {"template", T::kObject, "The processes each pod runs; required unless the job has roles.",
+        ProcessTemplateSchema},
        {"cleanPodPolicy",
         T::kEnum,
         "Which pods to stop when the job ends: None, Running (default) or All.",
         nullptr,
         {"None", "Running", "All"}},
-       {"successPolicy",
-        T::kEnum,
-        "When the job succeeds: AllPods (default), when every pod has; RankZero, when the pod of "
-        "rank 0 has (a driver's), the others then being stopped.",
-        nullptr,
-        {"AllPods", "RankZero"}}}};
+       {"successPolicy", T::kObject, "When the job succeeds (default: when every pod has).",
+        JobSuccessPolicySchema}}};
   return &s;
 }
 
@@ -468,13 +526,14 @@ std::vector<FieldSpec> DocumentHead() {
 }
 
 TypeSchema Document(std::string_view name, std::string_view doc, const TypeSchema* (*spec)(),
-                    const TypeSchema* (*status)()) {
+                    const TypeSchema* (*status)(), bool spec_required = false) {
   TypeSchema s{name, doc, DocumentHead()};
   if (spec != nullptr) {
     // A spec with required fields is itself required: its absence must not slip past them.
     const TypeSchema* spec_schema = spec();
-    bool required = std::any_of(spec_schema->fields.begin(), spec_schema->fields.end(),
-                                [](const FieldSpec& f) { return f.required; });
+    bool required =
+        spec_required || std::any_of(spec_schema->fields.begin(), spec_schema->fields.end(),
+                                     [](const FieldSpec& f) { return f.required; });
     s.fields.push_back({"spec", T::kObject, spec_schema->doc, spec, {}, required});
   }
   if (status != nullptr) s.fields.push_back({"status", T::kObject, status()->doc, status});
@@ -619,8 +678,10 @@ const TypeSchema* ResourceFlavorDocumentSchema() {
 
 const TypeSchema* JobDocumentSchema() {
   static const TypeSchema s = Document(
-      "Job", "A distributed training job: replicas x procPerNode workers with torchrun's contract.",
-      JobSpecSchema, JobStatusSchema);
+      "Job",
+      "A distributed training job: replicas x procPerNode workers with torchrun's contract, or "
+      "several roles of their own templates.",
+      JobSpecSchema, JobStatusSchema, /*spec_required=*/true);  // a template or roles
   return &s;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "api/job_roles.h"
 #include "api/manifest.h"
 #include "api/media_ranges.h"
 #include "api/pod.h"
@@ -53,13 +54,30 @@ std::string AssignedGpus(const Json& pod) {
   return out.empty() ? "-" : out;
 }
 
-// "3/4": the job's running pods out of its replicas.
-std::string JobReady(const Json& job, const std::vector<Json>& pods) {
+// The job's spec; empty when the object does not decode.
+JobSpec JobSpecOf(const Json& item) {
+  Result<Object> decoded = DecodeObject(item);
+  const Job* job = decoded ? decoded->As<Job>() : nullptr;
+  return job == nullptr ? JobSpec() : job->spec;
+}
+
+// "3/4": the job's running pods out of its pods (of every role).
+std::string JobReady(const Json& job, const JobSpec& spec, const std::vector<Json>& pods) {
   int running = 0;
   for (const Json& pod : pods) {
     if (PodOwnedBy(pod, job, "Job") && TextAt(pod, "/status/phase") == "Running") ++running;
   }
-  return std::to_string(running) + "/" + TextAt(job, "/spec/replicas", "1");
+  return std::to_string(running) + "/" + std::to_string(JobPodCount(spec));
+}
+
+// "2x8": pods x GPUs per pod, by role ("1x0+2x8").
+std::string JobGpus(const JobSpec& spec) {
+  std::string out;
+  for (const JobRole& role : JobRoles(spec)) {
+    if (!out.empty()) out += "+";
+    out += std::to_string(role.replicas) + "x" + role.resources.gpu.ToString();
+  }
+  return out;
 }
 
 // A queue's use by resource, from its status (the scheduler's charging rules); empty when the
@@ -96,7 +114,7 @@ std::vector<TableColumn> TableColumns(const ResourceType& type) {
             {"Phase", "Pending, Running, Restarting, Succeeded or Failed."},
             {"Ready", "Its running pods out of its replicas."},
             {"Restarts", "Whole-group restarts after a failure."},
-            {"GPUs", "Replicas x GPUs per replica."},
+            {"GPUs", "Replicas x GPUs per replica, by role."},
             {"Queue", "The queue it is admitted through."},
             kAge};
   }
@@ -150,11 +168,12 @@ std::vector<std::string> TableCells(const ResourceType& type, const Json& item, 
     return {name, TextAt(item, "/spec/cohort", "-"), used_nominal, borrowed, age};
   }
   if (kind == "Job") {
+    const JobSpec spec = JobSpecOf(item);
     return {name,
             TextAt(item, "/status/phase", "Pending"),
-            JobReady(item, pods),
+            JobReady(item, spec, pods),
             TextAt(item, "/status/restartCount", "0"),
-            TextAt(item, "/spec/replicas", "1") + "x" + TextAt(item, "/spec/resources/gpu", "0"),
+            JobGpus(spec),
             TextAt(item, "/spec/queue", "-"),
             age};
   }

@@ -90,8 +90,14 @@ TEST(ObjectTableTest, ARowCarriesTheServedObjectOrNothingWhenAsked) {
 }
 
 TEST(ObjectTableTest, AJobsReadyColumnCountsItsRunningPods) {
-  const Json job = {{"metadata", {{"name", "train"}, {"namespace", "team-a"}}},
-                    {"spec", {{"replicas", 2}, {"queue", "team-a"}, {"resources", {{"gpu", "8"}}}}},
+  const Json job = {{"apiVersion", "strata.dev/v1alpha1"},
+                    {"kind", "Job"},
+                    {"metadata", {{"name", "train"}, {"namespace", "team-a"}}},
+                    {"spec",
+                     {{"replicas", 2},
+                      {"queue", "team-a"},
+                      {"resources", {{"gpu", "8"}}},
+                      {"template", {{"command", {"python3"}}}}}},
                     {"status", {{"phase", "Running"}}}};
   Json pod = RunningPod();
   pod["spec"]["owner"] = {{"kind", "Job"}, {"name", "train"}};
@@ -102,6 +108,23 @@ TEST(ObjectTableTest, AJobsReadyColumnCountsItsRunningPods) {
   EXPECT_EQ(cells[2], "1/2");
   EXPECT_EQ(cells[4], "2x8");
   EXPECT_EQ(cells[5], "team-a");
+}
+
+TEST(ObjectTableTest, AJobOfSeveralRolesCountsThePodsAndGpusOfEach) {
+  const Json job = {{"apiVersion", "strata.dev/v1alpha1"},
+                    {"kind", "Job"},
+                    {"metadata", {{"name", "js"}, {"namespace", "default"}}},
+                    {"spec",
+                     {{"roles",
+                       {{{"name", "driver"}, {"template", {{"command", {"python3", "d.py"}}}}},
+                        {{"name", "workers"},
+                         {"replicas", 4},
+                         {"resources", {{"gpu", "8"}}},
+                         {"template", {{"command", {"python3", "w.py"}}}}}}}}}};
+  const std::vector<std::string> cells =
+      TableCells(*FindResourceType("jobs"), job, FakeClock().Now(), {});
+  EXPECT_EQ(cells[2], "0/5");
+  EXPECT_EQ(cells[4], "1x0+4x8");
 }
 
 }  // namespace

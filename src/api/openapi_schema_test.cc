@@ -231,7 +231,7 @@ TEST(CustomResourcesTest, JobSchemaComesFromTheJobTables) {
   // The API server refuses what strata's decoder refuses.
   EXPECT_EQ(replicas["maximum"], kMaxJobReplicas);
   EXPECT_EQ(replicas["description"],
-            "Pods (nodes), placed all together or not at all (default 1).");
+            "Pods (nodes), placed all together or not at all (default 1). Not with roles.");
   EXPECT_EQ(NodeAt(root, ".spec.template")["required"], json({"command"}));
   EXPECT_EQ(NodeAt(root, ".status.phase")["enum"],
             json({"Pending", "Running", "Restarting", "Succeeded", "Failed"}));

@@ -68,6 +68,19 @@ Result<TrainingPod> TrainingPodFromPod(const api::Pod& pod) {
   if (const std::string* dir = PodAnnotation(pod, kCheckpointDirAnnotation)) {
     out.checkpoint_dir = *dir;
   }
+  if (const std::string* role = PodAnnotation(pod, kRoleAnnotation)) {
+    TrainingPod::Role r;
+    r.name = *role;
+    ASSIGN_OR_RETURN(int64_t index, IntegerAnnotation(pod, kRoleIndexAnnotation));
+    ASSIGN_OR_RETURN(int64_t pods, IntegerAnnotation(pod, kRolePodsAnnotation));
+    ASSIGN_OR_RETURN(int64_t world, IntegerAnnotation(pod, kWorldSizeAnnotation));
+    ASSIGN_OR_RETURN(int64_t first, IntegerAnnotation(pod, kFirstWorkerRankAnnotation));
+    r.index = static_cast<int>(index);
+    r.pods = static_cast<int>(pods);
+    r.world_size = static_cast<int>(world);
+    r.first_worker_rank = static_cast<int>(first);
+    out.role = std::move(r);
+  }
   for (const api::EnvVar& env : pod.spec.template_.env) {
     out.user_env.emplace_back(env.name, env.value);
   }

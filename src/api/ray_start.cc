@@ -59,8 +59,8 @@ std::string GroupBranch(const RayGroup& group, bool head, const std::string& por
     const std::string user = JoinedUserCommand(group.process);
     run = (user.empty() ? "" : user + " && ") + "exec " + start;
   }
-  // A RayJob's workers run as a RayCluster's do: the job ends with its head (successPolicy
-  // RankZero), which stops them.
+  // A RayJob's workers run as a RayCluster's do: the job ends with its head (the job's
+  // success role), which stops them.
   if (!head || entrypoint.command.empty()) {
     line(overwrite_command ? "exec " + run : run);
     return out;

@@ -51,7 +51,7 @@ std::string RayHeadPort(const RayGroup& head);
 // Every worker then blocks in Ray (or in its own command), and so does a RayCluster's head. A
 // RayJob's head (`entrypoint` given) runs that in the background instead, waits for its port,
 // runs the entrypoint, stops its own Ray (SIGTERM) and exits with the entrypoint's status: the
-// job that runs the script ends with its head (successPolicy RankZero).
+// job that runs the script ends with its head (its success role).
 // `groups[0]` is the head.
 std::string RayPodScript(const std::vector<RayGroup>& groups, const RayEntrypoint& entrypoint,
                          bool overwrite_command);

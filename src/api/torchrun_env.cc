@@ -58,6 +58,13 @@ Status ValidatePod(const TrainingPod& pod) {
   if (pod.proc_per_node < 1) {
     return bad(fmt::format("proc_per_node {} is below 1", pod.proc_per_node));
   }
+  if (pod.role && (pod.role->index < 0 || pod.role->index >= pod.role->pods ||
+                   pod.role->first_worker_rank < 0 ||
+                   pod.role->first_worker_rank + pod.proc_per_node > pod.role->world_size)) {
+    return bad(fmt::format("role {}: index {} of {} pods, first worker rank {} of world size {}",
+                           pod.role->name, pod.role->index, pod.role->pods,
+                           pod.role->first_worker_rank, pod.role->world_size));
+  }
   if (pod.max_restarts < 0)
     return bad(fmt::format("max_restarts {} is negative", pod.max_restarts));
   if (pod.restart_count < 0 || pod.restart_count > pod.max_restarts) {
@@ -103,22 +110,25 @@ std::string JoinIndices(const std::vector<int>& indices) {
 // What every process of the pod gets: the launcher's whole environment, and each worker's
 // before its ranks are added.
 Environment PodEnvironment(const TrainingPod& pod) {
-  const int world_size = pod.num_nodes * pod.proc_per_node;
+  const int world_size = pod.role ? pod.role->world_size : pod.num_nodes * pod.proc_per_node;
+  const int task_index = pod.role ? pod.role->index : pod.node_rank;
   Environment shared;
   for (const auto& [name, value] : pod.user_env) shared[name] = value;
   shared["MASTER_ADDR"] = pod.master_addr;
   shared["MASTER_PORT"] = std::to_string(pod.master_port);
   shared["WORLD_SIZE"] = std::to_string(world_size);
   shared["GROUP_RANK"] = std::to_string(pod.node_rank);
-  // Kubernetes' Indexed Job contract: a batch/v1 Job's pods find their index here.
-  shared["JOB_COMPLETION_INDEX"] = std::to_string(pod.node_rank);
-  // Volcano's env plugin contract: a batch.volcano.sh Job's pods find their index here (strata
-  // runs one task per job, so the task index is the rank).
-  shared["VK_TASK_INDEX"] = std::to_string(pod.node_rank);
-  shared["VC_TASK_INDEX"] = std::to_string(pod.node_rank);
-  shared["ROLE_NAME"] = "default";
+  // Kubernetes' Indexed Job contract: a batch/v1 Job's pods (a JobSet's child Job's: a role's)
+  // find their index here.
+  shared["JOB_COMPLETION_INDEX"] = std::to_string(task_index);
+  // Volcano's env plugin contract: a batch.volcano.sh Job's pods find their index within their
+  // task (strata's role) here.
+  shared["VK_TASK_INDEX"] = std::to_string(task_index);
+  shared["VC_TASK_INDEX"] = std::to_string(task_index);
+  shared["ROLE_NAME"] = pod.role ? pod.role->name : "default";
   shared["LOCAL_WORLD_SIZE"] = std::to_string(pod.proc_per_node);
-  shared["ROLE_WORLD_SIZE"] = std::to_string(world_size);
+  shared["ROLE_WORLD_SIZE"] =
+      std::to_string(pod.role ? pod.role->pods * pod.proc_per_node : world_size);
   shared["TORCHELASTIC_RESTART_COUNT"] = std::to_string(pod.restart_count);
   shared["TORCHELASTIC_MAX_RESTARTS"] = std::to_string(pod.max_restarts);
   shared["TORCHELASTIC_RUN_ID"] = pod.run_id;
@@ -171,9 +181,11 @@ Result<std::vector<Environment>> BuildWorkerEnvironments(const TrainingPod& pod)
   workers.reserve(pod.proc_per_node);
   for (int local_rank = 0; local_rank < pod.proc_per_node; ++local_rank) {
     Environment env = shared;
-    const std::string rank = std::to_string(pod.node_rank * pod.proc_per_node + local_rank);
-    env["RANK"] = rank;
-    env["ROLE_RANK"] = rank;  // one role per job, so the role rank is the global rank
+    const int first = pod.role ? pod.role->first_worker_rank : pod.node_rank * pod.proc_per_node;
+    env["RANK"] = std::to_string(first + local_rank);
+    // torchrun's rank within the role; with one role, the global rank.
+    const int role_index = pod.role ? pod.role->index : pod.node_rank;
+    env["ROLE_RANK"] = std::to_string(role_index * pod.proc_per_node + local_rank);
     env["LOCAL_RANK"] = std::to_string(local_rank);
     if (pod.gpu_assignment == GpuAssignment::kOnePerWorker) {
       env["CUDA_VISIBLE_DEVICES"] = std::to_string(pod.gpu_indices[local_rank]);

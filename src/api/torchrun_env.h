@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,6 +38,16 @@ struct TrainingPod {
   int max_restarts = 0;
   std::vector<int> gpu_indices;  // the pod's assigned GPUs, as CUDA_VISIBLE_DEVICES indices
   GpuAssignment gpu_assignment = GpuAssignment::kAllToEachWorker;
+  // Where the pod stands among the job's roles; absent: the job has one role ("default") and
+  // every pod runs proc_per_node workers.
+  struct Role {
+    std::string name;
+    int index = 0;              // among the role's pods (VK_TASK_INDEX)
+    int pods = 0;               // of the role
+    int world_size = 0;         // workers of the whole job (WORLD_SIZE)
+    int first_worker_rank = 0;  // RANK of this pod's LOCAL_RANK 0
+  };
+  std::optional<Role> role;
   std::string checkpoint_dir;                                 // empty: the job does not checkpoint
   std::vector<std::pair<std::string, std::string>> user_env;  // in manifest order
 };

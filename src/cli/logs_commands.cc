@@ -4,8 +4,11 @@
 // reachable), 2 usage.
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "api/job_roles.h"
+#include "api/manifest.h"
 #include "api/object_table.h"
 #include "api/resource_catalog.h"
 #include "cli/client_flags.h"
@@ -82,15 +85,32 @@ void RunPodLogs(const LogsOptions& options) {
   PrintLog(*client, options, options.name, options.process);
 }
 
-// The pod of `job` that runs global rank `rank`, the newest when restarts made several.
+// The pod of `job` that runs global rank `rank` (of its main torchrun world: api/job_roles.h),
+// the newest when restarts made several.
 Result<std::string> PodOfRank(client::ApiClient& client, const Json& job, int64_t rank) {
-  int64_t per_node = job["spec"].value("procPerNode", int64_t{1});
-  int64_t replicas = job["spec"].value("replicas", int64_t{1});
   std::string name = job["metadata"].value("name", "");
-  if (rank < 0 || rank >= per_node * replicas) {
+  Result<api::Object> decoded = api::DecodeObject(job);
+  const api::Job* decoded_job = decoded ? decoded->As<api::Job>() : nullptr;
+  if (decoded_job == nullptr) {
+    return Err(FailedPreconditionError("job \"" + name + "\" does not decode"));
+  }
+  const std::vector<api::JobRole> roles = api::JobRoles(decoded_job->spec);
+  std::optional<int64_t> pod_rank;
+  int64_t ranks = 0;
+  for (size_t r = 0; r < roles.size(); ++r) {
+    if (api::IsInitializerRole(roles, r)) continue;
+    for (int64_t index = 0; index < roles[r].replicas; ++index) {
+      const api::TorchWorld world = api::TorchWorldOf(roles, {r, index});
+      ranks = world.world_size;
+      if (rank >= world.first_worker_rank &&
+          rank < world.first_worker_rank + roles[r].proc_per_node) {
+        pod_rank = api::FirstRank(roles, r) + index;
+      }
+    }
+  }
+  if (!pod_rank) {
     return Err(InvalidArgumentError("--rank " + std::to_string(rank) + ": job \"" + name +
-                                    "\" has ranks 0 to " +
-                                    std::to_string(per_node * replicas - 1)));
+                                    "\" has ranks 0 to " + std::to_string(ranks - 1)));
   }
   std::string namespace_name = job["metadata"].value("namespace", "");
   ASSIGN_OR_RETURN(Json pods,
@@ -99,7 +119,7 @@ Result<std::string> PodOfRank(client::ApiClient& client, const Json& job, int64_
   std::string newest_created;
   for (const Json& pod : pods.value("items", Json::array())) {
     if (!api::PodOwnedBy(pod, job, "Job")) continue;
-    if (pod["spec"]["owner"].value("replica", int64_t{0}) != rank / per_node) continue;
+    if (pod["spec"]["owner"].value("rank", int64_t{0}) != *pod_rank) continue;
     std::string created = pod["metadata"].value("creationTimestamp", "");
     if (newest.empty() || created >= newest_created) {
       newest = pod["metadata"].value("name", "");

@@ -1,10 +1,12 @@
 #include "controller/job_controller.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <tuple>
 
+#include "api/job_roles.h"
 #include "cluster/indexes.h"
 #include "controller/training_pod.h"
 
@@ -49,6 +51,17 @@ std::string DescribeFailure(const api::Pod& pod) {
   if (pod.status.exit_code) out += fmt::format(" with exit code {}", *pod.status.exit_code);
   if (!pod.status.reason.empty()) out += fmt::format(" ({})", pod.status.reason);
   return out;
+}
+
+// What made the job succeed, in a sentence.
+std::string SuccessMessage(const api::JobSpec& spec, const std::vector<api::JobRole>& roles,
+                           const std::vector<api::RoleProgress>& progress) {
+  if (spec.roles.empty()) return fmt::format("all {} pod(s) succeeded", spec.replicas);
+  std::vector<std::string> done;
+  for (size_t r = 0; r < roles.size(); ++r) {
+    if (progress[r] == api::RoleProgress::kComplete) done.push_back(roles[r].name);
+  }
+  return fmt::format("every pod of role(s) {} succeeded", fmt::join(done, ", "));
 }
 
 store::ObjectKey JobKey(const std::string& namespace_name, const std::string& name) {
@@ -141,17 +154,18 @@ Status JobController::ReconcileJob(const cluster::Stored<api::Job>& job, const P
 
   const bool all_terminal = AllTerminal(pods);
   const cluster::Stored<api::Pod>* failure = FirstFailure(pods);
-  const bool complete = !pods.empty() && static_cast<int64_t>(pods.size()) == spec.replicas;
-  const bool rank_zero_decides = spec.success_policy == "RankZero";
-  const bool succeeded =
-      complete && std::all_of(pods.begin(), pods.end(), [rank_zero_decides](const auto& pod) {
-        return pod.value.status.phase == api::PodPhase::kSucceeded ||
-               (rank_zero_decides && pod.value.spec.owner.rank != 0);
+  // How far each role has come; pods of ranks the spec no longer has count for nothing.
+  const std::vector<api::JobRole> roles = api::JobRoles(spec);
+  std::vector<const api::Pod*> run_pods;
+  for (const auto& pod : pods) run_pods.push_back(&pod.value);
+  const std::vector<api::RoleProgress> progress = api::RolesProgress(roles, run_pods);
+  // Running: every pod of the run has started; those of a role that completed (an initializer)
+  // have succeeded.
+  const bool all_running =
+      !pods.empty() && std::none_of(progress.begin(), progress.end(), [](api::RoleProgress p) {
+        return p == api::RoleProgress::kWaiting;
       });
-  const bool all_running = complete && std::all_of(pods.begin(), pods.end(), [](const auto& pod) {
-                             return pod.value.status.phase == api::PodPhase::kRunning &&
-                                    api::StopRequested(pod.value).empty();
-                           });
+  const bool succeeded = !pods.empty() && api::SuccessReached(spec, roles, progress);
   // What to do to the current run's pods once the status is written.
   std::string_view stop_reason;
   std::string stop_message;
@@ -163,8 +177,7 @@ Status JobController::ReconcileJob(const cluster::Stored<api::Job>& job, const P
     status.phase = api::JobPhase::kSucceeded;
     status.completion_time = stamp;
     status.reason = "Succeeded";
-    status.message = rank_zero_decides ? std::string("the pod of rank 0 succeeded")
-                                       : fmt::format("all {} pod(s) succeeded", pods.size());
+    status.message = SuccessMessage(spec, roles, progress);
     status.SetCondition("Running", "False", "Succeeded", status.message, now);
     status.SetCondition("Succeeded", "True", "Succeeded", status.message, now);
     writer.Event("Normal", "Succeeded", status.message);

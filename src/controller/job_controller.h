@@ -26,7 +26,9 @@ struct JobControllerOptions {
 // and creates its pods (one per replica, bound whole, each carrying the placement's run); each
 // pass here follows the jobs whose job or pods changed since the last pass and writes the job's
 // status and events:
-//  - every pod of the current run Running: phase Running (start time, condition Running);
+//  - every pod of the current run Running (or Succeeded, in a role that completed, such as an
+//    initializer): phase Running (start time, condition Running); the pods of roles that wait
+//    for others are created by the scheduler adapter once those are Ready or Complete;
 //  - a pod of the current run failed on its own (its processes failed, or its node was lost):
 //    phase Restarting, and the whole group stops (every live pod is marked kStopGroupRestart);
 //    once every pod is terminal the status drops the placement with the restart count one
@@ -35,7 +37,8 @@ struct JobControllerOptions {
 //    failure fails the job;
 //  - pods stopped for preemption: once all are terminal the status drops the placement
 //    (phase Pending, preemption count one higher; not a restart), then they are deleted;
-//  - every pod Succeeded (successPolicy RankZero: the pod of rank 0): phase Succeeded;
+//  - the success policy's roles Succeeded (all of them, or any with operator Any; by default
+//    every role, i.e. every pod): phase Succeeded, and the other pods are stopped;
 //  - a finished job (Succeeded or Failed) holds nothing: live pods are stopped, and pods are
 //    deleted as cleanPodPolicy says (All: every pod; Running: the pods stopped at the end;
 //    None: none) once terminal;

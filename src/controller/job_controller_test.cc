@@ -94,22 +94,35 @@ TEST(JobControllerTest, CleanPodPolicyAllDeletesEveryPod) {
   EXPECT_THAT(cluster.JobPods("train"), SizeIs(0));
 }
 
-TEST(JobControllerTest, SuccessPolicyRankZeroEndsTheJobWithItsFirstPodAndStopsTheOthers) {
+TEST(JobControllerTest, ASuccessRoleEndsTheJobAndTheOtherRolesPodsAreStopped) {
   TestCluster cluster;
   cluster.AddNode("node-a", 8);
   cluster.AddNode("node-b", 8);
-  std::string job = Job("driver", 2, 0);
-  job.insert(job.find("  template:"), "  successPolicy: RankZero\n");
-  cluster.Apply(job);
+  cluster.Apply(R"(apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata: {name: driver, namespace: default}
+spec:
+  successPolicy: {roles: [driver]}
+  roles:
+  - name: driver
+    resources: {cpu: "1", memory: 1Gi}
+    template: {command: [python, drive.py]}
+  - name: worker
+    replicas: 2
+    resources: {cpu: "8", memory: 64Gi, gpu: 8}
+    template: {command: [python, work.py]}
+)");
   cluster.Reconcile(1);
   cluster.StartBoundPods();
   cluster.Reconcile(1);
-  // The driver (rank 0) ends the job while its worker still runs.
+  EXPECT_EQ(cluster.Job("driver").phase, api::JobPhase::kRunning);
+  // The driver (rank 0) ends the job while its workers still run.
   cluster.SetPodPhase("driver-worker-0", "Succeeded", 0);
   cluster.Reconcile(1);
   EXPECT_EQ(cluster.Job("driver").phase, api::JobPhase::kSucceeded);
-  EXPECT_EQ(cluster.Job("driver").message, "the pod of rank 0 succeeded");
+  EXPECT_EQ(cluster.Job("driver").message, "every pod of role(s) driver succeeded");
   EXPECT_EQ(api::StopRequested(cluster.Pod("driver-worker-1")), api::kStopJobFinished);
+  EXPECT_EQ(api::StopRequested(cluster.Pod("driver-worker-2")), api::kStopJobFinished);
 }
 
 TEST(JobControllerTest, TheRestartNamesThePodThatFailedFirstNotItsKnockOn) {

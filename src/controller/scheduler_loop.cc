@@ -7,6 +7,7 @@
 #include <map>
 
 #include "api/encode.h"
+#include "api/job_roles.h"
 #include "common/check.h"
 #include "controller/object_writer.h"
 #include "controller/training_pod.h"
@@ -57,6 +58,10 @@ std::string SchedulingFingerprint(const api::Object& object) {
   }
   if (const api::Pod* pod = object.As<api::Pod>()) {
     out += api::PodTerminal(*pod) ? "|terminal" : "|live";
+    // A job's pod that starts running may let a role that waits for it start (job_roles.h).
+    if (pod->spec.owner.kind == "Job" && pod->status.phase == api::PodPhase::kRunning) {
+      out += "|running";
+    }
   } else if (const api::Job* job = object.As<api::Job>()) {
     const api::JobStatus& status = job->status;
     out += fmt::format("|{}|{}|{}|{}|{}", status.Terminal(), status.preemption_count,
@@ -99,9 +104,9 @@ Status SchedulerLoop::RunOnce() {
   if (changes.resync) last_seen_.clear();
   for (const cluster::Change& change : changes.changes) {
     if (change.key.kind == "Pod" || change.key.kind == "Job") {
-      // What the agents write on a running pod (its phase going Running, start times, measured
-      // activity), the job controller's phase changes and the explanations this loop writes
-      // change nothing the scheduler reads.
+      // What the agents write on a running pod (start times, measured activity; its phase going
+      // Running only for a job's pod), the job controller's phase changes and the explanations
+      // this loop writes change nothing the scheduler reads.
       if (!change.current || !change.current->object) {
         last_seen_.erase(change.key);
         relevant = true;
@@ -272,8 +277,16 @@ Status SchedulerLoop::BindJob(ClusterView& view, const sched::Binding& binding,
   placement.flavor = FlavorName(view, binding.flavor);
   placement.master_port = options_.first_master_port;
   placement.bound_at = FormatRfc3339(now);
+  // The scheduler's pod sets are the job's roles in rank order (workload_conversion.cc).
+  const std::vector<api::JobRole> roles = api::JobRoles(job.spec);
+  auto rank_of = [&](const sched::PodPlacement& pod) {
+    return api::FirstRank(roles, static_cast<size_t>(pod.pod_set)) + pod.pod_index;
+  };
   for (const sched::PodPlacement& pod : binding.pods) {
-    if (pod.pod_index == 0) placement.master_addr = api::NodeAddress(NodeAt(view, pod.node));
+    STRATA_CHECK(pod.pod_set >= 0 && static_cast<size_t>(pod.pod_set) < roles.size());
+    if (rank_of(pod) == api::RendezvousRank(roles)) {
+      placement.master_addr = api::NodeAddress(NodeAt(view, pod.node));
+    }
   }
   while (!view.master_ports_in_use.Take(
       {placement.master_addr, static_cast<int>(placement.master_port)})) {
@@ -282,7 +295,8 @@ Status SchedulerLoop::BindJob(ClusterView& view, const sched::Binding& binding,
   std::vector<std::string> node_names;
   for (const sched::PodPlacement& pod : binding.pods) {
     const std::string& node_name = NodeAt(view, pod.node).metadata.name;
-    placement.pods.push_back({pod.pod_index, node_name, AssignGpus(view, pod, job.spec.resources)});
+    placement.pods.push_back(
+        {rank_of(pod), node_name, AssignGpus(view, pod, roles[pod.pod_set].resources)});
     node_names.push_back(node_name);
   }
   std::sort(placement.pods.begin(), placement.pods.end(),
@@ -299,7 +313,12 @@ Status SchedulerLoop::BindJob(ClusterView& view, const sched::Binding& binding,
   // The commit point: once the placement is stored, a pass finishes the bind whatever happens
   // between the creates below.
   writer.Update(*stored, job);
+  // Roles that wait for others get their pods later, when a pass finds what they wait for
+  // (workload_conversion.h UnfinishedBind); their capacity is held from now on.
+  const std::vector<api::RoleProgress> nothing_yet(roles.size(), api::RoleProgress::kWaiting);
   for (const api::JobPodAssignment& assignment : placement.pods) {
+    std::optional<api::RolePosition> position = api::RoleOfRank(roles, assignment.rank);
+    if (position && !api::DependenciesMet(roles, position->role, nothing_yet)) continue;
     writer.Create(MakeJobPod(job, placement, assignment));
   }
   writer.Event("Normal", "Scheduled",

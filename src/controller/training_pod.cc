@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "api/job_roles.h"
+
 namespace strata::controller {
 
 std::string JobPodName(std::string_view job_name, int64_t rank) {
@@ -12,6 +14,16 @@ std::string JobPodName(std::string_view job_name, int64_t rank) {
 
 api::Pod MakeJobPod(const api::Job& job, const api::JobPlacement& placement,
                     const api::JobPodAssignment& assignment) {
+  const std::vector<api::JobRole> roles = api::JobRoles(job.spec);
+  // A spec edited since the placement was made may have fewer ranks: the placement's extra
+  // ranks count in the last role.
+  const api::RolePosition position =
+      api::RoleOfRank(roles, assignment.rank)
+          .value_or(api::RolePosition{roles.size() - 1,
+                                      assignment.rank - api::FirstRank(roles, roles.size() - 1)});
+  const api::JobRole& role = roles[position.role];
+  const api::TorchWorld world = api::TorchWorldOf(roles, position);
+
   api::Pod pod;
   pod.metadata.name = JobPodName(job.metadata.name, assignment.rank);
   pod.metadata.namespace_name = job.metadata.namespace_name;
@@ -22,8 +34,16 @@ api::Pod MakeJobPod(const api::Job& job, const api::JobPlacement& placement,
   annotations[api::kRunIdAnnotation] = job.metadata.uid;
   annotations[api::kMasterAddrAnnotation] = placement.master_addr;
   annotations[api::kMasterPortAnnotation] = std::to_string(placement.master_port);
-  annotations[api::kNumNodesAnnotation] = std::to_string(job.spec.replicas);
-  annotations[api::kProcPerNodeAnnotation] = std::to_string(job.spec.proc_per_node);
+  annotations[api::kNumNodesAnnotation] = std::to_string(world.num_nodes);
+  annotations[api::kProcPerNodeAnnotation] = std::to_string(role.proc_per_node);
+  if (!job.spec.roles.empty()) {
+    // A job of one template is torchrun's one role, "default", ranked by its pods' ranks.
+    annotations[api::kRoleAnnotation] = role.name;
+    annotations[api::kRoleIndexAnnotation] = std::to_string(position.index);
+    annotations[api::kRolePodsAnnotation] = std::to_string(role.replicas);
+    annotations[api::kWorldSizeAnnotation] = std::to_string(world.world_size);
+    annotations[api::kFirstWorkerRankAnnotation] = std::to_string(world.first_worker_rank);
+  }
   annotations[api::kRestartCountAnnotation] = std::to_string(job.status.restart_count);
   annotations[api::kMaxRestartsAnnotation] = std::to_string(job.spec.max_restarts);
   if (!job.spec.checkpoint.dir.empty()) {
@@ -32,16 +52,17 @@ api::Pod MakeJobPod(const api::Job& job, const api::JobPlacement& placement,
   if (!placement.flavor.empty()) annotations[api::kFlavorAnnotation] = placement.flavor;
   if (!placement.bound_at.empty()) annotations[api::kBoundAtAnnotation] = placement.bound_at;
 
+  // The replica is the pod's node rank in its torchrun world; the rank counts across the job.
   pod.spec.owner =
-      api::PodOwner{"Job", job.metadata.name, assignment.rank, assignment.rank, job.metadata.uid};
+      api::PodOwner{"Job", job.metadata.name, world.node_rank, assignment.rank, job.metadata.uid};
   pod.spec.queue = job.spec.queue;
   pod.spec.priority = job.spec.priority;
   pod.spec.restart_policy = "Never";
   pod.spec.node_name = assignment.node_name;
-  pod.spec.resources = job.spec.resources;
+  pod.spec.resources = role.resources;
   pod.spec.gpu_selector = job.spec.gpu_selector;
   pod.spec.tolerations = job.spec.tolerations;
-  pod.spec.template_ = job.spec.template_;
+  pod.spec.template_ = role.template_;
   pod.spec.assigned_gpus = assignment.gpus;
   return pod;
 }

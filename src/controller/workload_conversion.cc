@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "api/job_roles.h"
 #include "api/queue.h"
 #include "controller/training_pod.h"
 
@@ -302,19 +303,31 @@ UnfinishedBind RecordedMembers(const std::vector<cluster::ObjectRef>& live,
   return unfinished;
 }
 
-// The ranks of `job`'s placement whose pods of the placed run do not exist.
-std::vector<api::JobPodAssignment> MissingRanks(const api::Job& job,
-                                                const std::vector<cluster::ObjectRef>& pods) {
+// The ranks of `job`'s placement whose pods of the placed run do not exist: those whose role may
+// start (`create`) and those whose role waits for the roles it depends on (`deferred`). Both
+// hold their capacity.
+struct MissingRanks {
+  std::vector<api::JobPodAssignment> create;
+  std::vector<api::JobPodAssignment> deferred;
+};
+MissingRanks FindMissingRanks(const api::Job& job, const std::vector<cluster::ObjectRef>& pods) {
   std::set<int64_t> present;
+  std::vector<const api::Pod*> run;
   for (const cluster::ObjectRef& ref : pods) {
     const api::Pod& pod = PodOf(ref);
     if (pod.spec.owner.kind == "Job" && PodJobRun(pod) == job.status.placement->run) {
       present.insert(pod.spec.owner.rank);
+      run.push_back(&pod);
     }
   }
-  std::vector<api::JobPodAssignment> missing;
+  const std::vector<api::JobRole> roles = api::JobRoles(job.spec);
+  const std::vector<api::RoleProgress> progress = api::RolesProgress(roles, run);
+  MissingRanks missing;
   for (const api::JobPodAssignment& assignment : job.status.placement->pods) {
-    if (present.count(assignment.rank) == 0) missing.push_back(assignment);
+    if (present.count(assignment.rank) != 0) continue;
+    std::optional<api::RolePosition> position = api::RoleOfRank(roles, assignment.rank);
+    const bool waits = position && !api::DependenciesMet(roles, position->role, progress);
+    (waits ? missing.deferred : missing.create).push_back(assignment);
   }
   return missing;
 }
@@ -360,11 +373,13 @@ sched::RunningWorkload RunningOf(
   if (job != nullptr) {
     const api::JobStatus& status = job->status;
     if (!missing.empty()) {
+      const std::vector<api::JobRole> roles = api::JobRoles(job->spec);
       api::Pod shape;
-      shape.spec.resources = job->spec.resources;
       shape.spec.gpu_selector = job->spec.gpu_selector;
       shape.spec.tolerations = job->spec.tolerations;
       for (const api::JobPodAssignment& assignment : missing) {
+        std::optional<api::RolePosition> position = api::RoleOfRank(roles, assignment.rank);
+        shape.spec.resources = roles[position ? position->role : roles.size() - 1].resources;
         AddPlacement(running, shape, assignment.node_name, assignment.gpus,
                      JobPodName(job->metadata.name, assignment.rank), context);
       }
@@ -410,18 +425,26 @@ void ReadPendingJob(const std::string& name, const cluster::ObjectRef& ref,
     out.held = Held(name, sched::PendingTier::kInvalid, *error);
     return;
   }
-  if (j.spec.replicas > std::numeric_limits<int>::max()) {
-    out.held = Held(name, sched::PendingTier::kInvalid, "spec.replicas: too many replicas");
-    return;
+  // One pod set per role, in rank order: the binding's (pod set, index) is the rank.
+  const std::vector<api::JobRole> roles = api::JobRoles(j.spec);
+  for (size_t r = 0; r < roles.size(); ++r) {
+    const api::JobRole& role = roles[r];
+    const std::string path =
+        j.spec.roles.empty() ? std::string("spec") : fmt::format("spec.roles[{}]", r);
+    if (role.replicas > std::numeric_limits<int>::max()) {
+      out.held = Held(name, sched::PendingTier::kInvalid, path + ".replicas: too many replicas");
+      return;
+    }
+    Result<sched::PodSet> pod_set =
+        ConvertPodSet(role.name, static_cast<int>(role.replicas), role.resources,
+                      j.spec.gpu_selector, j.spec.tolerations, path + ".resources");
+    if (!pod_set) {
+      out.held = Held(name, sched::PendingTier::kInvalid, pod_set.error().message());
+      return;
+    }
+    pod_set->node_selector = sched::Labels(role.node_selector.begin(), role.node_selector.end());
+    workload.pod_sets.push_back(std::move(*pod_set));
   }
-  Result<sched::PodSet> pod_set =
-      ConvertPodSet("worker", static_cast<int>(j.spec.replicas), j.spec.resources,
-                    j.spec.gpu_selector, j.spec.tolerations, "spec.resources");
-  if (!pod_set) {
-    out.held = Held(name, sched::PendingTier::kInvalid, pod_set.error().message());
-    return;
-  }
-  workload.pod_sets.push_back(std::move(*pod_set));
   out.pending = std::move(workload);
 }
 
@@ -509,14 +532,16 @@ WorkloadRead ReadWorkload(const std::string& name, const cluster::ObjectRef& job
   const api::Job* job = job_ref != nullptr ? job_ref->As<api::Job>() : nullptr;
   std::vector<api::JobPodAssignment> missing;
   if (job != nullptr && !job->status.Terminal() && job->status.placement) {
-    missing = MissingRanks(*job, pods);
-    if (!missing.empty()) {
+    MissingRanks ranks = FindMissingRanks(*job, pods);
+    if (!ranks.create.empty()) {
       UnfinishedBind unfinished;
       unfinished.job = job_ref;
-      unfinished.missing = missing;
+      unfinished.missing = ranks.create;
       out.unfinished.push_back(std::move(unfinished));
-      holds = true;
     }
+    missing = std::move(ranks.create);
+    missing.insert(missing.end(), ranks.deferred.begin(), ranks.deferred.end());
+    holds = holds || !missing.empty();
   }
 
   if (holds) {

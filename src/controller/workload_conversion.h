@@ -31,7 +31,8 @@ struct WorkloadObjects {
 // placement, a gang's kGangPlacementAnnotation) and some of its pods are missing or unbound.
 // The adapter finishes it before anything else.
 struct UnfinishedBind {
-  // A Job whose placement names ranks that have no pod: create them.
+  // A Job whose placement names ranks that have no pod, of roles that may start (the roles
+  // they depend on are Ready or Complete): create them.
   cluster::ObjectRef job;
   std::vector<api::JobPodAssignment> missing;
   // A gang whose record names members not yet bound: bind them as it says, with what the

@@ -96,7 +96,7 @@ TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds)
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   EXPECT_EQ(pending, "") << "still not Succeeded after 180 s";
-  EXPECT_EQ(jobs.size(), 41u);
+  EXPECT_EQ(jobs.size(), 48u);
   // A Kueue WorkloadPriorityClass applied with its Jobs gave them their priority.
   auto high = (*client)->Get("/apis/strata.dev/v1alpha1/namespaces/default/jobs/pr-high-priority");
   ASSERT_TRUE(high) << high.error().ToString();
@@ -126,6 +126,131 @@ std::pair<std::string, int> JobState(client::ApiClient& client, const std::strin
   if (!job) return {"", -1};
   return {job->value(Json::json_pointer("/status/phase"), std::string()),
           job->value(Json::json_pointer("/status/restartCount"), -1)};
+}
+
+// A JobSet of three replicated jobs of their own templates, in order: an initializer that must
+// Complete, two workers, and a driver that starts once the workers are Ready and alone decides
+// success. Each leaves a mark in `marks`; a pod that starts before what it waits for fails (the
+// initializer marks only after 2 s, so a worker or driver started with it finds no mark), and
+// the driver waits (bounded) for the workers' marks, which they leave first thing.
+std::string OrderedJobSet(const std::string& marks) {
+  return R"yaml(apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: ordered
+spec:
+  successPolicy:
+    operator: All
+    targetReplicatedJobs: [driver]
+  replicatedJobs:
+    - name: initializer
+      template:
+        spec:
+          backoffLimit: 0
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - name: init
+                  command: [python3, -c, "import os, time; time.sleep(2); open(os.environ['MARKS'] + '/init', 'w').close()"]
+                  env: [{
+  name:
+    MARKS, value : ")yaml" +
+         marks + R"yaml("}]
+    - name: workers
+      dependsOn: [{name: initializer, status: Complete}]
+      template:
+        spec:
+          parallelism: 2
+          completions: 2
+          backoffLimit: 0
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - name: worker
+                  command:
+                    - python3
+                    - -c
+                    - |
+                      import os, sys, time
+                      marks = os.environ['MARKS']
+                      if not os.path.exists(marks + '/init'):
+                          sys.exit('worker started before the initializer completed')
+                      open(marks + '/worker-' + os.environ['JOB_COMPLETION_INDEX'], 'w').close()
+                      time.sleep(600)
+                  resources: {limits: {nvidia.com/gpu: 8}}
+                  env: [{name: MARKS, value: ")yaml" +
+         marks + R"yaml("}]
+    - name: driver
+      dependsOn: [{name: workers, status: Ready}]
+      template:
+        spec:
+          backoffLimit: 0
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - name: driver
+                  command:
+                    - python3
+                    - -c
+                    - |
+                      import os, sys, time
+                      marks = os.environ['MARKS']
+                      if not os.path.exists(marks + '/init'):
+                          sys.exit('driver started before the initializer completed')
+                      for _ in range(200):
+                          if all(os.path.exists(f'{marks}/worker-{i}') for i in range(2)):
+                              print('driver saw the initializer and 2 workers', flush=True)
+                              sys.exit(0)
+                          time.sleep(0.1)
+                      sys.exit('no workers')
+                  env: [{name: MARKS, value: ")yaml" +
+         marks + R"yaml("}]
+)yaml";
+}
+
+TEST(CompatManifestsE2eTest, AJobSetsRolesStartInDependencyOrderAndItsDriverDecidesSuccess) {
+  node::testing::TempDir data;
+  node::testing::TempDir marks;
+  // Pods may run as an unprivileged user: the marks directory is theirs too.
+  fs::permissions(marks.path(), fs::perms::all);
+  UpProcess up;
+  ASSERT_TRUE(
+      up.Start({"--data-dir", data.path(), "--listen", "127.0.0.1:0",
+                "--nvml-library=/nonexistent/libnvidia-ml.so.1", "--simulate", "2x8:H100-80GB"}))
+      << up.output();
+  const fs::path manifest = fs::path(data.path()) / "ordered.yaml";
+  std::ofstream(manifest) << OrderedJobSet(marks.path());
+  CommandResult applied = RunStrata({"apply", "-f", manifest.string(), "--server", up.url()});
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
+  ASSERT_TRUE(client);
+  std::pair<std::string, int> state;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (std::chrono::steady_clock::now() < deadline) {
+    state = JobState(**client, "ordered");
+    if (state.first == "Succeeded" || state.first == "Failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  auto pods = (*client)->Get("/api/v1/namespaces/default/pods");
+  ASSERT_TRUE(pods) << pods.error().ToString();
+  ASSERT_EQ(state.first, "Succeeded") << pods->dump(2);
+  // Ranks across roles: the initializer 0, the workers 1 and 2, the driver 3.
+  CommandResult driver = RunStrata({"logs", "pod", "ordered-worker-3", "--server", up.url()});
+  EXPECT_EQ(driver.out, "driver saw the initializer and 2 workers\n") << driver.err;
+  EXPECT_TRUE(fs::exists(fs::path(marks.path()) / "worker-1"));
+  // The workers, still running when the driver succeeded, were stopped.
+  for (const Json& pod : (*pods)["items"]) {
+    const std::string name = pod["metadata"].value("name", "");
+    if (name == "ordered-worker-1" || name == "ordered-worker-2") {
+      EXPECT_EQ(pod.value(Json::json_pointer("/metadata/annotations/strata.dev~1stop-requested"),
+                          std::string()),
+                "JobFinished")
+          << pod.dump(2);
+    }
+  }
 }
 
 // KubeRay's and KServe's shapes through `strata apply --dry-run`, each with the warnings its
