@@ -27,6 +27,11 @@ const TypeSchema* HttpGetSchema() {
       "An HTTP GET that passes when it answers 200-399.",
       {{"path", T::kString, "The path to get (default /)."},
        {"port", T::kInteger, "The port on the pod's machine (default: the pod's own port)."},
+       {"scheme",
+        T::kEnum,
+        "HTTP (default) or HTTPS (the certificate is not verified).",
+        nullptr,
+        {"HTTP", "HTTPS"}},
        {"httpHeaders", T::kObjectList, "Headers to send.", HttpHeaderSchema}}};
   return &s;
 }
@@ -54,7 +59,11 @@ const TypeSchema* KubeHttpGetSchema() {
       {{"path", T::kString, "The path to get (default /)."},
        {"port", T::kIntOrString,
         "The port: a number or the name of a containerPort (a Service's is its replica's own)."},
-       {"scheme", T::kEnum, "HTTP (default).", nullptr, {"HTTP", "HTTPS"}},
+       {"scheme",
+        T::kEnum,
+        "HTTP (default) or HTTPS (the certificate is not verified).",
+        nullptr,
+        {"HTTP", "HTTPS"}},
        {"httpHeaders", T::kObjectList, "Headers to send.", HttpHeaderSchema},
        {"host", T::kUnsupported, kNoHost}}};
   return &s;
@@ -190,14 +199,11 @@ std::optional<Probe> DecodeProbe(const FieldView& container, std::string_view fi
     if (probe.path.empty() || probe.path.front() != '/') {
       errors.Add(get.PathOf("path"), "must start with /");
     }
-    if (get.String("scheme", "HTTP") == "HTTPS") {
-      if (kserve && probe.port == 0) {
-        errors.Warn(get.PathOf("scheme"),
-                    "HTTPS read as HTTP: strata serves the engine without KServe's TLS");
-      } else {
-        errors.Add(get.PathOf("scheme"),
-                   "HTTPS is not supported by strata's prober: probe over HTTP or with exec");
-      }
+    probe.scheme = get.String("scheme", "HTTP");
+    if (probe.scheme == "HTTPS" && kserve && probe.port == 0) {
+      errors.Warn(get.PathOf("scheme"),
+                  "HTTPS read as HTTP: strata serves the engine without KServe's TLS");
+      probe.scheme = "HTTP";
     }
     for (const FieldView& header : get.ObjectList("httpHeaders")) {
       HttpHeader h{header.String("name"), header.String("value")};

@@ -48,8 +48,8 @@ inline constexpr int64_t kKServeEnginePort = 8000;
 // of its own, an exec without command, a path not starting with '/', a bad header name, timing
 // fields below their minimum (period, timeout, thresholds at least 1; the initial delay at least
 // 0), a success threshold other than 1 on a liveness or startup probe and a
-// terminationGracePeriodSeconds on a readiness probe (Kubernetes' rules), HTTPS and gRPC
-// (which strata's prober does not speak).
+// terminationGracePeriodSeconds on a readiness probe (Kubernetes' rules), and gRPC (which
+// strata's prober does not speak).
 std::optional<Probe> DecodeProbe(const FieldView& container, std::string_view field,
                                  const ProbePorts& ports, ProbeDefaults defaults,
                                  FieldErrors& errors);

@@ -31,6 +31,7 @@ spec:
             httpGet:
               path: /healthz
               port: http
+              scheme: HTTPS
               httpHeaders: [{name: X-Probe, value: liveness}]
             initialDelaySeconds: 5
             terminationGracePeriodSeconds: 2
@@ -76,6 +77,7 @@ TEST(DecodeProbeTest, KubernetesProbesKeepTheirFieldsAndADeclaredPortIsTheReplic
   EXPECT_EQ(live.port, 0);  // "http" is 8000, which strata gives the replica as its own port
   EXPECT_EQ(live.path, "/healthz");
   EXPECT_THAT(live.http_headers, ElementsAre(HttpHeader{"X-Probe", "liveness"}));
+  EXPECT_EQ(live.scheme, "HTTPS");
   EXPECT_EQ(live.initial_delay_seconds, 5);
   EXPECT_EQ(live.period_seconds, 10);
   EXPECT_EQ(live.timeout_seconds, 1);
@@ -162,8 +164,6 @@ TEST(DecodeProbeTest, BadValuesNameTheirField) {
   EXPECT_THAT(
       ErrorOf(Edited(kDeployment, "exec: {command: [cat, /tmp/started]}", "grpc: {port: 8000}")),
       HasSubstr(path + "startupProbe.grpc: not supported by strata"));
-  EXPECT_THAT(ErrorOf(Edited(kDeployment, "port: http", "port: http\n              scheme: HTTPS")),
-              HasSubstr(path + "livenessProbe.httpGet.scheme: HTTPS is not supported"));
   EXPECT_THAT(ErrorOf(Edited(kDeployment, "port: http", "port: http\n              host: x")),
               HasSubstr(path + "livenessProbe.httpGet.host: not supported by strata"));
 }
@@ -204,10 +204,13 @@ spec:
   EXPECT_THAT(all, HasSubstr("livenessProbe: no handler: GET /health on the engine's port"));
   EXPECT_THAT(all, HasSubstr("readinessProbe.httpGet.scheme: HTTPS read as HTTP"));
 
-  // With its own command, the user's engine is what it says: HTTPS stays HTTPS, refused.
-  EXPECT_THAT(
-      ErrorOf(Edited(kService, "- name: main", "- name: main\n        command: [my-server]")),
-      HasSubstr("readinessProbe.httpGet.scheme: HTTPS is not supported"));
+  EXPECT_EQ(t.readiness_probe->scheme, "HTTP");
+  // With its own command, the user's engine is what it says: HTTPS stays HTTPS.
+  // (And its probes have handlers: KServe's config gives none to a command of the user's.)
+  std::string own = Edited(kService, "- name: main", "- name: main\n        command: [my-server]");
+  decoded = Decode(Edited(own, "initialDelaySeconds: 30", "tcpSocket: {port: 8000}"));
+  ASSERT_TRUE(decoded.has_value()) << decoded.error().message();
+  EXPECT_EQ(Engine(*decoded).readiness_probe->scheme, "HTTPS");
 }
 
 }  // namespace

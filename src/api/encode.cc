@@ -64,6 +64,7 @@ json EncodeProbe(const Probe& p) {
     if (p.port != 0) handler["port"] = p.port;
     if (p.action == ProbeAction::kHttpGet) {
       handler["path"] = p.path;
+      if (p.scheme != "HTTP") handler["scheme"] = p.scheme;
       if (!p.http_headers.empty()) {
         json headers = json::array();
         for (const HttpHeader& h : p.http_headers) {

@@ -80,7 +80,10 @@ struct Probe {
   // httpGet, tcpSocket: the port on the pod's machine; 0: the pod's own port (the one strata
   // gives a Service replica in $PORT).
   int64_t port = 0;
-  std::string path = "/";                // httpGet
+  std::string path = "/";  // httpGet
+  // httpGet: HTTP or HTTPS; over HTTPS the server's certificate is not verified (the kubelet's
+  // rule: the probe checks that the server answers, not who it is).
+  std::string scheme = "HTTP";
   std::vector<HttpHeader> http_headers;  // httpGet
   std::vector<std::string> command;      // exec: run with the pod's environment, as its user
   int64_t initial_delay_seconds = 0;

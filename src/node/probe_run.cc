@@ -17,11 +17,13 @@
 #include <sstream>
 
 #include "net/http_client.h"
+#include "net/https_get.h"
 
 namespace strata::node {
 namespace {
 
 constexpr size_t kMaxExecOutput = 10 * 1024;
+constexpr size_t kMaxHttpResponse = 64 * 1024;
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 
@@ -35,7 +37,7 @@ int MillisLeft(SteadyTime deadline) {
 ProbeResult HttpGet(const api::Probe& probe, int port, Duration timeout) {
   net::HttpClient client(net::HttpClientOptions{.connect_timeout = timeout,
                                                 .idle_timeout = timeout,
-                                                .max_response_bytes = 64 * 1024,
+                                                .max_response_bytes = kMaxHttpResponse,
                                                 .max_idle_connections_per_host = 0});
   net::HttpRequest request;
   request.target = probe.path;
@@ -43,10 +45,13 @@ ProbeResult HttpGet(const api::Probe& probe, int port, Duration timeout) {
   for (const api::HttpHeader& header : probe.http_headers) {
     request.headers.emplace_back(header.name, header.value);
   }
-  Result<net::HttpResponse> response = client.Send("127.0.0.1", port, request);
+  const bool https = probe.scheme == "HTTPS";
+  Result<net::HttpResponse> response =
+      https ? net::HttpsGetUnverified("127.0.0.1", port, request, timeout, kMaxHttpResponse)
+            : client.Send("127.0.0.1", port, request);
   if (!response) {
-    return {false, fmt::format("Get \"http://127.0.0.1:{}{}\": {}", port, probe.path,
-                               response.error().message())};
+    return {false, fmt::format("Get \"{}://127.0.0.1:{}{}\": {}", https ? "https" : "http", port,
+                               probe.path, response.error().message())};
   }
   if (response->status >= 200 && response->status < 400) return {true, ""};
   return {false, fmt::format("HTTP probe failed with statuscode: {}", response->status)};

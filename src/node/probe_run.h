@@ -25,6 +25,7 @@ struct ProbeTarget {
 // Blocks the calling thread. Ports are reached on 127.0.0.1: the pod runs on this machine.
 //  - httpGet passes on a status from 200 to 399; fails with "HTTP probe failed with
 //    statuscode: N", or, when no answer comes, with `Get "http://127.0.0.1:P/path": <why>`;
+//    over HTTPS, the server's certificate is not verified (the kubelet's rule);
 //  - tcpSocket passes when the connection opens; fails with "dial tcp 127.0.0.1:P: <why>";
 //  - exec passes when the command exits 0; fails with its output (stdout and stderr, the first
 //    10 KiB), or "command ... exited with code N" when it wrote nothing, or "command ... timed

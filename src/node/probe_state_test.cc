@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "net/http_server.h"
+#include "net/self_signed_certificate.h"
 #include "node/pod_prober.h"
 #include "node/probe_run.h"
 
@@ -203,6 +204,28 @@ TEST(PodProberTest, StartupGatesReadinessWhichFollowsATcpPort) {
   close(listener);
   unlink(marker.c_str());
   rmdir(dir_template);
+}
+
+TEST(ProbeRunTest, HttpsProbesAnyCertificateAndHttpToATlsServerFails) {
+  Result<std::pair<std::string, std::string>> certificate = net::SelfSignedCertificate("127.0.0.1");
+  ASSERT_TRUE(certificate.has_value()) << certificate.error().ToString();
+  net::HttpServerOptions options;
+  options.tls_certificate_pem = certificate->first;
+  options.tls_key_pem = certificate->second;
+  net::HttpServer server(options);
+  server.Fallback([](net::HttpRequest request, net::ResponseWriter writer) {
+    writer.Respond(net::HttpResponse::Text(request.Path() == "/ok" ? 204 : 503, "text/plain", ""));
+  });
+  ASSERT_TRUE(server.Start().ok());
+  api::Probe probe;
+  probe.scheme = "HTTPS";
+  probe.path = "/ok";
+  EXPECT_TRUE(RunProbe(probe, Target(server.port())).success);
+  probe.path = "/down";
+  EXPECT_EQ(RunProbe(probe, Target(server.port())).message,
+            "HTTP probe failed with statuscode: 503");
+  probe.scheme = "HTTP";
+  EXPECT_FALSE(RunProbe(probe, Target(server.port())).success) << "plain HTTP to a TLS server";
 }
 
 TEST(ProbeRunTest, ExecReportsTheOutputOfAFailedCommandAndKillsOneThatRunsTooLong) {
