@@ -173,7 +173,7 @@ TEST(DeploymentTest, FieldsThatWouldChangeBehaviourAreErrorsNamingThem) {
                         "\"other\" but the object's label names \"user-queue\""));
   EXPECT_THAT(
       ErrorOf(Edited(kDeployment, "image: vllm", "livenessProbe: {}\n          image: vllm")),
-      HasSubstr("spec.template.spec.containers[0].livenessProbe: not supported"));
+      HasSubstr("spec.template.spec.containers[0].livenessProbe: give exactly one of httpGet"));
 }
 
 TEST(StatefulSetTest, PodsGetOrdinalNamesAndStartInOrderByDefault) {

@@ -5,6 +5,8 @@
 #include <random>
 #include <utility>
 
+#include "api/decode_probe.h"
+
 namespace strata::api {
 namespace {
 
@@ -145,6 +147,7 @@ ProcessTemplate DecodeProcessTemplate(const FieldView& view, WorkloadClass workl
   ValidateEnv(t.env, workload, view.PathOf("env"), errors);
   t.working_dir = view.String("workingDir");
   t.security_context = DecodeSecurityContext(view.Object("securityContext"), errors);
+  DecodeProbes(view, ProbePorts{workload, {}, {}}, ProbeDefaults::kNone, t, errors);
   return t;
 }
 

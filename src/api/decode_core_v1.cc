@@ -4,6 +4,7 @@
 
 #include "api/compat_schema.h"
 #include "api/decode_common.h"
+#include "api/decode_probe.h"
 #include "api/kube_common.h"
 #include "api/native_schema.h"
 
@@ -125,12 +126,14 @@ const TypeSchema* KubeContainerSchema() {
        {"imagePullPolicy", T::kIgnored, "pods run as local processes and pull no images"},
        {"volumeMounts", T::kIgnored, "pods run as local processes and see the host's file system"},
        {"securityContext", T::kObject, "Who the processes run as.", KubeSecurityContextSchema},
-       {"readinessProbe", T::kIgnored, "strata probes engines' readiness itself"},
-       {"startupProbe", T::kIgnored, "strata probes engines' readiness itself"},
+       {"livenessProbe", T::kObject, "Kills (and so restarts) the pod when it fails.",
+        KubeProbeSchema},
+       {"readinessProbe", T::kObject, "Decides whether the pod is Ready (gets traffic).",
+        KubeProbeSchema},
+       {"startupProbe", T::kObject, "Holds the other probes back until it passes.",
+        KubeProbeSchema},
        {"terminationMessagePath", T::kIgnored, "strata records each process's exit status"},
        {"terminationMessagePolicy", T::kIgnored, "strata records each process's exit status"},
-       {"livenessProbe", T::kUnsupported,
-        "strata restarts processes that exit, not ones a probe finds stuck"},
        {"envFrom", T::kUnsupported, "strata has no Secrets or ConfigMaps; list env"}}};
   return &s;
 }
@@ -324,7 +327,7 @@ ResourceRequest FromKubeResources(const FieldView& resources, FieldErrors& error
 
 KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workload,
                                   FieldErrors& errors, bool command_required,
-                                  bool node_selector_honoured) {
+                                  bool node_selector_honoured, ProbeDefaults probe_defaults) {
   KubeContainer out;
   if (node_selector_honoured) {
     out.node_selector = pod_spec.StringMap("nodeSelector");
@@ -364,6 +367,15 @@ KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workl
     errors.Add(c.PathOf("securityContext"), "runAsUser is 0 (root) but runAsNonRoot is true");
   }
   out.resources = FromKubeResources(c.Object("resources"), errors);
+  ProbePorts ports{workload, {}, {}};
+  for (const FieldView& port : c.ObjectList("ports")) {
+    const int64_t number = port.Integer("containerPort", 0);
+    ports.declared.insert(number);
+    if (port.Has("name")) ports.named[port.String("name")] = number;
+  }
+  // KServe's config serves vLLM on its port 8000, whether the container declares it or not.
+  if (probe_defaults == ProbeDefaults::kKServeEngine) ports.declared.insert(kKServeEnginePort);
+  DecodeProbes(c, ports, probe_defaults, out.process, errors);
   return out;
 }
 

@@ -183,9 +183,9 @@ TEST(LLMInferenceServiceTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
   EXPECT_THAT(ErrorOf(R"(  template:
     containers:
       - name: main
-        livenessProbe: {httpGet: {path: /health, port: 8000}}
+        livenessProbe: {grpc: {port: 8000}}
 )"),
-              HasSubstr("spec.template.containers[0].livenessProbe: not supported by strata"));
+              HasSubstr("spec.template.containers[0].livenessProbe.grpc: not supported by strata"));
 }
 
 TEST(LLMInferenceServiceTest, MeaninglessFieldsAreWarnedOf) {

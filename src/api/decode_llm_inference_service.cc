@@ -190,6 +190,11 @@ void RequireSameEngine(const FieldView& worker, const KubeContainer& main,
       (c.Has("args") && a.args != b.args) || (c.Has("env") && a.env != b.env)) {
     errors.Add(c.path(), why + " (image, command, args, env)");
   }
+  for (const auto& [field, probe] : {std::pair("livenessProbe", &ProcessTemplate::liveness_probe),
+                                     std::pair("readinessProbe", &ProcessTemplate::readiness_probe),
+                                     std::pair("startupProbe", &ProcessTemplate::startup_probe)}) {
+    if (c.Has(field) && a.*probe != b.*probe) errors.Add(c.PathOf(field), why);
+  }
 }
 
 }  // namespace
@@ -222,7 +227,13 @@ void DecodeLLMInferenceService(const FieldView& doc, DecodedDocument& out) {
   FieldView pod_spec = spec.Object("template");
   KubeContainer main;
   if (spec.Has("template")) {
-    main = FromSingleContainer(pod_spec, WorkloadClass::kService, errors, false);
+    // Without a command, strata runs the engine KServe's config would (`vllm serve`), and
+    // the probes KServe's config completes are read as such.
+    std::vector<FieldView> containers = pod_spec.ObjectList("containers");
+    const bool engine_by_strata = containers.size() == 1 && !containers[0].Has("command");
+    main =
+        FromSingleContainer(pod_spec, WorkloadClass::kService, errors, false, false,
+                            engine_by_strata ? ProbeDefaults::kKServeEngine : ProbeDefaults::kNone);
     for (const char* field : {"nodeName", "priority"}) {
       if (pod_spec.Has(field)) {
         errors.Add(pod_spec.PathOf(field), "set per service: strata places its replicas");
@@ -262,7 +273,9 @@ void DecodeLLMInferenceService(const FieldView& doc, DecodedDocument& out) {
   if (tp_given) s.tensor_parallel = parallelism.Integer("tensor", 1);
   if (spec.Has("worker")) {
     FieldView worker = spec.Object("worker");
-    KubeContainer other = FromSingleContainer(worker, WorkloadClass::kService, errors, false);
+    KubeContainer other = FromSingleContainer(
+        worker, WorkloadClass::kService, errors, false, false,
+        main.process.command.empty() ? ProbeDefaults::kKServeEngine : ProbeDefaults::kNone);
     RequireSameEngine(worker, main, other, errors);
     s.nodes_per_replica = NodesPerReplica(spec, s.resources, errors);
   }

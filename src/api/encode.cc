@@ -55,6 +55,37 @@ json Tolerations(const std::vector<Toleration>& tolerations) {
   return out;
 }
 
+json EncodeProbe(const Probe& p) {
+  json out = json::object();
+  if (p.action == ProbeAction::kExec) {
+    out["exec"] = {{"command", p.command}};
+  } else {
+    json handler = json::object();
+    if (p.port != 0) handler["port"] = p.port;
+    if (p.action == ProbeAction::kHttpGet) {
+      handler["path"] = p.path;
+      if (p.scheme != "HTTP") handler["scheme"] = p.scheme;
+      if (!p.http_headers.empty()) {
+        json headers = json::array();
+        for (const HttpHeader& h : p.http_headers) {
+          headers.push_back({{"name", h.name}, {"value", h.value}});
+        }
+        handler["httpHeaders"] = std::move(headers);
+      }
+    }
+    out[p.action == ProbeAction::kHttpGet ? "httpGet" : "tcpSocket"] = std::move(handler);
+  }
+  if (p.initial_delay_seconds != 0) out["initialDelaySeconds"] = p.initial_delay_seconds;
+  out["periodSeconds"] = p.period_seconds;
+  out["timeoutSeconds"] = p.timeout_seconds;
+  out["successThreshold"] = p.success_threshold;
+  out["failureThreshold"] = p.failure_threshold;
+  if (p.termination_grace_period_seconds) {
+    out["terminationGracePeriodSeconds"] = *p.termination_grace_period_seconds;
+  }
+  return out;
+}
+
 json Template(const ProcessTemplate& t) {
   json out = json::object();
   PutString(out, "image", t.image);
@@ -77,6 +108,11 @@ json Template(const ProcessTemplate& t) {
     if (security.run_as_group) context["runAsGroup"] = *security.run_as_group;
     if (security.run_as_non_root) context["runAsNonRoot"] = *security.run_as_non_root;
     out["securityContext"] = std::move(context);
+  }
+  for (const auto& [name, probe] : {std::pair("livenessProbe", &t.liveness_probe),
+                                    std::pair("readinessProbe", &t.readiness_probe),
+                                    std::pair("startupProbe", &t.startup_probe)}) {
+    if (*probe) out[name] = EncodeProbe(**probe);
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "api/decode_probe.h"
 #include "api/field_reader.h"
 #include "api/field_schema.h"
 #include "api/job.h"
@@ -36,9 +37,11 @@ struct KubeContainer {
   ResourceRequest resources;
   std::map<std::string, std::string> node_selector;
 };
+// Its probes are read with `probe_defaults`; its declared ports are what they may name.
 KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workload,
                                   FieldErrors& errors, bool command_required = true,
-                                  bool node_selector_honoured = false);
+                                  bool node_selector_honoured = false,
+                                  ProbeDefaults probe_defaults = ProbeDefaults::kNone);
 
 // Kubeflow's processes per node (PyTorchJob's nprocPerNode, a TrainJob's or a runtime's
 // numProcPerNode): a positive number (or its digits as a string), "auto", "gpu" or "cpu".

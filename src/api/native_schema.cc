@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/decode_probe.h"
 #include "api/validation.h"
 
 namespace strata::api {
@@ -623,7 +624,11 @@ const TypeSchema* ProcessTemplateSchema() {
        {"env", T::kObjectList, "Environment variables (names strata sets are reserved).",
         EnvVarSchema},
        {"workingDir", T::kString, "Working directory."},
-       {"securityContext", T::kObject, "Who the processes run as.", SecurityContextSchema}}};
+       {"securityContext", T::kObject, "Who the processes run as.", SecurityContextSchema},
+       {"livenessProbe", T::kObject, "Kills (and so restarts) the pod when it fails.", ProbeSchema},
+       {"readinessProbe", T::kObject, "Decides whether the pod is Ready (gets traffic).",
+        ProbeSchema},
+       {"startupProbe", T::kObject, "Holds the other probes back until it passes.", ProbeSchema}}};
   return &s;
 }
 

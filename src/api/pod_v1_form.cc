@@ -99,11 +99,13 @@ bool PodServes(const Json& body) {
   if (MemberOrNull(MemberOrNull(body, "status"), "phase") != Json("Running")) return false;
   const Json& annotations = MemberOrNull(MemberOrNull(body, "metadata"), "annotations");
   if (MemberOrNull(annotations, kDrainingAnnotation).is_string()) return false;
-  const Json& owner = MemberOrNull(MemberOrNull(body, "spec"), "owner");
+  const Json& spec = MemberOrNull(body, "spec");
+  const Json& owner = MemberOrNull(spec, "owner");
   // rank is left out when 0
   const bool leads_a_replica = MemberOrNull(owner, "kind") == Json("Service") &&
                                (MemberOrNull(owner, "rank").is_null() || owner["rank"] == Json(0));
-  return !leads_a_replica || MemberOrNull(annotations, kReadyAtAnnotation).is_string();
+  const bool probed = MemberOrNull(MemberOrNull(spec, "template"), "readinessProbe").is_object();
+  return !(leads_a_replica || probed) || MemberOrNull(annotations, kReadyAtAnnotation).is_string();
 }
 
 Json V1PodStatus(const Json& status, const Json& current, bool ready) {

@@ -22,7 +22,8 @@ inline constexpr char kProcessImage[] = "strata.dev/process";
 Result<nlohmann::json> V1PodSpec(const nlohmann::json& spec);
 
 // Whether the pod serves, as a v1 Ready condition says: Running, and for the leader of a
-// Service's replica once its readiness probe passed; never while draining. `body` as stored.
+// Service's replica, or a pod with a readiness probe, while its readiness probe passes (the
+// node agent's api::kReadyAtAnnotation); never while draining. `body` as stored.
 bool PodServes(const nlohmann::json& body);
 
 // The v1 status of strata's `status`, over `current` (the v1 status a server holds, or null: its

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/annotations.h"
 #include "api/encode.h"
 #include "api/manifest.h"
 #include "api/pod.h"
@@ -163,6 +164,21 @@ TEST(PodV1FormTest, RequestsBelowLimitsAreReservedAndLimitsEnforced) {
                 "spec.containers[0].resources.requests.cpu: must be at most the limit"),
             std::string::npos)
       << refused.error().message();
+}
+
+}  // namespace
+}  // namespace strata::api
+
+namespace strata::api {
+namespace {
+
+TEST(PodV1FormTest, APodWithAReadinessProbeServesOnlyWhileItPasses) {
+  Json pod = StoredPod();
+  EXPECT_TRUE(PodServes(pod)) << "a running pod without a probe";
+  pod["spec"]["template"]["readinessProbe"] = {{"exec", {{"command", {"true"}}}}};
+  EXPECT_FALSE(PodServes(pod));
+  pod["metadata"]["annotations"][kReadyAtAnnotation] = "2026-01-01T00:00:00.000000Z";
+  EXPECT_TRUE(PodServes(pod));
 }
 
 }  // namespace

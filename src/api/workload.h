@@ -62,6 +62,42 @@ struct SecurityContext {
   bool operator==(const SecurityContext&) const = default;
 };
 
+struct HttpHeader {
+  std::string name;
+  std::string value;
+
+  bool operator==(const HttpHeader&) const = default;
+};
+
+// How a probe checks a pod: an HTTP GET that must answer 200-399, a TCP connection that must
+// open, or a command that must exit 0.
+enum class ProbeAction { kHttpGet, kTcpSocket, kExec };
+
+// A Kubernetes probe of a pod's processes, run by the node agent as the kubelet runs it
+// (node/probe_state.h). Defaults are Kubernetes'.
+struct Probe {
+  ProbeAction action = ProbeAction::kHttpGet;
+  // httpGet, tcpSocket: the port on the pod's machine; 0: the pod's own port (the one strata
+  // gives a Service replica in $PORT).
+  int64_t port = 0;
+  std::string path = "/";  // httpGet
+  // httpGet: HTTP or HTTPS; over HTTPS the server's certificate is not verified (the kubelet's
+  // rule: the probe checks that the server answers, not who it is).
+  std::string scheme = "HTTP";
+  std::vector<HttpHeader> http_headers;  // httpGet
+  std::vector<std::string> command;      // exec: run with the pod's environment, as its user
+  int64_t initial_delay_seconds = 0;
+  int64_t period_seconds = 10;
+  int64_t timeout_seconds = 1;
+  int64_t success_threshold = 1;
+  int64_t failure_threshold = 3;
+  // Liveness and startup probes: the grace between SIGTERM and SIGKILL when the probe kills the
+  // pod; unset: the node's.
+  std::optional<int64_t> termination_grace_period_seconds;
+
+  bool operator==(const Probe&) const = default;
+};
+
 // The processes a pod runs. `image` is recorded for the Kubernetes mode; the embedded mode runs
 // `command` + `args` directly on the host.
 struct ProcessTemplate {
@@ -71,6 +107,12 @@ struct ProcessTemplate {
   std::vector<EnvVar> env;
   std::string working_dir;
   SecurityContext security_context;
+  // Checked by the node agent: the startup probe gates the others; readiness decides whether the
+  // pod is Ready; a liveness (or startup) failure kills the pod, which is then restarted as
+  // its workload restarts a failed pod.
+  std::optional<Probe> liveness_probe;
+  std::optional<Probe> readiness_probe;
+  std::optional<Probe> startup_probe;
 
   bool operator==(const ProcessTemplate&) const = default;
 };

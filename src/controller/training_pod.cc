@@ -58,6 +58,9 @@ api::Pod MakeJobPod(const api::Job& job, const api::JobPlacement& placement,
   pod.spec.queue = job.spec.queue;
   pod.spec.priority = job.spec.priority;
   pod.spec.restart_policy = "Never";
+  // The pod of this rank has been restarted as often as its group (a liveness probe's kill
+  // included): `get pods` shows it.
+  pod.status.restart_count = job.status.restart_count;
   pod.spec.node_name = assignment.node_name;
   pod.spec.resources = role.resources;
   pod.spec.gpu_selector = job.spec.gpu_selector;

@@ -56,6 +56,7 @@ TEST(TrainingPodTest, APodCarriesWhatTheAgentNeedsForTorchrun) {
   EXPECT_EQ(training->node_rank, 1);
   EXPECT_EQ(training->proc_per_node, 4);
   EXPECT_EQ(training->restart_count, 2);
+  EXPECT_EQ(pod.status.restart_count, 2);
   EXPECT_EQ(training->max_restarts, 3);
   EXPECT_EQ(training->gpu_indices, std::vector<int>{3});
   EXPECT_EQ(training->checkpoint_dir, "/ckpt/train");

@@ -114,6 +114,11 @@ struct NodeAgent::Pass {
   std::set<int> engine_ports;
   // Replica leaders whose engine answered its readiness probe this pass, by uid.
   std::set<std::string> ready;
+  // Pods with a readiness probe of their own: whether it passes now, by uid.
+  std::map<std::string, bool> probed_ready;
+  // Pods a liveness or startup probe kills this pass: uid -> the probe's failure.
+  std::map<std::string, std::string> probe_killed;
+  std::map<std::string, Duration> kill_grace;
   Status first_error;
 
   void Note(Status status) {
@@ -129,7 +134,8 @@ NodeAgent::NodeAgent(store::Store& store, cluster::Cache& cache, NodeRuntime& ru
       clock_(clock),
       options_(std::move(options)),
       node_names_(options_.node_names.begin(), options_.node_names.end()),
-      gpu_activity_(options_.gpu_activity_window) {}
+      gpu_activity_(options_.gpu_activity_window),
+      events_(store, clock, std::chrono::seconds(10)) {}
 
 NodeAgent::~NodeAgent() = default;
 
@@ -194,7 +200,9 @@ Status NodeAgent::RunOnce() {
       stopping.push_back(raw.uid);
     }
   }
-  StopAll(stopping);
+  RunProbes(pass);
+  for (const auto& [uid, why] : pass.probe_killed) stopping.push_back(uid);
+  StopAll(stopping, pass.kill_grace);
   for (const std::string& uid : known_) {
     if (stored_uids.count(uid) == 0 && runtime_.Forget(uid).ok()) {
       spdlog::info("node agent: stopped the processes of deleted pod {}", uid);
@@ -216,6 +224,65 @@ Status NodeAgent::RunOnce() {
   return pass.first_error;
 }
 
+ProbeTarget NodeAgent::ProbeTargetOf(const api::Pod& pod) {
+  ProbeTarget target;
+  const api::ProcessTemplate& process = pod.spec.template_;
+  Result<int> port = IsReplica(pod) ? api::RecordedEnginePort(pod) : 0;
+  target.own_port = port ? *port : 0;
+  Result<api::Environment> env =
+      TemplateEnvironment(options_.base_env, process.env, api::IsReservedEnvName);
+  target.env = env ? *env : options_.base_env;
+  if (target.own_port != 0) {
+    for (const char* name : {"PORT", "STRATA_PORT"}) target.env[name] = std::to_string(*port);
+  }
+  target.working_dir = process.working_dir;
+  Result<std::optional<PodSpec::RunAs>> identity =
+      PodIdentity(process.security_context, geteuid(), options_.allow_root_pods);
+  if (identity) target.run_as = *identity;
+  return target;
+}
+
+void NodeAgent::RunProbes(Pass& pass) {
+  std::set<std::string> probing;
+  for (const auto& [raw, pod] : pass.pods) {
+    const api::ProcessTemplate& process = pod.spec.template_;
+    if (!process.liveness_probe && !process.readiness_probe && !process.startup_probe) continue;
+    if (known_.count(raw.uid) == 0 || api::PodTerminal(pod) || !api::StopRequested(pod).empty() ||
+        pass.failed_first.count(raw.uid) > 0) {
+      continue;
+    }
+    Result<PodStatus> status = runtime_.GetStatus(raw.uid);
+    if (!status || !status->Running()) continue;
+    probing.insert(raw.uid);
+    std::unique_ptr<PodProber>& prober = probers_[raw.uid];
+    if (prober == nullptr) {
+      prober = std::make_unique<PodProber>(process, ProbeTargetOf(pod), clock_.Now());
+    }
+    ProbeVerdict verdict = prober->Tick(clock_.Now());
+    const controller::EventSubject subject{"Pod", pod.metadata.namespace_name, pod.metadata.name,
+                                           raw.uid};
+    for (const std::string& failure : verdict.failures) {
+      (void)events_.Record(subject, "Warning", "Unhealthy", failure);
+    }
+    if (prober->has_readiness()) pass.probed_ready[raw.uid] = verdict.ready;
+    if (verdict.kill) {
+      spdlog::info("node agent: pod {}/{}: {}; stopping it", pod.metadata.namespace_name,
+                   pod.metadata.name, *verdict.kill);
+      const std::string probe = verdict.kill->rfind("Startup", 0) == 0 ? "startup" : "liveness";
+      (void)events_.Record(subject, "Normal", "Killing",
+                           fmt::format("Container {} failed {} probe, will be restarted",
+                                       api::kPodContainerName, probe));
+      pass.probe_killed[raw.uid] = *verdict.kill;
+      if (verdict.kill_grace_seconds) {
+        pass.kill_grace[raw.uid] = std::chrono::seconds(*verdict.kill_grace_seconds);
+      }
+    }
+  }
+  std::erase_if(probers_, [&](const auto& entry) {
+    return probing.count(entry.first) == 0 || pass.probe_killed.count(entry.first) > 0;
+  });
+}
+
 void NodeAgent::ProbeReadiness(Pass& pass) {
   std::map<int, std::string> leaders;  // port -> uid
   for (const auto& [raw, pod] : pass.pods) {
@@ -223,7 +290,7 @@ void NodeAgent::ProbeReadiness(Pass& pass) {
     if (!IsReplica(pod) || api::PodTerminal(pod) || !port || *port == 0) continue;
     if (pod.spec.owner.rank != 0 || pod.status.phase != api::PodPhase::kRunning ||
         known_.count(raw.uid) == 0 || api::PodAnnotation(pod, api::kReadyAtAnnotation) != nullptr ||
-        !api::StopRequested(pod).empty()) {
+        !api::StopRequested(pod).empty() || pod.spec.template_.readiness_probe) {
       continue;
     }
     leaders.emplace(*port, raw.uid);
@@ -268,12 +335,15 @@ void NodeAgent::StopEverything() {
   known_.clear();
 }
 
-void NodeAgent::StopAll(const std::vector<std::string>& uids) {
+void NodeAgent::StopAll(const std::vector<std::string>& uids,
+                        const std::map<std::string, Duration>& grace) {
   std::vector<std::thread> stoppers;
   stoppers.reserve(uids.size());
   for (const std::string& uid : uids) {
-    stoppers.emplace_back([this, uid] {
-      Status stopped = runtime_.Stop(uid, options_.stop_grace);
+    auto own = grace.find(uid);
+    const Duration wait = own != grace.end() ? own->second : options_.stop_grace;
+    stoppers.emplace_back([this, uid, wait] {
+      Status stopped = runtime_.Stop(uid, wait);
       if (!stopped.ok()) spdlog::warn("node agent: stopping pod {}: {}", uid, stopped.ToString());
     });
   }
@@ -332,7 +402,23 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
     if (pass.ready.count(raw.uid) > 0) {
       after.metadata.annotations[api::kReadyAtAnnotation] = FormatRfc3339Micro(clock_.Now());
     }
+    // The pod's own readiness probe decides, every pass: Ready while it passes.
+    if (auto probed = pass.probed_ready.find(raw.uid); probed != pass.probed_ready.end()) {
+      if (!probed->second) {
+        after.metadata.annotations.erase(api::kReadyAtAnnotation);
+      } else if (api::PodAnnotation(pod, api::kReadyAtAnnotation) == nullptr) {
+        after.metadata.annotations[api::kReadyAtAnnotation] = FormatRfc3339Micro(clock_.Now());
+      }
+    }
     ReportGpuActivity(pass, raw.uid, pod, after);
+  } else if (auto killed = pass.probe_killed.find(raw.uid); killed != pass.probe_killed.end()) {
+    // Killed by its probe: failed, whatever its processes answered SIGTERM with.
+    const ProcessStatus* ended = FirstFailure(*status);
+    std::string message = killed->second;
+    if (ended != nullptr) message += "; " + DescribeFailure(*ended);
+    MarkFailed(after, "Unhealthy", std::move(message),
+               ended != nullptr ? std::optional<int64_t>(ExitCode(*ended)) : std::nullopt,
+               EndTime(ended, now));
   } else if (status->Succeeded()) {
     after.status.phase = api::PodPhase::kSucceeded;
     after.status.exit_code = 0;

@@ -11,9 +11,11 @@
 #include "cluster/cache.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "controller/event_recorder.h"
 #include "node/checkpoint_watcher.h"
 #include "node/gpu_activity.h"
 #include "node/node_runtime.h"
+#include "node/pod_prober.h"
 #include "node/replica_launch.h"
 #include "store/store.h"
 
@@ -66,9 +68,18 @@ api::Environment DefaultBaseEnvironment();
 //    pod (api::kEnginePortAnnotation, and api::kEndpointAnnotation "<node address>:<port>" on the
 //    group's leader) in a write of its own before the engine starts, so that a restarted agent
 //    reuses it; the node address is api::NodeAddress of the pod's Node;
-//  - probes the engine of each running replica leader that is not ready yet (GET /health on
-//    its port, readiness_timeout, all at once) and records the first 200 as
-//    api::kReadyAtAnnotation;
+//  - probes the engine of each running replica leader that is not ready yet and has no
+//    readiness probe of its own (GET /health on its port, readiness_timeout, all at once) and
+//    records the first 200 as api::kReadyAtAnnotation;
+//  - runs the probes of each running pod whose template has any (PodProber, as the kubelet
+//    does, never waiting for an attempt): while its readiness probe passes the pod carries
+//    api::kReadyAtAnnotation, and loses it when the probe fails; each failed attempt is a
+//    Warning event "Unhealthy" ("Liveness probe failed: HTTP probe failed with statuscode:
+//    500"); a liveness or startup probe failing failureThreshold times stops the pod
+//    (SIGTERM, its terminationGracePeriodSeconds or stop_grace, SIGKILL), with a "Killing"
+//    event, and reports it Failed with reason Unhealthy and the probe's last failure, so its
+//    workload restarts it as it restarts any failed pod (a Service replaces the replica, a Job
+//    restarts its group);
 //  - stops a pod marked for stopping (api::kStopRequestedAnnotation), and one deleted from the
 //  store:
 //    SIGTERM, stop_grace, SIGKILL, every pod being stopped at once;
@@ -145,7 +156,14 @@ class NodeAgent {
   void ProbeReadiness(Pass& pass);
   // The Node `name` from the store (read once per pass), or nullptr when it is not there.
   const api::Node* FindNode(Pass& pass, const std::string& name);
-  void StopAll(const std::vector<std::string>& uids);
+  // Stops the pods `uids` at once, each with its grace in `grace` or else stop_grace.
+  void StopAll(const std::vector<std::string>& uids,
+               const std::map<std::string, Duration>& grace = {});
+  // Ticks the probers of the pass's running pods (making those missing), records their failed
+  // attempts as events, and notes on `pass` the pods to kill and the readiness of the others.
+  void RunProbes(Pass& pass);
+  // Where the probes of `pod` reach it and how its exec probes run.
+  ProbeTarget ProbeTargetOf(const api::Pod& pod);
   Result<CheckpointWatcher*> WatchCheckpoints(const std::string& dir);
   void ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& after);
   // Measures a running pod's CPU use when it is due, and records the busy share of the
@@ -165,6 +183,9 @@ class NodeAgent {
   // Checkpoint watchers by directory, shared by the job's pods on this machine.
   std::map<std::string, std::unique_ptr<CheckpointWatcher>> watchers_;
   GpuActivityMeter gpu_activity_;
+  // The probers of running pods with probes, by uid.
+  std::map<std::string, std::unique_ptr<PodProber>> probers_;
+  controller::EventRecorder events_;
 };
 
 }  // namespace strata::node
