@@ -109,16 +109,17 @@ def mark(ok):
 
 def table(rows):
     lines = ["| trace | load | reuse | goodput req/s: " + " / ".join(SHORT[p] for p in POLICIES) +
-             " | strata / best baseline (its good share) | TTFT p90 s: strata / lowest | TPOT p50 ms: strata / lr"
-             " | hit: strata / best | holds: goodput, TTFT, TPOT |",
-             "|---" * 8 + "|"]
+             " | strata / best baseline (its good share) | TTFT p90 s: strata / lowest"
+             " | TPOT p50 ms: strata / lr | hit: strata / best | holds: goodput, TTFT, TPOT |",
+             "|---" * 9 + "|"]
     for row in rows:
         strata, best, fastest = row["strata"], row[row["best"]], row[row["fastest"]]
         load = "-" if row["load"] is None else f"{row['load']:g}"
         lines.append(
             f"| {row['name']} | {load} | {row['ideal_reuse'] * 100:.0f} % | " +
             " / ".join(f"{row[p]['goodput']:.2f}" for p in POLICIES) +
-            f" | {row['goodput_ratio']:.2f}x ({SHORT[row['best']]}, {best['good_share'] * 100:.0f} %) | "
+            f" | {row['goodput_ratio']:.2f}x ({SHORT[row['best']]}, "
+            f"{best['good_share'] * 100:.0f} %) | "
             f"{strata['ttft_p90']:.2f} / {fastest['ttft_p90']:.2f} ({SHORT[row['fastest']]}) | "
             f"{strata['tpot_p50'] * 1000:.1f} / {row['least-request']['tpot_p50'] * 1000:.1f} | "
             f"{strata['hit'] * 100:.0f} / {best['hit'] * 100:.0f} % | " +
