@@ -109,17 +109,18 @@ struct PickerOptions {
   double running_share = 0;
   // The engines' KV usage counts the blocks their running sequences hold. It stayed under 50 %
   // on the Mooncake trace, where a term of one mean prefill per full cache only added noise
-  // (TTFT p90 +0.1 s); a replica close to full still loses its affinity credit through
-  // kv_saturation below. 0 by default.
+  // (TTFT p90 +0.1 s). 0 by default.
   double kv_share = 0;
   double lora_share = 1.0;
   // ttft-estimate: an endpoint whose load (queued + running) exceeds the eligible endpoints' mean
-  // by more than max(load_cap_min_excess, load_cap_ratio * mean), or whose KV usage is at least
-  // `kv_saturation`, gets no prefix or LoRA credit, so affinity cannot pile requests onto a
-  // saturated replica.
+  // by more than max(load_cap_min_excess, load_cap_ratio * mean) gets no prefix or LoRA credit,
+  // so affinity cannot pile requests onto a saturated replica. The cap is relative, so it holds
+  // when the whole fleet is overloaded. A full KV cache takes no credit away (it did at 95 %
+  // until issue 24): under overload every cache is full, and a turn sent away from its prefix
+  // recomputes it into another full cache and deepens the overload (bench/serve/RESULTS.md,
+  // generated grid: hit rate 46 % -> 58 % at 80 % reuse, load 0.8).
   double load_cap_ratio = 1.0;
   int64_t load_cap_min_excess = 4;
-  double kv_saturation = 0.95;
   // ttft-estimate: an engine's prefill time per prompt block (64 bytes ~ 16 tokens at the 8b-h100
   // profile's 250 us per token), to count the part of an endpoint's oldest outstanding prefill
   // already done; 0: none counted.

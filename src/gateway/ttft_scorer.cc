@@ -12,8 +12,7 @@ TtftScorer::TtftScorer(const PickerOptions& options)
       kv_share_(options.kv_share),
       lora_share_(options.lora_share),
       load_cap_ratio_(options.load_cap_ratio),
-      load_cap_min_excess_(options.load_cap_min_excess),
-      kv_saturation_(options.kv_saturation) {}
+      load_cap_min_excess_(options.load_cap_min_excess) {}
 
 void TtftScorer::Score(std::span<const ScoringCandidate> candidates, const ScoringRequest& request,
                        std::span<double> scores) {
@@ -29,8 +28,7 @@ void TtftScorer::Score(std::span<const ScoringCandidate> candidates, const Scori
   capped_.assign(candidates.size(), false);
   for (size_t i = 0; i < candidates.size(); ++i) {
     const ScoringCandidate& c = candidates[i];
-    capped_[i] = static_cast<double>(c.queued + c.running) - mean_load > allowed_excess ||
-                 c.kv_usage >= kv_saturation_;
+    capped_[i] = static_cast<double>(c.queued + c.running) - mean_load > allowed_excess;
     const size_t cached = capped_[i] ? 0 : c.matched_blocks;
     // Queued requests this picker did not send are priced at the mean prefill.
     const double unaccounted =

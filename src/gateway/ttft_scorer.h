@@ -12,7 +12,7 @@ struct PickerOptions;
 // blocks to prefill (the cost model of PickerOptions: the prefill this picker sent there and
 // that is not done, the queued requests it did not send at the mean prefill, and this prompt's
 // uncached blocks, each missed block weighted by 1 + miss_weight; an endpoint over the load cap
-// or at KV saturation gets no prefix or LoRA credit). Keeps the running mean of the uncached
+// gets no prefix or LoRA credit). Keeps the running mean of the uncached
 // blocks routed, updated by Chosen. Owned by one Picker; not thread-safe.
 class TtftScorer final : public Scorer {
  public:
@@ -35,7 +35,6 @@ class TtftScorer final : public Scorer {
   double lora_share_;
   double load_cap_ratio_;
   int64_t load_cap_min_excess_;
-  double kv_saturation_;
   // The running mean of the uncached prompt blocks of routed requests; 0 until the first prompt
   // with blocks.
   double mean_prefill_blocks_ = 0;
