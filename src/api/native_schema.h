@@ -11,6 +11,9 @@ const TypeSchema* ObjectMetaSchema();
 const TypeSchema* ResourceRequestSchema();
 const TypeSchema* GpuSelectorSchema();
 const TypeSchema* EnvVarSchema();
+// Kubernetes' env valueFrom and envFrom items (env_source.cc).
+const TypeSchema* EnvVarSourceSchema();
+const TypeSchema* EnvFromSourceSchema();
 const TypeSchema* ProcessTemplateSchema();
 const TypeSchema* SecurityContextSchema();
 const TypeSchema* TolerationSchema();
@@ -30,5 +33,8 @@ const TypeSchema* ServiceDocumentSchema();
 const TypeSchema* PodDocumentSchema();
 const TypeSchema* TenantDocumentSchema();
 const TypeSchema* EventDocumentSchema();
+// Kubernetes' v1 ConfigMap and Secret (decode_config_data.cc).
+const TypeSchema* ConfigMapDocumentSchema();
+const TypeSchema* SecretDocumentSchema();
 
 }  // namespace strata::api

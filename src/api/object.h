@@ -3,6 +3,7 @@
 #include <string_view>
 #include <variant>
 
+#include "api/config_data.h"
 #include "api/event.h"
 #include "api/job.h"
 #include "api/node.h"
@@ -17,7 +18,8 @@ namespace strata::api {
 // server hold. A value type; thread-compatible.
 class Object {
  public:
-  using Variant = std::variant<Node, Queue, ResourceFlavor, Job, Service, Pod, Tenant, Event>;
+  using Variant = std::variant<Node, Queue, ResourceFlavor, Job, Service, Pod, Tenant, Event,
+                               ConfigMap, Secret>;
 
   Object() = default;
   template <typename T>

@@ -55,6 +55,8 @@ const std::vector<ResourceType>& AllResourceTypes() {
       {"Pod", "pods", "pod", {"po"}, "", "v1", true},
       {"Node", "nodes", "node", {"no"}, "", "v1", false},
       {"Event", "events", "event", {"ev"}, "", "v1", true},
+      {"ConfigMap", "configmaps", "configmap", {"cm"}, "", "v1", true},
+      {"Secret", "secrets", "secret", {}, "", "v1", true},
       {"Queue", "queues", "queue", {"q"}, kStrataGroup, kStrataVersion, false},
       {"ResourceFlavor",
        "resourceflavors",

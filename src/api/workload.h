@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "api/env_source.h"
 #include "common/quantity.h"
 
 namespace strata::api {
@@ -43,6 +44,7 @@ struct GpuSelector {
 struct EnvVar {
   std::string name;
   std::string value;
+  std::optional<EnvVarSource> value_from;  // set: `value` is empty and read from here
 
   bool operator==(const EnvVar&) const = default;
 };
@@ -71,6 +73,7 @@ struct ProcessTemplate {
   std::vector<EnvVar> env;
   std::string working_dir;
   SecurityContext security_context;
+  std::vector<EnvFromSource> env_from;  // read before env, as Kubernetes does
 
   bool operator==(const ProcessTemplate&) const = default;
 };

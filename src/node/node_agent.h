@@ -11,6 +11,7 @@
 #include "cluster/cache.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "controller/event_recorder.h"
 #include "node/checkpoint_watcher.h"
 #include "node/gpu_activity.h"
 #include "node/node_runtime.h"
@@ -165,6 +166,8 @@ class NodeAgent {
   // Checkpoint watchers by directory, shared by the job's pods on this machine.
   std::map<std::string, std::unique_ptr<CheckpointWatcher>> watchers_;
   GpuActivityMeter gpu_activity_;
+  // Why a pod waits to start (CreateContainerConfigError), as the kubelet says it.
+  controller::EventRecorder events_;
 };
 
 }  // namespace strata::node

@@ -162,6 +162,15 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     if (method == "GET") return Status::Ok();
     return UnimplementedError("method " + method + " is not allowed on " + path);
   };
+  // Kubernetes' typed clients send core kinds (a ConfigMap from `kubectl create configmap`) as
+  // protobuf first; client-go sends JSON again after a 415, as it does to any server without it.
+  if (request.Header("Content-Type").starts_with("application/vnd.kubernetes.protobuf")) {
+    nlohmann::json status = api::StatusObject(InvalidArgumentError(
+        "the body's media type application/vnd.kubernetes.protobuf is not served; send JSON"));
+    status["code"] = 415;
+    status["reason"] = "UnsupportedMediaType";
+    return JsonReply(415, status);
+  }
   if (IsDiscoveryPath(path)) {
     *verb = "discovery";
     RETURN_IF_ERROR(only_get());
