@@ -11,7 +11,8 @@
 #  - a pod whose Secret does not exist yet waits Pending (CreateContainerConfigError, with a
 #    Warning event naming the Secret) and runs once `kubectl create secret` makes it;
 #  - an immutable ConfigMap refuses a change of its data; kubectl delete removes both kinds.
-# Skips (exit 77) only when kubectl is not there.
+#  - the Python client (Debian's python3-kubernetes) creates, reads, lists and deletes both.
+# Skips (exit 77) only when kubectl or python3-kubernetes is not there.
 set -euo pipefail
 
 repo=${STRATA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -23,6 +24,11 @@ source "$repo/tests/kube/checks.sh"
 # shellcheck source=../../tools/strata_up.sh
 source "$repo/tools/strata_up.sh"
 require_kube_binaries kubectl
+python=/usr/bin/python3
+if ! "$python" -c "import kubernetes" 2>/dev/null; then
+  echo "SKIP: python3-kubernetes is not installed (apt-get install python3-kubernetes)"
+  exit 77
+fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/config_secrets_test.XXXXXX")
 chmod 755 "$dir"
@@ -129,6 +135,8 @@ check "an immutable ConfigMap is created" k apply -f "$dir/frozen.yaml"
 sed -i 's/{k: v}/{k: w}/' "$dir/frozen.yaml"
 out=$(k apply -f "$dir/frozen.yaml" 2>&1 || true)
 check "its data cannot change" has "field is immutable" "$out"
+check "the Python client's create, read, list and delete" \
+  "$python" "$repo/tests/kubectl/python_config_check.py" "$dir/kubeconfig"
 check "kubectl delete of both kinds" k delete configmap settings frozen
 check "kubectl delete secret" k delete secret creds later
 check "they are gone" equals "$(k get secrets -o name)" ""
