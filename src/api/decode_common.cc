@@ -106,10 +106,11 @@ std::vector<Toleration> DecodeTolerations(const FieldView& parent, std::string_v
   return out;
 }
 
-std::vector<EnvVar> DecodeEnv(const FieldView& parent, std::string_view field) {
+std::vector<EnvVar> DecodeEnv(const FieldView& parent, std::string_view field,
+                              FieldErrors& errors) {
   std::vector<EnvVar> out;
   for (const FieldView& e : parent.ObjectList(field)) {
-    out.push_back({e.String("name"), e.String("value")});
+    out.push_back({e.String("name"), e.String("value"), DecodeEnvVarSource(e, errors)});
   }
   return out;
 }
@@ -143,8 +144,9 @@ ProcessTemplate DecodeProcessTemplate(const FieldView& view, WorkloadClass workl
     errors.Add(view.PathOf("command"), "must name a program");
   }
   t.args = view.StringList("args");
-  t.env = DecodeEnv(view, "env");
+  t.env = DecodeEnv(view, "env", errors);
   ValidateEnv(t.env, workload, view.PathOf("env"), errors);
+  t.env_from = DecodeEnvFrom(view, "envFrom", errors);
   t.working_dir = view.String("workingDir");
   t.security_context = DecodeSecurityContext(view.Object("securityContext"), errors);
   DecodeProbes(view, ProbePorts{workload, {}, {}}, ProbeDefaults::kNone, t, errors);

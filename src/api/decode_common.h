@@ -23,7 +23,13 @@ ObjectMeta DecodeMetadata(const FieldView& metadata, bool namespaced, bool label
 ResourceRequest DecodeResourceRequest(const FieldView& view, FieldErrors& errors);
 GpuSelector DecodeGpuSelector(const FieldView& view);
 std::vector<Toleration> DecodeTolerations(const FieldView& parent, std::string_view field);
-std::vector<EnvVar> DecodeEnv(const FieldView& parent, std::string_view field);
+std::vector<EnvVar> DecodeEnv(const FieldView& parent, std::string_view field, FieldErrors& errors);
+// An env item's valueFrom (env_source.cc), checked: exactly one source, no value beside it, a
+// fieldRef path Kubernetes allows. nullopt when it has none (or on error).
+std::optional<EnvVarSource> DecodeEnvVarSource(const FieldView& env_var, FieldErrors& errors);
+// A container's envFrom list (env_source.cc).
+std::vector<EnvFromSource> DecodeEnvFrom(const FieldView& parent, std::string_view field,
+                                         FieldErrors& errors);
 // A securityContext object; reports ids out of range and runAsNonRoot: true with runAsUser: 0.
 SecurityContext DecodeSecurityContext(const FieldView& view, FieldErrors& errors);
 ProcessTemplate DecodeProcessTemplate(const FieldView& view, WorkloadClass workload,

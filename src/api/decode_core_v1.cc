@@ -19,7 +19,8 @@ const TypeSchema* KubeEnvVarSchema() {
       "An environment variable.",
       {{"name", T::kString, "The variable's name.", nullptr, {}, true},
        {"value", T::kString, "Its value."},
-       {"valueFrom", T::kUnsupported, "strata has no Secrets or ConfigMaps; give the value"}}};
+       {"valueFrom", T::kObject, "Where the value is read when the processes start.",
+        EnvVarSourceSchema}}};
   return &s;
 }
 
@@ -134,7 +135,8 @@ const TypeSchema* KubeContainerSchema() {
         KubeProbeSchema},
        {"terminationMessagePath", T::kIgnored, "strata records each process's exit status"},
        {"terminationMessagePolicy", T::kIgnored, "strata records each process's exit status"},
-       {"envFrom", T::kUnsupported, "strata has no Secrets or ConfigMaps; list env"}}};
+       {"envFrom", T::kObjectList, "ConfigMaps and Secrets whose keys become variables.",
+        EnvFromSourceSchema}}};
   return &s;
 }
 
@@ -145,8 +147,13 @@ const TypeSchema* KubeVolumeSchema() {
       "Volume",
       "A pod volume; only configuration and scratch volumes are accepted.",
       {{"name", T::kString, "The volume's name.", nullptr, {}, true},
-       {"configMap", T::kIgnored, "pods run as local processes and see the host's file system"},
-       {"secret", T::kIgnored, "pods run as local processes and see the host's file system"},
+       {"configMap", T::kIgnored,
+        "not mounted: pods run as local processes without a mount namespace, so its files do not "
+        "appear at the volumeMounts' mountPath; read the ConfigMap through env valueFrom or "
+        "envFrom"},
+       {"secret", T::kIgnored,
+        "not mounted: pods run as local processes without a mount namespace, so its files do not "
+        "appear at the volumeMounts' mountPath; read the Secret through env valueFrom or envFrom"},
        {"downwardAPI", T::kIgnored, "pods run as local processes and see the host's file system"},
        {"projected", T::kIgnored, "pods run as local processes and see the host's file system"},
        {"emptyDir", T::kIgnored, "pods run as local processes and see the host's file system"},
@@ -351,8 +358,9 @@ KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workl
                "required: strata runs the command itself and cannot read an image's entrypoint");
   }
   out.process.args = c.StringList("args");
-  out.process.env = DecodeEnv(c, "env");
+  out.process.env = DecodeEnv(c, "env", errors);
   ValidateEnv(out.process.env, workload, c.PathOf("env"), errors);
+  out.process.env_from = DecodeEnvFrom(c, "envFrom", errors);
   out.process.working_dir = c.String("workingDir");
   // Kubernetes' rule: a field the container sets wins over the pod's.
   SecurityContext pod_level = DecodeSecurityContext(pod_spec.Object("securityContext"), errors);

@@ -138,7 +138,7 @@ void DecodeInferenceService(const FieldView& doc, DecodedDocument& out) {
       KServeModelPath(model.String("storageUri"), model.PathOf("storageUri"), errors);
   s.engine.command = {"vllm", "serve", model_path, "--served-model-name", s.model};
   s.engine.args = model.StringList("args");
-  s.engine.env = DecodeEnv(model, "env");
+  s.engine.env = DecodeEnv(model, "env", errors);
   ValidateEnv(s.engine.env, WorkloadClass::kService, model.PathOf("env"), errors);
   s.resources = FromKubeResources(model.Object("resources"), errors);
   s.tolerations = DecodeTolerations(predictor, "tolerations");

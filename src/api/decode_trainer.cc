@@ -480,7 +480,7 @@ void DecodeTrainJob(const FieldView& doc, DecodedDocument& out) {
   link.image = trainer.String("image");
   link.command = trainer.StringList("command");
   if (trainer.Has("args")) link.args = trainer.StringList("args");
-  link.env = DecodeEnv(trainer, "env");
+  link.env = DecodeEnv(trainer, "env", errors);
   ValidateEnv(link.env, WorkloadClass::kTraining, trainer.PathOf("env"), errors);
   out.train_job = std::move(link);
 }

@@ -3,6 +3,7 @@
 #include "api/duration.h"
 #include "api/encode_fields.h"
 #include "api/status_codec.h"
+#include "common/base64.h"
 
 namespace strata::api {
 namespace {
@@ -86,6 +87,25 @@ json EncodeProbe(const Probe& p) {
   return out;
 }
 
+// An env item's valueFrom in Kubernetes' shape.
+json EnvSource(const EnvVarSource& s) {
+  json ref = json::object();
+  switch (s.kind) {
+    case EnvSourceKind::kConfigMapKey:
+    case EnvSourceKind::kSecretKey:
+      ref = {{"name", s.name}, {"key", s.key}};
+      if (s.optional) ref["optional"] = true;
+      return {{s.kind == EnvSourceKind::kSecretKey ? "secretKeyRef" : "configMapKeyRef", ref}};
+    case EnvSourceKind::kField:
+      return {{"fieldRef", {{"fieldPath", s.path}}}};
+    case EnvSourceKind::kResourceField:
+      ref = {{"resource", s.path}};
+      PutQuantity(ref, "divisor", s.divisor);
+      return {{"resourceFieldRef", ref}};
+  }
+  return ref;
+}
+
 json Template(const ProcessTemplate& t) {
   json out = json::object();
   PutString(out, "image", t.image);
@@ -96,9 +116,21 @@ json Template(const ProcessTemplate& t) {
     for (const EnvVar& e : t.env) {
       json item = {{"name", e.name}};
       PutString(item, "value", e.value);
+      if (e.value_from) item["valueFrom"] = EnvSource(*e.value_from);
       env.push_back(std::move(item));
     }
     out["env"] = std::move(env);
+  }
+  if (!t.env_from.empty()) {
+    json env_from = json::array();
+    for (const EnvFromSource& e : t.env_from) {
+      json ref = {{"name", e.name}};
+      if (e.optional) ref["optional"] = true;
+      json item = {{e.secret ? "secretRef" : "configMapRef", std::move(ref)}};
+      PutString(item, "prefix", e.prefix);
+      env_from.push_back(std::move(item));
+    }
+    out["envFrom"] = std::move(env_from);
   }
   PutString(out, "workingDir", t.working_dir);
   const SecurityContext& security = t.security_context;
@@ -388,6 +420,26 @@ json EncodeNamespace(const Namespace& ns) {
   return out;
 }
 
+json EncodeConfigMap(const ConfigMap& config) {
+  json out = Head("ConfigMap", config.metadata);
+  PutMap(out, "data", config.data);
+  json binary = json::object();
+  for (const auto& [key, bytes] : config.binary_data) binary[key] = Base64Encode(bytes);
+  PutObject(out, "binaryData", std::move(binary));
+  if (config.immutable) out["immutable"] = true;
+  return out;
+}
+
+json EncodeSecret(const Secret& secret) {
+  json out = Head("Secret", secret.metadata);
+  out["type"] = secret.type;
+  json data = json::object();
+  for (const auto& [key, bytes] : secret.data) data[key] = Base64Encode(bytes);
+  PutObject(out, "data", std::move(data));
+  if (secret.immutable) out["immutable"] = true;
+  return out;
+}
+
 struct Encoder {
   json operator()(const Node& v) const { return EncodeNode(v); }
   json operator()(const Queue& v) const { return EncodeQueue(v); }
@@ -398,6 +450,8 @@ struct Encoder {
   json operator()(const Tenant& v) const { return EncodeTenant(v); }
   json operator()(const Event& v) const { return EncodeEvent(v); }
   json operator()(const Namespace& v) const { return EncodeNamespace(v); }
+  json operator()(const ConfigMap& v) const { return EncodeConfigMap(v); }
+  json operator()(const Secret& v) const { return EncodeSecret(v); }
 };
 
 }  // namespace

@@ -43,6 +43,8 @@ const std::vector<KindInfo>& AllKinds() {
       {kApiVersion, "Tenant", true, TenantDocumentSchema, DecodeNativeTenant, ""},
       {kApiVersion, "Event", true, EventDocumentSchema, DecodeNativeEvent, ""},
       {kApiVersion, "Namespace", true, NamespaceDocumentSchema, DecodeNativeNamespace, ""},
+      {kApiVersion, "ConfigMap", true, ConfigMapDocumentSchema, DecodeNativeConfigMap, ""},
+      {kApiVersion, "Secret", true, SecretDocumentSchema, DecodeNativeSecret, ""},
       {"v1", "Pod", false, CoreV1PodSchema, DecodeCoreV1Pod,
        "a Pod; nvidia.com/gpu limits become spec.resources.gpu, the kueue.x-k8s.io/queue-name "
        "label becomes spec.queue, scheduling.k8s.io/group-name joins a Volcano PodGroup"},

@@ -126,5 +126,7 @@ void DecodeNativePod(const FieldView& doc, DecodedDocument& out);
 void DecodeNativeTenant(const FieldView& doc, DecodedDocument& out);
 void DecodeNativeEvent(const FieldView& doc, DecodedDocument& out);
 void DecodeNativeNamespace(const FieldView& doc, DecodedDocument& out);
+void DecodeNativeConfigMap(const FieldView& doc, DecodedDocument& out);
+void DecodeNativeSecret(const FieldView& doc, DecodedDocument& out);
 
 }  // namespace strata::api

@@ -607,10 +607,13 @@ const TypeSchema* GpuSelectorSchema() {
 }
 
 const TypeSchema* EnvVarSchema() {
-  static const TypeSchema s{"EnvVar",
-                            "An environment variable.",
-                            {{"name", T::kString, "The variable's name.", nullptr, {}, true},
-                             {"value", T::kString, "Its value."}}};
+  static const TypeSchema s{
+      "EnvVar",
+      "An environment variable.",
+      {{"name", T::kString, "The variable's name.", nullptr, {}, true},
+       {"value", T::kString, "Its value."},
+       {"valueFrom", T::kObject, "Where the value is read when the processes start.",
+        EnvVarSourceSchema}}};
   return &s;
 }
 
@@ -623,6 +626,8 @@ const TypeSchema* ProcessTemplateSchema() {
        {"args", T::kStringList, "More arguments."},
        {"env", T::kObjectList, "Environment variables (names strata sets are reserved).",
         EnvVarSchema},
+       {"envFrom", T::kObjectList, "ConfigMaps and Secrets whose keys become variables.",
+        EnvFromSourceSchema},
        {"workingDir", T::kString, "Working directory."},
        {"securityContext", T::kObject, "Who the processes run as.", SecurityContextSchema},
        {"livenessProbe", T::kObject, "Kills (and so restarts) the pod when it fails.", ProbeSchema},

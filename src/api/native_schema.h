@@ -11,6 +11,9 @@ const TypeSchema* ObjectMetaSchema();
 const TypeSchema* ResourceRequestSchema();
 const TypeSchema* GpuSelectorSchema();
 const TypeSchema* EnvVarSchema();
+// Kubernetes' env valueFrom and envFrom items (env_source.cc).
+const TypeSchema* EnvVarSourceSchema();
+const TypeSchema* EnvFromSourceSchema();
 const TypeSchema* ProcessTemplateSchema();
 const TypeSchema* SecurityContextSchema();
 const TypeSchema* TolerationSchema();
@@ -31,5 +34,8 @@ const TypeSchema* PodDocumentSchema();
 const TypeSchema* TenantDocumentSchema();
 const TypeSchema* NamespaceDocumentSchema();
 const TypeSchema* EventDocumentSchema();
+// Kubernetes' v1 ConfigMap and Secret (decode_config_data.cc).
+const TypeSchema* ConfigMapDocumentSchema();
+const TypeSchema* SecretDocumentSchema();
 
 }  // namespace strata::api

@@ -42,6 +42,15 @@ constexpr std::string_view KindName<Namespace>() {
   return "Namespace";
 }
 
+template <>
+constexpr std::string_view KindName<ConfigMap>() {
+  return "ConfigMap";
+}
+template <>
+constexpr std::string_view KindName<Secret>() {
+  return "Secret";
+}
+
 }  // namespace
 
 std::string_view Object::kind() const {
@@ -57,7 +66,8 @@ ObjectMeta& Object::metadata() {
 }
 
 bool IsNamespacedKind(std::string_view kind) {
-  return kind == "Job" || kind == "Service" || kind == "Pod" || kind == "Event";
+  return kind == "Job" || kind == "Service" || kind == "Pod" || kind == "Event" ||
+         kind == "ConfigMap" || kind == "Secret";
 }
 
 }  // namespace strata::api

@@ -3,6 +3,7 @@
 #include <string_view>
 #include <variant>
 
+#include "api/config_data.h"
 #include "api/event.h"
 #include "api/job.h"
 #include "api/namespace.h"
@@ -18,8 +19,8 @@ namespace strata::api {
 // server hold. A value type; thread-compatible.
 class Object {
  public:
-  using Variant =
-      std::variant<Node, Queue, ResourceFlavor, Job, Service, Pod, Tenant, Event, Namespace>;
+  using Variant = std::variant<Node, Queue, ResourceFlavor, Job, Service, Pod, Tenant, Event,
+                               Namespace, ConfigMap, Secret>;
 
   Object() = default;
   template <typename T>

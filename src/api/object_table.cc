@@ -145,6 +145,15 @@ std::vector<TableColumn> TableColumns(const ResourceType& type) {
             {"Object", "The object it is about."},
             {"Message", "What happened."}};
   }
+  if (kind == "ConfigMap") {
+    return {kName, {"Data", "How many keys it holds (data and binaryData)."}, kAge};
+  }
+  if (kind == "Secret") {
+    return {kName,
+            {"Type", "What the data is for (Opaque, kubernetes.io/tls...)."},
+            {"Data", "How many keys it holds; their values are never shown."},
+            kAge};
+  }
   return {kName, kAge};
 }
 
@@ -206,6 +215,14 @@ std::vector<std::string> TableCells(const ResourceType& type, const Json& item, 
     std::string last = TextAt(item, "/lastTimestamp", TextAt(item, "/metadata/creationTimestamp"));
     return {ShortAge(last, now), TextAt(item, "/type", "Normal"), TextAt(item, "/reason"), object,
             TextAt(item, "/message")};
+  }
+  if (kind == "ConfigMap") {
+    const size_t keys = FieldAt(item, "/data").size() + FieldAt(item, "/binaryData").size();
+    return {name, std::to_string(keys), age};
+  }
+  if (kind == "Secret") {
+    return {name, TextAt(item, "/type", "Opaque"), std::to_string(FieldAt(item, "/data").size()),
+            age};
   }
   return {name, age};
 }

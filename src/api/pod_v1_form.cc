@@ -43,7 +43,7 @@ Result<Json> Container(const Json& spec) {
   container["image"] = MemberOrNull(process, "image").is_string() && !process["image"].empty()
                            ? process["image"]
                            : Json(kProcessImage);
-  for (const char* name : {"command", "args", "env", "workingDir"}) {
+  for (const char* name : {"command", "args", "env", "envFrom", "workingDir"}) {
     const Json& value = MemberOrNull(process, name);
     if (!value.is_null() && !value.empty()) container[name] = value;
   }

@@ -56,6 +56,8 @@ const std::vector<ResourceType>& AllResourceTypes() {
       {"Node", "nodes", "node", {"no"}, "", "v1", false},
       {"Event", "events", "event", {"ev"}, "", "v1", true},
       {"Namespace", "namespaces", "namespace", {"ns"}, "", "v1", false},
+      {"ConfigMap", "configmaps", "configmap", {"cm"}, "", "v1", true},
+      {"Secret", "secrets", "secret", {}, "", "v1", true},
       {"Queue", "queues", "queue", {"q"}, kStrataGroup, kStrataVersion, false},
       {"ResourceFlavor",
        "resourceflavors",

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "api/env_source.h"
 #include "common/quantity.h"
 
 namespace strata::api {
@@ -43,6 +44,7 @@ struct GpuSelector {
 struct EnvVar {
   std::string name;
   std::string value;
+  std::optional<EnvVarSource> value_from;  // set: `value` is empty and read from here
 
   bool operator==(const EnvVar&) const = default;
 };
@@ -113,6 +115,7 @@ struct ProcessTemplate {
   std::optional<Probe> liveness_probe;
   std::optional<Probe> readiness_probe;
   std::optional<Probe> startup_probe;
+  std::vector<EnvFromSource> env_from;  // read before env, as Kubernetes does
 
   bool operator==(const ProcessTemplate&) const = default;
 };

@@ -8,6 +8,7 @@
 #include "api/object_table.h"
 #include "api/queue_usage.h"
 #include "client/resource_tables.h"
+#include "common/base64.h"
 #include "common/json_fields.h"
 #include "common/yaml_json.h"
 
@@ -168,6 +169,28 @@ std::string Events(const std::vector<Json>& events, TimePoint now) {
          Indented(RenderColumns({"LAST SEEN", "TYPE", "REASON", "COUNT", "MESSAGE"}, rows));
 }
 
+// A ConfigMap's data as kubectl describes it (each key and its text; binary values by size), or
+// a Secret's keys with their sizes only: a Secret's values are never printed.
+std::string ConfigData(const Json& object, bool secret) {
+  std::string out = secret ? Line("Type", TextAt(object, "/type", "Opaque")) : "";
+  out += "Data:\n";
+  for (const auto& [key, value] : FieldAt(object, "/data").items()) {
+    const std::string text = value.is_string() ? value.get<std::string>() : "";
+    if (secret) {
+      const std::optional<std::string> bytes = Base64Decode(text);
+      out += "  " + key + ":  " + std::to_string(bytes ? bytes->size() : 0) + " bytes\n";
+    } else {
+      out += "  " + key + ":\n" + Indented(Indented(text));
+    }
+  }
+  for (const auto& [key, value] : FieldAt(object, "/binaryData").items()) {
+    const std::optional<std::string> bytes =
+        Base64Decode(value.is_string() ? value.get<std::string>() : "");
+    out += "  " + key + ":  " + std::to_string(bytes ? bytes->size() : 0) + " bytes (binary)\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatDescription(const api::ResourceType& type, const Json& object,
@@ -187,6 +210,8 @@ std::string FormatDescription(const api::ResourceType& type, const Json& object,
     out += QueueState(object);
   } else if (type.kind == "Service") {
     out += ServiceState(object, now);
+  } else if (type.kind == "ConfigMap" || type.kind == "Secret") {
+    out += ConfigData(object, type.kind == "Secret");
   } else if (object.contains("status") && type.kind != "Node") {
     out += "Status:\n" + Indented(ToYaml(object["status"]));
   }

@@ -18,6 +18,7 @@
 #include "cluster/indexes.h"
 #include "node/engine_endpoint.h"
 #include "node/env_references.h"
+#include "node/env_resolution.h"
 #include "node/pod_identity.h"
 #include "observe/cluster_gpus.h"
 
@@ -380,9 +381,28 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
       MarkFailed(after, "ProcessesLost",
                  "the pod's processes were gone when the node agent restarted", std::nullopt, now);
     } else {
-      Result<PodSpec> spec = BuildPodSpec(pass, raw, pod, after);
+      // The kubelet's rule: what the environment reads (ConfigMaps, Secrets) is read now, and a
+      // pod whose reads fail waits, retried every pass, until they succeed.
+      const api::Node* node = FindNode(pass, pod.spec.node_name);
+      PodPlacement placement{PodIp(node), node != nullptr ? api::NodeAddress(*node) : "",
+                             node != nullptr ? node->status.cpu : Quantity(),
+                             node != nullptr ? node->status.memory : Quantity()};
+      Result<std::vector<api::EnvVar>> env = ResolvePodEnvironment(pod, placement, store_);
+      api::Pod resolved = pod;
+      if (env) {
+        resolved.spec.template_.env = std::move(*env);
+        resolved.spec.template_.env_from.clear();
+      }
+      Result<PodSpec> spec = env ? BuildPodSpec(pass, raw, resolved, after) : Err(env.error());
       Status started = spec ? runtime_.Start(*spec) : spec.error();
-      if (!started.ok()) {
+      if (!env) {
+        after.status.reason = kCreateContainerConfigError;
+        after.status.message = env.error().message();
+        Status recorded = events_.Record(
+            {"Pod", pod.metadata.namespace_name, pod.metadata.name, pod.metadata.uid}, "Warning",
+            "Failed", "Error: " + env.error().message());
+        if (!recorded.ok()) spdlog::warn("node agent: event: {}", recorded.ToString());
+      } else if (!started.ok()) {
         MarkFailed(after, "StartError", started.message(), std::nullopt, now);
       } else {
         known_.insert(raw.uid);

@@ -185,6 +185,7 @@ class NodeAgent {
   GpuActivityMeter gpu_activity_;
   // The probers of running pods with probes, by uid.
   std::map<std::string, std::unique_ptr<PodProber>> probers_;
+  // Why a pod waits to start (CreateContainerConfigError), as the kubelet says it.
   controller::EventRecorder events_;
 };
 

@@ -1,5 +1,6 @@
 #include "server/node_access.h"
 
+#include "api/manifest.h"
 #include "api/node.h"
 #include "api/node_lease.h"
 #include "server/node_registration.h"
@@ -184,6 +185,51 @@ Status NodeAccess::AuthorizeResource(const std::string& node, std::string_view m
     if (method == "GET") return Status::Ok();
     if (method == "PUT" && resource.subresource == "status") return Status::Ok();
     return Denied(node, method, path, "a node writes only its own status");
+  }
+  const std::string namespace_name = resource.namespace_name.value_or("default");
+  auto bound_here = [&](const std::string& pod_name) {
+    Result<store::Object> pod = store_.Get({"Pod", namespace_name, pod_name});
+    return pod &&
+           pod->body.value(nlohmann::json::json_pointer("/spec/nodeName"), std::string()) == node;
+  };
+  if (resource.type->kind == "ConfigMap" || resource.type->kind == "Secret") {
+    // Kubernetes' node authorizer: only what a pod bound to the node reads, one object at a time.
+    if (method != "GET" || resource.name.empty() || !resource.subresource.empty()) {
+      return Denied(node, method, path, "a node reads only what its pods name, one at a time");
+    }
+    const bool secret = resource.type->kind == "Secret";
+    Result<store::ListResult> pods = store_.List({"Pod", namespace_name, {}});
+    if (!pods) return pods.error();
+    for (const store::Object& raw : pods->items) {
+      if (raw.body.value(nlohmann::json::json_pointer("/spec/nodeName"), std::string()) != node) {
+        continue;
+      }
+      Result<api::Object> pod = api::DecodeObject(raw.body);
+      if (pod && pod->As<api::Pod>() != nullptr &&
+          api::TemplateReads(pod->As<api::Pod>()->spec.template_, secret, resource.name)) {
+        return Status::Ok();
+      }
+    }
+    return Denied(node, method, path, "no pod bound to this node reads it");
+  }
+  if (resource.type->kind == "Event") {
+    // The events of its pods, which the recorder names "<pod>.<digest>".
+    std::string name = resource.name;
+    if (method == "POST" || method == "PUT") {
+      nlohmann::json event = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+      if (name.empty()) name = event.value(nlohmann::json::json_pointer("/metadata/name"), "");
+      const nlohmann::json involved = event.value("involvedObject", nlohmann::json::object());
+      if (involved.value("kind", "") != "Pod" ||
+          involved.value("name", "") != name.substr(0, name.rfind('.'))) {
+        return Denied(node, method, path, "a node records events of its own pods only");
+      }
+    } else if (method != "GET" || name.empty()) {
+      return Denied(node, method, path, "a node reads and records events of its own pods only");
+    }
+    if (name.rfind('.') == std::string::npos || !bound_here(name.substr(0, name.rfind('.')))) {
+      return Denied(node, method, path, "a node records events of its own pods only");
+    }
+    return Status::Ok();
   }
   if (resource.type->kind != "Pod") {
     return Denied(node, method, path, "a node reads only itself and its pods");

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "api/encode.h"
 #include "api/node_lease.h"
 #include "client/remote_store.h"
@@ -153,6 +155,58 @@ TEST_F(NodeAccessTest, ACredentialReadsOnlyItsNodeAndItsPods) {
     EXPECT_EQ(denied.error().code(), StatusCode::kPermissionDenied) << path;
     EXPECT_THAT(denied.error().message(), HasSubstr("node \"agent-1\" may not GET")) << path;
   }
+}
+
+TEST_F(NodeAccessTest, ACredentialReadsOnlyTheSecretsAndConfigMapsItsPodsRead) {
+  auto admin = server_.Client();
+  auto pod = [](const std::string& name, const std::string& node, const std::string& secret) {
+    return Json{{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", name}, {"namespace", "default"}}},
+                {"spec",
+                 {{"nodeName", node},
+                  {"containers",
+                   {{{"name", "main"},
+                     {"command", {"env"}},
+                     {"env",
+                      {{{"name", "TOKEN"},
+                        {"valueFrom", {{"secretKeyRef", {{"name", secret}, {"key", "k"}}}}}}}},
+                     {"envFrom", {{{"configMapRef", {{"name", secret + "-config"}}}}}}}}}}}}
+        .dump();
+  };
+  for (auto [name, node, secret] : {std::tuple{"mine", "agent-1", "my-secret"},
+                                    std::tuple{"theirs", "agent-2", "their-secret"}}) {
+    ASSERT_TRUE(admin->Call("POST", "/api/v1/namespaces/default/pods", pod(name, node, secret),
+                            "application/json"));
+    for (const char* kind : {"Secret", "ConfigMap"}) {
+      const bool is_secret = kind == std::string("Secret");
+      Json object = {{"apiVersion", "v1"},
+                     {"kind", kind},
+                     {"metadata",
+                      {{"name", is_secret ? std::string(secret) : std::string(secret) + "-config"},
+                       {"namespace", "default"}}},
+                     {"data", {{"k", is_secret ? "djE=" : "v1"}}}};
+      ASSERT_TRUE(admin->Call("POST",
+                              is_secret ? "/api/v1/namespaces/default/secrets"
+                                        : "/api/v1/namespaces/default/configmaps",
+                              object.dump(), "application/json"));
+    }
+  }
+  auto agent = Agent("agent-1");
+  auto read = agent->Get("/api/v1/namespaces/default/secrets/my-secret");
+  ASSERT_TRUE(read) << read.error().ToString();
+  EXPECT_EQ((*read)["data"]["k"], "djE=");
+  EXPECT_TRUE(agent->Get("/api/v1/namespaces/default/configmaps/my-secret-config"));
+  for (const char* path : {"/api/v1/namespaces/default/secrets/their-secret",
+                           "/api/v1/namespaces/default/configmaps/their-secret-config",
+                           "/api/v1/namespaces/default/secrets", "/api/v1/secrets"}) {
+    auto denied = agent->Get(path);
+    ASSERT_FALSE(denied) << path;
+    EXPECT_EQ(denied.error().code(), StatusCode::kPermissionDenied) << path;
+  }
+  auto anonymous = server_.Client("")->Get("/api/v1/namespaces/default/secrets/my-secret");
+  ASSERT_FALSE(anonymous);
+  EXPECT_EQ(anonymous.error().code(), StatusCode::kUnauthenticated);
 }
 
 TEST_F(NodeAccessTest, ACredentialWritesOnlyItsPodsStatusAndItsNodesStatus) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "api/api_status.h"
+#include "api/config_data.h"
 #include "api/manifest.h"
 #include "api/pod_contract.h"
 #include "api/pod_v1_form.h"
@@ -67,10 +68,12 @@ struct Selected {
 };
 
 // Reads `fieldSelector`: terms joined by ',' on metadata.name, metadata.namespace and, for pods,
-// spec.nodeName and status.phase (what kubectl describe node and kubectl drain select by), each
-// with =, == or !=.
+// spec.nodeName and status.phase (what kubectl describe node and kubectl drain select by), for
+// events involvedObject.kind, .name, .namespace and .uid (what kubectl describe selects an
+// object's events by), each with =, == or !=.
 Status ApplyFieldSelector(const std::string& text, const api::ResourceType& type, Selected* out) {
   const bool pod = type.kind == "Pod";
+  const bool event = type.kind == "Event";
   size_t start = 0;
   while (start < text.size()) {
     size_t comma = text.find(',', start);
@@ -97,14 +100,18 @@ Status ApplyFieldSelector(const std::string& text, const api::ResourceType& type
     } else if (field == "metadata.namespace" && equal) {
       out->selection.namespace_name = value;
     } else if (field == "metadata.name" || field == "metadata.namespace" ||
-               (pod && (field == "spec.nodeName" || field == "status.phase"))) {
+               (pod && (field == "spec.nodeName" || field == "status.phase")) ||
+               (event && (field == "involvedObject.kind" || field == "involvedObject.name" ||
+                          field == "involvedObject.namespace" || field == "involvedObject.uid"))) {
       std::string pointer = "/" + field;
       std::replace(pointer.begin(), pointer.end(), '.', '/');
       out->terms.push_back({nlohmann::json::json_pointer(pointer), value, equal});
     } else {
       return InvalidArgumentError("fieldSelector: field \"" + field +
                                   "\" is not supported (metadata.name, metadata.namespace" +
-                                  (pod ? ", spec.nodeName, status.phase" : "") + " are)");
+                                  (pod ? ", spec.nodeName, status.phase" : "") +
+                                  (event ? ", involvedObject.kind, .name, .namespace, .uid" : "") +
+                                  " are)");
     }
   }
   return Status::Ok();
@@ -184,6 +191,7 @@ Result<store::Object> DecodeReplacement(const api::ResourcePath& path, const std
 // over, and without the client's resourceVersion the version read guards it.
 Result<store::Object> UpdateOver(store::Store& store, const store::Object& current,
                                  store::Object write) {
+  RETURN_IF_ERROR(api::CheckImmutableUpdate(current.body, write.body));
   CarryStatus(current, write);
   if (write.resource_version == 0) write.resource_version = current.resource_version;
   return store.Update(std::move(write));
@@ -590,6 +598,7 @@ Result<std::string> RestApi::ApplyObject(const store::Object& object, bool dry_r
     } else {
       store::Object write = object;
       if (!CarryStatus(*current, write)) return std::string("unchanged");
+      RETURN_IF_ERROR(api::CheckImmutableUpdate(current->body, write.body));
       if (write.resource_version == 0) write.resource_version = current->resource_version;
       action = "configured";
       if (!dry_run) written = store_.Update(std::move(write));

@@ -137,7 +137,8 @@ ApiReply RestApi::Handle(const net::HttpRequest& request) {
     }
     ASSIGN_OR_RETURN(Caller caller, Authenticate(request));
     if (!BodyTypeRead(request)) {
-      // Kubernetes' clients send built-in kinds as protobuf first and fall back to JSON on 415.
+      // kubectl's create verbs send built-in kinds as protobuf, which strata does not read;
+      // client-go does not send them again as JSON (it does so only after CBOR's 415).
       verb = "unsupported";
       Status refused(StatusCode::kInvalidArgument,
                      "the body's Content-Type " + std::string(request.Header("Content-Type")) +
