@@ -103,8 +103,14 @@ TEST(ResourceTablesTest, DescriptionListsEventsOldestFirst) {
 }
 
 TEST(ResourceTablesTest, JobTableShowsReadyPodsAndRestarts) {
-  Json job = {{"metadata", {{"name", "train"}, {"namespace", "team-a"}}},
-              {"spec", {{"replicas", 2}, {"resources", {{"gpu", "8"}}}, {"queue", "a"}}},
+  Json job = {{"apiVersion", "strata.dev/v1alpha1"},
+              {"kind", "Job"},
+              {"metadata", {{"name", "train"}, {"namespace", "team-a"}}},
+              {"spec",
+               {{"replicas", 2},
+                {"resources", {{"gpu", "8"}}},
+                {"queue", "a"},
+                {"template", {{"command", {"python3", "train.py"}}}}}},
               {"status", {{"phase", "Running"}, {"restartCount", 1}}}};
   Json running = Pod("train-0", "n", {0}, "Running");
   running["spec"]["owner"] = {{"kind", "Job"}, {"name", "train"}};

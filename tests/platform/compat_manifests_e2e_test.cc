@@ -489,7 +489,7 @@ TEST(CompatManifestsE2eTest, ServingKindsApplyAndEveryReplicaRuns) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   EXPECT_EQ(waiting, "") << "replicas still not ready (or running) after 120 s";
-  EXPECT_EQ(services.size(), 16u);
+  EXPECT_EQ(services.size(), 17u);
 
   // Pods without GPUs ran their own commands, with the port and LWS's environment (a running
   // pod's first line may reach its log a moment later).
