@@ -17,35 +17,9 @@ set -euo pipefail
 
 repo=${STRATA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 strata=${STRATA_BINARY_DIR:-$repo/build/release}/bin/strata
-# shellcheck source=../../tools/kube/cache_paths.sh
-source "$repo/tools/kube/cache_paths.sh"
-# shellcheck source=../kube/checks.sh
-source "$repo/tests/kube/checks.sh"
-# shellcheck source=../../tools/strata_up.sh
-source "$repo/tools/strata_up.sh"
-require_kube_binaries kubectl
-python=/usr/bin/python3
-if ! "$python" -c "import kubernetes" 2>/dev/null; then
-  echo "SKIP: python3-kubernetes is not installed (apt-get install python3-kubernetes)"
-  exit 77
-fi
-
-dir=$(mktemp -d "${TMPDIR:-/tmp}/config_secrets_test.XXXXXX")
-chmod 755 "$dir"
-up_pid=""
-cleanup() {
-  [[ -z $up_pid ]] || stop_gracefully "$up_pid"
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-
-"$strata" up --data-dir "$dir/data" --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 \
-  --simulate 1x8:H100-80GB --stop-grace 1 >"$dir/up.log" 2>&1 &
-up_pid=$!
-wait_for_strata_up "$dir/up.log" "$up_pid" || { cat "$dir/up.log"; exit 1; }
-cp "$dir/data/kubeconfig" "$dir/kubeconfig"
-k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$dir/kubeconfig" --cache-dir "$dir/kube-cache" "$@"; }
-jp() { k get "${@:1:$#-1}" -o "jsonpath=${*: -1}"; }
+# shellcheck source=strata_for_kubectl.sh
+source "$repo/tests/kubectl/strata_for_kubectl.sh"
+start_strata_for_kubectl config_secrets_test 1x8:H100-80GB
 equals() { [[ $1 == "$2" ]] || { echo "  expected '$2', got '$1'"; return 1; }; }
 lacks() { ! grep -qF -- "$1" <<<"$2" || { echo "  '$1' shown in: $2"; return 1; }; }
 has() { grep -qF -- "$1" <<<"$2" || { echo "  '$1' not in: $2"; return 1; }; }

@@ -29,40 +29,10 @@ set -euo pipefail
 
 repo=${STRATA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 strata=${STRATA_BINARY_DIR:-$repo/build/release}/bin/strata
-# shellcheck source=../../tools/kube/cache_paths.sh
-source "$repo/tools/kube/cache_paths.sh"
-# shellcheck source=../kube/checks.sh
-source "$repo/tests/kube/checks.sh"
-# shellcheck source=../../tools/strata_up.sh
-source "$repo/tools/strata_up.sh"
-require_kube_binaries kubectl
-# Debian's package installs for the system interpreter, which a python3 earlier on PATH may not see.
-python=/usr/bin/python3
-if ! "$python" -c "import kubernetes" 2>/dev/null; then
-  echo "SKIP: python3-kubernetes is not installed (apt-get install python3-kubernetes)"
-  exit 77
-fi
+# shellcheck source=strata_for_kubectl.sh
+source "$repo/tests/kubectl/strata_for_kubectl.sh"
+start_strata_for_kubectl kubectl_verbs_test 3x8:H100-80GB
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/kubectl_verbs_test.XXXXXX")
-chmod 755 "$dir"  # pods run as nobody when the test runs as root: they reach their dirs
-up_pid=""
-cleanup() {
-  [[ -z $up_pid ]] || stop_gracefully "$up_pid"
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-
-"$strata" up --data-dir "$dir/data" --listen 127.0.0.1:0 --gateway-listen 127.0.0.1:0 \
-  --simulate 3x8:H100-80GB --stop-grace 1 >"$dir/up.log" 2>&1 &
-up_pid=$!
-wait_for_strata_up "$dir/up.log" "$up_pid" || { cat "$dir/up.log"; exit 1; }
-
-# The kubeconfig strata up writes for its API over TLS, with its admin credential: kubectl sends
-# no credential over plain HTTP.
-cp "$dir/data/kubeconfig" "$dir/kubeconfig"
-k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$dir/kubeconfig" --cache-dir "$dir/kube-cache" "$@"; }
-# jp KUBECTL-ARGS... JSONPATH: one field of what kubectl gets.
-jp() { k get "${@:1:$#-1}" -o "jsonpath=${*: -1}"; }
 # fails_saying TEXT COMMAND...: COMMAND fails and its output contains TEXT.
 fails_saying() {
   local text=$1 out
