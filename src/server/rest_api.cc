@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -11,6 +12,8 @@
 #include "api/node_lease.h"
 #include "api/openapi_document.h"
 #include "cluster/indexes.h"
+#include "net/http_syntax.h"
+#include "server/protobuf_body.h"
 
 namespace strata::server {
 namespace {
@@ -45,6 +48,21 @@ std::string PercentDecode(std::string_view text) {
     } else {
       out.push_back(text[i]);
     }
+  }
+  return out;
+}
+
+// `request` with its body as JSON, when it is a POST or PUT of a body in Kubernetes' protobuf
+// encoding of a kind strata reads so; nullopt for any other request.
+std::optional<net::HttpRequest> FromProtobuf(const net::HttpRequest& request) {
+  if (request.method != "POST" && request.method != "PUT") return std::nullopt;
+  if (!request.Header("Content-Type").starts_with(kKubeProtobuf)) return std::nullopt;
+  Result<nlohmann::json> decoded = KubeProtobufToJson(request.body);
+  if (!decoded) return std::nullopt;
+  net::HttpRequest out = request;
+  out.body = decoded->dump();
+  for (auto& [name, value] : out.headers) {
+    if (net::EqualsIgnoreCase(name, "Content-Type")) value = "application/json";
   }
   return out;
 }
@@ -110,7 +128,10 @@ Result<Caller> RestApi::Authenticate(const net::HttpRequest& request) const {
   return Err(UnauthenticatedError("the bearer token is not valid for this server"));
 }
 
-ApiReply RestApi::Handle(const net::HttpRequest& request) {
+ApiReply RestApi::Handle(const net::HttpRequest& received) {
+  // A body in Kubernetes' protobuf encoding that strata reads is handled as its JSON.
+  std::optional<net::HttpRequest> from_protobuf = FromProtobuf(received);
+  const net::HttpRequest& request = from_protobuf ? *from_protobuf : received;
   std::string verb = "other";
   Query query = ParseQuery(request.target);
   Result<ApiReply> reply = [&]() -> Result<ApiReply> {
@@ -137,12 +158,16 @@ ApiReply RestApi::Handle(const net::HttpRequest& request) {
     }
     ASSIGN_OR_RETURN(Caller caller, Authenticate(request));
     if (!BodyTypeRead(request)) {
-      // kubectl's create verbs send built-in kinds as protobuf, which strata does not read;
-      // client-go does not send them again as JSON (it does so only after CBOR's 415).
+      // kubectl's create verbs send built-in kinds as protobuf; of those strata reads only the
+      // kinds KubeProtobufToJson names, and client-go does not send the others again as JSON
+      // (it does so only after CBOR's 415).
       verb = "unsupported";
+      const std::string_view type = request.Header("Content-Type");
       Status refused(StatusCode::kInvalidArgument,
-                     "the body's Content-Type " + std::string(request.Header("Content-Type")) +
-                         " is not read: send application/json or application/yaml");
+                     type.starts_with(kKubeProtobuf)
+                         ? KubeProtobufToJson(request.body).error().message()
+                         : "the body's Content-Type " + std::string(type) +
+                               " is not read: send application/json or application/yaml");
       nlohmann::json status = api::StatusObject(refused);
       status["code"] = 415;
       status["reason"] = "UnsupportedMediaType";

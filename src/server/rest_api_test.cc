@@ -8,6 +8,7 @@
 #include "client/api_client.h"
 #include "net/http_client.h"
 #include "server/api_listener.h"
+#include "server/protobuf_body.h"
 
 namespace strata::server {
 namespace {
@@ -470,6 +471,41 @@ TEST_F(RestApiTest, ANamespaceIsMadeByItsFirstObjectAndDeletedWithEverythingInIt
   ASSERT_FALSE(gone);
   EXPECT_EQ(gone.error().code(), StatusCode::kNotFound);
   EXPECT_TRUE(client_->Get("/apis/strata.dev/v1alpha1/namespaces/team-b/jobs/train"));
+}
+
+// Kubernetes' typed clients send built-in kinds in protobuf: a Namespace is read as its JSON, a
+// kind strata does not read so gets 415 naming it, as does a body of another type.
+TEST_F(RestApiTest, ProtobufBodiesOfKindsStrataReadsAreTakenAndOthersAre415) {
+  Start();
+  auto post = [&](std::string path, std::string type, std::string body) {
+    net::HttpRequest request;
+    request.method = "POST";
+    request.target = std::move(path);
+    request.headers.push_back({"Content-Type", std::move(type)});
+    request.headers.push_back({"Authorization", std::string("Bearer ") + kAdmin});
+    request.body = std::move(body);
+    return api_->Handle(request).response;
+  };
+  auto envelope = [](std::string kind, std::string name) {
+    auto bytes = [](int field, std::string value) {
+      return std::string(1, static_cast<char>(field << 3 | 2)) +
+             std::string(1, static_cast<char>(value.size())) + value;
+    };
+    return std::string("k8s\0", 4) + bytes(1, bytes(1, "v1") + bytes(2, kind)) +
+           bytes(2, bytes(1, bytes(1, name)));
+  };
+  net::HttpResponse ns =
+      post("/api/v1/namespaces", std::string(kKubeProtobuf), envelope("Namespace", "team-p"));
+  EXPECT_EQ(ns.status, 201) << ns.body;
+  EXPECT_TRUE(client_->Get("/api/v1/namespaces/team-p"));
+
+  net::HttpResponse pod =
+      post("/api/v1/namespaces/team-p/pods", std::string(kKubeProtobuf), envelope("Pod", "p"));
+  EXPECT_EQ(pod.status, 415) << pod.body;
+  EXPECT_THAT(pod.body, HasSubstr("not v1 Pod; send it as JSON"));
+  net::HttpResponse cbor = post("/api/v1/namespaces", "application/cbor", "\xa0");
+  EXPECT_EQ(cbor.status, 415) << cbor.body;
+  EXPECT_THAT(cbor.body, HasSubstr("application/cbor is not read"));
 }
 
 TEST_F(RestApiTest, ApplyReturnsIgnoredFieldsAsKubernetesWarningHeaders) {

@@ -2,8 +2,8 @@
 # shellcheck source-path=SCRIPTDIR
 # ConfigMaps and Secrets through stock kubectl (v1.37, built by tools/kube/build.sh) against a real
 # `strata up`, each checked as a user would:
-#  - kubectl apply of what kubectl create configmap / secret generic make (kubectl create itself
-#    sends protobuf, refused with a 415 naming it); get (the Secret's data base64 as in Kubernetes;
+#  - kubectl create configmap / secret generic (sent as protobuf) and kubectl apply of what they
+#    make; get (the Secret's data base64 as in Kubernetes;
 #    the table shows the Secret's type and key count, never a value); describe (a Secret's keys
 #    with their sizes only); a Secret is not readable without a credential;
 #  - a pod reading both into its environment (envFrom with a prefix, secretKeyRef, fieldRef,
@@ -24,13 +24,12 @@ equals() { [[ $1 == "$2" ]] || { echo "  expected '$2', got '$1'"; return 1; }; 
 lacks() { ! grep -qF -- "$1" <<<"$2" || { echo "  '$1' shown in: $2"; return 1; }; }
 has() { grep -qF -- "$1" <<<"$2" || { echo "  '$1' not in: $2"; return 1; }; }
 
-# kubectl create sends core kinds as protobuf, which strata does not read: it is refused naming
-# the media type, and the same objects go through kubectl apply (JSON).
-check "kubectl create configmap is refused naming protobuf" has "vnd.kubernetes.protobuf" \
-  "$(k create configmap settings --from-literal=GREETING=hello 2>&1 || true)"
+# kubectl create sends core kinds as protobuf, which strata reads for ConfigMaps and Secrets;
+# kubectl apply sends JSON.
+check "kubectl create configmap (protobuf)" equals \
+  "$(k create configmap settings --from-literal=GREETING=hello --from-literal=EPOCHS=3)" \
+  "configmap/settings created"
 created() { k create "$@" --dry-run=client -o yaml | k apply -f -; }
-check "kubectl apply of a ConfigMap" created configmap settings --from-literal=GREETING=hello \
-  --from-literal=EPOCHS=3
 check "kubectl apply of a Secret" created secret generic creds \
   --from-literal=token=s3cret-value --from-literal=user=ada
 check "a Secret's data is base64 on the wire" \
@@ -93,8 +92,8 @@ check "it waits with CreateContainerConfigError" wait_for 30 waiting
 check "it is still Pending" equals "$(jp pod waiter '{.status.phase}')" Pending
 check "its event names the Secret" has 'secret "later" not found' \
   "$(k get events --field-selector involvedObject.name=waiter 2>/dev/null || k get events)"
-check "kubectl apply of the Secret it waits for" created secret generic later \
-  --from-literal=token=arrived
+check "kubectl create of the Secret it waits for (protobuf)" equals \
+  "$(k create secret generic later --from-literal=token=arrived)" "secret/later created"
 check "it then runs to completion" wait_for 60 succeeded waiter
 check "with the Secret's value" has "token=arrived" "$(k logs waiter)"
 
