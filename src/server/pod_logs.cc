@@ -132,6 +132,13 @@ Result<ApiReply> PodLogs::Serve(const api::ResourcePath& path,
                          : "pod \"" + path.name + "\" has no process \"" + process + "\"") +
         "; choose one of: " + choices));
   }
+  // kubectl logs --previous: a process restarted in its pod appends to the same log, so there is
+  // no earlier instance's log apart from it to serve.
+  if (auto it = query.find("previous"); it != query.end() && it->second != "false") {
+    return Err(InvalidArgumentError(
+        "previous: strata keeps one log per process across its restarts in the pod (the "
+        "earlier runs' lines come first); read it without --previous"));
+  }
   std::string file = (logs / (process + ".log")).string();
   uint64_t offset = 0;
   if (auto it = query.find("tailLines"); it != query.end()) {

@@ -67,6 +67,11 @@ TEST_F(PodLogsTest, APodsOnlyProcessLogIsServedWholeOrItsTail) {
   auto bad = admin_->GetText(std::string(kLogPath) + "?tailLines=-1");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message(), HasSubstr("tailLines"));
+  // One log across restarts: --previous is refused saying so, not answered with the current one.
+  auto previous = admin_->GetText(std::string(kLogPath) + "?previous=true");
+  ASSERT_FALSE(previous);
+  EXPECT_THAT(previous.error().message(), HasSubstr("previous: strata keeps one log per process"));
+  EXPECT_TRUE(admin_->GetText(std::string(kLogPath) + "?previous=false"));
 }
 
 TEST_F(PodLogsTest, APodWithSeveralProcessesNeedsTheContainerParameter) {
