@@ -13,17 +13,6 @@ namespace {
 
 using T = FieldType;
 
-const TypeSchema* KubeEnvVarSchema() {
-  static const TypeSchema s{
-      "EnvVar",
-      "An environment variable.",
-      {{"name", T::kString, "The variable's name.", nullptr, {}, true},
-       {"value", T::kString, "Its value."},
-       {"valueFrom", T::kObject, "Where the value is read when the processes start.",
-        EnvVarSourceSchema}}};
-  return &s;
-}
-
 constexpr std::string_view kExtendedPrefix = "nvidia.com/";
 
 bool IsExtended(const std::string& name) { return name.rfind(kExtendedPrefix, 0) == 0; }
@@ -118,7 +107,7 @@ const TypeSchema* KubeContainerSchema() {
        {"image", T::kString, "Container image, used by the Kubernetes mode."},
        {"command", T::kStringList, "The program and its first arguments."},
        {"args", T::kStringList, "More arguments."},
-       {"env", T::kObjectList, "Environment variables.", KubeEnvVarSchema},
+       {"env", T::kObjectList, "Environment variables.", EnvVarSchema},
        {"workingDir", T::kString, "Working directory."},
        {"resources", T::kObject, "Requests and limits.", KubeResourceRequirementsSchema},
        {"ports", T::kObjectList,
