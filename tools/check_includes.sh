@@ -22,6 +22,7 @@ declare -A allowed=(
   [gateway]="common net metrics engine"
   [autoscaler]="common metrics"
   [controller]="common api store cluster metrics observe scheduler"
+  [node]="common api store cluster net metrics observe engine"
 )
 
 status=0

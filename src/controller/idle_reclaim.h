@@ -6,9 +6,9 @@
 #include <string>
 
 #include "cluster/cache.h"
+#include "cluster/event_recorder.h"
 #include "common/clock.h"
 #include "controller/control_loop.h"
-#include "controller/event_recorder.h"
 #include "observe/cluster_gpus.h"
 #include "observe/cluster_objects_cache.h"
 #include "observe/idle_gpus.h"
@@ -52,7 +52,7 @@ class IdleReclaimLoop final : public ControlLoop {
   const Clock& clock_;
   ReadingSource readings_;
   std::shared_ptr<observe::ClusterObjectsCache> cluster_;
-  EventRecorder events_;
+  cluster::EventRecorder events_;
   observe::IdleJobTracker tracker_;
 };
 

@@ -6,10 +6,10 @@
 #include "api/job.h"
 #include "api/pod.h"
 #include "cluster/cache.h"
+#include "cluster/event_recorder.h"
 #include "cluster/stored_object.h"
 #include "common/clock.h"
 #include "controller/control_loop.h"
-#include "controller/event_recorder.h"
 #include "controller/object_writer.h"
 #include "store/store.h"
 
@@ -72,7 +72,7 @@ class JobController final : public ControlLoop {
   cluster::Cache& cache_;
   const Clock& clock_;
   JobControllerOptions options_;
-  EventRecorder events_;
+  cluster::EventRecorder events_;
   uint64_t cursor_ = 0;
   TimePoint next_resync_{};
   std::set<store::ObjectKey> retry_;

@@ -1,9 +1,9 @@
 #pragma once
 
 #include "cluster/cache.h"
+#include "cluster/event_recorder.h"
 #include "common/clock.h"
 #include "controller/control_loop.h"
-#include "controller/event_recorder.h"
 #include "controller/node_leases.h"
 #include "store/store.h"
 
@@ -51,7 +51,7 @@ class NodeController final : public ControlLoop {
   cluster::Cache& cache_;
   const Clock& clock_;
   NodeControllerOptions options_;
-  EventRecorder events_;
+  cluster::EventRecorder events_;
 };
 
 }  // namespace strata::controller

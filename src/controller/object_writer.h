@@ -5,8 +5,8 @@
 
 #include "api/object.h"
 #include "api/pod.h"
+#include "cluster/event_recorder.h"
 #include "cluster/stored_object.h"
-#include "controller/event_recorder.h"
 #include "store/store.h"
 
 namespace strata::controller {
@@ -22,7 +22,7 @@ namespace strata::controller {
 // A plain value owned by one pass; not thread-safe.
 class ObjectWriter {
  public:
-  ObjectWriter(store::Store& store, EventRecorder& events, EventSubject subject)
+  ObjectWriter(store::Store& store, cluster::EventRecorder& events, cluster::EventSubject subject)
       : store_(store), events_(events), subject_(std::move(subject)) {}
 
   // Creates `object`.
@@ -57,8 +57,8 @@ class ObjectWriter {
   void Keep(Status status);
 
   store::Store& store_;
-  EventRecorder& events_;
-  EventSubject subject_;
+  cluster::EventRecorder& events_;
+  cluster::EventSubject subject_;
   Status status_;
   int64_t writes_ = 0;
 };

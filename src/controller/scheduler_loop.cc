@@ -29,7 +29,7 @@ std::string Explanation(const sched::Pending& pending) {
   return pending.message + " " + pending.detail;
 }
 
-EventSubject SubjectOf(const store::Object& raw) {
+cluster::EventSubject SubjectOf(const store::Object& raw) {
   return {raw.key.kind, raw.key.namespace_name, raw.key.name, raw.uid};
 }
 

@@ -5,10 +5,10 @@
 #include <string>
 
 #include "cluster/cache.h"
+#include "cluster/event_recorder.h"
 #include "common/clock.h"
 #include "controller/cluster_view.h"
 #include "controller/control_loop.h"
-#include "controller/event_recorder.h"
 #include "controller/training_pod.h"
 #include "metrics/metrics.h"
 #include "scheduler/scheduler.h"
@@ -96,7 +96,7 @@ class SchedulerLoop final : public ControlLoop {
   SchedulerLoopOptions options_;
   scheduler::Scheduler scheduler_;
   ClusterViewReader reader_;
-  EventRecorder events_;
+  cluster::EventRecorder events_;
   std::set<std::string> nominated_;
   scheduler::Decisions last_decisions_;
   metrics::Histogram* cycle_seconds_ = nullptr;

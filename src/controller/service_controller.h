@@ -7,9 +7,9 @@
 
 #include "api/service.h"
 #include "cluster/cache.h"
+#include "cluster/event_recorder.h"
 #include "common/clock.h"
 #include "controller/control_loop.h"
-#include "controller/event_recorder.h"
 #include "controller/service_replicas.h"
 #include "store/store.h"
 
@@ -120,7 +120,7 @@ class ServiceController final : public ControlLoop {
   ServiceControllerOptions options_;
   const ReplicaTraffic* traffic_;
   ReplicaScaler* scaler_;
-  EventRecorder events_;
+  cluster::EventRecorder events_;
   uint64_t cursor_ = 0;
   // Pod writes this pass may still make (max_pod_writes_per_pass at its start).
   int64_t writes_left_ = 0;

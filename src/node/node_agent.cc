@@ -260,8 +260,8 @@ void NodeAgent::RunProbes(Pass& pass) {
       prober = std::make_unique<PodProber>(process, ProbeTargetOf(pod), clock_.Now());
     }
     ProbeVerdict verdict = prober->Tick(clock_.Now());
-    const controller::EventSubject subject{"Pod", pod.metadata.namespace_name, pod.metadata.name,
-                                           raw.uid};
+    const cluster::EventSubject subject{"Pod", pod.metadata.namespace_name, pod.metadata.name,
+                                        raw.uid};
     for (const std::string& failure : verdict.failures) {
       (void)events_.Record(subject, "Warning", "Unhealthy", failure);
     }

@@ -9,9 +9,9 @@
 
 #include "api/pod.h"
 #include "cluster/cache.h"
+#include "cluster/event_recorder.h"
 #include "common/clock.h"
 #include "common/status.h"
-#include "controller/event_recorder.h"
 #include "node/checkpoint_watcher.h"
 #include "node/gpu_activity.h"
 #include "node/node_runtime.h"
@@ -186,7 +186,7 @@ class NodeAgent {
   // The probers of running pods with probes, by uid.
   std::map<std::string, std::unique_ptr<PodProber>> probers_;
   // Why a pod waits to start (CreateContainerConfigError), as the kubelet says it.
-  controller::EventRecorder events_;
+  cluster::EventRecorder events_;
 };
 
 }  // namespace strata::node

@@ -1,4 +1,4 @@
-#include "controller/event_recorder.h"
+#include "cluster/event_recorder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include "api/event.h"
 #include "cluster/stored_object.h"
 
-namespace strata::controller {
+namespace strata::cluster {
 namespace {
 
 class EventRecorderTest : public ::testing::Test {
@@ -17,8 +17,7 @@ class EventRecorderTest : public ::testing::Test {
     ASSERT_TRUE(recorded.ok()) << recorded.ToString();
   }
   std::vector<api::Event> Events() {
-    Result<std::vector<cluster::Stored<api::Event>>> events =
-        cluster::ListStored<api::Event>(*store_, "Event");
+    Result<std::vector<Stored<api::Event>>> events = ListStored<api::Event>(*store_, "Event");
     EXPECT_TRUE(events.has_value());
     std::vector<api::Event> out;
     for (auto& event : *events) out.push_back(event.value);
@@ -71,4 +70,4 @@ TEST_F(EventRecorderTest, ADifferentMessageIsADifferentEvent) {
 }
 
 }  // namespace
-}  // namespace strata::controller
+}  // namespace strata::cluster

@@ -1,4 +1,4 @@
-#include "controller/event_recorder.h"
+#include "cluster/event_recorder.h"
 
 #include <fmt/format.h>
 #include <xxhash.h>
@@ -7,7 +7,7 @@
 #include "api/object.h"
 #include "cluster/stored_object.h"
 
-namespace strata::controller {
+namespace strata::cluster {
 
 Status EventRecorder::Record(const EventSubject& subject, std::string_view type,
                              std::string_view reason, std::string_view message) {
@@ -28,14 +28,14 @@ Status EventRecorder::Record(const EventSubject& subject, std::string_view type,
   Result<store::Object> written = [&]() -> Result<store::Object> {
     Result<store::Object> existing = store_.Get(key);
     if (existing) {
-      ASSIGN_OR_RETURN(api::Object decoded, cluster::DecodeStoredObject(*existing));
+      ASSIGN_OR_RETURN(api::Object decoded, DecodeStoredObject(*existing));
       api::Event* event = decoded.As<api::Event>();
       if (event == nullptr) return Err(InternalError(key.Describe() + ": not an Event"));
       std::optional<TimePoint> last = ParseRfc3339(event->last_timestamp);
       if (last && now - *last < repeat_interval_) return *existing;
       event->count += 1;
       event->last_timestamp = stamp;
-      return store_.Update(cluster::EncodeForStore(decoded, *existing));
+      return store_.Update(EncodeForStore(decoded, *existing));
     }
     if (existing.error().code() != StatusCode::kNotFound) return Err(existing.error());
     api::Event event;
@@ -47,7 +47,7 @@ Status EventRecorder::Record(const EventSubject& subject, std::string_view type,
     event.message = std::string(message);
     event.first_timestamp = stamp;
     event.last_timestamp = stamp;
-    return store_.Create(cluster::EncodeForStore(api::Object(event)));
+    return store_.Create(EncodeForStore(api::Object(event)));
   }();
   if (!written) return written.error();
   if (written_.size() >= kMemoLimit) written_.clear();
@@ -55,4 +55,4 @@ Status EventRecorder::Record(const EventSubject& subject, std::string_view type,
   return Status::Ok();
 }
 
-}  // namespace strata::controller
+}  // namespace strata::cluster

@@ -8,7 +8,7 @@
 #include "common/status.h"
 #include "store/store.h"
 
-namespace strata::controller {
+namespace strata::cluster {
 
 // The object an event is about.
 struct EventSubject {
@@ -48,4 +48,4 @@ class EventRecorder {
   std::map<store::ObjectKey, TimePoint> written_;
 };
 
-}  // namespace strata::controller
+}  // namespace strata::cluster
