@@ -96,6 +96,10 @@ void DecodeWorkloadPriorityClass(const FieldView& doc, DecodedDocument& out);
 const TypeSchema* KueueTopologySchema();
 void DecodeKueueTopology(const FieldView& doc, DecodedDocument& out);
 
+// decode_keda.cc: a link (ScaledObjectLink) that LinkScaledObjects gives to its target.
+const TypeSchema* ScaledObjectSchema();
+void DecodeScaledObject(const FieldView& doc, DecodedDocument& out);
+
 // decode_volcano.cc
 const TypeSchema* PodGroupSchema();
 void DecodePodGroup(const FieldView& doc, DecodedDocument& out);

@@ -122,6 +122,11 @@ const std::vector<KindInfo>& AllKinds() {
        "a Job, when every task has one pod template: replicas = the tasks' replicas, queue and "
        "priorityClassName as given, maxRetry maxRestarts when the job restarts on PodFailed "
        "(RestartJob) or its pods on failure; VK_TASK_INDEX is the pod's rank"},
+      {"keda.sh/v1alpha1", "ScaledObject", false, ScaledObjectSchema, DecodeScaledObject,
+       "the autoscaling of the Deployment, StatefulSet or LeaderWorkerSet among the same "
+       "manifests that scaleTargetRef names: min/maxReplicaCount become its min/maxReplicas, a "
+       "prometheus trigger on a vLLM metric its metric and per-replica target, cooldownPeriod "
+       "its scale-to-zero delay; apply it with its target"},
       {"scheduling.volcano.sh/v1beta1", "PodGroup", false, PodGroupSchema, DecodePodGroup,
        "the gang (spec.gang), queue and priority of the pods that name it in the "
        "scheduling.k8s.io/group-name annotation; apply it with its pods"},

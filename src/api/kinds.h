@@ -83,6 +83,18 @@ struct TrainJobLink {
   std::vector<EnvVar> env;  // merged into the runtime's by name, the TrainJob's value winning
 };
 
+// A KEDA ScaledObject read from a document: the autoscaling of the Deployment, StatefulSet or
+// LeaderWorkerSet (each a Service) among the same manifests that its scaleTargetRef names.
+struct ScaledObjectLink {
+  std::string namespace_name;
+  std::string name;
+  std::string target_kind;  // Deployment (KEDA's default), StatefulSet or LeaderWorkerSet
+  std::string target_name;
+  int64_t min_replicas = 0;
+  int64_t max_replicas = 100;
+  Autoscaling autoscaling;
+};
+
 // What decoding one document produced: native objects (a compatible document may produce none,
 // when it only links others), links resolved across documents afterwards, and errors.
 struct DecodedDocument {
@@ -92,6 +104,7 @@ struct DecodedDocument {
   std::optional<PriorityClassLink> priority_class;
   std::optional<TrainingRuntimeLink> training_runtime;
   std::optional<TrainJobLink> train_job;
+  std::optional<ScaledObjectLink> scaled_object;
   FieldErrors errors;
 };
 

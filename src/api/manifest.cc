@@ -248,6 +248,47 @@ void LinkTrainJobs(std::vector<Located>& documents) {
   }
 }
 
+// Each ScaledObject sets the autoscaling of the Service its target became: the Deployment,
+// StatefulSet or LeaderWorkerSet among the manifests that scaleTargetRef names. One per target,
+// as KEDA allows.
+void LinkScaledObjects(std::vector<Located>& documents) {
+  std::map<const Service*, const Located*> scaled;
+  for (Located& d : documents) {
+    if (!d.decoded.scaled_object) continue;
+    const ScaledObjectLink& link = *d.decoded.scaled_object;
+    Service* target = nullptr;
+    for (Located& t : documents) {
+      if (t.kind != link.target_kind) continue;
+      for (Object& o : t.decoded.objects) {
+        Service* service = o.As<Service>();
+        if (service != nullptr && service->metadata.name == link.target_name &&
+            service->metadata.namespace_name == link.namespace_name) {
+          target = service;
+        }
+      }
+    }
+    if (target == nullptr) {
+      d.decoded.errors.Add("spec.scaleTargetRef.name",
+                           link.target_kind + " " + Quoted(link.target_name) +
+                               " is not among these manifests in namespace " +
+                               Quoted(link.namespace_name) +
+                               "; apply a ScaledObject together with its target");
+      continue;
+    }
+    if (auto [other, added] = scaled.emplace(target, &d); !added) {
+      d.decoded.errors.Add("spec.scaleTargetRef.name",
+                           link.target_kind + " " + Quoted(link.target_name) +
+                               " is already scaled by " + other->second->Prefix());
+      continue;
+    }
+    target->spec.min_replicas = link.min_replicas;
+    target->spec.max_replicas = link.max_replicas;
+    target->spec.autoscaling.metric = link.autoscaling.metric;
+    target->spec.autoscaling.target = link.autoscaling.target;
+    target->spec.autoscaling.scale_to_zero_after = link.autoscaling.scale_to_zero_after;
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -280,6 +321,7 @@ Result<std::vector<Object>> DecodeAll(const std::vector<ParsedSource>& sources,
   RejectDuplicateRuntimes(documents);
   LinkTrainJobs(documents);
   LinkPriorityClasses(documents);
+  LinkScaledObjects(documents);
 
   std::string message;
   for (const std::string& e : source_errors) message += (message.empty() ? "" : "\n") + e;

@@ -98,7 +98,9 @@ Decision WindowedPolicy::Decide(const LoadSample& sample, TimePoint now) {
     last_active_ = now;
     seen_activity_ = true;
   }
-  points_.push_back({now, static_cast<double>(sample.Load()), sample.arrivals_total});
+  const int64_t load =
+      options_.count_running ? sample.Load() : sample.waiting + sample.gateway_queued;
+  points_.push_back({now, static_cast<double>(load), sample.arrivals_total});
   while (now - points_.front().at > options_.stable_window) points_.pop_front();
 
   const double stable_load = AverageLoad(now, options_.stable_window);
@@ -107,7 +109,8 @@ Decision WindowedPolicy::Decide(const LoadSample& sample, TimePoint now) {
   int want_stable = ReplicasFor(forecast_load);
   int want_panic = ReplicasFor(panic_load);
   std::string why =
-      fmt::format("load {:.1f} over {}s, {:.1f} over {}s, target {:.0f}/replica", stable_load,
+      fmt::format("{} {:.1f} over {}s, {:.1f} over {}s, target {:.0f}/replica",
+                  options_.count_running ? "load" : "waiting", stable_load,
                   options_.stable_window / std::chrono::seconds(1), panic_load,
                   options_.panic_window / std::chrono::seconds(1), options_.target_load);
   if (forecast_load > stable_load) {

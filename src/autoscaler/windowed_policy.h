@@ -12,6 +12,10 @@ struct WindowedOptions {
   std::string name = "kpa";
   // Load (waiting + running + gateway-queued requests) one replica should carry.
   double target_load = 12.0;
+  // false: the load is the waiting requests alone (engines' queues plus the gateway's), as
+  // KEDA's trigger on vllm:num_requests_waiting counts; running requests still keep a service
+  // from scaling to zero.
+  bool count_running = true;
   // Mean KV-cache usage one replica should stay under; 0 ignores KV usage.
   double target_kv_usage = 0.8;
   // Knative's shape: desired replicas follow the load averaged over the stable window, unless

@@ -93,6 +93,26 @@ TEST(WindowedPolicy, ScalesToZeroOnlyAfterTheIdlePeriod) {
   EXPECT_EQ(policy.Decide(held, now + seconds(1)).desired, 1);
 }
 
+TEST(WindowedPolicy, WaitingOnlyLoadCountsQueuesButRunningRequestsKeepItAwake) {
+  WindowedOptions options = Target10(KnativeDefaults());
+  options.count_running = false;
+  options.scale_to_zero_after = seconds(90);
+  WindowedPolicy policy(options);
+  TimePoint now = FakeClock::kDefaultStart;
+  LoadSample busy = Sample(0, 2);
+  busy.running = 100;  // batched: no replica is needed for these
+  busy.waiting = 25;
+  busy.gateway_queued = 5;
+  Decision decision;
+  for (int i = 0; i < 60; ++i) decision = policy.Decide(busy, now += seconds(1));
+  EXPECT_EQ(decision.desired, 3);  // (25 + 5) waiting / 10 per replica
+  EXPECT_THAT(decision.reason, HasSubstr("waiting 30.0"));
+  // Running requests alone never scale it to zero.
+  LoadSample running_only = Sample(40, 1);
+  for (int i = 0; i < 200; ++i) decision = policy.Decide(running_only, now += seconds(1));
+  EXPECT_EQ(decision.desired, 1);
+}
+
 TEST(WindowedPolicy, ScaleUpAndDownRatesLimitEachDecision) {
   WindowedOptions options = Target10(KnativeDefaults());
   options.max_scale_up_rate = 2;

@@ -95,6 +95,7 @@ Result<std::unique_ptr<autoscaler::ScalingPolicy>> PolicyForService(const api::S
   } else {
     options.target_load = std::max(a.target, 0.01);
     options.target_kv_usage = 0;
+    options.count_running = a.metric != "queue";
   }
   options.min_replicas = min_replicas;
   options.max_replicas = max_replicas;

@@ -95,6 +95,13 @@ TEST(PolicyForServiceTest, MetricPicksThePolicy) {
   // The windowed policy looks one cold start ahead along the load's trend.
   EXPECT_EQ(static_cast<const autoscaler::WindowedPolicy&>(**windowed).options().forecast_horizon,
             std::chrono::seconds(30));
+  EXPECT_TRUE(static_cast<const autoscaler::WindowedPolicy&>(**windowed).options().count_running);
+  // The queue metric counts waiting requests only (vllm:num_requests_waiting).
+  spec.autoscaling.metric = "queue";
+  Result<std::unique_ptr<autoscaler::ScalingPolicy>> queue =
+      PolicyForService(spec, std::chrono::seconds(30));
+  ASSERT_TRUE(queue.has_value()) << queue.error().ToString();
+  EXPECT_FALSE(static_cast<const autoscaler::WindowedPolicy&>(**queue).options().count_running);
   spec.autoscaling.metric = "rps";
   Result<std::unique_ptr<autoscaler::ScalingPolicy>> rate =
       PolicyForService(spec, std::chrono::seconds(30));

@@ -409,6 +409,25 @@ spec:
   await waitFor('the deleted service\'s pods to go', async () => (await livePods('wide')).length === 0 || null, 60);
 });
 
+test('a Deployment scaled by a KEDA ScaledObject wakes from zero and follows its waiting requests', async () => {
+  cli('apply', '-f', path.join(source, 'testdata/manifests/compat/keda/01-vllm-waiting-requests.yaml'));
+  const spec = (await service('llama-8b')).spec;
+  assert.equal(spec.minReplicas, 0);
+  assert.equal(spec.maxReplicas, 4);
+  assert.equal(spec.autoscaling.metric, 'queue');
+  assert.equal(spec.autoscaling.target, 5);
+  await waitFor('the model in the gateway', async () =>
+    (await client.models.list()).data.some((m) => m.id === 'llama-8b') || null, 30);
+  assert.equal((await livePods('llama-8b')).length, 0, 'minReplicaCount 0: no replica before traffic');
+  const first = await streamChat('llama-8b', 8);
+  assert.ok(first.finish, 'the first request is served from zero');
+  // The autoscaler counts waiting requests (the trigger's vllm:num_requests_waiting), not running ones.
+  const decisions = (await service('llama-8b')).status?.decisions ?? [];
+  assert.ok(decisions.some((d) => /waiting/.test(d.reason ?? '')), JSON.stringify(decisions));
+  cli('delete', 'service', 'llama-8b');
+  await waitFor('the deleted service\'s pods to go', async () => (await livePods('llama-8b')).length === 0 || null, 60);
+});
+
 test('the KServe llama2-7b example applies and serves through engine-sim', async () => {
   cli('apply', '-f', path.join(source, 'examples/llama2-7b/inferenceservice.yaml'));
   await waitFor('llama2-7b ready', async () => (await readyCount('llama2-7b')) >= 1 || null);
