@@ -475,6 +475,7 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
                                         api::Pod& after) {
   PodSpec spec;
   spec.uid = raw.uid;
+  spec.name = pod.metadata.namespace_name + "/" + pod.metadata.name;
   ASSIGN_OR_RETURN(spec.run_as, PodIdentity(pod.spec.template_.security_context, geteuid(),
                                             options_.allow_root_pods));
   spec.limits = PodLimits(pod.spec.resources);

@@ -36,8 +36,16 @@ struct ResourceLimits {
 ResourceLimits PodLimits(const api::ResourceRequest& resources);
 
 // What the node agent starts for one pod.
+// Appended to a pod's directory, the file beside it that names the pod ("<namespace>/<name>",
+// PodSpec::name): outside the directory, which the pod's own user may change.
+inline constexpr char kPodNameSuffix[] = ".pod-name";
+
 struct PodSpec {
   std::string uid;  // 1-128 of [A-Za-z0-9._-]; names the pod's directory
+  // "<namespace>/<name>", recorded beside the pod's directory (kPodNameSuffix) so that the logs of
+  // an earlier pod of the same name (a restarted group's, a replaced replica's) can be found:
+  // `kubectl logs --previous`. Empty: not recorded.
+  std::string name;
   std::vector<ProcessSpec> processes;
   // Sets CUDA_VISIBLE_DEVICES ("0,1") in every process whose env does not set it.
   std::vector<int> gpu_indices;

@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <set>
 
+#include "common/atomic_file.h"
 #include "common/check.h"
 #include "node/log_rotation.h"
 #include "node/pod_exit_record.h"
@@ -476,6 +477,10 @@ Result<std::unique_ptr<SupervisorLaunch>> ProcessRuntime::SpawnPod(const PodSpec
   if (!error) fs::remove(AbandonedStartMarker(dir), error);
   if (!error) fs::create_directories(pod->exits_dir, error);
   if (error) return Err(InternalError(fmt::format("prepare {}: {}", dir, error.message())));
+  if (!spec.name.empty()) {
+    RETURN_IF_ERROR(
+        ReplaceFileAtomically(dir + kPodNameSuffix, spec.name + "\n", 0600, FileSync::kNone));
+  }
   SupervisorSpec supervised;
   const char* path = std::getenv("PATH");
   supervised.path = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";

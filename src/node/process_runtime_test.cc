@@ -72,6 +72,7 @@ class ProcessRuntimeTest : public ::testing::Test {
 TEST_F(ProcessRuntimeTest, RunsWithEnvironmentWorkingDirAndGpusAndRecordsExitCodes) {
   PodSpec spec;
   spec.uid = "pod-a";
+  spec.name = "team-a/train-0";
   spec.gpu_indices = {2, 3};
   spec.processes.push_back(
       Shell("main",
@@ -91,6 +92,8 @@ TEST_F(ProcessRuntimeTest, RunsWithEnvironmentWorkingDirAndGpusAndRecordsExitCod
   EXPECT_EQ(ReadFileOrEmpty(status.processes[0].log_path),
             "bar 2,3 pod-a\n" + scratch_.path() + "\noops\n");
   EXPECT_EQ(ReadFileOrEmpty(runtime_->PodDir("pod-a") + "/logs/own-gpu.log"), "7\n");
+  // Its name, beside its directory, finds it as a later pod's previous instance.
+  EXPECT_EQ(ReadFileOrEmpty(runtime_->PodDir("pod-a") + kPodNameSuffix), "team-a/train-0\n");
   // The pod's supervisor leads its process group.
   EXPECT_NE(status.supervisor_pid, 0);
   EXPECT_EQ(status.pgid, status.supervisor_pid);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/pod.h"
+#include "node/node_runtime.h"
 
 namespace strata::server {
 namespace {
@@ -82,6 +83,30 @@ class LogFollowStream final : public ResponseStream {
   uint64_t offset_;
 };
 
+// The uid of the newest other pod named `name` ("<namespace>/<name>") whose directory is under
+// `pods_dir` (node::kPodNameSuffix), or empty: the instance `kubectl logs --previous` reads.
+std::string PreviousInstance(const std::string& pods_dir, const std::string& current_uid,
+                             const std::string& name) {
+  const std::string suffix = node::kPodNameSuffix;
+  std::string found;
+  fs::file_time_type newest{};
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(pods_dir, error)) {
+    const std::string file = entry.path().filename().string();
+    if (file.size() <= suffix.size() || !file.ends_with(suffix)) continue;
+    const std::string uid = file.substr(0, file.size() - suffix.size());
+    if (uid == current_uid) continue;
+    std::string text = ReadFrom(entry.path().string(), 0, name.size() + 2);
+    if (text != name + "\n") continue;
+    fs::file_time_type written = entry.last_write_time(error);
+    if (!error && (found.empty() || written > newest)) {
+      found = uid;
+      newest = written;
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
 PodLogs::PodLogs(const store::Store& store, std::string pods_dir)
@@ -94,6 +119,22 @@ Result<ApiReply> PodLogs::Serve(const api::ResourcePath& path,
   std::string node = pod.body.value(nlohmann::json::json_pointer("/spec/nodeName"), std::string());
   fs::path logs = fs::path(pods_dir_) / pod.uid / "logs";
   std::error_code error;
+  // kubectl logs --previous: the log of the pod's previous instance, the pod of the same name
+  // that ran before it (a restarted job group's, a replaced replica's), as the kubelet serves
+  // a restarted container's previous log.
+  const bool previous = query.count("previous") != 0 && query.at("previous") != "false";
+  if (previous) {
+    const std::string uid =
+        pods_dir_.empty()
+            ? ""
+            : PreviousInstance(pods_dir_, pod.uid, key.namespace_name + "/" + key.name);
+    if (uid.empty()) {
+      return Err(InvalidArgumentError("previous: pod \"" + path.name +
+                                      "\" has no previous instance on this server (it has not "
+                                      "been restarted here)"));
+    }
+    logs = fs::path(pods_dir_) / uid / "logs";
+  }
   if (pods_dir_.empty() || !fs::is_directory(logs, error)) {
     if (node.empty()) {
       return Err(FailedPreconditionError("pod \"" + path.name +
@@ -132,13 +173,6 @@ Result<ApiReply> PodLogs::Serve(const api::ResourcePath& path,
                          : "pod \"" + path.name + "\" has no process \"" + process + "\"") +
         "; choose one of: " + choices));
   }
-  // kubectl logs --previous: a process restarted in its pod appends to the same log, so there is
-  // no earlier instance's log apart from it to serve.
-  if (auto it = query.find("previous"); it != query.end() && it->second != "false") {
-    return Err(InvalidArgumentError(
-        "previous: strata keeps one log per process across its restarts in the pod (the "
-        "earlier runs' lines come first); read it without --previous"));
-  }
   std::string file = (logs / (process + ".log")).string();
   uint64_t offset = 0;
   if (auto it = query.find("tailLines"); it != query.end()) {
@@ -151,8 +185,9 @@ Result<ApiReply> PodLogs::Serve(const api::ResourcePath& path,
     }
     offset = TailOffset(file, lines);
   }
-  bool follow =
-      query.count("follow") != 0 && query.at("follow") != "false" && query.at("follow") != "0";
+  // A previous instance has ended: there is nothing to follow (the kubelet answers the same).
+  bool follow = !previous && query.count("follow") != 0 && query.at("follow") != "false" &&
+                query.at("follow") != "0";
   ApiReply reply;
   if (!follow) {
     uint64_t size = FileSize(file);

@@ -18,6 +18,9 @@ namespace strata::server {
 //   follow=true     keep the response open and send what is appended, until the pod has ended
 //                   and everything was sent (or the client goes away)
 //   tailLines=N     start with the last N lines
+//   previous=true   the log of the pod's previous instance: the newest other pod of the same
+//                   namespace and name that ran here (node::kPodNameSuffix), as a restarted
+//                   job group's or a replaced replica's pod is; never followed
 // The body is text/plain. Pods of agents on other machines have their logs there: asking for
 // them here is FailedPrecondition naming the node (logs are served only where the pod ran).
 // A follow checks the file about once a second (the listener's idle read), and reopens it from

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "node/node_runtime.h"
 #include "node/test_support.h"
 #include "server/test_api_server.h"
 
@@ -67,11 +68,47 @@ TEST_F(PodLogsTest, APodsOnlyProcessLogIsServedWholeOrItsTail) {
   auto bad = admin_->GetText(std::string(kLogPath) + "?tailLines=-1");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message(), HasSubstr("tailLines"));
-  // One log across restarts: --previous is refused saying so, not answered with the current one.
+  // Never restarted: --previous says there is no previous instance, not the current log.
   auto previous = admin_->GetText(std::string(kLogPath) + "?previous=true");
   ASSERT_FALSE(previous);
-  EXPECT_THAT(previous.error().message(), HasSubstr("previous: strata keeps one log per process"));
+  EXPECT_THAT(previous.error().message(),
+              HasSubstr("previous: pod \"probe\" has no previous instance on this server"));
   EXPECT_TRUE(admin_->GetText(std::string(kLogPath) + "?previous=false"));
+}
+
+// A restarted job's pod, or a replaced replica, is a new pod of the same name: --previous
+// reads the newest earlier one's log, by the name the node runtime records beside each pod's
+// directory; another pod's name, or a name file inside a pod's own directory, does not count.
+TEST_F(PodLogsTest, PreviousReadsTheEarlierInstanceOfTheSameName) {
+  auto name = [this](const std::string& uid, const std::string& text) {
+    std::ofstream(dir_.File(uid + node::kPodNameSuffix)) << text;
+  };
+  Append("first-run", "main", "attempt 1\n");
+  name("first-run", "default/probe\n");
+  Append("second-run", "main", "attempt 2\n");
+  name("second-run", "default/probe\n");
+  Append("other-pod", "main", "someone else\n");
+  name("other-pod", "default/probe-2\n");
+  Append("spoof", "main", "spoofed\n");
+  std::ofstream(dir_.File("spoof/logs/../" + std::string("pod-name"))) << "default/probe\n";
+  // The first run's name file is older than the second's.
+  std::filesystem::last_write_time(dir_.File(std::string("first-run") + node::kPodNameSuffix),
+                                   std::filesystem::last_write_time(dir_.File(
+                                       std::string("second-run") + node::kPodNameSuffix)) -
+                                       std::chrono::seconds(10));
+  std::string uid = CreatePod("local");
+  Append(uid, "main", "attempt 3\n");
+  name(uid, "default/probe\n");
+  auto previous = admin_->GetText(std::string(kLogPath) + "?previous=true");
+  ASSERT_TRUE(previous) << previous.error().ToString();
+  EXPECT_EQ(*previous, "attempt 2\n");
+  // Followed or not, a previous instance's log is served whole.
+  auto followed = admin_->GetText(std::string(kLogPath) + "?previous=true&follow=true");
+  ASSERT_TRUE(followed) << followed.error().ToString();
+  EXPECT_EQ(*followed, "attempt 2\n");
+  auto current = admin_->GetText(kLogPath);
+  ASSERT_TRUE(current);
+  EXPECT_EQ(*current, "attempt 3\n");
 }
 
 TEST_F(PodLogsTest, APodWithSeveralProcessesNeedsTheContainerParameter) {

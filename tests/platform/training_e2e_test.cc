@@ -13,6 +13,7 @@ namespace strata::platform_test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Json = nlohmann::json;
 using TrainingE2eTest = TrainingJobTest;
 
@@ -65,6 +66,17 @@ TEST_F(TrainingE2eTest, KillingOneWorkerRestartsTheGroupFromItsCheckpoint) {
   std::vector<pid_t> rank3 = Workers("resilient", 3);
   ASSERT_EQ(rank3.size(), 1u);
   ASSERT_EQ(kill(rank3[0], SIGKILL), 0);
+  // kubectl logs --previous, while the restarted group runs: the pod's previous instance is the
+  // run that was killed.
+  const std::string log = "/api/v1/namespaces/default/pods/resilient-worker-1/log?container=rank-3";
+  ASSERT_TRUE(WaitFor([&] {
+    auto current = client_->GetText(log);
+    return current && current->find("rank 3: restart 1: starting at step") != std::string::npos;
+  })) << WorkerLogs();
+  auto previous = client_->GetText(log + "&previous=true");
+  ASSERT_TRUE(previous) << previous.error().ToString();
+  EXPECT_THAT(*previous, HasSubstr("rank 3: restart 0: starting at step 0"));
+  EXPECT_THAT(*previous, Not(HasSubstr("restart 1")));
 
   ASSERT_TRUE(WaitForPhase("resilient", "Succeeded")) << JobStatus("resilient").dump() << "\n"
                                                       << WorkerLogs();
