@@ -201,9 +201,12 @@ void DecodeReplicaPodTemplate(const FieldView& pod_template, ServiceSpec& out,
       errors.Add(pod_spec.PathOf(field), "set per replica: strata places the replicas");
     }
   }
-  KubeContainer container = FromSingleContainer(pod_spec, WorkloadClass::kService, errors);
+  KubeContainer container = FromSingleContainer(pod_spec, WorkloadClass::kService, errors,
+                                                /*command_required=*/true,
+                                                /*node_selector_honoured=*/true);
   out.engine = std::move(container.process);
   out.resources = container.resources;
+  out.node_selector = std::move(container.node_selector);
   out.tolerations = DecodeTolerations(pod_spec, "tolerations");
   out.topology = TemplateTopology(pod_template, errors);
   if (pod_spec.Has("priorityClassName")) {

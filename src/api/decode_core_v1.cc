@@ -171,8 +171,8 @@ const TypeSchema* KubePodSpecSchema() {
         "critical, standard, sheddable, system-cluster-critical or system-node-critical."},
        {"tolerations", T::kObjectList, "Node taints the pod tolerates.", TolerationSchema},
        {"nodeSelector", T::kStringMap,
-        "Labels the pod's node must carry; honoured for the pods of jobs (batch Jobs, JobSets, "
-        "Volcano Jobs)."},
+        "Labels the pod's node must carry (Pods, batch Jobs, JobSets, Volcano Jobs, "
+        "Deployments, StatefulSets and LeaderWorkerSets)."},
        {"affinity", T::kUnsupported, "use strata's topology constraint on a Job"},
        {"volumes", T::kObjectList, "Configuration and scratch volumes.", KubeVolumeSchema},
        {"initContainers", T::kUnsupported, "strata runs one container per pod"},
@@ -381,9 +381,12 @@ void DecodeCoreV1Pod(const FieldView& doc, DecodedDocument& out) {
   pod.metadata = DecodeMetadata(doc.Object("metadata"), true, false, out.errors);
   pod.spec.queue = TakeQueueLabel(pod.metadata);
   FieldView spec = doc.Object("spec");
-  KubeContainer container = FromSingleContainer(spec, WorkloadClass::kTraining, out.errors);
+  KubeContainer container = FromSingleContainer(spec, WorkloadClass::kTraining, out.errors,
+                                                /*command_required=*/true,
+                                                /*node_selector_honoured=*/true);
   pod.spec.template_ = std::move(container.process);
   pod.spec.resources = std::move(container.resources);
+  pod.spec.node_selector = std::move(container.node_selector);
   pod.spec.restart_policy = spec.String("restartPolicy", "Always");
   pod.spec.node_name = spec.String("nodeName");
   pod.spec.priority = spec.Integer("priority", 0);

@@ -111,11 +111,14 @@ const TypeSchema* LeaderWorkerSetSpecSchema() {
 void CheckLeaderMatchesWorkers(const FieldView& leader_template, const ServiceSpec& leader,
                                const ServiceSpec& workers, FieldErrors& errors) {
   constexpr std::string_view kSame =
-      "strata gives every pod of a group the same resources, tolerations, priority and "
-      "topology: must equal the workerTemplate's";
+      "strata gives every pod of a group the same resources, node selector, tolerations, "
+      "priority and topology: must equal the workerTemplate's";
   FieldView pod_spec = leader_template.Object("spec");
   if (leader.resources != workers.resources) {
     errors.Add(pod_spec.PathOf("containers") + "[0].resources", std::string(kSame));
+  }
+  if (leader.node_selector != workers.node_selector) {
+    errors.Add(pod_spec.PathOf("nodeSelector"), std::string(kSame));
   }
   if (leader.tolerations != workers.tolerations) {
     errors.Add(pod_spec.PathOf("tolerations"), std::string(kSame));

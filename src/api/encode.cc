@@ -322,6 +322,7 @@ json EncodeService(const Service& service) {
   spec["engine"] = Template(s.engine);
   PutObject(spec, "resources", Resources(s.resources));
   PutObject(spec, "gpuSelector", Selector(s.gpu_selector));
+  PutMap(spec, "nodeSelector", s.node_selector);
   PutObject(spec, "tolerations", Tolerations(s.tolerations));
   spec["tensorParallel"] = s.tensor_parallel;
   spec["nodesPerReplica"] = s.nodes_per_replica;
@@ -372,6 +373,7 @@ json EncodePod(const Pod& pod) {
   PutString(spec, "nodeName", s.node_name);
   PutObject(spec, "resources", Resources(s.resources));
   PutObject(spec, "gpuSelector", Selector(s.gpu_selector));
+  PutMap(spec, "nodeSelector", s.node_selector);
   PutObject(spec, "tolerations", Tolerations(s.tolerations));
   spec["template"] = Template(s.template_);
   if (!s.assigned_gpus.empty()) spec["assignedGpus"] = EncodeAssignedGpus(s.assigned_gpus);

@@ -225,12 +225,45 @@ apiVersion: v1
 kind: Pod
 metadata: {name: p}
 spec:
-  nodeSelector: {disk: ssd}
+  affinity: {}
   containers: [{name: c, command: [x]}]
 )");
   EXPECT_EQ(message,
-            "job.yaml: document 1 (Pod p): spec.nodeSelector: not supported by strata: choose "
-            "nodes with a ResourceFlavor's nodeLabels or strata's gpuSelector");
+            "job.yaml: document 1 (Pod p): spec.affinity: not supported by strata: use strata's "
+            "topology constraint on a Job");
+}
+
+TEST(ManifestTest, NodeSelectorsOfPodsAndReplicasAreHonoured) {
+  Result<std::vector<Object>> decoded = DecodeManifests({{"pods.yaml", R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  nodeSelector: {disk: ssd}
+  containers: [{name: c, command: [x]}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+      containers: [{name: c, command: [serve]}]
+)"}});
+  ASSERT_TRUE(decoded.has_value()) << decoded.error().ToString();
+  ASSERT_EQ(decoded->size(), 2u);
+  const Pod* pod = (*decoded)[0].As<Pod>();
+  ASSERT_NE(pod, nullptr);
+  EXPECT_EQ(pod->spec.node_selector, (std::map<std::string, std::string>{{"disk", "ssd"}}));
+  const Service* service = (*decoded)[1].As<Service>();
+  ASSERT_NE(service, nullptr);
+  EXPECT_EQ(
+      service->spec.node_selector,
+      (std::map<std::string, std::string>{{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"}}));
 }
 
 TEST(ManifestTest, LocalQueueLinksToItsClusterQueueAcrossSources) {

@@ -215,6 +215,8 @@ void DecodeNativeService(const FieldView& doc, DecodedDocument& out) {
   s.engine = DecodeProcessTemplate(spec.Object("engine"), WorkloadClass::kService, out.errors);
   s.resources = DecodeResourceRequest(spec.Object("resources"), out.errors);
   s.gpu_selector = DecodeGpuSelector(spec.Object("gpuSelector"));
+  s.node_selector = spec.StringMap("nodeSelector");
+  ValidateLabels(s.node_selector, spec.PathOf("nodeSelector"), out.errors);
   s.tolerations = DecodeTolerations(spec, "tolerations");
   s.tensor_parallel = spec.Integer("tensorParallel", 1);
   RequirePositive(spec, "tensorParallel", s.tensor_parallel, out.errors);
@@ -287,6 +289,8 @@ void DecodeNativePod(const FieldView& doc, DecodedDocument& out) {
   s.node_name = spec.String("nodeName");
   s.resources = DecodeResourceRequest(spec.Object("resources"), out.errors);
   s.gpu_selector = DecodeGpuSelector(spec.Object("gpuSelector"));
+  s.node_selector = spec.StringMap("nodeSelector");
+  ValidateLabels(s.node_selector, spec.PathOf("nodeSelector"), out.errors);
   s.tolerations = DecodeTolerations(spec, "tolerations");
   WorkloadClass workload =
       s.owner.kind == "Service" ? WorkloadClass::kService : WorkloadClass::kTraining;

@@ -52,6 +52,7 @@ struct PodSpec {
   std::string node_name;                  // set when bound
   ResourceRequest resources;
   GpuSelector gpu_selector;
+  std::map<std::string, std::string> node_selector;  // node labels the pod's node must carry
   std::vector<Toleration> tolerations;
   ProcessTemplate template_;
   std::vector<AssignedGpu> assigned_gpus;  // set when bound

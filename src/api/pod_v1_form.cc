@@ -90,6 +90,8 @@ Result<Json> V1PodSpec(const Json& spec) {
   if (MemberOrNull(spec, "nodeName").is_string() && !spec["nodeName"].empty()) {
     out["nodeName"] = spec["nodeName"];
   }
+  const Json& node_selector = MemberOrNull(spec, "nodeSelector");
+  if (node_selector.is_object() && !node_selector.empty()) out["nodeSelector"] = node_selector;
   const Json& tolerations = MemberOrNull(spec, "tolerations");
   if (tolerations.is_array() && !tolerations.empty()) out["tolerations"] = tolerations;
   return out;

@@ -44,6 +44,7 @@ struct ServiceSpec {
   ProcessTemplate engine;
   ResourceRequest resources;  // per pod; a replica spans nodes_per_replica pods
   GpuSelector gpu_selector;
+  std::map<std::string, std::string> node_selector;  // node labels every replica pod's node carries
   std::vector<Toleration> tolerations;
   int64_t tensor_parallel = 1;
   int64_t nodes_per_replica = 1;

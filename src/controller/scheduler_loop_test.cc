@@ -196,6 +196,42 @@ spec:
   EXPECT_EQ(failed_scheduling()[0].last_timestamp, FormatRfc3339(cluster.clock.Now()));
 }
 
+// A pod's nodeSelector (a v1 Pod's, or a Service's given to its replicas) limits its nodes.
+TEST(SchedulerLoopTest, APodsNodeSelectorChoosesAmongTheNodes) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 8, "r1");
+  cluster.AddNode("node-b", 8, "r2");
+  for (const char* name : {"one", "two", "three"}) {
+    cluster.Apply(std::string(R"(apiVersion: v1
+kind: Pod
+metadata: {name: )") +
+                  name + R"(}
+spec:
+  restartPolicy: Never
+  nodeSelector: {topology.strata.dev/rack: r2}
+  containers:
+    - name: c
+      command: [sleep, "1000"]
+      resources: {limits: {nvidia.com/gpu: 1}}
+)");
+  }
+  cluster.Apply(R"(apiVersion: v1
+kind: Pod
+metadata: {name: nowhere}
+spec:
+  restartPolicy: Never
+  nodeSelector: {topology.strata.dev/rack: r9}
+  containers: [{name: c, command: [sleep, "1000"]}]
+)");
+  cluster.Reconcile(2);
+  for (const char* name : {"one", "two", "three"}) {
+    EXPECT_EQ(cluster.Pod(name).spec.node_name, "node-b") << name;
+  }
+  EXPECT_EQ(cluster.Pod("nowhere").spec.node_name, "");
+  EXPECT_THAT(cluster.Pod("nowhere").status.message,
+              HasSubstr("didn't match Pod's node affinity/selector"));
+}
+
 TEST(SchedulerLoopTest, ExplainsAJobWaitingForQuotaWithTheNumbers) {
   TestCluster cluster;
   cluster.AddNode("node-a", 8);

@@ -167,6 +167,25 @@ TEST_F(ServiceControllerTest, CreatesReplicasAsGangsOfTwoGpusOnOneNode) {
   EXPECT_THAT(EventReasons(), Contains("SuccessfulCreate"));
 }
 
+// The service's nodeSelector is every replica pod's: with n3 alone in rack r3, both replicas
+// (two GPUs each, four on a node) land there.
+TEST_F(ServiceControllerTest, ReplicasCarryTheServicesNodeSelector) {
+  cluster.AddNode("n3", 4, "r3");
+  std::string pinned = kService;
+  pinned.replace(pinned.find("  tensorParallel: 2"), 0,
+                 "  nodeSelector: {topology.strata.dev/rack: r3}\n");
+  cluster.Apply(pinned);
+  scaler.wanted["v1"] = 2;
+  Step();
+  Step();
+  std::vector<api::Pod> pods = ServicePods();
+  ASSERT_EQ(pods.size(), 2u);
+  for (const api::Pod& pod : pods) {
+    EXPECT_EQ(pod.spec.node_selector.at("topology.strata.dev/rack"), "r3") << pod.metadata.name;
+    EXPECT_EQ(pod.spec.node_name, "n3") << pod.metadata.name;
+  }
+}
+
 TEST_F(ServiceControllerTest, ScaleDownDrainsUntilTheLastStreamEnds) {
   cluster.Apply(kService);
   scaler.wanted["v1"] = 2;

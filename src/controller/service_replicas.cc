@@ -181,6 +181,7 @@ std::vector<api::Pod> MakeReplicaPods(const api::Service& service,
     pod.spec.restart_policy = "Never";
     pod.spec.resources = spec.resources;
     pod.spec.gpu_selector = spec.gpu_selector;
+    pod.spec.node_selector = spec.node_selector;
     pod.spec.tolerations = spec.tolerations;
     pod.spec.template_ = rank == 0 && spec.leader ? *spec.leader
                          : version.engine         ? *version.engine

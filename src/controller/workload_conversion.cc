@@ -472,6 +472,8 @@ void ReadPendingGroup(const std::string& name, std::vector<cluster::ObjectRef> g
       error = pod_set.error().message();
       break;
     }
+    pod_set->node_selector =
+        sched::Labels(p.spec.node_selector.begin(), p.spec.node_selector.end());
     workload.pod_sets.push_back(std::move(*pod_set));
   }
   const int64_t min_member = GangSize(first);
