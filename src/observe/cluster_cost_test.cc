@@ -22,6 +22,7 @@ TEST(CostPodsOfTest, RequestsModelAndTimesComeFromThePodItsNodeAndAnnotations) {
   ClusterObjects cluster;
   cluster.nodes = SharedNodes({GpuNode("n0", 8, false)});
   api::Pod running = BoundPod("a", "n0", {0, 1}, "Running");
+  running.metadata.uid = "uid-a";
   running.metadata.annotations[api::kBoundAtAnnotation] = FormatRfc3339(created + hours(1));
   api::Pod finished = BoundPod("b", "n0", {2}, "Succeeded", 250);
   finished.metadata.annotations[api::kFinishedAtAnnotation] = FormatRfc3339(created + hours(3));
@@ -36,11 +37,11 @@ TEST(CostPodsOfTest, RequestsModelAndTimesComeFromThePodItsNodeAndAnnotations) {
                              {pending, created},
                              {started, created}});
 
-  CostPods pods = CostPodsOf(cluster);
-  EXPECT_EQ(pods.unknown_end, 1);
-  ASSERT_EQ(pods.pods.size(), 3u);
-  EXPECT_EQ(pods.pods[2].start, created + hours(2));
-  const CostPod& a = pods.pods[0];
+  // The finished pod without a finish time is left out.
+  std::vector<CostPod> pods = CostPodsOf(cluster);
+  ASSERT_EQ(pods.size(), 3u);
+  EXPECT_EQ(pods[2].start, created + hours(2));
+  const CostPod& a = pods[0];
   EXPECT_EQ(a.name, "a");
   EXPECT_EQ(a.gpu_model, "H100-80GB");
   EXPECT_DOUBLE_EQ(a.gpus, 2);
@@ -49,7 +50,8 @@ TEST(CostPodsOfTest, RequestsModelAndTimesComeFromThePodItsNodeAndAnnotations) {
   EXPECT_EQ(a.job, "train");
   EXPECT_EQ(a.start, created + hours(1));
   EXPECT_FALSE(a.end.has_value());
-  const CostPod& b = pods.pods[1];
+  EXPECT_EQ(a.uid, "uid-a");
+  const CostPod& b = pods[1];
   EXPECT_DOUBLE_EQ(b.gpus, 0.25);
   EXPECT_EQ(b.start, created);
   EXPECT_EQ(b.end, created + hours(3));

@@ -17,6 +17,7 @@
 #include "metrics/metrics.h"
 #include "observe/cluster_gpus.h"
 #include "observe/cluster_objects_cache.h"
+#include "server/cost_api.h"
 #include "store/store.h"
 
 namespace strata::server {
@@ -72,9 +73,9 @@ struct ControlPlaneOptions {
   // Prices per GPU model per hour, CPU core-hour and memory GiB-hour (YAML or JSON, see
   // observe::ParsePriceTable); empty: observe::DefaultPriceTable().
   std::string price_table_file;
-  // Tokens each service served over a window (the gateway's counts), for cost per million
+  // Tokens each service served in [from, to] (the gateway's counts), for cost per million
   // tokens; empty: unknown. Called from the API's threads.
-  std::function<std::map<std::string, double>(Duration window)> service_tokens;
+  ServiceTokens service_tokens;
   // Called with the plane once it serves, before it says where it listens (so that a client
   // that waits for that line finds what this did): `strata up` records the admin credential
   // for the CLI. Unset: nothing.
