@@ -1,9 +1,10 @@
 // `strata cost`: what the cluster's allocations cost, by team, project, queue, job, service or
 // pod, over a window and, with --step, per step of it, from the control plane's cost endpoint
-// (its durable ledger; OpenCost's model: requests x price x time held). Exit codes: 0 success, 1 an error from the server (or none reachable),
-// 2 usage.
+// (its durable ledger; OpenCost's model: requests x price x time held). Exit codes: 0 success, 1 an
+// error from the server (or none reachable), 2 usage.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -120,7 +121,12 @@ Result<std::string> FormatSeries(const Json& report) {
   out += "\n";
   for (size_t s = 0; s < steps; ++s) {
     out += fmt::format("{:<21}", series["starts"][s].get<std::string>());
-    for (const std::vector<double>& column : columns) out += fmt::format(" {:>12.2f}", column[s]);
+    for (const std::vector<double>& column : columns) {
+      // A few seconds of a GPU is not "0.00": three significant digits below one.
+      const double value = column[s];
+      out += value == 0 || std::abs(value) >= 1 ? fmt::format(" {:>12.2f}", value)
+                                                : fmt::format(" {:>12.3g}", value);
+    }
     out += "\n";
   }
   return out;

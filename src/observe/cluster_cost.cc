@@ -96,8 +96,8 @@ void AddClusterMetrics(metrics::Registry& registry, std::shared_ptr<ClusterObjec
         for (CostDimension dimension :
              {CostDimension::kTeam, CostDimension::kProject, CostDimension::kQueue,
               CostDimension::kJob, CostDimension::kService}) {
-          reports.push_back(ComputeCost(shared->prices.currency, pods, dimension, window_start,
-                                        now, tokens));
+          reports.push_back(
+              ComputeCost(shared->prices.currency, pods, dimension, window_start, now, tokens));
         }
         RenderCostMetrics(reports, out, wanted);
       });

@@ -71,11 +71,11 @@ struct CostPod {
   std::string name;
   std::string namespace_name;
   std::map<std::string, std::string> labels;  // the team and project labels cost reads
-  std::string queue;      // the Queue (cluster queue), as GpuHolder::queue
-  std::string job;        // owning Job, or empty
-  std::string service;    // owning Service, or empty
-  std::string gpu_model;  // of the GPUs it holds; empty when it holds none
-  double gpus = 0;        // GPUs held (fractional shares summed)
+  std::string queue;                          // the Queue (cluster queue), as GpuHolder::queue
+  std::string job;                            // owning Job, or empty
+  std::string service;                        // owning Service, or empty
+  std::string gpu_model;                      // of the GPUs it holds; empty when it holds none
+  double gpus = 0;                            // GPUs held (fractional shares summed)
   double cpu_cores = 0;
   double memory_gib = 0;
   TimePoint start{};             // bound to its node

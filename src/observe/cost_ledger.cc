@@ -1,8 +1,13 @@
 #include "observe/cost_ledger.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <tuple>
 
@@ -72,17 +77,7 @@ struct CostLedger::OpenRecord {
 
 // The file and its prepared statements. Used under the ledger's mutex.
 struct CostLedger::Connection {
-  enum Id {
-    kBegin,
-    kCommit,
-    kRollback,
-    kInsert,
-    kClose,
-    kHasUid,
-    kSetMeta,
-    kContinue,
-    kCount
-  };
+  enum Id { kBegin, kCommit, kRollback, kInsert, kClose, kHasUid, kSetMeta, kContinue, kCount };
 
   ~Connection() {
     statements.clear();
@@ -148,16 +143,25 @@ CostLedger::CostLedger(std::string path, const PriceTable& prices, CostLedgerOpt
 CostLedger::~CostLedger() = default;
 
 Result<std::unique_ptr<CostLedger>> CostLedger::Open(const std::string& path,
-                                                    const PriceTable& prices, TimePoint now,
-                                                    CostLedgerOptions options) {
+                                                     const PriceTable& prices, TimePoint now,
+                                                     CostLedgerOptions options) {
   std::unique_ptr<CostLedger> ledger(new CostLedger(path, prices, options));
   auto db = std::make_unique<Connection>();
   db->path = path;
   std::error_code error;
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, error);
-  if (sqlite3_open_v2(path.c_str(), &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                      nullptr) != SQLITE_OK) {
+  // Who spent what is the admin's: the file is its owner's only, and SQLite gives its WAL and
+  // shared-memory files the same mode.
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0 || fchmod(fd, 0600) != 0) {
+    std::string why = std::strerror(errno);
+    if (fd >= 0) close(fd);
+    return Err(InternalError("cost ledger " + path + ": cannot open: " + why));
+  }
+  close(fd);
+  if (sqlite3_open_v2(path.c_str(), &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
     return Err(InternalError("cost ledger " + path + ": cannot open: " + sqlite3_errmsg(db->db)));
   }
   sqlite3_busy_timeout(db->db, kBusyTimeoutMs);
@@ -174,8 +178,7 @@ Result<std::unique_ptr<CostLedger>> CostLedger::Open(const std::string& path,
       "BEGIN IMMEDIATE",
       "COMMIT",
       "ROLLBACK",
-      std::string("INSERT INTO allocations (") + kRecordColumns + ") VALUES (" + placeholders +
-          ")",
+      std::string("INSERT INTO allocations (") + kRecordColumns + ") VALUES (" + placeholders + ")",
       "UPDATE allocations SET end_ns = ? WHERE id = ?",
       "SELECT 1 FROM allocations WHERE uid = ? LIMIT 1",
       "INSERT INTO meta (name, value) VALUES (?, ?) "
@@ -208,26 +211,27 @@ Status CostLedger::Load(TimePoint now) {
   open_.clear();
   closed_.clear();
   Result<bool> read = [&]() -> Result<bool> {
-  ASSIGN_OR_RETURN(std::optional<int64_t> seen, db_->Meta(kLastSeenRow));
-  ASSIGN_OR_RETURN(std::optional<int64_t> rolled, db_->Meta(kRolledUntilRow));
-  ASSIGN_OR_RETURN(std::optional<int64_t> rollup, db_->Meta(kLastRollupRow));
-  last_seen_ = seen ? At(*seen) : TimePoint{};
-  rolled_until_ = rolled ? At(*rolled) : TimePoint{};
-  last_rollup_ = rollup ? At(*rollup) : TimePoint{};
-  ASSIGN_OR_RETURN(Statement select,
-                   db_->Prepare("SELECT id, uid, start_ns, gpu_model, gpu_hour, cpu_core_hour, "
-                                "memory_gib_hour, gpu_priced FROM allocations WHERE end_ns IS NULL"));
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, select.Step("read the open records"));
-    if (!row) break;
-    OpenRecord record;
-    record.id = select.Int(0);
-    record.start = At(select.Int(2));
-    record.gpu_model = select.Text(3);
-    record.prices = {select.Double(4), select.Double(5), select.Double(6), select.Int(7) != 0};
-    open_[select.Text(1)] = std::move(record);
-  }
-  return true;
+    ASSIGN_OR_RETURN(std::optional<int64_t> seen, db_->Meta(kLastSeenRow));
+    ASSIGN_OR_RETURN(std::optional<int64_t> rolled, db_->Meta(kRolledUntilRow));
+    ASSIGN_OR_RETURN(std::optional<int64_t> rollup, db_->Meta(kLastRollupRow));
+    last_seen_ = seen ? At(*seen) : TimePoint{};
+    rolled_until_ = rolled ? At(*rolled) : TimePoint{};
+    last_rollup_ = rollup ? At(*rollup) : TimePoint{};
+    ASSIGN_OR_RETURN(
+        Statement select,
+        db_->Prepare("SELECT id, uid, start_ns, gpu_model, gpu_hour, cpu_core_hour, "
+                     "memory_gib_hour, gpu_priced FROM allocations WHERE end_ns IS NULL"));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, select.Step("read the open records"));
+      if (!row) break;
+      OpenRecord record;
+      record.id = select.Int(0);
+      record.start = At(select.Int(2));
+      record.gpu_model = select.Text(3);
+      record.prices = {select.Double(4), select.Double(5), select.Double(6), select.Int(7) != 0};
+      open_[select.Text(1)] = std::move(record);
+    }
+    return true;
   }();
   if (!read) return read.error();
   // A record is charged the prices in force when it was opened: continue those opened at other
@@ -388,10 +392,9 @@ Result<int64_t> CostLedger::RollUp(TimePoint now) {
                  memory_price = select.Double(9);
     const TimePoint start = At(select.Int(10)), end = At(select.Int(11));
     for (TimePoint hour = StepStart(start, kHour); hour < end; hour += kHour) {
-      const double held =
-          std::chrono::duration<double, std::ratio<3600>>(std::min(end, hour + kHour) -
-                                                           std::max(start, hour))
-              .count();
+      const double held = std::chrono::duration<double, std::ratio<3600>>(
+                              std::min(end, hour + kHour) - std::max(start, hour))
+                              .count();
       HourTotals& totals =
           hours[{Nanos(hour), select.Text(0), select.Text(1), select.Text(2), select.Text(3)}];
       totals.gpu_hours += gpus * held;
@@ -445,10 +448,9 @@ Result<int64_t> CostLedger::RollUp(TimePoint now) {
 Result<std::vector<CostPod>> CostLedger::Read(TimePoint from, TimePoint to) const {
   std::lock_guard lock(mutex_);
   std::vector<CostPod> out;
-  ASSIGN_OR_RETURN(Statement records,
-                   db_->Prepare(std::string("SELECT ") + kRecordColumns +
-                                " FROM allocations WHERE start_ns < ? AND "
-                                "(end_ns IS NULL OR end_ns > ?) ORDER BY id"));
+  ASSIGN_OR_RETURN(Statement records, db_->Prepare(std::string("SELECT ") + kRecordColumns +
+                                                   " FROM allocations WHERE start_ns < ? AND "
+                                                   "(end_ns IS NULL OR end_ns > ?) ORDER BY id"));
   records.Bind(1, Nanos(to));
   records.Bind(2, Nanos(from));
   for (;;) {
@@ -467,8 +469,7 @@ Result<std::vector<CostPod>> CostLedger::Read(TimePoint from, TimePoint to) cons
     pod.gpus = records.Double(9);
     pod.cpu_cores = records.Double(10);
     pod.memory_gib = records.Double(11);
-    pod.prices = {records.Double(12), records.Double(13), records.Double(14),
-                  records.Int(15) != 0};
+    pod.prices = {records.Double(12), records.Double(13), records.Double(14), records.Int(15) != 0};
     pod.start = At(records.Int(16));
     if (!records.IsNull(17)) pod.end = At(records.Int(17));
     out.push_back(std::move(pod));

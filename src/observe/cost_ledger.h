@@ -14,7 +14,7 @@
 // The durable cost ledger: what the cluster's allocations cost, kept as pods run, so that a
 // report over a window is the same before and after the pods are deleted and after the control
 // plane restarts (a kill -9 included). It is not an API object: a SQLite file of its own in the
-// data dir (kCostLedgerFileName), owned by the control plane.
+// data dir (kCostLedgerFileName, readable by its owner only), owned by the control plane.
 //
 // Model (OpenCost's, as cost.h): an allocation is charged its requests x price x time held.
 //
@@ -78,9 +78,8 @@ class CostLedger {
   // Opens (creating if needed) the ledger at `path`, charging new records at `prices`; open
   // records at other prices are closed at `now` and continued at these (see above). Returns
   // Internal naming the path when the file cannot be opened or is not a ledger.
-  static Result<std::unique_ptr<CostLedger>> Open(const std::string& path,
-                                                  const PriceTable& prices, TimePoint now,
-                                                  CostLedgerOptions options = {});
+  static Result<std::unique_ptr<CostLedger>> Open(const std::string& path, const PriceTable& prices,
+                                                  TimePoint now, CostLedgerOptions options = {});
   ~CostLedger();
   CostLedger(const CostLedger&) = delete;
   CostLedger& operator=(const CostLedger&) = delete;
@@ -118,9 +117,9 @@ class CostLedger {
   mutable std::mutex mutex_;  // guards everything below
   std::unique_ptr<Connection> db_;
   std::map<std::string, OpenRecord> open_;  // by pod uid
-  std::set<std::string> closed_;      // uids of closed records whose pods the cluster still has
+  std::set<std::string> closed_;  // uids of closed records whose pods the cluster still has
   bool first_sync_ = true;
-  TimePoint last_seen_{};    // the last Sync recorded (kept in the file)
+  TimePoint last_seen_{};     // the last Sync recorded (kept in the file)
   TimePoint rolled_until_{};  // records that ended before this were rolled up
   TimePoint last_rollup_{};
 };

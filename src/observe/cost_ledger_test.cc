@@ -90,8 +90,7 @@ class CostLedgerTest : public ::testing::Test {
 TEST_F(CostLedgerTest, AnOpenRecordAccruesWithoutWritesUntilItsPodEnds) {
   auto ledger = OpenLedger(dir_.File(), t0_);
   ASSERT_TRUE(ledger->Sync({Pod("a", "ml", 2, t0_)}, t0_).ok());
-  EXPECT_NEAR(Totals(*ledger, CostDimension::kTeam, t0_, t0_ + hours(3))["ml"], 3 * Rate(2),
-              1e-9);
+  EXPECT_NEAR(Totals(*ledger, CostDimension::kTeam, t0_, t0_ + hours(3))["ml"], 3 * Rate(2), 1e-9);
   EXPECT_EQ(ledger->Counts()->open, 1);
 
   // It finished at 01:30 (its own end); the ledger saw it at 02:00.
@@ -200,8 +199,8 @@ TEST_F(CostLedgerTest, OldRecordsRollUpIntoHoursWithTheSameTotals) {
   EXPECT_NEAR(Totals(*ledger, CostDimension::kService, t0_, end).at("llm"), by_service.at("llm"),
               1e-9);
   // Hours are whole: a window from 01:00 gets all of the hours from 01:00.
-  EXPECT_NEAR(Totals(*ledger, CostDimension::kTeam, t0_ + hours(1), end).at("ml"),
-              partial.at("ml"), 1e-9);
+  EXPECT_NEAR(Totals(*ledger, CostDimension::kTeam, t0_ + hours(1), end).at("ml"), partial.at("ml"),
+              1e-9);
   // Job and pod detail is gone: the spend is kept under __rolled_up__.
   const auto by_job = Totals(*ledger, CostDimension::kJob, t0_, end);
   EXPECT_EQ(by_job.size(), 1u);
@@ -261,10 +260,19 @@ TEST_F(CostLedgerTest, TheFileStopsGrowingAt10000PodsChurnedADay) {
             << by_day[8].rolled_up_hours << " hours, " << by_day[8].file_bytes << " bytes\n";
 }
 
-TEST_F(CostLedgerTest, AFileThatIsNotALedgerIsRefusedNamingIt) {
-  {
-    std::ofstream(dir_.File()) << "not a database, not at all: just some text";
+TEST_F(CostLedgerTest, TheFileIsItsOwnersOnly) {
+  auto ledger = OpenLedger(dir_.File(), t0_);
+  ASSERT_TRUE(ledger->Sync({Pod("a", "ml", 1, t0_)}, t0_).ok());
+  for (const std::string& file : {dir_.File(), dir_.File() + "-wal"}) {
+    std::filesystem::perms perms = std::filesystem::status(file).permissions();
+    EXPECT_EQ(perms & std::filesystem::perms::all,
+              std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
+        << file;
   }
+}
+
+TEST_F(CostLedgerTest, AFileThatIsNotALedgerIsRefusedNamingIt) {
+  { std::ofstream(dir_.File()) << "not a database, not at all: just some text"; }
   Result<std::unique_ptr<CostLedger>> ledger = CostLedger::Open(dir_.File(), Prices(), t0_);
   ASSERT_FALSE(ledger);
   EXPECT_THAT(ledger.error().message(), ::testing::HasSubstr(dir_.File()));

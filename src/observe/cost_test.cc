@@ -96,8 +96,7 @@ TEST(ComputeCostTest, GroupsByEveryDimensionAndUnlabelledPodsAreUnallocated) {
   clock.Advance(hours(1));
   auto names = [&](CostDimension dimension) {
     std::vector<std::string> out;
-    for (const CostLine& line :
-         Cost({job_pod, loose}, dimension, t0, clock.Now()).lines) {
+    for (const CostLine& line : Cost({job_pod, loose}, dimension, t0, clock.Now()).lines) {
       out.push_back(line.name);
     }
     std::sort(out.begin(), out.end());
@@ -119,8 +118,8 @@ TEST(ComputeCostTest, ServicesGetCostPerMillionTokens) {
   replica.cpu_cores = 0;
   replica.memory_gib = 0;
   clock.Advance(hours(5));
-  CostReport report = Cost({replica}, CostDimension::kService, t0, clock.Now(),
-                                  {{"llm", 2'000'000}});
+  CostReport report =
+      Cost({replica}, CostDimension::kService, t0, clock.Now(), {{"llm", 2'000'000}});
   ASSERT_EQ(report.lines.size(), 1u);
   EXPECT_DOUBLE_EQ(report.lines[0].total, 10);
   EXPECT_DOUBLE_EQ(*report.lines[0].tokens, 2'000'000);
@@ -281,8 +280,7 @@ std::vector<CostReport> TeamAndServiceReportsOverTwoHours() {
   replica.service = "llm";
   clock.Advance(hours(2));
   return {Cost({replica}, CostDimension::kTeam, t0, clock.Now()),
-          Cost({replica}, CostDimension::kService, t0, clock.Now(),
-                      {{"llm", 1'000'000}})};
+          Cost({replica}, CostDimension::kService, t0, clock.Now(), {{"llm", 1'000'000}})};
 }
 
 TEST(RenderCostMetricsTest, SeriesParseAndCarryTheGroup) {
@@ -302,8 +300,8 @@ TEST(CostReportToJsonTest, CarriesTheWindowAndEveryLine) {
   FakeClock clock;
   TimePoint t0 = clock.Now();
   clock.Advance(hours(1));
-  nlohmann::json json = CostReportToJson(
-      Cost({Pod("a", "ml", 1, t0)}, CostDimension::kTeam, t0, clock.Now()));
+  nlohmann::json json =
+      CostReportToJson(Cost({Pod("a", "ml", 1, t0)}, CostDimension::kTeam, t0, clock.Now()));
   EXPECT_EQ(json["by"], "team");
   EXPECT_EQ(json["windowStart"], "2026-01-01T00:00:00Z");
   EXPECT_EQ(json["windowEnd"], "2026-01-01T01:00:00Z");

@@ -398,10 +398,17 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   listener_options.host = host;
   listener_options.port = port;
   listener_options.max_body_bytes = options.max_body_bytes;
-  // /metrics also carries every GPU under the DCGM exporter's names and the cost series.
+  impl->cluster_objects = std::make_shared<observe::ClusterObjectsCache>(*impl->cache);
   ASSIGN_OR_RETURN(impl->cost_ledger,
                    observe::CostLedger::Open(options.data_dir + "/" + observe::kCostLedgerFileName,
                                              prices, RealClock::Instance().Now()));
+  // Reconciled with the pods that exist before the API serves (after a crash: open records of
+  // pods now gone closed, pods bound meanwhile recorded), so a first read is whole.
+  ASSIGN_OR_RETURN(std::shared_ptr<const observe::ClusterObjects> cluster_now,
+                   impl->cluster_objects->Get());
+  RETURN_IF_ERROR(
+      impl->cost_ledger->Sync(observe::CostPodsOf(*cluster_now), RealClock::Instance().Now()));
+  // /metrics also carries every GPU under the DCGM exporter's names and the cost series.
   observe::ClusterMetricsOptions metrics_options;
   metrics_options.ledger = impl->cost_ledger;
   metrics_options.prices = prices;
@@ -413,7 +420,6 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
       return tokens(now - window, now);
     };
   }
-  impl->cluster_objects = std::make_shared<observe::ClusterObjectsCache>(*impl->cache);
   observe::AddClusterMetrics(impl->registry, impl->cluster_objects, std::move(metrics_options));
   RestApi* api = impl->api.get();
   CostApiOptions cost_options;

@@ -139,8 +139,7 @@ Status CheckGpuUuidsUnclaimed(const store::Store& store, const api::Node& node) 
       return AlreadyExistsError(fmt::format(
           "node \"{}\": {} \"{}\" is a GPU that node \"{}\" reports already; a GPU belongs to "
           "one node (if {} is gone, an admin deletes it first: strata delete node {})",
-          node.metadata.name, claim->second, uuid, other.key.name, other.key.name,
-          other.key.name));
+          node.metadata.name, claim->second, uuid, other.key.name, other.key.name, other.key.name));
     }
   }
   return Status::Ok();

@@ -43,7 +43,7 @@ std::string JobManifest(const std::string& ns, const std::string& name, const st
 class CostLedgerE2eTest : public ::testing::Test {
  protected:
   std::vector<std::string> UpArgs() {
-    return {"--data-dir", data_.path(), "--listen",         "127.0.0.1:0",
+    return {"--data-dir", data_.path(),       "--listen", "127.0.0.1:0",
             kNoNvml,      "--gateway-listen", "off"};
   }
 
@@ -92,7 +92,8 @@ TEST_F(CostLedgerE2eTest, SpendByTeamSurvivesDeletesAndAKillNineOfUp) {
   ASSERT_TRUE(up.Start(UpArgs())) << up.output();
   auto client = Client(up);
   auto apply = [&](const std::string& yaml) {
-    auto applied = client->Call("POST", "/apis/strata.dev/v1alpha1/apply", yaml, "application/yaml");
+    auto applied =
+        client->Call("POST", "/apis/strata.dev/v1alpha1/apply", yaml, "application/yaml");
     ASSERT_TRUE(applied) << applied.error().ToString();
   };
   apply(ReadFile(SourceDir() + "/examples/team-queues/native.yaml"));
@@ -100,7 +101,8 @@ TEST_F(CostLedgerE2eTest, SpendByTeamSurvivesDeletesAndAKillNineOfUp) {
   apply(JobManifest("team-a", "short", "alpha", 1, 2));
   apply(JobManifest("team-b", "long", "beta", 2, 600));
   ASSERT_TRUE(WaitFor([&] { return JobPhase(*client, "team-a", "short") == "Succeeded"; }))
-      << JobPhase(*client, "team-a", "short") << "\n" << up.output();
+      << JobPhase(*client, "team-a", "short") << "\n"
+      << up.output();
   ASSERT_TRUE(WaitFor([&] { return JobPhase(*client, "team-b", "long") == "Running"; }))
       << JobPhase(*client, "team-b", "long");
   ASSERT_TRUE(client->Call("DELETE", "/apis/strata.dev/v1alpha1/namespaces/team-b/jobs/long"));
