@@ -465,16 +465,16 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   plane->AddLoop("node heartbeat", options.heartbeat_interval, [heartbeat, names] {
     return heartbeat->Beat(names, RealClock::Instance().Now());
   });
-  // The ledger follows the pods within milliseconds of a change (a pod bound, ended or
-  // deleted), and every 10 s records that it saw the cluster (see cost_ledger.h).
+  // The ledger follows the pods once a second: a deleted pod's record closes within a second
+  // of its deletion. Not woken by each Pod change: a pass reads every pod the cluster holds, so
+  // at thousands of pods and a busy scheduler, waking per change would cost a core.
   plane->AddLoop(
-      "cost ledger", std::chrono::seconds(10),
+      "cost ledger", std::chrono::seconds(1),
       [ledger = plane->impl_->cost_ledger, objects = plane->impl_->cluster_objects]() -> Status {
         Result<std::shared_ptr<const observe::ClusterObjects>> cluster = objects->Get();
         if (!cluster) return cluster.error();
         return ledger->Sync(observe::CostPodsOf(**cluster), RealClock::Instance().Now());
-      },
-      {"Pod"});
+      });
   if (kube_client != nullptr && options.leader_elect) plane->Campaign(options, out);
   std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   if (options.on_serving) options.on_serving(*plane);

@@ -90,8 +90,10 @@ using ControlStep = std::function<Status()>;
 
 // `strata up`: the SQLite store in the data dir, the GPU inventory registered as Node objects
 // (NVML, or a simulated shape when there is no GPU: its nodes are all this machine, reached at
-// 127.0.0.1), the REST API on its listener, and the control loops (node heartbeats, and the
-// steps added with AddLoop), each on one thread.
+// 127.0.0.1), the REST API on its listener, the cost ledger in the data dir
+// (observe/cost_ledger.h: reconciled with the pods before the API serves, then kept up to date
+// once a second; the cost endpoint and /metrics read it), and the control loops (node
+// heartbeats, the ledger's, and the steps added with AddLoop), each on one thread.
 //
 // Owned by the `strata up` command. Start, AddLoop and Stop are called from one thread; the
 // store is thread-safe and shared by everything here.

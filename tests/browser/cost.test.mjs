@@ -61,10 +61,10 @@ async function until(what, check) {
 const phase = async (namespace, name) =>
   (await get(`/apis/strata.dev/v1alpha1/namespaces/${namespace}/jobs/${name}`)).status?.phase;
 
-// Each team's total over the page's default window, from the API.
-async function totalsByTeam() {
+// Each team's line over the page's default window, from the API.
+async function linesByTeam() {
   const report = await get('/apis/strata.dev/v1alpha1/cost?by=team&window=24h&step=1h');
-  return Object.fromEntries(report.lines.map((line) => [line.name, line.total]));
+  return Object.fromEntries(report.lines.map((line) => [line.name, line]));
 }
 
 // The total cell of `team`'s row in the page's table.
@@ -115,18 +115,17 @@ test('spend over time by team, the totals, and a deleted job\'s spend kept', lim
     { method: 'DELETE', headers: adminHeaders(up) });
   assert.ok(deleted.ok, `delete: ${deleted.status}`);
   await until('beta\'s pods to go', async () => (await get('/api/v1/namespaces/team-b/pods')).items.length === 0);
-  let totals;
-  await until('the spend to stop moving', async () => {
-    const first = await totalsByTeam();
-    await sleep(300);
-    totals = await totalsByTeam();
-    return first.beta === totals.beta && totals.beta > 0;
+  // Closed once the ledger saw its pod go: nothing held now, so the figure no longer moves.
+  let lines;
+  await until('beta\'s allocation to close', async () => {
+    lines = await linesByTeam();
+    return lines.beta?.hourlyRate === 0 && lines.beta.total > 0;
   });
   await page.reload();
   await page.waitForFunction((expected) => {
     const row = document.querySelector('table.cost-totals tr[data-name="beta"]');
     return row && row.querySelectorAll('td')[6].textContent === expected;
-  }, money(totals.beta), wait);
-  assert.equal(await totalCell('alpha').textContent(), money(totals.alpha));
+  }, money(lines.beta.total), wait);
+  assert.equal(await totalCell('alpha').textContent(), money(lines.alpha.total));
   await page.screenshot({ path: path.join(artifacts, 'cost-after-delete.png'), fullPage: true });
 });

@@ -74,14 +74,21 @@ class CostLedgerE2eTest : public ::testing::Test {
     return pods ? (*pods)["items"].size() : 0;
   }
 
-  // Cost by team over the last hour: each team's total.
-  static std::map<std::string, double> ByTeam(client::ApiClient& client) {
+  // Cost by team over the last hour: each team's total and what it holds now, per hour.
+  struct Line {
+    double total = 0;
+    double hourly_rate = 0;
+    bool operator==(const Line&) const = default;
+  };
+  static std::map<std::string, Line> ByTeam(client::ApiClient& client) {
     auto report = client.Get(std::string(server::CostApi::kPath) + "?by=team&window=1h");
     EXPECT_TRUE(report) << report.error().ToString();
-    std::map<std::string, double> totals;
-    if (!report) return totals;
-    for (const Json& line : (*report)["lines"]) totals[line["name"]] = line["total"];
-    return totals;
+    std::map<std::string, Line> lines;
+    if (!report) return lines;
+    for (const Json& line : (*report)["lines"]) {
+      lines[line["name"]] = {line["total"].get<double>(), line["hourlyRate"].get<double>()};
+    }
+    return lines;
   }
 
   node::testing::TempDir data_;
@@ -108,16 +115,15 @@ TEST_F(CostLedgerE2eTest, SpendByTeamSurvivesDeletesAndAKillNineOfUp) {
   ASSERT_TRUE(client->Call("DELETE", "/apis/strata.dev/v1alpha1/namespaces/team-b/jobs/long"));
   ASSERT_TRUE(WaitFor([&] { return Pods(*client, "team-b") == 0; }));
 
-  // Both allocations are closed: the figures stop moving once the ledger saw beta's pod go.
-  std::map<std::string, double> closed;
+  // Both allocations closed (nothing held now, per hour), the figures no longer move.
+  std::map<std::string, Line> closed;
   ASSERT_TRUE(WaitFor([&] {
-    std::map<std::string, double> first = ByTeam(*client);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     closed = ByTeam(*client);
-    return first == closed && closed.count("alpha") > 0 && closed.count("beta") > 0;
-  })) << Json(closed).dump();
-  EXPECT_GT(closed["alpha"], 0);
-  EXPECT_GT(closed["beta"], 0);
+    return closed.count("alpha") > 0 && closed.count("beta") > 0 &&
+           closed["alpha"].hourly_rate == 0 && closed["beta"].hourly_rate == 0;
+  }));
+  EXPECT_GT(closed["alpha"].total, 0);
+  EXPECT_GT(closed["beta"].total, 0);
 
   // alpha's job deleted too: nothing of either is left in the cluster, and the same spend.
   ASSERT_TRUE(client->Call("DELETE", "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs/short"));
