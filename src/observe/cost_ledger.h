@@ -59,9 +59,10 @@ inline constexpr char kCostLedgerFileName[] = "cost-ledger.db";
 struct CostLedgerOptions {
   Duration raw_retention = std::chrono::hours(24 * 8);
   Duration rollup_retention = std::chrono::hours(24 * 400);
-  // How often Sync rolls up (and how often it records that it saw the cluster when nothing
-  // else changed: the closing time of pods gone while it was down is at most this late).
+  // How often Sync rolls up.
   Duration rollup_interval = std::chrono::hours(1);
+  // How often a Sync that changed nothing records that it saw the cluster: pods gone while the
+  // ledger was down are closed at most this long before it last saw them.
   Duration seen_interval = std::chrono::seconds(10);
 };
 
