@@ -47,8 +47,8 @@
 // and pod read back as kRolledUp. Rolled-up hours older than `rollup_retention` (400 days, more
 // than the cost API's longest window) are deleted. So the raw rows are at most the allocations
 // of `raw_retention` (80,000 at 10,000 pods a day: about 15 MB, as the test measures 1.8 MB per
-// 10,000) plus those that run, and the
-// rolled-up rows at most 9,600 per group; freed pages are reused, so the file stops growing.
+// 10,000) plus those that run, and the rolled-up rows at most 9,600 per group; freed pages are
+// reused, so the file stops growing.
 //
 // Thread-safe: Sync (the ledger's loop) and Read (the cost API, /metrics) may run at once.
 
