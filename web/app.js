@@ -3,7 +3,8 @@
 
 import { LiveCollection, setToken, token } from './api.js';
 import { ClusterView } from './cluster.js';
-import { costPage, jobsPage, queuesPage } from './pages.js';
+import { costPage } from './cost.js';
+import { jobsPage, queuesPage } from './pages.js';
 import { servicesPage } from './services.js';
 
 const status = document.getElementById('status');

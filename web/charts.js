@@ -62,3 +62,46 @@ export class TimeChart {
     }, data, this.box);
   }
 }
+
+// A chart of whole series known at once (not sampled while the page is open): `times` (seconds)
+// and one array of values per named series, over a fixed time range, so that a window of a day
+// reads in hours and a month in days even when few steps hold values. The element carries
+// data-series (the names, comma-separated) and data-points (steps with a value), what tests look
+// for; without uPlot it shows each series' sum as text.
+export class SeriesChart {
+  constructor(parent, title, unit) {
+    this.title = title;
+    this.unit = unit;
+    this.box = document.createElement('div');
+    this.box.className = 'chart';
+    this.box.dataset.title = title;
+    parent.appendChild(this.box);
+    this.plot = null;
+  }
+
+  // Draws `series` (Map name -> values aligned with `times`, null for no value) over
+  // [from, to] (seconds); a value is drawn as a point and joined to its neighbours.
+  async set(times, series, from, to) {
+    await loading;
+    const names = [...series.keys()];
+    this.box.dataset.series = names.join(',');
+    this.box.dataset.points = String([...series.values()].flat().filter((v) => v !== null).length);
+    if (this.plot) this.plot.destroy();
+    this.plot = null;
+    this.box.innerHTML = '';
+    if (!uPlotModule) {
+      this.box.textContent = `${this.title}: ` + names.map((n) =>
+        `${n} ${series.get(n).reduce((a, v) => a + (v ?? 0), 0).toFixed(2)} ${this.unit}`).join(', ');
+      return;
+    }
+    this.plot = new uPlotModule({
+      title: this.title, width: 560, height: 240,
+      scales: { x: { time: true, range: [from, to] } },
+      series: [{}, ...names.map((n, i) => ({
+        label: n, stroke: `hsl(${(i * 67) % 360} 65% 45%)`, points: { show: true, size: 6 },
+        spanGaps: false,
+      }))],
+      axes: [{}, { label: this.unit }],
+    }, [times, ...names.map((n) => series.get(n))], this.box);
+  }
+}

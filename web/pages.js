@@ -1,8 +1,7 @@
-// The Queues, Jobs and Cost pages, over live collections and the metrics page, and the helpers
-// every page shares (services.js has the Services page).
+// The Queues and Jobs pages, over live collections and the metrics page, and the helpers every
+// page shares (services.js has the Services page, cost.js the Cost page).
 
 import { getJson, getText, parseMetrics } from './api.js';
-import { TimeChart } from './charts.js';
 import { VirtualList } from './vlist.js';
 
 // How long ago `timestamp` (RFC 3339) was, in a unit that suits it: 42s, 5m, 3h, 2d.
@@ -110,56 +109,4 @@ export function jobsPage(parent, { jobs }) {
   ], show);
   const off = jobs.subscribe((items) => list.setItems([...items.values()]));
   return off;
-}
-
-// Cost: the cost endpoint's report by team (or another dimension), and each team's hourly rate
-// over time.
-export function costPage(parent) {
-  section(parent, 'Cost');
-  const controls = document.createElement('div');
-  controls.innerHTML = `by <select id="cost-by"><option>team</option><option>project</option>
-    <option>queue</option><option>job</option><option>service</option></select>
-    window <select id="cost-window"><option>24h</option><option>1h</option><option>168h</option></select>`;
-  parent.appendChild(controls);
-  const table = document.createElement('table');
-  parent.appendChild(table);
-  const note = document.createElement('p');
-  note.className = 'muted';
-  parent.appendChild(note);
-  const charts = document.createElement('div');
-  charts.className = 'charts';
-  parent.appendChild(charts);
-  const rate = new TimeChart(charts, 'cost per hour, by team', '$/h');
-  const money = (v) => (v === undefined ? '-' : v.toFixed(2));
-  const refresh = async () => {
-    const by = controls.querySelector('#cost-by').value;
-    const window = controls.querySelector('#cost-window').value;
-    try {
-      const report = await getJson(`/apis/strata.dev/v1alpha1/cost?by=${by}&window=${window}`);
-      const rows = [...report.lines, report.total];
-      table.innerHTML = '<tr><th></th><th>pods</th><th>GPU-hours</th><th>GPU</th><th>CPU</th>' +
-        '<th>memory</th><th>total</th><th>per hour</th><th>per 1M tokens</th></tr>';
-      for (const line of rows) {
-        const tr = document.createElement('tr');
-        for (const value of [line.name, line.pods, line.gpuHours.toFixed(1), money(line.gpuCost),
-          money(line.cpuCost), money(line.memoryCost), money(line.total), money(line.hourlyRate),
-          line.costPerMillionTokens === undefined ? '-' : line.costPerMillionTokens.toFixed(4)]) {
-          const td = document.createElement('td');
-          td.textContent = value;
-          tr.appendChild(td);
-        }
-        table.appendChild(tr);
-      }
-      note.textContent = `${report.currency}, ${report.windowStart} to ${report.windowEnd}`;
-      if (by === 'team') {
-        rate.add(Date.now() / 1000, Object.fromEntries(report.lines.map((l) => [l.name, l.hourlyRate])));
-      }
-    } catch (error) {
-      note.textContent = String(error);
-    }
-  };
-  controls.addEventListener('change', refresh);
-  refresh();
-  const timer = setInterval(refresh, 30000);
-  return () => clearInterval(timer);
 }

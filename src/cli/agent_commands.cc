@@ -93,7 +93,11 @@ Result<api::Node> DiscoverNode(const AgentOptions& options, std::ostream& out) {
   }
   if (found.empty()) return Err(FailedPreconditionError("the inventory found no node"));
   found.resize(1);  // one agent serves one node
-  found[0].node_name = options.name;
+  if (simulated) {
+    node::RenameSimulatedNode(found[0], options.name);
+  } else {
+    found[0].node_name = options.name;
+  }
   return server::NodesFromInventory(
       found, simulated ? server::SimulatedNodeCapacity() : server::HostCapacity(), simulated,
       RealClock::Instance().Now())[0];

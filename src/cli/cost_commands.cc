@@ -1,11 +1,13 @@
 // `strata cost`: what the cluster's allocations cost, by team, project, queue, job, service or
-// pod, over a window, from the control plane's cost endpoint (OpenCost's model: requests x
-// price x time held). Exit codes: 0 success, 1 an error from the server (or none reachable),
-// 2 usage.
+// pod, over a window and, with --step, per step of it, from the control plane's cost endpoint
+// (its durable ledger; OpenCost's model: requests x price x time held). Exit codes: 0 success, 1 an
+// error from the server (or none reachable), 2 usage.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "cli/client_flags.h"
 #include "cli/command_registry.h"
@@ -22,6 +24,7 @@ struct CostOptions {
   ClientFlags flags;
   std::string by = "team";
   std::string window = "24h";
+  std::string step;
   std::string output;
 };
 
@@ -72,9 +75,6 @@ Result<std::string> FormatTable(const Json& report, const std::string& by) {
   out += fmt::format("{} from {} to {}", report.value("currency", std::string("?")),
                      report.value("windowStart", std::string("?")),
                      report.value("windowEnd", std::string("?")));
-  int unknown = report.value("podsWithoutFinishTime", 0);
-  if (unknown > 0)
-    out += fmt::format("; {} finished pod(s) without a finish time left out", unknown);
   const Json& unpriced = report.value("unpricedGpuModels", Json::array());
   if (unpriced.is_array() && !unpriced.empty()) {
     out += "; charged at the default GPU price: ";
@@ -85,6 +85,53 @@ Result<std::string> FormatTable(const Json& report, const std::string& by) {
   return out + "\n";
 }
 
+// The spend per step of the report's series: one row per step (its start, UTC), one column per
+// group (the first 8 by total; the rest summed under "others"), and for services the tokens of
+// each step's cost per million tokens below its cost.
+Result<std::string> FormatSeries(const Json& report) {
+  const Json& series = report.value("series", Json());
+  if (!series.is_object() || !series.contains("starts") || !series["starts"].is_array() ||
+      !series.contains("lines") || !series["lines"].is_array()) {
+    return Err(InternalError("the server's cost report lacks series"));
+  }
+  constexpr size_t kColumns = 8;
+  const Json& lines = series["lines"];
+  const size_t steps = series["starts"].size();
+  std::vector<std::string> names;
+  std::vector<std::vector<double>> columns;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const Json& line = lines[i];
+    if (!line.is_object() || !line.contains("name") || !line["name"].is_string() ||
+        !line.contains("cost") || !line["cost"].is_array() || line["cost"].size() != steps) {
+      return Err(InternalError(fmt::format("the server's cost report lacks series.lines[{}]", i)));
+    }
+    if (i == kColumns) {
+      names.push_back("others");
+      columns.emplace_back(steps, 0.0);
+    }
+    if (i >= kColumns) {
+      for (size_t s = 0; s < steps; ++s) columns.back()[s] += line["cost"][s].get<double>();
+      continue;
+    }
+    names.push_back(line["name"].get<std::string>());
+    columns.push_back(line["cost"].get<std::vector<double>>());
+  }
+  std::string out = fmt::format("{:<21}", "STEP");
+  for (const std::string& name : names) out += fmt::format(" {:>12.12}", name);
+  out += "\n";
+  for (size_t s = 0; s < steps; ++s) {
+    out += fmt::format("{:<21}", series["starts"][s].get<std::string>());
+    for (const std::vector<double>& column : columns) {
+      // A few seconds of a GPU is not "0.00": three significant digits below one.
+      const double value = column[s];
+      out += value == 0 || std::abs(value) >= 1 ? fmt::format(" {:>12.2f}", value)
+                                                : fmt::format(" {:>12.3g}", value);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 void RunCost(const CostOptions& options) {
   if (auto dimension = observe::ParseCostDimension(options.by); !dimension) {
     Fail(dimension.error(), 2);
@@ -93,11 +140,16 @@ void RunCost(const CostOptions& options) {
   auto client = Connect(options.flags);
   if (client == nullptr) return;
   Result<Json> report = client->Get(std::string(server::CostApi::kPath) + "?by=" + options.by +
-                                    "&window=" + options.window);
+                                    "&window=" + options.window +
+                                    (options.step.empty() ? "" : "&step=" + options.step));
   Result<std::string> text =
       report ? (options.output == "json" ? Result<std::string>(report->dump(2) + "\n")
                                          : FormatTable(*report, options.by))
              : Result<std::string>(Err(report.error()));
+  if (text && report && options.output != "json" && !options.step.empty()) {
+    Result<std::string> series = FormatSeries(*report);
+    text = series ? Result<std::string>(*series + "\n" + *text) : series;
+  }
   if (!text) {
     Fail(text.error());
     return;
@@ -116,8 +168,10 @@ STRATA_REGISTER_COMMANDS("cost", [](CLI::App& app) {
   AddClientFlags(cost, options->flags, /*namespaced_verbs=*/false);
   cost->add_option("--by", options->by, "team | project | queue | job | service | pod")
       ->capture_default_str();
-  cost->add_option("--window", options->window, "how far back, as a duration (24h, 7d is 168h)")
+  cost->add_option("--window", options->window, "how far back, as a duration (24h) or days (7d)")
       ->capture_default_str();
+  cost->add_option("--step", options->step,
+                   "also print the spend per step of the window (1h, 1d), one column per group");
   cost->add_option("-o,--output", options->output, "json for the server's report as it is")
       ->check(CLI::IsMember({"", "json"}));
   cost->callback([options] { RunCost(*options); });

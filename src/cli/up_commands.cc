@@ -106,7 +106,9 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
   std::error_code ignored;
   std::filesystem::path absolute = std::filesystem::absolute(options.data_dir, ignored);
   if (!absolute.empty()) plane_options.data_dir = absolute.lexically_normal().string();
-  plane_options.service_tokens = [tokens](Duration window) { return tokens->Over(window); };
+  plane_options.service_tokens = [tokens](TimePoint from, TimePoint to) {
+    return tokens->Between(from, to);
+  };
   plane_options.on_serving = [](const server::ControlPlane& plane) {
     RememberAdminCredential(plane, std::cout);
   };

@@ -9,6 +9,10 @@
 namespace strata::node {
 namespace {
 
+std::string NamedGpuUuid(const std::string& node_name, int64_t index) {
+  return fmt::format("GPU-{}-{:02d}", node_name, index);
+}
+
 constexpr int kMaxNodes = 100000;
 constexpr int kMaxGpusPerNode = 64;
 
@@ -124,7 +128,7 @@ Result<std::vector<NodeGpus>> SimulatedInventory::Discover() {
       gpu.name = std::string(spec_.model->product_name);
       gpu.uuid = spec_.node_prefix == kDefaultNodePrefix
                      ? fmt::format("GPU-sim-{:04d}-{:02d}", n, g)
-                     : fmt::format("GPU-{}-{:02d}", node.node_name, g);
+                     : NamedGpuUuid(node.node_name, g);
       gpu.memory_bytes = spec_.model->memory_bytes;
       gpu.nvlink_island = g / spec_.model->nvlink_domain_size;
       node.gpus.push_back(std::move(gpu));
@@ -136,6 +140,11 @@ Result<std::vector<NodeGpus>> SimulatedInventory::Discover() {
 
 std::string SimulatedInventory::Describe() const {
   return "simulated " + FormatSimulateSpec(spec_);
+}
+
+void RenameSimulatedNode(NodeGpus& node, const std::string& name) {
+  node.node_name = name;
+  for (GpuDevice& gpu : node.gpus) gpu.uuid = NamedGpuUuid(name, gpu.index);
 }
 
 }  // namespace strata::node

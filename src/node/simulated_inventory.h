@@ -35,6 +35,11 @@ Result<SimulateSpec> ParseSimulateSpec(std::string_view text);
 // The canonical spelling of a spec: ParseSimulateSpec(FormatSimulateSpec(s)) == s.
 std::string FormatSimulateSpec(const SimulateSpec& spec);
 
+// Names a simulated node `name` and gives its GPUs UUIDs of that name ("GPU-<name>-00"), as a
+// spec with a prefix of its own does: simulated nodes that join one control plane under their
+// own names never report the same GPU (the control plane refuses a node that does).
+void RenameSimulatedNode(NodeGpus& node, const std::string& name);
+
 // A GpuInventory with no hardware behind it: nodes "sim-node-0".."sim-node-(N-1)" (or the
 // spec's prefix) spread over racks "rack-0".. in contiguous blocks, GPUs indexed 0..G-1 per
 // node, NVLink islands after the model's domain size, UUIDs stable across runs and unique to

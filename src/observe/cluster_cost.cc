@@ -17,16 +17,17 @@ constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
 
 }  // namespace
 
-CostPods CostPodsOf(const ClusterObjects& cluster) {
+std::vector<CostPod> CostPodsOf(const ClusterObjects& cluster) {
   std::map<std::string, const api::Node*> nodes;
   for (const std::shared_ptr<const api::Node>& node : cluster.nodes) {
     nodes[node->metadata.name] = node.get();
   }
-  CostPods out;
+  std::vector<CostPod> out;
   for (const std::shared_ptr<const StoredPod>& stored : cluster.pods) {
     const api::Pod& pod = stored->pod;
     if (pod.spec.node_name.empty()) continue;
     CostPod cost;
+    cost.uid = pod.metadata.uid;
     cost.name = pod.metadata.name;
     cost.namespace_name = pod.metadata.namespace_name;
     cost.labels = pod.metadata.labels;
@@ -49,14 +50,15 @@ CostPods CostPodsOf(const ClusterObjects& cluster) {
             .value_or(AnnotationTime(pod, api::kStartedAtAnnotation).value_or(stored->created));
     if (!HoldsResources(pod)) {
       cost.end = AnnotationTime(pod, api::kFinishedAtAnnotation);
-      if (!cost.end) {
-        ++out.unknown_end;
-        continue;
-      }
+      if (!cost.end) continue;
     }
-    out.pods.push_back(std::move(cost));
+    out.push_back(std::move(cost));
   }
   return out;
+}
+
+void PriceAll(const PriceTable& prices, std::vector<CostPod>& pods) {
+  for (CostPod& pod : pods) pod.prices = PricesFor(prices, pod.gpus > 0 ? pod.gpu_model : "");
 }
 
 void AddClusterMetrics(metrics::Registry& registry, std::shared_ptr<ClusterObjectsCache> cache,
@@ -80,13 +82,22 @@ void AddClusterMetrics(metrics::Registry& registry, std::shared_ptr<ClusterObjec
         TimePoint now = shared->clock->Now();
         std::map<std::string, double> tokens =
             shared->service_tokens ? shared->service_tokens() : std::map<std::string, double>{};
-        CostPods pods = CostPodsOf(**cluster);
+        const TimePoint window_start = now - shared->cost_window;
+        std::vector<CostPod> pods;
+        if (shared->ledger != nullptr) {
+          Result<std::vector<CostPod>> read = shared->ledger->Read(window_start, now);
+          if (!read) return;
+          pods = std::move(*read);
+        } else {
+          pods = CostPodsOf(**cluster);
+          PriceAll(shared->prices, pods);
+        }
         std::vector<CostReport> reports;
         for (CostDimension dimension :
              {CostDimension::kTeam, CostDimension::kProject, CostDimension::kQueue,
               CostDimension::kJob, CostDimension::kService}) {
-          reports.push_back(ComputeCost(shared->prices, pods.pods, dimension,
-                                        now - shared->cost_window, now, tokens));
+          reports.push_back(
+              ComputeCost(shared->prices.currency, pods, dimension, window_start, now, tokens));
         }
         RenderCostMetrics(reports, out, wanted);
       });

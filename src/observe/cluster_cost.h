@@ -13,6 +13,7 @@
 #include "observe/cluster_gpus.h"
 #include "observe/cluster_objects_cache.h"
 #include "observe/cost.h"
+#include "observe/cost_ledger.h"
 
 // Cost and GPU figures of the whole cluster, computed from the store's objects at each request
 // or scrape: the bridge between the store's Pods and Nodes and the pure accounting in cost.h and
@@ -20,18 +21,22 @@
 
 namespace strata::observe {
 
-struct CostPods {
-  std::vector<CostPod> pods;
-  int unknown_end = 0;  // finished pods without api::kFinishedAtAnnotation, left out
-};
+// The allocation of every pod bound to a node that the cluster holds: requests from its spec,
+// GPUs (fractional shares summed) and their model from its node, its bound-at (else its
+// started-at, else its creation) as start and, once finished, its finished-at as end; a
+// finished pod without a finished-at is left out (the ledger closes its record when it sees it
+// go). What CostLedger::Sync reads; the prices are left for the ledger (or PriceAll) to set.
+std::vector<CostPod> CostPodsOf(const ClusterObjects& cluster);
 
-// The allocation of every pod that was ever bound to a node: requests from its spec, GPUs
-// (fractional shares summed) and their model from its node, times from the annotations above.
-CostPods CostPodsOf(const ClusterObjects& cluster);
+// Sets each pod's prices to what `prices` charges it.
+void PriceAll(const PriceTable& prices, std::vector<CostPod>& pods);
 
 // Where the cluster's figures come from, besides the store.
 struct ClusterMetricsOptions {
   const Clock* clock = &RealClock::Instance();
+  // Where the cost families come from: the durable ledger (what the cost API reads too); null:
+  // the pods the cluster holds now, at `prices` (a reader without a data dir: a tool, a bench).
+  std::shared_ptr<const CostLedger> ledger;
   PriceTable prices = DefaultPriceTable();
   // The window of strata_cost_accrued.
   Duration cost_window = std::chrono::hours(24);

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "metrics/prometheus_text.h"
 #include "observe/test_cluster.h"
 
@@ -22,6 +24,7 @@ TEST(CostPodsOfTest, RequestsModelAndTimesComeFromThePodItsNodeAndAnnotations) {
   ClusterObjects cluster;
   cluster.nodes = SharedNodes({GpuNode("n0", 8, false)});
   api::Pod running = BoundPod("a", "n0", {0, 1}, "Running");
+  running.metadata.uid = "uid-a";
   running.metadata.annotations[api::kBoundAtAnnotation] = FormatRfc3339(created + hours(1));
   api::Pod finished = BoundPod("b", "n0", {2}, "Succeeded", 250);
   finished.metadata.annotations[api::kFinishedAtAnnotation] = FormatRfc3339(created + hours(3));
@@ -36,11 +39,11 @@ TEST(CostPodsOfTest, RequestsModelAndTimesComeFromThePodItsNodeAndAnnotations) {
                              {pending, created},
                              {started, created}});
 
-  CostPods pods = CostPodsOf(cluster);
-  EXPECT_EQ(pods.unknown_end, 1);
-  ASSERT_EQ(pods.pods.size(), 3u);
-  EXPECT_EQ(pods.pods[2].start, created + hours(2));
-  const CostPod& a = pods.pods[0];
+  // The finished pod without a finish time is left out.
+  std::vector<CostPod> pods = CostPodsOf(cluster);
+  ASSERT_EQ(pods.size(), 3u);
+  EXPECT_EQ(pods[2].start, created + hours(2));
+  const CostPod& a = pods[0];
   EXPECT_EQ(a.name, "a");
   EXPECT_EQ(a.gpu_model, "H100-80GB");
   EXPECT_DOUBLE_EQ(a.gpus, 2);
@@ -49,7 +52,8 @@ TEST(CostPodsOfTest, RequestsModelAndTimesComeFromThePodItsNodeAndAnnotations) {
   EXPECT_EQ(a.job, "train");
   EXPECT_EQ(a.start, created + hours(1));
   EXPECT_FALSE(a.end.has_value());
-  const CostPod& b = pods.pods[1];
+  EXPECT_EQ(a.uid, "uid-a");
+  const CostPod& b = pods[1];
   EXPECT_DOUBLE_EQ(b.gpus, 0.25);
   EXPECT_EQ(b.start, created);
   EXPECT_EQ(b.end, created + hours(3));
@@ -78,6 +82,51 @@ TEST(AddClusterMetricsTest, AScrapeRendersGpuAndCostFamiliesFromTheStore) {
   EXPECT_THAT(page, HasSubstr("strata_cost_hourly_rate{by=\"team\",name=\"ml\""));
   EXPECT_THAT(page, HasSubstr("strata_cost_accrued{by=\"job\",name=\"default/train\""));
   EXPECT_THAT(page, HasSubstr("strata_cost_per_million_tokens{service=\"llm\""));
+}
+
+TEST(AddClusterMetricsTest, WithALedgerTheCostOfADeletedPodIsStillRendered) {
+  std::unique_ptr<store::Store> store = testing::SimulatedClusterStore(2);
+  FakeClock clock(RealClock::Instance().Now());
+  std::string pattern = (std::filesystem::temp_directory_path() / "cluster-cost-XXXXXX").string();
+  const std::string dir = mkdtemp(pattern.data());
+  Result<std::unique_ptr<CostLedger>> opened =
+      CostLedger::Open(dir + "/" + kCostLedgerFileName, DefaultPriceTable(), clock.Now());
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  std::shared_ptr<CostLedger> ledger = std::move(*opened);
+  auto cache = std::make_shared<ClusterObjectsCache>(*store);
+  auto sync = [&] {
+    Result<std::shared_ptr<const ClusterObjects>> cluster = cache->Get();
+    ASSERT_TRUE(cluster);
+    ASSERT_TRUE(ledger->Sync(CostPodsOf(**cluster), clock.Now()).ok());
+  };
+  sync();
+  metrics::Registry registry;
+  ClusterMetricsOptions options;
+  options.clock = &clock;
+  options.ledger = ledger;
+  AddClusterMetrics(registry, cache, options);
+
+  // train-0 held 4 GPUs for an hour, then was deleted.
+  clock.Advance(hours(1));
+  ASSERT_TRUE(store->Delete({"Pod", "default", "train-0"}).has_value());
+  sync();
+  clock.Advance(hours(1));
+  const std::string page = registry.RenderText(metrics::FamilySelection({"strata_cost_accrued"}));
+  Result<std::vector<metrics::Sample>> parsed = metrics::ParsePrometheusText(page);
+  ASSERT_TRUE(parsed) << parsed.error().ToString();
+  std::optional<double> train;
+  for (const metrics::Sample& sample : *parsed) {
+    const std::string* by = sample.Label("by");
+    const std::string* name = sample.Label("name");
+    if (by != nullptr && *by == "job" && name != nullptr && *name == "default/train") {
+      train = sample.value;
+    }
+  }
+  // 4 H100s at 2.50, 8 cores at 0.03 and 64 GiB at 0.004 for the hour it ran (and the
+  // milliseconds between the store's creation and the clock's start).
+  ASSERT_TRUE(train.has_value()) << page;
+  EXPECT_NEAR(*train, 4 * 2.5 + 8 * 0.03 + 64 * 0.004, 0.01);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(AddClusterMetricsTest, AScrapeOfSomeFamiliesRendersThoseAlone) {

@@ -39,13 +39,13 @@ std::string Describe(const ClusterObjects& cluster) {
   }
   text += "undecodable " + std::to_string(cluster.undecodable) + "\n";
   RenderGpuMetrics(ClusterGpuSamples(cluster, {}), text, metrics::FamilySelection());
-  const CostPods costs = CostPodsOf(cluster);
-  text += "unknown end " + std::to_string(costs.unknown_end) + "\n";
+  std::vector<CostPod> costs = CostPodsOf(cluster);
+  PriceAll(DefaultPriceTable(), costs);
   const TimePoint now = FakeClock::kDefaultStart + std::chrono::hours(24);
   std::vector<CostReport> reports;
   for (CostDimension dimension :
        {CostDimension::kTeam, CostDimension::kQueue, CostDimension::kJob}) {
-    reports.push_back(ComputeCost(DefaultPriceTable(), costs.pods, dimension,
+    reports.push_back(ComputeCost(DefaultPriceTable().currency, costs, dimension,
                                   now - std::chrono::hours(48), now, {}));
   }
   RenderCostMetrics(reports, text, metrics::FamilySelection());

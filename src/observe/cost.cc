@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/check.h"
 #include "common/field_decoder.h"
 #include "common/yaml_json.h"
 #include "metrics/prometheus_text.h"
@@ -39,7 +40,8 @@ std::string GroupOf(const CostPod& pod, CostDimension dimension) {
     case CostDimension::kQueue:
       return pod.queue;
     case CostDimension::kJob:
-      return pod.job.empty() ? "" : pod.namespace_name + "/" + pod.job;
+      if (pod.job.empty() || pod.namespace_name.empty()) return pod.job;
+      return pod.namespace_name + "/" + pod.job;
     case CostDimension::kService:
       return pod.service;
   }
@@ -48,6 +50,12 @@ std::string GroupOf(const CostPod& pod, CostDimension dimension) {
 
 double Hours(Duration duration) {
   return std::chrono::duration<double, std::ratio<3600>>(duration).count();
+}
+
+// What the allocation costs per hour of holding it.
+double HourlyRate(const CostPod& pod) {
+  return pod.gpus * pod.prices.gpu_hour + pod.cpu_cores * pod.prices.cpu_core_hour +
+         pod.memory_gib * pod.prices.memory_gib_hour;
 }
 
 void Accumulate(CostLine& line, const CostLine& part) {
@@ -143,14 +151,27 @@ std::string_view CostDimensionName(CostDimension dimension) {
   return kDimensionNames[static_cast<size_t>(dimension)];
 }
 
-CostReport ComputeCost(const PriceTable& prices, const std::vector<CostPod>& pods,
+UnitPrices PricesFor(const PriceTable& prices, std::string_view gpu_model) {
+  UnitPrices unit;
+  unit.cpu_core_hour = prices.cpu_core_hour;
+  unit.memory_gib_hour = prices.memory_gib_hour;
+  unit.gpu_hour = prices.default_gpu_hour;
+  if (!gpu_model.empty()) {
+    auto price = prices.gpu_hour.find(std::string(gpu_model));
+    unit.gpu_priced = price != prices.gpu_hour.end();
+    if (unit.gpu_priced) unit.gpu_hour = price->second;
+  }
+  return unit;
+}
+
+CostReport ComputeCost(std::string_view currency, const std::vector<CostPod>& pods,
                        CostDimension dimension, TimePoint window_start, TimePoint now,
                        const std::map<std::string, double>& service_tokens) {
   CostReport report;
   report.dimension = dimension;
   report.window_start = window_start;
   report.window_end = now;
-  report.currency = prices.currency;
+  report.currency = currency;
   std::map<std::string, CostLine> groups;
   std::set<std::string> unpriced;
   for (const CostPod& pod : pods) {
@@ -160,26 +181,15 @@ CostReport ComputeCost(const PriceTable& prices, const std::vector<CostPod>& pod
     bool holding = !pod.end.has_value() && pod.start <= now;
     if (to <= from && !holding) continue;
     double hours = to > from ? Hours(to - from) : 0.0;
-    double gpu_price = prices.default_gpu_hour;
-    if (pod.gpus > 0) {
-      auto price = prices.gpu_hour.find(pod.gpu_model);
-      if (price != prices.gpu_hour.end()) {
-        gpu_price = price->second;
-      } else {
-        unpriced.insert(pod.gpu_model);
-      }
-    }
+    if (pod.gpus > 0 && !pod.prices.gpu_priced) unpriced.insert(pod.gpu_model);
     CostLine part;
-    part.pods = 1;
+    part.pods = pod.pods;
     part.gpu_hours = pod.gpus * hours;
-    part.gpu_cost = part.gpu_hours * gpu_price;
-    part.cpu_cost = pod.cpu_cores * hours * prices.cpu_core_hour;
-    part.memory_cost = pod.memory_gib * hours * prices.memory_gib_hour;
+    part.gpu_cost = part.gpu_hours * pod.prices.gpu_hour;
+    part.cpu_cost = pod.cpu_cores * hours * pod.prices.cpu_core_hour;
+    part.memory_cost = pod.memory_gib * hours * pod.prices.memory_gib_hour;
     part.total = part.gpu_cost + part.cpu_cost + part.memory_cost;
-    if (holding) {
-      part.hourly_rate = pod.gpus * gpu_price + pod.cpu_cores * prices.cpu_core_hour +
-                         pod.memory_gib * prices.memory_gib_hour;
-    }
+    if (holding) part.hourly_rate = HourlyRate(pod);
     std::string group = GroupOf(pod, dimension);
     if (group.empty()) group = kUnallocated;
     CostLine& line = groups[group];
@@ -205,6 +215,82 @@ CostReport ComputeCost(const PriceTable& prices, const std::vector<CostPod>& pod
   return report;
 }
 
+TimePoint StepStart(TimePoint at, Duration step) {
+  STRATA_CHECK(step > Duration::zero());
+  Duration since_epoch = at.time_since_epoch();
+  Duration into_step = since_epoch % step;
+  if (into_step < Duration::zero()) into_step += step;
+  return at - into_step;
+}
+
+CostSeries ComputeCostSeries(
+    const std::vector<CostPod>& pods, CostDimension dimension, TimePoint window_start,
+    TimePoint now, Duration step,
+    const std::function<std::map<std::string, double>(TimePoint, TimePoint)>& tokens_between) {
+  STRATA_CHECK(step > Duration::zero() && window_start < now);
+  STRATA_CHECK(StepStart(window_start, step) == window_start);
+  CostSeries series;
+  series.step = step;
+  for (TimePoint at = window_start; at < now; at += step) series.starts.push_back(at);
+  const size_t steps = series.starts.size();
+  std::map<std::string, std::vector<double>> costs;
+  for (const CostPod& pod : pods) {
+    TimePoint from = std::max(pod.start, window_start);
+    TimePoint to = std::min(pod.end.value_or(now), now);
+    bool holding = !pod.end.has_value() && pod.start <= now;
+    if (to <= from && !holding) continue;  // as ComputeCost: outside the window
+    std::string group = GroupOf(pod, dimension);
+    if (group.empty()) group = kUnallocated;
+    std::vector<double>& line = costs[group];
+    line.resize(steps, 0.0);
+    const double rate = HourlyRate(pod);
+    // Only the steps the allocation overlaps: the work grows with allocations x their length in
+    // steps, not with allocations x steps.
+    for (size_t i = static_cast<size_t>((StepStart(from, step) - window_start) / step);
+         from < to && i < steps; ++i) {
+      TimePoint step_end = std::min(series.starts[i] + step, now);
+      TimePoint overlap_from = std::max(from, series.starts[i]);
+      TimePoint overlap_to = std::min(to, step_end);
+      if (overlap_to > overlap_from) line[i] += rate * Hours(overlap_to - overlap_from);
+      if (step_end >= to) break;
+    }
+  }
+  std::vector<std::pair<std::string, std::vector<double>>> ordered(costs.begin(), costs.end());
+  auto sum = [](const std::vector<double>& values) {
+    double total = 0;
+    for (double value : values) total += value;
+    return total;
+  };
+  std::stable_sort(ordered.begin(), ordered.end(), [&](const auto& a, const auto& b) {
+    double ta = sum(a.second), tb = sum(b.second);
+    return ta != tb ? ta > tb : a.first < b.first;
+  });
+  std::vector<std::map<std::string, double>> tokens;
+  if (dimension == CostDimension::kService && tokens_between) {
+    for (size_t i = 0; i < steps; ++i) {
+      tokens.push_back(tokens_between(series.starts[i], std::min(series.starts[i] + step, now)));
+    }
+  }
+  for (auto& [name, cost] : ordered) {
+    CostSeriesLine line;
+    line.name = name;
+    line.cost = std::move(cost);
+    if (!tokens.empty() && tokens.front().count(name) > 0) {
+      line.tokens.emplace();
+      line.cost_per_million_tokens.emplace();
+      for (size_t i = 0; i < steps; ++i) {
+        auto served = tokens[i].find(name);
+        double count = served == tokens[i].end() ? 0.0 : served->second;
+        line.tokens->push_back(count);
+        line.cost_per_million_tokens->push_back(
+            count > 0 ? std::optional<double>(line.cost[i] / count * 1e6) : std::nullopt);
+      }
+    }
+    series.lines.push_back(std::move(line));
+  }
+  return series;
+}
+
 nlohmann::json CostReportToJson(const CostReport& report) {
   nlohmann::json lines = nlohmann::json::array();
   for (const CostLine& line : report.lines) lines.push_back(LineToJson(line));
@@ -215,6 +301,27 @@ nlohmann::json CostReportToJson(const CostReport& report) {
           {"lines", lines},
           {"total", LineToJson(report.total)},
           {"unpricedGpuModels", report.unpriced_gpu_models}};
+}
+
+nlohmann::json CostSeriesToJson(const CostSeries& series) {
+  nlohmann::json starts = nlohmann::json::array();
+  for (TimePoint start : series.starts) starts.push_back(FormatRfc3339(start));
+  nlohmann::json lines = nlohmann::json::array();
+  for (const CostSeriesLine& line : series.lines) {
+    nlohmann::json json = {{"name", line.name}, {"cost", line.cost}};
+    if (line.tokens) json["tokens"] = *line.tokens;
+    if (line.cost_per_million_tokens) {
+      nlohmann::json per_million = nlohmann::json::array();
+      for (const std::optional<double>& value : *line.cost_per_million_tokens) {
+        per_million.push_back(value ? nlohmann::json(*value) : nlohmann::json());
+      }
+      json["costPerMillionTokens"] = std::move(per_million);
+    }
+    lines.push_back(std::move(json));
+  }
+  return {{"step", std::chrono::duration<double>(series.step).count()},
+          {"starts", std::move(starts)},
+          {"lines", std::move(lines)}};
 }
 
 std::vector<std::string> CostMetricFamilies() {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -50,20 +51,39 @@ Result<PriceTable> ParsePriceTable(std::string_view text, std::string_view sourc
 // Returns InvalidArgument naming the path when the file cannot be read.
 Result<PriceTable> ReadPriceTableFile(const std::string& path);
 
-// One pod's allocation over time: what it requested and when it held it.
+// What one allocation is charged per hour: the price table's prices in force when the ledger
+// opened its record (cost_ledger.h), so that a later price change does not re-price the past.
+struct UnitPrices {
+  double gpu_hour = 0;  // per GPU of the allocation's model
+  double cpu_core_hour = 0;
+  double memory_gib_hour = 0;
+  bool gpu_priced = true;  // false: the model is missing from the table, charged its default
+
+  bool operator==(const UnitPrices&) const = default;
+};
+
+// The prices `prices` charges an allocation of GPUs of `gpu_model` (empty: none).
+UnitPrices PricesFor(const PriceTable& prices, std::string_view gpu_model);
+
+// One pod's allocation over time: what it requested, when it held it, and at which prices.
 struct CostPod {
+  std::string uid;
   std::string name;
   std::string namespace_name;
-  std::map<std::string, std::string> labels;
-  std::string queue;      // the Queue (cluster queue), as GpuHolder::queue
-  std::string job;        // owning Job, or empty
-  std::string service;    // owning Service, or empty
-  std::string gpu_model;  // of the GPUs it holds; empty when it holds none
-  double gpus = 0;        // GPUs held (fractional shares summed)
+  std::map<std::string, std::string> labels;  // the team and project labels cost reads
+  std::string queue;                          // the Queue (cluster queue), as GpuHolder::queue
+  std::string job;                            // owning Job, or empty
+  std::string service;                        // owning Service, or empty
+  std::string gpu_model;                      // of the GPUs it holds; empty when it holds none
+  double gpus = 0;                            // GPUs held (fractional shares summed)
   double cpu_cores = 0;
   double memory_gib = 0;
   TimePoint start{};             // bound to its node
   std::optional<TimePoint> end;  // released; nullopt while it still holds its resources
+  UnitPrices prices;
+  // The pods this allocation stands for: 1, or for an hour the ledger rolled up (the group's
+  // allocations over that hour read back as one), the allocations that started in that hour.
+  int pods = 1;
 };
 
 // What cost rolls up by.
@@ -76,6 +96,9 @@ std::string_view CostDimensionName(CostDimension dimension);
 
 // The group of pods without a value for the dimension (OpenCost's word for it).
 inline constexpr std::string_view kUnallocated = "__unallocated__";
+// The job and pod of spend older than the ledger's raw retention, which it keeps by team,
+// project, queue and service only (cost_ledger.h).
+inline constexpr std::string_view kRolledUp = "__rolled_up__";
 
 // The cost of one group over the window.
 struct CostLine {
@@ -101,17 +124,53 @@ struct CostReport {
   std::vector<std::string> unpriced_gpu_models;  // charged at the default price
 };
 
-// Accrues each pod's cost over the part of [start, end or now) inside [window_start, now),
-// groups by `dimension`, and, for services, joins `service_tokens` (tokens served in the
-// window, by service name). REQUIRES: window_start <= now.
-CostReport ComputeCost(const PriceTable& prices, const std::vector<CostPod>& pods,
+// Accrues each pod's cost (its requests x its prices x time held) over the part of [start, end
+// or now) inside [window_start, now), groups by `dimension`, and, for services, joins
+// `service_tokens` (tokens served in the window, by service name). REQUIRES: window_start <= now.
+CostReport ComputeCost(std::string_view currency, const std::vector<CostPod>& pods,
                        CostDimension dimension, TimePoint window_start, TimePoint now,
                        const std::map<std::string, double>& service_tokens = {});
+
+// Spend per step of one group.
+struct CostSeriesLine {
+  std::string name;
+  std::vector<double> cost;  // one per step
+  // Services only, when counts are known: tokens served in each step, and the step's cost per
+  // million tokens (nullopt for a step without tokens).
+  std::optional<std::vector<double>> tokens;
+  std::optional<std::vector<std::optional<double>>> cost_per_million_tokens;
+};
+
+// Spend over time: steps of `step` from `first` (the last one ends at the report's end, so it
+// may be partial), one line per group, in the order of the report's lines.
+struct CostSeries {
+  Duration step{};
+  std::vector<TimePoint> starts;  // each step's start
+  std::vector<CostSeriesLine> lines;
+};
+
+// The start of the step of length `step` that holds `at`: steps fall on multiples of `step`
+// since the Unix epoch, so 1h steps start on the hour and 1d steps at midnight UTC.
+// REQUIRES: step > 0.
+TimePoint StepStart(TimePoint at, Duration step);
+
+// Spend per step of `step` over [window_start, now), grouped by `dimension` (the same groups as
+// ComputeCost over that window, whose totals are the sums of the steps). `tokens_between`
+// (services; may be empty: unknown) gives the tokens served in [from, to) by service.
+// REQUIRES: window_start == StepStart(window_start, step), window_start < now, step > 0.
+CostSeries ComputeCostSeries(
+    const std::vector<CostPod>& pods, CostDimension dimension, TimePoint window_start,
+    TimePoint now, Duration step,
+    const std::function<std::map<std::string, double>(TimePoint, TimePoint)>& tokens_between);
 
 // The report as the cost API sends it: {by, windowStart, windowEnd (RFC 3339), currency,
 // lines: [{name, pods, gpuHours, gpuCost, cpuCost, memoryCost, total, hourlyRate, tokens?,
 // costPerMillionTokens?}], total: {...}, unpricedGpuModels}.
 nlohmann::json CostReportToJson(const CostReport& report);
+
+// The series as the cost API sends it, under the report's `series`: {step (seconds), starts
+// (RFC 3339), lines: [{name, cost: [...], tokens?: [...], costPerMillionTokens?: [... or null]}]}.
+nlohmann::json CostSeriesToJson(const CostSeries& series);
 
 // Appends strata_cost_hourly_rate{by,name,currency} (current allocations, per hour) and
 // strata_cost_accrued{by,name,currency,window} (over the window) for each report, and

@@ -40,12 +40,19 @@ CostPod Pod(std::string name, std::string team, double gpus, TimePoint start,
   return pod;
 }
 
+// ComputeCost over `pods` charged at Prices() (as the ledger charges them when it opens them).
+CostReport Cost(std::vector<CostPod> pods, CostDimension dimension, TimePoint window_start,
+                TimePoint now, const std::map<std::string, double>& tokens = {}) {
+  for (CostPod& pod : pods) pod.prices = PricesFor(Prices(), pod.gpu_model);
+  return ComputeCost("USD", pods, dimension, window_start, now, tokens);
+}
+
 TEST(ComputeCostTest, RequestTimesPriceTimesTimeHeldInsideTheWindow) {
   FakeClock clock;
   TimePoint t0 = clock.Now();
   std::vector<CostPod> pods = {Pod("a", "ml", 8, t0)};
   clock.Advance(hours(3));
-  CostReport report = ComputeCost(Prices(), pods, CostDimension::kTeam, t0, clock.Now());
+  CostReport report = Cost(pods, CostDimension::kTeam, t0, clock.Now());
   ASSERT_EQ(report.lines.size(), 1u);
   const CostLine& ml = report.lines[0];
   EXPECT_EQ(ml.name, "ml");
@@ -68,7 +75,7 @@ TEST(ComputeCostTest, OnlyThePartInsideTheWindowCountsAndFinishedPodsStopAccruin
       Pod("long", "ml", 1, t0),                // started before, still running
       Pod("done", "web", 1, t0 + hours(5), t0 + hours(7)),
   };
-  CostReport report = ComputeCost(Prices(), pods, CostDimension::kTeam, now - hours(4), now);
+  CostReport report = Cost(pods, CostDimension::kTeam, now - hours(4), now);
   ASSERT_EQ(report.lines.size(), 2u);
   EXPECT_EQ(report.lines[0].name, "ml");
   EXPECT_DOUBLE_EQ(report.lines[0].gpu_hours, 4);
@@ -89,8 +96,7 @@ TEST(ComputeCostTest, GroupsByEveryDimensionAndUnlabelledPodsAreUnallocated) {
   clock.Advance(hours(1));
   auto names = [&](CostDimension dimension) {
     std::vector<std::string> out;
-    for (const CostLine& line :
-         ComputeCost(Prices(), {job_pod, loose}, dimension, t0, clock.Now()).lines) {
+    for (const CostLine& line : Cost({job_pod, loose}, dimension, t0, clock.Now()).lines) {
       out.push_back(line.name);
     }
     std::sort(out.begin(), out.end());
@@ -112,8 +118,8 @@ TEST(ComputeCostTest, ServicesGetCostPerMillionTokens) {
   replica.cpu_cores = 0;
   replica.memory_gib = 0;
   clock.Advance(hours(5));
-  CostReport report = ComputeCost(Prices(), {replica}, CostDimension::kService, t0, clock.Now(),
-                                  {{"llm", 2'000'000}});
+  CostReport report =
+      Cost({replica}, CostDimension::kService, t0, clock.Now(), {{"llm", 2'000'000}});
   ASSERT_EQ(report.lines.size(), 1u);
   EXPECT_DOUBLE_EQ(report.lines[0].total, 10);
   EXPECT_DOUBLE_EQ(*report.lines[0].tokens, 2'000'000);
@@ -128,9 +134,84 @@ TEST(ComputeCostTest, AnUnpricedModelIsChargedTheDefaultAndNamed) {
   pod.cpu_cores = 0;
   pod.memory_gib = 0;
   clock.Advance(hours(1));
-  CostReport report = ComputeCost(Prices(), {pod}, CostDimension::kTeam, t0, clock.Now());
+  CostReport report = Cost({pod}, CostDimension::kTeam, t0, clock.Now());
   EXPECT_DOUBLE_EQ(report.total.gpu_cost, 2);
   EXPECT_EQ(report.unpriced_gpu_models, std::vector<std::string>{"MI300X"});
+}
+
+TEST(ComputeCostTest, EachAllocationIsChargedItsOwnPricesNotTheCurrentTable) {
+  FakeClock clock;
+  TimePoint t0 = clock.Now();
+  CostPod before = Pod("a", "ml", 1, t0, t0 + hours(1));
+  before.prices = {2.0, 0, 0, true};
+  CostPod after = Pod("a", "ml", 1, t0 + hours(1), t0 + hours(2));
+  after.prices = {3.0, 0, 0, true};
+  CostReport report = ComputeCost("USD", {before, after}, CostDimension::kTeam, t0, t0 + hours(2));
+  EXPECT_DOUBLE_EQ(report.total.gpu_cost, 5);
+}
+
+TEST(StepStartTest, StepsFallOnHoursAndMidnightsUtc) {
+  const TimePoint at = *ParseRfc3339("2026-03-04T05:06:07Z");
+  EXPECT_EQ(FormatRfc3339(StepStart(at, hours(1))), "2026-03-04T05:00:00Z");
+  EXPECT_EQ(FormatRfc3339(StepStart(at, hours(24))), "2026-03-04T00:00:00Z");
+  EXPECT_EQ(FormatRfc3339(StepStart(at, std::chrono::minutes(15))), "2026-03-04T05:00:00Z");
+  EXPECT_EQ(StepStart(StepStart(at, hours(1)), hours(1)), StepStart(at, hours(1)));
+}
+
+TEST(ComputeCostSeriesTest, SpendPerStepSumsToTheWindowsTotalsAndTheLastStepIsPartial) {
+  const TimePoint midnight = *ParseRfc3339("2026-03-04T00:00:00Z");
+  // ml: 1 GPU from 00:30 to 02:15; search: 2 GPUs from 01:00 on, still running at 03:30.
+  std::vector<CostPod> pods = {Pod("a", "ml", 1, midnight + std::chrono::minutes(30),
+                                   midnight + hours(2) + std::chrono::minutes(15)),
+                               Pod("b", "search", 2, midnight + hours(1))};
+  for (CostPod& pod : pods) {
+    pod.cpu_cores = 0;
+    pod.memory_gib = 0;
+    pod.prices = PricesFor(Prices(), pod.gpu_model);  // 2.0 per GPU-hour
+  }
+  const TimePoint now = midnight + hours(3) + std::chrono::minutes(30);
+  CostSeries series = ComputeCostSeries(pods, CostDimension::kTeam, midnight, now, hours(1), {});
+  ASSERT_EQ(series.starts.size(), 4u);
+  EXPECT_EQ(FormatRfc3339(series.starts[3]), "2026-03-04T03:00:00Z");
+  ASSERT_EQ(series.lines.size(), 2u);
+  EXPECT_EQ(series.lines[0].name, "search");  // in the report's order: the larger total first
+  EXPECT_THAT(series.lines[0].cost, ::testing::ElementsAre(0, 4, 4, 2));
+  EXPECT_EQ(series.lines[1].name, "ml");
+  EXPECT_THAT(series.lines[1].cost, ::testing::ElementsAre(1, 2, 0.5, 0));
+  CostReport report = ComputeCost("USD", pods, CostDimension::kTeam, midnight, now);
+  EXPECT_DOUBLE_EQ(report.lines[0].total, 10);
+  EXPECT_DOUBLE_EQ(report.lines[1].total, 3.5);
+  EXPECT_FALSE(series.lines[0].tokens.has_value());
+
+  nlohmann::json json = CostSeriesToJson(series);
+  EXPECT_EQ(json["step"], 3600);
+  EXPECT_EQ(json["starts"][0], "2026-03-04T00:00:00Z");
+  EXPECT_EQ(json["lines"][1]["cost"][2], 0.5);
+}
+
+TEST(ComputeCostSeriesTest, ServicesGetTokensAndCostPerMillionTokensPerStep) {
+  const TimePoint midnight = *ParseRfc3339("2026-03-04T00:00:00Z");
+  CostPod replica = Pod("llm-0", "", 1, midnight);
+  replica.service = "llm";
+  replica.cpu_cores = 0;
+  replica.memory_gib = 0;
+  replica.prices = PricesFor(Prices(), replica.gpu_model);
+  std::vector<std::pair<TimePoint, TimePoint>> asked;
+  auto tokens = [&](TimePoint from, TimePoint to) {
+    asked.emplace_back(from, to);
+    // A million tokens in the first hour, none in the second.
+    return std::map<std::string, double>{{"llm", from == midnight ? 1e6 : 0.0}};
+  };
+  CostSeries series = ComputeCostSeries({replica}, CostDimension::kService, midnight,
+                                        midnight + hours(2), hours(1), tokens);
+  ASSERT_EQ(series.lines.size(), 1u);
+  ASSERT_TRUE(series.lines[0].tokens.has_value());
+  EXPECT_THAT(*series.lines[0].tokens, ::testing::ElementsAre(1e6, 0));
+  EXPECT_EQ((*series.lines[0].cost_per_million_tokens)[0], 2.0);
+  EXPECT_FALSE((*series.lines[0].cost_per_million_tokens)[1].has_value());
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked[1], std::make_pair(midnight + hours(1), midnight + hours(2)));
+  EXPECT_TRUE(CostSeriesToJson(series)["lines"][0]["costPerMillionTokens"][1].is_null());
 }
 
 TEST(ParsePriceTableTest, ReadsEveryField) {
@@ -198,9 +279,8 @@ std::vector<CostReport> TeamAndServiceReportsOverTwoHours() {
   CostPod replica = Pod("llm-0", "ml", 1, t0);
   replica.service = "llm";
   clock.Advance(hours(2));
-  return {ComputeCost(Prices(), {replica}, CostDimension::kTeam, t0, clock.Now()),
-          ComputeCost(Prices(), {replica}, CostDimension::kService, t0, clock.Now(),
-                      {{"llm", 1'000'000}})};
+  return {Cost({replica}, CostDimension::kTeam, t0, clock.Now()),
+          Cost({replica}, CostDimension::kService, t0, clock.Now(), {{"llm", 1'000'000}})};
 }
 
 TEST(RenderCostMetricsTest, SeriesParseAndCarryTheGroup) {
@@ -220,8 +300,8 @@ TEST(CostReportToJsonTest, CarriesTheWindowAndEveryLine) {
   FakeClock clock;
   TimePoint t0 = clock.Now();
   clock.Advance(hours(1));
-  nlohmann::json json = CostReportToJson(
-      ComputeCost(Prices(), {Pod("a", "ml", 1, t0)}, CostDimension::kTeam, t0, clock.Now()));
+  nlohmann::json json =
+      CostReportToJson(Cost({Pod("a", "ml", 1, t0)}, CostDimension::kTeam, t0, clock.Now()));
   EXPECT_EQ(json["by"], "team");
   EXPECT_EQ(json["windowStart"], "2026-01-01T00:00:00Z");
   EXPECT_EQ(json["windowEnd"], "2026-01-01T01:00:00Z");

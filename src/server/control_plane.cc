@@ -142,6 +142,8 @@ struct ControlPlane::Impl {
   // Its Nodes, Pods and Queues as the GPU and cost readers want them (/metrics, cost, idle
   // reclaim).
   std::shared_ptr<observe::ClusterObjectsCache> cluster_objects;
+  // What the pods cost, kept as they run in the data dir (read by /metrics and the cost API).
+  std::shared_ptr<observe::CostLedger> cost_ledger;
   metrics::Registry registry;
   // The node Leases agents renew on an embedded plane (null on Kubernetes, where they are Lease
   // objects); read by the node controller.
@@ -396,23 +398,34 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   listener_options.host = host;
   listener_options.port = port;
   listener_options.max_body_bytes = options.max_body_bytes;
+  impl->cluster_objects = std::make_shared<observe::ClusterObjectsCache>(*impl->cache);
+  ASSIGN_OR_RETURN(impl->cost_ledger,
+                   observe::CostLedger::Open(options.data_dir + "/" + observe::kCostLedgerFileName,
+                                             prices, RealClock::Instance().Now()));
+  // Reconciled with the pods that exist before the API serves (after a crash: open records of
+  // pods now gone closed, pods bound meanwhile recorded), so a first read is whole.
+  ASSIGN_OR_RETURN(std::shared_ptr<const observe::ClusterObjects> cluster_now,
+                   impl->cluster_objects->Get());
+  RETURN_IF_ERROR(
+      impl->cost_ledger->Sync(observe::CostPodsOf(*cluster_now), RealClock::Instance().Now()));
   // /metrics also carries every GPU under the DCGM exporter's names and the cost series.
   observe::ClusterMetricsOptions metrics_options;
+  metrics_options.ledger = impl->cost_ledger;
   metrics_options.prices = prices;
   metrics_options.measured_gpus = impl->gpu_readings;
   if (options.service_tokens) {
     metrics_options.service_tokens = [tokens = options.service_tokens,
                                       window = metrics_options.cost_window] {
-      return tokens(window);
+      TimePoint now = RealClock::Instance().Now();
+      return tokens(now - window, now);
     };
   }
-  impl->cluster_objects = std::make_shared<observe::ClusterObjectsCache>(*impl->cache);
   observe::AddClusterMetrics(impl->registry, impl->cluster_objects, std::move(metrics_options));
   RestApi* api = impl->api.get();
   CostApiOptions cost_options;
-  cost_options.prices = std::move(prices);
+  cost_options.currency = prices.currency;
   cost_options.service_tokens = options.service_tokens;
-  auto cost = std::make_shared<CostApi>(impl->cluster_objects, std::move(cost_options));
+  auto cost = std::make_shared<CostApi>(impl->cost_ledger, std::move(cost_options));
   auto dashboard = std::make_shared<DashboardFiles>();
   // The dashboard's static files need no token (its data comes through the API); the cost
   // endpoint answers admins only (it spans every namespace), and everything else (401, 403
@@ -452,6 +465,16 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   plane->AddLoop("node heartbeat", options.heartbeat_interval, [heartbeat, names] {
     return heartbeat->Beat(names, RealClock::Instance().Now());
   });
+  // The ledger follows the pods once a second: a deleted pod's record closes within a second
+  // of its deletion. Not woken by each Pod change: a pass reads every pod the cluster holds, so
+  // at thousands of pods and a busy scheduler, waking per change would cost a core.
+  plane->AddLoop(
+      "cost ledger", std::chrono::seconds(1),
+      [ledger = plane->impl_->cost_ledger, objects = plane->impl_->cluster_objects]() -> Status {
+        Result<std::shared_ptr<const observe::ClusterObjects>> cluster = objects->Get();
+        if (!cluster) return cluster.error();
+        return ledger->Sync(observe::CostPodsOf(**cluster), RealClock::Instance().Now());
+      });
   if (kube_client != nullptr && options.leader_elect) plane->Campaign(options, out);
   std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   if (options.on_serving) options.on_serving(*plane);

@@ -17,6 +17,7 @@
 #include "metrics/metrics.h"
 #include "observe/cluster_gpus.h"
 #include "observe/cluster_objects_cache.h"
+#include "server/cost_api.h"
 #include "store/store.h"
 
 namespace strata::server {
@@ -72,9 +73,9 @@ struct ControlPlaneOptions {
   // Prices per GPU model per hour, CPU core-hour and memory GiB-hour (YAML or JSON, see
   // observe::ParsePriceTable); empty: observe::DefaultPriceTable().
   std::string price_table_file;
-  // Tokens each service served over a window (the gateway's counts), for cost per million
+  // Tokens each service served in [from, to] (the gateway's counts), for cost per million
   // tokens; empty: unknown. Called from the API's threads.
-  std::function<std::map<std::string, double>(Duration window)> service_tokens;
+  ServiceTokens service_tokens;
   // Called with the plane once it serves, before it says where it listens (so that a client
   // that waits for that line finds what this did): `strata up` records the admin credential
   // for the CLI. Unset: nothing.
@@ -89,8 +90,10 @@ using ControlStep = std::function<Status()>;
 
 // `strata up`: the SQLite store in the data dir, the GPU inventory registered as Node objects
 // (NVML, or a simulated shape when there is no GPU: its nodes are all this machine, reached at
-// 127.0.0.1), the REST API on its listener, and the control loops (node heartbeats, and the
-// steps added with AddLoop), each on one thread.
+// 127.0.0.1), the REST API on its listener, the cost ledger in the data dir
+// (observe/cost_ledger.h: reconciled with the pods before the API serves, then kept up to date
+// once a second; the cost endpoint and /metrics read it), and the control loops (node
+// heartbeats, the ledger's, and the steps added with AddLoop), each on one thread.
 //
 // Owned by the `strata up` command. Start, AddLoop and Stop are called from one thread; the
 // store is thread-safe and shared by everything here.

@@ -1,8 +1,11 @@
 #include "server/cost_api.h"
 
+#include <fmt/format.h>
+
+#include <charconv>
+
 #include "api/api_status.h"
 #include "api/duration.h"
-#include "observe/cluster_cost.h"
 #include "server/rest_api.h"
 
 namespace strata::server {
@@ -10,30 +13,64 @@ namespace {
 
 constexpr Duration kMaxWindow = std::chrono::hours(24 * 366);
 
+// A window or step: a Go duration ("24h", "90m") or whole days ("7d"), from `least` to
+// kMaxWindow. InvalidArgument naming `parameter` otherwise.
+Result<Duration> ParseSpan(std::string_view parameter, std::string_view text, Duration least) {
+  std::optional<Duration> span;
+  if (text.size() > 1 && text.back() == 'd') {
+    int64_t days = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size() - 1, days);
+    if (error == std::errc() && end == text.data() + text.size() - 1 && days <= 366) {
+      span = std::chrono::hours(24 * days);
+    }
+  } else if (Result<Duration> parsed = api::ParseDuration(text)) {
+    span = *parsed;
+  }
+  if (!span || *span < least || *span > kMaxWindow) {
+    return Err(InvalidArgumentError(
+        fmt::format("{} \"{}\": expected a duration from {} to 8784h (366d), such as 24h or 7d",
+                    parameter, text, api::FormatDuration(least))));
+  }
+  return *span;
+}
+
 }  // namespace
 
-CostApi::CostApi(std::shared_ptr<observe::ClusterObjectsCache> cluster, CostApiOptions options)
-    : options_(std::move(options)), cluster_(std::move(cluster)) {}
+CostApi::CostApi(std::shared_ptr<const observe::CostLedger> ledger, CostApiOptions options)
+    : options_(std::move(options)), ledger_(std::move(ledger)) {}
 
-Result<nlohmann::json> CostApi::Report(std::string_view by, std::string_view window_text) const {
+Result<nlohmann::json> CostApi::Report(std::string_view by, std::string_view window_text,
+                                       std::string_view step_text) const {
   ASSIGN_OR_RETURN(observe::CostDimension dimension, observe::ParseCostDimension(by));
   Duration window = options_.default_window;
   if (!window_text.empty()) {
-    Result<Duration> parsed = api::ParseDuration(window_text);
-    if (!parsed || *parsed <= Duration::zero() || *parsed > kMaxWindow) {
-      return Err(InvalidArgumentError("window \"" + std::string(window_text) +
-                                      "\": expected a duration from 1s to 8784h, such as 24h"));
-    }
-    window = *parsed;
+    ASSIGN_OR_RETURN(window, ParseSpan("window", window_text, std::chrono::seconds(1)));
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<const observe::ClusterObjects> cluster, cluster_->Get());
-  observe::CostPods pods = observe::CostPodsOf(*cluster);
+  std::optional<Duration> step;
+  if (!step_text.empty()) {
+    ASSIGN_OR_RETURN(step, ParseSpan("step", step_text, std::chrono::seconds(1)));
+  }
+  const TimePoint now = options_.clock->Now();
+  TimePoint window_start = now - window;
+  if (step) {
+    window_start = observe::StepStart(window_start, *step);
+    const int64_t steps = (now - window_start + *step - Duration(1)) / *step;
+    if (steps > kMaxSteps) {
+      return Err(InvalidArgumentError(fmt::format(
+          "step \"{}\": the window {} holds {} steps of it; at most {}: take a longer step",
+          step_text, window_text.empty() ? api::FormatDuration(window) : window_text, steps,
+          kMaxSteps)));
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<observe::CostPod> pods, ledger_->Read(window_start, now));
   std::map<std::string, double> tokens;
-  if (options_.service_tokens) tokens = options_.service_tokens(window);
-  TimePoint now = options_.clock->Now();
+  if (options_.service_tokens) tokens = options_.service_tokens(window_start, now);
   nlohmann::json body = observe::CostReportToJson(
-      observe::ComputeCost(options_.prices, pods.pods, dimension, now - window, now, tokens));
-  body["podsWithoutFinishTime"] = pods.unknown_end;
+      observe::ComputeCost(options_.currency, pods, dimension, window_start, now, tokens));
+  if (step) {
+    body["series"] = observe::CostSeriesToJson(observe::ComputeCostSeries(
+        pods, dimension, window_start, now, *step, options_.service_tokens));
+  }
   return body;
 }
 
@@ -47,10 +84,12 @@ std::optional<ApiReply> CostApi::Handle(const net::HttpRequest& request) const {
                          "method " + request.method + " is not allowed on " + std::string(kPath))));
   }
   std::map<std::string, std::string> query = ParseQuery(request.target);
-  auto by = query.find("by");
-  auto window = query.find("window");
+  auto parameter = [&](const char* name, std::string_view otherwise) -> std::string {
+    auto it = query.find(name);
+    return it == query.end() ? std::string(otherwise) : it->second;
+  };
   Result<nlohmann::json> body =
-      Report(by == query.end() ? "team" : by->second, window == query.end() ? "" : window->second);
+      Report(parameter("by", "team"), parameter("window", ""), parameter("step", ""));
   if (!body) return JsonReply(HttpStatusFor(body.error().code()), api::StatusObject(body.error()));
   return JsonReply(200, *body);
 }

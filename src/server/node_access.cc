@@ -104,6 +104,7 @@ Result<nlohmann::json> NodeAccess::Join(std::string_view token, bool admin, std:
           "(strata delete node " +
           name + ")"));
     }
+    RETURN_IF_ERROR(CheckGpuUuidsUnclaimed(store_, *node));
     ASSIGN_OR_RETURN(store::Write registration, RegistrationWrite(store_, *node));
     std::vector<store::Write> writes = {std::move(registration)};
     std::string issued;
@@ -183,7 +184,15 @@ Status NodeAccess::AuthorizeResource(const std::string& node, std::string_view m
     }
     if (resource.name != node) return Denied(node, method, path, "another node");
     if (method == "GET") return Status::Ok();
-    if (method == "PUT" && resource.subresource == "status") return Status::Ok();
+    if (method == "PUT" && resource.subresource == "status") {
+      // A body that is not one Node is the REST API's to refuse, naming the field.
+      Result<std::vector<api::Object>> objects =
+          DecodeRequestBody(body, "request body", std::nullopt);
+      if (!objects || objects->size() != 1 || (*objects)[0].As<api::Node>() == nullptr) {
+        return Status::Ok();
+      }
+      return CheckGpuUuidsUnclaimed(store_, *(*objects)[0].As<api::Node>());
+    }
     return Denied(node, method, path, "a node writes only its own status");
   }
   const std::string namespace_name = resource.namespace_name.value_or("default");

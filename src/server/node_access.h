@@ -29,7 +29,8 @@ inline constexpr char kNodeCredentialKind[] = "NodeCredential";
 // plane registered itself (its own inventory) cannot be joined.
 //
 // A node credential allows only what an agent needs: reading its own Node (get, or list/watch
-// with fieldSelector metadata.name=NODE), writing that Node's status, reading and renewing its
+// with fieldSelector metadata.name=NODE), writing that Node's status (unless it names a GPU UUID
+// another Node reports: AlreadyExists), reading and renewing its
 // Lease (api/node_lease.h: heartbeats), reading the
 // pods bound to it (list/watch with fieldSelector spec.nodeName=NODE, get, logs), writing their
 // status, and replacing them with an unchanged spec (annotations such as the last checkpoint).
@@ -49,7 +50,8 @@ class NodeAccess {
   // PermissionDenied when joining is off, or for a join token naming a node that has joined
   // already; Unauthenticated for a token that is none of those; InvalidArgument naming the field
   // for a body that is not one valid Node; AlreadyExists for a node the control plane registered
-  // itself; the store's error otherwise, with nothing written.
+  // itself, or one whose GPUs name a UUID another Node reports (CheckGpuUuidsUnclaimed); the
+  // store's error otherwise, with nothing written.
   Result<nlohmann::json> Join(std::string_view token, bool admin, std::string_view body);
 
   // Whether `token` has the shape of a node credential ("NODE.HEX").

@@ -26,7 +26,7 @@ std::string NodeManifest(const std::string& name) {
   EXPECT_TRUE(spec);
   auto found = node::SimulatedInventory(*spec).Discover();
   EXPECT_TRUE(found);
-  (*found)[0].node_name = name;
+  node::RenameSimulatedNode((*found)[0], name);
   std::vector<api::Node> nodes =
       NodesFromInventory(*found, SimulatedNodeCapacity(), true, FakeClock().Now());
   return api::EncodeObject(api::Object(nodes[0])).dump();
@@ -388,6 +388,40 @@ TEST_F(NodeAccessTest, AnAdminRejoinsANodeWithANewCredentialAndADeletedNodeJoins
   auto rejoined = Join("agent-1");
   ASSERT_TRUE(rejoined) << rejoined.error().ToString();
   EXPECT_TRUE(server_.Client((*rejoined)["token"])->Get("/api/v1/nodes/agent-1").has_value());
+}
+
+TEST_F(NodeAccessTest, ANodeClaimingAnotherNodesGpuUuidIsRefusedNamingTheUuidAndTheNode) {
+  auto agent = Agent("agent-1");
+  // agent-2's manifest with agent-1's third GPU in it.
+  Json other = Json::parse(NodeManifest("agent-2"));
+  other["status"]["gpus"][2]["uuid"] = "GPU-agent-1-02";
+  auto refused = server_.Client(kJoinToken)
+                     ->Call("POST", NodeAccess::kJoinPath, other.dump(), "application/json");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(refused.error().message(),
+              HasSubstr("status.gpus[2].uuid \"GPU-agent-1-02\" is a GPU that node \"agent-1\" "
+                        "reports already"));
+  EXPECT_THAT(refused.error().message(), HasSubstr("strata delete node agent-1"));
+  EXPECT_FALSE(server_.Client()->Get("/api/v1/nodes/agent-2").has_value());
+
+  // A joined node cannot claim it through its status either, and its status is unchanged.
+  auto second = Agent("agent-2");
+  Json status = second->Get("/api/v1/nodes/agent-2").value();
+  status["status"]["gpus"][0]["uuid"] = "GPU-agent-1-05";
+  auto written =
+      second->Call("PUT", "/api/v1/nodes/agent-2/status", status.dump(), "application/json");
+  ASSERT_FALSE(written);
+  EXPECT_EQ(written.error().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(written.error().message(), HasSubstr("\"GPU-agent-1-05\""));
+  EXPECT_EQ(server_.Client()->Get("/api/v1/nodes/agent-2").value()["status"]["gpus"][0]["uuid"],
+            "GPU-agent-2-00");
+
+  // Once an admin deletes agent-1, its GPUs are free to be claimed.
+  ASSERT_TRUE(server_.Client()->Call("DELETE", "/api/v1/nodes/agent-1"));
+  auto claimed =
+      second->Call("PUT", "/api/v1/nodes/agent-2/status", status.dump(), "application/json");
+  EXPECT_TRUE(claimed) << claimed.error().ToString();
 }
 
 TEST_F(NodeAccessTest, CredentialsAreKeptInTheStoreAcrossRestarts) {

@@ -1,6 +1,9 @@
 #include "server/node_registration.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
+
+#include <map>
 
 #include "api/encode.h"
 #include "node/gpu_models.h"
@@ -98,6 +101,48 @@ Result<store::Write> RegistrationWrite(const store::Store& store, const api::Nod
   if (current->body.contains("spec")) object.body["spec"] = current->body["spec"];
   object.resource_version = current->resource_version;
   return store::Write{store::WriteOp::kUpdate, std::move(object)};
+}
+
+Status CheckGpuUuidsUnclaimed(const store::Store& store, const api::Node& node) {
+  // Where each UUID `node` reports sits in its manifest.
+  std::map<std::string, std::string> claimed;
+  for (size_t g = 0; g < node.status.gpus.size(); ++g) {
+    const api::NodeGpu& gpu = node.status.gpus[g];
+    if (!gpu.uuid.empty()) claimed.emplace(gpu.uuid, fmt::format("status.gpus[{}].uuid", g));
+    for (size_t m = 0; m < gpu.mig_instances.size(); ++m) {
+      if (gpu.mig_instances[m].uuid.empty()) continue;
+      claimed.emplace(gpu.mig_instances[m].uuid,
+                      fmt::format("status.gpus[{}].migInstances[{}].uuid", g, m));
+    }
+  }
+  if (claimed.empty()) return Status::Ok();
+  Result<store::ListResult> nodes = store.List({"Node", std::nullopt, {}});
+  if (!nodes) return nodes.error();
+  for (const store::Object& other : nodes->items) {
+    if (other.key.name == node.metadata.name) continue;
+    const nlohmann::json gpus =
+        other.body.value(nlohmann::json::json_pointer("/status/gpus"), nlohmann::json::array());
+    if (!gpus.is_array()) continue;
+    std::vector<std::string> reported;
+    for (const nlohmann::json& gpu : gpus) {
+      if (!gpu.is_object()) continue;
+      reported.push_back(gpu.value("uuid", ""));
+      const nlohmann::json instances = gpu.value("migInstances", nlohmann::json::array());
+      if (!instances.is_array()) continue;
+      for (const nlohmann::json& instance : instances) {
+        if (instance.is_object()) reported.push_back(instance.value("uuid", ""));
+      }
+    }
+    for (const std::string& uuid : reported) {
+      auto claim = claimed.find(uuid);
+      if (uuid.empty() || claim == claimed.end()) continue;
+      return AlreadyExistsError(fmt::format(
+          "node \"{}\": {} \"{}\" is a GPU that node \"{}\" reports already; a GPU belongs to "
+          "one node (if {} is gone, an admin deletes it first: strata delete node {})",
+          node.metadata.name, claim->second, uuid, other.key.name, other.key.name, other.key.name));
+    }
+  }
+  return Status::Ok();
 }
 
 Status RegisterNodes(store::Store& store, const std::vector<api::Node>& nodes) {

@@ -37,6 +37,14 @@ std::vector<api::Node> NodesFromInventory(const std::vector<node::NodeGpus>& nod
 // precondition). Returns the store's error on a failed read.
 Result<store::Write> RegistrationWrite(const store::Store& store, const api::Node& node);
 
+// OK when no Node other than `node` reports a GPU or MIG instance UUID that `node` reports; a GPU
+// belongs to one machine, and its UUID keys its readings and its pods' devices. Otherwise
+// AlreadyExists naming the field, the UUID and the other node, and saying how an admin frees it
+// (deleting the other node). Empty UUIDs claim nothing. Returns the store's error on a failed
+// list. Used where agents register (joining, a node credential writing its status): with
+// nodes written concurrently, two could still claim one UUID between this read and the write.
+Status CheckGpuUuidsUnclaimed(const store::Store& store, const api::Node& node);
+
 // Creates each node, or updates the status and labels of one that exists (keeping its spec:
 // taints and unschedulable are the operator's), one node per write (no backend promises a
 // transaction across objects; a node registered stays registered if the next one fails).

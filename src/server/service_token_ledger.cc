@@ -14,17 +14,25 @@ void ServiceTokenLedger::Record(TimePoint now, std::map<std::string, double> tot
   while (!samples_.empty() && now - samples_.front().at > keep_) samples_.pop_front();
 }
 
-std::map<std::string, double> ServiceTokenLedger::Over(Duration window) const {
+std::map<std::string, double> ServiceTokenLedger::Between(TimePoint from, TimePoint to) const {
   std::lock_guard lock(mutex_);
-  const Sample* start = nullptr;
-  for (const Sample& sample : samples_) {
-    if (start != nullptr && sample.at > latest_.at - window) break;
-    start = &sample;
-  }
+  // The last sample at or before `at` (the latest record counts as one); null when none is.
+  auto at_or_before = [&](TimePoint at) -> const Sample* {
+    if (latest_.at != TimePoint{} && latest_.at <= at) return &latest_;
+    const Sample* found = nullptr;
+    for (const Sample& sample : samples_) {
+      if (sample.at > at) break;
+      found = &sample;
+    }
+    return found;
+  };
   std::map<std::string, double> out;
-  for (const auto& [service, total] : latest_.totals) {
+  const Sample* end = at_or_before(to);
+  if (end == nullptr) return out;
+  const Sample* start = at_or_before(from);
+  for (const auto& [service, total] : end->totals) {
     double before = 0;
-    if (start != nullptr && start->at <= latest_.at - window) {
+    if (start != nullptr) {
       auto it = start->totals.find(service);
       if (it != start->totals.end() && it->second <= total) before = it->second;
     }

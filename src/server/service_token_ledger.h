@@ -11,7 +11,9 @@ namespace strata::server {
 
 // Tokens each service served over time, from the gateway's running totals (tokens since the
 // gateway started, per service): what the cost endpoint divides a service's cost by for its
-// cost per million tokens. Keeps one sample per `sample_interval` for `keep`, plus the latest.
+// cost per million tokens, over a window or per step of it. Keeps one sample per
+// `sample_interval` for `keep`, plus the latest. In memory: a restart of the control plane
+// starts it empty.
 //
 // Written by the serving loop, read by the cost endpoint's threads: thread-safe.
 class ServiceTokenLedger {
@@ -22,11 +24,11 @@ class ServiceTokenLedger {
   // Records the running totals at `now`. REQUIRES: `now` does not go backwards.
   void Record(TimePoint now, std::map<std::string, double> totals);
 
-  // Tokens each service served in the `window` ending at the latest record: its latest total
-  // minus its total at the last sample at or before the window's start (or the oldest kept,
-  // when the window reaches further back). A total that went down (the gateway restarted)
-  // counts from zero.
-  std::map<std::string, double> Over(Duration window) const;
+  // Tokens each service served in [from, to]: its total at the last sample at or before `to`
+  // (the latest record for a `to` at or after it) minus its total at the last sample at or
+  // before `from` (zero when there is none: the gateway began after `from`). A total that went
+  // down (the gateway restarted) counts from zero. Services without a sample by `to` are absent.
+  std::map<std::string, double> Between(TimePoint from, TimePoint to) const;
 
  private:
   struct Sample {

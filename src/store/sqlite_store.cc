@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include "store/sqlite_statement.h"
 #include "store/versioned_store.h"
 
 namespace strata::store {
@@ -42,58 +43,6 @@ std::string Dump(const nlohmann::json& json) {
   // Replacing invalid UTF-8 keeps dump() from throwing on odd bytes in user strings.
   return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
-
-// One prepared statement; finalized when destroyed. Move-only.
-class Statement {
- public:
-  Statement(sqlite3* db, sqlite3_stmt* statement) : db_(db), statement_(statement) {}
-  Statement(Statement&& other) noexcept
-      : db_(other.db_), statement_(std::exchange(other.statement_, nullptr)) {}
-  Statement& operator=(Statement&&) = delete;
-  ~Statement() { sqlite3_finalize(statement_); }
-
-  void Bind(int index, int64_t value) { sqlite3_bind_int64(statement_, index, value); }
-  void Bind(int index, std::string_view value) {
-    sqlite3_bind_text(statement_, index, value.data(), static_cast<int>(value.size()),
-                      SQLITE_TRANSIENT);
-  }
-  void BindNull(int index) { sqlite3_bind_null(statement_, index); }
-
-  // Runs a statement that returns no rows.
-  Status Run(std::string_view what) {
-    int rc = sqlite3_step(statement_);
-    sqlite3_reset(statement_);
-    sqlite3_clear_bindings(statement_);
-    if (rc != SQLITE_DONE) return Failed(what);
-    return Status::Ok();
-  }
-
-  // Steps to the next row: true for a row, false at the end; an error otherwise.
-  Result<bool> Step(std::string_view what) {
-    int rc = sqlite3_step(statement_);
-    if (rc == SQLITE_ROW) return true;
-    sqlite3_reset(statement_);
-    if (rc == SQLITE_DONE) return false;
-    return Err(Failed(what));
-  }
-
-  int64_t Int(int column) const { return sqlite3_column_int64(statement_, column); }
-  bool IsNull(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
-  std::string Text(int column) const {
-    const unsigned char* text = sqlite3_column_text(statement_, column);
-    return text ? std::string(reinterpret_cast<const char*>(text),
-                              sqlite3_column_bytes(statement_, column))
-                : std::string();
-  }
-
- private:
-  Status Failed(std::string_view what) const {
-    return InternalError("sqlite: " + std::string(what) + ": " + sqlite3_errmsg(db_));
-  }
-
-  sqlite3* db_;
-  sqlite3_stmt* statement_;
-};
 
 Result<Labels> ParseLabels(const std::string& text) {
   nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -9,9 +9,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "net/http_client.h"
+#include "observe/cluster_cost.h"
 #include "observe/test_cluster.h"
 #include "server/api_listener.h"
 #include "server/cost_api.h"
@@ -27,12 +29,22 @@ class CostDashboardTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = observe::testing::SimulatedClusterStore(2);
+    // The ledger as strata up keeps it: synced from the store's pods.
+    std::string pattern = (std::filesystem::temp_directory_path() / "cost-api-XXXXXX").string();
+    dir_ = mkdtemp(pattern.data());
+    const TimePoint now = RealClock::Instance().Now();
+    Result<std::unique_ptr<observe::CostLedger>> ledger = observe::CostLedger::Open(
+        dir_ + "/" + observe::kCostLedgerFileName, observe::DefaultPriceTable(), now);
+    ASSERT_TRUE(ledger) << ledger.error().ToString();
+    observe::ClusterObjectsCache cluster(*store_);
+    Result<std::shared_ptr<const observe::ClusterObjects>> objects = cluster.Get();
+    ASSERT_TRUE(objects) << objects.error().ToString();
+    ASSERT_TRUE((*ledger)->Sync(observe::CostPodsOf(**objects), now).ok());
     CostApiOptions cost_options;
-    cost_options.service_tokens = [](Duration) {
+    cost_options.service_tokens = [](TimePoint, TimePoint) {
       return std::map<std::string, double>{{"llm", 2e6}};
     };
-    cost_ = std::make_unique<CostApi>(std::make_shared<observe::ClusterObjectsCache>(*store_),
-                                      cost_options);
+    cost_ = std::make_unique<CostApi>(std::move(*ledger), cost_options);
     RestApiOptions rest_options;
     rest_options.tokens.push_back({"admin", "admin", {}});
     rest_ = std::make_unique<RestApi>(*store_, registry_, rest_options);
@@ -55,6 +67,11 @@ class CostDashboardTest : public ::testing::Test {
 
   std::string Server() const { return "http://127.0.0.1:" + std::to_string(listener_->port()); }
 
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  std::string dir_;
   std::unique_ptr<store::Store> store_;
   metrics::Registry registry_;
   DashboardFiles dashboard_;
@@ -93,6 +110,36 @@ TEST_F(CostDashboardTest, CostByTeamAndByServiceWithTokens) {
   EXPECT_TRUE(found) << service.body;
 }
 
+TEST_F(CostDashboardTest, AStepAddsTheSpendPerStepOnRealTimeBoundaries) {
+  net::HttpResponse reply = Get(std::string(CostApi::kPath) + "?by=team&window=3h&step=1h");
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  nlohmann::json report = nlohmann::json::parse(reply.body);
+  const nlohmann::json& series = report["series"];
+  EXPECT_EQ(series["step"], 3600);
+  // The window starts on the hour at or before now - 3h: 4 steps, the last one partial.
+  ASSERT_EQ(series["starts"].size(), 4u);
+  EXPECT_EQ(report["windowStart"], series["starts"][0]);
+  EXPECT_THAT(series["starts"][0].get<std::string>(), ::testing::EndsWith(":00:00Z"));
+  std::map<std::string, double> summed;
+  for (const auto& line : series["lines"]) {
+    for (const auto& cost : line["cost"]) summed[line["name"]] += cost.get<double>();
+  }
+  for (const auto& line : report["lines"]) {
+    EXPECT_NEAR(summed[line["name"]], line["total"].get<double>(), 1e-9) << line["name"];
+  }
+  // Per service, each step has its tokens and cost per million tokens.
+  nlohmann::json services = nlohmann::json::parse(
+      Get(std::string(CostApi::kPath) + "?by=service&window=2h&step=1h").body);
+  bool found = false;
+  for (const auto& line : services["series"]["lines"]) {
+    if (line["name"] != "llm") continue;
+    found = true;
+    EXPECT_EQ(line["tokens"].size(), services["series"]["starts"].size());
+    EXPECT_TRUE(line.contains("costPerMillionTokens"));
+  }
+  EXPECT_TRUE(found) << services.dump();
+}
+
 TEST_F(CostDashboardTest, BadParametersAre400NamingTheParameter) {
   net::HttpResponse window = Get(std::string(CostApi::kPath) + "?window=yesterday");
   EXPECT_EQ(window.status, 400);
@@ -100,6 +147,12 @@ TEST_F(CostDashboardTest, BadParametersAre400NamingTheParameter) {
   net::HttpResponse by = Get(std::string(CostApi::kPath) + "?by=colour");
   EXPECT_EQ(by.status, 400);
   EXPECT_THAT(by.body, HasSubstr("cost by \\\"colour\\\""));
+  net::HttpResponse step = Get(std::string(CostApi::kPath) + "?step=often");
+  EXPECT_EQ(step.status, 400);
+  EXPECT_THAT(step.body, HasSubstr("step \\\"often\\\""));
+  net::HttpResponse fine = Get(std::string(CostApi::kPath) + "?window=366d&step=1h");
+  EXPECT_EQ(fine.status, 400);
+  EXPECT_THAT(fine.body, HasSubstr("at most 2000: take a longer step"));
 }
 
 TEST_F(CostDashboardTest, TheDashboardIsServedFromTheBinary) {
@@ -141,6 +194,11 @@ TEST_F(CostDashboardTest, StrataCostPrintsATableAndJson) {
   EXPECT_THAT(table, HasSubstr("PER-1M-TOKENS"));
   EXPECT_THAT(table, HasSubstr("\nml "));
   EXPECT_THAT(table, HasSubstr("\ntotal "));
+  std::string series = run("--by team --window 7d --step 1d", &code);
+  EXPECT_EQ(code, 0) << series;
+  EXPECT_THAT(series, HasSubstr("STEP"));
+  EXPECT_THAT(series, HasSubstr("T00:00:00Z"));  // days start at midnight UTC
+  EXPECT_THAT(series, HasSubstr("\ntotal "));
   std::string json = run("--by service -o json", &code);
   EXPECT_EQ(code, 0) << json;
   EXPECT_EQ(nlohmann::json::parse(json)["by"], "service");
