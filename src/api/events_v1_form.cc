@@ -32,8 +32,7 @@ nlohmann::json ServedEventsV1(const nlohmann::json& stored) {
   }
   const std::string first = StringMemberOr(stored, "firstTimestamp");
   const std::string last = StringMemberOr(stored, "lastTimestamp", first);
-  const std::string created =
-      StringMemberOr(MemberOrNull(stored, "metadata"), "creationTimestamp");
+  const std::string created = StringMemberOr(MemberOrNull(stored, "metadata"), "creationTimestamp");
   out["eventTime"] = MicroTime(!last.empty() ? last : created);
   out["reportingController"] = kEventReportingController;
   out["reportingInstance"] = kEventReportingController;

@@ -72,12 +72,9 @@ json EntriesToJson(const std::vector<Entry>& entries) {
   json list = json::array();
   for (const Entry& entry : entries) {
     if (entry.fields.empty()) continue;
-    json item = {{"manager", entry.manager},
-                 {"operation", entry.operation},
-                 {"apiVersion", entry.api_version},
-                 {"time", entry.time},
-                 {"fieldsType", "FieldsV1"},
-                 {"fieldsV1", api::FieldsToV1(entry.fields)}};
+    json item = {{"manager", entry.manager},        {"operation", entry.operation},
+                 {"apiVersion", entry.api_version}, {"time", entry.time},
+                 {"fieldsType", "FieldsV1"},        {"fieldsV1", api::FieldsToV1(entry.fields)}};
     if (!entry.subresource.empty()) item["subresource"] = entry.subresource;
     list.push_back(std::move(item));
   }
@@ -93,16 +90,19 @@ Entry& OwnEntry(std::vector<Entry>& entries, const FieldWrite& write, std::strin
   for (Entry& entry : entries) {
     if (entry.Is(write.manager, operation, SubresourceOf(write))) return entry;
   }
-  entries.push_back({write.manager, std::string(operation), write.api_version, write.time,
-                     std::string(SubresourceOf(write)), {}});
+  entries.push_back({write.manager,
+                     std::string(operation),
+                     write.api_version,
+                     write.time,
+                     std::string(SubresourceOf(write)),
+                     {}});
   return entries.back();
 }
 
 // The object of the last-applied annotation of `live`, or null.
 json LastApplied(const json& live) {
-  const json& text =
-      MemberOrNull(MemberOrNull(MemberOrNull(live, "metadata"), "annotations"),
-                   std::string(kLastAppliedAnnotation));
+  const json& text = MemberOrNull(MemberOrNull(MemberOrNull(live, "metadata"), "annotations"),
+                                  std::string(kLastAppliedAnnotation));
   if (!text.is_string()) return json();
   json parsed = json::parse(text.get<std::string>(), nullptr, /*allow_exceptions=*/false);
   return parsed.is_discarded() ? json() : parsed;
@@ -146,8 +146,8 @@ Result<std::string> FieldManagerOf(const std::map<std::string, std::string>& que
     manager = std::string(user_agent.substr(0, user_agent.find('/')));
   }
   if (manager.size() > kMaxManagerLength) {
-    return Err(InvalidArgumentError(fmt::format(
-        "fieldManager: at most {} characters, got {}", kMaxManagerLength, manager.size())));
+    return Err(InvalidArgumentError(fmt::format("fieldManager: at most {} characters, got {}",
+                                                kMaxManagerLength, manager.size())));
   }
   if (required && manager.empty()) {
     return Err(InvalidArgumentError("fieldManager: must not be empty for an apply request"));
@@ -244,13 +244,11 @@ Result<nlohmann::json> ServerSideApply(const FieldWrite& write, bool force,
     if (wanted.contains(path)) continue;
     const FieldPath base = path.back() == "." ? FieldPath(path.begin(), path.end() - 1) : path;
     const bool owned_elsewhere = std::any_of(entries.begin(), entries.end(), [&](const Entry& e) {
-      return &e != &own && std::any_of(e.fields.begin(), e.fields.end(), [&](const FieldPath& p) {
-               return api::HasPrefix(p, base);
-             });
+      return &e != &own && std::any_of(e.fields.begin(), e.fields.end(),
+                                       [&](const FieldPath& p) { return api::HasPrefix(p, base); });
     });
-    const bool still_applied = std::any_of(wanted.begin(), wanted.end(), [&](const FieldPath& p) {
-      return api::HasPrefix(p, base);
-    });
+    const bool still_applied = std::any_of(
+        wanted.begin(), wanted.end(), [&](const FieldPath& p) { return api::HasPrefix(p, base); });
     if (!owned_elsewhere && !still_applied) api::RemoveField(merged, path);
   }
   own.fields = wanted;

@@ -54,8 +54,7 @@ TEST(FieldManagerTest, AnApplyCreatesTheObjectOwnedByItsManager) {
   EXPECT_EQ(entry["operation"], "Apply");
   EXPECT_EQ(entry["apiVersion"], "strata.dev/v1alpha1");
   EXPECT_EQ(entry["fieldsType"], "FieldsV1");
-  EXPECT_EQ(entry["fieldsV1"],
-            Json::parse(R"({"f:metadata": {"f:labels": {"f:team": {}}},
+  EXPECT_EQ(entry["fieldsV1"], Json::parse(R"({"f:metadata": {"f:labels": {"f:team": {}}},
                             "f:spec": {"f:replicas": {}}})"));
 }
 
@@ -85,8 +84,7 @@ TEST(FieldManagerTest, FieldsAManagerStopsApplyingGoUnlessAnotherManagerOwnsThem
   live = Apply(By("alice"), live, JobWith({{"replicas", 2}}, {{"team", "a"}}));
   // tier was alice's alone; x is bob's too.
   EXPECT_EQ(live["metadata"]["labels"], Json({{"team", "a"}, {"x", "1"}}));
-  EXPECT_EQ(Owners(live)["alice/Apply"],
-            Json::parse(R"({"f:metadata": {"f:labels": {"f:team": {}}},
+  EXPECT_EQ(Owners(live)["alice/Apply"], Json::parse(R"({"f:metadata": {"f:labels": {"f:team": {}}},
                             "f:spec": {"f:replicas": {}}})"));
 }
 
@@ -115,7 +113,8 @@ TEST(FieldManagerTest, KeyedListsMergeByKeyAndAtomicListsAreReplacedWhole) {
 
 TEST(FieldManagerTest, UpdatesTakeTheFieldsTheyChange) {
   const Json created = JobWith({{"replicas", 2}, {"priority", 1}});
-  Result<Json> managed = ManagedFieldsAfterUpdate(By("kubectl-client-side-apply"), nullptr, created);
+  Result<Json> managed =
+      ManagedFieldsAfterUpdate(By("kubectl-client-side-apply"), nullptr, created);
   ASSERT_TRUE(managed) << managed.error().ToString();
   Json live = created;
   live["metadata"]["managedFields"] = *managed;
@@ -141,7 +140,8 @@ TEST(FieldManagerTest, KubectlServerSideApplyTakesOverWhatClientSideApplyLastApp
   Json created = JobWith({{"replicas", 2}});
   created["metadata"]["annotations"][std::string(kLastAppliedAnnotation)] =
       JobWith({{"replicas", 2}}).dump();
-  Result<Json> managed = ManagedFieldsAfterUpdate(By("kubectl-client-side-apply"), nullptr, created);
+  Result<Json> managed =
+      ManagedFieldsAfterUpdate(By("kubectl-client-side-apply"), nullptr, created);
   ASSERT_TRUE(managed);
   created["metadata"]["managedFields"] = *managed;
   Json scaled = created;
@@ -168,7 +168,8 @@ TEST(FieldManagerTest, MalformedManagedFieldsAndManagersAreNamed) {
       R"([{"manager": "x", "operation": "Apply", "fieldsV1": {"f:spec": {"q:odd": {}}}}])");
   Result<Json> refused = ServerSideApply(By("y"), false, &live, JobWith({{"replicas", 2}}));
   ASSERT_FALSE(refused);
-  EXPECT_THAT(refused.error().message(), HasSubstr("metadata.managedFields[0]: fieldsV1: f:spec/q:odd"));
+  EXPECT_THAT(refused.error().message(),
+              HasSubstr("metadata.managedFields[0]: fieldsV1: f:spec/q:odd"));
 
   Json with_fields = JobWith({});
   with_fields["metadata"]["managedFields"] = Json::array({Json::object()});

@@ -446,9 +446,8 @@ Result<ApiReply> RestApi::GetObject(const api::ResourcePath& path, const TableWa
   return ServedReply(200, std::move(object.body), form);
 }
 
-Result<FieldWrite> RestApi::WriteBy(const api::ResourcePath& path,
-                                    const net::HttpRequest& request, const Query& query,
-                                    bool apply) const {
+Result<FieldWrite> RestApi::WriteBy(const api::ResourcePath& path, const net::HttpRequest& request,
+                                    const Query& query, bool apply) const {
   FieldWrite who;
   who.kind = std::string(path.type->kind);
   who.api_version = path.type->GroupVersion();
@@ -515,8 +514,7 @@ Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path,
                                         const net::HttpRequest& request, const Query& query,
                                         api::ServedForm form) {
   ASSIGN_OR_RETURN(const FieldWrite who, WriteBy(path, request, query, /*apply=*/false));
-  nlohmann::json status =
-      nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json status = nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
   ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
   ASSIGN_OR_RETURN(store::Object updated,
                    UpdateStatus(store_, path, current, status, who, DryRun(query)));
@@ -577,8 +575,8 @@ Result<ApiReply> RestApi::ApplyServerSide(const api::ResourcePath& path,
   const bool dry_run = DryRun(query);
   // Go's ParseBool, as kube-apiserver reads it: the Python client sends "True".
   auto forced = query.find("force");
-  const bool force = forced != query.end() &&
-                     (forced->second == "true" || forced->second == "True" || forced->second == "1");
+  const bool force = forced != query.end() && (forced->second == "true" ||
+                                               forced->second == "True" || forced->second == "1");
   ASSIGN_OR_RETURN(std::vector<YamlDocument> documents, ParseYamlDocuments(request.body));
   if (documents.size() != 1 || !documents[0].value.is_object()) {
     return Err(InvalidArgumentError(
@@ -590,12 +588,11 @@ Result<ApiReply> RestApi::ApplyServerSide(const api::ResourcePath& path,
   const std::string api_version = path.type->GroupVersion();
   if (StringMemberOr(applied, "apiVersion") != api_version ||
       StringMemberOr(applied, "kind") != path.type->kind) {
-    return Err(InvalidArgumentError(
-        fmt::format("apiVersion, kind: an apply configuration for {} is apiVersion {}, kind {}; "
-                    "got apiVersion \"{}\", kind \"{}\"",
-                    path.type->Path(path.namespace_name.value_or(""), path.name), api_version,
-                    path.type->kind, StringMemberOr(applied, "apiVersion"),
-                    StringMemberOr(applied, "kind"))));
+    return Err(InvalidArgumentError(fmt::format(
+        "apiVersion, kind: an apply configuration for {} is apiVersion {}, kind {}; "
+        "got apiVersion \"{}\", kind \"{}\"",
+        path.type->Path(path.namespace_name.value_or(""), path.name), api_version, path.type->kind,
+        StringMemberOr(applied, "apiVersion"), StringMemberOr(applied, "kind"))));
   }
   nlohmann::json& metadata = applied["metadata"];
   if (!metadata.is_object()) {
@@ -604,8 +601,8 @@ Result<ApiReply> RestApi::ApplyServerSide(const api::ResourcePath& path,
   if (!metadata.contains("name")) metadata["name"] = path.name;
   if (metadata["name"] != path.name) {
     return Err(InvalidArgumentError("metadata.name: " + metadata["name"].dump() +
-                                    " does not match the name in the request path \"" +
-                                    path.name + "\""));
+                                    " does not match the name in the request path \"" + path.name +
+                                    "\""));
   }
   const bool client_precondition = !ResourceVersionOf(applied).is_null();
   for (int attempt = 0;; ++attempt) {
@@ -623,6 +620,8 @@ Result<ApiReply> RestApi::ApplyServerSide(const api::ResourcePath& path,
       // Created as a POST of the applied object would be.
       ASSIGN_OR_RETURN(store::Object object, DecodeSingle(path, merged.dump()));
       DropOwnedStatus(object);
+      // Set after decoding: a compatible kind's decoder (a v1 Pod's) keeps none.
+      object.body["metadata"]["managedFields"] = merged["metadata"]["managedFields"];
       if (dry_run) return ServedReply(201, std::move(object.body), form);
       RETURN_IF_ERROR(EnsureNamespace(object.key.namespace_name));
       written = store_.Create(std::move(object));

@@ -221,7 +221,8 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
       if (path == "/apis/" + group["name"].get<std::string>()) return JsonReply(200, group);
     }
     // An APIResourceList: "/api/v1" or "/apis/GROUP/VERSION".
-    std::string group_version = path == "/api/v1" ? "v1" : path.substr(std::string("/apis/").size());
+    std::string group_version =
+        path == "/api/v1" ? "v1" : path.substr(std::string("/apis/").size());
     return JsonReply(200, *api::ApiResourceList(group_version));
   }
   if (path == "/openapi/v3" || path.starts_with("/openapi/v3/")) {

@@ -171,12 +171,10 @@ class RestApi {
                              const std::string& body);
   // Every object of the body is first checked against `caller`'s scope (AuthorizeUserObject);
   // one outside it refuses the whole body, with nothing written.
-  Result<ApiReply> Apply(const net::HttpRequest& request, const Query& query,
-                         const Caller& caller);
+  Result<ApiReply> Apply(const net::HttpRequest& request, const Query& query, const Caller& caller);
   // Creates `object` or replaces what is stored (keeping its status and recording the write as
   // `who`'s Update); "created", "configured" or "unchanged".
-  Result<std::string> ApplyObject(const store::Object& object, const FieldWrite& who,
-                                  bool dry_run);
+  Result<std::string> ApplyObject(const store::Object& object, const FieldWrite& who, bool dry_run);
   // Creates the Namespace `name` unless it exists (or `name` is empty: a cluster-scoped object),
   // as a namespaced object is written into it.
   Status EnsureNamespace(const std::string& name);

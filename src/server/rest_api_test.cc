@@ -783,8 +783,9 @@ TEST_F(RestApiTest, EventsAreServedInEventsK8sIoShapeBesideTheCoreGroup) {
   EXPECT_EQ(event["reason"], "FailedScheduling");
   EXPECT_EQ(event["type"], "Warning");
   EXPECT_EQ(event["eventTime"], "2026-01-01T00:05:00.000000Z");
-  EXPECT_EQ(event["series"], nlohmann::json::parse(
-                                 R"({"count": 3, "lastObservedTime": "2026-01-01T00:05:00.000000Z"})"));
+  EXPECT_EQ(
+      event["series"],
+      nlohmann::json::parse(R"({"count": 3, "lastObservedTime": "2026-01-01T00:05:00.000000Z"})"));
   EXPECT_EQ(event["reportingController"], "strata.dev/control-plane");
   EXPECT_EQ(event["deprecatedFirstTimestamp"], "2026-01-01T00:00:00Z");
 

@@ -68,7 +68,8 @@ metadata: {name: research-$s}
 spec:
   cohort: lab
   flavors:
-  - {name: h100-$s, nominal: {gpu: "8"}}
+  - name: h100-$s
+    resources: [{name: gpu, nominal: "8"}]
 ---
 apiVersion: strata.dev/v1alpha1
 kind: Tenant
@@ -96,16 +97,16 @@ kind: Pod
 metadata: {name: probe, namespace: parity-$s, labels: {app: probe}}
 spec:
   restartPolicy: Never
-  nodeSelector: {pool: nowhere}
   containers:
   - name: main
     image: busybox
     command: [sh, -c, "sleep 600"]
+    resources: {limits: {nvidia.com/gpu: "16"}}
     env: [{name: GREETING, valueFrom: {configMapKeyRef: {name: settings, key: GREETING}}}]
 YAML
 }
-manifests kubectl >"$dir/kubectl.yaml"
-manifests strata >"$dir/strata.yaml"
+manifests bykubectl >"$dir/kubectl.yaml"
+manifests bystrata >"$dir/strata.yaml"
 
 check "kubectl apply -f of several kinds" has "pod/probe created" "$(k apply -f "$dir/kubectl.yaml")"
 check "strata apply -f of the same" "$strata" apply -f "$dir/strata.yaml" --server "$STRATA_API"
@@ -136,8 +137,8 @@ print(json.dumps(o, sort_keys=True, indent=1).replace(sys.argv[1], "SUFFIX"))
 }
 same_object() { # KIND NAME [namespaced]
   local a b
-  a=$(normalized kubectl "$@" | strip kubectl)
-  b=$(normalized strata "$@" | strip strata)
+  a=$(normalized bykubectl "$@" | strip bykubectl)
+  b=$(normalized bystrata "$@" | strip bystrata)
   [[ $a == "$b" ]] || { diff <(echo "$a") <(echo "$b") | head -20; return 1; }
 }
 for object in "namespace parity" "resourceflavor h100" "queue research" "tenant acme" \
@@ -155,11 +156,11 @@ apiVersion: strata.dev/v1alpha1
 kind: Job
 metadata:
   name: served
-  namespace: parity-kubectl
+  namespace: parity-bykubectl
   labels: {$2}
 spec:
   replicas: 1
-  queue: research-kubectl
+  queue: research-bykubectl
   priority: $1
   resources: {gpu: "64"}
   template: {command: [sh, -c, "sleep 600"]}
@@ -169,37 +170,38 @@ ssa() { k apply --server-side "$@"; }
 check "apply --server-side creates" equals "$(ssa_job 1 "a: '1', b: '2'" | ssa -f -)" \
   "job.strata.dev/served serverside-applied"
 check "its manager is kubectl, by Apply" equals \
-  "$(k get job served -n parity-kubectl --show-managed-fields -o jsonpath='{.metadata.managedFields[0].manager}/{.metadata.managedFields[0].operation}')" \
+  "$(k get job served -n parity-bykubectl --show-managed-fields -o jsonpath='{.metadata.managedFields[0].manager}/{.metadata.managedFields[0].operation}')" \
   "kubectl/Apply"
 check "a changed file is applied" equals "$(ssa_job 2 "a: '1'" | ssa -f - >/dev/null;
-  jp job served -n parity-kubectl '{.spec.priority}')" 2
+  jp job served -n parity-bykubectl '{.spec.priority}')" 2
 check "a label the file drops is removed" equals \
-  "$(jp job served -n parity-kubectl '{.metadata.labels}')" '{"a":"1"}'
+  "$(jp job served -n parity-bykubectl '{.metadata.labels}')" '{"a":"1"}'
 check "a dry run changes nothing" equals "$(ssa_job 5 "a: '1'" | ssa --dry-run=server -f - >/dev/null;
-  jp job served -n parity-kubectl '{.spec.priority}')" 2
+  jp job served -n parity-bykubectl '{.spec.priority}')" 2
 ssa_job 7 "a: '1'" >"$dir/ci.yaml"
 check "another manager's field is a conflict naming it and its manager" fails_saying \
   'conflict with "kubectl" using strata.dev/v1alpha1: .spec.priority' \
   ssa --field-manager ci -f "$dir/ci.yaml"
 check "--force-conflicts takes it" equals "$(ssa --field-manager ci --force-conflicts \
-  -f "$dir/ci.yaml" >/dev/null; jp job served -n parity-kubectl '{.spec.priority}')" 7
+  -f "$dir/ci.yaml" >/dev/null; jp job served -n parity-bykubectl '{.spec.priority}')" 7
 
 # Server-side apply over what client-side apply made: the same file, no conflict.
 check "apply --server-side over kubectl apply's objects" has "pod/probe serverside-applied" \
   "$(ssa -f "$dir/kubectl.yaml" 2>&1)"
 check "the ConfigMap is now kubectl's, by Apply" has "kubectl/Apply" \
-  "$(k get configmap settings -n parity-kubectl --show-managed-fields \
+  "$(k get configmap settings -n parity-bykubectl --show-managed-fields \
     -o jsonpath='{range .metadata.managedFields[*]}{.manager}/{.operation} {end}')"
 sed -i 's/GREETING: hello/GREETING: bonjour/' "$dir/kubectl.yaml"
 check "and client-side apply after it still works" has "configmap/settings configured" \
   "$(k apply -f "$dir/kubectl.yaml")"
-check "with the file's value" equals "$(jp configmap settings -n parity-kubectl '{.data.GREETING}')" \
+check "with the file's value" equals "$(jp configmap settings -n parity-bykubectl '{.data.GREETING}')" \
   bonjour
 
 # ---- events.k8s.io -------------------------------------------------------------------------------
 check "discovery lists events.k8s.io" has "events.k8s.io/v1" "$(k api-versions)"
-check "kubectl events shows why the Job waits" has "train" \
-  "$(k events -n parity-kubectl 2>&1 || true)"
+waits() { has "FailedScheduling   Job/train" "$(k "$@" -n parity-bykubectl 2>&1)"; }
+check "kubectl events shows why the Job waits" waits events
+check "and kubectl get of events.k8s.io's Events too" waits get events.v1.events.k8s.io
 
 # ---- the Python client ---------------------------------------------------------------------------
 check "the Python client: list, read, watch, create, patch, server-side apply, delete, events" \

@@ -6,16 +6,17 @@ changed, a conflict of another manager's field as 409, force) and reads events.k
 with EventsV1Api.
 
 Usage: python_client_check.py SERVER_URL TOKEN
-Expects the namespace parity-kubectl of apply_parity_test.sh (its Job waits, with events). Prints
+Expects the namespace parity-bykubectl of apply_parity_test.sh (its Job waits, with events). Prints
 one line per check and exits non-zero on the first failure.
 """
 import sys
 import tempfile
 
+import yaml
 from kubernetes import client, dynamic, watch
 from kubernetes.client.rest import ApiException
 
-NAMESPACE = "parity-kubectl"
+NAMESPACE = "parity-bykubectl"
 
 
 def main():
@@ -67,22 +68,27 @@ def main():
                "metadata": {"name": "from-python", "namespace": NAMESPACE},
                "spec": {"replicas": 1, "priority": 1, "resources": {"gpu": "64"},
                         "template": {"command": ["sh", "-c", "sleep 600"]}}}
-        applied = jobs.server_side_apply(body=job, field_manager="python")
+        # The client sends an apply configuration as the text it is given (here YAML).
+        def apply(manager, **kwargs):
+            return jobs.server_side_apply(body=yaml.safe_dump(job), name="from-python",
+                                          namespace=NAMESPACE, field_manager=manager, **kwargs)
+
+        applied = apply("python")
         assert applied.spec.priority == 1, applied.spec
         managers = [(e.manager, e.operation) for e in applied.metadata.managedFields]
         assert managers == [("python", "Apply")], managers
         job["spec"]["priority"] = 2
-        applied = jobs.server_side_apply(body=job, field_manager="python")
+        applied = apply("python")
         assert applied.spec.priority == 2, applied.spec
         print("server-side apply")
         job["spec"]["priority"] = 9
         try:
-            jobs.server_side_apply(body=job, field_manager="other")
+            apply("other")
             raise AssertionError("another manager's field was taken without force")
         except dynamic.exceptions.ConflictError as error:
             assert error.status == 409, error
             assert ".spec.priority" in str(error.body), error.body
-        applied = jobs.server_side_apply(body=job, field_manager="other", force_conflicts=True)
+        applied = apply("other", force_conflicts=True)
         assert applied.spec.priority == 9, applied.spec
         print("server-side apply conflict, then forced")
         jobs.delete(name="from-python", namespace=NAMESPACE)
