@@ -1,6 +1,7 @@
 #include "server/field_manager.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <vector>
