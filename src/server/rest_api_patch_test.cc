@@ -267,13 +267,19 @@ spec: {replicas: 1, template: {command: [python]}}
   EXPECT_EQ((*created)["metadata"]["managedFields"][0]["manager"], "ci");
   EXPECT_EQ((*created)["metadata"]["managedFields"][0]["operation"], "Apply");
 
-  // The Job created by POST is the test client's Update; ci applies a priority of its own.
+  // The Job created by POST is the strata client's Update; ci applies a priority of its own.
   auto applied = Patch(std::string(kJobPath) + "?fieldManager=ci", kApply,
                        R"({"apiVersion": "strata.dev/v1alpha1", "kind": "Job",
                            "metadata": {"name": "train"}, "spec": {"priority": 4}})");
   ASSERT_TRUE(applied) << applied.error().ToString();
   EXPECT_EQ((*applied)["spec"]["priority"], 4);
   EXPECT_EQ((*applied)["spec"]["replicas"], 2);
+  std::vector<std::string> managers;
+  for (const Json& entry : (*applied)["metadata"]["managedFields"]) {
+    managers.push_back(entry["manager"].get<std::string>() + "/" +
+                       entry["operation"].get<std::string>());
+  }
+  EXPECT_EQ(managers, (std::vector<std::string>{"strata/Update", "ci/Apply"}));
 
   auto conflict = Patch(std::string(kJobPath) + "?fieldManager=other", kApply,
                         R"({"apiVersion": "strata.dev/v1alpha1", "kind": "Job",
