@@ -11,7 +11,8 @@
 #    kubectl's last-applied annotation) and the names that differ;
 #  - kubectl apply --server-side: creates with managedFields of manager kubectl, a change is
 #    applied, a field another manager owns is a conflict naming it and the manager, --force-
-#    conflicts takes it; --dry-run=server changes nothing; a label the file drops is removed;
+#    conflicts takes it; --dry-run=server changes nothing; a label the file drops is removed; a
+#    Node (a core kind) takes a label so;
 #  - kubectl apply --server-side over objects kubectl apply (client-side) made takes them over
 #    without conflicts; a client-side apply after it still works;
 #  - kubectl events and the Python client's EventsV1Api read events.k8s.io/v1;
@@ -184,6 +185,14 @@ check "another manager's field is a conflict naming it and its manager" fails_sa
   ssa --field-manager ci -f "$dir/ci.yaml"
 check "--force-conflicts takes it" equals "$(ssa --field-manager ci --force-conflicts \
   -f "$dir/ci.yaml" >/dev/null; jp job served -n parity-bykubectl '{.spec.priority}')" 7
+
+# Every kind takes it, the core group's too: a label of a Node.
+printf 'apiVersion: v1\nkind: Node\nmetadata: {name: sim-node-0, labels: {pool: ops}}\n' \
+  >"$dir/node.yaml"
+check "apply --server-side of a Node's label" equals \
+  "$(ssa --field-manager ops -f "$dir/node.yaml" >/dev/null; jp node sim-node-0 '{.metadata.labels.pool}')" \
+  ops
+check "(the Node keeps its GPUs)" equals "$(jp node sim-node-0 '{.status.allocatable.nvidia\.com/gpu}')" 8
 
 # Server-side apply over what client-side apply made: the same file, no conflict.
 check "apply --server-side over kubectl apply's objects" has "pod/probe serverside-applied" \
