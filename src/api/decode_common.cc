@@ -76,6 +76,10 @@ ObjectMeta DecodeMetadata(const FieldView& metadata, bool namespaced, bool label
   meta.uid = metadata.String("uid");
   meta.resource_version = metadata.String("resourceVersion");
   meta.creation_timestamp = metadata.String("creationTimestamp");
+  if (const nlohmann::json& managed = metadata.Raw("managedFields");
+      managed.is_array() && !managed.empty()) {
+    meta.managed_fields = managed.dump();
+  }
   return meta;
 }
 

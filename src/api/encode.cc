@@ -19,6 +19,9 @@ json Metadata(const ObjectMeta& m) {
   PutString(out, "uid", m.uid);
   PutString(out, "resourceVersion", m.resource_version);
   PutString(out, "creationTimestamp", m.creation_timestamp);
+  if (!m.managed_fields.empty()) {
+    out["managedFields"] = json::parse(m.managed_fields, nullptr, /*allow_exceptions=*/false);
+  }
   return out;
 }
 

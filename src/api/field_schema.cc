@@ -188,6 +188,9 @@ void CheckValue(const nlohmann::json& v, const FieldSpec& field, std::string_vie
         CheckObject(it.value(), *field.nested(), JoinPath(path, it.key()), errors);
       }
       return;
+    case FieldType::kFreeForm:
+      if (!v.is_object()) Expected(errors, path, "an object", v);
+      return;
     case FieldType::kUnsupported:
       errors.Add(std::string(path), "not supported by strata: " + std::string(field.doc));
       return;
@@ -244,6 +247,8 @@ std::string TypeName(const FieldSpec& field) {
       return "<[]" + std::string(field.nested()->name) + ">";
     case FieldType::kObjectMap:
       return "<map[string]" + std::string(field.nested()->name) + ">";
+    case FieldType::kFreeForm:
+      return "<Object>";
     case FieldType::kUnsupported:
       return "<unsupported>";
     case FieldType::kIgnored:

@@ -29,6 +29,7 @@ enum class FieldType {
   kObject,       // a nested TypeSchema
   kObjectList,   // a list of a nested TypeSchema
   kObjectMap,    // string -> a nested TypeSchema (PyTorchJob replica specs)
+  kFreeForm,     // any JSON object, kept as given (a managedFields entry's fieldsV1)
   kUnsupported,  // a field of a compatible kind that strata does not honour: an error
   kIgnored,      // a field that means nothing in this mode: accepted, reported as a warning
 };

@@ -74,6 +74,15 @@ void DecodeOne(const nlohmann::json& document, DecodedDocument& out) {
   ValidateAgainstSchema(document, *info->schema(), "", out.errors);
   if (!out.errors.empty()) return;
   info->decode(FieldView(document, ""), out);
+  // A compatible kind's managed fields name its own fields, not those of the native objects it
+  // becomes: the server records the write's own instead.
+  const nlohmann::json& managed = FieldView(document, "").Object("metadata").Raw("managedFields");
+  if (!info->native && !managed.is_null()) {
+    out.errors.Warn("metadata.managedFields",
+                    "ignored: they name the fields of " + std::string(kind) +
+                        ", not of the strata object it becomes; the server records its own");
+    for (Object& object : out.objects) object.metadata().managed_fields.clear();
+  }
 }
 
 Queue* FindQueue(std::vector<Located>& documents, std::string_view name) {

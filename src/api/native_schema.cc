@@ -543,6 +543,26 @@ TypeSchema Document(std::string_view name, std::string_view doc, const TypeSchem
   return s;
 }
 
+const TypeSchema* ManagedFieldsEntrySchema() {
+  static const TypeSchema s{
+      "ManagedFieldsEntry",
+      "The fields one manager set, by one operation.",
+      {{"manager", T::kString, "Who set them: a request's fieldManager (kubectl, strata...)."},
+       {"operation",
+        T::kEnum,
+        "Apply (server-side apply) or Update (any other write).",
+        nullptr,
+        {"Apply", "Update"}},
+       {"apiVersion", T::kString, "The version of the object the fields are named in."},
+       {"time", T::kTimestamp, "When the manager last changed them."},
+       {"fieldsType", T::kEnum, "The form of fieldsV1.", nullptr, {"FieldsV1"}},
+       {"fieldsV1", T::kFreeForm,
+        "The set of fields, as Kubernetes writes it: f:NAME for a field, k:{KEY} for an item of "
+        "a list keyed by KEY, \".\" for the item itself."},
+       {"subresource", T::kString, "The subresource written (\"status\"), empty for the object."}}};
+  return &s;
+}
+
 }  // namespace
 
 const TypeSchema* ObjectMetaSchema() {
@@ -562,7 +582,10 @@ const TypeSchema* ObjectMetaSchema() {
        {"resourceVersion", T::kString, "Set by the server: changes on every write."},
        {"creationTimestamp", T::kTimestamp, "Set by the server: when the object was created."},
        {"generation", T::kIgnored, "set by the server"},
-       {"managedFields", T::kIgnored, "set by the server"},
+       {"managedFields", T::kObjectList,
+        "Set by the server: which fields each manager set (server-side apply), as Kubernetes "
+        "keeps them. A write that gives them replaces them.",
+        ManagedFieldsEntrySchema},
        {"selfLink", T::kIgnored, "set by the server"},
        {"deletionTimestamp", T::kIgnored, "set by the server"},
        {"deletionGracePeriodSeconds", T::kIgnored, "set by the server"},

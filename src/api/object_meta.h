@@ -22,6 +22,10 @@ struct ObjectMeta {
   std::string uid;
   std::string resource_version;
   std::string creation_timestamp;  // RFC 3339
+  // metadata.managedFields, which fields each manager set (server-side apply), as the compact
+  // JSON text of the list; empty when there are none. Written by the REST API
+  // (server/field_manager.h), kept as given by every other reader and writer.
+  std::string managed_fields;
 
   bool operator==(const ObjectMeta&) const = default;
 };

@@ -100,6 +100,8 @@ json ValueSchema(const FieldSpec& field, Path& path) {
       return {{"type", "array"}, {"items", Nested(field, path)}};
     case T::kObjectMap:
       return {{"type", "object"}, {"additionalProperties", Nested(field, path)}};
+    case T::kFreeForm:
+      return {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}};
     case T::kUnsupported:
       // Typed so that the CEL rule that refuses it can name it (CEL cannot see untyped
       // fields); anything else is refused by the type check already.

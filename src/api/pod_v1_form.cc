@@ -235,7 +235,8 @@ Result<Json> StoredPodFromV1(const Json& served, const Json& current) {
         "(spec.owner) and does not change"));
   }
   Json out = current;
-  for (const char* field : {"labels", "annotations", "resourceVersion", "name", "namespace"}) {
+  for (const char* field :
+       {"labels", "annotations", "resourceVersion", "name", "namespace", "managedFields"}) {
     if (metadata.contains(field)) {
       out["metadata"][field] = metadata[field];
     } else {

@@ -45,7 +45,8 @@ Result<nlohmann::json> ServedV1Pod(const nlohmann::json& stored);
 bool IsV1PodShape(const nlohmann::json& document);
 
 // The pod to store for `served`, a v1 Pod a client sends back (a PUT, or a patched served pod) to
-// replace `current` (as stored): its metadata (labels, annotations, resourceVersion) is taken;
+// replace `current` (as stored): its metadata (labels, annotations, resourceVersion,
+// managedFields) is taken;
 // its ownerReferences must be those served (they follow spec.owner), else InvalidArgument;
 // its spec must be the one served, since a pod's spec does not change once it is created (in
 // Kubernetes neither), else InvalidArgument naming the first field that differs; the status is

@@ -86,6 +86,11 @@ const ResourceType* FindResourceType(std::string_view name) {
   return nullptr;
 }
 
+const ResourceType& EventsV1Type() {
+  static const ResourceType kType{"Event", "events", "event", {"ev"}, "events.k8s.io", "v1", true};
+  return kType;
+}
+
 const ResourceType* FindResourceTypeByKind(std::string_view kind) {
   for (const ResourceType& type : AllResourceTypes()) {
     if (type.kind == kind) return &type;
@@ -123,6 +128,10 @@ Result<ResourcePath> ParseResourcePath(std::string_view path) {
       result.type = &type;
     }
   }
+  const ResourceType& events = EventsV1Type();
+  if (events.group == group && events.version == version && events.plural == segments[next]) {
+    result.type = &events;
+  }
   if (result.type == nullptr) return not_found();
   if (result.namespace_name && !result.type->namespaced) return not_found();
   if (segments.size() > next + 1) result.name = std::string(segments[next + 1]);
@@ -147,15 +156,27 @@ nlohmann::json CoreApiVersions() {
 }
 
 nlohmann::json ApiGroupList() {
-  std::string group_version = std::string(kStrataGroup) + "/" + std::string(kStrataVersion);
-  nlohmann::json version = {{"groupVersion", group_version}, {"version", kStrataVersion}};
-  nlohmann::json group = {
-      {"name", kStrataGroup}, {"versions", {version}}, {"preferredVersion", version}};
-  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", {group}}};
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& [name, version] : {std::pair{kStrataGroup, kStrataVersion},
+                                      std::pair{EventsV1Type().group, EventsV1Type().version}}) {
+    nlohmann::json served = {{"groupVersion", std::string(name) + "/" + std::string(version)},
+                             {"version", version}};
+    groups.push_back({{"name", name}, {"versions", {served}}, {"preferredVersion", served}});
+  }
+  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", std::move(groups)}};
 }
 
 std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
   nlohmann::json resources = nlohmann::json::array();
+  const ResourceType& events = EventsV1Type();
+  if (group_version == events.GroupVersion()) {
+    resources.push_back({{"name", events.plural},
+                         {"singularName", events.singular},
+                         {"namespaced", true},
+                         {"kind", events.kind},
+                         {"shortNames", events.short_names},
+                         {"verbs", {"get", "list", "watch"}}});
+  }
   for (const ResourceType& type : AllResourceTypes()) {
     if (type.GroupVersion() != group_version) continue;
     nlohmann::json resource = {{"name", type.plural},

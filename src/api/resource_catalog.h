@@ -43,6 +43,11 @@ inline constexpr std::string_view kApplyPath = "/apis/strata.dev/v1alpha1/apply"
 // `strata get` and kubectl accept them ("jobs", "job", "Job", "po"). nullptr when unknown.
 const ResourceType* FindResourceType(std::string_view name);
 
+// Kubernetes' events.k8s.io/v1 Events: the store's Events (the core group's type) served
+// read-only (get, list, watch) in that group's shape (api/events_v1_form.h). Not among
+// AllResourceTypes(), which holds one type per store kind.
+const ResourceType& EventsV1Type();
+
 // The type with this store kind ("Job"), or nullptr.
 const ResourceType* FindResourceTypeByKind(std::string_view kind);
 
@@ -64,11 +69,11 @@ Result<ResourcePath> ParseResourcePath(std::string_view path);
 // Discovery documents, the shapes kubectl reads before any request:
 //   /api                          APIVersions
 //   /apis                         APIGroupList
-//   /api/v1, /apis/strata.dev/v1alpha1   APIResourceList
+//   /api/v1, /apis/strata.dev/v1alpha1, /apis/events.k8s.io/v1   APIResourceList
 //   /version                      version.Info
 nlohmann::json CoreApiVersions();
 nlohmann::json ApiGroupList();
-// `group_version` is "v1" or "strata.dev/v1alpha1"; nullopt for any other.
+// `group_version` is "v1", "strata.dev/v1alpha1" or "events.k8s.io/v1"; nullopt for any other.
 std::optional<nlohmann::json> ApiResourceList(std::string_view group_version);
 nlohmann::json VersionInfo(std::string_view strata_version);
 

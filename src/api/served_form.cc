@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "api/events_v1_form.h"
 #include "api/media_ranges.h"
 #include "api/object_meta.h"
 #include "api/pod_v1_form.h"
@@ -52,6 +53,10 @@ void ToServedForm(nlohmann::json& body, ServedForm form) {
   if (!body.is_object()) return;
   const ResourceType* type = CoreType(StringMemberOr(body, "kind"));
   if (type == nullptr || StringMemberOr(body, "apiVersion") != kApiVersion) return;
+  if (type->kind == "Event" && form == ServedForm::kEventsV1) {
+    body = ServedEventsV1(body);
+    return;
+  }
   if (type->kind == "Pod" && form == ServedForm::kKubernetes) {
     if (Result<nlohmann::json> pod = ServedV1Pod(body)) {
       body = std::move(*pod);

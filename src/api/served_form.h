@@ -18,7 +18,9 @@ namespace strata::api {
 // of it with a media-type parameter naming strata's group, as Kubernetes' clients ask for
 // tables:
 //   Accept: application/json;g=strata.dev;v=v1alpha1
-enum class ServedForm { kKubernetes, kStrata };
+// kEventsV1 is what /apis/events.k8s.io/v1 serves: an Event in that group's shape
+// (api/events_v1_form.h), every other kind as for kKubernetes.
+enum class ServedForm { kKubernetes, kStrata, kEventsV1 };
 inline constexpr char kStrataFormAccept[] = "application/json;g=strata.dev;v=v1alpha1";
 
 // The form an Accept header asks for: kStrata when one of its media ranges has g=strata.dev.

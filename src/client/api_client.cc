@@ -51,6 +51,8 @@ net::HttpRequest ApiClient::Request(std::string_view method, std::string_view pa
   // strata's own form of the core kinds (a pod's placement), not Kubernetes' v1 Pod.
   request.headers.emplace_back("Accept", api::kStrataFormAccept);
   if (!token_.empty()) request.headers.emplace_back("Authorization", "Bearer " + token_);
+  // Its product names the writer in objects' managedFields, as "kubectl" names kubectl's.
+  request.headers.emplace_back("User-Agent", "strata");
   return request;
 }
 

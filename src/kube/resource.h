@@ -34,6 +34,7 @@ inline const GroupVersionResource kNamespaces{"", "v1", "namespaces"};
 inline const GroupVersionResource kServices{"", "v1", "services"};
 inline const GroupVersionResource kServiceAccounts{"", "v1", "serviceaccounts"};
 inline const GroupVersionResource kConfigMaps{"", "v1", "configmaps"};
+inline const GroupVersionResource kSecrets{"", "v1", "secrets"};
 inline const GroupVersionResource kLeases{"coordination.k8s.io", "v1", "leases"};
 inline const GroupVersionResource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
                                                              "customresourcedefinitions"};

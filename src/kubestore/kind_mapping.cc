@@ -10,8 +10,8 @@ namespace strata::kubestore {
 
 const std::vector<KindMapping>& AllKindMappings() {
   static const std::vector<KindMapping> kMappings = [] {
-    std::vector<KindMapping> out = {PodMapping(), NodeMapping(), EventMapping(),
-                                    NamespaceMapping()};
+    std::vector<KindMapping> out = {PodMapping(),       NodeMapping(),      EventMapping(),
+                                    NamespaceMapping(), ConfigMapMapping(), SecretMapping()};
     for (const api::CustomResourceNames& names : api::CustomResourceKinds()) {
       out.push_back(CustomResourceMapping(names.kind));
     }

@@ -28,6 +28,9 @@
 //          source component "strata".
 //   Namespace  a v1 Namespace: its name, labels and annotations (the cluster's namespace
 //          controller deletes what is in it).
+//   ConfigMap, Secret  the cluster's v1 ConfigMaps and Secrets, field for field: what a pod's
+//          environment reads (env valueFrom, envFrom). strata only reads them there (its RBAC
+//          grants get, list and watch); users write them with kubectl.
 // Pure functions over values; thread-safe.
 
 namespace strata::kubestore {
@@ -84,6 +87,8 @@ KindMapping PodMapping();                                  // pod_mapping.cc
 KindMapping NodeMapping();                                 // node_mapping.cc
 KindMapping EventMapping();                                // event_mapping.cc
 KindMapping NamespaceMapping();                            // namespace_mapping.cc
+KindMapping ConfigMapMapping();                            // config_data_mapping.cc
+KindMapping SecretMapping();                               // config_data_mapping.cc
 KindMapping CustomResourceMapping(std::string_view kind);  // custom_resource_mapping.cc
 
 }  // namespace strata::kubestore

@@ -346,6 +346,40 @@ TEST(KindMappingTest, ANamespaceIsAV1NamespaceAndKeepsWhatTheClusterPutOnIt) {
   EXPECT_EQ((*again)["metadata"]["labels"]["kubernetes.io/metadata.name"], "team-a");
 }
 
+TEST(KindMappingTest, ConfigMapsAndSecretsAreTheClustersOwnV1Objects) {
+  api::Secret secret;
+  secret.metadata.name = "creds";
+  secret.metadata.namespace_name = "team-a";
+  secret.data = {{"token", "s3cret"}};
+  const KindMapping& secrets = Mapping("Secret");
+  EXPECT_EQ(secrets.resource.ToString(), "secrets");
+  EXPECT_TRUE(secrets.namespaced);
+  Result<Json> kube = secrets.to_kube(StoreObjectOf(secret), nullptr);
+  ASSERT_TRUE(kube.has_value());
+  EXPECT_EQ((*kube)["apiVersion"], "v1");
+  EXPECT_EQ((*kube)["type"], "Opaque");
+  EXPECT_EQ((*kube)["data"]["token"], "czNjcmV0");  // base64, as on every v1 Secret
+  Result<store::Object> back = FromKube(secrets, AsStored(*kube, 3));
+  ASSERT_TRUE(back.has_value());
+  api::Object decoded_secret = Decoded(*back);
+  ASSERT_NE(decoded_secret.As<api::Secret>(), nullptr);
+  EXPECT_EQ(decoded_secret.As<api::Secret>()->data, secret.data);
+
+  // One kubectl create configmap made: strata reads its text and bytes.
+  const Json made = AsStored(Json::parse(R"({"apiVersion": "v1", "kind": "ConfigMap",
+      "metadata": {"name": "settings", "namespace": "team-a"},
+      "data": {"GREETING": "hello"}, "binaryData": {"blob": "AAE="}, "immutable": true})"),
+                             5);
+  Result<store::Object> config = FromKube(Mapping("ConfigMap"), made);
+  ASSERT_TRUE(config.has_value());
+  api::Object decoded_config = Decoded(*config);
+  const api::ConfigMap* map = decoded_config.As<api::ConfigMap>();
+  ASSERT_NE(map, nullptr);
+  EXPECT_EQ(map->data.at("GREETING"), "hello");
+  EXPECT_EQ(map->binary_data.at("blob"), std::string("\0\1", 2));
+  EXPECT_TRUE(map->immutable);
+}
+
 TEST(KindMappingTest, StrataKindsAreCustomResourcesWithTheirBodyAsItIs) {
   api::Job job;
   job.metadata.name = "train";

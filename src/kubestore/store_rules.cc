@@ -32,6 +32,9 @@ std::vector<Json> StoreClusterRules() {
            // A namespace a user's object is written into is made; deleting one is left to the
            // cluster's own users (strata is given no delete of namespaces).
            Rule(kNamespaces, "", {"create", "get", "list", "watch"}),
+           // What pods' environments read; written by the cluster's users, never by strata.
+           Rule(kConfigMaps, "", {"get", "list", "watch"}),
+           Rule(kSecrets, "", {"get", "list", "watch"}),
            Rule(kSubjectAccessReviews, "", {"create"}),
        }) {
     rules.push_back(std::move(rule));

@@ -20,7 +20,11 @@ bool IsNamespacedDocument(const nlohmann::json& document) {
   if (!api_version.is_string() || !kind.is_string()) return false;
   const api::KindInfo* info =
       api::FindKind(api_version.get<std::string>(), kind.get<std::string>());
-  if (info == nullptr) return false;
+  if (info == nullptr) {
+    // A core kind in the form the API serves it (a v1 ConfigMap, Event...).
+    const api::ResourceType* served = api::FindResourceTypeByKind(kind.get<std::string>());
+    return served != nullptr && served->GroupVersion() == api_version && served->namespaced;
+  }
   if (!info->native) return info->namespaced;
   const api::ResourceType* type = api::FindResourceTypeByKind(info->kind);
   return type != nullptr && type->namespaced;

@@ -16,7 +16,10 @@
 #include "api/validation.h"
 #include "cluster/indexes.h"
 #include "common/json_member.h"
+#include "common/yaml_json.h"
+#include "server/field_manager.h"
 #include "server/list_pages.h"
+#include "server/list_selection.h"
 #include "server/object_codec.h"
 #include "server/object_patch.h"
 #include "server/rest_api.h"
@@ -38,100 +41,6 @@ Result<int64_t> ParseVersion(const std::string& text, std::string_view field) {
                                     ": expected a non-negative integer, got \"" + text + "\""));
   }
   return value;
-}
-
-// One term of a fieldSelector on a field of the object's body: FIELD=VALUE (or ==) or
-// FIELD!=VALUE. A field that is absent reads as "".
-struct FieldTerm {
-  nlohmann::json::json_pointer field;
-  std::string value;
-  bool equal = true;
-
-  bool Matches(const nlohmann::json& body) const {
-    const nlohmann::json* at = body.contains(field) ? &body.at(field) : nullptr;
-    const bool same = at != nullptr && at->is_string() ? at->get_ref<const std::string&>() == value
-                                                       : value.empty();
-    return same == equal;
-  }
-};
-
-struct Selected {
-  store::Selection selection;
-  std::optional<std::string> name;
-  std::vector<FieldTerm> terms;
-
-  bool Matches(const store::Object& object) const {
-    if (name && object.key.name != *name) return false;
-    return std::all_of(terms.begin(), terms.end(),
-                       [&](const FieldTerm& term) { return term.Matches(object.body); });
-  }
-};
-
-// Reads `fieldSelector`: terms joined by ',' on metadata.name, metadata.namespace and, for pods,
-// spec.nodeName and status.phase (what kubectl describe node and kubectl drain select by), for
-// events involvedObject.kind, .name, .namespace and .uid (what kubectl describe selects an
-// object's events by), each with =, == or !=.
-Status ApplyFieldSelector(const std::string& text, const api::ResourceType& type, Selected* out) {
-  const bool pod = type.kind == "Pod";
-  const bool event = type.kind == "Event";
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string term = text.substr(start, comma - start);
-    start = comma + 1;
-    const size_t not_equal = term.find("!=");
-    const size_t eq = not_equal != std::string::npos ? not_equal : term.find('=');
-    const size_t value_start =
-        eq == std::string::npos ? std::string::npos : term.find_first_not_of("!=", eq);
-    const std::string field = term.substr(0, eq);
-    const std::string value = value_start == std::string::npos ? "" : term.substr(value_start);
-    if (value.empty()) {
-      return InvalidArgumentError("fieldSelector: expected FIELD=VALUE or FIELD!=VALUE, got \"" +
-                                  term + "\"");
-    }
-    const bool equal = not_equal == std::string::npos;
-    if (field == "metadata.namespace" && !type.namespaced) {
-      return InvalidArgumentError("fieldSelector: " + std::string(type.plural) +
-                                  " are cluster-scoped");
-    }
-    if (field == "metadata.name" && equal) {
-      out->name = value;
-    } else if (field == "metadata.namespace" && equal) {
-      out->selection.namespace_name = value;
-    } else if (field == "metadata.name" || field == "metadata.namespace" ||
-               (pod && (field == "spec.nodeName" || field == "status.phase")) ||
-               (event && (field == "involvedObject.kind" || field == "involvedObject.name" ||
-                          field == "involvedObject.namespace" || field == "involvedObject.uid"))) {
-      std::string pointer = "/" + field;
-      std::replace(pointer.begin(), pointer.end(), '.', '/');
-      out->terms.push_back({nlohmann::json::json_pointer(pointer), value, equal});
-    } else {
-      return InvalidArgumentError("fieldSelector: field \"" + field +
-                                  "\" is not supported (metadata.name, metadata.namespace" +
-                                  (pod ? ", spec.nodeName, status.phase" : "") +
-                                  (event ? ", involvedObject.kind, .name, .namespace, .uid" : "") +
-                                  " are)");
-    }
-  }
-  return Status::Ok();
-}
-
-Result<Selected> SelectionFor(const api::ResourcePath& path,
-                              const std::map<std::string, std::string>& query) {
-  Selected out;
-  out.selection.kind = std::string(path.type->kind);
-  out.selection.namespace_name = path.namespace_name;
-  if (!path.name.empty()) out.name = path.name;
-  if (auto it = query.find("labelSelector"); it != query.end()) {
-    Result<store::LabelSelector> labels = store::LabelSelector::Parse(it->second);
-    if (!labels) return Err(labels.error().WithPrefix("labelSelector"));
-    out.selection.labels = std::move(*labels);
-  }
-  if (auto it = query.find("fieldSelector"); it != query.end()) {
-    RETURN_IF_ERROR(ApplyFieldSelector(it->second, *path.type, &out));
-  }
-  return out;
 }
 
 store::ObjectKey KeyOf(const api::ResourcePath& path) {
@@ -187,20 +96,56 @@ Result<store::Object> DecodeReplacement(const api::ResourcePath& path, const std
   return replacement;
 }
 
+const nlohmann::json& ManagedFieldsOfStored(const nlohmann::json& body) {
+  return MemberOrNull(MemberOrNull(body, "metadata"), "managedFields");
+}
+
+bool DryRun(const std::map<std::string, std::string>& query) {
+  auto it = query.find("dryRun");
+  return it != query.end() && it->second == "All";
+}
+
+// Sets `write`'s metadata.managedFields for a write by `who` that is not a server-side apply
+// and replaces `current` (nullptr: creates `write`), from the forms both are served in.
+Status RecordManagedFields(const FieldWrite& who, const store::Object* current,
+                           store::Object& write) {
+  std::optional<nlohmann::json> before;
+  if (current != nullptr) {
+    before = current->body;
+    api::ToServedForm(*before);
+  }
+  nlohmann::json after = write.body;
+  api::ToServedForm(after);
+  Result<nlohmann::json> managed =
+      ManagedFieldsAfterUpdate(who, before ? &*before : nullptr, after);
+  if (!managed) return managed.error();
+  if (managed->is_null()) {
+    write.body["metadata"].erase("managedFields");
+  } else {
+    write.body["metadata"]["managedFields"] = std::move(*managed);
+  }
+  return Status::Ok();
+}
+
 // Writes `write` over `current`, the object as read, as a PUT does: the stored status is carried
-// over, and without the client's resourceVersion the version read guards it.
+// over, and without the client's resourceVersion the version read guards it. The write is
+// recorded as `who`'s, unless `who` is null (a server-side apply: `write` holds its managed
+// fields). A dry run returns what would be written.
 Result<store::Object> UpdateOver(store::Store& store, const store::Object& current,
-                                 store::Object write) {
+                                 store::Object write, const FieldWrite* who, bool dry_run) {
   RETURN_IF_ERROR(api::CheckImmutableUpdate(current.body, write.body));
   CarryStatus(current, write);
+  if (who != nullptr) RETURN_IF_ERROR(RecordManagedFields(*who, &current, write));
   if (write.resource_version == 0) write.resource_version = current.resource_version;
+  if (dry_run) return write;
   return store.Update(std::move(write));
 }
 
 // Writes `document`, a whole object (a patched one), over `current` as a PUT of it would.
 Result<store::Object> UpdateWithDocument(store::Store& store, const api::ResourcePath& path,
                                          const store::Object& current,
-                                         const nlohmann::json& document) {
+                                         const nlohmann::json& document, const FieldWrite* who,
+                                         bool dry_run) {
   const std::string text = document.dump();
   if (text.size() > api::kMaxRequestBytes) {
     return Err(InvalidArgumentError(
@@ -209,14 +154,15 @@ Result<store::Object> UpdateWithDocument(store::Store& store, const api::Resourc
                     text.size(), api::kMaxRequestBytes)));
   }
   ASSIGN_OR_RETURN(store::Object replacement, DecodeReplacement(path, text));
-  return UpdateOver(store, current, std::move(replacement));
+  return UpdateOver(store, current, std::move(replacement), who, dry_run);
 }
 
 // Writes the status subresource: `request`'s status over `current`, the object as read, and for
 // a pod its annotations too (its agent records start, finish and checkpoint times with its
 // status). `request`'s resourceVersion, when it has one, is the precondition.
 Result<store::Object> UpdateStatus(store::Store& store, const api::ResourcePath& path,
-                                   const store::Object& current, const nlohmann::json& request) {
+                                   const store::Object& current, const nlohmann::json& request,
+                                   FieldWrite who, bool dry_run) {
   if (!request.is_object() || !request.contains("status")) {
     return Err(InvalidArgumentError("request body: expected a JSON object with a status field"));
   }
@@ -234,6 +180,9 @@ Result<store::Object> UpdateStatus(store::Store& store, const api::ResourcePath&
   Result<api::Object> decoded = api::DecodeObject(document);
   if (!decoded) return Err(decoded.error());
   ASSIGN_OR_RETURN(store::Object write, ToStoreObject(*decoded));
+  who.scope = api::FieldScope::kStatus;
+  RETURN_IF_ERROR(RecordManagedFields(who, &current, write));
+  if (dry_run) return write;
   return store.Update(std::move(write));
 }
 
@@ -400,28 +349,43 @@ Result<ApiReply> RestApi::GetObject(const api::ResourcePath& path, const TableWa
   return ServedReply(200, std::move(object.body), form);
 }
 
-Result<ApiReply> RestApi::Create(const api::ResourcePath& path, const std::string& body,
-                                 api::ServedForm form) {
-  ASSIGN_OR_RETURN(store::Object object, DecodeSingle(path, body));
+Result<FieldWrite> RestApi::WriteBy(const api::ResourcePath& path, const net::HttpRequest& request,
+                                    const Query& query, bool apply) const {
+  FieldWrite who;
+  who.kind = std::string(path.type->kind);
+  who.api_version = path.type->GroupVersion();
+  ASSIGN_OR_RETURN(who.manager, FieldManagerOf(query, request.Header("User-Agent"), apply));
+  who.time = FormatRfc3339(options_.clock->Now());
+  return who;
+}
+
+Result<ApiReply> RestApi::Create(const api::ResourcePath& path, const net::HttpRequest& request,
+                                 const Query& query, api::ServedForm form) {
+  ASSIGN_OR_RETURN(const FieldWrite who, WriteBy(path, request, query, /*apply=*/false));
+  ASSIGN_OR_RETURN(store::Object object, DecodeSingle(path, request.body));
   DropOwnedStatus(object);
+  RETURN_IF_ERROR(RecordManagedFields(who, nullptr, object));
+  if (DryRun(query)) return ServedReply(201, std::move(object.body), form);
   RETURN_IF_ERROR(EnsureNamespace(object.key.namespace_name));
   ASSIGN_OR_RETURN(store::Object created, store_.Create(std::move(object)));
   return ServedReply(201, std::move(created.body), form);
 }
 
-Result<ApiReply> RestApi::Replace(const api::ResourcePath& path, const std::string& body,
-                                  api::ServedForm form) {
+Result<ApiReply> RestApi::Replace(const api::ResourcePath& path, const net::HttpRequest& request,
+                                  const Query& query, api::ServedForm form) {
+  ASSIGN_OR_RETURN(const FieldWrite who, WriteBy(path, request, query, /*apply=*/false));
+  const bool dry_run = DryRun(query);
   if (path.type->kind == "Pod") {
     const nlohmann::json document =
-        nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+        nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
     // A pod as Kubernetes' clients read it, written back: its labels and annotations change.
-    if (api::IsV1PodShape(document)) return ReplaceV1Pod(path, document, form);
+    if (api::IsV1PodShape(document)) return ReplaceV1Pod(path, document, who, dry_run, form);
   }
-  ASSIGN_OR_RETURN(store::Object replacement, DecodeReplacement(path, body));
+  ASSIGN_OR_RETURN(store::Object replacement, DecodeReplacement(path, request.body));
   const bool client_precondition = replacement.resource_version != 0;
   for (int attempt = 0;; ++attempt) {
     ASSIGN_OR_RETURN(store::Object current, store_.Get(replacement.key));
-    Result<store::Object> updated = UpdateOver(store_, current, replacement);
+    Result<store::Object> updated = UpdateOver(store_, current, replacement, &who, dry_run);
     if (updated) return ServedReply(200, std::move(updated->body), form);
     if (updated.error().code() != StatusCode::kConflict || client_precondition ||
         attempt + 1 == kWriteAttempts) {
@@ -431,7 +395,7 @@ Result<ApiReply> RestApi::Replace(const api::ResourcePath& path, const std::stri
 }
 
 Result<ApiReply> RestApi::ReplaceV1Pod(const api::ResourcePath& path, const nlohmann::json& pod,
-                                       api::ServedForm form) {
+                                       const FieldWrite& who, bool dry_run, api::ServedForm form) {
   const bool client_precondition = !ResourceVersionOf(pod).is_null();
   for (int attempt = 0;; ++attempt) {
     ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
@@ -439,7 +403,8 @@ Result<ApiReply> RestApi::ReplaceV1Pod(const api::ResourcePath& path, const nloh
     if (!client_precondition) {
       document["metadata"]["resourceVersion"] = std::to_string(current.resource_version);
     }
-    Result<store::Object> updated = UpdateWithDocument(store_, path, current, document);
+    Result<store::Object> updated =
+        UpdateWithDocument(store_, path, current, document, &who, dry_run);
     if (updated) return ServedReply(200, std::move(updated->body), form);
     if (updated.error().code() != StatusCode::kConflict || client_precondition ||
         attempt + 1 == kWriteAttempts) {
@@ -448,11 +413,14 @@ Result<ApiReply> RestApi::ReplaceV1Pod(const api::ResourcePath& path, const nloh
   }
 }
 
-Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path, const std::string& body,
+Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path,
+                                        const net::HttpRequest& request, const Query& query,
                                         api::ServedForm form) {
-  nlohmann::json request = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  ASSIGN_OR_RETURN(const FieldWrite who, WriteBy(path, request, query, /*apply=*/false));
+  nlohmann::json status = nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
   ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
-  ASSIGN_OR_RETURN(store::Object updated, UpdateStatus(store_, path, current, request));
+  ASSIGN_OR_RETURN(store::Object updated,
+                   UpdateStatus(store_, path, current, status, who, DryRun(query)));
   return ServedReply(200, std::move(updated.body), form);
 }
 
@@ -461,9 +429,12 @@ Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path, const std
 // and validation. The resourceVersion the result holds is the write's precondition: the one
 // read, unless the patch gave its own.
 Result<ApiReply> RestApi::Patch(const api::ResourcePath& path, const net::HttpRequest& request,
-                                api::ServedForm form) {
+                                const Query& query, api::ServedForm form) {
   const std::string_view kind = path.type->kind;
   ASSIGN_OR_RETURN(PatchType type, PatchTypeFor(request.Header("Content-Type"), kind));
+  if (type == PatchType::kApply) return ApplyServerSide(path, request, query, form);
+  ASSIGN_OR_RETURN(const FieldWrite who, WriteBy(path, request, query, /*apply=*/false));
+  const bool dry_run = DryRun(query);
   ASSIGN_OR_RETURN(const nlohmann::json patch, ParsePatch(request.body));
   for (int attempt = 0;; ++attempt) {
     ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
@@ -479,9 +450,10 @@ Result<ApiReply> RestApi::Patch(const api::ResourcePath& path, const net::HttpRe
       // Patched as Kubernetes' clients read the pod: what may change goes back into strata's.
       ASSIGN_OR_RETURN(patched, api::StoredPodFromV1(patched, current.body));
     }
-    Result<store::Object> updated = path.subresource == "status"
-                                        ? UpdateStatus(store_, path, current, patched)
-                                        : UpdateWithDocument(store_, path, current, patched);
+    Result<store::Object> updated =
+        path.subresource == "status"
+            ? UpdateStatus(store_, path, current, patched, who, dry_run)
+            : UpdateWithDocument(store_, path, current, patched, &who, dry_run);
     if (updated) return ServedReply(200, std::move(updated->body), form);
     // A write that raced another one is patched again over what that one wrote; a stale
     // resourceVersion that the patch gave is the client's conflict.
@@ -490,6 +462,86 @@ Result<ApiReply> RestApi::Patch(const api::ResourcePath& path, const net::HttpRe
     if (updated.error().code() != StatusCode::kConflict || own_precondition ||
         attempt + 1 == kWriteAttempts) {
       return Err(updated.error());
+    }
+  }
+}
+
+Result<ApiReply> RestApi::ApplyServerSide(const api::ResourcePath& path,
+                                          const net::HttpRequest& request, const Query& query,
+                                          api::ServedForm form) {
+  if (path.subresource == "status") {
+    return Err(UnimplementedError(
+        "server-side apply of the status subresource is not supported: apply the object, or "
+        "patch its status (kubectl patch --subresource status --type merge)"));
+  }
+  ASSIGN_OR_RETURN(const FieldWrite who, WriteBy(path, request, query, /*apply=*/true));
+  const bool dry_run = DryRun(query);
+  // Go's ParseBool, as kube-apiserver reads it: the Python client sends "True".
+  auto forced = query.find("force");
+  const bool force = forced != query.end() && (forced->second == "true" ||
+                                               forced->second == "True" || forced->second == "1");
+  ASSIGN_OR_RETURN(std::vector<YamlDocument> documents, ParseYamlDocuments(request.body));
+  if (documents.size() != 1 || !documents[0].value.is_object()) {
+    return Err(InvalidArgumentError(
+        "request body: an apply configuration is one object in YAML or JSON, got " +
+        (documents.size() == 1 ? "a " + std::string(documents[0].value.type_name())
+                               : std::to_string(documents.size()) + " documents")));
+  }
+  nlohmann::json applied = std::move(documents[0].value);
+  const std::string api_version = path.type->GroupVersion();
+  if (StringMemberOr(applied, "apiVersion") != api_version ||
+      StringMemberOr(applied, "kind") != path.type->kind) {
+    return Err(InvalidArgumentError(fmt::format(
+        "apiVersion, kind: an apply configuration for {} is apiVersion {}, kind {}; "
+        "got apiVersion \"{}\", kind \"{}\"",
+        path.type->Path(path.namespace_name.value_or(""), path.name), api_version, path.type->kind,
+        StringMemberOr(applied, "apiVersion"), StringMemberOr(applied, "kind"))));
+  }
+  nlohmann::json& metadata = applied["metadata"];
+  if (!metadata.is_object()) {
+    return Err(InvalidArgumentError("metadata: an apply configuration needs metadata.name"));
+  }
+  if (!metadata.contains("name")) metadata["name"] = path.name;
+  if (metadata["name"] != path.name) {
+    return Err(InvalidArgumentError("metadata.name: " + metadata["name"].dump() +
+                                    " does not match the name in the request path \"" + path.name +
+                                    "\""));
+  }
+  const bool client_precondition = !ResourceVersionOf(applied).is_null();
+  for (int attempt = 0;; ++attempt) {
+    Result<store::Object> current = store_.Get(KeyOf(path));
+    if (!current && current.error().code() != StatusCode::kNotFound) return Err(current.error());
+    std::optional<nlohmann::json> live;
+    if (current) {
+      live = current->body;
+      api::ToServedForm(*live);
+    }
+    ASSIGN_OR_RETURN(nlohmann::json merged,
+                     ServerSideApply(who, force, live ? &*live : nullptr, applied));
+    Result<store::Object> written = store::Object();
+    if (!current) {
+      // Created as a POST of the applied object would be.
+      ASSIGN_OR_RETURN(store::Object object, DecodeSingle(path, merged.dump()));
+      DropOwnedStatus(object);
+      // Set after decoding: a compatible kind's decoder (a v1 Pod's) keeps none.
+      object.body["metadata"]["managedFields"] = merged["metadata"]["managedFields"];
+      if (dry_run) return ServedReply(201, std::move(object.body), form);
+      RETURN_IF_ERROR(EnsureNamespace(object.key.namespace_name));
+      written = store_.Create(std::move(object));
+      if (written) return ServedReply(201, std::move(written->body), form);
+    } else {
+      if (api::IsV1PodShape(merged)) {
+        // Applied as Kubernetes' clients read the pod: what may change goes back into strata's.
+        ASSIGN_OR_RETURN(merged, api::StoredPodFromV1(merged, current->body));
+      }
+      written = UpdateWithDocument(store_, path, *current, merged, nullptr, dry_run);
+      if (written) return ServedReply(200, std::move(written->body), form);
+    }
+    // Raced with another writer: apply again over what it wrote.
+    const StatusCode code = written.error().code();
+    const bool raced = code == StatusCode::kConflict || code == StatusCode::kAlreadyExists;
+    if (!raced || client_precondition || attempt + 1 == kWriteAttempts) {
+      return Err(written.error());
     }
   }
 }
@@ -523,8 +575,12 @@ Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& que
   return ServedReply(200, std::move(deleted.body), form);
 }
 
-Result<ApiReply> RestApi::Apply(const std::string& body, const Query& query, const Caller& caller) {
-  bool dry_run = query.count("dryRun") != 0 && query.at("dryRun") == "All";
+Result<ApiReply> RestApi::Apply(const net::HttpRequest& request, const Query& query,
+                                const Caller& caller) {
+  const std::string& body = request.body;
+  bool dry_run = DryRun(query);
+  ASSIGN_OR_RETURN(const std::string manager,
+                   FieldManagerOf(query, request.Header("User-Agent"), /*required=*/false));
   std::vector<std::string> warnings;
   ASSIGN_OR_RETURN(std::vector<api::Object> decoded,
                    DecodeRequestBody(body, "request body", std::nullopt, &warnings));
@@ -554,7 +610,13 @@ Result<ApiReply> RestApi::Apply(const std::string& body, const Query& query, con
   std::vector<std::string> applied;
   for (size_t i = 0; i < objects.size(); ++i) {
     const store::Object& object = objects[i];
-    Result<std::string> action = ApplyObject(object, dry_run);
+    const api::ResourceType* type = api::FindResourceTypeByKind(object.key.kind);
+    FieldWrite who;
+    who.kind = object.key.kind;
+    who.api_version = type == nullptr ? std::string(api::kApiVersion) : type->GroupVersion();
+    who.manager = manager;
+    who.time = FormatRfc3339(options_.clock->Now());
+    Result<std::string> action = ApplyObject(object, who, dry_run);
     if (!action) {
       const std::string done = applied.empty()
                                    ? std::string("no document was applied")
@@ -581,7 +643,8 @@ Result<ApiReply> RestApi::Apply(const std::string& body, const Query& query, con
   return reply;
 }
 
-Result<std::string> RestApi::ApplyObject(const store::Object& object, bool dry_run) {
+Result<std::string> RestApi::ApplyObject(const store::Object& object, const FieldWrite& who,
+                                         bool dry_run) {
   for (int attempt = 0;; ++attempt) {
     Result<store::Object> current = store_.Get(object.key);
     if (!current && current.error().code() != StatusCode::kNotFound) return Err(current.error());
@@ -590,6 +653,7 @@ Result<std::string> RestApi::ApplyObject(const store::Object& object, bool dry_r
     if (!current) {
       store::Object create = object;
       DropOwnedStatus(create);
+      RETURN_IF_ERROR(RecordManagedFields(who, nullptr, create));
       action = "created";
       if (!dry_run) {
         RETURN_IF_ERROR(EnsureNamespace(create.key.namespace_name));
@@ -597,8 +661,17 @@ Result<std::string> RestApi::ApplyObject(const store::Object& object, bool dry_r
       }
     } else {
       store::Object write = object;
+      // The managed fields are the server's record of writes: a manifest changes them only
+      // through what it changes.
+      const nlohmann::json& managed = ManagedFieldsOfStored(current->body);
+      if (managed.is_null()) {
+        write.body["metadata"].erase("managedFields");
+      } else {
+        write.body["metadata"]["managedFields"] = managed;
+      }
       if (!CarryStatus(*current, write)) return std::string("unchanged");
       RETURN_IF_ERROR(api::CheckImmutableUpdate(current->body, write.body));
+      RETURN_IF_ERROR(RecordManagedFields(who, &*current, write));
       if (write.resource_version == 0) write.resource_version = current->resource_version;
       action = "configured";
       if (!dry_run) written = store_.Update(std::move(write));

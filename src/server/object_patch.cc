@@ -57,15 +57,13 @@ Result<PatchType> PatchTypeFor(std::string_view content_type, std::string_view k
   if (media == kMergePatch) return PatchType::kMerge;
   if (media == kJsonPatch) return PatchType::kJson;
   if (media == kStrategicMergePatch && strategic) return PatchType::kStrategicMerge;
-  std::string accepted = std::string(kJsonPatch) + ", " + std::string(kMergePatch);
+  if (media == kApplyPatch) return PatchType::kApply;
+  std::string accepted =
+      std::string(kJsonPatch) + ", " + std::string(kMergePatch) + ", " + std::string(kApplyPatch);
   if (strategic) accepted += ", " + std::string(kStrategicMergePatch);
   std::string why = media.empty() ? std::string("a PATCH needs a Content-Type")
                                   : "the patch type " + std::string(media) + " is not supported";
-  if (media == kApplyPatch) {
-    why =
-        "server-side apply is not supported (kubectl apply without --server-side applies on "
-        "the client, with merge or strategic merge patches)";
-  } else if (media == kStrategicMergePatch) {
+  if (media == kStrategicMergePatch) {
     why = "strategic merge patch is not supported for " + std::string(kind) +
           " (strata.dev's kinds, like custom resources, take merge and JSON patches: kubectl "
           "patch --type merge)";
@@ -103,8 +101,10 @@ Result<nlohmann::json> ApplyParsedPatch(PatchType type, std::string_view kind,
       return ApplyJsonPatch(original, patch);
     case PatchType::kStrategicMerge:
       return api::ApplyStrategicMergePatch(kind, original, patch);
+    case PatchType::kApply:
+      break;
   }
-  return Err(InternalError("unknown patch type"));
+  return Err(InternalError("an apply patch is applied with the object's managed fields"));
 }
 
 Result<nlohmann::json> ApplyPatch(PatchType type, std::string_view kind,

@@ -26,14 +26,13 @@ TEST(ObjectPatchTest, ContentTypesNameThePatchTypes) {
               HasSubstr("strategic merge patch is not supported for Job"));
   EXPECT_THAT(strategic_job.error().message(), HasSubstr("--type merge"));
 
-  Result<PatchType> apply = PatchTypeFor("application/apply-patch+yaml", "Pod");
-  ASSERT_FALSE(apply);
-  EXPECT_THAT(apply.error().message(), HasSubstr("server-side apply is not supported"));
+  EXPECT_EQ(PatchTypeFor("application/apply-patch+yaml", "Job"), PatchType::kApply);
   Result<PatchType> none = PatchTypeFor("", "Pod");
   ASSERT_FALSE(none);
   EXPECT_THAT(none.error().message(),
               HasSubstr("accepted media types: application/json-patch+json, "
-                        "application/merge-patch+json, application/strategic-merge-patch+json"));
+                        "application/merge-patch+json, application/apply-patch+yaml, "
+                        "application/strategic-merge-patch+json"));
 }
 
 TEST(ObjectPatchTest, AMergePatchMergesAsRfc7386Says) {

@@ -216,8 +216,13 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     if (path == "/api") return JsonReply(200, api::CoreApiVersions());
     if (path == "/apis") return JsonReply(200, api::ApiGroupList());
     if (path == "/version") return JsonReply(200, api::VersionInfo(options_.version));
-    if (path == "/apis/strata.dev") return JsonReply(200, api::ApiGroupList()["groups"][0]);
-    std::string group_version = path == "/api/v1" ? "v1" : "strata.dev/v1alpha1";
+    const nlohmann::json groups = api::ApiGroupList();
+    for (const nlohmann::json& group : groups["groups"]) {
+      if (path == "/apis/" + group["name"].get<std::string>()) return JsonReply(200, group);
+    }
+    // An APIResourceList: "/api/v1" or "/apis/GROUP/VERSION".
+    std::string group_version =
+        path == "/api/v1" ? "v1" : path.substr(std::string("/apis/").size());
     return JsonReply(200, *api::ApiResourceList(group_version));
   }
   if (path == "/openapi/v3" || path.starts_with("/openapi/v3/")) {
@@ -237,14 +242,23 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
   if (path == kApplyPath) {
     *verb = "apply";
     if (method != "POST") return Err(UnimplementedError("apply takes POST with manifests"));
-    return Apply(request.body, query, caller);
+    return Apply(request, query, caller);
   }
   if (std::optional<std::string> leased = api::NodeOfLeasePath(path)) {
     *verb = method == "GET" ? "get" : "update";
     return NodeLease(method, *leased, request.body);
   }
   ASSIGN_OR_RETURN(api::ResourcePath resource, api::ParseResourcePath(path));
-  const api::ServedForm form = api::ServedFormWanted(request.Header("Accept"));
+  api::ServedForm form = api::ServedFormWanted(request.Header("Accept"));
+  if (resource.type == &api::EventsV1Type()) {
+    // The core group's Events seen through events.k8s.io/v1: read there, written there.
+    if (method != "GET" || !resource.subresource.empty()) {
+      return Err(UnimplementedError(
+          "events.k8s.io/v1 events are served for reading (get, list, watch); write Events "
+          "through /api/v1"));
+    }
+    form = api::ServedForm::kEventsV1;
+  }
   if (resource.subresource == "log") {
     *verb = "log";
     RETURN_IF_ERROR(only_get());
@@ -276,8 +290,8 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
       return Err(NotFoundError(std::string(resource.type->plural) + " have no status subresource"));
     }
     if (method == "GET") return GetObject(resource, {}, form);
-    if (method == "PUT") return ReplaceStatus(resource, request.body, form);
-    if (method == "PATCH") return Patch(resource, request, form);
+    if (method == "PUT") return ReplaceStatus(resource, request, query, form);
+    if (method == "PATCH") return Patch(resource, request, query, form);
     return Err(UnimplementedError("method " + method + " is not allowed on " + path));
   }
   bool watch =
@@ -293,7 +307,7 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     }
     if (method == "POST") {
       *verb = "create";
-      return Create(resource, request.body, form);
+      return Create(resource, request, query, form);
     }
     return Err(UnimplementedError("method " + method + " is not allowed on a collection"));
   }
@@ -303,11 +317,11 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
   }
   if (method == "PUT") {
     *verb = "update";
-    return Replace(resource, request.body, form);
+    return Replace(resource, request, query, form);
   }
   if (method == "PATCH") {
     *verb = "patch";
-    return Patch(resource, request, form);
+    return Patch(resource, request, query, form);
   }
   if (method == "DELETE") {
     *verb = "delete";

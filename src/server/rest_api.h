@@ -16,6 +16,7 @@
 #include "server/access_tokens.h"
 #include "server/api_listener.h"
 #include "server/cluster_metrics.h"
+#include "server/field_manager.h"
 #include "server/node_access.h"
 #include "server/pod_logs.h"
 #include "server/user_access.h"
@@ -125,21 +126,34 @@ class RestApi {
                          const TableWanted& table, api::ServedForm form);
   Result<ApiReply> GetObject(const api::ResourcePath& path, const TableWanted& table,
                              api::ServedForm form);
-  Result<ApiReply> Create(const api::ResourcePath& path, const std::string& body,
-                          api::ServedForm form);
-  Result<ApiReply> Replace(const api::ResourcePath& path, const std::string& body,
-                           api::ServedForm form);
+  // Who a write of `path` is by (its field manager: server/field_manager.h) and when; an
+  // `apply` must name its manager.
+  Result<FieldWrite> WriteBy(const api::ResourcePath& path, const net::HttpRequest& request,
+                             const Query& query, bool apply) const;
+  // Writes record their fields in the object's metadata.managedFields as their manager's
+  // Update; ?dryRun=All answers what would be written and writes nothing.
+  Result<ApiReply> Create(const api::ResourcePath& path, const net::HttpRequest& request,
+                          const Query& query, api::ServedForm form);
+  Result<ApiReply> Replace(const api::ResourcePath& path, const net::HttpRequest& request,
+                           const Query& query, api::ServedForm form);
   // A PUT of a pod in Kubernetes' v1 shape (api::StoredPodFromV1): its labels and annotations
   // are written, a change of its spec is refused naming the field.
   Result<ApiReply> ReplaceV1Pod(const api::ResourcePath& path, const nlohmann::json& pod,
-                                api::ServedForm form);
-  Result<ApiReply> ReplaceStatus(const api::ResourcePath& path, const std::string& body,
-                                 api::ServedForm form);
+                                const FieldWrite& who, bool dry_run, api::ServedForm form);
+  Result<ApiReply> ReplaceStatus(const api::ResourcePath& path, const net::HttpRequest& request,
+                                 const Query& query, api::ServedForm form);
   // Applies the request's patch (its Content-Type names the type) to the object, or to its
   // status subresource, and writes the result as Replace or ReplaceStatus would; a concurrent
-  // write is patched over again, a stale resourceVersion in the patch is Conflict.
+  // write is patched over again, a stale resourceVersion in the patch is Conflict. An apply
+  // patch is ApplyServerSide's.
   Result<ApiReply> Patch(const api::ResourcePath& path, const net::HttpRequest& request,
-                         api::ServedForm form);
+                         const Query& query, api::ServedForm form);
+  // Kubernetes' server-side apply (PATCH with application/apply-patch+yaml, ?fieldManager=
+  // required, ?force=true, ?dryRun=All): creates the object when absent, else merges the
+  // applied configuration as server/field_manager.h says; Conflict names the fields another
+  // manager owns. Of the object only, not its status subresource.
+  Result<ApiReply> ApplyServerSide(const api::ResourcePath& path, const net::HttpRequest& request,
+                                   const Query& query, api::ServedForm form);
   // POST pods/NAME/eviction (policy/v1 Eviction, what kubectl drain sends): a pod of a Job or a
   // Service is stopped with the reason api::kStopEvicted (its job is requeued whole, its replica
   // replaced, each placed again on schedulable nodes) and deleted by its controller once its
@@ -157,10 +171,10 @@ class RestApi {
                              const std::string& body);
   // Every object of the body is first checked against `caller`'s scope (AuthorizeUserObject);
   // one outside it refuses the whole body, with nothing written.
-  Result<ApiReply> Apply(const std::string& body, const Query& query, const Caller& caller);
-  // Creates `object` or replaces what is stored (keeping its status); "created", "configured"
-  // or "unchanged".
-  Result<std::string> ApplyObject(const store::Object& object, bool dry_run);
+  Result<ApiReply> Apply(const net::HttpRequest& request, const Query& query, const Caller& caller);
+  // Creates `object` or replaces what is stored (keeping its status and recording the write as
+  // `who`'s Update); "created", "configured" or "unchanged".
+  Result<std::string> ApplyObject(const store::Object& object, const FieldWrite& who, bool dry_run);
   // Creates the Namespace `name` unless it exists (or `name` is empty: a cluster-scoped object),
   // as a namespaced object is written into it.
   Status EnsureNamespace(const std::string& name);

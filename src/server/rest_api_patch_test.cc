@@ -15,6 +15,7 @@ using Json = nlohmann::json;
 constexpr char kMerge[] = "application/merge-patch+json";
 constexpr char kJsonPatch[] = "application/json-patch+json";
 constexpr char kStrategic[] = "application/strategic-merge-patch+json";
+constexpr char kApply[] = "application/apply-patch+yaml";
 
 constexpr char kJobPath[] = "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs/train";
 constexpr char kNodePath[] = "/api/v1/nodes/gpu-1";
@@ -242,6 +243,89 @@ TEST_F(RestApiPatchTest, AnEvictionStopsAnOwnedPodAndDeletesAStandaloneOne) {
                     R"({"kind": "Eviction", "metadata": {"name": "other"}})", "application/json");
   ASSERT_FALSE(wrong_name);
   EXPECT_THAT(wrong_name.error().message(), HasSubstr("metadata.name"));
+}
+
+}  // namespace
+}  // namespace strata::server
+
+namespace strata::server {
+namespace {
+
+TEST_F(RestApiPatchTest, ServerSideApplyCreatesMergesAndNamesConflicts) {
+  const std::string fresh = "/apis/strata.dev/v1alpha1/namespaces/team-a/jobs/fresh";
+  auto nameless = Patch(fresh, kApply, "apiVersion: strata.dev/v1alpha1\nkind: Job\n");
+  ASSERT_FALSE(nameless);
+  EXPECT_THAT(nameless.error().message(), HasSubstr("fieldManager: required"));
+
+  // Created when absent, as YAML.
+  auto created = Patch(fresh + "?fieldManager=ci", kApply, R"(apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata: {name: fresh}
+spec: {replicas: 1, template: {command: [python]}}
+)");
+  ASSERT_TRUE(created) << created.error().ToString();
+  EXPECT_EQ((*created)["metadata"]["managedFields"][0]["manager"], "ci");
+  EXPECT_EQ((*created)["metadata"]["managedFields"][0]["operation"], "Apply");
+
+  // The Job created by POST is the strata client's Update; ci applies a priority of its own.
+  auto applied = Patch(std::string(kJobPath) + "?fieldManager=ci", kApply,
+                       R"({"apiVersion": "strata.dev/v1alpha1", "kind": "Job",
+                           "metadata": {"name": "train"}, "spec": {"priority": 4}})");
+  ASSERT_TRUE(applied) << applied.error().ToString();
+  EXPECT_EQ((*applied)["spec"]["priority"], 4);
+  EXPECT_EQ((*applied)["spec"]["replicas"], 2);
+  std::vector<std::string> managers;
+  for (const Json& entry : (*applied)["metadata"]["managedFields"]) {
+    managers.push_back(entry["manager"].get<std::string>() + "/" +
+                       entry["operation"].get<std::string>());
+  }
+  EXPECT_EQ(managers, (std::vector<std::string>{"strata/Update", "ci/Apply"}));
+
+  auto conflict = Patch(std::string(kJobPath) + "?fieldManager=other", kApply,
+                        R"({"apiVersion": "strata.dev/v1alpha1", "kind": "Job",
+                            "metadata": {"name": "train"}, "spec": {"priority": 6}})");
+  ASSERT_FALSE(conflict);
+  EXPECT_EQ(conflict.error().code(), StatusCode::kConflict);
+  EXPECT_THAT(conflict.error().message(),
+              HasSubstr("conflict with \"ci\" using strata.dev/v1alpha1: .spec.priority"));
+
+  // A dry run says what would be written and writes nothing.
+  auto dry = Patch(std::string(kJobPath) + "?fieldManager=other&force=true&dryRun=All", kApply,
+                   R"({"apiVersion": "strata.dev/v1alpha1", "kind": "Job",
+                       "metadata": {"name": "train"}, "spec": {"priority": 6}})");
+  ASSERT_TRUE(dry) << dry.error().ToString();
+  EXPECT_EQ((*dry)["spec"]["priority"], 6);
+  EXPECT_EQ((*client_->Get(kJobPath))["spec"]["priority"], 4);
+
+  auto forced = Patch(std::string(kJobPath) + "?fieldManager=other&force=true", kApply,
+                      R"({"apiVersion": "strata.dev/v1alpha1", "kind": "Job",
+                          "metadata": {"name": "train"}, "spec": {"priority": 6}})");
+  ASSERT_TRUE(forced) << forced.error().ToString();
+  EXPECT_EQ((*forced)["spec"]["priority"], 6);
+  // ci no longer owns the priority; it stops applying it and the value stays other's.
+  auto released = Patch(std::string(kJobPath) + "?fieldManager=ci", kApply,
+                        R"({"apiVersion": "strata.dev/v1alpha1", "kind": "Job",
+                            "metadata": {"name": "train"}})");
+  ASSERT_TRUE(released) << released.error().ToString();
+  EXPECT_EQ((*released)["spec"]["priority"], 6);
+
+  auto wrong_kind = Patch(std::string(kJobPath) + "?fieldManager=ci", kApply,
+                          R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "train"}})");
+  ASSERT_FALSE(wrong_kind);
+  EXPECT_THAT(wrong_kind.error().message(), HasSubstr("apiVersion strata.dev/v1alpha1, kind Job"));
+}
+
+TEST_F(RestApiPatchTest, ServerSideApplyOfAPodChangesItsLabelsInKubernetesShape) {
+  auto applied = Patch(std::string(kPodPath) + "?fieldManager=ops", kApply,
+                       R"({"apiVersion": "v1", "kind": "Pod",
+                           "metadata": {"name": "probe", "labels": {"owner": "ops"}}})");
+  ASSERT_TRUE(applied) << applied.error().ToString();
+  EXPECT_EQ((*applied)["metadata"]["labels"]["owner"], "ops");
+  auto stored = client_->Get(kPodPath);
+  ASSERT_TRUE(stored);
+  bool ops = false;
+  for (const Json& entry : (*stored)["metadata"]["managedFields"]) ops |= entry["manager"] == "ops";
+  EXPECT_TRUE(ops) << (*stored)["metadata"].dump();
 }
 
 }  // namespace

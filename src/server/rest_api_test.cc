@@ -129,6 +129,15 @@ TEST_F(RestApiTest, DiscoveryDescribesTheGroupsAndResourcesKubectlReads) {
   EXPECT_THAT((*v1)["resources"].dump(), HasSubstr("\"name\":\"pods\""));
   EXPECT_THAT((*v1)["resources"].dump(), HasSubstr("\"name\":\"nodes\""));
 
+  auto events = client_->Get("/apis/events.k8s.io/v1");
+  ASSERT_TRUE(events) << events.error().ToString();
+  EXPECT_EQ((*events)["resources"][0]["name"], "events");
+  EXPECT_EQ((*events)["resources"][0]["verbs"], nlohmann::json({"get", "list", "watch"}));
+  EXPECT_EQ((*groups)["groups"][1]["name"], "events.k8s.io");
+  auto events_group = client_->Get("/apis/events.k8s.io");
+  ASSERT_TRUE(events_group);
+  EXPECT_EQ((*events_group)["preferredVersion"]["groupVersion"], "events.k8s.io/v1");
+
   auto version = client_->Get("/version");
   ASSERT_TRUE(version);
   EXPECT_EQ((*version)["major"], "1");
@@ -744,6 +753,57 @@ TEST_F(RestApiTest, UnknownPathsAndMethodsAreStatusErrors) {
   auto namespaced_node = client_->Get("/api/v1/namespaces/default/nodes");
   ASSERT_FALSE(namespaced_node);
   EXPECT_EQ(namespaced_node.error().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace strata::server
+
+namespace strata::server {
+namespace {
+
+TEST_F(RestApiTest, EventsAreServedInEventsK8sIoShapeBesideTheCoreGroup) {
+  Start();
+  auto created = client_->Call("POST", "/api/v1/namespaces/team-a/events", R"({
+      "apiVersion": "v1", "kind": "Event", "metadata": {"name": "train.1", "namespace": "team-a"},
+      "involvedObject": {"kind": "Job", "name": "train", "namespace": "team-a"},
+      "type": "Warning", "reason": "FailedScheduling", "message": "0/4 nodes are available",
+      "count": 3, "firstTimestamp": "2026-01-01T00:00:00Z",
+      "lastTimestamp": "2026-01-01T00:05:00Z"})",
+                               "application/json");
+  ASSERT_TRUE(created) << created.error().ToString();
+
+  auto listed = client_->Get("/apis/events.k8s.io/v1/namespaces/team-a/events");
+  ASSERT_TRUE(listed) << listed.error().ToString();
+  EXPECT_EQ((*listed)["apiVersion"], "events.k8s.io/v1");
+  ASSERT_EQ((*listed)["items"].size(), 1u);
+  const nlohmann::json& event = (*listed)["items"][0];
+  EXPECT_EQ(event["apiVersion"], "events.k8s.io/v1");
+  EXPECT_EQ(event["regarding"]["name"], "train");
+  EXPECT_EQ(event["note"], "0/4 nodes are available");
+  EXPECT_EQ(event["reason"], "FailedScheduling");
+  EXPECT_EQ(event["type"], "Warning");
+  EXPECT_EQ(event["eventTime"], "2026-01-01T00:05:00.000000Z");
+  EXPECT_EQ(
+      event["series"],
+      nlohmann::json::parse(R"({"count": 3, "lastObservedTime": "2026-01-01T00:05:00.000000Z"})"));
+  EXPECT_EQ(event["reportingController"], "strata.dev/control-plane");
+  EXPECT_EQ(event["deprecatedFirstTimestamp"], "2026-01-01T00:00:00Z");
+
+  auto one = client_->Get("/apis/events.k8s.io/v1/namespaces/team-a/events/train.1");
+  ASSERT_TRUE(one);
+  EXPECT_EQ((*one)["note"], "0/4 nodes are available");
+  auto selected = client_->Get(
+      "/apis/events.k8s.io/v1/namespaces/team-a/events?fieldSelector=regarding.name%3Dother");
+  ASSERT_TRUE(selected);
+  EXPECT_TRUE((*selected)["items"].empty());
+  // The core group still serves its own shape.
+  auto core = client_->Get("/api/v1/namespaces/team-a/events/train.1");
+  ASSERT_TRUE(core);
+  EXPECT_EQ((*core)["message"], "0/4 nodes are available");
+
+  auto written = client_->Call("DELETE", "/apis/events.k8s.io/v1/namespaces/team-a/events/train.1");
+  ASSERT_FALSE(written);
+  EXPECT_THAT(written.error().message(), HasSubstr("write Events through /api/v1"));
 }
 
 }  // namespace

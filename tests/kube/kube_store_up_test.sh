@@ -21,6 +21,9 @@
 #    PyTorchJob deletes the Job and its pods; what strata does not honour is refused at apply;
 #  - stopped and started again, strata up adopts what is there: the nodes are registered again,
 #    no pod is made twice;
+#  - a Job whose environment reads the cluster's Secret (secretKeyRef) and ConfigMap
+#    (configMapKeyRef) runs on strata's node agent with their values; strata's RBAC reads them
+#    and writes neither;
 #  - deleting the Job with kubectl deletes its pods;
 #  - a Kubeflow PyTorchJob given to `strata apply` becomes a strata Job on the cluster and runs;
 #    `strata get` and `strata delete` with --kubeconfig work on the cluster with no server;
@@ -173,6 +176,36 @@ traversal=$(curl -sk -m 10 -o /dev/null -w '%{http_code}' "${kubelet_client[@]}"
   "https://127.0.0.1:$kubelet_port/containerLogs/team-a/..%2F..%2Fetc/main")
 check "(no file for a pod name that climbs out of its directory: $traversal)" \
   grep -qxE '40[034]' <<<"$traversal"
+
+# A pod's environment from the cluster's own Secret and ConfigMap (strata reads them; users write
+# them with kubectl): the agent resolves secretKeyRef and configMapKeyRef as a kubelet does.
+k create secret generic creds -n team-a --from-literal=token=s3cret-from-kube >/dev/null
+k create configmap settings -n team-a --from-literal=GREETING=hello-from-kube >/dev/null
+k apply -f - >/dev/null <<'YAML'
+apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata:
+  name: reader
+  namespace: team-a
+spec:
+  replicas: 1
+  resources: {gpu: 1}
+  template:
+    command: [sh, -c, "echo token=$TOKEN greeting=$GREETING"]
+    env:
+    - name: TOKEN
+      valueFrom: {secretKeyRef: {name: creds, key: token}}
+    - name: GREETING
+      valueFrom: {configMapKeyRef: {name: settings, key: GREETING}}
+YAML
+reader_done() { [ "$(k get sjob -n team-a reader -o jsonpath='{.status.phase}')" = Succeeded ]; }
+check "a Job whose env reads a Secret and a ConfigMap runs to Succeeded" wait_for 120 reader_done
+reader_pod=$(k get pods -n team-a -l strata.dev/job-name=reader -o jsonpath='{.items[0].metadata.name}')
+check "with the Secret's and the ConfigMap's values" \
+  grep -q "token=s3cret-from-kube greeting=hello-from-kube" <<<"$(k logs -n team-a "$reader_pod" 2>&1)"
+check "strata may read Secrets, never write them" \
+  [ "$(k auth can-i create secrets --as system:serviceaccount:strata-system:strata-control-plane \
+    -n team-a 2>/dev/null || true)" = no ]
 check "(404 for what a kubelet serves that it does not: exec, metrics)" \
   [ "$(curl -sk -m 10 -o /dev/null -w '%{http_code}' "${kubelet_client[@]}" \
     "https://127.0.0.1:$kubelet_port/exec/team-a/$pod/main?command=sh")" = 404 ]
