@@ -287,6 +287,11 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
     RETURN_IF_ERROR(LoopbackWithoutTokens("listening on " + host, host));
   }
 
+  if (options.history.step <= Duration::zero() ||
+      options.history.window / options.history.step > 100000) {
+    return Err(InvalidArgumentError(
+        "--history-hours over --history-step: at most 100,000 samples per series are kept"));
+  }
   observe::PriceTable prices = observe::DefaultPriceTable();
   if (!options.price_table_file.empty()) {
     ASSIGN_OR_RETURN(prices, observe::ReadPriceTableFile(options.price_table_file));

@@ -269,7 +269,15 @@ Status HistoryRecorder::RecordOnce() {
   double pending_jobs = 0;
   for (const cluster::ObjectRef& ref : cache_.List("Job")) {
     const api::Job* job = ref->As<api::Job>();
-    if (job != nullptr && job->status.phase == api::JobPhase::kPending) ++pending_jobs;
+    if (job == nullptr) continue;
+    if (job->status.phase == api::JobPhase::kPending) ++pending_jobs;
+    // Each checkpoint the job's status names once: its newest checkpoint is all it keeps.
+    if (std::optional<TimePoint> at = ParseRfc3339(job->status.last_checkpoint_time)) {
+      store_.AddEvent({*at,
+                       "jobs/" + job->metadata.namespace_name + "/" + job->metadata.name,
+                       "checkpoint",
+                       {}});
+    }
   }
   out.push_back({"cluster", "pending_jobs", {}, pending_jobs});
 

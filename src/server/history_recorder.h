@@ -33,7 +33,8 @@ using GatewaySignalSource = std::function<std::vector<gateway::VersionSignals>()
 //                     in GPUs), pending and admitted workloads, and share: the dominant share
 //                     of nominal quota used over the queue's fair-share weight.
 //   jobs/NS/NAME      gpu_utilisation {pod}: the mean DCGM_FI_DEV_GPU_UTIL of a running pod's
-//                     GPUs.
+//                     GPUs; each checkpoint seen in status.lastCheckpointTime as a
+//                     "checkpoint" event.
 //   cluster           gpus {state capacity, allocated, busy} and team_allocated_gpus,
 //                     team_busy_gpus {team} (strata_gpu_*), pending_jobs.
 //
