@@ -11,10 +11,15 @@ import { getText, parseMetrics } from './api.js';
 const blockLabel = 'topology.strata.dev/block';
 const rackLabel = 'topology.strata.dev/rack';
 
+// A colour per name, stable across reloads; names that differ by one character (train-33,
+// train-34) get hues far apart.
 export function colourOf(name) {
   let hash = 0;
   for (let i = 0; i < name.length; i++) hash = (hash * 31 + name.charCodeAt(i)) | 0;
-  return `hsl(${Math.abs(hash) % 360} 65% 50%)`;
+  hash = Math.imul(hash ^ (hash >>> 16), 0x45d9f3b);
+  hash ^= hash >>> 16;
+  const hue = (hash >>> 0) % 360;
+  return `hsl(${hue} ${60 + ((hash >>> 9) % 3) * 10}% ${42 + ((hash >>> 12) % 3) * 8}%)`;
 }
 
 // A quantity of GPUs ("1", "500m", "0.25") as a number.
@@ -48,8 +53,10 @@ export function shortNames(names) {
 
 // Nodes grouped by topology: [{block, racks: [{rack, nodes}]}], blocks and racks and nodes in
 // natural order.
+const collator = new Intl.Collator(undefined, { numeric: true });
+
 export function groupByTopology(nodes) {
-  const natural = (a, b) => a.localeCompare(b, undefined, { numeric: true });
+  const natural = collator.compare;
   const blocks = new Map();
   for (const node of nodes) {
     const labels = node.metadata.labels || {};
@@ -82,7 +89,7 @@ export function islandsOf(node) {
 // Sizes for a cluster of `count` nodes: readable names at 4, the whole map on a screen or two
 // at 1,000.
 export function scaleFor(count) {
-  if (count <= 16) return { cell: 26, gap: 2, font: 12, pad: 6 };
+  if (count <= 16) return { cell: 30, gap: 2, font: 13, pad: 6 };
   if (count <= 200) return { cell: 14, gap: 1, font: 10, pad: 4 };
   return { cell: 9, gap: 1, font: 9, pad: 3 };
 }
@@ -117,9 +124,14 @@ export class ClusterView {
     this.canvas.addEventListener('mousemove', (e) => this.hover(e));
     this.canvas.addEventListener('mouseleave', () => { this.tooltip.hidden = true; });
     this.canvas.addEventListener('click', (e) => this.open(e));
-    this.onResize = () => this.draw();
+    this.onResize = () => { this.placement = null; this.draw(); };
     window.addEventListener('resize', this.onResize);
-    this.unsubscribe = [nodes.subscribe(() => this.draw()), pods.subscribe(() => this.draw())];
+    // The layout changes with the nodes and the width only; pods change far more often.
+    this.placement = null;
+    this.unsubscribe = [
+      nodes.subscribe(() => { this.placement = null; this.draw(); }),
+      pods.subscribe(() => this.draw()),
+    ];
     this.refreshUse();
     this.timer = setInterval(() => this.refreshUse(), 10000);
   }
@@ -211,7 +223,10 @@ export class ClusterView {
   draw() {
     const width = Math.max(320, this.parent.clientWidth - 2);
     const s = scaleFor(this.nodes.items.size);
-    const { placed, headers, height } = this.layout(width, s);
+    if (!this.placement || this.placement.width !== width) {
+      this.placement = { width, ...this.layout(width, s) };
+    }
+    const { placed, headers, height } = this.placement;
     const byGpu = this.holders();
     const query = this.search.value.trim().toLowerCase();
     const ratio = window.devicePixelRatio || 1;
@@ -331,12 +346,12 @@ export class ClusterView {
     this.legend.innerHTML = '';
     const key = document.createElement('span');
     key.className = 'muted';
-    key.textContent = `free ▢ grey; pale: allocated; solid from the bottom: measured utilisation; ` +
-      `a GPU split in parts: fractional shares or MIG instances; | between GPUs: NVLink islands` +
-      (this.prefix ? `; node names without "${this.prefix}"` : '');
+    key.textContent = 'grey: free; pale: allocated; solid from the bottom: measured utilisation; ' +
+      'a GPU split in parts: fractional shares or MIG instances; | between GPUs: NVLink islands' +
+      (this.prefix && this.nodes.items.size > 16 ? `; node names without "${this.prefix}"` : '');
     this.legend.appendChild(key);
     const top = [...legend.entries()].sort((a, b) => b[1].gpus - a[1].gpus);
-    for (const [name, { gpus, href }] of top.slice(0, 16)) {
+    for (const [name, { gpus, href }] of top.slice(0, 12)) {
       const item = document.createElement(href ? 'a' : 'span');
       item.className = 'legend-item';
       if (href) item.href = href;
@@ -345,7 +360,7 @@ export class ClusterView {
       item.append(`${name} (${+gpus.toFixed(2)} GPU)`);
       this.legend.appendChild(item);
     }
-    if (top.length > 16) this.legend.append(` and ${top.length - 16} more (search to find one)`);
+    if (top.length > 12) this.legend.append(` and ${top.length - 12} more (search to find one)`);
   }
 
   cellAt(event) {

@@ -279,9 +279,8 @@ export function jobPage(parent, namespace, name) {
   }, { every: 15000 });
   const quiet = { onError: (error) => { summary.title = String(error.message || error); } };
   const off = [
-    pollJson(`/apis/strata.dev/v1alpha1/namespaces/${namespace}/jobs?fieldSelector=` +
-      `${encodeURIComponent(`metadata.name=${name}`)}`, (list) => {
-      job = (list.items || [])[0] || null;
+    pollJson(`/apis/strata.dev/v1alpha1/namespaces/${namespace}/jobs/${encodeURIComponent(name)}`, (body) => {
+      job = body;
       redraw();
       drawPods();
     }, quiet),

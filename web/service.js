@@ -97,10 +97,11 @@ export function servicePage(parent, namespace, name) {
     prefix.show(state.times, seriesBy(state, 'prefix_hit_ratio', 'replica'));
     drawDecisions();
   }, { every: 5000, onError: (error) => { summary.title = String(error.message || error); } });
+  const quiet = { onError: (error) => { summary.textContent = String(error.message || error); } };
 
-  const off = pollJson(`/apis/strata.dev/v1alpha1/namespaces/${namespace}/services` +
-    `?fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`, (list) => {
-    service = (list.items || [])[0] || null;
+  const off = pollJson(`/apis/strata.dev/v1alpha1/namespaces/${namespace}/services/` +
+    `${encodeURIComponent(name)}`, (body) => {
+    service = body;
     summary.innerHTML = '';
     if (!service) {
       summary.textContent = 'no such service (yet)';
@@ -118,6 +119,6 @@ export function servicePage(parent, namespace, name) {
       summary.appendChild(d);
     }
     drawDecisions();
-  });
+  }, quiet);
   return () => { off(); feed.stop(); };
 }

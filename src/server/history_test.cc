@@ -145,6 +145,30 @@ TEST_F(HistoryTest, PercentilesCoverOnlyTheLastInterval) {
   EXPECT_LT(Last(service, "ttft_seconds", {"quantile", "0.99"}), 0.017);
 }
 
+TEST_F(HistoryTest, EachCheckpointOfAJobIsAnEventOnce) {
+  Result<std::vector<api::Object>> decoded = api::DecodeManifests({{"job.yaml", R"(
+apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata: {name: train, namespace: team-a}
+spec:
+  resources: {gpu: 1}
+  template: {command: [python, train.py]}
+)"}});
+  ASSERT_TRUE(decoded.has_value()) << decoded.error().ToString();
+  api::Object job = decoded->front();
+  job.As<api::Job>()->status.last_checkpoint_time = "2026-01-01T00:00:30Z";
+  Result<store::Object> created = store_->Create(cluster::EncodeForStore(job));
+  ASSERT_TRUE(created.has_value()) << created.error().ToString();
+  HistoryRecorder recorder(cache_, registry_, history_, clock_, nullptr);
+  ASSERT_TRUE(recorder.RecordOnce().ok());
+  clock_.Advance(seconds(15));
+  ASSERT_TRUE(recorder.RecordOnce().ok());
+  history::HistoryRange range = history_.Read("jobs/team-a/train", TimePoint{});
+  ASSERT_EQ(range.events.size(), 1u);
+  EXPECT_EQ(range.events[0].kind, "checkpoint");
+  EXPECT_EQ(range.events[0].time, *ParseRfc3339("2026-01-01T00:00:30Z"));
+}
+
 TEST(HistogramQuantileTest, InterpolatesWithinTheBucketAndAnswersNaNWhenEmpty) {
   const double inf = std::numeric_limits<double>::infinity();
   EXPECT_DOUBLE_EQ(HistogramQuantile({{1, 50}, {2, 100}, {inf, 100}}, 0.75), 1.5);
