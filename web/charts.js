@@ -28,10 +28,16 @@ export class TimeChart {
 
   // Replaces the chart's points: `times` (seconds) and `values` {series name: values aligned
   // with times, null where none}.
+  // Samples before the first that any series has are left out (a job started an hour after
+  // the server keeps no empty hour).
   async show(times, values) {
     await loading;
-    this.times = [...times];
-    this.series = new Map(Object.entries(values).sort(([a], [b]) => a.localeCompare(b)));
+    const lists = Object.values(values);
+    let first = times.findIndex((_, i) => lists.some((v) => v[i] !== null && v[i] !== undefined));
+    if (first < 0) first = times.length;
+    this.times = times.slice(first);
+    this.series = new Map(Object.entries(values).map(([name, v]) => [name, v.slice(first)])
+      .sort(([a], [b]) => a.localeCompare(b)));
     this.filled = times.filter((_, i) => [...this.series.values()].some((v) => v[i] !== null && v[i] !== undefined)).length;
     this.box.dataset.filled = String(this.filled);
     if (!this.series.size) {
