@@ -177,12 +177,16 @@ export class ClusterView {
     const { prefix, short } = shortNames([...this.nodes.items.keys()]);
     this.prefix = prefix;
     const label = s.font + 4;
+    const full = this.nodes.items.size <= 16;
     const nodeBox = (node) => {
       const islands = islandsOf(node);
       const cols = islands.map((g) => Math.min(4, Math.max(1, g.length)));
       const rows = Math.max(1, ...islands.map((g, i) => Math.ceil(g.length / cols[i])));
       const w = cols.reduce((a, c) => a + c * (s.cell + s.gap), 0) + (islands.length - 1) * 3 * s.gap + 2 * s.pad;
-      return { w: Math.max(w, 2 * s.pad + s.cell), h: label + rows * (s.cell + s.gap) + s.pad, islands, cols };
+      // Wide enough for the name it shows (about 0.62 em per character).
+      const text = full ? node.metadata.name : short.get(node.metadata.name);
+      const named = Math.ceil(text.length * s.font * 0.62) + 2 * s.pad;
+      return { w: Math.max(w, 2 * s.pad + s.cell, named), h: label + rows * (s.cell + s.gap) + s.pad, islands, cols };
     };
     const placed = [];
     const headers = [];
@@ -200,14 +204,15 @@ export class ClusterView {
         const nodeH = Math.max(...boxes.map((b) => b.h)) + s.gap * 2;
         const fit = Math.max(1, Math.floor((width - 2 * s.pad - 8) / nodeW));
         const perRow = Math.min(nodes.length, fit, Math.max(1, Math.ceil(Math.sqrt(2 * nodes.length))));
-        const rackW = perRow * nodeW + 8;
+        const title = rack ? `rack ${rack}` : 'no rack';
+        const rackW = Math.max(perRow * nodeW + 8, Math.ceil(title.length * s.font * 0.62) + 10);
         const rackH = Math.ceil(nodes.length / perRow) * nodeH + label + 8;
         if (x + rackW > width - s.pad && x > s.pad) {
           x = s.pad;
           y += shelf + s.pad;
           shelf = 0;
         }
-        headers.push({ x: x + 4, y: y + s.font + 2, text: rack ? `rack ${rack}` : 'no rack', rack: { x, y, w: rackW, h: rackH } });
+        headers.push({ x: x + 4, y: y + s.font + 2, text: title, rack: { x, y, w: rackW, h: rackH } });
         nodes.forEach((node, i) => {
           placed.push({ node, short: short.get(node.metadata.name), box: boxes[i],
             x: x + 4 + (i % perRow) * nodeW, y: y + label + 4 + Math.floor(i / perRow) * nodeH });

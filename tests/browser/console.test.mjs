@@ -1,8 +1,8 @@
 // The console's pages in a real browser at 4 nodes: `strata up` with its simulated nodes and
 // gateway (history sampled every second), a training job running, one that cannot be placed and
 // a service serving streamed traffic, Debian's Chromium driven by playwright-core. Asserts what
-// a user sees on the Cluster map (names, legend, search, a click to the holder, no horizontal
-// scrollbar), the Queues page (quota bars, cohort lending, the whole explanation and the
+// a user sees on the Cluster map (names, legend, MIG instances as parts of a GPU, search, a
+// click to the holder, no horizontal scrollbar), the Queues page (quota bars, cohort lending, the whole explanation and the
 // position of a pending job, fair share over time), a job's page (ranks, timeline, live logs,
 // events, GPU utilisation) and a service's page (history that survives a reload, scale
 // decisions). Screenshots go to $STRATA_BINARY_DIR/browser-artifacts. Exits 77 (skipped) when
@@ -61,6 +61,31 @@ spec:
   maxReplicas: 2
 `;
 
+// A node with one MIG-enabled GPU cut in two instances (registered by hand: no agent renews
+// it, so its pods tolerate not-ready) and two jobs that each take one instance.
+const migYaml = `apiVersion: strata.dev/v1alpha1
+kind: Node
+metadata: {name: mig-node, labels: {topology.strata.dev/rack: rack-9}}
+status:
+  capacity: {cpu: "8", memory: 64Gi}
+  allocatable: {cpu: "8", memory: 64Gi}
+  gpus:
+    - index: 0
+      uuid: GPU-mig-0
+      model: A100-40GB
+      memory: 40Gi
+      migEnabled: true
+      migInstances: [{profile: 3g.20gb, uuid: MIG-a}, {profile: 3g.20gb, uuid: MIG-b}]
+${['a', 'b'].map((n) => `---
+apiVersion: strata.dev/v1alpha1
+kind: Job
+metadata: {name: mig-${n}, namespace: team-c}
+spec:
+  resources: {cpu: 100m, memory: 100Mi, migProfile: 3g.20gb}
+  tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists}]
+  template: {command: [sleep, "600"]}
+`).join('')}`;
+
 async function screenshot(name) {
   await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
 }
@@ -91,6 +116,7 @@ before(async () => {
     path.join(artifacts, 'strata-up-console.log'));
   await apply(up, fs.readFileSync(path.join(sourceDir, 'examples/team-queues/native.yaml'), 'utf8'));
   await apply(up, workloads);
+  await apply(up, migYaml);
   clients = [chat(), chat()];
   ({ browser, page } = await openPage(playwright, 1280, 900));
   await signIn(page, up);
@@ -129,6 +155,9 @@ test('the cluster map names nodes, keys holders, searches, opens a holder, never
   await page.waitForFunction(() => location.hash === '#jobs/team-a/train', null, wait);
   await page.goto(`${up.url}/#cluster`);
   await page.locator('.legend-item').first().waitFor(wait);
+  // Each MIG instance is half of its GPU.
+  await page.locator('.legend-item', { hasText: 'job team-c/mig-a (0.5 GPU)' }).waitFor(wait);
+  await page.locator('.legend-item', { hasText: 'job team-c/mig-b (0.5 GPU)' }).waitFor(wait);
   await page.fill('.search', 'chat');
   await page.locator('.matches', { hasText: 'GPU(s) match' }).waitFor(wait);
   await screenshot('console-cluster');
