@@ -36,8 +36,9 @@ tokenInput.value = token();
 tokenInput.addEventListener('change', () => { setToken(tokenInput.value); location.reload(); });
 
 const pages = {
-  cluster: (parent) => {
-    const view = new ClusterView(parent, collections.nodes, collections.pods);
+  // #cluster/TEXT opens the map searching for TEXT (a job's page links to its GPUs so).
+  cluster: (parent, search = '') => {
+    const view = new ClusterView(parent, collections.nodes, collections.pods, search);
     return () => view.destroy();
   },
   queues: (parent) => queuesPage(parent, collections),
@@ -59,6 +60,8 @@ function route() {
   view.innerHTML = '';
   if (rest.length === 2 && objectPages[name]) {
     teardown = objectPages[name](view, rest[0], rest[1]);
+  } else if (name === 'cluster') {
+    teardown = pages.cluster(view, rest.join('/'));
   } else {
     teardown = (pages[name] || pages.cluster)(view);
   }

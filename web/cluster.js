@@ -95,7 +95,8 @@ export function scaleFor(count) {
 }
 
 export class ClusterView {
-  constructor(parent, nodes, pods) {
+  // `search`: the text the map opens searching for ('' for none).
+  constructor(parent, nodes, pods, search = '') {
     this.nodes = nodes;
     this.pods = pods;
     this.utilisation = new Map();  // GPU UUID -> percent
@@ -119,6 +120,7 @@ export class ClusterView {
     this.cells = [];
     this.colourBy = this.controls.querySelector('.colour-by');
     this.search = this.controls.querySelector('.search');
+    this.search.value = search;
     this.colourBy.addEventListener('change', () => this.draw());
     this.search.addEventListener('input', () => this.draw());
     this.canvas.addEventListener('mousemove', (e) => this.hover(e));

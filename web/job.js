@@ -148,11 +148,15 @@ export function jobPage(parent, namespace, name) {
   const back = document.createElement('a');
   back.href = '#jobs';
   back.textContent = '← all jobs';
+  const onMap = document.createElement('a');
+  onMap.className = 'on-map';
+  onMap.href = `#cluster/${namespace}/${name}`;
+  onMap.textContent = 'its GPUs on the map';
   const summary = document.createElement('div');
   summary.className = 'summary job-summary';
   const explanation = document.createElement('div');
   explanation.className = 'explanation';
-  parent.append(back, summary, explanation);
+  parent.append(back, ' · ', onMap, summary, explanation);
   const timelineBox = block(parent, 'Timeline');
   timelineBox.className = 'timeline';
   const podsBox = block(parent, 'Pods and ranks');

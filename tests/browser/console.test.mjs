@@ -191,6 +191,12 @@ test("a job's page shows its ranks, timeline, live logs, events and GPU utilisat
   await page.locator('table.events td', { hasText: 'Scheduled' }).waitFor(wait);
   await page.waitForFunction(() => Number(document.querySelector(
     '.chart[data-title="GPU utilisation per rank (pod)"]')?.dataset.filled || 0) >= 1, null, wait);
+  // Its GPUs on the map: the map opens searching for the job.
+  await page.click('a.on-map');
+  await page.locator('.matches', { hasText: '8 GPU(s) match' }).waitFor(wait);
+  assert.equal(await page.inputValue('.search'), 'team-a/train');
+  await page.goto(`${up.url}/#jobs/team-a/train`);
+  await page.locator('table.pods td', { hasText: 'rank-2, rank-3' }).waitFor(wait);
   // Another rank's log.
   await page.selectOption('select.log-rank', { label: 'rank-3 (train-worker-1)' });
   await page.locator('pre.logs', { hasText: 'rank 3 starting' }).waitFor(wait);
