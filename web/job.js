@@ -277,7 +277,11 @@ export function jobPage(parent, namespace, name) {
   };
 
   const feed = new HistoryFeed(`namespaces/${namespace}/jobs/${name}`, (state) => {
-    utilisation.show(state.times, seriesBy(state, 'gpu_utilisation', 'pod'));
+    // Named by rank where the pod is known: "rank 1 (train-worker-1)".
+    const ranks = new Map(pods.map((p) => [p.metadata.name, podRank(p, job?.status?.placement)]));
+    const byPod = seriesBy(state, 'gpu_utilisation', 'pod');
+    utilisation.show(state.times, Object.fromEntries(Object.entries(byPod).map(([pod, values]) =>
+      [ranks.has(pod) ? `rank ${ranks.get(pod)} (${pod})` : pod, values])));
     checkpoints = state.events.filter((e) => e.kind === 'checkpoint').map((e) => Date.parse(e.time));
     redraw();
   }, { every: 15000 });
