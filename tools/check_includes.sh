@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 declare -A allowed=(
   [common]=""
   [metrics]="common"
+  [history]="common"
   [scheduler]="common"
   [api]="common"
   [store]="common"

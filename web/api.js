@@ -154,3 +154,22 @@ export class LiveCollection {
     if (this.controller) this.controller.abort();
   }
 }
+
+// Reads `path` now and every `every` ms, calling onData(body) with each answer (and onError
+// with a failure); for a page about one object, which would otherwise hold one of the browser's
+// six connections to the server per watch. Returns a function that stops it.
+export function pollJson(path, onData, { every = 2000, onError = () => {} } = {}) {
+  let stopped = false;
+  let timer = null;
+  const tick = async () => {
+    try {
+      const body = await getJson(path);
+      if (!stopped) onData(body);
+    } catch (error) {
+      if (!stopped) onError(error);
+    }
+    if (!stopped) timer = setTimeout(tick, every);
+  };
+  tick();
+  return () => { stopped = true; clearTimeout(timer); };
+}

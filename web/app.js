@@ -4,7 +4,10 @@
 import { LiveCollection, setToken, token } from './api.js';
 import { ClusterView } from './cluster.js';
 import { costPage } from './cost.js';
-import { jobsPage, queuesPage } from './pages.js';
+import { jobPage } from './job.js';
+import { jobsPage } from './pages.js';
+import { queuesPage } from './queues.js';
+import { servicePage } from './service.js';
 import { servicesPage } from './services.js';
 
 const status = document.getElementById('status');
@@ -34,8 +37,9 @@ tokenInput.value = token();
 tokenInput.addEventListener('change', () => { setToken(tokenInput.value); location.reload(); });
 
 const pages = {
-  cluster: (parent) => {
-    const view = new ClusterView(parent, collections.nodes, collections.pods);
+  // #cluster/TEXT opens the map searching for TEXT (a job's page links to its GPUs so).
+  cluster: (parent, search = '') => {
+    const view = new ClusterView(parent, collections.nodes, collections.pods, search);
     return () => view.destroy();
   },
   queues: (parent) => queuesPage(parent, collections),
@@ -43,15 +47,25 @@ const pages = {
   services: (parent) => servicesPage(parent, collections),
   cost: (parent) => costPage(parent),
 };
+// Pages of one object: #jobs/NS/NAME, #services/NS/NAME.
+const objectPages = {
+  jobs: (parent, namespace, name) => jobPage(parent, namespace, name),
+  services: (parent, namespace, name) => servicePage(parent, namespace, name),
+};
 
 let teardown = null;
 function route() {
-  const name = (location.hash || '#cluster').slice(1);
-  const page = pages[name] || pages.cluster;
-  if (teardown) teardown();
+  const [name, ...rest] = (location.hash || '#cluster').slice(1).split('/').map(decodeURIComponent);
   const view = document.getElementById('view');
+  if (teardown) teardown();
   view.innerHTML = '';
-  teardown = page(view);
+  if (rest.length === 2 && objectPages[name]) {
+    teardown = objectPages[name](view, rest[0], rest[1]);
+  } else if (name === 'cluster') {
+    teardown = pages.cluster(view, rest.join('/'));
+  } else {
+    teardown = (pages[name] || pages.cluster)(view);
+  }
   for (const a of document.querySelectorAll('nav a')) {
     a.classList.toggle('active', a.getAttribute('href') === `#${name}`);
   }

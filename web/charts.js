@@ -1,5 +1,7 @@
-// Time-series charts with uPlot (vendored from npm at build time). Each chart keeps the points
-// sampled since the page opened; when uPlot is not embedded the latest values show as text.
+// Time-series charts with uPlot (vendored from npm at build time). A chart keeps the points
+// sampled since the page opened (add), or shows a history given whole (show), with optional
+// marks (a scale decision: a dashed line at its time); when uPlot is not embedded the latest
+// values show as text.
 
 let uPlotModule = null;
 const loading = import('./vendor/uPlot.esm.js')
@@ -21,6 +23,41 @@ export class TimeChart {
     this.box.dataset.filled = '0';
     parent.appendChild(this.box);
     this.plot = null;
+    this.marks = [];
+  }
+
+  // Replaces the chart's points: `times` (seconds) and `values` {series name: values aligned
+  // with times, null where none}.
+  // Samples before the first that any series has are left out (a job started an hour after
+  // the server keeps no empty hour).
+  async show(times, values) {
+    await loading;
+    const lists = Object.values(values);
+    let first = times.findIndex((_, i) => lists.some((v) => v[i] !== null && v[i] !== undefined));
+    if (first < 0) first = times.length;
+    this.times = times.slice(first);
+    this.series = new Map(Object.entries(values).map(([name, v]) => [name, v.slice(first)])
+      .sort(([a], [b]) => a.localeCompare(b)));
+    this.filled = times.filter((_, i) => [...this.series.values()].some((v) => v[i] !== null && v[i] !== undefined)).length;
+    this.box.dataset.filled = String(this.filled);
+    if (!this.series.size) {
+      if (this.plot) this.plot.destroy();
+      this.plot = null;
+      this.plotNames = null;
+      this.box.innerHTML = '<h4></h4><p class="muted">nothing recorded in this window</p>';
+      this.box.querySelector('h4').textContent = this.title;
+      return;
+    }
+    const latest = {};
+    for (const [name, points] of this.series) latest[name] = points[points.length - 1];
+    this.render(latest);
+  }
+
+  // Dashed vertical lines at `marks` [{time (seconds), text}], drawn with the next render.
+  setMarks(marks) {
+    this.marks = marks;
+    this.box.dataset.marks = String(marks.length);
+    if (this.plot) this.plot.redraw();
   }
 
   // Adds one sample per series at `time` (seconds); series absent from `values` get null.
@@ -49,17 +86,35 @@ export class TimeChart {
       return;
     }
     const data = [this.times, ...names.map((n) => this.series.get(n))];
-    if (this.plot && this.plot.series.length === names.length + 1) {
+    if (this.plot && this.plotNames === names.join('\n')) {
       this.plot.setData(data);
       return;
     }
     if (this.plot) this.plot.destroy();
     this.box.innerHTML = '';
+    this.plotNames = names.join('\n');
     this.plot = new uPlotModule({
       title: this.title, width: 520, height: 220,
       series: [{}, ...names.map((n, i) => ({ label: n, stroke: `hsl(${(i * 67) % 360} 65% 45%)` }))],
       axes: [{}, { label: this.unit }],
+      hooks: { draw: [(u) => this.drawMarks(u)] },
     }, data, this.box);
+  }
+
+  drawMarks(u) {
+    const ctx = u.ctx;
+    ctx.save();
+    ctx.strokeStyle = '#9333ea';
+    ctx.setLineDash([4, 3]);
+    for (const mark of this.marks) {
+      const x = u.valToPos(mark.time, 'x', true);
+      if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+      ctx.beginPath();
+      ctx.moveTo(x, u.bbox.top);
+      ctx.lineTo(x, u.bbox.top + u.bbox.height);
+      ctx.stroke();
+    }
+    ctx.restore();
   }
 }
 

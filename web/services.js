@@ -1,11 +1,12 @@
 // The Services page: each service's replicas from the status the service controller writes
-// (desired, ready, draining, per version, the last scale decision), and per model the gateway's
+// (desired, ready, draining, per version, the last scale decision; a click opens the service's
+// page, service.js), and per model the gateway's
 // TTFT and TPOT percentiles and output tokens/s by tenant over time, from the metrics page.
 // The summarising functions are pure and exported for the unit tests.
 
 import { getText, parseMetrics } from './api.js';
 import { TimeChart } from './charts.js';
-import { age, detailBox, section } from './pages.js';
+import { age, section } from './pages.js';
 import { VirtualList } from './vlist.js';
 
 // How often the page samples /metrics: each chart point covers this much traffic.
@@ -137,29 +138,12 @@ class ModelCharts {
   }
 }
 
-function decisionsText(service) {
-  const s = serviceSummary(service);
-  const decisions = (service.status?.decisions || []).slice().reverse()
-    .map((d) => `${d.time} ${describeDecision(d)}`);
-  const versions = (service.status?.versions || []).map((v) => `${v.name}: desired ` +
-    `${v.desiredReplicas || 0}, ready ${v.readyReplicas || 0}, starting ${v.startingReplicas || 0}, ` +
-    `draining ${v.drainingReplicas || 0}, updated ${v.updatedReplicas || 0} (${v.reason || ''})`);
-  return `${service.metadata.namespace}/${service.metadata.name} model ${service.spec?.model || ''}, ` +
-    `ready ${s.ready}/${s.replicas}, cold start ${(service.status?.coldStartSeconds || 0).toFixed(1)} s\n` +
-    `${versions.join('\n') || 'no versions yet'}\nscale decisions, newest first:\n` +
-    `${decisions.join('\n') || 'none'}`;
-}
-
-// The page: the services list (a click shows a service's versions and scale decisions) and the
+// The page: the services list (a click opens the service's page, service.js) and the
 // per-model charts, sampled every sampleIntervalMs. Returns its teardown.
 export function servicesPage(parent, { services }) {
   section(parent, 'Services');
-  const detail = detailBox(parent);
-  let selected = null;
   const show = (service) => {
-    selected = `${service.metadata.namespace}/${service.metadata.name}`;
-    detail.hidden = false;
-    detail.textContent = decisionsText(service);
+    location.hash = `#services/${service.metadata.namespace}/${service.metadata.name}`;
   };
   const list = new VirtualList(parent, [
     { title: 'service', width: '2fr', text: (s) => `${s.metadata.namespace}/${s.metadata.name}` },
@@ -205,9 +189,6 @@ export function servicesPage(parent, { services }) {
   };
   sample();
   const timer = setInterval(sample, sampleIntervalMs);
-  const off = services.subscribe((items) => {
-    list.setItems([...items.values()]);
-    if (selected && items.has(selected)) detail.textContent = decisionsText(items.get(selected));
-  });
+  const off = services.subscribe((items) => list.setItems([...items.values()]));
   return () => { clearInterval(timer); off(); };
 }

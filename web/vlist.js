@@ -1,13 +1,15 @@
 // A virtualised list: only the rows in view (plus a margin) exist in the DOM, so 10,000 jobs
 // scroll as smoothly as ten. Rows have a fixed height; columns are a CSS grid template.
 
-const rowHeight = 28;
+const defaultRowHeight = 28;
 const margin = 10;
 
 export class VirtualList {
-  // columns: [{title, width, text: (item) => string, className?: (item) => string}]
-  constructor(parent, columns, onSelect) {
+  // columns: [{title, width, text: (item) => string, className?: (item) => string}];
+  // options.rowHeight: taller rows whose cells wrap (a sentence that must show whole).
+  constructor(parent, columns, onSelect, { rowHeight = defaultRowHeight } = {}) {
     this.columns = columns;
+    this.rowHeight = rowHeight;
     this.onSelect = onSelect;
     this.items = [];
     const template = columns.map((c) => c.width || '1fr').join(' ');
@@ -21,7 +23,7 @@ export class VirtualList {
       head.appendChild(cell);
     }
     this.box = document.createElement('div');
-    this.box.className = 'vlist';
+    this.box.className = rowHeight === defaultRowHeight ? 'vlist' : 'vlist tall';
     this.spacer = document.createElement('div');
     this.box.appendChild(this.spacer);
     this.template = template;
@@ -31,13 +33,13 @@ export class VirtualList {
 
   setItems(items) {
     this.items = items;
-    this.spacer.style.height = `${items.length * rowHeight}px`;
+    this.spacer.style.height = `${items.length * this.rowHeight}px`;
     this.render();
   }
 
   render() {
-    const first = Math.max(0, Math.floor(this.box.scrollTop / rowHeight) - margin);
-    const count = Math.ceil(this.box.clientHeight / rowHeight) + 2 * margin;
+    const first = Math.max(0, Math.floor(this.box.scrollTop / this.rowHeight) - margin);
+    const count = Math.ceil(this.box.clientHeight / this.rowHeight) + 2 * margin;
     const last = Math.min(this.items.length, first + count);
     for (const row of [...this.box.querySelectorAll('.row')]) row.remove();
     const fragment = document.createDocumentFragment();
@@ -45,7 +47,8 @@ export class VirtualList {
       const item = this.items[i];
       const row = document.createElement('div');
       row.className = 'row';
-      row.style.top = `${i * rowHeight}px`;
+      row.style.top = `${i * this.rowHeight}px`;
+      row.style.height = `${this.rowHeight}px`;
       row.style.gridTemplateColumns = this.template;
       for (const c of this.columns) {
         const cell = document.createElement('div');

@@ -248,6 +248,24 @@ STRATA_REGISTER_COMMANDS("up", [](CLI::App& app) {
                  "its simulated GPUs (one core per GPU: fully busy)")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 86400.0));
+  up->add_option_function<double>(
+        "--history-step",
+        [options](double seconds) {
+          options->history.step =
+              std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+        },
+        "Seconds between two samples of the history the dashboard's charts open with (default "
+        "15)")
+      ->check(CLI::Range(0.1, 3600.0));
+  up->add_option_function<double>(
+        "--history-hours",
+        [options](double hours) {
+          options->history.window = std::chrono::duration_cast<Duration>(
+              std::chrono::duration<double, std::ratio<3600>>(hours));
+        },
+        "Hours of history kept for the dashboard (default 6; memory: about 6 KB per series "
+        "per 1,440 samples)")
+      ->check(CLI::Range(0.01, 168.0));
   up->add_option("--drain-grace", loops->drain_grace_seconds,
                  "Seconds a draining replica may keep streams open before it is stopped")
       ->capture_default_str()

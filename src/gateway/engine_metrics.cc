@@ -11,7 +11,7 @@
 namespace strata::gateway {
 namespace {
 
-enum class Signal { kNone, kWaiting, kRunning, kKvUsage, kLoraInfo };
+enum class Signal { kNone, kWaiting, kRunning, kKvUsage, kLoraInfo, kPrefixQueries, kPrefixHits };
 
 Signal SignalFor(std::string_view name) {
   if (name == "vllm:num_requests_waiting" || name == "sglang:num_queue_reqs") {
@@ -25,6 +25,8 @@ Signal SignalFor(std::string_view name) {
     return Signal::kKvUsage;
   }
   if (name == "vllm:lora_requests_info") return Signal::kLoraInfo;
+  if (name == "vllm:prefix_cache_queries_total") return Signal::kPrefixQueries;
+  if (name == "vllm:prefix_cache_hits_total") return Signal::kPrefixHits;
   return Signal::kNone;
 }
 
@@ -93,6 +95,15 @@ Result<EngineMetrics> ParseEngineMetrics(std::string_view text) {
         if (const std::string* running = sample.Label("running_lora_adapters")) {
           AppendAdapters(*running, &metrics.loaded_adapters);
         }
+        break;
+      case Signal::kPrefixQueries:
+        if (std::isfinite(sample.value) && sample.value >= 0) {
+          metrics.prefix_cache_queries += sample.value;
+        }
+        break;
+      case Signal::kPrefixHits:
+        if (std::isfinite(sample.value) && sample.value >= 0)
+          metrics.prefix_cache_hits += sample.value;
         break;
       case Signal::kNone:
         break;

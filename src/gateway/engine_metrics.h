@@ -15,6 +15,11 @@ struct EngineMetrics {
   int64_t running = 0;
   double kv_usage = 0.0;  // fraction in [0, 1]
   std::vector<std::string> loaded_adapters;
+  // Prompt tokens looked up in the prefix cache, and of those found there (counters since the
+  // engine started; vLLM's vllm:prefix_cache_queries_total and _hits_total). Not refused when
+  // malformed: the picker does not use them.
+  double prefix_cache_queries = 0;
+  double prefix_cache_hits = 0;
 };
 
 // Parses Prometheus text exposition from vLLM (`vllm:num_requests_waiting`,

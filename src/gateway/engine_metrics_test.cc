@@ -21,6 +21,18 @@ vllm:prompt_tokens_total{model_name="m"} 1234
   EXPECT_EQ(metrics->loaded_adapters, (std::vector<std::string>{"sql-lora", "chat"}));
 }
 
+TEST(EngineMetricsTest, ReadsPrefixCacheCountersSummedOverEngines) {
+  auto metrics =
+      ParseEngineMetrics(R"(vllm:prefix_cache_queries_total{engine="0",model_name="m"} 400
+vllm:prefix_cache_queries_total{engine="1",model_name="m"} 100
+vllm:prefix_cache_hits_total{engine="0",model_name="m"} 320
+vllm:prefix_cache_hits_total{engine="1",model_name="m"} NaN
+)");
+  ASSERT_TRUE(metrics.has_value()) << metrics.error().ToString();
+  EXPECT_DOUBLE_EQ(metrics->prefix_cache_queries, 500);
+  EXPECT_DOUBLE_EQ(metrics->prefix_cache_hits, 320);  // a NaN counter adds nothing
+}
+
 TEST(EngineMetricsTest, AdaptersAreThoseOfTheNewestLoraSeries) {
   // A vLLM (or llm-d-inference-sim) page after "chat" was evicted and "sql-lora" went idle: every
   // label set it ever used is still listed, each valued the time it was last set.

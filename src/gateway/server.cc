@@ -319,6 +319,8 @@ std::vector<VersionSignals> GatewayServer::Signals() const {
         e.waiting = scrape->metrics.waiting;
         e.running = scrape->metrics.running;
         e.kv_usage = scrape->metrics.kv_usage;
+        e.prefix_cache_queries = scrape->metrics.prefix_cache_queries;
+        e.prefix_cache_hits = scrape->metrics.prefix_cache_hits;
         e.scraped_at = scrape->at;
       }
       out.prefill_busy_seconds_total = ToSeconds(busy);

@@ -20,6 +20,8 @@ struct EndpointSignals {
   int64_t waiting = 0;
   int64_t running = 0;
   double kv_usage = 0.0;
+  double prefix_cache_queries = 0;  // the engine's counters (EngineMetrics)
+  double prefix_cache_hits = 0;
   TimePoint scraped_at{};  // TimePoint{} when never scraped
 };
 

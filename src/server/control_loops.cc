@@ -13,6 +13,7 @@
 #include "gateway/gateway_stats.h"
 #include "kubecompat/pytorchjob_operator.h"
 #include "node/process_runtime.h"
+#include "server/history_recorder.h"
 #include "server/serving_loop.h"
 #include "server/tenant_sync.h"
 
@@ -189,6 +190,15 @@ Result<RunningLoops> StartControlLoops(ControlPlane& plane, const std::string& d
               : std::string())
       << " running" << std::endl;
   ASSIGN_OR_RETURN(running.gateway, StartServing(plane, options, std::move(tokens), out));
+  // What the dashboard's pages open with, on every plane (each records its own gateway).
+  GatewaySignalSource signals;
+  if (std::shared_ptr<gateway::GatewayServer> gateway = running.gateway) {
+    signals = [gateway] { return gateway->Signals(); };
+  }
+  auto history = std::make_shared<HistoryRecorder>(cache, plane.registry(), *plane.history(), clock,
+                                                   std::move(signals));
+  plane.AddLoop("history", plane.history()->options().step,
+                [history] { return history->RecordOnce(); });
   return running;
 }
 

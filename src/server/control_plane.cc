@@ -31,6 +31,7 @@
 #include "server/api_listener.h"
 #include "server/cost_api.h"
 #include "server/dashboard_files.h"
+#include "server/history_api.h"
 #include "server/kubelet_endpoint.h"
 #include "server/node_heartbeat.h"
 #include "server/node_registration.h"
@@ -144,6 +145,8 @@ struct ControlPlane::Impl {
   std::shared_ptr<observe::ClusterObjectsCache> cluster_objects;
   // What the pods cost, kept as they run in the data dir (read by /metrics and the cost API).
   std::shared_ptr<observe::CostLedger> cost_ledger;
+  // What the dashboard plots, for hours (history_api.h).
+  std::shared_ptr<history::SeriesStore> history;
   metrics::Registry registry;
   // The node Leases agents renew on an embedded plane (null on Kubernetes, where they are Lease
   // objects); read by the node controller.
@@ -286,6 +289,11 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
     RETURN_IF_ERROR(LoopbackWithoutTokens("listening on " + host, host));
   }
 
+  if (options.history.step <= Duration::zero() ||
+      options.history.window / options.history.step > 100000) {
+    return Err(InvalidArgumentError(
+        "--history-hours over --history-step: at most 100,000 samples per series are kept"));
+  }
   observe::PriceTable prices = observe::DefaultPriceTable();
   if (!options.price_table_file.empty()) {
     ASSIGN_OR_RETURN(prices, observe::ReadPriceTableFile(options.price_table_file));
@@ -427,12 +435,21 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   cost_options.service_tokens = options.service_tokens;
   auto cost = std::make_shared<CostApi>(impl->cost_ledger, std::move(cost_options));
   auto dashboard = std::make_shared<DashboardFiles>();
+  impl->history = std::make_shared<history::SeriesStore>(options.history);
+  auto history = std::make_shared<HistoryApi>(impl->history);
   // The dashboard's static files need no token (its data comes through the API); the cost
   // endpoint answers admins only (it spans every namespace), and everything else (401, 403
   // included) is the API's.
-  ApiHandler handler = [api, cost, dashboard](const net::HttpRequest& request) -> ApiReply {
+  ApiHandler handler = [api, cost, dashboard,
+                        history](const net::HttpRequest& request) -> ApiReply {
     if (std::optional<ApiReply> page = dashboard->Handle(request)) return std::move(*page);
     Result<Caller> caller = api->Authenticate(request);
+    // The history endpoint applies the users' token rules itself (history_api.h).
+    if (caller && caller->kind == Caller::Kind::kUser) {
+      if (std::optional<ApiReply> reply = history->Handle(request, *caller)) {
+        return std::move(*reply);
+      }
+    }
     if (caller && caller->admin()) {
       if (std::optional<ApiReply> reply = cost->Handle(request)) return std::move(*reply);
     }
@@ -555,6 +572,8 @@ const observe::GpuReadingSource& ControlPlane::gpu_readings() const { return imp
 std::shared_ptr<observe::ClusterObjectsCache> ControlPlane::cluster_objects() const {
   return impl_->cluster_objects;
 }
+
+std::shared_ptr<history::SeriesStore> ControlPlane::history() const { return impl_->history; }
 
 void ControlPlane::Stop() {
   if (impl_->stopped) return;

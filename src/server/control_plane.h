@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "controller/node_leases.h"
+#include "history/series_store.h"
 #include "kube/client.h"
 #include "kube/leader_election.h"
 #include "metrics/metrics.h"
@@ -81,6 +82,9 @@ struct ControlPlaneOptions {
   // for the CLI. Unset: nothing.
   std::function<void(const ControlPlane&)> on_serving;
   std::string version = "0.0.0";
+  // How long the history the dashboard's pages open with is kept, and at which step
+  // (history_api.h; the history recorder of StartControlLoops fills it).
+  history::SeriesStoreOptions history;
   Duration heartbeat_interval = std::chrono::seconds(10);
   size_t max_body_bytes = api::kMaxRequestBytes;  // a request body, as kube-apiserver's limit
 };
@@ -162,6 +166,8 @@ class ControlPlane {
   // The cache's Nodes, Pods and Queues as the GPU and cost readers want them, shared by every
   // reader of the whole cluster (set by Start). Thread-safe.
   std::shared_ptr<observe::ClusterObjectsCache> cluster_objects() const;
+  // The history the /history endpoint serves, for a recorder to fill. Thread-safe.
+  std::shared_ptr<history::SeriesStore> history() const;
 
   // Stops the loops, then the API, gives the Lease up if held, then closes the store.
   // Idempotent.

@@ -99,18 +99,16 @@ test('a pending job shows why it waits', limit, async () => {
   null, wait);
   const text = await row.textContent();
   assert.match(text, /can never fit this cluster: 5 pods of 8 GPUs/);
-  // The queues' GPU quota comes from /metrics, read for the queue families only.
-  await page.waitForFunction(() => [...document.querySelectorAll('.vlist .row')].some((r) => {
-    const cells = [...r.querySelectorAll('.cell')].map((c) => c.textContent);
-    return cells[0] === 'team-a-cq' && cells[3] === '32';
-  }), null, wait);
+  // The queue's GPU quota is a bar per flavor, from the Queue's status.
+  await page.locator('.queue-card[data-queue="team-a-cq"] .quota', { hasText: 'of 32 GPUs' }).waitFor(wait);
   await screenshot('pending-explained');
 
-  // The Jobs page shows the reason tier, and the explanation with the events on a click.
+  // The Jobs page shows the reason tier; a click opens the job's page with the explanation.
   await page.goto(`${up.url}/#jobs`);
   const jobRow = page.locator('.vlist .row', { hasText: 'team-a/too-big' });
   await jobRow.waitFor(wait);
   await jobRow.click();
-  await page.locator('.detail', { hasText: 'can never fit this cluster' }).waitFor(wait);
+  await page.locator('.explanation', { hasText: 'can never fit this cluster' }).waitFor(wait);
+  assert.equal(new URL(page.url()).hash, '#jobs/team-a/too-big');
   await screenshot('pending-job-detail');
 });

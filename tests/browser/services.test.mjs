@@ -145,7 +145,11 @@ test("a service's row shows its replicas and its charts fill as traffic flows", 
   assert.ok(await filled('m', 'TPOT p50 / p99') >= 1, 'the TPOT chart has a point');
   await screenshot('services-traffic');
 
-  // A click shows the service's versions and scale decisions.
+  // A click opens the service's page: its scale decisions with their reasons, and charts that
+  // open with the server's history (a reload keeps them filled).
   await page.locator('.vlist .row', { hasText: 'default/chat' }).click();
-  await page.locator('.detail', { hasText: 'scale decisions, newest first' }).waitFor(wait);
+  await page.locator('table.decisions td', { hasText: 'replicas' }).first().waitFor(wait);
+  await page.reload();
+  await page.waitForFunction(() => Number(document.querySelector(
+    '.chart[data-title="replicas (desired / ready) and scale decisions"]')?.dataset.filled || 0) >= 1, null, wait);
 });
