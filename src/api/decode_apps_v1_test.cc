@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/edited_for_test.h"
 #include "api/manifest.h"
 
 namespace strata::api {
@@ -54,13 +55,6 @@ std::string ErrorOf(const std::string& text) {
 }
 
 // kDeployment with `from` replaced by `to` (which must occur).
-std::string Edited(std::string text, const std::string& from, const std::string& to) {
-  size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
-
 std::string StatefulSet(const std::string& spec_extra) {
   return R"(
 apiVersion: apps/v1

@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/edited_for_test.h"
 #include "api/manifest.h"
 
 namespace strata::api {
@@ -43,13 +44,6 @@ spec:
         query: sum(vllm:num_requests_waiting{model_name="meta-llama/Llama-3.1-8B-Instruct"})
         threshold: "5"
 )";
-
-std::string Edited(std::string text, const std::string& from, const std::string& to) {
-  size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
 
 Result<std::vector<Object>> Decode(const std::string& scaled_object,
                                    std::vector<std::string>* warnings = nullptr) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "api/annotations.h"
+#include "api/edited_for_test.h"
 #include "api/manifest.h"
 
 namespace strata::api {
@@ -41,13 +42,6 @@ spec:
             resources:
               limits: {nvidia.com/gpu: 8}
 )";
-
-std::string Edited(std::string text, const std::string& from, const std::string& to) {
-  size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
 
 std::string ErrorOf(const std::string& text) {
   Result<std::vector<Object>> r = DecodeManifests({{"lws.yaml", text}});

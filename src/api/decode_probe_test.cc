@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/edited_for_test.h"
 #include "api/encode.h"
 #include "api/job.h"
 #include "api/manifest.h"
@@ -54,13 +55,6 @@ std::string ErrorOf(const std::string& text) {
   Result<std::vector<Object>> r = Decode(text);
   EXPECT_FALSE(r.has_value()) << "decoded without error:\n" << text;
   return r.has_value() ? "" : r.error().message();
-}
-
-std::string Edited(std::string text, const std::string& from, const std::string& to) {
-  size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
 }
 
 const ProcessTemplate& Engine(const std::vector<Object>& objects) {

@@ -1,5 +1,7 @@
 #include "controller/cluster_view.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 #include "api/pod.h"
@@ -200,7 +202,13 @@ void ClusterViewReader::UpdateNodes(const std::set<std::string>& changed) {
 
 void ClusterViewReader::HoldAgain() {
   held_ = std::make_shared<sched::HeldCapacity>(snapshot_.cluster);
-  for (const sched::RunningWorkload& running : snapshot_.running) held_->Hold(running);
+  std::erase_if(snapshot_.running, [&](const sched::RunningWorkload& running) {
+    if (held_->Hold(running)) return false;
+    spdlog::warn("workload {} no longer fits the node its pods are bound to; not counted",
+                 running.workload.name);
+    CountCharge(running, -1);
+    return true;
+  });
   snapshot_.held = held_;
 }
 
@@ -225,9 +233,10 @@ void ClusterViewReader::Reconvert(const std::string& name, bool append_running) 
     read.objects.reset();
   }
   if (read.running) {
-    Charge(*read.running, 1);
-    auto slot = append_running ? snapshot_.running.end() : RunningSlot(snapshot_.running, name);
-    snapshot_.running.insert(slot, std::move(*read.running));
+    if (Charge(*read.running, 1)) {
+      auto slot = append_running ? snapshot_.running.end() : RunningSlot(snapshot_.running, name);
+      snapshot_.running.insert(slot, std::move(*read.running));
+    }
     read.running.reset();
   }
   if (read.pending || read.held || !read.unfinished.empty()) waiting_.insert(name);
@@ -269,18 +278,32 @@ void ClusterViewReader::ReconvertAll() {
   for (const auto& [name, members] : members_) Reconvert(name, true);
 }
 
-void ClusterViewReader::Charge(const sched::RunningWorkload& running, int sign) {
+bool ClusterViewReader::Charge(const sched::RunningWorkload& running, int sign) {
+  if (sign > 0) {
+    if (!held_->Hold(running)) {
+      spdlog::warn(
+          "workload {}: its pods are bound to GPUs that are taken or not on their node; the "
+          "scheduler does not count them",
+          running.workload.name);
+      return false;
+    }
+  } else {
+    held_->Free(running);
+  }
+  CountCharge(running, sign);
+  return true;
+}
+
+void ClusterViewReader::CountCharge(const sched::RunningWorkload& running, int sign) {
   const sched::Flavor* flavor =
       running.flavor >= 0 ? &snapshot_.cluster->flavors[running.flavor] : nullptr;
   const sched::ResourceVector charge = sched::QuotaLedger::ChargeFor(running.workload, flavor);
   const std::string& queue = running.workload.queue;
   if (sign > 0) {
-    held_->Hold(running);
     charges_.charged[{queue, running.flavor}] += charge;
     ++charges_.admitted[queue];
     return;
   }
-  held_->Free(running);
   auto charged = charges_.charged.find({queue, running.flavor});
   charged->second -= charge;
   if (charged->second == sched::ResourceVector{}) charges_.charged.erase(charged);

@@ -114,9 +114,14 @@ class ClusterViewReader {
   void Drop(const std::string& name);
   void ReconvertAll();
   // Adds (sign 1) or removes (-1) a running workload's charge to its queue, and holds or frees
-  // what it holds.
-  void Charge(const scheduler::RunningWorkload& running, int sign);
-  // Holds every running workload again on the snapshot's cluster (it was replaced).
+  // what it holds. Adding is refused (false, nothing held or charged, a warning logged) when
+  // its pods do not fit what is left: pods bound by hand to GPUs taken or not there, which the
+  // scheduler then neither counts nor preempts, rather than crash.
+  bool Charge(const scheduler::RunningWorkload& running, int sign);
+  // Adds (1) or removes (-1) a running workload's charge to its queue in charges_.
+  void CountCharge(const scheduler::RunningWorkload& running, int sign);
+  // Holds every running workload again on the snapshot's cluster (it was replaced); one that
+  // no longer fits (its node lost the GPUs it holds) leaves the snapshot, as Charge refuses it.
   void HoldAgain();
 
   ClusterViewOptions options_;

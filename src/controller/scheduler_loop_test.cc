@@ -232,6 +232,57 @@ spec:
               HasSubstr("didn't match Pod's node affinity/selector"));
 }
 
+// Pods bound by hand (spec.nodeName and assignedGpus written by a user) may claim GPUs that are
+// taken, MIG-enabled or absent: the scheduler neither crashes nor counts them, and goes on.
+TEST(SchedulerLoopTest, PodsBoundByHandToGpusThatAreNotFreeDoNotStopTheScheduler) {
+  TestCluster cluster;
+  cluster.AddNode("node-a", 1);
+  cluster.Apply(R"(apiVersion: strata.dev/v1alpha1
+kind: Node
+metadata: {name: mig-node}
+status:
+  capacity: {cpu: 8, memory: 32Gi}
+  conditions: [{type: Ready, status: "True", lastHeartbeatTime: "2026-01-01T00:00:00Z"}]
+  gpus:
+    - index: 0
+      uuid: GPU-mig-0
+      model: A100-40GB
+      memory: 40Gi
+      migEnabled: true
+      migInstances: [{profile: 3g.20gb, uuid: MIG-a}, {profile: 3g.20gb, uuid: MIG-b}]
+)");
+  cluster.Apply(R"(apiVersion: v1
+kind: Pod
+metadata: {name: holder}
+spec:
+  restartPolicy: Never
+  containers: [{name: c, command: [sleep, "1000"], resources: {limits: {nvidia.com/gpu: 1}}}]
+)");
+  cluster.Reconcile(1);
+  ASSERT_EQ(cluster.Pod("holder").spec.node_name, "node-a");
+  auto bound_pod = [&](const std::string& name, const std::string& node, int index) {
+    cluster.Apply("apiVersion: strata.dev/v1alpha1\nkind: Pod\nmetadata: {name: " + name +
+                  "}\nspec:\n  nodeName: " + node +
+                  "\n  resources: {gpu: 1}\n  assignedGpus: [{index: " + std::to_string(index) +
+                  ", uuid: GPU-x}]\n  template: {command: [sleep, \"600\"]}\n");
+  };
+  bound_pod("taken", "node-a", 0);        // GPU 0 of node-a, which holder has
+  bound_pod("whole-mig", "mig-node", 0);  // a whole MIG-enabled GPU
+  bound_pod("absent", "node-a", 7);       // a GPU node-a does not have
+  cluster.Reconcile(2);
+  // The scheduler still places what fits: a CPU-only pod.
+  cluster.Apply(R"(apiVersion: v1
+kind: Pod
+metadata: {name: cpu-only}
+spec:
+  restartPolicy: Never
+  containers: [{name: c, command: [sleep, "1000"]}]
+)");
+  cluster.Reconcile(2);
+  EXPECT_FALSE(cluster.Pod("cpu-only").spec.node_name.empty());
+  EXPECT_EQ(cluster.Pod("holder").spec.node_name, "node-a");
+}
+
 TEST(SchedulerLoopTest, ExplainsAJobWaitingForQuotaWithTheNumbers) {
   TestCluster cluster;
   cluster.AddNode("node-a", 8);

@@ -218,9 +218,11 @@ Status NodeAgent::RunOnce() {
   ProbeReadiness(pass);
   for (auto& [raw, pod] : pass.pods) pass.Note(Reconcile(pass, raw, pod));
 
-  std::erase_if(watchers_, [&](const auto& entry) {
-    return pass.checkpoint_dirs_in_use.count(entry.first) == 0;
-  });
+  if (checkpoints_ != nullptr) {
+    for (const std::string& dir : checkpoints_->Watched()) {
+      if (pass.checkpoint_dirs_in_use.count(dir) == 0) checkpoints_->Unwatch(dir);
+    }
+  }
   gpu_activity_.Retain(known_);
   return pass.first_error;
 }
@@ -515,8 +517,7 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
                                            pod.spec.template_.working_dir});
     }
     // Watch from the start, so that the first checkpoint is seen.
-    Result<CheckpointWatcher*> watcher = WatchCheckpoints(training.checkpoint_dir);
-    if (!watcher) return Err(watcher.error());
+    RETURN_IF_ERROR(WatchCheckpoints(training.checkpoint_dir));
     // The workers write there. Only a directory strata made is given to them, never one the
     // manifest names elsewhere (that is the user's to prepare).
     if (spec.run_as && training.checkpoint_dir.rfind(options_.data_dir + "/checkpoints/", 0) == 0 &&
@@ -563,12 +564,13 @@ Result<std::vector<ProcessSpec>> NodeAgent::BuildReplicaProcesses(Pass& pass, co
   return processes;
 }
 
-Result<CheckpointWatcher*> NodeAgent::WatchCheckpoints(const std::string& dir) {
-  auto found = watchers_.find(dir);
-  if (found != watchers_.end()) return found->second.get();
-  ASSIGN_OR_RETURN(std::unique_ptr<CheckpointWatcher> watcher,
-                   CheckpointWatcher::Create(dir, &clock_));
-  return watchers_.emplace(dir, std::move(watcher)).first->second.get();
+Status NodeAgent::WatchCheckpoints(const std::string& dir) {
+  if (checkpoints_ == nullptr) {
+    Result<std::unique_ptr<CheckpointWatcher>> created = CheckpointWatcher::Create(&clock_);
+    if (!created) return created.error();
+    checkpoints_ = std::move(*created);
+  }
+  return checkpoints_->Watch(dir);
 }
 
 void NodeAgent::ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& after) {
@@ -576,12 +578,11 @@ void NodeAgent::ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& afte
   std::string dir = CheckpointDir(pod.metadata.namespace_name, pod.spec.owner.name,
                                   job_dir == nullptr ? "" : *job_dir);
   pass.checkpoint_dirs_in_use.insert(dir);
-  Result<CheckpointWatcher*> watcher = WatchCheckpoints(dir);
-  if (!watcher) {
-    pass.Note(watcher.error());
+  if (Status watched = WatchCheckpoints(dir); !watched.ok()) {
+    pass.Note(watched);
     return;
   }
-  std::optional<TimePoint> last = (*watcher)->LastCheckpoint();
+  std::optional<TimePoint> last = checkpoints_->LastCheckpoint(dir);
   if (!last) return;
   // A checkpoint reported through the API may be newer than the directory's; both are
   // FormatRfc3339's fixed-width UTC text, so the later one is the greater string.

@@ -164,7 +164,8 @@ class NodeAgent {
   void RunProbes(Pass& pass);
   // Where the probes of `pod` reach it and how its exec probes run.
   ProbeTarget ProbeTargetOf(const api::Pod& pod);
-  Result<CheckpointWatcher*> WatchCheckpoints(const std::string& dir);
+  // Watches `dir` for checkpoints (the watcher made at the first call).
+  Status WatchCheckpoints(const std::string& dir);
   void ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& after);
   // Measures a running pod's CPU use when it is due, and records the busy share of the
   // simulated GPUs it holds on `after` when worth a write (see the class comment).
@@ -181,7 +182,8 @@ class NodeAgent {
   // Pods whose processes the runtime holds for this agent (started or adopted), by uid.
   std::set<std::string> known_;
   // Checkpoint watchers by directory, shared by the job's pods on this machine.
-  std::map<std::string, std::unique_ptr<CheckpointWatcher>> watchers_;
+  // The checkpoint dirs of the jobs with pods here; dirs no pod uses are unwatched each pass.
+  std::unique_ptr<CheckpointWatcher> checkpoints_;
   GpuActivityMeter gpu_activity_;
   // The probers of running pods with probes, by uid.
   std::map<std::string, std::unique_ptr<PodProber>> probers_;

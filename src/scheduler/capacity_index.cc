@@ -146,6 +146,36 @@ void CapacityIndex::UpdateNode(int node, int old_free_whole, int old_partly_used
   }
 }
 
+bool CapacityIndex::CanAllocate(const PodSet& pod_set, const PodPlacement& placement) const {
+  const int n = placement.node;
+  if (n < 0 || n >= num_nodes()) return false;
+  const NodeFree& free = nodes_[n];
+  const Node& node = cluster_.nodes[n];
+  if (free.free_cpu < pod_set.cpu_milli || free.free_memory < pod_set.memory_bytes) return false;
+  const GpuRequest& request = pod_set.gpu;
+  for (size_t i = 0; i < placement.gpus.size(); ++i) {
+    const int index = placement.gpus[i];
+    if (index < 0 || index >= static_cast<int>(node.gpus.size())) return false;
+    for (size_t j = 0; j < i; ++j) {
+      if (placement.gpus[j] == index) return false;
+    }
+    const Gpu& spec = node.gpus[index];
+    const GpuFree& g = gpus_[free.first_gpu + index];
+    if (request.IsWhole()) {
+      if (!GpuWhollyFree(n, index)) return false;
+    } else if (request.IsMig()) {
+      auto profile = FindMigProfile(spec.memory_mib, request.mig_profile);
+      if (!spec.mig_enabled || !profile || g.mig_compute < profile->compute_slices ||
+          g.mig_memory < profile->memory_slices) {
+        return false;
+      }
+    } else if (spec.mig_enabled || g.milli < request.milli || g.memory_mib < request.memory_mib) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void CapacityIndex::Allocate(const PodSet& pod_set, const PodPlacement& placement) {
   const int n = placement.node;
   NodeFree& free = nodes_[n];

@@ -60,8 +60,13 @@ class CapacityIndex {
   int num_levels() const { return num_levels_; }  // 1 + topology levels
   int max_gpus_per_node() const { return max_gpus_; }
 
+  // Whether Allocate may take `placement` for one pod of `pod_set` now: the node and its GPU
+  // indices exist, each named once, and what they still have covers the request (a whole GPU
+  // wholly free and not MIG-enabled, a MIG profile's slices, a share of a GPU without MIG).
+  // For placements strata did not make (pods bound by hand), which may not fit.
+  bool CanAllocate(const PodSet& pod_set, const PodPlacement& placement) const;
   // Takes the resources of one pod of `pod_set` as placed by `placement`.
-  // REQUIRES: the placement fits (checked: a broken invariant crashes).
+  // REQUIRES: CanAllocate(pod_set, placement) (checked: a broken invariant crashes).
   void Allocate(const PodSet& pod_set, const PodPlacement& placement);
   // Gives back what Allocate took for the same arguments.
   void Release(const PodSet& pod_set, const PodPlacement& placement);

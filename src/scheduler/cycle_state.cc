@@ -79,9 +79,11 @@ CycleState::CycleState(const Snapshot& snapshot, const std::vector<Workload>& pe
   running.reserve(snapshot.running.size());
   running_queue.reserve(snapshot.running.size());
   for (const RunningWorkload& r : snapshot.running) {
+    // One that does not fit (bound by hand to GPUs taken or absent) holds nothing, and is no
+    // preemption candidate.
+    if (snapshot.held == nullptr && !HoldRunning(r, index, ledger)) continue;
     running.push_back(&r);
     running_queue.push_back(ledger.QueueIndex(r.workload.queue));
-    if (snapshot.held == nullptr) Hold(r);
   }
   preemptible = running.size();
   victim.assign(running.size(), false);
@@ -101,7 +103,10 @@ std::vector<int> CycleState::FlavorsOf(int queue) const {
   return flavors;
 }
 
-void CycleState::Hold(const RunningWorkload& running) { HoldRunning(running, index, ledger); }
+void CycleState::Hold(const RunningWorkload& running) {
+  // What it held before, freed for a trial, fits again.
+  STRATA_CHECK(HoldRunning(running, index, ledger));
+}
 
 void CycleState::Free(const RunningWorkload& running) { FreeRunning(running, index, ledger); }
 

@@ -9,8 +9,17 @@ const Flavor* FlavorOf(const CapacityIndex& index, int flavor) {
 
 }  // namespace
 
-void HoldRunning(const RunningWorkload& running, CapacityIndex& index, QuotaLedger& ledger) {
-  for (const PodPlacement& pod : running.pods) {
+bool HoldRunning(const RunningWorkload& running, CapacityIndex& index, QuotaLedger& ledger) {
+  for (size_t i = 0; i < running.pods.size(); ++i) {
+    const PodPlacement& pod = running.pods[i];
+    const bool valid_pod_set =
+        pod.pod_set >= 0 && pod.pod_set < static_cast<int>(running.workload.pod_sets.size());
+    if (!valid_pod_set || !index.CanAllocate(running.workload.pod_sets[pod.pod_set], pod)) {
+      for (size_t j = i; j-- > 0;) {
+        index.Release(running.workload.pod_sets[running.pods[j].pod_set], running.pods[j]);
+      }
+      return false;
+    }
     index.Allocate(running.workload.pod_sets[pod.pod_set], pod);
   }
   const int queue = ledger.QueueIndex(running.workload.queue);
@@ -18,6 +27,7 @@ void HoldRunning(const RunningWorkload& running, CapacityIndex& index, QuotaLedg
     ledger.Add(queue, running.flavor,
                QuotaLedger::ChargeFor(running.workload, FlavorOf(index, running.flavor)));
   }
+  return true;
 }
 
 void FreeRunning(const RunningWorkload& running, CapacityIndex& index, QuotaLedger& ledger) {

@@ -9,8 +9,11 @@
 namespace strata::scheduler {
 
 // Takes (Hold) or gives back (Free) what a running workload holds: the capacity its pods'
-// placements name and its charge to its queue's quota in its flavor.
-void HoldRunning(const RunningWorkload& running, CapacityIndex& index, QuotaLedger& ledger);
+// placements name and its charge to its queue's quota in its flavor. HoldRunning takes nothing
+// and returns false when a pod's placement does not fit what is left
+// (CapacityIndex::CanAllocate: a pod bound by hand to GPUs that are taken or not there).
+[[nodiscard]] bool HoldRunning(const RunningWorkload& running, CapacityIndex& index,
+                               QuotaLedger& ledger);
 void FreeRunning(const RunningWorkload& running, CapacityIndex& index, QuotaLedger& ledger);
 
 // A cluster's capacity index and quota ledger with a set of running workloads held, kept by a
@@ -26,7 +29,10 @@ class HeldCapacity {
   HeldCapacity(const HeldCapacity&) = delete;
   HeldCapacity& operator=(const HeldCapacity&) = delete;
 
-  void Hold(const RunningWorkload& running) { HoldRunning(running, index_, ledger_); }
+  // False, holding nothing, when `running` does not fit (HoldRunning).
+  [[nodiscard]] bool Hold(const RunningWorkload& running) {
+    return HoldRunning(running, index_, ledger_);
+  }
   void Free(const RunningWorkload& running) { FreeRunning(running, index_, ledger_); }
 
   const std::shared_ptr<const Cluster>& cluster() const { return cluster_; }

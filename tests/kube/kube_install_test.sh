@@ -178,7 +178,11 @@ check "but no other Lease there" \
   plane_cannot update leases.coordination.k8s.io/other -n strata-system
 check "nor one in kube-system" \
   plane_cannot update leases.coordination.k8s.io/strata-control-plane -n kube-system
-check "nor secrets" plane_cannot get secrets -A
+# Its node agents resolve pods' env from Secrets and ConfigMaps, as kubelets do (they run with
+# the plane's identity: no narrower node identity yet), so it reads them, and writes none.
+check "reads Secrets for its pods' env" plane_can get secrets -A
+check "but does not write them" plane_cannot create secrets -A
+check "(nor change them)" plane_cannot update secrets -A
 
 # Whoever may edit a namespace (the aggregated edit role) may run strata Jobs there.
 k create rolebinding alice-edit --clusterrole=edit --user=alice -n default >/dev/null

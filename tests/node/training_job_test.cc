@@ -61,10 +61,10 @@ class TrainingJobTest : public ::testing::Test {
     Result<std::unique_ptr<ProcessRuntime>> runtime = ProcessRuntime::Create(options);
     ASSERT_TRUE(runtime) << runtime.error().ToString();
     runtime_ = std::move(*runtime);
-    Result<std::unique_ptr<CheckpointWatcher>> watcher =
-        CheckpointWatcher::Create(checkpoints_.path(), &clock_);
+    Result<std::unique_ptr<CheckpointWatcher>> watcher = CheckpointWatcher::Create(&clock_);
     ASSERT_TRUE(watcher) << watcher.error().ToString();
     watcher_ = std::move(*watcher);
+    ASSERT_TRUE(watcher_->Watch(checkpoints_.path()).ok());
     master_port_ = FreeLoopbackPort();
   }
 
@@ -153,8 +153,8 @@ TEST_F(TrainingJobTest, TwoPodsOfFourWorkersReduceToTheRightResult) {
   EXPECT_THAT(Log(uids[0], 0), HasSubstr("rank 0: result ok"));
   EXPECT_THAT(Log(uids[1], 3), HasSubstr("rank 7: result ok"));
   EXPECT_THAT(Log(uids[0], 0), HasSubstr("checkpoint at step 40"));
-  EXPECT_GE(watcher_->checkpoints_seen(), 1u);
-  EXPECT_EQ(watcher_->LastCheckpoint(), clock_.Now());
+  EXPECT_GE(watcher_->checkpoints_seen(checkpoints_.path()), 1u);
+  EXPECT_EQ(watcher_->LastCheckpoint(checkpoints_.path()), clock_.Now());
 }
 
 TEST_F(TrainingJobTest, AWorkerKilledMidRunIsRecoveredByAGroupRestartFromTheCheckpoint) {
@@ -163,7 +163,8 @@ TEST_F(TrainingJobTest, AWorkerKilledMidRunIsRecoveredByAGroupRestartFromTheChec
   shape.worker_args = {"--steps",   "400", "--checkpoint-every", "20",
                        "--timeout", "20",  "--step-sleep",       "0.02"};
   std::vector<std::string> first = StartJob(shape, /*restart_count=*/0);
-  ASSERT_TRUE(watcher_->WaitForCheckpoints(1, kJobTimeout)) << Log(first[0], 0);
+  ASSERT_TRUE(watcher_->WaitForCheckpoints(checkpoints_.path(), 1, kJobTimeout))
+      << Log(first[0], 0);
 
   Result<PodStatus> victim_pod = runtime_->GetStatus(first[1]);
   ASSERT_TRUE(victim_pod);

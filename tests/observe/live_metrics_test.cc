@@ -158,7 +158,14 @@ TEST_F(LiveMetricsTest, EveryMetricsPageOfTheRunningPlatformPassesPromtool) {
     GTEST_SKIP() << "promtool not found: install Debian's prometheus package (make deps)";
   }
   ASSERT_NO_FATAL_FAILURE(StartCluster());
-  std::string control_plane = Scrape(up_port_);
+  // The running pod's cost appears once the cost ledger, which syncs each second, has it.
+  std::string control_plane;
+  const TimePoint deadline = RealClock::Instance().Now() + std::chrono::seconds(30);
+  do {
+    control_plane = Scrape(up_port_);
+    if (control_plane.find("strata_cost_hourly_rate{by=\"team\"") != std::string::npos) break;
+    usleep(100 * 1000);
+  } while (RealClock::Instance().Now() < deadline);
   EXPECT_THAT(control_plane, HasSubstr("DCGM_FI_DEV_GPU_UTIL{"));
   EXPECT_THAT(control_plane, HasSubstr("pod=\"metrics-probe-worker-0\""));
   EXPECT_THAT(control_plane, HasSubstr("strata_queue_nominal_quota{queue=\"team-a-cq\""));
