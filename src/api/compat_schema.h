@@ -33,6 +33,10 @@ void DecodeLeaderWorkerSet(const FieldView& doc, DecodedDocument& out);
 const TypeSchema* CoreV1PodSchema();
 void DecodeCoreV1Pod(const FieldView& doc, DecodedDocument& out);
 
+// decode_core_v1_service.cc: a v1 Service, accepted with a warning, adds no object.
+const TypeSchema* CoreV1ServiceSchema();
+void DecodeCoreV1Service(const FieldView& doc, DecodedDocument& out);
+
 // decode_kubeflow.cc
 const TypeSchema* PyTorchJobSchema();
 void DecodePyTorchJob(const FieldView& doc, DecodedDocument& out);

@@ -48,6 +48,10 @@ const std::vector<KindInfo>& AllKinds() {
       {"v1", "Pod", false, CoreV1PodSchema, DecodeCoreV1Pod,
        "a Pod; nvidia.com/gpu limits become spec.resources.gpu, the kueue.x-k8s.io/queue-name "
        "label becomes spec.queue, scheduling.k8s.io/group-name joins a Volcano PodGroup"},
+      {"v1", "Service", false, CoreV1ServiceSchema, DecodeCoreV1Service,
+       "nothing: strata's gateway serves the models of the workloads it fronts, and pods reach "
+       "each other at their node's address (a warning says so); apply it with kubectl on a "
+       "Kubernetes cluster"},
       {"batch/v1", "Job", false, BatchJobSchema, DecodeBatchJob,
        "a Job: parallelism becomes replicas (completions must equal it), backoffLimit "
        "maxRestarts, activeDeadlineSeconds runtimeLimit; Indexed pods read JOB_COMPLETION_INDEX"},
