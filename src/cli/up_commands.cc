@@ -119,6 +119,8 @@ void RunUp(const server::ControlPlaneOptions& options, server::ControlLoopsOptio
     SetExitCode(plane.error().code() == StatusCode::kInvalidArgument ? 2 : 1);
     return;
   }
+  // Its finished minutes are kept in the cost ledger, so they survive a restart.
+  tokens->Persist((*plane)->cost_ledger());
   loops.strata_path = SelfPath();
   Result<server::RunningLoops> running =
       server::StartControlLoops(**plane, plane_options.data_dir, loops, tokens, std::cout);

@@ -39,6 +39,9 @@ CREATE TABLE IF NOT EXISTS hours (
   cpu_core_hours REAL NOT NULL, cpu_cost REAL NOT NULL, memory_gib_hours REAL NOT NULL,
   memory_cost REAL NOT NULL, pods INTEGER NOT NULL,
   PRIMARY KEY (hour_ns, team, project, queue, service)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS service_tokens (
+  minute_ns INTEGER NOT NULL, service TEXT NOT NULL, tokens REAL NOT NULL,
+  PRIMARY KEY (minute_ns, service)) WITHOUT ROWID;
 )sql";
 
 constexpr char kRecordColumns[] =
@@ -438,6 +441,10 @@ Result<int64_t> CostLedger::RollUp(TimePoint now) {
   ASSIGN_OR_RETURN(Statement expire, db_->Prepare("DELETE FROM hours WHERE hour_ns < ?"));
   expire.Bind(1, Nanos(now - options_.rollup_retention));
   RETURN_IF_ERROR(expire.Run("remove the expired hours"));
+  ASSIGN_OR_RETURN(Statement expire_tokens,
+                   db_->Prepare("DELETE FROM service_tokens WHERE minute_ns < ?"));
+  expire_tokens.Bind(1, Nanos(now - options_.rollup_retention));
+  RETURN_IF_ERROR(expire_tokens.Run("remove the expired token counts"));
   rolled_until_ = std::max(rolled_until_, cutoff);
   last_rollup_ = now;
   RETURN_IF_ERROR(db_->SetMeta(kRolledUntilRow, Nanos(rolled_until_)));
@@ -503,6 +510,40 @@ Result<std::vector<CostPod>> CostLedger::Read(TimePoint from, TimePoint to) cons
     pod.end = pod.start + kHour;
     pod.pods = static_cast<int>(hours.Int(11));
     out.push_back(std::move(pod));
+  }
+  return out;
+}
+
+Status CostLedger::AddServiceTokens(TimePoint minute, const std::map<std::string, double>& tokens) {
+  std::lock_guard lock(mutex_);
+  return db_->Transaction([&]() -> Result<bool> {
+    ASSIGN_OR_RETURN(Statement add,
+                     db_->Prepare("INSERT INTO service_tokens (minute_ns, service, tokens) "
+                                  "VALUES (?, ?, ?) ON CONFLICT (minute_ns, service) DO UPDATE "
+                                  "SET tokens = tokens + excluded.tokens"));
+    for (const auto& [service, count] : tokens) {
+      add.Bind(1, Nanos(minute));
+      add.Bind(2, std::string_view(service));
+      add.Bind(3, count);
+      RETURN_IF_ERROR(add.Run("add a service's tokens"));
+    }
+    return true;
+  });
+}
+
+Result<std::map<std::string, double>> CostLedger::ServiceTokensBetween(TimePoint from,
+                                                                       TimePoint to) const {
+  std::lock_guard lock(mutex_);
+  ASSIGN_OR_RETURN(Statement select,
+                   db_->Prepare("SELECT service, SUM(tokens) FROM service_tokens WHERE "
+                                "minute_ns >= ? AND minute_ns < ? GROUP BY service"));
+  select.Bind(1, Nanos(from));
+  select.Bind(2, Nanos(to));
+  std::map<std::string, double> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, select.Step("read the services' tokens"));
+    if (!row) break;
+    out[select.Text(0)] = select.Double(1);
   }
   return out;
 }

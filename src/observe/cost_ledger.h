@@ -100,6 +100,13 @@ class CostLedger {
 
   Result<CostLedgerCounts> Counts() const;
 
+  // Tokens the services served, kept by the minute so that a service's cost per million
+  // tokens survives restarts too (server::ServiceTokenLedger writes each minute's here). Adds
+  // `tokens` to the minute starting at `minute`.
+  Status AddServiceTokens(TimePoint minute, const std::map<std::string, double>& tokens);
+  // Tokens per service in the minutes that start in [from, to).
+  Result<std::map<std::string, double>> ServiceTokensBetween(TimePoint from, TimePoint to) const;
+
   const std::string& path() const { return path_; }
 
  private:

@@ -575,6 +575,10 @@ std::shared_ptr<observe::ClusterObjectsCache> ControlPlane::cluster_objects() co
 
 std::shared_ptr<history::SeriesStore> ControlPlane::history() const { return impl_->history; }
 
+std::shared_ptr<observe::CostLedger> ControlPlane::cost_ledger() const {
+  return impl_->cost_ledger;
+}
+
 void ControlPlane::Stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;

@@ -168,6 +168,8 @@ class ControlPlane {
   std::shared_ptr<observe::ClusterObjectsCache> cluster_objects() const;
   // The history the /history endpoint serves, for a recorder to fill. Thread-safe.
   std::shared_ptr<history::SeriesStore> history() const;
+  // The durable cost ledger in the data dir (null on a plane that keeps none).
+  std::shared_ptr<observe::CostLedger> cost_ledger() const;
 
   // Stops the loops, then the API, gives the Lease up if held, then closes the store.
   // Idempotent.

@@ -1,43 +1,71 @@
 #include "server/service_token_ledger.h"
 
+#include <spdlog/spdlog.h>
+
 namespace strata::server {
+namespace {
 
-ServiceTokenLedger::ServiceTokenLedger(Duration sample_interval, Duration keep)
-    : sample_interval_(sample_interval), keep_(keep) {}
+TimePoint MinuteOf(TimePoint at) { return std::chrono::floor<std::chrono::minutes>(at); }
 
-void ServiceTokenLedger::Record(TimePoint now, std::map<std::string, double> totals) {
+void AddInto(std::map<std::string, double>& into, const std::map<std::string, double>& counts) {
+  for (const auto& [service, tokens] : counts) into[service] += tokens;
+}
+
+}  // namespace
+
+ServiceTokenLedger::ServiceTokenLedger(Duration keep) : keep_(keep) {}
+
+void ServiceTokenLedger::Persist(std::shared_ptr<observe::CostLedger> ledger) {
   std::lock_guard lock(mutex_);
-  latest_ = {now, std::move(totals)};
-  if (samples_.empty() || now - samples_.back().at >= sample_interval_) {
-    samples_.push_back(latest_);
+  ledger_ = std::move(ledger);
+}
+
+void ServiceTokenLedger::Record(TimePoint now, const std::map<std::string, double>& totals) {
+  std::lock_guard lock(mutex_);
+  const TimePoint minute = MinuteOf(now);
+  if (minute != minute_) {
+    FinishMinuteLocked();
+    minute_ = minute;
   }
-  while (!samples_.empty() && now - samples_.front().at > keep_) samples_.pop_front();
+  for (const auto& [service, total] : totals) {
+    auto last = last_totals_.find(service);
+    const double before = last == last_totals_.end() || last->second > total ? 0 : last->second;
+    if (total > before) current_[service] += total - before;
+  }
+  last_totals_ = totals;
+  while (!past_.empty() && now - past_.begin()->first > keep_) past_.erase(past_.begin());
+}
+
+void ServiceTokenLedger::FinishMinuteLocked() {
+  if (current_.empty()) return;
+  if (ledger_ != nullptr) {
+    Status written = ledger_->AddServiceTokens(minute_, current_);
+    if (written.ok()) {
+      current_.clear();
+      return;
+    }
+    spdlog::warn("service tokens of {}: kept in memory: {}", FormatRfc3339(minute_),
+                 written.message());
+  }
+  AddInto(past_[minute_], current_);
+  current_.clear();
 }
 
 std::map<std::string, double> ServiceTokenLedger::Between(TimePoint from, TimePoint to) const {
   std::lock_guard lock(mutex_);
-  // The last sample at or before `at` (the latest record counts as one); null when none is.
-  auto at_or_before = [&](TimePoint at) -> const Sample* {
-    if (latest_.at != TimePoint{} && latest_.at <= at) return &latest_;
-    const Sample* found = nullptr;
-    for (const Sample& sample : samples_) {
-      if (sample.at > at) break;
-      found = &sample;
+  Counts out;
+  if (ledger_ != nullptr) {
+    Result<Counts> stored = ledger_->ServiceTokensBetween(from, to);
+    if (stored) {
+      out = std::move(*stored);
+    } else {
+      spdlog::warn("service tokens: {}", stored.error().message());
     }
-    return found;
-  };
-  std::map<std::string, double> out;
-  const Sample* end = at_or_before(to);
-  if (end == nullptr) return out;
-  const Sample* start = at_or_before(from);
-  for (const auto& [service, total] : end->totals) {
-    double before = 0;
-    if (start != nullptr) {
-      auto it = start->totals.find(service);
-      if (it != start->totals.end() && it->second <= total) before = it->second;
-    }
-    out[service] = total - before;
   }
+  for (auto it = past_.lower_bound(from); it != past_.end() && it->first < to; ++it) {
+    AddInto(out, it->second);
+  }
+  if (minute_ >= from && minute_ < to) AddInto(out, current_);
   return out;
 }
 

@@ -2,47 +2,71 @@
 
 #include <gtest/gtest.h>
 
+#include "node/test_support.h"
+
 namespace strata::server {
 namespace {
 
 using std::chrono::hours;
 using std::chrono::minutes;
 
-TEST(ServiceTokenLedgerTest, TokensOverAWindowAreTheGrowthOfTheTotals) {
-  ServiceTokenLedger ledger(minutes(1));
-  const TimePoint start = TimePoint{} + hours(1000);
-  ledger.Record(start, {{"chat", 100}});
-  ledger.Record(start + minutes(30), {{"chat", 400}, {"code", 50}});
-  ledger.Record(start + minutes(60), {{"chat", 1000}, {"code", 80}});
-  const TimePoint end = start + minutes(60);
-  std::map<std::string, double> hour = ledger.Between(end - hours(1), end);
-  EXPECT_DOUBLE_EQ(hour["chat"], 900);
-  EXPECT_DOUBLE_EQ(hour["code"], 80);  // absent an hour ago: all of its total
-  std::map<std::string, double> half = ledger.Between(end - minutes(30), end);
-  EXPECT_DOUBLE_EQ(half["chat"], 600);
-  EXPECT_DOUBLE_EQ(half["code"], 30);
-  // A window reaching back before the first record counts everything since the gateway began.
-  EXPECT_DOUBLE_EQ(ledger.Between(end - hours(24), end)["chat"], 1000);
-  // A step in the past: the growth between the samples that bound it.
-  std::map<std::string, double> first_half = ledger.Between(start, start + minutes(30));
-  EXPECT_DOUBLE_EQ(first_half["chat"], 300);
-  EXPECT_DOUBLE_EQ(first_half["code"], 50);
-  // A step after the latest record saw nothing more.
-  EXPECT_DOUBLE_EQ(ledger.Between(end + minutes(5), end + minutes(10))["chat"], 0);
+const TimePoint kStart = TimePoint{} + hours(1000);  // on the hour
+
+TEST(ServiceTokenLedgerTest, EachMinuteHoldsTheGrowthOfTheTotals) {
+  ServiceTokenLedger ledger;
+  ledger.Record(kStart, {{"chat", 100}});  // all it served since the gateway began
+  ledger.Record(kStart + minutes(30), {{"chat", 400}, {"code", 50}});
+  ledger.Record(kStart + minutes(60), {{"chat", 1000}, {"code", 80}});
+  std::map<std::string, double> first_hour = ledger.Between(kStart, kStart + minutes(60));
+  EXPECT_DOUBLE_EQ(first_hour["chat"], 400);
+  EXPECT_DOUBLE_EQ(first_hour["code"], 50);
+  // A window counts the minutes that start in it: the one in progress too.
+  std::map<std::string, double> all = ledger.Between(kStart, kStart + minutes(61));
+  EXPECT_DOUBLE_EQ(all["chat"], 1000);
+  EXPECT_DOUBLE_EQ(all["code"], 80);
+  std::map<std::string, double> later = ledger.Between(kStart + minutes(30), kStart + minutes(61));
+  EXPECT_DOUBLE_EQ(later["chat"], 900);
+  EXPECT_DOUBLE_EQ(later["code"], 80);
+  EXPECT_TRUE(ledger.Between(kStart + minutes(61), kStart + minutes(70)).empty());
 }
 
 TEST(ServiceTokenLedgerTest, ARestartedCounterCountsFromZero) {
-  ServiceTokenLedger ledger(minutes(1));
-  const TimePoint start = TimePoint{} + hours(1000);
-  ledger.Record(start, {{"chat", 500}});
-  ledger.Record(start + minutes(10), {{"chat", 40}});
-  EXPECT_DOUBLE_EQ(ledger.Between(start, start + minutes(10))["chat"], 40);
+  ServiceTokenLedger ledger;
+  ledger.Record(kStart, {{"chat", 500}});
+  ledger.Record(kStart + minutes(10), {{"chat", 40}});
+  EXPECT_DOUBLE_EQ(ledger.Between(kStart + minutes(1), kStart + minutes(11))["chat"], 40);
 }
 
 TEST(ServiceTokenLedgerTest, EmptyBeforeAnyRecord) {
   ServiceTokenLedger ledger;
-  const TimePoint now = TimePoint{} + hours(1000);
-  EXPECT_TRUE(ledger.Between(now - hours(24), now).empty());
+  EXPECT_TRUE(ledger.Between(kStart - hours(24), kStart).empty());
+}
+
+// With the cost ledger, finished minutes outlive the process: a new ledger over the same file
+// (a restarted control plane, its gateway counting from zero again) reads them and adds its own.
+TEST(ServiceTokenLedgerTest, FinishedMinutesSurviveARestartInTheCostLedger) {
+  node::testing::TempDir dir;
+  const std::string path = dir.File("cost-ledger.db");
+  {
+    Result<std::unique_ptr<observe::CostLedger>> file =
+        observe::CostLedger::Open(path, observe::PriceTable{}, kStart);
+    ASSERT_TRUE(file) << file.error().ToString();
+    ServiceTokenLedger ledger;
+    ledger.Persist(std::move(*file));
+    ledger.Record(kStart, {{"chat", 100}});
+    ledger.Record(kStart + minutes(5), {{"chat", 300}});
+    ledger.Record(kStart + minutes(6), {{"chat", 350}});  // minute 6 is lost with the process
+    EXPECT_DOUBLE_EQ(ledger.Between(kStart, kStart + hours(1))["chat"], 350);
+  }
+  Result<std::unique_ptr<observe::CostLedger>> file =
+      observe::CostLedger::Open(path, observe::PriceTable{}, kStart + minutes(10));
+  ASSERT_TRUE(file) << file.error().ToString();
+  ServiceTokenLedger restarted;
+  restarted.Persist(std::move(*file));
+  EXPECT_DOUBLE_EQ(restarted.Between(kStart, kStart + hours(1))["chat"], 300);
+  restarted.Record(kStart + minutes(10), {{"chat", 20}});
+  EXPECT_DOUBLE_EQ(restarted.Between(kStart, kStart + hours(1))["chat"], 320);
+  EXPECT_DOUBLE_EQ(restarted.Between(kStart + minutes(5), kStart + minutes(6))["chat"], 200);
 }
 
 }  // namespace
