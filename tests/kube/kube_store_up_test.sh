@@ -356,6 +356,19 @@ check "/metrics counts the cluster's GPUs as on SQLite" \
 check "(and every GPU under DCGM's names)" \
   [ "$(grep -c '^DCGM_FI_DEV_GPU_UTIL{.*Hostname="sim-node-' <<<"$metrics")" = 8 ]
 check "the dashboard is served" grep -qi "<html" <<<"$(curl -s -m 10 "$api/")"
+# The console's data on the Kubernetes store: the history its charts open with (a sample every
+# 15 s), and the cost ledger's spend over time.
+admin_header="Authorization: Bearer $(<"$dir/data/admin-token")"
+cluster_history() {
+  curl -s -m 10 -H "$admin_header" "$api/apis/strata.dev/v1alpha1/history/cluster?window=1h"
+}
+has_gpu_history() { grep -q '"name":"gpus"' <<<"$(cluster_history)"; }
+check "the console's cluster history is recorded from the Kubernetes store" \
+  wait_for 40 has_gpu_history
+cost_series=$(curl -s -m 10 -H "$admin_header" \
+  "$api/apis/strata.dev/v1alpha1/cost?by=job&window=1h&step=1m")
+check "and the cost ledger's spend over time, the deleted Job's included" \
+  grep -q '"team-a/ptj"' <<<"$cost_series"
 
 # strata agent --kubeconfig: a virtual kubelet that joins the cluster by itself.
 "$strata" agent --kubeconfig "$plane_kubeconfig" --name agent-node --address 127.0.0.1 \
