@@ -61,6 +61,11 @@ class NodeAgentProbesTest : public ::testing::Test {
     std::ofstream(data_.File("server.py")) << kServer;
   }
 
+  // A pod's supervisor outlives its agent by design: stop what the test left running.
+  void TearDown() override {
+    if (agent_ != nullptr) agent_->StopEverything();
+  }
+
   // Replica 0 of Service "chat" running the test's server, failing once `flag` exists.
   void CreateReplica(const std::string& name, const std::string& flag,
                      const api::ProcessTemplate& probes) {
