@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/decoded_for_test.h"
 #include "api/edited_for_test.h"
 #include "api/manifest.h"
 
@@ -41,18 +42,6 @@ spec:
           resources:
             limits: {nvidia.com/gpu: 2, cpu: "4", memory: 16Gi}
 )";
-
-Result<std::vector<Object>> Decode(const std::string& text,
-                                   std::vector<std::string>* warnings = nullptr) {
-  return DecodeManifests({{"m.yaml", text}}, warnings);
-}
-
-// The decoding error of `text`, which must fail.
-std::string ErrorOf(const std::string& text) {
-  Result<std::vector<Object>> r = Decode(text);
-  EXPECT_FALSE(r.has_value()) << "decoded without error:\n" << text;
-  return r.has_value() ? "" : r.error().message();
-}
 
 // kDeployment with `from` replaced by `to` (which must occur).
 std::string StatefulSet(const std::string& spec_extra) {

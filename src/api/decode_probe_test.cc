@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/decoded_for_test.h"
 #include "api/edited_for_test.h"
 #include "api/encode.h"
 #include "api/job.h"
@@ -45,17 +46,6 @@ spec:
             failureThreshold: 30
             timeoutSeconds: 3
 )";
-
-Result<std::vector<Object>> Decode(const std::string& text,
-                                   std::vector<std::string>* warnings = nullptr) {
-  return DecodeManifests({{"m.yaml", text}}, warnings);
-}
-
-std::string ErrorOf(const std::string& text) {
-  Result<std::vector<Object>> r = Decode(text);
-  EXPECT_FALSE(r.has_value()) << "decoded without error:\n" << text;
-  return r.has_value() ? "" : r.error().message();
-}
 
 const ProcessTemplate& Engine(const std::vector<Object>& objects) {
   return objects.at(0).As<Service>()->spec.engine;

@@ -128,6 +128,20 @@ std::pair<std::string, int> JobState(client::ApiClient& client, const std::strin
           job->value(Json::json_pointer("/status/restartCount"), -1)};
 }
 
+// The job's state once it has ended (Succeeded or Failed), or as it stands after `timeout`.
+std::pair<std::string, int> WaitForJobEnd(client::ApiClient& client, const std::string& name,
+                                          std::chrono::seconds timeout,
+                                          std::chrono::milliseconds poll) {
+  std::pair<std::string, int> state;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    state = JobState(client, name);
+    if (state.first == "Succeeded" || state.first == "Failed") break;
+    std::this_thread::sleep_for(poll);
+  }
+  return state;
+}
+
 // A JobSet of three replicated jobs of their own templates, in order: an initializer that must
 // Complete, two workers, and a driver that starts once the workers are Ready and alone decides
 // success. Each leaves a mark in `marks`; a pod that starts before what it waits for fails (the
@@ -227,13 +241,8 @@ TEST(CompatManifestsE2eTest, AJobSetsRolesStartInDependencyOrderAndItsDriverDeci
   ASSERT_EQ(applied.exit_code, 0) << applied.err;
   auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
   ASSERT_TRUE(client);
-  std::pair<std::string, int> state;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  while (std::chrono::steady_clock::now() < deadline) {
-    state = JobState(**client, "ordered");
-    if (state.first == "Succeeded" || state.first == "Failed") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  }
+  std::pair<std::string, int> state =
+      WaitForJobEnd(**client, "ordered", std::chrono::seconds(90), std::chrono::milliseconds(300));
   auto pods = (*client)->Get("/api/v1/namespaces/default/pods");
   ASSERT_TRUE(pods) << pods.error().ToString();
   ASSERT_EQ(state.first, "Succeeded") << pods->dump(2);
@@ -423,13 +432,8 @@ spec:
   ASSERT_EQ(applied.exit_code, 0) << applied.err;
   auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
   ASSERT_TRUE(client);
-  std::pair<std::string, int> state;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline) {
-    state = JobState(**client, "rayjob-real");
-    if (state.first == "Succeeded" || state.first == "Failed") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
+  std::pair<std::string, int> state = WaitForJobEnd(
+      **client, "rayjob-real", std::chrono::seconds(120), std::chrono::milliseconds(500));
   CommandResult logs = RunStrata({"logs", "pod", "rayjob-real-worker-0", "--server", up.url()});
   EXPECT_EQ(state.first, "Succeeded") << logs.out << logs.err;
   EXPECT_THAT(logs.out, ::testing::HasSubstr("alive nodes 2\nsum of squares 14\n")) << logs.err;
