@@ -177,7 +177,9 @@ void Picker::AssumeUnreadableBusiest(std::span<const EndpointState> endpoints, T
     const EndpointState& endpoint = endpoints[c.index];
     if (endpoint.metrics_unreadable || !Fresh(endpoint, now)) continue;
     known = true;
-    busiest.scraped_queue = std::max(busiest.scraped_queue, c.scraped_queue);
+    // With what the gateway has in flight there: least-request adds it to the queue, and a
+    // reply reaches its client a moment before the gateway counts it done.
+    busiest.scraped_queue = std::max(busiest.scraped_queue, c.scraped_queue + c.in_flight);
     busiest.queued = std::max(busiest.queued, c.queued);
     busiest.running = std::max(busiest.running, c.running);
     busiest.kv_usage = std::max(busiest.kv_usage, c.kv_usage);

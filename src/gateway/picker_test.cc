@@ -132,6 +132,22 @@ TEST_F(PickerTest, AnEndpointWhoseMetricsAreUnreadableIsNeverTakenForIdle) {
   }
 }
 
+TEST_F(PickerTest, AnUnreadableEndpointStaysBusierThanAKnownOneWithRequestsInFlight) {
+  // "a" reports 1000 waiting and has one request of the gateway's in flight (a reply reaches its
+  // client a moment before the gateway counts it done): the unreadable "b" still counts as busier.
+  for (const std::string policy : {"strata", "epp-default", "least-request"}) {
+    SCOPED_TRACE(policy);
+    std::vector<EndpointState> endpoints = {Endpoint("a"), Endpoint("b")};
+    endpoints[0].waiting = 1000;
+    endpoints[0].in_flight = 1;
+    endpoints[1].metrics_unreadable = true;
+    Picker picker(Options(policy));
+    for (int i = 0; i < 20; ++i) {
+      EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "a");
+    }
+  }
+}
+
 TEST_F(PickerTest, UnreadableMetricsEverywhereLeaveTheRoutingAsWithoutFigures) {
   // No figure to compare with: the endpoints share the traffic as with no scrape at all.
   std::vector<EndpointState> endpoints = {Endpoint("a"), Endpoint("b")};
