@@ -89,7 +89,7 @@ void RequireQueueToSuspend(const FieldView& spec, std::string_view kind, const s
 }
 
 void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErrors& errors,
-                           bool command_required) {
+                           bool command_required, const HandSetRendezvous* rendezvous) {
   FieldView pod_spec = pod_template.Object("spec");
   for (const char* field : {"nodeName", "priority"}) {
     if (pod_spec.Has(field)) {
@@ -98,7 +98,7 @@ void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErr
   }
   KubeContainer container =
       FromSingleContainer(pod_spec, WorkloadClass::kTraining, errors, command_required,
-                          /*node_selector_honoured=*/true);
+                          /*node_selector_honoured=*/true, ProbeDefaults::kNone, rendezvous);
   out.resources = container.resources;
   out.node_selector = std::move(container.node_selector);
   out.template_ = std::move(container.process);

@@ -7,6 +7,7 @@
 #include "api/decode_probe.h"
 #include "api/kube_common.h"
 #include "api/native_schema.h"
+#include "api/torchrun_env.h"
 
 namespace strata::api {
 namespace {
@@ -323,7 +324,8 @@ ResourceRequest FromKubeResources(const FieldView& resources, FieldErrors& error
 
 KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workload,
                                   FieldErrors& errors, bool command_required,
-                                  bool node_selector_honoured, ProbeDefaults probe_defaults) {
+                                  bool node_selector_honoured, ProbeDefaults probe_defaults,
+                                  const HandSetRendezvous* rendezvous) {
   KubeContainer out;
   if (node_selector_honoured) {
     out.node_selector = pod_spec.StringMap("nodeSelector");
@@ -348,7 +350,17 @@ KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workl
   }
   out.process.args = c.StringList("args");
   out.process.env = DecodeEnv(c, "env", errors);
-  ValidateEnv(out.process.env, workload, c.PathOf("env"), errors);
+  std::vector<bool> stood_in;
+  if (rendezvous != nullptr) {
+    std::vector<std::string> argv = out.process.command;
+    argv.insert(argv.end(), out.process.args.begin(), out.process.args.end());
+    stood_in = HandSetStandIns(out.process.env, *rendezvous, IsTorchrunLauncher(argv),
+                               c.PathOf("env"), errors);
+  }
+  ValidateEnv(out.process.env, workload, c.PathOf("env"), errors, stood_in);
+  for (size_t i = stood_in.size(); i-- > 0;) {
+    if (stood_in[i]) out.process.env.erase(out.process.env.begin() + static_cast<ptrdiff_t>(i));
+  }
   out.process.env_from = DecodeEnvFrom(c, "envFrom", errors);
   out.process.working_dir = c.String("workingDir");
   // Kubernetes' rule: a field the container sets wins over the pod's.

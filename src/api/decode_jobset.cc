@@ -221,6 +221,22 @@ void TakeExclusiveTopology(std::map<std::string, std::string>& annotations, cons
   }
 }
 
+// What the set's tutorials set by hand that strata's contract gives anyway. With one replicated
+// job, strata's MASTER_ADDR is its first pod, whose host name JobSet makes
+// "<set>-<job>-0-0.<subdomain>"; with one child Job too, strata's RANK is the completion index.
+HandSetRendezvous SetRendezvous(const std::string& set_name, const FieldView& spec,
+                                const std::vector<FieldView>& replicated_jobs) {
+  HandSetRendezvous out;
+  if (replicated_jobs.size() != 1) return out;
+  const FieldView network = spec.Object("network");
+  if (network.Bool("enableDNSHostnames", true)) {
+    out.first_pod_host = set_name + "-" + replicated_jobs.front().String("name") + "-0-0." +
+                         network.String("subdomain", set_name);
+  }
+  out.rank_is_completion_index = replicated_jobs.front().Integer("replicas", 1) == 1;
+  return out;
+}
+
 }  // namespace
 
 const TypeSchema* JobSetSchema() {
@@ -256,6 +272,7 @@ void DecodeJobSet(const FieldView& doc, DecodedDocument& out) {
   const FieldView first_spec = replicated_jobs.front().Object("template").Object("spec");
   JobSpec first_limits;
   DecodeBatchJobLimits(first_spec, first_limits, errors);
+  const HandSetRendezvous rendezvous = SetRendezvous(job.metadata.name, spec, replicated_jobs);
   int64_t child_jobs = 0;
   int64_t pods = 0;
   std::vector<JobRole> roles;
@@ -304,7 +321,7 @@ void DecodeJobSet(const FieldView& doc, DecodedDocument& out) {
                  "a Job's pods need restartPolicy Never or OnFailure (JobSet's default)");
     }
     JobSpec decoded;
-    DecodeGangPodTemplate(pod_template, decoded, errors);
+    DecodeGangPodTemplate(pod_template, decoded, errors, /*command_required=*/true, &rendezvous);
     JobRole role{.name = replicated.String("name"),
                  .replicas = child_pods,
                  .resources = decoded.resources,

@@ -283,6 +283,105 @@ std::string Replicated(const std::string& name, int replicas, const std::string&
          command + "]}]\n";
 }
 
+// JobSet's PyTorch tutorials' shape: the pods meet at the first pod's DNS name and a port of the
+// manifest's, each with its completion index as RANK.
+std::string HandSetRendezvousSet(const std::string& replicas, const std::string& master_addr,
+                                 const std::string& network = "") {
+  return R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: pytorch}
+spec:
+)" + network +
+         R"(
+  replicatedJobs:
+  - name: workers
+    replicas: )" +
+         replicas + R"(
+    template:
+      spec:
+        parallelism: 4
+        completions: 4
+        backoffLimit: 0
+        completionMode: NonIndexed
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: pytorch
+              image: pytorch
+              env:
+              - {name: MASTER_ADDR, value: ")" +
+         master_addr + R"("}
+              - {name: MASTER_PORT, value: "3389"}
+              - name: RANK
+                valueFrom:
+                  fieldRef:
+                    fieldPath: metadata.annotations['batch.kubernetes.io/job-completion-index']
+              - {name: PYTHONUNBUFFERED, value: "0"}
+              command: [bash, -xc, "torchrun --nnodes=4 --master_addr=$MASTER_ADDR --master_port=$MASTER_PORT --node_rank=$RANK train.py"]
+)";
+}
+
+// The error of a whole JobSet document, which must not decode.
+std::string RefusalOf(const std::string& text) {
+  Result<std::vector<Object>> r = DecodeManifests({{"js.yaml", text}});
+  EXPECT_FALSE(r.has_value()) << text;
+  return r.has_value() ? "" : r.error().message();
+}
+
+TEST(JobSetTest, RendezvousVariablesSetByHandToWhatStrataGivesAreWarnedOfAndDropped) {
+  for (const std::string addr :
+       {"pytorch-workers-0-0.pytorch", "pytorch-workers-0-0.pytorch.default.svc.cluster.local"}) {
+    SCOPED_TRACE(addr);
+    std::vector<std::string> warnings;
+    Result<std::vector<Object>> r =
+        DecodeManifests({{"js.yaml", HandSetRendezvousSet("1", addr)}}, &warnings);
+    ASSERT_TRUE(r.has_value()) << r.error().message();
+    const Job& job = *r->front().As<Job>();
+    ASSERT_EQ(job.spec.template_.env.size(), 1u);
+    EXPECT_EQ(job.spec.template_.env.front().name, "PYTHONUNBUFFERED");
+    const std::string all = ::testing::PrintToString(warnings);
+    EXPECT_THAT(all, HasSubstr("env[0]: MASTER_ADDR names the first pod"));
+    EXPECT_THAT(all, HasSubstr("env[1]: strata chooses MASTER_PORT"));
+    EXPECT_THAT(all, HasSubstr("env[2]: RANK read from the completion index"));
+  }
+  // A subdomain of the set's own.
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(DecodeManifests({{"js.yaml", HandSetRendezvousSet("1", "pytorch-workers-0-0.ring",
+                                                                "  network: {subdomain: ring}")}},
+                              &warnings)
+                  .has_value());
+}
+
+TEST(JobSetTest, RendezvousVariablesThatMeanSomethingElseStayReserved) {
+  // Another pod, another host, a host that only starts like the first pod's.
+  for (const std::string addr : {"pytorch-workers-0-1.pytorch", "10.0.0.7",
+                                 "pytorch-workers-0-0x.pytorch", "pytorch-workers-0-0.other"}) {
+    SCOPED_TRACE(addr);
+    EXPECT_THAT(RefusalOf(HandSetRendezvousSet("1", addr)),
+                HasSubstr("env[0].name: \"MASTER_ADDR\" is reserved"));
+  }
+  // No DNS host names: the name resolves to nothing on Kubernetes either.
+  EXPECT_THAT(RefusalOf(HandSetRendezvousSet("1", "pytorch-workers-0-0.pytorch",
+                                             "  network: {enableDNSHostnames: false}")),
+              HasSubstr("\"MASTER_ADDR\" is reserved"));
+  // Two child Jobs: each numbers its pods from 0, strata's RANK runs across both.
+  const std::string two = RefusalOf(HandSetRendezvousSet("2", "pytorch-workers-0-0.pytorch"));
+  EXPECT_THAT(two, HasSubstr("env[2].name: \"RANK\" is reserved"));
+  EXPECT_THAT(two, ::testing::Not(HasSubstr("\"MASTER_ADDR\" is reserved")));
+  // The launcher form: torchrun gives its workers their ranks; strata sets no RANK to stand in.
+  std::string launcher = HandSetRendezvousSet("1", "pytorch-workers-0-0.pytorch");
+  const std::string bash =
+      R"([bash, -xc, "torchrun --nnodes=4 --master_addr=$MASTER_ADDR --master_port=$MASTER_PORT --node_rank=$RANK train.py"])";
+  launcher.replace(launcher.find(bash), bash.size(), "[torchrun, --node_rank=$(RANK), train.py]");
+  EXPECT_THAT(RefusalOf(launcher), HasSubstr("env[2].name: \"RANK\" is reserved"));
+  // A port that is no port number.
+  std::string port = HandSetRendezvousSet("1", "pytorch-workers-0-0.pytorch");
+  port.replace(port.find("\"3389\""), 6, "\"http\"");
+  EXPECT_THAT(RefusalOf(port), HasSubstr("env[1].name: \"MASTER_PORT\" is reserved"));
+}
+
 TEST(JobSetTest, WhatStrataCannotHonourIsAnErrorNamingTheField) {
   EXPECT_THAT(ErrorOf("  replicatedJobs:\n" + Replicated("w", 2, "a"),
                       "  annotations:\n    alpha.jobset.sigs.k8s.io/exclusive-topology: rack\n"),

@@ -3,6 +3,7 @@
 #include "api/decode_probe.h"
 #include "api/field_reader.h"
 #include "api/field_schema.h"
+#include "api/hand_set_rendezvous.h"
 #include "api/job.h"
 #include "api/kinds.h"
 #include "api/object_meta.h"
@@ -41,7 +42,8 @@ struct KubeContainer {
 KubeContainer FromSingleContainer(const FieldView& pod_spec, WorkloadClass workload,
                                   FieldErrors& errors, bool command_required = true,
                                   bool node_selector_honoured = false,
-                                  ProbeDefaults probe_defaults = ProbeDefaults::kNone);
+                                  ProbeDefaults probe_defaults = ProbeDefaults::kNone,
+                                  const HandSetRendezvous* rendezvous = nullptr);
 
 // Kubeflow's processes per node (PyTorchJob's nprocPerNode, a TrainJob's or a runtime's
 // numProcPerNode): a positive number (or its digits as a string), "auto", "gpu" or "cpu".
@@ -89,9 +91,11 @@ void RequireQueueToSuspend(const FieldView& spec, std::string_view kind, const s
 // A gang's pod template (a PodTemplateSpec) into `out`: no nodeName or priority (set per job),
 // the one container's process and resources, the nodeSelector, tolerations, Kueue's topology
 // annotations and the priorityClassName. Does not judge restartPolicy, whose rules differ by kind.
-// `command_required`: whether the container must give a command (FromSingleContainer's rule).
+// `command_required`: whether the container must give a command (FromSingleContainer's rule);
+// `rendezvous`: the variables set by hand that mean what strata's own do (DropHandSetRendezvous).
 void DecodeGangPodTemplate(const FieldView& pod_template, JobSpec& out, FieldErrors& errors,
-                           bool command_required = true);
+                           bool command_required = true,
+                           const HandSetRendezvous* rendezvous = nullptr);
 
 // The rules that make a Kubernetes pod template whose pods run until deleted (a Deployment's,
 // StatefulSet's or LeaderWorkerSet's) a Service's replicas (decode_apps_v1.cc).

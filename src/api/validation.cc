@@ -115,9 +115,10 @@ void ValidateCeiling(int64_t value, int64_t limit, std::string_view path, FieldE
 }
 
 void ValidateEnv(const std::vector<EnvVar>& env, WorkloadClass workload, std::string_view path,
-                 FieldErrors& errors) {
+                 FieldErrors& errors, const std::vector<bool>& stood_in) {
   std::set<std::string_view> seen;
   for (size_t i = 0; i < env.size(); ++i) {
+    if (i < stood_in.size() && stood_in[i]) continue;
     std::string name_path = JoinPath(IndexPath(path, i), "name");
     const std::string& name = env[i].name;
     if (name.empty()) {

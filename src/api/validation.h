@@ -47,9 +47,11 @@ void ValidateCeiling(int64_t value, int64_t limit, std::string_view path, FieldE
 enum class WorkloadClass { kTraining, kService };
 
 // Rejects reserved names (torchrun's contract, CUDA_VISIBLE_DEVICES, STRATA_*, and for
-// services LWS_*), empty and duplicate names. `path` is the env list's path.
+// services LWS_*), empty and duplicate names. `path` is the env list's path. `stood_in`, when
+// given (one flag per variable), marks variables for which strata's own values stand in
+// (HandSetStandIns): those are not judged.
 void ValidateEnv(const std::vector<EnvVar>& env, WorkloadClass workload, std::string_view path,
-                 FieldErrors& errors);
+                 FieldErrors& errors, const std::vector<bool>& stood_in = {});
 
 // GPU requests above one GPU are whole; a MIG profile excludes a GPU count.
 void ValidateResourceRequest(const ResourceRequest& request, std::string_view path,

@@ -96,7 +96,7 @@ TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds)
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   EXPECT_EQ(pending, "") << "still not Succeeded after 180 s";
-  EXPECT_EQ(jobs.size(), 48u);
+  EXPECT_EQ(jobs.size(), 49u);
   // A Kueue WorkloadPriorityClass applied with its Jobs gave them their priority.
   auto high = (*client)->Get("/apis/strata.dev/v1alpha1/namespaces/default/jobs/pr-high-priority");
   ASSERT_TRUE(high) << high.error().ToString();
@@ -111,6 +111,9 @@ TEST(CompatManifestsE2eTest, EveryFileAppliesWithItsWarningsAndEveryJobSucceeds)
   // Volcano's env plugin: each pod of a one-task job reads its index in VK_TASK_INDEX.
   CommandResult task = RunStrata({"logs", "pod", "vc-job-plugin-worker-2", "--server", up.url()});
   EXPECT_EQ(task.out, "task 2\n") << task.err;
+  // A JobSet's rendezvous set by hand: strata's MASTER_ADDR, MASTER_PORT and RANK stood in.
+  CommandResult met = RunStrata({"logs", "pod", "js-meet-worker-0", "--server", up.url()});
+  EXPECT_EQ(met.out, "rank 0 met rank 1\n") << met.err;
   for (const Json& job : jobs) {
     std::string name = job["metadata"].value("name", "");
     if (name == "tj-restart" || name == "tj-elastic" || name == "js-failurepolicy" ||
