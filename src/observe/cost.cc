@@ -275,7 +275,12 @@ CostSeries ComputeCostSeries(
     CostSeriesLine line;
     line.name = name;
     line.cost = std::move(cost);
-    if (!tokens.empty() && tokens.front().count(name) > 0) {
+    // Counts are known for a service that served tokens in any step of the window (a service
+    // that served none is absent from every step's counts).
+    const bool counted = std::any_of(tokens.begin(), tokens.end(), [&](const auto& step_tokens) {
+      return step_tokens.count(name);
+    });
+    if (counted) {
       line.tokens.emplace();
       line.cost_per_million_tokens.emplace();
       for (size_t i = 0; i < steps; ++i) {

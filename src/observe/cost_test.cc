@@ -214,6 +214,25 @@ TEST(ComputeCostSeriesTest, ServicesGetTokensAndCostPerMillionTokensPerStep) {
   EXPECT_TRUE(CostSeriesToJson(series)["lines"][0]["costPerMillionTokens"][1].is_null());
 }
 
+TEST(ComputeCostSeriesTest, AServiceThatServedOnlyInALaterStepHasItsTokensCounted) {
+  // Steps in which a service served nothing leave it out of their counts, as the ledger does:
+  // here the first of three.
+  const TimePoint midnight = *ParseRfc3339("2026-03-04T00:00:00Z");
+  CostPod replica = Pod("llm-0", "", 1, midnight);
+  replica.service = "llm";
+  auto tokens = [&](TimePoint from, TimePoint /*to*/) {
+    return from == midnight ? std::map<std::string, double>{}
+                            : std::map<std::string, double>{{"llm", 5e5}};
+  };
+  CostSeries series = ComputeCostSeries({replica}, CostDimension::kService, midnight,
+                                        midnight + hours(3), hours(1), tokens);
+  ASSERT_EQ(series.lines.size(), 1u);
+  ASSERT_TRUE(series.lines[0].tokens.has_value());
+  EXPECT_THAT(*series.lines[0].tokens, ::testing::ElementsAre(0, 5e5, 5e5));
+  EXPECT_FALSE((*series.lines[0].cost_per_million_tokens)[0].has_value());
+  EXPECT_TRUE((*series.lines[0].cost_per_million_tokens)[2].has_value());
+}
+
 TEST(ParsePriceTableTest, ReadsEveryField) {
   Result<PriceTable> prices = ParsePriceTable(
       "currency: EUR\ngpuHour: {H100-80GB: 2.49, A100-80GB: 1.6}\ndefaultGpuHour: 1\n"
