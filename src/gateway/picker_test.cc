@@ -118,32 +118,21 @@ TEST_F(PickerTest, LeastRequestCountsScrapedQueueAndOwnInFlight) {
 TEST_F(PickerTest, AnEndpointWhoseMetricsAreUnreadableIsNeverTakenForIdle) {
   // "b" reported +Inf (or NaN) waiting requests: the scrape kept no figure of it, and its last
   // good one (zero, from before it saturated) is still fresh. Under every profile that reads load
-  // it counts as busier than "a", which reports 1000 waiting, and gets no request.
+  // it counts as busier than "a", which reports 1000 waiting, and gets no request; so too when
+  // "a" has a request of the gateway's in flight (a reply reaches its client a moment before the
+  // gateway counts it done).
   for (const std::string policy : {"strata", "epp-default", "least-request"}) {
-    SCOPED_TRACE(policy);
-    std::vector<EndpointState> endpoints = {Endpoint("a"), Endpoint("b")};
-    endpoints[0].waiting = 1000;
-    endpoints[0].kv_usage = 0.9;
-    endpoints[1].metrics_unreadable = true;
-    Picker picker(Options(policy));
-    for (int i = 0; i < 20; ++i) {
-      EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "a");
-    }
-  }
-}
-
-TEST_F(PickerTest, AnUnreadableEndpointStaysBusierThanAKnownOneWithRequestsInFlight) {
-  // "a" reports 1000 waiting and has one request of the gateway's in flight (a reply reaches its
-  // client a moment before the gateway counts it done): the unreadable "b" still counts as busier.
-  for (const std::string policy : {"strata", "epp-default", "least-request"}) {
-    SCOPED_TRACE(policy);
-    std::vector<EndpointState> endpoints = {Endpoint("a"), Endpoint("b")};
-    endpoints[0].waiting = 1000;
-    endpoints[0].in_flight = 1;
-    endpoints[1].metrics_unreadable = true;
-    Picker picker(Options(policy));
-    for (int i = 0; i < 20; ++i) {
-      EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "a");
+    for (int in_flight : {0, 1}) {
+      SCOPED_TRACE(policy + " with " + std::to_string(in_flight) + " in flight");
+      std::vector<EndpointState> endpoints = {Endpoint("a"), Endpoint("b")};
+      endpoints[0].waiting = 1000;
+      endpoints[0].kv_usage = 0.9;
+      endpoints[0].in_flight = in_flight;
+      endpoints[1].metrics_unreadable = true;
+      Picker picker(Options(policy));
+      for (int i = 0; i < 20; ++i) {
+        EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "a");
+      }
     }
   }
 }
