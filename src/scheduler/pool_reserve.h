@@ -18,10 +18,11 @@ namespace strata::scheduler {
 // model, GPU count, CPU and memory). A pod needs the pools whose nodes, empty, could hold it (its
 // GPU model constraint, its GPU count, CPU and memory) when that is not every pool. A pool's
 // reserve is the share of the observed GPU demand that needs it (a pod that several pools could
-// hold counts toward each in proportion to its GPUs). A pool is short for a pod when placing the
-// pod there would leave the pool less than its reserve's share of the cluster's free GPUs. A pod
-// goes to a feasible node in a pool that is not short, whatever the scores say elsewhere; when
-// every feasible pool is short, to the one that covers its reserve best (Cover). Constant once
+// hold counts toward each in proportion to their GPUs). A pool is short for a pod when placing the
+// pod there would leave the pool less than its reserve's share of the cluster's free GPUs. A
+// caller that sees the whole cluster (the openb replay's placer) offers a pod only the feasible
+// nodes of pools that are not short, whatever the scores say elsewhere, or when every feasible
+// pool is short, those of the pool that covers its reserve best (KeepCovered). Constant once
 // built; pure functions; thread-safe.
 class PoolReserve {
  public:
