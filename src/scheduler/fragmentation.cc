@@ -23,6 +23,13 @@ bool ModelAllowed(const std::vector<std::string>& allowed, const std::string& mo
   return allowed.empty() || std::find(allowed.begin(), allowed.end(), model) != allowed.end();
 }
 
+// True when a node of `gpu_model` with `gpu_count` GPUs could never hold a pod of GPU shape
+// `shape`, even empty: another model, or more GPUs than the node has.
+bool NeverHolds(const GpuPodRequest& shape, const std::string& gpu_model, size_t gpu_count) {
+  return shape.gpu_count > 0 && (!ModelAllowed(shape.allowed_gpu_models, gpu_model) ||
+                                 static_cast<size_t>(shape.gpu_count) > gpu_count);
+}
+
 int CountGpusWithAtLeast(const std::vector<int32_t>& gpu_milli, int32_t milli) {
   return static_cast<int>(std::count_if(gpu_milli.begin(), gpu_milli.end(),
                                         [milli](int32_t free) { return free >= milli; }));
@@ -39,6 +46,7 @@ class SortedGpuFree {
   }
 
   int64_t Total() const { return prefix_.back(); }
+  size_t Count() const { return sorted_.size(); }
   // Number of GPUs with at least `milli` free.
   int CountAtLeast(int32_t milli) const {
     return static_cast<int>(sorted_.end() - LowerBound(milli));
@@ -94,8 +102,11 @@ double FragmentationOf(const std::string& gpu_model, int64_t cpu_milli, const So
     const GpuPodRequest& shape = weighted.shape;
     // A shape that cannot use the node's GPUs leaves them all idle (FGD). One that can uses the
     // fullest GPUs with room for it and the rest stays idle; CPU-aware, only as many as the
-    // node's free CPU can feed, so GPUs behind exhausted CPU count as fragmented.
-    const int64_t used = shape.gpu_count > 0 && ModelAllowed(shape.allowed_gpu_models, gpu_model)
+    // node's free CPU can feed, so GPUs behind exhausted CPU count as fragmented. CPU-aware, a
+    // shape the node could never hold is no part of its fragmentation: its pods go elsewhere.
+    const bool never_holds = NeverHolds(shape, gpu_model, gpus.Count());
+    if (never_holds && model == FragmentationModel::kCpuAware) continue;
+    const int64_t used = shape.gpu_count > 0 && !never_holds
                              ? GpusUsable(shape, cpu_milli, gpus, model, cpu_per_gpu_milli)
                              : 0;
     expected +=
@@ -113,6 +124,16 @@ double FragmentationAfter(const GpuNodeFree& node, const GpuPodRequest& pod,
 }
 
 }  // namespace
+
+double NeverHeldWeight(const WorkloadMix& mix, const GpuNodeFree& node) {
+  double weight = 0;
+  for (const WeightedPodShape& weighted : mix.shapes) {
+    if (NeverHolds(weighted.shape, node.gpu_model, node.gpu_milli.size())) {
+      weight += weighted.weight;
+    }
+  }
+  return weight;
+}
 
 WorkloadMix EstimateWorkloadMix(std::span<const GpuPodRequest> observed,
                                 const WorkloadMixOptions& options) {

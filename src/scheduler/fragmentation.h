@@ -70,7 +70,9 @@ WorkloadMix EstimateWorkloadMix(std::span<const GpuPodRequest> observed,
 bool Fits(const GpuNodeFree& node, const GpuPodRequest& pod);
 
 // The expected idle milli-GPU on `node` that pods drawn from `mix` could not use (FGD's F(n),
-// made CPU-aware). For each shape: if one pod of it cannot fit now (model not allowed, too little
+// made CPU-aware). A GPU shape the node could never hold, even empty (model not allowed, more
+// GPUs than the node has), counts nothing: its pods go to other nodes, so the node's idle GPUs
+// are not fragments to it. For each other shape: if one pod of it cannot fit now (too little
 // CPU, too few GPUs with room, or a CPU-only shape), all idle capacity is fragmented. Otherwise
 // the node could host k pods of it one after another: GPUs with room shared out by its GPU count,
 // and no more than the free CPU feeds at the mix's mean CPU per GPU (at least 1); those take the
@@ -78,10 +80,18 @@ bool Fits(const GpuNodeFree& node, const GpuPodRequest& pod);
 // Weighted by the shapes' weights. FGD's measure counts every GPU with room as usable as soon as
 // one pod fits, so GPUs stranded behind exhausted CPU look usable to it.
 //
-// `model` kSinglePod gives FGD's original measure, kept for the FGD baseline.
+// `model` kSinglePod gives FGD's original measure, kept for the FGD baseline: there a shape the
+// node could never hold makes all its idle capacity fragmented, so any GPU taken on a node that
+// many shapes cannot use (a scarce model, a small node) lowers the measure, which draws pods to
+// such nodes; see NeverHeldWeight.
 enum class FragmentationModel { kCpuAware, kSinglePod };
 double ExpectedFragmentation(const GpuNodeFree& node, const WorkloadMix& mix,
                              FragmentationModel model = FragmentationModel::kCpuAware);
+
+// The weight of the shapes of `mix` that `node` could never hold, even empty (GPU shapes of
+// another model or with more GPUs than the node has). Under kSinglePod these shapes lower the
+// node's measure by exactly NeverHeldWeight x the milli-GPU any pod takes there.
+double NeverHeldWeight(const WorkloadMix& mix, const GpuNodeFree& node);
 
 // Where a pod would go on one node, and what it would cost.
 struct GpuPlacement {

@@ -16,13 +16,18 @@ constexpr double kMaxScore = 100;
 // Scores are combined lexicographically: primary * kTieBreakBase + secondary, secondary < base.
 constexpr int64_t kTieBreakBase = 1000;
 
+// FGD's (single-pod) increase on `node`, without the shapes the node could never hold: FGD counts
+// every GPU taken on a node of a scarce model or a small node as a decrease for them, which drew
+// pods that could run anywhere onto the nodes the constrained pods need (bench/openb/RESULTS.md).
 double SinglePodIncrease(const GpuNodeFree& node, const GpuPodRequest& pod,
                          const std::vector<int>& gpu_indices, const WorkloadMix& mix) {
   constexpr auto kFgdModel = FragmentationModel::kSinglePod;
   GpuNodeFree after = node;
   after.cpu_milli -= pod.cpu_milli;
   for (int index : gpu_indices) after.gpu_milli[index] -= pod.gpu_milli_each;
-  return ExpectedFragmentation(after, mix, kFgdModel) - ExpectedFragmentation(node, mix, kFgdModel);
+  const double fgd_increase =
+      ExpectedFragmentation(after, mix, kFgdModel) - ExpectedFragmentation(node, mix, kFgdModel);
+  return fgd_increase + NeverHeldWeight(mix, node) * static_cast<double>(pod.TotalGpuMilli());
 }
 
 }  // namespace

@@ -48,10 +48,24 @@ TEST(FragmentationTest, ShapeThatCannotFitMakesAllIdleCapacityFragmented) {
   // Too little CPU left for the shape.
   EXPECT_DOUBLE_EQ(ExpectedFragmentation(Node({1000, 300}), Mix({{Fraction(100, 70000), 1}})),
                    idle);
-  // A shape restricted to another model.
+}
+
+TEST(FragmentationTest, ShapeTheNodeCouldNeverHoldIsNoPartOfItsFragmentation) {
+  // A shape restricted to another model, and one with more GPUs than the node has: their pods go
+  // elsewhere, so strata's measure ignores them; FGD's counts all idle capacity as fragmented.
   GpuPodRequest t4_only = Fraction(100);
   t4_only.allowed_gpu_models = {"T4"};
-  EXPECT_DOUBLE_EQ(ExpectedFragmentation(Node({1000, 300}), Mix({{t4_only, 1}})), idle);
+  const GpuNodeFree node = Node({1000, 300});
+  const double idle = 1000 + 300;
+  for (const GpuPodRequest& shape : {t4_only, WholeGpus(4)}) {
+    const WorkloadMix mix = Mix({{shape, 0.5}, {Fraction(500), 0.5}});
+    EXPECT_DOUBLE_EQ(ExpectedFragmentation(node, mix), 0.5 * 300);
+    EXPECT_DOUBLE_EQ(ExpectedFragmentation(node, mix, FragmentationModel::kSinglePod),
+                     0.5 * idle + 0.5 * 300);
+    EXPECT_DOUBLE_EQ(NeverHeldWeight(mix, node), 0.5);
+  }
+  // Two GPUs fit the node empty: a shape of two is fragmented, not ignored, once one is taken.
+  EXPECT_DOUBLE_EQ(ExpectedFragmentation(node, Mix({{WholeGpus(2), 1}})), idle);
 }
 
 TEST(FragmentationTest, GpusBehindExhaustedCpuAreFragmented) {

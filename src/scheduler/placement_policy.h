@@ -65,6 +65,11 @@ class PlacementPolicy {
     return a.score > b.score;
   }
 
+  // True when the policy keeps each pool of like nodes its reserve (pool_reserve.h) for the pods
+  // that can run on few others: a caller that sees the whole cluster then offers a pod only the
+  // nodes of pools that are not short, when it has any. Default: false (the artifact's baselines).
+  virtual bool KeepsPoolReserve() const { return false; }
+
   // A policy that draws a node instead of scoring them (Random) returns the position of its
   // choice among `feasible_count` feasible nodes (REQUIRES: > 0); the caller then asks Score
   // for that node alone, which draws its GPUs. Default: nullopt, choose by score.

@@ -96,7 +96,8 @@ TEST(PlacementPolicyTest, FragmentationPoliciesKeepWholeGpusForWholeShapes) {
 
 TEST(PlacementPolicyTest, StrataRanksWholeGpuAndCpuOnlyPodsAsFgdDoes) {
   // On the openb grid, the CPU-aware measure alone failed whole-GPU pods that FGD places, so
-  // strata follows FGD's score for them (same GPUs, same order of nodes).
+  // strata follows FGD's score for them (same GPUs, same order of nodes) where every shape of the
+  // mix could run on the node.
   const WorkloadMix mix = EstimateWorkloadMix(std::vector<GpuPodRequest>{
       Pod(1, 1000, 8000), Pod(2, 1000, 16000), Pod(1, 500, 4000), Pod(0, 0, 32000)});
   const std::vector<PlacementNode> nodes = {Node({1000, 1000, 1000, 1000}, 64000),
@@ -116,6 +117,28 @@ TEST(PlacementPolicyTest, StrataRanksWholeGpuAndCpuOnlyPodsAsFgdDoes) {
   const ScoredPlacement share = strata->Score(nodes[1], Pod(1, 500, 4000));
   EXPECT_THAT(share.gpu_indices, ElementsAre(2));
   EXPECT_LE(share.score, 100 * 1000 + 100);
+}
+
+TEST(PlacementPolicyTest, StrataIsNotDrawnToNodesThatConstrainedShapesCannotUse) {
+  // Most pods must run on V100: FGD counts a T4 node's idle GPUs as fragments to them, so a pod
+  // that may run anywhere scores higher on the T4 node (any GPU taken there lowers FGD's
+  // measure), and the T4 pool, the only home of the T4 pods, shrinks first. strata leaves such
+  // shapes out and scores both nodes alike; the pool reserve then decides.
+  GpuPodRequest v100_only = Pod(1, 1000);
+  v100_only.allowed_gpu_models = {"V100M32"};
+  GpuPodRequest t4_only = Pod(1, 1000);
+  t4_only.allowed_gpu_models = {"T4"};
+  const WorkloadMix mix = EstimateWorkloadMix(
+      std::vector<GpuPodRequest>{v100_only, v100_only, v100_only, t4_only, Pod(1, 1000)});
+  PlacementNode v100 = Node({1000, 1000});
+  v100.free.gpu_model = "V100M32";
+  const PlacementNode t4 = Node({1000, 1000});
+  auto fgd = Make("fgd", &mix);
+  EXPECT_GT(fgd->Score(t4, Pod(1, 1000)).score, fgd->Score(v100, Pod(1, 1000)).score);
+  auto strata = Make("strata", &mix);
+  EXPECT_EQ(strata->Score(t4, Pod(1, 1000)).score, strata->Score(v100, Pod(1, 1000)).score);
+  EXPECT_TRUE(strata->KeepsPoolReserve());
+  EXPECT_FALSE(fgd->KeepsPoolReserve());
 }
 
 TEST(PlacementPolicyTest, RandomDrawsANodeThenAGpuFromItsRng) {

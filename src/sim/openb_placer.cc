@@ -7,10 +7,12 @@
 namespace strata::sim {
 
 OpenbPlacer::OpenbPlacer(std::unique_ptr<scheduler::PlacementPolicy> policy,
-                         std::vector<uint32_t> node_rank, int shape_count)
+                         std::vector<uint32_t> node_rank, int shape_count,
+                         scheduler::PoolReserve reserve)
     : policy_(std::move(policy)),
       node_rank_(std::move(node_rank)),
       shape_count_(shape_count),
+      reserve_(std::move(reserve)),
       cache_(node_rank_.size() * static_cast<size_t>(shape_count)) {}
 
 std::optional<OpenbChoice> OpenbPlacer::Choose(const std::vector<OpenbSimNode>& nodes,
@@ -22,6 +24,7 @@ std::optional<OpenbChoice> OpenbPlacer::Choose(const std::vector<OpenbSimNode>& 
     if (scheduler::Fits(nodes[i].node.free, pod.request)) feasible_.push_back(i);
   }
   if (feasible_.empty()) return std::nullopt;
+  if (policy_->KeepsPoolReserve()) KeepReserve(nodes, pod);
   if (const std::optional<size_t> drawn = policy_->DrawNode(feasible_.size())) {
     const size_t node = feasible_[*drawn];
     return OpenbChoice{node, policy_->Score(nodes[node].node, pod.request).gpu_indices};
@@ -42,6 +45,15 @@ std::optional<OpenbChoice> OpenbPlacer::Choose(const std::vector<OpenbSimNode>& 
     }
   }
   return OpenbChoice{*best_node, best->placement.gpu_indices};
+}
+
+void OpenbPlacer::KeepReserve(const std::vector<OpenbSimNode>& nodes, const OpenbSimPod& pod) {
+  if (pod.request.gpu_count == 0) return;
+  pool_free_.assign(reserve_.pool_count(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    pool_free_[reserve_.PoolOf(i)] += scheduler::GpuMilliLeft(nodes[i].node.free);
+  }
+  feasible_ = reserve_.KeepCovered(pod.request, feasible_, pool_free_);
 }
 
 const OpenbPlacer::CachedScore& OpenbPlacer::Score(const OpenbSimNode& node, size_t node_index,

@@ -162,9 +162,13 @@ Result<OpenbSeedRun> ReplayOpenbSeed(const std::vector<OpenbNode>& nodes,
   const scheduler::WorkloadMix mix = scheduler::EstimateWorkloadMix(observed);
   ASSIGN_OR_RETURN(std::unique_ptr<scheduler::PlacementPolicy> placement,
                    scheduler::MakePlacementPolicy(policy, &mix, &rng));
-  OpenbPlacer placer(std::move(placement), std::move(node_rank), shape_count);
-
   std::vector<OpenbSimNode> sim_nodes = SimNodes(nodes);
+  std::vector<scheduler::GpuNodeFree> empty_nodes;
+  empty_nodes.reserve(sim_nodes.size());
+  for (const OpenbSimNode& node : sim_nodes) empty_nodes.push_back(node.node.free);
+  OpenbPlacer placer(std::move(placement), std::move(node_rank), shape_count,
+                     scheduler::PoolReserve(observed, empty_nodes));
+
   OpenbSeedRun run{.seed = seed, .failed_early = {}, .curve = OpenbAllocationCurve(capacity_milli)};
   int64_t arrived_milli = 0;
   int64_t used_milli = 0;
