@@ -75,19 +75,25 @@ def pareto(states):
     return kept
 
 
-def cheapest_plan(late, budget, cold_minutes):
+def cheapest_plan(late, budget, cold_minutes, floor=()):
     """Replica-minutes and late requests of the cheapest plan whose late requests stay within
     `budget`, or None when no plan does; late[m][k] is minute m's late requests with k
     replicas (k = 0 allowed: scaling to zero). A replica added in minute m costs `cold_minutes`
     more (its cold start, paid ahead, so it serves from the minute's start); the first minute's
-    replicas are in place at the start, as in the benchmark."""
+    replicas are in place at the start, as in the benchmark. floor[m], where given, is the
+    fewest replicas minute m may hold."""
     most = len(late[0]) - 1
+
+    def fewest(m):
+        return floor[m] if m < len(floor) else 0
+
     # best[(k, spent)] = the fewest replica-minutes so far ending with k replicas, `spent` late.
-    best = {(k, late[0][k]): float(k) for k in range(most + 1) if late[0][k] <= budget}
-    for minute in late[1:]:
+    best = {(k, late[0][k]): float(k) for k in range(fewest(0), most + 1)
+            if late[0][k] <= budget}
+    for m, minute in enumerate(late[1:], start=1):
         following = {}
         for (held, spent), cost in best.items():
-            for k in range(most + 1):
+            for k in range(fewest(m), most + 1):
                 total = spent + minute[k]
                 if total > budget:
                     continue
@@ -99,6 +105,33 @@ def cheapest_plan(late, budget, cold_minutes):
         return None
     cost, spent = min((cost, spent) for (_, spent), cost in best.items())
     return cost, spent
+
+
+def unforeseen_rise(need, late, budget, cold_minutes):
+    """The rise to a need never seen before that costs a policy knowing only the past the most,
+    and what meeting the budget through it takes; None when no minute needs more than the
+    trace's first cold start did. A replica ordered when a rise begins is ready `cold_minutes`
+    later, so the minutes of that first cold start are served by the replicas held before it.
+    For each minute needing more than every earlier one (after the first cold start, whose
+    need the benchmark's start covers): `late_held`, the late requests of its first cold start's
+    minutes with the largest need seen before (`held`) in place, and `fewest`, the fewest
+    replicas that keep them within the whole trace's budget (None: no count does). The rise
+    with the most `late_held` is returned, with `minute` and its own `need`. Every minute is
+    replayed alone from empty queues, so the late requests are a lower bound."""
+    span = max(1, math.ceil(cold_minutes))
+    seen = max(need[:span])
+    worst = None
+    for m in range(span, len(need)):
+        if need[m] > seen:
+            minutes = range(m, min(len(need), m + span))
+            late_held = sum(late[j][seen] for j in minutes)
+            fewest = next((k for k in range(len(late[0]))
+                           if sum(late[j][k] for j in minutes) <= budget), None)
+            if worst is None or late_held > worst["late_held"]:
+                worst = {"minute": m, "held": seen, "need": need[m], "late_held": late_held,
+                         "fewest": fewest}
+        seen = max(seen, need[m])
+    return worst
 
 
 def read_minutes(trace):
@@ -153,6 +186,13 @@ def bounds(trace, strata, cold_starts, jobs=2):
         result["plans"][cold] = {
             "every minute": cheapest_plan(per_minute_late, len(rows), cold / 60),
             "whole trace": cheapest_plan(late, budget, cold / 60)}
+        # The cheapest plan that, not knowing when the worst unforeseen rise comes, holds what
+        # it takes from the start until it begins (perfect foresight everywhere else).
+        rise = unforeseen_rise(need, late, budget, cold / 60)
+        if rise and rise["fewest"] is not None and rise["fewest"] > rise["held"]:
+            rise["plan"] = cheapest_plan(late, budget, cold / 60,
+                                         [rise["fewest"]] * rise["minute"])
+        result.setdefault("rises", {})[cold] = rise
     return result
 
 
@@ -179,6 +219,17 @@ def main():
                   f"({peak}), {cost / count / every_minute:.3f}x {every_minute} always on, "
                   f"{cost / 60:.3f} GPU-hours; {spent} late "
                   f"({100 - 100 * spent / r['requests']:.2f} % in SLO)")
+        rise = r["rises"][cold]
+        if rise:
+            print(f"cold start {cold:.0f} s, worst unforeseen rise: minute {rise['minute']} needs "
+                  f"{rise['need']} (at most {rise['held']} before): {rise['late_held']} late in "
+                  f"its first cold start with {rise['held']} held (budget {r['budget']}); "
+                  f"{rise['fewest']} held keep it within the budget")
+            whole = r["plans"][cold]["whole trace"]
+            if rise.get("plan") and whole:
+                print(f"  holding {rise['fewest']} from the start until then, foresight after: "
+                      f"{rise['plan'][0] / 60:.3f} GPU-hours, "
+                      f"{rise['plan'][0] / whole[0]:.2f}x the whole-trace plan")
 
 
 if __name__ == "__main__":

@@ -215,15 +215,29 @@ bool RatePolicy::IdleGapPaysForColdStart(Duration idle_for, double per_request,
   return false;
 }
 
-void RatePolicy::RecordRateWanted(int rate_wanted, TimePoint now) {
-  rate_wanted_.push_back({now, rate_wanted});
-  while (now - rate_wanted_.front().at > options_.cold_start / 2 + options_.rate_sample_period) {
-    rate_wanted_.pop_front();
+int RatePolicy::ReplicasFor(double rate) const {
+  return static_cast<int>(std::ceil(rate * (1 + options_.headroom) / capacity_ - 1e-9));
+}
+
+void RatePolicy::RecordRateWanted(double rate_need, double level_need, TimePoint now) {
+  rate_needs_.push_back({now, rate_need, level_need});
+  while (now - rate_needs_.front().at > options_.cold_start / 2 + options_.rate_sample_period) {
+    rate_needs_.pop_front();
   }
-  // Half a cold start ago, the oldest count kept: a rise since then that the replicas wanted
-  // then could not carry even fully busy (each is planned at the target busy share) is a step
-  // the forecast, about a cold start ahead, did not see coming.
-  const int wanted_before = rate_wanted_.front().replicas;
+  // The rates of the last half cold start, counted at today's capacity (so a revised capacity
+  // is not mistaken for a change of load). Half a cold start ago, the oldest rate kept: a rise
+  // since then that the replicas it wanted could not carry even fully busy (each is planned at
+  // the target busy share) is a step the forecast, about a cold start ahead, did not see
+  // coming. A step down is judged on the level rate alone (the 10 s bursts and the trend's
+  // swings are not the load leaving): within half a cold start of wanting a replica, the level
+  // fell below half its top and below what the replicas carry fully busy.
+  const int rate_wanted = ReplicasFor(rate_need);
+  const int wanted_before = ReplicasFor(rate_needs_.front().rate);
+  const auto most_recent =
+      std::max_element(rate_needs_.begin(), rate_needs_.end(),
+                       [](const RateNeed& a, const RateNeed& b) { return a.level < b.level; });
+  const int wanted_lately = ReplicasFor(most_recent->level);
+  const int level_wanted = ReplicasFor(level_need);
   const double carried_share = options_.target_busy_share > 0 ? options_.target_busy_share : 1.0;
   const int counted = std::min(rate_wanted, options_.max_replicas);
   if (static_cast<int>(levels_.size()) < counted) levels_.resize(counted);
@@ -233,6 +247,11 @@ void RatePolicy::RecordRateWanted(int rate_wanted, TimePoint now) {
       if (!level.unwanted) {
         level.unwanted = true;
         level.since = now;
+        level.stepped = false;
+      }
+      if (wanted_lately >= replica && level_wanted < replica * carried_share &&
+          level_need < most_recent->level / 2) {
+        level.stepped = true;
       }
       continue;
     }
@@ -247,21 +266,30 @@ void RatePolicy::RecordRateWanted(int rate_wanted, TimePoint now) {
 bool RatePolicy::HoldForSurpriseReturn(int replica, TimePoint now, std::string& why) const {
   if (replica < 2 || replica > static_cast<int>(levels_.size())) return false;
   const Level& level = levels_[replica - 1];
-  if (!level.unwanted || level.ended.empty()) return false;
+  if (!level.unwanted) return false;
+  // The open spell, when it began with a step down, counts as one more that comes back as a
+  // step: a load that left at once is expected to return at once. So the first step of a
+  // service is held before any return has been seen (on-off bursts: the first return from an
+  // off spell met one replica and was late for a whole cold start).
   const auto surprises = std::count_if(level.ended.begin(), level.ended.end(),
-                                       [](const Spell& spell) { return spell.surprise; });
+                                       [](const Spell& spell) { return spell.surprise; }) +
+                         (level.stepped ? 1 : 0);
   if (surprises == 0) return false;
-  const double surprise_share =
-      static_cast<double>(surprises) / static_cast<double>(level.ended.size());
+  const double surprise_share = static_cast<double>(surprises) /
+                                static_cast<double>(level.ended.size() + (level.stepped ? 1 : 0));
   // A surprise return finds the replica cold: its capacity's worth of requests late for the
   // cold start less the objective, each priced at the replica time of 1 / miss_budget requests.
   const double late_seconds =
       ToSeconds(std::max<Duration>(Duration{0}, options_.cold_start - options_.ttft_slo));
   const double cost =
       ToSeconds(options_.cold_start) + surprise_share * late_seconds / options_.miss_budget;
+  // Kept until the expected rest of the spell exceeds a return's cost (a spell longer than any
+  // seen is expected to last as long again), so a spell that never ends costs at most that.
   const Duration unwanted_for = now - level.since;
-  // Unwanted for longer than any spell that came back: no return is in sight.
-  if (std::none_of(level.ended.begin(), level.ended.end(),
+  // Unwanted for longer than any spell that came back, and not left at once: no return is in
+  // sight.
+  if (!level.stepped && !level.ended.empty() &&
+      std::none_of(level.ended.begin(), level.ended.end(),
                    [&](const Spell& spell) { return spell.length > unwanted_for; })) {
     return false;
   }
@@ -269,9 +297,10 @@ bool RatePolicy::HoldForSurpriseReturn(int replica, TimePoint now, std::string& 
       ExpectedRest(unwanted_for, level.ended, [](const Spell& spell) { return spell.length; });
   if (rest > cost) return false;
   why += fmt::format(
-      "; keeping replica {}: {} of its last {} spells unwanted came back as surprises (unwanted "
-      "{}s, {:.0f}s more expected, a return costs {:.0f} replica-seconds)",
-      replica, surprises, level.ended.size(), Seconds(unwanted_for), rest, cost);
+      "; keeping replica {}: {} of its last {} spells unwanted {} as steps (unwanted {}s, {:.0f}s "
+      "more expected, a return costs {:.0f} replica-seconds)",
+      replica, surprises, level.ended.size() + (level.stepped ? 1 : 0),
+      level.stepped ? "began or came back" : "came back", Seconds(unwanted_for), rest, cost);
   return true;
 }
 
@@ -348,12 +377,8 @@ Decision RatePolicy::Decide(const LoadSample& sample, TimePoint now) {
   const int64_t queued = sample.waiting + sample.gateway_queued;
   const double drain = static_cast<double>(queued) * per_request / ToSeconds(options_.drain_time);
   const double need = std::max(expected + burst_margin, burst) + drain;
-  const int wanted = static_cast<int>(std::ceil(need * (1 + options_.headroom) / capacity_ - 1e-9));
-  if (record) {
-    const double rate_need = std::max(expected + burst_margin, burst);
-    RecordRateWanted(
-        static_cast<int>(std::ceil(rate_need * (1 + options_.headroom) / capacity_ - 1e-9)), at);
-  }
+  const int wanted = ReplicasFor(need);
+  if (record) RecordRateWanted(std::max(expected + burst_margin, burst), level, at);
   const std::string work =
       options_.plan_in_prompt_tokens ? fmt::format(" ({:.0f} tokens/request)", per_request) : "";
   why = fmt::format(

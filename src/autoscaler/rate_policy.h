@@ -86,11 +86,15 @@ struct RateOptions {
   // in which the rate did not want it have come back as surprises: the rate wanted k again
   // while half a cold start earlier it wanted fewer than k x target_busy_share, replicas that
   // could not carry the load even fully busy (a step the forecast did not see coming, not a
-  // ramp it follows), so a replica given back would have been ordered too late. It is kept
-  // until the expected rest of the spell (as for the idle gap below, but only while some spell
-  // that came back lasted longer) exceeds a return's cost: the cold start plus, at the share of
-  // surprise returns, the cold start less the objective of the replica's capacity late, each
-  // late request priced as below.
+  // ramp it follows), so a replica given back would have been ordered too late. A spell that
+  // began with a step down (within half a cold start of wanting k, the level rate fell below
+  // half its top and below what k x target_busy_share replicas carry) counts as one more that
+  // comes back as a surprise: a load that left at once is expected to return at once, so the
+  // first off spell of an on-off service is held before any return has been seen. It is kept
+  // until the expected rest of the spell (as for the idle gap below, but, unless it began with
+  // a step, only while some spell that came back lasted longer) exceeds a return's cost: the
+  // cold start plus, at the share of surprise returns, the cold start less the objective of the
+  // replica's capacity late, each late request priced as below.
   Duration scale_down_delay = std::chrono::seconds(120);
   Duration scale_down_step = std::chrono::seconds(5);
   // The arrival rates, the capacity and the wanted counts the scale-down delay holds are taken
@@ -142,7 +146,8 @@ Status ValidateRateOptions(const RateOptions& options);
 // - Replicas = ceil(need x (1 + headroom) / capacity), clamped to [min, max]; scale-down waits
 //   for the scale-down delay and then gives back one replica per step (a drained replica
 //   finishes its streams), except a replica whose earlier spells out of use ended in a step it
-//   could not have been ordered back in time for; the last replica goes after the idle period,
+//   could not have been ordered back in time for, or whose spell out of use began with a step
+//   down (expected to end in one); the last replica goes after the idle period,
 //   once the idle gap forecast from the gaps seen pays for a return from zero.
 // - Rates, capacity and the counts held for scale-down come from at most one sample per
 //   rate_sample_period, so the answer does not depend on how often the policy is asked; the
@@ -197,9 +202,11 @@ class RatePolicy final : public ScalingPolicy {
   // Applies the scale-down delay and step to `wanted`, remembering it for the delay when
   // `remember`; appends what it did to `why`.
   int HoldForScaleDown(int wanted, TimePoint now, bool remember, std::string& why);
-  // Records the replicas the rate alone wants (no queue) at `now` and the spells in which it
-  // wanted fewer than each count.
-  void RecordRateWanted(int rate_wanted, TimePoint now);
+  // Replicas for `rate` (work per second) at the current capacity and headroom.
+  int ReplicasFor(double rate) const;
+  // Records the rate alone (no queue) needs at `now` and the spells in which it wanted fewer
+  // than each count of replicas.
+  void RecordRateWanted(double rate_need, double level_need, TimePoint now);
   // Whether the `replica`-th replica (>= 2) is kept beyond the scale-down delay because its
   // spells came back as surprises (see scale_down_delay); appends why to `why`.
   bool HoldForSurpriseReturn(int replica, TimePoint now, std::string& why) const;
@@ -220,7 +227,7 @@ class RatePolicy final : public ScalingPolicy {
   // an arrival.
   std::deque<Duration> idle_gaps_;
   double rate_before_idle_ = 0;
-  // The count the rate alone wanted at each recorded sample over half a cold start, and per
+  // The rate alone needed at each recorded sample over half a cold start, and per
   // count k (index k - 1, up to max_replicas) the spell in which it has wanted fewer (if one is
   // open) and the spells that ended (at least scale_down_delay long), each with whether it came
   // back as a surprise.
@@ -231,9 +238,16 @@ class RatePolicy final : public ScalingPolicy {
   struct Level {
     bool unwanted = false;
     TimePoint since{};
+    // Whether the open spell began with a step down (see RecordRateWanted).
+    bool stepped = false;
     std::deque<Spell> ended;
   };
-  std::deque<Wanted> rate_wanted_;
+  struct RateNeed {
+    TimePoint at;
+    double rate;
+    double level;
+  };
+  std::deque<RateNeed> rate_needs_;
   std::vector<Level> levels_;
   int last_desired_ = 0;
 };

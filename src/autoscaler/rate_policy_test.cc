@@ -319,7 +319,10 @@ TEST(RatePolicy, MeasuresCapacityFromServedRequestsThroughABacklogAndAtLowRates)
     decision = policy.Decide(sample, now);
   }
   EXPECT_NEAR(decision.capacity_per_replica, 3.0, 1e-6);
-  EXPECT_EQ(decision.desired, 1);
+  // 0.3 req/s wants one replica; the second stays because the load left at once (from 6 req/s
+  // to 0.5 within seconds: see HoldsReplicasThroughALullThatBeganWithAStep).
+  EXPECT_EQ(decision.desired, 2);
+  EXPECT_THAT(decision.reason, HasSubstr("keeping replica 2"));
 }
 
 TEST(RatePolicy, ScalesDownAfterTheDelayOneReplicaPerStep) {
@@ -358,24 +361,58 @@ int FewestWanted(Load& load, int seconds_long, double rate, Decision& last) {
   return fewest;
 }
 
+// `seconds_long` decisions with the rate moving linearly from `from` to `to` req/s.
+void Ramp(Load& load, int seconds_long, double from, double to) {
+  for (int second = 1; second <= seconds_long; ++second) {
+    load.Run(1, from + (to - from) * second / seconds_long);
+  }
+}
+
 TEST(RatePolicy, KeepsReplicasThroughLullsThatEndedInSurprises) {
-  // 4 req/s spells with lulls at 0.5 req/s between them, each rise a step (1 req/s per
-  // replica, a 60 s cold start and scale-down delay). The first lull gives the replicas back
-  // after the delay; the rise that ends it wants them again while, half a cold start before,
-  // the rate wanted one, which could not carry them even fully busy: surprises, so through the
-  // next lull (no longer than the first) they stay. A lull longer than any seen before lets
-  // them go once it outlasts the longest.
+  // 4 req/s spells with lulls at 0.5 req/s between them, each lull reached by a decline over
+  // 300 s (no step down) and each rise a step (1 req/s per replica, a 60 s cold start and
+  // scale-down delay). The first lull gives the replicas back after the delay; the rise that
+  // ends it wants them again while, half a cold start before, the rate wanted one, which could
+  // not carry them even fully busy: surprises, so through the next lull (no longer than the
+  // first) they stay. A lull longer than any seen before lets them go once it outlasts the
+  // longest.
   RatePolicy policy(Plain());
   Load load(policy);
   Decision decision;
   load.Run(300, 4.0);
+  Ramp(load, 300, 4.0, 0.5);
   EXPECT_EQ(FewestWanted(load, 400, 0.5, decision), 1);
   EXPECT_EQ(load.Run(300, 4.0).desired, 4);
+  Ramp(load, 300, 4.0, 0.5);
   EXPECT_EQ(FewestWanted(load, 300, 0.5, decision), 4);
   EXPECT_THAT(decision.reason, HasSubstr("keeping replica 4: 1 of its last 1 spells unwanted "
-                                         "came back as surprises"));
+                                         "came back as steps"));
   load.Run(300, 4.0);
-  EXPECT_EQ(FewestWanted(load, 1000, 0.5, decision), 1);
+  Ramp(load, 300, 4.0, 0.5);
+  EXPECT_EQ(FewestWanted(load, 1500, 0.5, decision), 1);
+}
+
+TEST(RatePolicy, HoldsReplicasThroughALullThatBeganWithAStep) {
+  // The load leaves at once: 4 req/s, then 0.5 req/s from one second to the next. Before any
+  // return has been seen, a load that left as a step is expected to come back as one, and a
+  // return found cold is late for a whole cold start: the replicas stay, for as long as a
+  // return would cost (60 s + 58 s x 1 req/s late at 100 replica-seconds each: 5,860 s).
+  RatePolicy stepped(Plain());
+  Load load(stepped);
+  Decision decision;
+  load.Run(300, 4.0);
+  EXPECT_EQ(FewestWanted(load, 3000, 0.5, decision), 4);
+  EXPECT_THAT(decision.reason, HasSubstr("keeping replica 4: 1 of its last 1 spells unwanted "
+                                         "began or came back as steps"));
+  EXPECT_EQ(FewestWanted(load, 3000, 0.5, decision), 1);
+
+  // The same fall spread over 300 s is a decline the forecast follows: the replicas go after
+  // the scale-down delay, one per step.
+  RatePolicy declined(Plain());
+  Load slow(declined);
+  slow.Run(300, 4.0);
+  Ramp(slow, 300, 4.0, 0.5);
+  EXPECT_EQ(FewestWanted(slow, 200, 0.5, decision), 1);
 }
 
 TEST(RatePolicy, GivesReplicasBackAfterTheDelayWhenRisesAreForecast) {
