@@ -233,10 +233,10 @@ void RatePolicy::RecordRateWanted(double rate_need, double level_need, TimePoint
   // fell below half its top and below what the replicas carry fully busy.
   const int rate_wanted = ReplicasFor(rate_need);
   const int wanted_before = ReplicasFor(rate_needs_.front().rate);
-  const auto most_recent =
+  const auto top =
       std::max_element(rate_needs_.begin(), rate_needs_.end(),
                        [](const RateNeed& a, const RateNeed& b) { return a.level < b.level; });
-  const int wanted_lately = ReplicasFor(most_recent->level);
+  const int wanted_lately = ReplicasFor(top->level);
   const int level_wanted = ReplicasFor(level_need);
   const double carried_share = options_.target_busy_share > 0 ? options_.target_busy_share : 1.0;
   const int counted = std::min(rate_wanted, options_.max_replicas);
@@ -250,7 +250,7 @@ void RatePolicy::RecordRateWanted(double rate_need, double level_need, TimePoint
         level.stepped = false;
       }
       if (wanted_lately >= replica && level_wanted < replica * carried_share &&
-          level_need < most_recent->level / 2) {
+          level_need < top->level / 2) {
         level.stepped = true;
       }
       continue;
