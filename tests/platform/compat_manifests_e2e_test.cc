@@ -565,12 +565,11 @@ TEST(CompatManifestsE2eTest, InferencePoolsServeTheirServedModelNames) {
                 "--sim-startup-delay", "1", "--gateway-listen", "127.0.0.1:0"}))
       << up.output();
   ASSERT_NO_FATAL_FAILURE(ApplyEach(files, up));
-  std::smatch gateway_url;
-  ASSERT_TRUE(std::regex_search(up.output(), gateway_url,
-                                std::regex("gateway listening on (http://[0-9.:]+)")))
-      << up.output();
+  std::optional<std::string> gateway_address = up.WaitForLine("gateway listening on http://");
+  ASSERT_TRUE(gateway_address) << up.output();
   auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
-  auto gateway = client::ApiClient::Create(gateway_url[1].str(), "");
+  auto gateway = client::ApiClient::Create(
+      "http://" + gateway_address->substr(0, gateway_address->find_first_of(" \t")), "");
   ASSERT_TRUE(client && gateway);
 
   // Service (namespace/name) -> the model its clients call.
