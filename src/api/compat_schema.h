@@ -104,6 +104,13 @@ void DecodeKueueTopology(const FieldView& doc, DecodedDocument& out);
 const TypeSchema* ScaledObjectSchema();
 void DecodeScaledObject(const FieldView& doc, DecodedDocument& out);
 
+// decode_gaie.cc: links (InferencePoolLink, InferenceObjectiveLink) folded into the Services
+// the pools select.
+const TypeSchema* InferencePoolSchema();
+void DecodeInferencePool(const FieldView& doc, DecodedDocument& out);
+const TypeSchema* InferenceObjectiveSchema();
+void DecodeInferenceObjective(const FieldView& doc, DecodedDocument& out);
+
 // decode_volcano.cc
 const TypeSchema* PodGroupSchema();
 void DecodePodGroup(const FieldView& doc, DecodedDocument& out);

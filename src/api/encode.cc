@@ -343,6 +343,13 @@ json EncodeService(const Service& service) {
   }
   spec["autoscaling"] = std::move(autoscaling);
   PutStrings(spec, "tenants", s.tenants);
+  if (!s.objectives.empty()) {
+    json objectives = json::array();
+    for (const ServiceObjective& o : s.objectives) {
+      objectives.push_back({{"name", o.name}, {"priority", o.priority}});
+    }
+    spec["objectives"] = std::move(objectives);
+  }
   PutString(spec, "queue", s.queue);
   PutInt(spec, "priority", s.priority);
   if (s.max_surge != 1 || s.max_unavailable != 0) {

@@ -131,6 +131,17 @@ const std::vector<KindInfo>& AllKinds() {
        "manifests that scaleTargetRef names: min/maxReplicaCount become its min/maxReplicas, a "
        "prometheus trigger on a vLLM metric its metric and per-replica target, cooldownPeriod "
        "its scale-to-zero delay; apply it with its target"},
+      {"inference.networking.k8s.io/v1", "InferencePool", false, InferencePoolSchema,
+       DecodeInferencePool,
+       "the routing of the Deployments, StatefulSets and LeaderWorkerSets among the same "
+       "manifests whose pod template labels match spec.selector: each serves the model name its "
+       "vLLM engine answers to (--served-model-name, else --model, else vllm serve's argument) "
+       "through strata's gateway, which is the endpoint picker; apply it with them"},
+      {"inference.networking.x-k8s.io/v1alpha2", "InferenceObjective", false,
+       InferenceObjectiveSchema, DecodeInferenceObjective,
+       "a request class of the Services its poolRef's pool selects (their spec.objectives): "
+       "requests naming it in the x-gateway-inference-objective header get its priority at the "
+       "gateway (negative sheddable, 0 standard, positive critical); apply it with its pool"},
       {"scheduling.volcano.sh/v1beta1", "PodGroup", false, PodGroupSchema, DecodePodGroup,
        "the gang (spec.gang), queue and priority of the pods that name it in the "
        "scheduling.k8s.io/group-name annotation; apply it with its pods"},

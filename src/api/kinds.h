@@ -95,6 +95,24 @@ struct ScaledObjectLink {
   Autoscaling autoscaling;
 };
 
+// A GAIE InferencePool read from a document: it selects the Deployments, StatefulSets and
+// LeaderWorkerSets (each a Service) among the same manifests, in its namespace, whose pod
+// template labels include match_labels; each then serves its vLLM engine's served model name.
+struct InferencePoolLink {
+  std::string namespace_name;
+  std::string name;
+  std::map<std::string, std::string> match_labels;
+};
+
+// A GAIE InferenceObjective read from a document: an entry of spec.objectives of every Service
+// that its pool (an InferencePool among the same manifests, in its namespace) selects.
+struct InferenceObjectiveLink {
+  std::string namespace_name;
+  std::string name;
+  int64_t priority = 0;
+  std::string pool_name;
+};
+
 // What decoding one document produced: native objects (a compatible document may produce none,
 // when it only links others), links resolved across documents afterwards, and errors.
 struct DecodedDocument {
@@ -105,6 +123,8 @@ struct DecodedDocument {
   std::optional<TrainingRuntimeLink> training_runtime;
   std::optional<TrainJobLink> train_job;
   std::optional<ScaledObjectLink> scaled_object;
+  std::optional<InferencePoolLink> inference_pool;
+  std::optional<InferenceObjectiveLink> inference_objective;
   FieldErrors errors;
 };
 

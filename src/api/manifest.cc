@@ -6,6 +6,7 @@
 #include "api/kinds.h"
 #include "api/kube_common.h"
 #include "api/served_form.h"
+#include "api/served_model_name.h"
 #include "common/yaml_json.h"
 
 namespace strata::api {
@@ -298,6 +299,104 @@ void LinkScaledObjects(std::vector<Located>& documents) {
   }
 }
 
+bool HasLabels(const ObjectMeta& meta, const std::map<std::string, std::string>& wanted) {
+  for (const auto& [key, value] : wanted) {
+    auto it = meta.labels.find(key);
+    if (it == meta.labels.end() || it->second != value) return false;
+  }
+  return true;
+}
+
+// Each InferencePool selects the Services of the Deployments, StatefulSets and LeaderWorkerSets
+// among the manifests, in its namespace, whose pods carry its matchLabels; each then serves the
+// model name its vLLM engine answers to (a LeaderWorkerSet's leader runs the server), as GAIE's
+// clients name it. A Service in two pools, or two selected Services serving one name, is an
+// error: the gateway routes one Service per model name. Returns the Services of each pool, by
+// "namespace/name".
+std::map<std::string, std::vector<Service*>> LinkInferencePools(std::vector<Located>& documents) {
+  std::map<std::string, std::vector<Service*>> selected;
+  std::map<const Service*, const Located*> pooled;
+  for (Located& d : documents) {
+    if (!d.decoded.inference_pool) continue;
+    const InferencePoolLink& link = *d.decoded.inference_pool;
+    std::vector<Service*>& members = selected[link.namespace_name + "/" + link.name];
+    std::map<std::string, const Service*> served_by;
+    for (Located& t : documents) {
+      if (t.kind != "Deployment" && t.kind != "StatefulSet" && t.kind != "LeaderWorkerSet") {
+        continue;
+      }
+      for (Object& o : t.decoded.objects) {
+        Service* service = o.As<Service>();
+        if (service == nullptr || service->metadata.namespace_name != link.namespace_name ||
+            !HasLabels(service->metadata, link.match_labels)) {
+          continue;
+        }
+        const std::string described = t.kind + " " + Quoted(service->metadata.name);
+        if (auto [other, added] = pooled.emplace(service, &d); !added) {
+          d.decoded.errors.Add(
+              "spec.selector.matchLabels",
+              "selects " + described + ", which " + other->second->Prefix() + " selects already");
+          continue;
+        }
+        const std::vector<std::string> names = VllmServedModelNames(
+            service->spec.leader ? *service->spec.leader : service->spec.engine);
+        if (names.empty()) {
+          d.decoded.errors.Warn("spec.selector.matchLabels",
+                                "selects " + described +
+                                    ", whose engine is no vLLM server naming its model; clients "
+                                    "call it as model " +
+                                    Quoted(service->spec.model));
+        } else {
+          service->spec.model = names.front();
+          for (size_t i = 1; i < names.size(); ++i) {
+            d.decoded.errors.Warn("spec.selector.matchLabels",
+                                  described + " serves " + Quoted(names[i]) +
+                                      " too; strata's gateway routes its first served name, " +
+                                      Quoted(names.front()));
+          }
+        }
+        if (auto [other, added] = served_by.emplace(service->spec.model, service); !added) {
+          d.decoded.errors.Add("spec.selector.matchLabels",
+                               "selects " + described + " and " +
+                                   Quoted(other->second->metadata.name) +
+                                   ", which both serve model " + Quoted(service->spec.model) +
+                                   "; strata's gateway routes one Service per model name");
+          continue;
+        }
+        members.push_back(service);
+      }
+    }
+    if (members.empty()) {
+      d.decoded.errors.Warn("spec.selector.matchLabels",
+                            "selects no Deployment, StatefulSet or LeaderWorkerSet among these "
+                            "manifests in namespace " +
+                                Quoted(link.namespace_name) + ": the pool routes nothing");
+    }
+  }
+  return selected;
+}
+
+// Each InferenceObjective becomes an objective of every Service its pool selects.
+void LinkInferenceObjectives(std::vector<Located>& documents,
+                             const std::map<std::string, std::vector<Service*>>& pools) {
+  for (Located& d : documents) {
+    if (!d.decoded.inference_objective) continue;
+    const InferenceObjectiveLink& link = *d.decoded.inference_objective;
+    auto pool = pools.find(link.namespace_name + "/" + link.pool_name);
+    if (pool == pools.end()) {
+      d.decoded.errors.Add("spec.poolRef.name",
+                           "InferencePool " + Quoted(link.pool_name) +
+                               " is not among these manifests in namespace " +
+                               Quoted(link.namespace_name) +
+                               "; apply an InferenceObjective together with its pool");
+      continue;
+    }
+    for (Service* service : pool->second) {
+      service->spec.objectives.push_back({link.name, link.priority});
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -331,6 +430,7 @@ Result<std::vector<Object>> DecodeAll(const std::vector<ParsedSource>& sources,
   LinkTrainJobs(documents);
   LinkPriorityClasses(documents);
   LinkScaledObjects(documents);
+  LinkInferenceObjectives(documents, LinkInferencePools(documents));
 
   std::string message;
   for (const std::string& e : source_errors) message += (message.empty() ? "" : "\n") + e;

@@ -251,6 +251,15 @@ void DecodeNativeService(const FieldView& doc, DecodedDocument& out) {
     out.errors.Add(autoscaling.PathOf("scaleToZeroAfter"), "needs minReplicas: 0");
   }
   s.tenants = spec.StringList("tenants");
+  std::set<std::string> objective_names;
+  for (const FieldView& objective : spec.ObjectList("objectives")) {
+    ServiceObjective& o = s.objectives.emplace_back();
+    o.name = objective.String("name");
+    o.priority = objective.Integer("priority", 0);
+    if (!objective_names.insert(o.name).second) {
+      out.errors.Add(objective.PathOf("name"), Quoted(o.name) + " is named twice");
+    }
+  }
   s.queue = spec.String("queue");
   s.priority = spec.Integer("priority", 0);
   FieldView rollout = spec.Object("rollout");

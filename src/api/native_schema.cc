@@ -343,6 +343,17 @@ const TypeSchema* AutoscalingSchema() {
   return &s;
 }
 
+const TypeSchema* ServiceObjectiveSchema() {
+  static const TypeSchema s{
+      "ServiceObjective",
+      "A class of requests named in the x-gateway-inference-objective header.",
+      {{"name", T::kString, "What clients put in the header.", nullptr, {}, true},
+       {"priority", T::kInteger,
+        "The requests' priority in place of their tenant's: negative sheddable, 0 standard, "
+        "positive critical (default 0)."}}};
+  return &s;
+}
+
 const TypeSchema* RolloutSchema() {
   static const TypeSchema s{
       "Rollout",
@@ -391,6 +402,10 @@ const TypeSchema* ServiceSpecSchema() {
         .maximum = kMaxServiceReplicas},
        {"autoscaling", T::kObject, "How the replica count follows load.", AutoscalingSchema},
        {"tenants", T::kStringList, "Tenants allowed to call the service (empty: all)."},
+       {"objectives", T::kObjectList,
+        "Request classes clients name in the x-gateway-inference-objective header (GAIE's "
+        "InferenceObjectives), each with the priority its requests get at the gateway.",
+        ServiceObjectiveSchema},
        {"queue", T::kString, "The Queue (or LocalQueue name) that admits the replicas."},
        {"priority", T::kInteger, "Scheduling priority of the replicas (default 0)."},
        {"rollout", T::kObject, "How far a rolling update may go beyond or below the count.",

@@ -38,6 +38,16 @@ struct Autoscaling {
   bool operator==(const Autoscaling&) const = default;
 };
 
+// A class of requests a client names in the x-gateway-inference-objective header (a GAIE
+// InferenceObjective): the gateway gives such a request this priority in place of its tenant's
+// (negative: sheddable, 0: standard, positive: critical).
+struct ServiceObjective {
+  std::string name;
+  int64_t priority = 0;
+
+  bool operator==(const ServiceObjective&) const = default;
+};
+
 struct ServiceSpec {
   std::string model;  // the name clients put in the request body's "model"
   std::vector<ServiceVersion> versions;
@@ -51,7 +61,8 @@ struct ServiceSpec {
   int64_t min_replicas = 1;
   int64_t max_replicas = 1;
   Autoscaling autoscaling;
-  std::vector<std::string> tenants;  // empty: every tenant
+  std::vector<std::string> tenants;          // empty: every tenant
+  std::vector<ServiceObjective> objectives;  // names unique
   std::string queue;
   int64_t priority = 0;
   // A rolling update's bounds, in replicas (Kubernetes' maxSurge and maxUnavailable): at most

@@ -61,6 +61,12 @@ Result<ModelConfig> ParseModel(const FieldDecoder& node) {
   ASSIGN_OR_RETURN(model.adapters, node.StringList("adapters"));
   ASSIGN_OR_RETURN(model.ttft_objective, Millis(node, "ttftObjectiveMs", model.ttft_objective));
   ASSIGN_OR_RETURN(model.tenants, node.StringList("tenants"));
+  ASSIGN_OR_RETURN(FieldDecoder objectives, node.Mapping("objectives"));
+  for (const std::string& name : objectives.Keys()) {
+    ASSIGN_OR_RETURN(std::string priority,
+                     objectives.Choice(name, {"critical", "standard", "sheddable"}, "standard"));
+    model.objectives[name] = *PriorityClassFromName(priority);  // one of the choices above
+  }
   ASSIGN_OR_RETURN(
       std::vector<FieldDecoder> versions,
       node.ObjectList("versions", {"name", "weight", "endpoints"}, Presence::kRequired));
@@ -134,6 +140,11 @@ Result<LimitsConfig> ParseLimits(const FieldDecoder& root) {
 }
 
 }  // namespace
+
+PriorityClass PriorityClassOfObjective(int64_t priority) {
+  if (priority < 0) return PriorityClass::kSheddable;
+  return priority == 0 ? PriorityClass::kStandard : PriorityClass::kCritical;
+}
 
 std::string_view PriorityClassName(PriorityClass priority) {
   switch (priority) {
@@ -236,7 +247,8 @@ Result<GatewayConfig> ParseGatewayConfig(std::string_view text, ModelSource sour
   const bool from_file = source == ModelSource::kFile;
   ASSIGN_OR_RETURN(
       std::vector<FieldDecoder> models,
-      root.ObjectList("models", {"name", "adapters", "versions", "ttftObjectiveMs", "tenants"},
+      root.ObjectList("models",
+                      {"name", "adapters", "versions", "ttftObjectiveMs", "tenants", "objectives"},
                       from_file ? Presence::kRequired : Presence::kOptional));
   if (!from_file && !models.empty()) {
     return Err(root.Error(

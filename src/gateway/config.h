@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,18 @@ struct VersionConfig {
   bool operator==(const VersionConfig&) const = default;
 };
 
+// Priority classes of the over-quota queue, most important first.
+enum class PriorityClass { kCritical = 0, kStandard = 1, kSheddable = 2 };
+inline constexpr int kPriorityClassCount = 3;
+
+// "critical", "standard", "sheddable".
+std::string_view PriorityClassName(PriorityClass priority);
+// The class PriorityClassName names `name`; nullopt for any other name.
+std::optional<PriorityClass> PriorityClassFromName(std::string_view name);
+// The class of a GAIE InferenceObjective's integer priority: negative sheddable (GAIE's
+// "sheddable" requests), 0 standard, positive critical.
+PriorityClass PriorityClassOfObjective(int64_t priority);
+
 // A served model: the name clients put in `model`, its LoRA adapters (adapter names are
 // accepted as `model` too and route to replicas that have them), and its versions.
 struct ModelConfig {
@@ -35,18 +48,14 @@ struct ModelConfig {
   // The tenants (TenantConfig::name) that may call it; empty: every caller. A model that names
   // tenants refuses a caller that is none of them, and every caller of a gateway without tenants.
   std::vector<std::string> tenants;
+  // Request classes by the name a client gives in the x-gateway-inference-objective header (a
+  // GAIE InferenceObjective): such a request waits for quota in its objective's class instead of
+  // its tenant's. A name not listed leaves the tenant's class, as GAIE's picker gives an unknown
+  // objective the default priority.
+  std::map<std::string, PriorityClass, std::less<>> objectives;
 
   bool operator==(const ModelConfig&) const = default;
 };
-
-// Priority classes of the over-quota queue, most important first.
-enum class PriorityClass { kCritical = 0, kStandard = 1, kSheddable = 2 };
-inline constexpr int kPriorityClassCount = 3;
-
-// "critical", "standard", "sheddable".
-std::string_view PriorityClassName(PriorityClass priority);
-// The class PriorityClassName names `name`; nullopt for any other name.
-std::optional<PriorityClass> PriorityClassFromName(std::string_view name);
 
 // A tenant: who a bearer key belongs to and how many tokens a minute it may use.
 struct TenantConfig {
@@ -108,6 +117,7 @@ enum class ModelSource {
 //     adapters: [sql-lora]
 //     ttftObjectiveMs: 2000
 //     tenants: [team-a]       # who may call it (default: every caller)
+//     objectives: {batch: sheddable}  # x-gateway-inference-objective names -> class
 //     versions:
 //     - {name: v1, weight: 90, endpoints: ["127.0.0.1:8001"]}
 //   tenants:

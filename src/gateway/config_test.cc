@@ -119,6 +119,27 @@ models: [{name: m, ttftObjectiveMs: 500, versions: [{name: v, endpoints: ["h:1"]
       "models[0].ttftObjectiveMs: must be an integer >= 1");
 }
 
+TEST(GatewayConfigTest, ParsesRequestObjectivesByClass) {
+  auto config = ParseGatewayConfig(R"(
+models:
+- name: m
+  objectives: {realtime: critical, batch: sheddable}
+  versions: [{name: v, endpoints: ["h:1"]}]
+)");
+  ASSERT_TRUE(config.has_value()) << config.error().ToString();
+  EXPECT_EQ(config->models[0].objectives.size(), 2u);
+  EXPECT_EQ(config->models[0].objectives.at("realtime"), PriorityClass::kCritical);
+  EXPECT_EQ(config->models[0].objectives.at("batch"), PriorityClass::kSheddable);
+  EXPECT_EQ(
+      ErrorOf(
+          R"(models: [{name: m, objectives: {batch: low}, versions: [{name: v, endpoints: ["h:1"]}]}])"),
+      "models[0].objectives.batch: must be \"critical\", \"standard\" or \"sheddable\"");
+  // GAIE's integer priorities: negative sheddable, 0 standard, positive critical.
+  EXPECT_EQ(PriorityClassOfObjective(-5), PriorityClass::kSheddable);
+  EXPECT_EQ(PriorityClassOfObjective(0), PriorityClass::kStandard);
+  EXPECT_EQ(PriorityClassOfObjective(1), PriorityClass::kCritical);
+}
+
 TEST(GatewayConfigTest, ValidateModelsAllowsAVersionWithNoEndpoint) {
   ModelConfig model;
   model.name = "m";

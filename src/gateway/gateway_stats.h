@@ -18,6 +18,10 @@ inline std::vector<double> LatencyBuckets() { return metrics::ExponentialBuckets
   COUNTER(upstream_failures_total, "Replica failures (connect, write, read), by endpoint.",       \
           "endpoint")                                                                             \
   COUNTER(retries_total, "Requests retried on another replica.", "model")                         \
+  COUNTER(priority_requests_total,                                                                \
+          "Requests routed, by model, version and priority class (their objective's, named in "   \
+          "x-gateway-inference-objective, else their tenant's).",                                 \
+          "model", "version", "priority")                                                         \
   COUNTER(quota_rejections_total, "Requests answered 429 for quota, by tenant.", "tenant")        \
   COUNTER(scrapes_total, "Replica /metrics scrapes, by endpoint and result.", "endpoint",         \
           "result")                                                                               \

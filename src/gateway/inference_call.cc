@@ -155,7 +155,8 @@ void InferenceCall::ReturnIdle(const EndpointRuntime& endpoint,
 asio::awaitable<std::optional<int64_t>> InferenceCall::Admit(const TenantEntry& tenant,
                                                              int64_t tokens) {
   QuotaDecision decision =
-      server_.ledger.Request(tenant.id, tokens, tenant.priority, server_.clock.Now());
+      server_.ledger.Request(tenant.id, tokens, priority_, server_.clock.Now());
+  CountPriority();
   const auto queued_at = SteadyClock::now();
   const auto deadline = queued_at + server_.config.limits.max_queue_wait;
   LoopTimer timer(worker_.loop);
@@ -173,6 +174,8 @@ asio::awaitable<std::optional<int64_t>> InferenceCall::Admit(const TenantEntry& 
   if (decision.kind == QuotaDecision::Kind::kAdmitted) co_return std::nullopt;
   co_return std::chrono::duration_cast<std::chrono::seconds>(decision.retry_after).count();
 }
+
+void InferenceCall::CountPriority() { worker_.stats.Priorities(ids_, priority_).Increment(); }
 
 asio::awaitable<bool> InferenceCall::Relay(UpstreamConnection& upstream, TokenUsage* usage,
                                            bool* upstream_reusable) {
@@ -341,6 +344,11 @@ std::optional<InferenceCall::Refusal> InferenceCall::Prepare() {
             : fmt::format("tenant \"{}\" may not call model \"{}\"", tenant_->name, model.name),
         "model_not_permitted", "model"};
   }
+  if (tenant_ != nullptr) priority_ = tenant_->priority;
+  if (auto objective = model.objectives.find(request_.head.Field("x-gateway-inference-objective"));
+      objective != model.objectives.end()) {
+    priority_ = objective->second;
+  }
   ttft_objective_ = model.ttft_objective;
   version_ = table_->versions[route_.model][route_.version].counters.get();
   ids_.version = version_;
@@ -465,6 +473,7 @@ asio::awaitable<bool> InferenceCall::Run() {
     co_return co_await Fail(refusal->status, refusal->message, refusal->code, std::nullopt,
                             refusal->param);
   }
+  if (tenant_ == nullptr) CountPriority();
   if (tenant_ != nullptr) {
     std::optional<int64_t> retry_after = co_await Admit(*tenant_, estimate_);
     if (retry_after) {

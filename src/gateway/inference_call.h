@@ -79,8 +79,11 @@ class InferenceCall {
   std::unique_ptr<UpstreamConnection> TakeIdle(const EndpointRuntime& endpoint);
   // Keeps `connection` for reuse, unless `endpoint` left the routing table.
   void ReturnIdle(const EndpointRuntime& endpoint, std::unique_ptr<UpstreamConnection> connection);
-  // Waits for quota. Returns the 429 answer's Retry-After seconds when refused.
+  // Waits for quota, in priority_'s class. Returns the 429 answer's Retry-After seconds when
+  // refused.
   asio::awaitable<std::optional<int64_t>> Admit(const TenantEntry& tenant, int64_t tokens);
+  // Counts the request under its priority class (once it is in the quota queue, if it waits).
+  void CountPriority();
   // Why the gateway answers a request itself, before routing it.
   struct Refusal {
     int status;
@@ -89,9 +92,10 @@ class InferenceCall {
     std::string param;      // the request's parameter at fault; empty: null
   };
   // Authenticates the tenant, parses the body and resolves the route (setting tenant_,
-  // parsed_, route_, table_, the version's ids and the token estimate); returns the refusal
-  // when one of them fails. Synchronous: what it fills lives in the call, not in a coroutine
-  // frame.
+  // parsed_, route_, table_, the version's ids, the token estimate and the priority: the
+  // objective's the x-gateway-inference-objective header names, else the tenant's); returns the
+  // refusal when one of them fails. Synchronous: what it fills lives in the call, not in a
+  // coroutine frame.
   std::optional<Refusal> Prepare();
   // One try on one replica: picks, sends, relays. Returns whether the client connection may be
   // reused once the request is answered (by the replica, or with 503/502 when no replica is
@@ -122,6 +126,7 @@ class InferenceCall {
   // The route's version's counters; the server keeps every one alive.
   VersionCounters* version_ = nullptr;
   int64_t estimate_ = 0;  // the tokens reserved at admission
+  PriorityClass priority_ = PriorityClass::kStandard;
   // Set by the tries.
   std::vector<uint64_t> block_hashes_;  // the prompt's prefix blocks, as the picker hashes them
   std::vector<std::string> failed_;     // replicas tried that failed

@@ -5,7 +5,7 @@
 namespace strata::gateway {
 namespace {
 
-enum Family { kRequests, kPicks, kTokens, kTtft, kTpot, kE2e, kQueue };
+enum Family { kRequests, kPicks, kPriorities, kTokens, kTtft, kTpot, kE2e, kQueue };
 
 }  // namespace
 
@@ -61,6 +61,15 @@ metrics::Counter& LoopStats::Picks(const RequestLabelIds& ids, PickReason reason
       counters_, Key{kPicks, VersionKey(ids), 0, static_cast<int64_t>(reason)}, [&]() -> auto& {
         return stats_.picks_total.WithPart(
             {ModelName(ids), VersionName(ids), std::string(PickReasonName(reason))}, loop_);
+      });
+}
+
+metrics::Counter& LoopStats::Priorities(const RequestLabelIds& ids, PriorityClass priority) {
+  return Find(
+      counters_,
+      Key{kPriorities, VersionKey(ids), 0, static_cast<int64_t>(priority)}, [&]() -> auto& {
+        return stats_.priority_requests_total.WithPart(
+            {ModelName(ids), VersionName(ids), std::string(PriorityClassName(priority))}, loop_);
       });
 }
 

@@ -34,6 +34,7 @@ class LoopStats {
 
   metrics::Counter& Requests(const RequestLabelIds& ids, int code);
   metrics::Counter& Picks(const RequestLabelIds& ids, PickReason reason);
+  metrics::Counter& Priorities(const RequestLabelIds& ids, PriorityClass priority);
   // `completion` false: prompt tokens.
   metrics::Counter& Tokens(const RequestLabelIds& ids, bool completion);
   metrics::Histogram& Ttft(const RequestLabelIds& ids);
@@ -47,7 +48,7 @@ class LoopStats {
     int family;
     uint64_t version;  // VersionCounters::serial, 0 when unlabelled
     uint64_t tenant;   // TenantEntry::id, 0 when unlabelled
-    int64_t extra;     // HTTP code, pick reason or token kind
+    int64_t extra;     // HTTP code, pick reason, token kind or priority class
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {

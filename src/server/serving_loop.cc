@@ -49,6 +49,9 @@ std::vector<gateway::ModelConfig> RoutesFromStore(
     gateway::ModelConfig model;
     model.name = service.spec.model;
     model.tenants = service.spec.tenants;
+    for (const api::ServiceObjective& objective : service.spec.objectives) {
+      model.objectives[objective.name] = gateway::PriorityClassOfObjective(objective.priority);
+    }
     for (const api::ServiceVersion& version : service.spec.versions) {
       gateway::VersionConfig routed;
       routed.name = version.name;

@@ -86,6 +86,17 @@ TEST(RoutesFromStoreTest, ASecondServiceForTheSameModelIsLeftOut) {
   EXPECT_EQ(RoutesFromStore({first, second}, {}).size(), 1u);
 }
 
+TEST(RoutesFromStoreTest, ObjectivesBecomeClassesByTheSignOfTheirPriority) {
+  cluster::Stored<api::Service> service = StoredService(kSplit);
+  service.value.spec.objectives = {{"realtime", 100}, {"default", 0}, {"batch", -1}};
+  std::vector<gateway::ModelConfig> routes = RoutesFromStore({service}, {});
+  ASSERT_EQ(routes.size(), 1u);
+  EXPECT_EQ(routes[0].objectives.at("realtime"), gateway::PriorityClass::kCritical);
+  EXPECT_EQ(routes[0].objectives.at("default"), gateway::PriorityClass::kStandard);
+  EXPECT_EQ(routes[0].objectives.at("batch"), gateway::PriorityClass::kSheddable);
+  EXPECT_EQ(routes[0].objectives.size(), 3u);
+}
+
 TEST(PolicyForServiceTest, MetricPicksThePolicy) {
   api::ServiceSpec spec = StoredService(kSplit).value.spec;
   Result<std::unique_ptr<autoscaler::ScalingPolicy>> windowed =

@@ -3,8 +3,9 @@
 // `strata up`, one file at a time as a user would: each is accepted with the warnings its header
 // declares, every Job they hold runs to Succeeded, and every Service (from a Deployment,
 // StatefulSet or LeaderWorkerSet) gets all its replicas ready. KubeRay's and KServe's shapes go
-// through `apply --dry-run`, RayJobs through a live `strata up` to their entrypoint's result, and
-// LLMInferenceServices to serving.
+// through `apply --dry-run`, RayJobs through a live `strata up` to their entrypoint's result,
+// LLMInferenceServices to serving, and the Inference Extension's pools to serving their vLLM
+// engines' served model names through the gateway.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <thread>
@@ -537,6 +539,91 @@ TEST(CompatManifestsE2eTest, ServingKindsApplyAndEveryReplicaRuns) {
     racks.insert((*found)["metadata"]["labels"].value("topology.strata.dev/rack", ""));
   }
   EXPECT_EQ(racks.size(), 1u);
+}
+
+}  // namespace
+}  // namespace strata::platform_test
+
+namespace strata::platform_test {
+namespace {
+
+// The Gateway API Inference Extension's shapes (testdata/manifests/compat/gaie): each file goes
+// through `apply --dry-run` and then a live `strata up` with the warnings its header declares;
+// every pooled Service gets its replicas ready (engine-sim in vLLM's place) and answers through
+// the gateway under the model name its vLLM command serves, which is what GAIE's clients send.
+TEST(CompatManifestsE2eTest, InferencePoolsServeTheirServedModelNames) {
+  const std::vector<fs::path> files = CompatFiles({"gaie"});
+  ASSERT_GE(files.size(), 5u);
+  for (const fs::path& file : files) {
+    CommandResult applied = RunStrata({"apply", "--dry-run", "-f", file.string()});
+    ASSERT_EQ(applied.exit_code, 0) << file << "\n" << applied.err;
+    EXPECT_EQ(CountLines(applied.err, "Warning: "), DeclaredWarnings(file)) << file << "\n"
+                                                                            << applied.err;
+  }
+  node::testing::TempDir data;
+  UpProcess up;
+  ASSERT_TRUE(
+      up.Start({"--data-dir", data.path(), "--listen", "127.0.0.1:0",
+                "--nvml-library=/nonexistent/libnvidia-ml.so.1", "--simulate", "4x8:H100-80GB",
+                "--sim-startup-delay", "1", "--gateway-listen", "127.0.0.1:0"}))
+      << up.output();
+  ASSERT_NO_FATAL_FAILURE(ApplyEach(files, up));
+  std::optional<std::string> gateway_address = up.WaitForLine("gateway listening on http://");
+  ASSERT_TRUE(gateway_address) << up.output();
+  auto client = client::ApiClient::Create(up.url(), AdminTokenFor(up.url()));
+  auto gateway = client::ApiClient::Create(
+      "http://" + gateway_address->substr(0, gateway_address->find_first_of(" \t")), "");
+  ASSERT_TRUE(client && gateway);
+
+  // Service (namespace/name) -> the model its clients call.
+  const std::map<std::string, std::string> served = {
+      {"default/vllm-llama3-8b-instruct", "meta-llama/Llama-3.1-8B-Instruct"},
+      {"llm-d/qwen-decode", "qwen3-0.6b"},
+      {"default/mistral", "mistral-7b"},
+      {"default/llama-70b", "meta-llama/Llama-3.3-70B-Instruct"},
+      {"default/llama-1b", "meta-llama/Llama-3.2-1B-Instruct"},
+      {"default/deepseek", "deepseek-v3"}};
+  std::string waiting;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  do {
+    waiting.clear();
+    for (const auto& [key, model] : served) {
+      const size_t slash = key.find('/');
+      auto service = (*client)->Get("/apis/strata.dev/v1alpha1/namespaces/" + key.substr(0, slash) +
+                                    "/services/" + key.substr(slash + 1));
+      ASSERT_TRUE(service) << key << ": " << service.error().ToString();
+      EXPECT_EQ((*service)["spec"].value("model", ""), model) << key;
+      if (service->value(Json::json_pointer("/status/readyReplicas"), 0) <
+          (*service)["spec"].value("minReplicas", 1)) {
+        waiting += key + " ";
+      }
+    }
+    if (!waiting.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  } while (!waiting.empty() && std::chrono::steady_clock::now() < deadline);
+  ASSERT_EQ(waiting, "") << "replicas still not ready after 120 s";
+
+  for (const auto& [key, model] : served) {
+    const std::string body =
+        Json{{"model", model},
+             {"max_tokens", 4},
+             {"messages", Json::array({{{"role", "user"}, {"content", "Hello"}}})}}
+            .dump();
+    // The gateway routes a Service once its ready replicas reach the routing table: retry,
+    // bounded, while the model is not yet known there.
+    std::optional<Json> answer;
+    std::string last_error;
+    for (int i = 0; i < 60 && !answer; ++i) {
+      auto called = (*gateway)->Call("POST", "/v1/chat/completions", body, "application/json");
+      if (called) {
+        answer = std::move(*called);
+      } else {
+        last_error = called.error().ToString();
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      }
+    }
+    ASSERT_TRUE(answer) << model << ": " << last_error;
+    EXPECT_EQ(answer->value("model", ""), model) << answer->dump();
+  }
 }
 
 }  // namespace

@@ -120,6 +120,11 @@ std::optional<std::string> UpProcess::Launch(const std::vector<std::string>& arg
   pid_ = Spawn(StrataCommand(args), {}, out_pipe[1], out_pipe[1]);
   close(out_pipe[1]);
   out_fd_ = out_pipe[0];
+  return WaitForLine(marker, timeout);
+}
+
+std::optional<std::string> UpProcess::WaitForLine(std::string_view marker, Duration timeout) {
+  if (out_fd_ < 0) return std::nullopt;
   int timeout_ms =
       static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
   while (true) {

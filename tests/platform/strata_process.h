@@ -63,6 +63,12 @@ class UpProcess {
   // Waits for a process that is expected to exit on its own; returns its exit code.
   int WaitExit();
 
+  // Reads the process's output (kept in output()) until a whole line holds `marker`, which may
+  // have been printed already; returns the rest of that line, or nullopt when the process ends
+  // or is silent for `timeout` first. Start and StartAgent wait so for their own line.
+  std::optional<std::string> WaitForLine(std::string_view marker,
+                                         Duration timeout = std::chrono::seconds(60));
+
   const std::string& url() const { return url_; }
   int port() const { return port_; }
   const std::string& output() const { return output_; }

@@ -3,8 +3,8 @@
 // official openai client. Checks what the platform promises a service: scale-up under load,
 // drains that lose no stream, scale to zero and back through the activator, a 9:1 version
 // split, a replica killed mid-stream, a rolling update under load, a replica spanning two nodes
-// (LeaderWorkerSet's environment, restarted as one group), and the KServe example. Everything
-// binds port 0.
+// (LeaderWorkerSet's environment, restarted as one group), a GAIE InferencePool's served model
+// name and objectives, and the KServe example. Everything binds port 0.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -426,6 +426,37 @@ test('a Deployment scaled by a KEDA ScaledObject wakes from zero and follows its
   assert.ok(decisions.some((d) => /waiting/.test(d.reason ?? '')), JSON.stringify(decisions));
   cli('delete', 'service', 'llama-8b');
   await waitFor('the deleted service\'s pods to go', async () => (await livePods('llama-8b')).length === 0 || null, 60);
+});
+
+test('an InferencePool serves its vLLM Deployment under the served name, and objectives set each request\'s class', async () => {
+  cli('apply', '-f', path.join(source, 'testdata/manifests/compat/gaie/01-vllm-pool-quickstart.yaml'));
+  const model = 'meta-llama/Llama-3.1-8B-Instruct';
+  const spec = (await service('vllm-llama3-8b-instruct')).spec;
+  assert.equal(spec.model, model);
+  assert.deepEqual(spec.objectives, [{ name: 'chat', priority: 10 }, { name: 'batch-backfill', priority: -1 }]);
+  await waitFor('the served name in the gateway', async () =>
+    (await client.models.list()).data.some((m) => m.id === model) || null, 30);
+  const ask = (objective) => client.chat.completions.create(
+    { model, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 },
+    { headers: { 'x-gateway-inference-objective': objective } });
+  const classes = async () => {
+    const text = await (await fetch(`${gatewayURL}/metrics`)).text();
+    const out = {};
+    for (const line of text.split('\n')) {
+      const match = line.match(/^strata_gateway_priority_requests_total\{model="([^"]*)",version="[^"]*",priority="(\w+)"\} (\d+)/);
+      if (match && match[1] === model) out[match[2]] = (out[match[2]] ?? 0) + Number(match[3]);
+    }
+    return out;
+  };
+  const backfill = await ask('batch-backfill');
+  assert.ok(backfill.choices[0].message.content, JSON.stringify(backfill));
+  assert.deepEqual(await classes(), { sheddable: 1 });
+  await ask('chat');
+  await ask('an-objective-nobody-declared');
+  assert.deepEqual(await classes(), { sheddable: 1, critical: 1, standard: 1 });
+  cli('delete', 'service', 'vllm-llama3-8b-instruct');
+  await waitFor('the deleted service\'s pods to go', async () =>
+    (await livePods('vllm-llama3-8b-instruct')).length === 0 || null, 60);
 });
 
 test('the KServe llama2-7b example applies and serves through engine-sim', async () => {
