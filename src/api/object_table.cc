@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "api/batch_v1_form.h"
 #include "api/job_roles.h"
 #include "api/manifest.h"
 #include "api/media_ranges.h"
@@ -95,6 +96,14 @@ const TableColumn kAge{"Age", "How long ago the object was created."};
 
 std::vector<TableColumn> TableColumns(const ResourceType& type) {
   std::string_view kind = type.kind;
+  if (&type == &BatchJobType()) {
+    // Kubernetes' own columns for batch/v1 Jobs.
+    return {kName,
+            {"Status", "Running, Complete, Failed or Suspended."},
+            {"Completions", "Pods that succeeded out of the completions the Job needs."},
+            {"Duration", "How long the Job ran, or has run since it started."},
+            kAge};
+  }
   if (kind == "Node") {
     return {kName,
             {"Status", "Ready when the node's agent reports in, else NotReady or Unknown."},
@@ -162,6 +171,11 @@ std::vector<std::string> TableCells(const ResourceType& type, const Json& item, 
   std::string_view kind = type.kind;
   std::string name = TextAt(item, "/metadata/name");
   std::string age = ShortAge(TextAt(item, "/metadata/creationTimestamp"), now);
+  if (&type == &BatchJobType()) {
+    const Json served = ServedBatchV1Job(item);
+    return {name, BatchJobStatusCell(served), BatchJobCompletionsCell(served),
+            BatchJobDurationCell(served, now), age};
+  }
   if (kind == "Node") {
     return {name, NodeReady(item), GpuSummary(item),
             TextAt(item, "/metadata/labels/topology.strata.dev~1rack", "-"), age};
@@ -227,7 +241,9 @@ std::vector<std::string> TableCells(const ResourceType& type, const Json& item, 
   return {name, age};
 }
 
-bool TableReadsPods(const ResourceType& type) { return type.kind == "Job"; }
+bool TableReadsPods(const ResourceType& type) {
+  return type.kind == "Job" && type.group == kStrataGroup;
+}
 
 std::string ShortAge(const std::string& timestamp, TimePoint now) {
   std::optional<TimePoint> parsed = ParseRfc3339(timestamp);
@@ -294,14 +310,14 @@ Json MakeTable(const ResourceType& type, std::string_view version, const std::ve
   Json rows = Json::array();
   for (const Json& object : objects) {
     Json row = {{"cells", TableCells(type, object, now, pods)}};
+    Json served = object;
+    ToServedForm(served, KubernetesFormAt(type));
     if (include == TableObject::kObject) {
-      Json served = object;
-      ToServedForm(served);
       row["object"] = std::move(served);
     } else if (include == TableObject::kMetadata) {
       row["object"] = {{"kind", "PartialObjectMetadata"},
                        {"apiVersion", api_version},
-                       {"metadata", FieldAt(object, "/metadata")}};
+                       {"metadata", FieldAt(served, "/metadata")}};
     }
     rows.push_back(std::move(row));
   }

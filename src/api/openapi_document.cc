@@ -24,6 +24,7 @@ constexpr std::string_view kJsonPatch = "application/json-patch+json";
 constexpr std::string_view kStrategicMergePatch = "application/strategic-merge-patch+json";
 
 std::string SchemaName(const ResourceType& type) {
+  if (&type == &BatchJobType()) return "io.k8s.api.batch.v1.Job";
   return "dev.strata." + std::string(kStrataVersion) + "." + std::string(type.kind);
 }
 
@@ -54,12 +55,16 @@ void MarkMergingLists(const ResourceType& type, json& schema) {
 }
 
 json ComponentSchema(const ResourceType& type) {
-  // A pod as Kubernetes' clients read and write it (api/pod_v1_form.h): the v1 Pod manifest's.
-  const KindInfo* info =
-      type.kind == "Pod" ? FindKind("v1", "Pod") : FindKind(kApiVersion, type.kind);
-  STRATA_CHECK(info != nullptr && (info->native || type.kind == "Pod"));
+  // A pod as Kubernetes' clients read and write it (api/pod_v1_form.h): the v1 Pod manifest's;
+  // a batch/v1 Job as its manifest's (api/batch_v1_form.h).
+  const bool batch_job = &type == &BatchJobType();
+  const KindInfo* info = type.kind == "Pod" ? FindKind("v1", "Pod")
+                         : batch_job        ? FindKind(type.GroupVersion(), type.kind)
+                                            : FindKind(kApiVersion, type.kind);
+  STRATA_CHECK(info != nullptr && (info->native || type.kind == "Pod" || batch_job));
   json schema = OpenApiObjectSchema(*info->schema());
-  MarkMergingLists(type, schema);
+  // The merging lists named for a kind are those of its native form.
+  if (!batch_job) MarkMergingLists(type, schema);
   schema["x-kubernetes-group-version-kind"] = json::array({GroupVersionKind(type)});
   return schema;
 }
@@ -136,7 +141,10 @@ struct Documents {
 const Documents& AllDocuments() {
   static const Documents kDocuments = [] {
     Documents out;
-    for (const ResourceType& type : AllResourceTypes()) {
+    std::vector<const ResourceType*> types = {&BatchJobType()};
+    for (const ResourceType& type : AllResourceTypes()) types.push_back(&type);
+    for (const ResourceType* served : types) {
+      const ResourceType& type = *served;
       std::string path = type.GroupVersionPath().substr(1);  // "api/v1"
       json& document = out.by_path[path];
       if (document.is_null()) {

@@ -66,7 +66,7 @@ const std::vector<ResourceType>& AllResourceTypes() {
        kStrataGroup,
        kStrataVersion,
        false},
-      {"Job", "jobs", "job", {}, kStrataGroup, kStrataVersion, true},
+      {"Job", "jobs", "job", {"sjob"}, kStrataGroup, kStrataVersion, true},
       {"Service", "services", "service", {"svc"}, kStrataGroup, kStrataVersion, true},
       {"Tenant", "tenants", "tenant", {}, kStrataGroup, kStrataVersion, false},
   };
@@ -88,6 +88,11 @@ const ResourceType* FindResourceType(std::string_view name) {
 
 const ResourceType& EventsV1Type() {
   static const ResourceType kType{"Event", "events", "event", {"ev"}, "events.k8s.io", "v1", true};
+  return kType;
+}
+
+const ResourceType& BatchJobType() {
+  static const ResourceType kType{"Job", "jobs", "job", {}, "batch", "v1", true};
   return kType;
 }
 
@@ -128,9 +133,10 @@ Result<ResourcePath> ParseResourcePath(std::string_view path) {
       result.type = &type;
     }
   }
-  const ResourceType& events = EventsV1Type();
-  if (events.group == group && events.version == version && events.plural == segments[next]) {
-    result.type = &events;
+  for (const ResourceType* other : {&EventsV1Type(), &BatchJobType()}) {
+    if (other->group == group && other->version == version && other->plural == segments[next]) {
+      result.type = other;
+    }
   }
   if (result.type == nullptr) return not_found();
   if (result.namespace_name && !result.type->namespaced) return not_found();
@@ -157,7 +163,8 @@ nlohmann::json CoreApiVersions() {
 
 nlohmann::json ApiGroupList() {
   nlohmann::json groups = nlohmann::json::array();
-  for (const auto& [name, version] : {std::pair{kStrataGroup, kStrataVersion},
+  for (const auto& [name, version] : {std::pair{BatchJobType().group, BatchJobType().version},
+                                      std::pair{kStrataGroup, kStrataVersion},
                                       std::pair{EventsV1Type().group, EventsV1Type().version}}) {
     nlohmann::json served = {{"groupVersion", std::string(name) + "/" + std::string(version)},
                              {"version", version}};
@@ -176,6 +183,15 @@ std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
                          {"kind", events.kind},
                          {"shortNames", events.short_names},
                          {"verbs", {"get", "list", "watch"}}});
+  }
+  const ResourceType& batch_jobs = BatchJobType();
+  if (group_version == batch_jobs.GroupVersion()) {
+    resources.push_back({{"name", batch_jobs.plural},
+                         {"singularName", batch_jobs.singular},
+                         {"namespaced", true},
+                         {"kind", batch_jobs.kind},
+                         {"categories", {"all"}},
+                         {"verbs", ResourceVerbs()}});
   }
   for (const ResourceType& type : AllResourceTypes()) {
     if (type.GroupVersion() != group_version) continue;

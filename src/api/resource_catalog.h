@@ -48,6 +48,11 @@ const ResourceType* FindResourceType(std::string_view name);
 // AllResourceTypes(), which holds one type per store kind.
 const ResourceType& EventsV1Type();
 
+// Kubernetes' batch/v1 Jobs: the store's Jobs decoded from a batch/v1 document, served in that
+// group's shape (api/batch_v1_form.h) with every verb. Not among AllResourceTypes(), which holds
+// one type per store kind: its kind is the store's Job.
+const ResourceType& BatchJobType();
+
 // The type with this store kind ("Job"), or nullptr.
 const ResourceType* FindResourceTypeByKind(std::string_view kind);
 
@@ -69,11 +74,15 @@ Result<ResourcePath> ParseResourcePath(std::string_view path);
 // Discovery documents, the shapes kubectl reads before any request:
 //   /api                          APIVersions
 //   /apis                         APIGroupList
-//   /api/v1, /apis/strata.dev/v1alpha1, /apis/events.k8s.io/v1   APIResourceList
+//   /api/v1, /apis/batch/v1, /apis/strata.dev/v1alpha1, /apis/events.k8s.io/v1
+//                                 APIResourceList
+// The batch group is listed first: kubectl takes `jobs` to mean the first group's, batch/v1 as
+// on Kubernetes (strata's Jobs are `sjob`).
 //   /version                      version.Info
 nlohmann::json CoreApiVersions();
 nlohmann::json ApiGroupList();
-// `group_version` is "v1", "strata.dev/v1alpha1" or "events.k8s.io/v1"; nullopt for any other.
+// `group_version` is "v1", "batch/v1", "strata.dev/v1alpha1" or "events.k8s.io/v1"; nullopt for
+// any other.
 std::optional<nlohmann::json> ApiResourceList(std::string_view group_version);
 nlohmann::json VersionInfo(std::string_view strata_version);
 

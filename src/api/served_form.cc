@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "api/batch_v1_form.h"
 #include "api/events_v1_form.h"
 #include "api/media_ranges.h"
 #include "api/object_meta.h"
@@ -49,8 +50,18 @@ ServedForm ServedFormWanted(std::string_view accept) {
   return ServedForm::kKubernetes;
 }
 
+ServedForm KubernetesFormAt(const ResourceType& type) {
+  if (&type == &EventsV1Type()) return ServedForm::kEventsV1;
+  if (&type == &BatchJobType()) return ServedForm::kBatchV1;
+  return ServedForm::kKubernetes;
+}
+
 void ToServedForm(nlohmann::json& body, ServedForm form) {
   if (!body.is_object()) return;
+  if (form == ServedForm::kBatchV1) {
+    body = ServedBatchV1Job(body);
+    return;
+  }
   const ResourceType* type = CoreType(StringMemberOr(body, "kind"));
   if (type == nullptr || StringMemberOr(body, "apiVersion") != kApiVersion) return;
   if (type->kind == "Event" && form == ServedForm::kEventsV1) {

@@ -64,6 +64,7 @@ Result<Selected> SelectionFor(const api::ResourcePath& path,
   out.selection.kind = std::string(path.type->kind);
   out.selection.namespace_name = path.namespace_name;
   if (!path.name.empty()) out.name = path.name;
+  out.batch_v1_jobs = path.type == &api::BatchJobType();
   if (auto it = query.find("labelSelector"); it != query.end()) {
     Result<store::LabelSelector> labels = store::LabelSelector::Parse(it->second);
     if (!labels) return Err(labels.error().WithPrefix("labelSelector"));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api/batch_v1_form.h"
 #include "api/resource_catalog.h"
 #include "common/status.h"
 #include "store/store.h"
@@ -33,9 +34,12 @@ struct Selected {
   store::Selection selection;
   std::optional<std::string> name;
   std::vector<FieldTerm> terms;
+  // Only Jobs decoded from a batch/v1 document: those /apis/batch/v1 serves.
+  bool batch_v1_jobs = false;
 
   bool Matches(const store::Object& object) const {
     if (name && object.key.name != *name) return false;
+    if (batch_v1_jobs && !api::IsBatchV1Job(object.body)) return false;
     return std::all_of(terms.begin(), terms.end(),
                        [&](const FieldTerm& term) { return term.Matches(object.body); });
   }

@@ -8,11 +8,13 @@
 #include <set>
 
 #include "api/api_status.h"
+#include "api/batch_v1_form.h"
 #include "api/config_data.h"
 #include "api/manifest.h"
 #include "api/pod_contract.h"
 #include "api/pod_v1_form.h"
 #include "api/served_form.h"
+#include "api/strategic_merge_patch.h"
 #include "api/validation.h"
 #include "cluster/indexes.h"
 #include "common/json_member.h"
@@ -61,6 +63,12 @@ Result<store::Object> DecodeSingle(const api::ResourcePath& path, const std::str
     document["kind"] = path.type->kind;
     text = document.dump();
   }
+  const bool batch_v1 = path.type == &api::BatchJobType();
+  if (batch_v1 && document.is_object() && document.contains("status")) {
+    // A batch/v1 Job as served, written back: its status is the server's.
+    document.erase("status");
+    text = document.dump();
+  }
   ASSIGN_OR_RETURN(std::vector<api::Object> objects,
                    DecodeRequestBody(text, "request body", default_namespace));
   if (objects.size() != 1 || objects[0].kind() != path.type->kind) {
@@ -77,7 +85,27 @@ Result<store::Object> DecodeSingle(const api::ResourcePath& path, const std::str
                                     "\" does not match the namespace of the request path \"" +
                                     *path.namespace_name + "\""));
   }
-  return ToStoreObject(objects[0]);
+  ASSIGN_OR_RETURN(store::Object decoded, ToStoreObject(objects[0]));
+  if (batch_v1 && !api::IsBatchV1Job(decoded.body)) {
+    return Err(InvalidArgumentError(
+        "apiVersion: " + path.type->Path(path.namespace_name.value_or(""), "") +
+        " takes batch/v1 Jobs; write strata's own Jobs (strata.dev/v1alpha1) under " +
+        api::FindResourceTypeByKind("Job")->GroupVersionPath()));
+  }
+  return decoded;
+}
+
+// The object at `path`. A Job that came from no batch/v1 document is not found under
+// /apis/batch/v1: only strata.dev serves it.
+Result<store::Object> ReadAt(store::Store& store, const api::ResourcePath& path) {
+  ASSIGN_OR_RETURN(store::Object object, store.Get(KeyOf(path)));
+  if (path.type == &api::BatchJobType() && !api::IsBatchV1Job(object.body)) {
+    return Err(NotFoundError(
+        "jobs.batch \"" + path.name + "\" not found (a strata.dev Job: " +
+        api::FindResourceTypeByKind("Job")->Path(object.key.namespace_name, object.key.name) +
+        ")"));
+  }
+  return object;
 }
 
 // The metadata.resourceVersion of a request's object, null when it has none.
@@ -105,17 +133,25 @@ bool DryRun(const std::map<std::string, std::string>& query) {
   return it != query.end() && it->second == "All";
 }
 
+// The form whose fields a write by `who` names: a batch/v1 Job's where it wrote batch/v1, else
+// the form Kubernetes' clients read.
+api::ServedForm FormWrittenIn(const FieldWrite& who) {
+  return who.api_version == api::kBatchV1ApiVersion ? api::ServedForm::kBatchV1
+                                                    : api::ServedForm::kKubernetes;
+}
+
 // Sets `write`'s metadata.managedFields for a write by `who` that is not a server-side apply
 // and replaces `current` (nullptr: creates `write`), from the forms both are served in.
 Status RecordManagedFields(const FieldWrite& who, const store::Object* current,
                            store::Object& write) {
+  const api::ServedForm form = FormWrittenIn(who);
   std::optional<nlohmann::json> before;
   if (current != nullptr) {
     before = current->body;
-    api::ToServedForm(*before);
+    api::ToServedForm(*before, form);
   }
   nlohmann::json after = write.body;
-  api::ToServedForm(after);
+  api::ToServedForm(after, form);
   Result<nlohmann::json> managed =
       ManagedFieldsAfterUpdate(who, before ? &*before : nullptr, after);
   if (!managed) return managed.error();
@@ -339,7 +375,7 @@ Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& quer
 
 Result<ApiReply> RestApi::GetObject(const api::ResourcePath& path, const TableWanted& table,
                                     api::ServedForm form) {
-  ASSIGN_OR_RETURN(store::Object object, store_.Get(KeyOf(path)));
+  ASSIGN_OR_RETURN(store::Object object, ReadAt(store_, path));
   if (table) {
     nlohmann::json metadata = {{"resourceVersion", std::to_string(object.resource_version)}};
     ASSIGN_OR_RETURN(nlohmann::json shown,
@@ -384,7 +420,7 @@ Result<ApiReply> RestApi::Replace(const api::ResourcePath& path, const net::Http
   ASSIGN_OR_RETURN(store::Object replacement, DecodeReplacement(path, request.body));
   const bool client_precondition = replacement.resource_version != 0;
   for (int attempt = 0;; ++attempt) {
-    ASSIGN_OR_RETURN(store::Object current, store_.Get(replacement.key));
+    ASSIGN_OR_RETURN(store::Object current, ReadAt(store_, path));
     Result<store::Object> updated = UpdateOver(store_, current, replacement, &who, dry_run);
     if (updated) return ServedReply(200, std::move(updated->body), form);
     if (updated.error().code() != StatusCode::kConflict || client_precondition ||
@@ -430,14 +466,15 @@ Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path,
 // read, unless the patch gave its own.
 Result<ApiReply> RestApi::Patch(const api::ResourcePath& path, const net::HttpRequest& request,
                                 const Query& query, api::ServedForm form) {
-  const std::string_view kind = path.type->kind;
+  const std::string_view kind =
+      path.type == &api::BatchJobType() ? api::kBatchJobPatchKind : path.type->kind;
   ASSIGN_OR_RETURN(PatchType type, PatchTypeFor(request.Header("Content-Type"), kind));
   if (type == PatchType::kApply) return ApplyServerSide(path, request, query, form);
   ASSIGN_OR_RETURN(const FieldWrite who, WriteBy(path, request, query, /*apply=*/false));
   const bool dry_run = DryRun(query);
   ASSIGN_OR_RETURN(const nlohmann::json patch, ParsePatch(request.body));
   for (int attempt = 0;; ++attempt) {
-    ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
+    ASSIGN_OR_RETURN(store::Object current, ReadAt(store_, path));
     nlohmann::json served = current.body;
     api::ToServedForm(served, form);
     ASSIGN_OR_RETURN(nlohmann::json patched, ApplyParsedPatch(type, kind, served, patch));
@@ -509,12 +546,12 @@ Result<ApiReply> RestApi::ApplyServerSide(const api::ResourcePath& path,
   }
   const bool client_precondition = !ResourceVersionOf(applied).is_null();
   for (int attempt = 0;; ++attempt) {
-    Result<store::Object> current = store_.Get(KeyOf(path));
+    Result<store::Object> current = ReadAt(store_, path);
     if (!current && current.error().code() != StatusCode::kNotFound) return Err(current.error());
     std::optional<nlohmann::json> live;
     if (current) {
       live = current->body;
-      api::ToServedForm(*live);
+      api::ToServedForm(*live, FormWrittenIn(who));
     }
     ASSIGN_OR_RETURN(nlohmann::json merged,
                      ServerSideApply(who, force, live ? &*live : nullptr, applied));
@@ -567,6 +604,10 @@ Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& que
     ASSIGN_OR_RETURN(precondition, ParseVersion(it->second, "resourceVersion"));
   }
   if (path.type->kind == "Namespace") RETURN_IF_ERROR(DeleteNamespaceContents(path.name));
+  if (path.type == &api::BatchJobType()) {
+    Result<store::Object> found = ReadAt(store_, path);
+    if (!found) return Err(found.error());
+  }
   ASSIGN_OR_RETURN(store::Object deleted, store_.Delete(KeyOf(path), precondition));
   // A node's Lease goes with it, as its ownerReference makes Kubernetes' garbage collector do.
   if (deleted.key.kind == "Node" && options_.node_leases != nullptr) {

@@ -257,7 +257,9 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
           "events.k8s.io/v1 events are served for reading (get, list, watch); write Events "
           "through /api/v1"));
     }
-    form = api::ServedForm::kEventsV1;
+  }
+  if (resource.type == &api::EventsV1Type() || resource.type == &api::BatchJobType()) {
+    form = api::KubernetesFormAt(*resource.type);
   }
   if (resource.subresource == "log") {
     *verb = "log";
