@@ -133,7 +133,10 @@ const Json* FindCondition(const Json& served, std::string_view type) {
 }  // namespace
 
 std::string BatchV1Source(const Json& spec) {
-  return Json{{"apiVersion", kBatchV1ApiVersion}, {"kind", kBatchJobKind}, {"spec", spec}}.dump();
+  Json defaulted = spec;
+  DefaultSpec(defaulted);
+  return Json{{"apiVersion", kBatchV1ApiVersion}, {"kind", kBatchJobKind}, {"spec", defaulted}}
+      .dump();
 }
 
 bool IsBatchV1Job(const Json& stored) { return !SourceOf(stored).is_null(); }
@@ -149,7 +152,6 @@ Json ServedBatchV1Job(const Json& stored) {
   const std::string queue = StringMemberOr(MemberOrNull(stored, "spec"), "queue");
   if (!queue.empty()) metadata["labels"][std::string(kKueueQueueNameLabel)] = queue;
   Json spec = std::move(source["spec"]);
-  DefaultSpec(spec);
   Json status = BatchStatus(stored, spec);
   return {{"apiVersion", kBatchV1ApiVersion},
           {"kind", kBatchJobKind},

@@ -26,7 +26,10 @@ inline constexpr char kSourceAnnotation[] = "strata.dev/source";
 inline constexpr std::string_view kBatchGroup = "batch";
 inline constexpr char kBatchV1ApiVersion[] = "batch/v1";
 
-// kSourceAnnotation's value for a batch/v1 Job whose spec is `spec`.
+// kSourceAnnotation's value for a batch/v1 Job whose spec is `spec`, with Kubernetes' defaults
+// where it has none (parallelism 1, completions = parallelism, completionMode NonIndexed,
+// backoffLimit 6, suspend false), as kube-apiserver stores a Job: a Job written back as served
+// keeps the same source.
 std::string BatchV1Source(const nlohmann::json& spec);
 
 // Whether `stored`, an object as the store keeps it, is a native Job decoded from a batch/v1 Job
@@ -34,8 +37,7 @@ std::string BatchV1Source(const nlohmann::json& spec);
 bool IsBatchV1Job(const nlohmann::json& stored);
 
 // The batch/v1 form of `stored` (see above); `stored` itself when it is not IsBatchV1Job. Its
-// spec shows Kubernetes' defaults (parallelism 1, completions = parallelism, completionMode
-// NonIndexed, backoffLimit 6, suspend false) where the document left them out. Its status:
+// status:
 //   active, ready      the replicas while the native Job runs (strata runs them as one group)
 //   succeeded          the replicas once it succeeded; completedIndexes for an Indexed Job
 //   failed             the group's failed runs: each restart, and the last run of a failed Job

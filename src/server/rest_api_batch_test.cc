@@ -82,8 +82,7 @@ TEST_F(BatchJobsTest, DiscoveryListsTheBatchGroupFirstAndItsJobs) {
   EXPECT_EQ(jobs["name"], "jobs");
   EXPECT_EQ(jobs["kind"], "Job");
   EXPECT_EQ(jobs["namespaced"], true);
-  EXPECT_EQ(jobs["verbs"],
-            Json({"create", "delete", "get", "list", "patch", "update", "watch"}));
+  EXPECT_EQ(jobs["verbs"], Json({"create", "delete", "get", "list", "patch", "update", "watch"}));
   auto [group_code, group] = Send("GET", "/apis/batch");
   EXPECT_EQ(group_code, 200);
   EXPECT_EQ(group["name"], "batch");
@@ -257,8 +256,8 @@ TEST_F(BatchJobsTest, PatchesApplyToTheBatchFormAndAreDecodedAgain) {
   ASSERT_TRUE(native);
   EXPECT_THAT(native->body["spec"]["template"]["env"].dump(), HasSubstr(R"("value":"5")"));
   // A patch the decoder refuses changes nothing and names the field.
-  auto [bad_code, bad] = Send("PATCH", kIndexed, R"({"spec":{"parallelism":3}})",
-                              "application/merge-patch+json");
+  auto [bad_code, bad] =
+      Send("PATCH", kIndexed, R"({"spec":{"parallelism":3}})", "application/merge-patch+json");
   EXPECT_EQ(bad_code, 400);
   EXPECT_THAT(bad["message"].get<std::string>(), HasSubstr("spec.completions"));
   // A PUT of the object as read: its status is the server's, dropped on the way in.
@@ -286,8 +285,8 @@ TEST_F(BatchJobsTest, ServerSideApplyOwnsBatchFieldsAndDeleteRemovesTheJob) {
   // Applied again with a change: configured in place.
   std::string changed = applied;
   changed.replace(changed.find("team: research"), 14, "team: serving");
-  auto [again_code, again] = Send("PATCH", std::string(kIndexed) + "?fieldManager=kubectl",
-                                  changed, "application/apply-patch+yaml");
+  auto [again_code, again] = Send("PATCH", std::string(kIndexed) + "?fieldManager=kubectl", changed,
+                                  "application/apply-patch+yaml");
   ASSERT_EQ(again_code, 200) << again.dump();
   EXPECT_EQ(again["metadata"]["labels"]["team"], "serving");
 
