@@ -297,5 +297,39 @@ TEST_F(BatchJobsTest, ServerSideApplyOwnsBatchFieldsAndDeleteRemovesTheJob) {
   EXPECT_EQ(Send("GET", kIndexed).first, 404);
 }
 
+TEST_F(BatchJobsTest, AWatchSendsBatchV1JobsOnlyInTheirForm) {
+  Start();
+  // strata's own Job first: a watch that sent it would send it before the batch/v1 one.
+  ASSERT_TRUE(Post("/apis/strata.dev/v1alpha1/namespaces/team-a/jobs", kJob));
+  ASSERT_EQ(Send("POST", kJobs, kBatchJob).first, 201);
+  std::vector<Json> events;
+  Status watched = client_->Watch(std::string(kJobs) + "?watch=1", [&](const Json& event) {
+    events.push_back(event);
+    return false;
+  });
+  ASSERT_TRUE(watched.ok()) << watched.ToString();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["type"], "ADDED");
+  EXPECT_EQ(events[0]["object"]["metadata"]["name"], "indexed");
+  EXPECT_EQ(events[0]["object"]["apiVersion"], "batch/v1");
+  EXPECT_EQ(events[0]["object"]["spec"]["completionMode"], "Indexed");
+}
+
+TEST_F(BatchJobsTest, ATokenScopedToANamespaceReachesItsBatchJobsOnly) {
+  RestApiOptions options;
+  options.tokens = {{kAdmin, "admin", {}}, {"b-secret", "team-b", {"team-b"}}};
+  Start(std::move(options));
+  auto team_b = Client("b-secret");
+  auto refused = team_b->Call("POST", kJobs, kBatchJob, "application/yaml");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(refused.error().message(), HasSubstr("jobs in namespace team-a is outside it"));
+  EXPECT_FALSE(team_b->Get("/apis/batch/v1/jobs"));
+  auto created =
+      team_b->Call("POST", "/apis/batch/v1/namespaces/team-b/jobs", kBatchJob, "application/yaml");
+  ASSERT_TRUE(created) << created.error().ToString();
+  EXPECT_EQ((*created)["metadata"]["namespace"], "team-b");
+}
+
 }  // namespace
 }  // namespace strata::server
