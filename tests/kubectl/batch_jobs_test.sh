@@ -10,7 +10,9 @@
 #  - kubectl apply -f and strata apply -f of the same batch Job (in two namespaces) store the
 #    same native Job, as strata.dev serves it (kubectl get sjob);
 #  - `jobs` means batch/v1's, as on Kubernetes: strata's own Job is listed as sjob only;
-#  - a bad document is refused naming the field; kubectl delete job removes it.
+#  - a bad document is refused naming the field; kubectl delete job removes it;
+#  - the Python client's BatchV1Api creates, reads, lists, watches until complete, patches and
+#    deletes one (tests/kubectl/python_batch_check.py).
 # Skips (exit 77) only when kubectl or python3-kubernetes is not there.
 set -euo pipefail
 
@@ -140,6 +142,9 @@ check "kubectl delete job" equals "$(k delete job indexed -n by-kubectl)" \
   "job.batch \"indexed\" deleted from by-kubectl namespace"
 check "it is gone" equals "$(k get jobs -n by-kubectl -o name)" ""
 check "strata's own Job stays" equals "$(k get sjob -n by-kubectl -o name)" "job.strata.dev/own"
+
+check "the Python client: create, read, list, watch until complete, patch, delete" \
+  "$python" "$repo/tests/kubectl/python_batch_check.py" "$STRATA_API" "$STRATA_ADMIN_TOKEN" by-strata
 
 [[ $failures -eq 0 ]] || { echo "$failures check(s) failed"; exit 1; }
 echo "all checks passed"
