@@ -192,6 +192,11 @@ std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
                          {"kind", batch_jobs.kind},
                          {"categories", {"all"}},
                          {"verbs", ResourceVerbs()}});
+    resources.push_back({{"name", "jobs/status"},
+                         {"singularName", ""},
+                         {"namespaced", true},
+                         {"kind", batch_jobs.kind},
+                         {"verbs", {"get"}}});
   }
   for (const ResourceType& type : AllResourceTypes()) {
     if (type.GroupVersion() != group_version) continue;

@@ -288,6 +288,14 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
   }
   if (!resource.subresource.empty()) {
     *verb = method == "PATCH" ? "patch" : "update";
+    if (resource.type == &api::BatchJobType()) {
+      // Read as Kubernetes' clients read a Job's status; written by strata's job controller only.
+      *verb = "get";
+      if (method == "GET") return GetObject(resource, {}, form);
+      return Err(UnimplementedError(
+          "a batch/v1 Job's status is written by strata's job controller; it is served for "
+          "reading only"));
+    }
     if (resource.type->kind != "Pod" && resource.type->kind != "Node") {
       return Err(NotFoundError(std::string(resource.type->plural) + " have no status subresource"));
     }

@@ -77,7 +77,9 @@ TEST_F(BatchJobsTest, DiscoveryListsTheBatchGroupFirstAndItsJobs) {
   EXPECT_EQ(groups["groups"][0]["preferredVersion"]["groupVersion"], "batch/v1");
   auto [list_code, resources] = Send("GET", "/apis/batch/v1");
   ASSERT_EQ(list_code, 200);
-  ASSERT_EQ(resources["resources"].size(), 1u);
+  ASSERT_EQ(resources["resources"].size(), 2u);
+  EXPECT_EQ(resources["resources"][1]["name"], "jobs/status");
+  EXPECT_EQ(resources["resources"][1]["verbs"], Json({"get"}));
   const Json& jobs = resources["resources"][0];
   EXPECT_EQ(jobs["name"], "jobs");
   EXPECT_EQ(jobs["kind"], "Job");
@@ -187,7 +189,14 @@ TEST_F(BatchJobsTest, StatusIsMappedFromTheNativeJobs) {
   EXPECT_TRUE(Condition(pending, "Complete").is_null());
 
   SetNativeStatus({{"phase", "Running"}, {"startTime", "2026-01-01T00:00:00Z"}});
-  auto [running_code, running] = Send("GET", kIndexed);
+  // The status subresource reads the same; it is the job controller's to write.
+  auto [running_code, running] = Send("GET", std::string(kIndexed) + "/status");
+  EXPECT_EQ(running_code, 200);
+  EXPECT_EQ(running["apiVersion"], "batch/v1");
+  EXPECT_EQ(Send("PATCH", std::string(kIndexed) + "/status", R"({"status":{"active":9}})",
+                 "application/merge-patch+json")
+                .first,
+            501);  // Unimplemented, as every write strata does not take (reason MethodNotAllowed)
   EXPECT_EQ(running["status"]["active"], 2);
   EXPECT_EQ(running["status"]["ready"], 2);
   EXPECT_EQ(running["status"]["startTime"], "2026-01-01T00:00:00Z");

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The official Kubernetes Python client's BatchV1Api against a running `strata up`, as its users
 call it: creates an Indexed batch/v1 Job of two pods, reads and lists it as a V1Job, watches it
-until its Complete condition (bounded by the watch's timeout), reads its status, merge-patches a
-label and deletes it.
+until its Complete condition (bounded by the watch's timeout), reads its status subresource,
+patches a label (the typed client's strategic merge patch) and deletes it.
 
 Usage: python_batch_check.py SERVER_URL TOKEN NAMESPACE
 Prints one line per check and exits non-zero on the first failure.
@@ -49,7 +49,7 @@ def main():
             break
     assert complete, "no Complete condition within 60 s"
     print("watch until complete")
-    done = batch.read_namespaced_job("from-python", namespace)
+    done = batch.read_namespaced_job_status("from-python", namespace)
     assert done.status.succeeded == 2 and done.status.completed_indexes == "0,1", done.status
     assert done.status.completion_time is not None, done.status
     print("status")
