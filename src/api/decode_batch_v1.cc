@@ -2,11 +2,12 @@
 // native Job, placed and restarted as one group; Indexed completion gives each pod its index
 // in JOB_COMPLETION_INDEX, which every strata training pod carries. The rules that make a
 // JobSpec one gang are shared with JobSet's child Jobs and Volcano's tasks (kube_common.h).
-#include "api/batch_v1_form.h"
 #include "api/compat_schema.h"
 #include "api/decode_common.h"
 #include "api/kube_common.h"
 #include "api/native_schema.h"
+#include "api/resource_catalog.h"
+#include "api/source_form.h"
 
 namespace strata::api {
 namespace {
@@ -139,8 +140,9 @@ void DecodeBatchJob(const FieldView& doc, DecodedDocument& out) {
   DecodeBatchJobLimits(spec, s, errors);
   s.clean_pod_policy = "None";  // Kubernetes keeps a finished Job's pods for their logs
   DecodeBatchPodTemplate(spec.Object("template"), s, errors);
-  // Kept so that /apis/batch/v1 serves the Job back as it was written (api/batch_v1_form.h).
-  job.metadata.annotations[kSourceAnnotation] = BatchV1Source(doc.Raw("spec"));
+  // Kept so that /apis/batch/v1 serves the Job back as it was written (api/source_form.h).
+  job.metadata.annotations[kSourceAnnotation] =
+      SourceAnnotationValue(BatchJobType(), doc.Raw("spec"));
   out.objects.push_back(std::move(job));
 }
 

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <map>
 
-#include "api/batch_v1_form.h"
 #include "api/job_roles.h"
 #include "api/manifest.h"
 #include "api/media_ranges.h"
 #include "api/pod.h"
 #include "api/queue_usage.h"
 #include "api/served_form.h"
+#include "api/source_form.h"
 #include "common/json_fields.h"
 
 namespace strata::api {
@@ -96,13 +96,12 @@ const TableColumn kAge{"Age", "How long ago the object was created."};
 
 std::vector<TableColumn> TableColumns(const ResourceType& type) {
   std::string_view kind = type.kind;
-  if (&type == &BatchJobType()) {
-    // Kubernetes' own columns for batch/v1 Jobs.
-    return {kName,
-            {"Status", "Running, Complete, Failed or Suspended."},
-            {"Completions", "Pods that succeeded out of the completions the Job needs."},
-            {"Duration", "How long the Job ran, or has run since it started."},
-            kAge};
+  if (IsSourceServedType(type)) {
+    // Its own project's columns.
+    std::vector<TableColumn> columns = {kName};
+    for (TableColumn& column : SourceTableColumns(type)) columns.push_back(std::move(column));
+    columns.push_back(kAge);
+    return columns;
   }
   if (kind == "Node") {
     return {kName,
@@ -171,10 +170,11 @@ std::vector<std::string> TableCells(const ResourceType& type, const Json& item, 
   std::string_view kind = type.kind;
   std::string name = TextAt(item, "/metadata/name");
   std::string age = ShortAge(TextAt(item, "/metadata/creationTimestamp"), now);
-  if (&type == &BatchJobType()) {
-    const Json served = ServedBatchV1Job(item);
-    return {name, BatchJobStatusCell(served), BatchJobCompletionsCell(served),
-            BatchJobDurationCell(served, now), age};
+  if (IsSourceServedType(type)) {
+    std::vector<std::string> cells = {name};
+    for (std::string& cell : SourceTableCells(type, item, now)) cells.push_back(std::move(cell));
+    cells.push_back(age);
+    return cells;
   }
   if (kind == "Node") {
     return {name, NodeReady(item), GpuSummary(item),

@@ -96,6 +96,17 @@ const ResourceType& BatchJobType() {
   return kType;
 }
 
+const ResourceType& JobSetType() {
+  static const ResourceType kType{"JobSet",          "jobsets",  "jobset", {},
+                                  "jobset.x-k8s.io", "v1alpha2", true,     "Job"};
+  return kType;
+}
+
+const std::vector<const ResourceType*>& SourceServedTypes() {
+  static const std::vector<const ResourceType*> kTypes = {&BatchJobType(), &JobSetType()};
+  return kTypes;
+}
+
 const ResourceType* FindResourceTypeByKind(std::string_view kind) {
   for (const ResourceType& type : AllResourceTypes()) {
     if (type.kind == kind) return &type;
@@ -133,7 +144,9 @@ Result<ResourcePath> ParseResourcePath(std::string_view path) {
       result.type = &type;
     }
   }
-  for (const ResourceType* other : {&EventsV1Type(), &BatchJobType()}) {
+  std::vector<const ResourceType*> others = SourceServedTypes();
+  others.push_back(&EventsV1Type());
+  for (const ResourceType* other : others) {
     if (other->group == group && other->version == version && other->plural == segments[next]) {
       result.type = other;
     }
@@ -165,7 +178,8 @@ nlohmann::json ApiGroupList() {
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& [name, version] : {std::pair{BatchJobType().group, BatchJobType().version},
                                       std::pair{kStrataGroup, kStrataVersion},
-                                      std::pair{EventsV1Type().group, EventsV1Type().version}}) {
+                                      std::pair{EventsV1Type().group, EventsV1Type().version},
+                                      std::pair{JobSetType().group, JobSetType().version}}) {
     nlohmann::json served = {{"groupVersion", std::string(name) + "/" + std::string(version)},
                              {"version", version}};
     groups.push_back({{"name", name}, {"versions", {served}}, {"preferredVersion", served}});
@@ -184,18 +198,18 @@ std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
                          {"shortNames", events.short_names},
                          {"verbs", {"get", "list", "watch"}}});
   }
-  const ResourceType& batch_jobs = BatchJobType();
-  if (group_version == batch_jobs.GroupVersion()) {
-    resources.push_back({{"name", batch_jobs.plural},
-                         {"singularName", batch_jobs.singular},
+  for (const ResourceType* source : SourceServedTypes()) {
+    if (group_version != source->GroupVersion()) continue;
+    resources.push_back({{"name", source->plural},
+                         {"singularName", source->singular},
                          {"namespaced", true},
-                         {"kind", batch_jobs.kind},
+                         {"kind", source->kind},
                          {"categories", {"all"}},
                          {"verbs", ResourceVerbs()}});
-    resources.push_back({{"name", "jobs/status"},
+    resources.push_back({{"name", std::string(source->plural) + "/status"},
                          {"singularName", ""},
                          {"namespaced", true},
-                         {"kind", batch_jobs.kind},
+                         {"kind", source->kind},
                          {"verbs", {"get"}}});
   }
   for (const ResourceType& type : AllResourceTypes()) {

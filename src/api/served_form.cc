@@ -2,12 +2,12 @@
 
 #include <string>
 
-#include "api/batch_v1_form.h"
 #include "api/events_v1_form.h"
 #include "api/media_ranges.h"
 #include "api/object_meta.h"
 #include "api/pod_v1_form.h"
 #include "api/resource_catalog.h"
+#include "api/source_form.h"
 #include "common/json_member.h"
 
 namespace strata::api {
@@ -52,14 +52,14 @@ ServedForm ServedFormWanted(std::string_view accept) {
 
 ServedForm KubernetesFormAt(const ResourceType& type) {
   if (&type == &EventsV1Type()) return ServedForm::kEventsV1;
-  if (&type == &BatchJobType()) return ServedForm::kBatchV1;
+  if (IsSourceServedType(type)) return ServedForm::kSource;
   return ServedForm::kKubernetes;
 }
 
 void ToServedForm(nlohmann::json& body, ServedForm form) {
   if (!body.is_object()) return;
-  if (form == ServedForm::kBatchV1) {
-    body = ServedBatchV1Job(body);
+  if (form == ServedForm::kSource) {
+    body = ServedSourceForm(body);
     return;
   }
   const ResourceType* type = CoreType(StringMemberOr(body, "kind"));

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "api/batch_v1_form.h"
 #include "api/resource_catalog.h"
+#include "api/source_form.h"
 #include "common/status.h"
 #include "store/store.h"
 
@@ -34,12 +34,13 @@ struct Selected {
   store::Selection selection;
   std::optional<std::string> name;
   std::vector<FieldTerm> terms;
-  // Only Jobs decoded from a batch/v1 document: those /apis/batch/v1 serves.
-  bool batch_v1_jobs = false;
+  // Only the objects served at this type's path (api::IsServedAt): of a source-served type, the
+  // native objects decoded from its kind's documents.
+  const api::ResourceType* served_at = nullptr;
 
   bool Matches(const store::Object& object) const {
     if (name && object.key.name != *name) return false;
-    if (batch_v1_jobs && !api::IsBatchV1Job(object.body)) return false;
+    if (served_at != nullptr && !api::IsServedAt(object.body, *served_at)) return false;
     return std::all_of(terms.begin(), terms.end(),
                        [&](const FieldTerm& term) { return term.Matches(object.body); });
   }

@@ -8,12 +8,12 @@
 #include <set>
 
 #include "api/api_status.h"
-#include "api/batch_v1_form.h"
 #include "api/config_data.h"
 #include "api/manifest.h"
 #include "api/pod_contract.h"
 #include "api/pod_v1_form.h"
 #include "api/served_form.h"
+#include "api/source_form.h"
 #include "api/strategic_merge_patch.h"
 #include "api/validation.h"
 #include "cluster/indexes.h"
@@ -47,7 +47,7 @@ Result<int64_t> ParseVersion(const std::string& text, std::string_view field) {
 
 store::ObjectKey KeyOf(const api::ResourcePath& path) {
   std::string namespace_name = path.type->namespaced ? path.namespace_name.value_or("default") : "";
-  return {std::string(path.type->kind), namespace_name, path.name};
+  return {std::string(path.type->StoreKind()), namespace_name, path.name};
 }
 
 // The one object of `path`'s kind a create or replace body must hold. A JSON object with
@@ -63,15 +63,15 @@ Result<store::Object> DecodeSingle(const api::ResourcePath& path, const std::str
     document["kind"] = path.type->kind;
     text = document.dump();
   }
-  const bool batch_v1 = path.type == &api::BatchJobType();
-  if (batch_v1 && document.is_object() && document.contains("status")) {
-    // A batch/v1 Job as served, written back: its status is the server's.
+  const bool source = api::IsSourceServedType(*path.type);
+  if (source && document.is_object() && document.contains("status")) {
+    // A document as served (a batch/v1 Job), written back: its status is the server's.
     document.erase("status");
     text = document.dump();
   }
   ASSIGN_OR_RETURN(std::vector<api::Object> objects,
                    DecodeRequestBody(text, "request body", default_namespace));
-  if (objects.size() != 1 || objects[0].kind() != path.type->kind) {
+  if (objects.size() != 1 || objects[0].kind() != path.type->StoreKind()) {
     std::string got;
     for (const api::Object& o : objects) got += (got.empty() ? "" : ", ") + std::string(o.kind());
     return Err(
@@ -86,24 +86,26 @@ Result<store::Object> DecodeSingle(const api::ResourcePath& path, const std::str
                                     *path.namespace_name + "\""));
   }
   ASSIGN_OR_RETURN(store::Object decoded, ToStoreObject(objects[0]));
-  if (batch_v1 && !api::IsBatchV1Job(decoded.body)) {
+  if (!api::IsServedAt(decoded.body, *path.type)) {
     return Err(InvalidArgumentError(
-        "apiVersion: " + path.type->Path(path.namespace_name.value_or(""), "") +
-        " takes batch/v1 Jobs; write strata's own Jobs (strata.dev/v1alpha1) under " +
-        api::FindResourceTypeByKind("Job")->GroupVersionPath()));
+        "apiVersion: " + path.type->Path(path.namespace_name.value_or(""), "") + " takes " +
+        path.type->GroupVersion() + " " + std::string(path.type->kind) +
+        "s; write strata's own (strata.dev/v1alpha1) under " +
+        api::FindResourceTypeByKind(path.type->StoreKind())->GroupVersionPath()));
   }
   return decoded;
 }
 
-// The object at `path`. A Job that came from no batch/v1 document is not found under
-// /apis/batch/v1: only strata.dev serves it.
+// The object at `path`. A native object that came from no document of the path's kind (a Job
+// written as strata.dev's, under /apis/batch/v1) is not found there: only strata.dev serves it.
 Result<store::Object> ReadAt(store::Store& store, const api::ResourcePath& path) {
   ASSIGN_OR_RETURN(store::Object object, store.Get(KeyOf(path)));
-  if (path.type == &api::BatchJobType() && !api::IsBatchV1Job(object.body)) {
-    return Err(NotFoundError(
-        "jobs.batch \"" + path.name + "\" not found (a strata.dev Job: " +
-        api::FindResourceTypeByKind("Job")->Path(object.key.namespace_name, object.key.name) +
-        ")"));
+  if (!api::IsServedAt(object.body, *path.type)) {
+    const api::ResourceType* native = api::FindResourceTypeByKind(object.key.kind);
+    return Err(NotFoundError(std::string(path.type->plural) + "." + std::string(path.type->group) +
+                             " \"" + path.name + "\" not found (a strata.dev " + object.key.kind +
+                             ": " + native->Path(object.key.namespace_name, object.key.name) +
+                             ")"));
   }
   return object;
 }
@@ -133,11 +135,15 @@ bool DryRun(const std::map<std::string, std::string>& query) {
   return it != query.end() && it->second == "All";
 }
 
-// The form whose fields a write by `who` names: a batch/v1 Job's where it wrote batch/v1, else
-// the form Kubernetes' clients read.
+// The form whose fields a write by `who` names: a source-served kind's where it wrote one (a
+// batch/v1 Job), else the form Kubernetes' clients read.
 api::ServedForm FormWrittenIn(const FieldWrite& who) {
-  return who.api_version == api::kBatchV1ApiVersion ? api::ServedForm::kBatchV1
-                                                    : api::ServedForm::kKubernetes;
+  for (const api::ResourceType* type : api::SourceServedTypes()) {
+    if (who.api_version == type->GroupVersion() && who.kind == type->kind) {
+      return api::ServedForm::kSource;
+    }
+  }
+  return api::ServedForm::kKubernetes;
 }
 
 // Sets `write`'s metadata.managedFields for a write by `who` that is not a server-side apply
@@ -466,8 +472,7 @@ Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path,
 // read, unless the patch gave its own.
 Result<ApiReply> RestApi::Patch(const api::ResourcePath& path, const net::HttpRequest& request,
                                 const Query& query, api::ServedForm form) {
-  const std::string_view kind =
-      path.type == &api::BatchJobType() ? api::kBatchJobPatchKind : path.type->kind;
+  const std::string_view kind = api::PatchKindOf(*path.type);
   ASSIGN_OR_RETURN(PatchType type, PatchTypeFor(request.Header("Content-Type"), kind));
   if (type == PatchType::kApply) return ApplyServerSide(path, request, query, form);
   ASSIGN_OR_RETURN(const FieldWrite who, WriteBy(path, request, query, /*apply=*/false));
@@ -604,7 +609,7 @@ Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& que
     ASSIGN_OR_RETURN(precondition, ParseVersion(it->second, "resourceVersion"));
   }
   if (path.type->kind == "Namespace") RETURN_IF_ERROR(DeleteNamespaceContents(path.name));
-  if (path.type == &api::BatchJobType()) {
+  if (api::IsSourceServedType(*path.type)) {
     Result<store::Object> found = ReadAt(store_, path);
     if (!found) return Err(found.error());
   }

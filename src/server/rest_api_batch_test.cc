@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "api/batch_v1_form.h"
+#include "api/source_form.h"
 #include "server/rest_api_test_fixture.h"
 
 namespace strata::server {
@@ -99,8 +99,8 @@ TEST_F(BatchJobsTest, DiscoveryListsTheBatchGroupFirstAndItsJobs) {
   auto [doc_code, document] = Send("GET", "/openapi/v3/apis/batch/v1");
   ASSERT_EQ(doc_code, 200);
   EXPECT_TRUE(document["paths"].contains("/apis/batch/v1/namespaces/{namespace}/jobs/{name}"));
-  EXPECT_EQ(document["components"]["schemas"]["io.k8s.api.batch.v1.Job"]
-                    ["x-kubernetes-group-version-kind"][0]["group"],
+  EXPECT_EQ(document["components"]["schemas"]["batch.v1.Job"]["x-kubernetes-group-version-kind"][0]
+                    ["group"],
             "batch");
 }
 
@@ -129,7 +129,7 @@ TEST_F(BatchJobsTest, ACreatedJobIsServedAsWrittenAndStoredAsANativeJob) {
   EXPECT_EQ((*native)["apiVersion"], "strata.dev/v1alpha1");
   EXPECT_EQ((*native)["spec"]["replicas"], 2);
   EXPECT_EQ((*native)["metadata"]["uid"], created["metadata"]["uid"]);
-  EXPECT_TRUE(api::IsBatchV1Job(*native));
+  EXPECT_TRUE(api::SourceTypeOf(*native) == &api::BatchJobType());
 
   auto [get_code, got] = Send("GET", kIndexed);
   ASSERT_EQ(get_code, 200);
