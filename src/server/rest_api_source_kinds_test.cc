@@ -1,4 +1,6 @@
-// Kubernetes' batch/v1 Jobs at /apis/batch/v1, served from the native Jobs they decode to.
+// Compatible kinds served at their own paths from the native Jobs they decode to
+// (api/source_form.h): Kubernetes' batch/v1 Jobs at /apis/batch/v1, JobSets at
+// /apis/jobset.x-k8s.io/v1alpha2.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -36,7 +38,7 @@ spec:
         env: [{name: EPOCHS, value: "3"}]
 )yaml";
 
-class BatchJobsTest : public RestApiTest {
+class SourceKindsTest : public RestApiTest {
  protected:
   // The reply to `method` on `target`, as the API gives it (its status code included).
   std::pair<int, Json> Send(std::string method, std::string target, std::string body = "",
@@ -69,7 +71,7 @@ class BatchJobsTest : public RestApiTest {
   }
 };
 
-TEST_F(BatchJobsTest, DiscoveryListsTheBatchGroupFirstAndItsJobs) {
+TEST_F(SourceKindsTest, DiscoveryListsTheBatchGroupFirstAndItsJobs) {
   Start();
   auto [code, groups] = Send("GET", "/apis");
   ASSERT_EQ(code, 200);
@@ -104,7 +106,7 @@ TEST_F(BatchJobsTest, DiscoveryListsTheBatchGroupFirstAndItsJobs) {
             "batch");
 }
 
-TEST_F(BatchJobsTest, ACreatedJobIsServedAsWrittenAndStoredAsANativeJob) {
+TEST_F(SourceKindsTest, ACreatedJobIsServedAsWrittenAndStoredAsANativeJob) {
   Start();
   auto [code, created] = Send("POST", kJobs, kBatchJob);
   ASSERT_EQ(code, 201) << created.dump();
@@ -137,7 +139,7 @@ TEST_F(BatchJobsTest, ACreatedJobIsServedAsWrittenAndStoredAsANativeJob) {
   EXPECT_EQ(got["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
 }
 
-TEST_F(BatchJobsTest, OnlyJobsWrittenAsBatchV1AreServedThere) {
+TEST_F(SourceKindsTest, OnlyJobsWrittenAsBatchV1AreServedThere) {
   Start();
   ASSERT_EQ(Send("POST", kJobs, kBatchJob).first, 201);
   ASSERT_TRUE(Post("/apis/strata.dev/v1alpha1/namespaces/team-a/jobs", kJob));
@@ -167,7 +169,7 @@ TEST_F(BatchJobsTest, OnlyJobsWrittenAsBatchV1AreServedThere) {
   EXPECT_EQ((*native)["items"].size(), 2u);
 }
 
-TEST_F(BatchJobsTest, ABadDocumentIsInvalidNamingTheField) {
+TEST_F(SourceKindsTest, ABadDocumentIsInvalidNamingTheField) {
   Start();
   std::string bad = kBatchJob;
   bad.replace(bad.find("completions: 2"), 14, "completions: 3");
@@ -179,7 +181,7 @@ TEST_F(BatchJobsTest, ABadDocumentIsInvalidNamingTheField) {
   EXPECT_FALSE(store_->Get({"Job", "team-a", "indexed"}));
 }
 
-TEST_F(BatchJobsTest, StatusIsMappedFromTheNativeJobs) {
+TEST_F(SourceKindsTest, StatusIsMappedFromTheNativeJobs) {
   Start();
   ASSERT_EQ(Send("POST", kJobs, kBatchJob).first, 201);
   auto [pending_code, pending] = Send("GET", kIndexed);
@@ -240,7 +242,7 @@ TEST_F(BatchJobsTest, StatusIsMappedFromTheNativeJobs) {
   EXPECT_TRUE(Condition(failed, "Complete").is_null());
 }
 
-TEST_F(BatchJobsTest, PatchesApplyToTheBatchFormAndAreDecodedAgain) {
+TEST_F(SourceKindsTest, PatchesApplyToTheBatchFormAndAreDecodedAgain) {
   Start();
   ASSERT_EQ(Send("POST", kJobs, kBatchJob).first, 201);
   // Merge patch: a label.
@@ -278,7 +280,7 @@ TEST_F(BatchJobsTest, PatchesApplyToTheBatchFormAndAreDecodedAgain) {
   EXPECT_EQ(replaced["metadata"]["annotations"].size(), 1u);
 }
 
-TEST_F(BatchJobsTest, ServerSideApplyOwnsBatchFieldsAndDeleteRemovesTheJob) {
+TEST_F(SourceKindsTest, ServerSideApplyOwnsBatchFieldsAndDeleteRemovesTheJob) {
   Start();
   const std::string applied = std::string(kBatchJob).insert(
       std::string(kBatchJob).find("  name: indexed"), "  namespace: team-a\n");
@@ -306,7 +308,7 @@ TEST_F(BatchJobsTest, ServerSideApplyOwnsBatchFieldsAndDeleteRemovesTheJob) {
   EXPECT_EQ(Send("GET", kIndexed).first, 404);
 }
 
-TEST_F(BatchJobsTest, AWatchSendsBatchV1JobsOnlyInTheirForm) {
+TEST_F(SourceKindsTest, AWatchSendsBatchV1JobsOnlyInTheirForm) {
   Start();
   // strata's own Job first: a watch that sent it would send it before the batch/v1 one.
   ASSERT_TRUE(Post("/apis/strata.dev/v1alpha1/namespaces/team-a/jobs", kJob));
@@ -324,7 +326,7 @@ TEST_F(BatchJobsTest, AWatchSendsBatchV1JobsOnlyInTheirForm) {
   EXPECT_EQ(events[0]["object"]["spec"]["completionMode"], "Indexed");
 }
 
-TEST_F(BatchJobsTest, ATokenScopedToANamespaceReachesItsBatchJobsOnly) {
+TEST_F(SourceKindsTest, ATokenScopedToANamespaceReachesItsBatchJobsOnly) {
   RestApiOptions options;
   options.tokens = {{kAdmin, "admin", {}}, {"b-secret", "team-b", {"team-b"}}};
   Start(std::move(options));
@@ -338,6 +340,86 @@ TEST_F(BatchJobsTest, ATokenScopedToANamespaceReachesItsBatchJobsOnly) {
       team_b->Call("POST", "/apis/batch/v1/namespaces/team-b/jobs", kBatchJob, "application/yaml");
   ASSERT_TRUE(created) << created.error().ToString();
   EXPECT_EQ((*created)["metadata"]["namespace"], "team-b");
+}
+
+constexpr char kJobSets[] = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/team-a/jobsets";
+
+constexpr char kJobSet[] = R"yaml(apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: indexed
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 2
+    template:
+      spec:
+        parallelism: 1
+        completions: 1
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: main
+              image: python:3.12
+              command: [python3, -c, "print(1)"]
+)yaml";
+
+// The second source-served kind: a JobSet, stored as strata's Job, served as a JobSet.
+TEST_F(SourceKindsTest, AJobSetIsServedAsWrittenWithItsStatusApartFromBatchJobs) {
+  Start();
+  auto [discovery_code, resources] = Send("GET", "/apis/jobset.x-k8s.io/v1alpha2");
+  ASSERT_EQ(discovery_code, 200);
+  EXPECT_EQ(resources["resources"][0]["name"], "jobsets");
+  EXPECT_EQ(resources["resources"][0]["kind"], "JobSet");
+  auto [code, created] = Send("POST", kJobSets, kJobSet);
+  ASSERT_EQ(code, 201) << created.dump();
+  EXPECT_EQ(created["apiVersion"], "jobset.x-k8s.io/v1alpha2");
+  EXPECT_EQ(created["kind"], "JobSet");
+  EXPECT_EQ(created["spec"]["replicatedJobs"][0]["name"], "workers");
+  Result<store::Object> native = store_->Get({"Job", "team-a", "indexed"});
+  ASSERT_TRUE(native);
+  EXPECT_EQ(api::SourceTypeOf(native->body), &api::JobSetType());
+  // A JobSet is no batch/v1 Job.
+  EXPECT_EQ(Send("GET", kIndexed).first, 404);
+  auto [list_code, batch_jobs] = Send("GET", kJobs);
+  EXPECT_EQ(batch_jobs["items"].size(), 0u);
+  auto [sets_code, sets] = Send("GET", kJobSets);
+  EXPECT_EQ(sets["kind"], "JobSetList");
+  ASSERT_EQ(sets["items"].size(), 1u);
+
+  SetNativeStatus({{"phase", "Succeeded"},
+                   {"restartCount", 1},
+                   {"message", "all 2 pod(s) succeeded"},
+                   {"completionTime", "2026-01-01T00:01:30Z"}});
+  const std::string jobset = std::string(kJobSets) + "/indexed";
+  auto [get_code, done] = Send("GET", jobset);
+  ASSERT_EQ(get_code, 200);
+  EXPECT_EQ(done["status"]["terminalState"], "Completed");
+  EXPECT_EQ(done["status"]["restarts"], 1);
+  EXPECT_EQ(done["status"]["replicatedJobsStatus"][0]["name"], "workers");
+  EXPECT_EQ(done["status"]["replicatedJobsStatus"][0]["succeeded"], 2);
+  EXPECT_EQ(Condition(done, "Completed")["reason"], "AllJobsCompleted");
+  auto [table_code, table] =
+      Send("GET", kJobSets, "", "", "application/json;as=Table;v=v1;g=meta.k8s.io");
+  ASSERT_EQ(table_code, 200);
+  EXPECT_EQ(table["columnDefinitions"][1]["name"], "TerminalState");
+  EXPECT_EQ(table["rows"][0]["cells"][1], "Completed");
+  EXPECT_EQ(table["rows"][0]["cells"][3], "True");
+
+  // A JobSet takes merge patches, as a custom resource does on Kubernetes; not strategic ones.
+  auto [merge_code, merged] = Send("PATCH", jobset, R"({"metadata":{"labels":{"stage":"2"}}})",
+                                   "application/merge-patch+json");
+  EXPECT_EQ(merge_code, 200) << merged.dump();
+  EXPECT_EQ(merged["metadata"]["labels"]["stage"], "2");
+  EXPECT_NE(Send("PATCH", jobset, R"({"metadata":{"labels":{"stage":"3"}}})",
+                 "application/strategic-merge-patch+json")
+                .first,
+            200);
+  auto [delete_code, deleted] = Send("DELETE", jobset);
+  EXPECT_EQ(delete_code, 200);
+  EXPECT_EQ(deleted["kind"], "JobSet");
+  EXPECT_FALSE(store_->Get({"Job", "team-a", "indexed"}));
 }
 
 }  // namespace
