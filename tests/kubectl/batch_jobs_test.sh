@@ -12,7 +12,9 @@
 #  - `jobs` means batch/v1's, as on Kubernetes: strata's own Job is listed as sjob only;
 #  - a bad document is refused naming the field; kubectl delete job removes it;
 #  - the Python client's BatchV1Api creates, reads, lists, watches until complete, patches and
-#    deletes one (tests/kubectl/python_batch_check.py).
+#    deletes one (tests/kubectl/python_batch_check.py);
+#  - a JobSet (jobset.x-k8s.io/v1alpha2, the second kind served so) likewise: kubectl apply,
+#    get jobsets (JobSet's own columns), wait --for=condition=Completed, delete.
 # Skips (exit 77) only when kubectl or python3-kubernetes is not there.
 set -euo pipefail
 
@@ -145,6 +147,43 @@ check "strata's own Job stays" equals "$(k get sjob -n by-kubectl -o name)" "job
 
 check "the Python client: create, read, list, watch until complete, patch, delete" \
   "$python" "$repo/tests/kubectl/python_batch_check.py" "$STRATA_API" "$STRATA_ADMIN_TOKEN" by-strata
+
+# ---- JobSet ---------------------------------------------------------------------------------------
+cat >"$dir/jobset.yaml" <<YAML
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: pair, namespace: by-kubectl}
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 2
+    template:
+      spec:
+        parallelism: 1
+        completions: 1
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: main
+              image: python:3.12
+              command: [python3, -c, "print('hi')"]
+YAML
+check "kubectl apply -f creates a JobSet" equals "$(k apply -f "$dir/jobset.yaml")" \
+  "jobset.jobset.x-k8s.io/pair created"
+check "kubectl wait --for=condition=Completed jobset" equals \
+  "$(k wait --for=condition=Completed jobset/pair -n by-kubectl --timeout=60s)" \
+  "jobset.jobset.x-k8s.io/pair condition met"
+check "kubectl get jobsets shows JobSet's columns" has "pair Completed 0 True " \
+  "$(row jobsets -n by-kubectl)"
+check "its replicated jobs' status" equals \
+  "$(jp jobset pair -n by-kubectl '{.status.replicatedJobsStatus[0].name}/{.status.replicatedJobsStatus[0].succeeded}')" \
+  workers/2
+check "kubectl apply of the same JobSet is unchanged" equals "$(k apply -f "$dir/jobset.yaml")" \
+  "jobset.jobset.x-k8s.io/pair unchanged"
+check "a JobSet is no batch/v1 Job" equals "$(k get jobs -n by-kubectl -o name)" ""
+check "kubectl delete jobset" equals "$(k delete jobset pair -n by-kubectl)" \
+  "jobset.jobset.x-k8s.io \"pair\" deleted from by-kubectl namespace"
 
 [[ $failures -eq 0 ]] || { echo "$failures check(s) failed"; exit 1; }
 echo "all checks passed"
