@@ -42,7 +42,7 @@ struct MergingList {
 // mark with x-kubernetes-patch-merge-key so that kubectl computes its patches alike.
 const std::vector<MergingList>& MergingLists();
 
-// The kind a batch/v1 Job's patches name (a Job as /apis/batch/v1 serves it: api/batch_v1_form.h),
+// The kind a batch/v1 Job's patches name (a Job as /apis/batch/v1 serves it: api/source_form.h),
 // apart from strata's own Job. Its lists merge as k8s.io/api batch/v1 and core/v1 declare them: a
 // pod template's containers, and their env, by name.
 inline constexpr std::string_view kBatchJobPatchKind = "Job.batch";
