@@ -6,6 +6,8 @@
 #include "api/decode_common.h"
 #include "api/kube_common.h"
 #include "api/native_schema.h"
+#include "api/resource_catalog.h"
+#include "api/source_form.h"
 
 namespace strata::api {
 namespace {
@@ -138,6 +140,9 @@ void DecodeBatchJob(const FieldView& doc, DecodedDocument& out) {
   DecodeBatchJobLimits(spec, s, errors);
   s.clean_pod_policy = "None";  // Kubernetes keeps a finished Job's pods for their logs
   DecodeBatchPodTemplate(spec.Object("template"), s, errors);
+  // Kept so that /apis/batch/v1 serves the Job back as it was written (api/source_form.h).
+  job.metadata.annotations[kSourceAnnotation] =
+      SourceAnnotationValue(BatchJobType(), doc.Raw("spec"));
   out.objects.push_back(std::move(job));
 }
 

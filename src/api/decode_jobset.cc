@@ -10,6 +10,8 @@
 #include "api/job_roles.h"
 #include "api/kube_common.h"
 #include "api/native_schema.h"
+#include "api/resource_catalog.h"
+#include "api/source_form.h"
 
 namespace strata::api {
 namespace {
@@ -411,6 +413,10 @@ void DecodeJobSet(const FieldView& doc, DecodedDocument& out) {
       s.topology = {e.level, "Required"};
     }
   }
+  // Kept so that /apis/jobset.x-k8s.io/v1alpha2 serves the JobSet back as it was written
+  // (api/source_form.h).
+  job.metadata.annotations[kSourceAnnotation] =
+      SourceAnnotationValue(JobSetType(), doc.Raw("spec"));
   out.objects.push_back(std::move(job));
 }
 

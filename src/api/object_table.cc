@@ -9,6 +9,7 @@
 #include "api/pod.h"
 #include "api/queue_usage.h"
 #include "api/served_form.h"
+#include "api/source_form.h"
 #include "common/json_fields.h"
 
 namespace strata::api {
@@ -95,6 +96,13 @@ const TableColumn kAge{"Age", "How long ago the object was created."};
 
 std::vector<TableColumn> TableColumns(const ResourceType& type) {
   std::string_view kind = type.kind;
+  if (IsSourceServedType(type)) {
+    // Its own project's columns.
+    std::vector<TableColumn> columns = {kName};
+    for (TableColumn& column : SourceTableColumns(type)) columns.push_back(std::move(column));
+    columns.push_back(kAge);
+    return columns;
+  }
   if (kind == "Node") {
     return {kName,
             {"Status", "Ready when the node's agent reports in, else NotReady or Unknown."},
@@ -162,6 +170,12 @@ std::vector<std::string> TableCells(const ResourceType& type, const Json& item, 
   std::string_view kind = type.kind;
   std::string name = TextAt(item, "/metadata/name");
   std::string age = ShortAge(TextAt(item, "/metadata/creationTimestamp"), now);
+  if (IsSourceServedType(type)) {
+    std::vector<std::string> cells = {name};
+    for (std::string& cell : SourceTableCells(type, item, now)) cells.push_back(std::move(cell));
+    cells.push_back(age);
+    return cells;
+  }
   if (kind == "Node") {
     return {name, NodeReady(item), GpuSummary(item),
             TextAt(item, "/metadata/labels/topology.strata.dev~1rack", "-"), age};
@@ -227,7 +241,9 @@ std::vector<std::string> TableCells(const ResourceType& type, const Json& item, 
   return {name, age};
 }
 
-bool TableReadsPods(const ResourceType& type) { return type.kind == "Job"; }
+bool TableReadsPods(const ResourceType& type) {
+  return type.kind == "Job" && type.group == kStrataGroup;
+}
 
 std::string ShortAge(const std::string& timestamp, TimePoint now) {
   std::optional<TimePoint> parsed = ParseRfc3339(timestamp);
@@ -294,14 +310,14 @@ Json MakeTable(const ResourceType& type, std::string_view version, const std::ve
   Json rows = Json::array();
   for (const Json& object : objects) {
     Json row = {{"cells", TableCells(type, object, now, pods)}};
+    Json served = object;
+    ToServedForm(served, KubernetesFormAt(type));
     if (include == TableObject::kObject) {
-      Json served = object;
-      ToServedForm(served);
       row["object"] = std::move(served);
     } else if (include == TableObject::kMetadata) {
       row["object"] = {{"kind", "PartialObjectMetadata"},
                        {"apiVersion", api_version},
-                       {"metadata", FieldAt(object, "/metadata")}};
+                       {"metadata", FieldAt(served, "/metadata")}};
     }
     rows.push_back(std::move(row));
   }

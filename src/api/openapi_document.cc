@@ -10,6 +10,7 @@
 #include "api/kinds.h"
 #include "api/openapi_schema.h"
 #include "api/resource_catalog.h"
+#include "api/source_form.h"
 #include "api/strategic_merge_patch.h"
 #include "common/check.h"
 
@@ -24,6 +25,9 @@ constexpr std::string_view kJsonPatch = "application/json-patch+json";
 constexpr std::string_view kStrategicMergePatch = "application/strategic-merge-patch+json";
 
 std::string SchemaName(const ResourceType& type) {
+  if (IsSourceServedType(type)) {
+    return std::string(type.group) + "." + std::string(type.version) + "." + std::string(type.kind);
+  }
   return "dev.strata." + std::string(kStrataVersion) + "." + std::string(type.kind);
 }
 
@@ -54,12 +58,16 @@ void MarkMergingLists(const ResourceType& type, json& schema) {
 }
 
 json ComponentSchema(const ResourceType& type) {
-  // A pod as Kubernetes' clients read and write it (api/pod_v1_form.h): the v1 Pod manifest's.
-  const KindInfo* info =
-      type.kind == "Pod" ? FindKind("v1", "Pod") : FindKind(kApiVersion, type.kind);
-  STRATA_CHECK(info != nullptr && (info->native || type.kind == "Pod"));
+  // A pod as Kubernetes' clients read and write it (api/pod_v1_form.h): the v1 Pod manifest's;
+  // a source-served kind (a batch/v1 Job) as its manifest's (api/source_form.h).
+  const bool source = IsSourceServedType(type);
+  const KindInfo* info = type.kind == "Pod" ? FindKind("v1", "Pod")
+                         : source           ? FindKind(type.GroupVersion(), type.kind)
+                                            : FindKind(kApiVersion, type.kind);
+  STRATA_CHECK(info != nullptr && (info->native || type.kind == "Pod" || source));
   json schema = OpenApiObjectSchema(*info->schema());
-  MarkMergingLists(type, schema);
+  // The merging lists named for a kind are those of its native form.
+  if (!source) MarkMergingLists(type, schema);
   schema["x-kubernetes-group-version-kind"] = json::array({GroupVersionKind(type)});
   return schema;
 }
@@ -104,7 +112,7 @@ json PathParameters(const ResourceType& type, bool named) {
 void AddPaths(const ResourceType& type, json& paths) {
   const std::string namespace_name = type.namespaced ? "{namespace}" : "";
   std::vector<std::string_view> patches = {kJsonPatch, kMergePatch};
-  if (AcceptsStrategicMergePatch(type.kind)) patches.push_back(kStrategicMergePatch);
+  if (AcceptsStrategicMergePatch(PatchKindOf(type))) patches.push_back(kStrategicMergePatch);
 
   json& collection = paths[type.Path(namespace_name, "")];
   collection["parameters"] = PathParameters(type, false);
@@ -136,7 +144,10 @@ struct Documents {
 const Documents& AllDocuments() {
   static const Documents kDocuments = [] {
     Documents out;
-    for (const ResourceType& type : AllResourceTypes()) {
+    std::vector<const ResourceType*> types = SourceServedTypes();
+    for (const ResourceType& type : AllResourceTypes()) types.push_back(&type);
+    for (const ResourceType* served : types) {
+      const ResourceType& type = *served;
       std::string path = type.GroupVersionPath().substr(1);  // "api/v1"
       json& document = out.by_path[path];
       if (document.is_null()) {

@@ -66,7 +66,7 @@ const std::vector<ResourceType>& AllResourceTypes() {
        kStrataGroup,
        kStrataVersion,
        false},
-      {"Job", "jobs", "job", {}, kStrataGroup, kStrataVersion, true},
+      {"Job", "jobs", "job", {"sjob"}, kStrataGroup, kStrataVersion, true},
       {"Service", "services", "service", {"svc"}, kStrataGroup, kStrataVersion, true},
       {"Tenant", "tenants", "tenant", {}, kStrataGroup, kStrataVersion, false},
   };
@@ -89,6 +89,22 @@ const ResourceType* FindResourceType(std::string_view name) {
 const ResourceType& EventsV1Type() {
   static const ResourceType kType{"Event", "events", "event", {"ev"}, "events.k8s.io", "v1", true};
   return kType;
+}
+
+const ResourceType& BatchJobType() {
+  static const ResourceType kType{"Job", "jobs", "job", {}, "batch", "v1", true};
+  return kType;
+}
+
+const ResourceType& JobSetType() {
+  static const ResourceType kType{"JobSet",          "jobsets",  "jobset", {},
+                                  "jobset.x-k8s.io", "v1alpha2", true,     "Job"};
+  return kType;
+}
+
+const std::vector<const ResourceType*>& SourceServedTypes() {
+  static const std::vector<const ResourceType*> kTypes = {&BatchJobType(), &JobSetType()};
+  return kTypes;
 }
 
 const ResourceType* FindResourceTypeByKind(std::string_view kind) {
@@ -128,9 +144,12 @@ Result<ResourcePath> ParseResourcePath(std::string_view path) {
       result.type = &type;
     }
   }
-  const ResourceType& events = EventsV1Type();
-  if (events.group == group && events.version == version && events.plural == segments[next]) {
-    result.type = &events;
+  std::vector<const ResourceType*> others = SourceServedTypes();
+  others.push_back(&EventsV1Type());
+  for (const ResourceType* other : others) {
+    if (other->group == group && other->version == version && other->plural == segments[next]) {
+      result.type = other;
+    }
   }
   if (result.type == nullptr) return not_found();
   if (result.namespace_name && !result.type->namespaced) return not_found();
@@ -157,8 +176,10 @@ nlohmann::json CoreApiVersions() {
 
 nlohmann::json ApiGroupList() {
   nlohmann::json groups = nlohmann::json::array();
-  for (const auto& [name, version] : {std::pair{kStrataGroup, kStrataVersion},
-                                      std::pair{EventsV1Type().group, EventsV1Type().version}}) {
+  for (const auto& [name, version] : {std::pair{BatchJobType().group, BatchJobType().version},
+                                      std::pair{kStrataGroup, kStrataVersion},
+                                      std::pair{EventsV1Type().group, EventsV1Type().version},
+                                      std::pair{JobSetType().group, JobSetType().version}}) {
     nlohmann::json served = {{"groupVersion", std::string(name) + "/" + std::string(version)},
                              {"version", version}};
     groups.push_back({{"name", name}, {"versions", {served}}, {"preferredVersion", served}});
@@ -176,6 +197,20 @@ std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
                          {"kind", events.kind},
                          {"shortNames", events.short_names},
                          {"verbs", {"get", "list", "watch"}}});
+  }
+  for (const ResourceType* source : SourceServedTypes()) {
+    if (group_version != source->GroupVersion()) continue;
+    resources.push_back({{"name", source->plural},
+                         {"singularName", source->singular},
+                         {"namespaced", true},
+                         {"kind", source->kind},
+                         {"categories", {"all"}},
+                         {"verbs", ResourceVerbs()}});
+    resources.push_back({{"name", std::string(source->plural) + "/status"},
+                         {"singularName", ""},
+                         {"namespaced", true},
+                         {"kind", source->kind},
+                         {"verbs", {"get"}}});
   }
   for (const ResourceType& type : AllResourceTypes()) {
     if (type.GroupVersion() != group_version) continue;

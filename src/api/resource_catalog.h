@@ -13,14 +13,19 @@ namespace strata::api {
 // One kind the REST API serves, as Kubernetes discovery describes it. Pod, Node and Event live
 // in the core group (`/api/v1`), the other native kinds in `strata.dev/v1alpha1`.
 struct ResourceType {
-  std::string_view kind;      // "Job": the store's kind
+  std::string_view kind;      // "Job": the kind served (the store's, unless store_kind says)
   std::string_view plural;    // "jobs": the path segment
   std::string_view singular;  // "job"
   std::vector<std::string_view> short_names;
   std::string_view group;  // "" for the core group, "strata.dev"
   std::string_view version;
   bool namespaced = false;
+  // The store's kind where it is not `kind`: a compatible kind served from the native objects it
+  // decodes to (a JobSet from its Job).
+  std::string_view store_kind = {};
 
+  // The kind the store keeps these objects as.
+  std::string_view StoreKind() const { return store_kind.empty() ? kind : store_kind; }
   // "v1" or "strata.dev/v1alpha1".
   std::string GroupVersion() const;
   // "/api/v1" or "/apis/strata.dev/v1alpha1".
@@ -48,6 +53,15 @@ const ResourceType* FindResourceType(std::string_view name);
 // AllResourceTypes(), which holds one type per store kind.
 const ResourceType& EventsV1Type();
 
+// Compatible kinds served at their own paths from the native objects they decode to, in their
+// documents' shape (api/source_form.h), with every verb: Kubernetes' batch/v1 Jobs and
+// JobSet's jobset.x-k8s.io/v1alpha2 JobSets, both stored as strata's Jobs. Not among
+// AllResourceTypes(), which holds one type per store kind.
+const ResourceType& BatchJobType();
+const ResourceType& JobSetType();
+// Both, batch/v1 Jobs first.
+const std::vector<const ResourceType*>& SourceServedTypes();
+
 // The type with this store kind ("Job"), or nullptr.
 const ResourceType* FindResourceTypeByKind(std::string_view kind);
 
@@ -69,11 +83,15 @@ Result<ResourcePath> ParseResourcePath(std::string_view path);
 // Discovery documents, the shapes kubectl reads before any request:
 //   /api                          APIVersions
 //   /apis                         APIGroupList
-//   /api/v1, /apis/strata.dev/v1alpha1, /apis/events.k8s.io/v1   APIResourceList
+//   /api/v1, /apis/batch/v1, /apis/strata.dev/v1alpha1, /apis/events.k8s.io/v1,
+//   /apis/jobset.x-k8s.io/v1alpha2
+//                                 APIResourceList
+// The batch group is listed first: kubectl takes `jobs` to mean the first group's, batch/v1 as
+// on Kubernetes (strata's Jobs are `sjob`).
 //   /version                      version.Info
 nlohmann::json CoreApiVersions();
 nlohmann::json ApiGroupList();
-// `group_version` is "v1", "strata.dev/v1alpha1" or "events.k8s.io/v1"; nullopt for any other.
+// `group_version` is one of those; nullopt for any other.
 std::optional<nlohmann::json> ApiResourceList(std::string_view group_version);
 nlohmann::json VersionInfo(std::string_view strata_version);
 

@@ -7,6 +7,7 @@
 #include "api/object_meta.h"
 #include "api/pod_v1_form.h"
 #include "api/resource_catalog.h"
+#include "api/source_form.h"
 #include "common/json_member.h"
 
 namespace strata::api {
@@ -49,8 +50,18 @@ ServedForm ServedFormWanted(std::string_view accept) {
   return ServedForm::kKubernetes;
 }
 
+ServedForm KubernetesFormAt(const ResourceType& type) {
+  if (&type == &EventsV1Type()) return ServedForm::kEventsV1;
+  if (IsSourceServedType(type)) return ServedForm::kSource;
+  return ServedForm::kKubernetes;
+}
+
 void ToServedForm(nlohmann::json& body, ServedForm form) {
   if (!body.is_object()) return;
+  if (form == ServedForm::kSource) {
+    body = ServedSourceForm(body);
+    return;
+  }
   const ResourceType* type = CoreType(StringMemberOr(body, "kind"));
   if (type == nullptr || StringMemberOr(body, "apiVersion") != kApiVersion) return;
   if (type->kind == "Event" && form == ServedForm::kEventsV1) {

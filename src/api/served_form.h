@@ -19,12 +19,19 @@ namespace strata::api {
 // tables:
 //   Accept: application/json;g=strata.dev;v=v1alpha1
 // kEventsV1 is what /apis/events.k8s.io/v1 serves: an Event in that group's shape
-// (api/events_v1_form.h), every other kind as for kKubernetes.
-enum class ServedForm { kKubernetes, kStrata, kEventsV1 };
+// (api/events_v1_form.h), every other kind as for kKubernetes. kSource is what the paths of
+// SourceServedTypes() serve (/apis/batch/v1 ...): a native object decoded from such a document,
+// in that document's form (api/source_form.h).
+enum class ServedForm { kKubernetes, kStrata, kEventsV1, kSource };
 inline constexpr char kStrataFormAccept[] = "application/json;g=strata.dev;v=v1alpha1";
 
 // The form an Accept header asks for: kStrata when one of its media ranges has g=strata.dev.
 ServedForm ServedFormWanted(std::string_view accept);
+
+struct ResourceType;
+// The form the API serves at `type`'s path to Kubernetes' clients: kEventsV1 for
+// EventsV1Type(), kSource for SourceServedTypes(), kKubernetes for any other.
+ServedForm KubernetesFormAt(const ResourceType& type);
 
 // Rewrites `body`, a native object as stored, into its served `form`. A body of another kind, or
 // that is not an object, is left as it is.

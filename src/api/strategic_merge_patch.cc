@@ -181,11 +181,14 @@ const std::vector<MergingList>& MergingLists() {
       {"Pod", "spec.containers.env", "name"},  // v1 Container.env
       {"Pod", "spec.template.env", "name"},    // strata's form of the same list
       {"Node", "status.conditions", "type"},   // v1 NodeStatus.conditions
+      {kBatchJobPatchKind, "spec.template.spec.containers", "name"},
+      {kBatchJobPatchKind, "spec.template.spec.containers.env", "name"},
   };
   return kLists;
 }
 
 bool AcceptsStrategicMergePatch(std::string_view kind) {
+  if (kind == kBatchJobPatchKind) return true;
   const ResourceType* type = FindResourceTypeByKind(kind);
   return type != nullptr && type->group.empty();
 }

@@ -42,9 +42,14 @@ struct MergingList {
 // mark with x-kubernetes-patch-merge-key so that kubectl computes its patches alike.
 const std::vector<MergingList>& MergingLists();
 
+// The kind a batch/v1 Job's patches name (a Job as /apis/batch/v1 serves it: api/source_form.h),
+// apart from strata's own Job. Its lists merge as k8s.io/api batch/v1 and core/v1 declare them: a
+// pod template's containers, and their env, by name.
+inline constexpr std::string_view kBatchJobPatchKind = "Job.batch";
+
 // Whether strategic merge patches apply to objects of `kind`: the kinds of the core group, whose
-// fields Kubernetes' v1 types describe. strata.dev's kinds take merge and JSON patches only, as
-// custom resources do on Kubernetes.
+// fields Kubernetes' v1 types describe, and kBatchJobPatchKind. strata.dev's kinds take merge and
+// JSON patches only, as custom resources do on Kubernetes.
 bool AcceptsStrategicMergePatch(std::string_view kind);
 
 }  // namespace strata::api

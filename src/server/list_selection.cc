@@ -61,9 +61,10 @@ Status ApplyFieldSelector(const std::string& text, const api::ResourceType& type
 Result<Selected> SelectionFor(const api::ResourcePath& path,
                               const std::map<std::string, std::string>& query) {
   Selected out;
-  out.selection.kind = std::string(path.type->kind);
+  out.selection.kind = std::string(path.type->StoreKind());
   out.selection.namespace_name = path.namespace_name;
   if (!path.name.empty()) out.name = path.name;
+  out.served_at = path.type;
   if (auto it = query.find("labelSelector"); it != query.end()) {
     Result<store::LabelSelector> labels = store::LabelSelector::Parse(it->second);
     if (!labels) return Err(labels.error().WithPrefix("labelSelector"));

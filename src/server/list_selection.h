@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/resource_catalog.h"
+#include "api/source_form.h"
 #include "common/status.h"
 #include "store/store.h"
 
@@ -33,9 +34,13 @@ struct Selected {
   store::Selection selection;
   std::optional<std::string> name;
   std::vector<FieldTerm> terms;
+  // Only the objects served at this type's path (api::IsServedAt): of a source-served type, the
+  // native objects decoded from its kind's documents.
+  const api::ResourceType* served_at = nullptr;
 
   bool Matches(const store::Object& object) const {
     if (name && object.key.name != *name) return false;
+    if (served_at != nullptr && !api::IsServedAt(object.body, *served_at)) return false;
     return std::all_of(terms.begin(), terms.end(),
                        [&](const FieldTerm& term) { return term.Matches(object.body); });
   }

@@ -13,6 +13,8 @@
 #include "api/pod_contract.h"
 #include "api/pod_v1_form.h"
 #include "api/served_form.h"
+#include "api/source_form.h"
+#include "api/strategic_merge_patch.h"
 #include "api/validation.h"
 #include "cluster/indexes.h"
 #include "common/json_member.h"
@@ -45,7 +47,7 @@ Result<int64_t> ParseVersion(const std::string& text, std::string_view field) {
 
 store::ObjectKey KeyOf(const api::ResourcePath& path) {
   std::string namespace_name = path.type->namespaced ? path.namespace_name.value_or("default") : "";
-  return {std::string(path.type->kind), namespace_name, path.name};
+  return {std::string(path.type->StoreKind()), namespace_name, path.name};
 }
 
 // The one object of `path`'s kind a create or replace body must hold. A JSON object with
@@ -61,9 +63,15 @@ Result<store::Object> DecodeSingle(const api::ResourcePath& path, const std::str
     document["kind"] = path.type->kind;
     text = document.dump();
   }
+  const bool source = api::IsSourceServedType(*path.type);
+  if (source && document.is_object() && document.contains("status")) {
+    // A document as served (a batch/v1 Job), written back: its status is the server's.
+    document.erase("status");
+    text = document.dump();
+  }
   ASSIGN_OR_RETURN(std::vector<api::Object> objects,
                    DecodeRequestBody(text, "request body", default_namespace));
-  if (objects.size() != 1 || objects[0].kind() != path.type->kind) {
+  if (objects.size() != 1 || objects[0].kind() != path.type->StoreKind()) {
     std::string got;
     for (const api::Object& o : objects) got += (got.empty() ? "" : ", ") + std::string(o.kind());
     return Err(
@@ -77,7 +85,29 @@ Result<store::Object> DecodeSingle(const api::ResourcePath& path, const std::str
                                     "\" does not match the namespace of the request path \"" +
                                     *path.namespace_name + "\""));
   }
-  return ToStoreObject(objects[0]);
+  ASSIGN_OR_RETURN(store::Object decoded, ToStoreObject(objects[0]));
+  if (!api::IsServedAt(decoded.body, *path.type)) {
+    return Err(InvalidArgumentError(
+        "apiVersion: " + path.type->Path(path.namespace_name.value_or(""), "") + " takes " +
+        path.type->GroupVersion() + " " + std::string(path.type->kind) +
+        "s; write strata's own (strata.dev/v1alpha1) under " +
+        api::FindResourceTypeByKind(path.type->StoreKind())->GroupVersionPath()));
+  }
+  return decoded;
+}
+
+// The object at `path`. A native object that came from no document of the path's kind (a Job
+// written as strata.dev's, under /apis/batch/v1) is not found there: only strata.dev serves it.
+Result<store::Object> ReadAt(store::Store& store, const api::ResourcePath& path) {
+  ASSIGN_OR_RETURN(store::Object object, store.Get(KeyOf(path)));
+  if (!api::IsServedAt(object.body, *path.type)) {
+    const api::ResourceType* native = api::FindResourceTypeByKind(object.key.kind);
+    return Err(NotFoundError(std::string(path.type->plural) + "." + std::string(path.type->group) +
+                             " \"" + path.name + "\" not found (a strata.dev " + object.key.kind +
+                             ": " + native->Path(object.key.namespace_name, object.key.name) +
+                             ")"));
+  }
+  return object;
 }
 
 // The metadata.resourceVersion of a request's object, null when it has none.
@@ -105,17 +135,29 @@ bool DryRun(const std::map<std::string, std::string>& query) {
   return it != query.end() && it->second == "All";
 }
 
+// The form whose fields a write by `who` names: a source-served kind's where it wrote one (a
+// batch/v1 Job), else the form Kubernetes' clients read.
+api::ServedForm FormWrittenIn(const FieldWrite& who) {
+  for (const api::ResourceType* type : api::SourceServedTypes()) {
+    if (who.api_version == type->GroupVersion() && who.kind == type->kind) {
+      return api::ServedForm::kSource;
+    }
+  }
+  return api::ServedForm::kKubernetes;
+}
+
 // Sets `write`'s metadata.managedFields for a write by `who` that is not a server-side apply
 // and replaces `current` (nullptr: creates `write`), from the forms both are served in.
 Status RecordManagedFields(const FieldWrite& who, const store::Object* current,
                            store::Object& write) {
+  const api::ServedForm form = FormWrittenIn(who);
   std::optional<nlohmann::json> before;
   if (current != nullptr) {
     before = current->body;
-    api::ToServedForm(*before);
+    api::ToServedForm(*before, form);
   }
   nlohmann::json after = write.body;
-  api::ToServedForm(after);
+  api::ToServedForm(after, form);
   Result<nlohmann::json> managed =
       ManagedFieldsAfterUpdate(who, before ? &*before : nullptr, after);
   if (!managed) return managed.error();
@@ -339,7 +381,7 @@ Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& quer
 
 Result<ApiReply> RestApi::GetObject(const api::ResourcePath& path, const TableWanted& table,
                                     api::ServedForm form) {
-  ASSIGN_OR_RETURN(store::Object object, store_.Get(KeyOf(path)));
+  ASSIGN_OR_RETURN(store::Object object, ReadAt(store_, path));
   if (table) {
     nlohmann::json metadata = {{"resourceVersion", std::to_string(object.resource_version)}};
     ASSIGN_OR_RETURN(nlohmann::json shown,
@@ -384,7 +426,7 @@ Result<ApiReply> RestApi::Replace(const api::ResourcePath& path, const net::Http
   ASSIGN_OR_RETURN(store::Object replacement, DecodeReplacement(path, request.body));
   const bool client_precondition = replacement.resource_version != 0;
   for (int attempt = 0;; ++attempt) {
-    ASSIGN_OR_RETURN(store::Object current, store_.Get(replacement.key));
+    ASSIGN_OR_RETURN(store::Object current, ReadAt(store_, path));
     Result<store::Object> updated = UpdateOver(store_, current, replacement, &who, dry_run);
     if (updated) return ServedReply(200, std::move(updated->body), form);
     if (updated.error().code() != StatusCode::kConflict || client_precondition ||
@@ -430,14 +472,14 @@ Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path,
 // read, unless the patch gave its own.
 Result<ApiReply> RestApi::Patch(const api::ResourcePath& path, const net::HttpRequest& request,
                                 const Query& query, api::ServedForm form) {
-  const std::string_view kind = path.type->kind;
+  const std::string_view kind = api::PatchKindOf(*path.type);
   ASSIGN_OR_RETURN(PatchType type, PatchTypeFor(request.Header("Content-Type"), kind));
   if (type == PatchType::kApply) return ApplyServerSide(path, request, query, form);
   ASSIGN_OR_RETURN(const FieldWrite who, WriteBy(path, request, query, /*apply=*/false));
   const bool dry_run = DryRun(query);
   ASSIGN_OR_RETURN(const nlohmann::json patch, ParsePatch(request.body));
   for (int attempt = 0;; ++attempt) {
-    ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
+    ASSIGN_OR_RETURN(store::Object current, ReadAt(store_, path));
     nlohmann::json served = current.body;
     api::ToServedForm(served, form);
     ASSIGN_OR_RETURN(nlohmann::json patched, ApplyParsedPatch(type, kind, served, patch));
@@ -509,12 +551,12 @@ Result<ApiReply> RestApi::ApplyServerSide(const api::ResourcePath& path,
   }
   const bool client_precondition = !ResourceVersionOf(applied).is_null();
   for (int attempt = 0;; ++attempt) {
-    Result<store::Object> current = store_.Get(KeyOf(path));
+    Result<store::Object> current = ReadAt(store_, path);
     if (!current && current.error().code() != StatusCode::kNotFound) return Err(current.error());
     std::optional<nlohmann::json> live;
     if (current) {
       live = current->body;
-      api::ToServedForm(*live);
+      api::ToServedForm(*live, FormWrittenIn(who));
     }
     ASSIGN_OR_RETURN(nlohmann::json merged,
                      ServerSideApply(who, force, live ? &*live : nullptr, applied));
@@ -567,6 +609,10 @@ Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& que
     ASSIGN_OR_RETURN(precondition, ParseVersion(it->second, "resourceVersion"));
   }
   if (path.type->kind == "Namespace") RETURN_IF_ERROR(DeleteNamespaceContents(path.name));
+  if (api::IsSourceServedType(*path.type)) {
+    Result<store::Object> found = ReadAt(store_, path);
+    if (!found) return Err(found.error());
+  }
   ASSIGN_OR_RETURN(store::Object deleted, store_.Delete(KeyOf(path), precondition));
   // A node's Lease goes with it, as its ownerReference makes Kubernetes' garbage collector do.
   if (deleted.key.kind == "Node" && options_.node_leases != nullptr) {

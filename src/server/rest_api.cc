@@ -11,6 +11,7 @@
 #include "api/api_status.h"
 #include "api/node_lease.h"
 #include "api/openapi_document.h"
+#include "api/source_form.h"
 #include "cluster/indexes.h"
 #include "net/http_syntax.h"
 #include "server/protobuf_body.h"
@@ -257,7 +258,9 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
           "events.k8s.io/v1 events are served for reading (get, list, watch); write Events "
           "through /api/v1"));
     }
-    form = api::ServedForm::kEventsV1;
+  }
+  if (resource.type == &api::EventsV1Type() || api::IsSourceServedType(*resource.type)) {
+    form = api::KubernetesFormAt(*resource.type);
   }
   if (resource.subresource == "log") {
     *verb = "log";
@@ -286,6 +289,14 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
   }
   if (!resource.subresource.empty()) {
     *verb = method == "PATCH" ? "patch" : "update";
+    if (api::IsSourceServedType(*resource.type)) {
+      // Read as Kubernetes' clients read a Job's status; written by strata's controllers only.
+      *verb = "get";
+      if (method == "GET") return GetObject(resource, {}, form);
+      return Err(UnimplementedError(
+          "a " + resource.type->GroupVersion() + " " + std::string(resource.type->kind) +
+          "'s status is written by strata's controllers; it is served for reading only"));
+    }
     if (resource.type->kind != "Pod" && resource.type->kind != "Node") {
       return Err(NotFoundError(std::string(resource.type->plural) + " have no status subresource"));
     }

@@ -27,6 +27,11 @@ Status Outside(const Caller& caller, const std::string& what) {
 }  // namespace
 
 bool IsDiscoveryPath(std::string_view path) {
+  for (const api::ResourceType* type : api::SourceServedTypes()) {
+    if (path == "/apis/" + std::string(type->group) || path == type->GroupVersionPath()) {
+      return true;
+    }
+  }
   return path == "/api" || path == "/apis" || path == "/version" || path == "/api/v1" ||
          path == "/apis/strata.dev" || path == "/apis/strata.dev/v1alpha1" ||
          path == "/apis/events.k8s.io" || path == "/apis/events.k8s.io/v1";

@@ -143,7 +143,7 @@ same_object() { # KIND NAME [namespaced]
   [[ $a == "$b" ]] || { diff <(echo "$a") <(echo "$b") | head -20; return 1; }
 }
 for object in "namespace parity" "resourceflavor h100" "queue research" "tenant acme" \
-  "configmap settings namespaced" "secret creds namespaced" "job train namespaced" \
+  "configmap settings namespaced" "secret creds namespaced" "sjob train namespaced" \
   "pod probe namespaced"; do
   read -r -a words <<<"$object"
   # shellcheck disable=SC2086
@@ -171,20 +171,20 @@ ssa() { k apply --server-side "$@"; }
 check "apply --server-side creates" equals "$(ssa_job 1 "a: '1', b: '2'" | ssa -f -)" \
   "job.strata.dev/served serverside-applied"
 check "its manager is kubectl, by Apply" equals \
-  "$(k get job served -n parity-bykubectl --show-managed-fields -o jsonpath='{.metadata.managedFields[0].manager}/{.metadata.managedFields[0].operation}')" \
+  "$(k get sjob served -n parity-bykubectl --show-managed-fields -o jsonpath='{.metadata.managedFields[0].manager}/{.metadata.managedFields[0].operation}')" \
   "kubectl/Apply"
 check "a changed file is applied" equals "$(ssa_job 2 "a: '1'" | ssa -f - >/dev/null;
-  jp job served -n parity-bykubectl '{.spec.priority}')" 2
+  jp sjob served -n parity-bykubectl '{.spec.priority}')" 2
 check "a label the file drops is removed" equals \
-  "$(jp job served -n parity-bykubectl '{.metadata.labels}')" '{"a":"1"}'
+  "$(jp sjob served -n parity-bykubectl '{.metadata.labels}')" '{"a":"1"}'
 check "a dry run changes nothing" equals "$(ssa_job 5 "a: '1'" | ssa --dry-run=server -f - >/dev/null;
-  jp job served -n parity-bykubectl '{.spec.priority}')" 2
+  jp sjob served -n parity-bykubectl '{.spec.priority}')" 2
 ssa_job 7 "a: '1'" >"$dir/ci.yaml"
 check "another manager's field is a conflict naming it and its manager" fails_saying \
   'conflict with "kubectl" using strata.dev/v1alpha1: .spec.priority' \
   ssa --field-manager ci -f "$dir/ci.yaml"
 check "--force-conflicts takes it" equals "$(ssa --field-manager ci --force-conflicts \
-  -f "$dir/ci.yaml" >/dev/null; jp job served -n parity-bykubectl '{.spec.priority}')" 7
+  -f "$dir/ci.yaml" >/dev/null; jp sjob served -n parity-bykubectl '{.spec.priority}')" 7
 
 # Every kind takes it, the core group's too: a label of a Node.
 printf 'apiVersion: v1\nkind: Node\nmetadata: {name: sim-node-0, labels: {pool: ops}}\n' \

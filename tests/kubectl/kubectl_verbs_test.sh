@@ -65,24 +65,24 @@ YAML
 job_manifest train 1 "team: a, stage: dev" "sleep 600" >"$dir/train.yaml"
 check "apply creates the Job" \
   equals "$(k apply -f "$dir/train.yaml")" "job.strata.dev/train created"
-last_applied() { jp job train -n team-a \
+last_applied() { jp sjob train -n team-a \
   '{.metadata.annotations.kubectl\.kubernetes\.io/last-applied-configuration}'; }
 check "with the last-applied annotation" grep -q '"priority":1' <<<"$(last_applied)"
-check "label adds a label" equals "$(k label job train -n team-a owner=ml)" \
+check "label adds a label" equals "$(k label sjob train -n team-a owner=ml)" \
   "job.strata.dev/train labeled"
 job_manifest train 2 "team: a" "sleep 600" >"$dir/train.yaml"
 check "apply of a changed file configures it" \
   equals "$(k apply -f "$dir/train.yaml")" "job.strata.dev/train configured"
-check "the spec changed" equals "$(jp job train -n team-a '{.spec.priority}')" 2
+check "the spec changed" equals "$(jp sjob train -n team-a '{.spec.priority}')" 2
 check "the label the file dropped is gone, the one kubectl label added is kept" \
-  equals "$(jp job train -n team-a '{.metadata.labels}')" '{"owner":"ml","team":"a"}'
+  equals "$(jp sjob train -n team-a '{.metadata.labels}')" '{"owner":"ml","team":"a"}'
 check "apply of the same file changes nothing" \
   equals "$(k apply -f "$dir/train.yaml")" "job.strata.dev/train unchanged"
 
 # ---- label, annotate -----------------------------------------------------------------------------
-check "annotate" equals "$(k annotate job train -n team-a note=hello)" \
+check "annotate" equals "$(k annotate sjob train -n team-a note=hello)" \
   "job.strata.dev/train annotated"
-check "the annotation is there" equals "$(jp job train -n team-a '{.metadata.annotations.note}')" \
+check "the annotation is there" equals "$(jp sjob train -n team-a '{.metadata.annotations.note}')" \
   hello
 check "label a node" equals "$(k label node sim-node-2 zone=z1)" "node/sim-node-2 labeled"
 check "unlabel a node" equals "$(k label node sim-node-2 zone-)" "node/sim-node-2 unlabeled"
@@ -90,33 +90,33 @@ check "the node's label is gone" equals "$(jp node sim-node-2 '{.metadata.labels
 
 # ---- patch ---------------------------------------------------------------------------------------
 check "patch --type merge" equals \
-  "$(k patch job train -n team-a --type merge -p '{"spec": {"maxRestarts": 3}}')" \
+  "$(k patch sjob train -n team-a --type merge -p '{"spec": {"maxRestarts": 3}}')" \
   "job.strata.dev/train patched"
 check "patch --type json" equals \
-  "$(k patch job train -n team-a --type json \
+  "$(k patch sjob train -n team-a --type json \
     -p '[{"op": "test", "path": "/spec/maxRestarts", "value": 3},
          {"op": "replace", "path": "/spec/maxRestarts", "value": 4}]')" \
   "job.strata.dev/train patched"
-check "both patches are stored" equals "$(jp job train -n team-a '{.spec.maxRestarts}')" 4
+check "both patches are stored" equals "$(jp sjob train -n team-a '{.spec.maxRestarts}')" 4
 check "a JSON patch whose test fails names the operation" fails_saying \
   'operation 0 (test "/spec/maxRestarts")' \
-  k patch job train -n team-a --type json -p '[{"op": "test", "path": "/spec/maxRestarts", "value": 9}]'
+  k patch sjob train -n team-a --type json -p '[{"op": "test", "path": "/spec/maxRestarts", "value": 9}]'
 check "patch (strategic) of a node" equals \
   "$(k patch node sim-node-2 -p '{"metadata": {"labels": {"pool": "a"}}}')" "node/sim-node-2 patched"
 check "the node's label is there" equals "$(jp node sim-node-2 '{.metadata.labels.pool}')" a
 check "a strategic patch of a Job is refused, saying what to use" fails_saying \
   "strategic merge patch is not supported for Job" \
-  k patch job train -n team-a -p '{"spec": {"priority": 3}}'
-version=$(jp job train -n team-a '{.metadata.resourceVersion}')
-k patch job train -n team-a --type merge -p '{"spec": {"priority": 5}}' >/dev/null
+  k patch sjob train -n team-a -p '{"spec": {"priority": 3}}'
+version=$(jp sjob train -n team-a '{.metadata.resourceVersion}')
+k patch sjob train -n team-a --type merge -p '{"spec": {"priority": 5}}' >/dev/null
 check "a patch with a stale resourceVersion is a conflict" fails_saying "(Conflict)" \
-  k patch job train -n team-a --type merge \
+  k patch sjob train -n team-a --type merge \
   -p "{\"metadata\": {\"resourceVersion\": \"$version\"}, \"spec\": {\"priority\": 6}}"
 check "so is a label with a stale --resource-version" fails_saying "(Conflict)" \
-  k label job train -n team-a extra=1 --resource-version "$version"
+  k label sjob train -n team-a extra=1 --resource-version "$version"
 check "an invalid patch is refused naming the field" fails_saying "spec.replicas" \
-  k patch job train -n team-a --type merge -p '{"spec": {"replicas": "three"}}'
-check "and changed nothing" equals "$(jp job train -n team-a '{.spec.priority}/{.spec.replicas}')" \
+  k patch sjob train -n team-a --type merge -p '{"spec": {"replicas": "three"}}'
+check "and changed nothing" equals "$(jp sjob train -n team-a '{.spec.priority}/{.spec.replicas}')" \
   5/1
 
 # ---- edit ----------------------------------------------------------------------------------------
@@ -126,10 +126,10 @@ cat >"$dir/editor.sh" <<'SH'
 sed -i -e 's/^  priority: 5$/  priority: 7/' -e 's/^  labels:$/  labels:\n    edited: "yes"/' "$1"
 SH
 chmod +x "$dir/editor.sh"
-check "edit a Job" equals "$(KUBE_EDITOR=$dir/editor.sh k edit job train -n team-a)" \
+check "edit a Job" equals "$(KUBE_EDITOR=$dir/editor.sh k edit sjob train -n team-a)" \
   "job.strata.dev/train edited"
 check "the edit is stored" equals \
-  "$(jp job train -n team-a '{.spec.priority}/{.metadata.labels.edited}')" 7/yes
+  "$(jp sjob train -n team-a '{.spec.priority}/{.metadata.labels.edited}')" 7/yes
 check "edit a Node" equals "$(KUBE_EDITOR=$dir/editor.sh k edit node sim-node-2)" \
   "node/sim-node-2 edited"
 check "the node's edit is stored" equals "$(jp node sim-node-2 '{.metadata.labels.edited}')" yes
@@ -137,11 +137,11 @@ check "the node's edit is stored" equals "$(jp node sim-node-2 '{.metadata.label
 # ---- scale, wait ---------------------------------------------------------------------------------
 check "scale says strata has no scale subresource, and why" fails_saying \
   "jobs have no scale subresource in strata: a Job's spec.replicas is the size of its gang" \
-  k scale job train -n team-a --replicas 2
+  k scale sjob train -n team-a --replicas 2
 check "wait for a node's Ready condition" \
   k wait --for=condition=Ready node/sim-node-0 --timeout=30s
 check "wait for the Job's Running condition" \
-  k wait --for=condition=Running job/train -n team-a --timeout=60s
+  k wait --for=condition=Running sjob/train -n team-a --timeout=60s
 check "wait for a jsonpath" \
   k wait --for=jsonpath='{.status.phase}'=Running pod/train-worker-0 -n team-a --timeout=60s
 
@@ -158,7 +158,7 @@ check "get pods shows phase, restarts, node and GPUs" equals "$(header pods -n t
 check "the worker's row" matches "^train-worker-0 Running 0 sim-node-[0-9] 0-7 " \
   "$(row pods -n team-a)"
 check "get jobs shows readiness, GPUs and queue (none named)" matches "^train Running 1/1 0 1x8 - " \
-  "$(row jobs -n team-a)"
+  "$(row sjob -n team-a)"
 check "-A puts the namespace first" matches "^team-a train-worker-0 Running " \
   "$(row pods -A)"
 check "--sort-by reads the objects the rows carry" equals \
@@ -208,8 +208,8 @@ check "applying the same v1 Pod file again" matches "^pod/probe \\(unchanged\\|c
 for name in one two; do job_manifest "$name" 1 "" "sleep 600" | sed 's/team-a/team-b/' |
   k apply -f - >/dev/null; done
 deleted() { echo "job.strata.dev \"$1\" deleted from team-b namespace"; }
-check "delete --all" equals "$(k delete jobs --all -n team-b | sort)" "$(deleted one; deleted two)"
-check "nothing left" equals "$(k get jobs -n team-b -o name)" ""
+check "delete --all" equals "$(k delete sjob --all -n team-b | sort)" "$(deleted one; deleted two)"
+check "nothing left" equals "$(k get sjob -n team-b -o name)" ""
 
 # ---- the Python client ---------------------------------------------------------------------------
 check "the Python client's patches" "$python" "$repo/tests/kubectl/python_patch_check.py" \
@@ -246,7 +246,7 @@ moved() {
 }
 check "the Job's pod runs again on another node" wait_for 60 moved
 check "counting neither a restart nor a preemption" equals \
-  "$(jp job train -n team-a '{.status.restartCount}/{.status.preemptionCount}')" /
+  "$(jp sjob train -n team-a '{.status.restartCount}/{.status.preemptionCount}')" /
 k uncordon "$node" >/dev/null
 
 # ---- namespaces ----------------------------------------------------------------------------------
@@ -262,12 +262,12 @@ check "kubectl run" equals "$(k run lone --image=busybox -n team-d --command -- 
   "pod/lone created"
 job_manifest gone 1 "" "sleep 600" | sed 's/team-a/team-c/' | k apply -f - >/dev/null
 check "delete namespace" equals "$(k delete namespace team-c)" 'namespace "team-c" deleted'
-check "deletes what is in it" equals "$(k get jobs -n team-c -o name)" ""
-check "and nothing else" grep -q "^train " <<<"$(k get jobs -n team-a)"
+check "deletes what is in it" equals "$(k get sjob -n team-c -o name)" ""
+check "and nothing else" grep -q "^train " <<<"$(k get sjob -n team-a)"
 
 # ---- explain -------------------------------------------------------------------------------------
 check "explain reads strata's field descriptions" \
-  grep -q "Pods (nodes)" <<<"$(k explain jobs.spec.replicas 2>&1)"
+  grep -q "Pods (nodes)" <<<"$(k explain sjob.spec.replicas 2>&1)"
 
 ((failures == 0)) || { echo "$failures check(s) failed"; tail -20 "$dir/up.log"; exit 1; }
 echo "all checks passed"

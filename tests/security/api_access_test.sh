@@ -50,7 +50,7 @@ check "the CLI finds the credential by itself" grep -q "^sim-node-0 " \
 job a-train team-a >"$dir/a.yaml"
 check "and writes with it" "$strata" apply -f "$dir/a.yaml" --server "$api"
 check "kubectl works with the kubeconfig strata up wrote (TLS)" grep -q "^a-train" \
-  <<<"$(kubectl --kubeconfig "$dir/data/kubeconfig" get jobs -n team-a 2>&1)"
+  <<<"$(kubectl --kubeconfig "$dir/data/kubeconfig" get sjob -n team-a 2>&1)"
 
 # ---- another local user ----------------------------------------------------------------------------
 check "nobody cannot read the credential" \
@@ -99,8 +99,8 @@ contexts: [{name: strata, context: {cluster: strata, user: team-b, namespace: te
 current-context: strata
 YAML
 check "kubectl as team-b lists team-b's jobs" grep -q "^b-train" \
-  <<<"$(kubectl --kubeconfig "$dir/team-b.kubeconfig" get jobs 2>&1)"
-out=$(kubectl --kubeconfig "$dir/team-b.kubeconfig" get jobs -n team-a 2>&1)
+  <<<"$(kubectl --kubeconfig "$dir/team-b.kubeconfig" get sjob 2>&1)"
+out=$(kubectl --kubeconfig "$dir/team-b.kubeconfig" get sjob -n team-a 2>&1)
 check "and is forbidden team-a's" grep -q "Forbidden\|forbidden" <<<"$out" || echo "  got: $out"
 
 ((failures == 0)) || { echo "$failures check(s) failed"; tail -20 "$dir/up.log"; exit 1; }

@@ -1,0 +1,155 @@
+#include "api/source_form.h"
+
+#include "api/batch_v1_form.h"
+#include "api/jobset_form.h"
+#include "api/object_meta.h"
+#include "api/strategic_merge_patch.h"
+#include "common/check.h"
+#include "common/json_member.h"
+
+namespace strata::api {
+namespace {
+
+using Json = nlohmann::json;
+
+// One source-served kind: where it is served, and what its form adds to the kept document.
+struct SourceKind {
+  const ResourceType& (*type)();
+  std::string_view patch_kind;   // empty: the type's kind
+  void (*defaults)(Json& spec);  // nullptr: none
+  Json (*status)(const Json& stored, const Json& spec);
+  std::vector<TableColumn> (*columns)();
+  std::vector<std::string> (*cells)(const Json& served, TimePoint now);
+};
+
+const std::vector<SourceKind>& SourceKinds() {
+  static const std::vector<SourceKind> kKinds = {
+      {BatchJobType, kBatchJobPatchKind, DefaultBatchJobSpec, BatchJobStatus, BatchJobColumns,
+       BatchJobCells},
+      {JobSetType, "", nullptr, JobSetStatus, JobSetColumns, JobSetCells},
+  };
+  return kKinds;
+}
+
+const SourceKind* SourceKindAt(const ResourceType& type) {
+  for (const SourceKind& kind : SourceKinds()) {
+    if (&kind.type() == &type) return &kind;
+  }
+  return nullptr;
+}
+
+// The kept source of `stored` and its kind's entry; a null source when it has none that reads
+// as a served kind's.
+std::pair<Json, const SourceKind*> SourceOf(const Json& stored) {
+  if (StringMemberOr(stored, "apiVersion") != kApiVersion) return {};
+  const std::string text = StringMemberOr(
+      MemberOrNull(MemberOrNull(stored, "metadata"), "annotations"), kSourceAnnotation);
+  if (text.empty()) return {};
+  Json source = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!MemberOrNull(source, "spec").is_object()) return {};
+  for (const SourceKind& kind : SourceKinds()) {
+    const ResourceType& type = kind.type();
+    if (StringMemberOr(source, "apiVersion") == type.GroupVersion() &&
+        StringMemberOr(source, "kind") == type.kind &&
+        StringMemberOr(stored, "kind") == type.StoreKind()) {
+      return {std::move(source), &kind};
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+bool IsSourceServedType(const ResourceType& type) { return SourceKindAt(type) != nullptr; }
+
+std::string SourceAnnotationValue(const ResourceType& type, const Json& spec) {
+  const SourceKind* kind = SourceKindAt(type);
+  STRATA_CHECK(kind != nullptr);
+  Json defaulted = spec;
+  if (kind->defaults != nullptr) kind->defaults(defaulted);
+  return Json{{"apiVersion", type.GroupVersion()}, {"kind", type.kind}, {"spec", defaulted}}.dump();
+}
+
+const ResourceType* SourceTypeOf(const Json& stored) {
+  const SourceKind* kind = SourceOf(stored).second;
+  return kind == nullptr ? nullptr : &kind->type();
+}
+
+bool IsServedAt(const Json& stored, const ResourceType& type) {
+  return !IsSourceServedType(type) || SourceTypeOf(stored) == &type;
+}
+
+Json ServedSourceForm(const Json& stored) {
+  auto [source, kind] = SourceOf(stored);
+  if (kind == nullptr) return stored;
+  Json metadata = MemberOrNull(stored, "metadata");
+  Json& annotations = metadata["annotations"];
+  annotations.erase(kSourceAnnotation);
+  if (annotations.empty()) metadata.erase("annotations");
+  // The decoders read Kueue's queue label into the native object's queue.
+  const std::string queue = StringMemberOr(MemberOrNull(stored, "spec"), "queue");
+  if (!queue.empty()) metadata["labels"][std::string(kKueueQueueNameLabel)] = queue;
+  Json spec = std::move(source["spec"]);
+  Json status = kind->status(stored, spec);
+  return {{"apiVersion", kind->type().GroupVersion()},
+          {"kind", kind->type().kind},
+          {"metadata", std::move(metadata)},
+          {"spec", std::move(spec)},
+          {"status", std::move(status)}};
+}
+
+std::string_view PatchKindOf(const ResourceType& type) {
+  const SourceKind* kind = SourceKindAt(type);
+  return kind == nullptr || kind->patch_kind.empty() ? type.kind : kind->patch_kind;
+}
+
+std::vector<TableColumn> SourceTableColumns(const ResourceType& type) {
+  const SourceKind* kind = SourceKindAt(type);
+  STRATA_CHECK(kind != nullptr);
+  return kind->columns();
+}
+
+std::vector<std::string> SourceTableCells(const ResourceType& type, const Json& stored,
+                                          TimePoint now) {
+  const SourceKind* kind = SourceKindAt(type);
+  STRATA_CHECK(kind != nullptr);
+  return kind->cells(ServedSourceForm(stored), now);
+}
+
+int64_t IntegerOr(const Json& object, std::string_view key, int64_t fallback) {
+  const Json& value = MemberOrNull(object, key);
+  return value.is_number_integer() ? value.get<int64_t>() : fallback;
+}
+
+Json TrueCondition(std::string_view type, std::string_view reason, std::string_view message,
+                   const std::string& time) {
+  Json condition = {{"type", type}, {"status", "True"}, {"reason", reason}};
+  if (!message.empty()) condition["message"] = message;
+  if (!time.empty()) {
+    condition["lastProbeTime"] = time;
+    condition["lastTransitionTime"] = time;
+  }
+  return condition;
+}
+
+std::string ConditionTime(const Json& native_status, std::string_view type,
+                          const std::string& fallback) {
+  for (const Json& condition : MemberOrNull(native_status, "conditions")) {
+    if (StringMemberOr(condition, "type") == type) {
+      return StringMemberOr(condition, "lastTransitionTime", fallback);
+    }
+  }
+  return fallback;
+}
+
+const Json* TrueConditionOf(const Json& served, std::string_view type) {
+  for (const Json& condition : MemberOrNull(MemberOrNull(served, "status"), "conditions")) {
+    if (StringMemberOr(condition, "type") == type &&
+        StringMemberOr(condition, "status") == "True") {
+      return &condition;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace strata::api
