@@ -23,17 +23,6 @@ strata=${STRATA_BINARY_DIR:-$repo/build/release}/bin/strata
 # shellcheck source=strata_for_kubectl.sh
 source "$repo/tests/kubectl/strata_for_kubectl.sh"
 start_strata_for_kubectl batch_jobs_test 2x8:H100-80GB
-equals() { [[ $1 == "$2" ]] || { echo "  expected '$2', got '$1'"; return 1; }; }
-has() { grep -qF -- "$1" <<<"$2" || { echo "  '$1' not in: $2"; return 1; }; }
-fails_saying() {
-  local text=$1 out
-  shift
-  if out=$("$@" 2>&1); then
-    echo "  unexpectedly succeeded: $out"
-    return 1
-  fi
-  grep -qF -- "$text" <<<"$out" || { echo "  got: $out"; return 1; }
-}
 # row ARGS...: the table kubectl get prints, without its header, columns joined by one space.
 row() { k get "$@" --no-headers | tr -s ' '; }
 

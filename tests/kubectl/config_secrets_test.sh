@@ -20,9 +20,6 @@ strata=${STRATA_BINARY_DIR:-$repo/build/release}/bin/strata
 # shellcheck source=strata_for_kubectl.sh
 source "$repo/tests/kubectl/strata_for_kubectl.sh"
 start_strata_for_kubectl config_secrets_test 1x8:H100-80GB
-equals() { [[ $1 == "$2" ]] || { echo "  expected '$2', got '$1'"; return 1; }; }
-lacks() { ! grep -qF -- "$1" <<<"$2" || { echo "  '$1' shown in: $2"; return 1; }; }
-has() { grep -qF -- "$1" <<<"$2" || { echo "  '$1' not in: $2"; return 1; }; }
 
 # kubectl create sends core kinds as protobuf, which strata reads for ConfigMaps and Secrets;
 # kubectl apply sends JSON.

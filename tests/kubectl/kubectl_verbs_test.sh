@@ -34,16 +34,6 @@ source "$repo/tests/kubectl/strata_for_kubectl.sh"
 start_strata_for_kubectl kubectl_verbs_test 3x8:H100-80GB
 
 # fails_saying TEXT COMMAND...: COMMAND fails and its output contains TEXT.
-fails_saying() {
-  local text=$1 out
-  shift
-  if out=$("$@" 2>&1); then
-    echo "  unexpectedly succeeded: $out"
-    return 1
-  fi
-  grep -qF -- "$text" <<<"$out" || { echo "  got: $out"; return 1; }
-}
-equals() { [[ $1 == "$2" ]] || { echo "  expected '$2', got '$1'"; return 1; }; }
 
 job_manifest() { # NAME PRIORITY LABELS COMMAND
   cat <<YAML

@@ -38,3 +38,18 @@ start_strata_for_kubectl() {
 k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$dir/kubeconfig" --cache-dir "$dir/kube-cache" "$@"; }
 # jp KUBECTL-ARGS... JSONPATH: one field of what kubectl gets.
 jp() { k get "${@:1:$#-1}" -o "jsonpath=${*: -1}"; }
+
+# Assertions for check: equals ACTUAL EXPECTED; has TEXT IN; lacks TEXT IN; fails_saying TEXT
+# COMMAND... (the command fails and says TEXT).
+equals() { [[ $1 == "$2" ]] || { echo "  expected '$2', got '$1'"; return 1; }; }
+has() { grep -qF -- "$1" <<<"$2" || { echo "  '$1' not in: $2"; return 1; }; }
+lacks() { ! grep -qF -- "$1" <<<"$2" || { echo "  '$1' shown in: $2"; return 1; }; }
+fails_saying() {
+  local text=$1 out
+  shift
+  if out=$("$@" 2>&1); then
+    echo "  unexpectedly succeeded: $out"
+    return 1
+  fi
+  grep -qF -- "$text" <<<"$out" || { echo "  got: $out"; return 1; }
+}
