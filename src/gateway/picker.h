@@ -137,9 +137,11 @@ struct PickerOptions {
   // decoder's output tokens), and more than nothing: with 0 (issue 24's baseline) the picker
   // spread prefills one per step over every replica, so each step of every batch carried a
   // prefill's overhead, and on the generated grid's low-reuse cells at loads 1.0-1.5 strata's
-  // goodput fell to 0.77-0.90x epp-default's on TPOT alone. 0.2 (bench/serve/RESULTS.md,
-  // "Change 2"): 0.1 recovered a third of that, 0.3 more at a higher TTFT p90.
-  double decode_stall_weight = 0.2;
+  // goodput fell to 0.77-0.90x epp-default's on TPOT alone. 0.1 (bench/serve/RESULTS.md,
+  // "Change 2"): rows meeting all three targets 39 -> 42 of 72 (poisson decode at load 1.5:
+  // 0.77x -> 0.98x). 0.2 met the TPOT target on 70 rows (64 at 0.1) but lost TTFT p90 on 7
+  // (by 3-10 %) and the Mooncake trace's TTFT p90 and hit-rate targets.
+  double decode_stall_weight = 0.1;
   // The fixed part of an engine step that prefills (8b-h100: 30 ms); `strata sim serve` sets it
   // from its engine profile.
   double prefill_overhead_seconds = 0.03;

@@ -404,7 +404,8 @@ TEST_F(PickerTest, QueueDecidesWithoutPrefixAndKvUsageIsNotADelay) {
 TEST_F(PickerTest, APrefillGoesWhereFewerSequencesDecodeEvenBehindAShortQueue) {
   // "a" decodes 10 sequences and queues nothing; "b" decodes 2 behind one queued request (one
   // mean prefill, 1 block). A new prefill stalls every decoder for its step's overhead (30 ms:
-  // 7.5 blocks of 4 ms): 0.2 x 10 x 7.5 = 15 blocks on "a" against 1 + 0.2 x 2 x 7.5 = 4 on "b".
+  // 7.5 blocks of 4 ms): 0.1 x 10 x 7.5 = 7.5 blocks on "a" against 1 + 0.1 x 2 x 7.5 = 2.5 on
+  // "b".
   std::vector<EndpointState> endpoints = {Endpoint("a"), Endpoint("b")};
   endpoints[0].running = 10;
   endpoints[1].running = 2;
@@ -421,7 +422,7 @@ TEST_F(PickerTest, APrefillGoesWhereFewerSequencesDecodeEvenBehindAShortQueue) {
 TEST_F(PickerTest, APrefillJoiningOneStillWaitingSharesItsStepsOverhead) {
   // Both decode 10 sequences; "a" has a 1-block prefill from this picker not yet done. Joining
   // it waits 1 block and adds no step overhead for the decoders; "b" would start a prefilling
-  // step of its own, stalling its 10 decoders for 7.5 blocks each (0.2 x 75 = 15).
+  // step of its own, stalling its 10 decoders for 7.5 blocks each (0.1 x 75 = 7.5).
   std::vector<EndpointState> endpoints = {Endpoint("a"), Endpoint("b")};
   endpoints[0].running = endpoints[1].running = 10;
   Picker picker(Options("strata"));
@@ -437,8 +438,8 @@ TEST_F(PickerTest, APrefillJoiningOneStillWaitingSharesItsStepsOverhead) {
 
 TEST_F(PickerTest, WithoutABlocksTimeOnlyThePromptsOwnBlocksStallTheDecoders) {
   // Without a block's prefill time the step overhead is not priced; the prompt's 3 uncached
-  // blocks still stall the decoders: 0.2 x 8 x 3 = 4.8 blocks on "a" against one queued
-  // request (1 block) + 0.2 x 1 x 3 = 1.6 on "b".
+  // blocks still stall the decoders: 0.1 x 8 x 3 = 2.4 blocks on "a" against one queued
+  // request (1 block) + 0.1 x 1 x 3 = 0.3 on "b".
   PickerOptions options = Options("strata");
   options.prefill_seconds_per_block = 0;
   std::vector<EndpointState> endpoints = {Endpoint("a"), Endpoint("b")};
