@@ -125,6 +125,26 @@ struct PickerOptions {
   // profile's 250 us per token), to count the part of an endpoint's oldest outstanding prefill
   // already done; 0: none counted.
   double prefill_seconds_per_block = 0.004;
+  // ttft-estimate: what a new prefill costs the sequences already decoding there. An engine step
+  // that holds a prefill chunk takes the chunk's time plus a fixed overhead, and every running
+  // sequence waits for it to get its next token, so routing a request to an endpoint stalls
+  // `running` decoders by
+  //   running * (this prompt's uncached blocks
+  //              + prefill_overhead_seconds / prefill_seconds_per_block, unless a prefill this
+  //                picker sent is still outstanding there: the new one then shares its step)
+  // and the estimate adds decode_stall_weight times that, in the same units. One decoder's
+  // stall weighs less than this request's own wait (a TPOT objective spreads it over the
+  // decoder's output tokens), and more than nothing: with 0 (issue 24's baseline) the picker
+  // spread prefills one per step over every replica, so each step of every batch carried a
+  // prefill's overhead, and on the generated grid's low-reuse cells at loads 1.0-1.5 strata's
+  // goodput fell to 0.77-0.90x epp-default's on TPOT alone. 0.1 (bench/serve/RESULTS.md,
+  // "Change 2"): rows meeting all three targets 39 -> 42 of 72 (poisson decode at load 1.5:
+  // 0.77x -> 0.98x). 0.2 met the TPOT target on 70 rows (64 at 0.1) but lost TTFT p90 on 7
+  // (by 3-10 %) and the Mooncake trace's TTFT p90 and hit-rate targets.
+  double decode_stall_weight = 0.1;
+  // The fixed part of an engine step that prefills (8b-h100: 30 ms); `strata sim serve` sets it
+  // from its engine profile.
+  double prefill_overhead_seconds = 0.03;
 };
 
 // Why the picker chose an endpoint, for metrics (`strata_gateway_picks_total{reason=...}`).

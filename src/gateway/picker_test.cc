@@ -401,6 +401,60 @@ TEST_F(PickerTest, QueueDecidesWithoutPrefixAndKvUsageIsNotADelay) {
   EXPECT_EQ(r->reason, PickReason::kLeastLoaded);
 }
 
+TEST_F(PickerTest, APrefillGoesWhereFewerSequencesDecodeEvenBehindAShortQueue) {
+  // "a" decodes 10 sequences and queues nothing; "b" decodes 2 behind one queued request (one
+  // mean prefill, 1 block). A new prefill stalls every decoder for its step's overhead (30 ms:
+  // 7.5 blocks of 4 ms): 0.1 x 10 x 7.5 = 7.5 blocks on "a" against 1 + 0.1 x 2 x 7.5 = 2.5 on
+  // "b".
+  std::vector<EndpointState> endpoints = {Endpoint("a"), Endpoint("b")};
+  endpoints[0].running = 10;
+  endpoints[1].running = 2;
+  endpoints[1].waiting = 1;
+  Picker picker(Options("strata"));
+  EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "b");
+  // Without pricing the decoders the queue decides.
+  PickerOptions unpriced = Options("strata");
+  unpriced.decode_stall_weight = 0;
+  Picker queue_only(unpriced);
+  EXPECT_EQ(Id(endpoints, queue_only.Pick(endpoints, {}, clock_.Now())), "a");
+}
+
+TEST_F(PickerTest, APrefillJoiningOneStillWaitingSharesItsStepsOverhead) {
+  // Both decode 10 sequences; "a" has a 1-block prefill from this picker not yet done. Joining
+  // it waits 1 block and adds no step overhead for the decoders; "b" would start a prefilling
+  // step of its own, stalling its 10 decoders for 7.5 blocks each (0.1 x 75 = 7.5).
+  std::vector<EndpointState> endpoints = {Endpoint("a"), Endpoint("b")};
+  endpoints[0].running = endpoints[1].running = 10;
+  Picker picker(Options("strata"));
+  std::vector<std::string> not_b = {"b"};
+  std::vector<uint64_t> one_block = Blocks(1, 1);
+  PickRequest first;
+  first.block_hashes = one_block;
+  first.excluded_ids = not_b;
+  ASSERT_EQ(Id(endpoints, picker.Pick(endpoints, first, clock_.Now())), "a");
+  endpoints[0].in_flight = 11;  // the gateway counts it in flight there
+  EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, {}, clock_.Now())), "a");
+}
+
+TEST_F(PickerTest, WithoutABlocksTimeOnlyThePromptsOwnBlocksStallTheDecoders) {
+  // Without a block's prefill time the step overhead is not priced; the prompt's 3 uncached
+  // blocks still stall the decoders: 0.1 x 8 x 3 = 2.4 blocks on "a" against one queued
+  // request (1 block) + 0.1 x 1 x 3 = 0.3 on "b".
+  PickerOptions options = Options("strata");
+  options.prefill_seconds_per_block = 0;
+  std::vector<EndpointState> endpoints = {Endpoint("a"), Endpoint("b")};
+  endpoints[0].running = 8;
+  endpoints[1].running = 1;
+  endpoints[1].waiting = 1;
+  Picker picker(options);
+  std::vector<uint64_t> three = Blocks(500, 3);
+  PickRequest request;
+  request.block_hashes = three;
+  EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, request, clock_.Now())), "b");
+  PickRequest empty;  // nothing to prefill, no overhead known: the queue decides
+  EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, empty, clock_.Now())), "a");
+}
+
 TEST_F(PickerTest, AFullKvCacheKeepsItsPrefixCredit) {
   // An overloaded fleet: every cache is full. A turn sent away from its prefix would recompute it
   // into another full cache and deepen the overload, so affinity holds (issue 24: at 95 % KV

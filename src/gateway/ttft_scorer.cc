@@ -11,6 +11,10 @@ TtftScorer::TtftScorer(const PickerOptions& options)
       running_share_(options.running_share),
       kv_share_(options.kv_share),
       lora_share_(options.lora_share),
+      decode_stall_weight_(options.decode_stall_weight),
+      overhead_blocks_(options.prefill_seconds_per_block > 0
+                           ? options.prefill_overhead_seconds / options.prefill_seconds_per_block
+                           : 0),
       load_cap_ratio_(options.load_cap_ratio),
       load_cap_min_excess_(options.load_cap_min_excess) {}
 
@@ -38,8 +42,13 @@ void TtftScorer::Score(std::span<const ScoringCandidate> candidates, const Scori
     if (request.lora_requested && (capped_[i] || !c.adapter_loaded)) {
       requests_ahead += lora_share_;
     }
+    const double uncached = static_cast<double>(request.total_blocks - cached);
+    // Every sequence decoding there waits for this prefill's step; a prefill already waiting
+    // there shares the step's overhead.
+    const double stall = static_cast<double>(c.running) *
+                         (uncached + (c.outstanding_requests > 0 ? 0.0 : overhead_blocks_));
     scores[i] = -(c.outstanding_blocks + per_request * requests_ahead +
-                  (1.0 + miss_weight_) * static_cast<double>(request.total_blocks - cached));
+                  (1.0 + miss_weight_) * uncached + decode_stall_weight_ * stall);
   }
 }
 

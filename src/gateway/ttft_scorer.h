@@ -12,7 +12,8 @@ struct PickerOptions;
 // blocks to prefill (the cost model of PickerOptions: the prefill this picker sent there and
 // that is not done, the queued requests it did not send at the mean prefill, and this prompt's
 // uncached blocks, each missed block weighted by 1 + miss_weight; an endpoint over the load cap
-// gets no prefix or LoRA credit). Keeps the running mean of the uncached
+// gets no prefix or LoRA credit), plus decode_stall_weight times the stall its prefill puts on
+// the sequences decoding there. Keeps the running mean of the uncached
 // blocks routed, updated by Chosen. Owned by one Picker; not thread-safe.
 class TtftScorer final : public Scorer {
  public:
@@ -33,6 +34,9 @@ class TtftScorer final : public Scorer {
   double running_share_;
   double kv_share_;
   double lora_share_;
+  double decode_stall_weight_;
+  // prefill_overhead_seconds in blocks of prefill (0 when a block's time is not known).
+  double overhead_blocks_;
   double load_cap_ratio_;
   int64_t load_cap_min_excess_;
   // The running mean of the uncached prompt blocks of routed requests; 0 until the first prompt

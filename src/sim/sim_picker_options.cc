@@ -14,6 +14,7 @@ gateway::PickerOptions SimPickerOptions(const engine::EngineModel& engine, int b
       static_cast<size_t>(std::max<int64_t>(1, kv_tokens / std::max(block_tokens, 1)));
   options.prefill_seconds_per_block =
       ToSeconds(engine.options().profile.per_prompt_token) * block_tokens;
+  options.prefill_overhead_seconds = ToSeconds(engine.options().profile.prefill_overhead);
   return options;
 }
 
