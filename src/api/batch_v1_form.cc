@@ -18,7 +18,7 @@ constexpr std::string_view kRestartsRanOut = "MaxRestartsExceeded";
 }  // namespace
 
 void DefaultBatchJobSpec(Json& spec) {
-  const int64_t parallelism = IntegerOr(spec, "parallelism", 1);
+  const int64_t parallelism = IntegerMemberOr(spec, "parallelism", 1);
   spec["parallelism"] = parallelism;
   if (!spec.contains("completions")) spec["completions"] = parallelism;
   if (!spec.contains("completionMode")) spec["completionMode"] = "NonIndexed";
@@ -38,7 +38,7 @@ std::string IndexRange(int64_t count) {
 
 Json BatchJobStatus(const Json& stored, const Json& spec) {
   const Json& native = MemberOrNull(stored, "status");
-  const int64_t replicas = IntegerOr(MemberOrNull(stored, "spec"), "replicas", 1);
+  const int64_t replicas = IntegerMemberOr(MemberOrNull(stored, "spec"), "replicas", 1);
   const JobPhase phase =
       ParseJobPhase(StringMemberOr(native, "phase", JobPhaseName(JobPhase::kPending)))
           .value_or(JobPhase::kPending);
@@ -62,7 +62,7 @@ Json BatchJobStatus(const Json& stored, const Json& spec) {
                                        ConditionTime(native, JobPhaseName(phase), end)));
   }
   const int64_t failed =
-      IntegerOr(native, "restartCount", 0) + (phase == JobPhase::kFailed ? 1 : 0);
+      IntegerMemberOr(native, "restartCount", 0) + (phase == JobPhase::kFailed ? 1 : 0);
   if (failed > 0) status["failed"] = failed;
   if (phase == JobPhase::kFailed) {
     const std::string reason = StringMemberOr(native, "reason");
@@ -95,8 +95,8 @@ std::vector<std::string> BatchJobCells(const Json& served, TimePoint now) {
   const Json& spec = MemberOrNull(served, "spec");
   const Json& served_status = MemberOrNull(served, "status");
   const std::string completions =
-      std::to_string(IntegerOr(served_status, "succeeded", 0)) + "/" +
-      std::to_string(IntegerOr(spec, "completions", IntegerOr(spec, "parallelism", 1)));
+      std::to_string(IntegerMemberOr(served_status, "succeeded", 0)) + "/" +
+      std::to_string(IntegerMemberOr(spec, "completions", IntegerMemberOr(spec, "parallelism", 1)));
   std::string duration;
   const std::string start = StringMemberOr(served_status, "startTime");
   if (!start.empty()) {

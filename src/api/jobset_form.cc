@@ -17,7 +17,7 @@ Json JobSetStatus(const Json& stored, const Json& spec) {
   const std::string message = StringMemberOr(native, "message");
   Json replicated = Json::array();
   for (const Json& job : MemberOrNull(spec, "replicatedJobs")) {
-    const int64_t jobs = IntegerOr(job, "replicas", 1);
+    const int64_t jobs = IntegerMemberOr(job, "replicas", 1);
     const int64_t running = phase == JobPhase::kRunning ? jobs : 0;
     replicated.push_back({{"name", StringMemberOr(job, "name")},
                           {"ready", running},
@@ -27,7 +27,7 @@ Json JobSetStatus(const Json& stored, const Json& spec) {
                           {"suspended", 0}});
   }
   Json status = {{"replicatedJobsStatus", std::move(replicated)},
-                 {"restarts", IntegerOr(native, "restartCount", 0)}};
+                 {"restarts", IntegerMemberOr(native, "restartCount", 0)}};
   Json conditions = Json::array();
   // The job controller names the conditions of a Job's end after its phase.
   if (phase == JobPhase::kSucceeded) {
@@ -57,7 +57,8 @@ std::vector<TableColumn> JobSetColumns() {
 
 std::vector<std::string> JobSetCells(const Json& served, TimePoint) {
   const Json& status = MemberOrNull(served, "status");
-  return {StringMemberOr(status, "terminalState"), std::to_string(IntegerOr(status, "restarts", 0)),
+  return {StringMemberOr(status, "terminalState"),
+          std::to_string(IntegerMemberOr(status, "restarts", 0)),
           TrueConditionOf(served, "Completed") != nullptr ? "True" : "",
           MemberOrNull(MemberOrNull(served, "spec"), "suspend") == Json(true) ? "true" : ""};
 }

@@ -116,11 +116,6 @@ std::vector<std::string> SourceTableCells(const ResourceType& type, const Json& 
   return kind->cells(ServedSourceForm(stored), now);
 }
 
-int64_t IntegerOr(const Json& object, std::string_view key, int64_t fallback) {
-  const Json& value = MemberOrNull(object, key);
-  return value.is_number_integer() ? value.get<int64_t>() : fallback;
-}
-
 Json TrueCondition(std::string_view type, std::string_view reason, std::string_view message,
                    const std::string& time) {
   Json condition = {{"type", type}, {"status", "True"}, {"reason", reason}};

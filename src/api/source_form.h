@@ -64,8 +64,6 @@ std::vector<std::string> SourceTableCells(const ResourceType& type, const nlohma
 
 // Helpers of the kinds' entries.
 
-// `object[key]` when it is an integer, else `fallback`.
-int64_t IntegerOr(const nlohmann::json& object, std::string_view key, int64_t fallback);
 // A condition of `type` with status True, as Kubernetes' controllers write one; `time` (RFC
 // 3339) is its lastProbeTime and lastTransitionTime, none when empty.
 nlohmann::json TrueCondition(std::string_view type, std::string_view reason,

@@ -19,4 +19,9 @@ std::string StringMemberOr(const nlohmann::json& object, std::string_view key,
   return value.is_string() ? value.get<std::string>() : std::string(fallback);
 }
 
+int64_t IntegerMemberOr(const nlohmann::json& object, std::string_view key, int64_t fallback) {
+  const nlohmann::json& value = MemberOrNull(object, key);
+  return value.is_number_integer() ? value.get<int64_t>() : fallback;
+}
+
 }  // namespace strata

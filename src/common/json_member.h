@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -20,5 +21,8 @@ const nlohmann::json& MemberOrNull(const nlohmann::json& object, std::string_vie
 // `object[key]` when it is a string, else `fallback`.
 std::string StringMemberOr(const nlohmann::json& object, std::string_view key,
                            std::string_view fallback = "");
+
+// `object[key]` when it is an integer, else `fallback`.
+int64_t IntegerMemberOr(const nlohmann::json& object, std::string_view key, int64_t fallback);
 
 }  // namespace strata
