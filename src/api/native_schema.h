@@ -18,6 +18,8 @@ const TypeSchema* ProcessTemplateSchema();
 const TypeSchema* SecurityContextSchema();
 const TypeSchema* TolerationSchema();
 const TypeSchema* AssignedGpuSchema();
+const TypeSchema* TopologySchema();     // where a gang's pods must or should land together
+const TypeSchema* ServiceSpecSchema();  // native_service_schema.cc
 
 // The statuses strata's loops write (status_schema.cc).
 const TypeSchema* JobStatusSchema();
