@@ -14,6 +14,17 @@ namespace strata::kubesched {
 
 using nlohmann::json;
 
+namespace {
+
+// The status of an Active condition in a ClusterQueue status ("" when it has none).
+std::string ActiveStatus(const json& status) {
+  const json& conditions = MemberOrNull(status, "conditions");
+  if (!conditions.is_array() || conditions.empty()) return "";
+  return StringMemberOr(conditions[0], "status", "");
+}
+
+}  // namespace
+
 void KubeScheduler::WriteQueueStatuses(const KueueQuotas& quotas,
                                        std::map<std::string, QueueFigures> figures) {
   TimePoint now = clock_.Now();
@@ -28,17 +39,56 @@ void KubeScheduler::WriteQueueStatuses(const KueueQuotas& quotas,
     bool same = true;
     for (const auto& [field, value] : desired.items())
       same = same && previous.contains(field) && previous[field] == value;
-    if (same) continue;
-    kube::PatchOptions options;
-    options.subresource = "status";
-    Result<json> written = client_->Patch(kueue_resources::kClusterQueues, "", name,
-                                          kube::PatchType::kMerge, {{"status", desired}}, options);
-    if (written) {
-      object = std::move(*written);
-    } else if (written.error().code() != StatusCode::kNotFound) {
-      spdlog::warn("strata scheduler: status of ClusterQueue {}: {}", name,
-                   written.error().ToString());
+    if (same) {
+      queue_status_held_.erase(name);
+      continue;
     }
+    auto written = queue_status_written_.find(name);
+    bool due = written == queue_status_written_.end() ||
+               now - written->second >= options_.queue_status_interval ||
+               ActiveStatus(previous) != ActiveStatus(desired);
+    if (due) {
+      queue_status_held_.erase(name);
+      WriteQueueStatus(name, object, std::move(desired));
+    } else {
+      queue_status_held_[name] = std::move(desired);
+    }
+  }
+  for (auto it = queue_status_written_.begin(); it != queue_status_written_.end();)
+    it = kueue_.cluster_queues.count(it->first) ? std::next(it) : queue_status_written_.erase(it);
+}
+
+void KubeScheduler::FlushQueueStatuses() {
+  TimePoint now = clock_.Now();
+  for (auto it = queue_status_held_.begin(); it != queue_status_held_.end();) {
+    auto object = kueue_.cluster_queues.find(it->first);
+    if (object == kueue_.cluster_queues.end()) {
+      it = queue_status_held_.erase(it);
+      continue;
+    }
+    auto written = queue_status_written_.find(it->first);
+    if (written != queue_status_written_.end() &&
+        now - written->second < options_.queue_status_interval) {
+      ++it;
+      continue;
+    }
+    json status = std::move(it->second);
+    it = queue_status_held_.erase(it);
+    WriteQueueStatus(object->first, object->second, std::move(status));
+  }
+}
+
+void KubeScheduler::WriteQueueStatus(const std::string& name, json& object, json status) {
+  queue_status_written_[name] = clock_.Now();
+  kube::PatchOptions options;
+  options.subresource = "status";
+  Result<json> written = client_->Patch(kueue_resources::kClusterQueues, "", name,
+                                        kube::PatchType::kMerge, {{"status", status}}, options);
+  if (written) {
+    object = std::move(*written);
+  } else if (written.error().code() != StatusCode::kNotFound) {
+    spdlog::warn("strata scheduler: status of ClusterQueue {}: {}", name,
+                 written.error().ToString());
   }
 }
 

@@ -214,6 +214,7 @@ Status KubeScheduler::Run() {
     if (!nodes_synced_ || !pods_synced_) continue;
     if (optional_listed_.size() < optional_reflectors_.size()) continue;
     if (dirty_ || (waiting_ && clock_.Now() >= next_idle_cycle_)) Cycle();
+    if (!queue_status_held_.empty()) FlushQueueStatuses();
   }
   node_thread.join();
   pod_thread.join();

@@ -398,6 +398,29 @@ check "and the older pod of the default class still waits" [ -z "$(node_of q-1)"
 check "and the status follows: 1 pending, 1 admitted" wait_for 20 queue_status "1 1 3 Ready"
 k delete pod q-1 q-2 q-lost q-noclass --grace-period=0 --force >/dev/null 2>&1
 
+# Under churn a ClusterQueue's status is written at most once a second, with the newest figures,
+# and the last figures are written even when nothing follows them.
+cq_status_writes() {
+  k get --raw /metrics | awk '/^apiserver_request_total[{]/ && /resource="clusterqueues"/ &&
+    /subresource="status"/ && /verb="PATCH"/ {n += $NF} END {print n + 0}'
+}
+queue_bound() {
+  k get pods -l kueue.x-k8s.io/queue-name=team-a -o jsonpath='{.items[*].spec.nodeName}' | wc -w
+}
+wait_for 20 queue_status "0 0 0 Ready" || true
+writes_before=$(cq_status_writes)
+churn_began=$(date +%s)
+for i in $(seq 0 19); do pod "q-churn-$i" strata 0 "$queue"; done
+wait_for 30 eval '[ "$(queue_bound)" = 20 ]' || true
+check "20 pods of the queue, created one after another, are all admitted" [ "$(queue_bound)" = 20 ]
+check "and the ClusterQueue's status ends with all 20 admitted" \
+  wait_for 10 queue_status "0 20 0 Ready"
+churn_seconds=$(($(date +%s) - churn_began + 1))
+status_writes=$(($(cq_status_writes) - writes_before))
+check "with at most one status write a second ($status_writes in ${churn_seconds} s, 20 admissions)" \
+  [ "$status_writes" -le $((churn_seconds + 1)) ]
+k delete pod -l kueue.x-k8s.io/queue-name=team-a --grace-period=0 --force >/dev/null 2>&1
+
 # kueue_job NAME PODS GPUS [SUSPEND]: a batch/v1 Job naming LocalQueue team-a, PODS pods of GPUS
 # GPUs that run for an hour (kwok's Job pods succeed after the delay their annotation gives);
 # suspended, as Kueue's users make them, when SUSPEND is true.
