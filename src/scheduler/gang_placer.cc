@@ -47,6 +47,17 @@ std::vector<int> PodSetOrder(const Workload& workload) {
 }  // namespace
 
 GangOutcome GangPlacer::Place(const Workload& workload, const FitContext& context, bool explain) {
+  keep_reserve_ = reserve_ != nullptr && reserve_->Active();
+  if (keep_reserve_) {
+    GangOutcome outcome = PlaceGang(workload, context, false);
+    keep_reserve_ = false;
+    if (outcome.placed) return outcome;
+  }
+  return PlaceGang(workload, context, explain);
+}
+
+GangOutcome GangPlacer::PlaceGang(const Workload& workload, const FitContext& context,
+                                  bool explain) {
   GangOutcome outcome;
   outcome.pods_total = TotalPods(workload);
   const int64_t whole_gpus = WholeGpus(workload);
@@ -153,6 +164,18 @@ bool GangPlacer::Usable(int node, const PodSet& pod_set, const FitContext& conte
   return StaticFit(index_.cluster().nodes[node], pod_set, context);
 }
 
+double GangPlacer::ReserveRank(int node, const PodSet& pod_set) const {
+  if (!keep_reserve_) return 1;
+  const GpuRequest& request = pod_set.gpu;
+  // MIG instances and shares of GPU memory alone take no milli-GPU, so no reserve.
+  const int64_t taken = request.IsWhole()   ? int64_t{request.count} * kMilliGpuPerGpu
+                        : request.IsShare() ? request.milli
+                                            : 0;
+  if (taken == 0) return 1;
+  const int pool = index_.PoolOf(node);
+  return reserve_->CoverRank(pool, taken, index_.pool_free_milli()[pool], index_.free_milli());
+}
+
 int GangPlacer::PickNode(const PodSet& pod_set, const FitContext& context, int domain,
                          bool host_level, std::vector<int>* gpus) {
   if (host_level) {
@@ -169,12 +192,25 @@ int GangPlacer::PickNode(const PodSet& pod_set, const FitContext& context, int d
 
 int GangPlacer::PickWholeNode(const PodSet& pod_set, const FitContext& context,
                               const Domain& domain, std::vector<int>* gpus) {
+  // Best fit among the nodes of the best-ranked pools: the first node found in a pool that keeps
+  // its reserve wins at once; otherwise the first of the best rank seen in the whole walk.
+  int best = -1;
+  double best_rank = -1;
+  std::vector<int> best_gpus;
   for (int k = pod_set.gpu.count; k <= index_.max_gpus_per_node(); ++k) {
     for (int node : domain.by_free_gpus[k].members()) {
-      if (Usable(node, pod_set, context) && ChooseGpus(index_, node, pod_set, gpus)) return node;
+      if (!Usable(node, pod_set, context) || !ChooseGpus(index_, node, pod_set, gpus)) continue;
+      const double rank = ReserveRank(node, pod_set);
+      if (rank >= 1) return node;
+      if (rank > best_rank) {
+        best = node;
+        best_rank = rank;
+        best_gpus = *gpus;
+      }
     }
   }
-  return -1;
+  if (best >= 0) *gpus = std::move(best_gpus);
+  return best;
 }
 
 bool GangPlacer::ChooseByPolicy(int node, const PodSet& pod_set, ScoredPlacement* placement) const {
@@ -211,21 +247,28 @@ bool GangPlacer::ChooseByPolicy(int node, const PodSet& pod_set, ScoredPlacement
 int GangPlacer::PickSharedNode(const PodSet& pod_set, const FitContext& context,
                                const Domain& domain, std::vector<int>* gpus) {
   // Candidates: every node with a shared GPU that is not full, and one node per bucket of free
-  // whole GPUs (nodes in one bucket outside the shared set look alike to a share).
+  // whole GPUs (nodes in one bucket outside the shared set look alike to a share, once they rank
+  // alike to the reserve: a bucket offers its first node of each better rank until one ranks 1).
   std::vector<int> representatives;
   if (!pod_set.gpu.IsMig()) {
     for (int k = 1; k <= index_.max_gpus_per_node(); ++k) {
+      double bucket_rank = -1;
       for (int node : domain.by_free_gpus[k].members()) {
-        if (Usable(node, pod_set, context) && ChooseGpus(index_, node, pod_set, nullptr)) {
-          representatives.push_back(node);
-          break;
+        if (!Usable(node, pod_set, context) || !ChooseGpus(index_, node, pod_set, nullptr)) {
+          continue;
         }
+        const double rank = ReserveRank(node, pod_set);
+        if (rank <= bucket_rank) continue;
+        representatives.push_back(node);
+        bucket_rank = rank;
+        if (rank >= 1) break;
       }
     }
   }
   const std::vector<int>& shared = pod_set.gpu.IsMig() ? domain.mig_nodes : domain.shared.members();
   const bool use_policy = pod_set.gpu.IsShare() && pod_set.gpu.milli > 0;
   int best = -1;
+  double best_rank = -1;  // the reserve's rank of the best node's pool: a higher one wins first
   ScoredPlacement best_placement;
   int64_t best_left = 0;
   std::vector<int> chosen;
@@ -233,26 +276,33 @@ int GangPlacer::PickSharedNode(const PodSet& pod_set, const FitContext& context,
   for (size_t i = 0; i < shared.size() + representatives.size(); ++i) {
     const int node = i < shared.size() ? shared[i] : representatives[i - shared.size()];
     // Like kube-scheduler's minFeasibleNodesToFind: score a bounded number of feasible nodes,
-    // so a share costs the same on 100 nodes as on 10,000.
-    if (feasible == kFeasibleSharedNodesToScore) break;
+    // so a share costs the same on 100 nodes as on 10,000; but go on until one is found in a
+    // pool that keeps its reserve, while any may be.
+    if (feasible >= kFeasibleSharedNodesToScore && best_rank >= 1) break;
     if (!Usable(node, pod_set, context)) continue;
     if (use_policy) {
       ScoredPlacement placement;
       if (!ChooseByPolicy(node, pod_set, &placement)) continue;
       ++feasible;
-      if (best < 0 || share_policy_.IsBetter(placement, best_placement) ||
+      const double rank = ReserveRank(node, pod_set);
+      if (rank < best_rank) continue;
+      if (best < 0 || rank > best_rank || share_policy_.IsBetter(placement, best_placement) ||
           (!share_policy_.IsBetter(best_placement, placement) && node < best)) {
         best = node;
+        best_rank = rank;
         best_placement = std::move(placement);
       }
       continue;
     }
     if (!ChooseGpus(index_, node, pod_set, &chosen)) continue;
     ++feasible;
+    const double rank = ReserveRank(node, pod_set);
+    if (rank < best_rank) continue;
     const GpuFree& g = index_.gpu(node, chosen[0]);
     const int64_t left = pod_set.gpu.IsMig() ? g.mig_compute : g.milli - pod_set.gpu.milli;
-    if (best < 0 || left < best_left || (left == best_left && node < best)) {
+    if (best < 0 || rank > best_rank || left < best_left || (left == best_left && node < best)) {
       best = node;
+      best_rank = rank;
       best_left = left;
       *gpus = chosen;
     }
