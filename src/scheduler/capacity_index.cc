@@ -62,16 +62,18 @@ CapacityIndex::CapacityIndex(const Cluster& cluster)
 
 void CapacityIndex::BuildPools() {
   std::vector<GpuNodeFree> empty(cluster_.nodes.size());
+  std::vector<int64_t> gpu_memory_mib(cluster_.nodes.size(), 0);
   for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
     const Node& node = cluster_.nodes[n];
     GpuNodeFree& free = empty[n];
     free.gpu_model = node.gpus.empty() ? "" : node.gpus[0].model;
+    if (!node.gpus.empty()) gpu_memory_mib[n] = node.gpus[0].memory_mib;
     free.cpu_milli = node.cpu_milli;
     free.memory_mib = node.memory_bytes >> 20;
     // A MIG-enabled GPU serves MIG instances only: no milli-GPU for the pods a reserve is for.
     for (const Gpu& gpu : node.gpus) free.gpu_milli.push_back(gpu.mig_enabled ? 0 : 1000);
   }
-  pools_ = std::make_shared<const NodePools>(empty);
+  pools_ = std::make_shared<const NodePools>(empty, gpu_memory_mib);
   pool_free_milli_.assign(pools_->pool_count(), 0);
   for (size_t n = 0; n < empty.size(); ++n) {
     AddFreeMilli(static_cast<int>(n), GpuMilliLeft(empty[n]));

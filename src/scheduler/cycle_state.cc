@@ -1,28 +1,13 @@
 #include "scheduler/cycle_state.h"
 
 #include <algorithm>
-#include <map>
-#include <string>
 
 #include "common/check.h"
 #include "scheduler/held_capacity.h"
+#include "scheduler/pool_demand.h"
 
 namespace strata::scheduler {
 namespace {
-
-GpuPodRequest ShapeOf(const PodSet& ps) {
-  GpuPodRequest shape;
-  shape.cpu_milli = ps.cpu_milli;
-  shape.memory_mib = ps.memory_bytes >> 20;
-  if (ps.gpu.IsWhole()) {
-    shape.gpu_count = ps.gpu.count;
-    shape.gpu_milli_each = kMilliGpuPerGpu;
-  } else if (ps.gpu.IsShare() && ps.gpu.milli > 0) {
-    shape.gpu_count = 1;
-    shape.gpu_milli_each = static_cast<int32_t>(ps.gpu.milli);
-  }
-  return shape;
-}
 
 // The mix of pod shapes that fragmentation is measured against: what waits and what runs. Only
 // built when some pending pod asks for a share, the one case that consults it.
@@ -44,55 +29,22 @@ WorkloadMix ObservedMix(const Snapshot& snapshot, const std::vector<Workload>& p
   return EstimateWorkloadMix(observed);
 }
 
-// What one pod of `ps` asks of a pool, for the reserve: ShapeOf with its GPU models, where GPUs
-// of at least `min_memory_mib` count as the models that have that much (`model_memory`).
-GpuPodRequest ReserveShapeOf(const PodSet& ps,
-                             const std::map<std::string, int64_t, std::less<>>& model_memory) {
-  GpuPodRequest shape = ShapeOf(ps);
-  if (shape.gpu_count == 0) return shape;
-  shape.allowed_gpu_models = ps.gpu.models;
-  if (ps.gpu.min_memory_mib > 0) {
-    if (shape.allowed_gpu_models.empty()) {
-      for (const auto& [model, memory] : model_memory) shape.allowed_gpu_models.push_back(model);
-    }
-    std::erase_if(shape.allowed_gpu_models, [&](const std::string& model) {
-      auto it = model_memory.find(model);
-      return it == model_memory.end() || it->second < ps.gpu.min_memory_mib;
-    });
-    // No model has that much: the pod fits no pool, which the reserve leaves out as it is.
-    if (shape.allowed_gpu_models.empty()) shape.allowed_gpu_models.push_back("");
-  }
-  return shape;
-}
-
 // The pool reserve for the demand of what waits and what runs, as the openb replay's for its
 // trace. Inactive where `policy` keeps none, or where fewer than two pools have GPUs (one pool
-// holds everything any pool can).
+// holds everything any pool can). The held capacity, when there is one, keeps the running
+// workloads' demand between cycles, so a cycle adds only what waits.
 PoolReserve ObservedReserve(const Snapshot& snapshot, const std::vector<Workload>& pending,
                             const CapacityIndex& index, const PlacementPolicy& policy) {
-  std::vector<CountedPodShape> observed;
   if (!policy.KeepsPoolReserve() || index.pools()->gpu_pool_count() < 2) {
-    return PoolReserve(observed, index.pools());
+    return PoolReserve(PoolDemand(index.pools()));
   }
-  std::map<std::string, int64_t, std::less<>> model_memory;  // filled at the first need
-  auto add = [&](const Workload& w) {
-    for (const PodSet& ps : w.pod_sets) {
-      if (ps.gpu.min_memory_mib > 0 && model_memory.empty()) {
-        for (const Node& node : snapshot.cluster->nodes) {
-          for (const Gpu& gpu : node.gpus) {
-            int64_t& memory = model_memory[gpu.model];
-            memory = std::max(memory, gpu.memory_mib);
-          }
-        }
-      }
-      if (ps.gpu.IsWhole() || (ps.gpu.IsShare() && ps.gpu.milli > 0)) {
-        observed.push_back({ReserveShapeOf(ps, model_memory), ps.count});
-      }
-    }
-  };
-  for (const Workload& w : pending) add(w);
-  for (const RunningWorkload& r : snapshot.running) add(r.workload);
-  return PoolReserve(observed, index.pools());
+  PoolDemand demand =
+      snapshot.held != nullptr ? snapshot.held->running_demand() : PoolDemand(index.pools());
+  if (snapshot.held == nullptr) {
+    for (const RunningWorkload& r : snapshot.running) AddWorkloadDemand(r.workload, 1, &demand);
+  }
+  for (const Workload& w : pending) AddWorkloadDemand(w, 1, &demand);
+  return PoolReserve(demand);
 }
 
 std::unique_ptr<PlacementPolicy> SharePolicy(const SchedulerOptions& options,

@@ -181,9 +181,10 @@ TEST(GangPlacerReserveTest, PoolSumsFollowPlaceAndUnplace) {
   EXPECT_EQ(index.free_milli(), 20000);
 
   // Half the demand needs T4, so the T4 pool keeps a reserve.
-  const std::vector<CountedPodShape> observed = {{GpuPodRequest{1000, 1024, 1, 1000, {"T4"}}, 2},
-                                                 {GpuPodRequest{1000, 1024, 1, 1000, {}}, 2}};
-  const PoolReserve reserve(observed, index.pools());
+  PoolDemand observed(index.pools());
+  observed.Add(GpuPodRequest{1000, 1024, 1, 1000, {"T4"}}, 2);
+  observed.Add(GpuPodRequest{1000, 1024, 1, 1000, {}}, 2);
+  const PoolReserve reserve(observed);
   ASSERT_TRUE(reserve.Active());
   const WorkloadMix mix;
   auto policy = MakePlacementPolicy("strata", &mix, nullptr);

@@ -9,7 +9,7 @@
 
 namespace strata::scheduler {
 
-NodePools::NodePools(std::span<const GpuNodeFree> nodes) {
+NodePools::NodePools(std::span<const GpuNodeFree> nodes, std::span<const int64_t> gpu_memory_mib) {
   using NodeKind = std::tuple<std::string, size_t, int64_t, int64_t>;
   std::map<NodeKind, int> pool_ids;
   pool_of_node_.reserve(nodes.size());
@@ -22,6 +22,11 @@ NodePools::NodePools(std::span<const GpuNodeFree> nodes) {
     }
     gpus_[it->second] += static_cast<int64_t>(node.gpu_milli.size());
     pool_of_node_.push_back(it->second);
+    if (!gpu_memory_mib.empty()) {
+      gpu_memory_mib_.resize(kinds_.size(), 0);
+      int64_t& memory = gpu_memory_mib_[it->second];
+      memory = std::max(memory, gpu_memory_mib[pool_of_node_.size() - 1]);
+    }
   }
   for (int pool = 0; pool < pool_count(); ++pool) {
     const GpuNodeFree& kind = kinds_[pool];
@@ -50,6 +55,18 @@ bool NodePools::HostedByEveryGpuPool(const GpuPodRequest& pod) const {
     if (HostsGpuPods(pool) && !Fits(kinds_[pool], pod)) return false;
   }
   return true;
+}
+
+std::vector<std::string> NodePools::ModelsWithMemoryAtLeast(int64_t memory_mib) const {
+  std::vector<std::string> models;
+  for (size_t pool = 0; pool < gpu_memory_mib_.size(); ++pool) {
+    if (gpu_memory_mib_[pool] >= memory_mib && !kinds_[pool].gpu_model.empty()) {
+      models.push_back(kinds_[pool].gpu_model);
+    }
+  }
+  std::sort(models.begin(), models.end());
+  models.erase(std::unique(models.begin(), models.end()), models.end());
+  return models;
 }
 
 }  // namespace strata::scheduler

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "scheduler/fragmentation.h"
@@ -15,7 +16,9 @@ namespace strata::scheduler {
 class NodePools {
  public:
   // The pools of `nodes` (each node empty: its full capacity), numbered by first appearance.
-  explicit NodePools(std::span<const GpuNodeFree> nodes);
+  // `gpu_memory_mib`, when given, is the memory of each node's GPUs (by node, 0 for none).
+  explicit NodePools(std::span<const GpuNodeFree> nodes,
+                     std::span<const int64_t> gpu_memory_mib = {});
 
   int pool_count() const { return static_cast<int>(kinds_.size()); }
   size_t node_count() const { return pool_of_node_.size(); }
@@ -36,11 +39,16 @@ class NodePools {
   // the smallest such pool; with one, a look at each pool.
   bool HostedByEveryGpuPool(const GpuPodRequest& pod) const;
 
+  // The GPU models of the pools whose GPUs have at least `memory_mib` (sorted, each once); empty
+  // when the constructor was not told the GPUs' memory.
+  std::vector<std::string> ModelsWithMemoryAtLeast(int64_t memory_mib) const;
+
  private:
   std::vector<int> pool_of_node_;
-  std::vector<GpuNodeFree> kinds_;    // by pool
-  std::vector<int64_t> gpus_;         // by pool
-  std::vector<bool> hosts_gpu_pods_;  // by pool
+  std::vector<GpuNodeFree> kinds_;       // by pool
+  std::vector<int64_t> gpus_;            // by pool
+  std::vector<bool> hosts_gpu_pods_;     // by pool
+  std::vector<int64_t> gpu_memory_mib_;  // by pool, the most of its nodes; empty when not told
   int gpu_pool_count_ = 0;
   // Over the pools that HostsGpuPods: the least CPU, memory and GPUs free for any pod (an empty
   // node's GPUs are wholly free, or MIG-only and take no pod of these).

@@ -2,46 +2,24 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
-#include <string>
 #include <tuple>
 
 namespace strata::scheduler {
-namespace {
-
-std::vector<CountedPodShape> OnePodEach(std::span<const GpuPodRequest> observed) {
-  std::vector<CountedPodShape> counted;
-  counted.reserve(observed.size());
-  for (const GpuPodRequest& pod : observed) counted.push_back({pod, 1});
-  return counted;
-}
-
-}  // namespace
 
 PoolReserve::PoolReserve(std::span<const GpuPodRequest> observed,
                          std::span<const GpuNodeFree> nodes)
-    : PoolReserve(OnePodEach(observed), std::make_shared<const NodePools>(nodes)) {}
+    : PoolReserve([&] {
+        PoolDemand demand(std::make_shared<const NodePools>(nodes));
+        for (const GpuPodRequest& pod : observed) demand.Add(pod, 1);
+        return demand;
+      }()) {}
 
-PoolReserve::PoolReserve(std::span<const CountedPodShape> observed,
-                         std::shared_ptr<const NodePools> pools)
-    : pools_(std::move(pools)), share_(pools_->pool_count(), 0) {
-  // Pods of one shape need the same pools: sum the demand per shape, then look each up once.
-  // Shapes every pool with GPUs could hold only count toward the total, so a cluster whose
-  // demand is mostly unconstrained pays a comparison per shape, not a map look-up.
-  using ShapeKey = std::tuple<int64_t, int64_t, int32_t, int32_t, std::vector<std::string>>;
-  std::map<ShapeKey, int64_t> demand_by_shape;
-  int64_t total_demand = 0;
-  for (const CountedPodShape& counted : observed) {
-    const GpuPodRequest& pod = counted.shape;
-    if (pod.gpu_count == 0 || counted.pods <= 0) continue;
-    const int64_t demand = pod.TotalGpuMilli() * counted.pods;
-    total_demand += demand;
-    if (pools_->HostedByEveryGpuPool(pod)) continue;
-    demand_by_shape[ShapeKey(pod.cpu_milli, pod.memory_mib, pod.gpu_count, pod.gpu_milli_each,
-                             pod.allowed_gpu_models)] += demand;
-  }
+PoolReserve::PoolReserve(const PoolDemand& observed)
+    : pools_(observed.pools()), share_(pools_->pool_count(), 0) {
+  // Pods of one shape need the same pools: the demand is summed per shape, each looked up once.
+  const auto total_demand = static_cast<double>(observed.total_milli());
   std::vector<int> hosting;
-  for (const auto& [key, demand] : demand_by_shape) {
+  for (const auto& [key, demand] : observed.constrained_milli()) {
     GpuPodRequest shape;
     std::tie(shape.cpu_milli, shape.memory_mib, shape.gpu_count, shape.gpu_milli_each,
              shape.allowed_gpu_models) = key;
@@ -55,7 +33,7 @@ PoolReserve::PoolReserve(std::span<const CountedPodShape> observed,
     if (hosting.empty()) continue;
     for (int pool : hosting) {
       share_[pool] += static_cast<double>(demand) * static_cast<double>(pools_->GpusOf(pool)) /
-                      static_cast<double>(hosting_gpus) / static_cast<double>(total_demand);
+                      static_cast<double>(hosting_gpus) / total_demand;
       active_ = active_ || share_[pool] > 0;
     }
   }

@@ -7,14 +7,9 @@
 
 #include "scheduler/fragmentation.h"
 #include "scheduler/node_pools.h"
+#include "scheduler/pool_demand.h"
 
 namespace strata::scheduler {
-
-// One pod shape of the observed demand and how many pods of it were seen.
-struct CountedPodShape {
-  GpuPodRequest shape;
-  int64_t pods = 1;
-};
 
 // Keeps each pool of like nodes its share of the free GPUs for the pods that can run on few others.
 //
@@ -39,8 +34,8 @@ class PoolReserve {
   // the GPU demand of `observed`. CPU-only pods and pods that every pool with GPUs could hold add
   // nothing; without such demand no pool is ever short.
   PoolReserve(std::span<const GpuPodRequest> observed, std::span<const GpuNodeFree> nodes);
-  // The reserves of `pools` for the GPU demand of `observed`, as above.
-  PoolReserve(std::span<const CountedPodShape> observed, std::shared_ptr<const NodePools> pools);
+  // The reserves of the demand's pools for the demand, as above.
+  explicit PoolReserve(const PoolDemand& observed);
 
   // The pool of the node at `node_index` of the pools' nodes, 0..pool_count()-1.
   int PoolOf(size_t node_index) const { return pools_->PoolOf(node_index); }
