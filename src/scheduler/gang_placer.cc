@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "scheduler/pool_demand.h"
+
 namespace strata::scheduler {
 namespace {
 
@@ -166,14 +168,28 @@ bool GangPlacer::Usable(int node, const PodSet& pod_set, const FitContext& conte
 
 double GangPlacer::ReserveRank(int node, const PodSet& pod_set) const {
   if (!keep_reserve_) return 1;
-  const GpuRequest& request = pod_set.gpu;
   // MIG instances and shares of GPU memory alone take no milli-GPU, so no reserve.
-  const int64_t taken = request.IsWhole()   ? int64_t{request.count} * kMilliGpuPerGpu
-                        : request.IsShare() ? request.milli
-                                            : 0;
+  const int64_t taken = ShapeOf(pod_set).TotalGpuMilli();
   if (taken == 0) return 1;
   const int pool = index_.PoolOf(node);
   return reserve_->CoverRank(pool, taken, index_.pool_free_milli()[pool], index_.free_milli());
+}
+
+double GangPlacer::BestPossibleRank(const PodSet& pod_set) const {
+  if (!keep_reserve_) return 1;
+  GpuPodRequest shape = ShapeOf(pod_set);
+  if (shape.TotalGpuMilli() == 0) return 1;
+  // Other filters (taints, selectors, GPU memory) only narrow the pools further: the rank found
+  // is at least that of any feasible node, so stopping at it never passes over a better one.
+  shape.allowed_gpu_models = pod_set.gpu.models;
+  const NodePools& pools = *index_.pools();
+  double best = 0;
+  for (int pool = 0; pool < pools.pool_count(); ++pool) {
+    if (!pools.HostsGpuPods(pool) || !Fits(pools.KindOf(pool), shape)) continue;
+    best = std::max(best, reserve_->CoverRank(pool, shape.TotalGpuMilli(),
+                                              index_.pool_free_milli()[pool], index_.free_milli()));
+  }
+  return best;
 }
 
 int GangPlacer::PickNode(const PodSet& pod_set, const FitContext& context, int domain,
@@ -192,8 +208,9 @@ int GangPlacer::PickNode(const PodSet& pod_set, const FitContext& context, int d
 
 int GangPlacer::PickWholeNode(const PodSet& pod_set, const FitContext& context,
                               const Domain& domain, std::vector<int>* gpus) {
-  // Best fit among the nodes of the best-ranked pools: the first node found in a pool that keeps
-  // its reserve wins at once; otherwise the first of the best rank seen in the whole walk.
+  // Best fit among the nodes of the best-ranked pools: the first node found in a pool of the best
+  // rank possible wins at once; otherwise the first of the best rank seen in the whole walk.
+  const double enough = BestPossibleRank(pod_set);
   int best = -1;
   double best_rank = -1;
   std::vector<int> best_gpus;
@@ -201,7 +218,7 @@ int GangPlacer::PickWholeNode(const PodSet& pod_set, const FitContext& context,
     for (int node : domain.by_free_gpus[k].members()) {
       if (!Usable(node, pod_set, context) || !ChooseGpus(index_, node, pod_set, gpus)) continue;
       const double rank = ReserveRank(node, pod_set);
-      if (rank >= 1) return node;
+      if (rank >= enough) return node;
       if (rank > best_rank) {
         best = node;
         best_rank = rank;
@@ -248,7 +265,9 @@ int GangPlacer::PickSharedNode(const PodSet& pod_set, const FitContext& context,
                                const Domain& domain, std::vector<int>* gpus) {
   // Candidates: every node with a shared GPU that is not full, and one node per bucket of free
   // whole GPUs (nodes in one bucket outside the shared set look alike to a share, once they rank
-  // alike to the reserve: a bucket offers its first node of each better rank until one ranks 1).
+  // alike to the reserve: a bucket offers its first node of each better rank until one has the
+  // best rank possible).
+  const double enough = BestPossibleRank(pod_set);
   std::vector<int> representatives;
   if (!pod_set.gpu.IsMig()) {
     for (int k = 1; k <= index_.max_gpus_per_node(); ++k) {
@@ -261,7 +280,7 @@ int GangPlacer::PickSharedNode(const PodSet& pod_set, const FitContext& context,
         if (rank <= bucket_rank) continue;
         representatives.push_back(node);
         bucket_rank = rank;
-        if (rank >= 1) break;
+        if (rank >= enough) break;
       }
     }
   }
@@ -277,8 +296,8 @@ int GangPlacer::PickSharedNode(const PodSet& pod_set, const FitContext& context,
     const int node = i < shared.size() ? shared[i] : representatives[i - shared.size()];
     // Like kube-scheduler's minFeasibleNodesToFind: score a bounded number of feasible nodes,
     // so a share costs the same on 100 nodes as on 10,000; but go on until one is found in a
-    // pool that keeps its reserve, while any may be.
-    if (feasible >= kFeasibleSharedNodesToScore && best_rank >= 1) break;
+    // pool of the best rank possible.
+    if (feasible >= kFeasibleSharedNodesToScore && best_rank >= enough) break;
     if (!Usable(node, pod_set, context)) continue;
     if (use_policy) {
       ScoredPlacement placement;

@@ -70,6 +70,9 @@ class GangPlacer {
   // PoolReserve::CoverRank of `node`'s pool for a pod of `pod_set` now: 1 when the pool keeps
   // its reserve, or no reserve is being kept.
   double ReserveRank(int node, const PodSet& pod_set) const;
+  // The best ReserveRank any node could have for a pod of `pod_set` now: that of the best pool
+  // whose nodes, empty, could hold it. A walk over nodes stops at the first node of that rank.
+  double BestPossibleRank(const PodSet& pod_set) const;
   bool ChooseByPolicy(int node, const PodSet& pod_set, ScoredPlacement* placement) const;
   // Why `pod_set` fits no node, once `fitted` of the workload's `total` pods are placed.
   std::string Explain(const PodSet& pod_set, const FitContext& context, int fitted,
