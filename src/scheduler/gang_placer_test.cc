@@ -151,7 +151,8 @@ TEST(GangPlacerReserveTest, PlacesWithoutTheReserveAGangThatFitsOnlyThatWay) {
   // One free GPU on the T4 node, two on the A100 node. The gang's first pod may go anywhere,
   // its second needs an A100 and, like the first, 40 cores. Keeping the T4 reserve (a later pod
   // needs T4) would send the first pod to the A100 node, whose cores then cannot feed the
-  // second: the gang is placed as if there were no reserve, and the T4 pod waits instead.
+  // second: the gang is placed as if there were no reserve (nothing is preempted for it), and
+  // the T4 pod waits instead.
   auto cluster = std::make_shared<Cluster>();
   cluster->nodes = {MakeNode("a100-0", "A100-80GB", 8, 64000), MakeNode("t4-0", "T4", 4, 48000)};
   RunningWorkload held_a100{MakeWorkload("held-a100", 0, {Gpus(6, 0)}), -1, {}, {}, {}, 0};
@@ -159,8 +160,10 @@ TEST(GangPlacerReserveTest, PlacesWithoutTheReserveAGangThatFitsOnlyThatWay) {
   RunningWorkload held_t4{MakeWorkload("held-t4", 0, {Gpus(3, 0)}), -1, {}, {}, {}, 0};
   held_t4.pods = {{0, 0, 1, {0, 1, 2}}};
   PodSet second = Gpus(1, 40000, {"A100-80GB"});
-  const std::vector<Workload> pending = {MakeWorkload("gang", 1, {Gpus(1, 40000), second}),
-                                         MakeWorkload("t4-later", 2, {Gpus(1, 1000, {"T4"})})};
+  // The gang outranks what runs: had the reserve made it fail, it would preempt.
+  std::vector<Workload> pending = {MakeWorkload("gang", 1, {Gpus(1, 40000), second}),
+                                   MakeWorkload("t4-later", 2, {Gpus(1, 1000, {"T4"})})};
+  pending[0].priority = 1;
   const Decisions decisions = RunCycle(cluster, pending, "strata", {held_a100, held_t4});
   const auto placements = Placements(*cluster, decisions);
   ASSERT_TRUE(placements.contains("gang"));
