@@ -10,7 +10,7 @@
 int main(int argc, char** argv) {
   if (argc < 5) {
     std::fprintf(stderr,
-                 "usage: schedule_bench NODES GPUS_PER_NODE PODS 1gpu|mixed|gangs [SEED]\n");
+                 "usage: schedule_bench NODES GPUS_PER_NODE PODS 1gpu|mixed|gangs|pools [SEED]\n");
     return 2;
   }
   strata::scheduler::SyntheticLoad load;
@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   load.shape = argv[4];
   if (argc > 5) load.seed = std::strtoull(argv[5], nullptr, 10);
   if (load.nodes < 1 || load.pods < 1 || load.gpus_per_node < 1 || load.gpus_per_node > 16 ||
-      (load.shape != "1gpu" && load.shape != "mixed" && load.shape != "gangs")) {
+      !strata::scheduler::IsSyntheticShape(load.shape)) {
     std::fprintf(stderr, "bad arguments\n");
     return 2;
   }

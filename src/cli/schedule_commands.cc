@@ -15,8 +15,9 @@ namespace strata::cli {
 namespace {
 
 void RunScheduleBench(const scheduler::SyntheticLoad& load, const std::string& output) {
-  if (load.shape != "1gpu" && load.shape != "mixed" && load.shape != "gangs") {
-    std::cerr << "error: --shape: expected 1gpu, mixed or gangs, got \"" << load.shape << "\"\n";
+  if (!scheduler::IsSyntheticShape(load.shape)) {
+    std::cerr << "error: --shape: expected 1gpu, mixed, gangs or pools, got \"" << load.shape
+              << "\"\n";
     SetExitCode(2);
     return;
   }
@@ -54,7 +55,7 @@ STRATA_REGISTER_COMMANDS("schedule", [](CLI::App& app) {
   cmd->add_option("--nodes", load->nodes, "Nodes in the cluster");
   cmd->add_option("--gpus-per-node", load->gpus_per_node, "GPUs per node");
   cmd->add_option("--pods", load->pods, "Pods to schedule, in one cycle");
-  cmd->add_option("--shape", load->shape, "1gpu | mixed | gangs");
+  cmd->add_option("--shape", load->shape, "1gpu | mixed | gangs | pools");
   cmd->add_option("--seed", load->seed, "Seed for the workload mix and tie-breaks");
   cmd->add_option("-o,--output", *output, "text | json");
   cmd->callback([load, output] { RunScheduleBench(*load, *output); });

@@ -5,6 +5,7 @@
 
 #include "common/check.h"
 #include "scheduler/mig.h"
+#include "scheduler/placement_policy.h"
 
 namespace strata::scheduler {
 
@@ -56,6 +57,32 @@ CapacityIndex::CapacityIndex(const Cluster& cluster)
     }
   }
   BuildDomains();
+  BuildPools();
+}
+
+void CapacityIndex::BuildPools() {
+  std::vector<GpuNodeFree> empty(cluster_.nodes.size());
+  std::vector<int64_t> gpu_memory_mib(cluster_.nodes.size(), 0);
+  for (size_t n = 0; n < cluster_.nodes.size(); ++n) {
+    const Node& node = cluster_.nodes[n];
+    GpuNodeFree& free = empty[n];
+    free.gpu_model = node.gpus.empty() ? "" : node.gpus[0].model;
+    if (!node.gpus.empty()) gpu_memory_mib[n] = node.gpus[0].memory_mib;
+    free.cpu_milli = node.cpu_milli;
+    free.memory_mib = node.memory_bytes >> 20;
+    // A MIG-enabled GPU serves MIG instances only: no milli-GPU for the pods a reserve is for.
+    for (const Gpu& gpu : node.gpus) free.gpu_milli.push_back(gpu.mig_enabled ? 0 : 1000);
+  }
+  pools_ = std::make_shared<const NodePools>(empty, gpu_memory_mib);
+  pool_free_milli_.assign(pools_->pool_count(), 0);
+  for (size_t n = 0; n < empty.size(); ++n) {
+    AddFreeMilli(static_cast<int>(n), GpuMilliLeft(empty[n]));
+  }
+}
+
+void CapacityIndex::AddFreeMilli(int node, int64_t delta) {
+  pool_free_milli_[pools_->PoolOf(node)] += delta;
+  free_milli_ += delta;
 }
 
 void CapacityIndex::BuildDomains() {
@@ -191,6 +218,7 @@ void CapacityIndex::Allocate(const PodSet& pod_set, const PodPlacement& placemen
     GpuFree& g = gpus_[free.first_gpu + index];
     if (request.IsWhole()) {
       STRATA_CHECK(GpuWhollyFree(n, index));
+      AddFreeMilli(n, -g.milli);
       g.milli = 0;
       g.memory_mib = 0;
       --free.free_whole;
@@ -207,6 +235,7 @@ void CapacityIndex::Allocate(const PodSet& pod_set, const PodPlacement& placemen
                    g.memory_mib >= request.memory_mib);
       g.milli -= static_cast<int32_t>(request.milli);
       g.memory_mib -= request.memory_mib;
+      AddFreeMilli(n, -request.milli);
       if (was_free) --free.free_whole;
       free.partly_used += PartlyUsed(n, index) - was_partly;
     }
@@ -227,6 +256,7 @@ void CapacityIndex::Release(const PodSet& pod_set, const PodPlacement& placement
     const Gpu& spec = node.gpus[index];
     GpuFree& g = gpus_[free.first_gpu + index];
     if (request.IsWhole()) {
+      AddFreeMilli(n, 1000 - g.milli);
       g.milli = 1000;
       g.memory_mib = spec.memory_mib;
       ++free.free_whole;
@@ -239,6 +269,7 @@ void CapacityIndex::Release(const PodSet& pod_set, const PodPlacement& placement
       const bool was_partly = PartlyUsed(n, index);
       g.milli += static_cast<int32_t>(request.milli);
       g.memory_mib += request.memory_mib;
+      AddFreeMilli(n, request.milli);
       STRATA_CHECK(g.milli <= 1000 && g.memory_mib <= spec.memory_mib);
       if (GpuWhollyFree(n, index)) ++free.free_whole;
       free.partly_used += PartlyUsed(n, index) - was_partly;

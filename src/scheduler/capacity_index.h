@@ -1,10 +1,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "scheduler/model.h"
+#include "scheduler/node_pools.h"
 
 namespace strata::scheduler {
 
@@ -48,8 +51,9 @@ struct Domain {
 // The mutable free-capacity view of a cluster that a cycle works on: per node free CPU, memory
 // and per-GPU free capacity; per topology domain the free whole GPUs and the nodes bucketed by
 // free whole GPUs, so best-fit is a walk up buckets and a gang's feasibility a walk over
-// domains. Owned by one scheduling cycle; not thread-safe. Keeps a reference to the cluster,
-// which must outlive it.
+// domains; per pool of like nodes (NodePools, built once with the index and shared by its
+// copies) the free milli-GPU, for the pool reserve. Owned by one scheduling cycle; not
+// thread-safe. Keeps a reference to the cluster, which must outlive it.
 class CapacityIndex {
  public:
   // Everything free. Nodes without a label of a topology level share the domain named "".
@@ -75,6 +79,13 @@ class CapacityIndex {
   int64_t free_memory(int node) const { return nodes_[node].free_memory; }
   int free_whole_gpus(int node) const { return nodes_[node].free_whole; }
   const GpuFree& gpu(int node, int index) const { return gpus_[nodes_[node].first_gpu + index]; }
+
+  // The cluster's pools of like nodes (each node as it is empty) and the milli-GPU free now in
+  // each (non-MIG GPUs: whole GPUs and what shares leave) and in all of them.
+  const std::shared_ptr<const NodePools>& pools() const { return pools_; }
+  int PoolOf(int node) const { return pools_->PoolOf(node); }
+  std::span<const int64_t> pool_free_milli() const { return pool_free_milli_; }
+  int64_t free_milli() const { return free_milli_; }
 
   const Domain& domain(int id) const { return domains_[id]; }
   int num_domains() const { return static_cast<int>(domains_.size()); }
@@ -103,6 +114,9 @@ class CapacityIndex {
   };
 
   void BuildDomains();
+  void BuildPools();
+  // Adds `delta` milli-GPU to the free milli-GPU of `node`'s pool and of the cluster.
+  void AddFreeMilli(int node, int64_t delta);
   void UpdateNode(int node, int old_free_whole, int old_partly_used);
   bool GpuWhollyFree(int node, int index) const;
   // Shared and still able to take a share: some, not all, compute and memory taken.
@@ -117,6 +131,9 @@ class CapacityIndex {
   std::vector<int> node_domains_;     // [node * num_levels_ + level]
   std::vector<int> bucket_position_;  // [node * num_levels_ + level]
   std::vector<int> shared_position_;  // [node * num_levels_ + level]
+  std::shared_ptr<const NodePools> pools_;
+  std::vector<int64_t> pool_free_milli_;  // by pool
+  int64_t free_milli_ = 0;
 };
 
 }  // namespace strata::scheduler

@@ -4,23 +4,10 @@
 
 #include "common/check.h"
 #include "scheduler/held_capacity.h"
+#include "scheduler/pool_demand.h"
 
 namespace strata::scheduler {
 namespace {
-
-GpuPodRequest ShapeOf(const PodSet& ps) {
-  GpuPodRequest shape;
-  shape.cpu_milli = ps.cpu_milli;
-  shape.memory_mib = ps.memory_bytes >> 20;
-  if (ps.gpu.IsWhole()) {
-    shape.gpu_count = ps.gpu.count;
-    shape.gpu_milli_each = kMilliGpuPerGpu;
-  } else if (ps.gpu.IsShare() && ps.gpu.milli > 0) {
-    shape.gpu_count = 1;
-    shape.gpu_milli_each = static_cast<int32_t>(ps.gpu.milli);
-  }
-  return shape;
-}
 
 // The mix of pod shapes that fragmentation is measured against: what waits and what runs. Only
 // built when some pending pod asks for a share, the one case that consults it.
@@ -40,6 +27,24 @@ WorkloadMix ObservedMix(const Snapshot& snapshot, const std::vector<Workload>& p
   for (const Workload& w : pending) add(w);
   for (const RunningWorkload& r : snapshot.running) add(r.workload);
   return EstimateWorkloadMix(observed);
+}
+
+// The pool reserve for the demand of what waits and what runs, as the openb replay's for its
+// trace. Inactive where `policy` keeps none, or where fewer than two pools have GPUs (one pool
+// holds everything any pool can). The held capacity, when there is one, keeps the running
+// workloads' demand between cycles, so a cycle adds only what waits.
+PoolReserve ObservedReserve(const Snapshot& snapshot, const std::vector<Workload>& pending,
+                            const CapacityIndex& index, const PlacementPolicy& policy) {
+  if (!policy.KeepsPoolReserve() || index.pools()->gpu_pool_count() < 2) {
+    return PoolReserve(PoolDemand(index.pools()));
+  }
+  PoolDemand demand =
+      snapshot.held != nullptr ? snapshot.held->running_demand() : PoolDemand(index.pools());
+  if (snapshot.held == nullptr) {
+    for (const RunningWorkload& r : snapshot.running) AddWorkloadDemand(r.workload, 1, &demand);
+  }
+  for (const Workload& w : pending) AddWorkloadDemand(w, 1, &demand);
+  return PoolReserve(demand);
 }
 
 std::unique_ptr<PlacementPolicy> SharePolicy(const SchedulerOptions& options,
@@ -75,7 +80,8 @@ CycleState::CycleState(const Snapshot& snapshot, const std::vector<Workload>& pe
       mix(ObservedMix(snapshot, pending)),
       rng(options.seed),
       share_policy(SharePolicy(options, &mix, &rng)),
-      placer(index, *share_policy) {
+      reserve(ObservedReserve(snapshot, pending, index, *share_policy)),
+      placer(index, *share_policy, &reserve) {
   running.reserve(snapshot.running.size());
   running_queue.reserve(snapshot.running.size());
   for (const RunningWorkload& r : snapshot.running) {

@@ -11,15 +11,17 @@
 #include "scheduler/gang_placer.h"
 #include "scheduler/model.h"
 #include "scheduler/placement_policy.h"
+#include "scheduler/pool_reserve.h"
 #include "scheduler/quota_ledger.h"
 #include "scheduler/scheduler.h"
 
 namespace strata::scheduler {
 
 // Everything one scheduling cycle works on: the capacity index and quota ledger with the running
-// workloads charged, the observed mix of pod shapes, and which running workloads were already
-// chosen as victims. Built by Scheduler::Cycle, used by it and by the preemption and reservation
-// steps; not thread-safe. The snapshot must outlive it.
+// workloads charged, the observed mix of pod shapes, the pool reserve for the observed demand
+// (when the share policy keeps one), and which running workloads were already chosen as victims.
+// Built by Scheduler::Cycle, used by it and by the preemption and reservation steps; not
+// thread-safe. The snapshot must outlive it.
 struct CycleState {
   CycleState(const Snapshot& snapshot, const std::vector<Workload>& pending,
              const SchedulerOptions& options);
@@ -43,6 +45,7 @@ struct CycleState {
   WorkloadMix mix;
   PlacementRng rng;  // for a share policy that draws
   std::unique_ptr<PlacementPolicy> share_policy;
+  PoolReserve reserve;  // inactive unless the share policy keeps pool reserves
   GangPlacer placer;
   // The snapshot's running workloads, then those bound in this cycle (never victims).
   std::vector<const RunningWorkload*> running;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "scheduler/pool_demand.h"
+
 namespace strata::scheduler {
 namespace {
 
@@ -47,6 +49,17 @@ std::vector<int> PodSetOrder(const Workload& workload) {
 }  // namespace
 
 GangOutcome GangPlacer::Place(const Workload& workload, const FitContext& context, bool explain) {
+  keep_reserve_ = reserve_ != nullptr && reserve_->Active();
+  if (keep_reserve_) {
+    GangOutcome outcome = PlaceGang(workload, context, false);
+    keep_reserve_ = false;
+    if (outcome.placed) return outcome;
+  }
+  return PlaceGang(workload, context, explain);
+}
+
+GangOutcome GangPlacer::PlaceGang(const Workload& workload, const FitContext& context,
+                                  bool explain) {
   GangOutcome outcome;
   outcome.pods_total = TotalPods(workload);
   const int64_t whole_gpus = WholeGpus(workload);
@@ -153,6 +166,32 @@ bool GangPlacer::Usable(int node, const PodSet& pod_set, const FitContext& conte
   return StaticFit(index_.cluster().nodes[node], pod_set, context);
 }
 
+double GangPlacer::ReserveRank(int node, const PodSet& pod_set) const {
+  if (!keep_reserve_) return 1;
+  // MIG instances and shares of GPU memory alone take no milli-GPU, so no reserve.
+  const int64_t taken = ShapeOf(pod_set).TotalGpuMilli();
+  if (taken == 0) return 1;
+  const int pool = index_.PoolOf(node);
+  return reserve_->CoverRank(pool, taken, index_.pool_free_milli()[pool], index_.free_milli());
+}
+
+double GangPlacer::BestPossibleRank(const PodSet& pod_set) const {
+  if (!keep_reserve_) return 1;
+  GpuPodRequest shape = ShapeOf(pod_set);
+  if (shape.TotalGpuMilli() == 0) return 1;
+  // Other filters (taints, selectors, GPU memory) only narrow the pools further: the rank found
+  // is at least that of any feasible node, so stopping at it never passes over a better one.
+  shape.allowed_gpu_models = pod_set.gpu.models;
+  const NodePools& pools = *index_.pools();
+  double best = 0;
+  for (int pool = 0; pool < pools.pool_count(); ++pool) {
+    if (!pools.HostsGpuPods(pool) || !Fits(pools.KindOf(pool), shape)) continue;
+    best = std::max(best, reserve_->CoverRank(pool, shape.TotalGpuMilli(),
+                                              index_.pool_free_milli()[pool], index_.free_milli()));
+  }
+  return best;
+}
+
 int GangPlacer::PickNode(const PodSet& pod_set, const FitContext& context, int domain,
                          bool host_level, std::vector<int>* gpus) {
   if (host_level) {
@@ -169,12 +208,26 @@ int GangPlacer::PickNode(const PodSet& pod_set, const FitContext& context, int d
 
 int GangPlacer::PickWholeNode(const PodSet& pod_set, const FitContext& context,
                               const Domain& domain, std::vector<int>* gpus) {
+  // Best fit among the nodes of the best-ranked pools: the first node found in a pool of the best
+  // rank possible wins at once; otherwise the first of the best rank seen in the whole walk.
+  const double enough = BestPossibleRank(pod_set);
+  int best = -1;
+  double best_rank = -1;
+  std::vector<int> best_gpus;
   for (int k = pod_set.gpu.count; k <= index_.max_gpus_per_node(); ++k) {
     for (int node : domain.by_free_gpus[k].members()) {
-      if (Usable(node, pod_set, context) && ChooseGpus(index_, node, pod_set, gpus)) return node;
+      if (!Usable(node, pod_set, context) || !ChooseGpus(index_, node, pod_set, gpus)) continue;
+      const double rank = ReserveRank(node, pod_set);
+      if (rank >= enough) return node;
+      if (rank > best_rank) {
+        best = node;
+        best_rank = rank;
+        best_gpus = *gpus;
+      }
     }
   }
-  return -1;
+  if (best >= 0) *gpus = std::move(best_gpus);
+  return best;
 }
 
 bool GangPlacer::ChooseByPolicy(int node, const PodSet& pod_set, ScoredPlacement* placement) const {
@@ -211,21 +264,30 @@ bool GangPlacer::ChooseByPolicy(int node, const PodSet& pod_set, ScoredPlacement
 int GangPlacer::PickSharedNode(const PodSet& pod_set, const FitContext& context,
                                const Domain& domain, std::vector<int>* gpus) {
   // Candidates: every node with a shared GPU that is not full, and one node per bucket of free
-  // whole GPUs (nodes in one bucket outside the shared set look alike to a share).
+  // whole GPUs (nodes in one bucket outside the shared set look alike to a share, once they rank
+  // alike to the reserve: a bucket offers its first node of each better rank until one has the
+  // best rank possible).
+  const double enough = BestPossibleRank(pod_set);
   std::vector<int> representatives;
   if (!pod_set.gpu.IsMig()) {
     for (int k = 1; k <= index_.max_gpus_per_node(); ++k) {
+      double bucket_rank = -1;
       for (int node : domain.by_free_gpus[k].members()) {
-        if (Usable(node, pod_set, context) && ChooseGpus(index_, node, pod_set, nullptr)) {
-          representatives.push_back(node);
-          break;
+        if (!Usable(node, pod_set, context) || !ChooseGpus(index_, node, pod_set, nullptr)) {
+          continue;
         }
+        const double rank = ReserveRank(node, pod_set);
+        if (rank <= bucket_rank) continue;
+        representatives.push_back(node);
+        bucket_rank = rank;
+        if (rank >= enough) break;
       }
     }
   }
   const std::vector<int>& shared = pod_set.gpu.IsMig() ? domain.mig_nodes : domain.shared.members();
   const bool use_policy = pod_set.gpu.IsShare() && pod_set.gpu.milli > 0;
   int best = -1;
+  double best_rank = -1;  // the reserve's rank of the best node's pool: a higher one wins first
   ScoredPlacement best_placement;
   int64_t best_left = 0;
   std::vector<int> chosen;
@@ -233,26 +295,33 @@ int GangPlacer::PickSharedNode(const PodSet& pod_set, const FitContext& context,
   for (size_t i = 0; i < shared.size() + representatives.size(); ++i) {
     const int node = i < shared.size() ? shared[i] : representatives[i - shared.size()];
     // Like kube-scheduler's minFeasibleNodesToFind: score a bounded number of feasible nodes,
-    // so a share costs the same on 100 nodes as on 10,000.
-    if (feasible == kFeasibleSharedNodesToScore) break;
+    // so a share costs the same on 100 nodes as on 10,000; but go on until one is found in a
+    // pool of the best rank possible.
+    if (feasible >= kFeasibleSharedNodesToScore && best_rank >= enough) break;
     if (!Usable(node, pod_set, context)) continue;
     if (use_policy) {
       ScoredPlacement placement;
       if (!ChooseByPolicy(node, pod_set, &placement)) continue;
       ++feasible;
-      if (best < 0 || share_policy_.IsBetter(placement, best_placement) ||
+      const double rank = ReserveRank(node, pod_set);
+      if (rank < best_rank) continue;
+      if (best < 0 || rank > best_rank || share_policy_.IsBetter(placement, best_placement) ||
           (!share_policy_.IsBetter(best_placement, placement) && node < best)) {
         best = node;
+        best_rank = rank;
         best_placement = std::move(placement);
       }
       continue;
     }
     if (!ChooseGpus(index_, node, pod_set, &chosen)) continue;
     ++feasible;
+    const double rank = ReserveRank(node, pod_set);
+    if (rank < best_rank) continue;
     const GpuFree& g = index_.gpu(node, chosen[0]);
     const int64_t left = pod_set.gpu.IsMig() ? g.mig_compute : g.milli - pod_set.gpu.milli;
-    if (best < 0 || left < best_left || (left == best_left && node < best)) {
+    if (best < 0 || rank > best_rank || left < best_left || (left == best_left && node < best)) {
       best = node;
+      best_rank = rank;
       best_left = left;
       *gpus = chosen;
     }

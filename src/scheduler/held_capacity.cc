@@ -42,6 +42,20 @@ void FreeRunning(const RunningWorkload& running, CapacityIndex& index, QuotaLedg
 }
 
 HeldCapacity::HeldCapacity(std::shared_ptr<const Cluster> cluster)
-    : cluster_(std::move(cluster)), index_(*cluster_), ledger_(*cluster_) {}
+    : cluster_(std::move(cluster)),
+      index_(*cluster_),
+      ledger_(*cluster_),
+      running_demand_(index_.pools()) {}
+
+bool HeldCapacity::Hold(const RunningWorkload& running) {
+  if (!HoldRunning(running, index_, ledger_)) return false;
+  AddWorkloadDemand(running.workload, 1, &running_demand_);
+  return true;
+}
+
+void HeldCapacity::Free(const RunningWorkload& running) {
+  FreeRunning(running, index_, ledger_);
+  AddWorkloadDemand(running.workload, -1, &running_demand_);
+}
 
 }  // namespace strata::scheduler

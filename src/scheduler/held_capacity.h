@@ -4,6 +4,7 @@
 
 #include "scheduler/capacity_index.h"
 #include "scheduler/model.h"
+#include "scheduler/pool_demand.h"
 #include "scheduler/quota_ledger.h"
 
 namespace strata::scheduler {
@@ -16,11 +17,11 @@ namespace strata::scheduler {
                                QuotaLedger& ledger);
 void FreeRunning(const RunningWorkload& running, CapacityIndex& index, QuotaLedger& ledger);
 
-// A cluster's capacity index and quota ledger with a set of running workloads held, kept by a
-// caller that keeps its running workloads between cycles (kube-scheduler's scheduler cache), so
-// that a cycle starts from a copy of it (Snapshot::held) instead of holding every running
-// workload again: a cycle then costs the size of the cluster's nodes, not of what runs on them.
-// Not thread-safe.
+// A cluster's capacity index, quota ledger and pool demand with a set of running workloads held,
+// kept by a caller that keeps its running workloads between cycles (kube-scheduler's scheduler
+// cache), so that a cycle starts from a copy of it (Snapshot::held) instead of holding every
+// running workload again: a cycle then costs the size of the cluster's nodes, not of what runs on
+// them. Not thread-safe.
 class HeldCapacity {
  public:
   // Nothing held on `cluster`.
@@ -30,19 +31,21 @@ class HeldCapacity {
   HeldCapacity& operator=(const HeldCapacity&) = delete;
 
   // False, holding nothing, when `running` does not fit (HoldRunning).
-  [[nodiscard]] bool Hold(const RunningWorkload& running) {
-    return HoldRunning(running, index_, ledger_);
-  }
-  void Free(const RunningWorkload& running) { FreeRunning(running, index_, ledger_); }
+  [[nodiscard]] bool Hold(const RunningWorkload& running);
+  // REQUIRES: `running` is held.
+  void Free(const RunningWorkload& running);
 
   const std::shared_ptr<const Cluster>& cluster() const { return cluster_; }
   const CapacityIndex& index() const { return index_; }
   const QuotaLedger& ledger() const { return ledger_; }
+  // The GPU demand of the held workloads' pods, for the pool reserve (AddWorkloadDemand).
+  const PoolDemand& running_demand() const { return running_demand_; }
 
  private:
   std::shared_ptr<const Cluster> cluster_;
   CapacityIndex index_;
   QuotaLedger ledger_;
+  PoolDemand running_demand_;
 };
 
 }  // namespace strata::scheduler

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <memory>
 #include <vector>
+
+#include "scheduler/held_capacity.h"
+#include "scheduler/pool_demand.h"
 
 namespace strata::scheduler {
 namespace {
@@ -101,6 +105,53 @@ TEST(PoolReserveTest, NoPoolIsShortWhenEveryPodCouldRunAnywhere) {
     EXPECT_EQ(reserve.Cover(pool, Pod(1, 1000), 1000, 10000),
               std::numeric_limits<double>::infinity());
   }
+}
+
+TEST(PoolDemandTest, TakesBackWhatItAdded) {
+  const std::vector<GpuNodeFree> nodes = {Node("G2", 8), Node("T4", 2)};
+  PoolDemand demand(std::make_shared<const NodePools>(nodes));
+  demand.Add(Pod(1, 1000, 4000, {"T4"}), 3);
+  demand.Add(Pod(1, 500), 2);
+  demand.Add(Pod(0, 0, 16000), 5);  // CPU only: nothing
+  EXPECT_EQ(demand.total_milli(), 4000);
+  EXPECT_EQ(demand.constrained_milli().size(), 1u);  // the share may run anywhere
+  demand.Add(Pod(1, 1000, 4000, {"T4"}), -3);
+  EXPECT_EQ(demand.total_milli(), 1000);
+  EXPECT_TRUE(demand.constrained_milli().empty());
+}
+
+scheduler::Node MakeGpuNode(std::string name, std::string model, int64_t gpu_memory_mib) {
+  scheduler::Node node;
+  node.name = std::move(name);
+  node.cpu_milli = 64000;
+  node.memory_bytes = int64_t{256} << 30;
+  node.gpus.assign(8, Gpu{model, gpu_memory_mib, 0, false});
+  return node;
+}
+
+TEST(PoolDemandTest, AGpuMemoryFloorCountsAsTheModelsThatHaveItAndHeldWorkloadsAreKept) {
+  auto cluster = std::make_shared<Cluster>();
+  cluster->nodes = {MakeGpuNode("a100", "A100-40GB", 40960),
+                    MakeGpuNode("h100", "H100-80GB", 81920)};
+  HeldCapacity held(cluster);
+  const int a100 = held.index().PoolOf(0);
+  const int h100 = held.index().PoolOf(1);
+  // One pod that needs 60 GiB GPUs (only the H100s have them) and one that may run anywhere.
+  RunningWorkload running;
+  running.workload.name = "big-memory";
+  running.workload.pod_sets.resize(2);
+  running.workload.pod_sets[0].gpu.count = 2;
+  running.workload.pod_sets[0].gpu.min_memory_mib = 61440;
+  running.workload.pod_sets[1].gpu.count = 2;
+  running.pods = {{0, 0, 1, {0, 1}}, {1, 0, 0, {0, 1}}};
+  ASSERT_TRUE(held.Hold(running));
+  EXPECT_EQ(held.running_demand().total_milli(), 4000);
+  const PoolReserve reserve(held.running_demand());
+  EXPECT_DOUBLE_EQ(reserve.ShareOf(h100), 0.5);
+  EXPECT_DOUBLE_EQ(reserve.ShareOf(a100), 0);
+  held.Free(running);
+  EXPECT_EQ(held.running_demand().total_milli(), 0);
+  EXPECT_TRUE(held.running_demand().constrained_milli().empty());
 }
 
 }  // namespace

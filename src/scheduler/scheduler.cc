@@ -17,19 +17,19 @@ namespace strata::scheduler {
 namespace {
 
 // Workloads with the same key meet the same fate within a cycle once one has failed: capacity
-// and quota only shrink during a cycle. Empty for workloads with selectors, which are not
-// cached.
+// and quota only shrink during a cycle. Empty for workloads with node selectors, affinity or
+// tolerations, which are not cached; GPU models are part of the key, so that a cycle with many
+// pods waiting for a scarce model explains one failure per shape, not one per pod.
 std::string FailureKey(const Workload& w, int queue, bool may_use_reserved) {
   std::string key = fmt::format("{}|{}|{}|{}|{}|", queue, w.priority, may_use_reserved,
                                 static_cast<int>(w.topology.mode), w.topology.level);
   for (const PodSet& ps : w.pod_sets) {
-    if (!ps.node_selector.empty() || !ps.affinity.empty() || !ps.tolerations.empty() ||
-        !ps.gpu.models.empty()) {
-      return "";
-    }
-    key += fmt::format("{},{},{},{},{},{},{},{};", ps.count, ps.cpu_milli, ps.memory_bytes,
+    if (!ps.node_selector.empty() || !ps.affinity.empty() || !ps.tolerations.empty()) return "";
+    key += fmt::format("{},{},{},{},{},{},{},{}", ps.count, ps.cpu_milli, ps.memory_bytes,
                        ps.gpu.count, ps.gpu.milli, ps.gpu.memory_mib, ps.gpu.mig_profile,
                        ps.gpu.min_memory_mib);
+    for (const std::string& model : ps.gpu.models) (key += ',') += model;
+    key += ';';
   }
   return key;
 }

@@ -21,7 +21,8 @@ struct SchedulerOptions {
   // The order of pending workloads (scheduler/queue_order.h: "fair-share" or "priority-fifo").
   std::string queue_order = "fair-share";
   // The node-choice policy for fractional GPU requests (scheduler/placement_policy.h: "strata",
-  // or one of the FGD artifact's baselines).
+  // or one of the FGD artifact's baselines). A policy that keeps pool reserves (strata's) has
+  // them kept for whole GPUs too (pool_reserve.h, gang_placer.h).
   std::string share_placement = "strata";
 };
 
@@ -31,10 +32,11 @@ struct SchedulerOptions {
 // admission), within a queue by priority, then submit time. Admit: the whole request fits the
 // queue's quota (nominal + what the cohort lends) in one of its flavors. Place the whole gang or
 // nothing (smallest topology domain, best fit, one NVLink island per pod, fragmentation-aware
-// shares). Otherwise preempt, only if the gang then fits whole: lower priority in the same
-// queue, or reclaim from cohort queues borrowing over nominal, cheapest lost work first.
-// Otherwise the first such gang gets a reservation; later workloads use its nodes only if their
-// runtime limit ends before it starts. Every workload not bound gets a Pending with a tier.
+// shares, each pool of like nodes kept its reserve for the pods that need it). Otherwise preempt,
+// only if the gang then fits whole: lower priority in the same queue, or reclaim from cohort queues
+// borrowing over nominal, cheapest lost work first. Otherwise the first such gang gets a
+// reservation; later workloads use its nodes only if their runtime limit ends before it starts.
+// Every workload not bound gets a Pending with a tier.
 //
 // Stateless apart from its options; Cycle is const and may run on any thread, one call per
 // snapshot.

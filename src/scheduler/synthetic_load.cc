@@ -12,8 +12,15 @@ namespace {
 constexpr int kNodesPerRack = 32;
 constexpr int kRacksPerBlock = 8;
 constexpr int kQueues = 4;
+// "pools": every kSmallPoolEvery-th node is of the small pool's kind.
+constexpr int kSmallPoolEvery = 8;
+constexpr const char* kSmallPoolModel = "A100-40GB";
 
 }  // namespace
+
+bool IsSyntheticShape(std::string_view shape) {
+  return shape == "1gpu" || shape == "mixed" || shape == "gangs" || shape == "pools";
+}
 
 std::shared_ptr<Cluster> MakeSyntheticCluster(const SyntheticLoad& load) {
   auto cluster = std::make_shared<Cluster>();
@@ -26,6 +33,13 @@ std::shared_ptr<Cluster> MakeSyntheticCluster(const SyntheticLoad& load) {
                    {"rack", "r" + std::to_string(rack)}};
     node.cpu_milli = 128'000;
     node.memory_bytes = int64_t{2} << 40;
+    if (load.shape == "pools" && n % kSmallPoolEvery == kSmallPoolEvery - 1) {
+      node.cpu_milli = 64'000;
+      node.memory_bytes = int64_t{512} << 30;
+      for (int g = 0; g < 4; ++g) node.gpus.push_back({kSmallPoolModel, 40 * 1024, g / 2, false});
+      cluster->nodes.push_back(std::move(node));
+      continue;
+    }
     for (int g = 0; g < load.gpus_per_node; ++g) {
       node.gpus.push_back({"H100-80GB", 80 * 1024, g * 2 / std::max(1, load.gpus_per_node), false});
     }
@@ -62,7 +76,7 @@ std::vector<Workload> MakeSyntheticWorkloads(const SyntheticLoad& load, TimePoin
     ps.memory_bytes = int64_t{32} << 30;
     if (load.shape == "1gpu") {
       ps.gpu.count = 1;
-    } else if (load.shape == "mixed") {
+    } else if (load.shape == "mixed" || load.shape == "pools") {
       const int roll = static_cast<int>(random() % 100);
       if (roll < 40) {
         ps.gpu.count = 1;
@@ -71,6 +85,9 @@ std::vector<Workload> MakeSyntheticWorkloads(const SyntheticLoad& load, TimePoin
         ps.gpu.memory_mib = 20 * 1024;
       } else {
         ps.gpu.count = roll < 75 ? 2 : roll < 90 ? 4 : 8;
+      }
+      if (load.shape == "pools" && ps.gpu.count <= 4 && random() % 10 == 0) {
+        ps.gpu.models = {kSmallPoolModel};
       }
     } else {
       static constexpr int kSizes[] = {8, 16, 32, 64, 128, 256};

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scheduler/model.h"
@@ -27,10 +28,15 @@ struct SyntheticLoad {
   int pods = 50000;
   // "1gpu": one 1-GPU pod per workload. "mixed": one pod per workload, 40% 1 GPU, 20% half a
   // GPU with 20 GiB, 15% 2, 15% 4, 10% 8 GPUs. "gangs": gangs of 8..256 pods of a whole node's
-  // GPUs, rack preferred, in four quota queues of one cohort (quotas on).
+  // GPUs, rack preferred, in four quota queues of one cohort (quotas on). "pools": "mixed" on a
+  // cluster where every 8th node is a smaller kind (4 A100-40GB, 64 cores) and one pod of 10 of
+  // up to 4 GPUs needs that model, so the pool reserve (pool_reserve.h) is at work.
   std::string shape = "1gpu";
   uint64_t seed = 1;
 };
+
+// True for a shape SyntheticLoad knows.
+bool IsSyntheticShape(std::string_view shape);
 
 // The cluster; with quota queues team-0..team-3 (a quarter of the GPUs each) for "gangs".
 std::shared_ptr<Cluster> MakeSyntheticCluster(const SyntheticLoad& load);
