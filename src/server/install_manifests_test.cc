@@ -82,7 +82,8 @@ TEST(ControlPlaneObjectsTest, ItsIdentityHasTheStoresRulesAndItsLeases) {
 }
 
 TEST(ControlPlaneObjectsTest, ItsGatewayMayReadInferencePoolsAndObjectivesOnly) {
-  const json& rules = Find(Objects(), "ClusterRole", "strata-control-plane")["rules"];
+  const std::vector<json> objects = Objects();
+  const json& rules = Find(objects, "ClusterRole", "strata-control-plane")["rules"];
   EXPECT_THAT(rules, Contains(json::parse(R"({"apiGroups": ["inference.networking.k8s.io"],
       "resources": ["inferencepools"], "verbs": ["get", "list", "watch"]})")));
   EXPECT_THAT(rules, Contains(json::parse(R"({"apiGroups": ["inference.networking.x-k8s.io"],

@@ -35,7 +35,10 @@ up_pid=""
 declare -A engine_pids=()  # pod name -> the pid of the engine this test runs for it
 cleanup() {
   local pid
-  for pid in "${engine_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  for pid in "${engine_pids[@]}"; do
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   [[ -z $up_pid ]] || stop_gracefully "$up_pid"
   "$cluster" down "$dir" >/dev/null || true
   rm -rf "$dir"
@@ -104,11 +107,16 @@ ready_pods() {
   k get pods -n team-a -l app=chat-engine -o jsonpath='{range .items[*]}{.metadata.name} {.status.podIP} {.status.phase} {.status.conditions[?(@.type=="Ready")].status} {.metadata.deletionTimestamp}{"\n"}{end}' |
     awk '$3 == "Running" && $4 == "True" && NF == 4 {print $1, $2}'
 }
-# start_engines: the container runtime kwok lacks: each ready pod's command at its IP, once.
+# start_engines: the container runtime kwok lacks: each ready pod's command at its IP, and again
+# if it exited (kwok hands a deleted pod's IP to the next pod, whose engine may start before the
+# deleted one's has let go of the port).
 start_engines() {
   local name ip
   while read -r name ip; do
-    [[ -n $name && -z ${engine_pids[$name]:-} ]] || continue
+    [[ -n $name ]] || continue
+    if [[ -n ${engine_pids[$name]:-} ]] && kill -0 "${engine_pids[$name]}" 2>/dev/null; then
+      continue
+    fi
     "$strata" engine-sim --model tiny-pool --host "$ip" --port 8000 --time-scale 0 \
       >"$dir/engine-$name.log" 2>&1 &
     engine_pids[$name]=$!
@@ -121,7 +129,9 @@ check "(from the pod CIDR)" grep -q "^[^ ]* 127\.0\.100\." <<<"$(ready_pods)"
 start_engines
 # stop_engine POD: what a kubelet does when POD is deleted: its container stops.
 stop_engine() {
-  [[ -z ${engine_pids[$1]:-} ]] || kill -9 "${engine_pids[$1]}" 2>/dev/null || true
+  [[ -n ${engine_pids[$1]:-} ]] || return 0
+  kill -9 "${engine_pids[$1]}" 2>/dev/null || true
+  wait "${engine_pids[$1]}" 2>/dev/null || true
 }
 # engine_ip POD: the address this test serves POD's engine at.
 engine_ip() { awk -v p="$1" '$1 == p {print $2}' <<<"$(ready_pods)"; }
