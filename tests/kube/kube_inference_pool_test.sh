@@ -14,7 +14,8 @@
 #    reports Ready it starts the pod's command (engine-sim, speaking vLLM's API) at the pod's
 #    IP and target port, as a kubelet would;
 #  - chat completions for tiny-pool (the model the pods' command serves, read through
-#    api::VllmServedModelNames) through strata's gateway are answered by both pods;
+#    api::VllmServedModelNames) through strata's gateway are answered by both pods, whose
+#    metrics the gateway scrapes;
 #  - one pod deleted: the gateway stops sending it requests (its engine, left running, sees no
 #    more), and the ReplicaSet's replacement takes its share;
 #  - the pool deleted: the model is gone (404).
@@ -168,6 +169,11 @@ both_served() {
   done
 }
 check "both pods serve the pool's requests" wait_for 60 both_served
+scraped() {
+  grep -qE "^strata_gateway_scrapes_total\{.*endpoint=\"$first_ip:8000\".*\} [1-9]" \
+    <<<"$(curl -s -m 10 "$gateway/metrics")"
+}
+check "the gateway reads the pods' engine metrics like any replica's" wait_for 30 scraped
 
 # A pod leaves the pool: the ReplicaSet deletes one when the Deployment scales down. Its engine
 # is left running here, so only the routes can keep requests from it.
