@@ -40,6 +40,42 @@ void EnsurePoolCrd(Client& client) {
       WaitFor(30, [&] { return client.List(kubecompat::kInferencePools, "default").has_value(); }));
 }
 
+// A minimal InferenceObjective CRD (GAIE's group is not a protected *.k8s.io one), served.
+void EnsureObjectiveCrd(Client& client) {
+  const kube::GroupVersionResource& objectives = kubecompat::kInferenceObjectives;
+  json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
+              {"kind", "CustomResourceDefinition"},
+              {"metadata", {{"name", objectives.resource + "." + objectives.group}}},
+              {"spec",
+               {{"group", objectives.group},
+                {"names",
+                 {{"kind", "InferenceObjective"},
+                  {"plural", objectives.resource},
+                  {"singular", "inferenceobjective"},
+                  {"listKind", "InferenceObjectiveList"}}},
+                {"scope", "Namespaced"},
+                {"versions",
+                 {{{"name", objectives.version},
+                   {"served", true},
+                   {"storage", true},
+                   {"schema",
+                    {{"openAPIV3Schema",
+                      {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
+  Result<json> created = client.Create(resources::kCustomResourceDefinitions, "", crd);
+  ASSERT_TRUE(created || created.error().code() == StatusCode::kAlreadyExists)
+      << created.error().ToString();
+  ASSERT_TRUE(WaitFor(30, [&] { return client.List(objectives, "default").has_value(); }));
+}
+
+json PoolSelecting(const std::string& name, const std::string& app) {
+  return {
+      {"apiVersion", "inference.networking.k8s.io/v1"},
+      {"kind", "InferencePool"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"selector", {{"matchLabels", {{"app", app}}}}}, {"targetPorts", {{{"number", 8000}}}}}}};
+}
+
 json EnginePod(const std::string& name) {
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
@@ -96,13 +132,7 @@ TEST(InferencePoolWatchTest, RoutesFollowReadinessDeletionAndThePool) {
   other["metadata"]["labels"]["app"] = "something-else";
   ASSERT_TRUE(client->Create(resources::kPods, ns, other));
   SetStatus(*client, ns, "other", "127.0.100.9", true);
-  json pool = {{"apiVersion", "inference.networking.k8s.io/v1"},
-               {"kind", "InferencePool"},
-               {"metadata", {{"name", "chat"}}},
-               {"spec",
-                {{"selector", {{"matchLabels", {{"app", "engine"}}}}},
-                 {"targetPorts", {{{"number", 8000}}}}}}};
-  ASSERT_TRUE(client->Create(kubecompat::kInferencePools, ns, pool));
+  ASSERT_TRUE(client->Create(kubecompat::kInferencePools, ns, PoolSelecting("chat", "engine")));
   EXPECT_TRUE(WaitFor(30, [&] { return Endpoints(watch) == ""; }))
       << "the model is routed, with no endpoint while no pod is Ready: " << Endpoints(watch);
 
@@ -123,6 +153,33 @@ TEST(InferencePoolWatchTest, RoutesFollowReadinessDeletionAndThePool) {
   EXPECT_TRUE(WaitFor(30, [&] { return Endpoints(watch) == "none"; }))
       << "the pool deleted, its model goes: " << Endpoints(watch);
   EXPECT_THAT(watch.Routes(), IsEmpty());
+}
+
+TEST(InferencePoolWatchTest, AnObjectiveGivesItsPoolsModelItsPriorityClass) {
+  std::unique_ptr<Client> client = AdminClient();
+  EnsurePoolCrd(*client);
+  EnsureObjectiveCrd(*client);
+  const std::string ns = NewNamespace(*client, "objectives");
+  kubecompat::InferencePoolWatchOptions options;
+  options.watch_wait = std::chrono::milliseconds(50);
+  InferencePoolWatch watch(*client, options);
+  ASSERT_TRUE(client->Create(kubecompat::kInferencePools, ns, PoolSelecting("plain", "none")));
+  json objective = {{"apiVersion", "inference.networking.x-k8s.io/v1alpha2"},
+                    {"kind", "InferenceObjective"},
+                    {"metadata", {{"name", "batch"}}},
+                    {"spec", {{"priority", -1}, {"poolRef", {{"name", "plain"}}}}}};
+  ASSERT_TRUE(client->Create(kubecompat::kInferenceObjectives, ns, objective));
+  // The pool has no pod yet: its model is its own name.
+  auto sheddable = [&] {
+    (void)watch.RunOnce();
+    for (const gateway::ModelConfig& model : watch.Routes()) {
+      if (model.name == "plain" && model.objectives.contains("batch")) {
+        return model.objectives.at("batch") == gateway::PriorityClass::kSheddable;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(WaitFor(30, sheddable));
 }
 
 }  // namespace
