@@ -180,6 +180,11 @@ TEST(ServedModelNameTest, ServedNameThenModelThenServesPositional) {
               ElementsAre("org/m"));
   EXPECT_THAT(names({"/usr/local/bin/vllm", "serve", "--port", "8000"}), ElementsAre());
   EXPECT_THAT(names({"python", "server.py", "--model", "org/m"}), ElementsAre());
+  EXPECT_THAT(names({"/opt/strata/bin/strata", "engine-sim"}, {"--port", "8000", "--model", "m"}),
+              ElementsAre("m"));
+  EXPECT_THAT(names({"sh", "-c", "exec strata engine-sim --host $POD_IP --model=m"}),
+              ElementsAre("m"));
+  EXPECT_THAT(names({"engine-sim", "--model", "m"}), ElementsAre());
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ std::vector<std::string> CommandLine(const ProcessTemplate& engine) {
   std::vector<std::string> argv = engine.command;
   argv.insert(argv.end(), engine.args.begin(), engine.args.end());
   for (size_t i = 0; i + 1 < argv.size(); ++i) {
-    if (argv[i] == "-c" && argv[i + 1].find("vllm") != std::string::npos) {
+    if (argv[i] == "-c" && (argv[i + 1].find("vllm") != std::string::npos ||
+                            argv[i + 1].find("engine-sim") != std::string::npos)) {
       return Words(argv[i + 1]);
     }
   }
@@ -57,6 +58,9 @@ std::vector<std::string> VllmServedModelNames(const ProcessTemplate& engine) {
       if (i + 2 < argv.size() && !IsFlag(argv[i + 2])) positional = argv[i + 2];
     }
     if (word == "vllm.entrypoints.openai.api_server") vllm = true;
+    // strata's simulated engine answers to its --model as vLLM answers to its served name.
+    const bool strata_binary = word == "strata" || word.ends_with("/strata");
+    if (strata_binary && i + 1 < argv.size() && argv[i + 1] == "engine-sim") vllm = true;
     if (auto values = FlagValues(argv, i, "--served-model-name", true); !values.empty()) {
       served = values;
     }

@@ -11,6 +11,7 @@
 #include "controller/scheduler_loop.h"
 #include "gateway/config.h"
 #include "gateway/gateway_stats.h"
+#include "kubecompat/inference_pool_watch.h"
 #include "kubecompat/pytorchjob_operator.h"
 #include "node/process_runtime.h"
 #include "server/history_recorder.h"
@@ -68,6 +69,17 @@ Result<std::shared_ptr<gateway::GatewayServer>> StartServing(
                                                plane.registry(), controller_options, tokens.get());
   // Every plane's gateway routes; the leader's alone drains, rolls out and scales.
   serving->ActOnlyWhile([&plane] { return plane.leading(); });
+  std::string pools_note;
+  if (kube::Client* client = plane.kube_client()) {
+    // On a cluster, the users' GAIE InferencePools route too, on every plane: a loop of its own
+    // follows them and their pods (its pass waits on their watches), the serving loop reads
+    // what it last built.
+    auto pools = std::make_shared<kubecompat::InferencePoolWatch>(*client);
+    serving->AddRouteSource([pools] { return pools->Routes(); });
+    plane.AddLoop("inference pools", std::chrono::milliseconds(50),
+                  [pools] { return pools->RunOnce(); });
+    pools_note = " and InferencePools";
+  }
   // Woken by Service and Pod changes, so a service applied is routable, and a replica that
   // became ready takes traffic, within milliseconds rather than at the next tick; the tick is
   // short because the autoscaler's signals move without any change in the store.
@@ -79,7 +91,8 @@ Result<std::shared_ptr<gateway::GatewayServer>> StartServing(
   plane.AddLoop("tenants", std::chrono::seconds(1),
                 [tenant_sync, gateway] { return tenant_sync->RunOnce(); }, {"Tenant"});
   out << "strata: gateway listening on http://" << address->first << ":" << gateway->port()
-      << " (OpenAI API; models from Services, API keys from Tenants)" << std::endl;
+      << " (OpenAI API; models from Services" << pools_note << ", API keys from Tenants)"
+      << std::endl;
   return gateway;
 }
 

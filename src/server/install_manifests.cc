@@ -2,6 +2,7 @@
 
 #include "kube/install_objects.h"
 #include "kube/leader_election.h"
+#include "kubecompat/inference_pool_routes.h"
 #include "kubecompat/pytorchjob_operator.h"
 #include "kubestore/store_rules.h"
 #include "server/control_plane.h"
@@ -41,6 +42,11 @@ std::vector<nlohmann::json> ControlPlaneObjects(const StoreInstallOptions& optio
   grant.service_account = kName;
   grant.cluster_rules = kubestore::StoreClusterRules();
   for (nlohmann::json& rule : kubecompat::PyTorchJobOperatorRules()) {
+    grant.cluster_rules.push_back(std::move(rule));
+  }
+  // The gateway routes the cluster's GAIE InferencePools (the pods they select are read under
+  // the store's rules on pods, which do not ask whose pods they are).
+  for (nlohmann::json& rule : kubecompat::InferencePoolRules()) {
     grant.cluster_rules.push_back(std::move(rule));
   }
   grant.namespace_rules = {

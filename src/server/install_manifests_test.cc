@@ -81,6 +81,20 @@ TEST(ControlPlaneObjectsTest, ItsIdentityHasTheStoresRulesAndItsLeases) {
   EXPECT_THAT(kinds, Contains("ClusterRoleBinding").Times(1));
 }
 
+TEST(ControlPlaneObjectsTest, ItsGatewayMayReadInferencePoolsAndObjectivesOnly) {
+  const std::vector<json> objects = Objects();
+  const json& rules = Find(objects, "ClusterRole", "strata-control-plane")["rules"];
+  EXPECT_THAT(rules, Contains(json::parse(R"({"apiGroups": ["inference.networking.k8s.io"],
+      "resources": ["inferencepools"], "verbs": ["get", "list", "watch"]})")));
+  EXPECT_THAT(rules, Contains(json::parse(R"({"apiGroups": ["inference.networking.x-k8s.io"],
+      "resources": ["inferenceobjectives"], "verbs": ["get", "list", "watch"]})")));
+  for (const json& rule : rules) {
+    if (rule["apiGroups"][0].get<std::string>().starts_with("inference.networking")) {
+      EXPECT_EQ(rule["verbs"], json({"get", "list", "watch"})) << rule.dump();
+    }
+  }
+}
+
 TEST(InventoryAgentObjectsTest, ADaemonSetOnGpuNodesThatMayPatchNodesOnly) {
   StoreInstallOptions options;
   options.namespace_name = "gpu-platform";

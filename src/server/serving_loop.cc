@@ -68,6 +68,28 @@ std::vector<gateway::ModelConfig> RoutesFromStore(
   return models;
 }
 
+std::vector<gateway::ModelConfig> MergeRoutes(std::vector<gateway::ModelConfig> services,
+                                              std::vector<gateway::ModelConfig> extra,
+                                              std::vector<std::string>* shadowed) {
+  std::set<std::string> taken;
+  for (const gateway::ModelConfig& model : services) {
+    taken.insert(model.name);
+    taken.insert(model.adapters.begin(), model.adapters.end());
+  }
+  for (gateway::ModelConfig& model : extra) {
+    bool clash = taken.contains(model.name);
+    for (const std::string& adapter : model.adapters) clash = clash || taken.contains(adapter);
+    if (clash) {
+      if (shadowed != nullptr) shadowed->push_back(model.name);
+      continue;
+    }
+    taken.insert(model.name);
+    taken.insert(model.adapters.begin(), model.adapters.end());
+    services.push_back(std::move(model));
+  }
+  return services;
+}
+
 Result<std::unique_ptr<autoscaler::ScalingPolicy>> PolicyForService(const api::ServiceSpec& spec,
                                                                     Duration cold_start) {
   const api::Autoscaling& a = spec.autoscaling;
@@ -133,6 +155,19 @@ Status ServingLoop::RunOnce() {
     }
   }
   std::vector<gateway::ModelConfig> routes = RoutesFromStore(services, pods);
+  if (extra_routes_) {
+    std::vector<std::string> shadowed;
+    routes = MergeRoutes(std::move(routes), extra_routes_(), &shadowed);
+    if (shadowed != shadowed_) {
+      for (const std::string& name : shadowed) {
+        spdlog::warn(
+            "gateway: model {} of an InferencePool is a Service's model; the Service "
+            "routes it",
+            name);
+      }
+      shadowed_ = std::move(shadowed);
+    }
+  }
   if (routes != routes_) {
     if (Status set = gateway_.SetRoutes(routes); !set.ok()) return set;
     routes_ = std::move(routes);
@@ -169,6 +204,8 @@ Status ServingLoop::RunOnce() {
 }
 
 void ServingLoop::ActOnlyWhile(std::function<bool()> acting) { acting_ = std::move(acting); }
+
+void ServingLoop::AddRouteSource(RouteSource source) { extra_routes_ = std::move(source); }
 
 int64_t ServingLoop::InFlight(const std::string& endpoint) const {
   // Also counts a draining replica, which has left the routing table (and Signals()).

@@ -44,6 +44,17 @@ std::vector<gateway::ModelConfig> RoutesFromStore(
 Result<std::unique_ptr<autoscaler::ScalingPolicy>> PolicyForService(const api::ServiceSpec& spec,
                                                                     Duration cold_start);
 
+// Models from a source of routes other than the store's Services (the cluster's GAIE
+// InferencePools: kubecompat/inference_pool_watch.h). Called from the serving loop's thread.
+using RouteSource = std::function<std::vector<gateway::ModelConfig>()>;
+
+// The Services' routes followed by `extra`'s models, less those whose name (or an adapter's)
+// the Services already serve: a Service's model wins. The names left out go to `shadowed`.
+// Pure.
+std::vector<gateway::ModelConfig> MergeRoutes(std::vector<gateway::ModelConfig> services,
+                                              std::vector<gateway::ModelConfig> extra,
+                                              std::vector<std::string>* shadowed);
+
 // The delivery layer inside `strata up`. Each pass:
 //  1. reads the Services and their replica pods and hands the gateway its routing table
 //     (RoutesFromStore), so endpoints appear as replicas become ready and disappear as they
@@ -76,6 +87,10 @@ class ServingLoop final : public controller::ControlLoop,
   // gateway serves, the leader's loop decides. Called before the first RunOnce.
   void ActOnlyWhile(std::function<bool()> acting);
 
+  // Step 1 also routes `source`'s models (MergeRoutes), read each pass; they are not
+  // autoscaled (no Service owns their replicas). Called before the first RunOnce.
+  void AddRouteSource(RouteSource source);
+
  private:
   // What a version's policy is built from (spec.autoscaling, minReplicas, maxReplicas): a change
   // to any of it rebuilds the policy.
@@ -97,6 +112,8 @@ class ServingLoop final : public controller::ControlLoop,
   gateway::GatewayServer& gateway_;
   ServiceTokenLedger* tokens_;
   std::function<bool()> acting_ = [] { return true; };
+  RouteSource extra_routes_;           // empty: none
+  std::vector<std::string> shadowed_;  // the extra models last left out, to warn once
   autoscaler::Autoscaler autoscaler_;
   controller::ServiceController controller_;
   std::vector<gateway::ModelConfig> routes_;  // the table last handed to the gateway

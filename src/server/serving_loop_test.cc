@@ -56,6 +56,28 @@ cluster::Stored<api::Pod> ReplicaPod(const std::string& version, int index, bool
   return pod;
 }
 
+gateway::ModelConfig PoolModel(const std::string& name, std::vector<std::string> adapters = {}) {
+  gateway::ModelConfig model;
+  model.name = name;
+  model.adapters = std::move(adapters);
+  model.versions.push_back({"pool", 1, {"127.0.100.2:8000"}});
+  return model;
+}
+
+TEST(MergeRoutesTest, AServicesModelWinsOverAnotherSourcesOfTheSameName) {
+  std::vector<gateway::ModelConfig> services =
+      RoutesFromStore({StoredService(kSplit)}, {ReplicaPod("bf16", 0, true)});
+  std::vector<std::string> shadowed;
+  std::vector<gateway::ModelConfig> merged = MergeRoutes(
+      services, {PoolModel("llama"), PoolModel("tiny-pool"), PoolModel("other", {"llama"})},
+      &shadowed);
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0], services[0]);
+  EXPECT_EQ(merged[1].name, "tiny-pool");
+  EXPECT_THAT(shadowed, ElementsAre("llama", "other"));
+  EXPECT_TRUE(gateway::ValidateModels(merged).ok());
+}
+
 TEST(RoutesFromStoreTest, ReadyReplicasOfEachVersionWithTheirWeights) {
   std::vector<cluster::Stored<api::Pod>> pods = {
       ReplicaPod("bf16", 0, true), ReplicaPod("bf16", 1, false), ReplicaPod("fp8", 2, true),

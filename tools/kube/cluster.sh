@@ -34,6 +34,9 @@
 #   --runtime-config LIST     passed to kube-apiserver (e.g. resource.k8s.io/v1beta2=true)
 #   --job-syncs N             batch/v1 Jobs kube-controller-manager's Job controller syncs at
 #                             once (its --concurrent-job-syncs; default Kubernetes' 5)
+#   --pod-cidr CIDR           where kwok gives pods their IPs (default 10.244.0.1/16); a range
+#                             in 127.0.0.0/8 makes each pod's IP a loopback address a test can
+#                             serve it at (kube_inference_pool_test)
 #   --timeout SECONDS         how long `up` may take (default 120)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cache_paths.sh"
@@ -48,7 +51,7 @@ source "$KUBE_TOOLS_DIR/lib/kueue.sh"
 
 readonly SERVICE_CIDR=10.96.0.0/16
 readonly SERVICE_IP=10.96.0.1
-readonly POD_CIDR=10.244.0.1/16
+POD_CIDR=10.244.0.1/16
 readonly MARKER=.strata-kube-cluster
 # Stopped in this order: clients before the API server, the API server before etcd.
 readonly PROCESSES=(kueue kwok kube-scheduler kube-controller-manager kube-apiserver etcd)
@@ -255,6 +258,7 @@ cmd_up() {
       --runtime-config) RUNTIME_CONFIG=$2; shift 2 ;;
       --timeout) timeout=$2; shift 2 ;;
       --job-syncs) job_syncs=$2; shift 2 ;;
+      --pod-cidr) POD_CIDR=$2; shift 2 ;;
       *) echo "cluster.sh: unknown option $1" >&2; usage ;;
     esac
   done
