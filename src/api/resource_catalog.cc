@@ -102,9 +102,35 @@ const ResourceType& JobSetType() {
   return kType;
 }
 
+const ResourceType& ClusterQueueType() {
+  static const ResourceType kType{"ClusterQueue",   "clusterqueues", "clusterqueue", {"cq"},
+                                  "kueue.x-k8s.io", "v1beta2",       false,          "Queue"};
+  return kType;
+}
+
+const ResourceType& KueueResourceFlavorType() {
+  static const ResourceType kType{"ResourceFlavor",
+                                  "resourceflavors",
+                                  "resourceflavor",
+                                  {"flavor", "flavors", "rf"},
+                                  "kueue.x-k8s.io",
+                                  "v1beta2",
+                                  false};
+  return kType;
+}
+
 const std::vector<const ResourceType*>& SourceServedTypes() {
-  static const std::vector<const ResourceType*> kTypes = {&BatchJobType(), &JobSetType()};
+  static const std::vector<const ResourceType*> kTypes = {
+      &BatchJobType(), &JobSetType(), &ClusterQueueType(), &KueueResourceFlavorType()};
   return kTypes;
+}
+
+const ResourceType& LocalQueueType() {
+  // Kueue's short names also hold "queue" and "queues"; they stay strata's Queues' (which
+  // Kueue's ClusterQueues are stored as), so that kubectl get queues keeps its meaning here.
+  static const ResourceType kType{"LocalQueue",     "localqueues", "localqueue", {"lq"},
+                                  "kueue.x-k8s.io", "v1beta2",     true,         "Queue"};
+  return kType;
 }
 
 const ResourceType* FindResourceTypeByKind(std::string_view kind) {
@@ -146,6 +172,7 @@ Result<ResourcePath> ParseResourcePath(std::string_view path) {
   }
   std::vector<const ResourceType*> others = SourceServedTypes();
   others.push_back(&EventsV1Type());
+  others.push_back(&LocalQueueType());
   for (const ResourceType* other : others) {
     if (other->group == group && other->version == version && other->plural == segments[next]) {
       result.type = other;
@@ -176,10 +203,12 @@ nlohmann::json CoreApiVersions() {
 
 nlohmann::json ApiGroupList() {
   nlohmann::json groups = nlohmann::json::array();
-  for (const auto& [name, version] : {std::pair{BatchJobType().group, BatchJobType().version},
-                                      std::pair{kStrataGroup, kStrataVersion},
-                                      std::pair{EventsV1Type().group, EventsV1Type().version},
-                                      std::pair{JobSetType().group, JobSetType().version}}) {
+  for (const auto& [name, version] :
+       {std::pair{BatchJobType().group, BatchJobType().version},
+        std::pair{ClusterQueueType().group, ClusterQueueType().version},
+        std::pair{kStrataGroup, kStrataVersion},
+        std::pair{EventsV1Type().group, EventsV1Type().version},
+        std::pair{JobSetType().group, JobSetType().version}}) {
     nlohmann::json served = {{"groupVersion", std::string(name) + "/" + std::string(version)},
                              {"version", version}};
     groups.push_back({{"name", name}, {"versions", {served}}, {"preferredVersion", served}});
@@ -200,17 +229,29 @@ std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
   }
   for (const ResourceType* source : SourceServedTypes()) {
     if (group_version != source->GroupVersion()) continue;
-    resources.push_back({{"name", source->plural},
-                         {"singularName", source->singular},
-                         {"namespaced", true},
-                         {"kind", source->kind},
-                         {"categories", {"all"}},
-                         {"verbs", ResourceVerbs()}});
+    nlohmann::json resource = {{"name", source->plural},
+                               {"singularName", source->singular},
+                               {"namespaced", source->namespaced},
+                               {"kind", source->kind},
+                               {"verbs", ResourceVerbs()}};
+    if (!source->short_names.empty()) resource["shortNames"] = source->short_names;
+    // Kubernetes puts its Jobs in `all`; JobSet's and Kueue's CRDs name no category.
+    if (source == &BatchJobType()) resource["categories"] = {"all"};
+    resources.push_back(std::move(resource));
     resources.push_back({{"name", std::string(source->plural) + "/status"},
                          {"singularName", ""},
-                         {"namespaced", true},
+                         {"namespaced", source->namespaced},
                          {"kind", source->kind},
                          {"verbs", {"get"}}});
+  }
+  const ResourceType& local_queue = LocalQueueType();
+  if (group_version == local_queue.GroupVersion()) {
+    resources.push_back({{"name", local_queue.plural},
+                         {"singularName", local_queue.singular},
+                         {"namespaced", true},
+                         {"kind", local_queue.kind},
+                         {"shortNames", local_queue.short_names},
+                         {"verbs", {"create", "delete", "get", "list", "patch", "update"}}});
   }
   for (const ResourceType& type : AllResourceTypes()) {
     if (type.GroupVersion() != group_version) continue;
@@ -220,7 +261,13 @@ std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
                                {"kind", type.kind},
                                {"verbs", ResourceVerbs()}};
     if (!type.short_names.empty()) resource["shortNames"] = type.short_names;
-    if (!type.group.empty()) resource["categories"] = {"all", "strata"};
+    // `all` as Kubernetes fills it (resource_catalog.h): Pods and strata's Services; a Job may
+    // be a batch/v1 Job too, which `all` lists already.
+    if (type.kind == "Pod") resource["categories"] = {"all"};
+    if (!type.group.empty()) {
+      resource["categories"] =
+          type.kind == "Service" ? nlohmann::json{"all", "strata"} : nlohmann::json{"strata"};
+    }
     resources.push_back(std::move(resource));
     if (type.kind == "Pod" || type.kind == "Node") {
       resources.push_back({{"name", std::string(type.plural) + "/status"},
