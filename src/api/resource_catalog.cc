@@ -25,6 +25,16 @@ std::vector<std::string_view> SplitPath(std::string_view path) {
   return segments;
 }
 
+// Whether a source-served kind has `short_name` among its short names.
+bool ClaimedBySourceServedType(std::string_view short_name) {
+  for (const ResourceType* type : SourceServedTypes()) {
+    for (std::string_view claimed : type->short_names) {
+      if (claimed == short_name) return true;
+    }
+  }
+  return false;
+}
+
 // The verbs every served kind answers to, as discovery lists them.
 nlohmann::json ResourceVerbs() {
   return {"create", "delete", "get", "list", "patch", "update", "watch"};
@@ -260,7 +270,14 @@ std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
                                {"namespaced", type.namespaced},
                                {"kind", type.kind},
                                {"verbs", ResourceVerbs()}};
-    if (!type.short_names.empty()) resource["shortNames"] = type.short_names;
+    // A short name a kind of another group claims first (Kueue's rf) is that kind's for
+    // kubectl, which would warn of the other at each use; `strata get` still reads it as
+    // strata's (FindResourceType).
+    std::vector<std::string_view> short_names;
+    for (std::string_view short_name : type.short_names) {
+      if (!ClaimedBySourceServedType(short_name)) short_names.push_back(short_name);
+    }
+    if (!short_names.empty()) resource["shortNames"] = short_names;
     // `all` as Kubernetes fills it (resource_catalog.h): Pods and strata's Services; a Job may
     // be a batch/v1 Job too, which `all` lists already.
     if (type.kind == "Pod") resource["categories"] = {"all"};

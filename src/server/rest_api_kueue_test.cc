@@ -125,6 +125,8 @@ TEST_F(KueueKindsTest, DiscoveryListsKueueKindsWithTheirShortNamesBeforeStrataDe
   EXPECT_EQ(local_queues["shortNames"], Json({"lq"}));
   EXPECT_THAT(local_queues["verbs"].dump(), Not(HasSubstr("watch")));
   EXPECT_EQ(Resource(kGroup, "resourceflavors")["shortNames"], Json({"flavor", "flavors", "rf"}));
+  // Kueue's flavors have the short names kubectl resolves; strata's keep them for strata get.
+  EXPECT_FALSE(Resource("/apis/strata.dev/v1alpha1", "resourceflavors").contains("shortNames"));
 
   // kubectl get all: Pods and batch/v1 Jobs as on Kubernetes, and strata's Services; strata's
   // Jobs (a batch/v1 Job is one too) and its other kinds in `strata` only.

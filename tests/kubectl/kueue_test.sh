@@ -82,7 +82,7 @@ check "kubectl get cq: its row" has "cluster-queue research 0 " "$(row cq)"
 check "kubectl get localqueues: Kueue's columns" equals "$(header localqueues -n team-a)" \
   "NAME CLUSTERQUEUE PENDING WORKLOADS ADMITTED WORKLOADS AGE"
 check "kubectl get lq: its row" has "user-queue cluster-queue 0 0" "$(row lq -n team-a)"
-check "kubectl get rf: the flavor" equals "$(k get rf -o name)" \
+check "kubectl get rf: the flavor, with no warning of strata's own" equals "$(k get rf -o name 2>&1)" \
   "resourceflavor.kueue.x-k8s.io/default-flavor"
 check "kubectl get clusterqueues,localqueues,resourceflavors" equals \
   "$(k get clusterqueues,localqueues,resourceflavors -A -o name)" \
