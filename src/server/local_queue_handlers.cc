@@ -196,6 +196,8 @@ Result<Json> RestApi::WriteLocalQueue(const api::ResourcePath& path, Json docume
   ASSIGN_OR_RETURN(store::Object write, ToStoreObject(decoded));
   write.resource_version = queue.resource_version;
   if (!dry_run) {
+    // A namespaced object is written into its namespace, as every create makes it.
+    if (current == nullptr) RETURN_IF_ERROR(EnsureNamespace(link.namespace_name));
     ASSIGN_OR_RETURN(write, store_.Update(std::move(write)));
   }
   for (Json& served : api::ServedLocalQueues(write.body)) {

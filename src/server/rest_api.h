@@ -193,8 +193,8 @@ class RestApi {
   // Creates the Namespace `name` unless it exists (or `name` is empty: a cluster-scoped object),
   // as a namespaced object is written into it.
   Status EnsureNamespace(const std::string& name);
-  // Deletes every object in the namespace `name`: workloads first, so that their controllers
-  // make no new pods, then the pods and events.
+  // Deletes every object in the namespace `name`: its Kueue LocalQueues, workloads, so that
+  // their controllers make no new pods, then the pods and events.
   Status DeleteNamespaceContents(const std::string& name);
 
   std::unique_ptr<cluster::Cache> owned_cache_;  // set by the constructor without a cache

@@ -316,6 +316,21 @@ spec:
   EXPECT_EQ(Send("GET", kLocalQueue).first, 404);
 }
 
+TEST_F(KueueKindsTest, DeletingANamespaceDeletesItsLocalQueues) {
+  Start();
+  CreateSetup();
+  ASSERT_EQ(Send("POST", kLocalQueues, kLocalQueueDocument).first, 201);
+  ASSERT_EQ(Send("POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/team-b/localqueues",
+                 R"({"metadata":{"name":"other"},"spec":{"clusterQueue":"cluster-queue"}})",
+                 "application/json")
+                .first,
+            201);
+  ASSERT_EQ(Send("DELETE", "/api/v1/namespaces/team-a").first, 200);
+  EXPECT_EQ(Send("GET", kLocalQueue).first, 404);
+  EXPECT_EQ(StoredQueue()["spec"]["localQueues"],
+            Json::parse(R"([{"namespace":"team-b","name":"other"}])"));
+}
+
 TEST_F(KueueKindsTest, StrataApplyOfAV1beta1SetupIsServedAtV1beta2) {
   Start();
   Apply(R"(apiVersion: kueue.x-k8s.io/v1beta1
