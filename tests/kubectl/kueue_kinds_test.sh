@@ -19,7 +19,7 @@ repo=${STRATA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 strata=${STRATA_BINARY_DIR:-$repo/build/release}/bin/strata
 # shellcheck source=strata_for_kubectl.sh
 source "$repo/tests/kubectl/strata_for_kubectl.sh"
-start_strata_for_kubectl kueue_test 2x8:H100-80GB
+start_strata_for_kubectl kueue_kinds_test 2x8:H100-80GB
 # row ARGS...: the table kubectl get prints, without its header, columns joined by one space.
 row() { k get "$@" --no-headers | tr -s ' ' | cut -d' ' -f1-5; }
 header() { k get "$@" | head -1 | tr -s ' '; }
