@@ -333,4 +333,28 @@ Result<ApiReply> RestApi::ServeLocalQueue(const api::ResourcePath& path,
   return Err(UnimplementedError("method " + method + " is not allowed on a LocalQueue"));
 }
 
+Status RestApi::ForgetLocalQueues(const std::string& namespace_name) {
+  store::Selection queues;
+  queues.kind = "Queue";
+  Result<store::ListResult> listed = store_.List(queues);
+  if (!listed) return listed.error();
+  for (const store::Object& queue : listed->items) {
+    Json updated = queue.body;
+    for (const Json& local : api::ServedLocalQueues(queue.body)) {
+      if (local["metadata"]["namespace"] != namespace_name) continue;
+      updated = api::WithoutLocalQueue(updated, namespace_name,
+                                       StringMemberOr(local["metadata"], "name"));
+    }
+    if (updated == queue.body) continue;
+    Result<api::Object> decoded = api::DecodeObject(updated);
+    if (!decoded) return decoded.error();
+    Result<store::Object> write = ToStoreObject(*decoded);
+    if (!write) return write.error();
+    write->resource_version = queue.resource_version;
+    Result<store::Object> written = store_.Update(std::move(*write));
+    if (!written && written.error().code() != StatusCode::kNotFound) return written.error();
+  }
+  return Status::Ok();
+}
+
 }  // namespace strata::server

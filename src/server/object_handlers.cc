@@ -9,7 +9,6 @@
 
 #include "api/api_status.h"
 #include "api/config_data.h"
-#include "api/local_queue_form.h"
 #include "api/manifest.h"
 #include "api/pod_contract.h"
 #include "api/pod_v1_form.h"
@@ -233,31 +232,6 @@ Result<store::Object> UpdateStatus(store::Store& store, const api::ResourcePath&
 ApiReply ServedReply(int code, nlohmann::json body, api::ServedForm form) {
   api::ToServedForm(body, form);
   return JsonReply(code, body);
-}
-
-// The Kueue LocalQueues of namespace `name` (api/local_queue_form.h) leave the Queues that keep
-// them, as Kubernetes deletes a namespace's LocalQueues with it.
-Status ForgetLocalQueues(store::Store& store, const std::string& name) {
-  store::Selection queues;
-  queues.kind = "Queue";
-  Result<store::ListResult> listed = store.List(queues);
-  if (!listed) return listed.error();
-  for (const store::Object& queue : listed->items) {
-    nlohmann::json updated = queue.body;
-    for (const nlohmann::json& local : api::ServedLocalQueues(queue.body)) {
-      if (local["metadata"]["namespace"] != name) continue;
-      updated = api::WithoutLocalQueue(updated, name, StringMemberOr(local["metadata"], "name"));
-    }
-    if (updated == queue.body) continue;
-    Result<api::Object> decoded = api::DecodeObject(updated);
-    if (!decoded) return decoded.error();
-    Result<store::Object> write = ToStoreObject(*decoded);
-    if (!write) return write.error();
-    write->resource_version = queue.resource_version;
-    Result<store::Object> written = store.Update(std::move(*write));
-    if (!written && written.error().code() != StatusCode::kNotFound) return written.error();
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -782,7 +756,7 @@ Status RestApi::DeleteNamespaceContents(const std::string& name) {
   }
   kinds.push_back("Pod");
   kinds.push_back("Event");
-  if (Status forgotten = ForgetLocalQueues(store_, name); !forgotten.ok()) return forgotten;
+  if (Status forgotten = ForgetLocalQueues(name); !forgotten.ok()) return forgotten;
   for (std::string_view kind : kinds) {
     store::Selection selection;
     selection.kind = std::string(kind);

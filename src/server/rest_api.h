@@ -190,6 +190,9 @@ class RestApi {
   // write's precondition). The LocalQueue as served after the write.
   Result<nlohmann::json> WriteLocalQueue(const api::ResourcePath& path, nlohmann::json document,
                                          const store::Object* current, bool dry_run);
+  // Removes the LocalQueues of namespace `namespace_name` from the Queues that keep them, as
+  // Kubernetes deletes a namespace's LocalQueues with it.
+  Status ForgetLocalQueues(const std::string& namespace_name);
   // Creates the Namespace `name` unless it exists (or `name` is empty: a cluster-scoped object),
   // as a namespaced object is written into it.
   Status EnsureNamespace(const std::string& name);
