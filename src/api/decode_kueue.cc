@@ -7,6 +7,8 @@
 #include "api/decode_common.h"
 #include "api/kube_common.h"
 #include "api/native_schema.h"
+#include "api/resource_catalog.h"
+#include "api/source_form.h"
 
 namespace strata::api {
 namespace {
@@ -400,6 +402,10 @@ void DecodeClusterQueue(const FieldView& doc, DecodedDocument& out) {
     errors.Add(borrow.PathOf("policy"), "strata does not preempt in order to borrow: only Never");
   }
   s.weight = spec.Object("fairSharing").GetQuantity("weight", Quantity::FromUnits(1));
+  // Kept so that /apis/kueue.x-k8s.io serves the ClusterQueue back as written
+  // (api/source_form.h).
+  queue.metadata.annotations[kSourceAnnotation] =
+      SourceAnnotationValue(ClusterQueueType(), doc.Raw("spec"));
   out.objects.push_back(std::move(queue));
 }
 
@@ -417,6 +423,8 @@ void DecodeKueueResourceFlavor(const FieldView& doc, DecodedDocument& out) {
   flavor.spec.node_labels = spec.StringMap("nodeLabels");
   ValidateLabels(flavor.spec.node_labels, spec.PathOf("nodeLabels"), out.errors);
   flavor.spec.tolerations = DecodeTolerations(spec, "tolerations");
+  flavor.metadata.annotations[kSourceAnnotation] =
+      SourceAnnotationValue(KueueResourceFlavorType(), doc.Raw("spec"));
   out.objects.push_back(std::move(flavor));
 }
 

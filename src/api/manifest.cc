@@ -86,6 +86,16 @@ void DecodeOne(const nlohmann::json& document, DecodedDocument& out) {
   }
 }
 
+// The errors of one document decoded on its own, without a file and document prefix.
+Status ErrorsStatus(const FieldErrors& errors) {
+  if (errors.empty()) return Status::Ok();
+  std::string message;
+  for (const FieldError& e : errors.list()) {
+    message += (message.empty() ? "" : "\n") + e.ToString();
+  }
+  return InvalidArgumentError(std::move(message));
+}
+
 Queue* FindQueue(std::vector<Located>& documents, std::string_view name) {
   for (Located& d : documents) {
     for (Object& o : d.decoded.objects) {
@@ -498,14 +508,18 @@ Result<Object> DecodeObject(const nlohmann::json& document) {
   if (decoded.errors.empty() && decoded.objects.size() != 1) {
     decoded.errors.Add("kind", "this kind only links other documents; decode it with them");
   }
-  if (!decoded.errors.empty()) {
-    std::string message;
-    for (const FieldError& e : decoded.errors.list()) {
-      message += (message.empty() ? "" : "\n") + e.ToString();
-    }
-    return Err(InvalidArgumentError(std::move(message)));
-  }
+  RETURN_IF_ERROR(ErrorsStatus(decoded.errors));
   return std::move(decoded.objects.front());
+}
+
+Result<LocalQueueLink> DecodeLocalQueueObject(const nlohmann::json& document) {
+  DecodedDocument decoded;
+  DecodeOne(document, decoded);
+  if (decoded.errors.empty() && !decoded.local_queue) {
+    decoded.errors.Add("kind", "expected a kueue.x-k8s.io LocalQueue");
+  }
+  RETURN_IF_ERROR(ErrorsStatus(decoded.errors));
+  return *decoded.local_queue;
 }
 
 }  // namespace strata::api

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/kinds.h"
 #include "api/object.h"
 #include "common/status.h"
 #include "common/yaml_json.h"
@@ -44,5 +45,10 @@ Result<std::vector<Object>> DecodeParsedManifests(const std::vector<ParsedSource
 // Decodes one JSON document on its own (no links to other documents). Errors as above, without
 // the file and document prefix. For the store and the server, which receive single objects.
 Result<Object> DecodeObject(const nlohmann::json& document);
+
+// Decodes one kueue.x-k8s.io LocalQueue document on its own: the Queue name it is (the server
+// keeps it on its ClusterQueue's Queue, api/local_queue_form.h). Errors as DecodeObject's; one
+// for a document of any other kind.
+Result<LocalQueueLink> DecodeLocalQueueObject(const nlohmann::json& document);
 
 }  // namespace strata::api

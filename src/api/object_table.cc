@@ -4,6 +4,7 @@
 #include <map>
 
 #include "api/job_roles.h"
+#include "api/local_queue_form.h"
 #include "api/manifest.h"
 #include "api/media_ranges.h"
 #include "api/pod.h"
@@ -96,10 +97,13 @@ const TableColumn kAge{"Age", "How long ago the object was created."};
 
 std::vector<TableColumn> TableColumns(const ResourceType& type) {
   std::string_view kind = type.kind;
-  if (IsSourceServedType(type)) {
+  if (IsSourceServedType(type) || &type == &LocalQueueType()) {
     // Its own project's columns.
     std::vector<TableColumn> columns = {kName};
-    for (TableColumn& column : SourceTableColumns(type)) columns.push_back(std::move(column));
+    for (TableColumn& column :
+         &type == &LocalQueueType() ? LocalQueueColumns() : SourceTableColumns(type)) {
+      columns.push_back(std::move(column));
+    }
     columns.push_back(kAge);
     return columns;
   }
@@ -170,9 +174,13 @@ std::vector<std::string> TableCells(const ResourceType& type, const Json& item, 
   std::string_view kind = type.kind;
   std::string name = TextAt(item, "/metadata/name");
   std::string age = ShortAge(TextAt(item, "/metadata/creationTimestamp"), now);
-  if (IsSourceServedType(type)) {
+  if (IsSourceServedType(type) || &type == &LocalQueueType()) {
     std::vector<std::string> cells = {name};
-    for (std::string& cell : SourceTableCells(type, item, now)) cells.push_back(std::move(cell));
+    // A LocalQueue's item is served already (api/local_queue_form.h).
+    for (std::string& cell :
+         &type == &LocalQueueType() ? LocalQueueCells(item) : SourceTableCells(type, item, now)) {
+      cells.push_back(std::move(cell));
+    }
     cells.push_back(age);
     return cells;
   }
@@ -305,7 +313,7 @@ Json MakeTable(const ResourceType& type, std::string_view version, const std::ve
                        {"type", "string"},
                        {"format", name ? "name" : ""},
                        {"description", definitions[i].description},
-                       {"priority", 0}});
+                       {"priority", definitions[i].priority}});
   }
   Json rows = Json::array();
   for (const Json& object : objects) {

@@ -18,6 +18,7 @@ namespace strata::api {
 struct TableColumn {
   std::string name;  // "Restarts": kubectl and strata get print it upper-cased
   std::string description;
+  int priority = 0;  // above 0: kubectl prints it with -o wide only
 };
 
 // The columns of `type`'s table: a name column first (Event: when it was last seen).

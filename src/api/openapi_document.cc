@@ -24,8 +24,14 @@ constexpr std::string_view kMergePatch = "application/merge-patch+json";
 constexpr std::string_view kJsonPatch = "application/json-patch+json";
 constexpr std::string_view kStrategicMergePatch = "application/strategic-merge-patch+json";
 
+// Whether `type` is served in its own project's document shape: a source-served kind or Kueue's
+// LocalQueue.
+bool ServedAsDocument(const ResourceType& type) {
+  return IsSourceServedType(type) || &type == &LocalQueueType();
+}
+
 std::string SchemaName(const ResourceType& type) {
-  if (IsSourceServedType(type)) {
+  if (ServedAsDocument(type)) {
     return std::string(type.group) + "." + std::string(type.version) + "." + std::string(type.kind);
   }
   return "dev.strata." + std::string(kStrataVersion) + "." + std::string(type.kind);
@@ -60,7 +66,7 @@ void MarkMergingLists(const ResourceType& type, json& schema) {
 json ComponentSchema(const ResourceType& type) {
   // A pod as Kubernetes' clients read and write it (api/pod_v1_form.h): the v1 Pod manifest's;
   // a source-served kind (a batch/v1 Job) as its manifest's (api/source_form.h).
-  const bool source = IsSourceServedType(type);
+  const bool source = ServedAsDocument(type);
   const KindInfo* info = type.kind == "Pod" ? FindKind("v1", "Pod")
                          : source           ? FindKind(type.GroupVersion(), type.kind)
                                             : FindKind(kApiVersion, type.kind);
@@ -145,6 +151,7 @@ const Documents& AllDocuments() {
   static const Documents kDocuments = [] {
     Documents out;
     std::vector<const ResourceType*> types = SourceServedTypes();
+    types.push_back(&LocalQueueType());
     for (const ResourceType& type : AllResourceTypes()) types.push_back(&type);
     for (const ResourceType* served : types) {
       const ResourceType& type = *served;

@@ -25,6 +25,16 @@ std::vector<std::string_view> SplitPath(std::string_view path) {
   return segments;
 }
 
+// Whether a source-served kind has `short_name` among its short names.
+bool ClaimedBySourceServedType(std::string_view short_name) {
+  for (const ResourceType* type : SourceServedTypes()) {
+    for (std::string_view claimed : type->short_names) {
+      if (claimed == short_name) return true;
+    }
+  }
+  return false;
+}
+
 // The verbs every served kind answers to, as discovery lists them.
 nlohmann::json ResourceVerbs() {
   return {"create", "delete", "get", "list", "patch", "update", "watch"};
@@ -102,9 +112,35 @@ const ResourceType& JobSetType() {
   return kType;
 }
 
+const ResourceType& ClusterQueueType() {
+  static const ResourceType kType{"ClusterQueue",   "clusterqueues", "clusterqueue", {"cq"},
+                                  "kueue.x-k8s.io", "v1beta2",       false,          "Queue"};
+  return kType;
+}
+
+const ResourceType& KueueResourceFlavorType() {
+  static const ResourceType kType{"ResourceFlavor",
+                                  "resourceflavors",
+                                  "resourceflavor",
+                                  {"flavor", "flavors", "rf"},
+                                  "kueue.x-k8s.io",
+                                  "v1beta2",
+                                  false};
+  return kType;
+}
+
 const std::vector<const ResourceType*>& SourceServedTypes() {
-  static const std::vector<const ResourceType*> kTypes = {&BatchJobType(), &JobSetType()};
+  static const std::vector<const ResourceType*> kTypes = {
+      &BatchJobType(), &JobSetType(), &ClusterQueueType(), &KueueResourceFlavorType()};
   return kTypes;
+}
+
+const ResourceType& LocalQueueType() {
+  // Kueue's short names also hold "queue" and "queues"; they stay strata's Queues' (which
+  // Kueue's ClusterQueues are stored as), so that kubectl get queues keeps its meaning here.
+  static const ResourceType kType{"LocalQueue",     "localqueues", "localqueue", {"lq"},
+                                  "kueue.x-k8s.io", "v1beta2",     true,         "Queue"};
+  return kType;
 }
 
 const ResourceType* FindResourceTypeByKind(std::string_view kind) {
@@ -146,6 +182,7 @@ Result<ResourcePath> ParseResourcePath(std::string_view path) {
   }
   std::vector<const ResourceType*> others = SourceServedTypes();
   others.push_back(&EventsV1Type());
+  others.push_back(&LocalQueueType());
   for (const ResourceType* other : others) {
     if (other->group == group && other->version == version && other->plural == segments[next]) {
       result.type = other;
@@ -176,10 +213,12 @@ nlohmann::json CoreApiVersions() {
 
 nlohmann::json ApiGroupList() {
   nlohmann::json groups = nlohmann::json::array();
-  for (const auto& [name, version] : {std::pair{BatchJobType().group, BatchJobType().version},
-                                      std::pair{kStrataGroup, kStrataVersion},
-                                      std::pair{EventsV1Type().group, EventsV1Type().version},
-                                      std::pair{JobSetType().group, JobSetType().version}}) {
+  for (const auto& [name, version] :
+       {std::pair{BatchJobType().group, BatchJobType().version},
+        std::pair{ClusterQueueType().group, ClusterQueueType().version},
+        std::pair{kStrataGroup, kStrataVersion},
+        std::pair{EventsV1Type().group, EventsV1Type().version},
+        std::pair{JobSetType().group, JobSetType().version}}) {
     nlohmann::json served = {{"groupVersion", std::string(name) + "/" + std::string(version)},
                              {"version", version}};
     groups.push_back({{"name", name}, {"versions", {served}}, {"preferredVersion", served}});
@@ -200,17 +239,29 @@ std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
   }
   for (const ResourceType* source : SourceServedTypes()) {
     if (group_version != source->GroupVersion()) continue;
-    resources.push_back({{"name", source->plural},
-                         {"singularName", source->singular},
-                         {"namespaced", true},
-                         {"kind", source->kind},
-                         {"categories", {"all"}},
-                         {"verbs", ResourceVerbs()}});
+    nlohmann::json resource = {{"name", source->plural},
+                               {"singularName", source->singular},
+                               {"namespaced", source->namespaced},
+                               {"kind", source->kind},
+                               {"verbs", ResourceVerbs()}};
+    if (!source->short_names.empty()) resource["shortNames"] = source->short_names;
+    // Kubernetes puts its Jobs in `all`; JobSet's and Kueue's CRDs name no category.
+    if (source == &BatchJobType()) resource["categories"] = {"all"};
+    resources.push_back(std::move(resource));
     resources.push_back({{"name", std::string(source->plural) + "/status"},
                          {"singularName", ""},
-                         {"namespaced", true},
+                         {"namespaced", source->namespaced},
                          {"kind", source->kind},
                          {"verbs", {"get"}}});
+  }
+  const ResourceType& local_queue = LocalQueueType();
+  if (group_version == local_queue.GroupVersion()) {
+    resources.push_back({{"name", local_queue.plural},
+                         {"singularName", local_queue.singular},
+                         {"namespaced", true},
+                         {"kind", local_queue.kind},
+                         {"shortNames", local_queue.short_names},
+                         {"verbs", {"create", "delete", "get", "list", "patch", "update"}}});
   }
   for (const ResourceType& type : AllResourceTypes()) {
     if (type.GroupVersion() != group_version) continue;
@@ -219,8 +270,21 @@ std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
                                {"namespaced", type.namespaced},
                                {"kind", type.kind},
                                {"verbs", ResourceVerbs()}};
-    if (!type.short_names.empty()) resource["shortNames"] = type.short_names;
-    if (!type.group.empty()) resource["categories"] = {"all", "strata"};
+    // A short name a kind of another group claims first (Kueue's rf) is that kind's for
+    // kubectl, which would warn of the other at each use; `strata get` still reads it as
+    // strata's (FindResourceType).
+    std::vector<std::string_view> short_names;
+    for (std::string_view short_name : type.short_names) {
+      if (!ClaimedBySourceServedType(short_name)) short_names.push_back(short_name);
+    }
+    if (!short_names.empty()) resource["shortNames"] = short_names;
+    // `all` as Kubernetes fills it (resource_catalog.h): Pods and strata's Services; a Job may
+    // be a batch/v1 Job too, which `all` lists already.
+    if (type.kind == "Pod") resource["categories"] = {"all"};
+    if (!type.group.empty()) {
+      resource["categories"] =
+          type.kind == "Service" ? nlohmann::json{"all", "strata"} : nlohmann::json{"strata"};
+    }
     resources.push_back(std::move(resource));
     if (type.kind == "Pod" || type.kind == "Node") {
       resources.push_back({{"name", std::string(type.plural) + "/status"},

@@ -55,12 +55,20 @@ const ResourceType& EventsV1Type();
 
 // Compatible kinds served at their own paths from the native objects they decode to, in their
 // documents' shape (api/source_form.h), with every verb: Kubernetes' batch/v1 Jobs and
-// JobSet's jobset.x-k8s.io/v1alpha2 JobSets, both stored as strata's Jobs. Not among
-// AllResourceTypes(), which holds one type per store kind.
+// JobSet's jobset.x-k8s.io/v1alpha2 JobSets, both stored as strata's Jobs, and Kueue's
+// kueue.x-k8s.io/v1beta2 ClusterQueues (stored as Queues) and ResourceFlavors (as strata's
+// ResourceFlavors). Not among AllResourceTypes(), which holds one type per store kind.
 const ResourceType& BatchJobType();
 const ResourceType& JobSetType();
-// Both, batch/v1 Jobs first.
+const ResourceType& ClusterQueueType();
+const ResourceType& KueueResourceFlavorType();
+// All four, batch/v1 Jobs first.
 const std::vector<const ResourceType*>& SourceServedTypes();
+
+// Kueue's kueue.x-k8s.io/v1beta2 LocalQueues: no object of their own, each a name for a Queue
+// kept on it (api/local_queue_form.h), served by their own handlers (get, list, create, update,
+// patch, delete; no watch). Not among SourceServedTypes().
+const ResourceType& LocalQueueType();
 
 // The type with this store kind ("Job"), or nullptr.
 const ResourceType* FindResourceTypeByKind(std::string_view kind);
@@ -83,11 +91,15 @@ Result<ResourcePath> ParseResourcePath(std::string_view path);
 // Discovery documents, the shapes kubectl reads before any request:
 //   /api                          APIVersions
 //   /apis                         APIGroupList
-//   /api/v1, /apis/batch/v1, /apis/strata.dev/v1alpha1, /apis/events.k8s.io/v1,
-//   /apis/jobset.x-k8s.io/v1alpha2
+//   /api/v1, /apis/batch/v1, /apis/kueue.x-k8s.io/v1beta2, /apis/strata.dev/v1alpha1,
+//   /apis/events.k8s.io/v1, /apis/jobset.x-k8s.io/v1alpha2
 //                                 APIResourceList
-// The batch group is listed first: kubectl takes `jobs` to mean the first group's, batch/v1 as
-// on Kubernetes (strata's Jobs are `sjob`).
+// The batch and kueue groups are listed before strata.dev: kubectl takes `jobs` and
+// `resourceflavors` (`rf`) to mean the first group's, batch/v1's and Kueue's as on Kubernetes
+// with Kueue (strata's Jobs are `sjob`, its own flavors resourceflavors.strata.dev).
+// Kubernetes' category `all` (kubectl get all) holds its workloads as Kubernetes puts them
+// there: Pods, batch/v1 Jobs, and strata's Services (its Deployments); strata's Jobs are in
+// category `strata` only, since a batch/v1 Job is one of them too and would be listed twice.
 //   /version                      version.Info
 nlohmann::json CoreApiVersions();
 nlohmann::json ApiGroupList();

@@ -2,6 +2,8 @@
 
 #include "api/batch_v1_form.h"
 #include "api/jobset_form.h"
+#include "api/kueue_form.h"
+#include "api/local_queue_form.h"
 #include "api/object_meta.h"
 #include "api/strategic_merge_patch.h"
 #include "common/check.h"
@@ -27,6 +29,10 @@ const std::vector<SourceKind>& SourceKinds() {
       {BatchJobType, kBatchJobPatchKind, DefaultBatchJobSpec, BatchJobStatus, BatchJobColumns,
        BatchJobCells},
       {JobSetType, "", nullptr, JobSetStatus, JobSetColumns, JobSetCells},
+      {ClusterQueueType, "", DefaultClusterQueueSpec, ClusterQueueStatus, ClusterQueueColumns,
+       ClusterQueueCells},
+      {KueueResourceFlavorType, "", nullptr, KueueResourceFlavorStatus, KueueResourceFlavorColumns,
+       KueueResourceFlavorCells},
   };
   return kKinds;
 }
@@ -65,7 +71,7 @@ bool IsSourceServedType(const ResourceType& type) { return SourceKindAt(type) !=
 std::string SourceAnnotationValue(const ResourceType& type, const Json& spec) {
   const SourceKind* kind = SourceKindAt(type);
   STRATA_CHECK(kind != nullptr);
-  Json defaulted = spec;
+  Json defaulted = spec.is_object() ? spec : Json::object();  // a ResourceFlavor may have none
   if (kind->defaults != nullptr) kind->defaults(defaulted);
   return Json{{"apiVersion", type.GroupVersion()}, {"kind", type.kind}, {"spec", defaulted}}.dump();
 }
@@ -85,17 +91,19 @@ Json ServedSourceForm(const Json& stored) {
   Json metadata = MemberOrNull(stored, "metadata");
   Json& annotations = metadata["annotations"];
   annotations.erase(kSourceAnnotation);
+  annotations.erase(kLocalQueuesAnnotation);  // served as LocalQueues of their own
   if (annotations.empty()) metadata.erase("annotations");
   // The decoders read Kueue's queue label into the native object's queue.
   const std::string queue = StringMemberOr(MemberOrNull(stored, "spec"), "queue");
   if (!queue.empty()) metadata["labels"][std::string(kKueueQueueNameLabel)] = queue;
   Json spec = std::move(source["spec"]);
   Json status = kind->status(stored, spec);
-  return {{"apiVersion", kind->type().GroupVersion()},
-          {"kind", kind->type().kind},
-          {"metadata", std::move(metadata)},
-          {"spec", std::move(spec)},
-          {"status", std::move(status)}};
+  Json served = {{"apiVersion", kind->type().GroupVersion()},
+                 {"kind", kind->type().kind},
+                 {"metadata", std::move(metadata)},
+                 {"spec", std::move(spec)}};
+  if (!status.is_null()) served["status"] = std::move(status);
+  return served;
 }
 
 std::string_view PatchKindOf(const ResourceType& type) {

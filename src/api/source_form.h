@@ -12,7 +12,8 @@
 namespace strata::api {
 
 // Compatible kinds served at their own paths from the native objects they decode to
-// (SourceServedTypes(): batch/v1 Jobs, jobset.x-k8s.io/v1alpha2 JobSets).
+// (SourceServedTypes(): batch/v1 Jobs, jobset.x-k8s.io/v1alpha2 JobSets, kueue.x-k8s.io/v1beta2
+// ClusterQueues and ResourceFlavors).
 //
 // Such a document is stored as the native object its decoder makes of it, so the scheduler and
 // the controllers run it unchanged, and `kubectl apply -f` and `strata apply -f` of one document
@@ -25,8 +26,17 @@ namespace strata::api {
 // at such a path decode the document again (its status is the server's and is dropped).
 //
 // A served kind is one entry of the table in source_form.cc: its type, its spec's defaults, its
-// status mapping, its table columns and the kind its strategic merge patches name. Pure
-// functions; thread-safe.
+// status mapping (none: the served form has no status), its table columns and the kind its
+// strategic merge patches name. Pure functions; thread-safe.
+//
+// Each entry is a document that decodes to exactly one native object. Of Kueue's kinds, a
+// ClusterQueue is one Queue and a ResourceFlavor one ResourceFlavor, so they are entries. A
+// LocalQueue is no object of its own: it is a namespaced name on the Queue of its ClusterQueue
+// (spec.localQueues, which workloads' kueue.x-k8s.io/queue-name labels resolve through), so it
+// is served from that Queue by its own handlers (api/local_queue_form.h): a LocalQueue that
+// became an object of its own would be a second home for the name the scheduler reads. A
+// Cohort without quota, a Topology and a WorkloadPriorityClass store nothing (their decoders
+// only check or link other documents) and are not served.
 
 // The annotation that holds {"apiVersion","kind","spec"} of the document a native object was
 // decoded from.

@@ -4,6 +4,7 @@
 
 #include "api/encode.h"
 #include "api/kinds.h"
+#include "api/local_queue_form.h"
 #include "api/manifest.h"
 #include "api/resource_catalog.h"
 #include "common/yaml_json.h"
@@ -102,6 +103,7 @@ bool CarryStatus(const store::Object& current, store::Object& replacement) {
   } else {
     DropOwnedStatus(replacement);
   }
+  api::CarryLocalQueues(current.body, replacement.body);
   // Compare as the store would write it: the same bookkeeping stamped into both.
   store::Object stamped = replacement;
   stamped.uid = current.uid;

@@ -34,7 +34,9 @@ void AddWarningHeaders(const std::vector<std::string>& warnings, net::HttpHeader
 Result<store::Object> ToStoreObject(const api::Object& object);
 
 // Carries what strata's own loops own over to a write that replaces `current`: the stored
-// `status` (a user's manifest or PUT changes spec and metadata, never status). Returns true
+// `status` (a user's manifest or PUT changes spec and metadata, never status), and of a Queue
+// written as a Kueue ClusterQueue the LocalQueues naming it, documents of their own
+// (api::CarryLocalQueues). Returns true
 // when `replacement` then differs from `current` in anything but store bookkeeping.
 bool CarryStatus(const store::Object& current, store::Object& replacement);
 

@@ -756,6 +756,7 @@ Status RestApi::DeleteNamespaceContents(const std::string& name) {
   }
   kinds.push_back("Pod");
   kinds.push_back("Event");
+  if (Status forgotten = ForgetLocalQueues(name); !forgotten.ok()) return forgotten;
   for (std::string_view kind : kinds) {
     store::Selection selection;
     selection.kind = std::string(kind);

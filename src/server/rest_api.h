@@ -175,11 +175,29 @@ class RestApi {
   // Creates `object` or replaces what is stored (keeping its status and recording the write as
   // `who`'s Update); "created", "configured" or "unchanged".
   Result<std::string> ApplyObject(const store::Object& object, const FieldWrite& who, bool dry_run);
+  // Kueue's LocalQueues (api/local_queue_form.h), each kept on the Queue its ClusterQueue
+  // became (server/local_queue_handlers.cc): get, list (Table too), create, update, patch (JSON
+  // merge and JSON patch) and delete; a watch, a server-side apply or a subresource is refused
+  // saying so. A create names a ClusterQueue that exists.
+  Result<ApiReply> ServeLocalQueue(const api::ResourcePath& path, const net::HttpRequest& request,
+                                   const Query& query, std::string* verb);
+  // The LocalQueues `path` selects (namespace, name, labelSelector, fieldSelector), as served
+  // with their status, and the Queues' list version.
+  Result<std::pair<std::vector<nlohmann::json>, int64_t>> SelectLocalQueues(
+      const api::ResourcePath& path, const Query& query);
+  // Writes `document` (a LocalQueue) onto the Queue it names: created when `create`, else over
+  // the LocalQueue at `path` whose Queue was read at `current` (its resourceVersion is the
+  // write's precondition). The LocalQueue as served after the write.
+  Result<nlohmann::json> WriteLocalQueue(const api::ResourcePath& path, nlohmann::json document,
+                                         const store::Object* current, bool dry_run);
+  // Removes the LocalQueues of namespace `namespace_name` from the Queues that keep them, as
+  // Kubernetes deletes a namespace's LocalQueues with it.
+  Status ForgetLocalQueues(const std::string& namespace_name);
   // Creates the Namespace `name` unless it exists (or `name` is empty: a cluster-scoped object),
   // as a namespaced object is written into it.
   Status EnsureNamespace(const std::string& name);
-  // Deletes every object in the namespace `name`: workloads first, so that their controllers
-  // make no new pods, then the pods and events.
+  // Deletes every object in the namespace `name`: its Kueue LocalQueues, workloads, so that
+  // their controllers make no new pods, then the pods and events.
   Status DeleteNamespaceContents(const std::string& name);
 
   std::unique_ptr<cluster::Cache> owned_cache_;  // set by the constructor without a cache

@@ -26,10 +26,12 @@ TEST_F(RestApiTest, DiscoveryDescribesTheGroupsAndResourcesKubectlReads) {
   auto groups = client_->Get("/apis");
   ASSERT_TRUE(groups);
   EXPECT_EQ((*groups)["kind"], "APIGroupList");
-  // batch first: kubectl takes `jobs` to mean batch/v1's, as on Kubernetes.
+  // batch and kueue first: kubectl takes `jobs` to mean batch/v1's and `resourceflavors` Kueue's,
+  // as on Kubernetes.
   EXPECT_EQ((*groups)["groups"][0]["name"], "batch");
-  EXPECT_EQ((*groups)["groups"][1]["name"], "strata.dev");
-  EXPECT_EQ((*groups)["groups"][1]["preferredVersion"]["groupVersion"], "strata.dev/v1alpha1");
+  EXPECT_EQ((*groups)["groups"][1]["name"], "kueue.x-k8s.io");
+  EXPECT_EQ((*groups)["groups"][2]["name"], "strata.dev");
+  EXPECT_EQ((*groups)["groups"][2]["preferredVersion"]["groupVersion"], "strata.dev/v1alpha1");
 
   auto strata = client_->Get("/apis/strata.dev/v1alpha1");
   ASSERT_TRUE(strata);
@@ -56,7 +58,7 @@ TEST_F(RestApiTest, DiscoveryDescribesTheGroupsAndResourcesKubectlReads) {
   ASSERT_TRUE(events) << events.error().ToString();
   EXPECT_EQ((*events)["resources"][0]["name"], "events");
   EXPECT_EQ((*events)["resources"][0]["verbs"], nlohmann::json({"get", "list", "watch"}));
-  EXPECT_EQ((*groups)["groups"][2]["name"], "events.k8s.io");
+  EXPECT_EQ((*groups)["groups"][3]["name"], "events.k8s.io");
   auto events_group = client_->Get("/apis/events.k8s.io");
   ASSERT_TRUE(events_group);
   EXPECT_EQ((*events_group)["preferredVersion"]["groupVersion"], "events.k8s.io/v1");

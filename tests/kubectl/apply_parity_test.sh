@@ -131,7 +131,8 @@ same_object() { # KIND NAME [namespaced]
   b=$(normalized bystrata "$@" | strip bystrata)
   [[ $a == "$b" ]] || { diff <(echo "$a") <(echo "$b") | head -20; return 1; }
 }
-for object in "namespace parity" "resourceflavor h100" "queue research" "tenant acme" \
+# strata's flavors are resourceflavors.strata.dev: `resourceflavor` means Kueue's, as with Kueue.
+for object in "namespace parity" "resourceflavors.strata.dev h100" "queue research" "tenant acme" \
   "configmap settings namespaced" "secret creds namespaced" "sjob train namespaced" \
   "pod probe namespaced"; do
   read -r -a words <<<"$object"

@@ -1,0 +1,384 @@
+// Kueue's kinds served at /apis/kueue.x-k8s.io/v1beta2: ClusterQueues and ResourceFlavors from
+// the native Queues and ResourceFlavors they decode to (api/source_form.h), LocalQueues from the
+// Queues that keep them (api/local_queue_form.h); and discovery's categories.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "api/local_queue_form.h"
+#include "api/source_form.h"
+#include "server/rest_api_test_fixture.h"
+
+namespace strata::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Json = nlohmann::json;
+
+constexpr char kGroup[] = "/apis/kueue.x-k8s.io/v1beta2";
+constexpr char kClusterQueues[] = "/apis/kueue.x-k8s.io/v1beta2/clusterqueues";
+constexpr char kClusterQueue[] = "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue";
+constexpr char kFlavors[] = "/apis/kueue.x-k8s.io/v1beta2/resourceflavors";
+constexpr char kLocalQueues[] = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/localqueues";
+constexpr char kLocalQueue[] =
+    "/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/localqueues/user-queue";
+constexpr char kTable[] = "application/json;as=Table;v=v1;g=meta.k8s.io";
+
+constexpr char kFlavor[] = R"yaml(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+spec:
+  nodeLabels: {topology.strata.dev/rack: rack-0}
+)yaml";
+
+constexpr char kClusterQueueDocument[] = R"yaml(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  cohortName: research
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 32}
+      - {name: nvidia.com/gpu, nominalQuota: 8}
+)yaml";
+
+constexpr char kLocalQueueDocument[] = R"yaml(apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: user-queue
+  labels: {team: research}
+spec:
+  clusterQueue: cluster-queue
+)yaml";
+
+class KueueKindsTest : public RestApiTest {
+ protected:
+  // The reply to `method` on `target`, as the API gives it (its status code included).
+  std::pair<int, Json> Send(std::string method, std::string target, std::string body = "",
+                            std::string content_type = "application/yaml",
+                            std::string accept = "application/json") {
+    net::HttpRequest request;
+    request.method = std::move(method);
+    request.target = std::move(target);
+    request.body = std::move(body);
+    request.headers.push_back({"Content-Type", std::move(content_type)});
+    request.headers.push_back({"Accept", std::move(accept)});
+    request.headers.push_back({"Authorization", std::string("Bearer ") + kAdmin});
+    ApiReply reply = api_->Handle(request);
+    return {reply.response.status, Json::parse(reply.response.body, nullptr, false)};
+  }
+
+  // The resource `name` of the APIResourceList at `group_version`, null when none.
+  Json Resource(const std::string& group_version, std::string_view name) {
+    auto [code, list] = Send("GET", group_version);
+    EXPECT_EQ(code, 200) << group_version;
+    for (const Json& resource : list["resources"]) {
+      if (resource["name"] == name) return resource;
+    }
+    return Json();
+  }
+
+  // The Queue the ClusterQueue is stored as.
+  Json StoredQueue() {
+    Result<store::Object> queue = store_->Get({"Queue", "", "cluster-queue"});
+    EXPECT_TRUE(queue) << queue.error().ToString();
+    return queue ? queue->body : Json();
+  }
+
+  // Applies `yaml` as strata apply -f does.
+  void Apply(const std::string& yaml) {
+    Result<Json> applied = Post(api::kApplyPath, yaml);
+    ASSERT_TRUE(applied) << applied.error().ToString();
+  }
+
+  void CreateSetup() {
+    ASSERT_EQ(Send("POST", kFlavors, kFlavor).first, 201);
+    auto [code, created] = Send("POST", kClusterQueues, kClusterQueueDocument);
+    ASSERT_EQ(code, 201) << created.dump();
+  }
+};
+
+TEST_F(KueueKindsTest, DiscoveryListsKueueKindsWithTheirShortNamesBeforeStrataDev) {
+  Start();
+  auto [code, groups] = Send("GET", "/apis");
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(groups["groups"][0]["name"], "batch");
+  EXPECT_EQ(groups["groups"][1]["name"], "kueue.x-k8s.io");
+  EXPECT_EQ(groups["groups"][1]["preferredVersion"]["groupVersion"], "kueue.x-k8s.io/v1beta2");
+  EXPECT_EQ(groups["groups"][2]["name"], "strata.dev");
+  EXPECT_EQ(Send("GET", "/apis/kueue.x-k8s.io").first, 200);
+
+  const Json cluster_queues = Resource(kGroup, "clusterqueues");
+  EXPECT_EQ(cluster_queues["kind"], "ClusterQueue");
+  EXPECT_EQ(cluster_queues["namespaced"], false);
+  EXPECT_EQ(cluster_queues["shortNames"], Json({"cq"}));
+  EXPECT_FALSE(cluster_queues.contains("categories"));  // Kueue's CRDs name none
+  const Json local_queues = Resource(kGroup, "localqueues");
+  EXPECT_EQ(local_queues["namespaced"], true);
+  EXPECT_EQ(local_queues["shortNames"], Json({"lq"}));
+  EXPECT_THAT(local_queues["verbs"].dump(), Not(HasSubstr("watch")));
+  EXPECT_EQ(Resource(kGroup, "resourceflavors")["shortNames"], Json({"flavor", "flavors", "rf"}));
+  // Kueue's flavors have the short names kubectl resolves; strata's keep them for strata get.
+  EXPECT_FALSE(Resource("/apis/strata.dev/v1alpha1", "resourceflavors").contains("shortNames"));
+
+  // kubectl get all: Pods and batch/v1 Jobs as on Kubernetes, and strata's Services; strata's
+  // Jobs (a batch/v1 Job is one too) and its other kinds in `strata` only.
+  EXPECT_EQ(Resource("/api/v1", "pods")["categories"], Json({"all"}));
+  EXPECT_EQ(Resource("/apis/batch/v1", "jobs")["categories"], Json({"all"}));
+  EXPECT_EQ(Resource("/apis/strata.dev/v1alpha1", "jobs")["categories"], Json({"strata"}));
+  EXPECT_EQ(Resource("/apis/strata.dev/v1alpha1", "services")["categories"],
+            Json({"all", "strata"}));
+  EXPECT_FALSE(Resource("/apis/jobset.x-k8s.io/v1alpha2", "jobsets").contains("categories"));
+
+  // kubectl validates Kueue's documents against the group's OpenAPI document.
+  auto [doc_code, document] = Send("GET", "/openapi/v3/apis/kueue.x-k8s.io/v1beta2");
+  ASSERT_EQ(doc_code, 200);
+  EXPECT_TRUE(document["paths"].contains(
+      "/apis/kueue.x-k8s.io/v1beta2/namespaces/{namespace}/localqueues/{name}"));
+  EXPECT_TRUE(document["paths"].contains("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/{name}"));
+  EXPECT_TRUE(document["components"]["schemas"].contains("kueue.x-k8s.io.v1beta2.ClusterQueue"));
+}
+
+TEST_F(KueueKindsTest, AClusterQueueIsServedAsWrittenWithItsStatusMappedFromItsQueue) {
+  Start();
+  CreateSetup();
+  auto [code, got] = Send("GET", kClusterQueue);
+  ASSERT_EQ(code, 200) << got.dump();
+  EXPECT_EQ(got["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  EXPECT_EQ(got["kind"], "ClusterQueue");
+  EXPECT_FALSE(got["metadata"].contains("namespace"));
+  EXPECT_EQ(got["spec"]["cohortName"], "research");
+  EXPECT_EQ(got["spec"]["resourceGroups"][0]["flavors"][0]["resources"][1]["nominalQuota"], 8);
+  EXPECT_EQ(got["spec"]["queueingStrategy"], "BestEffortFIFO");  // Kueue's defaults
+  EXPECT_EQ(got["spec"]["preemption"]["withinClusterQueue"], "Never");
+  EXPECT_FALSE(got["metadata"].contains("annotations"));  // the kept source is not shown
+
+  // The same object, as strata's own Queue: what the scheduler admits by.
+  const Json queue = StoredQueue();
+  EXPECT_EQ(queue["spec"]["cohort"], "research");
+  EXPECT_EQ(queue["spec"]["flavors"][0]["resources"][0]["name"], "cpu");
+  EXPECT_EQ(api::SourceTypeOf(queue), &api::ClusterQueueType());
+
+  // The scheduler's figures, in Kueue's words.
+  Result<store::Object> stored = store_->Get({"Queue", "", "cluster-queue"});
+  ASSERT_TRUE(stored);
+  stored->body["status"] = {
+      {"flavorsUsage",
+       {{{"name", "default-flavor"},
+         {"resources", {{{"name", "gpu"}, {"nominal", "8"}, {"used", "2"}, {"borrowed", "0"}}}}}}},
+      {"admittedWorkloads", 1},
+      {"pendingWorkloads", 3}};
+  ASSERT_TRUE(store_->Update(std::move(*stored)));
+  auto [status_code, served] = Send("GET", kClusterQueue);
+  ASSERT_EQ(status_code, 200);
+  const Json& status = served["status"];
+  EXPECT_EQ(status["pendingWorkloads"], 3);
+  EXPECT_EQ(status["admittedWorkloads"], 1);
+  EXPECT_EQ(status["reservingWorkloads"], 1);
+  EXPECT_EQ(status["flavorsUsage"][0]["name"], "default-flavor");
+  EXPECT_EQ(status["flavorsUsage"][0]["resources"],
+            Json::parse(R"([{"name":"cpu","total":"0","borrowed":"0"},
+                            {"name":"nvidia.com/gpu","total":"2","borrowed":"0"}])"));
+  EXPECT_EQ(status["conditions"][0]["type"], "Active");
+  EXPECT_EQ(status["conditions"][0]["status"], "True");
+
+  // kubectl get clusterqueues: Kueue's columns, two of them with -o wide only.
+  auto [table_code, table] = Send("GET", kClusterQueues, "", "", kTable);
+  ASSERT_EQ(table_code, 200) << table.dump();
+  std::vector<std::string> names;
+  std::vector<int> priorities;
+  for (const Json& column : table["columnDefinitions"]) {
+    names.push_back(column["name"]);
+    priorities.push_back(column["priority"]);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"Name", "Cohort", "Strategy", "Pending Workloads",
+                                             "Admitted Workloads", "Age"}));
+  EXPECT_EQ(priorities, (std::vector<int>{0, 0, 1, 0, 1, 0}));
+  EXPECT_EQ(table["rows"][0]["cells"][1], "research");
+  EXPECT_EQ(table["rows"][0]["cells"][3], "3");
+  EXPECT_EQ(table["rows"][0]["cells"][4], "1");
+}
+
+TEST_F(KueueKindsTest, AResourceFlavorIsServedWithoutStatusAndStrataFlavorsAreNot) {
+  Start();
+  ASSERT_EQ(Send("POST", kFlavors, kFlavor).first, 201);
+  auto [code, got] = Send("GET", std::string(kFlavors) + "/default-flavor");
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(got["spec"]["nodeLabels"]["topology.strata.dev/rack"], "rack-0");
+  EXPECT_FALSE(got.contains("status"));
+  Result<store::Object> native = store_->Get({"ResourceFlavor", "", "default-flavor"});
+  ASSERT_TRUE(native);
+  EXPECT_EQ(native->body["spec"]["nodeLabels"]["topology.strata.dev/rack"], "rack-0");
+  // strata's own flavor stays at strata.dev.
+  Apply(R"(apiVersion: strata.dev/v1alpha1
+kind: ResourceFlavor
+metadata: {name: own}
+spec: {nodeLabels: {gpu: h100}}
+)");
+  auto [list_code, list] = Send("GET", kFlavors);
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(Send("GET", std::string(kFlavors) + "/own").first, 404);
+  auto [table_code, table] = Send("GET", kFlavors, "", "", kTable);
+  EXPECT_EQ(table["columnDefinitions"].size(), 2u);  // NAME AGE, as a CRD without columns
+}
+
+TEST_F(KueueKindsTest, ALocalQueueIsKeptOnItsClusterQueueAndServedFromIt) {
+  Start();
+  auto [early_code, early] = Send("POST", kLocalQueues, kLocalQueueDocument);
+  EXPECT_EQ(early_code, 400);
+  EXPECT_THAT(early["message"].get<std::string>(), HasSubstr("spec.clusterQueue"));
+  CreateSetup();
+
+  auto [code, created] = Send("POST", kLocalQueues, kLocalQueueDocument);
+  ASSERT_EQ(code, 201) << created.dump();
+  EXPECT_EQ(created["kind"], "LocalQueue");
+  EXPECT_EQ(created["metadata"]["namespace"], "team-a");
+  EXPECT_EQ(created["metadata"]["labels"]["team"], "research");
+  EXPECT_EQ(created["spec"]["clusterQueue"], "cluster-queue");
+  EXPECT_EQ(created["status"]["conditions"][0]["type"], "Active");
+  // The name workloads' kueue.x-k8s.io/queue-name labels resolve through.
+  EXPECT_EQ(StoredQueue()["spec"]["localQueues"],
+            Json::parse(R"([{"namespace":"team-a","name":"user-queue"}])"));
+  EXPECT_EQ(Send("POST", kLocalQueues, kLocalQueueDocument).first, 409);
+
+  // Its workloads' counts: a batch/v1 Job labelled with its name, admitted.
+  auto [job_code, job] = Send("POST", "/apis/batch/v1/namespaces/team-a/jobs", R"(
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: sample
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, command: [sh, -c, "exit 0"]}]
+)");
+  ASSERT_EQ(job_code, 201) << job.dump();
+  auto [pending_code, pending] = Send("GET", kLocalQueue);
+  ASSERT_EQ(pending_code, 200) << pending.dump();
+  EXPECT_EQ(pending["status"]["pendingWorkloads"], 1);
+  EXPECT_EQ(pending["status"]["admittedWorkloads"], 0);
+  Result<store::Object> native = store_->Get({"Job", "team-a", "sample"});
+  ASSERT_TRUE(native);
+  native->body["status"] = {{"phase", "Running"}};
+  ASSERT_TRUE(store_->Update(std::move(*native)));
+  auto [table_code, table] = Send("GET", kLocalQueues, "", "", kTable);
+  ASSERT_EQ(table_code, 200) << table.dump();
+  EXPECT_EQ(table["columnDefinitions"][1]["name"], "ClusterQueue");
+  EXPECT_EQ(table["rows"][0]["cells"],
+            Json({"user-queue", "cluster-queue", "0", "1", table["rows"][0]["cells"][4]}));
+  auto [list_code, list] = Send("GET", "/apis/kueue.x-k8s.io/v1beta2/localqueues");
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(
+      Send("GET", std::string(kLocalQueues) + "?labelSelector=team%3Dother").second["items"].size(),
+      0u);
+  EXPECT_EQ(Send("GET", std::string(kLocalQueues) + "?fieldSelector=metadata.name%3Dother")
+                .second["items"]
+                .size(),
+            0u);
+
+  // A merge patch (kubectl apply of a changed label) changes its labels; its ClusterQueue is
+  // immutable, as in Kueue.
+  auto [patch_code, patched] =
+      Send("PATCH", kLocalQueue, R"({"metadata":{"labels":{"team":"ml"}}})",
+           "application/merge-patch+json");
+  ASSERT_EQ(patch_code, 200) << patched.dump();
+  EXPECT_EQ(patched["metadata"]["labels"]["team"], "ml");
+  EXPECT_EQ(Send("GET", kLocalQueue).second["metadata"]["labels"]["team"], "ml");
+  auto [move_code, moved] = Send("PATCH", kLocalQueue, R"({"spec":{"clusterQueue":"other"}})",
+                                 "application/merge-patch+json");
+  EXPECT_EQ(move_code, 400);
+  EXPECT_THAT(moved["message"].get<std::string>(), HasSubstr("immutable"));
+  EXPECT_EQ(Send("GET", std::string(kLocalQueues) + "?watch=1").first, 501);
+
+  // Writing the ClusterQueue again keeps the LocalQueues naming it.
+  auto [cq_code, cq] = Send("PATCH", kClusterQueue, R"({"metadata":{"labels":{"tier":"gold"}}})",
+                            "application/merge-patch+json");
+  ASSERT_EQ(cq_code, 200) << cq.dump();
+  EXPECT_EQ(StoredQueue()["spec"]["localQueues"].size(), 1u);
+  EXPECT_EQ(Send("GET", kLocalQueue).second["metadata"]["labels"]["team"], "ml");
+
+  auto [delete_code, deleted] = Send("DELETE", kLocalQueue);
+  EXPECT_EQ(delete_code, 200);
+  EXPECT_EQ(deleted["metadata"]["name"], "user-queue");
+  EXPECT_FALSE(StoredQueue()["spec"].contains("localQueues"));
+  EXPECT_FALSE(StoredQueue()["metadata"]
+                   .value("annotations", Json::object())
+                   .contains(api::kLocalQueuesAnnotation));
+  EXPECT_EQ(Send("GET", kLocalQueue).first, 404);
+}
+
+TEST_F(KueueKindsTest, DeletingANamespaceDeletesItsLocalQueues) {
+  Start();
+  CreateSetup();
+  ASSERT_EQ(Send("POST", kLocalQueues, kLocalQueueDocument).first, 201);
+  ASSERT_EQ(Send("POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/team-b/localqueues",
+                 R"({"metadata":{"name":"other"},"spec":{"clusterQueue":"cluster-queue"}})",
+                 "application/json")
+                .first,
+            201);
+  ASSERT_EQ(Send("DELETE", "/api/v1/namespaces/team-a").first, 200);
+  EXPECT_EQ(Send("GET", kLocalQueue).first, 404);
+  EXPECT_EQ(StoredQueue()["spec"]["localQueues"],
+            Json::parse(R"([{"namespace":"team-b","name":"other"}])"));
+}
+
+TEST_F(KueueKindsTest, StrataApplyOfAV1beta1SetupIsServedAtV1beta2) {
+  Start();
+  Apply(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  cohort: research
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: user-queue, namespace: team-a}
+spec: {clusterQueue: cluster-queue}
+)");
+  auto [code, got] = Send("GET", kClusterQueue);
+  ASSERT_EQ(code, 200) << got.dump();
+  EXPECT_EQ(got["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  EXPECT_EQ(got["spec"]["cohortName"], "research");
+  EXPECT_FALSE(got["spec"].contains("cohort"));
+  auto [local_code, local] = Send("GET", kLocalQueue);
+  ASSERT_EQ(local_code, 200) << local.dump();
+  EXPECT_EQ(local["spec"]["clusterQueue"], "cluster-queue");
+  // Applying the ClusterQueue alone again leaves its LocalQueue and is unchanged.
+  const std::string before = StoredQueue()["metadata"]["resourceVersion"];
+  Apply(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  cohort: research
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+)");
+  EXPECT_EQ(StoredQueue()["metadata"]["resourceVersion"], before);
+  EXPECT_EQ(Send("GET", kLocalQueue).first, 200);
+}
+
+}  // namespace
+}  // namespace strata::server

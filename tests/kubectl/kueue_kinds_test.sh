@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Kueue's kinds through stock kubectl (v1.37, built by tools/kube/build.sh) against a real
+# `strata up` on a simulated cluster (issue 20: users' manifests and tools work unchanged):
+#  - kubectl apply -f of Kueue's setup (a ResourceFlavor, a ClusterQueue with resourceGroups and
+#    a cohort, a LocalQueue) creates them at kueue.x-k8s.io; re-applying is unchanged;
+#  - kubectl api-resources lists them with Kueue's short names; kubectl get clusterqueues,
+#    localqueues, resourceflavors shows Kueue's columns (-o wide too); -o yaml the Kueue document;
+#  - kubectl apply -f and strata apply -f of the same setup store the same native Queue;
+#  - a batch/v1 Job labelled kueue.x-k8s.io/queue-name is admitted through the LocalQueue: the
+#    ClusterQueue's and the LocalQueue's admitted counts move, a Job over the quota is counted
+#    pending; kubectl get all lists the Job once, as job.batch;
+#  - the Python client's CustomObjectsApi lists clusterqueues;
+#  - kubectl delete removes the LocalQueue, the ClusterQueue and the flavor.
+# Skips (exit 77) only when kubectl or python3-kubernetes is not there.
+set -euo pipefail
+
+repo=${STRATA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+strata=${STRATA_BINARY_DIR:-$repo/build/release}/bin/strata
+# shellcheck source=strata_for_kubectl.sh
+source "$repo/tests/kubectl/strata_for_kubectl.sh"
+start_strata_for_kubectl kueue_kinds_test 2x8:H100-80GB
+# row ARGS...: the table kubectl get prints, without its header, columns joined by one space.
+row() { k get "$@" --no-headers | tr -s ' ' | cut -d' ' -f1-5; }
+header() { k get "$@" | head -1 | tr -s ' '; }
+
+cat >"$dir/setup.yaml" <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: default-flavor
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: cluster-queue
+spec:
+  cohortName: research
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - name: cpu
+        nominalQuota: 9
+      - name: memory
+        nominalQuota: 36Gi
+      - name: nvidia.com/gpu
+        nominalQuota: 8
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  namespace: team-a
+  name: user-queue
+spec:
+  clusterQueue: cluster-queue
+YAML
+
+check "kubectl apply -f of Kueue's setup" equals "$(k apply -f "$dir/setup.yaml")" \
+  "$(printf '%s\n' "resourceflavor.kueue.x-k8s.io/default-flavor created" \
+    "clusterqueue.kueue.x-k8s.io/cluster-queue created" \
+    "localqueue.kueue.x-k8s.io/user-queue created")"
+check "kubectl apply of the same setup is unchanged" equals "$(k apply -f "$dir/setup.yaml")" \
+  "$(printf '%s\n' "resourceflavor.kueue.x-k8s.io/default-flavor unchanged" \
+    "clusterqueue.kueue.x-k8s.io/cluster-queue unchanged" \
+    "localqueue.kueue.x-k8s.io/user-queue unchanged")"
+resources=$(k api-resources --api-group=kueue.x-k8s.io --no-headers | tr -s ' ')
+check "kubectl api-resources: clusterqueues (cq)" has \
+  "clusterqueues cq kueue.x-k8s.io/v1beta2 false ClusterQueue" "$resources"
+check "kubectl api-resources: localqueues (lq)" has \
+  "localqueues lq kueue.x-k8s.io/v1beta2 true LocalQueue" "$resources"
+check "kubectl api-resources: resourceflavors (rf)" has \
+  "resourceflavors flavor,flavors,rf kueue.x-k8s.io/v1beta2 false ResourceFlavor" "$resources"
+
+check "kubectl get clusterqueues: Kueue's columns" equals "$(header clusterqueues)" \
+  "NAME COHORT PENDING WORKLOADS AGE"
+check "kubectl get cq -o wide: the strategy and admitted workloads too" equals \
+  "$(header cq -o wide)" "NAME COHORT STRATEGY PENDING WORKLOADS ADMITTED WORKLOADS AGE"
+check "kubectl get cq: its row" has "cluster-queue research 0 " "$(row cq)"
+check "kubectl get localqueues: Kueue's columns" equals "$(header localqueues -n team-a)" \
+  "NAME CLUSTERQUEUE PENDING WORKLOADS ADMITTED WORKLOADS AGE"
+check "kubectl get lq: its row" has "user-queue cluster-queue 0 0" "$(row lq -n team-a)"
+check "kubectl get rf: the flavor, with no warning of strata's own" equals "$(k get rf -o name 2>&1)" \
+  "resourceflavor.kueue.x-k8s.io/default-flavor"
+check "kubectl get clusterqueues,localqueues,resourceflavors" equals \
+  "$(k get clusterqueues,localqueues,resourceflavors -A -o name)" \
+  "$(printf '%s\n' clusterqueue.kueue.x-k8s.io/cluster-queue \
+    localqueue.kueue.x-k8s.io/user-queue resourceflavor.kueue.x-k8s.io/default-flavor)"
+yaml=$(k get cq cluster-queue -o yaml)
+check "kubectl get -o yaml: the Kueue document" has "apiVersion: kueue.x-k8s.io/v1beta2" "$yaml"
+check "kubectl get -o yaml: its quota as written" has "nominalQuota: 36Gi" "$yaml"
+check "kubectl get -o yaml: condition Active" equals \
+  "$(jp cq cluster-queue '{.status.conditions[0].type}={.status.conditions[0].status}')" \
+  "Active=True"
+
+native() { # the native Queue as strata.dev serves it, without what the server or kubectl set
+  k get queues.strata.dev cluster-queue -o json | "$python" -c '
+import json, sys
+o = json.load(sys.stdin)
+m = o["metadata"]
+for f in ("uid", "resourceVersion", "creationTimestamp", "managedFields"):
+    m.pop(f, None)
+a = m.get("annotations", {})
+a.pop("kubectl.kubernetes.io/last-applied-configuration", None)
+a.pop("strata.dev/local-queues", None)
+o.pop("status", None)
+print(json.dumps(o, sort_keys=True, indent=1))
+'
+}
+by_kubectl=$(native)
+check "kubectl delete lq" equals "$(k delete lq user-queue -n team-a)" \
+  "localqueue.kueue.x-k8s.io \"user-queue\" deleted from team-a namespace"
+check "kubectl delete cq" equals "$(k delete cq cluster-queue)" \
+  "clusterqueue.kueue.x-k8s.io \"cluster-queue\" deleted"
+check "kubectl delete rf" equals "$(k delete rf default-flavor)" \
+  "resourceflavor.kueue.x-k8s.io \"default-flavor\" deleted"
+check "they are gone" equals "$(k get cq,lq,rf -A -o name)" ""
+check "strata apply -f of the same setup" "$strata" apply -f "$dir/setup.yaml" --server "$STRATA_API"
+same_native() {
+  local by_strata
+  by_strata=$(native)
+  [[ $by_kubectl == "$by_strata" ]] || { diff <(echo "$by_kubectl") <(echo "$by_strata") | head; return 1; }
+  has '"strata.dev/source"' "$by_strata" && has '"localQueues"' "$by_strata"
+}
+check "kubectl apply -f and strata apply -f store the same native Queue" same_native
+check "the LocalQueue strata applied is served" equals "$(k get lq -n team-a -o name)" \
+  localqueue.kueue.x-k8s.io/user-queue
+
+# A batch/v1 Job submitted to the LocalQueue, as Kueue's users do: suspended until admitted.
+job() { # NAME GPUS PARALLELISM: a Job of PARALLELISM pods that wait for $dir/release
+  cat <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  parallelism: $3
+  completions: $3
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        command: [sh, -c, "while [ ! -e $dir/release ]; do sleep 0.2; done"]
+        resources:
+          requests: {cpu: 1, memory: 200Mi}
+          limits: {nvidia.com/gpu: $2}
+YAML
+}
+job sample 1 1 >"$dir/sample.yaml"
+check "kubectl apply -f of a Job labelled with the LocalQueue" equals \
+  "$(k apply -f "$dir/sample.yaml")" "job.batch/sample created"
+check "the ClusterQueue admits it" k wait --for=jsonpath='{.status.admittedWorkloads}'=1 \
+  cq/cluster-queue --timeout=60s
+lq_row() { [[ $(row lq -n team-a) == "$1"* ]]; }
+check "the LocalQueue counts it admitted" wait_for 30 lq_row "user-queue cluster-queue 0 1"
+job big 8 2 >"$dir/big.yaml"
+check "a Job over the quota" equals "$(k apply -f "$dir/big.yaml")" "job.batch/big created"
+check "is counted pending by the ClusterQueue" k wait \
+  --for=jsonpath='{.status.pendingWorkloads}'=1 cq/cluster-queue --timeout=60s
+check "and by the LocalQueue" wait_for 30 lq_row "user-queue cluster-queue 1 1"
+check "kubectl get all lists each Job once, as job.batch" equals \
+  "$(k get all -n team-a -o name | grep -c '^job')" 2
+check "kubectl get all: no strata.dev Job" lacks "job.strata.dev" "$(k get all -n team-a -o name)"
+touch "$dir/release"
+check "the admitted Job completes" equals \
+  "$(k wait --for=condition=complete job/sample -n team-a --timeout=60s)" \
+  "job.batch/sample condition met"
+check "kubectl delete job big" equals "$(k delete job big -n team-a)" \
+  "job.batch \"big\" deleted from team-a namespace"
+check "the counts go back" k wait --for=jsonpath='{.status.pendingWorkloads}'=0 \
+  cq/cluster-queue --timeout=60s
+check "the LocalQueue's too" wait_for 30 lq_row "user-queue cluster-queue 0 0"
+
+check "the Python client's CustomObjectsApi lists clusterqueues" equals "$("$python" -c '
+import sys
+from kubernetes import client
+c = client.Configuration()
+c.host = sys.argv[1]
+c.api_key = {"authorization": sys.argv[2]}
+c.api_key_prefix = {"authorization": "Bearer"}
+api = client.CustomObjectsApi(client.ApiClient(c))
+listed = api.list_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "clusterqueues")
+local = api.list_namespaced_custom_object("kueue.x-k8s.io", "v1beta2", "team-a", "localqueues")
+print(",".join([o["metadata"]["name"] for o in listed["items"] + local["items"]]))
+' "$STRATA_API" "$STRATA_ADMIN_TOKEN")" "cluster-queue,user-queue"
+
+check "kubectl delete lq" equals "$(k delete lq user-queue -n team-a)" \
+  "localqueue.kueue.x-k8s.io \"user-queue\" deleted from team-a namespace"
+check "it is gone" equals "$(k get lq -n team-a -o name)" ""
+check "its ClusterQueue stays" equals "$(k get cq -o name)" "clusterqueue.kueue.x-k8s.io/cluster-queue"
+
+[[ $failures -eq 0 ]] || { echo "$failures check(s) failed"; exit 1; }
+echo "all checks passed"
