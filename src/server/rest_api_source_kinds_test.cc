@@ -40,21 +40,6 @@ spec:
 
 class SourceKindsTest : public RestApiTest {
  protected:
-  // The reply to `method` on `target`, as the API gives it (its status code included).
-  std::pair<int, Json> Send(std::string method, std::string target, std::string body = "",
-                            std::string content_type = "application/yaml",
-                            std::string accept = "application/json") {
-    net::HttpRequest request;
-    request.method = std::move(method);
-    request.target = std::move(target);
-    request.body = std::move(body);
-    request.headers.push_back({"Content-Type", std::move(content_type)});
-    request.headers.push_back({"Accept", std::move(accept)});
-    request.headers.push_back({"Authorization", std::string("Bearer ") + kAdmin});
-    ApiReply reply = api_->Handle(request);
-    return {reply.response.status, Json::parse(reply.response.body, nullptr, false)};
-  }
-
   // Sets the stored (native) Job's status as the job controller would.
   void SetNativeStatus(const Json& status) {
     Result<store::Object> job = store_->Get({"Job", "team-a", "indexed"});

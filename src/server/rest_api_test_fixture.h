@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "client/api_client.h"
 #include "metrics/metrics.h"
+#include "net/http_message.h"
 #include "server/api_listener.h"
 #include "server/rest_api.h"
 #include "store/store.h"
@@ -84,6 +87,22 @@ class RestApiTest : public ::testing::Test {
                                             std::move(token));
     EXPECT_TRUE(client.has_value());
     return std::move(*client);
+  }
+
+  // The reply of the API itself (no listener) to `method` on `target` as the admin, its status
+  // code and its body as JSON (discarded when it is not JSON).
+  std::pair<int, nlohmann::json> Send(std::string method, std::string target, std::string body = "",
+                                      std::string content_type = "application/yaml",
+                                      std::string accept = "application/json") {
+    net::HttpRequest request;
+    request.method = std::move(method);
+    request.target = std::move(target);
+    request.body = std::move(body);
+    request.headers.push_back({"Content-Type", std::move(content_type)});
+    request.headers.push_back({"Accept", std::move(accept)});
+    request.headers.push_back({"Authorization", std::string("Bearer ") + kAdmin});
+    ApiReply reply = api_->Handle(request);
+    return {reply.response.status, nlohmann::json::parse(reply.response.body, nullptr, false)};
   }
 
   Result<nlohmann::json> Post(std::string_view path, std::string body) {
