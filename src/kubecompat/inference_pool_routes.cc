@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "api/served_model_name.h"
+#include "api/source_form.h"
 #include "common/json_member.h"
 
 namespace strata::kubecompat {
@@ -28,17 +29,6 @@ std::vector<std::string> Strings(const json& list) {
     if (item.is_string()) out.push_back(item.get<std::string>());
   }
   return out;
-}
-
-bool ReadyConditionTrue(const json& status) {
-  const json& conditions = MemberOrNull(status, "conditions");
-  if (!conditions.is_array()) return false;
-  for (const json& condition : conditions) {
-    if (StringMemberOr(condition, "type") == "Ready") {
-      return StringMemberOr(condition, "status") == "True";
-    }
-  }
-  return false;
 }
 
 }  // namespace
@@ -121,7 +111,8 @@ std::string PoolEndpoint(const json& pod, int64_t port) {
   if (!MemberOrNull(MemberOrNull(pod, "metadata"), "deletionTimestamp").is_null()) return "";
   const json& status = MemberOrNull(pod, "status");
   const std::string ip = StringMemberOr(status, "podIP");
-  if (ip.empty() || StringMemberOr(status, "phase") != "Running" || !ReadyConditionTrue(status)) {
+  if (ip.empty() || StringMemberOr(status, "phase") != "Running" ||
+      api::TrueConditionOf(pod, "Ready") == nullptr) {
     return "";
   }
   const std::string host = ip.find(':') != std::string::npos ? "[" + ip + "]" : ip;

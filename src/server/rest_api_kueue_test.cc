@@ -58,6 +58,20 @@ spec:
   clusterQueue: cluster-queue
 )yaml";
 
+// A ClusterQueue as Kueue's v1beta1 users write it (`cohort`, not v1beta2's `cohortName`).
+constexpr char kV1beta1ClusterQueue[] = R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  cohort: research
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+)";
+
 class KueueKindsTest : public RestApiTest {
  protected:
   // The resource `name` of the APIResourceList at `group_version`, null when none.
@@ -318,22 +332,12 @@ TEST_F(KueueKindsTest, DeletingANamespaceDeletesItsLocalQueues) {
 
 TEST_F(KueueKindsTest, StrataApplyOfAV1beta1SetupIsServedAtV1beta2) {
   Start();
-  Apply(R"(apiVersion: kueue.x-k8s.io/v1beta1
+  Apply(std::string(R"(apiVersion: kueue.x-k8s.io/v1beta1
 kind: ResourceFlavor
 metadata: {name: default-flavor}
 ---
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cluster-queue}
-spec:
-  cohort: research
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: default-flavor
-      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
----
+)") + kV1beta1ClusterQueue +
+        R"(---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: LocalQueue
 metadata: {name: user-queue, namespace: team-a}
@@ -349,18 +353,7 @@ spec: {clusterQueue: cluster-queue}
   EXPECT_EQ(local["spec"]["clusterQueue"], "cluster-queue");
   // Applying the ClusterQueue alone again leaves its LocalQueue and is unchanged.
   const std::string before = StoredQueue()["metadata"]["resourceVersion"];
-  Apply(R"(apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cluster-queue}
-spec:
-  cohort: research
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: default-flavor
-      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
-)");
+  Apply(kV1beta1ClusterQueue);
   EXPECT_EQ(StoredQueue()["metadata"]["resourceVersion"], before);
   EXPECT_EQ(Send("GET", kLocalQueue).first, 200);
 }
