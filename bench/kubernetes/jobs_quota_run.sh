@@ -158,6 +158,9 @@ for system in $systems; do
   k get --raw /metrics >"$dir/metrics.after"
   round_trip=$(k get jobs,pods -n bench -o json | python3 "$repo/bench/kubernetes/job_round_trip.py")
   api_writes=$(python3 "$repo/bench/kubernetes/api_writes.py" "$dir/metrics.before" "$dir/metrics.after")
+  events=$(k get events -n bench -o json |
+    jq -c '[.items[] | "\(.source.component // .reportingComponent) \(.reason)"] | group_by(.)
+      | map({(.[0]): length}) | add // {}')
   kill "$logger" 2>/dev/null || true
   wait "$logger" 2>/dev/null || true
   logger=""
@@ -166,14 +169,14 @@ for system in $systems; do
   line=$(jq -nc --arg s "$system" --argjson jobs "$(cat "$dir/jobs.json")" --argjson shares "$shares" \
     --argjson cpu_before "$cpu_before" --argjson cpu_after "$cpu_after" \
     --argjson control_before "$control_before" --argjson control_after "$control_after" \
-    --argjson round_trip "$round_trip" --argjson api_writes "$api_writes" \
+    --argjson round_trip "$round_trip" --argjson api_writes "$api_writes" --argjson events "$events" \
     --argjson gpus $((nodes * gpus)) --argjson nominal "$nominal" '
     {system: $s, gpus: $gpus, nominal: $nominal, jobs: $jobs.jobs, pods: ($jobs.pods | add),
      work_gpu_s: ($jobs.gpu_s | add), create_s: $jobs.seconds} + $shares +
     {cpu_s: (([$cpu_after[]] | add) - ([$cpu_before[]] | add)),
      cpu_s_by_process: ($cpu_after | with_entries(.key as $k | .value -= $cpu_before[$k])),
      control_plane_cpu_s: ($control_after | with_entries(.key as $k | .value -= $control_before[$k])),
-     job_round_trip_s: $round_trip, api_writes: $api_writes}')
+     job_round_trip_s: $round_trip, api_writes: $api_writes, events_by_reason: $events}')
   echo "$line"
   results+=("$line")
   if [[ -n $strata_pid ]]; then
@@ -185,7 +188,7 @@ for system in $systems; do
   if [[ -n $keep_logs ]]; then
     mkdir -p "$keep_logs/$system"
     cp "$dir/bound.log" "$keep_logs/$system.bound.log"
-    cp "$dir"/cluster/logs/*.log "$keep_logs/$system/"
+    cp "$dir"/cluster/logs/*.log "$dir"/metrics.before "$dir"/metrics.after "$keep_logs/$system/"
     [[ $system != strata ]] || cp "$dir/strata.log" "$keep_logs/$system/"
   fi
   rm -rf "$dir/cluster" "$dir/bound.log"

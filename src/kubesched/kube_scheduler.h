@@ -50,6 +50,13 @@ struct KubeSchedulerOptions {
   double explanation_rewrites_per_second = 50;
   // With nothing changed, a cycle still runs this often while pods wait.
   Duration idle_cycle_interval = std::chrono::seconds(10);
+  // A pod group whose pods do not all exist yet waits without a word for this long from the
+  // cycle that first saw it incomplete: its owner is still making them (a Job controller makes
+  // a Job's pods within a second or two), as kube-scheduler's gang scheduling holds such pods
+  // at PreEnqueue without a FailedScheduling event. After it, each member is told why it waits.
+  // Under Job churn almost every gang is briefly incomplete, and telling each member at once
+  // cost two API writes per pod for a third of the pods (measured, bench/kubernetes/RESULTS.md).
+  Duration incomplete_group_quiet = std::chrono::seconds(5);
   // Enforce the quotas of Kueue's ClusterQueues (kueue.x-k8s.io/v1beta2) on the pods that name
   // a LocalQueue, when Kueue's CRDs are installed: strata in the place of Kueue's controller.
   bool kueue_quotas = true;
@@ -250,9 +257,10 @@ class KubeScheduler {
   std::map<std::string, nlohmann::json> queue_status_held_;
   // Group objects by "namespace/name", as the API returned them.
   std::map<std::string, nlohmann::json> pod_groups_, volcano_pod_groups_;
-  std::map<std::string, TimePoint> groups_told_;  // when a PodGroup was last told why it waits
-  bool volcano_served_ = false;                   // Volcano's PodGroup CRD is installed
-  std::map<std::string, JobSpec> jobs_;           // batch/v1 Jobs by "namespace/name"
+  std::map<std::string, TimePoint> groups_told_;       // when a PodGroup was last told why it waits
+  std::map<std::string, TimePoint> incomplete_since_;  // gang -> first cycle that saw it short
+  bool volcano_served_ = false;                        // Volcano's PodGroup CRD is installed
+  std::map<std::string, JobSpec> jobs_;                // batch/v1 Jobs by "namespace/name"
   DraObjects dra_objects_;
   std::optional<DraCluster> dra_;     // made of dra_objects_; reset when they change
   std::set<Source> optional_listed_;  // optional reflectors that delivered a list (or no API)

@@ -454,12 +454,22 @@ void KubeScheduler::Cycle() {
   for (const std::string& key : singles) workload_for(kPodWorkloadPrefix + key, {key});
   // How each Kubernetes PodGroup with pods waiting fared: placed, or why not.
   std::map<std::string, std::pair<bool, std::string>> group_outcomes;
+  std::optional<TimePoint> quiet_until;  // the first incomplete group to be told why it waits
+  std::map<std::string, TimePoint> incomplete_since;
   for (auto& [gang, keys] : gang_pending) {
     size_t bound = gang_bound.count(gang) ? gang_bound[gang].size() : 0;
     int64_t size =
         gang_size[gang] > 0 ? gang_size[gang] : static_cast<int64_t>(keys.size() + bound);
     size_t missing = size > static_cast<int64_t>(bound) ? static_cast<size_t>(size) - bound : 0;
     if (keys.size() < missing) {
+      auto since = incomplete_since_.find(gang);
+      TimePoint first = since == incomplete_since_.end() ? now : since->second;
+      incomplete_since[gang] = first;
+      if (now - first < options_.incomplete_group_quiet) {
+        TimePoint tell = first + options_.incomplete_group_quiet;
+        quiet_until = quiet_until ? std::min(*quiet_until, tell) : tell;
+        continue;
+      }
       held.push_back({keys, fmt::format("pod group {}: {} of its {} pods exist; it is placed "
                                         "when all of them do",
                                         gang, keys.size() + bound, size)});
@@ -613,8 +623,10 @@ void KubeScheduler::Cycle() {
       spdlog::warn("strata scheduler: explaining {}: {}", explain[i].first, status.ToString());
     }
   });
-  waiting_ = !held.empty();
+  incomplete_since_ = std::move(incomplete_since);
+  waiting_ = !held.empty() || quiet_until.has_value();
   next_idle_cycle_ = now + options_.idle_cycle_interval;
+  if (quiet_until) next_idle_cycle_ = std::min(next_idle_cycle_, *quiet_until);
   WriteQueueStatuses(quotas, std::move(queue_figures));
   WritePodGroupStatuses(group_outcomes, refresh);
   auto ms = [](Steady::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };

@@ -160,6 +160,15 @@ pod g-1 strata 4 "$group" "$total"
 wait_for 30 unschedulable g-1
 check "an incomplete gang waits for its members" \
   grep -q "2 of its 3 pods exist" <<<"$(scheduled_message g-0)"
+# Its owner may still be making the rest: strata says nothing for its first 5 s (second
+# resolution on both timestamps, so at least 4 s apart).
+quiet_s() {
+  local created told
+  created=$(date -d "$(k get pod "$1" -o jsonpath='{.metadata.creationTimestamp}')" +%s)
+  told=$(date -d "$(k get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].lastTransitionTime}')" +%s)
+  echo $((told - created))
+}
+check "an incomplete gang is told why it waits only after 5 s" [ "$(quiet_s g-0)" -ge 4 ]
 pod g-2 strata 4 "$group" "$total"
 wait_for 30 explained_by_fit g-2
 sleep 2
