@@ -19,7 +19,9 @@
 # and the deciders' CPU seconds (utime + stime, strata or Kueue + kube-scheduler), beside the
 # control plane's (etcd, kube-apiserver, kube-controller-manager, kwok) over the same span; and
 # where a Job's time went, mean seconds per stage (job_round_trip.py); and the API server's writes
-# over the same span, by resource (api_writes.py).
+# over the same span, by resource (api_writes.py); and the namespace's events by component and
+# reason (occurrences: each Event's count, as recorders fold repeats into one Event).
+# --keep-logs DIR keeps the control plane's logs and the API server's /metrics before and after.
 # --job-syncs: kube-controller-manager's concurrent Job syncs (Kubernetes' default 5), the same
 # for both systems.
 #
@@ -159,8 +161,8 @@ for system in $systems; do
   round_trip=$(k get jobs,pods -n bench -o json | python3 "$repo/bench/kubernetes/job_round_trip.py")
   api_writes=$(python3 "$repo/bench/kubernetes/api_writes.py" "$dir/metrics.before" "$dir/metrics.after")
   events=$(k get events -n bench -o json |
-    jq -c '[.items[] | "\(.source.component // .reportingComponent) \(.reason)"] | group_by(.)
-      | map({(.[0]): length}) | add // {}')
+    jq -c '[.items[] | {k: "\(.source.component // .reportingComponent) \(.reason)", n: (.count // 1)}]
+      | group_by(.k) | map({(.[0].k): (map(.n) | add)}) | add // {}')
   kill "$logger" 2>/dev/null || true
   wait "$logger" 2>/dev/null || true
   logger=""
