@@ -88,6 +88,13 @@ Result<FoundLocalQueue> FindLocalQueue(store::Store& store, const std::string& n
   return Err(NotFoundError(Described(name) + " not found"));
 }
 
+// `served` (a LocalQueue as api::ServedLocalQueues serves it) at the version of `path`: Kueue's
+// LocalQueue reads the same at v1beta1 and v1beta2, but for its apiVersion.
+Json AtVersionOf(Json served, const api::ResourcePath& path) {
+  served["apiVersion"] = path.type->GroupVersion();
+  return served;
+}
+
 // The one object of a request's body, in JSON or YAML; null when it holds anything else.
 Json RequestObject(const std::string& body) {
   Result<std::vector<YamlDocument>> documents = ParseYamlDocuments(body);
@@ -151,7 +158,7 @@ Result<std::pair<std::vector<Json>, int64_t>> RestApi::SelectLocalQueues(
       }
       if (!selected.selection.labels.Matches(as_object.labels)) continue;
       served["status"] = counts.StatusOf(served);
-      as_object.body = std::move(served);
+      as_object.body = AtVersionOf(std::move(served), path);
       if (!selected.Matches(as_object)) continue;
       items.push_back(std::move(as_object.body));
     }
@@ -205,7 +212,7 @@ Result<Json> RestApi::WriteLocalQueue(const api::ResourcePath& path, Json docume
         served["metadata"]["name"] == link.name) {
       ASSIGN_OR_RETURN(WorkloadCounts counts, CountWorkloads(store_, link.namespace_name));
       served["status"] = counts.StatusOf(served);
-      return served;
+      return AtVersionOf(std::move(served), path);
     }
   }
   return Err(InternalError("the LocalQueue written is not on its Queue"));
@@ -290,8 +297,8 @@ Result<ApiReply> RestApi::ServeLocalQueue(const api::ResourcePath& path,
       ASSIGN_OR_RETURN(FoundLocalQueue found, FindLocalQueue(store_, namespace_name, path.name));
       Json document = body;
       if (patch_type) {
-        ASSIGN_OR_RETURN(document,
-                         ApplyParsedPatch(*patch_type, path.type->kind, found.served, patch));
+        ASSIGN_OR_RETURN(document, ApplyParsedPatch(*patch_type, path.type->kind,
+                                                    AtVersionOf(found.served, path), patch));
         const std::string patched_version =
             StringMemberOr(MemberOrNull(document, "metadata"), "resourceVersion");
         if (!patched_version.empty() &&
@@ -322,9 +329,9 @@ Result<ApiReply> RestApi::ServeLocalQueue(const api::ResourcePath& path,
       ASSIGN_OR_RETURN(api::Object decoded, api::DecodeObject(updated));
       ASSIGN_OR_RETURN(store::Object write, ToStoreObject(decoded));
       write.resource_version = found.queue.resource_version;
-      if (dry_run) return JsonReply(200, found.served);
+      if (dry_run) return JsonReply(200, AtVersionOf(found.served, path));
       Result<store::Object> written = store_.Update(std::move(write));
-      if (written) return JsonReply(200, found.served);
+      if (written) return JsonReply(200, AtVersionOf(found.served, path));
       if (written.error().code() != StatusCode::kConflict || attempt + 1 == kWriteAttempts) {
         return Err(written.error());
       }

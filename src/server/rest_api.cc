@@ -250,8 +250,9 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     return NodeLease(method, *leased, request.body);
   }
   ASSIGN_OR_RETURN(api::ResourcePath resource, api::ParseResourcePath(path));
-  if (resource.type == &api::LocalQueueType())
+  if (&api::StorageVersionOf(*resource.type) == &api::LocalQueueType()) {
     return ServeLocalQueue(resource, request, query, verb);
+  }
   api::ServedForm form = api::ServedFormWanted(request.Header("Accept"));
   if (resource.type == &api::EventsV1Type()) {
     // The core group's Events seen through events.k8s.io/v1: read there, written there.

@@ -358,5 +358,112 @@ spec: {clusterQueue: cluster-queue}
   EXPECT_EQ(Send("GET", kLocalQueue).first, 200);
 }
 
+constexpr char kV1beta1[] = "/apis/kueue.x-k8s.io/v1beta1";
+constexpr char kV1beta1ClusterQueues[] = "/apis/kueue.x-k8s.io/v1beta1/clusterqueues";
+constexpr char kV1beta1QueuePath[] = "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cluster-queue";
+
+TEST_F(KueueKindsTest, DiscoveryServesV1beta1BesideThePreferredV1beta2) {
+  Start();
+  auto [code, group] = Send("GET", "/apis/kueue.x-k8s.io");
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(group["versions"],
+            Json::parse(R"([{"groupVersion":"kueue.x-k8s.io/v1beta2","version":"v1beta2"},
+                            {"groupVersion":"kueue.x-k8s.io/v1beta1","version":"v1beta1"}])"));
+  EXPECT_EQ(group["preferredVersion"]["version"], "v1beta2");
+  EXPECT_EQ(Resource(kV1beta1, "clusterqueues")["shortNames"], Json({"cq"}));
+  EXPECT_EQ(Resource(kV1beta1, "resourceflavors")["kind"], "ResourceFlavor");
+  EXPECT_EQ(Resource(kV1beta1, "localqueues")["namespaced"], true);
+  auto [doc_code, document] = Send("GET", "/openapi/v3/apis/kueue.x-k8s.io/v1beta1");
+  ASSERT_EQ(doc_code, 200);
+  // kubectl validates a v1beta1 document against v1beta1's fields (`cohort`).
+  EXPECT_TRUE(document["components"]["schemas"]["kueue.x-k8s.io.v1beta1.ClusterQueue"]["properties"]
+                      ["spec"]["properties"]
+                          .contains("cohort"));
+}
+
+TEST_F(KueueKindsTest, AV1beta1ClusterQueueIsStoredAsAtV1beta2AndServedAtEither) {
+  Start();
+  auto [code, created] = Send("POST", kV1beta1ClusterQueues, kV1beta1ClusterQueue);
+  ASSERT_EQ(code, 201) << created.dump();
+  EXPECT_EQ(created["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(created["spec"]["cohort"], "research");
+  EXPECT_FALSE(created["spec"].contains("cohortName"));
+  const Json by_v1beta1 = StoredQueue();
+
+  auto [v2_code, v2] = Send("GET", kClusterQueue);
+  ASSERT_EQ(v2_code, 200);
+  EXPECT_EQ(v2["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  EXPECT_EQ(v2["spec"]["cohortName"], "research");
+  auto [list_code, list] = Send("GET", kV1beta1ClusterQueues);
+  ASSERT_EQ(list_code, 200);
+  EXPECT_EQ(list["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(list["items"][0]["spec"]["cohort"], "research");
+
+  // The same queue written at v1beta2 keeps the same source: one native object for both.
+  ASSERT_EQ(Send("DELETE", kV1beta1QueuePath).first, 200);
+  std::string v1beta2 = kV1beta1ClusterQueue;
+  v1beta2.replace(v1beta2.find("v1beta1"), 7, "v1beta2");
+  v1beta2.replace(v1beta2.find("cohort:"), 7, "cohortName:");
+  ASSERT_EQ(Send("POST", kClusterQueues, v1beta2).first, 201);
+  EXPECT_EQ(StoredQueue()["metadata"]["annotations"], by_v1beta1["metadata"]["annotations"]);
+  EXPECT_EQ(StoredQueue()["spec"], by_v1beta1["spec"]);
+
+  // A merge patch in v1beta1's words (kubectl apply of a changed v1beta1 file).
+  auto [patch_code, patched] = Send("PATCH", kV1beta1QueuePath, R"({"spec":{"cohort":"other"}})",
+                                    "application/merge-patch+json");
+  ASSERT_EQ(patch_code, 200) << patched.dump();
+  EXPECT_EQ(patched["spec"]["cohort"], "other");
+  EXPECT_EQ(StoredQueue()["spec"]["cohort"], "other");
+  EXPECT_EQ(Send("GET", kClusterQueue).second["spec"]["cohortName"], "other");
+
+  // A watch at v1beta1 sends v1beta1.
+  std::vector<Json> events;
+  Status watched =
+      client_->Watch(std::string(kV1beta1ClusterQueues) + "?watch=1", [&](const Json& event) {
+        events.push_back(event);
+        return false;
+      });
+  ASSERT_TRUE(watched.ok()) << watched.ToString();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["object"]["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(events[0]["object"]["spec"]["cohort"], "other");
+
+  // Kueue's v1beta1 whenCanBorrow Borrow is v1beta2's MayStopSearch.
+  auto [borrow_code, borrow] = Send("PATCH", kV1beta1QueuePath,
+                                    R"({"spec":{"flavorFungibility":{"whenCanBorrow":"Borrow"}}})",
+                                    "application/merge-patch+json");
+  ASSERT_EQ(borrow_code, 200) << borrow.dump();
+  EXPECT_EQ(Send("GET", kClusterQueue).second["spec"]["flavorFungibility"]["whenCanBorrow"],
+            "MayStopSearch");
+}
+
+TEST_F(KueueKindsTest, V1beta1FlavorsAndLocalQueuesAreTheV1beta2Ones) {
+  Start();
+  CreateSetup();
+  auto [flavor_code, flavor] =
+      Send("GET", std::string(kV1beta1) + "/resourceflavors/default-flavor");
+  ASSERT_EQ(flavor_code, 200) << flavor.dump();
+  EXPECT_EQ(flavor["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(flavor["spec"]["nodeLabels"]["topology.strata.dev/rack"], "rack-0");
+
+  std::string local = kLocalQueueDocument;
+  local.replace(local.find("v1beta2"), 7, "v1beta1");
+  const std::string v1beta1_local_queues = std::string(kV1beta1) + "/namespaces/team-a/localqueues";
+  auto [code, created] = Send("POST", v1beta1_local_queues, local);
+  ASSERT_EQ(code, 201) << created.dump();
+  EXPECT_EQ(created["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(Send("GET", kLocalQueue).second["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  auto [list_code, list] = Send("GET", v1beta1_local_queues);
+  ASSERT_EQ(list_code, 200);
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  auto [delete_code, deleted] = Send("DELETE", v1beta1_local_queues + "/user-queue");
+  EXPECT_EQ(delete_code, 200);
+  EXPECT_EQ(deleted["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(Send("GET", kLocalQueue).first, 404);
+}
+
 }  // namespace
 }  // namespace strata::server
