@@ -34,6 +34,18 @@ bool HasLocalQueue(const nlohmann::json& stored, std::string_view namespace_name
 // spec.localQueues, as Kueue serves them, without status (LocalQueueStatus).
 std::vector<nlohmann::json> ServedLocalQueues(const nlohmann::json& stored);
 
+// What a Job (as stored) counts toward its LocalQueue's status: the LocalQueue it names in its
+// queue (from kueue.x-k8s.io/queue-name), "namespace/name", empty when none; pending before its
+// admission, admitted until it ends.
+struct LocalQueueWorkload {
+  std::string local_queue;
+  bool pending = false;
+  bool admitted = false;
+
+  bool operator==(const LocalQueueWorkload&) const = default;
+};
+LocalQueueWorkload LocalQueueWorkloadOf(const nlohmann::json& stored_job);
+
 // A LocalQueue's status from the counts of its workloads: pendingWorkloads, admittedWorkloads
 // and reservingWorkloads (strata admits and places in one step), condition Active since `since`.
 nlohmann::json LocalQueueStatus(int64_t pending, int64_t admitted, const std::string& since);

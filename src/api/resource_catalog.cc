@@ -308,7 +308,7 @@ std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
                          {"namespaced", true},
                          {"kind", local_queue->kind},
                          {"shortNames", local_queue->short_names},
-                         {"verbs", {"create", "delete", "get", "list", "patch", "update"}}});
+                         {"verbs", ResourceVerbs()}});
   }
   for (const ResourceType& type : AllResourceTypes()) {
     if (type.GroupVersion() != group_version) continue;

@@ -66,8 +66,8 @@ const ResourceType& KueueResourceFlavorType();
 const std::vector<const ResourceType*>& SourceServedTypes();
 
 // Kueue's kueue.x-k8s.io/v1beta2 LocalQueues: no object of their own, each a name for a Queue
-// kept on it (api/local_queue_form.h), served by their own handlers (get, list, create, update,
-// patch, delete; no watch). Not among SourceServedTypes().
+// kept on it (api/local_queue_form.h), served by their own handlers (every verb; a watch from
+// the changes of Queues and Jobs). Not among SourceServedTypes().
 const ResourceType& LocalQueueType();
 
 // Kueue's kinds at kueue.x-k8s.io/v1beta1, the older version Kueue's CRDs still serve beside

@@ -327,10 +327,12 @@ Result<ApiReply> RestApi::List(const api::ResourcePath& path, const Query& query
                          {"items", std::move(items)}});
 }
 
-Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& query,
-                                const TableWanted& table, api::ServedForm form) {
-  ASSIGN_OR_RETURN(Selected selected, SelectionFor(path, query));
-  WatchStreamOptions stream;
+Result<RestApi::WatchRequest> RestApi::WatchRequested(const api::ResourcePath& path,
+                                                      const Query& query, const TableWanted& table,
+                                                      api::ServedForm form) {
+  WatchRequest request;
+  ASSIGN_OR_RETURN(request.selected, SelectionFor(path, query));
+  WatchStreamOptions& stream = request.stream;
   stream.form = form;
   stream.type = path.type;
   if (table) {
@@ -344,7 +346,9 @@ Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& quer
       return shown ? std::move(*shown) : api::StatusObject(shown.error());
     };
   }
-  stream.matches = [selected](const store::Object& object) { return selected.Matches(object); };
+  stream.matches = [selected = request.selected](const store::Object& object) {
+    return selected.Matches(object);
+  };
   stream.kind = std::string(path.type->kind);
   stream.api_version = path.type->GroupVersion();
   stream.clock = options_.clock;
@@ -356,32 +360,42 @@ Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& quer
     timeout = std::chrono::seconds(seconds);
   }
   stream.deadline = options_.clock->Now() + timeout;
-  store::WatchOptions watch;
-  watch.selection = selected.selection;
-  std::string version = query.count("resourceVersion") ? query.at("resourceVersion") : "";
+  request.version = query.count("resourceVersion") ? query.at("resourceVersion") : "";
   // Kubernetes' watch-list: the current state, which is not older than any version asked for,
   // then a bookmark that says so.
-  const bool send_initial_events =
+  request.send_initial_events =
       query.count("sendInitialEvents") != 0 && query.at("sendInitialEvents") == "true";
-  if (version.empty() || version == "0" || send_initial_events) {
+  if (!request.version.empty() && request.version != "0" && !request.send_initial_events) {
+    ASSIGN_OR_RETURN(request.from_version, ParseVersion(request.version, "resourceVersion"));
+  }
+  return request;
+}
+
+Status RestApi::WatchRequest::StartError(const Status& error) const {
+  if (error.code() != StatusCode::kExpired) return error;
+  return ExpiredError("too old resource version: " + version + " (" + error.message() + ")");
+}
+
+Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& query,
+                                const TableWanted& table, api::ServedForm form) {
+  ASSIGN_OR_RETURN(WatchRequest request, WatchRequested(path, query, table, form));
+  const Selected& selected = request.selected;
+  WatchStreamOptions& stream = request.stream;
+  store::WatchOptions watch;
+  watch.selection = selected.selection;
+  if (!request.from_version) {
     // Kubernetes' "any version": the current state as ADDED events, then every change.
     ASSIGN_OR_RETURN(store::ListResult listed, store_.List(selected.selection));
     for (store::Object& object : listed.items) {
       if (selected.Matches(object)) stream.initial.push_back(std::move(object));
     }
     watch.from_version = listed.resource_version;
-    if (send_initial_events) stream.initial_version = listed.resource_version;
+    if (request.send_initial_events) stream.initial_version = listed.resource_version;
   } else {
-    ASSIGN_OR_RETURN(watch.from_version, ParseVersion(version, "resourceVersion"));
+    watch.from_version = request.from_version;
   }
   Result<std::unique_ptr<store::Watcher>> watcher = store_.Watch(watch);
-  if (!watcher) {
-    if (watcher.error().code() == StatusCode::kExpired) {
-      return Err(ExpiredError("too old resource version: " + version + " (" +
-                              watcher.error().message() + ")"));
-    }
-    return Err(watcher.error());
-  }
+  if (!watcher) return Err(request.StartError(watcher.error()));
   ApiReply reply;
   reply.response.status = 200;
   reply.response.headers = {{"Content-Type", "application/json"}};

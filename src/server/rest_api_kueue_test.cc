@@ -1,11 +1,14 @@
-// Kueue's kinds served at /apis/kueue.x-k8s.io/v1beta2: ClusterQueues and ResourceFlavors from
-// the native Queues and ResourceFlavors they decode to (api/source_form.h), LocalQueues from the
-// Queues that keep them (api/local_queue_form.h); and discovery's categories.
+// Kueue's kinds served at /apis/kueue.x-k8s.io/v1beta2 (and v1beta1): ClusterQueues and
+// ResourceFlavors from the native Queues and ResourceFlavors they decode to (api/source_form.h),
+// LocalQueues from the Queues that keep them (api/local_queue_form.h), watched from the changes
+// of Queues and Jobs (server/local_queue_watcher.h); and discovery's categories.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "api/local_queue_form.h"
 #include "api/source_form.h"
@@ -15,7 +18,6 @@ namespace strata::server {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using Json = nlohmann::json;
 
 constexpr char kGroup[] = "/apis/kueue.x-k8s.io/v1beta2";
@@ -122,7 +124,7 @@ TEST_F(KueueKindsTest, DiscoveryListsKueueKindsWithTheirShortNamesBeforeStrataDe
   const Json local_queues = Resource(kGroup, "localqueues");
   EXPECT_EQ(local_queues["namespaced"], true);
   EXPECT_EQ(local_queues["shortNames"], Json({"lq"}));
-  EXPECT_THAT(local_queues["verbs"].dump(), Not(HasSubstr("watch")));
+  EXPECT_THAT(local_queues["verbs"].dump(), HasSubstr("watch"));
   EXPECT_EQ(Resource(kGroup, "resourceflavors")["shortNames"], Json({"flavor", "flavors", "rf"}));
   // Kueue's flavors have the short names kubectl resolves; strata's keep them for strata get.
   EXPECT_FALSE(Resource("/apis/strata.dev/v1alpha1", "resourceflavors").contains("shortNames"));
@@ -296,7 +298,6 @@ spec:
                                  "application/merge-patch+json");
   EXPECT_EQ(move_code, 400);
   EXPECT_THAT(moved["message"].get<std::string>(), HasSubstr("immutable"));
-  EXPECT_EQ(Send("GET", std::string(kLocalQueues) + "?watch=1").first, 501);
 
   // Writing the ClusterQueue again keeps the LocalQueues naming it.
   auto [cq_code, cq] = Send("PATCH", kClusterQueue, R"({"metadata":{"labels":{"tier":"gold"}}})",
@@ -463,6 +464,111 @@ TEST_F(KueueKindsTest, V1beta1FlavorsAndLocalQueuesAreTheV1beta2Ones) {
   EXPECT_EQ(delete_code, 200);
   EXPECT_EQ(deleted["apiVersion"], "kueue.x-k8s.io/v1beta1");
   EXPECT_EQ(Send("GET", kLocalQueue).first, 404);
+}
+
+constexpr char kBatchJob[] = R"(
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: sample
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, command: [sh, -c, "exit 0"]}]
+)";
+
+// The events of a watch of `target` until `enough` of them, or the end of the watch after
+// `seconds`.
+std::vector<Json> WatchEvents(client::ApiClient& client, const std::string& target, size_t enough,
+                              const std::function<void(const Json&)>& on_event = {},
+                              int seconds = 10) {
+  std::vector<Json> events;
+  const std::string bounded = target + "&timeoutSeconds=" + std::to_string(seconds);
+  Status watched = client.Watch(bounded, [&](const Json& event) {
+    events.push_back(event);
+    if (on_event) on_event(event);
+    return events.size() < enough;
+  });
+  EXPECT_TRUE(watched.ok()) << watched.ToString();
+  return events;
+}
+
+TEST_F(KueueKindsTest, ALocalQueueWatchSendsItsChangesAndItsWorkloadCounts) {
+  Start();
+  CreateSetup();
+  ASSERT_EQ(Send("POST", kLocalQueues, kLocalQueueDocument).first, 201);
+  const std::string listed = Send("GET", kLocalQueues).second["metadata"]["resourceVersion"];
+
+  // After the list: a Job comes (pending) and is admitted; the ClusterQueue's labels change
+  // (nothing of its LocalQueues); another LocalQueue comes and goes.
+  ASSERT_EQ(Send("POST", "/apis/batch/v1/namespaces/team-a/jobs", kBatchJob).first, 201);
+  Result<store::Object> job = store_->Get({"Job", "team-a", "sample"});
+  ASSERT_TRUE(job);
+  job->body["status"] = {{"phase", "Running"}};
+  ASSERT_TRUE(store_->Update(std::move(*job)));
+  ASSERT_EQ(Send("PATCH", kClusterQueue, R"({"metadata":{"labels":{"tier":"gold"}}})",
+                 "application/merge-patch+json")
+                .first,
+            200);
+  ASSERT_EQ(Send("POST", kLocalQueues,
+                 R"({"metadata":{"name":"other"},"spec":{"clusterQueue":"cluster-queue"}})",
+                 "application/json")
+                .first,
+            201);
+  ASSERT_EQ(Send("DELETE", std::string(kLocalQueues) + "/other").first, 200);
+
+  // A watch from the list's version sends those changes, in order.
+  const std::vector<Json> events =
+      WatchEvents(*client_, std::string(kLocalQueues) + "?watch=1&resourceVersion=" + listed, 4);
+  ASSERT_EQ(events.size(), 4u);
+  std::vector<std::string> seen;
+  for (const Json& event : events) {
+    seen.push_back(event["type"].get<std::string>() + " " +
+                   event["object"]["metadata"]["name"].get<std::string>());
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"MODIFIED user-queue", "MODIFIED user-queue",
+                                            "ADDED other", "DELETED other"}));
+  EXPECT_EQ(events[0]["object"]["status"]["pendingWorkloads"], 1);
+  EXPECT_EQ(events[1]["object"]["status"]["pendingWorkloads"], 0);
+  EXPECT_EQ(events[1]["object"]["status"]["admittedWorkloads"], 1);
+  EXPECT_EQ(events[1]["object"]["kind"], "LocalQueue");
+  EXPECT_EQ(events[1]["object"]["apiVersion"], "kueue.x-k8s.io/v1beta2");
+}
+
+TEST_F(KueueKindsTest, ALocalQueueWatchStartsFromTheCurrentStateAndFollowsIt) {
+  Start();
+  CreateSetup();
+  ASSERT_EQ(Send("POST", kLocalQueues, kLocalQueueDocument).first, 201);
+  // kubectl wait's watch-list (sendInitialEvents): the LocalQueue, then the bookmark that ends
+  // the initial events; then a Job admitted while it watches.
+  const std::vector<Json> events = WatchEvents(
+      *client_,
+      std::string(kLocalQueues) +
+          "?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch="
+          "NotOlderThan&fieldSelector=metadata.name%3Duser-queue",
+      3, [&](const Json& event) {
+        if (event["type"] == "BOOKMARK") {
+          ASSERT_EQ(Send("POST", "/apis/batch/v1/namespaces/team-a/jobs", kBatchJob).first, 201);
+        }
+      });
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0]["type"], "ADDED");
+  EXPECT_EQ(events[0]["object"]["status"]["pendingWorkloads"], 0);
+  EXPECT_EQ(events[1]["type"], "BOOKMARK");
+  EXPECT_EQ(events[1]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+  EXPECT_EQ(events[2]["type"], "MODIFIED");
+  EXPECT_EQ(events[2]["object"]["status"]["pendingWorkloads"], 1);
+
+  // Another namespace's LocalQueues are not sent; at v1beta1, the LocalQueue is v1beta1's.
+  const std::vector<Json> v1beta1 = WatchEvents(
+      *client_, std::string(kV1beta1) + "/namespaces/team-b/localqueues?watch=1", 1, {}, 1);
+  EXPECT_TRUE(v1beta1.empty());
+  const std::vector<Json> all =
+      WatchEvents(*client_, std::string(kV1beta1) + "/localqueues?watch=1", 1);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0]["object"]["apiVersion"], "kueue.x-k8s.io/v1beta1");
 }
 
 }  // namespace

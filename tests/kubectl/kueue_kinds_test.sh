@@ -8,8 +8,9 @@
 #    localqueues, resourceflavors shows Kueue's columns (-o wide too); -o yaml the Kueue document;
 #  - kubectl apply -f and strata apply -f of the same setup store the same native Queue;
 #  - a batch/v1 Job labelled kueue.x-k8s.io/queue-name is admitted through the LocalQueue: the
-#    ClusterQueue's and the LocalQueue's admitted counts move, a Job over the quota is counted
-#    pending; kubectl get all lists the Job once, as job.batch;
+#    ClusterQueue's and the LocalQueue's admitted counts move (kubectl wait --for=jsonpath on
+#    both), a Job over the quota is counted pending (kubectl get -w lq shows the row change);
+#    kubectl get all lists the Job once, as job.batch;
 #  - the Python client's CustomObjectsApi lists clusterqueues;
 #  - kubectl delete removes the LocalQueue, the ClusterQueue and the flavor;
 #  - the same setup at kueue.x-k8s.io/v1beta1 (cohort, not cohortName) applies, re-applies
@@ -161,9 +162,22 @@ check "kubectl apply -f of a Job labelled with the LocalQueue" equals \
 check "the ClusterQueue admits it" k wait --for=jsonpath='{.status.admittedWorkloads}'=1 \
   cq/cluster-queue --timeout=60s
 lq_row() { [[ $(row lq -n team-a) == "$1"* ]]; }
+check "kubectl wait --for=jsonpath on the LocalQueue" equals \
+  "$(k wait --for=jsonpath='{.status.admittedWorkloads}'=1 lq/user-queue -n team-a --timeout=60s)" \
+  "localqueue.kueue.x-k8s.io/user-queue condition met"
 check "the LocalQueue counts it admitted" wait_for 30 lq_row "user-queue cluster-queue 0 1"
+# kubectl get -w lq: the LocalQueue's row again as a Job over the quota makes it count one
+# pending.
+k get lq -n team-a -w --output-watch-events --no-headers >"$dir/watch.txt" 2>&1 &
+watch_pid=$!
+watched() { grep -q "$1" "$dir/watch.txt"; }
+check "kubectl get -w lq: the current row" wait_for 30 watched "^ADDED *user-queue"
 job big 8 2 >"$dir/big.yaml"
 check "a Job over the quota" equals "$(k apply -f "$dir/big.yaml")" "job.batch/big created"
+check "kubectl get -w lq: its row with the pending Job" wait_for 30 watched \
+  "^MODIFIED *user-queue *cluster-queue *1 *1"
+kill "$watch_pid" 2>/dev/null || true
+wait "$watch_pid" 2>/dev/null || true
 check "is counted pending by the ClusterQueue" k wait \
   --for=jsonpath='{.status.pendingWorkloads}'=1 cq/cluster-queue --timeout=60s
 check "and by the LocalQueue" wait_for 30 lq_row "user-queue cluster-queue 1 1"
