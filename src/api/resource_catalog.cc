@@ -178,6 +178,10 @@ const ResourceType& StorageVersionOf(const ResourceType& type) {
   return type;
 }
 
+std::string_view DeprecationWarning(const ResourceType& type) {
+  return &StorageVersionOf(type) != &type ? "This version is deprecated. Use v1beta2 instead." : "";
+}
+
 const ResourceType* FindResourceTypeByKind(std::string_view kind) {
   for (const ResourceType& type : AllResourceTypes()) {
     if (type.kind == kind) return &type;

@@ -82,6 +82,10 @@ const std::vector<const ResourceType*>& KueueV1beta1Types();
 // v1beta2 one), else `type` itself.
 const ResourceType& StorageVersionOf(const ResourceType& type);
 
+// What kube-apiserver warns of each request at `type`'s version when its CRD marks that version
+// deprecated (Kueue's v1beta1, in Kueue's words); empty for any other.
+std::string_view DeprecationWarning(const ResourceType& type);
+
 // The type with this store kind ("Job"), or nullptr.
 const ResourceType* FindResourceTypeByKind(std::string_view kind);
 

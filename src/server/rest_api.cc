@@ -14,6 +14,7 @@
 #include "api/source_form.h"
 #include "cluster/indexes.h"
 #include "net/http_syntax.h"
+#include "server/object_codec.h"
 #include "server/protobuf_body.h"
 
 namespace strata::server {
@@ -197,6 +198,11 @@ ApiReply RestApi::Handle(const net::HttpRequest& received) {
   if (!reply) {
     const Status& error = reply.error();
     reply = JsonReply(HttpStatusFor(error.code()), api::StatusObject(error));
+  }
+  if (Result<api::ResourcePath> at = api::ParseResourcePath(request.Path()); at) {
+    if (std::string_view warning = api::DeprecationWarning(*at->type); !warning.empty()) {
+      AddWarningHeaders({std::string(warning)}, reply->response.headers);
+    }
   }
   stats_.requests_total.With({verb, std::to_string(reply->response.status)}).Increment();
   return std::move(*reply);

@@ -386,6 +386,15 @@ TEST_F(KueueKindsTest, AV1beta1ClusterQueueIsStoredAsAtV1beta2AndServedAtEither)
   Start();
   auto [code, created] = Send("POST", kV1beta1ClusterQueues, kV1beta1ClusterQueue);
   ASSERT_EQ(code, 201) << created.dump();
+  // Kueue's CRDs mark v1beta1 deprecated: kubectl shows kube-apiserver's warning.
+  net::HttpRequest get;
+  get.method = "GET";
+  get.target = kV1beta1ClusterQueues;
+  get.headers = {{"Authorization", std::string("Bearer ") + kAdmin}};
+  EXPECT_EQ(api_->Handle(get).response.Header("Warning"),
+            "299 - \"This version is deprecated. Use v1beta2 instead.\"");
+  get.target = kClusterQueues;
+  EXPECT_EQ(api_->Handle(get).response.Header("Warning"), "");
   EXPECT_EQ(created["apiVersion"], "kueue.x-k8s.io/v1beta1");
   EXPECT_EQ(created["spec"]["cohort"], "research");
   EXPECT_FALSE(created["spec"].contains("cohortName"));
