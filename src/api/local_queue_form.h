@@ -10,7 +10,8 @@
 
 namespace strata::api {
 
-// Kueue's kueue.x-k8s.io/v1beta2 LocalQueues as strata serves them (LocalQueueType()).
+// Kueue's kueue.x-k8s.io/v1beta2 LocalQueues as strata serves them (LocalQueueType(); at v1beta1
+// too, the same but for their apiVersion).
 //
 // A LocalQueue is no object of its own in strata: decoded, it is a namespaced name of the Queue
 // its ClusterQueue became (an entry of the Queue's spec.localQueues), through which workloads
