@@ -53,6 +53,9 @@ void DefaultClusterQueueSpec(Json& spec) {
   DefaultMember(spec, "flavorFungibility", Json::object());
   Json& fungibility = spec["flavorFungibility"];
   if (fungibility.is_object()) {
+    if (MemberOrNull(fungibility, "whenCanBorrow") == "Borrow") {
+      fungibility["whenCanBorrow"] = "MayStopSearch";
+    }
     DefaultMember(fungibility, "whenCanBorrow", "MayStopSearch");
     DefaultMember(fungibility, "whenCanPreempt", "TryNextFlavor");
   }
@@ -66,6 +69,12 @@ void DefaultClusterQueueSpec(Json& spec) {
       DefaultMember(preemption["borrowWithinCohort"], "policy", "Never");
     }
   }
+}
+
+void ClusterQueueSpecAtVersion(Json& spec, std::string_view version) {
+  if (version != "v1beta1" || !spec.contains("cohortName")) return;
+  spec["cohort"] = std::move(spec["cohortName"]);
+  spec.erase("cohortName");
 }
 
 Json ClusterQueueStatus(const Json& stored, const Json& spec) {

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/object_table.h"
@@ -10,13 +11,20 @@
 namespace strata::api {
 
 // Kueue's kueue.x-k8s.io/v1beta2 ClusterQueue and ResourceFlavor as /apis/kueue.x-k8s.io/v1beta2
-// serves them from the native Queue and ResourceFlavor they decode to (decode_kueue.cc): their
-// entries among the source-served kinds (api/source_form.h). Pure functions; thread-safe.
+// (and v1beta1, converted) serves them from the native Queue and ResourceFlavor they decode to
+// (decode_kueue.cc): their entries among the source-served kinds (api/source_form.h). Pure
+// functions; thread-safe.
 
 // Kueue's defaults of a ClusterQueue's spec, as its CRD sets them (queueingStrategy, stopPolicy,
-// flavorFungibility, preemption); a v1beta1 spec's `cohort` becomes v1beta2's `cohortName`, the
-// version the kept source is served at.
+// flavorFungibility, preemption); a v1beta1 spec is converted to v1beta2, the version the kept
+// source is in, as Kueue's conversion does: `cohort` becomes `cohortName`, flavorFungibility's
+// whenCanBorrow Borrow becomes MayStopSearch. (v1beta1's admissionChecks, which v1beta2 moved
+// into admissionChecksStrategy, are refused by the decoder: strata has no admission checks.)
 void DefaultClusterQueueSpec(nlohmann::json& spec);
+
+// A ClusterQueue's kept (v1beta2) spec at `version`: at v1beta1, `cohortName` is `cohort`. The
+// other fields strata keeps read the same at both versions.
+void ClusterQueueSpecAtVersion(nlohmann::json& spec, std::string_view version);
 
 // The ClusterQueue status of `stored`, a native Queue, whose kept spec is `spec`, from the
 // Queue's status as strata's scheduler writes it:

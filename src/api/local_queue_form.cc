@@ -80,6 +80,15 @@ std::vector<Json> ServedLocalQueues(const Json& stored) {
   return served;
 }
 
+LocalQueueWorkload LocalQueueWorkloadOf(const Json& stored_job) {
+  const Json& metadata = MemberOrNull(stored_job, "metadata");
+  const std::string queue = StringMemberOr(MemberOrNull(stored_job, "spec"), "queue");
+  if (queue.empty()) return {};
+  const std::string phase = StringMemberOr(MemberOrNull(stored_job, "status"), "phase", "Pending");
+  return {RecordKey(StringMemberOr(metadata, "namespace"), queue), phase == "Pending",
+          phase == "Running" || phase == "Restarting"};
+}
+
 Json LocalQueueStatus(int64_t pending, int64_t admitted, const std::string& since) {
   return {{"pendingWorkloads", pending},
           {"reservingWorkloads", admitted},

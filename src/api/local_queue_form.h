@@ -10,7 +10,8 @@
 
 namespace strata::api {
 
-// Kueue's kueue.x-k8s.io/v1beta2 LocalQueues as strata serves them (LocalQueueType()).
+// Kueue's kueue.x-k8s.io/v1beta2 LocalQueues as strata serves them (LocalQueueType(); at v1beta1
+// too, the same but for their apiVersion).
 //
 // A LocalQueue is no object of its own in strata: decoded, it is a namespaced name of the Queue
 // its ClusterQueue became (an entry of the Queue's spec.localQueues), through which workloads
@@ -33,6 +34,18 @@ bool HasLocalQueue(const nlohmann::json& stored, std::string_view namespace_name
 // The LocalQueues naming `stored` (a Queue as the store keeps it), in the order of its
 // spec.localQueues, as Kueue serves them, without status (LocalQueueStatus).
 std::vector<nlohmann::json> ServedLocalQueues(const nlohmann::json& stored);
+
+// What a Job (as stored) counts toward its LocalQueue's status: the LocalQueue it names in its
+// queue (from kueue.x-k8s.io/queue-name), "namespace/name", empty when none; pending before its
+// admission, admitted until it ends.
+struct LocalQueueWorkload {
+  std::string local_queue;
+  bool pending = false;
+  bool admitted = false;
+
+  bool operator==(const LocalQueueWorkload&) const = default;
+};
+LocalQueueWorkload LocalQueueWorkloadOf(const nlohmann::json& stored_job);
 
 // A LocalQueue's status from the counts of its workloads: pendingWorkloads, admittedWorkloads
 // and reservingWorkloads (strata admits and places in one step), condition Active since `since`.

@@ -97,11 +97,11 @@ const TableColumn kAge{"Age", "How long ago the object was created."};
 
 std::vector<TableColumn> TableColumns(const ResourceType& type) {
   std::string_view kind = type.kind;
-  if (IsSourceServedType(type) || &type == &LocalQueueType()) {
+  const bool local_queue = &StorageVersionOf(type) == &LocalQueueType();
+  if (IsSourceServedType(type) || local_queue) {
     // Its own project's columns.
     std::vector<TableColumn> columns = {kName};
-    for (TableColumn& column :
-         &type == &LocalQueueType() ? LocalQueueColumns() : SourceTableColumns(type)) {
+    for (TableColumn& column : local_queue ? LocalQueueColumns() : SourceTableColumns(type)) {
       columns.push_back(std::move(column));
     }
     columns.push_back(kAge);
@@ -174,11 +174,12 @@ std::vector<std::string> TableCells(const ResourceType& type, const Json& item, 
   std::string_view kind = type.kind;
   std::string name = TextAt(item, "/metadata/name");
   std::string age = ShortAge(TextAt(item, "/metadata/creationTimestamp"), now);
-  if (IsSourceServedType(type) || &type == &LocalQueueType()) {
+  const bool local_queue = &StorageVersionOf(type) == &LocalQueueType();
+  if (IsSourceServedType(type) || local_queue) {
     std::vector<std::string> cells = {name};
     // A LocalQueue's item is served already (api/local_queue_form.h).
     for (std::string& cell :
-         &type == &LocalQueueType() ? LocalQueueCells(item) : SourceTableCells(type, item, now)) {
+         local_queue ? LocalQueueCells(item) : SourceTableCells(type, item, now)) {
       cells.push_back(std::move(cell));
     }
     cells.push_back(age);
@@ -319,7 +320,7 @@ Json MakeTable(const ResourceType& type, std::string_view version, const std::ve
   for (const Json& object : objects) {
     Json row = {{"cells", TableCells(type, object, now, pods)}};
     Json served = object;
-    ToServedForm(served, KubernetesFormAt(type));
+    ToServedForm(served, KubernetesFormAt(type), &type);
     if (include == TableObject::kObject) {
       row["object"] = std::move(served);
     } else if (include == TableObject::kMetadata) {

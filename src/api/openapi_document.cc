@@ -27,7 +27,7 @@ constexpr std::string_view kStrategicMergePatch = "application/strategic-merge-p
 // Whether `type` is served in its own project's document shape: a source-served kind or Kueue's
 // LocalQueue.
 bool ServedAsDocument(const ResourceType& type) {
-  return IsSourceServedType(type) || &type == &LocalQueueType();
+  return IsSourceServedType(type) || &StorageVersionOf(type) == &LocalQueueType();
 }
 
 std::string SchemaName(const ResourceType& type) {
@@ -152,6 +152,7 @@ const Documents& AllDocuments() {
     Documents out;
     std::vector<const ResourceType*> types = SourceServedTypes();
     types.push_back(&LocalQueueType());
+    for (const ResourceType* older : KueueV1beta1Types()) types.push_back(older);
     for (const ResourceType& type : AllResourceTypes()) types.push_back(&type);
     for (const ResourceType* served : types) {
       const ResourceType& type = *served;

@@ -143,6 +143,45 @@ const ResourceType& LocalQueueType() {
   return kType;
 }
 
+namespace {
+
+// Kueue's v1beta1 types, each with the v1beta2 type it is another version of.
+const std::vector<std::pair<ResourceType, const ResourceType*>>& KueueV1beta1Pairs() {
+  static const std::vector<std::pair<ResourceType, const ResourceType*>> kPairs = [] {
+    std::vector<std::pair<ResourceType, const ResourceType*>> pairs;
+    for (const ResourceType* storage :
+         {&ClusterQueueType(), &KueueResourceFlavorType(), &LocalQueueType()}) {
+      ResourceType older = *storage;
+      older.version = "v1beta1";
+      pairs.emplace_back(std::move(older), storage);
+    }
+    return pairs;
+  }();
+  return kPairs;
+}
+
+}  // namespace
+
+const std::vector<const ResourceType*>& KueueV1beta1Types() {
+  static const std::vector<const ResourceType*> kTypes = [] {
+    std::vector<const ResourceType*> types;
+    for (const auto& [older, storage] : KueueV1beta1Pairs()) types.push_back(&older);
+    return types;
+  }();
+  return kTypes;
+}
+
+const ResourceType& StorageVersionOf(const ResourceType& type) {
+  for (const auto& [older, storage] : KueueV1beta1Pairs()) {
+    if (&older == &type) return *storage;
+  }
+  return type;
+}
+
+std::string_view DeprecationWarning(const ResourceType& type) {
+  return &StorageVersionOf(type) != &type ? "This version is deprecated. Use v1beta2 instead." : "";
+}
+
 const ResourceType* FindResourceTypeByKind(std::string_view kind) {
   for (const ResourceType& type : AllResourceTypes()) {
     if (type.kind == kind) return &type;
@@ -183,6 +222,7 @@ Result<ResourcePath> ParseResourcePath(std::string_view path) {
   std::vector<const ResourceType*> others = SourceServedTypes();
   others.push_back(&EventsV1Type());
   others.push_back(&LocalQueueType());
+  for (const ResourceType* older : KueueV1beta1Types()) others.push_back(older);
   for (const ResourceType* other : others) {
     if (other->group == group && other->version == version && other->plural == segments[next]) {
       result.type = other;
@@ -213,15 +253,20 @@ nlohmann::json CoreApiVersions() {
 
 nlohmann::json ApiGroupList() {
   nlohmann::json groups = nlohmann::json::array();
-  for (const auto& [name, version] :
-       {std::pair{BatchJobType().group, BatchJobType().version},
-        std::pair{ClusterQueueType().group, ClusterQueueType().version},
-        std::pair{kStrataGroup, kStrataVersion},
-        std::pair{EventsV1Type().group, EventsV1Type().version},
-        std::pair{JobSetType().group, JobSetType().version}}) {
-    nlohmann::json served = {{"groupVersion", std::string(name) + "/" + std::string(version)},
-                             {"version", version}};
-    groups.push_back({{"name", name}, {"versions", {served}}, {"preferredVersion", served}});
+  // Each group's versions, the preferred first (Kueue's: v1beta2, its CRDs' storage version).
+  const std::string_view kueue_older = KueueV1beta1Types().front()->version;
+  for (const auto& [name, versions] :
+       {std::pair{BatchJobType().group, std::vector{BatchJobType().version}},
+        std::pair{ClusterQueueType().group, std::vector{ClusterQueueType().version, kueue_older}},
+        std::pair{kStrataGroup, std::vector{kStrataVersion}},
+        std::pair{EventsV1Type().group, std::vector{EventsV1Type().version}},
+        std::pair{JobSetType().group, std::vector{JobSetType().version}}}) {
+    nlohmann::json served = nlohmann::json::array();
+    for (std::string_view version : versions) {
+      served.push_back(
+          {{"groupVersion", std::string(name) + "/" + std::string(version)}, {"version", version}});
+    }
+    groups.push_back({{"name", name}, {"versions", served}, {"preferredVersion", served[0]}});
   }
   return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", std::move(groups)}};
 }
@@ -237,7 +282,13 @@ std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
                          {"shortNames", events.short_names},
                          {"verbs", {"get", "list", "watch"}}});
   }
-  for (const ResourceType* source : SourceServedTypes()) {
+  std::vector<const ResourceType*> sources = SourceServedTypes();
+  std::vector<const ResourceType*> local_queues = {&LocalQueueType()};
+  for (const ResourceType* older : KueueV1beta1Types()) {
+    // LocalQueues have verbs of their own.
+    (&StorageVersionOf(*older) == &LocalQueueType() ? local_queues : sources).push_back(older);
+  }
+  for (const ResourceType* source : sources) {
     if (group_version != source->GroupVersion()) continue;
     nlohmann::json resource = {{"name", source->plural},
                                {"singularName", source->singular},
@@ -254,14 +305,14 @@ std::optional<nlohmann::json> ApiResourceList(std::string_view group_version) {
                          {"kind", source->kind},
                          {"verbs", {"get"}}});
   }
-  const ResourceType& local_queue = LocalQueueType();
-  if (group_version == local_queue.GroupVersion()) {
-    resources.push_back({{"name", local_queue.plural},
-                         {"singularName", local_queue.singular},
+  for (const ResourceType* local_queue : local_queues) {
+    if (group_version != local_queue->GroupVersion()) continue;
+    resources.push_back({{"name", local_queue->plural},
+                         {"singularName", local_queue->singular},
                          {"namespaced", true},
-                         {"kind", local_queue.kind},
-                         {"shortNames", local_queue.short_names},
-                         {"verbs", {"create", "delete", "get", "list", "patch", "update"}}});
+                         {"kind", local_queue->kind},
+                         {"shortNames", local_queue->short_names},
+                         {"verbs", ResourceVerbs()}});
   }
   for (const ResourceType& type : AllResourceTypes()) {
     if (type.GroupVersion() != group_version) continue;

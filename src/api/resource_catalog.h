@@ -66,9 +66,25 @@ const ResourceType& KueueResourceFlavorType();
 const std::vector<const ResourceType*>& SourceServedTypes();
 
 // Kueue's kueue.x-k8s.io/v1beta2 LocalQueues: no object of their own, each a name for a Queue
-// kept on it (api/local_queue_form.h), served by their own handlers (get, list, create, update,
-// patch, delete; no watch). Not among SourceServedTypes().
+// kept on it (api/local_queue_form.h), served by their own handlers (every verb; a watch from
+// the changes of Queues and Jobs). Not among SourceServedTypes().
 const ResourceType& LocalQueueType();
+
+// Kueue's kinds at kueue.x-k8s.io/v1beta1, the older version Kueue's CRDs still serve beside
+// v1beta2 (their storage version, which discovery prefers): ClusterQueue, ResourceFlavor and
+// LocalQueue. Each is another version of its v1beta2 type (StorageVersionOf): the same objects,
+// served converted to v1beta1 (api/kueue_form.h, KueueSpecAtVersion) and written back converted
+// to v1beta2, as Kueue's conversion webhook does; so a document applied at either version stores
+// the same native object. Not among SourceServedTypes(), which holds one type per served kind.
+const std::vector<const ResourceType*>& KueueV1beta1Types();
+
+// The type whose objects `type` serves at another version (Kueue's v1beta1 ClusterQueue: the
+// v1beta2 one), else `type` itself.
+const ResourceType& StorageVersionOf(const ResourceType& type);
+
+// What kube-apiserver warns of each request at `type`'s version when its CRD marks that version
+// deprecated (Kueue's v1beta1, in Kueue's words); empty for any other.
+std::string_view DeprecationWarning(const ResourceType& type);
 
 // The type with this store kind ("Job"), or nullptr.
 const ResourceType* FindResourceTypeByKind(std::string_view kind);
@@ -91,8 +107,8 @@ Result<ResourcePath> ParseResourcePath(std::string_view path);
 // Discovery documents, the shapes kubectl reads before any request:
 //   /api                          APIVersions
 //   /apis                         APIGroupList
-//   /api/v1, /apis/batch/v1, /apis/kueue.x-k8s.io/v1beta2, /apis/strata.dev/v1alpha1,
-//   /apis/events.k8s.io/v1, /apis/jobset.x-k8s.io/v1alpha2
+//   /api/v1, /apis/batch/v1, /apis/kueue.x-k8s.io/v1beta2 (and v1beta1),
+//   /apis/strata.dev/v1alpha1, /apis/events.k8s.io/v1, /apis/jobset.x-k8s.io/v1alpha2
 //                                 APIResourceList
 // The batch and kueue groups are listed before strata.dev: kubectl takes `jobs` and
 // `resourceflavors` (`rf`) to mean the first group's, batch/v1's and Kueue's as on Kubernetes

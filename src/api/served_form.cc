@@ -56,10 +56,10 @@ ServedForm KubernetesFormAt(const ResourceType& type) {
   return ServedForm::kKubernetes;
 }
 
-void ToServedForm(nlohmann::json& body, ServedForm form) {
+void ToServedForm(nlohmann::json& body, ServedForm form, const ResourceType* at) {
   if (!body.is_object()) return;
   if (form == ServedForm::kSource) {
-    body = ServedSourceForm(body);
+    body = ServedSourceForm(body, at);
     return;
   }
   const ResourceType* type = CoreType(StringMemberOr(body, "kind"));

@@ -5,6 +5,8 @@
 
 namespace strata::api {
 
+struct ResourceType;
+
 // How the REST API serves native objects of the core group (Pod, Node, Event, under /api/v1):
 // with apiVersion "v1", as Kubernetes clients expect of what /api/v1 returns (kubectl decodes a
 // Node into its own v1 Node type before it cordons it), and otherwise in strata's form (a pod's
@@ -28,14 +30,15 @@ inline constexpr char kStrataFormAccept[] = "application/json;g=strata.dev;v=v1a
 // The form an Accept header asks for: kStrata when one of its media ranges has g=strata.dev.
 ServedForm ServedFormWanted(std::string_view accept);
 
-struct ResourceType;
 // The form the API serves at `type`'s path to Kubernetes' clients: kEventsV1 for
 // EventsV1Type(), kSource for SourceServedTypes(), kKubernetes for any other.
 ServedForm KubernetesFormAt(const ResourceType& type);
 
 // Rewrites `body`, a native object as stored, into its served `form`. A body of another kind, or
-// that is not an object, is left as it is.
-void ToServedForm(nlohmann::json& body, ServedForm form = ServedForm::kKubernetes);
+// that is not an object, is left as it is. `at`, the type whose path serves it, names the version
+// kSource serves it at (ServedSourceForm); nullptr: the kept source's.
+void ToServedForm(nlohmann::json& body, ServedForm form = ServedForm::kKubernetes,
+                  const ResourceType* at = nullptr);
 
 // Whether `document` is a native object in its served form under the core group: apiVersion
 // "v1" and kind Node or Event, or kind Pod with a spec.template. Kubernetes' own v1 Pod (its

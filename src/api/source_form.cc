@@ -22,6 +22,9 @@ struct SourceKind {
   Json (*status)(const Json& stored, const Json& spec);
   std::vector<TableColumn> (*columns)();
   std::vector<std::string> (*cells)(const Json& served, TimePoint now);
+  // The spec at another served version of the kind (Kueue's v1beta1), from the kept one;
+  // nullptr: the same at every version.
+  void (*spec_at_version)(Json& spec, std::string_view version) = nullptr;
 };
 
 const std::vector<SourceKind>& SourceKinds() {
@@ -30,7 +33,7 @@ const std::vector<SourceKind>& SourceKinds() {
        BatchJobCells},
       {JobSetType, "", nullptr, JobSetStatus, JobSetColumns, JobSetCells},
       {ClusterQueueType, "", DefaultClusterQueueSpec, ClusterQueueStatus, ClusterQueueColumns,
-       ClusterQueueCells},
+       ClusterQueueCells, ClusterQueueSpecAtVersion},
       {KueueResourceFlavorType, "", nullptr, KueueResourceFlavorStatus, KueueResourceFlavorColumns,
        KueueResourceFlavorCells},
   };
@@ -38,8 +41,9 @@ const std::vector<SourceKind>& SourceKinds() {
 }
 
 const SourceKind* SourceKindAt(const ResourceType& type) {
+  const ResourceType& storage = StorageVersionOf(type);
   for (const SourceKind& kind : SourceKinds()) {
-    if (&kind.type() == &type) return &kind;
+    if (&kind.type() == &storage) return &kind;
   }
   return nullptr;
 }
@@ -82,10 +86,10 @@ const ResourceType* SourceTypeOf(const Json& stored) {
 }
 
 bool IsServedAt(const Json& stored, const ResourceType& type) {
-  return !IsSourceServedType(type) || SourceTypeOf(stored) == &type;
+  return !IsSourceServedType(type) || SourceTypeOf(stored) == &StorageVersionOf(type);
 }
 
-Json ServedSourceForm(const Json& stored) {
+Json ServedSourceForm(const Json& stored, const ResourceType* at) {
   auto [source, kind] = SourceOf(stored);
   if (kind == nullptr) return stored;
   Json metadata = MemberOrNull(stored, "metadata");
@@ -98,7 +102,12 @@ Json ServedSourceForm(const Json& stored) {
   if (!queue.empty()) metadata["labels"][std::string(kKueueQueueNameLabel)] = queue;
   Json spec = std::move(source["spec"]);
   Json status = kind->status(stored, spec);
-  Json served = {{"apiVersion", kind->type().GroupVersion()},
+  const ResourceType& type =
+      at != nullptr && &StorageVersionOf(*at) == &kind->type() ? *at : kind->type();
+  if (&type != &kind->type() && kind->spec_at_version != nullptr) {
+    kind->spec_at_version(spec, type.version);
+  }
+  Json served = {{"apiVersion", type.GroupVersion()},
                  {"kind", kind->type().kind},
                  {"metadata", std::move(metadata)},
                  {"spec", std::move(spec)}};

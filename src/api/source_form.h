@@ -13,7 +13,7 @@ namespace strata::api {
 
 // Compatible kinds served at their own paths from the native objects they decode to
 // (SourceServedTypes(): batch/v1 Jobs, jobset.x-k8s.io/v1alpha2 JobSets, kueue.x-k8s.io/v1beta2
-// ClusterQueues and ResourceFlavors).
+// ClusterQueues and ResourceFlavors, these two at v1beta1 too: KueueV1beta1Types()).
 //
 // Such a document is stored as the native object its decoder makes of it, so the scheduler and
 // the controllers run it unchanged, and `kubectl apply -f` and `strata apply -f` of one document
@@ -24,6 +24,10 @@ namespace strata::api {
 // document's kind mapped from the native object's. Only native objects whose kept source is of
 // a served type's kind are served at its path; strata's own Jobs stay at strata.dev only. Writes
 // at such a path decode the document again (its status is the server's and is dropped).
+//
+// A kind served at two versions (Kueue's) keeps its source at one, the storage version its
+// decoder converts to (v1beta2); at the other version's path the served form is converted back
+// (the entry's spec_at_version), as Kubernetes serves a CRD's versions through its conversion.
 //
 // A served kind is one entry of the table in source_form.cc: its type, its spec's defaults, its
 // status mapping (none: the served form has no status), its table columns and the kind its
@@ -42,7 +46,7 @@ namespace strata::api {
 // decoded from.
 inline constexpr char kSourceAnnotation[] = "strata.dev/source";
 
-// Whether `type` is one of SourceServedTypes().
+// Whether `type` is one of SourceServedTypes() or another version of one (KueueV1beta1Types()).
 bool IsSourceServedType(const ResourceType& type);
 
 // kSourceAnnotation's value for a document of `type` whose spec is `spec`, with the kind's
@@ -55,11 +59,13 @@ std::string SourceAnnotationValue(const ResourceType& type, const nlohmann::json
 const ResourceType* SourceTypeOf(const nlohmann::json& stored);
 
 // Whether `stored` is served at `type`'s path: any object where `type` is no source-served type,
-// else one SourceTypeOf names `type`.
+// else one SourceTypeOf names `type` (or the type it is another version of).
 bool IsServedAt(const nlohmann::json& stored, const ResourceType& type);
 
-// The served form of `stored` (see above); `stored` itself when SourceTypeOf is nullptr.
-nlohmann::json ServedSourceForm(const nlohmann::json& stored);
+// The served form of `stored` (see above); `stored` itself when SourceTypeOf is nullptr. At the
+// version of `at` when that is another version of its type (Kueue's v1beta1: StorageVersionOf),
+// else at the kept source's.
+nlohmann::json ServedSourceForm(const nlohmann::json& stored, const ResourceType* at = nullptr);
 
 // The kind a strategic merge patch of `type`'s objects names (api/strategic_merge_patch.h): its
 // own for a kind Kubernetes builds in (batch/v1 Job); the type's kind, which takes none, for a

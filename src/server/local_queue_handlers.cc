@@ -1,4 +1,5 @@
 // Kueue's LocalQueues, served from the Queues that keep them (api/local_queue_form.h).
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "common/json_member.h"
 #include "common/yaml_json.h"
 #include "server/list_selection.h"
+#include "server/local_queue_watcher.h"
 #include "server/object_codec.h"
 #include "server/object_patch.h"
 #include "server/rest_api.h"
@@ -31,9 +33,8 @@ bool DryRun(const std::map<std::string, std::string>& query) {
   return it != query.end() && it->second == "All";
 }
 
-// Pending and admitted workloads per LocalQueue ("namespace/name"): the Jobs naming it in their
-// queue (from kueue.x-k8s.io/queue-name), pending before their admission, admitted until they
-// end.
+// Pending and admitted workloads per LocalQueue ("namespace/name"), of the Jobs naming it
+// (api::LocalQueueWorkloadOf).
 struct WorkloadCounts {
   std::map<std::string, std::pair<int64_t, int64_t>> by_queue;
 
@@ -55,12 +56,11 @@ Result<WorkloadCounts> CountWorkloads(store::Store& store,
   ASSIGN_OR_RETURN(store::ListResult listed, store.List(jobs));
   WorkloadCounts counts;
   for (const store::Object& job : listed.items) {
-    const std::string queue = StringMemberOr(MemberOrNull(job.body, "spec"), "queue");
-    if (queue.empty()) continue;
-    const std::string phase = StringMemberOr(MemberOrNull(job.body, "status"), "phase", "Pending");
-    auto& [pending, admitted] = counts.by_queue[job.key.namespace_name + "/" + queue];
-    if (phase == "Pending") ++pending;
-    if (phase == "Running" || phase == "Restarting") ++admitted;
+    const api::LocalQueueWorkload workload = api::LocalQueueWorkloadOf(job.body);
+    if (workload.local_queue.empty()) continue;
+    auto& [pending, admitted] = counts.by_queue[workload.local_queue];
+    pending += workload.pending ? 1 : 0;
+    admitted += workload.admitted ? 1 : 0;
   }
   return counts;
 }
@@ -86,6 +86,13 @@ Result<FoundLocalQueue> FindLocalQueue(store::Store& store, const std::string& n
     }
   }
   return Err(NotFoundError(Described(name) + " not found"));
+}
+
+// `served` (a LocalQueue as api::ServedLocalQueues serves it) at the version of `path`: Kueue's
+// LocalQueue reads the same at v1beta1 and v1beta2, but for its apiVersion.
+Json AtVersionOf(Json served, const api::ResourcePath& path) {
+  served["apiVersion"] = path.type->GroupVersion();
+  return served;
 }
 
 // The one object of a request's body, in JSON or YAML; null when it holds anything else.
@@ -151,12 +158,66 @@ Result<std::pair<std::vector<Json>, int64_t>> RestApi::SelectLocalQueues(
       }
       if (!selected.selection.labels.Matches(as_object.labels)) continue;
       served["status"] = counts.StatusOf(served);
-      as_object.body = std::move(served);
+      as_object.body = AtVersionOf(std::move(served), path);
       if (!selected.Matches(as_object)) continue;
       items.push_back(std::move(as_object.body));
     }
   }
   return std::pair{std::move(items), listed.resource_version};
+}
+
+Result<ApiReply> RestApi::WatchLocalQueues(const api::ResourcePath& path, const Query& query,
+                                           const TableWanted& table) {
+  ASSIGN_OR_RETURN(WatchRequest request,
+                   WatchRequested(path, query, table, api::ServedForm::kKubernetes));
+  const Selected& selected = request.selected;
+  // The LocalQueues of the namespace and labels asked for, as Selected::Matches leaves those to
+  // the store's selection.
+  request.stream.matches = [selected](const store::Object& object) {
+    if (selected.selection.namespace_name &&
+        object.key.namespace_name != *selected.selection.namespace_name) {
+      return false;
+    }
+    return selected.selection.labels.Matches(object.labels) && selected.Matches(object);
+  };
+  store::Selection queues;
+  queues.kind = "Queue";
+  store::Selection jobs;
+  jobs.kind = "Job";
+  jobs.namespace_name = selected.selection.namespace_name;
+  ASSIGN_OR_RETURN(store::ListResult listed_queues, store_.List(queues));
+  ASSIGN_OR_RETURN(store::ListResult listed_jobs, store_.List(jobs));
+  // From a version asked for, the changes since are applied over the state listed now: each
+  // object ends as listed, so what is sent ends where the store is.
+  store::WatchOptions watch_queues{queues,
+                                   request.from_version.value_or(listed_queues.resource_version)};
+  store::WatchOptions watch_jobs{jobs, request.from_version.value_or(listed_jobs.resource_version)};
+  Result<std::unique_ptr<store::Watcher>> queue_watcher = store_.Watch(watch_queues);
+  if (!queue_watcher) return Err(request.StartError(queue_watcher.error()));
+  Result<std::unique_ptr<store::Watcher>> job_watcher = store_.Watch(watch_jobs);
+  if (!job_watcher) return Err(request.StartError(job_watcher.error()));
+  auto watcher = std::make_unique<LocalQueueWatcher>(listed_queues.items, std::move(*queue_watcher),
+                                                     listed_jobs.items, std::move(*job_watcher));
+  if (!request.from_version) {
+    for (store::Object& object : watcher->Current()) {
+      if (request.stream.matches(object)) request.stream.initial.push_back(std::move(object));
+    }
+    if (request.send_initial_events) {
+      request.stream.initial_version =
+          std::min(listed_queues.resource_version, listed_jobs.resource_version);
+    }
+  }
+  // Events (the initial ones too) at the version asked for.
+  request.stream.present = [present = std::move(request.stream.present), path](const Json& object) {
+    Json served = AtVersionOf(object, path);
+    return present ? present(served) : served;
+  };
+  ApiReply reply;
+  reply.response.status = 200;
+  reply.response.headers = {{"Content-Type", "application/json"}};
+  reply.stream = std::make_unique<WatchStream>(std::move(watcher), std::move(request.stream),
+                                               stats_.watches.With());
+  return reply;
 }
 
 Result<Json> RestApi::WriteLocalQueue(const api::ResourcePath& path, Json document,
@@ -205,7 +266,7 @@ Result<Json> RestApi::WriteLocalQueue(const api::ResourcePath& path, Json docume
         served["metadata"]["name"] == link.name) {
       ASSIGN_OR_RETURN(WorkloadCounts counts, CountWorkloads(store_, link.namespace_name));
       served["status"] = counts.StatusOf(served);
-      return served;
+      return AtVersionOf(std::move(served), path);
     }
   }
   return Err(InternalError("the LocalQueue written is not on its Queue"));
@@ -221,11 +282,10 @@ Result<ApiReply> RestApi::ServeLocalQueue(const api::ResourcePath& path,
   }
   const bool watch =
       query.count("watch") != 0 && query.at("watch") != "0" && query.at("watch") != "false";
-  if (watch) {
+  if (watch && method == "GET") {
     *verb = "watch";
-    return Err(UnimplementedError(
-        "localqueues are not watched in strata: each is a name kept on the Queue of its "
-        "ClusterQueue; watch clusterqueues, or list localqueues"));
+    ASSIGN_OR_RETURN(TableWanted table, TableRequested(request, query));
+    return WatchLocalQueues(path, query, table);
   }
   const bool dry_run = DryRun(query);
   if (path.name.empty()) {
@@ -290,8 +350,8 @@ Result<ApiReply> RestApi::ServeLocalQueue(const api::ResourcePath& path,
       ASSIGN_OR_RETURN(FoundLocalQueue found, FindLocalQueue(store_, namespace_name, path.name));
       Json document = body;
       if (patch_type) {
-        ASSIGN_OR_RETURN(document,
-                         ApplyParsedPatch(*patch_type, path.type->kind, found.served, patch));
+        ASSIGN_OR_RETURN(document, ApplyParsedPatch(*patch_type, path.type->kind,
+                                                    AtVersionOf(found.served, path), patch));
         const std::string patched_version =
             StringMemberOr(MemberOrNull(document, "metadata"), "resourceVersion");
         if (!patched_version.empty() &&
@@ -322,9 +382,9 @@ Result<ApiReply> RestApi::ServeLocalQueue(const api::ResourcePath& path,
       ASSIGN_OR_RETURN(api::Object decoded, api::DecodeObject(updated));
       ASSIGN_OR_RETURN(store::Object write, ToStoreObject(decoded));
       write.resource_version = found.queue.resource_version;
-      if (dry_run) return JsonReply(200, found.served);
+      if (dry_run) return JsonReply(200, AtVersionOf(found.served, path));
       Result<store::Object> written = store_.Update(std::move(write));
-      if (written) return JsonReply(200, found.served);
+      if (written) return JsonReply(200, AtVersionOf(found.served, path));
       if (written.error().code() != StatusCode::kConflict || attempt + 1 == kWriteAttempts) {
         return Err(written.error());
       }

@@ -135,29 +135,38 @@ bool DryRun(const std::map<std::string, std::string>& query) {
   return it != query.end() && it->second == "All";
 }
 
-// The form whose fields a write by `who` names: a source-served kind's where it wrote one (a
-// batch/v1 Job), else the form Kubernetes' clients read.
-api::ServedForm FormWrittenIn(const FieldWrite& who) {
-  for (const api::ResourceType* type : api::SourceServedTypes()) {
-    if (who.api_version == type->GroupVersion() && who.kind == type->kind) {
-      return api::ServedForm::kSource;
+// The source-served type whose form a write by `who` names where it wrote one (a batch/v1 Job,
+// a v1beta1 ClusterQueue), else nullptr: the form Kubernetes' clients read.
+const api::ResourceType* SourceTypeWritten(const FieldWrite& who) {
+  std::vector<const api::ResourceType*> types = api::SourceServedTypes();
+  for (const api::ResourceType* older : api::KueueV1beta1Types()) types.push_back(older);
+  for (const api::ResourceType* type : types) {
+    if (who.api_version == type->GroupVersion() && who.kind == type->kind &&
+        api::IsSourceServedType(*type)) {
+      return type;
     }
   }
-  return api::ServedForm::kKubernetes;
+  return nullptr;
+}
+
+// `stored` as a write by `who` names its fields (SourceTypeWritten).
+void ToFormWritten(nlohmann::json& stored, const FieldWrite& who) {
+  const api::ResourceType* type = SourceTypeWritten(who);
+  api::ToServedForm(
+      stored, type == nullptr ? api::ServedForm::kKubernetes : api::ServedForm::kSource, type);
 }
 
 // Sets `write`'s metadata.managedFields for a write by `who` that is not a server-side apply
 // and replaces `current` (nullptr: creates `write`), from the forms both are served in.
 Status RecordManagedFields(const FieldWrite& who, const store::Object* current,
                            store::Object& write) {
-  const api::ServedForm form = FormWrittenIn(who);
   std::optional<nlohmann::json> before;
   if (current != nullptr) {
     before = current->body;
-    api::ToServedForm(*before, form);
+    ToFormWritten(*before, who);
   }
   nlohmann::json after = write.body;
-  api::ToServedForm(after, form);
+  ToFormWritten(after, who);
   Result<nlohmann::json> managed =
       ManagedFieldsAfterUpdate(who, before ? &*before : nullptr, after);
   if (!managed) return managed.error();
@@ -228,9 +237,10 @@ Result<store::Object> UpdateStatus(store::Store& store, const api::ResourcePath&
   return store.Update(std::move(write));
 }
 
-// A reply with the object `body` (as stored) in the form the API serves it.
-ApiReply ServedReply(int code, nlohmann::json body, api::ServedForm form) {
-  api::ToServedForm(body, form);
+// A reply with the object `body` (as stored) in the form the API serves it at `path`.
+ApiReply ServedReply(int code, nlohmann::json body, api::ServedForm form,
+                     const api::ResourcePath& path) {
+  api::ToServedForm(body, form, path.type);
   return JsonReply(code, body);
 }
 
@@ -308,7 +318,7 @@ Result<ApiReply> RestApi::List(const api::ResourcePath& path, const Query& query
   }
   nlohmann::json items = nlohmann::json::array();
   for (store::Object& object : page.items) {
-    api::ToServedForm(object.body, form);
+    api::ToServedForm(object.body, form, path.type);
     items.push_back(std::move(object.body));
   }
   return JsonReply(200, {{"kind", std::string(path.type->kind) + "List"},
@@ -317,11 +327,14 @@ Result<ApiReply> RestApi::List(const api::ResourcePath& path, const Query& query
                          {"items", std::move(items)}});
 }
 
-Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& query,
-                                const TableWanted& table, api::ServedForm form) {
-  ASSIGN_OR_RETURN(Selected selected, SelectionFor(path, query));
-  WatchStreamOptions stream;
+Result<RestApi::WatchRequest> RestApi::WatchRequested(const api::ResourcePath& path,
+                                                      const Query& query, const TableWanted& table,
+                                                      api::ServedForm form) {
+  WatchRequest request;
+  ASSIGN_OR_RETURN(request.selected, SelectionFor(path, query));
+  WatchStreamOptions& stream = request.stream;
   stream.form = form;
+  stream.type = path.type;
   if (table) {
     // Each event's object is a Table of one row (kubectl get -w). Its Ready cells read the pods
     // as they are when the event is sent.
@@ -333,7 +346,9 @@ Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& quer
       return shown ? std::move(*shown) : api::StatusObject(shown.error());
     };
   }
-  stream.matches = [selected](const store::Object& object) { return selected.Matches(object); };
+  stream.matches = [selected = request.selected](const store::Object& object) {
+    return selected.Matches(object);
+  };
   stream.kind = std::string(path.type->kind);
   stream.api_version = path.type->GroupVersion();
   stream.clock = options_.clock;
@@ -345,32 +360,42 @@ Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& quer
     timeout = std::chrono::seconds(seconds);
   }
   stream.deadline = options_.clock->Now() + timeout;
-  store::WatchOptions watch;
-  watch.selection = selected.selection;
-  std::string version = query.count("resourceVersion") ? query.at("resourceVersion") : "";
+  request.version = query.count("resourceVersion") ? query.at("resourceVersion") : "";
   // Kubernetes' watch-list: the current state, which is not older than any version asked for,
   // then a bookmark that says so.
-  const bool send_initial_events =
+  request.send_initial_events =
       query.count("sendInitialEvents") != 0 && query.at("sendInitialEvents") == "true";
-  if (version.empty() || version == "0" || send_initial_events) {
+  if (!request.version.empty() && request.version != "0" && !request.send_initial_events) {
+    ASSIGN_OR_RETURN(request.from_version, ParseVersion(request.version, "resourceVersion"));
+  }
+  return request;
+}
+
+Status RestApi::WatchRequest::StartError(const Status& error) const {
+  if (error.code() != StatusCode::kExpired) return error;
+  return ExpiredError("too old resource version: " + version + " (" + error.message() + ")");
+}
+
+Result<ApiReply> RestApi::Watch(const api::ResourcePath& path, const Query& query,
+                                const TableWanted& table, api::ServedForm form) {
+  ASSIGN_OR_RETURN(WatchRequest request, WatchRequested(path, query, table, form));
+  const Selected& selected = request.selected;
+  WatchStreamOptions& stream = request.stream;
+  store::WatchOptions watch;
+  watch.selection = selected.selection;
+  if (!request.from_version) {
     // Kubernetes' "any version": the current state as ADDED events, then every change.
     ASSIGN_OR_RETURN(store::ListResult listed, store_.List(selected.selection));
     for (store::Object& object : listed.items) {
       if (selected.Matches(object)) stream.initial.push_back(std::move(object));
     }
     watch.from_version = listed.resource_version;
-    if (send_initial_events) stream.initial_version = listed.resource_version;
+    if (request.send_initial_events) stream.initial_version = listed.resource_version;
   } else {
-    ASSIGN_OR_RETURN(watch.from_version, ParseVersion(version, "resourceVersion"));
+    watch.from_version = request.from_version;
   }
   Result<std::unique_ptr<store::Watcher>> watcher = store_.Watch(watch);
-  if (!watcher) {
-    if (watcher.error().code() == StatusCode::kExpired) {
-      return Err(ExpiredError("too old resource version: " + version + " (" +
-                              watcher.error().message() + ")"));
-    }
-    return Err(watcher.error());
-  }
+  if (!watcher) return Err(request.StartError(watcher.error()));
   ApiReply reply;
   reply.response.status = 200;
   reply.response.headers = {{"Content-Type", "application/json"}};
@@ -388,7 +413,7 @@ Result<ApiReply> RestApi::GetObject(const api::ResourcePath& path, const TableWa
                      TableOf(path, *table, {std::move(object.body)}, std::move(metadata)));
     return JsonReply(200, shown);
   }
-  return ServedReply(200, std::move(object.body), form);
+  return ServedReply(200, std::move(object.body), form, path);
 }
 
 Result<FieldWrite> RestApi::WriteBy(const api::ResourcePath& path, const net::HttpRequest& request,
@@ -407,10 +432,10 @@ Result<ApiReply> RestApi::Create(const api::ResourcePath& path, const net::HttpR
   ASSIGN_OR_RETURN(store::Object object, DecodeSingle(path, request.body));
   DropOwnedStatus(object);
   RETURN_IF_ERROR(RecordManagedFields(who, nullptr, object));
-  if (DryRun(query)) return ServedReply(201, std::move(object.body), form);
+  if (DryRun(query)) return ServedReply(201, std::move(object.body), form, path);
   RETURN_IF_ERROR(EnsureNamespace(object.key.namespace_name));
   ASSIGN_OR_RETURN(store::Object created, store_.Create(std::move(object)));
-  return ServedReply(201, std::move(created.body), form);
+  return ServedReply(201, std::move(created.body), form, path);
 }
 
 Result<ApiReply> RestApi::Replace(const api::ResourcePath& path, const net::HttpRequest& request,
@@ -428,7 +453,7 @@ Result<ApiReply> RestApi::Replace(const api::ResourcePath& path, const net::Http
   for (int attempt = 0;; ++attempt) {
     ASSIGN_OR_RETURN(store::Object current, ReadAt(store_, path));
     Result<store::Object> updated = UpdateOver(store_, current, replacement, &who, dry_run);
-    if (updated) return ServedReply(200, std::move(updated->body), form);
+    if (updated) return ServedReply(200, std::move(updated->body), form, path);
     if (updated.error().code() != StatusCode::kConflict || client_precondition ||
         attempt + 1 == kWriteAttempts) {
       return Err(updated.error());
@@ -447,7 +472,7 @@ Result<ApiReply> RestApi::ReplaceV1Pod(const api::ResourcePath& path, const nloh
     }
     Result<store::Object> updated =
         UpdateWithDocument(store_, path, current, document, &who, dry_run);
-    if (updated) return ServedReply(200, std::move(updated->body), form);
+    if (updated) return ServedReply(200, std::move(updated->body), form, path);
     if (updated.error().code() != StatusCode::kConflict || client_precondition ||
         attempt + 1 == kWriteAttempts) {
       return Err(updated.error());
@@ -463,7 +488,7 @@ Result<ApiReply> RestApi::ReplaceStatus(const api::ResourcePath& path,
   ASSIGN_OR_RETURN(store::Object current, store_.Get(KeyOf(path)));
   ASSIGN_OR_RETURN(store::Object updated,
                    UpdateStatus(store_, path, current, status, who, DryRun(query)));
-  return ServedReply(200, std::move(updated.body), form);
+  return ServedReply(200, std::move(updated.body), form, path);
 }
 
 // Kubernetes' PATCH: the patch is applied to the object as served, and the result is written as
@@ -481,7 +506,7 @@ Result<ApiReply> RestApi::Patch(const api::ResourcePath& path, const net::HttpRe
   for (int attempt = 0;; ++attempt) {
     ASSIGN_OR_RETURN(store::Object current, ReadAt(store_, path));
     nlohmann::json served = current.body;
-    api::ToServedForm(served, form);
+    api::ToServedForm(served, form, path.type);
     ASSIGN_OR_RETURN(nlohmann::json patched, ApplyParsedPatch(type, kind, served, patch));
     if (api::IsV1PodShape(patched)) {
       if (path.subresource == "status") {
@@ -496,7 +521,7 @@ Result<ApiReply> RestApi::Patch(const api::ResourcePath& path, const net::HttpRe
         path.subresource == "status"
             ? UpdateStatus(store_, path, current, patched, who, dry_run)
             : UpdateWithDocument(store_, path, current, patched, &who, dry_run);
-    if (updated) return ServedReply(200, std::move(updated->body), form);
+    if (updated) return ServedReply(200, std::move(updated->body), form, path);
     // A write that raced another one is patched again over what that one wrote; a stale
     // resourceVersion that the patch gave is the client's conflict.
     const bool own_precondition =
@@ -556,7 +581,7 @@ Result<ApiReply> RestApi::ApplyServerSide(const api::ResourcePath& path,
     std::optional<nlohmann::json> live;
     if (current) {
       live = current->body;
-      api::ToServedForm(*live, FormWrittenIn(who));
+      ToFormWritten(*live, who);
     }
     ASSIGN_OR_RETURN(nlohmann::json merged,
                      ServerSideApply(who, force, live ? &*live : nullptr, applied));
@@ -567,17 +592,17 @@ Result<ApiReply> RestApi::ApplyServerSide(const api::ResourcePath& path,
       DropOwnedStatus(object);
       // Set after decoding: a compatible kind's decoder (a v1 Pod's) keeps none.
       object.body["metadata"]["managedFields"] = merged["metadata"]["managedFields"];
-      if (dry_run) return ServedReply(201, std::move(object.body), form);
+      if (dry_run) return ServedReply(201, std::move(object.body), form, path);
       RETURN_IF_ERROR(EnsureNamespace(object.key.namespace_name));
       written = store_.Create(std::move(object));
-      if (written) return ServedReply(201, std::move(written->body), form);
+      if (written) return ServedReply(201, std::move(written->body), form, path);
     } else {
       if (api::IsV1PodShape(merged)) {
         // Applied as Kubernetes' clients read the pod: what may change goes back into strata's.
         ASSIGN_OR_RETURN(merged, api::StoredPodFromV1(merged, current->body));
       }
       written = UpdateWithDocument(store_, path, *current, merged, nullptr, dry_run);
-      if (written) return ServedReply(200, std::move(written->body), form);
+      if (written) return ServedReply(200, std::move(written->body), form, path);
     }
     // Raced with another writer: apply again over what it wrote.
     const StatusCode code = written.error().code();
@@ -595,7 +620,7 @@ Result<ApiReply> RestApi::RecordCheckpoint(const api::ResourcePath& path) {
     store::Object write = current;
     write.body["metadata"]["annotations"][api::kLastCheckpointAnnotation] = now;
     Result<store::Object> updated = store_.Update(std::move(write));
-    if (updated) return ServedReply(200, std::move(updated->body), api::ServedForm::kStrata);
+    if (updated) return ServedReply(200, std::move(updated->body), api::ServedForm::kStrata, path);
     if (updated.error().code() != StatusCode::kConflict || attempt + 1 == kWriteAttempts) {
       return Err(updated.error());
     }
@@ -618,7 +643,7 @@ Result<ApiReply> RestApi::Delete(const api::ResourcePath& path, const Query& que
   if (deleted.key.kind == "Node" && options_.node_leases != nullptr) {
     options_.node_leases->Forget(deleted.key.name);
   }
-  return ServedReply(200, std::move(deleted.body), form);
+  return ServedReply(200, std::move(deleted.body), form, path);
 }
 
 Result<ApiReply> RestApi::Apply(const net::HttpRequest& request, const Query& query,

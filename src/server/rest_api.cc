@@ -14,6 +14,7 @@
 #include "api/source_form.h"
 #include "cluster/indexes.h"
 #include "net/http_syntax.h"
+#include "server/object_codec.h"
 #include "server/protobuf_body.h"
 
 namespace strata::server {
@@ -198,6 +199,11 @@ ApiReply RestApi::Handle(const net::HttpRequest& received) {
     const Status& error = reply.error();
     reply = JsonReply(HttpStatusFor(error.code()), api::StatusObject(error));
   }
+  if (Result<api::ResourcePath> at = api::ParseResourcePath(request.Path()); at) {
+    if (std::string_view warning = api::DeprecationWarning(*at->type); !warning.empty()) {
+      AddWarningHeaders({std::string(warning)}, reply->response.headers);
+    }
+  }
   stats_.requests_total.With({verb, std::to_string(reply->response.status)}).Increment();
   return std::move(*reply);
 }
@@ -250,8 +256,9 @@ Result<ApiReply> RestApi::Route(const net::HttpRequest& request, const Query& qu
     return NodeLease(method, *leased, request.body);
   }
   ASSIGN_OR_RETURN(api::ResourcePath resource, api::ParseResourcePath(path));
-  if (resource.type == &api::LocalQueueType())
+  if (&api::StorageVersionOf(*resource.type) == &api::LocalQueueType()) {
     return ServeLocalQueue(resource, request, query, verb);
+  }
   api::ServedForm form = api::ServedFormWanted(request.Header("Accept"));
   if (resource.type == &api::EventsV1Type()) {
     // The core group's Events seen through events.k8s.io/v1: read there, written there.

@@ -17,9 +17,11 @@
 #include "server/api_listener.h"
 #include "server/cluster_metrics.h"
 #include "server/field_manager.h"
+#include "server/list_selection.h"
 #include "server/node_access.h"
 #include "server/pod_logs.h"
 #include "server/user_access.h"
+#include "server/watch_stream.h"
 #include "store/store.h"
 
 namespace strata::server {
@@ -118,6 +120,22 @@ class RestApi {
                                  const std::vector<nlohmann::json>& objects,
                                  nlohmann::json metadata);
 
+  // What a watch request asks for: what it selects, how its stream serves events, and where it
+  // starts: after `from_version`, else from the current state (sent first as ADDED events, with
+  // the watch-list's closing bookmark when `send_initial_events`).
+  struct WatchRequest {
+    Selected selected;
+    WatchStreamOptions stream;
+    std::string version;  // the resourceVersion asked for, as given
+    std::optional<int64_t> from_version;
+    bool send_initial_events = false;
+
+    // The error of a store watch that could not start: Expired names the version asked for.
+    Status StartError(const Status& error) const;
+  };
+  Result<WatchRequest> WatchRequested(const api::ResourcePath& path, const Query& query,
+                                      const TableWanted& table, api::ServedForm form);
+
   // Objects are answered in the `form` the request's Accept header asks for
   // (api::ServedFormWanted): Kubernetes' v1 Pod unless strata's own form is asked for.
   Result<ApiReply> List(const api::ResourcePath& path, const Query& query, const TableWanted& table,
@@ -176,11 +194,15 @@ class RestApi {
   // `who`'s Update); "created", "configured" or "unchanged".
   Result<std::string> ApplyObject(const store::Object& object, const FieldWrite& who, bool dry_run);
   // Kueue's LocalQueues (api/local_queue_form.h), each kept on the Queue its ClusterQueue
-  // became (server/local_queue_handlers.cc): get, list (Table too), create, update, patch (JSON
-  // merge and JSON patch) and delete; a watch, a server-side apply or a subresource is refused
-  // saying so. A create names a ClusterQueue that exists.
+  // became (server/local_queue_handlers.cc): get, list and watch (Tables too), create, update,
+  // patch (JSON merge and JSON patch) and delete; a server-side apply or a subresource is
+  // refused saying so. A create names a ClusterQueue that exists.
   Result<ApiReply> ServeLocalQueue(const api::ResourcePath& path, const net::HttpRequest& request,
                                    const Query& query, std::string* verb);
+  // A watch of the LocalQueues `path` selects, from the changes of Queues and Jobs
+  // (server/local_queue_watcher.h).
+  Result<ApiReply> WatchLocalQueues(const api::ResourcePath& path, const Query& query,
+                                    const TableWanted& table);
   // The LocalQueues `path` selects (namespace, name, labelSelector, fieldSelector), as served
   // with their status, and the Queues' list version.
   Result<std::pair<std::vector<nlohmann::json>, int64_t>> SelectLocalQueues(

@@ -1,11 +1,14 @@
-// Kueue's kinds served at /apis/kueue.x-k8s.io/v1beta2: ClusterQueues and ResourceFlavors from
-// the native Queues and ResourceFlavors they decode to (api/source_form.h), LocalQueues from the
-// Queues that keep them (api/local_queue_form.h); and discovery's categories.
+// Kueue's kinds served at /apis/kueue.x-k8s.io/v1beta2 (and v1beta1): ClusterQueues and
+// ResourceFlavors from the native Queues and ResourceFlavors they decode to (api/source_form.h),
+// LocalQueues from the Queues that keep them (api/local_queue_form.h), watched from the changes
+// of Queues and Jobs (server/local_queue_watcher.h); and discovery's categories.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "api/local_queue_form.h"
 #include "api/source_form.h"
@@ -15,7 +18,6 @@ namespace strata::server {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using Json = nlohmann::json;
 
 constexpr char kGroup[] = "/apis/kueue.x-k8s.io/v1beta2";
@@ -122,7 +124,7 @@ TEST_F(KueueKindsTest, DiscoveryListsKueueKindsWithTheirShortNamesBeforeStrataDe
   const Json local_queues = Resource(kGroup, "localqueues");
   EXPECT_EQ(local_queues["namespaced"], true);
   EXPECT_EQ(local_queues["shortNames"], Json({"lq"}));
-  EXPECT_THAT(local_queues["verbs"].dump(), Not(HasSubstr("watch")));
+  EXPECT_THAT(local_queues["verbs"].dump(), HasSubstr("watch"));
   EXPECT_EQ(Resource(kGroup, "resourceflavors")["shortNames"], Json({"flavor", "flavors", "rf"}));
   // Kueue's flavors have the short names kubectl resolves; strata's keep them for strata get.
   EXPECT_FALSE(Resource("/apis/strata.dev/v1alpha1", "resourceflavors").contains("shortNames"));
@@ -296,7 +298,6 @@ spec:
                                  "application/merge-patch+json");
   EXPECT_EQ(move_code, 400);
   EXPECT_THAT(moved["message"].get<std::string>(), HasSubstr("immutable"));
-  EXPECT_EQ(Send("GET", std::string(kLocalQueues) + "?watch=1").first, 501);
 
   // Writing the ClusterQueue again keeps the LocalQueues naming it.
   auto [cq_code, cq] = Send("PATCH", kClusterQueue, R"({"metadata":{"labels":{"tier":"gold"}}})",
@@ -356,6 +357,227 @@ spec: {clusterQueue: cluster-queue}
   Apply(kV1beta1ClusterQueue);
   EXPECT_EQ(StoredQueue()["metadata"]["resourceVersion"], before);
   EXPECT_EQ(Send("GET", kLocalQueue).first, 200);
+}
+
+constexpr char kV1beta1[] = "/apis/kueue.x-k8s.io/v1beta1";
+constexpr char kV1beta1ClusterQueues[] = "/apis/kueue.x-k8s.io/v1beta1/clusterqueues";
+constexpr char kV1beta1QueuePath[] = "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cluster-queue";
+
+TEST_F(KueueKindsTest, DiscoveryServesV1beta1BesideThePreferredV1beta2) {
+  Start();
+  auto [code, group] = Send("GET", "/apis/kueue.x-k8s.io");
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(group["versions"],
+            Json::parse(R"([{"groupVersion":"kueue.x-k8s.io/v1beta2","version":"v1beta2"},
+                            {"groupVersion":"kueue.x-k8s.io/v1beta1","version":"v1beta1"}])"));
+  EXPECT_EQ(group["preferredVersion"]["version"], "v1beta2");
+  EXPECT_EQ(Resource(kV1beta1, "clusterqueues")["shortNames"], Json({"cq"}));
+  EXPECT_EQ(Resource(kV1beta1, "resourceflavors")["kind"], "ResourceFlavor");
+  EXPECT_EQ(Resource(kV1beta1, "localqueues")["namespaced"], true);
+  auto [doc_code, document] = Send("GET", "/openapi/v3/apis/kueue.x-k8s.io/v1beta1");
+  ASSERT_EQ(doc_code, 200);
+  // kubectl validates a v1beta1 document against v1beta1's fields (`cohort`).
+  EXPECT_TRUE(document["components"]["schemas"]["kueue.x-k8s.io.v1beta1.ClusterQueue"]["properties"]
+                      ["spec"]["properties"]
+                          .contains("cohort"));
+}
+
+TEST_F(KueueKindsTest, AV1beta1ClusterQueueIsStoredAsAtV1beta2AndServedAtEither) {
+  Start();
+  auto [code, created] = Send("POST", kV1beta1ClusterQueues, kV1beta1ClusterQueue);
+  ASSERT_EQ(code, 201) << created.dump();
+  // Kueue's CRDs mark v1beta1 deprecated: kubectl shows kube-apiserver's warning.
+  net::HttpRequest get;
+  get.method = "GET";
+  get.target = kV1beta1ClusterQueues;
+  get.headers = {{"Authorization", std::string("Bearer ") + kAdmin}};
+  EXPECT_EQ(api_->Handle(get).response.Header("Warning"),
+            "299 - \"This version is deprecated. Use v1beta2 instead.\"");
+  get.target = kClusterQueues;
+  EXPECT_EQ(api_->Handle(get).response.Header("Warning"), "");
+  EXPECT_EQ(created["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(created["spec"]["cohort"], "research");
+  EXPECT_FALSE(created["spec"].contains("cohortName"));
+  const Json by_v1beta1 = StoredQueue();
+
+  auto [v2_code, v2] = Send("GET", kClusterQueue);
+  ASSERT_EQ(v2_code, 200);
+  EXPECT_EQ(v2["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  EXPECT_EQ(v2["spec"]["cohortName"], "research");
+  auto [list_code, list] = Send("GET", kV1beta1ClusterQueues);
+  ASSERT_EQ(list_code, 200);
+  EXPECT_EQ(list["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(list["items"][0]["spec"]["cohort"], "research");
+
+  // The same queue written at v1beta2 keeps the same source: one native object for both.
+  ASSERT_EQ(Send("DELETE", kV1beta1QueuePath).first, 200);
+  std::string v1beta2 = kV1beta1ClusterQueue;
+  v1beta2.replace(v1beta2.find("v1beta1"), 7, "v1beta2");
+  v1beta2.replace(v1beta2.find("cohort:"), 7, "cohortName:");
+  ASSERT_EQ(Send("POST", kClusterQueues, v1beta2).first, 201);
+  EXPECT_EQ(StoredQueue()["metadata"]["annotations"], by_v1beta1["metadata"]["annotations"]);
+  EXPECT_EQ(StoredQueue()["spec"], by_v1beta1["spec"]);
+
+  // A merge patch in v1beta1's words (kubectl apply of a changed v1beta1 file).
+  auto [patch_code, patched] = Send("PATCH", kV1beta1QueuePath, R"({"spec":{"cohort":"other"}})",
+                                    "application/merge-patch+json");
+  ASSERT_EQ(patch_code, 200) << patched.dump();
+  EXPECT_EQ(patched["spec"]["cohort"], "other");
+  EXPECT_EQ(StoredQueue()["spec"]["cohort"], "other");
+  EXPECT_EQ(Send("GET", kClusterQueue).second["spec"]["cohortName"], "other");
+
+  // A watch at v1beta1 sends v1beta1.
+  std::vector<Json> events;
+  Status watched =
+      client_->Watch(std::string(kV1beta1ClusterQueues) + "?watch=1", [&](const Json& event) {
+        events.push_back(event);
+        return false;
+      });
+  ASSERT_TRUE(watched.ok()) << watched.ToString();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["object"]["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(events[0]["object"]["spec"]["cohort"], "other");
+
+  // Kueue's v1beta1 whenCanBorrow Borrow is v1beta2's MayStopSearch.
+  auto [borrow_code, borrow] = Send("PATCH", kV1beta1QueuePath,
+                                    R"({"spec":{"flavorFungibility":{"whenCanBorrow":"Borrow"}}})",
+                                    "application/merge-patch+json");
+  ASSERT_EQ(borrow_code, 200) << borrow.dump();
+  EXPECT_EQ(Send("GET", kClusterQueue).second["spec"]["flavorFungibility"]["whenCanBorrow"],
+            "MayStopSearch");
+}
+
+TEST_F(KueueKindsTest, V1beta1FlavorsAndLocalQueuesAreTheV1beta2Ones) {
+  Start();
+  CreateSetup();
+  auto [flavor_code, flavor] =
+      Send("GET", std::string(kV1beta1) + "/resourceflavors/default-flavor");
+  ASSERT_EQ(flavor_code, 200) << flavor.dump();
+  EXPECT_EQ(flavor["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(flavor["spec"]["nodeLabels"]["topology.strata.dev/rack"], "rack-0");
+
+  std::string local = kLocalQueueDocument;
+  local.replace(local.find("v1beta2"), 7, "v1beta1");
+  const std::string v1beta1_local_queues = std::string(kV1beta1) + "/namespaces/team-a/localqueues";
+  auto [code, created] = Send("POST", v1beta1_local_queues, local);
+  ASSERT_EQ(code, 201) << created.dump();
+  EXPECT_EQ(created["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(Send("GET", kLocalQueue).second["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  auto [list_code, list] = Send("GET", v1beta1_local_queues);
+  ASSERT_EQ(list_code, 200);
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  auto [delete_code, deleted] = Send("DELETE", v1beta1_local_queues + "/user-queue");
+  EXPECT_EQ(delete_code, 200);
+  EXPECT_EQ(deleted["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(Send("GET", kLocalQueue).first, 404);
+}
+
+constexpr char kBatchJob[] = R"(
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: sample
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, command: [sh, -c, "exit 0"]}]
+)";
+
+// The events of a watch of `target` until `enough` of them, or the end of the watch after
+// `seconds`.
+std::vector<Json> WatchEvents(client::ApiClient& client, const std::string& target, size_t enough,
+                              const std::function<void(const Json&)>& on_event = {},
+                              int seconds = 10) {
+  std::vector<Json> events;
+  const std::string bounded = target + "&timeoutSeconds=" + std::to_string(seconds);
+  Status watched = client.Watch(bounded, [&](const Json& event) {
+    events.push_back(event);
+    if (on_event) on_event(event);
+    return events.size() < enough;
+  });
+  EXPECT_TRUE(watched.ok()) << watched.ToString();
+  return events;
+}
+
+TEST_F(KueueKindsTest, ALocalQueueWatchSendsItsChangesAndItsWorkloadCounts) {
+  Start();
+  CreateSetup();
+  ASSERT_EQ(Send("POST", kLocalQueues, kLocalQueueDocument).first, 201);
+  const std::string listed = Send("GET", kLocalQueues).second["metadata"]["resourceVersion"];
+
+  // After the list: a Job comes (pending) and is admitted; the ClusterQueue's labels change
+  // (nothing of its LocalQueues); another LocalQueue comes and goes.
+  ASSERT_EQ(Send("POST", "/apis/batch/v1/namespaces/team-a/jobs", kBatchJob).first, 201);
+  Result<store::Object> job = store_->Get({"Job", "team-a", "sample"});
+  ASSERT_TRUE(job);
+  job->body["status"] = {{"phase", "Running"}};
+  ASSERT_TRUE(store_->Update(std::move(*job)));
+  ASSERT_EQ(Send("PATCH", kClusterQueue, R"({"metadata":{"labels":{"tier":"gold"}}})",
+                 "application/merge-patch+json")
+                .first,
+            200);
+  ASSERT_EQ(Send("POST", kLocalQueues,
+                 R"({"metadata":{"name":"other"},"spec":{"clusterQueue":"cluster-queue"}})",
+                 "application/json")
+                .first,
+            201);
+  ASSERT_EQ(Send("DELETE", std::string(kLocalQueues) + "/other").first, 200);
+
+  // A watch from the list's version sends those changes, in order.
+  const std::vector<Json> events =
+      WatchEvents(*client_, std::string(kLocalQueues) + "?watch=1&resourceVersion=" + listed, 4);
+  ASSERT_EQ(events.size(), 4u);
+  std::vector<std::string> seen;
+  for (const Json& event : events) {
+    seen.push_back(event["type"].get<std::string>() + " " +
+                   event["object"]["metadata"]["name"].get<std::string>());
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"MODIFIED user-queue", "MODIFIED user-queue",
+                                            "ADDED other", "DELETED other"}));
+  EXPECT_EQ(events[0]["object"]["status"]["pendingWorkloads"], 1);
+  EXPECT_EQ(events[1]["object"]["status"]["pendingWorkloads"], 0);
+  EXPECT_EQ(events[1]["object"]["status"]["admittedWorkloads"], 1);
+  EXPECT_EQ(events[1]["object"]["kind"], "LocalQueue");
+  EXPECT_EQ(events[1]["object"]["apiVersion"], "kueue.x-k8s.io/v1beta2");
+}
+
+TEST_F(KueueKindsTest, ALocalQueueWatchStartsFromTheCurrentStateAndFollowsIt) {
+  Start();
+  CreateSetup();
+  ASSERT_EQ(Send("POST", kLocalQueues, kLocalQueueDocument).first, 201);
+  // kubectl wait's watch-list (sendInitialEvents): the LocalQueue, then the bookmark that ends
+  // the initial events; then a Job admitted while it watches.
+  const std::vector<Json> events = WatchEvents(
+      *client_,
+      std::string(kLocalQueues) +
+          "?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch="
+          "NotOlderThan&fieldSelector=metadata.name%3Duser-queue",
+      3, [&](const Json& event) {
+        if (event["type"] == "BOOKMARK") {
+          ASSERT_EQ(Send("POST", "/apis/batch/v1/namespaces/team-a/jobs", kBatchJob).first, 201);
+        }
+      });
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0]["type"], "ADDED");
+  EXPECT_EQ(events[0]["object"]["status"]["pendingWorkloads"], 0);
+  EXPECT_EQ(events[1]["type"], "BOOKMARK");
+  EXPECT_EQ(events[1]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+  EXPECT_EQ(events[2]["type"], "MODIFIED");
+  EXPECT_EQ(events[2]["object"]["status"]["pendingWorkloads"], 1);
+
+  // Another namespace's LocalQueues are not sent; at v1beta1, the LocalQueue is v1beta1's.
+  const std::vector<Json> v1beta1 = WatchEvents(
+      *client_, std::string(kV1beta1) + "/namespaces/team-b/localqueues?watch=1", 1, {}, 1);
+  EXPECT_TRUE(v1beta1.empty());
+  const std::vector<Json> all =
+      WatchEvents(*client_, std::string(kV1beta1) + "/localqueues?watch=1", 1);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0]["object"]["apiVersion"], "kueue.x-k8s.io/v1beta1");
 }
 
 }  // namespace

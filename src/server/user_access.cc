@@ -27,7 +27,9 @@ Status Outside(const Caller& caller, const std::string& what) {
 }  // namespace
 
 bool IsDiscoveryPath(std::string_view path) {
-  for (const api::ResourceType* type : api::SourceServedTypes()) {
+  std::vector<const api::ResourceType*> types = api::SourceServedTypes();
+  for (const api::ResourceType* older : api::KueueV1beta1Types()) types.push_back(older);
+  for (const api::ResourceType* type : types) {
     if (path == "/apis/" + std::string(type->group) || path == type->GroupVersionPath()) {
       return true;
     }

@@ -29,7 +29,7 @@ std::string WatchStream::EventLine(const store::WatchEvent& event) const {
     line["object"] = options_.present(event.object.body);
   } else {
     line["object"] = event.object.body;
-    api::ToServedForm(line["object"], options_.form);
+    api::ToServedForm(line["object"], options_.form, options_.type);
   }
   return line.dump() + "\n";
 }

@@ -36,6 +36,8 @@ struct WatchStreamOptions {
   std::string api_version;
   // The form objects are served in (api::ServedFormWanted).
   api::ServedForm form = api::ServedForm::kKubernetes;
+  // The type watched, whose version a source-served kind is served at (api::ToServedForm).
+  const api::ResourceType* type = nullptr;
   // What an event carries for an object as stored (a Table of one row, for kubectl get -w);
   // empty: the object as the API serves it.
   std::function<nlohmann::json(const nlohmann::json&)> present;

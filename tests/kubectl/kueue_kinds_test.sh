@@ -8,10 +8,13 @@
 #    localqueues, resourceflavors shows Kueue's columns (-o wide too); -o yaml the Kueue document;
 #  - kubectl apply -f and strata apply -f of the same setup store the same native Queue;
 #  - a batch/v1 Job labelled kueue.x-k8s.io/queue-name is admitted through the LocalQueue: the
-#    ClusterQueue's and the LocalQueue's admitted counts move, a Job over the quota is counted
-#    pending; kubectl get all lists the Job once, as job.batch;
+#    ClusterQueue's and the LocalQueue's admitted counts move (kubectl wait --for=jsonpath on
+#    both), a Job over the quota is counted pending (kubectl get -w lq shows the row change);
+#    kubectl get all lists the Job once, as job.batch;
 #  - the Python client's CustomObjectsApi lists clusterqueues;
-#  - kubectl delete removes the LocalQueue, the ClusterQueue and the flavor.
+#  - kubectl delete removes the LocalQueue, the ClusterQueue and the flavor;
+#  - the same setup at kueue.x-k8s.io/v1beta1 (cohort, not cohortName) applies, re-applies
+#    unchanged, is served at both versions and stores the same native Queue.
 # Skips (exit 77) only when kubectl or python3-kubernetes is not there.
 set -euo pipefail
 
@@ -159,9 +162,22 @@ check "kubectl apply -f of a Job labelled with the LocalQueue" equals \
 check "the ClusterQueue admits it" k wait --for=jsonpath='{.status.admittedWorkloads}'=1 \
   cq/cluster-queue --timeout=60s
 lq_row() { [[ $(row lq -n team-a) == "$1"* ]]; }
+check "kubectl wait --for=jsonpath on the LocalQueue" equals \
+  "$(k wait --for=jsonpath='{.status.admittedWorkloads}'=1 lq/user-queue -n team-a --timeout=60s)" \
+  "localqueue.kueue.x-k8s.io/user-queue condition met"
 check "the LocalQueue counts it admitted" wait_for 30 lq_row "user-queue cluster-queue 0 1"
+# kubectl get -w lq: the LocalQueue's row again as a Job over the quota makes it count one
+# pending.
+k get lq -n team-a -w --output-watch-events --no-headers >"$dir/watch.txt" 2>&1 &
+watch_pid=$!
+watched() { grep -q "$1" "$dir/watch.txt"; }
+check "kubectl get -w lq: the current row" wait_for 30 watched "^ADDED *user-queue"
 job big 8 2 >"$dir/big.yaml"
 check "a Job over the quota" equals "$(k apply -f "$dir/big.yaml")" "job.batch/big created"
+check "kubectl get -w lq: its row with the pending Job" wait_for 30 watched \
+  "^MODIFIED *user-queue *cluster-queue *1 *1"
+kill "$watch_pid" 2>/dev/null || true
+wait "$watch_pid" 2>/dev/null || true
 check "is counted pending by the ClusterQueue" k wait \
   --for=jsonpath='{.status.pendingWorkloads}'=1 cq/cluster-queue --timeout=60s
 check "and by the LocalQueue" wait_for 30 lq_row "user-queue cluster-queue 1 1"
@@ -195,6 +211,35 @@ check "kubectl delete lq" equals "$(k delete lq user-queue -n team-a)" \
   "localqueue.kueue.x-k8s.io \"user-queue\" deleted from team-a namespace"
 check "it is gone" equals "$(k get lq -n team-a -o name)" ""
 check "its ClusterQueue stays" equals "$(k get cq -o name)" "clusterqueue.kueue.x-k8s.io/cluster-queue"
+
+# The same setup as Kueue's v1beta1 users write it (`cohort`, not `cohortName`): Kueue's CRDs
+# serve both versions, so kubectl maps it, and it is the same native Queue.
+k delete cq cluster-queue >/dev/null && k delete rf default-flavor >/dev/null
+sed -e 's|kueue.x-k8s.io/v1beta2|kueue.x-k8s.io/v1beta1|' -e 's|cohortName:|cohort:|' \
+  "$dir/setup.yaml" >"$dir/setup-v1beta1.yaml"
+check "kubectl apply -f of a v1beta1 setup" equals "$(k apply -f "$dir/setup-v1beta1.yaml")" \
+  "$(printf '%s\n' "resourceflavor.kueue.x-k8s.io/default-flavor created" \
+    "clusterqueue.kueue.x-k8s.io/cluster-queue created" \
+    "localqueue.kueue.x-k8s.io/user-queue created")"
+check "kubectl apply of the same v1beta1 setup is unchanged" equals \
+  "$(k apply -f "$dir/setup-v1beta1.yaml")" \
+  "$(printf '%s\n' "resourceflavor.kueue.x-k8s.io/default-flavor unchanged" \
+    "clusterqueue.kueue.x-k8s.io/cluster-queue unchanged" \
+    "localqueue.kueue.x-k8s.io/user-queue unchanged")"
+check "kubectl get at v1beta1: cohort" equals \
+  "$(jp clusterqueues.v1beta1.kueue.x-k8s.io cluster-queue '{.apiVersion} {.spec.cohort}')" \
+  "kueue.x-k8s.io/v1beta1 research"
+check "kubectl get at v1beta2 (preferred): cohortName" equals \
+  "$(jp cq cluster-queue '{.apiVersion} {.spec.cohortName}')" "kueue.x-k8s.io/v1beta2 research"
+check "kubectl get lq at v1beta1" equals \
+  "$(k get localqueues.v1beta1.kueue.x-k8s.io -n team-a -o name)" \
+  localqueue.kueue.x-k8s.io/user-queue
+check "v1beta1 and v1beta2 setups store the same native Queue" same_native
+sed -i 's|cohort: research|cohort: other|' "$dir/setup-v1beta1.yaml"
+check "kubectl apply of a changed v1beta1 file" equals \
+  "$(k apply -f "$dir/setup-v1beta1.yaml" | grep clusterqueue)" \
+  "clusterqueue.kueue.x-k8s.io/cluster-queue configured"
+check "the change is served at v1beta2" equals "$(jp cq cluster-queue '{.spec.cohortName}')" other
 
 [[ $failures -eq 0 ]] || { echo "$failures check(s) failed"; exit 1; }
 echo "all checks passed"
