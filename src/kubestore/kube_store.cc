@@ -567,12 +567,15 @@ Result<store::Object> KubeStore::DeleteOne(const KindMapping& mapping,
   if (mapping.kind == "Pod") options.grace_period_seconds = 0;
   ASSIGN_OR_RETURN(Json answer, client_.Delete(mapping.resource, NamespaceOf(mapping, object.key),
                                                object.key.name, options));
-  if (answer.value("kind", "") == "Status") {
+  ASSIGN_OR_RETURN(std::optional<store::Object> read, answer.value("kind", "") == "Status"
+                                                          ? std::optional<store::Object>()
+                                                          : Read(mapping, answer));
+  if (!read) {
     store::Object gone;
     gone.key = object.key;
     return gone;
   }
-  return FromKube(mapping, answer);
+  return std::move(*read);
 }
 
 }  // namespace strata::kubestore
