@@ -4,6 +4,7 @@
 #include <string>
 
 #include "api/annotations.h"
+#include "api/decode_common.h"
 #include "api/encode.h"
 #include "api/field_reader.h"
 #include "api/kube_common.h"
@@ -85,10 +86,16 @@ void ReadContainer(const Json& spec, api::Pod& pod) {
     }
     resources[map] = std::move(kept);
   }
+  // Its variables are the user's alone: strata sets none of its own (torchrun's, STRATA_*) in
+  // a pod it did not make, so none is reserved (an operator's MASTER_ADDR, RANK... pass).
+  Json env_holder = {{"env", readable["containers"][0].value("env", Json::array())}};
+  readable["containers"][0].erase("env");
   FieldErrors errors;
   api::KubeContainer read =
       api::FromSingleContainer(api::FieldView(readable, "spec"), api::WorkloadClass::kTraining,
                                errors, /*command_required=*/true, /*node_selector_honoured=*/true);
+  read.process.env =
+      api::DecodeEnv(api::FieldView(env_holder, "spec.containers[0]"), "env", errors);
   if (!errors.empty()) {
     std::string why;
     for (const FieldError& error : errors.list())

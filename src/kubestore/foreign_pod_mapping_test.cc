@@ -124,6 +124,19 @@ TEST(ForeignPodMappingTest, ItsContainerBecomesWhatTheAgentRuns) {
   EXPECT_EQ(pod.status.phase, api::PodPhase::kPending);
 }
 
+TEST(ForeignPodMappingTest, ItsVariablesAreTheUsersEvenWhereStrataReservesTheName) {
+  Json server = DeploymentPod();
+  server["spec"]["containers"][0]["env"] =
+      Json::parse(R"([{"name": "MASTER_ADDR", "value": "job-0"}, {"name": "RANK", "value": "3"},
+                      {"name": "CUDA_VISIBLE_DEVICES", "value": "0"}])");
+  api::Pod pod = Decoded(*ForeignPodFromKube(server));
+  EXPECT_EQ(api::PodAnnotation(pod, api::kCannotRunAnnotation), nullptr)
+      << *api::PodAnnotation(pod, api::kCannotRunAnnotation);
+  ASSERT_EQ(pod.spec.template_.env.size(), 3u);
+  EXPECT_EQ(pod.spec.template_.env[1].name, "RANK");
+  EXPECT_EQ(pod.spec.template_.env[1].value, "3");
+}
+
 TEST(ForeignPodMappingTest, AContainerWithoutACommandCannotRunAndSaysWhichOne) {
   Json server = DeploymentPod();
   server["spec"]["containers"][0].erase("command");

@@ -106,6 +106,14 @@ bool IsForeign(const api::Pod& pod) {
   return api::PodAnnotation(pod, api::kForeignPodAnnotation) != nullptr;
 }
 
+// The names strata sets in a pod's environment (api::IsReservedEnvName), that its template may
+// not set; none in a foreign pod's, whose environment strata adds nothing to.
+using ReservedNames = bool (*)(std::string_view name);
+bool NoneReserved(std::string_view) { return false; }
+ReservedNames ReservedEnvNames(const api::Pod& pod) {
+  return IsForeign(pod) ? NoneReserved : api::IsReservedEnvName;
+}
+
 // The name of a foreign pod's container ("main" for strata's pods).
 std::string ContainerName(const api::Pod& pod) {
   const std::string* name = api::PodAnnotation(pod, api::kForeignPodAnnotation);
@@ -276,7 +284,7 @@ ProbeTarget NodeAgent::ProbeTargetOf(const std::string& uid, const api::Pod& pod
   Result<int> port = IsReplica(pod) ? api::RecordedEnginePort(pod) : 0;
   target.own_port = port ? *port : 0;
   Result<api::Environment> env =
-      TemplateEnvironment(options_.base_env, process.env, api::IsReservedEnvName);
+      TemplateEnvironment(options_.base_env, process.env, ReservedEnvNames(pod));
   target.env = env ? *env : options_.base_env;
   if (target.own_port != 0) {
     for (const char* name : {"PORT", "STRATA_PORT"}) target.env[name] = std::to_string(*port);
@@ -658,7 +666,7 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
   } else {
     ASSIGN_OR_RETURN(
         api::Environment env,
-        TemplateEnvironment(options_.base_env, pod.spec.template_.env, api::IsReservedEnvName));
+        TemplateEnvironment(options_.base_env, pod.spec.template_.env, ReservedEnvNames(pod)));
     for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
       spec.gpu_indices.push_back(static_cast<int>(gpu.index));
     }

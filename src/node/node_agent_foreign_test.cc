@@ -230,6 +230,17 @@ TEST_F(NodeAgentForeignTest, RestartPolicyOnFailureLetsASuccessEndThePod) {
   EXPECT_EQ(failed->status.exit_code, 2);
 }
 
+TEST_F(NodeAgentForeignTest, ItsEnvironmentIsItsOwnEvenWhereStrataReservesANameForItsPods) {
+  // An operator's training pod sets torchrun's variables itself.
+  api::Pod pod = Foreign("worker", {"sh", "-c", "test \"$RANK\" = 3"}, "Never");
+  pod.spec.template_.env.push_back({"RANK", "3", std::nullopt});
+  Create(pod);
+  std::optional<api::Pod> done =
+      RunUntil("worker", [](const auto& p) { return p && api::PodTerminal(*p); });
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status.phase, api::PodPhase::kSucceeded) << done->status.message;
+}
+
 TEST_F(NodeAgentForeignTest, ADeletedPodIsStoppedThenDeletedForGood) {
   Create(Foreign("leaving", {"sleep", "600"}));
   std::optional<api::Pod> running = RunUntil(
