@@ -181,10 +181,35 @@ Result<Json> ForeignPodFromKube(const Json& object) {
     annotations[api::kStopRequestedAnnotation] = "Deleted";
     annotations[api::kStopMessageAnnotation] = "the pod was deleted";
   }
-  Json body = api::EncodeObject(api::Object(pod));
-  Json metadata = StrataMetadata(metadata_in);
-  for (const auto& [key, value] : annotations) metadata["annotations"][key] = value;
-  body["metadata"] = std::move(metadata);
+  auto encoded = [&metadata_in](const api::Pod& value) {
+    Json body = api::EncodeObject(api::Object(value));
+    Json metadata = StrataMetadata(metadata_in);
+    // strata's annotations on a pod it did not make are the agent's alone (what it read back).
+    if (metadata.contains("annotations")) {
+      Json& kept = metadata["annotations"];
+      for (auto it = kept.begin(); it != kept.end();) {
+        it = it.key().starts_with("strata.dev/") ? kept.erase(it) : std::next(it);
+      }
+    }
+    for (const auto& [key, text] : value.metadata.annotations) metadata["annotations"][key] = text;
+    body["metadata"] = std::move(metadata);
+    return body;
+  };
+  Json body = encoded(pod);
+  // A pod strata's model cannot hold would be left out of every cache, silently pending: it
+  // cannot run here, and says why.
+  if (Result<api::Object> decoded = api::DecodeObject(body); !decoded) {
+    api::Pod unrunnable;
+    unrunnable.spec.node_name = pod.spec.node_name;
+    unrunnable.spec.template_.command = {"false"};  // never started
+    unrunnable.status = pod.status;
+    unrunnable.metadata.annotations = pod.metadata.annotations;
+    unrunnable.metadata.annotations.erase(api::kIgnoredFieldsAnnotation);
+    unrunnable.metadata.annotations[api::kCannotRunAnnotation] =
+        "strata's virtual kubelet cannot run this pod as a local process: " +
+        decoded.error().message();
+    body = encoded(unrunnable);
+  }
   return body;
 }
 

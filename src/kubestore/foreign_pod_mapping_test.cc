@@ -163,6 +163,19 @@ TEST(ForeignPodMappingTest, SeveralContainersOrInitContainersCannotRun) {
   EXPECT_THAT(*api::PodAnnotation(pod, api::kCannotRunAnnotation), HasSubstr("initContainers"));
 }
 
+TEST(ForeignPodMappingTest, APodStratasModelCannotHoldCannotRunAndSaysWhy) {
+  Json server = DeploymentPod();
+  server["spec"]["restartPolicy"] = "Sometimes";  // no server admits it; strata's model neither
+  server["metadata"]["annotations"] = {{api::kStopRequestedAnnotation, "Preempted"}};
+  api::Pod pod = Decoded(*ForeignPodFromKube(server));
+  const std::string* why = api::PodAnnotation(pod, api::kCannotRunAnnotation);
+  ASSERT_NE(why, nullptr);
+  EXPECT_THAT(*why, HasSubstr("cannot run this pod as a local process"));
+  EXPECT_THAT(*why, HasSubstr("restartPolicy"));
+  EXPECT_EQ(*api::PodAnnotation(pod, api::kForeignPodAnnotation), "engine");
+  EXPECT_EQ(api::StopRequested(pod), "") << "strata's annotations on it are not the user's to set";
+}
+
 TEST(ForeignPodMappingTest, TheAgentsStatusIsWrittenAsAKubeletWritesIt) {
   const Json server = DeploymentPod();
   store::Object object = StoreObject(server);
