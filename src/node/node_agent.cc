@@ -19,6 +19,7 @@
 #include "node/engine_endpoint.h"
 #include "node/env_references.h"
 #include "node/env_resolution.h"
+#include "node/foreign_pod.h"
 #include "node/pod_identity.h"
 #include "observe/cluster_gpus.h"
 
@@ -100,41 +101,6 @@ void MarkFailed(api::Pod& pod, std::string reason, std::string message,
 }
 
 bool IsReplica(const api::Pod& pod) { return pod.spec.owner.kind == "Service"; }
-
-// A pod strata did not make, that this agent runs as a kubelet would.
-bool IsForeign(const api::Pod& pod) {
-  return api::PodAnnotation(pod, api::kForeignPodAnnotation) != nullptr;
-}
-
-// The names strata sets in a pod's environment (api::IsReservedEnvName), that its template may
-// not set; none in a foreign pod's, whose environment strata adds nothing to.
-using ReservedNames = bool (*)(std::string_view name);
-bool NoneReserved(std::string_view) { return false; }
-ReservedNames ReservedEnvNames(const api::Pod& pod) {
-  return IsForeign(pod) ? NoneReserved : api::IsReservedEnvName;
-}
-
-// The name of a foreign pod's container ("main" for strata's pods).
-std::string ContainerName(const api::Pod& pod) {
-  const std::string* name = api::PodAnnotation(pod, api::kForeignPodAnnotation);
-  return name != nullptr ? *name : std::string(api::kPodContainerName);
-}
-
-// Whether a foreign pod whose processes ended (`succeeded`: every one with 0) starts them again
-// in place, as the kubelet restarts a container under the pod's restartPolicy.
-bool RestartsInPlace(const api::Pod& pod, bool succeeded) {
-  return IsForeign(pod) && api::StopRequested(pod).empty() &&
-         (pod.spec.restart_policy == "Always" ||
-          (pod.spec.restart_policy == "OnFailure" && !succeeded));
-}
-
-// The kubelet's back-off before a container starts again after `restarts` restarts: 10 s,
-// doubling, at most 5 minutes.
-Duration RestartBackoff(int64_t restarts) {
-  int64_t seconds = 10;
-  for (int64_t i = 0; i < restarts && seconds < 300; ++i) seconds *= 2;
-  return std::chrono::seconds(std::min<int64_t>(seconds, 300));
-}
 
 }  // namespace
 
@@ -391,7 +357,7 @@ void NodeAgent::StopEverything() {
 }
 
 std::string NodeAgent::PodIpOf(Pass& pass, const std::string& uid, const api::Pod& pod) {
-  if (!IsForeign(pod) || !pod_cidr_) return PodIp(FindNode(pass, pod.spec.node_name));
+  if (!IsForeignPod(pod) || !pod_cidr_) return PodIp(FindNode(pass, pod.spec.node_name));
   if (auto own = pod_ips_.find(uid); own != pod_ips_.end()) return own->second;
   // One it was given before (by this agent before a restart): kept.
   if (!pod.status.pod_ip.empty() && pod_cidr_->Contains(pod.status.pod_ip)) {
@@ -452,7 +418,7 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
   Result<PodStatus> status = known_.count(raw.uid) > 0
                                  ? runtime_.GetStatus(raw.uid)
                                  : Result<PodStatus>(Err(NotFoundError("not started here")));
-  if (IsForeign(pod) && api::PodAnnotation(pod, api::kForeignDeletingAnnotation) != nullptr) {
+  if (IsForeignPod(pod) && api::PodAnnotation(pod, api::kForeignDeletingAnnotation) != nullptr) {
     return FinishDeletion(raw, pod);
   }
   if (api::PodTerminal(pod)) {
@@ -520,7 +486,7 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
         after.status.reason.clear();
         after.status.message.clear();
         after.status.pod_ip = placement.pod_ip;
-        if (IsForeign(pod)) {
+        if (IsForeignPod(pod)) {
           // The pod started once; its container starts again in place (restartCount).
           if (pod.status.phase == api::PodPhase::kRunning) {
             after.status.restart_count += 1;
@@ -568,7 +534,7 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
     after.status.message =
         fmt::format("back-off {}s restarting container {} ({})",
                     std::chrono::duration_cast<std::chrono::seconds>(backoff).count(),
-                    ContainerName(pod), what);
+                    ContainerNameOf(pod), what);
     after.metadata.annotations.erase(api::kReadyAtAnnotation);
     (void)events_.Record(subject, "Warning", "BackOff", after.status.message);
   } else if (auto killed = pass.probe_killed.find(raw.uid); killed != pass.probe_killed.end()) {
@@ -672,7 +638,7 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
     }
     for (std::string& arg : argv) arg = ExpandEnvReferences(arg, env);
     // A foreign pod's process is its container: `kubectl logs` names it.
-    spec.processes.push_back(ProcessSpec{ContainerName(pod), std::move(argv), std::move(env),
+    spec.processes.push_back(ProcessSpec{ContainerNameOf(pod), std::move(argv), std::move(env),
                                          pod.spec.template_.working_dir});
   }
   return spec;

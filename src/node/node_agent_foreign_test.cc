@@ -18,6 +18,7 @@
 #include "api/manifest.h"
 #include "api/pod_contract.h"
 #include "cluster/indexes.h"
+#include "node/foreign_pod.h"
 #include "node/node_agent.h"
 #include "node/process_runtime.h"
 #include "node/test_support.h"
@@ -147,6 +148,34 @@ class NodeAgentForeignTest : public ::testing::Test {
   std::unique_ptr<cluster::Cache> cache_;
   std::unique_ptr<NodeAgent> agent_;
 };
+
+TEST(ForeignPodTest, TheKubeletsBackOffDoublesFromTenSecondsToFiveMinutes) {
+  EXPECT_EQ(RestartBackoff(0), std::chrono::seconds(10));
+  EXPECT_EQ(RestartBackoff(1), std::chrono::seconds(20));
+  EXPECT_EQ(RestartBackoff(4), std::chrono::seconds(160));
+  EXPECT_EQ(RestartBackoff(5), std::chrono::seconds(300));
+  EXPECT_EQ(RestartBackoff(1000), std::chrono::seconds(300));
+}
+
+TEST(ForeignPodTest, OnlyAForeignPodRestartsInPlaceAndOnlyAsItsPolicySays) {
+  api::Pod ours;
+  EXPECT_FALSE(RestartsInPlace(ours, false)) << "strata's workloads replace their pods";
+  EXPECT_EQ(ContainerNameOf(ours), "main");
+  api::Pod theirs;
+  theirs.metadata.annotations[api::kForeignPodAnnotation] = "web";
+  EXPECT_EQ(ContainerNameOf(theirs), "web");
+  EXPECT_TRUE(RestartsInPlace(theirs, true)) << "Always, the default";
+  theirs.spec.restart_policy = "OnFailure";
+  EXPECT_TRUE(RestartsInPlace(theirs, false));
+  EXPECT_FALSE(RestartsInPlace(theirs, true));
+  theirs.spec.restart_policy = "Never";
+  EXPECT_FALSE(RestartsInPlace(theirs, false));
+  theirs.spec.restart_policy = "Always";
+  theirs.metadata.annotations[api::kStopRequestedAnnotation] = "Deleted";
+  EXPECT_FALSE(RestartsInPlace(theirs, false)) << "a pod asked to stop stays stopped";
+  EXPECT_FALSE(ReservedEnvNames(theirs)("RANK"));
+  EXPECT_TRUE(ReservedEnvNames(ours)("RANK"));
+}
 
 TEST_F(NodeAgentForeignTest, EachPodRunsItsContainerAtAnIpOfItsOwn) {
   if (system("python3 -c 'import http.server' 2>/dev/null") != 0) {
