@@ -181,5 +181,20 @@ inline constexpr char kNodeGpusAnnotation[] = "strata.dev/gpus";
 // store's Pods there are the pods that have it.
 inline constexpr char kManagedByLabel[] = "app.kubernetes.io/managed-by";
 inline constexpr char kManagedByStrata[] = "strata";
+// On a Pod that a virtual kubelet's store reads although strata did not make it (a Deployment's
+// ReplicaSet's, a batch Job's, kubectl run's), bound to the agent's Node: set by that store's
+// mapping (kubestore/foreign_pod_mapping.h), never written to the server. kForeignPodAnnotation
+// holds the name of the container whose command the node agent runs (its process and log are
+// named after it); kCannotRunAnnotation, when set, why the pod cannot run as local processes
+// (the agent fails it with reason kCannotRunReason and that message); kIgnoredFieldsAnnotation
+// what the agent accepts without honouring (the image...), one Warning event when it starts;
+// kForeignDeletingAnnotation, on one deleted with a grace period (metadata.deletionTimestamp),
+// that grace in seconds: the agent stops its processes within it (with kStopRequestedAnnotation
+// "Deleted"), then deletes the pod for good, as the kubelet does.
+inline constexpr char kForeignPodAnnotation[] = "strata.dev/foreign-pod";
+inline constexpr char kForeignDeletingAnnotation[] = "strata.dev/foreign-deleting";
+inline constexpr char kCannotRunAnnotation[] = "strata.dev/cannot-run";
+inline constexpr char kIgnoredFieldsAnnotation[] = "strata.dev/ignored-fields";
+inline constexpr char kCannotRunReason[] = "CannotRunAsProcess";
 
 }  // namespace strata::api

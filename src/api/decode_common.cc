@@ -140,7 +140,7 @@ SecurityContext DecodeSecurityContext(const FieldView& view, FieldErrors& errors
 }
 
 ProcessTemplate DecodeProcessTemplate(const FieldView& view, WorkloadClass workload,
-                                      FieldErrors& errors) {
+                                      FieldErrors& errors, bool env_names_reserved) {
   ProcessTemplate t;
   t.image = view.String("image");
   t.command = view.StringList("command");
@@ -149,7 +149,7 @@ ProcessTemplate DecodeProcessTemplate(const FieldView& view, WorkloadClass workl
   }
   t.args = view.StringList("args");
   t.env = DecodeEnv(view, "env", errors);
-  ValidateEnv(t.env, workload, view.PathOf("env"), errors);
+  if (env_names_reserved) ValidateEnv(t.env, workload, view.PathOf("env"), errors);
   t.env_from = DecodeEnvFrom(view, "envFrom", errors);
   t.working_dir = view.String("workingDir");
   t.security_context = DecodeSecurityContext(view.Object("securityContext"), errors);

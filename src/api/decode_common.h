@@ -32,8 +32,11 @@ std::vector<EnvFromSource> DecodeEnvFrom(const FieldView& parent, std::string_vi
                                          FieldErrors& errors);
 // A securityContext object; reports ids out of range and runAsNonRoot: true with runAsUser: 0.
 SecurityContext DecodeSecurityContext(const FieldView& view, FieldErrors& errors);
+// `env_names_reserved`: the names strata sets for `workload` are refused (ValidateEnv); false
+// for a pod strata did not make (api::kForeignPodAnnotation), whose environment is the user's
+// alone.
 ProcessTemplate DecodeProcessTemplate(const FieldView& view, WorkloadClass workload,
-                                      FieldErrors& errors);
+                                      FieldErrors& errors, bool env_names_reserved = true);
 
 // Fills service defaults that depend on other fields: one version "v1" when none is given,
 // tensorParallel from the replica's whole GPUs, maxReplicas from minReplicas.

@@ -2,6 +2,7 @@
 // check what spans fields.
 #include <set>
 
+#include "api/annotations.h"
 #include "api/decode_common.h"
 #include "api/job_roles.h"
 #include "api/kinds.h"
@@ -303,7 +304,9 @@ void DecodeNativePod(const FieldView& doc, DecodedDocument& out) {
   s.tolerations = DecodeTolerations(spec, "tolerations");
   WorkloadClass workload =
       s.owner.kind == "Service" ? WorkloadClass::kService : WorkloadClass::kTraining;
-  s.template_ = DecodeProcessTemplate(spec.Object("template"), workload, out.errors);
+  // strata adds nothing to the environment of a pod it did not make: every name is the user's.
+  const bool foreign = pod.metadata.annotations.count(kForeignPodAnnotation) > 0;
+  s.template_ = DecodeProcessTemplate(spec.Object("template"), workload, out.errors, !foreign);
   s.assigned_gpus = DecodeAssignedGpus(spec, "assignedGpus");
   if (!s.assigned_gpus.empty() && s.node_name.empty()) {
     out.errors.Add(spec.PathOf("assignedGpus"), "GPUs are assigned only with nodeName");

@@ -32,6 +32,7 @@
 #include "net/http_server.h"
 #include "node/node_agent.h"
 #include "node/nvml_inventory.h"
+#include "node/pod_cidr.h"
 #include "node/process_runtime.h"
 #include "node/simulated_inventory.h"
 #include "server/access_tokens.h"
@@ -58,6 +59,7 @@ struct AgentOptions {
   bool on_kubernetes = false;
   std::string kubelet_listen = "127.0.0.1:0";
   std::string kubelet_client_ca_file;
+  std::string pod_cidr;                  // with --kubeconfig: where foreign pods get their own IPs
   double sim_startup_delay_seconds = 5;  // engine-sim replicas on a simulated node
   int64_t heartbeat_seconds = 10;
   bool allow_root_pods = false;
@@ -162,7 +164,10 @@ Result<std::unique_ptr<AgentStore>> JoinKubernetes(const AgentOptions& options, 
   client_options.user_agent = "strata-agent/" STRATA_VERSION;
   ASSIGN_OR_RETURN(joined->kube_client,
                    kube::Client::FromKubeconfig(options.kubeconfig, client_options));
-  joined->store = std::make_unique<kubestore::KubeStore>(*joined->kube_client);
+  // The kubelet's view of pods: those bound to its node, strata's or anyone's.
+  kubestore::KubeStoreOptions store_options;
+  store_options.kubelet_node = node.metadata.name;
+  joined->store = std::make_unique<kubestore::KubeStore>(*joined->kube_client, store_options);
   server::KubeletEndpointOptions kubelet;
   kubelet.listen = options.kubelet_listen;
   kubelet.client_ca_file = options.kubelet_client_ca_file;
@@ -201,6 +206,10 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
   if (!options.address.empty()) {
     node.metadata.annotations[api::kNodeAddressAnnotation] = options.address;
   }
+  if (!options.pod_cidr.empty()) {
+    Result<node::PodCidr> cidr = node::PodCidr::Parse(options.pod_cidr);
+    if (!cidr) return Err(InvalidArgumentError("--pod-cidr: " + cidr.error().message()));
+  }
   if (options.fence_after_seconds <= 2 * options.heartbeat_seconds) {
     return Err(InvalidArgumentError(fmt::format(
         "--fence-after ({} s) must be more than twice --heartbeat-interval ({} s), or one late "
@@ -220,6 +229,7 @@ Result<int> RunAgent(const AgentOptions& options, const sigset_t& stop_signals) 
   agent_options.data_dir = options.data_dir;
   agent_options.base_env = node::DefaultBaseEnvironment();
   agent_options.allow_root_pods = options.allow_root_pods;
+  agent_options.pod_cidr = options.pod_cidr;
   if (!options.simulate.empty()) {
     // Simulated GPUs run no real engine: Service replicas run engine-sim in its place.
     node::EngineSimSubstitution engine_sim;
@@ -337,6 +347,12 @@ STRATA_REGISTER_COMMANDS("agent", [](CLI::App& app) {
   agent->add_option("--kubelet-client-ca-file", options->kubelet_client_ca_file,
                     "With --kubeconfig: the CA of the API server's kubelet client certificate "
                     "(default: the CA the kubeconfig trusts)");
+  CLI::Option* pod_cidr = agent->add_option(
+      "--pod-cidr", options->pod_cidr,
+      "With --kubeconfig: the IPv4 range (a loopback one, 127.0.101.0/24, on one machine) from "
+      "which each pod strata did not make (a Deployment's, a batch Job's) gets an IP of its own, "
+      "as from a kubelet's network plugin; without it, pods share the node's address");
+  pod_cidr->needs(kubeconfig);
   agent->add_option("--name", options->name, "This node's name (default: the host name)");
   agent
       ->add_option("--fence-after", options->fence_after_seconds,

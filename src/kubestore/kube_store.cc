@@ -11,6 +11,7 @@
 
 #include "api/annotations.h"
 #include "api/pod_v1_form.h"
+#include "kubestore/foreign_pod_mapping.h"
 #include "store/watch_queue.h"
 
 namespace strata::kubestore {
@@ -28,9 +29,16 @@ std::string CollectionNamespace(const KindMapping& mapping, const store::Selecti
   return mapping.namespaced ? selection.namespace_name.value_or("") : "";
 }
 
-// The kind's own selector and the caller's, joined.
-std::string LabelSelectorFor(const KindMapping& mapping, const store::LabelSelector& labels) {
-  std::string selector(mapping.owned_selector);
+// Whether Pods of `mapping` are read as the kubelet of `kubelet_node` reads them (every pod bound
+// there, strata's or not): KubeStoreOptions::kubelet_node.
+bool KubeletPods(const KindMapping& mapping, const std::string& kubelet_node) {
+  return mapping.kind == "Pod" && !kubelet_node.empty();
+}
+
+// The kind's own selector (none for a kubelet's pods) and the caller's, joined.
+std::string LabelSelectorFor(const KindMapping& mapping, const store::LabelSelector& labels,
+                             const std::string& kubelet_node) {
+  std::string selector(KubeletPods(mapping, kubelet_node) ? "" : mapping.owned_selector);
   std::string asked = labels.ToString();
   if (!asked.empty()) selector += (selector.empty() ? "" : ",") + asked;
   return selector;
@@ -41,6 +49,30 @@ bool Owned(const KindMapping& mapping, const Json& object) {
   if (mapping.owned_selector.empty()) return true;
   const Json& labels = object.value("metadata", Json::object()).value("labels", Json::object());
   return labels.value(api::kManagedByLabel, "") == api::kManagedByStrata;
+}
+
+// The field selector of a kubelet's pods: those bound to its node ("" for any other read).
+std::string FieldSelectorFor(const KindMapping& mapping, const std::string& kubelet_node) {
+  return KubeletPods(mapping, kubelet_node) ? "spec.nodeName=" + kubelet_node : "";
+}
+
+// The store object of `object`, the server's, through `mapping`; a pod strata did not write is
+// read as a foreign pod when it is bound to `kubelet_node`, else (nullopt) it is none of the
+// store's.
+Result<std::optional<store::Object>> ReadObject(const KindMapping& mapping, const Json& object,
+                                                const std::string& kubelet_node) {
+  if (Owned(mapping, object)) {
+    ASSIGN_OR_RETURN(store::Object read, FromKube(mapping, object));
+    return std::optional<store::Object>(std::move(read));
+  }
+  const Json& spec = object.value("spec", Json::object());
+  if (!KubeletPods(mapping, kubelet_node) || !spec.is_object() ||
+      spec.value("nodeName", "") != kubelet_node) {
+    return std::optional<store::Object>();
+  }
+  ASSIGN_OR_RETURN(Json body, ForeignPodFromKube(object));
+  ASSIGN_OR_RETURN(store::Object read, store::ObjectFromBody(mapping.kind, body));
+  return std::optional<store::Object>(std::move(read));
 }
 
 std::string VersionOf(const Json& object) {
@@ -77,7 +109,9 @@ class KubeWatcher final : public store::Watcher {
         own_writes_(own_writes),
         mapping_(mapping),
         namespace_name_(std::move(namespace_name)),
-        label_selector_(LabelSelectorFor(mapping, options.selection.labels)),
+        label_selector_(
+            LabelSelectorFor(mapping, options.selection.labels, store_options.kubelet_node)),
+        field_selector_(FieldSelectorFor(mapping, store_options.kubelet_node)),
         store_options_(store_options),
         // The server filters by labels, and tells of an object leaving the selection with
         // DELETED: the queue only checks kind and namespace.
@@ -133,18 +167,19 @@ class KubeWatcher final : public store::Watcher {
       queue_.Advance(*version);
       return true;
     }
-    if (!Owned(mapping_, event.object)) return true;
-    Result<store::Object> object = FromKube(mapping_, event.object);
+    Result<std::optional<store::Object>> object =
+        ReadObject(mapping_, event.object, store_options_.kubelet_node);
     if (!object) {
       End(object.error());
       return false;
     }
+    if (!*object) return true;
     store::WatchEventType type =
         event.type == kube::WatchEventType::kAdded     ? store::WatchEventType::kAdded
         : event.type == kube::WatchEventType::kDeleted ? store::WatchEventType::kDeleted
                                                        : store::WatchEventType::kModified;
-    if (type == store::WatchEventType::kDeleted) object->resource_version = *version;
-    if (queue_.Offer(store::Change{{type, std::move(*object)}, std::nullopt},
+    if (type == store::WatchEventType::kDeleted) (*object)->resource_version = *version;
+    if (queue_.Offer(store::Change{{type, std::move(**object)}, std::nullopt},
                      /*enforce_limit=*/true)) {
       queue_.Notify();
     }
@@ -161,6 +196,7 @@ class KubeWatcher final : public store::Watcher {
       kube::WatchOptions watch;
       watch.resource_version = std::to_string(version_);
       watch.label_selector = label_selector_;
+      watch.field_selector = field_selector_;
       watch.allow_bookmarks = true;
       watch.timeout = store_options_.watch_request_timeout;
       Result<std::unique_ptr<kube::WatchStream>> opened =
@@ -207,6 +243,7 @@ class KubeWatcher final : public store::Watcher {
   const KindMapping& mapping_;
   const std::string namespace_name_;
   const std::string label_selector_;
+  const std::string field_selector_;
   const KubeStoreOptions store_options_;
   store::WatchQueue queue_;
   int64_t version_;  // the thread's: the version the next request resumes from
@@ -231,20 +268,21 @@ Result<store::Object> KubeStore::Get(const store::ObjectKey& key) const {
   ASSIGN_OR_RETURN(const KindMapping* mapping, FindKindMapping(key.kind));
   ASSIGN_OR_RETURN(Json object,
                    client_.Get(mapping->resource, NamespaceOf(*mapping, key), key.name));
-  if (!Owned(*mapping, object)) {
+  ASSIGN_OR_RETURN(std::optional<store::Object> read, Read(*mapping, object));
+  if (!read) {
     return Err(NotFoundError(key.Describe() + " is not one of strata's (no label " +
                              api::kManagedByLabel + "=" + api::kManagedByStrata + ")"));
   }
-  ASSIGN_OR_RETURN(store::Object read, FromKube(*mapping, object));
-  SawVersion(read.resource_version);
-  return read;
+  SawVersion(read->resource_version);
+  return std::move(*read);
 }
 
 Result<store::ListResult> KubeStore::List(const store::Selection& selection) const {
   if (selection.kind.empty()) return Err(InvalidArgumentError("kind: must not be empty"));
   ASSIGN_OR_RETURN(const KindMapping* mapping, FindKindMapping(selection.kind));
   kube::ListOptions list;
-  list.label_selector = LabelSelectorFor(*mapping, selection.labels);
+  list.label_selector = LabelSelectorFor(*mapping, selection.labels, options_.kubelet_node);
+  list.field_selector = FieldSelectorFor(*mapping, options_.kubelet_node);
   ASSIGN_OR_RETURN(
       kube::ObjectList listed,
       client_.ListAll(mapping->resource, CollectionNamespace(*mapping, selection), list));
@@ -252,8 +290,8 @@ Result<store::ListResult> KubeStore::List(const store::Selection& selection) con
   ASSIGN_OR_RETURN(result.resource_version, store::ParseResourceVersion(listed.resource_version));
   SawVersion(result.resource_version);
   for (const Json& item : listed.items) {
-    ASSIGN_OR_RETURN(store::Object object, FromKube(*mapping, item));
-    result.items.push_back(std::move(object));
+    ASSIGN_OR_RETURN(std::optional<store::Object> object, Read(*mapping, item));
+    if (object) result.items.push_back(std::move(*object));
   }
   std::sort(result.items.begin(), result.items.end(),
             [](const store::Object& a, const store::Object& b) { return a.key < b.key; });
@@ -273,7 +311,9 @@ Result<std::unique_ptr<store::Watcher>> KubeStore::Watch(const store::WatchOptio
   if (!options.from_version) {
     // From now: the version of an empty read of the collection.
     kube::ListOptions list;
-    list.label_selector = LabelSelectorFor(*mapping, options.selection.labels);
+    list.label_selector =
+        LabelSelectorFor(*mapping, options.selection.labels, options_.kubelet_node);
+    list.field_selector = FieldSelectorFor(*mapping, options_.kubelet_node);
     list.limit = 1;
     ASSIGN_OR_RETURN(
         kube::ObjectList listed,
@@ -289,6 +329,15 @@ Result<std::unique_ptr<store::Watcher>> KubeStore::Watch(const store::WatchOptio
 }
 
 void KubeStore::SawVersion(int64_t version) const { RaiseTo(seen_version_, version); }
+
+bool KubeStore::Kubelet(const KindMapping& mapping) const {
+  return KubeletPods(mapping, options_.kubelet_node);
+}
+
+Result<std::optional<store::Object>> KubeStore::Read(const KindMapping& mapping,
+                                                     const Json& object) const {
+  return ReadObject(mapping, object, options_.kubelet_node);
+}
 
 int64_t KubeStore::CurrentVersion() const {
   if (int64_t seen = seen_version_.load(); seen > 0) return seen;
@@ -390,6 +439,9 @@ Result<store::Object> KubeStore::UpdateOne(const KindMapping& mapping, store::Ob
                                            bool upsert) {
   const std::string ns = NamespaceOf(mapping, object.key);
   Result<Json> found = client_.Get(mapping.resource, ns, object.key.name);
+  if (found && !Owned(mapping, *found) && Kubelet(mapping) && IsForeignPod(*found)) {
+    return UpdateForeignPod(mapping, object, *found);
+  }
   if (found && !Owned(mapping, *found)) {
     return Err(
         ConflictError(object.key.Describe() + " exists on the server and is not one of strata's"));
@@ -443,6 +495,32 @@ Result<store::Object> KubeStore::UpdateOne(const KindMapping& mapping, store::Ob
   return FromKube(mapping, current);
 }
 
+Result<store::Object> KubeStore::UpdateForeignPod(const KindMapping& mapping,
+                                                  const store::Object& object,
+                                                  const Json& current) {
+  ASSIGN_OR_RETURN(std::optional<store::Object> read, Read(mapping, current));
+  if (!read) {
+    return Err(ConflictError(object.key.Describe() + " is not one of strata's, nor bound to node " +
+                             options_.kubelet_node));
+  }
+  if (!object.uid.empty() && object.uid != read->uid) {
+    return Err(ConflictError(object.key.Describe() + ": uid " + object.uid + " was replaced by " +
+                             read->uid));
+  }
+  if (object.resource_version != 0 && object.resource_version != read->resource_version) {
+    return Err(ConflictError(object.key.Describe() + ": version " +
+                             std::to_string(object.resource_version) + " is stale (now " +
+                             VersionOf(current) + ")"));
+  }
+  // A kubelet writes a pod's status, never its spec or metadata: they are its owner's.
+  ASSIGN_OR_RETURN(Json desired, ForeignPodToKube(object, current));
+  if (desired.value("status", Json()) == current.value("status", Json())) return std::move(*read);
+  ASSIGN_OR_RETURN(Json written, WriteStatus(mapping, NamespaceOf(mapping, object.key), desired));
+  ASSIGN_OR_RETURN(read, Read(mapping, written));
+  if (!read) return Err(InternalError(object.key.Describe() + ": the written pod reads as none"));
+  return std::move(*read);
+}
+
 Result<store::Object> KubeStore::BindOne(const KindMapping& mapping, const std::string& ns,
                                          store::Object object, Json current,
                                          const std::string& node_name) {
@@ -489,12 +567,15 @@ Result<store::Object> KubeStore::DeleteOne(const KindMapping& mapping,
   if (mapping.kind == "Pod") options.grace_period_seconds = 0;
   ASSIGN_OR_RETURN(Json answer, client_.Delete(mapping.resource, NamespaceOf(mapping, object.key),
                                                object.key.name, options));
-  if (answer.value("kind", "") == "Status") {
+  ASSIGN_OR_RETURN(std::optional<store::Object> read, answer.value("kind", "") == "Status"
+                                                          ? std::optional<store::Object>()
+                                                          : Read(mapping, answer));
+  if (!read) {
     store::Object gone;
     gone.key = object.key;
     return gone;
   }
-  return FromKube(mapping, answer);
+  return std::move(*read);
 }
 
 }  // namespace strata::kubestore

@@ -18,6 +18,12 @@ struct KubeStoreOptions {
   Duration watch_request_timeout = std::chrono::minutes(5);
   // How long a watcher waits before it watches again after the server could not be reached.
   Duration reconnect_delay = std::chrono::seconds(1);
+  // Set in a virtual kubelet's store (strata agent --kubeconfig), to its Node's name: Pods are
+  // those bound to that node (a field selector on spec.nodeName, the kubelet's own watch), and
+  // those strata did not make are among them, as foreign pods (foreign_pod_mapping.h) whose
+  // status alone this store writes. Empty (the control plane's store): Pods are strata's only,
+  // so that its scheduler and controllers never see, adopt or delete a pod that is not theirs.
+  std::string kubelet_node;
 };
 
 // A store::Store whose objects are a Kubernetes API server's: strata's kinds as the CRDs of
@@ -25,7 +31,8 @@ struct KubeStoreOptions {
 // each translates). The control loops run over it as over an embedded store; the contract is
 // the one every backend keeps (DESIGN.md, "The store contract"):
 //   Get, List    GET of the object or the collection (every page), at the server's version;
-//                Pods are those labelled app.kubernetes.io/managed-by=strata
+//                Pods are those labelled app.kubernetes.io/managed-by=strata (with
+//                kubelet_node: every pod bound to that node)
 //   Apply        exactly one write (a batch of several is InvalidArgument: the API has no
 //                transaction across objects). kCreate POSTs (then writes the status through
 //                /status when the object has one to set; a Pod of a Job or Service is owned by
@@ -76,6 +83,15 @@ class KubeStore final : public store::Store {
   Result<store::Object> DeleteOne(const KindMapping& mapping, const store::Object& object);
   // The ownerReferences of a new pod: its Job or Service, when there is one.
   Result<nlohmann::json> PodOwnerReferences(const store::Object& pod);
+
+  // Whether Pods are read as a kubelet of options_.kubelet_node reads them.
+  bool Kubelet(const KindMapping& mapping) const;
+  // The object of `object` (the server's) when it is one of this store's: through `mapping`, or
+  // a foreign pod on the kubelet's node; nullopt when it is not.
+  Result<std::optional<store::Object>> Read(const KindMapping& mapping, const Json& object) const;
+  // UpdateOne of a foreign pod: its status, under `object`'s preconditions against `current`.
+  Result<store::Object> UpdateForeignPod(const KindMapping& mapping, const store::Object& object,
+                                         const Json& current);
 
   // Remembers the newest version an answer carried.
   void SawVersion(int64_t version) const;

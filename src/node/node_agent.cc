@@ -19,6 +19,7 @@
 #include "node/engine_endpoint.h"
 #include "node/env_references.h"
 #include "node/env_resolution.h"
+#include "node/foreign_pod.h"
 #include "node/pod_identity.h"
 #include "observe/cluster_gpus.h"
 
@@ -136,7 +137,16 @@ NodeAgent::NodeAgent(store::Store& store, cluster::Cache& cache, NodeRuntime& ru
       options_(std::move(options)),
       node_names_(options_.node_names.begin(), options_.node_names.end()),
       gpu_activity_(options_.gpu_activity_window),
-      events_(store, clock, std::chrono::seconds(10)) {}
+      events_(store, clock, std::chrono::seconds(10)) {
+  if (!options_.pod_cidr.empty()) {
+    Result<PodCidr> cidr = PodCidr::Parse(options_.pod_cidr);
+    if (cidr) {
+      pod_cidr_ = *cidr;
+    } else {
+      spdlog::error("node agent: {}; pods share their node's address", cidr.error().ToString());
+    }
+  }
+}
 
 NodeAgent::~NodeAgent() = default;
 
@@ -195,6 +205,10 @@ Status NodeAgent::RunOnce() {
     if (!status || !status->Running()) continue;
     if (api::PodTerminal(pod) || !api::StopRequested(pod).empty()) {
       stopping.push_back(raw.uid);
+      // A deleted foreign pod's grace is its deletion's.
+      if (const std::string* grace = api::PodAnnotation(pod, api::kForeignDeletingAnnotation)) {
+        pass.kill_grace[raw.uid] = std::chrono::seconds(std::atoll(grace->c_str()));
+      }
     } else if (const ProcessStatus* failed = FirstFailure(*status)) {
       // torchrun's rule: one worker failing stops the pod's others.
       pass.failed_first[raw.uid] = *failed;
@@ -210,6 +224,9 @@ Status NodeAgent::RunOnce() {
     }
   }
   std::erase_if(known_, [&](const std::string& uid) { return stored_uids.count(uid) == 0; });
+  std::erase_if(pod_ips_, [&](const auto& entry) { return stored_uids.count(entry.first) == 0; });
+  std::erase_if(restart_at_,
+                [&](const auto& entry) { return stored_uids.count(entry.first) == 0; });
 
   for (const auto& [raw, pod] : pass.pods) {
     Result<int> port = IsReplica(pod) && !api::PodTerminal(pod) ? api::RecordedEnginePort(pod) : 0;
@@ -227,18 +244,19 @@ Status NodeAgent::RunOnce() {
   return pass.first_error;
 }
 
-ProbeTarget NodeAgent::ProbeTargetOf(const api::Pod& pod) {
+ProbeTarget NodeAgent::ProbeTargetOf(const std::string& uid, const api::Pod& pod) {
   ProbeTarget target;
   const api::ProcessTemplate& process = pod.spec.template_;
   Result<int> port = IsReplica(pod) ? api::RecordedEnginePort(pod) : 0;
   target.own_port = port ? *port : 0;
   Result<api::Environment> env =
-      TemplateEnvironment(options_.base_env, process.env, api::IsReservedEnvName);
+      TemplateEnvironment(options_.base_env, process.env, ReservedEnvNames(pod));
   target.env = env ? *env : options_.base_env;
   if (target.own_port != 0) {
     for (const char* name : {"PORT", "STRATA_PORT"}) target.env[name] = std::to_string(*port);
   }
   target.working_dir = process.working_dir;
+  if (auto own = pod_ips_.find(uid); own != pod_ips_.end()) target.host = own->second;
   Result<std::optional<PodSpec::RunAs>> identity =
       PodIdentity(process.security_context, geteuid(), options_.allow_root_pods);
   if (identity) target.run_as = *identity;
@@ -259,7 +277,7 @@ void NodeAgent::RunProbes(Pass& pass) {
     probing.insert(raw.uid);
     std::unique_ptr<PodProber>& prober = probers_[raw.uid];
     if (prober == nullptr) {
-      prober = std::make_unique<PodProber>(process, ProbeTargetOf(pod), clock_.Now());
+      prober = std::make_unique<PodProber>(process, ProbeTargetOf(raw.uid, pod), clock_.Now());
     }
     ProbeVerdict verdict = prober->Tick(clock_.Now());
     const cluster::EventSubject subject{"Pod", pod.metadata.namespace_name, pod.metadata.name,
@@ -338,6 +356,46 @@ void NodeAgent::StopEverything() {
   known_.clear();
 }
 
+std::string NodeAgent::PodIpOf(Pass& pass, const std::string& uid, const api::Pod& pod) {
+  if (!IsForeignPod(pod) || !pod_cidr_) return PodIp(FindNode(pass, pod.spec.node_name));
+  if (auto own = pod_ips_.find(uid); own != pod_ips_.end()) return own->second;
+  // One it was given before (by this agent before a restart): kept.
+  if (!pod.status.pod_ip.empty() && pod_cidr_->Contains(pod.status.pod_ip)) {
+    return pod_ips_[uid] = pod.status.pod_ip;
+  }
+  std::set<std::string> used;
+  for (const auto& [raw, other] : pass.pods) {
+    if (!api::PodTerminal(other) && !other.status.pod_ip.empty()) used.insert(other.status.pod_ip);
+  }
+  for (const auto& [other, ip] : pod_ips_) used.insert(ip);
+  Result<std::string> picked = pod_cidr_->Pick(used);
+  if (!picked) {
+    pass.Note(picked.error());
+    return "";
+  }
+  return pod_ips_[uid] = *picked;
+}
+
+Status NodeAgent::FinishDeletion(const store::Object& raw, const api::Pod& pod) {
+  if (known_.count(raw.uid) > 0) {
+    Result<PodStatus> status = runtime_.GetStatus(raw.uid);
+    if (status && status->Running()) return Status::Ok();  // still stopping
+    (void)runtime_.Forget(raw.uid);
+    known_.erase(raw.uid);
+  }
+  store::Object gone;
+  gone.key = raw.key;
+  gone.uid = raw.uid;
+  Result<std::vector<store::Object>> deleted =
+      store_.Apply({store::Write{store::WriteOp::kDelete, std::move(gone)}});
+  if (!deleted && deleted.error().code() != StatusCode::kNotFound) {
+    return deleted.error().WithPrefix(raw.key.Describe());
+  }
+  spdlog::info("node agent: pod {}/{} deleted: its processes have stopped",
+               pod.metadata.namespace_name, pod.metadata.name);
+  return Status::Ok();
+}
+
 void NodeAgent::StopAll(const std::vector<std::string>& uids,
                         const std::map<std::string, Duration>& grace) {
   std::vector<std::thread> stoppers;
@@ -360,9 +418,21 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
   Result<PodStatus> status = known_.count(raw.uid) > 0
                                  ? runtime_.GetStatus(raw.uid)
                                  : Result<PodStatus>(Err(NotFoundError("not started here")));
+  if (IsForeignPod(pod) && api::PodAnnotation(pod, api::kForeignDeletingAnnotation) != nullptr) {
+    return FinishDeletion(raw, pod);
+  }
   if (api::PodTerminal(pod)) {
     if (status && runtime_.Forget(raw.uid).ok()) known_.erase(raw.uid);
     return Status::Ok();
+  }
+  const cluster::EventSubject subject{"Pod", pod.metadata.namespace_name, pod.metadata.name,
+                                      raw.uid};
+  if (const std::string* why = api::PodAnnotation(pod, api::kCannotRunAnnotation)) {
+    // Never left pending: a container the agent cannot run fails the pod, saying why.
+    MarkFailed(after, api::kCannotRunReason, *why, std::nullopt, now);
+    Status recorded = events_.Record(subject, "Warning", "Failed", *why);
+    if (!recorded.ok()) spdlog::warn("node agent: event: {}", recorded.ToString());
+    return Write(raw, pod, after);
   }
   Result<int> recorded_port = IsReplica(pod) ? api::RecordedEnginePort(pod) : 0;
   if (!status && stop.empty() && pod.status.phase != api::PodPhase::kRunning && recorded_port &&
@@ -379,14 +449,19 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
       const std::string* why = api::PodAnnotation(pod, api::kStopMessageAnnotation);
       MarkFailed(after, stop, why != nullptr ? *why : "stopped before its processes started",
                  std::nullopt, now);
-    } else if (pod.status.phase == api::PodPhase::kRunning) {
+    } else if (auto wait = restart_at_.find(raw.uid);
+               wait != restart_at_.end() && clock_.Now() < wait->second) {
+      return Status::Ok();  // a foreign pod backing off before it starts again
+    } else if (pod.status.phase == api::PodPhase::kRunning &&
+               !RestartsInPlace(pod, /*succeeded=*/false)) {
       MarkFailed(after, "ProcessesLost",
                  "the pod's processes were gone when the node agent restarted", std::nullopt, now);
     } else {
       // The kubelet's rule: what the environment reads (ConfigMaps, Secrets) is read now, and a
       // pod whose reads fail waits, retried every pass, until they succeed.
       const api::Node* node = FindNode(pass, pod.spec.node_name);
-      PodPlacement placement{PodIp(node), node != nullptr ? api::NodeAddress(*node) : "",
+      PodPlacement placement{PodIpOf(pass, raw.uid, pod),
+                             node != nullptr ? api::NodeAddress(*node) : "",
                              node != nullptr ? node->status.cpu : Quantity(),
                              node != nullptr ? node->status.memory : Quantity()};
       Result<std::vector<api::EnvVar>> env = ResolvePodEnvironment(pod, placement, store_);
@@ -408,17 +483,28 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
         MarkFailed(after, "StartError", started.message(), std::nullopt, now);
       } else {
         known_.insert(raw.uid);
-        after.status.phase = api::PodPhase::kRunning;
         after.status.reason.clear();
         after.status.message.clear();
-        after.status.pod_ip = PodIp(FindNode(pass, pod.spec.node_name));
-        after.metadata.annotations[api::kStartedAtAnnotation] = now;
+        after.status.pod_ip = placement.pod_ip;
+        if (IsForeignPod(pod)) {
+          // The pod started once; its container starts again in place (restartCount).
+          if (pod.status.phase == api::PodPhase::kRunning) {
+            after.status.restart_count += 1;
+          } else if (const std::string* ignored =
+                         api::PodAnnotation(pod, api::kIgnoredFieldsAnnotation)) {
+            (void)events_.Record(subject, "Warning", "IgnoredFields", *ignored);
+          }
+          restart_at_.erase(raw.uid);
+          after.metadata.annotations.emplace(api::kStartedAtAnnotation, now);
+        } else {
+          after.metadata.annotations[api::kStartedAtAnnotation] = now;
+        }
+        after.status.phase = api::PodPhase::kRunning;
       }
     }
   } else if (status->Running()) {
     after.status.phase = api::PodPhase::kRunning;
-    if (after.status.pod_ip.empty())
-      after.status.pod_ip = PodIp(FindNode(pass, pod.spec.node_name));
+    if (after.status.pod_ip.empty()) after.status.pod_ip = PodIpOf(pass, raw.uid, pod);
     after.metadata.annotations.emplace(api::kStartedAtAnnotation, now);
     // To the microsecond: the autoscaler measures cold starts from the pod's exact creation.
     if (pass.ready.count(raw.uid) > 0) {
@@ -433,6 +519,24 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
       }
     }
     ReportGpuActivity(pass, raw.uid, pod, after);
+  } else if (RestartsInPlace(pod, status->Succeeded() && pass.probe_killed.count(raw.uid) == 0)) {
+    // The kubelet's way: the container starts again after a back-off; the pod stays Running.
+    const ProcessStatus* ended = FirstFailure(*status);
+    auto killed = pass.probe_killed.find(raw.uid);
+    const std::string what = killed != pass.probe_killed.end() ? killed->second
+                             : ended != nullptr                ? DescribeFailure(*ended)
+                                                               : "it exited with code 0";
+    (void)runtime_.Forget(raw.uid);
+    known_.erase(raw.uid);
+    const Duration backoff = RestartBackoff(pod.status.restart_count);
+    restart_at_[raw.uid] = clock_.Now() + backoff;
+    after.status.reason = "CrashLoopBackOff";
+    after.status.message =
+        fmt::format("back-off {}s restarting container {} ({})",
+                    std::chrono::duration_cast<std::chrono::seconds>(backoff).count(),
+                    ContainerNameOf(pod), what);
+    after.metadata.annotations.erase(api::kReadyAtAnnotation);
+    (void)events_.Record(subject, "Warning", "BackOff", after.status.message);
   } else if (auto killed = pass.probe_killed.find(raw.uid); killed != pass.probe_killed.end()) {
     // Killed by its probe: failed, whatever its processes answered SIGTERM with.
     const ProcessStatus* ended = FirstFailure(*status);
@@ -528,13 +632,14 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
   } else {
     ASSIGN_OR_RETURN(
         api::Environment env,
-        TemplateEnvironment(options_.base_env, pod.spec.template_.env, api::IsReservedEnvName));
+        TemplateEnvironment(options_.base_env, pod.spec.template_.env, ReservedEnvNames(pod)));
     for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
       spec.gpu_indices.push_back(static_cast<int>(gpu.index));
     }
     for (std::string& arg : argv) arg = ExpandEnvReferences(arg, env);
-    spec.processes.push_back(
-        ProcessSpec{"main", std::move(argv), std::move(env), pod.spec.template_.working_dir});
+    // A foreign pod's process is its container: `kubectl logs` names it.
+    spec.processes.push_back(ProcessSpec{ContainerNameOf(pod), std::move(argv), std::move(env),
+                                         pod.spec.template_.working_dir});
   }
   return spec;
 }

@@ -15,6 +15,7 @@
 #include "node/checkpoint_watcher.h"
 #include "node/gpu_activity.h"
 #include "node/node_runtime.h"
+#include "node/pod_cidr.h"
 #include "node/pod_prober.h"
 #include "node/replica_launch.h"
 #include "store/store.h"
@@ -49,6 +50,11 @@ struct NodeAgentOptions {
   // An agent running as root runs pods as an unprivileged user (PodIdentity); one that asks to
   // run as root does so only when this is set (the admin's --allow-root-pods), else it fails.
   bool allow_root_pods = false;
+  // A virtual kubelet's --pod-cidr (PodCidr::Parse; empty: none): each foreign pod (one strata
+  // did not make, api::kForeignPodAnnotation) gets an IP of its own from it, as a kubelet's
+  // network plugin gives one. strata's own pods, and every pod without it, share their node's
+  // address (their ports are picked per pod).
+  std::string pod_cidr;
 };
 
 // What a node agent's processes start from when no other environment is given: this process's
@@ -97,6 +103,16 @@ api::Environment DefaultBaseEnvironment();
 //    running engine-sim in place of its engine is left out: the simulator's CPU use says
 //    nothing about the GPU work it stands for;
 //  - forgets a terminal pod's processes (its logs stay).
+// Pods strata did not make (api::kForeignPodAnnotation: a Deployment's, a batch Job's, read by a
+// virtual kubelet's store, kubestore/foreign_pod_mapping.h) run as a kubelet runs them: one
+// process named after their container, at an IP of their own from pod_cidr when set; one that
+// cannot run as a process (api::kCannotRunAnnotation) is failed with reason
+// api::kCannotRunReason and a Warning event "Failed" saying why; what is ignored (the image) is
+// one Warning event "IgnoredFields" at its start; processes that end are started again in place
+// under its restartPolicy (Always, or OnFailure after a failure; a liveness probe's kill too),
+// after the kubelet's back-off (10 s doubling to 5 min, reason CrashLoopBackOff meanwhile),
+// counting restartCount; one being deleted (api::kForeignDeletingAnnotation) is stopped within
+// its grace period and then deleted for good.
 // The first pass first adopts what a previous agent left running (NodeRuntime::Adopt, after a
 // kill -9): adopted processes are supervised again and reported like the others; a pod whose
 // processes are gone while the store says Running is reported Failed (ProcessesLost), so the job
@@ -162,8 +178,13 @@ class NodeAgent {
   // Ticks the probers of the pass's running pods (making those missing), records their failed
   // attempts as events, and notes on `pass` the pods to kill and the readiness of the others.
   void RunProbes(Pass& pass);
+  // The IP of `pod`: its own from pod_cidr (picked now when it has none), or its node's.
+  std::string PodIpOf(Pass& pass, const std::string& uid, const api::Pod& pod);
+  // The end of a foreign pod being deleted whose processes have stopped: the pod deleted for
+  // good, its processes forgotten.
+  Status FinishDeletion(const store::Object& raw, const api::Pod& pod);
   // Where the probes of `pod` reach it and how its exec probes run.
-  ProbeTarget ProbeTargetOf(const api::Pod& pod);
+  ProbeTarget ProbeTargetOf(const std::string& uid, const api::Pod& pod);
   // Watches `dir` for checkpoints (the watcher made at the first call).
   Status WatchCheckpoints(const std::string& dir);
   void ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& after);
@@ -189,6 +210,11 @@ class NodeAgent {
   std::map<std::string, std::unique_ptr<PodProber>> probers_;
   // Why a pod waits to start (CreateContainerConfigError), as the kubelet says it.
   cluster::EventRecorder events_;
+  std::optional<PodCidr> pod_cidr_;
+  // The IPs given to foreign pods from pod_cidr_, by uid.
+  std::map<std::string, std::string> pod_ips_;
+  // Foreign pods waiting out their back-off before they start again in place: uid -> when.
+  std::map<std::string, TimePoint> restart_at_;
 };
 
 }  // namespace strata::node

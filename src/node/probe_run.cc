@@ -34,7 +34,7 @@ int MillisLeft(SteadyTime deadline) {
   return static_cast<int>(std::max<int64_t>(0, left.count()));
 }
 
-ProbeResult HttpGet(const api::Probe& probe, int port, Duration timeout) {
+ProbeResult HttpGet(const api::Probe& probe, const std::string& host, int port, Duration timeout) {
   net::HttpClient client(net::HttpClientOptions{.connect_timeout = timeout,
                                                 .idle_timeout = timeout,
                                                 .max_response_bytes = kMaxHttpResponse,
@@ -47,24 +47,27 @@ ProbeResult HttpGet(const api::Probe& probe, int port, Duration timeout) {
   }
   const bool https = probe.scheme == "HTTPS";
   Result<net::HttpResponse> response =
-      https ? net::HttpsGetUnverified("127.0.0.1", port, request, timeout, kMaxHttpResponse)
-            : client.Send("127.0.0.1", port, request);
+      https ? net::HttpsGetUnverified(host, port, request, timeout, kMaxHttpResponse)
+            : client.Send(host, port, request);
   if (!response) {
-    return {false, fmt::format("Get \"{}://127.0.0.1:{}{}\": {}", https ? "https" : "http", port,
+    return {false, fmt::format("Get \"{}://{}:{}{}\": {}", https ? "https" : "http", host, port,
                                probe.path, response.error().message())};
   }
   if (response->status >= 200 && response->status < 400) return {true, ""};
   return {false, fmt::format("HTTP probe failed with statuscode: {}", response->status)};
 }
 
-ProbeResult TcpConnect(int port, Duration timeout) {
-  const std::string dial = fmt::format("dial tcp 127.0.0.1:{}", port);
+ProbeResult TcpConnect(const std::string& host, int port, Duration timeout) {
+  const std::string dial = fmt::format("dial tcp {}:{}", host, port);
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return {false, fmt::format("{}: socket: {}", dial, std::strerror(errno))};
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) {
+    close(fd);
+    return {false, fmt::format("{}: not an IPv4 address", dial)};
+  }
   int result = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
   int error = result == 0 ? 0 : errno;
   if (error == EINPROGRESS) {
@@ -194,8 +197,8 @@ ProbeResult RunProbe(const api::Probe& probe, const ProbeTarget& target) {
   if (probe.action == api::ProbeAction::kExec) return Exec(probe, target, timeout);
   const int port = probe.port != 0 ? static_cast<int>(probe.port) : target.own_port;
   if (port == 0) return {false, "the probe names no port and the pod has none of its own"};
-  if (probe.action == api::ProbeAction::kTcpSocket) return TcpConnect(port, timeout);
-  return HttpGet(probe, port, timeout);
+  if (probe.action == api::ProbeAction::kTcpSocket) return TcpConnect(target.host, port, timeout);
+  return HttpGet(probe, target.host, port, timeout);
 }
 
 }  // namespace strata::node

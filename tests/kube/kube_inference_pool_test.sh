@@ -2,22 +2,29 @@
 # shellcheck source-path=SCRIPTDIR
 # GAIE InferencePools as a source of routes of strata's gateway on a real control plane
 # (tools/kube/cluster.sh: kube-apiserver, etcd, kube-controller-manager, kwok; no kube-scheduler),
-# with a user's own vLLM-like Deployment, whose pods strata did not make:
+# with a user's own vLLM-like Deployment, whose pods strata did not make, run by strata's virtual
+# kubelet (`strata agent --kubeconfig`) as a kubelet with a container runtime would:
 #  - the InferencePool CRD (testdata/kube/inferencepool-crd.yaml, a minimal one of our own) is
 #    installed, InferenceObjective's is not (strata says so once and goes on);
 #  - strata up --store kubernetes runs as the ServiceAccount of `strata kubernetes manifests`,
 #    whose RBAC lets it watch InferencePools;
-#  - a Deployment of 2 pods (kube-controller-manager's ReplicaSet makes them; kwok runs them on
-#    its node and gives each an IP from --pod-cidr 127.0.100.0/24, a loopback address) whose
-#    container command is `strata engine-sim --model tiny-pool`, and a pool selecting them;
-#    kwok runs no process, so this test stands in for the container runtime: for each pod kwok
-#    reports Ready it starts the pod's command (engine-sim, speaking vLLM's API) at the pod's
-#    IP and target port, as a kubelet would;
+#  - a Deployment of 2 pods (kube-controller-manager's ReplicaSet makes them, bound to the
+#    agent's Node) whose container command is `strata engine-sim --model tiny-pool` at
+#    $(POD_IP) (env valueFrom status.podIP), with a readiness probe, and a pool selecting them;
+#    the agent runs each pod's command as a local process at an IP of its own from its
+#    --pod-cidr 127.0.100.0/24 (loopback addresses), probes it there, and reports Running,
+#    podIP, Ready and the container's status, so the ReplicaSet counts them ready; `kubectl
+#    logs` reads the engine's output from the agent; strata's control plane leaves the pods
+#    alone (they are not its own);
 #  - chat completions for tiny-pool (the model the pods' command serves, read through
 #    api::VllmServedModelNames) through strata's gateway are answered by both pods, whose
 #    metrics the gateway scrapes;
-#  - one pod deleted: the gateway stops sending it requests (its engine, left running, sees no
-#    more), and the ReplicaSet's replacement takes its share;
+#  - scaled down, the ReplicaSet deletes a pod: the agent stops its engine and deletes the pod
+#    for good (as a kubelet ends a graceful deletion), and the gateway stops sending it
+#    requests, every one answered;
+#  - the last pod deleted: the ReplicaSet's replacement runs at an IP of its own and takes the
+#    requests;
+#  - a pod with no command (an image's entrypoint only) fails, naming its container;
 #  - the pool deleted: the model is gone (404).
 # Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
 set -euo pipefail
@@ -33,20 +40,18 @@ require_kube_binaries etcd kube-apiserver kube-controller-manager kubectl kwok
 cluster=$repo/tools/kube/cluster.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_inference_pool_test.XXXXXX")
 up_pid=""
-declare -A engine_pids=()  # pod name -> the pid of the engine this test runs for it
+agent_pid=""
 cleanup() {
-  local pid
-  for pid in "${engine_pids[@]}"; do
-    kill -9 "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
+  # Pods still running when the agent stops are fenced: their processes end within its
+  # --fence-after (the test deletes them first when it gets to its end).
+  [[ -z $agent_pid ]] || stop_gracefully "$agent_pid"
   [[ -z $up_pid ]] || stop_gracefully "$up_pid"
   "$cluster" down "$dir" >/dev/null || true
   rm -rf "$dir"
 }
 trap cleanup EXIT
 
-kubeconfig=$("$cluster" up "$dir" --nodes 1 --pod-cidr 127.0.100.1/24)
+kubeconfig=$("$cluster" up "$dir" --nodes 1)
 k() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
 plane_kubeconfig=$dir/control-plane.kubeconfig
@@ -71,6 +76,13 @@ check "its gateway routes InferencePools" grep -q "models from Services and Infe
   "$dir/up.log"
 gateway=$(grep -oE 'gateway listening on http://[0-9.:]+' "$dir/up.log" | cut -d' ' -f4)
 
+# strata's virtual kubelet: it runs whatever pod is bound to its Node.
+"$strata" agent --kubeconfig "$plane_kubeconfig" --name agent-node --address 127.0.0.1 \
+  --pod-cidr 127.0.100.0/24 --simulate 1x1:H100-80GB,prefix=agent --data-dir "$dir/agent" \
+  >"$dir/agent.log" 2>&1 &
+agent_pid=$!
+check "strata agent --kubeconfig joins as a Ready v1 Node" wait_for 30 node_ready agent-node
+
 k create namespace team-a >/dev/null
 k apply -f - >/dev/null <<YAML
 apiVersion: apps/v1
@@ -82,8 +94,7 @@ spec:
   template:
     metadata: {labels: {app: chat-engine}}
     spec:
-      nodeName: kwok-node-0
-      tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
+      nodeName: agent-node
       containers:
       - name: engine
         image: registry.example/strata:test
@@ -93,6 +104,7 @@ spec:
         - name: POD_IP
           valueFrom: {fieldRef: {fieldPath: status.podIP}}
         ports: [{containerPort: 8000}]
+        readinessProbe: {httpGet: {path: /health, port: 8000}, periodSeconds: 1}
 ---
 apiVersion: inference.networking.k8s.io/v1
 kind: InferencePool
@@ -103,41 +115,34 @@ spec:
   endpointPickerRef: {name: unused-picker, port: {number: 9002}}
 YAML
 
-# ready_pods: "name ip" of each pod of the Deployment that kwok reports Running and Ready.
+# ready_pods: "name ip" of each pod of the Deployment that the agent reports Running and Ready.
 ready_pods() {
   k get pods -n team-a -l app=chat-engine -o jsonpath='{range .items[*]}{.metadata.name} {.status.podIP} {.status.phase} {.status.conditions[?(@.type=="Ready")].status} {.metadata.deletionTimestamp}{"\n"}{end}' |
     awk '$3 == "Running" && $4 == "True" && NF == 4 {print $1, $2}'
 }
-# start_engines: the container runtime kwok lacks: each ready pod's command at its IP, and again
-# if it exited (kwok hands a deleted pod's IP to the next pod, whose engine may start before the
-# deleted one's has let go of the port).
-start_engines() {
-  local name ip
-  while read -r name ip; do
-    [[ -n $name ]] || continue
-    if [[ -n ${engine_pids[$name]:-} ]] && kill -0 "${engine_pids[$name]}" 2>/dev/null; then
-      continue
-    fi
-    "$strata" engine-sim --model tiny-pool --host "$ip" --port 8000 --time-scale 0 \
-      >"$dir/engine-$name.log" 2>&1 &
-    engine_pids[$name]=$!
-    echo "engine for pod $name at $ip (pid $!)" | tee -a "$dir/engines.txt"
-  done < <(ready_pods)
-}
 two_ready() { [ "$(ready_pods | wc -l)" = 2 ]; }
-check "kwok runs the Deployment's two pods at loopback IPs" wait_for 60 two_ready
-check "(from the pod CIDR)" grep -q "^[^ ]* 127\.0\.100\." <<<"$(ready_pods)"
-start_engines
-# stop_engine POD: what a kubelet does when POD is deleted: its container stops.
-stop_engine() {
-  [[ -n ${engine_pids[$1]:-} ]] || return 0
-  kill -9 "${engine_pids[$1]}" 2>/dev/null || true
-  wait "${engine_pids[$1]}" 2>/dev/null || true
-}
-# engine_ip POD: the address this test serves POD's engine at.
+check "the agent runs the Deployment's two pods, Ready" wait_for 60 two_ready
+ips=$(ready_pods | cut -d' ' -f2 | sort -u)
+check "(each at an IP of its own from its pod CIDR)" \
+  [ "$(grep -c '^127\.0\.100\.' <<<"$ips")" = 2 ]
+check "the ReplicaSet counts them ready" \
+  [ "$(k get deployment -n team-a chat-engine -o jsonpath='{.status.readyReplicas}')" = 2 ]
+# container: the first pod's container status, as a kubelet reports it.
+container=$(k get pods -n team-a -l app=chat-engine \
+  -o jsonpath='{.items[0].status.containerStatuses[0].name} {.items[0].status.containerStatuses[0].ready} {.items[0].status.containerStatuses[0].image}')
+check "(its container status: name, ready, image: $container)" \
+  [ "$container" = "engine true registry.example/strata:test" ]
+# engine_ip POD: the address the agent serves POD's engine at.
 engine_ip() { awk -v p="$1" '$1 == p {print $2}' <<<"$(ready_pods)"; }
 first_pod=$(ready_pods | head -n1 | cut -d' ' -f1)
 first_ip=$(engine_ip "$first_pod")
+logged() { grep -q "$first_ip" <<<"$(k logs -n team-a "$first_pod" 2>&1)"; }
+check "kubectl logs reads the engine's output from the agent" wait_for 30 logged
+warned() {
+  [ -n "$(k get events -n team-a -o name \
+    --field-selector "involvedObject.name=$first_pod,reason=IgnoredFields")" ]
+}
+check "the agent warned that the image is ignored" wait_for 30 warned
 # served IP: the prompt tokens the engine at IP has taken (vLLM's counter), 0 when unreachable.
 served() {
   curl -s -m 5 "http://$1:8000/metrics" 2>/dev/null |
@@ -175,30 +180,25 @@ scraped() {
 }
 check "the gateway reads the pods' engine metrics like any replica's" wait_for 30 scraped
 
-# A pod leaves the pool: the ReplicaSet deletes one when the Deployment scales down. Its engine
-# is left running here, so only the routes can keep requests from it.
+# A pod leaves the pool: the ReplicaSet deletes one when the Deployment scales down (with its
+# grace period); the agent stops its engine and ends the deletion, as a kubelet does.
+both=$(ready_pods)
 k scale deployment -n team-a chat-engine --replicas=1 >/dev/null
-one_ready() { [ "$(ready_pods | wc -l)" = 1 ]; }
-check "scaled to one, one pod is left" wait_for 60 one_ready
+# pod_count: how many pods of the Deployment exist, terminating ones included.
+pod_count() { k get pods -n team-a -l app=chat-engine -o name | wc -l; }
+one_left() { [ "$(ready_pods | wc -l)" = 1 ] && [ "$(pod_count)" = 1 ]; }
+check "scaled to one, the agent ends the other's deletion: one pod is left" wait_for 60 one_left
 kept_pod=$(ready_pods | cut -d' ' -f1)
-gone_pod=$(for name in "${!engine_pids[@]}"; do [[ $name == "$kept_pod" ]] || echo "$name"; done)
-# engines.txt lines: "engine for pod NAME at IP (pid PID)"
-gone_ip=$(awk -v p="$gone_pod" '$4 == p {print $6}' "$dir/engines.txt")
-check "(the pod that left had an engine: $gone_pod at $gone_ip)" [ -n "$gone_ip" ]
-left_alone() {
-  local before
-  before=$(served "$gone_ip")
-  [ "$(chat 8)" = 8 ] && [ "$(served "$gone_ip")" = "$before" ]
-}
-check "the pod that left gets no more requests, and every one is answered" wait_for 30 left_alone
-stop_engine "$gone_pod"
+gone_ip=$(awk -v p="$kept_pod" '$1 != p {print $2}' <<<"$both")
+check "(the pod that left had an IP: $gone_ip)" [ -n "$gone_ip" ]
+stopped() { ! curl -s -m 2 -o /dev/null "http://$gone_ip:8000/health"; }
+check "its engine was stopped" wait_for 30 stopped
+check "every request is answered by the pod that is left" [ "$(chat 8)" = 8 ]
 
-# The last pod deleted: its container stops (its engine, here), the ReplicaSet replaces it, and
-# the requests go to the replacement, every one answered.
+# The last pod deleted: the agent stops its engine, the ReplicaSet replaces it, and the requests
+# go to the replacement, every one answered.
 k delete pod -n team-a "$kept_pod" --wait=false >/dev/null
-stop_engine "$kept_pod"
 replaced() {
-  start_engines >/dev/null
   [ "$(ready_pods | wc -l)" = 1 ] && ! grep -q "^$kept_pod " <<<"$(ready_pods)"
 }
 check "the ReplicaSet replaces the deleted pod" wait_for 60 replaced
@@ -220,9 +220,45 @@ check "the pool deleted, the model is gone (404)" wait_for 30 not_found
 check "strata said once that the cluster has no InferenceObjectives" \
   [ "$(grep -c "no InferenceObjectives on this cluster" "$dir/up.log")" = 1 ]
 
+# A pod whose container has no command (its image's entrypoint only) cannot run as a process:
+# it fails, naming the container, never left pending.
+k run -n team-a entrypoint-only --image registry.example/server:1 --restart Never \
+  --overrides '{"apiVersion": "v1", "spec": {"nodeName": "agent-node"}}' >/dev/null
+failed_pod() {
+  [ "$(k get pod -n team-a entrypoint-only -o jsonpath='{.status.phase} {.status.reason}')" = \
+    "Failed CannotRunAsProcess" ]
+}
+check "a pod with no command fails (CannotRunAsProcess)" wait_for 30 failed_pod
+check "(its message names the container)" grep -q 'container "entrypoint-only" has no command' \
+  <<<"$(k get pod -n team-a entrypoint-only -o jsonpath='{.status.message}')"
+
+# A batch Job's pod runs to completion: the Job controller sees it Succeeded.
+k apply -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: once, namespace: team-a}
+spec:
+  template:
+    spec:
+      nodeName: agent-node
+      restartPolicy: Never
+      containers: [{name: step, image: busybox, command: [sh, -c, "echo step done"]}]
+YAML
+check "a batch Job's pod on the agent succeeds, and the Job completes" \
+  k wait --for condition=complete --timeout=60s -n team-a job/once
+check "strata's control plane left the Deployment's pods alone" \
+  [ "$(ready_pods | wc -l)" = 1 ]
+
+# The pods' processes end with their pods, before the agent stops.
+k delete deployment -n team-a chat-engine >/dev/null
+no_pods() { [ "$(pod_count)" = 0 ]; }
+check "the Deployment deleted, the agent ends its pods" wait_for 60 no_pods
+
 if ((failures > 0)); then
   echo "--- strata up"
   tail -n 60 "$dir/up.log"
+  echo "--- strata agent"
+  tail -n 60 "$dir/agent.log"
   k get pods -A -o wide
   k get inferencepools -A -o yaml || true
   exit 1

@@ -1,8 +1,9 @@
 // The store over the Kubernetes API (src/kubestore) against a real kube-apiserver with strata's
 // CRDs: the store contract (preconditions, versions, list, watch from a version, Expired) on
 // strata's kinds as custom resources, Pods as v1 Pods that any client sees (bound through
-// pods/binding, owned by their Job so that the garbage collector deletes them with it), and
-// the cluster's Nodes with their GPUs.
+// pods/binding, owned by their Job so that the garbage collector deletes them with it), the
+// cluster's Nodes with their GPUs, and a virtual kubelet's view of the pods bound to its node
+// (strata's or anyone's) beside the control plane's (strata's only).
 #include "kubestore/kube_store.h"
 
 #include <gmock/gmock.h>
@@ -13,6 +14,7 @@
 #include "api/encode.h"
 #include "api/manifest.h"
 #include "api/object.h"
+#include "api/pod_contract.h"
 #include "kube_test_cluster.h"
 
 namespace strata::kube::testing {
@@ -333,6 +335,94 @@ TEST_F(KubeStoreTest, TheClustersNodesAreNodesWithTheirGpus) {
   EXPECT_EQ(node.metadata.name, "kwok-node-0");
   ASSERT_EQ(node.status.gpus.size(), 8u);
   EXPECT_EQ(node.status.gpus[0].model, "NVIDIA-H100-80GB-HBM3");
+}
+
+TEST_F(KubeStoreTest, AKubeletsStoreReadsEveryPodOnItsNodeAndWritesOnlyTheirStatus) {
+  // No such Node: nothing else (kwok) runs or reports its pods.
+  const std::string node = "kubelet-" + ns_;
+  kubestore::KubeStoreOptions options;
+  options.kubelet_node = node;
+  kubestore::KubeStore kubelet(*client_, options);
+  store::WatchOptions watch;
+  watch.selection = {"Pod", std::nullopt, {}};
+  Result<std::unique_ptr<store::Watcher>> watcher = kubelet.Watch(watch);
+  ASSERT_TRUE(watcher) << watcher.error().ToString();
+  // Pods strata did not make, as a Deployment's or kubectl run's.
+  auto create = [&](const std::string& name, const std::string& node_name) {
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", name}, {"namespace", ns_}, {"labels", {{"app", "web"}}}}},
+                {"spec",
+                 {{"containers", json::array({{{"name", "web"},
+                                               {"image", "registry.example/web:1"},
+                                               {"command", {"sleep", "60"}}}})}}}};
+    if (!node_name.empty()) pod["spec"]["nodeName"] = node_name;
+    Result<json> created = client_->Create(resources::kPods, ns_, pod);
+    ASSERT_TRUE(created) << created.error().ToString();
+  };
+  create("here", node);
+  create("elsewhere", node + "-other");
+  create("unbound", "");
+
+  Result<store::ListResult> theirs = store_->List({"Pod", ns_, {}});
+  ASSERT_TRUE(theirs) << theirs.error().ToString();
+  EXPECT_TRUE(theirs->items.empty()) << "the control plane's loops never see another's pods";
+  Result<store::ListResult> listed = kubelet.List({"Pod", ns_, {}});
+  ASSERT_TRUE(listed) << listed.error().ToString();
+  ASSERT_EQ(listed->items.size(), 1u) << "only the pods bound to the kubelet's node";
+  EXPECT_EQ(listed->items[0].key.name, "here");
+  api::Pod here = Decode<api::Pod>(listed->items[0]);
+  ASSERT_NE(api::PodAnnotation(here, api::kForeignPodAnnotation), nullptr);
+  EXPECT_EQ(*api::PodAnnotation(here, api::kForeignPodAnnotation), "web");
+  EXPECT_EQ(here.spec.template_.command, (std::vector<std::string>{"sleep", "60"}));
+  Result<store::WatchEvent> added = (*watcher)->Next(seconds(30));
+  ASSERT_TRUE(added) << added.error().ToString();
+  EXPECT_EQ(added->type, store::WatchEventType::kAdded);
+  EXPECT_EQ(added->object.key.name, "here");
+
+  // Its status, as a kubelet writes it; its spec and metadata stay its owner's.
+  api::Pod running = here;
+  running.status.phase = api::PodPhase::kRunning;
+  running.status.pod_ip = "127.0.100.9";
+  running.metadata.annotations[api::kStartedAtAnnotation] = "2026-12-06T10:00:00Z";
+  store::Object update = listed->items[0];
+  update.body = api::EncodeObject(api::Object(running));
+  Result<store::Object> written = kubelet.Update(update);
+  ASSERT_TRUE(written) << written.error().ToString();
+  Result<json> raw = client_->Get(resources::kPods, ns_, "here");
+  ASSERT_TRUE(raw);
+  EXPECT_EQ((*raw)["status"]["phase"], "Running");
+  EXPECT_EQ((*raw)["status"]["podIP"], "127.0.100.9");
+  EXPECT_EQ((*raw)["status"]["startTime"], "2026-12-06T10:00:00Z");
+  EXPECT_EQ((*raw)["status"]["containerStatuses"][0]["name"], "web");
+  EXPECT_EQ((*raw)["status"]["containerStatuses"][0]["state"]["running"]["startedAt"],
+            "2026-12-06T10:00:00Z");
+  EXPECT_EQ((*raw)["metadata"]["labels"], json({{"app", "web"}}));
+  EXPECT_FALSE((*raw)["metadata"].contains("annotations"));
+  EXPECT_EQ(Decode<api::Pod>(*written).status.phase, api::PodPhase::kRunning);
+  Result<store::Object> refused = store_->Update(update);
+  ASSERT_FALSE(refused) << "the control plane's store writes strata's pods only";
+  EXPECT_EQ(refused.error().code(), StatusCode::kConflict);
+
+  // Deleted with a grace period, it reads as one to stop; the kubelet ends the deletion.
+  DeleteOptions graceful;
+  graceful.grace_period_seconds = 30;
+  ASSERT_TRUE(client_->Delete(resources::kPods, ns_, "here", graceful));
+  Result<store::Object> deleting = kubelet.Get({"Pod", ns_, "here"});
+  ASSERT_TRUE(deleting) << deleting.error().ToString();
+  const std::string* grace =
+      api::PodAnnotation(Decode<api::Pod>(*deleting), api::kForeignDeletingAnnotation);
+  ASSERT_NE(grace, nullptr);
+  EXPECT_EQ(*grace, "30");
+  store::Object gone;
+  gone.key = deleting->key;
+  gone.uid = deleting->uid;
+  Result<std::vector<store::Object>> deleted =
+      kubelet.Apply({store::Write{store::WriteOp::kDelete, gone}});
+  ASSERT_TRUE(deleted) << deleted.error().ToString();
+  Result<json> after = client_->Get(resources::kPods, ns_, "here");
+  ASSERT_FALSE(after);
+  EXPECT_EQ(after.error().code(), StatusCode::kNotFound);
 }
 
 }  // namespace
