@@ -196,5 +196,12 @@ inline constexpr char kForeignDeletingAnnotation[] = "strata.dev/foreign-deletin
 inline constexpr char kCannotRunAnnotation[] = "strata.dev/cannot-run";
 inline constexpr char kIgnoredFieldsAnnotation[] = "strata.dev/ignored-fields";
 inline constexpr char kCannotRunReason[] = "CannotRunAsProcess";
+// Whether `key` is one of the annotations above that only a virtual kubelet's store sets. The
+// API refuses them on what a user writes: a pod that claimed to be foreign would choose its own
+// CUDA_VISIBLE_DEVICES and the other variables strata reserves.
+inline bool IsKubeletStoreAnnotation(std::string_view key) {
+  return key == kForeignPodAnnotation || key == kForeignDeletingAnnotation ||
+         key == kCannotRunAnnotation || key == kIgnoredFieldsAnnotation;
+}
 
 }  // namespace strata::api

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "api/annotations.h"
 #include "api/encode.h"
 #include "api/kinds.h"
 #include "api/local_queue_form.h"
@@ -68,6 +69,13 @@ void AddWarningHeaders(const std::vector<std::string>& warnings, net::HttpHeader
 }
 
 Result<store::Object> ToStoreObject(const api::Object& object) {
+  for (const auto& [key, value] : object.metadata().annotations) {
+    if (api::IsKubeletStoreAnnotation(key)) {
+      return Err(InvalidArgumentError("metadata.annotations[" + key +
+                                      "]: set only by a virtual kubelet, on pods strata did "
+                                      "not make; not writable through the API"));
+    }
+  }
   store::Object stored;
   stored.key = {std::string(object.kind()), object.namespace_name(), object.name()};
   stored.labels = object.metadata().labels;

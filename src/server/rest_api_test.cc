@@ -510,6 +510,29 @@ TEST_F(RestApiTest, PodStatusIsReplacedThroughTheStatusSubresource) {
   EXPECT_EQ((*relabeled)["status"]["phase"], "Running");
 }
 
+// Only a virtual kubelet's store marks a pod as one strata did not make; such a pod keeps the
+// environment it names (CUDA_VISIBLE_DEVICES among it), so a user may not claim the mark.
+TEST_F(RestApiTest, APodCannotClaimToBeForeignThroughTheApi) {
+  Start();
+  auto created = Post(api::kApplyPath,
+                      "apiVersion: strata.dev/v1alpha1\nkind: Pod\nmetadata:\n  name: sneaky\n"
+                      "  annotations: {strata.dev/foreign-pod: c}\nspec:\n"
+                      "  template:\n    command: [\"true\"]\n"
+                      "    env: [{name: CUDA_VISIBLE_DEVICES, value: \"0,1,2,3\"}]\n");
+  ASSERT_FALSE(created);
+  EXPECT_EQ(created.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(created.error().message(),
+              ::testing::HasSubstr("metadata.annotations[strata.dev/foreign-pod]"));
+  ASSERT_TRUE(Post("/api/v1/namespaces/default/pods",
+                   "apiVersion: v1\nkind: Pod\nmetadata: {name: plain}\nspec:\n"
+                   "  containers: [{name: c, image: i, command: [\"true\"]}]\n"));
+  nlohmann::json mark = {{"metadata", {{"annotations", {{"strata.dev/cannot-run", "no"}}}}}};
+  auto patched = client_->Call("PATCH", "/api/v1/namespaces/default/pods/plain", mark.dump(),
+                               "application/merge-patch+json");
+  ASSERT_FALSE(patched);
+  EXPECT_EQ(patched.error().code(), StatusCode::kInvalidArgument);
+}
+
 TEST_F(RestApiTest, UnknownPathsAndMethodsAreStatusErrors) {
   Start();
   auto unknown = client_->Get("/apis/strata.dev/v1alpha1/widgets");
