@@ -102,6 +102,26 @@ struct PickerOptions {
   // routes 32.7 % there and meets the hit-rate target with TTFT p90 still under half of
   // round-robin's; 6 and more buy 0.1-0.5 points of hits with TTFT p90 past it.
   double miss_weight = 4.0;
+  // The estimate charges the miss weight on the blocks another endpoint holds that this one would
+  // prefill again (a copy); the blocks no endpoint holds cost the same everywhere. Two cases
+  // where a copy costs less (each at most miss_weight):
+  // - shared_prefix_miss_weight, when two or more endpoints hold the longest match: the prefix
+  //   is shared (a system prompt, a document), not one conversation's history, so the copy is
+  //   read by the later requests that share it instead of evicting what they would find. 0: on
+  //   the generated grid's `system` cells strata kept each shared prompt on the replicas that
+  //   had it while round-robin spread the cold prefills, at a TTFT p90 0.01-0.13 s above
+  //   round-robin's (bench/serve/RESULTS.md, "Change 3").
+  // - idle_miss_weight, on an endpoint with nothing queued and no prefill of this picker's
+  //   outstanding while at least one other endpoint is idle too: the copy starts at once, no
+  //   request waits behind it (the next one still finds an idle endpoint), and only its cache
+  //   cost remains. 2: half of the weight, whose other half prices the GPU time taken from the
+  //   requests behind. Without the second idle endpoint the weight lost overloaded `conv` rows
+  //   and 0.7 points of the Mooncake trace's hits; 1 lost a row of the grid, 3 gained fewer.
+  //   Together: 42 -> 49 of 72 grid rows meet all three targets, none lost; the Mooncake trace's
+  //   hit rate falls 0.3 points (32.97 -> 32.69 %, under its 32.9 % target), its TTFT p90 6.08 ->
+  //   5.98 s.
+  double shared_prefix_miss_weight = 0.0;
+  double idle_miss_weight = 2.0;
   // Sequences already in the batch mostly decode, which delays a new prefill little (a decode
   // step is ~1-2 % of an 8,192-token prefill chunk): 0 by default. Pricing them (0.02-0.1 of a
   // mean prefill each) moved TPOT p90 by 1-5 % and TTFT within noise on the Azure and Mooncake

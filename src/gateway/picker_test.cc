@@ -455,6 +455,76 @@ TEST_F(PickerTest, WithoutABlocksTimeOnlyThePromptsOwnBlocksStallTheDecoders) {
   EXPECT_EQ(Id(endpoints, picker.Pick(endpoints, empty, clock_.Now())), "a");
 }
 
+// Sends `prompt` to `id` alone (the others excluded) and counts it in flight there: its
+// uncached blocks become that endpoint's outstanding prefill.
+void SendTo(Picker& picker, std::vector<EndpointState>& endpoints, const std::string& id,
+            const std::vector<uint64_t>& prompt, TimePoint now) {
+  std::vector<std::string> others;
+  for (const EndpointState& e : endpoints) {
+    if (e.id != id) others.push_back(e.id);
+  }
+  PickRequest request;
+  request.block_hashes = prompt;
+  request.excluded_ids = others;
+  auto r = picker.Pick(endpoints, request, now);
+  ASSERT_TRUE(r.has_value());
+  ++endpoints[r->index].in_flight;
+}
+
+std::vector<uint64_t> Concat(std::vector<uint64_t> a, const std::vector<uint64_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST_F(PickerTest, ASharedPrefixIsCopiedToAnIdleEndpointRatherThanWaitedFor) {
+  // A 10-block prefix that "a" and "b" both hold (a system prompt), each behind a 20-block
+  // prefill of this picker's. A new request (prefix + 2 blocks) waits 20 + 2 there, or
+  // prefills 12 on idle "c". The copy is read by later requests that share the prefix, so it
+  // costs its prefill alone: "c". Priced as a conversation's history (miss weight 4 on the 10
+  // copied blocks: 12 + 40 = 52) it would wait.
+  std::vector<EndpointState> endpoints = Three();
+  Picker picker(Options("strata"));
+  const std::vector<uint64_t> prefix = Blocks(1, 10);
+  SendTo(picker, endpoints, "a", Concat(prefix, Blocks(100, 10)), clock_.Now());
+  SendTo(picker, endpoints, "b", Concat(prefix, Blocks(200, 10)), clock_.Now());
+  std::vector<uint64_t> next = Concat(prefix, Blocks(300, 2));
+  PickRequest request;
+  request.block_hashes = next;
+  auto r = picker.Pick(endpoints, request, clock_.Now());
+  EXPECT_EQ(Id(endpoints, r), "c");
+  EXPECT_EQ(r->matched_blocks, 0u);
+
+  // A prefix only "a" holds (a conversation's history), with the same wait: it stays there
+  // (on idle "c": 12 + 2 x 10 = 32 against 22).
+  std::vector<EndpointState> fresh = Three();
+  Picker private_picker(Options("strata"));
+  SendTo(private_picker, fresh, "a", Concat(prefix, Blocks(100, 10)), clock_.Now());
+  EXPECT_EQ(Id(fresh, private_picker.Pick(fresh, request, clock_.Now())), "a");
+}
+
+TEST_F(PickerTest, AnIdleEndpointCopiesAHistoryOnlyWhileAnotherIsIdleToo) {
+  // Only "a" holds the 10-block history, behind a 35-block prefill: waiting there costs 35 + 2.
+  // With "b" and "c" idle, a copy on one of them delays nobody (the next request still finds
+  // an idle endpoint) and is priced at half the miss weight: 12 + 2 x 10 = 32, so it moves.
+  std::vector<EndpointState> endpoints = Three();
+  Picker picker(Options("strata"));
+  const std::vector<uint64_t> history = Blocks(1, 10);
+  SendTo(picker, endpoints, "a", Concat(history, Blocks(100, 25)), clock_.Now());
+  std::vector<uint64_t> next = Concat(history, Blocks(300, 2));
+  PickRequest request;
+  request.block_hashes = next;
+  const std::string moved = Id(endpoints, picker.Pick(endpoints, request, clock_.Now()));
+  EXPECT_TRUE(moved == "b" || moved == "c") << moved;
+
+  // With "b" busy, "c" is the only idle endpoint: the next request would wait behind the copy,
+  // so the full weight holds (12 + 4 x 10 = 52 against 37) and the turn stays with its history.
+  std::vector<EndpointState> busy = Three();
+  busy[1].waiting = 1;
+  Picker busy_picker(Options("strata"));
+  SendTo(busy_picker, busy, "a", Concat(history, Blocks(100, 25)), clock_.Now());
+  EXPECT_EQ(Id(busy, busy_picker.Pick(busy, request, clock_.Now())), "a");
+}
+
 TEST_F(PickerTest, AFullKvCacheKeepsItsPrefixCredit) {
   // An overloaded fleet: every cache is full. A turn sent away from its prefix would recompute it
   // into another full cache and deepen the overload, so affinity holds (issue 24: at 95 % KV

@@ -10,9 +10,10 @@ struct PickerOptions;
 
 // strata's scorer: minus the estimated time to first token on each endpoint, in units of prompt
 // blocks to prefill (the cost model of PickerOptions: the prefill this picker sent there and
-// that is not done, the queued requests it did not send at the mean prefill, and this prompt's
-// uncached blocks, each missed block weighted by 1 + miss_weight; an endpoint over the load cap
-// gets no prefix or LoRA credit), plus decode_stall_weight times the stall its prefill puts on
+// that is not done, the queued requests it did not send at the mean prefill, this prompt's
+// uncached blocks, and miss_weight (or the shared-prefix or idle weight) times the blocks another
+// endpoint holds that this one would prefill again; an endpoint over the load cap gets no prefix
+// or LoRA credit), plus decode_stall_weight times the stall its prefill puts on
 // the sequences decoding there. Keeps the running mean of the uncached
 // blocks routed, updated by Chosen. Owned by one Picker; not thread-safe.
 class TtftScorer final : public Scorer {
@@ -31,6 +32,8 @@ class TtftScorer final : public Scorer {
 
  private:
   double miss_weight_;
+  double shared_prefix_miss_weight_;
+  double idle_miss_weight_;
   double running_share_;
   double kv_share_;
   double lora_share_;
