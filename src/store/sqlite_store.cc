@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "store/sqlite_statement.h"
@@ -139,9 +141,17 @@ Result<std::unique_ptr<SqlitePersistence>> SqlitePersistence::Open(const std::st
     return Err(InternalError("cannot open " + lock_path + ": " + std::strerror(errno)));
   }
   std::unique_ptr<SqlitePersistence> persistence(new SqlitePersistence(path, lock_fd));
-  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    return Err(
-        FailedPreconditionError("data dir " + data_dir + " is in use by another strata process"));
+  // A strata killed a moment ago can leave its lock held for a few milliseconds more: by a child
+  // it was starting, between fork and exec (the descriptor is close-on-exec, not close-on-fork).
+  // So a held lock is tried again for a while before the data dir is called in use.
+  constexpr auto kLockPatience = std::chrono::seconds(3);
+  const auto give_up = std::chrono::steady_clock::now() + kLockPatience;
+  while (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK || std::chrono::steady_clock::now() >= give_up) {
+      return Err(
+          FailedPreconditionError("data dir " + data_dir + " is in use by another strata process"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   // SQLite reads a zero-length file as a new database, so a store truncated to nothing would
   // come up as an empty cluster, silently. A store is never empty once opened: enabling WAL
