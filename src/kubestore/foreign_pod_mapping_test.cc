@@ -152,8 +152,8 @@ TEST(ForeignPodMappingTest, SeveralContainersOrInitContainersCannotRun) {
   Json sidecar = two["spec"]["containers"][0];
   sidecar["name"] = "proxy";
   two["spec"]["containers"].push_back(sidecar);
-  const std::string* why =
-      api::PodAnnotation(Decoded(*ForeignPodFromKube(two)), api::kCannotRunAnnotation);
+  const api::Pod several = Decoded(*ForeignPodFromKube(two));
+  const std::string* why = api::PodAnnotation(several, api::kCannotRunAnnotation);
   ASSERT_NE(why, nullptr);
   EXPECT_THAT(*why, HasSubstr("2 containers (engine, proxy)"));
   Json init = DeploymentPod();

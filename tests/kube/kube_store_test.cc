@@ -410,8 +410,8 @@ TEST_F(KubeStoreTest, AKubeletsStoreReadsEveryPodOnItsNodeAndWritesOnlyTheirStat
   ASSERT_TRUE(client_->Delete(resources::kPods, ns_, "here", graceful));
   Result<store::Object> deleting = kubelet.Get({"Pod", ns_, "here"});
   ASSERT_TRUE(deleting) << deleting.error().ToString();
-  const std::string* grace =
-      api::PodAnnotation(Decode<api::Pod>(*deleting), api::kForeignDeletingAnnotation);
+  const api::Pod deleting_pod = Decode<api::Pod>(*deleting);
+  const std::string* grace = api::PodAnnotation(deleting_pod, api::kForeignDeletingAnnotation);
   ASSERT_NE(grace, nullptr);
   EXPECT_EQ(*grace, "30");
   store::Object gone;
