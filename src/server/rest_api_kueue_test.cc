@@ -106,6 +106,20 @@ class KueueKindsTest : public RestApiTest {
   }
 };
 
+// A batch/v1 Job that names the LocalQueue user-queue.
+constexpr char kBatchJob[] = R"(
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: sample
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, command: [sh, -c, "exit 0"]}]
+)";
+
 TEST_F(KueueKindsTest, DiscoveryListsKueueKindsWithTheirShortNamesBeforeStrataDev) {
   Start();
   auto [code, groups] = Send("GET", "/apis");
@@ -250,18 +264,7 @@ TEST_F(KueueKindsTest, ALocalQueueIsKeptOnItsClusterQueueAndServedFromIt) {
   EXPECT_EQ(Send("POST", kLocalQueues, kLocalQueueDocument).first, 409);
 
   // Its workloads' counts: a batch/v1 Job labelled with its name, admitted.
-  auto [job_code, job] = Send("POST", "/apis/batch/v1/namespaces/team-a/jobs", R"(
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: sample
-  labels: {kueue.x-k8s.io/queue-name: user-queue}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: main, image: busybox, command: [sh, -c, "exit 0"]}]
-)");
+  auto [job_code, job] = Send("POST", "/apis/batch/v1/namespaces/team-a/jobs", kBatchJob);
   ASSERT_EQ(job_code, 201) << job.dump();
   auto [pending_code, pending] = Send("GET", kLocalQueue);
   ASSERT_EQ(pending_code, 200) << pending.dump();
@@ -474,19 +477,6 @@ TEST_F(KueueKindsTest, V1beta1FlavorsAndLocalQueuesAreTheV1beta2Ones) {
   EXPECT_EQ(deleted["apiVersion"], "kueue.x-k8s.io/v1beta1");
   EXPECT_EQ(Send("GET", kLocalQueue).first, 404);
 }
-
-constexpr char kBatchJob[] = R"(
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: sample
-  labels: {kueue.x-k8s.io/queue-name: user-queue}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: main, image: busybox, command: [sh, -c, "exit 0"]}]
-)";
 
 // The events of a watch of `target` until `enough` of them, or the end of the watch after
 // `seconds`.
