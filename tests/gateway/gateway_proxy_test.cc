@@ -10,6 +10,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -104,9 +105,25 @@ class GatewayProxyTest : public ::testing::Test {
     gateway_ = std::move(*server);
   }
   uint16_t port() const { return gateway_->port(); }
+  // The gateway's metrics page once `shown` holds for it (the scrapes run on their own loop):
+  // bounded, not timed; the last page read when it never does.
+  std::string MetricsOnce(const std::function<bool(const std::string&)>& shown) {
+    std::string metrics = gateway_->MetricsText();
+    for (int i = 0; i < 3000 && !shown(metrics); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      metrics = gateway_->MetricsText();
+    }
+    return metrics;
+  }
 
   std::unique_ptr<GatewayServer> gateway_;
 };
+
+// Whether the counter `series` (its name and labels) reads more than zero on `metrics`.
+bool Counted(const std::string& metrics, const std::string& series) {
+  const size_t at = metrics.find(series + " ");
+  return at != std::string::npos && metrics.compare(at + series.size() + 1, 2, "0\n") != 0;
+}
 
 TEST_F(GatewayProxyTest, RoutesByModelAndListsModels) {
   FakeEngine a("a"), b("b");
@@ -576,6 +593,12 @@ models:
 - {{name: m, versions: [{{name: v1, endpoints: ["{}", "{}"]}}]}}
 )",
                            doomed.address(), alive.address()));
+  // The gateway's first scrape comes before the replica dies, else that scrape, not a request,
+  // finds it dead and takes it out of the rotation.
+  const std::string doomed_scraped = fmt::format(
+      "strata_gateway_scrapes_total{{endpoint=\"{}\",result=\"ok\"}}", doomed.address());
+  ASSERT_TRUE(Counted(MetricsOnce([&](const std::string& m) { return Counted(m, doomed_scraped); }),
+                      doomed_scraped));
   // Both replicas serve, so keep-alive connections to both sit in the pools.
   for (int i = 0; i < 4; ++i)
     EXPECT_EQ(Post(port(), "/v1/chat/completions", Chat("m")).status, 200);
@@ -656,14 +679,10 @@ models:
       fmt::format("strata_gateway_endpoint_up{{endpoint=\"{}\"}} 0", broken.address());
   const std::string healthy_up =
       fmt::format("strata_gateway_endpoint_up{{endpoint=\"{}\"}} 1", healthy.address());
-  // Bounded, not timed: both replicas scraped at least once.
-  std::string metrics = gateway_->MetricsText();
-  for (int i = 0; i < 3000 && (metrics.find(broken_down) == std::string::npos ||
-                               metrics.find(healthy_up) == std::string::npos);
-       ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    metrics = gateway_->MetricsText();
-  }
+  // Both replicas scraped at least once.
+  std::string metrics = MetricsOnce([&](const std::string& m) {
+    return m.find(broken_down) != std::string::npos && m.find(healthy_up) != std::string::npos;
+  });
   ASSERT_NE(metrics.find(broken_down), std::string::npos) << metrics;
   ASSERT_NE(metrics.find(healthy_up), std::string::npos) << metrics;
   EXPECT_EQ(
@@ -701,22 +720,16 @@ models:
 - {{name: m, versions: [{{name: v1, endpoints: ["{}", "{}"]}}]}}
 )",
                                policy, busy.address(), broken.address()));
-      // Bounded, not timed: both replicas scraped, the busy one's reading taken.
+      // Both replicas scraped, the busy one's reading taken.
       const std::string broken_failed = fmt::format(
           "strata_gateway_scrapes_total{{endpoint=\"{}\",result=\"error\"}}", broken.address());
       const std::string busy_ok = fmt::format(
           "strata_gateway_scrapes_total{{endpoint=\"{}\",result=\"ok\"}}", busy.address());
-      auto scraped = [&](const std::string& metrics, const std::string& series) {
-        const size_t at = metrics.find(series + " ");
-        return at != std::string::npos && metrics.compare(at + series.size() + 1, 2, "0\n") != 0;
+      auto scraped = [&](const std::string& m) {
+        return Counted(m, broken_failed) && Counted(m, busy_ok);
       };
-      std::string metrics = gateway_->MetricsText();
-      for (int i = 0; i < 3000 && !(scraped(metrics, broken_failed) && scraped(metrics, busy_ok));
-           ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        metrics = gateway_->MetricsText();
-      }
-      ASSERT_TRUE(scraped(metrics, broken_failed) && scraped(metrics, busy_ok)) << metrics;
+      std::string metrics = MetricsOnce(scraped);
+      ASSERT_TRUE(scraped(metrics)) << metrics;
       for (int i = 0; i < 10; ++i) {
         Reply reply = Post(port(), "/v1/chat/completions", Chat("m"));
         ASSERT_EQ(reply.status, 200) << reply.body;
