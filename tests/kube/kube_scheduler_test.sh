@@ -40,7 +40,12 @@ cluster=$repo/tools/kube/cluster.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kube_scheduler_test.XXXXXX")
 pids=()
 cleanup() {
+  local status=$?
   for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  # What the schedulers said, when something failed.
+  if ((status != 0 || failures != 0)); then
+    for log in "$dir"/strata-*.log; do echo "--- $log"; tail -60 "$log"; done
+  fi
   "$cluster" down "$dir" >/dev/null || true
   rm -rf "$dir"
 }
@@ -201,7 +206,7 @@ wait_for 30 released || true
 check "a half-bound gang whose rest cannot fit is released: its bound member is made again, unbound" \
   released
 check "and the released gang binds nothing" [ -z "$(node_of j-0)$(node_of j-1)" ]
-k delete pod j-0 j-1 prebound-1 --grace-period=0 --force >/dev/null 2>&1
+k delete pod j-0 j-1 prebound-1 --grace-period=0 --force --ignore-not-found >/dev/null 2>&1
 
 # ---- a Kubernetes PodGroup (the Workload API) ---------------------------------------------------
 # group_pod NAME SCHEDULER GPUS GROUP: a pod of PodGroup GROUP (spec.schedulingGroup).
@@ -486,6 +491,5 @@ echo "took over and bound in $((SECONDS - killed_at)) s"
 check "the pod was bound once" \
   [ "$(k get events --field-selector involvedObject.name=after-failover,reason=Scheduled -o name | wc -l)" = 1 ]
 
-for log in "$dir"/strata-*.log; do echo "--- $log"; tail -5 "$log"; done
 ((failures == 0)) || { echo "$failures check(s) failed"; exit 1; }
 echo "all checks passed"
