@@ -177,6 +177,15 @@ inline constexpr char kProjectLabel[] = "project";
 // JSON, beside the v1 spec made of it; a Node's GPU inventory (its status.gpus), as JSON.
 inline constexpr char kPodSpecAnnotation[] = "strata.dev/pod-spec";
 inline constexpr char kNodeGpusAnnotation[] = "strata.dev/gpus";
+
+// What the node agent reports on a pod of strata's through these annotations. On Kubernetes a
+// node's credentials may write a pod's status and nothing else of it (NodeRestriction), so the
+// Kubernetes store carries them as status conditions of the same names (kubestore's pod mapping).
+inline constexpr std::string_view kAgentReportedAnnotations[] = {
+    kStartedAtAnnotation,      kFinishedAtAnnotation, kReadyAtAnnotation,
+    kEndpointAnnotation,       kEnginePortAnnotation, kEngineAnnotation,
+    kLastCheckpointAnnotation, kGpuActivityAnnotation};
+
 // The label every Pod strata writes on Kubernetes carries, with the value kManagedByStrata: the
 // store's Pods there are the pods that have it.
 inline constexpr char kManagedByLabel[] = "app.kubernetes.io/managed-by";

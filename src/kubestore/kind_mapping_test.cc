@@ -111,6 +111,49 @@ TEST(KindMappingTest, APodRoundTripsThroughTheServersShape) {
   EXPECT_EQ(*decoded, expected);
 }
 
+TEST(KindMappingTest, WhatTheAgentReportsIsStatusANodesCredentialsMayWrite) {
+  // NodeRestriction lets a node write a pod's status and nothing else of it: the agent's
+  // reports (started-at, endpoint, ...) are status conditions, and a report changes only status.
+  api::Pod pod = TrainingPod();
+  pod.spec.node_name = "gpu-1";  // bound
+  const KindMapping& mapping = Mapping("Pod");
+  Json stored = AsStored(*mapping.to_kube(StoreObjectOf(pod), nullptr), 7);
+  pod.status.phase = api::PodPhase::kRunning;
+  pod.metadata.annotations[api::kStartedAtAnnotation] = "2026-12-06T13:00:00Z";
+  pod.metadata.annotations[api::kEndpointAnnotation] = "10.0.0.7:8000";
+  pod.metadata.annotations[api::kReadyAtAnnotation] = "2026-12-06T13:00:01.123456Z";
+  Result<Json> kube = mapping.to_kube(StoreObjectOf(pod), &stored);
+  ASSERT_TRUE(kube.has_value()) << kube.error().ToString();
+  Json without_status = *kube, stored_without_status = stored;
+  without_status.erase("status");
+  stored_without_status.erase("status");
+  stored_without_status["metadata"].erase("managedFields");  // the store's comparison ignores it
+  EXPECT_EQ(without_status, stored_without_status) << "a report is a status write alone";
+  auto condition = [&](const Json& object, std::string_view type) {
+    for (const Json& c : object["status"]["conditions"])
+      if (c["type"] == type) return c;
+    return Json();
+  };
+  EXPECT_EQ(
+      condition(*kube, api::kEndpointAnnotation),
+      Json({{"type", api::kEndpointAnnotation}, {"status", "True"}, {"message", "10.0.0.7:8000"}}));
+  EXPECT_EQ(condition(*kube, api::kReadyAtAnnotation)["message"], "2026-12-06T13:00:01.123456Z")
+      << "to the microsecond, as the autoscaler reads it";
+  // Read back, they are the pod's annotations again; one the agent no longer reports is gone.
+  Json written = AsStored(*kube, 8);
+  Result<store::Object> back = FromKube(mapping, written);
+  ASSERT_TRUE(back.has_value()) << back.error().ToString();
+  api::Object decoded_object = Decoded(*back);
+  const api::Pod* decoded = decoded_object.As<api::Pod>();
+  ASSERT_NE(decoded, nullptr);
+  EXPECT_EQ(decoded->metadata.annotations, pod.metadata.annotations);
+  pod.metadata.annotations.erase(api::kReadyAtAnnotation);
+  Result<Json> unready = mapping.to_kube(StoreObjectOf(pod), &written);
+  ASSERT_TRUE(unready.has_value());
+  EXPECT_TRUE(condition(*unready, api::kReadyAtAnnotation).is_null());
+  EXPECT_FALSE(condition(*unready, api::kStartedAtAnnotation).is_null());
+}
+
 TEST(KindMappingTest, AnUpdateKeepsTheServersSpecAndWritesStrataStatus) {
   api::Pod pod = TrainingPod();
   const KindMapping& mapping = Mapping("Pod");

@@ -51,9 +51,12 @@ bool Owned(const KindMapping& mapping, const Json& object) {
   return labels.value(api::kManagedByLabel, "") == api::kManagedByStrata;
 }
 
-// The field selector of a kubelet's pods: those bound to its node ("" for any other read).
+// The field selector of a kubelet's reads: the pods bound to its node, and its own Node (the
+// Node authorizer lets a node's credentials read no other); "" for any other read.
 std::string FieldSelectorFor(const KindMapping& mapping, const std::string& kubelet_node) {
-  return KubeletPods(mapping, kubelet_node) ? "spec.nodeName=" + kubelet_node : "";
+  if (KubeletPods(mapping, kubelet_node)) return "spec.nodeName=" + kubelet_node;
+  if (mapping.kind == "Node" && !kubelet_node.empty()) return "metadata.name=" + kubelet_node;
+  return "";
 }
 
 // The store object of `object`, the server's, through `mapping`; a pod strata did not write is

@@ -1,5 +1,8 @@
 // strata's Pods as v1 Pods (see kind_mapping.h).
+#include <algorithm>
+#include <iterator>
 #include <string>
+#include <string_view>
 
 #include "api/annotations.h"
 #include "api/object_meta.h"
@@ -14,12 +17,44 @@ namespace {
 
 const std::string kOwnedSelector = std::string(api::kManagedByLabel) + "=" + api::kManagedByStrata;
 
+bool AgentReported(std::string_view key) {
+  return std::find(std::begin(api::kAgentReportedAnnotations),
+                   std::end(api::kAgentReportedAnnotations),
+                   key) != std::end(api::kAgentReportedAnnotations);
+}
+
+// The agent's reports (api::kAgentReportedAnnotations) go in the v1 status, as conditions of the
+// annotations' names (a qualified name, as a pod condition type of anyone's but the kubelet's
+// must be) whose message is the value: the node's credentials may write them there. Those of
+// `annotations` replace the ones `status` had.
+void PutReports(const Json& annotations, Json& status) {
+  Json& conditions = status["conditions"];
+  if (!conditions.is_array()) conditions = Json::array();
+  Json kept = Json::array();
+  for (Json& condition : conditions) {
+    const Json& type = MemberOrNull(condition, "type");
+    if (!type.is_string() || !AgentReported(type.get<std::string>())) {
+      kept.push_back(std::move(condition));
+    }
+  }
+  conditions = std::move(kept);
+  if (!annotations.is_object()) return;
+  for (std::string_view key : api::kAgentReportedAnnotations) {
+    const Json& value = MemberOrNull(annotations, std::string(key));
+    if (!value.is_string()) continue;
+    conditions.push_back({{"type", key}, {"status", "True"}, {"message", value}});
+  }
+}
+
 Result<Json> PodToKube(const store::Object& object, const Json* current) {
   const Json& spec = MemberOrNull(object.body, "spec");
   Json out = {{"apiVersion", "v1"}, {"kind", "Pod"}};
   out["metadata"] = KubeMetadata(object, current, /*namespaced=*/true, /*keep_foreign=*/true);
   out["metadata"]["labels"][api::kManagedByLabel] = api::kManagedByStrata;
   out["metadata"]["annotations"][api::kPodSpecAnnotation] = spec.is_object() ? spec.dump() : "{}";
+  for (std::string_view key : api::kAgentReportedAnnotations) {
+    out["metadata"]["annotations"].erase(std::string(key));
+  }
   if (current != nullptr) {
     out["spec"] = MemberOrNull(*current, "spec");
   } else {
@@ -28,6 +63,7 @@ Result<Json> PodToKube(const store::Object& object, const Json* current) {
   out["status"] = api::V1PodStatus(MemberOrNull(object.body, "status"),
                                    current != nullptr ? MemberOrNull(*current, "status") : Json(),
                                    api::PodServes(object.body));
+  PutReports(MemberOrNull(MemberOrNull(object.body, "metadata"), "annotations"), out["status"]);
   return out;
 }
 
@@ -68,12 +104,21 @@ Result<Json> PodFromKube(const Json& object) {
       status["exitCode"] = terminated["exitCode"];
     }
   }
-  return Json{
-      {"apiVersion", api::kApiVersion},
-      {"kind", "Pod"},
-      {"metadata", StrataMetadata(metadata, {api::kManagedByLabel, api::kPodSpecAnnotation})},
-      {"spec", std::move(spec)},
-      {"status", std::move(status)}};
+  // The agent's reports, from the status (a pod written before they moved there keeps its
+  // annotations until they are written again).
+  Json strata_metadata = StrataMetadata(metadata, {api::kManagedByLabel, api::kPodSpecAnnotation});
+  for (const Json& condition : MemberOrNull(kube_status, "conditions")) {
+    const Json& type = MemberOrNull(condition, "type");
+    if (!type.is_string() || !AgentReported(type.get<std::string>())) continue;
+    if (MemberOrNull(condition, "message").is_string()) {
+      strata_metadata["annotations"][type.get<std::string>()] = condition["message"];
+    }
+  }
+  return Json{{"apiVersion", api::kApiVersion},
+              {"kind", "Pod"},
+              {"metadata", std::move(strata_metadata)},
+              {"spec", std::move(spec)},
+              {"status", std::move(status)}};
 }
 
 }  // namespace
