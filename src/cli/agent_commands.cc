@@ -28,6 +28,7 @@
 #include "common/atomic_file.h"
 #include "common/clock.h"
 #include "kube/client.h"
+#include "kube/node_bootstrap.h"
 #include "kubestore/kube_store.h"
 #include "net/http_server.h"
 #include "node/node_agent.h"
@@ -56,6 +57,7 @@ struct AgentOptions {
   std::string address;  // where this node's workers are reached; empty: its host name
   // On Kubernetes: the kubeconfig, and the kubelet endpoint's address and client CA.
   std::string kubeconfig;
+  std::string bootstrap_kubeconfig;  // with kubeconfig: the kubelet's TLS bootstrap
   bool on_kubernetes = false;
   std::string kubelet_listen = "127.0.0.1:0";
   std::string kubelet_client_ca_file;
@@ -162,6 +164,13 @@ Result<std::unique_ptr<AgentStore>> JoinKubernetes(const AgentOptions& options, 
   auto joined = std::make_unique<AgentStore>();
   kube::ClientOptions client_options;
   client_options.user_agent = "strata-agent/" STRATA_VERSION;
+  if (!options.bootstrap_kubeconfig.empty()) {
+    kube::NodeBootstrap bootstrap;
+    bootstrap.node_name = node.metadata.name;
+    bootstrap.kubeconfig_path = options.kubeconfig;
+    bootstrap.bootstrap_kubeconfig_path = options.bootstrap_kubeconfig;
+    RETURN_IF_ERROR(kube::EnsureNodeCredentials(bootstrap, RealClock::Instance()));
+  }
   ASSIGN_OR_RETURN(joined->kube_client,
                    kube::Client::FromKubeconfig(options.kubeconfig, client_options));
   // The kubelet's view of pods: those bound to its node, strata's or anyone's.
@@ -338,6 +347,14 @@ STRATA_REGISTER_COMMANDS("agent", [](CLI::App& app) {
       "--kubeconfig", options->kubeconfig,
       "Join the Kubernetes cluster of this kubeconfig instead (strata up --store kubernetes), as "
       "a virtual kubelet: its Node and Lease, its pods, kubectl logs");
+  agent
+      ->add_option("--bootstrap-kubeconfig", options->bootstrap_kubeconfig,
+                   "With --kubeconfig: the kubelet's TLS bootstrap. When --kubeconfig holds no "
+                   "certificate of this node's (or one about to expire), a new key's request is "
+                   "posted with these credentials (a bootstrap token) and, once approved and "
+                   "signed, --kubeconfig is written: the node then acts as system:node:NAME, "
+                   "confined to its own Node and pods by the Node authorizer and NodeRestriction")
+      ->needs(kubeconfig);
   server->needs(join_token)->excludes(kubeconfig);
   join_token->needs(server)->excludes(kubeconfig);
   agent

@@ -9,18 +9,10 @@
 #include <boost/asio/ip/address.hpp>
 #include <memory>
 
+#include "net/pem_text.h"
+
 namespace strata::net {
 namespace {
-
-// The PEM text of what `write` puts into a memory BIO.
-template <typename Write>
-std::string ToPem(Write write) {
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), &BIO_free);
-  if (!bio || write(bio.get()) != 1) return "";
-  char* data = nullptr;
-  long size = BIO_get_mem_data(bio.get(), &data);
-  return std::string(data, static_cast<size_t>(size));
-}
 
 bool AddExtension(X509* cert, int nid, const std::string& value) {
   X509V3_CTX context;

@@ -28,8 +28,10 @@
 #  - a Kubeflow PyTorchJob given to `strata apply` becomes a strata Job on the cluster and runs;
 #    `strata get` and `strata delete` with --kubeconfig work on the cluster with no server;
 #  - /metrics and the dashboard as on SQLite;
-#  - `strata agent --kubeconfig` joins as a virtual kubelet (Node, Lease, kubelet endpoint): a
-#    3 x 4-GPU Job spans it and the plane's nodes, and kubectl logs reads its pod there;
+#  - `strata agent --kubeconfig` joins as a virtual kubelet (Node, Lease, kubelet endpoint) with
+#    a node's own credentials, from the kubelet's TLS bootstrap (a bootstrap token; its request
+#    approved by kube-controller-manager): system:node:NAME, refused another node; a 3 x 4-GPU Job
+#    spans it and the plane's nodes, and kubectl logs reads its pod there;
 #  - a TP=2 strata Service applied with kubectl gets a replica: a v1 Pod of two GPUs (engine-sim
 #    on the simulated GPUs), Ready once its engine is; strata's gateway answers a chat completion
 #    for its model from it, and under a burst of the official openai client's streams it scales
@@ -370,12 +372,23 @@ cost_series=$(curl -s -m 10 -H "$admin_header" \
 check "and the cost ledger's spend over time, the deleted Job's included" \
   grep -q '"team-a/ptj"' <<<"$cost_series"
 
-# strata agent --kubeconfig: a virtual kubelet that joins the cluster by itself.
-"$strata" agent --kubeconfig "$plane_kubeconfig" --name agent-node --address 127.0.0.1 \
+# strata agent --kubeconfig: a virtual kubelet that joins the cluster by itself, as a node: its
+# credentials come from the kubelet's TLS bootstrap with a bootstrap token.
+"$cluster" bootstrap-token "$dir" "$dir/bootstrap.kubeconfig"
+"$strata" agent --kubeconfig "$dir/agent-node.kubeconfig" \
+  --bootstrap-kubeconfig "$dir/bootstrap.kubeconfig" --name agent-node --address 127.0.0.1 \
   --simulate 1x4:H100-80GB,prefix=agent --data-dir "$dir/agent" >"$dir/agent.log" 2>&1 &
 agent_pid=$!
 check "strata agent --kubeconfig joins as a Ready v1 Node" wait_for 30 node_ready agent-node
 check "and renews its Lease in kube-node-lease" wait_for 30 k get lease -n kube-node-lease agent-node
+check "its certificate request was approved and signed" \
+  grep -q "Approved,Issued" <<<"$(k get csr -o wide 2>&1 | grep kube-apiserver-client-kubelet)"
+as_agent() { "$KUBE_BIN_DIR/kubectl" --kubeconfig "$dir/agent-node.kubeconfig" "$@"; }
+check "it acts as system:node:agent-node (its kubeconfig written 0600)" \
+  [ "$(as_agent auth whoami -o jsonpath='{.status.userInfo.username}')" = system:node:agent-node ] \
+  && [ "$(stat -c %a "$dir/agent-node.kubeconfig")" = 600 ]
+check "which may not touch another node (the Node authorizer)" \
+  grep -q "Forbidden" <<<"$(as_agent label node "$first_node" stolen=yes 2>&1)"
 apply_shell_job team-a wide 3 4 'echo rank $PET_NODE_RANK here'
 wide_done() { [ "$(k get sjob -n team-a wide -o jsonpath='{.status.phase}')" = Succeeded ]; }
 check "a Job of 3 x 4 GPUs spans the agent's node and succeeds" wait_for 90 wide_done
