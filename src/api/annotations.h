@@ -177,6 +177,10 @@ inline constexpr char kProjectLabel[] = "project";
 // JSON, beside the v1 spec made of it; a Node's GPU inventory (its status.gpus), as JSON.
 inline constexpr char kPodSpecAnnotation[] = "strata.dev/pod-spec";
 inline constexpr char kNodeGpusAnnotation[] = "strata.dev/gpus";
+// On Kubernetes, the taint (NoSchedule) on the nodes a control plane's own agent runs (strata up
+// --store kubernetes without --no-nodes): that agent runs strata's pods only, so other schedulers
+// place no one else's pod there; strata's scheduler places its pods there as if untainted.
+inline constexpr char kStrataPodsOnlyTaint[] = "strata.dev/strata-pods-only";
 
 // What the node agent reports on a pod of strata's through these annotations. On Kubernetes a
 // node's credentials may write a pod's status and nothing else of it (NodeRestriction), so the

@@ -130,6 +130,34 @@ spec:
   EXPECT_EQ(fresh.restart_count, 0);
 }
 
+TEST(SchedulerLoopTest, StrataPlacesItsPodsOnANodeTaintedForStrataPodsOnly) {
+  // On Kubernetes a plane's own nodes carry the taint that keeps other schedulers' pods off;
+  // strata's pods, which that node's agent runs, are placed there as if it were not there.
+  TestCluster cluster;
+  cluster.Apply(R"(apiVersion: strata.dev/v1alpha1
+kind: Node
+metadata: {name: plane-node}
+spec:
+  taints: [{key: strata.dev/strata-pods-only, effect: NoSchedule}]
+status:
+  capacity: {cpu: 8, memory: 32Gi}
+  conditions: [{type: Ready, status: "True", lastHeartbeatTime: "2026-01-01T00:00:00Z"}]
+)");
+  cluster.Apply(R"(apiVersion: v1
+kind: Pod
+metadata: {name: worker}
+spec:
+  restartPolicy: Never
+  containers:
+    - name: c
+      image: busybox
+      command: [sleep, "1000"]
+      resources: {limits: {cpu: "1"}}
+)");
+  cluster.Reconcile(1);
+  EXPECT_EQ(cluster.Pod("worker").spec.node_name, "plane-node");
+}
+
 TEST(SchedulerLoopTest, ExplainsAPendingProbePodInItsStatusAndOneDeduplicatedEvent) {
   TestCluster cluster;
   cluster.AddNode("node-a", 1);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "api/annotations.h"
 #include "api/job_roles.h"
 #include "api/queue.h"
 #include "controller/training_pod.h"
@@ -153,6 +154,8 @@ sched::Node ConvertNode(const api::Node& node) {
   out.name = node.metadata.name;
   out.labels = sched::Labels(node.metadata.labels.begin(), node.metadata.labels.end());
   for (const api::Taint& taint : node.spec.taints) {
+    // Every pod this scheduler places is strata's, which the tainted node's agent runs.
+    if (taint.key == api::kStrataPodsOnlyTaint) continue;
     out.taints.push_back({taint.key, taint.value, Effect(taint.effect)});
   }
   if (!NodeReady(node)) {

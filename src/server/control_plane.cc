@@ -16,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "api/annotations.h"
 #include "api/pod_contract.h"
 #include "cluster/indexes.h"
 #include "kube/client.h"
@@ -347,6 +348,10 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
       each.metadata.annotations[api::kNodeAddressAnnotation] = "127.0.0.1";
   }
   if (impl->kube_client != nullptr && !nodes.empty()) {
+    // This plane's agent runs strata's pods only (its store reads no other's): kube-scheduler
+    // and the like are kept from binding anyone else's pod here, where it would never start.
+    for (api::Node& each : nodes)
+      each.spec.taints.push_back({api::kStrataPodsOnlyTaint, "", "NoSchedule"});
     KubeletEndpointOptions kubelet;
     kubelet.listen = options.kubelet_listen;
     kubelet.client_ca_file = options.kubelet_client_ca_file;

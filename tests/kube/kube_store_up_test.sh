@@ -28,6 +28,8 @@
 #  - a Kubeflow PyTorchJob given to `strata apply` becomes a strata Job on the cluster and runs;
 #    `strata get` and `strata delete` with --kubeconfig work on the cluster with no server;
 #  - /metrics and the dashboard as on SQLite;
+#  - the plane's own nodes carry the NoSchedule taint strata.dev/strata-pods-only (its agent runs
+#    no one else's pods), and strata's pods are placed there all the same;
 #  - `strata agent --kubeconfig` joins as a virtual kubelet (Node, Lease, kubelet endpoint) with
 #    a node's own credentials, from the kubelet's TLS bootstrap (a bootstrap token; its request
 #    approved by kube-controller-manager): system:node:NAME, refused another node; a 3 x 4-GPU Job
@@ -96,6 +98,8 @@ check "with 4 GPUs allocatable" \
   [ "$(k get node "$first_node" -o jsonpath='{.status.allocatable.nvidia\.com/gpu}')" = 4 ]
 check "and GPU Feature Discovery's product label" \
   [ -n "$(k get node "$first_node" -o jsonpath='{.metadata.labels.nvidia\.com/gpu\.product}')" ]
+check "and the taint that keeps others' pods off (its agent runs strata's pods only)" \
+  [ "$(k get node "$first_node" -o jsonpath='{.spec.taints[?(@.key=="strata.dev/strata-pods-only")].effect}')" = NoSchedule ]
 heartbeat() {
   k get node "$first_node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}'
 }
