@@ -84,7 +84,7 @@ void ReadContainer(const Json& spec, api::Pod& pod) {
     if (!MemberOrNull(resources, map).is_object()) continue;
     Json kept = Json::object();
     for (const auto& [resource, amount] : resources[map].items()) {
-      if (resource == "cpu" || resource == "memory" || resource == "nvidia.com/gpu") {
+      if (resource == "cpu" || resource == "memory" || resource == api::kGpuResourceName) {
         kept[resource] = amount;
       } else if (resource.starts_with("nvidia.com/")) {
         shares.emplace(resource, amount.is_string() ? amount.get<std::string>() : amount.dump());
