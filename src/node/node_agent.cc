@@ -506,9 +506,14 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
       }
     }
     ReportGpuActivity(pass, raw.uid, pod, after);
-    // Each GPU's health as the node's inventory says now.
+    // Each GPU's health as the node's inventory says now. Only where the pod carries its
+    // report (or a restarted agent learnt its GPUs from the state file alone): a server that
+    // drops allocatedResourcesStatus (its ResourceHealthStatus gate off) gets no write a pass.
     const api::Node* node = FindNode(pass, pod.spec.node_name);
-    if (const std::vector<int64_t>* held = gpus_.HeldBy(raw.uid); held && node != nullptr) {
+    const std::vector<int64_t>* held = gpus_.HeldBy(raw.uid);
+    if (held != nullptr && node != nullptr &&
+        (api::PodAnnotation(pod, api::kAllocatedGpusAnnotation) != nullptr ||
+         pass.gpus_to_report.count(raw.uid) > 0)) {
       after.metadata.annotations[api::kAllocatedGpusAnnotation] =
           AllocatedGpusAnnotation(*node, *held);
     }

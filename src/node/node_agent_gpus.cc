@@ -23,6 +23,7 @@ void NodeAgent::RestoreGpus(Pass& pass) {
     if (status && !status->gpu_indices.empty()) {
       gpus_.Restore(raw.uid, pod.spec.node_name,
                     std::vector<int64_t>(status->gpu_indices.begin(), status->gpu_indices.end()));
+      pass.gpus_to_report.insert(raw.uid);
       continue;
     }
     const std::string* reported = api::PodAnnotation(pod, api::kAllocatedGpusAnnotation);

@@ -36,6 +36,9 @@ struct NodeAgent::Pass {
   // Pods a liveness or startup probe kills this pass: uid -> the probe's failure.
   std::map<std::string, std::string> probe_killed;
   std::map<std::string, Duration> kill_grace;
+  // Foreign pods whose GPUs a restarted agent learnt from their processes' state file alone:
+  // reported on the pod again this pass (by uid).
+  std::set<std::string> gpus_to_report;
   Status first_error;
 
   void Note(Status status) {
