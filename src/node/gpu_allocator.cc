@@ -44,8 +44,8 @@ std::set<std::string> UnhealthyGpuUuids(const api::Node& node) {
   return unhealthy;
 }
 
-bool AllocatableGpu(const api::Node& node, const api::NodeGpu& gpu) {
-  return !gpu.mig_enabled && (gpu.uuid.empty() || UnhealthyGpuUuids(node).count(gpu.uuid) == 0);
+bool AllocatableGpu(const api::NodeGpu& gpu, const std::set<std::string>& unhealthy) {
+  return !gpu.mig_enabled && (gpu.uuid.empty() || unhealthy.count(gpu.uuid) == 0);
 }
 
 std::string GpuResourceId(const api::NodeGpu& gpu) {
@@ -114,8 +114,9 @@ Result<std::vector<int64_t>> PickGpus(const api::Node& node, const std::set<int6
   std::vector<api::NodeGpu> gpus = node.status.gpus;
   std::sort(gpus.begin(), gpus.end(),
             [](const api::NodeGpu& a, const api::NodeGpu& b) { return a.index < b.index; });
+  const std::set<std::string> unhealthy = UnhealthyGpuUuids(node);
   for (const api::NodeGpu& gpu : gpus) {
-    if (!AllocatableGpu(node, gpu)) continue;
+    if (!AllocatableGpu(gpu, unhealthy)) continue;
     ++healthy;
     if (held.count(gpu.index) > 0) continue;
     free_by_island[gpu.nvlink_island].push_back(gpu.index);

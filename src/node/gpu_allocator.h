@@ -23,10 +23,10 @@ inline constexpr char kUnexpectedAdmissionError[] = "UnexpectedAdmissionError";
 // gpucores...): the agent has no allocator for shares of foreign pods.
 inline constexpr char kGpuShareUnsupportedReason[] = "GpuShareUnsupported";
 
-// Whether `gpu` of `node` can be given to a pod as one nvidia.com/gpu: healthy by the node's
-// api::kGpuHealthAnnotation (absent: healthy) and not in MIG mode (a MIG GPU's instances are
-// resources of their own, as with the device plugin's mixed strategy).
-bool AllocatableGpu(const api::Node& node, const api::NodeGpu& gpu);
+// Whether `gpu` can be given to a pod as one nvidia.com/gpu: its UUID not among `unhealthy`
+// (UnhealthyGpuUuids of its node) and not in MIG mode (a MIG GPU's instances are resources of
+// their own, as with the device plugin's mixed strategy).
+bool AllocatableGpu(const api::NodeGpu& gpu, const std::set<std::string>& unhealthy);
 
 // The UUIDs of the GPUs `node`'s api::kGpuHealthAnnotation says are unhealthy; none when it has
 // none or it does not parse.
