@@ -377,6 +377,21 @@ TEST_F(NodeAgentForeignTest, PodsGetDisjointGpusAndOneThatFindsNoneFreeIsRejecte
   EXPECT_EQ(SeenGpus("gpu-4"), "0,1 GPU-0,GPU-1");
 }
 
+TEST_F(NodeAgentForeignTest, APodThatEndsFreesItsGpus) {
+  CreateNode();
+  api::Pod batch = GpuPod("batch", 4);
+  batch.spec.template_.command = {"sh", "-c", "test \"$CUDA_VISIBLE_DEVICES\" = 0,1,2,3"};
+  batch.spec.restart_policy = "Never";
+  Create(batch);
+  std::optional<api::Pod> done =
+      RunUntil("batch", [](const auto& p) { return p && api::PodTerminal(*p); });
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status.phase, api::PodPhase::kSucceeded) << done->status.message;
+  Create(GpuPod("next", 4));
+  ASSERT_TRUE(RunUntil("next", Running));
+  EXPECT_EQ(SeenGpus("next"), "0,1,2,3 GPU-0,GPU-1,GPU-2,GPU-3");
+}
+
 TEST_F(NodeAgentForeignTest, TheAgentsGpusOverrideThoseAPodNamesItself) {
   CreateNode();
   api::Pod own = GpuPod("own", 1);
