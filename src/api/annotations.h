@@ -159,6 +159,9 @@ inline constexpr char kGpuProductLabel[] = "nvidia.com/gpu.product";
 inline constexpr char kGpuMemoryLabel[] = "nvidia.com/gpu.memory";
 inline constexpr char kGpuCountLabel[] = "nvidia.com/gpu.count";
 inline constexpr char kGpuPresentLabel[] = "nvidia.com/gpu.present";
+// The extended resource NVIDIA's device plugin advertises whole GPUs as, and pods ask for them
+// with.
+inline constexpr char kGpuResourceName[] = "nvidia.com/gpu";
 
 // What the inventory agent (strata agent --inventory, a DaemonSet on GPU nodes) adds to its
 // Node beside GPU Feature Discovery's labels: how many NVLink islands its GPUs form, whether any
@@ -209,12 +212,22 @@ inline constexpr char kForeignDeletingAnnotation[] = "strata.dev/foreign-deletin
 inline constexpr char kCannotRunAnnotation[] = "strata.dev/cannot-run";
 inline constexpr char kIgnoredFieldsAnnotation[] = "strata.dev/ignored-fields";
 inline constexpr char kCannotRunReason[] = "CannotRunAsProcess";
+// The GPUs the agent gave a foreign pod for its nvidia.com/gpu at admission (node/gpu_allocator.h),
+// as a JSON array of v1 ResourceHealth ({"resourceID": the GPU's UUID, "health": "Healthy"}):
+// written by the agent, reported as the container's allocatedResourcesStatus and read back from
+// it, so that a restarted agent gives them to no other pod.
+inline constexpr char kAllocatedGpusAnnotation[] = "strata.dev/allocated-gpus";
+// On a foreign pod whose container asks for a share of a GPU (HAMi's nvidia.com/gpumem,
+// nvidia.com/gpucores...): those resources ("nvidia.com/gpumem=4000"), which the agent refuses
+// at admission.
+inline constexpr char kGpuShareRequestAnnotation[] = "strata.dev/gpu-share-request";
 // Whether `key` is one of the annotations above that only a virtual kubelet's store sets. The
 // API refuses them on what a user writes: a pod that claimed to be foreign would choose its own
 // CUDA_VISIBLE_DEVICES and the other variables strata reserves.
 inline bool IsKubeletStoreAnnotation(std::string_view key) {
   return key == kForeignPodAnnotation || key == kForeignDeletingAnnotation ||
-         key == kCannotRunAnnotation || key == kIgnoredFieldsAnnotation;
+         key == kCannotRunAnnotation || key == kIgnoredFieldsAnnotation ||
+         key == kAllocatedGpusAnnotation || key == kGpuShareRequestAnnotation;
 }
 
 }  // namespace strata::api

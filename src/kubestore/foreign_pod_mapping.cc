@@ -1,6 +1,7 @@
 // Pods strata did not make, as a virtual kubelet reads and reports them (foreign_pod_mapping.h).
 #include "kubestore/foreign_pod_mapping.h"
 
+#include <map>
 #include <string>
 
 #include "api/annotations.h"
@@ -76,15 +77,27 @@ void ReadContainer(const Json& spec, api::Pod& pod) {
   Json readable = spec;
   readable.erase("nodeSelector");
   Json& resources = readable["containers"][0]["resources"];
+  // A share of a GPU (HAMi's nvidia.com/gpumem, gpucores...) is said on the pod: the agent
+  // refuses it at admission rather than give a whole GPU for it.
+  std::map<std::string, std::string> shares;
   for (const char* map : {"limits", "requests"}) {
     if (!MemberOrNull(resources, map).is_object()) continue;
     Json kept = Json::object();
     for (const auto& [resource, amount] : resources[map].items()) {
-      if (resource == "cpu" || resource == "memory" || resource == "nvidia.com/gpu") {
+      if (resource == "cpu" || resource == "memory" || resource == api::kGpuResourceName) {
         kept[resource] = amount;
+      } else if (resource.starts_with("nvidia.com/")) {
+        shares.emplace(resource, amount.is_string() ? amount.get<std::string>() : amount.dump());
       }
     }
     resources[map] = std::move(kept);
+  }
+  if (!shares.empty()) {
+    std::string described;
+    for (const auto& [resource, amount] : shares) {
+      described += (described.empty() ? "" : ", ") + resource + "=" + amount;
+    }
+    pod.metadata.annotations[api::kGpuShareRequestAnnotation] = described;
   }
   // Its variables are the user's alone: strata sets none of its own (torchrun's, STRATA_*) in
   // a pod it did not make, so none is reserved (an operator's MASTER_ADDR, RANK... pass).
@@ -171,6 +184,19 @@ Result<Json> ForeignPodFromKube(const Json& object) {
     }
     if (MemberOrNull(terminated, "finishedAt").is_string()) {
       annotations[api::kFinishedAtAnnotation] = terminated["finishedAt"].get<std::string>();
+    }
+    // The GPUs the agent gave the pod: a restarted agent gives them to no other pod.
+    for (const Json& allocated : MemberOrNull(container, "allocatedResourcesStatus")) {
+      if (MemberOrNull(allocated, "name") == Json(api::kGpuResourceName) &&
+          MemberOrNull(allocated, "resources").is_array()) {
+        Json devices = Json::array();
+        for (const Json& device : allocated["resources"]) {
+          if (!MemberOrNull(device, "resourceID").is_string()) continue;
+          devices.push_back({{"resourceID", device["resourceID"]},
+                             {"health", StringOr(device, "health", "Unknown")}});
+        }
+        annotations[api::kAllocatedGpusAnnotation] = devices.dump();
+      }
     }
   }
   const Json& metadata_in = MemberOrNull(object, "metadata");
@@ -269,6 +295,14 @@ Result<Json> ForeignPodToKube(const store::Object& object, const Json& current) 
   for (const Json& spec_container : MemberOrNull(MemberOrNull(current, "spec"), "containers")) {
     if (MemberOrNull(spec_container, "name") == container["name"]) {
       container["image"] = StringOr(spec_container, "image");
+    }
+  }
+  if (const std::string* gpus = annotation(api::kAllocatedGpusAnnotation)) {
+    // As the kubelet reports a device plugin's devices (v1 ResourceStatus).
+    Json devices = Json::parse(*gpus, nullptr, /*allow_exceptions=*/false);
+    if (devices.is_array()) {
+      container["allocatedResourcesStatus"] =
+          Json::array({{{"name", api::kGpuResourceName}, {"resources", std::move(devices)}}});
     }
   }
   if (pod->status.exit_code) {

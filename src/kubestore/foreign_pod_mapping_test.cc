@@ -278,5 +278,44 @@ TEST(ForeignPodMappingTest, ADeletedPodReadsAsOneToStopWithinItsGrace) {
   EXPECT_EQ(api::StopRequested(pod), "Deleted");
 }
 
+TEST(ForeignPodMappingTest, ItsGpusAreReportedAsAllocatedResourcesAndReadBack) {
+  Json server = DeploymentPod();
+  server["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "2";
+  store::Object object = StoreObject(server);
+  api::Pod pod = Decoded(object.body);
+  EXPECT_EQ(pod.spec.resources.gpu.Units(), 2);
+  EXPECT_EQ(api::PodAnnotation(pod, api::kGpuShareRequestAnnotation), nullptr);
+  pod.status.phase = api::PodPhase::kRunning;
+  pod.metadata.annotations[api::kStartedAtAnnotation] = "2026-12-06T10:00:05Z";
+  const std::string gpus =
+      R"([{"health":"Healthy","resourceID":"GPU-a"},{"health":"Unhealthy","resourceID":"GPU-b"}])";
+  pod.metadata.annotations[api::kAllocatedGpusAnnotation] = gpus;
+  Result<Json> written = ForeignPodToKube(WithPod(object, pod), server);
+  ASSERT_TRUE(written.has_value()) << written.error().ToString();
+  // v1 ContainerStatus.allocatedResourcesStatus, as the kubelet reports a device plugin's.
+  EXPECT_EQ((*written)["status"]["containerStatuses"][0]["allocatedResourcesStatus"],
+            Json::parse(R"([{"name": "nvidia.com/gpu", "resources": [
+                {"resourceID": "GPU-a", "health": "Healthy"},
+                {"resourceID": "GPU-b", "health": "Unhealthy"}]}])"));
+  // Read back, a restarted agent learns what the pod holds.
+  api::Pod read = Decoded(*ForeignPodFromKube(*written));
+  ASSERT_NE(api::PodAnnotation(read, api::kAllocatedGpusAnnotation), nullptr);
+  EXPECT_EQ(*api::PodAnnotation(read, api::kAllocatedGpusAnnotation), gpus);
+}
+
+TEST(ForeignPodMappingTest, AShareOfAGpuIsSaidOnThePod) {
+  Json server = DeploymentPod();
+  Json& limits = server["spec"]["containers"][0]["resources"]["limits"];
+  limits["nvidia.com/gpu"] = "1";
+  limits["nvidia.com/gpumem"] = "4000";
+  limits["nvidia.com/gpucores"] = "30";
+  api::Pod pod = Decoded(StoreObject(server).body);
+  const std::string* share = api::PodAnnotation(pod, api::kGpuShareRequestAnnotation);
+  ASSERT_NE(share, nullptr);
+  EXPECT_EQ(*share, "nvidia.com/gpucores=30, nvidia.com/gpumem=4000");
+  EXPECT_EQ(api::PodAnnotation(pod, api::kCannotRunAnnotation), nullptr)
+      << "the agent refuses it at admission, by name";
+}
+
 }  // namespace
 }  // namespace strata::kubestore

@@ -20,8 +20,8 @@
 #include "node/env_references.h"
 #include "node/env_resolution.h"
 #include "node/foreign_pod.h"
+#include "node/node_agent_pass.h"
 #include "node/pod_identity.h"
-#include "observe/cluster_gpus.h"
 
 namespace strata::node {
 namespace {
@@ -103,30 +103,6 @@ void MarkFailed(api::Pod& pod, std::string reason, std::string message,
 bool IsReplica(const api::Pod& pod) { return pod.spec.owner.kind == "Service"; }
 
 }  // namespace
-
-// What one pass found: the pods bound here, and why the agent stops some of them.
-struct NodeAgent::Pass {
-  std::vector<std::pair<store::Object, api::Pod>> pods;
-  // Pods whose processes the pass stops because one of them failed: uid -> that process.
-  std::map<std::string, ProcessStatus> failed_first;
-  std::set<std::string> checkpoint_dirs_in_use;
-  // Nodes read from the store this pass, by name; nullopt: not in the store.
-  std::map<std::string, std::optional<api::Node>> nodes;
-  // Ports of this node's replica engines, recorded or picked this pass.
-  std::set<int> engine_ports;
-  // Replica leaders whose engine answered its readiness probe this pass, by uid.
-  std::set<std::string> ready;
-  // Pods with a readiness probe of their own: whether it passes now, by uid.
-  std::map<std::string, bool> probed_ready;
-  // Pods a liveness or startup probe kills this pass: uid -> the probe's failure.
-  std::map<std::string, std::string> probe_killed;
-  std::map<std::string, Duration> kill_grace;
-  Status first_error;
-
-  void Note(Status status) {
-    if (first_error.ok() && !status.ok()) first_error = std::move(status);
-  }
-};
 
 NodeAgent::NodeAgent(store::Store& store, cluster::Cache& cache, NodeRuntime& runtime,
                      const Clock& clock, NodeAgentOptions options)
@@ -227,12 +203,14 @@ Status NodeAgent::RunOnce() {
   std::erase_if(pod_ips_, [&](const auto& entry) { return stored_uids.count(entry.first) == 0; });
   std::erase_if(restart_at_,
                 [&](const auto& entry) { return stored_uids.count(entry.first) == 0; });
+  gpus_.Retain(stored_uids);
 
   for (const auto& [raw, pod] : pass.pods) {
     Result<int> port = IsReplica(pod) && !api::PodTerminal(pod) ? api::RecordedEnginePort(pod) : 0;
     if (port && *port != 0) pass.engine_ports.insert(*port);
   }
   ProbeReadiness(pass);
+  RestoreGpus(pass);
   for (auto& [raw, pod] : pass.pods) pass.Note(Reconcile(pass, raw, pod));
 
   if (checkpoints_ != nullptr) {
@@ -383,6 +361,7 @@ Status NodeAgent::FinishDeletion(const store::Object& raw, const api::Pod& pod) 
     (void)runtime_.Forget(raw.uid);
     known_.erase(raw.uid);
   }
+  gpus_.Release(raw.uid);
   store::Object gone;
   gone.key = raw.key;
   gone.uid = raw.uid;
@@ -423,6 +402,7 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
   }
   if (api::PodTerminal(pod)) {
     if (status && runtime_.Forget(raw.uid).ok()) known_.erase(raw.uid);
+    if (!status || !status->Running()) gpus_.Release(raw.uid);
     return Status::Ok();
   }
   const cluster::EventSubject subject{"Pod", pod.metadata.namespace_name, pod.metadata.name,
@@ -452,6 +432,13 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
     } else if (auto wait = restart_at_.find(raw.uid);
                wait != restart_at_.end() && clock_.Now() < wait->second) {
       return Status::Ok();  // a foreign pod backing off before it starts again
+    } else if (Status admitted = AdmitGpus(pass, raw.uid, pod, after); !admitted.ok()) {
+      // The kubelet's rejection: never pending, never running without its devices.
+      const std::string reason = admitted.code() == StatusCode::kInvalidArgument
+                                     ? kGpuShareUnsupportedReason
+                                     : kUnexpectedAdmissionError;
+      MarkFailed(after, reason, "Pod was rejected: " + admitted.message(), std::nullopt, now);
+      (void)events_.Record(subject, "Warning", reason, admitted.message());
     } else if (pod.status.phase == api::PodPhase::kRunning &&
                !RestartsInPlace(pod, /*succeeded=*/false)) {
       MarkFailed(after, "ProcessesLost",
@@ -519,6 +506,17 @@ Status NodeAgent::Reconcile(Pass& pass, const store::Object& raw, const api::Pod
       }
     }
     ReportGpuActivity(pass, raw.uid, pod, after);
+    // Each GPU's health as the node's inventory says now. Only where the pod carries its
+    // report (or a restarted agent learnt its GPUs from the state file alone): a server that
+    // drops allocatedResourcesStatus (its ResourceHealthStatus gate off) gets no write a pass.
+    const api::Node* node = FindNode(pass, pod.spec.node_name);
+    const std::vector<int64_t>* held = gpus_.HeldBy(raw.uid);
+    if (held != nullptr && node != nullptr &&
+        (api::PodAnnotation(pod, api::kAllocatedGpusAnnotation) != nullptr ||
+         pass.gpus_to_report.count(raw.uid) > 0)) {
+      after.metadata.annotations[api::kAllocatedGpusAnnotation] =
+          AllocatedGpusAnnotation(*node, *held);
+    }
   } else if (RestartsInPlace(pod, status->Succeeded() && pass.probe_killed.count(raw.uid) == 0)) {
     // The kubelet's way: the container starts again after a back-off; the pod stays Running.
     const ProcessStatus* ended = FirstFailure(*status);
@@ -636,6 +634,7 @@ Result<PodSpec> NodeAgent::BuildPodSpec(Pass& pass, const store::Object& raw, co
     for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
       spec.gpu_indices.push_back(static_cast<int>(gpu.index));
     }
+    if (IsForeignPod(pod)) SetGpuVisibility(pass, raw.uid, pod, env, spec);
     for (std::string& arg : argv) arg = ExpandEnvReferences(arg, env);
     // A foreign pod's process is its container: `kubectl logs` names it.
     spec.processes.push_back(ProcessSpec{ContainerNameOf(pod), std::move(argv), std::move(env),
@@ -695,31 +694,6 @@ void NodeAgent::ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& afte
   const std::string* reported = api::PodAnnotation(pod, api::kLastCheckpointAnnotation);
   if (reported == nullptr || *reported < seen) {
     after.metadata.annotations[api::kLastCheckpointAnnotation] = std::move(seen);
-  }
-}
-
-void NodeAgent::ReportGpuActivity(Pass& pass, const std::string& uid, const api::Pod& pod,
-                                  api::Pod& after) {
-  double gpus = 0;
-  for (const api::AssignedGpu& gpu : pod.spec.assigned_gpus) {
-    gpus += static_cast<double>(gpu.share.milli()) / 1000.0;
-  }
-  const TimePoint now = clock_.Now();
-  if (gpus <= 0 || api::PodAnnotation(pod, api::kEngineAnnotation) != nullptr ||
-      !gpu_activity_.Due(uid, now)) {
-    return;
-  }
-  // Real GPUs report their own utilisation; only simulated ones need the pod's word.
-  const api::Node* node = FindNode(pass, pod.spec.node_name);
-  if (node == nullptr || !observe::HasSimulatedGpus(*node)) return;
-  Result<Duration> cpu_time = runtime_.CpuTime(uid);
-  if (!cpu_time) return;  // it ended since GetStatus: the next pass reports that
-  std::optional<double> share = gpu_activity_.Record(uid, *cpu_time, gpus, now);
-  if (!share) return;
-  const std::string* recorded = api::PodAnnotation(pod, api::kGpuActivityAnnotation);
-  if (GpuActivityWorthRecording(
-          recorded != nullptr ? observe::ParseGpuActivity(*recorded) : std::nullopt, *share)) {
-    after.metadata.annotations[api::kGpuActivityAnnotation] = observe::FormatGpuActivity(*share);
   }
 }
 

@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "node/checkpoint_watcher.h"
 #include "node/gpu_activity.h"
+#include "node/gpu_allocator.h"
 #include "node/node_runtime.h"
 #include "node/pod_cidr.h"
 #include "node/pod_prober.h"
@@ -112,7 +113,17 @@ api::Environment DefaultBaseEnvironment();
 // under its restartPolicy (Always, or OnFailure after a failure; a liveness probe's kill too),
 // after the kubelet's back-off (10 s doubling to 5 min, reason CrashLoopBackOff meanwhile),
 // counting restartCount; one being deleted (api::kForeignDeletingAnnotation) is stopped within
-// its grace period and then deleted for good.
+// its grace period and then deleted for good. At admission, before anything of it starts, a
+// foreign pod is given the whole GPUs its nvidia.com/gpu asks for, as the kubelet's device
+// manager and NVIDIA's device plugin give them (GpuAllocator: none that a pod here holds,
+// strata's own pods' assigned GPUs included; one NVLink island when one has room), in
+// CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES over any value of its own (a Warning event
+// "GpuEnvOverridden" says so; a pod asking none sees none), and reported on it
+// (api::kAllocatedGpusAnnotation, with each GPU's health) until it ends or is deleted; a pod
+// whose GPUs are not free is failed with the kubelet's reason UnexpectedAdmissionError and
+// message (and a Warning event), one asking for a share of a GPU with
+// kGpuShareUnsupportedReason. A restarted agent learns what each pod holds from its processes'
+// state file (PodStatus::gpu_indices) or, for one backing off, from its status.
 // The first pass first adopts what a previous agent left running (NodeRuntime::Adopt, after a
 // kill -9): adopted processes are supervised again and reported like the others; a pod whose
 // processes are gone while the store says Running is reported Failed (ProcessesLost), so the job
@@ -185,6 +196,16 @@ class NodeAgent {
   Status FinishDeletion(const store::Object& raw, const api::Pod& pod);
   // Where the probes of `pod` reach it and how its exec probes run.
   ProbeTarget ProbeTargetOf(const std::string& uid, const api::Pod& pod);
+  // Learns what the pass's foreign pods hold that gpus_ does not know yet (after a restart):
+  // from the state of their processes, else from their api::kAllocatedGpusAnnotation.
+  void RestoreGpus(Pass& pass);
+  // Gives a foreign pod its GPUs at admission (see the class comment), recorded on `after`.
+  // The kubelet's error when they are not free; InvalidArgument for a share of a GPU.
+  Status AdmitGpus(Pass& pass, const std::string& uid, const api::Pod& pod, api::Pod& after);
+  // Sets the variables that say which GPUs a foreign pod's processes see (GpuVisibilityEnv of
+  // what it holds) in `env` over its own, saying so in an event, and its GPUs in `spec`.
+  void SetGpuVisibility(Pass& pass, const std::string& uid, const api::Pod& pod,
+                        api::Environment& env, PodSpec& spec);
   // Watches `dir` for checkpoints (the watcher made at the first call).
   Status WatchCheckpoints(const std::string& dir);
   void ReportCheckpoint(Pass& pass, const api::Pod& pod, api::Pod& after);
@@ -215,6 +236,8 @@ class NodeAgent {
   std::map<std::string, std::string> pod_ips_;
   // Foreign pods waiting out their back-off before they start again in place: uid -> when.
   std::map<std::string, TimePoint> restart_at_;
+  // The GPUs foreign pods here hold, from admission until they end.
+  GpuAllocator gpus_;
 };
 
 }  // namespace strata::node

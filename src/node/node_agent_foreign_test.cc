@@ -2,7 +2,8 @@
 // as kubestore's foreign pod mapping reads them), against real processes: each runs as one
 // process named after its container, at an IP of its own from the pod CIDR (two pods listen on
 // one port), probed there; its restartPolicy restarts it in place after the kubelet's back-off;
-// one that cannot run fails saying why; one deleted is stopped, then deleted for good.
+// one that cannot run fails saying why; one deleted is stopped, then deleted for good; its
+// nvidia.com/gpu is given at admission as a device plugin gives it, or it is rejected.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -46,6 +47,14 @@ class NodeAgentForeignTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = store::NewMemoryStore(store::StoreOptions{.clock = &clock_});
+    NewAgent();
+    std::ofstream(data_.File("server.py")) << kServer;
+  }
+
+  // A new runtime and agent over the same data dir, as after a restart of the agent's process.
+  void NewAgent() {
+    agent_.reset();
+    runtime_.reset();
     ProcessRuntime::Options options;
     options.data_dir = data_.path();
     Result<std::unique_ptr<ProcessRuntime>> runtime = ProcessRuntime::Create(options);
@@ -60,7 +69,6 @@ class NodeAgentForeignTest : public ::testing::Test {
     agent_options.pod_cidr = "127.0.101.0/24";
     cache_ = std::make_unique<cluster::Cache>(*store_, cluster::NodeAgentCacheOptions());
     agent_ = std::make_unique<NodeAgent>(*store_, *cache_, *runtime_, clock_, agent_options);
-    std::ofstream(data_.File("server.py")) << kServer;
   }
 
   void TearDown() override {
@@ -134,6 +142,53 @@ class NodeAgentForeignTest : public ::testing::Test {
       }
     }
     return false;
+  }
+
+  // Node node-a with 4 GPUs "GPU-0".."GPU-3" in two NVLink islands ({0,1} and {2,3}).
+  void CreateNode() {
+    api::Node node;
+    node.metadata.name = "node-a";
+    for (int64_t i = 0; i < 4; ++i) {
+      api::NodeGpu gpu;
+      gpu.index = i;
+      gpu.uuid = "GPU-" + std::to_string(i);
+      gpu.model = "H100-80GB";
+      gpu.nvlink_island = i / 2;
+      node.status.gpus.push_back(gpu);
+    }
+    store::Object object;
+    object.key = {"Node", "", "node-a"};
+    object.body = api::EncodeObject(api::Object(node));
+    ASSERT_TRUE(store_->Create(object).has_value());
+  }
+
+  // A foreign pod asking for `gpus` nvidia.com/gpu whose process writes the GPUs it sees
+  // (CUDA_VISIBLE_DEVICES NVIDIA_VISIBLE_DEVICES) to the file `name` in the data dir.
+  api::Pod GpuPod(const std::string& name, int64_t gpus) {
+    api::Pod pod = Foreign(name, {"sh", "-c",
+                                  "echo \"$CUDA_VISIBLE_DEVICES $NVIDIA_VISIBLE_DEVICES\" > " +
+                                      data_.File(name) + ".tmp && mv " + data_.File(name) +
+                                      ".tmp " + data_.File(name) + " && exec sleep 600"});
+    pod.spec.resources.gpu = Quantity::FromUnits(gpus);
+    return pod;
+  }
+
+  // What the process of GpuPod `name` wrote, once it has.
+  std::string SeenGpus(const std::string& name) {
+    std::string text;
+    for (int i = 0; i < 100 && text.empty(); ++i) {
+      std::ifstream file(data_.File(name));
+      std::getline(file, text);
+      if (text.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return text;
+  }
+
+  static bool Running(const std::optional<api::Pod>& pod) {
+    return pod && pod->status.phase == api::PodPhase::kRunning;
+  }
+  static bool Failed(const std::optional<api::Pod>& pod) {
+    return pod && pod->status.phase == api::PodPhase::kFailed;
   }
 
   static bool Ready(const std::optional<api::Pod>& pod) {
@@ -287,6 +342,120 @@ TEST_F(NodeAgentForeignTest, ADeletedPodIsStoppedThenDeletedForGood) {
   EXPECT_FALSE(gone);
   Result<PodStatus> status = runtime_->GetStatus(running->metadata.uid);
   EXPECT_FALSE(status.has_value()) << "its processes are stopped and forgotten";
+}
+
+TEST_F(NodeAgentForeignTest, PodsGetDisjointGpusAndOneThatFindsNoneFreeIsRejectedAsTheKubeletDoes) {
+  CreateNode();
+  Create(GpuPod("gpu-1", 2));
+  Create(GpuPod("gpu-2", 2));
+  ASSERT_TRUE(RunUntil("gpu-1", Running));
+  std::optional<api::Pod> second = RunUntil("gpu-2", Running);
+  ASSERT_TRUE(second);
+  // Each in an NVLink island of its own, as the device plugin's processes see them.
+  EXPECT_EQ(SeenGpus("gpu-1"), "0,1 GPU-0,GPU-1");
+  EXPECT_EQ(SeenGpus("gpu-2"), "2,3 GPU-2,GPU-3");
+  const std::string* reported = api::PodAnnotation(*second, api::kAllocatedGpusAnnotation);
+  ASSERT_NE(reported, nullptr);
+  EXPECT_EQ(
+      *reported,
+      R"([{"health":"Healthy","resourceID":"GPU-2"},{"health":"Healthy","resourceID":"GPU-3"}])");
+
+  Create(GpuPod("gpu-3", 2));
+  std::optional<api::Pod> rejected = RunUntil("gpu-3", Failed);
+  ASSERT_TRUE(rejected);
+  EXPECT_EQ(rejected->status.reason, "UnexpectedAdmissionError");
+  EXPECT_EQ(rejected->status.message,
+            "Pod was rejected: Allocate failed due to requested number of devices unavailable "
+            "for nvidia.com/gpu. Requested: 2, Available: 0, which is unexpected");
+  EXPECT_TRUE(HasEvent("UnexpectedAdmissionError", "Requested: 2, Available: 0"));
+  EXPECT_FALSE(runtime_->GetStatus(rejected->metadata.uid).has_value()) << "nothing of it ran";
+
+  // A pod that leaves frees its GPUs for the next.
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "gpu-1"}).has_value());
+  Create(GpuPod("gpu-4", 2));
+  ASSERT_TRUE(RunUntil("gpu-4", Running));
+  EXPECT_EQ(SeenGpus("gpu-4"), "0,1 GPU-0,GPU-1");
+}
+
+TEST_F(NodeAgentForeignTest, APodThatEndsFreesItsGpus) {
+  CreateNode();
+  api::Pod batch = GpuPod("batch", 4);
+  batch.spec.template_.command = {"sh", "-c", "test \"$CUDA_VISIBLE_DEVICES\" = 0,1,2,3"};
+  batch.spec.restart_policy = "Never";
+  Create(batch);
+  std::optional<api::Pod> done =
+      RunUntil("batch", [](const auto& p) { return p && api::PodTerminal(*p); });
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status.phase, api::PodPhase::kSucceeded) << done->status.message;
+  Create(GpuPod("next", 4));
+  ASSERT_TRUE(RunUntil("next", Running));
+  EXPECT_EQ(SeenGpus("next"), "0,1,2,3 GPU-0,GPU-1,GPU-2,GPU-3");
+}
+
+TEST_F(NodeAgentForeignTest, TheAgentsGpusOverrideThoseAPodNamesItself) {
+  CreateNode();
+  api::Pod own = GpuPod("own", 1);
+  own.spec.template_.env.push_back({"CUDA_VISIBLE_DEVICES", "3", std::nullopt});
+  own.spec.template_.env.push_back({"NVIDIA_VISIBLE_DEVICES", "all", std::nullopt});
+  Create(own);
+  ASSERT_TRUE(RunUntil("own", Running));
+  EXPECT_EQ(SeenGpus("own"), "0 GPU-0");
+  EXPECT_TRUE(HasEvent("GpuEnvOverridden", "CUDA_VISIBLE_DEVICES=\"3\""));
+  // A pod asking for none sees none, whatever it names.
+  api::Pod none = GpuPod("none", 0);
+  none.spec.template_.env.push_back({"CUDA_VISIBLE_DEVICES", "0", std::nullopt});
+  Create(none);
+  std::optional<api::Pod> running = RunUntil("none", Running);
+  ASSERT_TRUE(running);
+  EXPECT_EQ(SeenGpus("none"), " void");
+  EXPECT_EQ(api::PodAnnotation(*running, api::kAllocatedGpusAnnotation), nullptr);
+}
+
+TEST_F(NodeAgentForeignTest, NeitherStrataPodsGpusNorAShareOfAGpuAreForeignPodsToTake) {
+  CreateNode();
+  // strata's own pod, given GPU 0 by its control plane.
+  api::Pod ours = Foreign("ours", {"sleep", "600"});
+  ours.metadata.annotations.erase(api::kForeignPodAnnotation);
+  ours.spec.template_.env.clear();
+  ours.spec.assigned_gpus.push_back(api::AssignedGpu{.index = 0, .uuid = "GPU-0"});
+  Create(ours);
+  Create(GpuPod("four", 4));
+  std::optional<api::Pod> rejected = RunUntil("four", Failed);
+  ASSERT_TRUE(rejected);
+  EXPECT_THAT(rejected->status.message, HasSubstr("Requested: 4, Available: 3"));
+  api::Pod shared = GpuPod("shared", 1);
+  shared.metadata.annotations[api::kGpuShareRequestAnnotation] = "nvidia.com/gpumem=4000";
+  Create(shared);
+  std::optional<api::Pod> refused = RunUntil("shared", Failed);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status.reason, "GpuShareUnsupported");
+  EXPECT_THAT(refused->status.message, HasSubstr("nvidia.com/gpumem=4000"));
+}
+
+TEST_F(NodeAgentForeignTest, ARestartedAgentGivesARunningPodsGpusToNoOtherPod) {
+  CreateNode();
+  Create(GpuPod("first", 2));
+  std::optional<api::Pod> first = RunUntil("first", Running);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(SeenGpus("first"), "0,1 GPU-0,GPU-1");
+  // The agent died before its report reached the pod: only the processes' state file knows.
+  Result<store::Object> raw = store_->Get({"Pod", "default", "first"});
+  ASSERT_TRUE(raw.has_value());
+  api::Pod unreported = *first;
+  unreported.metadata.annotations.erase(api::kAllocatedGpusAnnotation);
+  raw->body = api::EncodeObject(api::Object(unreported));
+  ASSERT_TRUE(store_->Update(*raw).has_value());
+
+  NewAgent();
+  Create(GpuPod("second", 2));
+  ASSERT_TRUE(RunUntil("second", Running));
+  EXPECT_EQ(SeenGpus("second"), "2,3 GPU-2,GPU-3");
+  std::optional<api::Pod> adopted = Get("first");
+  ASSERT_TRUE(adopted);
+  EXPECT_EQ(adopted->status.phase, api::PodPhase::kRunning);
+  const std::string* reported = api::PodAnnotation(*adopted, api::kAllocatedGpusAnnotation);
+  ASSERT_NE(reported, nullptr) << "reported again by the new agent";
+  EXPECT_THAT(*reported, HasSubstr("GPU-1"));
 }
 
 }  // namespace

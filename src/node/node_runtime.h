@@ -90,6 +90,9 @@ struct PodStatus {
   pid_t supervisor_pid = 0;
   uint64_t supervisor_start_time = 0;
   std::vector<ProcessStatus> processes;
+  // The GPUs the pod was started with (PodSpec::gpu_indices), kept in its state file so that a
+  // restarted agent knows which GPUs its adopted processes hold.
+  std::vector<int> gpu_indices;
 
   // True while any process is still running.
   bool Running() const;

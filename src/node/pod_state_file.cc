@@ -36,13 +36,13 @@ Status WritePodStateFile(const std::string& path, const PodStatus& status) {
     if (process.fenced) entry["fenced"] = true;
     processes.push_back(std::move(entry));
   }
-  std::string text = json{{"uid", status.uid},
-                          {"pgid", status.pgid},
-                          {"supervisor_pid", status.supervisor_pid},
-                          {"supervisor_start_time", status.supervisor_start_time},
-                          {"processes", processes}}
-                         .dump(1, ' ', false, json::error_handler_t::replace) +
-                     "\n";
+  json document = {{"uid", status.uid},
+                   {"pgid", status.pgid},
+                   {"supervisor_pid", status.supervisor_pid},
+                   {"supervisor_start_time", status.supervisor_start_time},
+                   {"processes", processes}};
+  if (!status.gpu_indices.empty()) document["gpu_indices"] = status.gpu_indices;
+  std::string text = document.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
   return ReplaceFileAtomically(path, text, 0644);
 }
 
@@ -71,6 +71,14 @@ Result<PodStatus> ReadPodStateFile(const std::string& path) {
       return bad("supervisor_start_time");
     }
     status.supervisor_start_time = document["supervisor_start_time"].get<uint64_t>();
+  }
+  // Absent in the files of runtimes from before pods' GPUs were recorded, and for pods without.
+  if (document.contains("gpu_indices")) {
+    if (!document["gpu_indices"].is_array()) return bad("gpu_indices");
+    for (const json& index : document["gpu_indices"]) {
+      if (!index.is_number_integer()) return bad("gpu_indices");
+      status.gpu_indices.push_back(index.get<int>());
+    }
   }
   if (!document.contains("processes") || !document["processes"].is_array()) {
     return bad("processes");

@@ -445,6 +445,7 @@ Status ProcessRuntime::Start(const PodSpec& spec) {
   }
   Pod pod;
   pod.status.uid = spec.uid;
+  pod.status.gpu_indices = spec.gpu_indices;
   pod.state_path = PodDir(spec.uid) + "/state.json";
   pod.exits_dir = ExitRecordDir(PodDir(spec.uid));
   Result<std::unique_ptr<SupervisorLaunch>> launch = SpawnPod(spec, &pod);

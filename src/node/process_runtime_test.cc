@@ -282,6 +282,25 @@ TEST_F(ProcessRuntimeTest, NeverAdoptsARecycledPidAndReportsItLost) {
             ProcessState::kLost);
 }
 
+TEST_F(ProcessRuntimeTest, APodsGpusAreInItsStateFileForTheNextRuntime) {
+  PodSpec spec;
+  spec.uid = "pod-g";
+  spec.gpu_indices = {2, 3};
+  spec.processes.push_back(Shell("main", "exit 0"));
+  PodStatus ended = RunToCompletion(spec);
+  EXPECT_EQ(ended.gpu_indices, (std::vector<int>{2, 3}));
+  Result<PodStatus> read = ReadPodStateFile(runtime_->PodDir("pod-g") + "/state.json");
+  ASSERT_TRUE(read.has_value()) << read.error().ToString();
+  EXPECT_EQ(read->gpu_indices, (std::vector<int>{2, 3})) << "what a restarted agent adopts";
+  // A file of a runtime from before GPUs were recorded reads as a pod that holds none.
+  PodStatus old;
+  old.uid = "pod-h";
+  const std::string path = scratch_.File("state.json");
+  ASSERT_TRUE(WritePodStateFile(path, old).ok());
+  ASSERT_TRUE(ReadPodStateFile(path).has_value());
+  EXPECT_TRUE(ReadPodStateFile(path)->gpu_indices.empty());
+}
+
 TEST_F(ProcessRuntimeTest, APodWhoseStartItsSupervisorAbandonedIsStartedAgainNotAdopted) {
   // What a runtime killed between recording a pod and committing its supervisor leaves: the
   // pod's record, its processes gone without exit records, and the supervisor's marker.

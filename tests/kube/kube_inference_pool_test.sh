@@ -25,6 +25,8 @@
 #  - the last pod deleted: the ReplicaSet's replacement runs at an IP of its own and takes the
 #    requests;
 #  - a pod with no command (an image's entrypoint only) fails, naming its container;
+#  - a pod asking nvidia.com/gpu gets the agent's GPU, reported in allocatedResourcesStatus; a
+#    second finds none free and fails with the kubelet's UnexpectedAdmissionError;
 #  - the pool deleted: the model is gone (404).
 # Skips (exit 77) only when tools/kube/build.sh has not built the binaries.
 set -euo pipefail
@@ -248,6 +250,51 @@ check "a batch Job's pod on the agent succeeds, and the Job completes" \
   k wait --for condition=complete --timeout=60s -n team-a job/once
 check "strata's control plane left the Deployment's pods alone" \
   [ "$(ready_pods | wc -l)" = 1 ]
+
+# GPUs, as the kubelet and NVIDIA's device plugin give them: a pod asking nvidia.com/gpu: 1 of
+# the agent's one (simulated) GPU gets it in CUDA_VISIBLE_DEVICES, reported as its container's
+# allocatedResourcesStatus with the GPU's UUID; a second finds none free and is rejected as the
+# kubelet rejects it (UnexpectedAdmissionError), never left pending.
+gpu_pod() {
+  k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: team-a}
+spec:
+  nodeName: agent-node
+  restartPolicy: Never
+  containers:
+  - name: cuda
+    image: nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04
+    command: [sh, -c, 'echo "sees GPUs \$CUDA_VISIBLE_DEVICES"; exec sleep 600']
+    resources: {limits: {nvidia.com/gpu: 1}}
+YAML
+}
+gpu_pod gpu-1
+gpu_allocated() {
+  [ "$(k get pod -n team-a gpu-1 -o jsonpath='{.status.phase} {.status.containerStatuses[0].allocatedResourcesStatus[0].name} {.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health}')" = \
+    "Running nvidia.com/gpu Healthy" ]
+}
+check "a pod asking nvidia.com/gpu runs, its GPU in allocatedResourcesStatus" wait_for 30 gpu_allocated
+node_gpu=$(k get node agent-node -o jsonpath='{.metadata.annotations.strata\.dev/gpus}' |
+  grep -oE '"uuid": ?"[^"]+"' | head -n 1 | sed -E 's/.*"([^"]+)"$/\1/')
+gpu_id() {
+  k get pod -n team-a gpu-1 \
+    -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].resourceID}'
+}
+gpu_is_the_nodes() { [ -n "$node_gpu" ] && [ "$(gpu_id)" = "$node_gpu" ]; }
+check "(the resourceID is the UUID of the node's GPU, $node_gpu)" gpu_is_the_nodes
+gpu_logged() { k logs -n team-a gpu-1 | grep -q "sees GPUs 0"; }
+check "(its process sees that GPU in CUDA_VISIBLE_DEVICES)" wait_for 30 gpu_logged
+gpu_pod gpu-2
+gpu_rejected() {
+  [ "$(k get pod -n team-a gpu-2 -o jsonpath='{.status.phase} {.status.reason}')" = \
+    "Failed UnexpectedAdmissionError" ]
+}
+check "a second finds no GPU free and is rejected (UnexpectedAdmissionError)" wait_for 30 gpu_rejected
+check "(with the kubelet's message)" grep -q "Requested: 1, Available: 0, which is unexpected" \
+  <<<"$(k get pod -n team-a gpu-2 -o jsonpath='{.status.message}')"
+k delete pod -n team-a gpu-1 gpu-2 --wait=false >/dev/null
 
 # The pods' processes end with their pods, before the agent stops.
 k delete deployment -n team-a chat-engine >/dev/null
