@@ -3,6 +3,7 @@
 
 Usage: bench/serve/grid.py STRATA_BINARY [--public DATA_DIR] [--minutes M] [--seed S]
                            [--jobs N] [--json OUT.json] [--only SUBSTRING]
+                           [--traces DIR] [--baselines EARLIER.json]
        bench/serve/grid.py --from-json OUT.json     (prints the tables of an earlier run)
 
 Generates the grid of gen_traces.py (GRID x LOADS: 12 cells at loads 0.2-1.5 of their capacity,
@@ -25,6 +26,13 @@ baseline's, its TPOT p50 against least-request's, and whether each target holds;
 and the same counts over the rows where some baseline serves at least 5 % of the requests within
 both SLOs (where none does, a ratio of goodputs compares a few lucky requests).
 --json keeps every figure of every replay.
+
+To judge a change to strata's picker quickly: --traces keeps the generated traces in DIR (and
+reuses the ones already there: generation is seeded, so they are the same), and --baselines
+replays strata alone, taking the five baselines' figures from an earlier run's --json (same
+seed and minutes): they do not use strata's scorer, and a replay is deterministic, so the rows
+equal a full run's (checked on all 85 rows, bench/serve/RESULTS.md "Change 3"), at a sixth of
+the time.
 """
 import argparse
 import concurrent.futures
@@ -46,15 +54,25 @@ SHORT = {"strata": "strata", "epp-default": "epp", "prefix-only": "prefix",
          "least-request": "lr", "round-robin": "rr", "random": "random"}
 
 
-def replay(strata, job):
+def replay(strata, job, earlier=None):
+    """One row: every policy's figures, or strata's alone on top of `earlier`'s row."""
+    policies = ["strata"] if earlier else POLICIES
     command = [strata, "sim", "serve", "--trace", job["trace"], "--format", job["format"],
                "--replicas", str(job["replicas"]), "--rate-scale", str(job.get("rate_scale", 1)),
-               "--policy", ",".join(POLICIES), "-o", "json"] + job.get("extra", [])
+               "--policy", ",".join(policies), "-o", "json"] + job.get("extra", [])
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     reports = json.loads(out)
+    if isinstance(reports, dict):  # one policy: one report, not a list
+        reports = [reports]
     row = {key: job[key] for key in ("name", "load", "replicas")}
     row["ideal_reuse"] = reports[0]["ideal_prefix_reuse"]
     row["requests"] = reports[0]["requests"]
+    if earlier:
+        if earlier["requests"] != row["requests"]:
+            raise SystemExit(f"{job['name']} load {job['load']}: {row['requests']} requests, "
+                             f"{earlier['requests']} in --baselines (another seed or length?)")
+        for policy in BASELINES:
+            row[policy] = earlier[policy]
     for report in reports:
         row[report["policy"]] = {
             "goodput": report["goodput_requests_per_second"],
@@ -161,6 +179,9 @@ def main():
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json", help="write every figure here")
     parser.add_argument("--only", help="run only the traces whose name contains this")
+    parser.add_argument("--traces", help="keep the generated traces here (reuse those present)")
+    parser.add_argument("--baselines",
+                        help="replay strata alone; the baselines' figures from this --json")
     args = parser.parse_args()
     if args.from_json:
         with open(args.from_json) as f:
@@ -170,7 +191,13 @@ def main():
         return
     if not args.strata:
         parser.error("give the strata binary, or --from-json")
-    with tempfile.TemporaryDirectory() as work:
+    earlier = {}
+    if args.baselines:
+        with open(args.baselines) as f:
+            earlier = {(row["name"], row["load"]): row for row in json.load(f)}
+    with tempfile.TemporaryDirectory() as scratch:
+        work = args.traces or scratch
+        os.makedirs(work, exist_ok=True)
         jobs = []
         for arrivals, reuse, sharing, lengths, replicas in gen_traces.GRID:
             for load in gen_traces.LOADS:
@@ -186,10 +213,17 @@ def main():
             jobs = [job for job in jobs if args.only in job["name"]]
 
         def run(job):
-            if "cell" in job:
-                gen_traces.write(job["trace"], gen_traces.generate(*job["cell"], args.minutes,
-                                                                   args.seed))
-            row = judge(replay(args.strata, job))
+            if "cell" in job and not (args.traces and os.path.exists(job["trace"])):
+                # Written aside and renamed: a run cut short leaves no half trace to reuse.
+                gen_traces.write(job["trace"] + ".part",
+                                 gen_traces.generate(*job["cell"], args.minutes, args.seed))
+                os.replace(job["trace"] + ".part", job["trace"])
+            before = None
+            if args.baselines:
+                before = earlier.get((job["name"], job["load"]))
+                if before is None:
+                    raise SystemExit(f"{job['name']} load {job['load']}: not in --baselines")
+            row = judge(replay(args.strata, job, before))
             print(f"{row['name']} load {row['load']}: strata {row['goodput_ratio']:.2f}x "
                   f"{row['best']}, holds {row['holds']}", file=sys.stderr)
             return row
