@@ -1,5 +1,5 @@
 // Kueue's kinds (kueue.x-k8s.io): ClusterQueue becomes a Queue, LocalQueue a name for one,
-// ResourceFlavor a ResourceFlavor; a Cohort without quota of its own adds nothing, since a
+// ResourceFlavor a ResourceFlavor, WorkloadPriorityClass a WorkloadPriorityClass; a Cohort without quota of its own adds nothing, since a
 // strata cohort is the set of queues that name it.
 #include <set>
 
@@ -324,13 +324,20 @@ const TypeSchema* WorkloadPriorityClassSchema() {
 }
 
 void DecodeWorkloadPriorityClass(const FieldView& doc, DecodedDocument& out) {
-  ObjectMeta meta = DecodeMetadata(doc.Object("metadata"), false, false, out.errors);
-  int64_t value = doc.Integer("value", 0);
-  if (value < -2000000000 || value > 1000000000) {
-    out.errors.Add(doc.PathOf("value"),
-                   "must be between -2000000000 and 1000000000 (Kubernetes' user priorities)");
+  WorkloadPriorityClass priority_class;
+  priority_class.metadata = DecodeMetadata(doc.Object("metadata"), false, false, out.errors);
+  priority_class.spec.value = doc.Integer("value", 0);
+  CheckWorkloadPriority(priority_class.spec.value, doc.PathOf("value"), out.errors);
+  priority_class.spec.description = doc.String("description");
+  // Kueue's document has no spec: its fields are kept as the source's (api/source_form.h).
+  nlohmann::json fields = {{"value", priority_class.spec.value}};
+  if (!priority_class.spec.description.empty()) {
+    fields["description"] = priority_class.spec.description;
   }
-  out.priority_class = PriorityClassLink{meta.name, value};
+  priority_class.metadata.annotations[kSourceAnnotation] =
+      SourceAnnotationValue(KueueWorkloadPriorityClassType(), fields);
+  out.priority_class = PriorityClassLink{priority_class.metadata.name, priority_class.spec.value};
+  out.objects.push_back(std::move(priority_class));
 }
 
 const TypeSchema* CohortSchema() {

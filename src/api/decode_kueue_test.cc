@@ -179,13 +179,20 @@ description: ahead of the rest
   Result<std::vector<Object>> r =
       DecodeManifests({{"job.yaml", job}, {"classes.yaml", priority_class}});
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  ASSERT_EQ(r->size(), 1u);
+  ASSERT_EQ(r->size(), 2u);
   EXPECT_EQ(r->front().As<Job>()->spec.priority, 10000);  // Kueue's rule: the class wins
+  // The label stays, as on Kueue's Job; the class is stored as strata's own kind.
+  EXPECT_EQ(r->front().metadata().labels.at("kueue.x-k8s.io/priority-class"), "urgent");
+  const auto* stored = (*r)[1].As<WorkloadPriorityClass>();
+  ASSERT_NE(stored, nullptr);
+  EXPECT_EQ(stored->spec.value, 10000);
+  EXPECT_EQ(stored->spec.description, "ahead of the rest");
 
-  EXPECT_EQ(ErrorOf(job),
-            "k.yaml: document 1 (Job j): metadata.labels[kueue.x-k8s.io/priority-class]: "
-            "WorkloadPriorityClass \"urgent\" is not among these manifests; apply it "
-            "with the workloads that name it");
+  // Without its class, the Job keeps the label for the server to resolve against the classes
+  // it stores (server/workload_priority.h).
+  Result<std::vector<Object>> alone = DecodeManifests({{"job.yaml", job}});
+  ASSERT_TRUE(alone.has_value()) << alone.error().message();
+  EXPECT_EQ(alone->front().metadata().labels.at("kueue.x-k8s.io/priority-class"), "urgent");
   EXPECT_THAT(ErrorOf(priority_class + "---" + priority_class),
               HasSubstr("document 2 (WorkloadPriorityClass urgent): metadata.name: a second "
                         "WorkloadPriorityClass \"urgent\""));

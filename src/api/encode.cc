@@ -452,6 +452,14 @@ json EncodeSecret(const Secret& secret) {
   return out;
 }
 
+json EncodeWorkloadPriorityClass(const WorkloadPriorityClass& priority_class) {
+  json out = Head("WorkloadPriorityClass", priority_class.metadata);
+  json spec = {{"value", priority_class.spec.value}};
+  PutString(spec, "description", priority_class.spec.description);
+  out["spec"] = std::move(spec);
+  return out;
+}
+
 struct Encoder {
   json operator()(const Node& v) const { return EncodeNode(v); }
   json operator()(const Queue& v) const { return EncodeQueue(v); }
@@ -464,6 +472,7 @@ struct Encoder {
   json operator()(const Namespace& v) const { return EncodeNamespace(v); }
   json operator()(const ConfigMap& v) const { return EncodeConfigMap(v); }
   json operator()(const Secret& v) const { return EncodeSecret(v); }
+  json operator()(const WorkloadPriorityClass& v) const { return EncodeWorkloadPriorityClass(v); }
 };
 
 }  // namespace

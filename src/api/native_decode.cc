@@ -334,6 +334,16 @@ void DecodeNativeTenant(const FieldView& doc, DecodedDocument& out) {
   out.objects.push_back(std::move(tenant));
 }
 
+void DecodeNativeWorkloadPriorityClass(const FieldView& doc, DecodedDocument& out) {
+  WorkloadPriorityClass priority_class;
+  priority_class.metadata = Meta(doc, false, false, out.errors);
+  FieldView spec = doc.Object("spec");
+  priority_class.spec.value = spec.Integer("value", 0);
+  CheckWorkloadPriority(priority_class.spec.value, spec.PathOf("value"), out.errors);
+  priority_class.spec.description = spec.String("description");
+  out.objects.push_back(std::move(priority_class));
+}
+
 void DecodeNativeNamespace(const FieldView& doc, DecodedDocument& out) {
   // Its name is a DNS-1123 label, as every object's namespace is.
   out.objects.push_back(Namespace{Meta(doc, false, true, out.errors)});

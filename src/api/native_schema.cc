@@ -637,6 +637,34 @@ const TypeSchema* TenantDocumentSchema() {
 
 namespace {
 
+const TypeSchema* WorkloadPriorityClassSpecSchema() {
+  static const TypeSchema s{
+      "WorkloadPriorityClassSpec",
+      "A named workload priority.",
+      {{"value",
+        T::kInteger,
+        "The priority its workloads get: higher goes first and may preempt lower.",
+        nullptr,
+        {},
+        true},
+       {"description", T::kString, "What the class is for."}}};
+  return &s;
+}
+
+}  // namespace
+
+const TypeSchema* WorkloadPriorityClassDocumentSchema() {
+  static const TypeSchema s =
+      Document("WorkloadPriorityClass",
+               "A named workload priority (Kueue's WorkloadPriorityClass): workloads labelled "
+               "kueue.x-k8s.io/priority-class with its name get its value as their priority when "
+               "written. Cluster-scoped.",
+               WorkloadPriorityClassSpecSchema, nullptr, /*spec_required=*/true);
+  return &s;
+}
+
+namespace {
+
 const TypeSchema* NamespaceSpecSchema() {
   static const TypeSchema s{
       "NamespaceSpec",

@@ -79,6 +79,13 @@ const std::vector<ResourceType>& AllResourceTypes() {
       {"Job", "jobs", "job", {"sjob"}, kStrataGroup, kStrataVersion, true},
       {"Service", "services", "service", {"svc"}, kStrataGroup, kStrataVersion, true},
       {"Tenant", "tenants", "tenant", {}, kStrataGroup, kStrataVersion, false},
+      {"WorkloadPriorityClass",
+       "workloadpriorityclasses",
+       "workloadpriorityclass",
+       {},
+       kStrataGroup,
+       kStrataVersion,
+       false},
   };
   return kTypes;
 }
@@ -129,9 +136,22 @@ const ResourceType& KueueResourceFlavorType() {
   return kType;
 }
 
+// Kueue's CRD names no short name; wpc is strata's, claimed by no other kind.
+const ResourceType& KueueWorkloadPriorityClassType() {
+  static const ResourceType kType{"WorkloadPriorityClass",
+                                  "workloadpriorityclasses",
+                                  "workloadpriorityclass",
+                                  {"wpc"},
+                                  "kueue.x-k8s.io",
+                                  "v1beta2",
+                                  false};
+  return kType;
+}
+
 const std::vector<const ResourceType*>& SourceServedTypes() {
   static const std::vector<const ResourceType*> kTypes = {
-      &BatchJobType(), &JobSetType(), &ClusterQueueType(), &KueueResourceFlavorType()};
+      &BatchJobType(), &JobSetType(), &ClusterQueueType(), &KueueResourceFlavorType(),
+      &KueueWorkloadPriorityClassType()};
   return kTypes;
 }
 
@@ -149,8 +169,8 @@ namespace {
 const std::vector<std::pair<ResourceType, const ResourceType*>>& KueueV1beta1Pairs() {
   static const std::vector<std::pair<ResourceType, const ResourceType*>> kPairs = [] {
     std::vector<std::pair<ResourceType, const ResourceType*>> pairs;
-    for (const ResourceType* storage :
-         {&ClusterQueueType(), &KueueResourceFlavorType(), &LocalQueueType()}) {
+    for (const ResourceType* storage : {&ClusterQueueType(), &KueueResourceFlavorType(),
+                                        &LocalQueueType(), &KueueWorkloadPriorityClassType()}) {
       ResourceType older = *storage;
       older.version = "v1beta1";
       pairs.emplace_back(std::move(older), storage);

@@ -27,6 +27,7 @@
 #include "server/object_write_steps.h"
 #include "server/rest_api.h"
 #include "server/watch_stream.h"
+#include "server/workload_priority.h"
 
 namespace strata::server {
 namespace {
@@ -222,6 +223,7 @@ Result<ApiReply> RestApi::Create(const api::ResourcePath& path, const net::HttpR
                                  const Query& query, api::ServedForm form) {
   ASSIGN_OR_RETURN(const FieldWrite who, WriteBy(path, request, query, /*apply=*/false));
   ASSIGN_OR_RETURN(store::Object object, DecodeSingle(path, request.body));
+  RETURN_IF_ERROR(GiveClassPriority(store_, nullptr, {}, object));
   DropOwnedStatus(object);
   RETURN_IF_ERROR(RecordManagedFields(who, nullptr, object));
   if (DryRun(query)) return ServedReply(201, std::move(object.body), form, path);
@@ -381,6 +383,7 @@ Result<ApiReply> RestApi::ApplyServerSide(const api::ResourcePath& path,
     if (!current) {
       // Created as a POST of the applied object would be.
       ASSIGN_OR_RETURN(store::Object object, DecodeSingle(path, merged.dump()));
+      RETURN_IF_ERROR(GiveClassPriority(store_, nullptr, {}, object));
       DropOwnedStatus(object);
       // Set after decoding: a compatible kind's decoder (a v1 Pod's) keeps none.
       object.body["metadata"]["managedFields"] = merged["metadata"]["managedFields"];
@@ -449,6 +452,14 @@ Result<ApiReply> RestApi::Apply(const net::HttpRequest& request, const Query& qu
                    DecodeRequestBody(body, "request body", std::nullopt, &warnings));
   std::vector<store::Object> objects;
   std::set<store::ObjectKey> seen;
+  // The body's WorkloadPriorityClasses give their workloads their value even where the class
+  // comes after them or the apply is a dry run.
+  std::map<std::string, int64_t> classes;
+  for (const api::Object& object : decoded) {
+    if (const auto* priority_class = object.As<api::WorkloadPriorityClass>()) {
+      classes[priority_class->metadata.name] = priority_class->spec.value;
+    }
+  }
   for (const api::Object& object : decoded) {
     ASSIGN_OR_RETURN(store::Object stored, ToStoreObject(object));
     if (!seen.insert(stored.key).second) {
@@ -479,7 +490,7 @@ Result<ApiReply> RestApi::Apply(const net::HttpRequest& request, const Query& qu
     who.api_version = type == nullptr ? std::string(api::kApiVersion) : type->GroupVersion();
     who.manager = manager;
     who.time = FormatRfc3339(options_.clock->Now());
-    Result<std::string> action = ApplyObject(object, who, dry_run);
+    Result<std::string> action = ApplyObject(object, who, classes, dry_run);
     if (!action) {
       const std::string done = applied.empty()
                                    ? std::string("no document was applied")
@@ -507,6 +518,7 @@ Result<ApiReply> RestApi::Apply(const net::HttpRequest& request, const Query& qu
 }
 
 Result<std::string> RestApi::ApplyObject(const store::Object& object, const FieldWrite& who,
+                                         const std::map<std::string, int64_t>& classes,
                                          bool dry_run) {
   for (int attempt = 0;; ++attempt) {
     Result<store::Object> current = store_.Get(object.key);
@@ -515,6 +527,7 @@ Result<std::string> RestApi::ApplyObject(const store::Object& object, const Fiel
     std::string action;
     if (!current) {
       store::Object create = object;
+      RETURN_IF_ERROR(GiveClassPriority(store_, nullptr, classes, create));
       DropOwnedStatus(create);
       RETURN_IF_ERROR(RecordManagedFields(who, nullptr, create));
       action = "created";
@@ -524,6 +537,7 @@ Result<std::string> RestApi::ApplyObject(const store::Object& object, const Fiel
       }
     } else {
       store::Object write = object;
+      RETURN_IF_ERROR(GiveClassPriority(store_, &*current, classes, write));
       // The managed fields are the server's record of writes: a manifest changes them only
       // through what it changes.
       const nlohmann::json& managed = ManagedFieldsOfStored(current->body);

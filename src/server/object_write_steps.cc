@@ -15,6 +15,7 @@
 #include "server/field_manager.h"
 #include "server/object_codec.h"
 #include "server/rest_api.h"
+#include "server/workload_priority.h"
 
 namespace strata::server {
 
@@ -172,6 +173,7 @@ Status RecordManagedFields(const FieldWrite& who, const store::Object* current,
 Result<store::Object> UpdateOver(store::Store& store, const store::Object& current,
                                  store::Object write, const FieldWrite* who, bool dry_run) {
   RETURN_IF_ERROR(api::CheckImmutableUpdate(current.body, write.body));
+  RETURN_IF_ERROR(GiveClassPriority(store, &current, {}, write));
   CarryStatus(current, write);
   if (who != nullptr) RETURN_IF_ERROR(RecordManagedFields(*who, &current, write));
   if (write.resource_version == 0) write.resource_version = current.resource_version;

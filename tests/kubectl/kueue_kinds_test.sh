@@ -14,7 +14,10 @@
 #  - the Python client's CustomObjectsApi lists clusterqueues;
 #  - kubectl delete removes the LocalQueue, the ClusterQueue and the flavor;
 #  - the same setup at kueue.x-k8s.io/v1beta1 (cohort, not cohortName) applies, re-applies
-#    unchanged, is served at both versions and stores the same native Queue.
+#    unchanged, is served at both versions and stores the same native Queue;
+#  - a WorkloadPriorityClass applied once (kubectl get wpc, Kueue's VALUE column) gives Jobs
+#    applied later its value; a Job naming a missing class is refused; deleting the class leaves
+#    the Jobs their priority; strata apply -f does the same.
 # Skips (exit 77) only when kubectl or python3-kubernetes is not there.
 set -euo pipefail
 
@@ -240,6 +243,66 @@ check "kubectl apply of a changed v1beta1 file" equals \
   "$(k apply -f "$dir/setup-v1beta1.yaml" | grep clusterqueue)" \
   "clusterqueue.kueue.x-k8s.io/cluster-queue configured"
 check "the change is served at v1beta2" equals "$(jp cq cluster-queue '{.spec.cohortName}')" other
+
+# Kueue's WorkloadPriorityClass, applied once, and Jobs labelled with it applied later (Kueue's
+# flow): stored, served with Kueue's VALUE column, and the class's value becomes the priority of
+# the Jobs written after it, over their pods' own.
+cat >"$dir/wpc.yaml" <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata:
+  name: urgent
+value: 10000
+description: ahead of the rest
+YAML
+prio_job() { # NAME CLASS: a Job labelled with WorkloadPriorityClass CLASS
+  cat <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: team-a
+  labels: {kueue.x-k8s.io/priority-class: $2}
+spec:
+  template:
+    spec:
+      priorityClassName: sheddable
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, command: [sh, -c, "exit 0"]}]
+YAML
+}
+check "kubectl apply -f of a WorkloadPriorityClass" equals "$(k apply -f "$dir/wpc.yaml")" \
+  "workloadpriorityclass.kueue.x-k8s.io/urgent created"
+check "kubectl apply of it again is unchanged" equals "$(k apply -f "$dir/wpc.yaml")" \
+  "workloadpriorityclass.kueue.x-k8s.io/urgent unchanged"
+check "kubectl api-resources: workloadpriorityclasses (wpc)" has \
+  "workloadpriorityclasses wpc kueue.x-k8s.io/v1beta2 false WorkloadPriorityClass" \
+  "$(k api-resources --api-group=kueue.x-k8s.io --no-headers | tr -s ' ')"
+check "kubectl get wpc: Kueue's columns" equals "$(header wpc)" "NAME VALUE AGE"
+check "kubectl get workloadpriorityclasses: its row" has "urgent 10000 " \
+  "$(row workloadpriorityclasses)"
+check "kubectl get wpc -o yaml: value at the top, as Kueue's" has "value: 10000" \
+  "$(k get wpc urgent -o yaml)"
+prio_job later urgent >"$dir/later.yaml"
+check "kubectl apply -f of a Job labelled with it, later" equals "$(k apply -f "$dir/later.yaml")" \
+  "job.batch/later created"
+check "the Job has the class's priority (not sheddable's)" equals \
+  "$(jp jobs.strata.dev later -n team-a '{.spec.priority}')" 10000
+prio_job orphan missing >"$dir/orphan.yaml"
+check "a Job naming a class that does not exist is refused, naming it" fails_saying \
+  'WorkloadPriorityClass "missing" does not exist' k apply -f "$dir/orphan.yaml"
+check "kubectl delete wpc" equals "$(k delete wpc urgent)" \
+  "workloadpriorityclass.kueue.x-k8s.io \"urgent\" deleted"
+check "the Job keeps its priority" equals \
+  "$(k label job later -n team-a seen=yes >/dev/null && jp jobs.strata.dev later -n team-a '{.spec.priority}')" \
+  10000
+check "strata apply -f of the class" "$strata" apply -f "$dir/wpc.yaml" --server "$STRATA_API"
+check "kubectl get wpc: the class strata applied" has "urgent 10000 " "$(row wpc)"
+prio_job second urgent >"$dir/second.yaml"
+check "strata apply -f of a Job labelled with it" "$strata" apply -f "$dir/second.yaml" \
+  --server "$STRATA_API"
+check "it has the class's priority" equals \
+  "$(jp jobs.strata.dev second -n team-a '{.spec.priority}')" 10000
 
 [[ $failures -eq 0 ]] || { echo "$failures check(s) failed"; exit 1; }
 echo "all checks passed"
