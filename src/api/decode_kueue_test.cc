@@ -78,7 +78,7 @@ TEST(KueueV1beta2Test, SetupAsTheServerReturnsItDecodes) {
   std::vector<std::string> warnings;
   Result<std::vector<Object>> r = DecodeManifests({{"setup.yaml", kSetup}}, &warnings);
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  ASSERT_EQ(r->size(), 2u);
+  ASSERT_EQ(r->size(), 3u);
   const ResourceFlavor& flavor = *(*r)[0].As<ResourceFlavor>();
   EXPECT_EQ(flavor.metadata.name, "default-flavor");
   EXPECT_TRUE(flavor.spec.node_labels.empty());
@@ -91,6 +91,12 @@ TEST(KueueV1beta2Test, SetupAsTheServerReturnsItDecodes) {
   ASSERT_EQ(queue.spec.flavors[0].resources.size(), 3u);
   EXPECT_EQ(queue.spec.flavors[0].resources[2].resource, "gpu");
   EXPECT_EQ(queue.spec.flavors[0].resources[2].borrowing_limit, Quantity::FromUnits(4));
+  // The Cohort is a Queue of its name that only lends (here nothing: it has no quota).
+  const Queue& cohort = *(*r)[2].As<Queue>();
+  EXPECT_EQ(cohort.metadata.name, "research");
+  EXPECT_EQ(cohort.spec.cohort, "research");
+  EXPECT_TRUE(cohort.spec.lend_only);
+  EXPECT_TRUE(cohort.spec.flavors.empty());
   EXPECT_THAT(warnings, ElementsAre("setup.yaml: document 2 (ClusterQueue cluster-queue): "
                                     "metadata.generation: ignored: set by the server",
                                     "setup.yaml: document 2 (ClusterQueue cluster-queue): status: "

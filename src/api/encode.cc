@@ -238,6 +238,7 @@ json EncodeQueue(const Queue& queue) {
   spec["preemption"] = {{"withinQueue", s.preemption.within_queue},
                         {"reclaimWithinCohort", s.preemption.reclaim_within_cohort}};
   spec["reclaimable"] = s.reclaimable;
+  if (s.lend_only) spec["lendOnly"] = true;
   if (!s.local_queues.empty()) {
     json locals = json::array();
     for (const LocalQueueRef& l : s.local_queues) {

@@ -13,8 +13,9 @@ constexpr std::string_view kLocalQueueMapsTo =
     "a name workloads of its namespace may use for its ClusterQueue (spec.localQueues of that "
     "Queue); apply it with the ClusterQueue";
 constexpr std::string_view kCohortMapsTo =
-    "nothing: a strata cohort is the set of Queues that name it; a Cohort without quota of its "
-    "own is accepted and adds no object";
+    "a Queue of its name in the cohort (spec.cohort) that only lends (spec.lendOnly): its "
+    "resourceGroups are quota the ClusterQueues naming the cohort borrow, within their "
+    "borrowing limits; it admits no workload. One level: parentName is refused";
 constexpr std::string_view kPriorityClassMapsTo =
     "a WorkloadPriorityClass (strata.dev): its value becomes the priority (spec.priority) of the "
     "Jobs, Pods and Services labelled kueue.x-k8s.io/priority-class with its name when they are "

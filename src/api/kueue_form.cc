@@ -138,6 +138,12 @@ std::vector<std::string> WorkloadPriorityClassCells(const Json& served, TimePoin
   return {CellOf(served, "value")};
 }
 
+Json CohortStatus(const Json& /*stored*/, const Json& /*spec*/) { return Json(); }
+
+std::vector<TableColumn> CohortColumns() { return {}; }
+
+std::vector<std::string> CohortCells(const Json& /*served*/, TimePoint /*now*/) { return {}; }
+
 Json KueueActiveCondition(std::string_view message, const std::string& time) {
   Json condition = {
       {"type", "Active"}, {"status", "True"}, {"reason", "Ready"}, {"message", message}};

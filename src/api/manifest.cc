@@ -100,7 +100,8 @@ Queue* FindQueue(std::vector<Located>& documents, std::string_view name) {
   for (Located& d : documents) {
     for (Object& o : d.decoded.objects) {
       Queue* q = o.As<Queue>();
-      if (q != nullptr && q->metadata.name == name) return q;
+      // A Cohort's Queue admits nothing: it is no ClusterQueue.
+      if (q != nullptr && q->metadata.name == name && !q->spec.lend_only) return q;
     }
   }
   return nullptr;

@@ -132,6 +132,7 @@ void DecodeNativeQueue(const FieldView& doc, DecodedDocument& out) {
   queue.spec.preemption.within_queue = preemption.String("withinQueue", "Never");
   queue.spec.preemption.reclaim_within_cohort = preemption.String("reclaimWithinCohort", "Never");
   queue.spec.reclaimable = spec.Bool("reclaimable", true);
+  queue.spec.lend_only = spec.Bool("lendOnly", false);
   for (const FieldView& l : spec.ObjectList("localQueues")) {
     queue.spec.local_queues.push_back({l.String("namespace"), l.String("name")});
   }

@@ -193,7 +193,10 @@ const TypeSchema* QueueSpecSchema() {
        {"reclaimable", T::kBool,
         "Whether other queues may reclaim what this queue borrows (default true)."},
        {"localQueues", T::kObjectList, "Namespaced names workloads may use for this queue.",
-        LocalQueueRefSchema}}};
+        LocalQueueRefSchema},
+       {"lendOnly", T::kBool,
+        "The queue only holds quota its cohort's queues borrow and admits no workload (a Kueue "
+        "Cohort's own quota; default false)."}}};
   return &s;
 }
 

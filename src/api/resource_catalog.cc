@@ -148,10 +148,19 @@ const ResourceType& KueueWorkloadPriorityClassType() {
   return kType;
 }
 
+const ResourceType& CohortType() {
+  static const ResourceType kType{"Cohort",         "cohorts", "cohort", {},
+                                  "kueue.x-k8s.io", "v1beta2", false,    "Queue"};
+  return kType;
+}
+
 const std::vector<const ResourceType*>& SourceServedTypes() {
-  static const std::vector<const ResourceType*> kTypes = {
-      &BatchJobType(), &JobSetType(), &ClusterQueueType(), &KueueResourceFlavorType(),
-      &KueueWorkloadPriorityClassType()};
+  static const std::vector<const ResourceType*> kTypes = {&BatchJobType(),
+                                                          &JobSetType(),
+                                                          &ClusterQueueType(),
+                                                          &KueueResourceFlavorType(),
+                                                          &KueueWorkloadPriorityClassType(),
+                                                          &CohortType()};
   return kTypes;
 }
 
@@ -169,8 +178,9 @@ namespace {
 const std::vector<std::pair<ResourceType, const ResourceType*>>& KueueV1beta1Pairs() {
   static const std::vector<std::pair<ResourceType, const ResourceType*>> kPairs = [] {
     std::vector<std::pair<ResourceType, const ResourceType*>> pairs;
-    for (const ResourceType* storage : {&ClusterQueueType(), &KueueResourceFlavorType(),
-                                        &LocalQueueType(), &KueueWorkloadPriorityClassType()}) {
+    for (const ResourceType* storage :
+         {&ClusterQueueType(), &KueueResourceFlavorType(), &LocalQueueType(),
+          &KueueWorkloadPriorityClassType(), &CohortType()}) {
       ResourceType older = *storage;
       older.version = "v1beta1";
       pairs.emplace_back(std::move(older), storage);

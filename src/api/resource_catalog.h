@@ -64,7 +64,9 @@ const ResourceType& JobSetType();
 const ResourceType& ClusterQueueType();
 const ResourceType& KueueResourceFlavorType();
 const ResourceType& KueueWorkloadPriorityClassType();
-// All five, batch/v1 Jobs first.
+// Kueue's Cohorts, stored as Queues that only lend (spec.lendOnly): a Cohort's own quota.
+const ResourceType& CohortType();
+// All six, batch/v1 Jobs first.
 const std::vector<const ResourceType*>& SourceServedTypes();
 
 // Kueue's kueue.x-k8s.io/v1beta2 LocalQueues: no object of their own, each a name for a Queue

@@ -41,6 +41,7 @@ const std::vector<SourceKind>& SourceKinds() {
        KueueResourceFlavorCells},
       {KueueWorkloadPriorityClassType, "", nullptr, WorkloadPriorityClassStatus,
        WorkloadPriorityClassColumns, WorkloadPriorityClassCells, nullptr, /*flat=*/true},
+      {CohortType, "", nullptr, CohortStatus, CohortColumns, CohortCells},
   };
   return kKinds;
 }

@@ -537,6 +537,7 @@ Result<std::string> RestApi::ApplyObject(const store::Object& object, const Fiel
       }
     } else {
       store::Object write = object;
+      RETURN_IF_ERROR(RefuseOtherSourceKind(*current, write));
       RETURN_IF_ERROR(GiveClassPriority(store_, &*current, classes, write));
       // The managed fields are the server's record of writes: a manifest changes them only
       // through what it changes.

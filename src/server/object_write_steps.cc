@@ -166,6 +166,16 @@ Status RecordManagedFields(const FieldWrite& who, const store::Object* current,
   return Status::Ok();
 }
 
+Status RefuseOtherSourceKind(const store::Object& current, const store::Object& write) {
+  const api::ResourceType* was = api::SourceTypeOf(current.body);
+  const api::ResourceType* now = api::SourceTypeOf(write.body);
+  if (was == nullptr || now == nullptr || was == now) return Status::Ok();
+  return InvalidArgumentError(fmt::format(
+      "metadata.name: a {} \"{}\" exists; strata keeps a {} and a {} of one name as the same "
+      "{}, so one would replace the other: rename one",
+      was->kind, current.key.name, was->kind, now->kind, current.key.kind));
+}
+
 // Writes `write` over `current`, the object as read, as a PUT does: the stored status is carried
 // over, and without the client's resourceVersion the version read guards it. The write is
 // recorded as `who`'s, unless `who` is null (a server-side apply: `write` holds its managed
@@ -173,6 +183,7 @@ Status RecordManagedFields(const FieldWrite& who, const store::Object* current,
 Result<store::Object> UpdateOver(store::Store& store, const store::Object& current,
                                  store::Object write, const FieldWrite* who, bool dry_run) {
   RETURN_IF_ERROR(api::CheckImmutableUpdate(current.body, write.body));
+  RETURN_IF_ERROR(RefuseOtherSourceKind(current, write));
   RETURN_IF_ERROR(GiveClassPriority(store, &current, {}, write));
   CarryStatus(current, write);
   if (who != nullptr) RETURN_IF_ERROR(RecordManagedFields(*who, &current, write));

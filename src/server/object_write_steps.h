@@ -54,6 +54,11 @@ void ToFormWritten(nlohmann::json& stored, const FieldWrite& who);
 Status RecordManagedFields(const FieldWrite& who, const store::Object* current,
                            store::Object& write);
 
+// Refuses `write` over `current` where both were decoded from documents of different Kueue
+// kinds: a Cohort and a ClusterQueue of one name are both kept as that Queue, and one must not
+// silently replace the other. InvalidArgument naming both.
+Status RefuseOtherSourceKind(const store::Object& current, const store::Object& write);
+
 // Writes `write` over `current`, the object as read, as a PUT does (status carried over; without
 // the client's resourceVersion the version read guards it). `who` null: a server-side apply. A
 // dry run returns what would be written.
