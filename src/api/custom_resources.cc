@@ -81,6 +81,11 @@ const std::vector<CustomResourceNames>& CustomResourceKinds() {
        {"stenant"},
        {{"Tokens/Min", "integer", ".spec.tokensPerMinute", "Token quota per minute (0: none)."},
         {"Priority", "string", ".spec.priorityClass", "critical, standard or sheddable."}}},
+      // Kept as strata's own on a cluster too (the Kubernetes-API store): Kueue's CRD, where
+      // installed, is another group's.
+      {"WorkloadPriorityClass",
+       {"swpc"},
+       {{"Value", "integer", ".spec.value", "The priority its workloads get."}}},
   };
   return kKinds;
 }

@@ -31,7 +31,7 @@ struct CustomResourceNames {
 };
 
 // The strata.dev kinds served as CRDs, in the catalog's order: Queue, ResourceFlavor, Job,
-// Service, Tenant.
+// Service, Tenant, WorkloadPriorityClass.
 const std::vector<CustomResourceNames>& CustomResourceKinds();
 
 // Whether the CRD of `kind`, a strata.dev kind of CustomResourceKinds(), has a status

@@ -182,4 +182,11 @@ std::optional<int64_t> PriorityForClass(std::string_view name, std::string_view 
   return std::nullopt;
 }
 
+void CheckWorkloadPriority(int64_t value, std::string_view path, FieldErrors& errors) {
+  if (value < -2000000000 || value > 1000000000) {
+    errors.Add(std::string(path),
+               "must be between -2000000000 and 1000000000 (Kubernetes' user priorities)");
+  }
+}
+
 }  // namespace strata::api

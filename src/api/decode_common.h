@@ -49,4 +49,8 @@ void ApplyServiceDefaults(ServiceSpec& spec, bool tensor_parallel_given, bool ma
 std::optional<int64_t> PriorityForClass(std::string_view name, std::string_view path,
                                         FieldErrors& errors);
 
+// Reports a workload priority class's value outside what Kubernetes lets users give a priority
+// class (-2000000000 to 1000000000), at `path`.
+void CheckWorkloadPriority(int64_t value, std::string_view path, FieldErrors& errors);
+
 }  // namespace strata::api

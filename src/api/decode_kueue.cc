@@ -1,6 +1,6 @@
 // Kueue's kinds (kueue.x-k8s.io): ClusterQueue becomes a Queue, LocalQueue a name for one,
-// ResourceFlavor a ResourceFlavor; a Cohort without quota of its own adds nothing, since a
-// strata cohort is the set of queues that name it.
+// ResourceFlavor a ResourceFlavor, WorkloadPriorityClass a WorkloadPriorityClass, a Cohort a
+// Queue of its name that only lends its quota to the queues naming the cohort.
 #include <set>
 
 #include "api/compat_schema.h"
@@ -210,13 +210,19 @@ const TypeSchema* KueueResourceFlavorSpecSchema() {
 }
 
 const TypeSchema* CohortSpecSchema() {
-  static const TypeSchema s{"CohortSpec",
-                            "A Kueue cohort; in strata a cohort is the set of queues naming it.",
-                            {{"parentName", T::kUnsupported, "strata's cohorts are flat"},
-                             {"parent", T::kUnsupported, "strata's cohorts are flat"},
-                             {"resourceGroups", T::kUnsupported,
-                              "a strata cohort holds no quota of its own; give it to its queues"},
-                             {"fairSharing", T::kUnsupported, "strata's cohorts are flat"}}};
+  static const TypeSchema s{
+      "CohortSpec",
+      "A Kueue cohort: the queues naming it, and quota of its own that they borrow.",
+      {{"parentName", T::kUnsupported,
+        "strata's cohorts are one level: a cohort has no parent (give the quota to this cohort)"},
+       {"parent", T::kUnsupported,
+        "strata's cohorts are one level: a cohort has no parent (give the quota to this cohort)"},
+       {"resourceGroups", T::kObjectList,
+        "Quota of the cohort itself, per flavor, which its queues may borrow (within their "
+        "borrowing limits).",
+        ResourceGroupSchema},
+       {"fairSharing", T::kUnsupported,
+        "strata's cohorts are one level: a cohort's weight among others has no meaning"}}};
   return &s;
 }
 
@@ -273,6 +279,36 @@ std::string QuotaResource(const std::string& name, const std::string& path, Fiel
   return "";
 }
 
+// The quotas of a ClusterQueue's or a Cohort's spec.resourceGroups, per flavor.
+std::vector<FlavorQuota> DecodeResourceGroups(const FieldView& spec, FieldErrors& errors) {
+  std::vector<FlavorQuota> flavors;
+  std::set<std::string> flavors_seen;
+  for (const FieldView& group : spec.ObjectList("resourceGroups")) {
+    std::vector<std::string> covered = group.StringList("coveredResources");
+    for (const FieldView& f : group.ObjectList("flavors")) {
+      FlavorQuota flavor{f.String("name"), {}};
+      if (!flavors_seen.insert(flavor.flavor).second) {
+        errors.Add(f.PathOf("name"), "flavor " + Quoted(flavor.flavor) + " appears twice");
+      }
+      for (const FieldView& r : f.ObjectList("resources")) {
+        std::string name = r.String("name");
+        if (std::find(covered.begin(), covered.end(), name) == covered.end()) {
+          errors.Add(r.PathOf("name"), Quoted(name) + " is not in coveredResources");
+        }
+        ResourceQuota quota{QuotaResource(name, r.PathOf("name"), errors),
+                            r.GetQuantity("nominalQuota"), r.OptionalQuantity("borrowingLimit"),
+                            r.OptionalQuantity("lendingLimit")};
+        if (quota.lending_limit && *quota.lending_limit > quota.nominal) {
+          errors.Add(r.PathOf("lendingLimit"), "must not exceed nominalQuota");
+        }
+        flavor.resources.push_back(std::move(quota));
+      }
+      flavors.push_back(std::move(flavor));
+    }
+  }
+  return flavors;
+}
+
 }  // namespace
 
 const TypeSchema* ClusterQueueV1beta1Schema() {
@@ -324,13 +360,20 @@ const TypeSchema* WorkloadPriorityClassSchema() {
 }
 
 void DecodeWorkloadPriorityClass(const FieldView& doc, DecodedDocument& out) {
-  ObjectMeta meta = DecodeMetadata(doc.Object("metadata"), false, false, out.errors);
-  int64_t value = doc.Integer("value", 0);
-  if (value < -2000000000 || value > 1000000000) {
-    out.errors.Add(doc.PathOf("value"),
-                   "must be between -2000000000 and 1000000000 (Kubernetes' user priorities)");
+  WorkloadPriorityClass priority_class;
+  priority_class.metadata = DecodeMetadata(doc.Object("metadata"), false, false, out.errors);
+  priority_class.spec.value = doc.Integer("value", 0);
+  CheckWorkloadPriority(priority_class.spec.value, doc.PathOf("value"), out.errors);
+  priority_class.spec.description = doc.String("description");
+  // Kueue's document has no spec: its fields are kept as the source's (api/source_form.h).
+  nlohmann::json fields = {{"value", priority_class.spec.value}};
+  if (!priority_class.spec.description.empty()) {
+    fields["description"] = priority_class.spec.description;
   }
-  out.priority_class = PriorityClassLink{meta.name, value};
+  priority_class.metadata.annotations[kSourceAnnotation] =
+      SourceAnnotationValue(KueueWorkloadPriorityClassType(), fields);
+  out.priority_class = PriorityClassLink{priority_class.metadata.name, priority_class.spec.value};
+  out.objects.push_back(std::move(priority_class));
 }
 
 const TypeSchema* CohortSchema() {
@@ -366,30 +409,8 @@ void DecodeClusterQueue(const FieldView& doc, DecodedDocument& out) {
   s.queueing_strategy = spec.String("queueingStrategy", "BestEffortFIFO");
   RejectStopPolicy(spec, errors);
   RejectOtherFungibility(spec.Object("flavorFungibility"), errors);
-  std::set<std::string> flavors_seen;
-  for (const FieldView& group : spec.ObjectList("resourceGroups")) {
-    std::vector<std::string> covered = group.StringList("coveredResources");
-    for (const FieldView& f : group.ObjectList("flavors")) {
-      FlavorQuota flavor{f.String("name"), {}};
-      if (!flavors_seen.insert(flavor.flavor).second) {
-        errors.Add(f.PathOf("name"), "flavor " + Quoted(flavor.flavor) + " appears twice");
-      }
-      for (const FieldView& r : f.ObjectList("resources")) {
-        std::string name = r.String("name");
-        if (std::find(covered.begin(), covered.end(), name) == covered.end()) {
-          errors.Add(r.PathOf("name"), Quoted(name) + " is not in coveredResources");
-        }
-        ResourceQuota quota{QuotaResource(name, r.PathOf("name"), errors),
-                            r.GetQuantity("nominalQuota"), r.OptionalQuantity("borrowingLimit"),
-                            r.OptionalQuantity("lendingLimit")};
-        if (quota.lending_limit && *quota.lending_limit > quota.nominal) {
-          errors.Add(r.PathOf("lendingLimit"), "must not exceed nominalQuota");
-        }
-        flavor.resources.push_back(std::move(quota));
-      }
-      s.flavors.push_back(std::move(flavor));
-    }
-  }
+  s.flavors = DecodeResourceGroups(spec, errors);
+
   FieldView preemption = spec.Object("preemption");
   s.preemption.within_queue = preemption.String("withinClusterQueue", "Never");
   if (s.preemption.within_queue == "LowerOrNewerEqualPriority") {
@@ -429,7 +450,31 @@ void DecodeKueueResourceFlavor(const FieldView& doc, DecodedDocument& out) {
 }
 
 void DecodeCohort(const FieldView& doc, DecodedDocument& out) {
-  DecodeMetadata(doc.Object("metadata"), false, false, out.errors);
+  Queue queue;
+  queue.metadata = DecodeMetadata(doc.Object("metadata"), false, false, out.errors);
+  FieldView spec = doc.Object("spec");
+  queue.spec.cohort = queue.metadata.name;
+  queue.spec.lend_only = true;
+  queue.spec.flavors = DecodeResourceGroups(spec, out.errors);
+  // Kueue's webhook allows a cohort's limits only where it has a parent to borrow from or lend
+  // to; strata's cohorts have none.
+  for (const FieldView& group : spec.ObjectList("resourceGroups")) {
+    for (const FieldView& f : group.ObjectList("flavors")) {
+      for (const FieldView& r : f.ObjectList("resources")) {
+        for (const char* limit : {"borrowingLimit", "lendingLimit"}) {
+          if (r.Has(limit)) {
+            out.errors.Add(r.PathOf(limit),
+                           "only a Cohort with a parent has limits (Kueue's rule), and strata's "
+                           "cohorts have no parent");
+          }
+        }
+      }
+    }
+  }
+  // Kept so that /apis/kueue.x-k8s.io serves the Cohort back as written (api/source_form.h).
+  queue.metadata.annotations[kSourceAnnotation] =
+      SourceAnnotationValue(CohortType(), doc.Raw("spec"));
+  out.objects.push_back(std::move(queue));
 }
 
 void DecodeKueueTopology(const FieldView& doc, DecodedDocument& out) {

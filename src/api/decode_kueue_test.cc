@@ -78,7 +78,7 @@ TEST(KueueV1beta2Test, SetupAsTheServerReturnsItDecodes) {
   std::vector<std::string> warnings;
   Result<std::vector<Object>> r = DecodeManifests({{"setup.yaml", kSetup}}, &warnings);
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  ASSERT_EQ(r->size(), 2u);
+  ASSERT_EQ(r->size(), 3u);
   const ResourceFlavor& flavor = *(*r)[0].As<ResourceFlavor>();
   EXPECT_EQ(flavor.metadata.name, "default-flavor");
   EXPECT_TRUE(flavor.spec.node_labels.empty());
@@ -91,6 +91,12 @@ TEST(KueueV1beta2Test, SetupAsTheServerReturnsItDecodes) {
   ASSERT_EQ(queue.spec.flavors[0].resources.size(), 3u);
   EXPECT_EQ(queue.spec.flavors[0].resources[2].resource, "gpu");
   EXPECT_EQ(queue.spec.flavors[0].resources[2].borrowing_limit, Quantity::FromUnits(4));
+  // The Cohort is a Queue of its name that only lends (here nothing: it has no quota).
+  const Queue& cohort = *(*r)[2].As<Queue>();
+  EXPECT_EQ(cohort.metadata.name, "research");
+  EXPECT_EQ(cohort.spec.cohort, "research");
+  EXPECT_TRUE(cohort.spec.lend_only);
+  EXPECT_TRUE(cohort.spec.flavors.empty());
   EXPECT_THAT(warnings, ElementsAre("setup.yaml: document 2 (ClusterQueue cluster-queue): "
                                     "metadata.generation: ignored: set by the server",
                                     "setup.yaml: document 2 (ClusterQueue cluster-queue): status: "
@@ -179,13 +185,20 @@ description: ahead of the rest
   Result<std::vector<Object>> r =
       DecodeManifests({{"job.yaml", job}, {"classes.yaml", priority_class}});
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  ASSERT_EQ(r->size(), 1u);
+  ASSERT_EQ(r->size(), 2u);
   EXPECT_EQ(r->front().As<Job>()->spec.priority, 10000);  // Kueue's rule: the class wins
+  // The label stays, as on Kueue's Job; the class is stored as strata's own kind.
+  EXPECT_EQ(r->front().metadata().labels.at("kueue.x-k8s.io/priority-class"), "urgent");
+  const auto* stored = (*r)[1].As<WorkloadPriorityClass>();
+  ASSERT_NE(stored, nullptr);
+  EXPECT_EQ(stored->spec.value, 10000);
+  EXPECT_EQ(stored->spec.description, "ahead of the rest");
 
-  EXPECT_EQ(ErrorOf(job),
-            "k.yaml: document 1 (Job j): metadata.labels[kueue.x-k8s.io/priority-class]: "
-            "WorkloadPriorityClass \"urgent\" is not among these manifests; apply it "
-            "with the workloads that name it");
+  // Without its class, the Job keeps the label for the server to resolve against the classes
+  // it stores (server/workload_priority.h).
+  Result<std::vector<Object>> alone = DecodeManifests({{"job.yaml", job}});
+  ASSERT_TRUE(alone.has_value()) << alone.error().message();
+  EXPECT_EQ(alone->front().metadata().labels.at("kueue.x-k8s.io/priority-class"), "urgent");
   EXPECT_THAT(ErrorOf(priority_class + "---" + priority_class),
               HasSubstr("document 2 (WorkloadPriorityClass urgent): metadata.name: a second "
                         "WorkloadPriorityClass \"urgent\""));

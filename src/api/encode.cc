@@ -238,6 +238,7 @@ json EncodeQueue(const Queue& queue) {
   spec["preemption"] = {{"withinQueue", s.preemption.within_queue},
                         {"reclaimWithinCohort", s.preemption.reclaim_within_cohort}};
   spec["reclaimable"] = s.reclaimable;
+  if (s.lend_only) spec["lendOnly"] = true;
   if (!s.local_queues.empty()) {
     json locals = json::array();
     for (const LocalQueueRef& l : s.local_queues) {
@@ -452,6 +453,14 @@ json EncodeSecret(const Secret& secret) {
   return out;
 }
 
+json EncodeWorkloadPriorityClass(const WorkloadPriorityClass& priority_class) {
+  json out = Head("WorkloadPriorityClass", priority_class.metadata);
+  json spec = {{"value", priority_class.spec.value}};
+  PutString(spec, "description", priority_class.spec.description);
+  out["spec"] = std::move(spec);
+  return out;
+}
+
 struct Encoder {
   json operator()(const Node& v) const { return EncodeNode(v); }
   json operator()(const Queue& v) const { return EncodeQueue(v); }
@@ -464,6 +473,7 @@ struct Encoder {
   json operator()(const Namespace& v) const { return EncodeNamespace(v); }
   json operator()(const ConfigMap& v) const { return EncodeConfigMap(v); }
   json operator()(const Secret& v) const { return EncodeSecret(v); }
+  json operator()(const WorkloadPriorityClass& v) const { return EncodeWorkloadPriorityClass(v); }
 };
 
 }  // namespace

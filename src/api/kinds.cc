@@ -13,11 +13,14 @@ constexpr std::string_view kLocalQueueMapsTo =
     "a name workloads of its namespace may use for its ClusterQueue (spec.localQueues of that "
     "Queue); apply it with the ClusterQueue";
 constexpr std::string_view kCohortMapsTo =
-    "nothing: a strata cohort is the set of Queues that name it; a Cohort without quota of its "
-    "own is accepted and adds no object";
+    "a Queue of its name in the cohort (spec.cohort) that only lends (spec.lendOnly): its "
+    "resourceGroups are quota the ClusterQueues naming the cohort borrow, within their "
+    "borrowing limits; it admits no workload. One level: parentName is refused";
 constexpr std::string_view kPriorityClassMapsTo =
-    "the priority (spec.priority) of the Jobs, Pods and Services labelled "
-    "kueue.x-k8s.io/priority-class with its name; apply it with them";
+    "a WorkloadPriorityClass (strata.dev): its value becomes the priority (spec.priority) of the "
+    "Jobs, Pods and Services labelled kueue.x-k8s.io/priority-class with its name when they are "
+    "written, with it or later (a workload naming a class that does not exist is refused); "
+    "changing or deleting the class leaves the priorities given";
 constexpr std::string_view kTopologyMapsTo =
     "nothing: strata places a gang by any node label key a job names (spec.topology.level, or "
     "Kueue's podset topology annotations); a Topology's levels are checked and add no object";
@@ -45,6 +48,8 @@ const std::vector<KindInfo>& AllKinds() {
       {kApiVersion, "Namespace", true, NamespaceDocumentSchema, DecodeNativeNamespace, ""},
       {kApiVersion, "ConfigMap", true, ConfigMapDocumentSchema, DecodeNativeConfigMap, ""},
       {kApiVersion, "Secret", true, SecretDocumentSchema, DecodeNativeSecret, ""},
+      {kApiVersion, "WorkloadPriorityClass", true, WorkloadPriorityClassDocumentSchema,
+       DecodeNativeWorkloadPriorityClass, ""},
       {"v1", "Pod", false, CoreV1PodSchema, DecodeCoreV1Pod,
        "a Pod; nvidia.com/gpu limits become spec.resources.gpu, the kueue.x-k8s.io/queue-name "
        "label becomes spec.queue, scheduling.k8s.io/group-name joins a Volcano PodGroup"},

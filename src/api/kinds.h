@@ -157,6 +157,7 @@ void DecodeNativeJob(const FieldView& doc, DecodedDocument& out);
 void DecodeNativeService(const FieldView& doc, DecodedDocument& out);
 void DecodeNativePod(const FieldView& doc, DecodedDocument& out);
 void DecodeNativeTenant(const FieldView& doc, DecodedDocument& out);
+void DecodeNativeWorkloadPriorityClass(const FieldView& doc, DecodedDocument& out);
 void DecodeNativeEvent(const FieldView& doc, DecodedDocument& out);
 void DecodeNativeNamespace(const FieldView& doc, DecodedDocument& out);
 void DecodeNativeConfigMap(const FieldView& doc, DecodedDocument& out);

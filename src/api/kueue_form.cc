@@ -128,6 +128,22 @@ std::vector<std::string> KueueResourceFlavorCells(const Json& /*served*/, TimePo
   return {};
 }
 
+Json WorkloadPriorityClassStatus(const Json& /*stored*/, const Json& /*spec*/) { return Json(); }
+
+std::vector<TableColumn> WorkloadPriorityClassColumns() {
+  return {{"Value", "Value of workloadPriorityClass's Priority"}};
+}
+
+std::vector<std::string> WorkloadPriorityClassCells(const Json& served, TimePoint /*now*/) {
+  return {CellOf(served, "value")};
+}
+
+Json CohortStatus(const Json& /*stored*/, const Json& /*spec*/) { return Json(); }
+
+std::vector<TableColumn> CohortColumns() { return {}; }
+
+std::vector<std::string> CohortCells(const Json& /*served*/, TimePoint /*now*/) { return {}; }
+
 Json KueueActiveCondition(std::string_view message, const std::string& time) {
   Json condition = {
       {"type", "Active"}, {"status", "True"}, {"reason", "Ready"}, {"message", message}};

@@ -46,6 +46,20 @@ nlohmann::json KueueResourceFlavorStatus(const nlohmann::json& stored, const nlo
 std::vector<TableColumn> KueueResourceFlavorColumns();
 std::vector<std::string> KueueResourceFlavorCells(const nlohmann::json& served, TimePoint now);
 
+// A WorkloadPriorityClass has no spec in Kueue: its value and description are top-level
+// fields, kept as the source's spec and served at the top (the source kind's flat form). It
+// has no status; its CRD prints VALUE.
+nlohmann::json WorkloadPriorityClassStatus(const nlohmann::json& stored,
+                                           const nlohmann::json& spec);
+std::vector<TableColumn> WorkloadPriorityClassColumns();
+std::vector<std::string> WorkloadPriorityClassCells(const nlohmann::json& served, TimePoint now);
+
+// A Cohort is served as written (its kept spec); Kueue's status holds fair sharing only, which
+// strata's one-level cohorts have none of, and its CRD prints no column of its own.
+nlohmann::json CohortStatus(const nlohmann::json& stored, const nlohmann::json& spec);
+std::vector<TableColumn> CohortColumns();
+std::vector<std::string> CohortCells(const nlohmann::json& served, TimePoint now);
+
 // The condition Active of a Kueue queue, True with reason Ready and `message`, since `time`.
 nlohmann::json KueueActiveCondition(std::string_view message, const std::string& time);
 

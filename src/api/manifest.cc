@@ -100,7 +100,8 @@ Queue* FindQueue(std::vector<Located>& documents, std::string_view name) {
   for (Located& d : documents) {
     for (Object& o : d.decoded.objects) {
       Queue* q = o.As<Queue>();
-      if (q != nullptr && q->metadata.name == name) return q;
+      // A Cohort's Queue admits nothing: it is no ClusterQueue.
+      if (q != nullptr && q->metadata.name == name && !q->spec.lend_only) return q;
     }
   }
   return nullptr;
@@ -123,8 +124,9 @@ void LinkLocalQueues(std::vector<Located>& documents) {
 }
 
 // The priority a workload's kueue.x-k8s.io/priority-class label names, from a
-// WorkloadPriorityClass among the same manifests (Kueue's rule: it wins over the pods' own);
-// the label is removed once it is the workload's spec.priority.
+// WorkloadPriorityClass among the same manifests (Kueue's rule: it wins over the pods' own). The
+// label stays, as on Kueue's Job. A class not among the manifests is the server's to find among
+// those it stores, when the workload is written (server/workload_priority.h).
 void LinkPriorityClasses(std::vector<Located>& documents) {
   std::map<std::string, const Located*> classes;
   for (Located& d : documents) {
@@ -141,15 +143,8 @@ void LinkPriorityClasses(std::vector<Located>& documents) {
       auto label = labels.find(std::string(kKueuePriorityClassLabel));
       if (label == labels.end()) continue;
       auto found = classes.find(label->second);
-      if (found == classes.end()) {
-        d.decoded.errors.Add(KeyPath("metadata.labels", kKueuePriorityClassLabel),
-                             "WorkloadPriorityClass " + Quoted(label->second) +
-                                 " is not among these manifests; apply it with the workloads "
-                                 "that name it");
-        continue;
-      }
+      if (found == classes.end()) continue;
       int64_t value = found->second->decoded.priority_class->value;
-      labels.erase(label);  // it became spec.priority, as the queue label becomes spec.queue
       if (Job* job = o.As<Job>()) job->spec.priority = value;
       if (Pod* pod = o.As<Pod>()) pod->spec.priority = value;
       if (Service* service = o.As<Service>()) service->spec.priority = value;

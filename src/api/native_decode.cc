@@ -132,6 +132,7 @@ void DecodeNativeQueue(const FieldView& doc, DecodedDocument& out) {
   queue.spec.preemption.within_queue = preemption.String("withinQueue", "Never");
   queue.spec.preemption.reclaim_within_cohort = preemption.String("reclaimWithinCohort", "Never");
   queue.spec.reclaimable = spec.Bool("reclaimable", true);
+  queue.spec.lend_only = spec.Bool("lendOnly", false);
   for (const FieldView& l : spec.ObjectList("localQueues")) {
     queue.spec.local_queues.push_back({l.String("namespace"), l.String("name")});
   }
@@ -332,6 +333,16 @@ void DecodeNativeTenant(const FieldView& doc, DecodedDocument& out) {
   tenant.spec.tokens_per_minute = spec.Integer("tokensPerMinute", 0);
   tenant.spec.priority_class = spec.String("priorityClass", "standard");
   out.objects.push_back(std::move(tenant));
+}
+
+void DecodeNativeWorkloadPriorityClass(const FieldView& doc, DecodedDocument& out) {
+  WorkloadPriorityClass priority_class;
+  priority_class.metadata = Meta(doc, false, false, out.errors);
+  FieldView spec = doc.Object("spec");
+  priority_class.spec.value = spec.Integer("value", 0);
+  CheckWorkloadPriority(priority_class.spec.value, spec.PathOf("value"), out.errors);
+  priority_class.spec.description = spec.String("description");
+  out.objects.push_back(std::move(priority_class));
 }
 
 void DecodeNativeNamespace(const FieldView& doc, DecodedDocument& out) {

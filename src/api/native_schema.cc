@@ -193,7 +193,10 @@ const TypeSchema* QueueSpecSchema() {
        {"reclaimable", T::kBool,
         "Whether other queues may reclaim what this queue borrows (default true)."},
        {"localQueues", T::kObjectList, "Namespaced names workloads may use for this queue.",
-        LocalQueueRefSchema}}};
+        LocalQueueRefSchema},
+       {"lendOnly", T::kBool,
+        "The queue only holds quota its cohort's queues borrow and admits no workload (a Kueue "
+        "Cohort's own quota; default false)."}}};
   return &s;
 }
 
@@ -632,6 +635,34 @@ const TypeSchema* PodDocumentSchema() {
 const TypeSchema* TenantDocumentSchema() {
   static const TypeSchema s = Document(
       "Tenant", "A consumer of inference services. Cluster-scoped.", TenantSpecSchema, nullptr);
+  return &s;
+}
+
+namespace {
+
+const TypeSchema* WorkloadPriorityClassSpecSchema() {
+  static const TypeSchema s{
+      "WorkloadPriorityClassSpec",
+      "A named workload priority.",
+      {{"value",
+        T::kInteger,
+        "The priority its workloads get: higher goes first and may preempt lower.",
+        nullptr,
+        {},
+        true},
+       {"description", T::kString, "What the class is for."}}};
+  return &s;
+}
+
+}  // namespace
+
+const TypeSchema* WorkloadPriorityClassDocumentSchema() {
+  static const TypeSchema s =
+      Document("WorkloadPriorityClass",
+               "A named workload priority (Kueue's WorkloadPriorityClass): workloads labelled "
+               "kueue.x-k8s.io/priority-class with its name get its value as their priority when "
+               "written. Cluster-scoped.",
+               WorkloadPriorityClassSpecSchema, nullptr, /*spec_required=*/true);
   return &s;
 }
 

@@ -34,6 +34,7 @@ const TypeSchema* JobDocumentSchema();
 const TypeSchema* ServiceDocumentSchema();
 const TypeSchema* PodDocumentSchema();
 const TypeSchema* TenantDocumentSchema();
+const TypeSchema* WorkloadPriorityClassDocumentSchema();
 const TypeSchema* NamespaceDocumentSchema();
 const TypeSchema* EventDocumentSchema();
 // Kubernetes' v1 ConfigMap and Secret (decode_config_data.cc).

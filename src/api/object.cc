@@ -50,6 +50,10 @@ template <>
 constexpr std::string_view KindName<Secret>() {
   return "Secret";
 }
+template <>
+constexpr std::string_view KindName<WorkloadPriorityClass>() {
+  return "WorkloadPriorityClass";
+}
 
 }  // namespace
 

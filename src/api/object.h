@@ -12,6 +12,7 @@
 #include "api/queue.h"
 #include "api/service.h"
 #include "api/tenant.h"
+#include "api/workload_priority_class.h"
 
 namespace strata::api {
 
@@ -20,7 +21,7 @@ namespace strata::api {
 class Object {
  public:
   using Variant = std::variant<Node, Queue, ResourceFlavor, Job, Service, Pod, Tenant, Event,
-                               Namespace, ConfigMap, Secret>;
+                               Namespace, ConfigMap, Secret, WorkloadPriorityClass>;
 
   Object() = default;
   template <typename T>

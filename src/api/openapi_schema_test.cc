@@ -204,7 +204,8 @@ TEST(CustomResourcesTest, OneCrdPerStrataKindWithTheCatalogsNames) {
   std::vector<std::string> names;
   for (const json& crd : crds) names.push_back(crd["metadata"]["name"]);
   EXPECT_THAT(names, ElementsAre("queues.strata.dev", "resourceflavors.strata.dev",
-                                 "jobs.strata.dev", "services.strata.dev", "tenants.strata.dev"));
+                                 "jobs.strata.dev", "services.strata.dev", "tenants.strata.dev",
+                                 "workloadpriorityclasses.strata.dev"));
   for (const json& crd : crds) {
     const json& spec = crd["spec"];
     const ResourceType* type = FindResourceTypeByKind(spec["names"]["kind"].get<std::string>());
@@ -286,8 +287,8 @@ TEST(CustomResourcesTest, ShortNamesShadowNoBuiltInKind) {
 TEST(CustomResourcesTest, ControlPlaneRulesCoverEveryKindAndItsStatus) {
   std::vector<json> rules = ControlPlaneRules();
   ASSERT_EQ(rules.size(), 2u);
-  EXPECT_EQ(rules[0]["resources"],
-            json({"queues", "resourceflavors", "jobs", "services", "tenants"}));
+  EXPECT_EQ(rules[0]["resources"], json({"queues", "resourceflavors", "jobs", "services", "tenants",
+                                         "workloadpriorityclasses"}));
   EXPECT_EQ(rules[1]["resources"], json({"queues/status", "jobs/status", "services/status"}));
   EXPECT_THAT(rules[1]["verbs"].get<std::vector<std::string>>(),
               ElementsAre("get", "patch", "update"));

@@ -55,6 +55,9 @@ struct QueueSpec {
   QueuePreemption preemption;
   bool reclaimable = true;  // may others reclaim what this queue borrows
   std::vector<LocalQueueRef> local_queues;
+  // The queue only holds quota its cohort lends and admits no workload: a Kueue Cohort's own
+  // quota, which the cohort's queues borrow (a Cohort is stored as such a Queue of its name).
+  bool lend_only = false;
 
   bool operator==(const QueueSpec&) const = default;
 };

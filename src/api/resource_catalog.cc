@@ -79,6 +79,13 @@ const std::vector<ResourceType>& AllResourceTypes() {
       {"Job", "jobs", "job", {"sjob"}, kStrataGroup, kStrataVersion, true},
       {"Service", "services", "service", {"svc"}, kStrataGroup, kStrataVersion, true},
       {"Tenant", "tenants", "tenant", {}, kStrataGroup, kStrataVersion, false},
+      {"WorkloadPriorityClass",
+       "workloadpriorityclasses",
+       "workloadpriorityclass",
+       {},
+       kStrataGroup,
+       kStrataVersion,
+       false},
   };
   return kTypes;
 }
@@ -129,9 +136,31 @@ const ResourceType& KueueResourceFlavorType() {
   return kType;
 }
 
+// Kueue's CRD names no short name; wpc is strata's, claimed by no other kind.
+const ResourceType& KueueWorkloadPriorityClassType() {
+  static const ResourceType kType{"WorkloadPriorityClass",
+                                  "workloadpriorityclasses",
+                                  "workloadpriorityclass",
+                                  {"wpc"},
+                                  "kueue.x-k8s.io",
+                                  "v1beta2",
+                                  false};
+  return kType;
+}
+
+const ResourceType& CohortType() {
+  static const ResourceType kType{"Cohort",         "cohorts", "cohort", {},
+                                  "kueue.x-k8s.io", "v1beta2", false,    "Queue"};
+  return kType;
+}
+
 const std::vector<const ResourceType*>& SourceServedTypes() {
-  static const std::vector<const ResourceType*> kTypes = {
-      &BatchJobType(), &JobSetType(), &ClusterQueueType(), &KueueResourceFlavorType()};
+  static const std::vector<const ResourceType*> kTypes = {&BatchJobType(),
+                                                          &JobSetType(),
+                                                          &ClusterQueueType(),
+                                                          &KueueResourceFlavorType(),
+                                                          &KueueWorkloadPriorityClassType(),
+                                                          &CohortType()};
   return kTypes;
 }
 
@@ -150,7 +179,8 @@ const std::vector<std::pair<ResourceType, const ResourceType*>>& KueueV1beta1Pai
   static const std::vector<std::pair<ResourceType, const ResourceType*>> kPairs = [] {
     std::vector<std::pair<ResourceType, const ResourceType*>> pairs;
     for (const ResourceType* storage :
-         {&ClusterQueueType(), &KueueResourceFlavorType(), &LocalQueueType()}) {
+         {&ClusterQueueType(), &KueueResourceFlavorType(), &LocalQueueType(),
+          &KueueWorkloadPriorityClassType(), &CohortType()}) {
       ResourceType older = *storage;
       older.version = "v1beta1";
       pairs.emplace_back(std::move(older), storage);

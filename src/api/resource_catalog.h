@@ -57,12 +57,16 @@ const ResourceType& EventsV1Type();
 // documents' shape (api/source_form.h), with every verb: Kubernetes' batch/v1 Jobs and
 // JobSet's jobset.x-k8s.io/v1alpha2 JobSets, both stored as strata's Jobs, and Kueue's
 // kueue.x-k8s.io/v1beta2 ClusterQueues (stored as Queues) and ResourceFlavors (as strata's
-// ResourceFlavors). Not among AllResourceTypes(), which holds one type per store kind.
+// ResourceFlavors) and WorkloadPriorityClasses (as strata's WorkloadPriorityClasses, short name
+// wpc). Not among AllResourceTypes(), which holds one type per store kind.
 const ResourceType& BatchJobType();
 const ResourceType& JobSetType();
 const ResourceType& ClusterQueueType();
 const ResourceType& KueueResourceFlavorType();
-// All four, batch/v1 Jobs first.
+const ResourceType& KueueWorkloadPriorityClassType();
+// Kueue's Cohorts, stored as Queues that only lend (spec.lendOnly): a Cohort's own quota.
+const ResourceType& CohortType();
+// All six, batch/v1 Jobs first.
 const std::vector<const ResourceType*>& SourceServedTypes();
 
 // Kueue's kueue.x-k8s.io/v1beta2 LocalQueues: no object of their own, each a name for a Queue
@@ -71,11 +75,12 @@ const std::vector<const ResourceType*>& SourceServedTypes();
 const ResourceType& LocalQueueType();
 
 // Kueue's kinds at kueue.x-k8s.io/v1beta1, the older version Kueue's CRDs still serve beside
-// v1beta2 (their storage version, which discovery prefers): ClusterQueue, ResourceFlavor and
-// LocalQueue. Each is another version of its v1beta2 type (StorageVersionOf): the same objects,
-// served converted to v1beta1 (api/kueue_form.h, KueueSpecAtVersion) and written back converted
-// to v1beta2, as Kueue's conversion webhook does; so a document applied at either version stores
-// the same native object. Not among SourceServedTypes(), which holds one type per served kind.
+// v1beta2 (their storage version, which discovery prefers): ClusterQueue, ResourceFlavor,
+// LocalQueue and WorkloadPriorityClass. Each is another version of its v1beta2 type
+// (StorageVersionOf): the same objects, served converted to v1beta1 (api/kueue_form.h,
+// KueueSpecAtVersion) and written back converted to v1beta2, as Kueue's conversion webhook does; so
+// a document applied at either version stores the same native object. Not among
+// SourceServedTypes(), which holds one type per served kind.
 const std::vector<const ResourceType*>& KueueV1beta1Types();
 
 // The type whose objects `type` serves at another version (Kueue's v1beta1 ClusterQueue: the

@@ -25,6 +25,9 @@ struct SourceKind {
   // The spec at another served version of the kind (Kueue's v1beta1), from the kept one;
   // nullptr: the same at every version.
   void (*spec_at_version)(Json& spec, std::string_view version) = nullptr;
+  // Whether the kind's document has its fields at the top, not under spec (a
+  // WorkloadPriorityClass's value): they are kept as the source's spec and served at the top.
+  bool flat = false;
 };
 
 const std::vector<SourceKind>& SourceKinds() {
@@ -36,6 +39,9 @@ const std::vector<SourceKind>& SourceKinds() {
        ClusterQueueCells, ClusterQueueSpecAtVersion},
       {KueueResourceFlavorType, "", nullptr, KueueResourceFlavorStatus, KueueResourceFlavorColumns,
        KueueResourceFlavorCells},
+      {KueueWorkloadPriorityClassType, "", nullptr, WorkloadPriorityClassStatus,
+       WorkloadPriorityClassColumns, WorkloadPriorityClassCells, nullptr, /*flat=*/true},
+      {CohortType, "", nullptr, CohortStatus, CohortColumns, CohortCells},
   };
   return kKinds;
 }
@@ -109,8 +115,12 @@ Json ServedSourceForm(const Json& stored, const ResourceType* at) {
   }
   Json served = {{"apiVersion", type.GroupVersion()},
                  {"kind", kind->type().kind},
-                 {"metadata", std::move(metadata)},
-                 {"spec", std::move(spec)}};
+                 {"metadata", std::move(metadata)}};
+  if (kind->flat) {
+    for (auto& field : spec.items()) served[field.key()] = std::move(field.value());
+  } else {
+    served["spec"] = std::move(spec);
+  }
   if (!status.is_null()) served["status"] = std::move(status);
   return served;
 }

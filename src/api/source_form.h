@@ -13,7 +13,8 @@ namespace strata::api {
 
 // Compatible kinds served at their own paths from the native objects they decode to
 // (SourceServedTypes(): batch/v1 Jobs, jobset.x-k8s.io/v1alpha2 JobSets, kueue.x-k8s.io/v1beta2
-// ClusterQueues and ResourceFlavors, these two at v1beta1 too: KueueV1beta1Types()).
+// ClusterQueues, ResourceFlavors and WorkloadPriorityClasses, at v1beta1 too:
+// KueueV1beta1Types()).
 //
 // Such a document is stored as the native object its decoder makes of it, so the scheduler and
 // the controllers run it unchanged, and `kubectl apply -f` and `strata apply -f` of one document
@@ -39,8 +40,9 @@ namespace strata::api {
 // (spec.localQueues, which workloads' kueue.x-k8s.io/queue-name labels resolve through), so it
 // is served from that Queue by its own handlers (api/local_queue_form.h): a LocalQueue that
 // became an object of its own would be a second home for the name the scheduler reads. A
-// Cohort without quota, a Topology and a WorkloadPriorityClass store nothing (their decoders
-// only check or link other documents) and are not served.
+// WorkloadPriorityClass is one strata WorkloadPriorityClass; its document has its fields at the
+// top, not under spec (the entry's flat form). A Cohort without quota and a Topology store
+// nothing (their decoders only check or link other documents) and are not served.
 
 // The annotation that holds {"apiVersion","kind","spec"} of the document a native object was
 // decoded from.

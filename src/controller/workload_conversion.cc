@@ -209,6 +209,7 @@ QuotaModel ConvertQuota(const std::vector<cluster::ObjectRef>& queues,
                        : sched::QueueingStrategy::kBestEffortFifo;
     out.preempt_lower_priority = queue.spec.preemption.within_queue == "LowerPriority";
     out.reclaim_within_cohort = queue.spec.preemption.reclaim_within_cohort != "Never";
+    out.admits_workloads = !queue.spec.lend_only;
     std::string error;
     for (size_t f = 0; f < queue.spec.flavors.size() && error.empty(); ++f) {
       const api::FlavorQuota& flavor = queue.spec.flavors[f];

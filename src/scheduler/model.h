@@ -208,6 +208,9 @@ struct Queue {
   std::vector<FlavorQuota> flavors;  // tried in order; empty: no quota, any node
   bool preempt_lower_priority = true;
   bool reclaim_within_cohort = true;
+  // false: the queue only holds quota its cohort lends (a Kueue Cohort's own quota, which its
+  // ClusterQueues borrow) and admits no workload of its own.
+  bool admits_workloads = true;
 };
 
 // The static part of a cluster: nodes, topology, flavors, queues.

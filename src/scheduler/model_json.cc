@@ -136,6 +136,7 @@ Result<Queue> DecodeQueue(const FieldDecoder& j, const Cluster& cluster) {
   ASSIGN_OR_RETURN(std::string strategy,
                    j.Choice("strategy", {"BestEffortFIFO", "StrictFIFO"}, "BestEffortFIFO"));
   if (strategy == "StrictFIFO") queue.strategy = QueueingStrategy::kStrictFifo;
+  ASSIGN_OR_RETURN(queue.admits_workloads, j.Bool("admitsWorkloads", true));
   ASSIGN_OR_RETURN(FieldDecoder preemption,
                    j.Object("preemption", {"withinQueue", "reclaimWithinCohort"}));
   ASSIGN_OR_RETURN(std::string within,
@@ -273,9 +274,9 @@ Result<Cluster> DecodeCluster(const json& value, const std::string& path) {
     ASSIGN_OR_RETURN(Flavor flavor, DecodeFlavor(item));
     cluster.flavors.push_back(std::move(flavor));
   }
-  ASSIGN_OR_RETURN(
-      std::vector<FieldDecoder> queues,
-      j.ObjectList("queues", {"name", "cohort", "weight", "strategy", "preemption", "quota"}));
+  ASSIGN_OR_RETURN(std::vector<FieldDecoder> queues,
+                   j.ObjectList("queues", {"name", "cohort", "weight", "strategy", "preemption",
+                                           "quota", "admitsWorkloads"}));
   for (const FieldDecoder& item : queues) {
     ASSIGN_OR_RETURN(Queue queue, DecodeQueue(item, cluster));
     cluster.queues.push_back(std::move(queue));

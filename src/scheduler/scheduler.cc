@@ -37,6 +37,12 @@ std::string FailureKey(const Workload& w, int queue, bool may_use_reserved) {
 // The field a scheduler cannot honour, or "" if the workload is well formed.
 std::string Invalid(const Workload& w, const CycleState& state, int queue) {
   if (!w.queue.empty() && queue < 0) return fmt::format("queue \"{}\" does not exist", w.queue);
+  if (queue >= 0 && !state.cluster.queues[queue].admits_workloads) {
+    return fmt::format(
+        "queue \"{}\" holds cohort {}'s own quota, which the cohort's queues borrow; it admits no "
+        "workload (name one of the cohort's queues)",
+        w.queue, state.cluster.queues[queue].cohort);
+  }
   if (w.topology.mode != TopologyMode::kNone && state.index.LevelOf(w.topology.level) < 0) {
     std::string levels;
     for (const std::string& l : state.cluster.topology_levels) levels += l + ", ";

@@ -7,6 +7,7 @@
 #include "api/local_queue_form.h"
 #include "api/manifest.h"
 #include "api/resource_catalog.h"
+#include "api/source_form.h"
 #include "common/json_member.h"
 #include "common/yaml_json.h"
 #include "server/list_selection.h"
@@ -243,6 +244,11 @@ Result<Json> RestApi::WriteLocalQueue(const api::ResourcePath& path, Json docume
     if (existing) return Err(AlreadyExistsError(Described(link.name) + " already exists"));
     if (existing.error().code() != StatusCode::kNotFound) return Err(existing.error());
     Result<store::Object> named = store_.Get({"Queue", "", link.cluster_queue});
+    // A Cohort's Queue (api/source_form.h) is no ClusterQueue: it admits nothing.
+    if (named && api::SourceTypeOf(named->body) == &api::CohortType()) {
+      return Err(InvalidArgumentError("spec.clusterQueue: \"" + link.cluster_queue +
+                                      "\" is a Cohort, not a ClusterQueue"));
+    }
     if (!named && named.error().code() == StatusCode::kNotFound) {
       return Err(InvalidArgumentError(
           "spec.clusterQueue: ClusterQueue \"" + link.cluster_queue +

@@ -192,7 +192,9 @@ class RestApi {
   Result<ApiReply> Apply(const net::HttpRequest& request, const Query& query, const Caller& caller);
   // Creates `object` or replaces what is stored (keeping its status and recording the write as
   // `who`'s Update); "created", "configured" or "unchanged".
-  Result<std::string> ApplyObject(const store::Object& object, const FieldWrite& who, bool dry_run);
+  // `classes`: the WorkloadPriorityClasses of the same body, by name (GiveClassPriority).
+  Result<std::string> ApplyObject(const store::Object& object, const FieldWrite& who,
+                                  const std::map<std::string, int64_t>& classes, bool dry_run);
   // Kueue's LocalQueues (api/local_queue_form.h), each kept on the Queue its ClusterQueue
   // became (server/local_queue_handlers.cc): get, list and watch (Tables too), create, update,
   // patch (JSON merge and JSON patch) and delete; a server-side apply or a subresource is

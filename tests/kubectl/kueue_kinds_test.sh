@@ -14,7 +14,12 @@
 #  - the Python client's CustomObjectsApi lists clusterqueues;
 #  - kubectl delete removes the LocalQueue, the ClusterQueue and the flavor;
 #  - the same setup at kueue.x-k8s.io/v1beta1 (cohort, not cohortName) applies, re-applies
-#    unchanged, is served at both versions and stores the same native Queue.
+#    unchanged, is served at both versions and stores the same native Queue;
+#  - a WorkloadPriorityClass applied once (kubectl get wpc, Kueue's VALUE column) gives Jobs
+#    applied later its value; a Job naming a missing class is refused; deleting the class leaves
+#    the Jobs their priority; strata apply -f does the same;
+#  - a Cohort with quota of its own is served (kubectl get cohorts); a ClusterQueue without GPU
+#    quota in it borrows the cohort's 2 GPUs and no more.
 # Skips (exit 77) only when kubectl or python3-kubernetes is not there.
 set -euo pipefail
 
@@ -240,6 +245,138 @@ check "kubectl apply of a changed v1beta1 file" equals \
   "$(k apply -f "$dir/setup-v1beta1.yaml" | grep clusterqueue)" \
   "clusterqueue.kueue.x-k8s.io/cluster-queue configured"
 check "the change is served at v1beta2" equals "$(jp cq cluster-queue '{.spec.cohortName}')" other
+
+# Kueue's WorkloadPriorityClass, applied once, and Jobs labelled with it applied later (Kueue's
+# flow): stored, served with Kueue's VALUE column, and the class's value becomes the priority of
+# the Jobs written after it, over their pods' own.
+cat >"$dir/wpc.yaml" <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata:
+  name: urgent
+value: 10000
+description: ahead of the rest
+YAML
+prio_job() { # NAME CLASS: a Job labelled with WorkloadPriorityClass CLASS
+  cat <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: team-a
+  labels: {kueue.x-k8s.io/priority-class: $2}
+spec:
+  template:
+    spec:
+      priorityClassName: sheddable
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, command: [sh, -c, "exit 0"]}]
+YAML
+}
+check "kubectl apply -f of a WorkloadPriorityClass" equals "$(k apply -f "$dir/wpc.yaml")" \
+  "workloadpriorityclass.kueue.x-k8s.io/urgent created"
+check "kubectl apply of it again is unchanged" equals "$(k apply -f "$dir/wpc.yaml")" \
+  "workloadpriorityclass.kueue.x-k8s.io/urgent unchanged"
+check "kubectl api-resources: workloadpriorityclasses (wpc)" has \
+  "workloadpriorityclasses wpc kueue.x-k8s.io/v1beta2 false WorkloadPriorityClass" \
+  "$(k api-resources --api-group=kueue.x-k8s.io --no-headers | tr -s ' ')"
+check "kubectl get wpc: Kueue's columns" equals "$(header wpc)" "NAME VALUE AGE"
+check "kubectl get workloadpriorityclasses: its row" has "urgent 10000 " \
+  "$(row workloadpriorityclasses)"
+check "kubectl get wpc -o yaml: value at the top, as Kueue's" has "value: 10000" \
+  "$(k get wpc urgent -o yaml)"
+prio_job later urgent >"$dir/later.yaml"
+check "kubectl apply -f of a Job labelled with it, later" equals "$(k apply -f "$dir/later.yaml")" \
+  "job.batch/later created"
+check "the Job has the class's priority (not sheddable's)" equals \
+  "$(jp jobs.strata.dev later -n team-a '{.spec.priority}')" 10000
+prio_job orphan missing >"$dir/orphan.yaml"
+check "a Job naming a class that does not exist is refused, naming it" fails_saying \
+  'WorkloadPriorityClass "missing" does not exist' k apply -f "$dir/orphan.yaml"
+check "kubectl delete wpc" equals "$(k delete wpc urgent)" \
+  "workloadpriorityclass.kueue.x-k8s.io \"urgent\" deleted"
+check "the Job keeps its priority" equals \
+  "$(k label job later -n team-a seen=yes >/dev/null && jp jobs.strata.dev later -n team-a '{.spec.priority}')" \
+  10000
+check "strata apply -f of the class" "$strata" apply -f "$dir/wpc.yaml" --server "$STRATA_API"
+check "kubectl get wpc: the class strata applied" has "urgent 10000 " "$(row wpc)"
+prio_job second urgent >"$dir/second.yaml"
+check "strata apply -f of a Job labelled with it" "$strata" apply -f "$dir/second.yaml" \
+  --server "$STRATA_API"
+check "it has the class's priority" equals \
+  "$(jp jobs.strata.dev second -n team-a '{.spec.priority}')" 10000
+
+# A Kueue Cohort with quota of its own (one level of Kueue's hierarchical cohorts): a
+# ClusterQueue without GPU quota borrows the cohort's 2 GPUs, and no more.
+cat >"$dir/cohort.yaml" <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata:
+  name: shared-pool
+spec:
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 8}
+      - {name: memory, nominalQuota: 8Gi}
+      - {name: nvidia.com/gpu, nominalQuota: 2}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: borrower
+spec:
+  cohortName: shared-pool
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 0}
+      - {name: memory, nominalQuota: 0}
+      - {name: nvidia.com/gpu, nominalQuota: 0}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  namespace: team-a
+  name: borrower-queue
+spec:
+  clusterQueue: borrower
+YAML
+check "kubectl apply -f of a Cohort with quota and its ClusterQueue" equals \
+  "$(k apply -f "$dir/cohort.yaml")" \
+  "$(printf '%s\n' "cohort.kueue.x-k8s.io/shared-pool created" \
+    "clusterqueue.kueue.x-k8s.io/borrower created" \
+    "localqueue.kueue.x-k8s.io/borrower-queue created")"
+check "kubectl apply of them again is unchanged" equals "$(k apply -f "$dir/cohort.yaml")" \
+  "$(printf '%s\n' "cohort.kueue.x-k8s.io/shared-pool unchanged" \
+    "clusterqueue.kueue.x-k8s.io/borrower unchanged" \
+    "localqueue.kueue.x-k8s.io/borrower-queue unchanged")"
+check "kubectl get cohorts" equals "$(k get cohorts -o name)" "cohort.kueue.x-k8s.io/shared-pool"
+check "kubectl get cohorts: Kueue's columns" equals "$(header cohorts)" "NAME AGE"
+check "the cohort is no ClusterQueue" lacks "shared-pool" "$(k get cq -o name)"
+check "kubectl get cohort -o yaml: its quota as written" has "nominalQuota: 2" \
+  "$(k get cohort shared-pool -o yaml)"
+borrow_job() { # NAME GPUS: a Job in borrower-queue that waits for $dir/release-borrow
+  job "$1" "$2" 1 | sed -e 's|user-queue|borrower-queue|' -e "s|$dir/release|$dir/release-borrow|"
+}
+borrow_job borrow-two 2 >"$dir/borrow-two.yaml"
+borrow_job borrow-more 1 >"$dir/borrow-more.yaml"
+check "a Job of 2 GPUs in the queue without GPU quota" equals \
+  "$(k apply -f "$dir/borrow-two.yaml")" "job.batch/borrow-two created"
+check "is admitted on the cohort's quota" k wait \
+  --for=jsonpath='{.status.admittedWorkloads}'=1 cq/borrower --timeout=60s
+check "a third GPU" equals "$(k apply -f "$dir/borrow-more.yaml")" "job.batch/borrow-more created"
+check "waits: the cohort lends no more" k wait \
+  --for=jsonpath='{.status.pendingWorkloads}'=1 cq/borrower --timeout=60s
+check "while the first still runs" equals "$(jp cq borrower '{.status.admittedWorkloads}')" 1
+touch "$dir/release-borrow"
+check "once the first ends, the cohort lends to the next" k wait \
+  --for=condition=complete job/borrow-more -n team-a --timeout=60s
 
 [[ $failures -eq 0 ]] || { echo "$failures check(s) failed"; exit 1; }
 echo "all checks passed"
