@@ -152,6 +152,13 @@ TEST(KindMappingTest, WhatTheAgentReportsIsStatusANodesCredentialsMayWrite) {
   ASSERT_TRUE(unready.has_value());
   EXPECT_TRUE(condition(*unready, api::kReadyAtAnnotation).is_null());
   EXPECT_FALSE(condition(*unready, api::kStartedAtAnnotation).is_null());
+  // A pod with nothing reported has no conditions to write: its status stays as the server's.
+  api::Pod pending = TrainingPod();
+  Json created = AsStored(*mapping.to_kube(StoreObjectOf(pending), nullptr), 9);
+  EXPECT_FALSE(created["status"].contains("conditions"));
+  Result<Json> again = mapping.to_kube(StoreObjectOf(pending), &created);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ((*again)["status"], created["status"]);
 }
 
 TEST(KindMappingTest, AnUpdateKeepsTheServersSpecAndWritesStrataStatus) {

@@ -38,12 +38,13 @@ void PutReports(const Json& annotations, Json& status) {
     }
   }
   conditions = std::move(kept);
-  if (!annotations.is_object()) return;
   for (std::string_view key : api::kAgentReportedAnnotations) {
     const Json& value = MemberOrNull(annotations, std::string(key));
     if (!value.is_string()) continue;
     conditions.push_back({{"type", key}, {"status", "True"}, {"message", value}});
   }
+  // As the server keeps it (an empty list is left out): no status write for nothing.
+  if (conditions.empty()) status.erase("conditions");
 }
 
 Result<Json> PodToKube(const store::Object& object, const Json* current) {
