@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "api/torchrun_env.h"
 #include "controller/controller_test_support.h"
 #include "controller/training_pod.h"
@@ -130,30 +132,40 @@ spec:
   EXPECT_EQ(fresh.restart_count, 0);
 }
 
-TEST(SchedulerLoopTest, StrataPlacesItsPodsOnANodeTaintedForStrataPodsOnly) {
-  // On Kubernetes a plane's own nodes carry the taint that keeps other schedulers' pods off;
-  // strata's pods, which that node's agent runs, are placed there as if it were not there.
-  TestCluster cluster;
-  cluster.Apply(R"(apiVersion: strata.dev/v1alpha1
+// Applies a Ready GPU-less node `name` with the NoSchedule taint `key`, and a pod `pod` of one
+// container asking `limits` (a YAML flow map).
+void ApplyTaintedNodeAndPod(TestCluster& cluster, const std::string& name, const std::string& key,
+                            const std::string& pod, const std::string& limits) {
+  cluster.Apply(fmt::format(R"(apiVersion: strata.dev/v1alpha1
 kind: Node
-metadata: {name: plane-node}
+metadata: {{name: {}}}
 spec:
-  taints: [{key: strata.dev/strata-pods-only, effect: NoSchedule}]
+  taints: [{{key: {}, effect: NoSchedule}}]
 status:
-  capacity: {cpu: 8, memory: 32Gi}
-  conditions: [{type: Ready, status: "True", lastHeartbeatTime: "2026-01-01T00:00:00Z"}]
-)");
-  cluster.Apply(R"(apiVersion: v1
+  capacity: {{cpu: 8, memory: 32Gi}}
+  conditions: [{{type: Ready, status: "True", lastHeartbeatTime: "2026-01-01T00:00:00Z"}}]
+)",
+                            name, key));
+  cluster.Apply(fmt::format(R"(apiVersion: v1
 kind: Pod
-metadata: {name: worker}
+metadata: {{name: {}}}
 spec:
   restartPolicy: Never
   containers:
     - name: c
       image: busybox
       command: [sleep, "1000"]
-      resources: {limits: {cpu: "1"}}
-)");
+      resources: {{limits: {}}}
+)",
+                            pod, limits));
+}
+
+TEST(SchedulerLoopTest, StrataPlacesItsPodsOnANodeTaintedForStrataPodsOnly) {
+  // On Kubernetes a plane's own nodes carry the taint that keeps other schedulers' pods off;
+  // strata's pods, which that node's agent runs, are placed there as if it were not there.
+  TestCluster cluster;
+  ApplyTaintedNodeAndPod(cluster, "plane-node", "strata.dev/strata-pods-only", "worker",
+                         "{cpu: \"1\"}");
   cluster.Reconcile(1);
   EXPECT_EQ(cluster.Pod("worker").spec.node_name, "plane-node");
 }
@@ -161,26 +173,8 @@ spec:
 TEST(SchedulerLoopTest, ExplainsAPendingProbePodInItsStatusAndOneDeduplicatedEvent) {
   TestCluster cluster;
   cluster.AddNode("node-a", 1);
-  cluster.Apply(R"(apiVersion: strata.dev/v1alpha1
-kind: Node
-metadata: {name: control}
-spec:
-  taints: [{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}]
-status:
-  capacity: {cpu: 8, memory: 32Gi}
-  conditions: [{type: Ready, status: "True", lastHeartbeatTime: "2026-01-01T00:00:00Z"}]
-)");
-  cluster.Apply(R"(apiVersion: v1
-kind: Pod
-metadata: {name: holder}
-spec:
-  restartPolicy: Never
-  containers:
-    - name: c
-      image: busybox
-      command: [sleep, "1000"]
-      resources: {limits: {nvidia.com/gpu: 1}}
-)");
+  ApplyTaintedNodeAndPod(cluster, "control", "node-role.kubernetes.io/control-plane", "holder",
+                         "{nvidia.com/gpu: 1}");
   cluster.Reconcile(1);
   ASSERT_EQ(cluster.Pod("holder").spec.node_name, "node-a");
   cluster.Apply(R"(apiVersion: v1
