@@ -311,9 +311,16 @@ Result<ApiReply> RestApi::ServeLocalQueue(const api::ResourcePath& path,
     }
     if (method == "POST") {
       *verb = "create";
-      ASSIGN_OR_RETURN(Json created,
-                       WriteLocalQueue(path, RequestObject(request.body), nullptr, dry_run));
-      return JsonReply(201, created);
+      // The Queue it is kept on is read again when another write (its status, another
+      // LocalQueue) changed it in between, as for the other verbs.
+      const Json body = RequestObject(request.body);
+      for (int attempt = 0;; ++attempt) {
+        Result<Json> created = WriteLocalQueue(path, body, nullptr, dry_run);
+        if (created) return JsonReply(201, *created);
+        if (created.error().code() != StatusCode::kConflict || attempt + 1 == kWriteAttempts) {
+          return Err(created.error());
+        }
+      }
     }
     return Err(UnimplementedError("method " + method + " is not allowed on a collection"));
   }

@@ -319,6 +319,22 @@ TEST_F(KueueKindsTest, ALocalQueueIsKeptOnItsClusterQueueAndServedFromIt) {
   EXPECT_EQ(Send("GET", kLocalQueue).first, 404);
 }
 
+TEST_F(KueueKindsTest, ALocalQueueCreatedWhileItsQueueChangesIsWrittenOnTheQueueAsItIsNow) {
+  // The scheduler writes the Queue's status at any time: a LocalQueue created meanwhile is
+  // written on the Queue read again, not refused with a Conflict (kubectl apply of a setup
+  // failed so under ASan).
+  Start();
+  CreateSetup();
+  ASSERT_EQ(Send("POST", kLocalQueues, kLocalQueueDocument).first, 201);  // team-a exists now
+  faults_->FailAt(1, store::FaultInjectingStore::Fault::kConflict);
+  auto [code, created] =
+      Send("POST", kLocalQueues,
+           R"({"metadata":{"name":"second"},"spec":{"clusterQueue":"cluster-queue"}})",
+           "application/json");
+  ASSERT_EQ(code, 201) << created.dump();
+  EXPECT_EQ(StoredQueue()["spec"]["localQueues"].size(), 2u);
+}
+
 TEST_F(KueueKindsTest, DeletingANamespaceDeletesItsLocalQueues) {
   Start();
   CreateSetup();

@@ -16,6 +16,7 @@
 #include "net/http_message.h"
 #include "server/api_listener.h"
 #include "server/rest_api.h"
+#include "store/fault_injecting_store.h"
 #include "store/store.h"
 
 namespace strata::server {
@@ -70,8 +71,9 @@ class RestApiTest : public ::testing::Test {
     store::StoreOptions store_options;
     store_options.history_limit = history_limit;
     store_ = store::NewMemoryStore(store_options);
+    faults_ = std::make_unique<store::FaultInjectingStore>(*store_);
     if (options.tokens.empty()) options.tokens.push_back({kAdmin, "admin", {}});
-    api_ = std::make_unique<RestApi>(*store_, registry_, std::move(options));
+    api_ = std::make_unique<RestApi>(*faults_, registry_, std::move(options));
     ApiListenerOptions listener_options;
     listener_options.max_body_bytes = max_body_bytes;
     listener_ = std::make_unique<ApiListener>(
@@ -111,6 +113,8 @@ class RestApiTest : public ::testing::Test {
 
   metrics::Registry registry_;
   std::unique_ptr<store::Store> store_;
+  // What the API writes through: a test may make one of its writes fail.
+  std::unique_ptr<store::FaultInjectingStore> faults_;
   std::unique_ptr<RestApi> api_;
   std::unique_ptr<ApiListener> listener_;
   std::unique_ptr<client::ApiClient> client_;

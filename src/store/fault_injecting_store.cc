@@ -30,6 +30,10 @@ Result<std::vector<Object>> FaultInjectingStore::Apply(std::vector<Write> writes
       fail_at_ = 0;
       if (fault_ == Fault::kExit && on_exit_) on_exit_();
       if (fault_ == Fault::kDie) dead_ = true;
+      if (fault_ == Fault::kConflict) {
+        return Err(ConflictError("write " + std::to_string(first) +
+                                 ": another writer changed the object first (fault injected)"));
+      }
       return Err(UnavailableError("write " + std::to_string(first) + " failed (fault injected)"));
     }
   }

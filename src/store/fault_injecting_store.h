@@ -18,14 +18,16 @@ namespace strata::store {
 //    is dead, and what it would write next is lost; the test then starts the loops again, fresh,
 //    on the same store, as a restarted process would;
 //  - kExit: calls `on_exit` (a forked test child's _exit) instead of writing: the process dies
-//    for real.
+//    for real;
+//  - kConflict: fails with Conflict, as when another writer changed the object since it was
+//    read, and the writes after it go through.
 // A batch containing the Nth write fails whole (a batch is atomic in the embedded backends).
 // Reads, lists and watches always go to the store underneath.
 //
 // For tests; thread-safe.
 class FaultInjectingStore final : public Store {
  public:
-  enum class Fault { kFail, kDie, kExit };
+  enum class Fault { kFail, kDie, kExit, kConflict };
 
   explicit FaultInjectingStore(Store& base) : base_(base) {}
 
