@@ -25,7 +25,7 @@ constexpr char kKubeletClientSigner[] = "kubernetes.io/kube-apiserver-client-kub
 std::string NodeUser(const std::string& node_name) { return "system:node:" + node_name; }
 
 // Whether `path` already holds this node's certificate, good for longer than renew_before.
-bool StillGood(const NodeBootstrap& bootstrap) {
+bool StillGood(const NodeBootstrap& bootstrap, const Clock& clock) {
   if (!std::filesystem::exists(bootstrap.kubeconfig_path)) return false;
   KubeConfigOptions options;
   options.explicit_path = bootstrap.kubeconfig_path;
@@ -33,7 +33,7 @@ bool StillGood(const NodeBootstrap& bootstrap) {
   if (!config || config->client_certificate_pem.empty()) return false;
   Result<net::CertificateFacts> facts = net::ReadCertificate(config->client_certificate_pem);
   return facts && facts->common_name == NodeUser(bootstrap.node_name) &&
-         facts->not_after - std::chrono::system_clock::now() > bootstrap.renew_before;
+         facts->not_after - clock.Now() > bootstrap.renew_before;
 }
 
 // The certificate of the request `csr` once signed; "" while it waits; an error once denied.
@@ -122,7 +122,7 @@ Result<Json> NodeKubeconfig(const NodeBootstrap& bootstrap, const Clock& clock) 
 }  // namespace
 
 Status EnsureNodeCredentials(const NodeBootstrap& bootstrap, const Clock& clock) {
-  if (StillGood(bootstrap)) return Status::Ok();
+  if (StillGood(bootstrap, clock)) return Status::Ok();
   Result<Json> config = NodeKubeconfig(bootstrap, clock);
   if (!config) return config.error();
   // JSON is YAML: kubectl and the agent read it as any kubeconfig.

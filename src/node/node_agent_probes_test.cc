@@ -15,6 +15,7 @@
 #include "api/manifest.h"
 #include "api/pod_contract.h"
 #include "cluster/indexes.h"
+#include "node/agent_test_options.h"
 #include "node/node_agent.h"
 #include "node/process_runtime.h"
 #include "node/test_support.h"
@@ -50,12 +51,7 @@ class NodeAgentProbesTest : public ::testing::Test {
     Result<std::unique_ptr<ProcessRuntime>> runtime = ProcessRuntime::Create(options);
     ASSERT_TRUE(runtime.has_value()) << runtime.error().ToString();
     runtime_ = std::move(*runtime);
-    NodeAgentOptions agent_options;
-    agent_options.node_names = {"node-a"};
-    agent_options.data_dir = data_.path();
-    agent_options.stop_grace = std::chrono::seconds(5);
-    agent_options.base_env = DefaultBaseEnvironment();
-    agent_options.allow_root_pods = true;
+    NodeAgentOptions agent_options = testing::TestAgentOptions(data_.path());
     cache_ = std::make_unique<cluster::Cache>(*store_, cluster::NodeAgentCacheOptions());
     agent_ = std::make_unique<NodeAgent>(*store_, *cache_, *runtime_, clock_, agent_options);
     std::ofstream(data_.File("server.py")) << kServer;
